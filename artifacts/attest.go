@@ -1,0 +1,634 @@
+package artifacts
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+)
+
+// How a bundle is attested
+//
+// Files[FileAttestation] is a DSSE envelope (JSON, one line) whose payload is
+// an in-toto Statement v1. The statement has one subject per content file, in
+// ContentFiles order, named by the file name with its SHA-256 digest, and a
+// Predicate of type PredicateType. The envelope carries exactly two
+// signatures over the DSSE pre-authentication encoding
+//
+//	"DSSEv1" SP len(payloadType) SP payloadType SP len(payload) SP payload
+//
+// (lengths in ASCII decimal): an Ed25519 signature (RFC 8032, pure) and an
+// ML-DSA-65 signature (FIPS 204 pure ML-DSA, hedged signing, empty context
+// string; the PAE already binds the payload type, so no context is added).
+// Each signature's keyid is the matching PublicKeys.KeyIDs value. A bundle
+// verifies only when both signatures do.
+
+// PredicateType is the in-toto predicate type of a bench-result attestation.
+const PredicateType = "https://pqrepro.dev/attestation/bench-result/v1"
+
+// PayloadType is the DSSE payload type of the attestation envelope.
+const PayloadType = "application/vnd.in-toto+json"
+
+// StatementType is the in-toto Statement v1 type.
+const StatementType = "https://in-toto.io/Statement/v1"
+
+// Assurance origins: who ran it.
+const (
+	OriginPortalRunner = "portal-runner" // a runner registered with the portal
+	OriginCommunity    = "community"     // a submitted bundle
+	OriginLocal        = "local"         // run locally, never submitted
+)
+
+// Predicate is the bench-result predicate carried in the in-toto Statement.
+type Predicate struct {
+	// Summary is filled by the caller: a short summary of result.json. It
+	// may be null.
+	Summary json.RawMessage `json:"summary"`
+	// Runner identifies the software that ran and signed; Sign fills its
+	// PublicKeys.
+	Runner RunnerRef `json:"runner"`
+	// Assurance says how the numbers were obtained and by whom.
+	Assurance Assurance `json:"assurance"`
+	// CreatedAt is when the bundle was signed; Sign sets it to the current
+	// time (UTC, whole seconds) if it is zero.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Validate checks the runner, assurance and summary of a predicate.
+func (p Predicate) Validate() error {
+	if err := p.Runner.Validate(); err != nil {
+		return fmt.Errorf("predicate: %w", err)
+	}
+	if err := p.Assurance.Validate(); err != nil {
+		return fmt.Errorf("predicate: %w", err)
+	}
+	if len(p.Summary) > 0 && !json.Valid(p.Summary) {
+		return errors.New("predicate: summary is not valid JSON")
+	}
+	if p.CreatedAt.IsZero() {
+		return errors.New("predicate: createdAt is missing")
+	}
+	return nil
+}
+
+// RunnerRef names the runner software and the keys it signed with.
+type RunnerRef struct {
+	// Name of the runner, e.g. "pqrepro-runner".
+	Name string `json:"name"`
+	// Version of the runner software.
+	Version string `json:"version"`
+	// PublicKeys are the signing identity's public keys.
+	PublicKeys PublicKeys `json:"publicKeys"`
+}
+
+// Validate checks that the runner has a name and valid public keys.
+func (r RunnerRef) Validate() error {
+	if strings.TrimSpace(r.Name) == "" {
+		return errors.New("runner name is empty")
+	}
+	if err := r.PublicKeys.Validate(); err != nil {
+		return fmt.Errorf("runner public keys: %w", err)
+	}
+	return nil
+}
+
+// Assurance says how a result was measured and who ran it.
+type Assurance struct {
+	// Level is "host" (the runner's own CPU), "emulated" (QEMU,
+	// instruction counts) or "hardware" (a real board); the AssuranceHost,
+	// AssuranceEmulated and AssuranceHardware constants of this package.
+	Level string `json:"level"`
+	// Origin is OriginPortalRunner, OriginCommunity or OriginLocal.
+	Origin string `json:"origin"`
+}
+
+// Validate checks that level and origin are known values.
+func (a Assurance) Validate() error {
+	switch a.Level {
+	case "host", "emulated", "hardware":
+	default:
+		return fmt.Errorf("assurance level %q is not one of \"host\", \"emulated\", \"hardware\"", a.Level)
+	}
+	switch a.Origin {
+	case OriginPortalRunner, OriginCommunity, OriginLocal:
+	default:
+		return fmt.Errorf("assurance origin %q is not one of %q, %q, %q", a.Origin, OriginPortalRunner, OriginCommunity, OriginLocal)
+	}
+	return nil
+}
+
+// Statement is an in-toto Statement v1 with the bench-result predicate.
+type Statement struct {
+	// Type is StatementType.
+	Type string `json:"_type"`
+	// Subject lists the content files with their digests.
+	Subject []Subject `json:"subject"`
+	// PredicateType is PredicateType.
+	PredicateType string `json:"predicateType"`
+	// Predicate is the bench-result predicate.
+	Predicate Predicate `json:"predicate"`
+}
+
+// Subject is one attested file.
+type Subject struct {
+	// Name is the file name within the bundle.
+	Name string `json:"name"`
+	// Digest maps an algorithm to a hex digest; this package writes and
+	// requires "sha256".
+	Digest map[string]string `json:"digest"`
+}
+
+// Envelope is a DSSE envelope.
+type Envelope struct {
+	// PayloadType is PayloadType.
+	PayloadType string `json:"payloadType"`
+	// Payload is the serialized Statement, base64 (standard alphabet, padded).
+	Payload string `json:"payload"`
+	// Signatures are the Ed25519 and the ML-DSA-65 signature, in that order.
+	Signatures []Signature `json:"signatures"`
+}
+
+// Signature is one DSSE signature.
+type Signature struct {
+	// KeyID is one of the values of PublicKeys.KeyIDs.
+	KeyID string `json:"keyid"`
+	// Sig is the signature over the PAE, base64 (standard alphabet, padded).
+	Sig string `json:"sig"`
+}
+
+// attestPAE returns the DSSE v1 pre-authentication encoding of a payload.
+func attestPAE(payloadType string, payload []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("DSSEv1 ")
+	b.WriteString(strconv.Itoa(len(payloadType)))
+	b.WriteByte(' ')
+	b.WriteString(payloadType)
+	b.WriteByte(' ')
+	b.WriteString(strconv.Itoa(len(payload)))
+	b.WriteByte(' ')
+	b.Write(payload)
+	return b.Bytes()
+}
+
+// Sign attests the bundle's content files with id and stores the envelope in
+// Files[FileAttestation], replacing any earlier one. It sets
+// p.Runner.PublicKeys to id.Public(), fills a zero p.CreatedAt and a nil
+// p.Summary (as null), and fails if p does not validate, if a content file is
+// missing (naming it) or if the bundle holds a file of another name.
+func (b *Bundle) Sign(id *Identity, p Predicate) error {
+	if id == nil {
+		return errors.New("sign bundle: no identity")
+	}
+	if b.Files == nil {
+		b.Files = make(map[string][]byte)
+	}
+	for name := range b.Files {
+		if !bundleKnownName(name) {
+			return fmt.Errorf("sign bundle: unexpected file %q", name)
+		}
+	}
+	st := Statement{Type: StatementType, PredicateType: PredicateType}
+	for _, name := range bundleContentNames() {
+		data, ok := b.Files[name]
+		if !ok {
+			return fmt.Errorf("sign bundle: missing %s", name)
+		}
+		st.Subject = append(st.Subject, Subject{Name: name, Digest: map[string]string{"sha256": bundleSHA256(data)}})
+	}
+	pub := id.Public()
+	p.Runner.PublicKeys = pub
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = time.Now().UTC().Truncate(time.Second)
+	}
+	if len(p.Summary) == 0 {
+		p.Summary = json.RawMessage("null")
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sign bundle: %w", err)
+	}
+	st.Predicate = p
+	payload, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("sign bundle: encode statement: %w", err)
+	}
+	// Verify parses the statement strictly; refuse what it would refuse.
+	if err := attestCheckJSON(payload, nil); err != nil {
+		return fmt.Errorf("sign bundle: statement: %w", err)
+	}
+
+	pae := attestPAE(PayloadType, payload)
+	edSig := ed25519.Sign(id.edPriv, pae)
+	mlSig := make([]byte, mldsa65.SignatureSize)
+	if err := mldsa65.SignTo(id.mlPriv, pae, nil, true, mlSig); err != nil {
+		return fmt.Errorf("sign bundle: ml-dsa-65: %w", err)
+	}
+	edID, mlID := pub.KeyIDs()
+	env := Envelope{
+		PayloadType: PayloadType,
+		Payload:     base64.StdEncoding.EncodeToString(payload),
+		Signatures: []Signature{
+			{KeyID: edID, Sig: base64.StdEncoding.EncodeToString(edSig)},
+			{KeyID: mlID, Sig: base64.StdEncoding.EncodeToString(mlSig)},
+		},
+	}
+	data, err := json.Marshal(env)
+	if err != nil {
+		return fmt.Errorf("sign bundle: encode envelope: %w", err)
+	}
+	data = append(data, '\n')
+	if int64(len(data)) > MaxFileBytes(FileAttestation) {
+		return fmt.Errorf("sign bundle: attestation is %d bytes, more than the limit of %d (summary too large?)", len(data), MaxFileBytes(FileAttestation))
+	}
+	b.Files[FileAttestation] = data
+	return nil
+}
+
+// Kinds of VerifyError.
+const (
+	VerifyKindDigest      = "digest"       // a content file's digest differs from the statement's
+	VerifyKindMissingFile = "missing-file" // a content file or the attestation is missing
+	VerifyKindExtraFile   = "extra-file"   // the bundle holds a file the statement does not cover
+	VerifyKindSignature   = "signature"    // a signature is missing or does not verify
+	VerifyKindKey         = "key"          // the signing keys are not the pinned keys
+	VerifyKindFormat      = "format"       // the envelope or statement is malformed
+)
+
+// VerifyError says why a bundle did not verify. Kind is one of the
+// VerifyKind constants; File names the file concerned (the attestation for
+// envelope, signature and key problems); Signature is SignerEd25519 or
+// SignerMLDSA65 for signature problems.
+type VerifyError struct {
+	Kind      string
+	File      string
+	Signature string
+	Err       error
+}
+
+// Error reads like `result.json: sha256 mismatch (statement 3f2a…, file 9b1c…)`
+// or `attestation.dsse.json: signature ml-dsa-65 does not verify`.
+func (e *VerifyError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Signature != "" {
+		b.WriteString("signature ")
+		b.WriteString(e.Signature)
+		b.WriteString(" ")
+	}
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString(e.Kind)
+	}
+	return b.String()
+}
+
+func (e *VerifyError) Unwrap() error { return e.Err }
+
+// attestVerifyErr builds a *VerifyError.
+func attestVerifyErr(kind, file, sig, format string, args ...any) *VerifyError {
+	return &VerifyError{Kind: kind, File: file, Signature: sig, Err: fmt.Errorf(format, args...)}
+}
+
+// Verification is the result of a successful Verify.
+type Verification struct {
+	// Statement is the verified statement.
+	Statement Statement
+	// KeyFingerprint is the Fingerprint of the keys that signed.
+	KeyFingerprint string
+	// Pinned is true when the keys were given to Verify, false when they
+	// were taken from the statement itself (which proves only that the
+	// bundle is intact, not who made it).
+	Pinned bool
+	// Checked lists, for people, the checks that held.
+	Checked []string
+}
+
+// attestSig is one decoded envelope signature.
+type attestSig struct {
+	keyID string
+	sig   []byte
+}
+
+// Verify checks the bundle offline: the envelope, both signatures, the keys,
+// the statement and every content file's digest. pinned may be nil: then the
+// keys inside the statement are used and the result says so (Pinned false).
+// With pinned keys the signatures are checked against them before the
+// statement is parsed.
+//
+// On failure the error is a *VerifyError naming what failed: a content file
+// missing, extra, or with a differing digest (naming the file); a malformed
+// envelope or statement ("format"); a signature missing or not verifying
+// (naming "ed25519" or "ml-dsa-65"); or pinned keys that differ from the
+// signing keys ("key mismatch").
+func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
+	if b == nil {
+		return nil, attestVerifyErr(VerifyKindFormat, "", "", "no bundle")
+	}
+	v := &Verification{Pinned: pinned != nil}
+	att, ok := b.Files[FileAttestation]
+	if !ok {
+		return nil, attestVerifyErr(VerifyKindMissingFile, FileAttestation, "", "missing from the bundle (unsigned bundle)")
+	}
+	payload, sigs, err := attestParseEnvelope(att)
+	if err != nil {
+		return nil, err
+	}
+	v.Checked = append(v.Checked, "envelope is well-formed DSSE with payload type "+PayloadType)
+	for _, s := range []string{SignerEd25519, SignerMLDSA65} {
+		if _, ok := sigs[s]; !ok {
+			return nil, attestVerifyErr(VerifyKindSignature, FileAttestation, s, "is missing")
+		}
+	}
+	pae := attestPAE(PayloadType, payload)
+
+	var (
+		st   Statement
+		keys PublicKeys
+	)
+	if pinned != nil {
+		keys = *pinned
+		if err := keys.Validate(); err != nil {
+			return nil, attestVerifyErr(VerifyKindKey, "", "", "pinned keys: %w", err)
+		}
+		if err := attestCheckKeyIDs(keys, sigs, VerifyKindKey); err != nil {
+			return nil, err
+		}
+		if err := attestCheckSigs(keys, sigs, pae, v); err != nil {
+			return nil, err
+		}
+		if st, err = attestParseStatement(payload); err != nil {
+			return nil, err
+		}
+		if !st.Predicate.Runner.PublicKeys.Equal(keys) {
+			return nil, attestVerifyErr(VerifyKindKey, FileAttestation, "", "key mismatch: statement names keys %s, pinned keys are %s",
+				st.Predicate.Runner.PublicKeys.Fingerprint(), keys.Fingerprint())
+		}
+		v.Checked = append(v.Checked, "signing keys are the pinned keys "+keys.Fingerprint())
+	} else {
+		// Without pinned keys the statement has to be read before its
+		// signatures are checked, to learn the keys.
+		if st, err = attestParseStatement(payload); err != nil {
+			return nil, err
+		}
+		keys = st.Predicate.Runner.PublicKeys
+		if err := attestCheckKeyIDs(keys, sigs, VerifyKindSignature); err != nil {
+			return nil, err
+		}
+		if err := attestCheckSigs(keys, sigs, pae, v); err != nil {
+			return nil, err
+		}
+	}
+	v.Statement = st
+	v.KeyFingerprint = keys.Fingerprint()
+	v.Checked = append(v.Checked, "statement is in-toto v1 with predicate "+PredicateType)
+
+	want := make(map[string]string, len(st.Subject))
+	for _, s := range st.Subject {
+		want[s.Name] = s.Digest["sha256"]
+	}
+	for _, name := range bundleContentNames() {
+		data, ok := b.Files[name]
+		if !ok {
+			return nil, attestVerifyErr(VerifyKindMissingFile, name, "", "missing from the bundle")
+		}
+		got := bundleSHA256(data)
+		if got != want[name] {
+			return nil, attestVerifyErr(VerifyKindDigest, name, "", "sha256 mismatch (statement %s…, file %s…)", want[name][:12], got[:12])
+		}
+		v.Checked = append(v.Checked, fmt.Sprintf("%s sha256 %s matches the statement", name, got))
+	}
+	var extra []string
+	for name := range b.Files {
+		if name != FileAttestation && !slices.Contains(bundleContentNames(), name) {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return nil, attestVerifyErr(VerifyKindExtraFile, extra[0], "", "not covered by the attestation")
+	}
+	v.Checked = append(v.Checked, "bundle holds no other files")
+	return v, nil
+}
+
+// attestCheckKeyIDs checks that each signature's keyid names the matching
+// key; a mismatch is reported with the given kind.
+func attestCheckKeyIDs(keys PublicKeys, sigs map[string]attestSig, kind string) error {
+	edID, mlID := keys.KeyIDs()
+	for _, c := range []struct{ signer, id string }{{SignerEd25519, edID}, {SignerMLDSA65, mlID}} {
+		got := sigs[c.signer].keyID
+		if got == c.id {
+			continue
+		}
+		if kind == VerifyKindKey {
+			return attestVerifyErr(kind, FileAttestation, "", "key mismatch: %s signature is by %s, pinned key is %s", c.signer, got, c.id)
+		}
+		return attestVerifyErr(kind, FileAttestation, c.signer, "keyid %s does not match the statement's key %s", got, c.id)
+	}
+	return nil
+}
+
+// attestCheckSigs verifies both signatures over pae with keys.
+func attestCheckSigs(keys PublicKeys, sigs map[string]attestSig, pae []byte, v *Verification) error {
+	edID, mlID := keys.KeyIDs()
+	edSig := sigs[SignerEd25519].sig
+	if len(edSig) != ed25519.SignatureSize || !ed25519.Verify(ed25519.PublicKey(keys.Ed25519), pae, edSig) {
+		return attestVerifyErr(VerifyKindSignature, FileAttestation, SignerEd25519, "does not verify")
+	}
+	v.Checked = append(v.Checked, "ed25519 signature verifies with "+edID)
+
+	var mlPub mldsa65.PublicKey
+	if err := mlPub.UnmarshalBinary(keys.MLDSA65); err != nil {
+		return attestVerifyErr(VerifyKindSignature, FileAttestation, SignerMLDSA65, "does not verify: bad public key: %w", err)
+	}
+	mlSig := sigs[SignerMLDSA65].sig
+	if len(mlSig) != mldsa65.SignatureSize || !mldsa65.Verify(&mlPub, pae, nil, mlSig) {
+		return attestVerifyErr(VerifyKindSignature, FileAttestation, SignerMLDSA65, "does not verify")
+	}
+	v.Checked = append(v.Checked, "ml-dsa-65 signature verifies with "+mlID)
+	return nil
+}
+
+// attestParseEnvelope strictly parses a DSSE envelope: exact field names, no
+// duplicate or unknown fields, canonical base64, the expected payload type,
+// and at most one signature per signer with a well-formed keyid.
+func attestParseEnvelope(data []byte) (payload []byte, sigs map[string]attestSig, err error) {
+	bad := func(format string, args ...any) error {
+		return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "malformed envelope: "+format, args...)
+	}
+	if int64(len(data)) > MaxFileBytes(FileAttestation) {
+		return nil, nil, bad("%d bytes, more than the limit of %d", len(data), MaxFileBytes(FileAttestation))
+	}
+	allowed := map[string]bool{"payloadType": true, "payload": true, "signatures": true, "keyid": true, "sig": true}
+	if err := attestCheckJSON(data, allowed); err != nil {
+		return nil, nil, bad("%w", err)
+	}
+	var env Envelope
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return nil, nil, bad("%w", err)
+	}
+	if env.PayloadType != PayloadType {
+		return nil, nil, bad("payload type %q, want %q", env.PayloadType, PayloadType)
+	}
+	strict := base64.StdEncoding.Strict()
+	payload, err = strict.DecodeString(env.Payload)
+	if err != nil {
+		return nil, nil, bad("payload: %w", err)
+	}
+	sigs = make(map[string]attestSig, 2)
+	for i, s := range env.Signatures {
+		signer, idHex, ok := strings.Cut(s.KeyID, ":")
+		if !ok || (signer != SignerEd25519 && signer != SignerMLDSA65) {
+			return nil, nil, bad("signature %d: unknown keyid %q", i, s.KeyID)
+		}
+		if len(idHex) != 32 || strings.ToLower(idHex) != idHex {
+			return nil, nil, bad("signature %d: keyid %q is not %s:<32 lowercase hex>", i, s.KeyID, signer)
+		}
+		if _, err := hex.DecodeString(idHex); err != nil {
+			return nil, nil, bad("signature %d: keyid %q: %w", i, s.KeyID, err)
+		}
+		if _, dup := sigs[signer]; dup {
+			return nil, nil, bad("more than one %s signature", signer)
+		}
+		raw, err := strict.DecodeString(s.Sig)
+		if err != nil {
+			return nil, nil, bad("signature %d (%s): %w", i, signer, err)
+		}
+		sigs[signer] = attestSig{keyID: s.KeyID, sig: raw}
+	}
+	return payload, sigs, nil
+}
+
+// attestParseStatement strictly parses and checks the statement: its type,
+// predicate type, predicate, and exactly one sha256 subject per content file.
+func attestParseStatement(payload []byte) (Statement, error) {
+	bad := func(format string, args ...any) error {
+		return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "malformed statement: "+format, args...)
+	}
+	var st Statement
+	if err := attestCheckJSON(payload, nil); err != nil {
+		return Statement{}, bad("%w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return Statement{}, bad("%w", err)
+	}
+	if st.Type != StatementType {
+		return Statement{}, bad("_type %q, want %q", st.Type, StatementType)
+	}
+	if st.PredicateType != PredicateType {
+		return Statement{}, bad("predicateType %q, want %q", st.PredicateType, PredicateType)
+	}
+	if err := st.Predicate.Validate(); err != nil {
+		return Statement{}, bad("%w", err)
+	}
+	seen := make(map[string]bool, len(st.Subject))
+	for _, s := range st.Subject {
+		if !slices.Contains(bundleContentNames(), s.Name) {
+			return Statement{}, bad("subject %q is not a bundle content file", s.Name)
+		}
+		if seen[s.Name] {
+			return Statement{}, bad("subject %q listed twice", s.Name)
+		}
+		seen[s.Name] = true
+		d := s.Digest["sha256"]
+		if _, err := hex.DecodeString(d); err != nil || len(d) != 64 || strings.ToLower(d) != d {
+			return Statement{}, bad("subject %q: sha256 digest %q is not 64 lowercase hex digits", s.Name, d)
+		}
+	}
+	for _, name := range bundleContentNames() {
+		if !seen[name] {
+			return Statement{}, bad("no subject for %s", name)
+		}
+	}
+	return st, nil
+}
+
+// attestCheckJSON checks that data is exactly one JSON value in which no
+// object has a duplicate key and, if allowed is not nil, every object key is
+// in allowed (matched exactly, unlike encoding/json's case-insensitive field
+// matching).
+func attestCheckJSON(data []byte, allowed map[string]bool) error {
+	type frame struct {
+		obj     bool
+		wantKey bool
+		keys    map[string]bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var (
+		stack  []*frame
+		values int
+	)
+	valueDone := func() {
+		if len(stack) == 0 {
+			values++
+			return
+		}
+		if top := stack[len(stack)-1]; top.obj {
+			top.wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if values > 0 {
+			return errors.New("trailing data after the JSON value")
+		}
+		if len(stack) > 0 {
+			if top := stack[len(stack)-1]; top.obj && top.wantKey {
+				if tok == json.Delim('}') {
+					stack = stack[:len(stack)-1]
+					valueDone()
+					continue
+				}
+				key, _ := tok.(string)
+				if top.keys[key] {
+					return fmt.Errorf("duplicate key %q", key)
+				}
+				if allowed != nil && !allowed[key] {
+					return fmt.Errorf("unknown key %q", key)
+				}
+				top.keys[key] = true
+				top.wantKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, wantKey: true, keys: make(map[string]bool)})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+	if values != 1 {
+		return errors.New("not a single JSON value")
+	}
+	return nil
+}
