@@ -1,0 +1,146 @@
+/* katcli: a host-only test driver for the crypto code. It reads one command
+ * per line on stdin and prints one result line on stdout; the Go tests in
+ * this directory use it to check the C code against NIST's ACVP vectors,
+ * Go's standard library hashes and circl's ML-KEM on random inputs.
+ *
+ *   sha256|sha512|sha3-256|sha3-512 HEX          -> HEX
+ *   shake128|shake256 OUTLEN HEX                 -> HEX
+ *   keygen SET D Z                               -> EK DK
+ *   encaps SET EK M      (with the modulus check) -> C K | fail
+ *   decaps SET DK C      (with the hash check)    -> K | fail
+ *   checkek SET EK / checkdk SET DK              -> ok | fail
+ * SET is 512, 768 or 1024; an empty byte string is written "-". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../crypto/keccak/keccak.h"
+#include "../crypto/mlkem/mlkem.h"
+#include "../crypto/sha2/sha2.h"
+
+#define MAXBYTES 65536
+
+struct kem {
+	const char *name;
+	size_t ek, dk, ct;
+	int (*keygen)(uint8_t *, uint8_t *, const uint8_t *, const uint8_t *);
+	int (*encaps)(uint8_t *, uint8_t *, const uint8_t *, const uint8_t *);
+	int (*decaps)(uint8_t *, const uint8_t *, const uint8_t *);
+	int (*check_ek)(const uint8_t *);
+	int (*check_dk)(const uint8_t *);
+};
+
+static const struct kem kems[] = {
+	{"512", MLKEM512_EKBYTES, MLKEM512_DKBYTES, MLKEM512_CTBYTES, mlkem512_keygen_internal,
+	 mlkem512_encaps, mlkem512_decaps, mlkem512_check_ek, mlkem512_check_dk},
+	{"768", MLKEM768_EKBYTES, MLKEM768_DKBYTES, MLKEM768_CTBYTES, mlkem768_keygen_internal,
+	 mlkem768_encaps, mlkem768_decaps, mlkem768_check_ek, mlkem768_check_dk},
+	{"1024", MLKEM1024_EKBYTES, MLKEM1024_DKBYTES, MLKEM1024_CTBYTES, mlkem1024_keygen_internal,
+	 mlkem1024_encaps, mlkem1024_decaps, mlkem1024_check_ek, mlkem1024_check_dk},
+};
+
+static uint8_t a[MAXBYTES], b[MAXBYTES], o1[MAXBYTES], o2[MAXBYTES];
+
+static long unhex(uint8_t *out, const char *s)
+{
+	size_t n = strlen(s), i;
+	if (strcmp(s, "-") == 0)
+		return 0;
+	if (n % 2 != 0 || n / 2 > MAXBYTES)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		unsigned int v;
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (uint8_t)v;
+	}
+	return (long)(n / 2);
+}
+
+static void puthex(const uint8_t *p, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		printf("%02X", p[i]);
+}
+
+static const struct kem *find(const char *name)
+{
+	size_t i;
+	for (i = 0; i < sizeof kems / sizeof kems[0]; i++)
+		if (strcmp(kems[i].name, name) == 0)
+			return &kems[i];
+	return NULL;
+}
+
+static char line[4 * MAXBYTES];
+
+int main(void)
+{
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		char *cmd = strtok(line, " \r\n"), *x = strtok(NULL, " \r\n"), *y = strtok(NULL, " \r\n"),
+		     *z = strtok(NULL, " \r\n");
+		const struct kem *k;
+		long n;
+		if (cmd == NULL)
+			continue;
+		if (strcmp(cmd, "shake128") == 0 || strcmp(cmd, "shake256") == 0) {
+			size_t outlen = (size_t)atol(x);
+			if (y == NULL || (n = unhex(a, y)) < 0 || outlen > MAXBYTES)
+				goto bad;
+			(cmd[5] == '1' ? shake128 : shake256)(o1, outlen, a, (size_t)n);
+			puthex(o1, outlen);
+		} else if (strncmp(cmd, "sha", 3) == 0) {
+			if (x == NULL || (n = unhex(a, x)) < 0)
+				goto bad;
+			if (strcmp(cmd, "sha256") == 0) {
+				sha256(o1, a, (size_t)n);
+				puthex(o1, 32);
+			} else if (strcmp(cmd, "sha512") == 0) {
+				sha512(o1, a, (size_t)n);
+				puthex(o1, 64);
+			} else if (strcmp(cmd, "sha3-256") == 0) {
+				sha3_256(o1, a, (size_t)n);
+				puthex(o1, 32);
+			} else if (strcmp(cmd, "sha3-512") == 0) {
+				sha3_512(o1, a, (size_t)n);
+				puthex(o1, 64);
+			} else
+				goto bad;
+		} else if (x != NULL && (k = find(x)) != NULL) {
+			long ny = y ? unhex(a, y) : -1, nz = z ? unhex(b, z) : -1;
+			if (strcmp(cmd, "keygen") == 0 && ny == 32 && nz == 32) {
+				k->keygen(o1, o2, a, b);
+				puthex(o1, k->ek);
+				printf(" ");
+				puthex(o2, k->dk);
+			} else if (strcmp(cmd, "encaps") == 0 && ny == (long)k->ek && nz == 32) {
+				if (k->encaps(o1, o2, a, b) != 0)
+					printf("fail");
+				else {
+					puthex(o1, k->ct);
+					printf(" ");
+					puthex(o2, 32);
+				}
+			} else if (strcmp(cmd, "decaps") == 0 && ny == (long)k->dk && nz == (long)k->ct) {
+				if (k->decaps(o1, b, a) != 0)
+					printf("fail");
+				else
+					puthex(o1, 32);
+			} else if (strcmp(cmd, "checkek") == 0 && ny == (long)k->ek) {
+				printf(k->check_ek(a) == 0 ? "ok" : "fail");
+			} else if (strcmp(cmd, "checkdk") == 0 && ny == (long)k->dk) {
+				printf(k->check_dk(a) == 0 ? "ok" : "fail");
+			} else
+				goto bad;
+		} else
+			goto bad;
+		printf("\n");
+		fflush(stdout);
+		continue;
+	bad:
+		printf("error\n");
+		fflush(stdout);
+	}
+	return 0;
+}
