@@ -1,0 +1,557 @@
+package artifacts
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// APIVersion is the only manifest schema version this build reads.
+const APIVersion = "pqrepro/v1"
+
+// Experiment kinds.
+const (
+	KindKEMBench       = "kem-bench"
+	KindSigBench       = "sig-bench"
+	KindKEMSigSequence = "kem-sig-sequence"
+)
+
+// Timing methods.
+const (
+	// MethodInProcess times each operation inside one long-lived process.
+	MethodInProcess = "in-process"
+	// MethodProcessPerOperation starts a fresh process for every timed operation, the way
+	// paper002 timed whole openssl commands, so process start-up is part of every sample.
+	MethodProcessPerOperation = "process-per-operation"
+)
+
+// Kinds lists the experiment kinds in a stable order.
+func Kinds() []string { return []string{KindKEMBench, KindSigBench, KindKEMSigSequence} }
+
+// MaxMessageSize bounds spec.message.size so a manifest cannot ask for absurd allocations.
+const MaxMessageSize = 16 << 20
+
+// Manifest is a declared experiment: everything needed to re-run it. Its identity is the
+// SHA-256 of its canonical form (see ID).
+type Manifest struct {
+	// APIVersion must be "pqrepro/v1".
+	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
+	// Kind is one of kem-bench, sig-bench, kem-sig-sequence.
+	Kind string `yaml:"kind" json:"kind"`
+	// Metadata names the experiment and says what it reproduces.
+	Metadata Metadata `yaml:"metadata" json:"metadata"`
+	// Spec pins what runs.
+	Spec Spec `yaml:"spec" json:"spec"`
+}
+
+// Metadata addresses a manifest as <paper>/<name> and describes it for people.
+type Metadata struct {
+	// Paper is the source paper's id, e.g. "paper001".
+	Paper string `yaml:"paper" json:"paper"`
+	// Name is the experiment's name within the paper, e.g. "mlkem".
+	Name string `yaml:"name" json:"name"`
+	// Title is a one-line description.
+	Title string `yaml:"title,omitempty" json:"title,omitempty"`
+	// Description says what the paper measured and how this manifest mirrors it.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+}
+
+// Spec is the part of a manifest that determines the measurement.
+type Spec struct {
+	// Algorithms are catalogue names; for kem-sig-sequence they are "KEM+SIG" pairs.
+	Algorithms []string `yaml:"algorithms" json:"algorithms"`
+	// Operations to time; each algorithm runs the ones it supports, in this order.
+	Operations []string `yaml:"operations" json:"operations"`
+	// Message is what signatures sign: a fresh message of Size bytes per iteration, or a fixed Text.
+	Message Message `yaml:"message,omitempty" json:"message"`
+	// Warmup iterations run before timing starts; they are checked but not recorded.
+	Warmup int `yaml:"warmup" json:"warmup"`
+	// Iterations is the number of timed iterations per cell (an upper bound when Budget is set).
+	Iterations int `yaml:"iterations" json:"iterations"`
+	// Budget stops a cell once this much time has been spent timing it; the n reached is recorded.
+	Budget Duration `yaml:"budget,omitempty" json:"budget,omitempty"`
+	// MinIterations is the least n a budgeted cell runs even when over budget (default 1).
+	MinIterations int `yaml:"minIterations,omitempty" json:"minIterations,omitempty"`
+	// Method is in-process (default) or process-per-operation.
+	Method string `yaml:"method,omitempty" json:"method"`
+	// Seed derives every input (keys' randomness, messages) so a re-run draws the same inputs.
+	Seed string `yaml:"seed" json:"seed"`
+	// Scenario names the measurement condition, as the reference data does ("baseline").
+	Scenario string `yaml:"scenario,omitempty" json:"scenario,omitempty"`
+	// Boards lists the board classes the experiment is meant for ("host", "esp32c6", ...).
+	Boards []string `yaml:"boards" json:"boards"`
+	// Firmware pins a firmware digest ("sha256:<hex>") for boards that need one.
+	Firmware string `yaml:"firmware,omitempty" json:"firmware,omitempty"`
+	// Reference names the dataset and claims the result is compared with.
+	Reference Reference `yaml:"reference,omitempty" json:"reference"`
+}
+
+// Message describes the message signed in sig-bench and kem-sig-sequence runs.
+type Message struct {
+	// Size in bytes of a fresh, seed-derived message drawn for every iteration.
+	Size int `yaml:"size,omitempty" json:"size,omitempty"`
+	// Text is a fixed message, as paper001 signed; randomized signing still varies the signature.
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
+}
+
+// Reference points at the published numbers a run is compared with.
+type Reference struct {
+	// Dataset is the reference dataset id, normally the paper id.
+	Dataset string `yaml:"dataset,omitempty" json:"dataset,omitempty"`
+	// Claims lists claim ids from the dataset's claims file to check.
+	Claims []string `yaml:"claims,omitempty" json:"claims,omitempty"`
+	// Tolerance is the relative difference within which a number counts as reproduced (default 0.15).
+	Tolerance float64 `yaml:"tolerance,omitempty" json:"tolerance,omitempty"`
+}
+
+// DefaultTolerance is used when a manifest states none.
+const DefaultTolerance = 0.15
+
+// Duration is a time.Duration written as "90s" or "5m" in YAML and JSON.
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (write e.g. 90s or 5m)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// IsZero lets omitempty drop an unset budget.
+func (d Duration) IsZero() bool { return d == 0 }
+
+// Problem is one thing wrong with a manifest, located by line and field path.
+type Problem struct {
+	// Line is the 1-based line in the source, 0 when the field is absent.
+	Line int
+	// Field is the dotted path, e.g. "spec.algorithms[1]".
+	Field string
+	// Msg says what is wrong and, where it helps, what is allowed.
+	Msg string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", p.Line, p.Field, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.Field, p.Msg)
+}
+
+// ManifestError lists every problem found in a manifest. It is an invalid-input error.
+type ManifestError struct {
+	// Source names the manifest (a path or <paper>/<name>).
+	Source   string
+	Problems []Problem
+}
+
+func (e *ManifestError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid manifest %s:", e.Source)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// ParseManifest reads, checks and normalises a manifest. Unknown fields, unknown algorithms and
+// impossible values are all reported, each with its line and field; nothing is silently ignored.
+func ParseManifest(data []byte, source string) (*Manifest, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &ManifestError{Source: source, Problems: []Problem{{Line: yamlErrLine(err), Field: "(document)", Msg: cleanYAMLErr(err)}}}
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &ManifestError{Source: source, Problems: []Problem{{Line: 1, Field: "(document)", Msg: "a manifest is a YAML mapping with apiVersion, kind, metadata and spec"}}}
+	}
+	doc := root.Content[0]
+	v := &validator{root: doc}
+	v.unknownFields(doc, reflect.TypeOf(Manifest{}), "")
+	var m Manifest
+	if err := doc.Decode(&m); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, e := range te.Errors {
+				v.problems = append(v.problems, Problem{Line: yamlErrLine(errors.New(e)), Field: "(value)", Msg: cleanYAMLErr(errors.New(e))})
+			}
+		} else {
+			v.problems = append(v.problems, Problem{Line: yamlErrLine(err), Field: "(value)", Msg: cleanYAMLErr(err)})
+		}
+	}
+	if len(v.problems) == 0 {
+		m.applyDefaults()
+		v.check(&m)
+	}
+	if len(v.problems) > 0 {
+		return nil, &ManifestError{Source: source, Problems: v.problems}
+	}
+	return &m, nil
+}
+
+// Validate checks a manifest built in code (no line numbers are available).
+func (m *Manifest) Validate() error {
+	v := &validator{}
+	v.check(m)
+	if len(v.problems) > 0 {
+		return &ManifestError{Source: m.Ref(), Problems: v.problems}
+	}
+	return nil
+}
+
+func (m *Manifest) applyDefaults() {
+	if m.Spec.Method == "" {
+		m.Spec.Method = MethodInProcess
+	}
+	if len(m.Spec.Boards) == 0 {
+		m.Spec.Boards = []string{"host"}
+	}
+	if m.Spec.Reference.Tolerance == 0 {
+		m.Spec.Reference.Tolerance = DefaultTolerance
+	}
+	if m.Spec.Budget > 0 && m.Spec.MinIterations == 0 {
+		m.Spec.MinIterations = 1
+	}
+	if m.Kind == KindKEMSigSequence && len(m.Spec.Operations) == 0 {
+		m.Spec.Operations = []string{OpSequence}
+	}
+}
+
+// Ref is the manifest's address, <paper>/<name>.
+func (m *Manifest) Ref() string { return m.Metadata.Paper + "/" + m.Metadata.Name }
+
+// Canonical is the manifest's canonical form: compact JSON of the normalised manifest, fields
+// in declaration order, lists in their given order (order is part of what runs).
+func (m *Manifest) Canonical() []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("canonical manifest: %v", err)) // only plain data types: cannot fail
+	}
+	return b
+}
+
+// ID is "sha256:" followed by the hex SHA-256 of the canonical form.
+func (m *Manifest) ID() string {
+	sum := sha256.Sum256(m.Canonical())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// YAML renders the normalised manifest, as stored in a bundle's manifest.yaml.
+func (m *Manifest) YAML() []byte {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(m); err != nil {
+		panic(fmt.Sprintf("manifest yaml: %v", err))
+	}
+	_ = enc.Close()
+	return buf.Bytes()
+}
+
+// CellRef is one (algorithm, operation) pair a manifest asks for.
+type CellRef struct {
+	Algorithm string `json:"algorithm"`
+	Operation string `json:"operation"`
+}
+
+// Cells lists the cells the manifest asks for, algorithm-major, skipping operations an
+// algorithm does not have.
+func (m *Manifest) Cells() []CellRef {
+	var cells []CellRef
+	for _, name := range m.Spec.Algorithms {
+		for _, op := range m.Spec.Operations {
+			if m.Kind == KindKEMSigSequence {
+				cells = append(cells, CellRef{name, op})
+				continue
+			}
+			if a, ok := LookupAlgorithm(name); ok && a.Supports(op) {
+				cells = append(cells, CellRef{name, op})
+			}
+		}
+	}
+	return cells
+}
+
+// MessageSize is the length in bytes of every message signed in the run.
+func (s *Spec) MessageSize() int {
+	if s.Message.Text != "" {
+		return len(s.Message.Text)
+	}
+	return s.Message.Size
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+type validator struct {
+	root     *yaml.Node
+	problems []Problem
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Line: v.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// line finds the line of a dotted path like "spec.algorithms[2]" in the parsed document.
+func (v *validator) line(path string) int {
+	n := v.root
+	if n == nil {
+		return 0
+	}
+	line := 0
+	for _, part := range strings.Split(path, ".") {
+		key, idx := part, -1
+		if i := strings.IndexByte(part, '['); i >= 0 {
+			key = part[:i]
+			fmt.Sscanf(part[i:], "[%d]", &idx)
+		}
+		next := mapValue(n, key)
+		if next == nil {
+			return line
+		}
+		n, line = next, next.Line
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n, line = n.Content[idx], n.Content[idx].Line
+		}
+	}
+	return line
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// unknownFields walks a mapping node against a struct type and reports keys the type lacks.
+func (v *validator) unknownFields(n *yaml.Node, t reflect.Type, prefix string) {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return
+	}
+	fields := map[string]reflect.Type{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+		known = append(known, name)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		path := k.Value
+		if prefix != "" {
+			path = prefix + "." + k.Value
+		}
+		if seen[k.Value] {
+			v.problems = append(v.problems, Problem{Line: k.Line, Field: path, Msg: "field appears twice"})
+			continue
+		}
+		seen[k.Value] = true
+		ft, ok := fields[k.Value]
+		if !ok {
+			v.problems = append(v.problems, Problem{Line: k.Line, Field: path, Msg: fmt.Sprintf("unknown field (known fields: %s)", strings.Join(known, ", "))})
+			continue
+		}
+		v.unknownFields(n.Content[i+1], ft, path)
+	}
+}
+
+func (v *validator) check(m *Manifest) {
+	if m.APIVersion != APIVersion {
+		v.add("apiVersion", "must be %q, got %q", APIVersion, m.APIVersion)
+	}
+	if !slices.Contains(Kinds(), m.Kind) {
+		v.add("kind", "unknown kind %q (valid: %s)", m.Kind, strings.Join(Kinds(), ", "))
+	}
+	if !slugRE.MatchString(m.Metadata.Paper) {
+		v.add("metadata.paper", "must be a lower-case slug like paper001, got %q", m.Metadata.Paper)
+	}
+	if !slugRE.MatchString(m.Metadata.Name) {
+		v.add("metadata.name", "must be a lower-case slug like mlkem, got %q", m.Metadata.Name)
+	}
+	s := &m.Spec
+	v.checkAlgorithms(m.Kind, s)
+	if s.Warmup < 0 || s.Warmup > 1_000_000 {
+		v.add("spec.warmup", "must be between 0 and 1000000, got %d", s.Warmup)
+	}
+	if s.Iterations < 1 || s.Iterations > 10_000_000 {
+		v.add("spec.iterations", "must be between 1 and 10000000, got %d", s.Iterations)
+	}
+	if s.Budget < 0 {
+		v.add("spec.budget", "must not be negative")
+	}
+	if s.MinIterations < 0 || (s.MinIterations > s.Iterations && s.Iterations > 0) {
+		v.add("spec.minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, s.MinIterations)
+	}
+	if s.MinIterations > 0 && s.Budget == 0 {
+		v.add("spec.minIterations", "only applies with spec.budget")
+	}
+	if s.Method != MethodInProcess && s.Method != MethodProcessPerOperation {
+		v.add("spec.method", "unknown method %q (valid: %s, %s)", s.Method, MethodInProcess, MethodProcessPerOperation)
+	}
+	if s.Method == MethodProcessPerOperation && m.Kind == KindKEMSigSequence {
+		v.add("spec.method", "process-per-operation applies to kem-bench and sig-bench only")
+	}
+	if strings.TrimSpace(s.Seed) == "" {
+		v.add("spec.seed", "is required: every input is derived from it so a re-run draws the same inputs")
+	}
+	needMsg := m.Kind == KindSigBench || m.Kind == KindKEMSigSequence
+	switch {
+	case s.Message.Size < 0 || s.Message.Size > MaxMessageSize:
+		v.add("spec.message.size", "must be between 1 and %d bytes, got %d", MaxMessageSize, s.Message.Size)
+	case s.Message.Size > 0 && s.Message.Text != "":
+		v.add("spec.message", "give size or text, not both")
+	case needMsg && s.Message.Size == 0 && s.Message.Text == "":
+		v.add("spec.message", "a %s needs a message: size (fresh bytes per iteration) or text", m.Kind)
+	case !needMsg && (s.Message.Size > 0 || s.Message.Text != ""):
+		v.add("spec.message", "a %s signs nothing; remove the message", m.Kind)
+	}
+	if len(s.Boards) == 0 {
+		v.add("spec.boards", "list at least one board class")
+	}
+	for i, b := range s.Boards {
+		if !slugRE.MatchString(b) {
+			v.add(fmt.Sprintf("spec.boards[%d]", i), "board class must be a lower-case slug, got %q", b)
+		}
+	}
+	if s.Firmware != "" && !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(s.Firmware) {
+		v.add("spec.firmware", "must be sha256:<64 hex digits>, got %q", s.Firmware)
+	}
+	if s.Reference.Tolerance < 0 || s.Reference.Tolerance >= 10 {
+		v.add("spec.reference.tolerance", "must be a relative tolerance between 0 and 10, got %g", s.Reference.Tolerance)
+	}
+	if len(s.Reference.Claims) > 0 && s.Reference.Dataset == "" {
+		v.add("spec.reference.claims", "claims need spec.reference.dataset")
+	}
+}
+
+func (v *validator) checkAlgorithms(kind string, s *Spec) {
+	if len(s.Algorithms) == 0 {
+		v.add("spec.algorithms", "list at least one algorithm")
+	}
+	seen := map[string]bool{}
+	isKEM := func(a Algorithm) bool { return a.KEM }
+	isSig := func(a Algorithm) bool { return !a.KEM }
+	for i, name := range s.Algorithms {
+		path := fmt.Sprintf("spec.algorithms[%d]", i)
+		if seen[name] {
+			v.add(path, "%q is listed twice", name)
+			continue
+		}
+		seen[name] = true
+		switch kind {
+		case KindKEMSigSequence:
+			k, sg, ok := SplitPair(name)
+			if !ok {
+				v.add(path, "a kem-sig-sequence names pairs like ML-KEM-512+ML-DSA-44, got %q", name)
+				continue
+			}
+			if a, ok := LookupAlgorithm(k); !ok || !a.KEM || a.Family != FamilyMLKEM {
+				v.add(path, "unknown KEM %q (valid: %s)", k, strings.Join(AlgorithmNames(func(a Algorithm) bool { return a.Family == FamilyMLKEM }), ", "))
+			}
+			if a, ok := LookupAlgorithm(sg); !ok || a.KEM {
+				v.add(path, "unknown signature algorithm %q (valid: %s)", sg, strings.Join(AlgorithmNames(isSig), ", "))
+			}
+		case KindKEMBench:
+			if a, ok := LookupAlgorithm(name); !ok || !a.KEM {
+				v.add(path, "unknown KEM %q (valid: %s)", name, strings.Join(AlgorithmNames(isKEM), ", "))
+			}
+		case KindSigBench:
+			if a, ok := LookupAlgorithm(name); !ok || a.KEM {
+				v.add(path, "unknown signature algorithm %q (valid: %s)", name, strings.Join(AlgorithmNames(isSig), ", "))
+			}
+		}
+	}
+	if len(s.Operations) == 0 {
+		v.add("spec.operations", "list at least one operation")
+	}
+	for i, op := range s.Operations {
+		path := fmt.Sprintf("spec.operations[%d]", i)
+		if slices.Index(s.Operations, op) != i {
+			v.add(path, "%q is listed twice", op)
+			continue
+		}
+		if kind == KindKEMSigSequence {
+			if op != OpSequence {
+				v.add(path, "a kem-sig-sequence has the one operation %q, got %q", OpSequence, op)
+			}
+			continue
+		}
+		used := false
+		for _, name := range s.Algorithms {
+			if a, ok := LookupAlgorithm(name); ok && a.Supports(op) {
+				used = true
+			}
+		}
+		if !used {
+			v.add(path, "no listed algorithm has operation %q (valid for %s: %s)", op, kind, strings.Join(validOps(kind), ", "))
+		}
+	}
+}
+
+func validOps(kind string) []string {
+	if kind == KindSigBench {
+		return sigOps
+	}
+	return []string{OpKeygen, OpEncaps, OpDecaps, OpDerive}
+}
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrLine(err error) int {
+	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+		var n int
+		fmt.Sscanf(m[1], "%d", &n)
+		return n
+	}
+	return 0
+}
+
+func cleanYAMLErr(err error) string {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	s = lineRE.ReplaceAllString(s, "")
+	s = strings.TrimLeft(s, " :")
+	s = strings.ReplaceAll(s, "artifacts.", "")
+	return s
+}

@@ -1,0 +1,210 @@
+package artifacts
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ResultSchema identifies the result.json format.
+const ResultSchema = "pqrepro/result/v1"
+
+// Cell status values.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// Units a counter can report in.
+const (
+	UnitNanoseconds  = "ns"
+	UnitInstructions = "instructions" // emulated retired instructions: never cycles
+	UnitCycles       = "cycles"       // a hardware cycle counter on a real board
+	UnitMicroseconds = "us"
+)
+
+// Result is result.json: one cell per (algorithm, operation) with its statistics.
+type Result struct {
+	// Schema is ResultSchema.
+	Schema string `json:"schema"`
+	// Experiment is the manifest's <paper>/<name>.
+	Experiment string `json:"experiment"`
+	// ManifestID is the SHA-256 identity of the manifest that ran (manifest.yaml in the bundle).
+	ManifestID string `json:"manifestId"`
+	// Kind and Method are copied from the manifest for readers of result.json alone.
+	Kind   string `json:"kind"`
+	Method string `json:"method"`
+	// Board is the board class the run was measured on ("host", "qemu-mps2-an386", ...).
+	Board string `json:"board"`
+	// Assurance is host, emulated or hardware.
+	Assurance string `json:"assurance"`
+	// StartedAt and FinishedAt bound the run (UTC).
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
+	// Cells hold the measurements, in the manifest's order.
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is one measured (algorithm, operation).
+type Cell struct {
+	Algorithm string `json:"algorithm"`
+	Operation string `json:"operation"`
+	// Status is ok, failed or skipped; a failed or skipped cell carries Error and no timing.
+	Status string `json:"status"`
+	// Error says why the cell failed or was skipped; empty when ok.
+	Error string `json:"error"`
+	// Unit is the unit of every statistic: ns on the host, instructions on an emulated board.
+	Unit string `json:"unit"`
+	// Counter names the timer or counter the samples came from.
+	Counter string `json:"counter"`
+	// Stats summarise the timed samples; absent when no sample was timed.
+	Stats *Stats `json:"stats"`
+	// Requested is the iteration count the manifest asked for; Stats.N is what was reached.
+	Requested int `json:"requested"`
+	// BudgetReached is true when the cell stopped at its time budget before Requested.
+	BudgetReached bool `json:"budgetReached,omitempty"`
+	// Sizes of the objects the operation produced, measured from its outputs, in bytes.
+	Sizes *Sizes `json:"sizes,omitempty"`
+	// Memory figures per operation, where the board can measure them.
+	Memory *Memory `json:"memory,omitempty"`
+	// Energy per operation, or why it is absent.
+	Energy *Energy `json:"energy,omitempty"`
+}
+
+// Stats summarise n samples. Quantiles interpolate linearly between order statistics
+// (Hyndman-Fan type 7, the default of R and NumPy); Stddev is the sample standard deviation
+// (n-1 in the denominator, 0 when n is 1).
+type Stats struct {
+	N      int     `json:"n"`
+	Min    float64 `json:"min"`
+	P25    float64 `json:"p25"`
+	Median float64 `json:"median"`
+	P75    float64 `json:"p75"`
+	Max    float64 `json:"max"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+}
+
+// Sizes are byte lengths of an operation's outputs; zero fields were not produced.
+type Sizes struct {
+	PublicKey    int `json:"publicKey,omitempty"`
+	PrivateKey   int `json:"privateKey,omitempty"`
+	Ciphertext   int `json:"ciphertext,omitempty"`
+	Signature    int `json:"signature,omitempty"`
+	SharedSecret int `json:"sharedSecret,omitempty"`
+	Message      int `json:"message,omitempty"`
+}
+
+// Memory holds per-operation memory figures. Nil pointers were not measured.
+type Memory struct {
+	// HeapBytesPerOp and AllocsPerOp are Go heap figures (host board), averaged over timed iterations.
+	HeapBytesPerOp *float64 `json:"heapBytesPerOp,omitempty"`
+	AllocsPerOp    *float64 `json:"allocsPerOp,omitempty"`
+	// StackBytes is the firmware's stack high-water mark for the operation.
+	StackBytes *int `json:"stackBytes,omitempty"`
+}
+
+// Energy is joules per operation from a real meter, or the reason there is none.
+type Energy struct {
+	// Source names the meter, e.g. "rapl:intel-rapl:0 (package)".
+	Source string `json:"source,omitempty"`
+	// JoulesPerOp summarises per-iteration energy; nil when absent.
+	JoulesPerOp *Stats `json:"joulesPerOp,omitempty"`
+	// Absent gives the reason no figure was recorded.
+	Absent string `json:"absent,omitempty"`
+}
+
+// Validate checks the invariants readers rely on.
+func (r *Result) Validate() error {
+	if r.Schema != ResultSchema {
+		return fmt.Errorf("result: schema %q, want %q", r.Schema, ResultSchema)
+	}
+	if r.Experiment == "" || r.ManifestID == "" || r.Board == "" {
+		return fmt.Errorf("result: experiment, manifestId and board are required")
+	}
+	for i, c := range r.Cells {
+		if c.Algorithm == "" || c.Operation == "" {
+			return fmt.Errorf("result: cells[%d]: algorithm and operation are required", i)
+		}
+		if !slices.Contains([]string{StatusOK, StatusFailed, StatusSkipped}, c.Status) {
+			return fmt.Errorf("result: cells[%d] (%s %s): unknown status %q", i, c.Algorithm, c.Operation, c.Status)
+		}
+		if c.Status == StatusOK && (c.Stats == nil || c.Stats.N == 0) {
+			return fmt.Errorf("result: cells[%d] (%s %s): ok without samples", i, c.Algorithm, c.Operation)
+		}
+		if c.Status != StatusOK && c.Error == "" {
+			return fmt.Errorf("result: cells[%d] (%s %s): %s without a reason", i, c.Algorithm, c.Operation, c.Status)
+		}
+	}
+	return nil
+}
+
+// ParseResult decodes and validates result.json.
+func ParseResult(data []byte) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parse result.json: %w", err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Environment is environment.json: where and with what the run was measured.
+type Environment struct {
+	// RunnerVersion is pqrepro's version; GoVersion the toolchain that built it.
+	RunnerVersion string `json:"runnerVersion"`
+	GoVersion     string `json:"goVersion"`
+	// OS and Arch are GOOS/GOARCH; Kernel is the uname release where known.
+	OS     string `json:"os"`
+	Arch   string `json:"arch"`
+	Kernel string `json:"kernel,omitempty"`
+	// CPUModel is read from the machine (/proc/cpuinfo), CPUs the logical count.
+	CPUModel string `json:"cpuModel"`
+	CPUs     int    `json:"cpus"`
+	// Virtualized notes a hypervisor flag: numbers from shared or virtual machines are noisier.
+	Virtualized bool `json:"virtualized"`
+	// Hostname is recorded so an operator can tell their machines apart.
+	Hostname string `json:"hostname,omitempty"`
+	// Libraries maps module path to version as read from the binary's build info.
+	Libraries map[string]string `json:"libraries"`
+	// TimerSource names the clock or counter behind every sample.
+	TimerSource string `json:"timerSource"`
+	// EnergySource names the energy meter, or says why there is none.
+	EnergySource string `json:"energySource"`
+	// Board is the board's identity as the board reports it.
+	Board BoardIdentity `json:"board"`
+}
+
+// BoardIdentity is what a board says it is (never what a document says it should be).
+type BoardIdentity struct {
+	// Name is the board's name in the runner's hardware map ("host" for the host).
+	Name string `json:"name"`
+	// Class is the board class compared across runs ("host", "qemu-mps2-an386", "esp32c6").
+	Class string `json:"class"`
+	// Driver is host, qemu or serial.
+	Driver string `json:"driver"`
+	// Chip and ClockHz as reported by the board; zero when it cannot tell.
+	Chip    string `json:"chip,omitempty"`
+	ClockHz int64  `json:"clockHz,omitempty"`
+	// Firmware, FirmwareVersion and FirmwareDigest identify the image the board runs.
+	Firmware        string `json:"firmware,omitempty"`
+	FirmwareVersion string `json:"firmwareVersion,omitempty"`
+	FirmwareDigest  string `json:"firmwareDigest,omitempty"`
+	// Emulator names and versions the emulator, for emulated boards.
+	Emulator string `json:"emulator,omitempty"`
+	// RNG says where the board's randomness came from ("seeded-drbg", "hardware-trng").
+	RNG string `json:"rng,omitempty"`
+	// Assurance is host, emulated or hardware.
+	Assurance string `json:"assurance"`
+}
+
+// Assurance levels.
+const (
+	AssuranceHost     = "host"
+	AssuranceEmulated = "emulated"
+	AssuranceHardware = "hardware"
+)

@@ -1,0 +1,418 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// Host is the runner's own CPU as a board: experiments run in-process in Go, timed with the
+// monotonic clock. It is always present, so pqrepro works with nothing plugged in.
+type Host struct {
+	// Exe is the pqrepro binary used for the process-per-operation method ("" = this process's).
+	Exe string
+	// PowercapRoot is where RAPL domains are looked for (default /sys/class/powercap).
+	PowercapRoot string
+
+	once sync.Once
+	kems map[string]*kemImpl
+	sigs map[string]*sigImpl
+}
+
+var _ Board = (*Host)(nil)
+
+func (h *Host) impls() (map[string]*kemImpl, map[string]*sigImpl) {
+	h.once.Do(func() { h.kems, h.sigs = hostAlgorithms() })
+	return h.kems, h.sigs
+}
+
+// Identity describes the host board.
+func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
+	return artifacts.BoardIdentity{
+		Name: "host", Class: "host", Driver: "host", Chip: cpuModel(),
+		RNG: "seeded SHAKE256 stream for keys and messages where the library accepts a reader; OS RNG otherwise (noted per algorithm)", Assurance: artifacts.AssuranceHost,
+	}, nil
+}
+
+// Run executes every cell of m in order. It returns ctx.Err() if cancelled; a cell whose
+// output check fails is recorded as failed and the run goes on.
+func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error) {
+	kems, sigs := h.impls()
+	meter, reason := openRAPL(h.powercapRoot())
+	if meter == nil {
+		fmt.Fprintf(log, "energy: absent: %s\n", reason)
+	} else {
+		fmt.Fprintf(log, "energy: %s\n", meter.source())
+	}
+	cells := m.Cells()
+	st := &sigState{pools: map[string]*sigPool{}}
+	var out []CellResult
+	for i, ref := range cells {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		obs.CellStarted(i, len(cells), ref)
+		plan := cellPlan{
+			warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
+			budget: time.Duration(m.Spec.Budget), energy: meter,
+			progress: func(done int) { obs.Iteration(i, done, m.Spec.Iterations) },
+		}
+		t0 := time.Now()
+		var r cellRun
+		var err error
+		switch {
+		case m.Spec.Method == artifacts.MethodProcessPerOperation:
+			r, err = h.runProcessCell(ctx, m, ref, plan, log)
+		case m.Kind == artifacts.KindKEMSigSequence:
+			r, err = sequenceCell(ctx, m, ref, plan, kems, sigs)
+		case kems[ref.Algorithm] != nil:
+			r, err = kemCell(ctx, m, ref, plan, kems[ref.Algorithm])
+		case sigs[ref.Algorithm] != nil:
+			r, err = sigCell(ctx, m, ref, plan, sigs[ref.Algorithm], st)
+		default:
+			r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no implementation of " + ref.Algorithm}
+		}
+		if err != nil {
+			return out, err
+		}
+		r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
+		r.cell.Requested = m.Spec.Iterations
+		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && m.Spec.Method == artifacts.MethodInProcess {
+			r.cell.Energy = &artifacts.Energy{Absent: reason}
+		}
+		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s %s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), r.cell.Error)
+		cr := CellResult{Cell: r.cell, Samples: r.samples}
+		out = append(out, cr)
+		obs.CellDone(i, len(cells), cr.Cell)
+	}
+	return out, nil
+}
+
+func (h *Host) powercapRoot() string {
+	if h.PowercapRoot != "" {
+		return h.PowercapRoot
+	}
+	return "/sys/class/powercap"
+}
+
+// message returns the message for an iteration: the fixed text or fresh seeded bytes.
+func message(spec *artifacts.Spec, r *drbg) []byte {
+	if spec.Message.Text != "" {
+		return []byte(spec.Message.Text)
+	}
+	return r.bytes(spec.Message.Size)
+}
+
+type kemIn struct {
+	kp      keyPair
+	ct, ss  []byte // decaps: the ciphertext to open and the secret it must give
+	peer    keyPair
+	keySeed io.Reader
+}
+
+type kemOut struct {
+	kp     keyPair
+	ct, ss []byte
+}
+
+func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, k *kemImpl) (cellRun, error) {
+	purpose := ref.Algorithm + "/" + ref.Operation
+	rng := newDRBG(m.Spec.Seed, purpose)
+	key, err := k.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+	if err != nil {
+		return cellRun{cell: failed("generate key: " + err.Error())}, nil
+	}
+	var t trial[kemIn, kemOut]
+	switch ref.Operation {
+	case artifacts.OpKeygen:
+		t = trial[kemIn, kemOut]{
+			prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.bytes(64))}, nil },
+			op: func(in kemIn) (kemOut, error) {
+				kp, err := k.keygen(in.keySeed)
+				return kemOut{kp: kp}, err
+			},
+			check: func(_ kemIn, out kemOut) error { return checkKEMKey(k, out.kp, rng) },
+			sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
+				return artifacts.Sizes{PublicKey: len(out.kp.pubBytes), PrivateKey: len(out.kp.privKey)}
+			},
+		}
+	case artifacts.OpEncaps:
+		t = trial[kemIn, kemOut]{
+			prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.bytes(32))}, nil },
+			op: func(in kemIn) (kemOut, error) {
+				ct, ss, err := k.encaps(key.pub, in.keySeed)
+				return kemOut{ct: ct, ss: ss}, err
+			},
+			check: func(_ kemIn, out kemOut) error {
+				ss, err := k.decaps(key.priv, out.ct)
+				if err != nil || !bytes.Equal(ss, out.ss) {
+					return errors.New("decapsulated secret differs from the encapsulated one")
+				}
+				return nil
+			},
+			sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
+				return artifacts.Sizes{Ciphertext: len(out.ct), SharedSecret: len(out.ss)}
+			},
+		}
+	case artifacts.OpDecaps:
+		t = trial[kemIn, kemOut]{
+			prep: func(int) (kemIn, error) {
+				ct, ss, err := k.encaps(key.pub, rng)
+				return kemIn{ct: ct, ss: ss}, err
+			},
+			op: func(in kemIn) (kemOut, error) {
+				ss, err := k.decaps(key.priv, in.ct)
+				return kemOut{ss: ss}, err
+			},
+			check: func(in kemIn, out kemOut) error {
+				if !bytes.Equal(in.ss, out.ss) {
+					return errors.New("decapsulated secret differs from the encapsulated one")
+				}
+				return nil
+			},
+			sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
+		}
+	case artifacts.OpDerive:
+		t = trial[kemIn, kemOut]{
+			prep: func(int) (kemIn, error) {
+				peer, err := k.keygen(rng)
+				return kemIn{peer: peer}, err
+			},
+			op: func(in kemIn) (kemOut, error) {
+				ss, err := k.derive(key.priv, in.peer.pub)
+				return kemOut{ss: ss}, err
+			},
+			check: func(in kemIn, out kemOut) error {
+				other, err := k.derive(in.peer.priv, key.pub)
+				if err != nil || !bytes.Equal(other, out.ss) {
+					return errors.New("the two sides derived different secrets")
+				}
+				return nil
+			},
+			sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
+		}
+	default:
+		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
+	}
+	return runTrial(ctx, t, p)
+}
+
+// checkKEMKey proves a freshly generated key works: a round trip gives equal secrets.
+func checkKEMKey(k *kemImpl, kp keyPair, rng io.Reader) error {
+	if k.derive != nil {
+		peer, err := k.keygen(rng)
+		if err != nil {
+			return err
+		}
+		a, err1 := k.derive(kp.priv, peer.pub)
+		b, err2 := k.derive(peer.priv, kp.pub)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			return errors.New("generated key does not agree with a peer")
+		}
+		return nil
+	}
+	ct, ss, err := k.encaps(kp.pub, rng)
+	if err != nil {
+		return err
+	}
+	ss2, err := k.decaps(kp.priv, ct)
+	if err != nil || !bytes.Equal(ss, ss2) {
+		return errors.New("generated key fails an encapsulation round trip")
+	}
+	return nil
+}
+
+// sigState shares one key and the signatures made by a sign cell with the verify cell of the
+// same algorithm, so verifying slow schemes does not re-sign every message.
+type sigState struct{ pools map[string]*sigPool }
+
+type sigPool struct {
+	key  keyPair
+	msgs [][]byte
+	sigs [][]byte
+	next int
+}
+
+type sigIn struct {
+	seed     io.Reader
+	msg, sig []byte
+}
+
+type sigOut struct {
+	kp  keyPair
+	sig []byte
+	ok  bool
+}
+
+func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, s *sigImpl, st *sigState) (cellRun, error) {
+	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation)
+	pool := st.pools[ref.Algorithm]
+	if pool == nil && ref.Operation != artifacts.OpKeygen {
+		key, err := s.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+		if err != nil {
+			return cellRun{cell: failed("generate key: " + err.Error())}, nil
+		}
+		pool = &sigPool{key: key}
+		st.pools[ref.Algorithm] = pool
+	}
+	var t trial[sigIn, sigOut]
+	switch ref.Operation {
+	case artifacts.OpKeygen:
+		t = trial[sigIn, sigOut]{
+			prep: func(int) (sigIn, error) { return sigIn{seed: bytes.NewReader(rng.bytes(96))}, nil },
+			op: func(in sigIn) (sigOut, error) {
+				kp, err := s.keygen(in.seed)
+				return sigOut{kp: kp}, err
+			},
+			check: func(_ sigIn, out sigOut) error {
+				if !s.pairs(out.kp.pub, out.kp.priv) {
+					return errors.New("public key does not belong to the private key")
+				}
+				return nil
+			},
+			sizes: func(_ sigIn, out sigOut) artifacts.Sizes {
+				return artifacts.Sizes{PublicKey: len(out.kp.pubBytes), PrivateKey: len(out.kp.privKey)}
+			},
+		}
+	case artifacts.OpSign:
+		t = trial[sigIn, sigOut]{
+			prep: func(int) (sigIn, error) { return sigIn{msg: message(&m.Spec, rng)}, nil },
+			op: func(in sigIn) (sigOut, error) {
+				sig, err := s.sign(pool.key.priv, in.msg, rng)
+				return sigOut{sig: sig}, err
+			},
+			check: func(in sigIn, out sigOut) error {
+				if !s.verify(pool.key.pub, in.msg, out.sig) {
+					return errors.New("signature does not verify")
+				}
+				if len(pool.sigs) < 4096 {
+					pool.msgs, pool.sigs = append(pool.msgs, in.msg), append(pool.sigs, out.sig)
+				}
+				return nil
+			},
+			sizes: func(in sigIn, out sigOut) artifacts.Sizes {
+				return artifacts.Sizes{Signature: len(out.sig), Message: len(in.msg)}
+			},
+		}
+	case artifacts.OpVerify:
+		t = trial[sigIn, sigOut]{
+			// Verification does the same work for any valid signature, so once the pool holds
+			// signatures (from the sign cell, or up to 16 made here) the cell cycles through them
+			// rather than re-signing: slow schemes take seconds per signature.
+			prep: func(int) (sigIn, error) {
+				if len(pool.sigs) < 16 && pool.next >= len(pool.sigs) {
+					msg := message(&m.Spec, rng)
+					sig, err := s.sign(pool.key.priv, msg, rng)
+					if err != nil {
+						return sigIn{}, err
+					}
+					pool.msgs, pool.sigs = append(pool.msgs, msg), append(pool.sigs, sig)
+				}
+				j := pool.next % len(pool.sigs)
+				pool.next++
+				return sigIn{msg: pool.msgs[j], sig: pool.sigs[j]}, nil
+			},
+			op: func(in sigIn) (sigOut, error) {
+				return sigOut{ok: s.verify(pool.key.pub, in.msg, in.sig)}, nil
+			},
+			check: func(in sigIn, out sigOut) error {
+				if !out.ok {
+					return errors.New("a valid signature was rejected")
+				}
+				return nil
+			},
+			sizes: func(in sigIn, _ sigOut) artifacts.Sizes {
+				return artifacts.Sizes{Signature: len(in.sig), Message: len(in.msg)}
+			},
+		}
+	default:
+		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
+	}
+	r, err := runTrial(ctx, t, p)
+	if err == nil && ref.Operation == artifacts.OpVerify && r.cell.Status == artifacts.StatusOK {
+		// A verifier that accepts everything would pass the check above: make sure it rejects.
+		if bad := negativeVerify(s, pool, rng, &m.Spec); bad != nil {
+			r = cellRun{cell: failed(bad.Error())}
+		}
+	}
+	return r, err
+}
+
+// negativeVerify checks that a corrupted signature is rejected.
+func negativeVerify(s *sigImpl, pool *sigPool, rng *drbg, spec *artifacts.Spec) error {
+	msg, sig := []byte(nil), []byte(nil)
+	if len(pool.sigs) > 0 {
+		msg, sig = pool.msgs[0], bytes.Clone(pool.sigs[0])
+	} else {
+		msg = message(spec, rng)
+		var err error
+		if sig, err = s.sign(pool.key.priv, msg, rng); err != nil {
+			return err
+		}
+	}
+	sig[len(sig)/2] ^= 0x01
+	if s.verify(pool.key.pub, msg, sig) {
+		return errors.New("verify accepted a corrupted signature")
+	}
+	return nil
+}
+
+type seqOut struct {
+	ss1, ss2 []byte
+	ok       bool
+}
+
+// sequenceCell times paper001's combined run as one window: KEM keygen, encaps, decaps, then
+// signature keygen, sign (the message), verify. Secrets and the signature are checked after.
+func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, kems map[string]*kemImpl, sigs map[string]*sigImpl) (cellRun, error) {
+	kn, sn, _ := artifacts.SplitPair(ref.Algorithm)
+	k, s := kems[kn], sigs[sn]
+	if k == nil || k.encaps == nil || s == nil {
+		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board cannot run " + ref.Algorithm}}, nil
+	}
+	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/sequence")
+	t := trial[sigIn, seqOut]{
+		prep: func(int) (sigIn, error) {
+			return sigIn{seed: bytes.NewReader(rng.bytes(64 + 32 + 96 + 64)), msg: message(&m.Spec, rng)}, nil
+		},
+		op: func(in sigIn) (seqOut, error) {
+			kp, err := k.keygen(in.seed)
+			if err != nil {
+				return seqOut{}, err
+			}
+			ct, ss1, err := k.encaps(kp.pub, in.seed)
+			if err != nil {
+				return seqOut{}, err
+			}
+			ss2, err := k.decaps(kp.priv, ct)
+			if err != nil {
+				return seqOut{}, err
+			}
+			skp, err := s.keygen(in.seed)
+			if err != nil {
+				return seqOut{}, err
+			}
+			sig, err := s.sign(skp.priv, in.msg, in.seed)
+			if err != nil {
+				return seqOut{}, err
+			}
+			return seqOut{ss1: ss1, ss2: ss2, ok: s.verify(skp.pub, in.msg, sig)}, nil
+		},
+		check: func(_ sigIn, out seqOut) error {
+			if !bytes.Equal(out.ss1, out.ss2) {
+				return errors.New("decapsulated secret differs from the encapsulated one")
+			}
+			if !out.ok {
+				return errors.New("signature does not verify")
+			}
+			return nil
+		},
+	}
+	return runTrial(ctx, t, p)
+}

@@ -1,0 +1,281 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"pqrepro/artifacts"
+)
+
+// ChildOpArg is the hidden first argument that turns the pqrepro binary into a one-operation
+// child for the process-per-operation method. main (and test binaries) call ChildOp when
+// they see it.
+const ChildOpArg = "__pqrepro-op"
+
+// Exit codes of a child operation.
+const (
+	childOK       = 0
+	childError    = 1
+	childRejected = 3 // verify: the signature was rejected
+)
+
+// ChildOp performs one operation as a fresh process, the way paper002 ran one openssl command
+// per operation: it reads its inputs from files in dir, loads keys from their encodings, runs
+// the operation and writes the outputs back. args are: algorithm, operation, dir.
+func ChildOp(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: pqrepro "+ChildOpArg+" ALGORITHM OPERATION DIR")
+		return childError
+	}
+	if err := childOp(args[0], args[1], args[2]); err != nil {
+		if errors.Is(err, errRejected) {
+			return childRejected
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return childError
+	}
+	return childOK
+}
+
+var errRejected = errors.New("signature rejected")
+
+func childOp(alg, op, dir string) error {
+	kems, sigs := hostAlgorithms()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
+	write := func(name string, b []byte) error { return os.WriteFile(filepath.Join(dir, name), b, 0o600) }
+	rng := bytes.NewReader(nil)
+	if b, err := os.ReadFile(filepath.Join(dir, "rand")); err == nil {
+		rng = bytes.NewReader(b)
+	}
+	if k := kems[alg]; k != nil {
+		switch op {
+		case artifacts.OpKeygen:
+			kp, err := k.keygen(rng)
+			if err != nil {
+				return err
+			}
+			return errors.Join(write("pub", kp.pubBytes), write("priv", kp.privKey))
+		case artifacts.OpEncaps:
+			pub, err := k.parsePub(read("pub"))
+			if err != nil {
+				return err
+			}
+			ct, ss, err := k.encaps(pub, rng)
+			if err != nil {
+				return err
+			}
+			return errors.Join(write("ct", ct), write("ss", ss))
+		case artifacts.OpDecaps:
+			priv, err := k.parsePriv(read("priv"))
+			if err != nil {
+				return err
+			}
+			ss, err := k.decaps(priv, read("ct"))
+			if err != nil {
+				return err
+			}
+			return write("ss", ss)
+		case artifacts.OpDerive:
+			priv, err := k.parsePriv(read("priv"))
+			if err != nil {
+				return err
+			}
+			peer, err := k.parsePub(read("peer"))
+			if err != nil {
+				return err
+			}
+			ss, err := k.derive(priv, peer)
+			if err != nil {
+				return err
+			}
+			return write("ss", ss)
+		}
+	}
+	if s := sigs[alg]; s != nil {
+		switch op {
+		case artifacts.OpKeygen:
+			kp, err := s.keygen(rng)
+			if err != nil {
+				return err
+			}
+			return errors.Join(write("pub", kp.pubBytes), write("priv", kp.privKey))
+		case artifacts.OpSign:
+			priv, err := s.parsePriv(read("priv"))
+			if err != nil {
+				return err
+			}
+			sig, err := s.sign(priv, read("msg"), rng)
+			if err != nil {
+				return err
+			}
+			return write("sig", sig)
+		case artifacts.OpVerify:
+			pub, err := s.parsePub(read("pub"))
+			if err != nil {
+				return err
+			}
+			if !s.verify(pub, read("msg"), read("sig")) {
+				return errRejected
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no operation %s for %s", op, alg)
+}
+
+type procIn struct {
+	dir      string
+	msg, sig []byte
+	want     []byte // decaps: the expected secret
+	peer     keyPair
+}
+
+type procOut struct {
+	exit   int
+	stderr string
+}
+
+// runProcessCell times one fresh pqrepro process per iteration, from process start to exit,
+// as paper002's Python wrapper timed subprocess.run around openssl. The parent checks every
+// output the child wrote before the time counts.
+func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, log io.Writer) (cellRun, error) {
+	kems, sigs := h.impls()
+	exe := h.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return cellRun{}, fmt.Errorf("find pqrepro binary for process-per-operation: %w", err)
+		}
+	}
+	work, err := os.MkdirTemp("", "pqrepro-op-")
+	if err != nil {
+		return cellRun{}, fmt.Errorf("process-per-operation work dir: %w", err)
+	}
+	defer os.RemoveAll(work)
+	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/process")
+	k, s := kems[ref.Algorithm], sigs[ref.Algorithm]
+	var key keyPair
+	if k != nil {
+		key, err = k.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+	} else if s != nil {
+		key, err = s.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+	} else {
+		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "no host implementation of " + ref.Algorithm}}, nil
+	}
+	if err != nil {
+		return cellRun{cell: failed("generate key: " + err.Error())}, nil
+	}
+	n := 0
+	file := func(dir, name string) []byte {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return b
+	}
+	t := trial[procIn, procOut]{
+		prep: func(int) (procIn, error) {
+			n++
+			in := procIn{dir: filepath.Join(work, fmt.Sprint(n))}
+			if err := os.Mkdir(in.dir, 0o700); err != nil {
+				return in, err
+			}
+			put := func(name string, b []byte) error { return os.WriteFile(filepath.Join(in.dir, name), b, 0o600) }
+			var errs []error
+			errs = append(errs, put("rand", rng.bytes(256)))
+			switch ref.Operation {
+			case artifacts.OpEncaps:
+				errs = append(errs, put("pub", key.pubBytes))
+			case artifacts.OpDecaps:
+				ct, ss, err := k.encaps(key.pub, rng)
+				in.want = ss
+				errs = append(errs, err, put("priv", key.privKey), put("ct", ct))
+			case artifacts.OpDerive:
+				peer, err := k.keygen(rng)
+				in.peer = peer
+				errs = append(errs, err, put("priv", key.privKey), put("peer", peer.pubBytes))
+			case artifacts.OpSign:
+				in.msg = message(&m.Spec, rng)
+				errs = append(errs, put("priv", key.privKey), put("msg", in.msg))
+			case artifacts.OpVerify:
+				in.msg = message(&m.Spec, rng)
+				sig, err := s.sign(key.priv, in.msg, rng)
+				in.sig = sig
+				errs = append(errs, err, put("pub", key.pubBytes), put("msg", in.msg), put("sig", sig))
+			}
+			return in, errors.Join(errs...)
+		},
+		op: func(in procIn) (procOut, error) {
+			cmd := exec.CommandContext(ctx, exe, ChildOpArg, ref.Algorithm, ref.Operation, in.dir)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			out := procOut{stderr: strings.TrimSpace(stderr.String())}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				out.exit = ee.ExitCode()
+				err = nil
+			}
+			return out, err
+		},
+		check: func(in procIn, out procOut) error {
+			defer os.RemoveAll(in.dir)
+			if out.exit != childOK {
+				return fmt.Errorf("child process exited %d: %s", out.exit, out.stderr)
+			}
+			switch ref.Operation {
+			case artifacts.OpKeygen:
+				pub, priv := file(in.dir, "pub"), file(in.dir, "priv")
+				if k != nil {
+					pk, err1 := k.parsePub(pub)
+					sk, err2 := k.parsePriv(priv)
+					if err1 != nil || err2 != nil {
+						return errors.New("child wrote unreadable keys")
+					}
+					return checkKEMKey(k, keyPair{pub: pk, priv: sk}, rng)
+				}
+				pk, err1 := s.parsePub(pub)
+				sk, err2 := s.parsePriv(priv)
+				if err1 != nil || err2 != nil || !s.pairs(pk, sk) {
+					return errors.New("child wrote keys that do not pair")
+				}
+			case artifacts.OpEncaps:
+				ss, err := k.decaps(key.priv, file(in.dir, "ct"))
+				if err != nil || !bytes.Equal(ss, file(in.dir, "ss")) {
+					return errors.New("decapsulated secret differs from the child's")
+				}
+			case artifacts.OpDecaps:
+				if !bytes.Equal(in.want, file(in.dir, "ss")) {
+					return errors.New("child's decapsulated secret differs from the encapsulated one")
+				}
+			case artifacts.OpDerive:
+				ss, err := k.derive(in.peer.priv, key.pub)
+				if err != nil || !bytes.Equal(ss, file(in.dir, "ss")) {
+					return errors.New("child derived a different secret")
+				}
+			case artifacts.OpSign:
+				if !s.verify(key.pub, in.msg, file(in.dir, "sig")) {
+					return errors.New("child's signature does not verify (an empty or failed signature is never timed)")
+				}
+			}
+			return nil
+		},
+	}
+	r, err := runTrial(ctx, t, p)
+	if r.cell.Status == artifacts.StatusOK {
+		r.cell.Counter = "wall time from process start to exit (os/exec), ns"
+		r.cell.Memory = nil // the parent's heap says nothing about the child
+		fmt.Fprintf(log, "process-per-operation: %s %s: each sample is a fresh %s process\n", ref.Algorithm, ref.Operation, filepath.Base(exe))
+	}
+	return r, err
+}

@@ -1,0 +1,224 @@
+// Package runner is the agent that measures: board drivers, experiment executors, statistics
+// and progress reporting. It produces signed result bundles (package artifacts) and never
+// talks to the portal's storage; the portal sees it only through the runner protocol.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// Board is anything experiments can run on: the host CPU in-process, an emulated board, a
+// real board on a serial port. Run returns one CellResult per manifest cell, in order; it
+// returns ctx.Err() when cancelled (and leaves the board in a known state). A cell whose
+// output check fails is a failed cell, not an error; an error means the run itself broke
+// (a board that went silent, an emulator that died) and nothing must be published.
+type Board interface {
+	Identity(ctx context.Context) (artifacts.BoardIdentity, error)
+	Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error)
+}
+
+// CellResult is a cell as measured: its record (status, sizes, memory, energy) and the raw
+// timed samples, from which the executor computes the statistics.
+type CellResult struct {
+	Cell    artifacts.Cell
+	Samples []float64
+}
+
+// Observer follows a run's progress. Calls come from the goroutine running the board.
+type Observer interface {
+	CellStarted(index, total int, ref artifacts.CellRef)
+	Iteration(index, done, requested int)
+	CellDone(index, total int, c artifacts.Cell)
+}
+
+// NopObserver ignores progress.
+type NopObserver struct{}
+
+func (NopObserver) CellStarted(int, int, artifacts.CellRef) {}
+func (NopObserver) Iteration(int, int, int)                 {}
+func (NopObserver) CellDone(int, int, artifacts.Cell)       {}
+
+// Options configure Execute.
+type Options struct {
+	// Identity signs the bundle.
+	Identity *artifacts.Identity
+	// Version is pqrepro's version, recorded in the environment and the attestation.
+	Version string
+	// Origin is artifacts.OriginLocal for CLI runs, OriginPortalRunner for a portal's runner.
+	Origin string
+	// Observer receives progress; nil means none.
+	Observer Observer
+	// Log, when set, receives a copy of everything written to the bundle's log.txt as it happens.
+	Log io.Writer
+}
+
+// syncBuffer is a log buffer safe for the board's goroutine and a tee.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	tee io.Writer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tee != nil {
+		s.tee.Write(p)
+	}
+	return s.buf.Write(p)
+}
+
+// RunError is a run that broke (not a failed cell). Log holds what the runner and the board
+// said up to the failure, so it can be kept even though no bundle is produced.
+type RunError struct {
+	Err error
+	Log []byte
+}
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Execute runs m on board and returns the signed bundle and its result. On cancellation or a
+// broken run it returns a *RunError (wrapping ctx.Err() when cancelled) and no bundle: a run
+// that did not finish never looks complete.
+func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Options) (*artifacts.Bundle, *artifacts.Result, error) {
+	if opt.Identity == nil {
+		return nil, nil, fmt.Errorf("execute %s: no signing identity", m.Ref())
+	}
+	obs := opt.Observer
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	log := &syncBuffer{tee: opt.Log}
+	fail := func(err error) (*artifacts.Bundle, *artifacts.Result, error) {
+		fmt.Fprintf(log, "run failed: %v\n", err)
+		return nil, nil, &RunError{Err: err, Log: bytes.Clone(log.buf.Bytes())}
+	}
+	id, err := board.Identity(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("identify board: %w", err))
+	}
+	started := time.Now().UTC()
+	fmt.Fprintf(log, "pqrepro %s: %s (%s) on board %s [%s], manifest %s\n", opt.Version, m.Ref(), m.Kind, id.Name, id.Class, m.ID())
+	cells, err := board.Run(ctx, m, obs, log)
+	if err != nil {
+		return fail(fmt.Errorf("run %s on %s: %w", m.Ref(), id.Name, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	res := &artifacts.Result{
+		Schema: artifacts.ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method,
+		Board: id.Class, Assurance: id.Assurance, StartedAt: started, FinishedAt: time.Now().UTC(),
+	}
+	var samples bytes.Buffer
+	w := csv.NewWriter(&samples)
+	w.Write([]string{"algorithm", "operation", "iteration", "value", "unit"})
+	for _, c := range cells {
+		cell := c.Cell
+		if cell.Status == artifacts.StatusOK {
+			cell.Stats = Summarize(c.Samples)
+		}
+		res.Cells = append(res.Cells, cell)
+		for i, v := range c.Samples {
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit})
+		}
+	}
+	w.Flush()
+	if err := res.Validate(); err != nil {
+		return fail(err)
+	}
+	env := hostEnvironment(opt.Version)
+	env.Board = id
+	if id.Driver == "host" {
+		env.TimerSource = "Go monotonic clock (time.Now/time.Since), nanoseconds"
+	} else {
+		env.TimerSource = cellsCounter(res.Cells)
+	}
+	env.EnergySource = energySourceOf(res.Cells)
+	resJSON, _ := json.MarshalIndent(res, "", "  ")
+	envJSON, _ := json.MarshalIndent(env, "", "  ")
+	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))
+	b := &artifacts.Bundle{Files: map[string][]byte{
+		artifacts.FileManifest:    m.YAML(),
+		artifacts.FileResult:      append(resJSON, '\n'),
+		artifacts.FileSamples:     samples.Bytes(),
+		artifacts.FileEnvironment: append(envJSON, '\n'),
+		artifacts.FileLog:         bytes.Clone(log.buf.Bytes()),
+	}}
+	summary, _ := json.Marshal(Summary(res))
+	origin := opt.Origin
+	if origin == "" {
+		origin = artifacts.OriginLocal
+	}
+	pred := artifacts.Predicate{
+		Summary:   summary,
+		Runner:    artifacts.RunnerRef{Name: "pqrepro-runner", Version: opt.Version},
+		Assurance: artifacts.Assurance{Level: id.Assurance, Origin: origin},
+		CreatedAt: time.Now().UTC().Truncate(time.Second),
+	}
+	if err := b.Sign(opt.Identity, pred); err != nil {
+		return fail(fmt.Errorf("sign bundle: %w", err))
+	}
+	return b, res, nil
+}
+
+// RunSummary is the attestation's short summary of result.json.
+type RunSummary struct {
+	Experiment string `json:"experiment"`
+	ManifestID string `json:"manifestId"`
+	Board      string `json:"board"`
+	Cells      int    `json:"cells"`
+	OK         int    `json:"ok"`
+	Failed     int    `json:"failed"`
+	Skipped    int    `json:"skipped"`
+}
+
+// Summary counts a result's cells by status.
+func Summary(r *artifacts.Result) RunSummary {
+	s := RunSummary{Experiment: r.Experiment, ManifestID: r.ManifestID, Board: r.Board, Cells: len(r.Cells)}
+	for _, c := range r.Cells {
+		switch c.Status {
+		case artifacts.StatusOK:
+			s.OK++
+		case artifacts.StatusFailed:
+			s.Failed++
+		default:
+			s.Skipped++
+		}
+	}
+	return s
+}
+
+func cellsCounter(cells []artifacts.Cell) string {
+	for _, c := range cells {
+		if c.Counter != "" {
+			return c.Counter
+		}
+	}
+	return "none (no cell was timed)"
+}
+
+func energySourceOf(cells []artifacts.Cell) string {
+	for _, c := range cells {
+		if c.Energy != nil && c.Energy.Source != "" {
+			return c.Energy.Source
+		}
+	}
+	for _, c := range cells {
+		if c.Energy != nil && c.Energy.Absent != "" {
+			return "absent: " + c.Energy.Absent
+		}
+	}
+	return "absent: not measured by this board"
+}

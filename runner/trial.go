@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// trial splits one iteration of a cell into untimed input preparation, the timed operation
+// and an untimed check of its output. Only an operation whose check passed contributes a sample.
+type trial[I, O any] struct {
+	prep  func(i int) (I, error)
+	op    func(in I) (O, error)
+	check func(in I, out O) error
+	// sizes reports the byte sizes of one output, for the cell's record.
+	sizes func(in I, out O) artifacts.Sizes
+}
+
+// cellPlan is what the host executor needs to run a cell: iteration limits and observers.
+type cellPlan struct {
+	warmup, iterations, minIterations int
+	budget                            time.Duration
+	// progress is called after each timed iteration with the count done so far.
+	progress func(done int)
+	energy   *raplMeter
+}
+
+// cellRun is a cell's raw outcome before statistics.
+type cellRun struct {
+	cell    artifacts.Cell
+	samples []float64
+}
+
+// runTrial executes warm-up, timed iterations, then the memory and energy passes. A failed
+// check ends the cell as failed with no timing. ctx cancellation returns ctx.Err().
+func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun, error) {
+	var r cellRun
+	start := time.Now()
+	over := func(frac float64) bool {
+		return p.budget > 0 && time.Since(start) >= time.Duration(float64(p.budget)*frac)
+	}
+	one := func(i int) (float64, O, I, error) {
+		var zero O
+		in, err := t.prep(i)
+		if err != nil {
+			return 0, zero, in, fmt.Errorf("prepare input %d: %w", i, err)
+		}
+		t0 := time.Now()
+		out, err := t.op(in)
+		d := time.Since(t0)
+		if err != nil {
+			return 0, zero, in, fmt.Errorf("iteration %d: %w", i, err)
+		}
+		if err := t.check(in, out); err != nil {
+			return 0, zero, in, fmt.Errorf("iteration %d: output check failed: %w", i, err)
+		}
+		return float64(d.Nanoseconds()), out, in, nil
+	}
+	// Warm-up takes at most half the budget, so slow cells still get timed iterations.
+	for i := 0; i < p.warmup && !over(0.5); i++ {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		if _, _, _, err := one(-1 - i); err != nil {
+			r.cell = failed("warm-up " + err.Error())
+			return r, nil
+		}
+	}
+	r.samples = make([]float64, 0, min(p.iterations, 1<<16))
+	for i := 0; i < p.iterations; i++ {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		if i >= max(p.minIterations, 1) && over(1) {
+			r.cell.BudgetReached = true
+			break
+		}
+		ns, out, in, err := one(i)
+		if err != nil {
+			r.cell = failed(err.Error())
+			r.samples = nil
+			return r, nil
+		}
+		if i == 0 && t.sizes != nil {
+			s := t.sizes(in, out)
+			r.cell.Sizes = &s
+		}
+		r.samples = append(r.samples, ns)
+		if p.progress != nil {
+			p.progress(len(r.samples))
+		}
+	}
+	r.cell.Status = artifacts.StatusOK
+	r.cell.Unit = artifacts.UnitNanoseconds
+	r.cell.Counter = "monotonic clock (time.Now/time.Since), ns"
+	median := Summarize(r.samples).Median
+	r.cell.Memory = memoryPass(ctx, t, median)
+	r.cell.Energy = energyPass(ctx, t, median, p.energy)
+	return r, nil
+}
+
+func failed(reason string) artifacts.Cell {
+	return artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}
+}
+
+// memoryPass measures heap bytes and allocations of the operation alone, over a few extra
+// iterations bracketed by runtime.ReadMemStats (not during timing: it stops the world).
+func memoryPass[I, O any](ctx context.Context, t trial[I, O], medianNs float64) *artifacts.Memory {
+	k := 5
+	if medianNs > 0 {
+		k = min(k, max(1, int(2e9/medianNs)))
+	}
+	var before, after runtime.MemStats
+	var bytes, allocs uint64
+	n := 0
+	for i := 0; i < k && ctx.Err() == nil; i++ {
+		in, err := t.prep(1_000_000 + i)
+		if err != nil {
+			return nil
+		}
+		runtime.ReadMemStats(&before)
+		out, err := t.op(in)
+		runtime.ReadMemStats(&after)
+		if err != nil || t.check(in, out) != nil {
+			return nil
+		}
+		bytes += after.TotalAlloc - before.TotalAlloc
+		allocs += after.Mallocs - before.Mallocs
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	b, a := float64(bytes)/float64(n), float64(allocs)/float64(n)
+	return &artifacts.Memory{HeapBytesPerOp: &b, AllocsPerOp: &a}
+}
