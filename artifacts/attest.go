@@ -363,10 +363,7 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 		if err := keys.Validate(); err != nil {
 			return nil, attestVerifyErr(VerifyKindKey, "", "", "pinned keys: %w", err)
 		}
-		if err := attestCheckKeyIDs(keys, sigs, VerifyKindKey); err != nil {
-			return nil, err
-		}
-		if err := attestCheckSigs(keys, sigs, pae, v); err != nil {
+		if err := attestCheckSigs(keys, sigs, pae, true, v); err != nil {
 			return nil, err
 		}
 		if st, err = attestParseStatement(payload); err != nil {
@@ -384,10 +381,7 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 			return nil, err
 		}
 		keys = st.Predicate.Runner.PublicKeys
-		if err := attestCheckKeyIDs(keys, sigs, VerifyKindSignature); err != nil {
-			return nil, err
-		}
-		if err := attestCheckSigs(keys, sigs, pae, v); err != nil {
+		if err := attestCheckSigs(keys, sigs, pae, false, v); err != nil {
 			return nil, err
 		}
 	}
@@ -424,41 +418,41 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 	return v, nil
 }
 
-// attestCheckKeyIDs checks that each signature's keyid names the matching
-// key; a mismatch is reported with the given kind.
-func attestCheckKeyIDs(keys PublicKeys, sigs map[string]attestSig, kind string) error {
-	edID, mlID := keys.KeyIDs()
-	for _, c := range []struct{ signer, id string }{{SignerEd25519, edID}, {SignerMLDSA65, mlID}} {
-		got := sigs[c.signer].keyID
-		if got == c.id {
-			continue
-		}
-		if kind == VerifyKindKey {
-			return attestVerifyErr(kind, FileAttestation, "", "key mismatch: %s signature is by %s, pinned key is %s", c.signer, got, c.id)
-		}
-		return attestVerifyErr(kind, FileAttestation, c.signer, "keyid %s does not match the statement's key %s", got, c.id)
-	}
-	return nil
-}
-
-// attestCheckSigs verifies both signatures over pae with keys.
-func attestCheckSigs(keys PublicKeys, sigs map[string]attestSig, pae []byte, v *Verification) error {
-	edID, mlID := keys.KeyIDs()
-	edSig := sigs[SignerEd25519].sig
-	if len(edSig) != ed25519.SignatureSize || !ed25519.Verify(ed25519.PublicKey(keys.Ed25519), pae, edSig) {
-		return attestVerifyErr(VerifyKindSignature, FileAttestation, SignerEd25519, "does not verify")
-	}
-	v.Checked = append(v.Checked, "ed25519 signature verifies with "+edID)
-
+// attestCheckSigs verifies both signatures over pae with keys, Ed25519
+// first. A signature that does not verify is reported as a key mismatch when
+// keys are pinned and the signature's keyid names another key, else as a
+// signature failure. A signature that verifies under a keyid naming another
+// key is a malformed envelope.
+func attestCheckSigs(keys PublicKeys, sigs map[string]attestSig, pae []byte, pinned bool, v *Verification) error {
 	var mlPub mldsa65.PublicKey
 	if err := mlPub.UnmarshalBinary(keys.MLDSA65); err != nil {
-		return attestVerifyErr(VerifyKindSignature, FileAttestation, SignerMLDSA65, "does not verify: bad public key: %w", err)
+		return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "ml-dsa-65 public key: %w", err)
 	}
-	mlSig := sigs[SignerMLDSA65].sig
-	if len(mlSig) != mldsa65.SignatureSize || !mldsa65.Verify(&mlPub, pae, nil, mlSig) {
-		return attestVerifyErr(VerifyKindSignature, FileAttestation, SignerMLDSA65, "does not verify")
+	edID, mlID := keys.KeyIDs()
+	checks := []struct {
+		signer, keyID string
+		verify        func(sig []byte) bool
+	}{
+		{SignerEd25519, edID, func(sig []byte) bool {
+			return len(sig) == ed25519.SignatureSize && ed25519.Verify(ed25519.PublicKey(keys.Ed25519), pae, sig)
+		}},
+		{SignerMLDSA65, mlID, func(sig []byte) bool {
+			return len(sig) == mldsa65.SignatureSize && mldsa65.Verify(&mlPub, pae, nil, sig)
+		}},
 	}
-	v.Checked = append(v.Checked, "ml-dsa-65 signature verifies with "+mlID)
+	for _, c := range checks {
+		s := sigs[c.signer]
+		if !c.verify(s.sig) {
+			if pinned && s.keyID != c.keyID {
+				return attestVerifyErr(VerifyKindKey, FileAttestation, "", "key mismatch: %s signature is by %s, pinned key is %s", c.signer, s.keyID, c.keyID)
+			}
+			return attestVerifyErr(VerifyKindSignature, FileAttestation, c.signer, "does not verify")
+		}
+		if s.keyID != c.keyID {
+			return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "malformed envelope: %s signature has keyid %s, but was made by %s", c.signer, s.keyID, c.keyID)
+		}
+		v.Checked = append(v.Checked, fmt.Sprintf("%s signature verifies with %s", c.signer, c.keyID))
+	}
 	return nil
 }
 
