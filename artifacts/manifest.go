@@ -311,6 +311,9 @@ func (s *Spec) MessageSize() int {
 
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
+// boardRE allows dots, as in the reference data's rpi2-b-v1.1.
+var boardRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
+
 type validator struct {
 	root     *yaml.Node
 	problems []Problem
@@ -451,7 +454,7 @@ func (v *validator) check(m *Manifest) {
 		v.add("spec.boards", "list at least one board class")
 	}
 	for i, b := range s.Boards {
-		if !slugRE.MatchString(b) {
+		if !boardRE.MatchString(b) {
 			v.add(fmt.Sprintf("spec.boards[%d]", i), "board class must be a lower-case slug, got %q", b)
 		}
 	}

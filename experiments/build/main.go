@@ -1,0 +1,106 @@
+// Command build regenerates each paper's reference.csv from the shared reference data:
+//
+//	go run ./experiments/build [-shared ../shared/reference-data] [-out experiments]
+//
+// Rows are copied as published (no value is converted, rounded or estimated). Where the same
+// number (board, algorithm, operation, scenario, metric, statistic) appears in several files,
+// the published table wins over the appendix, and both over the authors' repository data; a
+// "file" column records where each row came from, beside the paper's own "source" column.
+package main
+
+import (
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// papers maps the project's paper id to its shared folder and files in priority order.
+var papers = []struct {
+	id, folder string
+	files      []string
+}{
+	{"paper000", "paper000-tls-matrix", []string{"abstract_figures.csv"}},
+	{"paper001", "paper001-esp32c6-liboqs", []string{"in_text_figures.csv"}},
+	{"paper002", "paper002-energy-openssl", []string{
+		"table5_time_per_op.csv", "table4_energy_per_op.csv", "table3_key_signature_sizes.csv",
+		"appendixA_per_board_performance.csv", "appendixA_power_w.csv", "in_text_figures.csv", "repo_full_results_long.csv",
+	}},
+	{"paper003", "paper003-mqtt-ascon", []string{"summary_figures.csv"}},
+}
+
+var header = []string{"board", "arch", "clock_mhz", "library", "algorithm", "operation", "scenario", "metric", "stat", "value", "unit", "n", "source", "note"}
+
+func main() {
+	shared := flag.String("shared", "../shared/reference-data", "the shared reference-data folder")
+	out := flag.String("out", "experiments", "the experiments folder to write into")
+	flag.Parse()
+	for _, p := range papers {
+		n, err := build(filepath.Join(*shared, p.folder), p.files, filepath.Join(*out, p.id))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "build reference:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d rows\n", p.id, n)
+	}
+	b, err := os.ReadFile(filepath.Join(*shared, "boards.csv"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(*out, "boards.csv"), b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build reference: boards:", err)
+		os.Exit(1)
+	}
+}
+
+func build(src string, files []string, dst string) (int, error) {
+	seen := map[string]bool{}
+	var rows [][]string
+	for _, f := range files {
+		fh, err := os.Open(filepath.Join(src, f))
+		if err != nil {
+			return 0, err
+		}
+		recs, err := csv.NewReader(fh).ReadAll()
+		fh.Close()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", f, err)
+		}
+		if strings.Join(recs[0], ",") != strings.Join(header, ",") {
+			return 0, fmt.Errorf("%s: unexpected header %v", f, recs[0])
+		}
+		for _, r := range recs[1:] {
+			key := strings.Join([]string{r[0], r[4], r[5], r[6], r[7], r[8]}, "|")
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			rows = append(rows, append(r, filepath.Base(src)+"/"+f))
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, err
+	}
+	fh, err := os.Create(filepath.Join(dst, "reference.csv"))
+	if err != nil {
+		return 0, err
+	}
+	w := csv.NewWriter(fh)
+	w.Write(append(header, "file"))
+	w.WriteAll(rows)
+	if err := fh.Close(); err != nil {
+		return 0, err
+	}
+	for _, md := range []string{"PROVENANCE.md", "CLAIMS.md"} {
+		b, err := os.ReadFile(filepath.Join(src, md))
+		if err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(filepath.Join(dst, md), b, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return len(rows), w.Error()
+}

@@ -1,0 +1,262 @@
+// Package experiments holds the project's data: one folder per source paper with its
+// experiment manifests (<name>.yaml), its reference dataset (reference.csv, built from the
+// shared reference data by ./build), its claims as checks (claims.yaml) and its metadata
+// (paper.yaml). The data is embedded so the binary works from any directory.
+package experiments
+
+import (
+	"bytes"
+	"embed"
+	"encoding/csv"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"pqrepro/artifacts"
+)
+
+//go:embed boards.csv paper*/*.yaml paper*/*.csv paper*/*.md
+var embedded embed.FS
+
+// Paper is one source paper with everything pqrepro knows about it.
+type Paper struct {
+	ID       string   `yaml:"id"`
+	Title    string   `yaml:"title"`
+	Citation string   `yaml:"citation"`
+	Summary  string   `yaml:"summary"`
+	Measured []string `yaml:"measured"`
+	Boards   []string `yaml:"boards"`
+	// Manifests are the paper's experiments, sorted by name.
+	Manifests []*artifacts.Manifest `yaml:"-"`
+	// Reference holds every published number, each with its source.
+	Reference []Row `yaml:"-"`
+	// Claims are the paper's claims as checks.
+	Claims []Claim `yaml:"-"`
+	// Provenance and ClaimsText are the reference data's PROVENANCE.md and CLAIMS.md.
+	Provenance, ClaimsText string `yaml:"-"`
+}
+
+// Row is one published number (see the shared reference data's README for the columns).
+type Row struct {
+	Board, Arch, ClockMHz, Library, Algorithm, Operation, Scenario, Metric, Stat string
+	// Value is the number as published; Text keeps its exact written form.
+	Value float64
+	Text  string
+	Unit  string
+	// N is the repetitions behind the number, 0 when not stated.
+	N int
+	// Source is the paper's table or section; Note the quoted wording; File the data file.
+	Source, Note, File string
+}
+
+// Claim is a paper's claim restated as checks a run can test.
+type Claim struct {
+	ID        string  `yaml:"id"`
+	Claim     string  `yaml:"claim"`
+	Published string  `yaml:"published"`
+	Source    string  `yaml:"source"`
+	Scope     string  `yaml:"scope,omitempty"`  // "" (any board), board-specific, cross-board, kind, firmware, caveat
+	Reason    string  `yaml:"reason,omitempty"` // why a scoped claim cannot be tested by one run
+	Checks    []Check `yaml:"checks,omitempty"`
+}
+
+// Check is one testable relation between measured cells, named "ALGORITHM/operation".
+type Check struct {
+	// Kind is "order" (Cells strictly increasing) or "ratio" (Num/Den).
+	Kind  string   `yaml:"kind"`
+	Cells []string `yaml:"cells,omitempty"`
+	Num   string   `yaml:"num,omitempty"`
+	Den   string   `yaml:"den,omitempty"`
+	// Expected and Tolerance (relative) bound a ratio, or Min and Max do.
+	Expected  float64  `yaml:"expected,omitempty"`
+	Tolerance float64  `yaml:"tolerance,omitempty"`
+	Min       *float64 `yaml:"min,omitempty"`
+	Max       *float64 `yaml:"max,omitempty"`
+	// Metric is "time" (median, default) or "energy" (median joules per operation).
+	Metric string `yaml:"metric,omitempty"`
+	// Method restricts the check to runs with that timing method.
+	Method string `yaml:"method,omitempty"`
+	Note   string `yaml:"note,omitempty"`
+}
+
+// Board is a board class from boards.csv.
+type Board struct {
+	Slug, Name, CPU, Arch, ClockMHz, Memory, OS, Papers, SpecSource string
+}
+
+// Catalog is everything in the experiments folder.
+type Catalog struct {
+	Papers []*Paper
+	Boards []Board
+}
+
+// Load reads the embedded catalogue.
+func Load() (*Catalog, error) { return LoadFS(embedded) }
+
+// LoadFS reads a catalogue laid out like the experiments folder.
+func LoadFS(fsys fs.FS) (*Catalog, error) {
+	c := &Catalog{}
+	ids, err := fs.Glob(fsys, "paper*/paper.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ids {
+		paper, err := loadPaper(fsys, path.Dir(p))
+		if err != nil {
+			return nil, err
+		}
+		c.Papers = append(c.Papers, paper)
+	}
+	if b, err := fs.ReadFile(fsys, "boards.csv"); err == nil {
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			return nil, fmt.Errorf("boards.csv: %w", err)
+		}
+		for _, r := range recs[1:] {
+			c.Boards = append(c.Boards, Board{Slug: r[0], Name: r[1], CPU: r[2], Arch: r[3], ClockMHz: r[4], Memory: r[5], OS: r[6], Papers: r[8], SpecSource: r[9]})
+		}
+	}
+	return c, nil
+}
+
+func loadPaper(fsys fs.FS, dir string) (*Paper, error) {
+	p := &Paper{}
+	if err := strictYAML(fsys, path.Join(dir, "paper.yaml"), p); err != nil {
+		return nil, err
+	}
+	if p.ID != dir {
+		return nil, fmt.Errorf("%s/paper.yaml: id %q does not match its folder", dir, p.ID)
+	}
+	var claims struct {
+		Claims []Claim `yaml:"claims"`
+	}
+	if err := strictYAML(fsys, path.Join(dir, "claims.yaml"), &claims); err != nil {
+		return nil, err
+	}
+	p.Claims = claims.Claims
+	for _, cl := range p.Claims {
+		for _, ch := range cl.Checks {
+			if ch.Kind != "order" && ch.Kind != "ratio" {
+				return nil, fmt.Errorf("%s/claims.yaml: %s: unknown check kind %q", dir, cl.ID, ch.Kind)
+			}
+		}
+	}
+	files, _ := fs.Glob(fsys, path.Join(dir, "*.yaml"))
+	for _, f := range files {
+		base := path.Base(f)
+		if base == "paper.yaml" || base == "claims.yaml" {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		m, err := artifacts.ParseManifest(b, "experiments/"+f)
+		if err != nil {
+			return nil, err
+		}
+		if m.Ref() != dir+"/"+strings.TrimSuffix(base, ".yaml") {
+			return nil, fmt.Errorf("experiments/%s: metadata names it %s; a manifest lives at experiments/<paper>/<name>.yaml", f, m.Ref())
+		}
+		for _, id := range m.Spec.Reference.Claims {
+			if !slices.ContainsFunc(p.Claims, func(c Claim) bool { return c.ID == id }) {
+				return nil, fmt.Errorf("experiments/%s: unknown claim %s", f, id)
+			}
+		}
+		p.Manifests = append(p.Manifests, m)
+	}
+	rows, err := readReference(fsys, path.Join(dir, "reference.csv"))
+	if err != nil {
+		return nil, err
+	}
+	p.Reference = rows
+	prov, _ := fs.ReadFile(fsys, path.Join(dir, "PROVENANCE.md"))
+	cl, _ := fs.ReadFile(fsys, path.Join(dir, "CLAIMS.md"))
+	p.Provenance, p.ClaimsText = string(prov), string(cl)
+	return p, nil
+}
+
+func strictYAML(fsys fs.FS, name string, v any) error {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("experiments/%s: %w", name, err)
+	}
+	return nil
+}
+
+func readReference(fsys fs.FS, name string) ([]Row, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("experiments/%s: %w", name, err)
+	}
+	var rows []Row
+	for i, r := range recs[1:] {
+		v, err := strconv.ParseFloat(r[9], 64)
+		if err != nil {
+			return nil, fmt.Errorf("experiments/%s line %d: value %q: %w", name, i+2, r[9], err)
+		}
+		n, _ := strconv.Atoi(r[11])
+		rows = append(rows, Row{Board: r[0], Arch: r[1], ClockMHz: r[2], Library: r[3], Algorithm: r[4], Operation: r[5],
+			Scenario: r[6], Metric: r[7], Stat: r[8], Value: v, Text: r[9], Unit: r[10], N: n, Source: r[12], Note: r[13], File: r[14]})
+	}
+	return rows, nil
+}
+
+// Paper returns the paper with that id.
+func (c *Catalog) Paper(id string) (*Paper, bool) {
+	for _, p := range c.Papers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Manifest returns the manifest addressed <paper>/<name>.
+func (c *Catalog) Manifest(ref string) (*artifacts.Manifest, error) {
+	paper, _, _ := strings.Cut(ref, "/")
+	p, ok := c.Paper(paper)
+	if !ok {
+		return nil, fmt.Errorf("no paper %q (papers: %s)", paper, strings.Join(c.paperIDs(), ", "))
+	}
+	var names []string
+	for _, m := range p.Manifests {
+		if m.Ref() == ref {
+			return m, nil
+		}
+		names = append(names, m.Ref())
+	}
+	return nil, fmt.Errorf("no experiment %q (experiments of %s: %s)", ref, paper, strings.Join(names, ", "))
+}
+
+func (c *Catalog) paperIDs() []string {
+	var ids []string
+	for _, p := range c.Papers {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+// Claim returns a paper's claim by id.
+func (p *Paper) Claim(id string) (Claim, bool) {
+	for _, c := range p.Claims {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Claim{}, false
+}

@@ -1,0 +1,55 @@
+package experiments
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func TestCatalogLoads(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Papers) != 4 {
+		t.Fatalf("papers = %d, want 4", len(c.Papers))
+	}
+	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa", "paper001/slhdsa", "paper001/sequence",
+		"paper002/keygen", "paper002/signatures", "paper002/keygen-process", "paper002/signatures-process"} {
+		if _, err := c.Manifest(ref); err != nil {
+			t.Errorf("manifest %s: %v", ref, err)
+		}
+	}
+	if _, err := c.Manifest("paper001/nope"); err == nil {
+		t.Error("unknown manifest found")
+	}
+	p, _ := c.Paper("paper002")
+	for _, r := range p.Reference {
+		if r.Source == "" || r.File == "" {
+			t.Fatalf("row without source: %+v", r)
+		}
+	}
+}
+
+// TestReferenceMatchesShared rebuilds the reference datasets from the shared reference data
+// and checks the committed copies are what the builder produces.
+func TestReferenceMatchesShared(t *testing.T) {
+	shared := filepath.Join("..", "..", "shared", "reference-data")
+	if _, err := os.Stat(shared); err != nil {
+		t.Skip("shared reference data not present next to the repository")
+	}
+	out := t.TempDir()
+	cmd := exec.Command("go", "run", "./build", "-shared", shared, "-out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	for _, f := range []string{"boards.csv", "paper000/reference.csv", "paper001/reference.csv", "paper002/reference.csv", "paper003/reference.csv", "paper002/PROVENANCE.md"} {
+		want, _ := os.ReadFile(filepath.Join(out, f))
+		got, _ := os.ReadFile(f)
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s differs from the shared data: run go run ./experiments/build", f)
+		}
+	}
+}
