@@ -479,8 +479,7 @@ func attestParseEnvelope(data []byte) (payload []byte, sigs map[string]attestSig
 	if env.PayloadType != PayloadType {
 		return nil, nil, bad("payload type %q, want %q", env.PayloadType, PayloadType)
 	}
-	strict := base64.StdEncoding.Strict()
-	payload, err = strict.DecodeString(env.Payload)
+	payload, err = attestDecodeBase64(env.Payload)
 	if err != nil {
 		return nil, nil, bad("payload: %w", err)
 	}
@@ -499,13 +498,23 @@ func attestParseEnvelope(data []byte) (payload []byte, sigs map[string]attestSig
 		if _, dup := sigs[signer]; dup {
 			return nil, nil, bad("more than one %s signature", signer)
 		}
-		raw, err := strict.DecodeString(s.Sig)
+		raw, err := attestDecodeBase64(s.Sig)
 		if err != nil {
 			return nil, nil, bad("signature %d (%s): %w", i, signer, err)
 		}
 		sigs[signer] = attestSig{keyID: s.KeyID, sig: raw}
 	}
 	return payload, sigs, nil
+}
+
+// attestDecodeBase64 decodes canonical standard base64: padded, zero
+// padding bits, and (unlike base64.Encoding.Strict) no line breaks, so each
+// value has exactly one encoding.
+func attestDecodeBase64(s string) ([]byte, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errors.New("line break in base64")
+	}
+	return base64.StdEncoding.Strict().DecodeString(s)
 }
 
 // attestParseStatement strictly parses and checks the statement: its type,

@@ -462,6 +462,17 @@ func TestVerifyMalformedEnvelope(t *testing.T) {
 			e.Payload = strings.TrimRight(e.Payload, "=") + "\n"
 			return attestTestMarshal(t, e)
 		}, VerifyKindFormat, "payload"},
+		{"line break in payload", func(t *testing.T) []byte {
+			e := env
+			e.Payload = e.Payload[:8] + "\n" + e.Payload[8:]
+			return attestTestMarshal(t, e)
+		}, VerifyKindFormat, "line break"},
+		{"line break in signature", func(t *testing.T) []byte {
+			e := env
+			e.Signatures = slices.Clone(e.Signatures)
+			e.Signatures[1].Sig = e.Signatures[1].Sig[:8] + "\r\n" + e.Signatures[1].Sig[8:]
+			return attestTestMarshal(t, e)
+		}, VerifyKindFormat, "line break"},
 		{"unknown keyid", func(t *testing.T) []byte {
 			e := env
 			e.Signatures = append(slices.Clone(e.Signatures), Signature{KeyID: "rsa:00", Sig: ""})

@@ -414,3 +414,18 @@ func TestReadBundleRefusesOtherFiles(t *testing.T) {
 		t.Fatalf("got %v, want an error about the file type", err)
 	}
 }
+
+func TestContentFiles(t *testing.T) {
+	want := []string{"manifest.yaml", "result.json", "samples.csv", "environment.json", "log.txt"}
+	if !slices.Equal(ContentFiles, want) || !slices.Equal(bundleContentNames(), want) {
+		t.Fatalf("ContentFiles %v, internal list %v, want %v", ContentFiles, bundleContentNames(), want)
+	}
+	for _, n := range append(slices.Clone(want), FileAttestation) {
+		if MaxFileBytes(n) <= 0 || MaxFileBytes(n) > MaxBundleBytes {
+			t.Errorf("MaxFileBytes(%s) = %d", n, MaxFileBytes(n))
+		}
+	}
+	if MaxFileBytes("notes.txt") != 0 {
+		t.Error("an unknown name has a size limit")
+	}
+}
