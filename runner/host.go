@@ -15,6 +15,9 @@ import (
 // Host is the runner's own CPU as a board: experiments run in-process in Go, timed with the
 // monotonic clock. It is always present, so pqrepro works with nothing plugged in.
 type Host struct {
+	// Class is the board class results are filed under: "host" unless the operator declares
+	// the machine to be one of the reference boards (e.g. "rpi4-b" on a Raspberry Pi 4).
+	Class string
 	// Exe is the pqrepro binary used for the process-per-operation method ("" = this process's).
 	Exe string
 	// PowercapRoot is where RAPL domains are looked for (default /sys/class/powercap).
@@ -35,7 +38,7 @@ func (h *Host) impls() (map[string]*kemImpl, map[string]*sigImpl) {
 // Identity describes the host board.
 func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 	return artifacts.BoardIdentity{
-		Name: "host", Class: "host", Driver: "host", Chip: cpuModel(),
+		Name: "host", Class: h.class(), Driver: "host", Chip: cpuModel(),
 		RNG: "seeded SHAKE256 stream for keys and messages where the library accepts a reader; OS RNG otherwise (noted per algorithm)", Assurance: artifacts.AssuranceHost,
 	}, nil
 }
@@ -92,6 +95,13 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		obs.CellDone(i, len(cells), cr.Cell)
 	}
 	return out, nil
+}
+
+func (h *Host) class() string {
+	if h.Class != "" {
+		return h.Class
+	}
+	return "host"
 }
 
 func (h *Host) powercapRoot() string {

@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
+
+	"pqrepro/artifacts"
+	"pqrepro/compare"
+	"pqrepro/experiments"
+	"pqrepro/runner"
+)
+
+func cmdList(stdout io.Writer) error {
+	cat, err := experiments.Load()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXPERIMENT\tKIND\tCELLS\tMETHOD\tTITLE")
+	for _, p := range cat.Papers {
+		for _, m := range p.Manifests {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, m.Metadata.Title)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout)
+	for _, p := range cat.Papers {
+		note := ""
+		if len(p.Manifests) == 0 {
+			note = fmt.Sprintf("  (needs %s: no runnable experiment yet)", strings.Join(p.Measured, ", "))
+		}
+		fmt.Fprintf(stdout, "%s  %s%s\n", p.ID, p.Title, note)
+	}
+	return nil
+}
+
+// parseInterleaved parses flags that may come before or after positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	board := fs.String("board", "host", "board to run on")
+	boardClass := fs.String("board-class", "", "declare the host's board class for comparison (e.g. rpi4-b when the host is a Raspberry Pi 4)")
+	out := fs.String("out", "", "bundle destination: a new directory, or FILE.tar.gz (default: a fresh folder under runs/)")
+	iterations := fs.Int("iterations", 0, "override the manifest's iteration count (changes the manifest's identity)")
+	keys := fs.String("keys", "", "runner identity directory")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"want one experiment: <paper>/<name> or a manifest FILE"}
+	}
+	cat, err := experiments.Load()
+	if err != nil {
+		return err
+	}
+	m, err := loadManifest(cat, pos[0])
+	if err != nil {
+		return err
+	}
+	if *iterations > 0 {
+		m.Spec.Iterations = *iterations
+		if m.Spec.MinIterations > m.Spec.Iterations {
+			m.Spec.MinIterations = m.Spec.Iterations
+		}
+		if err := m.Validate(); err != nil {
+			return err
+		}
+	}
+	if *board != "host" {
+		return usageError{fmt.Sprintf("unknown board %q (available: host)", *board)}
+	}
+	b := &runner.Host{Class: *boardClass}
+	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(stderr, "created runner identity %s in %s\n", id.Public().Fingerprint(), keysDir(*keys))
+	}
+	dest := *out
+	if dest == "" {
+		root := os.Getenv("PQREPRO_RUNS")
+		if root == "" {
+			root = "runs"
+		}
+		dest = filepath.Join(root, fmt.Sprintf("%s-%s-%s-%s", m.Metadata.Paper, m.Metadata.Name, *board, time.Now().UTC().Format("20060102T150405Z")))
+	}
+	if _, err := os.Stat(dest); err == nil {
+		return fmt.Errorf("bundle destination %s already exists", dest)
+	}
+	var obs runner.Observer = runner.NopObserver{}
+	if f, ok := stderr.(*os.File); ok && !*quiet && term.IsTerminal(int(f.Fd())) {
+		obs = runner.NewProgress(stderr)
+	}
+	fmt.Fprintf(stdout, "running %s (%s, %d cells, method %s) on %s, manifest %s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, *board, short(m.ID()))
+	start := time.Now()
+	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: artifacts.OriginLocal, Observer: obs})
+	if err != nil {
+		var re *runner.RunError
+		if errors.As(err, &re) && errors.Is(err, context.Canceled) {
+			return fmt.Errorf("no bundle written (%w)", context.Canceled)
+		}
+		return err
+	}
+	if err := writeBundle(dest, bundle); err != nil {
+		return err
+	}
+	printCells(stdout, res)
+	if p, ok := cat.Paper(m.Spec.Reference.Dataset); ok {
+		printComparison(stdout, compare.Compare(res, m, p))
+	}
+	fmt.Fprintf(stdout, "\nbundle: %s (signed by %s) in %s\n", dest, id.Public().Fingerprint(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "verify: pqrepro verify %s\n", dest)
+	return nil
+}
+
+func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, err
+		}
+		return artifacts.ParseManifest(b, arg)
+	}
+	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return nil, fmt.Errorf("manifest file %s not found", arg)
+	}
+	return cat.Manifest(arg)
+}
+
+// writeBundle writes a directory, or a .tar.gz through a temporary file renamed into place,
+// so a half-written bundle never appears under its final name.
+func writeBundle(dest string, b *artifacts.Bundle) error {
+	if !strings.HasSuffix(dest, ".tar.gz") && !strings.HasSuffix(dest, ".tgz") {
+		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+			return err
+		}
+		return artifacts.WriteDir(dest, b)
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dest), ".bundle-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := artifacts.WriteTarGz(f, b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), dest)
+}
+
+func short(id string) string {
+	if len(id) > 19 {
+		return id[:19] + "…"
+	}
+	return id
+}
+
+// human renders a value in the cell's unit; nanoseconds get a readable time unit.
+func human(v float64, unit string) string {
+	if unit != artifacts.UnitNanoseconds {
+		return fmt.Sprintf("%.0f %s", v, unit)
+	}
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.3f s", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.3f ms", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.2f µs", v/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", v)
+}
+
+func printCells(w io.Writer, res *artifacts.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ALGORITHM\tOP\tSTATUS\tN\tMEDIAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\t")
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t\t\t\t\t\t\t\t\t\n", c.Algorithm, c.Operation, c.Status, c.Error)
+			continue
+		}
+		s := c.Stats
+		size := ""
+		if c.Sizes != nil {
+			switch {
+			case c.Sizes.Signature > 0:
+				size = fmt.Sprintf("sig %d B", c.Sizes.Signature)
+			case c.Sizes.Ciphertext > 0:
+				size = fmt.Sprintf("ct %d B", c.Sizes.Ciphertext)
+			case c.Sizes.PublicKey > 0:
+				size = fmt.Sprintf("pk %d B", c.Sizes.PublicKey)
+			}
+		}
+		heap, allocs := "-", "-"
+		if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
+			heap, allocs = fmt.Sprintf("%.0f B", *c.Memory.HeapBytesPerOp), fmt.Sprintf("%.1f", *c.Memory.AllocsPerOp)
+		}
+		n := fmt.Sprint(s.N)
+		if c.BudgetReached {
+			n += "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, c.Operation, c.Status, n,
+			human(s.Median, c.Unit), human(s.P25, c.Unit), human(s.P75, c.Unit), human(s.Min, c.Unit), human(s.Max, c.Unit), human(s.Stddev, c.Unit),
+			size, heap, allocs)
+	}
+	tw.Flush()
+	for _, c := range res.Cells {
+		if c.BudgetReached {
+			fmt.Fprintln(w, "* stopped at the manifest's time budget; n is the count reached")
+			break
+		}
+	}
+	for _, c := range res.Cells {
+		if c.Energy != nil && c.Energy.Absent != "" {
+			fmt.Fprintf(w, "energy: absent (%s)\n", c.Energy.Absent)
+			break
+		}
+	}
+}
+
+func printComparison(w io.Writer, rep compare.Report) {
+	fmt.Fprintf(w, "\nCOMPARISON with %s (board %s, tolerance %.0f%%)\n", rep.Dataset, rep.Board, rep.Tolerance*100)
+	for _, c := range rep.Cells {
+		if len(c.Rows) == 0 {
+			fmt.Fprintf(w, "  %s %s: not comparable: %s\n", c.Algorithm, c.Operation, c.Note)
+			continue
+		}
+		comparable, other := 0, []compare.RowComparison{}
+		for _, r := range c.Rows {
+			if r.Verdict != compare.NotComparable {
+				comparable++
+				fmt.Fprintf(w, "  %s %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", c.Algorithm, c.Operation, r.Verdict,
+					r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
+			} else {
+				other = append(other, r)
+			}
+		}
+		if len(other) > 0 {
+			r := other[0]
+			ratio := ""
+			if r.Ratio != nil {
+				ratio = fmt.Sprintf(", ratio %.3g for context only", *r.Ratio)
+			}
+			more := ""
+			if len(other) > 1 {
+				more = fmt.Sprintf(" (and %d more published figures)", len(other)-1)
+			}
+			fmt.Fprintf(w, "  %s %s: not comparable with %s %s on %s [%s]%s: %s%s\n", c.Algorithm, c.Operation, r.Ref.Text, r.Ref.Unit,
+				orNone(r.Ref.Board), r.Ref.Source, ratio, strings.Join(r.Reasons, "; "), more)
+		}
+	}
+	if len(rep.Claims) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCLAIMS")
+	for _, cl := range rep.Claims {
+		fmt.Fprintf(w, "  %s %s: %s\n", cl.Claim.ID, strings.ToUpper(cl.Verdict), cl.Claim.Claim)
+		if cl.Reason != "" {
+			fmt.Fprintf(w, "      %s\n", cl.Reason)
+		}
+		for _, ch := range cl.Checks {
+			fmt.Fprintf(w, "      [%s] %s\n", ch.Verdict, ch.Detail)
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no board"
+	}
+	return s
+}
+
+func cmdVerify(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	key := fs.String("key", "", "pin the signer: a runner.pub.json file")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"want one BUNDLE (a directory or .tar.gz)"}
+	}
+	start := time.Now()
+	var pinned *artifacts.PublicKeys
+	if *key != "" {
+		b, err := os.ReadFile(*key)
+		if err != nil {
+			return err
+		}
+		pk, err := artifacts.ParsePublicKeys(b)
+		if err != nil {
+			return fmt.Errorf("key %s: %w", *key, err)
+		}
+		pinned = &pk
+	}
+	b, err := artifacts.ReadBundle(pos[0])
+	if err != nil {
+		return err
+	}
+	v, err := artifacts.Verify(b, pinned)
+	if err != nil {
+		return fmt.Errorf("%s: FAILED: %w", pos[0], err)
+	}
+	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
+	if err != nil {
+		return fmt.Errorf("%s: signatures hold but %w", pos[0], err)
+	}
+	for _, c := range v.Checked {
+		fmt.Fprintf(stdout, "ok  %s\n", c)
+	}
+	who := "keys carried in the bundle (not pinned: this proves integrity, not who signed; pass --key to pin)"
+	if v.Pinned {
+		who = "pinned key " + *key
+	}
+	fmt.Fprintf(stdout, "VERIFIED %s: %s on %s, %d cells, signer %s, %s (%s)\n", pos[0], res.Experiment, res.Board, len(res.Cells), v.KeyFingerprint, who,
+		time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+func cmdKeys(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
+	keys := fs.String("keys", "", "identity directory")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	dir := keysDir(*keys)
+	id, created, err := artifacts.LoadOrCreateIdentity(dir)
+	if err != nil {
+		return err
+	}
+	pub := id.Public()
+	ed, ml := pub.KeyIDs()
+	state := "existing"
+	if created {
+		state = "created"
+	}
+	fmt.Fprintf(stdout, "runner identity (%s) in %s\n  fingerprint %s\n  %s\n  %s\n  public keys: %s\n", state, dir, pub.Fingerprint(), ed, ml,
+		filepath.Join(dir, "runner.pub.json"))
+	return nil
+}

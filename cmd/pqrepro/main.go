@@ -1,0 +1,115 @@
+// Command pqrepro re-runs published post-quantum benchmarks and checks them: list, run,
+// verify, keys. main only builds configuration and wires the packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+
+	"pqrepro/runner"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; otherwise it comes from
+// the module build info.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+const usage = `pqrepro: re-run published post-quantum cryptography benchmarks and check them.
+
+Usage:
+  pqrepro list                          the experiments, with their papers
+  pqrepro run <paper>/<name>|FILE [--board host] [--out DIR|FILE.tar.gz] [--iterations N]
+                                        run an experiment, write a signed bundle, compare it
+  pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
+  pqrepro keys [--keys DIR]             create or show this runner's signing identity
+
+Environment: PQREPRO_KEYS (identity directory), PQREPRO_RUNS (default bundle folder).
+`
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
+		os.Exit(runner.ChildOp(os.Args[2:]))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a subcommand and returns the exit code: 0 success, 1 failure, 2 usage,
+// 130 interrupted.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "list":
+		err = cmdList(stdout)
+	case "run":
+		err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "verify":
+		err = cmdVerify(args[1:], stdout)
+	case "keys":
+		err = cmdKeys(args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "--version":
+		fmt.Fprintln(stdout, "pqrepro", buildVersion())
+		return 0
+	default:
+		fmt.Fprintf(stderr, "pqrepro: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "pqrepro %s: %v\n", args[0], err)
+		return 2
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "\npqrepro %s: interrupted: %v\n", args[0], err)
+		return 130
+	default:
+		fmt.Fprintf(stderr, "pqrepro %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// keysDir is where the runner identity lives: --keys, then PQREPRO_KEYS, then the user's
+// configuration directory.
+func keysDir(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v := os.Getenv("PQREPRO_KEYS"); v != "" {
+		return v
+	}
+	if d, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(d, "pqrepro", "keys")
+	}
+	return filepath.Join(".pqrepro", "keys")
+}
