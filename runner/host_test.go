@@ -1,0 +1,334 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"pqrepro/artifacts"
+)
+
+// TestMain lets the test binary act as the one-operation child of the
+// process-per-operation method, exactly as the pqrepro binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == ChildOpArg {
+		os.Exit(ChildOp(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func manifest(t *testing.T, src string) *artifacts.Manifest {
+	t.Helper()
+	m, err := artifacts.ParseManifest([]byte(src), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+const kemSrc = `apiVersion: pqrepro/v1
+kind: kem-bench
+metadata: {paper: test, name: kem}
+spec:
+  algorithms: [ML-KEM-512, X25519, ECDH-P256]
+  operations: [keygen, encaps, decaps, derive]
+  warmup: 1
+  iterations: 5
+  seed: test-seed
+`
+
+const sigSrc = `apiVersion: pqrepro/v1
+kind: sig-bench
+metadata: {paper: test, name: sig}
+spec:
+  algorithms: [ML-DSA-44, SLH-DSA-SHA2-128f, Ed25519, ECDSA-P256, RSA-2048]
+  operations: [keygen, sign, verify]
+  message: {size: 100}
+  warmup: 1
+  iterations: 4
+  seed: test-seed
+`
+
+func identity(t *testing.T) *artifacts.Identity {
+	t.Helper()
+	id, err := artifacts.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestHostRunsEveryKind(t *testing.T) {
+	seq := `apiVersion: pqrepro/v1
+kind: kem-sig-sequence
+metadata: {paper: test, name: seq}
+spec:
+  algorithms: [ML-KEM-512+ML-DSA-44, ML-KEM-768+SLH-DSA-SHAKE-128f]
+  message: {text: "Test message"}
+  iterations: 3
+  seed: s
+`
+	for _, tc := range []struct {
+		name  string
+		src   string
+		cells int
+	}{{"kem", kemSrc, 3 + 2 + 2}, {"sig", sigSrc, 15}, {"sequence", seq, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := manifest(t, tc.src)
+			b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Cells) != tc.cells {
+				t.Fatalf("%d cells, want %d", len(res.Cells), tc.cells)
+			}
+			for _, c := range res.Cells {
+				if c.Status != artifacts.StatusOK {
+					t.Errorf("%s %s: %s %s", c.Algorithm, c.Operation, c.Status, c.Error)
+					continue
+				}
+				if c.Stats.N != m.Spec.Iterations || c.Stats.Min <= 0 || c.Stats.Min > c.Stats.Median || c.Stats.Median > c.Stats.Max {
+					t.Errorf("%s %s: implausible stats %+v", c.Algorithm, c.Operation, c.Stats)
+				}
+				if c.Unit != artifacts.UnitNanoseconds {
+					t.Errorf("unit %q", c.Unit)
+				}
+			}
+			if _, err := artifacts.Verify(b, nil); err != nil {
+				t.Fatalf("fresh bundle does not verify: %v", err)
+			}
+			lines := strings.Count(string(b.Files[artifacts.FileSamples]), "\n")
+			if want := 1 + tc.cells*m.Spec.Iterations; lines != want {
+				t.Errorf("samples.csv has %d lines, want %d", lines, want)
+			}
+		})
+	}
+}
+
+// TestSignatureSizesMeasured checks sizes come from the outputs, and that memory is recorded.
+func TestCellRecordsSizesAndMemory(t *testing.T) {
+	m := manifest(t, sigSrc)
+	m.Spec.Algorithms = []string{"ML-DSA-65"}
+	_, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Sizes == nil {
+			t.Fatalf("%s: no sizes", c.Operation)
+		}
+		if c.Operation == "sign" && c.Sizes.Signature != 3309 {
+			t.Errorf("ML-DSA-65 signature %d bytes, want 3309", c.Sizes.Signature)
+		}
+		if c.Operation == "keygen" && (c.Sizes.PublicKey != 1952 || c.Sizes.PrivateKey != 4032) {
+			t.Errorf("ML-DSA-65 key sizes %+v", c.Sizes)
+		}
+		if c.Memory == nil || c.Memory.AllocsPerOp == nil || *c.Memory.HeapBytesPerOp <= 0 {
+			t.Errorf("%s: no heap figures: %+v", c.Operation, c.Memory)
+		}
+		if c.Energy == nil || (c.Energy.Absent == "" && c.Energy.JoulesPerOp == nil) {
+			t.Errorf("%s: energy neither measured nor explained", c.Operation)
+		}
+	}
+}
+
+// TestFailedCheckIsNeverTimed wires deliberately broken implementations: the cells must fail
+// with the reason and carry no statistics.
+func TestFailedCheckIsNeverTimed(t *testing.T) {
+	kems, sigs := hostAlgorithms()
+	good := kems["ML-KEM-512"]
+	badKEM := *good
+	badKEM.decaps = func(priv any, ct []byte) ([]byte, error) {
+		ss, err := good.decaps(priv, ct)
+		ss[0] ^= 1
+		return ss, err
+	}
+	kems["ML-KEM-512"] = &badKEM
+	okSig := sigs["Ed25519"]
+	badSig := *okSig
+	badSig.sign = func(priv any, msg []byte, r io.Reader) ([]byte, error) { return make([]byte, 64), nil } // like a failing command's empty output
+	sigs["Ed25519"] = &badSig
+	h := &Host{}
+	h.once.Do(func() {})
+	h.kems, h.sigs = kems, sigs
+
+	m := manifest(t, kemSrc)
+	m.Spec.Algorithms = []string{"ML-KEM-512"}
+	_, res, err := Execute(context.Background(), h, m, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Operation == "keygen" || c.Operation == "encaps" || c.Operation == "decaps" {
+			if c.Status != artifacts.StatusFailed || c.Stats != nil || !strings.Contains(c.Error, "output check failed") {
+				t.Errorf("%s: status %s stats %v error %q; want failed, untimed, naming the failed check", c.Operation, c.Status, c.Stats, c.Error)
+			}
+		}
+	}
+	m = manifest(t, sigSrc)
+	m.Spec.Algorithms = []string{"Ed25519"}
+	m.Spec.Operations = []string{"sign"}
+	_, res, err = Execute(context.Background(), h, m, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Cells[0]; c.Status != artifacts.StatusFailed || c.Stats != nil || !strings.Contains(c.Error, "does not verify") {
+		t.Errorf("bad signer: %+v", c)
+	}
+}
+
+// TestSeededInputsRepeat runs the same manifest twice: every seeded input, and so every
+// deterministic output, is the same; a different seed changes them.
+func TestSeededInputsRepeat(t *testing.T) {
+	kems, _ := hostAlgorithms()
+	gen := func(seed string) []byte {
+		kp, err := kems["ML-KEM-768"].keygen(newDRBG(seed, "ML-KEM-768/key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kp.pubBytes
+	}
+	if string(gen("a")) != string(gen("a")) {
+		t.Error("same seed gave different keys")
+	}
+	if string(gen("a")) == string(gen("b")) {
+		t.Error("different seeds gave the same key")
+	}
+	spec := &artifacts.Spec{Message: artifacts.Message{Size: 32}}
+	r1, r2 := newDRBG("s", "x"), newDRBG("s", "x")
+	m1, m2, m3 := message(spec, r1), message(spec, r2), message(spec, r1)
+	if string(m1) != string(m2) || string(m1) == string(m3) {
+		t.Error("messages are not fresh per iteration and repeatable per seed")
+	}
+}
+
+type cancelAfterFirstCell struct {
+	NopObserver
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterFirstCell) CellDone(int, int, artifacts.Cell) { c.cancel() }
+
+func TestCancelledRunLeavesNoBundle(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, res, err := Execute(ctx, &Host{}, manifest(t, kemSrc), Options{Identity: identity(t), Observer: cancelAfterFirstCell{cancel: cancel}})
+	var re *RunError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &re) || b != nil || res != nil {
+		t.Fatalf("got bundle=%v err=%v, want no bundle and a cancelled RunError", b != nil, err)
+	}
+	if !strings.Contains(string(re.Log), "ML-KEM-512 keygen") {
+		t.Errorf("the log of the interrupted run was not kept: %q", re.Log)
+	}
+}
+
+func TestBudgetStopsSlowCells(t *testing.T) {
+	m := manifest(t, `apiVersion: pqrepro/v1
+kind: sig-bench
+metadata: {paper: test, name: budget}
+spec:
+  algorithms: [SLH-DSA-SHAKE-128f]
+  operations: [sign]
+  message: {size: 16}
+  iterations: 100000
+  budget: 300ms
+  minIterations: 2
+  seed: s
+`)
+	_, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cells[0]
+	if !c.BudgetReached || c.Stats.N < 2 || c.Stats.N >= 100000 || c.Requested != 100000 {
+		t.Fatalf("budgeted cell: reached=%v n=%d requested=%d", c.BudgetReached, c.Stats.N, c.Requested)
+	}
+}
+
+func TestProcessPerOperation(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest(t, `apiVersion: pqrepro/v1
+kind: sig-bench
+metadata: {paper: test, name: proc}
+spec:
+  algorithms: [ML-DSA-44, RSA-2048]
+  operations: [keygen, sign, verify]
+  message: {size: 1000}
+  iterations: 2
+  method: process-per-operation
+  seed: s
+`)
+	_, res, err := Execute(context.Background(), &Host{Exe: exe}, m, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK || !strings.Contains(c.Counter, "process") {
+			t.Errorf("%s %s: %s %s (%s)", c.Algorithm, c.Operation, c.Status, c.Error, c.Counter)
+		}
+	}
+	km := manifest(t, kemSrc)
+	km.Spec.Method = artifacts.MethodProcessPerOperation
+	km.Spec.Iterations = 2
+	_, res, err = Execute(context.Background(), &Host{Exe: exe}, km, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK {
+			t.Errorf("%s %s: %s %s", c.Algorithm, c.Operation, c.Status, c.Error)
+		}
+	}
+}
+
+func TestRAPLMeter(t *testing.T) {
+	if m, reason := openRAPL(t.TempDir()); m != nil || !strings.Contains(reason, "no RAPL") {
+		t.Fatalf("empty powercap: meter=%v reason=%q", m, reason)
+	}
+	// A powercap tree cannot exist on this machine, so the sysfs files are laid out by hand.
+	root := t.TempDir()
+	d := filepath.Join(root, "intel-rapl:0")
+	os.MkdirAll(d, 0o755)
+	os.WriteFile(filepath.Join(d, "name"), []byte("package-0\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "max_energy_range_uj"), []byte("1000\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "energy_uj"), []byte("900\n"), 0o644)
+	m, reason := openRAPL(root)
+	if m == nil {
+		t.Fatal(reason)
+	}
+	if got := m.delta(900, 100); got != 200 {
+		t.Errorf("wrapped delta = %d, want 200", got)
+	}
+	if !strings.Contains(m.source(), "package-0") {
+		t.Errorf("source %q", m.source())
+	}
+}
+
+type recordingObserver struct {
+	mu    sync.Mutex
+	iters int
+	done  int
+}
+
+func (r *recordingObserver) CellStarted(int, int, artifacts.CellRef) {}
+func (r *recordingObserver) Iteration(int, int, int)                 { r.mu.Lock(); r.iters++; r.mu.Unlock() }
+func (r *recordingObserver) CellDone(int, int, artifacts.Cell)       { r.mu.Lock(); r.done++; r.mu.Unlock() }
+
+func TestObserverSeesProgress(t *testing.T) {
+	obs := &recordingObserver{}
+	m := manifest(t, kemSrc)
+	if _, _, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Observer: obs}); err != nil {
+		t.Fatal(err)
+	}
+	if obs.done != 7 || obs.iters != 7*5 {
+		t.Errorf("observer saw %d cells and %d iterations, want 7 and 35", obs.done, obs.iters)
+	}
+}
