@@ -336,11 +336,11 @@ func (v *validator) line(path string) int {
 			key = part[:i]
 			fmt.Sscanf(part[i:], "[%d]", &idx)
 		}
-		next := mapValue(n, key)
+		k, next := mapEntry(n, key)
 		if next == nil {
 			return line
 		}
-		n, line = next, next.Line
+		n, line = next, k.Line
 		if idx >= 0 {
 			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
 				return line
@@ -351,16 +351,17 @@ func (v *validator) line(path string) int {
 	return line
 }
 
-func mapValue(n *yaml.Node, key string) *yaml.Node {
+// mapEntry returns the key and value nodes of key in a mapping node.
+func mapEntry(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
-		return nil
+		return nil, nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			return n.Content[i+1]
+			return n.Content[i], n.Content[i+1]
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // unknownFields walks a mapping node against a struct type and reports keys the type lacks.
@@ -542,6 +543,8 @@ func validOps(kind string) []string {
 
 var lineRE = regexp.MustCompile(`line (\d+)`)
 
+var linePrefixRE = regexp.MustCompile(`^(yaml: )?line \d+: `)
+
 func yamlErrLine(err error) int {
 	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
 		var n int
@@ -552,9 +555,8 @@ func yamlErrLine(err error) int {
 }
 
 func cleanYAMLErr(err error) string {
-	s := strings.TrimPrefix(err.Error(), "yaml: ")
-	s = lineRE.ReplaceAllString(s, "")
-	s = strings.TrimLeft(s, " :")
+	s := linePrefixRE.ReplaceAllString(strings.TrimSpace(err.Error()), "")
+	s = strings.TrimPrefix(s, "yaml: ")
 	s = strings.ReplaceAll(s, "artifacts.", "")
 	return s
 }
