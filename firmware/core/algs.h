@@ -1,0 +1,45 @@
+/* The algorithm table: what BENCH and SELFTEST can run. To add a scheme, add
+ * its code under crypto/, an ops struct here (KEMs use fw_kem_ops; signature
+ * schemes get fw_sig_ops when the first one lands) and a row in algs.c. */
+#ifndef FW_ALGS_H
+#define FW_ALGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest buffers any KEM in the table needs (ML-KEM-1024). */
+#define FW_KEM_MAX_EK 1568
+#define FW_KEM_MAX_DK 3168
+#define FW_KEM_MAX_CT 1568
+#define FW_KEM_MAX_SS 32
+
+enum fw_alg_kind { FW_KEM = 1 };
+
+/* fw_kem_ops is one KEM with deterministic (derandomized) entry points. */
+struct fw_kem_ops {
+	size_t ek_len, dk_len, ct_len, ss_len;
+	size_t keygen_coins; /* bytes of randomness keygen takes (d || z) */
+	size_t encaps_coins; /* bytes of randomness encaps takes (m) */
+	int (*keygen)(uint8_t *ek, uint8_t *dk, const uint8_t *coins);
+	/* encaps and decaps include the FIPS 203 input checks. */
+	int (*encaps)(uint8_t *ct, uint8_t *ss, const uint8_t *ek, const uint8_t *coins);
+	int (*decaps)(uint8_t *ss, const uint8_t *ct, const uint8_t *dk);
+	/* The *_internal functions and key checks the ACVP vectors exercise. */
+	int (*encaps_internal)(uint8_t *ct, uint8_t *ss, const uint8_t *ek, const uint8_t *coins);
+	int (*decaps_internal)(uint8_t *ss, const uint8_t *ct, const uint8_t *dk);
+	int (*check_ek)(const uint8_t *ek);
+	int (*check_dk)(const uint8_t *dk);
+};
+
+struct fw_alg {
+	const char *name; /* as in HELLO and BENCH, e.g. "ML-KEM-768" */
+	enum fw_alg_kind kind;
+	const struct fw_kem_ops *kem;
+};
+
+extern const struct fw_alg fw_algs[];
+extern const unsigned int fw_nalgs;
+
+const struct fw_alg *fw_alg_find(const char *name);
+
+#endif

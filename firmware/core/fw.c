@@ -1,0 +1,490 @@
+/* The dispatcher: HELLO, SEED, BENCH, SELFTEST and RESEND (firmware/PROTOCOL.md). */
+#include "fw.h"
+
+#include "../crypto/keccak/keccak.h"
+#include "../crypto/pqmem.h"
+#include "../crypto/sha2/sha2.h"
+#include "algs.h"
+#include "drbg.h"
+#include "proto.h"
+#include "vectors.h"
+
+#define FW_MAX_ITERATIONS 100000u
+#define FW_MAX_WARMUP 1000u
+
+/* Request bookkeeping for duplicate suppression: a request that arrives again
+ * with the seq of the last executed one is answered by replaying its frames. */
+static uint32_t last_req_seq, last_req_first_tx;
+static int have_last_req;
+
+/* The request being executed; 0 when idle. Used to answer RESEND and
+ * duplicates while a long command polls the UART. */
+static uint32_t cur_req_seq;
+
+static void send_error(uint32_t re, const char *code, const char *msg)
+{
+	fw_frame_begin("ERROR");
+	fw_kv_u64("re", re);
+	fw_kv_str("code", code);
+	if (msg)
+		fw_kv_str("msg", msg);
+	fw_frame_end();
+}
+
+static void do_resend(const struct fw_req *r)
+{
+	const char *from = fw_req_get(r, "from");
+	uint32_t f;
+	if (from == 0 || fw_parse_u32(from, &f) != 0) {
+		send_error(r->seq, "badarg", "from");
+		return;
+	}
+	if (fw_resend(f) != 0)
+		send_error(r->seq, "gone", 0);
+}
+
+static void send_hello(uint32_t re)
+{
+	const uint8_t *id;
+	size_t idlen = plat_build_id(&id);
+	char algs[128];
+	size_t n = 0, l;
+	unsigned int i;
+
+	for (i = 0; i < fw_nalgs; i++) {
+		l = strlen(fw_algs[i].name);
+		if (n + l + 2 > sizeof algs)
+			break;
+		if (n > 0)
+			algs[n++] = ',';
+		memcpy(algs + n, fw_algs[i].name, l);
+		n += l;
+	}
+	algs[n] = 0;
+
+	fw_frame_begin("HELLO");
+	fw_kv_u64("re", re);
+	fw_kv_u64("proto", FW_PROTO);
+	fw_kv_str("fw", FW_NAME);
+	fw_kv_str("ver", FW_VERSION);
+	if (idlen > 0)
+		fw_kv_hex("build_id", id, idlen);
+	fw_kv_str("board", fw_board_info.board);
+	fw_kv_str("chip", fw_board_info.chip);
+	if (fw_board_info.clock_hz != 0)
+		fw_kv_u64("clock_hz", fw_board_info.clock_hz);
+	fw_kv_str("counter", fw_board_info.counter);
+	fw_kv_str("unit", fw_board_info.unit);
+	fw_kv_u64("resolution", fw_board_info.resolution);
+	fw_kv_str("stack", "paint");
+	fw_kv_str("rng", "shake256-drbg");
+	fw_kv_u64("seeded", (uint64_t)fw_drbg_seeded());
+	fw_kv_str("algs", algs);
+	fw_kv_str("ops", "keygen,encaps,decaps");
+	fw_kv_u64("max_line", FW_MAX_LINE);
+	fw_frame_end();
+}
+
+static void do_seed(const struct fw_req *r)
+{
+	uint8_t seed[FW_DRBG_MAX_SEED];
+	const char *s = fw_req_get(r, "seed");
+	long n = s ? fw_parse_hex(s, seed, sizeof seed) : -1;
+	if (n < 0) {
+		send_error(r->seq, "badarg", "seed");
+		return;
+	}
+	fw_drbg_seed(seed, (size_t)n);
+	fw_frame_begin("SEED");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("len", (uint64_t)n);
+	fw_frame_end();
+}
+
+/* busy_poll handles input that arrives while a command runs: RESEND is
+ * served, a repeat of the running request is ignored (its frames are on the
+ * way and the runner can ask for any it missed), one other request is kept
+ * for later and any further one is refused with ERROR code=busy. */
+static void busy_poll(void)
+{
+	struct fw_req r;
+	int rc;
+	while ((rc = fw_rx_poll(&r)) != 0) {
+		if (rc < 0)
+			send_error(0, "badframe", 0);
+		else if (fw_streq(r.type, "RESEND"))
+			do_resend(&r);
+		else if (r.seq != cur_req_seq && fw_rx_defer(&r) != 0)
+			send_error(r.seq, "busy", 0);
+	}
+}
+
+/* ---- BENCH ---- */
+
+enum bench_op { OP_KEYGEN, OP_ENCAPS, OP_DECAPS };
+
+static uint8_t b_ek[FW_KEM_MAX_EK], b_dk[FW_KEM_MAX_DK], b_ct[FW_KEM_MAX_CT];
+static uint8_t b_ss1[FW_KEM_MAX_SS], b_ss2[FW_KEM_MAX_SS], b_coins[64];
+
+struct bench_job {
+	const struct fw_kem_ops *kem;
+	enum bench_op op;
+	int rc;
+	uint64_t count;
+};
+
+/* bench_run_job is what runs on the painted stack: counter, one call, counter. */
+static void bench_run_job(void *arg)
+{
+	struct bench_job *j = arg;
+	uint64_t t0, t1;
+	t0 = plat_counter();
+	switch (j->op) {
+	case OP_KEYGEN:
+		j->rc = j->kem->keygen(b_ek, b_dk, b_coins);
+		break;
+	case OP_ENCAPS:
+		j->rc = j->kem->encaps(b_ct, b_ss1, b_ek, b_coins);
+		break;
+	case OP_DECAPS:
+		j->rc = j->kem->decaps(b_ss2, b_ct, b_dk);
+		break;
+	}
+	t1 = plat_counter();
+	j->count = t1 - t0;
+}
+
+/* bench_one prepares inputs, measures one operation and checks its output.
+ * Returns 0 on success or a reason string. */
+static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uint64_t *count,
+			     uint32_t *stack)
+{
+	struct bench_job j;
+	j.kem = kem;
+	j.op = op;
+	j.rc = 0;
+	j.count = 0;
+
+	/* Inputs are drawn before the counter starts. */
+	switch (op) {
+	case OP_KEYGEN:
+		fw_drbg_read(b_coins, kem->keygen_coins);
+		break;
+	case OP_ENCAPS:
+		fw_drbg_read(b_coins, kem->encaps_coins);
+		break;
+	case OP_DECAPS:
+		fw_drbg_read(b_coins, kem->encaps_coins);
+		if (kem->encaps(b_ct, b_ss1, b_ek, b_coins) != 0)
+			return "setup";
+		break;
+	}
+	*stack = plat_stack_run(bench_run_job, &j);
+	*count = j.count;
+	if (j.rc != 0)
+		return "rc";
+	/* Check the result before it counts: decapsulation must return the
+	 * secret encapsulation produced. */
+	switch (op) {
+	case OP_KEYGEN:
+		fw_drbg_read(b_coins, kem->encaps_coins);
+		if (kem->encaps(b_ct, b_ss1, b_ek, b_coins) != 0)
+			return "check-encaps";
+		/* fall through */
+	case OP_ENCAPS:
+	case OP_DECAPS:
+		if (kem->decaps(b_ss2, b_ct, b_dk) != 0)
+			return "check-decaps";
+		if (memcmp(b_ss1, b_ss2, kem->ss_len) != 0)
+			return "mismatch";
+		break;
+	}
+	return 0;
+}
+
+static void do_bench(const struct fw_req *r)
+{
+	const char *alg_s = fw_req_get(r, "alg"), *op_s = fw_req_get(r, "op");
+	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup");
+	const struct fw_alg *alg = alg_s ? fw_alg_find(alg_s) : 0;
+	const struct fw_kem_ops *kem;
+	enum bench_op op;
+	uint32_t n, warmup = 0, i, nok = 0, nfail = 0, stack = 0, stack_max = 0;
+	uint64_t count = 0, cmin = 0, cmax = 0;
+	const char *why;
+
+	if (alg == 0) {
+		send_error(r->seq, "unsupported", "alg");
+		return;
+	}
+	if (op_s == 0) {
+		send_error(r->seq, "badarg", "op");
+		return;
+	}
+	if (fw_streq(op_s, "keygen"))
+		op = OP_KEYGEN;
+	else if (fw_streq(op_s, "encaps"))
+		op = OP_ENCAPS;
+	else if (fw_streq(op_s, "decaps"))
+		op = OP_DECAPS;
+	else {
+		send_error(r->seq, "unsupported", "op");
+		return;
+	}
+	if (n_s == 0 || fw_parse_u32(n_s, &n) != 0 || n == 0 || n > FW_MAX_ITERATIONS) {
+		send_error(r->seq, "badarg", "n");
+		return;
+	}
+	if (w_s != 0 && (fw_parse_u32(w_s, &warmup) != 0 || warmup > FW_MAX_WARMUP)) {
+		send_error(r->seq, "badarg", "warmup");
+		return;
+	}
+	kem = alg->kem;
+
+	fw_frame_begin("BENCH");
+	fw_kv_u64("re", r->seq);
+	fw_kv_str("alg", alg->name);
+	fw_kv_str("op", op == OP_KEYGEN ? "keygen" : op == OP_ENCAPS ? "encaps" : "decaps");
+	fw_kv_u64("n", n);
+	fw_kv_u64("warmup", warmup);
+	fw_frame_end();
+
+	/* One key pair (and for decaps a ciphertext per iteration) from the DRBG. */
+	if (op != OP_KEYGEN) {
+		fw_drbg_read(b_coins, kem->keygen_coins);
+		if (kem->keygen(b_ek, b_dk, b_coins) != 0) {
+			send_error(r->seq, "setup", "keygen");
+			return;
+		}
+	}
+	for (i = 0; i < warmup + n; i++) {
+		why = bench_one(kem, op, &count, &stack);
+		busy_poll();
+		if (i < warmup)
+			continue;
+		fw_frame_begin("SAMPLE");
+		fw_kv_u64("re", r->seq);
+		fw_kv_u64("i", i - warmup);
+		fw_kv_u64("count", count);
+		fw_kv_u64("stack", stack);
+		fw_kv_u64("ok", why == 0);
+		if (why != 0)
+			fw_kv_str("reason", why);
+		fw_frame_end();
+		if (why != 0) {
+			nfail++;
+			continue;
+		}
+		if (nok == 0 || count < cmin)
+			cmin = count;
+		if (count > cmax)
+			cmax = count;
+		if (stack > stack_max)
+			stack_max = stack;
+		nok++;
+	}
+	fw_frame_begin("SUMMARY");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("n", n);
+	fw_kv_u64("ok", nok);
+	fw_kv_u64("fail", nfail);
+	if (nok > 0) {
+		fw_kv_u64("min", cmin);
+		fw_kv_u64("max", cmax);
+		fw_kv_u64("stack_max", stack_max);
+	}
+	fw_frame_end();
+}
+
+/* ---- SELFTEST ---- */
+
+static uint8_t st_a[FW_KEM_MAX_DK], st_b[FW_KEM_MAX_CT], st_k[64], st_md[256];
+static uint32_t st_pass, st_fail, st_groups;
+
+static void st_group(uint32_t re, const char *alg, const char *fn, uint32_t pass, uint32_t fail,
+		     uint32_t first_fail)
+{
+	fw_frame_begin("RESULT");
+	fw_kv_u64("re", re);
+	fw_kv_str("alg", alg);
+	fw_kv_str("fn", fn);
+	fw_kv_u64("pass", pass);
+	fw_kv_u64("fail", fail);
+	if (fail > 0)
+		fw_kv_u64("first_fail", first_fail);
+	fw_frame_end();
+	st_pass += pass;
+	st_fail += fail;
+	st_groups++;
+}
+
+#define ST_COUNT(ok, tc)                 \
+	do {                             \
+		if (ok)                  \
+			pass++;          \
+		else if (fail++ == 0)    \
+			first = (tc);    \
+	} while (0)
+
+static void selftest_kem(uint32_t re, const struct fw_kat_kem *v)
+{
+	const struct fw_alg *alg = fw_alg_find(v->alg);
+	const struct fw_kem_ops *kem;
+	uint32_t i, pass, fail, first;
+
+	if (alg == 0) {
+		st_group(re, v->alg, "missing", 0, 1, 0);
+		return;
+	}
+	kem = alg->kem;
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_keygen; i++) {
+		const struct fw_kat_keygen *t = &v->keygen[i];
+		uint8_t coins[64];
+		memcpy(coins, t->d, 32);
+		memcpy(coins + 32, t->z, 32);
+		ST_COUNT(kem->keygen(st_b, st_a, coins) == 0 && memcmp(st_b, t->ek, kem->ek_len) == 0 &&
+				 memcmp(st_a, t->dk, kem->dk_len) == 0,
+			 t->tc);
+		busy_poll();
+	}
+	st_group(re, v->alg, "keyGen", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_encap; i++) {
+		const struct fw_kat_encap *t = &v->encap[i];
+		ST_COUNT(kem->encaps_internal(st_b, st_k, t->ek, t->m) == 0 &&
+				 memcmp(st_b, t->c, kem->ct_len) == 0 && memcmp(st_k, t->k, kem->ss_len) == 0,
+			 t->tc);
+		busy_poll();
+	}
+	st_group(re, v->alg, "encapsulation", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_decap; i++) {
+		const struct fw_kat_decap *t = &v->decap[i];
+		ST_COUNT(kem->decaps_internal(st_k, t->c, t->dk) == 0 &&
+				 memcmp(st_k, t->k, kem->ss_len) == 0,
+			 t->tc);
+		busy_poll();
+	}
+	st_group(re, v->alg, "decapsulation", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_ekcheck; i++) {
+		const struct fw_kat_keycheck *t = &v->ekcheck[i];
+		ST_COUNT((kem->check_ek(t->key) == 0) == (t->pass != 0), t->tc);
+	}
+	st_group(re, v->alg, "encapsulationKeyCheck", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_dkcheck; i++) {
+		const struct fw_kat_keycheck *t = &v->dkcheck[i];
+		ST_COUNT((kem->check_dk(t->key) == 0) == (t->pass != 0), t->tc);
+	}
+	st_group(re, v->alg, "decapsulationKeyCheck", pass, fail, first);
+}
+
+static int hash_one(const struct fw_kat_hash *h, uint8_t *out)
+{
+	if (h->mdlen > sizeof st_md)
+		return -1;
+	if (fw_streq(h->alg, "SHA-256") && h->mdlen == 32)
+		sha256(out, h->msg, h->len);
+	else if (fw_streq(h->alg, "SHA-512") && h->mdlen == 64)
+		sha512(out, h->msg, h->len);
+	else if (fw_streq(h->alg, "SHA3-256") && h->mdlen == 32)
+		sha3_256(out, h->msg, h->len);
+	else if (fw_streq(h->alg, "SHA3-512") && h->mdlen == 64)
+		sha3_512(out, h->msg, h->len);
+	else if (fw_streq(h->alg, "SHAKE128"))
+		shake128(out, h->mdlen, h->msg, h->len);
+	else if (fw_streq(h->alg, "SHAKE256"))
+		shake256(out, h->mdlen, h->msg, h->len);
+	else
+		return -1;
+	return 0;
+}
+
+static void do_selftest(const struct fw_req *r)
+{
+	uint32_t i, j, pass, fail, first;
+
+	st_pass = st_fail = st_groups = 0;
+	for (i = 0; i < fw_n_kat_hashes; i = j) {
+		/* Hash vectors are grouped by algorithm, in table order. */
+		pass = fail = first = 0;
+		for (j = i; j < fw_n_kat_hashes && fw_streq(fw_kat_hashes[j].alg, fw_kat_hashes[i].alg); j++)
+			ST_COUNT(hash_one(&fw_kat_hashes[j], st_md) == 0 &&
+					 memcmp(st_md, fw_kat_hashes[j].md, fw_kat_hashes[j].mdlen) == 0,
+				 j - i);
+		st_group(r->seq, fw_kat_hashes[i].alg, "hash", pass, fail, first);
+	}
+	for (i = 0; i < fw_n_kat_kems; i++)
+		selftest_kem(r->seq, &fw_kat_kems[i]);
+	fw_frame_begin("SELFTEST");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("pass", st_pass);
+	fw_kv_u64("fail", st_fail);
+	fw_kv_u64("groups", st_groups);
+	fw_kv_str("source", fw_kat_source);
+	fw_frame_end();
+}
+
+/* ---- main loop ---- */
+
+static void dispatch(const struct fw_req *r)
+{
+	if (fw_streq(r->type, "RESEND")) {
+		do_resend(r);
+		return;
+	}
+	if (fw_streq(r->type, "HELLO")) {
+		/* HELLO starts a session: forget the last request. */
+		have_last_req = 0;
+		send_hello(r->seq);
+		return;
+	}
+	if (have_last_req && r->seq == last_req_seq) {
+		if (fw_resend(last_req_first_tx) != 0)
+			send_error(r->seq, "gone", 0);
+		return;
+	}
+	have_last_req = 1;
+	last_req_seq = r->seq;
+	last_req_first_tx = fw_next_seq();
+	cur_req_seq = r->seq;
+	if (fw_streq(r->type, "SEED"))
+		do_seed(r);
+	else if (fw_streq(r->type, "BENCH"))
+		do_bench(r);
+	else if (fw_streq(r->type, "SELFTEST"))
+		do_selftest(r);
+	else
+		send_error(r->seq, "unknown", r->type);
+	cur_req_seq = 0;
+}
+
+void fw_main(void)
+{
+	static const char banner[] = "pqrepro-fw " FW_VERSION " ready\n";
+	struct fw_req r;
+	int rc;
+
+	plat_init();
+	/* Noise for the runner to skip, and an announcement it may miss. */
+	plat_write(banner, sizeof banner - 1);
+	send_hello(0);
+	for (;;) {
+		rc = fw_rx_take_deferred(&r);
+		if (rc == 0)
+			rc = fw_rx_poll(&r);
+		if (rc > 0)
+			dispatch(&r);
+		else if (rc < 0)
+			send_error(0, "badframe", 0);
+		else
+			plat_idle();
+	}
+}

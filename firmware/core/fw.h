@@ -1,0 +1,54 @@
+/* The portable firmware core and the interface every board port implements.
+ *
+ * A port supplies the plat_* functions and fw_board_info, and calls
+ * fw_main() from its entry point. Everything else (protocol, dispatcher,
+ * DRBG, benchmark loop, self-test) is in core/ and is the same on every
+ * board, including the host build used by the Go tests. */
+#ifndef FW_H
+#define FW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FW_NAME "pqrepro-fw"
+#define FW_VERSION "0.1.0"
+#define FW_PROTO 1
+
+/* FW_MAX_LINE bounds every frame in either direction, newline included. */
+#define FW_MAX_LINE 384
+/* FW_RING is how many recent frames the firmware keeps for RESEND. */
+#define FW_RING 32
+
+/* fw_board describes the board as the firmware reports it in HELLO. */
+struct fw_board {
+	const char *board;   /* port name, e.g. "qemu-mps2-an386" */
+	const char *chip;    /* core, e.g. "cortex-m4" */
+	uint32_t clock_hz;   /* nominal core clock; 0 when the board has none */
+	const char *counter; /* what plat_counter reads, e.g. "minstret" */
+	const char *unit;    /* what one count is: "instructions", "ns", "cycles" */
+	uint32_t resolution; /* plat_counter advances in steps of this many units */
+};
+
+extern const struct fw_board fw_board_info;
+
+/* plat_init sets up the UART and the counter. */
+void plat_init(void);
+/* plat_getc returns the next received byte, or -1 at once if none is waiting. */
+int plat_getc(void);
+/* plat_write sends n bytes, blocking until they are handed to the UART. */
+void plat_write(const char *s, size_t n);
+/* plat_idle is called when the firmware has nothing to do (may wait for input). */
+void plat_idle(void);
+/* plat_counter returns the free-running counter in fw_board_info.unit. */
+uint64_t plat_counter(void);
+/* plat_stack_run calls fn(arg) on a stack painted with a known pattern and
+ * returns how many bytes of it fn (and the call into it) touched. */
+uint32_t plat_stack_run(void (*fn)(void *), void *arg);
+/* plat_build_id points *id at the linker's build-id and returns its length
+ * (0 when there is none). */
+size_t plat_build_id(const uint8_t **id);
+
+/* fw_main runs the firmware: it never returns on a board. */
+void fw_main(void);
+
+#endif

@@ -1,0 +1,55 @@
+/* Known-answer tables for SELFTEST. vectors.c is generated at build time by
+ * `go run ./firmware/tools/vecgen` from NIST's ACVP JSON files (ML-KEM) and
+ * from Go's standard library (hash functions); nothing in it comes from this
+ * firmware's own code. */
+#ifndef FW_VECTORS_H
+#define FW_VECTORS_H
+
+#include <stdint.h>
+
+struct fw_kat_keygen {
+	uint16_t tc;
+	const uint8_t *d, *z, *ek, *dk;
+};
+
+struct fw_kat_encap {
+	uint16_t tc;
+	const uint8_t *ek, *m, *c, *k;
+};
+
+struct fw_kat_decap {
+	uint16_t tc;
+	const uint8_t *dk, *c, *k;
+};
+
+struct fw_kat_keycheck {
+	uint16_t tc;
+	uint8_t pass; /* ACVP testPassed */
+	const uint8_t *key;
+};
+
+struct fw_kat_kem {
+	const char *alg;
+	const struct fw_kat_keygen *keygen;
+	const struct fw_kat_encap *encap;
+	const struct fw_kat_decap *decap;
+	const struct fw_kat_keycheck *ekcheck, *dkcheck;
+	uint16_t n_keygen, n_encap, n_decap, n_ekcheck, n_dkcheck;
+};
+
+struct fw_kat_hash {
+	const char *alg; /* SHA-256, SHA-512, SHA3-256, SHA3-512, SHAKE128, SHAKE256 */
+	const uint8_t *msg;
+	uint32_t len;
+	const uint8_t *md;
+	uint32_t mdlen;
+};
+
+extern const struct fw_kat_kem fw_kat_kems[];
+extern const unsigned int fw_n_kat_kems;
+extern const struct fw_kat_hash fw_kat_hashes[];
+extern const unsigned int fw_n_kat_hashes;
+/* fw_kat_source names where the vectors came from, e.g. "acvp-v1.1.0.43". */
+extern const char fw_kat_source[];
+
+#endif

@@ -1,0 +1,211 @@
+// Command fwmeta writes the metadata JSON that accompanies each firmware
+// build: target, toolchain, flags, the ELF's SHA-256 and build-id, section
+// sizes (as size(1) reports them) and code size per algorithm, read from the
+// ELF's symbol table.
+//
+//	go run ./firmware/tools/fwmeta -elf build/T/pqrepro-fw.elf -target T -cc arm-none-eabi-gcc ...
+//
+// The firmware reports its build-id in HELLO; the build-id cannot be the
+// ELF's SHA-256 because the note holding it is part of the ELF, so this file
+// is what maps one to the other.
+package main
+
+import (
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Metadata is the JSON document written next to the ELF.
+type Metadata struct {
+	Target         string      `json:"target"`
+	Firmware       string      `json:"firmware"`
+	Version        string      `json:"version"`
+	ELF            string      `json:"elf"`
+	ELFSHA256      string      `json:"elf_sha256"`
+	BuildID        string      `json:"build_id"`
+	Toolchain      string      `json:"toolchain"`
+	CC             string      `json:"cc"`
+	CFlags         string      `json:"cflags"`
+	LDFlags        string      `json:"ldflags"`
+	KATs           string      `json:"kat_vectors"`
+	Sections       SizeReport  `json:"size"`
+	CodeSize       []CodeGroup `json:"code_size"`
+	CodeSizeMethod string      `json:"code_size_method"`
+}
+
+// SizeReport is the Berkeley format of size(1): text includes read-only data.
+type SizeReport struct {
+	Text uint64 `json:"text"`
+	Data uint64 `json:"data"`
+	BSS  uint64 `json:"bss"`
+}
+
+// CodeGroup is the code and constant data attributed to one algorithm or part.
+type CodeGroup struct {
+	Group      string `json:"group"`
+	Code       uint64 `json:"code"`   // function bytes
+	ROData     uint64 `json:"rodata"` // read-only tables
+	Total      uint64 `json:"total"`
+	WithShared uint64 `json:"with_shared,omitempty"` // total plus the shared Keccak code it calls
+}
+
+var groups = []struct {
+	name   string
+	re     *regexp.Regexp
+	shared bool // uses the shared Keccak group
+}{
+	{"ML-KEM-512", regexp.MustCompile(`^mlkem512_`), true},
+	{"ML-KEM-768", regexp.MustCompile(`^mlkem768_`), true},
+	{"ML-KEM-1024", regexp.MustCompile(`^mlkem1024_`), true},
+	{"Keccak/SHA-3 (shared)", regexp.MustCompile(`^(keccak_|sha3_|shake)`), false},
+	{"SHA-2", regexp.MustCompile(`^(sha256|sha512)`), false},
+	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|k[0-9]+_|fw_kat_)`), false},
+}
+
+func main() {
+	var m Metadata
+	elfPath := flag.String("elf", "", "ELF file")
+	flag.StringVar(&m.Target, "target", "", "build target name")
+	flag.StringVar(&m.CC, "cc", "", "compiler command (its --version is recorded)")
+	flag.StringVar(&m.CFlags, "cflags", "", "compiler flags")
+	flag.StringVar(&m.LDFlags, "ldflags", "", "linker flags")
+	flag.StringVar(&m.KATs, "kats", "", "which known-answer vectors are embedded")
+	flag.StringVar(&m.Version, "version", "", "firmware version")
+	out := flag.String("o", "", "output JSON file")
+	flag.Parse()
+	if *elfPath == "" || *out == "" || m.Target == "" {
+		log.Fatal("fwmeta: -elf, -target and -o are required")
+	}
+	if err := run(&m, *elfPath, *out); err != nil {
+		log.Fatalf("fwmeta: %v", err)
+	}
+}
+
+func run(m *Metadata, elfPath, out string) error {
+	raw, err := os.ReadFile(elfPath)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(raw)
+	m.ELFSHA256 = hex.EncodeToString(sum[:])
+	m.ELF = filepath.Base(elfPath)
+	m.Firmware = "pqrepro-fw"
+	if m.CC != "" {
+		fields := strings.Fields(m.CC)
+		v, err := exec.Command(fields[0], append(fields[1:], "--version")...).Output()
+		if err != nil {
+			return fmt.Errorf("%s --version: %w", m.CC, err)
+		}
+		m.Toolchain = strings.TrimSpace(strings.SplitN(string(v), "\n", 2)[0])
+	}
+	f, err := elf.Open(elfPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if id, err := buildID(f); err == nil {
+		m.BuildID = id
+	} else {
+		return err
+	}
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		switch {
+		case s.Type == elf.SHT_NOBITS:
+			m.Sections.BSS += s.Size
+		case s.Flags&elf.SHF_WRITE != 0:
+			m.Sections.Data += s.Size
+		default:
+			m.Sections.Text += s.Size
+		}
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return fmt.Errorf("symbols: %w", err)
+	}
+	acc := make([]CodeGroup, len(groups)+1)
+	for i, g := range groups {
+		acc[i].Group = g.name
+	}
+	acc[len(groups)].Group = "other (core, port, libgcc)"
+	for _, s := range syms {
+		typ := elf.ST_TYPE(s.Info)
+		if s.Size == 0 || (typ != elf.STT_FUNC && typ != elf.STT_OBJECT) || int(s.Section) >= len(f.Sections) {
+			continue
+		}
+		sec := f.Sections[s.Section]
+		if sec.Flags&elf.SHF_ALLOC == 0 || sec.Flags&elf.SHF_WRITE != 0 || sec.Type == elf.SHT_NOBITS {
+			continue // RAM, not code size
+		}
+		idx := len(groups)
+		for i, g := range groups {
+			if g.re.MatchString(s.Name) {
+				idx = i
+				break
+			}
+		}
+		if typ == elf.STT_FUNC {
+			acc[idx].Code += s.Size
+		} else {
+			acc[idx].ROData += s.Size
+		}
+	}
+	var shared uint64
+	for i := range acc {
+		acc[i].Total = acc[i].Code + acc[i].ROData
+		if i < len(groups) && strings.HasPrefix(groups[i].name, "Keccak") {
+			shared = acc[i].Total
+		}
+	}
+	for i, g := range groups {
+		if g.shared {
+			acc[i].WithShared = acc[i].Total + shared
+		}
+	}
+	m.CodeSize = acc
+	m.CodeSizeMethod = "sum of ELF symbol sizes (functions and read-only objects) grouped by symbol prefix; " +
+		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM set calls"
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, append(b, '\n'), 0o644)
+}
+
+// buildID returns the GNU build-id note of f as hex.
+func buildID(f *elf.File) (string, error) {
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return "", fmt.Errorf("no .note.gnu.build-id section (link with --build-id)")
+	}
+	b, err := s.Data()
+	if err != nil {
+		return "", err
+	}
+	if len(b) < 16 {
+		return "", fmt.Errorf("short build-id note")
+	}
+	bo := f.ByteOrder
+	if bo == nil {
+		bo = binary.LittleEndian
+	}
+	namesz, descsz := bo.Uint32(b[0:4]), bo.Uint32(b[4:8])
+	off := 12 + int((namesz+3)&^3)
+	if off+int(descsz) > len(b) {
+		return "", fmt.Errorf("malformed build-id note")
+	}
+	return hex.EncodeToString(b[off : off+int(descsz)]), nil
+}

@@ -1,0 +1,276 @@
+// Command vecgen turns NIST's ACVP ML-KEM JSON files into the C known-answer
+// tables the firmware's SELFTEST runs, and adds hash vectors computed with
+// Go's standard library. Nothing in the output is computed by the firmware's
+// own code.
+//
+//	go run ./firmware/tools/vecgen -acvp ../shared/test-vectors/acvp -max 3 -o build/x/vectors.c
+//
+// -max limits the vectors per ACVP test group (0 keeps all); when a group
+// mixes outcomes (valid and modified ciphertexts, passing and failing key
+// checks) the kept vectors alternate between them.
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/sha3"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+type acvpFile struct {
+	VsID       int `json:"vsId"`
+	TestGroups []struct {
+		TgID         int    `json:"tgId"`
+		ParameterSet string `json:"parameterSet"`
+		Function     string `json:"function"`
+		Tests        []acvpTest
+	} `json:"testGroups"`
+}
+
+type acvpTest struct {
+	TcID       int    `json:"tcId"`
+	D          string `json:"d"`
+	Z          string `json:"z"`
+	EK         string `json:"ek"`
+	DK         string `json:"dk"`
+	C          string `json:"c"`
+	K          string `json:"k"`
+	M          string `json:"m"`
+	Reason     string `json:"reason"`
+	TestPassed *bool  `json:"testPassed"`
+}
+
+func main() {
+	dir := flag.String("acvp", "../shared/test-vectors/acvp", "ACVP vector directory")
+	max := flag.Int("max", 0, "vectors kept per ACVP test group (0 = all)")
+	out := flag.String("o", "vectors.c", "output C file")
+	flag.Parse()
+	if err := run(*dir, *max, *out); err != nil {
+		log.Fatalf("vecgen: %v", err)
+	}
+}
+
+func load(path string) (*acvpFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f acvpFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return &f, nil
+}
+
+// pick keeps at most max tests, alternating between outcomes.
+func pick(tests []acvpTest, max int) []acvpTest {
+	if max <= 0 || len(tests) <= max {
+		return tests
+	}
+	var order []string
+	by := map[string][]acvpTest{}
+	for _, t := range tests {
+		key := t.Reason
+		if t.TestPassed != nil {
+			key = fmt.Sprint(*t.TestPassed)
+		}
+		if _, ok := by[key]; !ok {
+			order = append(order, key)
+		}
+		by[key] = append(by[key], t)
+	}
+	var kept []acvpTest
+	for i := 0; len(kept) < max; i++ {
+		added := false
+		for _, k := range order {
+			if i < len(by[k]) && len(kept) < max {
+				kept = append(kept, by[k][i])
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return kept
+}
+
+type gen struct {
+	buf bytes.Buffer
+	n   int
+	err error
+}
+
+// bytesVar emits a byte array from hex and returns its name.
+func (g *gen) bytesVar(hexs string, want int) string {
+	b, err := hex.DecodeString(hexs)
+	if err != nil && g.err == nil {
+		g.err = err
+	}
+	if want > 0 && len(b) != want && g.err == nil {
+		g.err = fmt.Errorf("vector field has %d bytes, want %d", len(b), want)
+	}
+	return g.raw(b)
+}
+
+func (g *gen) raw(b []byte) string {
+	g.n++
+	name := fmt.Sprintf("v%d", g.n)
+	fmt.Fprintf(&g.buf, "static const uint8_t %s[%d] = {", name, max(len(b), 1))
+	for i, c := range b {
+		if i%24 == 0 {
+			g.buf.WriteString("\n\t")
+		}
+		fmt.Fprintf(&g.buf, "%d,", c)
+	}
+	if len(b) == 0 {
+		g.buf.WriteString("0")
+	}
+	g.buf.WriteString("\n};\n")
+	return name
+}
+
+var sizes = map[string]struct{ ek, dk, ct int }{
+	"ML-KEM-512":  {800, 1632, 768},
+	"ML-KEM-768":  {1184, 2400, 1088},
+	"ML-KEM-1024": {1568, 3168, 1568},
+}
+
+func run(dir string, max int, out string) error {
+	kg, err := load(filepath.Join(dir, "ML-KEM-keyGen-FIPS203", "internalProjection.json"))
+	if err != nil {
+		return err
+	}
+	ed, err := load(filepath.Join(dir, "ML-KEM-encapDecap-FIPS203", "internalProjection.json"))
+	if err != nil {
+		return err
+	}
+	g := &gen{}
+	type table struct{ keygen, encap, decap, ekc, dkc []string }
+	tables := map[string]*table{}
+	sets := []string{"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"}
+	for _, s := range sets {
+		tables[s] = &table{}
+	}
+	for _, grp := range kg.TestGroups {
+		t, sz := tables[grp.ParameterSet], sizes[grp.ParameterSet]
+		if t == nil {
+			return fmt.Errorf("keyGen group %d: unknown parameter set %q", grp.TgID, grp.ParameterSet)
+		}
+		for _, v := range pick(grp.Tests, max) {
+			t.keygen = append(t.keygen, fmt.Sprintf("{%d, %s, %s, %s, %s}", v.TcID,
+				g.bytesVar(v.D, 32), g.bytesVar(v.Z, 32), g.bytesVar(v.EK, sz.ek), g.bytesVar(v.DK, sz.dk)))
+		}
+	}
+	for _, grp := range ed.TestGroups {
+		t, sz := tables[grp.ParameterSet], sizes[grp.ParameterSet]
+		if t == nil {
+			return fmt.Errorf("encapDecap group %d: unknown parameter set %q", grp.TgID, grp.ParameterSet)
+		}
+		for _, v := range pick(grp.Tests, max) {
+			switch grp.Function {
+			case "encapsulation":
+				t.encap = append(t.encap, fmt.Sprintf("{%d, %s, %s, %s, %s}", v.TcID,
+					g.bytesVar(v.EK, sz.ek), g.bytesVar(v.M, 32), g.bytesVar(v.C, sz.ct), g.bytesVar(v.K, 32)))
+			case "decapsulation":
+				t.decap = append(t.decap, fmt.Sprintf("{%d, %s, %s, %s}", v.TcID,
+					g.bytesVar(v.DK, sz.dk), g.bytesVar(v.C, sz.ct), g.bytesVar(v.K, 32)))
+			case "encapsulationKeyCheck", "decapsulationKeyCheck":
+				if v.TestPassed == nil {
+					return fmt.Errorf("tcId %d: no testPassed", v.TcID)
+				}
+				pass := 0
+				if *v.TestPassed {
+					pass = 1
+				}
+				if grp.Function == "encapsulationKeyCheck" {
+					t.ekc = append(t.ekc, fmt.Sprintf("{%d, %d, %s}", v.TcID, pass, g.bytesVar(v.EK, sz.ek)))
+				} else {
+					t.dkc = append(t.dkc, fmt.Sprintf("{%d, %d, %s}", v.TcID, pass, g.bytesVar(v.DK, sz.dk)))
+				}
+			default:
+				return fmt.Errorf("group %d: unknown function %q", grp.TgID, grp.Function)
+			}
+		}
+	}
+	if g.err != nil {
+		return g.err
+	}
+
+	// Hash vectors: prefixes of one message, lengths around every block and
+	// rate boundary, digests from Go's standard library.
+	msg := make([]byte, 300)
+	for i := range msg {
+		msg[i] = byte(i*131 + 7)
+	}
+	msgVar := g.raw(msg)
+	lens := []int{0, 1, 3, 55, 56, 63, 64, 71, 72, 111, 112, 127, 128, 135, 136, 137, 167, 168, 169, 200, 300}
+	var hashes []string
+	add := func(alg string, md []byte, l int) {
+		hashes = append(hashes, fmt.Sprintf("{%q, %s, %d, %s, %d}", alg, msgVar, l, g.raw(md), len(md)))
+	}
+	for _, l := range lens {
+		d := sha256.Sum256(msg[:l])
+		add("SHA-256", d[:], l)
+	}
+	for _, l := range lens {
+		d := sha512.Sum512(msg[:l])
+		add("SHA-512", d[:], l)
+	}
+	for _, l := range lens {
+		d := sha3.Sum256(msg[:l])
+		add("SHA3-256", d[:], l)
+	}
+	for _, l := range lens {
+		d := sha3.Sum512(msg[:l])
+		add("SHA3-512", d[:], l)
+	}
+	for _, l := range lens {
+		add("SHAKE128", sha3.SumSHAKE128(msg[:l], 200), l)
+	}
+	for _, l := range lens {
+		add("SHAKE256", sha3.SumSHAKE256(msg[:l], 200), l)
+	}
+
+	var w bytes.Buffer
+	fmt.Fprintf(&w, "/* Generated by firmware/tools/vecgen; do not edit.\n"+
+		" * ML-KEM: NIST ACVP ML-KEM-keyGen-FIPS203 (vsId %d) and\n"+
+		" * ML-KEM-encapDecap-FIPS203 (vsId %d), internalProjection.json, max %d per group.\n"+
+		" * Hashes: Go standard library digests of prefixes of one message. */\n"+
+		"#include <stdint.h>\n#include \"vectors.h\"\n\n", kg.VsID, ed.VsID, max)
+	fmt.Fprintf(&w, "const char fw_kat_source[] = \"acvp-vs%d-vs%d\";\n\n", kg.VsID, ed.VsID)
+	w.Write(g.buf.Bytes())
+	list := func(typ, name string, items []string) string {
+		if len(items) == 0 {
+			return "0"
+		}
+		fmt.Fprintf(&w, "static const struct %s %s[] = {\n\t%s,\n};\n", typ, name, strings.Join(items, ",\n\t"))
+		return name
+	}
+	var kems []string
+	for i, s := range sets {
+		t := tables[s]
+		p := fmt.Sprintf("k%d_", i)
+		kems = append(kems, fmt.Sprintf("{%q, %s, %s, %s, %s, %s, %d, %d, %d, %d, %d}", s,
+			list("fw_kat_keygen", p+"keygen", t.keygen), list("fw_kat_encap", p+"encap", t.encap),
+			list("fw_kat_decap", p+"decap", t.decap), list("fw_kat_keycheck", p+"ekc", t.ekc),
+			list("fw_kat_keycheck", p+"dkc", t.dkc),
+			len(t.keygen), len(t.encap), len(t.decap), len(t.ekc), len(t.dkc)))
+	}
+	fmt.Fprintf(&w, "const struct fw_kat_kem fw_kat_kems[] = {\n\t%s,\n};\n", strings.Join(kems, ",\n\t"))
+	fmt.Fprintf(&w, "const unsigned int fw_n_kat_kems = %d;\n", len(kems))
+	fmt.Fprintf(&w, "const struct fw_kat_hash fw_kat_hashes[] = {\n\t%s,\n};\n", strings.Join(hashes, ",\n\t"))
+	fmt.Fprintf(&w, "const unsigned int fw_n_kat_hashes = %d;\n", len(hashes))
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(out, w.Bytes(), 0o644)
+}
