@@ -198,7 +198,9 @@ func ParseManifest(data []byte, source string) (*Manifest, error) {
 	v := &validator{root: doc}
 	v.unknownFields(doc, reflect.TypeOf(Manifest{}), "")
 	var m Manifest
+	decoded := true
 	if err := doc.Decode(&m); err != nil {
+		decoded = false
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			for _, e := range te.Errors {
@@ -208,7 +210,7 @@ func ParseManifest(data []byte, source string) (*Manifest, error) {
 			v.problems = append(v.problems, Problem{Line: yamlErrLine(err), Field: "(value)", Msg: cleanYAMLErr(err)})
 		}
 	}
-	if len(v.problems) == 0 {
+	if decoded {
 		m.applyDefaults()
 		v.check(&m)
 	}
@@ -510,6 +512,12 @@ func (v *validator) checkAlgorithms(kind string, s *Spec) {
 	if len(s.Operations) == 0 {
 		v.add("spec.operations", "list at least one operation")
 	}
+	known := true // an unknown algorithm is reported once, not again as an unused operation
+	for _, name := range s.Algorithms {
+		if _, ok := LookupAlgorithm(name); !ok && kind != KindKEMSigSequence {
+			known = false
+		}
+	}
 	for i, op := range s.Operations {
 		path := fmt.Sprintf("spec.operations[%d]", i)
 		if slices.Index(s.Operations, op) != i {
@@ -528,7 +536,7 @@ func (v *validator) checkAlgorithms(kind string, s *Spec) {
 				used = true
 			}
 		}
-		if !used {
+		if !used && known {
 			v.add(path, "no listed algorithm has operation %q (valid for %s: %s)", op, kind, strings.Join(validOps(kind), ", "))
 		}
 	}
