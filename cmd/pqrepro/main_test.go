@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
+		os.Exit(runner.ChildOp(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func pq(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// runOnce runs a small experiment into a fresh bundle directory and returns its path and
+// the key directory that signed it.
+func runOnce(t *testing.T, out string) (string, string) {
+	t.Helper()
+	keys := filepath.Join(t.TempDir(), "keys")
+	code, stdout, stderr := pq(t, "run", "paper001/mlkem", "--iterations", "3", "--keys", keys, "--out", out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"ML-KEM-768", "encaps", "COMPARISON with paper001", "C001-01", "bundle: " + out} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("run output lacks %q:\n%s", want, stdout)
+		}
+	}
+	return out, keys
+}
+
+func TestRunThenVerify(t *testing.T) {
+	dir, keys := runOnce(t, filepath.Join(t.TempDir(), "bundle"))
+	code, stdout, stderr := pq(t, "verify", dir, "--key", filepath.Join(keys, "runner.pub.json"))
+	if code != 0 || !strings.Contains(stdout, "VERIFIED") || !strings.Contains(stdout, "pinned key") {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	tgz, _ := runOnce(t, filepath.Join(t.TempDir(), "bundle.tar.gz"))
+	if code, stdout, stderr := pq(t, "verify", tgz); code != 0 {
+		t.Fatalf("verify tar.gz: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+func TestVerifyNamesWhatFailed(t *testing.T) {
+	orig, keys := runOnce(t, filepath.Join(t.TempDir(), "bundle"))
+	other := filepath.Join(t.TempDir(), "other")
+	if code, _, stderr := pq(t, "keys", "--keys", other); code != 0 {
+		t.Fatal(stderr)
+	}
+	copyBundle := func(t *testing.T) string {
+		dst := filepath.Join(t.TempDir(), "b")
+		b, err := artifacts.ReadBundle(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := artifacts.WriteDir(dst, b); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+	editFile := func(name string, f func([]byte) []byte) func(string) {
+		return func(dir string) {
+			p := filepath.Join(dir, name)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, f(b), 0o644)
+		}
+	}
+	flip := func(b []byte) []byte { b[len(b)/2] ^= 0x20; return b }
+	dropSig := func(keep string) func([]byte) []byte {
+		return func(b []byte) []byte {
+			var env map[string]any
+			json.Unmarshal(b, &env)
+			var sigs []any
+			for _, s := range env["signatures"].([]any) {
+				if strings.HasPrefix(s.(map[string]any)["keyid"].(string), keep) {
+					sigs = append(sigs, s)
+				}
+			}
+			env["signatures"] = sigs
+			out, _ := json.Marshal(env)
+			return out
+		}
+	}
+	tests := []struct {
+		name string
+		edit func(string)
+		key  string
+		want string
+	}{
+		{"manifest byte", editFile(artifacts.FileManifest, flip), "", artifacts.FileManifest},
+		{"result byte", editFile(artifacts.FileResult, flip), "", artifacts.FileResult},
+		{"samples byte", editFile(artifacts.FileSamples, flip), "", artifacts.FileSamples},
+		{"environment byte", editFile(artifacts.FileEnvironment, flip), "", artifacts.FileEnvironment},
+		{"log byte", editFile(artifacts.FileLog, flip), "", artifacts.FileLog},
+		{"attestation byte", editFile(artifacts.FileAttestation, flip), "", artifacts.FileAttestation},
+		{"removed ml-dsa signature", editFile(artifacts.FileAttestation, dropSig("ed25519")), "", "ml-dsa-65"},
+		{"removed ed25519 signature", editFile(artifacts.FileAttestation, dropSig("ml-dsa-65")), "", "ed25519"},
+		{"swapped key", func(string) {}, filepath.Join(other, "runner.pub.json"), "key"},
+		{"missing file", func(d string) { os.Remove(filepath.Join(d, artifacts.FileLog)) }, filepath.Join(keys, "runner.pub.json"), artifacts.FileLog},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyBundle(t)
+			tt.edit(dir)
+			args := []string{"verify", dir}
+			if tt.key != "" {
+				args = append(args, "--key", tt.key)
+			}
+			code, stdout, stderr := pq(t, args...)
+			if code == 0 {
+				t.Fatalf("tampered bundle verified:\n%s", stdout)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Fatalf("error does not name %q: %s", tt.want, stderr)
+			}
+		})
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("apiVersion: pqrepro/v1\nkind: kem-bench\nmetadata: {paper: t, name: t}\nspec:\n  algorithms: [ML-KEM-999]\n  operations: [keygen]\n  iterations: 1\n  seed: s\n"), 0o644)
+	code, _, stderr := pq(t, "run", bad, "--keys", t.TempDir())
+	if code != 1 || !strings.Contains(stderr, "line 5") || !strings.Contains(stderr, "ML-KEM-768") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := pq(t, "run", "paper001/nope"); code != 1 || !strings.Contains(stderr, "paper001/mlkem") {
+		t.Fatalf("unknown experiment: exit %d: %s", code, stderr)
+	}
+	if code, _, _ := pq(t, "frobnicate"); code != 2 {
+		t.Fatalf("unknown command exit %d", code)
+	}
+}
+
+func TestListShowsExperiments(t *testing.T) {
+	code, out, _ := pq(t, "list")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	for _, want := range []string{"paper001/mlkem", "paper001/sequence", "paper002/signatures-process", "paper003"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %s", want)
+		}
+	}
+}
+
+func TestKeysFileMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "k")
+	if code, out, _ := pq(t, "keys", "--keys", dir); code != 0 || !strings.Contains(out, "created") {
+		t.Fatalf("keys: %d %s", code, out)
+	}
+	st, err := os.Stat(filepath.Join(dir, artifacts.IdentityKeyFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("private key mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	if code, out, _ := pq(t, "keys", "--keys", dir); code != 0 || !strings.Contains(out, "existing") {
+		t.Fatalf("second keys: %d %s", code, out)
+	}
+}
