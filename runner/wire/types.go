@@ -1,0 +1,211 @@
+package wire
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Hello is the board's description of itself, as its firmware reports it.
+type Hello struct {
+	Proto    int    // protocol version
+	Firmware string // firmware name, e.g. "pqrepro-fw"
+	Version  string // firmware version
+	// BuildID is the linker's build-id of the running image (hex). The
+	// build's metadata.json maps it to the ELF's SHA-256.
+	BuildID string
+	Board   string // port name, e.g. "qemu-riscv32-virt"
+	Chip    string // core, e.g. "cortex-m4"
+	ClockHz uint64 // nominal core clock; 0 when the board reports none
+	// Counter and Unit say what a sample's Count is: e.g. minstret counting
+	// instructions. Emulated instruction counts are not cycles.
+	Counter    string
+	Unit       string
+	Resolution uint64 // the counter advances in steps of this many units
+	Stack      string // how stack use is measured ("paint")
+	RNG        string // the firmware's random source, e.g. "shake256-drbg"
+	Seeded     bool   // whether SEED has been called since boot
+	Algorithms []string
+	Operations []string
+	MaxLine    int
+	Frame      Frame // the HELLO frame as received
+}
+
+func parseHello(f Frame) (Hello, error) {
+	h := Hello{Frame: f}
+	get := func(k string) string { v, _ := f.Get(k); return v }
+	num := func(k string, required bool) (uint64, error) {
+		if _, ok := f.Get(k); !ok && !required {
+			return 0, nil
+		}
+		return f.Uint(k)
+	}
+	p, err := num("proto", true)
+	if err != nil {
+		return h, err
+	}
+	h.Proto = int(p)
+	h.Firmware, h.Version, h.BuildID = get("fw"), get("ver"), get("build_id")
+	h.Board, h.Chip = get("board"), get("chip")
+	if h.ClockHz, err = num("clock_hz", false); err != nil {
+		return h, err
+	}
+	h.Counter, h.Unit = get("counter"), get("unit")
+	if h.Resolution, err = num("resolution", false); err != nil {
+		return h, err
+	}
+	h.Stack, h.RNG = get("stack"), get("rng")
+	h.Seeded = get("seeded") == "1"
+	if a := get("algs"); a != "" {
+		h.Algorithms = strings.Split(a, ",")
+	}
+	if o := get("ops"); o != "" {
+		h.Operations = strings.Split(o, ",")
+	}
+	ml, err := num("max_line", false)
+	if err != nil {
+		return h, err
+	}
+	h.MaxLine = int(ml)
+	if h.Board == "" || h.Counter == "" || h.Unit == "" {
+		return h, fmt.Errorf("%w: HELLO lacks board, counter or unit", ErrProtocol)
+	}
+	return h, nil
+}
+
+// BenchRequest asks the firmware to time one operation.
+type BenchRequest struct {
+	Algorithm  string // as listed in Hello.Algorithms, e.g. "ML-KEM-768"
+	Operation  string // keygen, encaps or decaps
+	Iterations int    // timed iterations, 1..100000
+	Warmup     int    // untimed iterations first, 0..1000
+}
+
+// Validate checks the request before it is sent.
+func (r BenchRequest) Validate() error {
+	if r.Algorithm == "" || !validValue(r.Algorithm) {
+		return fmt.Errorf("wire: bench: invalid algorithm %q", r.Algorithm)
+	}
+	if r.Operation == "" || !validValue(r.Operation) {
+		return fmt.Errorf("wire: bench: invalid operation %q", r.Operation)
+	}
+	if r.Iterations < 1 || r.Iterations > 100000 {
+		return fmt.Errorf("wire: bench: iterations %d out of 1..100000", r.Iterations)
+	}
+	if r.Warmup < 0 || r.Warmup > 1000 {
+		return fmt.Errorf("wire: bench: warmup %d out of 0..1000", r.Warmup)
+	}
+	return nil
+}
+
+// Sample is one timed iteration. The firmware checks every operation's
+// output before reporting it (decapsulation must give back the secret that
+// encapsulation produced); a failed check is OK=false with a Reason.
+type Sample struct {
+	Index      int    // 0-based among timed iterations
+	Count      uint64 // counter difference across the one call, in Hello.Unit
+	StackBytes uint32 // stack high-water mark of the call, from painting
+	OK         bool
+	Reason     string // when !OK: rc, mismatch, check-encaps, check-decaps, setup
+}
+
+func parseSample(f Frame) (Sample, error) {
+	var s Sample
+	i, err := f.Uint("i")
+	if err != nil {
+		return s, err
+	}
+	s.Index = int(i)
+	if s.Count, err = f.Uint("count"); err != nil {
+		return s, err
+	}
+	st, err := f.Uint("stack")
+	if err != nil {
+		return s, err
+	}
+	s.StackBytes = uint32(st)
+	ok, err := f.Uint("ok")
+	if err != nil {
+		return s, err
+	}
+	s.OK = ok == 1
+	s.Reason, _ = f.Get("reason")
+	return s, nil
+}
+
+// Summary is the firmware's own tally of a BENCH; the runner computes its
+// statistics from the samples, this is a cross-check.
+type Summary struct {
+	N, OK, Fail int
+	Min, Max    uint64 // over successful samples; 0 when none succeeded
+	StackMax    uint32
+}
+
+func parseSummary(f Frame) (Summary, error) {
+	var s Summary
+	vals := map[string]uint64{}
+	for _, k := range []string{"n", "ok", "fail"} {
+		v, err := f.Uint(k)
+		if err != nil {
+			return s, err
+		}
+		vals[k] = v
+	}
+	s.N, s.OK, s.Fail = int(vals["n"]), int(vals["ok"]), int(vals["fail"])
+	if s.OK > 0 {
+		var err error
+		if s.Min, err = f.Uint("min"); err != nil {
+			return s, err
+		}
+		if s.Max, err = f.Uint("max"); err != nil {
+			return s, err
+		}
+		st, err := f.Uint("stack_max")
+		if err != nil {
+			return s, err
+		}
+		s.StackMax = uint32(st)
+	}
+	return s, nil
+}
+
+// SelfTestGroup is the outcome of one group of known-answer vectors.
+type SelfTestGroup struct {
+	Algorithm string // e.g. "ML-KEM-768", "SHA3-256"
+	Function  string // ACVP function (keyGen, encapsulation, ...) or "hash"
+	Pass      int
+	Fail      int
+	FirstFail string // ACVP tcId (or index) of the first failure, when Fail > 0
+}
+
+// SelfTestResult is the outcome of SELFTEST.
+type SelfTestResult struct {
+	Pass, Fail int
+	Source     string // where the embedded vectors came from
+	Groups     []SelfTestGroup
+}
+
+func parseGroup(f Frame) (SelfTestGroup, error) {
+	var g SelfTestGroup
+	g.Algorithm, _ = f.Get("alg")
+	g.Function, _ = f.Get("fn")
+	p, err := f.Uint("pass")
+	if err != nil {
+		return g, err
+	}
+	fl, err := f.Uint("fail")
+	if err != nil {
+		return g, err
+	}
+	g.Pass, g.Fail = int(p), int(fl)
+	if g.Fail > 0 {
+		ff, _ := f.Get("first_fail")
+		g.FirstFail = ff
+	}
+	return g, nil
+}
+
+// String formats a group as "ML-KEM-768/keyGen 4/4".
+func (g SelfTestGroup) String() string {
+	return g.Algorithm + "/" + g.Function + " " + strconv.Itoa(g.Pass) + "/" + strconv.Itoa(g.Pass+g.Fail)
+}
