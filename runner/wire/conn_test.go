@@ -1,0 +1,317 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fault decides what the far side receives for one line: nil drops it, and
+// it may return the line changed or extra lines around it.
+type fault func(line string) []string
+
+// faultLine carries lines from src to dst through f. It is the "cable"
+// between the runner and the real firmware in these tests.
+func faultLine(dst io.WriteCloser, src io.Reader, f fault) {
+	defer dst.Close()
+	r := bufio.NewReader(src)
+	for {
+		l, err := r.ReadString('\n')
+		if l != "" {
+			out := []string{l}
+			if f != nil {
+				out = f(strings.TrimSuffix(l, "\n"))
+				for i := range out {
+					out[i] += "\n"
+				}
+			}
+			for _, o := range out {
+				if _, werr := io.WriteString(dst, o); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// firstTime applies f only to the first transmission of each frame, so
+// that the frames the firmware sends again get through.
+func firstTime(f func(seq int, line string) []string) fault {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	return func(line string) []string {
+		fr, err := Decode([]byte(line))
+		if err != nil {
+			return []string{line}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[int(fr.Seq)] {
+			return []string{line}
+		}
+		seen[int(fr.Seq)] = true
+		return f(int(fr.Seq), line)
+	}
+}
+
+func corrupt(line string) string {
+	b := []byte(line)
+	i := strings.IndexByte(line, ':') + 2
+	b[i] ^= 0x20
+	return string(b)
+}
+
+// logBuffer is a goroutine-safe log sink.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type rw struct {
+	io.Reader
+	io.Writer
+}
+
+// startHost runs the host firmware with toBoard and fromBoard faults on the
+// two directions of the line and returns a Conn to it.
+func startHost(t *testing.T, toBoard, fromBoard fault, opts Options) (*Conn, *logBuffer) {
+	t.Helper()
+	cmd := exec.Command(hostFirmware(t))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reqR, reqW := io.Pipe()
+	respR, respW := io.Pipe()
+	go faultLine(stdin, reqR, toBoard)
+	go faultLine(respW, stdout, fromBoard)
+	log := &logBuffer{}
+	opts.Log = log
+	c := NewConn(rw{respR, reqW}, opts)
+	t.Cleanup(func() {
+		reqW.Close()
+		respR.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("conversation:\n%s", log.String())
+		}
+	})
+	return c, log
+}
+
+func TestConnHostFirmware(t *testing.T) {
+	noise := func(line string) []string {
+		return []string{"\x00\xffboot noise", "@@ no frame here", "garbage without newline " + line, "* 12345678"}
+	}
+	tests := []struct {
+		name      string
+		toBoard   fault
+		fromBoard fault
+		wantLog   string // must appear in the log
+	}{
+		{name: "clean"},
+		{name: "noise", fromBoard: noise, wantLog: "< @@ no frame here"},
+		{name: "corrupt every third frame", fromBoard: firstTime(func(seq int, line string) []string {
+			if seq%3 == 0 {
+				return []string{corrupt(line)}
+			}
+			return []string{line}
+		}), wantLog: "RESEND"},
+		{name: "drop every fourth frame", fromBoard: firstTime(func(seq int, line string) []string {
+			if seq%4 == 1 {
+				return nil
+			}
+			return []string{line}
+		}), wantLog: "RESEND"},
+		{name: "drop the last frame of each answer", fromBoard: firstTime(func(seq int, line string) []string {
+			if strings.Contains(line, ":SUMMARY:") || strings.Contains(line, ":SELFTEST:") || strings.Contains(line, ":SEED:") {
+				return nil
+			}
+			return []string{line}
+		}), wantLog: "RESEND"},
+		{name: "corrupt every request once", toBoard: firstTime(func(seq int, line string) []string {
+			if strings.Contains(line, ":RESEND:") {
+				return []string{line}
+			}
+			return []string{corrupt(line)}
+		}), wantLog: "code=badframe"},
+	}
+	var refStack []uint32
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, log := startHost(t, tt.toBoard, tt.fromBoard, Options{RetryInterval: 200 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+
+			h, err := c.Hello(ctx)
+			if err != nil {
+				t.Fatalf("Hello: %v", err)
+			}
+			if h.Board != "host" || h.Unit != "ns" || h.Proto != ProtocolVersion || len(h.BuildID) != 40 {
+				t.Fatalf("Hello = %+v", h)
+			}
+			if strings.Join(h.Algorithms, ",") != "ML-KEM-512,ML-KEM-768,ML-KEM-1024" {
+				t.Fatalf("algorithms = %v", h.Algorithms)
+			}
+			if err := c.Seed(ctx, []byte("pqrepro test seed")); err != nil {
+				t.Fatalf("Seed: %v", err)
+			}
+			st, err := c.SelfTest(ctx)
+			if err != nil {
+				t.Fatalf("SelfTest: %v", err)
+			}
+			// The host build embeds every ACVP vector: 75 keyGen, 75
+			// encapsulation, 30 decapsulation, 60 key checks, plus 126 hash vectors.
+			if st.Fail != 0 || st.Pass != 366 || len(st.Groups) != 21 {
+				t.Fatalf("SelfTest = %+v", st)
+			}
+			var samples []Sample
+			sum, err := c.Bench(ctx, BenchRequest{Algorithm: "ML-KEM-512", Operation: "decaps", Iterations: 6, Warmup: 1},
+				func(s Sample) { samples = append(samples, s) })
+			if err != nil {
+				t.Fatalf("Bench: %v", err)
+			}
+			if len(samples) != 6 || sum.N != 6 || sum.OK != 6 || sum.Fail != 0 {
+				t.Fatalf("Bench: %d samples, summary %+v", len(samples), sum)
+			}
+			var stacks []uint32
+			for i, s := range samples {
+				if s.Index != i || !s.OK || s.Count == 0 || s.StackBytes < 1024 || s.StackBytes > 64*1024 {
+					t.Fatalf("sample %d = %+v", i, s)
+				}
+				stacks = append(stacks, s.StackBytes)
+			}
+			// Stack use is deterministic, so it must not depend on the line's faults.
+			if refStack == nil {
+				refStack = stacks
+			} else if !equalU32(stacks, refStack) {
+				t.Fatalf("stack high-water marks %v differ from the clean run's %v", stacks, refStack)
+			}
+			if tt.wantLog != "" && !strings.Contains(log.String(), tt.wantLog) {
+				t.Fatalf("log lacks %q", tt.wantLog)
+			}
+		})
+	}
+}
+
+func equalU32(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConnSilence(t *testing.T) {
+	tests := []struct {
+		name     string
+		deadline time.Duration // 0: no ctx deadline, rely on SilenceTimeout
+		silence  time.Duration
+	}{
+		{"context deadline", 1500 * time.Millisecond, time.Minute},
+		{"silence timeout", 0, 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mute atomic.Bool
+			c, log := startHost(t, nil, func(line string) []string {
+				if mute.Load() {
+					return nil
+				}
+				return []string{line}
+			}, Options{RetryInterval: 200 * time.Millisecond, SilenceTimeout: tt.silence})
+			ctx := context.Background()
+			if _, err := c.Hello(ctx); err != nil {
+				t.Fatalf("Hello: %v", err)
+			}
+			mute.Store(true) // the board goes silent
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			start := time.Now()
+			_, err := c.Bench(ctx, BenchRequest{Algorithm: "ML-KEM-768", Operation: "keygen", Iterations: 2}, nil)
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("Bench on a silent board: err = %v, want ErrTimeout", err)
+			}
+			if el := time.Since(start); el > 5*time.Second {
+				t.Fatalf("gave up after %v", el)
+			}
+			// The runner kept asking, and the log kept what was said.
+			if !strings.Contains(log.String(), "> @") || strings.Count(log.String(), ":RESEND:")+strings.Count(log.String(), ":BENCH:") < 3 {
+				t.Fatalf("log does not show the retries:\n%s", log.String())
+			}
+		})
+	}
+}
+
+func TestConnDeviceErrors(t *testing.T) {
+	c, _ := startHost(t, nil, nil, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		req  BenchRequest
+		code string
+	}{
+		{BenchRequest{Algorithm: "ML-KEM-999", Operation: "keygen", Iterations: 1}, "unsupported"},
+		{BenchRequest{Algorithm: "ML-KEM-768", Operation: "sign", Iterations: 1}, "unsupported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.req.Algorithm+"/"+tt.req.Operation, func(t *testing.T) {
+			_, err := c.Bench(ctx, tt.req, nil)
+			var de *DeviceError
+			if !errors.As(err, &de) || de.Code != tt.code {
+				t.Fatalf("err = %v, want firmware error %s", err, tt.code)
+			}
+		})
+	}
+	// The conversation goes on after an error.
+	if _, err := c.Bench(ctx, BenchRequest{Algorithm: "ML-KEM-768", Operation: "encaps", Iterations: 1}, nil); err != nil {
+		t.Fatalf("Bench after errors: %v", err)
+	}
+	if err := (BenchRequest{Algorithm: "ML-KEM-768", Operation: "keygen", Iterations: 0}).Validate(); err == nil {
+		t.Fatal("Validate accepted 0 iterations")
+	}
+	if err := c.Seed(ctx, make([]byte, MaxSeedLen+1)); err == nil {
+		t.Fatal("Seed accepted an over-long seed")
+	}
+}

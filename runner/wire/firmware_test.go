@@ -1,0 +1,53 @@
+package wire
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// repoFirmware is the firmware directory, relative to this package.
+const repoFirmware = "../../firmware"
+
+var (
+	buildMu  sync.Mutex
+	buildErr = map[string]error{}
+	buildOut = map[string]string{}
+)
+
+// buildFirmware runs `make <target>` in firmware/ once per test binary and
+// returns the directory holding the target's outputs. It skips the test when
+// the tools the target needs are not installed.
+func buildFirmware(t *testing.T, target string, tools ...string) string {
+	t.Helper()
+	for _, tool := range append([]string{"make", "go"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: cannot build firmware target %s", tool, target)
+		}
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if _, done := buildErr[target]; !done {
+		var out bytes.Buffer
+		cmd := exec.Command("make", "-C", repoFirmware, target)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		buildErr[target] = cmd.Run()
+		buildOut[target] = out.String()
+	}
+	if err := buildErr[target]; err != nil {
+		t.Fatalf("make %s: %v\n%s", target, err, buildOut[target])
+	}
+	dir, err := filepath.Abs(filepath.Join(repoFirmware, "build", target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// hostFirmware builds the host port and returns its executable.
+func hostFirmware(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(buildFirmware(t, "host", "cc"), "pqrepro-fw")
+}
