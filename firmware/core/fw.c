@@ -138,6 +138,7 @@ static void bench_run_job(void *arg)
 {
 	struct bench_job *j = arg;
 	uint64_t t0, t1;
+	plat_counter_align();
 	t0 = plat_counter();
 	switch (j->op) {
 	case OP_KEYGEN:

@@ -41,6 +41,11 @@ void plat_write(const char *s, size_t n);
 void plat_idle(void);
 /* plat_counter returns the free-running counter in fw_board_info.unit. */
 uint64_t plat_counter(void);
+/* plat_counter_align is called just before the counter is read at the start
+ * of a measurement. A port whose counter is coarser than one unit restarts
+ * its phase here, so that a count depends only on the instructions measured,
+ * not on how long the firmware waited for input before (a no-op elsewhere). */
+void plat_counter_align(void);
 /* plat_stack_run calls fn(arg) on a stack painted with a known pattern and
  * returns how many bytes of it fn (and the call into it) touched. */
 uint32_t plat_stack_run(void (*fn)(void *), void *arg);

@@ -57,6 +57,8 @@ void plat_idle(void)
 	poll(&p, 1, 100);
 }
 
+void plat_counter_align(void) {}
+
 uint64_t plat_counter(void)
 {
 	struct timespec ts;

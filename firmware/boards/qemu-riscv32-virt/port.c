@@ -43,6 +43,8 @@ void plat_write(const char *s, size_t n)
 
 void plat_idle(void) {}
 
+void plat_counter_align(void) {}
+
 uint64_t plat_counter(void)
 {
 	uint32_t hi, lo, hi2;

@@ -1,0 +1,281 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// qemuBoard is how to start one emulated board.
+type qemuBoard struct {
+	target string
+	qemu   string
+	args   []string
+	cc     string
+}
+
+var qemuBoards = []qemuBoard{
+	{"qemu-mps2-an386", "qemu-system-arm", []string{"-M", "mps2-an386"}, "arm-none-eabi-gcc"},
+	{"qemu-riscv32-virt", "qemu-system-riscv32", []string{"-M", "virt", "-bios", "none"}, "riscv64-unknown-elf-gcc"},
+}
+
+// qemuSession is one running QEMU with the firmware's UART on a pty.
+type qemuSession struct {
+	cmd  *exec.Cmd
+	pty  *os.File
+	conn *Conn
+	log  *logBuffer
+}
+
+var ptyRE = regexp.MustCompile(`char device redirected to (/dev/pts/[0-9]+)`)
+
+// startQEMU boots elf the way the runner's QEMU driver does: paused (-S),
+// the UART on a pty and a QMP socket; it opens the pty first and only then
+// resumes the machine over QMP, so no byte the firmware sends is lost.
+func startQEMU(t *testing.T, b qemuBoard, elf string) *qemuSession {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "qmp.sock")
+	args := append(append([]string{}, b.args...),
+		"-S", "-display", "none", "-monitor", "none", "-serial", "pty",
+		"-qmp", "unix:"+sock+",server=on,wait=off",
+		"-icount", "shift=0", "-kernel", elf)
+	cmd := exec.Command(b.qemu, args...)
+	// QEMU names the pty on stdout; errors go to stderr. Read both.
+	out, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	err = cmd.Start()
+	outW.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &qemuSession{cmd: cmd, log: &logBuffer{}}
+	t.Cleanup(func() {
+		if s.conn != nil {
+			s.conn.Close()
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s conversation:\n%s", b.target, s.log.String())
+		}
+	})
+
+	ptyc := make(chan string, 1)
+	go func() {
+		defer out.Close()
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := ptyRE.FindStringSubmatch(sc.Text()); m != nil {
+				ptyc <- m[1]
+			}
+			s.log.Write([]byte("qemu: " + sc.Text() + "\n"))
+		}
+	}()
+	var ptyPath string
+	select {
+	case ptyPath = <-ptyc:
+	case <-time.After(10 * time.Second):
+		t.Fatal("QEMU did not report its pty")
+	}
+	f, err := os.OpenFile(ptyPath, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rawErr error
+	rc.Control(func(fd uintptr) { _, rawErr = term.MakeRaw(int(fd)) })
+	if rawErr != nil {
+		t.Fatalf("raw mode on %s: %v", ptyPath, rawErr)
+	}
+	s.pty = f
+	s.conn = NewConn(f, Options{Log: s.log, RetryInterval: 500 * time.Millisecond})
+
+	if err := qmpCont(sock); err != nil {
+		t.Fatalf("QMP: %v", err)
+	}
+	return s
+}
+
+// qmpCont resumes the paused machine over QMP.
+func qmpCont(sock string) error {
+	var c net.Conn
+	var err error
+	for i := 0; i < 100; i++ {
+		if c, err = net.Dial("unix", sock); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	dec := json.NewDecoder(c)
+	var msg map[string]any
+	if err := dec.Decode(&msg); err != nil { // greeting
+		return err
+	}
+	for _, cmd := range []string{"qmp_capabilities", "cont"} {
+		if _, err := fmt.Fprintf(c, `{"execute":%q}`+"\n", cmd); err != nil {
+			return err
+		}
+		for {
+			msg = nil
+			if err := dec.Decode(&msg); err != nil {
+				return err
+			}
+			if _, ok := msg["return"]; ok {
+				break
+			}
+			if e, ok := msg["error"]; ok {
+				return fmt.Errorf("%s: %v", cmd, e)
+			}
+		}
+	}
+	return nil
+}
+
+func qemuTools(t *testing.T, b qemuBoard) {
+	t.Helper()
+	for _, tool := range []string{b.qemu, b.cc} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make firmware installs it)", tool)
+		}
+	}
+}
+
+// benchCounts runs a short ML-KEM-768 benchmark and returns every count.
+func benchCounts(ctx context.Context, t *testing.T, c *Conn) []uint64 {
+	t.Helper()
+	var counts []uint64
+	for _, op := range []string{"keygen", "encaps", "decaps"} {
+		req := BenchRequest{Algorithm: "ML-KEM-768", Operation: op, Iterations: 5, Warmup: 1}
+		_, err := c.Bench(ctx, req, func(s Sample) {
+			if !s.OK {
+				t.Errorf("%s sample %d failed: %s", op, s.Index, s.Reason)
+			}
+			counts = append(counts, s.Count, uint64(s.StackBytes))
+		})
+		if err != nil {
+			t.Fatalf("Bench %s: %v", op, err)
+		}
+	}
+	return counts
+}
+
+// TestQEMUBoards boots each emulated board twice, checks HELLO and the
+// on-board ACVP self-test, and checks that a seeded ML-KEM-768 benchmark
+// gives identical instruction counts and stack marks in both runs.
+func TestQEMUBoards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU")
+	}
+	for _, b := range qemuBoards {
+		t.Run(b.target, func(t *testing.T) {
+			qemuTools(t, b)
+			dir := buildFirmware(t, b.target, b.cc)
+			elf := filepath.Join(dir, "pqrepro-fw.elf")
+			var meta struct {
+				BuildID string `json:"build_id"`
+			}
+			if raw, err := os.ReadFile(filepath.Join(dir, "metadata.json")); err != nil {
+				t.Fatal(err)
+			} else if err := json.Unmarshal(raw, &meta); err != nil {
+				t.Fatal(err)
+			}
+			var runs [][]uint64
+			for run := 0; run < 2; run++ {
+				s := startQEMU(t, b, elf)
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				h, err := s.conn.Hello(ctx)
+				if err != nil {
+					cancel()
+					t.Fatalf("Hello: %v", err)
+				}
+				if h.Board != b.target || h.Unit != "instructions" || h.BuildID != meta.BuildID {
+					t.Fatalf("Hello = %+v, metadata build_id %s", h, meta.BuildID)
+				}
+				st, err := s.conn.SelfTest(ctx)
+				if err != nil {
+					cancel()
+					t.Fatalf("SelfTest: %v", err)
+				}
+				if st.Fail != 0 || st.Pass < 100 {
+					t.Fatalf("SelfTest = %+v", st)
+				}
+				if err := s.conn.Seed(ctx, []byte("qemu repeatability")); err != nil {
+					cancel()
+					t.Fatalf("Seed: %v", err)
+				}
+				runs = append(runs, benchCounts(ctx, t, s.conn))
+				cancel()
+				s.conn.Close()
+				s.cmd.Process.Kill()
+				s.cmd.Wait()
+			}
+			if fmt.Sprint(runs[0]) != fmt.Sprint(runs[1]) {
+				t.Fatalf("counts differ between two runs:\n%v\n%v", runs[0], runs[1])
+			}
+			t.Logf("%s: ML-KEM-768 (count, stack) pairs identical in two runs: %v", b.target, runs[0])
+		})
+	}
+}
+
+// TestQEMUReport prints instructions per operation for every ML-KEM set on
+// every emulated board. It runs only with PQREPRO_QEMU_REPORT=1.
+func TestQEMUReport(t *testing.T) {
+	if os.Getenv("PQREPRO_QEMU_REPORT") != "1" {
+		t.Skip("set PQREPRO_QEMU_REPORT=1 to print the full ML-KEM table")
+	}
+	for _, b := range qemuBoards {
+		t.Run(b.target, func(t *testing.T) {
+			qemuTools(t, b)
+			dir := buildFirmware(t, b.target, b.cc)
+			s := startQEMU(t, b, filepath.Join(dir, "pqrepro-fw.elf"))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			if _, err := s.conn.Hello(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.conn.Seed(ctx, []byte("report")); err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			start := time.Now()
+			for _, alg := range []string{"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"} {
+				for _, op := range []string{"keygen", "encaps", "decaps"} {
+					var counts []uint64
+					sum, err := s.conn.Bench(ctx, BenchRequest{Algorithm: alg, Operation: op, Iterations: 7, Warmup: 1},
+						func(x Sample) { counts = append(counts, x.Count) })
+					if err != nil || sum.Fail != 0 {
+						t.Fatalf("%s %s: %v %+v", alg, op, err, sum)
+					}
+					sort.Slice(counts, func(i, j int) bool { return counts[i] < counts[j] })
+					rows = append(rows, fmt.Sprintf("%-12s %-7s median %9d  min %9d  max %9d  stack %6d",
+						alg, op, counts[len(counts)/2], sum.Min, sum.Max, sum.StackMax))
+				}
+			}
+			t.Logf("%s (instructions, n=7 after 1 warm-up, wall %v):\n%s", b.target,
+				time.Since(start).Round(time.Millisecond), strings.Join(rows, "\n"))
+		})
+	}
+}
