@@ -12,43 +12,136 @@ static const uint64_t keccak_rc[24] = {
 	0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL,
 };
 
-/* Rotation offsets r[x + 5y]. */
-static const uint8_t keccak_rho[25] = {
-	0, 1, 62, 28, 27, 36, 44, 6, 55, 20, 3, 10, 43,
-	25, 39, 41, 45, 15, 21, 8, 18, 2, 61, 56, 14,
-};
+/* ROL64 rotates left by a constant; a rotation by 0 is the identity. */
+#define ROL64(v, n) ((n) == 0 ? (v) : (((v) << ((n) & 63)) | ((v) >> ((64 - (n)) & 63))))
 
-static uint64_t rol64(uint64_t v, unsigned int n)
-{
-	return n == 0 ? v : (v << n) | (v >> (64 - n));
-}
-
+/* keccak_f1600 is the permutation written out lane by lane (lane (x, y) is
+ * s[x + 5y]): theta, rho and pi fused into one pass, then chi and iota. The
+ * rotation offsets are those of FIPS 202, Table 2. */
 void keccak_f1600(uint64_t s[25])
 {
-	uint64_t b[25], c[5], d;
-	unsigned int round, x, y;
+	uint64_t a00, a01, a02, a03, a04, a05, a06, a07, a08, a09, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24;
+	uint64_t b00, b01, b02, b03, b04, b05, b06, b07, b08, b09, b10, b11, b12, b13, b14, b15, b16, b17, b18, b19, b20, b21, b22, b23, b24;
+	uint64_t c0, c1, c2, c3, c4, d0, d1, d2, d3, d4;
+	unsigned int round;
 
+	a00 = s[0];
+	a01 = s[1];
+	a02 = s[2];
+	a03 = s[3];
+	a04 = s[4];
+	a05 = s[5];
+	a06 = s[6];
+	a07 = s[7];
+	a08 = s[8];
+	a09 = s[9];
+	a10 = s[10];
+	a11 = s[11];
+	a12 = s[12];
+	a13 = s[13];
+	a14 = s[14];
+	a15 = s[15];
+	a16 = s[16];
+	a17 = s[17];
+	a18 = s[18];
+	a19 = s[19];
+	a20 = s[20];
+	a21 = s[21];
+	a22 = s[22];
+	a23 = s[23];
+	a24 = s[24];
 	for (round = 0; round < 24; round++) {
 		/* theta */
-		for (x = 0; x < 5; x++)
-			c[x] = s[x] ^ s[x + 5] ^ s[x + 10] ^ s[x + 15] ^ s[x + 20];
-		for (x = 0; x < 5; x++) {
-			d = c[(x + 4) % 5] ^ rol64(c[(x + 1) % 5], 1);
-			for (y = 0; y < 25; y += 5)
-				s[x + y] ^= d;
-		}
-		/* rho and pi: B[y, 2x+3y] = rot(A[x, y]) */
-		for (y = 0; y < 5; y++)
-			for (x = 0; x < 5; x++)
-				b[y + 5 * ((2 * x + 3 * y) % 5)] =
-					rol64(s[x + 5 * y], keccak_rho[x + 5 * y]);
+		c0 = a00 ^ a05 ^ a10 ^ a15 ^ a20;
+		c1 = a01 ^ a06 ^ a11 ^ a16 ^ a21;
+		c2 = a02 ^ a07 ^ a12 ^ a17 ^ a22;
+		c3 = a03 ^ a08 ^ a13 ^ a18 ^ a23;
+		c4 = a04 ^ a09 ^ a14 ^ a19 ^ a24;
+		d0 = c4 ^ ROL64(c1, 1);
+		d1 = c0 ^ ROL64(c2, 1);
+		d2 = c1 ^ ROL64(c3, 1);
+		d3 = c2 ^ ROL64(c4, 1);
+		d4 = c3 ^ ROL64(c0, 1);
+		/* theta applied, rho and pi: B[y, 2x+3y] = rot(A[x, y] ^ D[x]) */
+		b00 = ROL64(a00 ^ d0, 0);
+		b10 = ROL64(a01 ^ d1, 1);
+		b20 = ROL64(a02 ^ d2, 62);
+		b05 = ROL64(a03 ^ d3, 28);
+		b15 = ROL64(a04 ^ d4, 27);
+		b16 = ROL64(a05 ^ d0, 36);
+		b01 = ROL64(a06 ^ d1, 44);
+		b11 = ROL64(a07 ^ d2, 6);
+		b21 = ROL64(a08 ^ d3, 55);
+		b06 = ROL64(a09 ^ d4, 20);
+		b07 = ROL64(a10 ^ d0, 3);
+		b17 = ROL64(a11 ^ d1, 10);
+		b02 = ROL64(a12 ^ d2, 43);
+		b12 = ROL64(a13 ^ d3, 25);
+		b22 = ROL64(a14 ^ d4, 39);
+		b23 = ROL64(a15 ^ d0, 41);
+		b08 = ROL64(a16 ^ d1, 45);
+		b18 = ROL64(a17 ^ d2, 15);
+		b03 = ROL64(a18 ^ d3, 21);
+		b13 = ROL64(a19 ^ d4, 8);
+		b14 = ROL64(a20 ^ d0, 18);
+		b24 = ROL64(a21 ^ d1, 2);
+		b09 = ROL64(a22 ^ d2, 61);
+		b19 = ROL64(a23 ^ d3, 56);
+		b04 = ROL64(a24 ^ d4, 14);
 		/* chi */
-		for (y = 0; y < 25; y += 5)
-			for (x = 0; x < 5; x++)
-				s[x + y] = b[x + y] ^ (~b[(x + 1) % 5 + y] & b[(x + 2) % 5 + y]);
+		a00 = b00 ^ (~b01 & b02);
+		a01 = b01 ^ (~b02 & b03);
+		a02 = b02 ^ (~b03 & b04);
+		a03 = b03 ^ (~b04 & b00);
+		a04 = b04 ^ (~b00 & b01);
+		a05 = b05 ^ (~b06 & b07);
+		a06 = b06 ^ (~b07 & b08);
+		a07 = b07 ^ (~b08 & b09);
+		a08 = b08 ^ (~b09 & b05);
+		a09 = b09 ^ (~b05 & b06);
+		a10 = b10 ^ (~b11 & b12);
+		a11 = b11 ^ (~b12 & b13);
+		a12 = b12 ^ (~b13 & b14);
+		a13 = b13 ^ (~b14 & b10);
+		a14 = b14 ^ (~b10 & b11);
+		a15 = b15 ^ (~b16 & b17);
+		a16 = b16 ^ (~b17 & b18);
+		a17 = b17 ^ (~b18 & b19);
+		a18 = b18 ^ (~b19 & b15);
+		a19 = b19 ^ (~b15 & b16);
+		a20 = b20 ^ (~b21 & b22);
+		a21 = b21 ^ (~b22 & b23);
+		a22 = b22 ^ (~b23 & b24);
+		a23 = b23 ^ (~b24 & b20);
+		a24 = b24 ^ (~b20 & b21);
 		/* iota */
-		s[0] ^= keccak_rc[round];
+		a00 ^= keccak_rc[round];
 	}
+	s[0] = a00;
+	s[1] = a01;
+	s[2] = a02;
+	s[3] = a03;
+	s[4] = a04;
+	s[5] = a05;
+	s[6] = a06;
+	s[7] = a07;
+	s[8] = a08;
+	s[9] = a09;
+	s[10] = a10;
+	s[11] = a11;
+	s[12] = a12;
+	s[13] = a13;
+	s[14] = a14;
+	s[15] = a15;
+	s[16] = a16;
+	s[17] = a17;
+	s[18] = a18;
+	s[19] = a19;
+	s[20] = a20;
+	s[21] = a21;
+	s[22] = a22;
+	s[23] = a23;
+	s[24] = a24;
 }
 
 void keccak_init(keccak_ctx *c, unsigned int rate)
