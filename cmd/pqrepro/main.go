@@ -38,6 +38,9 @@ Usage:
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
   pqrepro keys [--keys DIR]             create or show this runner's signing identity
+  pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
+                                        run the portal (and a local runner with the host board)
+  pqrepro runner --portal URL --token T run a runner agent attached to a portal
 
 Environment: PQREPRO_KEYS (identity directory), PQREPRO_RUNS (default bundle folder).
 `
@@ -69,6 +72,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdVerify(args[1:], stdout)
 	case "keys":
 		err = cmdKeys(args[1:], stdout)
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
+	case "runner":
+		err = cmdRunner(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

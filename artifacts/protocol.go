@@ -1,0 +1,100 @@
+package artifacts
+
+import "time"
+
+// The runner protocol's wire types (JSON over HTTP under /api/v1). Both the portal (server)
+// and the runner agent (client) use them, so they live in the contract package.
+
+// ProtocolHeaderLease carries the lease id on requests whose body is not JSON (log chunks,
+// bundle uploads).
+const ProtocolHeaderLease = "X-Pqrepro-Lease"
+
+// BoardInfo is one board a runner offers, as reported at enrolment.
+type BoardInfo struct {
+	// Name is the board's name in the runner's hardware map ("host").
+	Name string `json:"name"`
+	// Class is the board class jobs ask for ("host", "qemu-mps2-an386", "esp32c6").
+	Class string `json:"class"`
+	// Driver is host, qemu or serial.
+	Driver string `json:"driver"`
+	// Available is false when the board is known but cannot run now; Reason says why.
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// EnrolRequest registers a runner with an enrolment token and its public keys.
+type EnrolRequest struct {
+	Token      string      `json:"token"`
+	Name       string      `json:"name"`
+	Version    string      `json:"version"`
+	PublicKeys PublicKeys  `json:"publicKeys"`
+	Boards     []BoardInfo `json:"boards"`
+}
+
+// EnrolResponse gives the runner its id and the bearer token for every later call.
+type EnrolResponse struct {
+	RunnerID    int64  `json:"runnerId"`
+	RunnerToken string `json:"runnerToken"`
+	// LeaseSeconds is how long a lease lasts without a heartbeat.
+	LeaseSeconds int `json:"leaseSeconds"`
+}
+
+// Lease is a job handed to a runner until ExpiresAt unless extended by heartbeats.
+type Lease struct {
+	JobID   int64  `json:"jobId"`
+	LeaseID string `json:"leaseId"`
+	Attempt int    `json:"attempt"`
+	// Experiment is <paper>/<name>; Manifest the exact manifest YAML to run.
+	Experiment string `json:"experiment"`
+	Manifest   string `json:"manifest"`
+	// ManifestID is the manifest's identity; the bundle must carry the same.
+	ManifestID string `json:"manifestId"`
+	// BoardClass is the board class the job must run on.
+	BoardClass string `json:"boardClass"`
+	// Firmware is the digest of the firmware build to flash, "" when none; FirmwareURL
+	// downloads it (relative to the portal).
+	Firmware     string    `json:"firmware,omitempty"`
+	FirmwareURL  string    `json:"firmwareUrl,omitempty"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+	LeaseSeconds int       `json:"leaseSeconds"`
+}
+
+// Progress is what a runner reports with each heartbeat.
+type Progress struct {
+	CellsDone  int    `json:"cellsDone"`
+	CellsTotal int    `json:"cellsTotal"`
+	Current    string `json:"current,omitempty"`
+	Iteration  int    `json:"iteration"`
+	Requested  int    `json:"requested"`
+}
+
+// HeartbeatRequest extends a lease and reports progress.
+type HeartbeatRequest struct {
+	LeaseID  string   `json:"leaseId"`
+	Progress Progress `json:"progress"`
+}
+
+// HeartbeatResponse says until when the lease now holds.
+type HeartbeatResponse struct {
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// FailRequest ends a lease with a failure; Log holds the run's log when it was not streamed.
+type FailRequest struct {
+	LeaseID string `json:"leaseId"`
+	Reason  string `json:"reason"`
+	Log     string `json:"log,omitempty"`
+}
+
+// CompleteResponse names the published run.
+type CompleteResponse struct {
+	RunID int64  `json:"runId"`
+	URL   string `json:"url"`
+}
+
+// ProtocolError is the body of every error response under /api/v1.
+type ProtocolError struct {
+	// Kind is invalid, not found, conflict, unauthorized, forbidden, too large or internal.
+	Kind  string `json:"kind"`
+	Error string `json:"error"`
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal"
+	"pqrepro/runner"
+)
+
+// serveConfig builds the portal's Config: defaults, then flags, then PQREPRO_* environment.
+func serveConfig(args []string, stderr io.Writer) (portal.Config, error) {
+	cfg := portal.DefaultConfig()
+	cfg.Version = buildVersion()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
+	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database, blobs, local runner identity)")
+	noLocal := fs.Bool("no-local-runner", false, "do not start the in-process runner with the host board")
+	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
+	fs.Int64Var(&cfg.MaxBundleBytes, "max-bundle-bytes", cfg.MaxBundleBytes, "largest accepted bundle upload")
+	fs.Int64Var(&cfg.MaxFirmwareBytes, "max-firmware-bytes", cfg.MaxFirmwareBytes, "largest accepted firmware upload")
+	if err := fs.Parse(args); err != nil {
+		return cfg, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return cfg, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	cfg.LocalRunner = !*noLocal
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	env := func(name, flagName string, apply func(string) error) error {
+		if v, ok := os.LookupEnv(name); ok && !set[flagName] {
+			if err := apply(v); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return nil
+	}
+	errs := []error{
+		env("PQREPRO_ADDR", "addr", func(v string) error { cfg.Addr = v; return nil }),
+		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
+		env("PQREPRO_NO_LOCAL_RUNNER", "no-local-runner", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			cfg.LocalRunner = !b
+			return err
+		}),
+		env("PQREPRO_LEASE", "lease", func(v string) error {
+			d, err := time.ParseDuration(v)
+			cfg.LeaseDuration = d
+			return err
+		}),
+		env("PQREPRO_ADMIN_TOKEN", "", func(v string) error { cfg.AdminToken = v; return nil }),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, usageError{err.Error()}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err.Error()}
+	}
+	return cfg, nil
+}
+
+// cmdServe runs the portal, and the local runner unless --no-local-runner. The local runner
+// is the same agent as `pqrepro runner`, talking HTTP to the portal's own listener.
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := serveConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := portal.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	base := "http://" + loopback(ln.Addr())
+	abs, _ := filepath.Abs(cfg.DataDir)
+	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs,
+		filepath.Join(abs, "portal.db"), filepath.Join(abs, "blobs"))
+	tok, err := srv.SetupAdmin(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	switch {
+	case tok != "":
+		fmt.Fprintf(stdout, "first start: sign in as administrator at %s/signin with this token (shown once; only its hash is stored):\n  %s\n", base, tok)
+	case cfg.AdminToken != "":
+		fmt.Fprintf(stdout, "administrator token: from PQREPRO_ADMIN_TOKEN\n")
+	default:
+		fmt.Fprintf(stdout, "administrator: token as printed on first start (set PQREPRO_ADMIN_TOKEN to replace it)\n")
+	}
+	errc := make(chan error, 2)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { errc <- srv.Serve(ctx, ln) }()
+	if cfg.LocalRunner {
+		id, created, err := artifacts.LoadOrCreateIdentity(filepath.Join(cfg.DataDir, "local-runner"))
+		if err != nil {
+			cancel()
+			<-errc
+			return err
+		}
+		if created {
+			log.Info("created the local runner's identity", "keys", id.Public().Fingerprint())
+		}
+		enrol, err := srv.CreateEnrolToken(ctx, "local runner")
+		if err != nil {
+			cancel()
+			<-errc
+			return err
+		}
+		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, Name: "local runner", Identity: id,
+			Boards: runner.HostBoards(""), Version: cfg.Version, Log: log.With("component", "local-runner")}
+		go func() {
+			if err := agent.Run(ctx); err != nil {
+				log.Error("local runner stopped", "err", err)
+			}
+		}()
+		fmt.Fprintf(stdout, "local runner %s attached with board host\n", id.Public().Fingerprint())
+	}
+	err = <-errc
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// loopback turns a listener address into one a local client can dial.
+func loopback(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip := tcp.IP
+	if ip == nil || ip.IsUnspecified() {
+		if ip.To4() == nil && ip != nil {
+			return net.JoinHostPort("::1", strconv.Itoa(tcp.Port))
+		}
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
+}

@@ -1,0 +1,440 @@
+package portal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+)
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": s.cfg.Version})
+}
+
+func bindJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fault.Wrap(fault.Invalid, err, "malformed JSON body: %s", err.Error())
+	}
+	return nil
+}
+
+func pathID(c echo.Context, name string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimSuffix(c.Param(name), ".json"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fault.New(fault.NotFound, "no such %s", name)
+	}
+	return id, nil
+}
+
+func runnerOf(c echo.Context) sqlite.Runner { return c.Get("runner").(sqlite.Runner) }
+
+// apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest.
+func (s *Server) apiEnrol(c echo.Context) error {
+	var req artifacts.EnrolRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := req.PublicKeys.Validate(); err != nil {
+		return fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	if req.Name == "" || len(req.Name) > 100 || len(req.Boards) > 64 {
+		return fault.New(fault.Invalid, "a runner needs a name (at most 100 characters) and at most 64 boards")
+	}
+	for _, b := range req.Boards {
+		if b.Class == "" || b.Name == "" {
+			return fault.New(fault.Invalid, "every board needs a name and a class")
+		}
+	}
+	tok := newToken("pqr")
+	id, err := s.store.Enrol(c.Request().Context(), hashToken(req.Token), req.Name, req.Version, req.PublicKeys, req.Boards, hashToken(tok))
+	if err != nil {
+		return err
+	}
+	s.log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards))
+	return c.JSON(http.StatusOK, artifacts.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())})
+}
+
+// apiLease hands out the next job for the runner's available boards, waiting up to ?wait=
+// seconds (long poll); 204 when none arrived in time.
+func (s *Server) apiLease(c echo.Context) error {
+	r := runnerOf(c)
+	var classes []string
+	for _, b := range r.Boards {
+		if b.Available {
+			classes = append(classes, b.Class)
+		}
+	}
+	wait := s.cfg.LongPoll
+	if w := c.QueryParam("wait"); w != "" {
+		secs, err := strconv.ParseFloat(w, 64)
+		if err != nil || secs < 0 {
+			return fault.New(fault.Invalid, "wait must be a number of seconds")
+		}
+		wait = min(time.Duration(secs*float64(time.Second)), s.cfg.LongPoll)
+	}
+	ctx := c.Request().Context()
+	deadline := time.Now().Add(wait)
+	poll := min(max(s.cfg.LeaseDuration/4, 100*time.Millisecond), 2*time.Second)
+	for {
+		woken := s.queue.wait()
+		leaseID := newToken("lease")
+		j, err := s.store.LeaseJob(ctx, r.ID, classes, leaseID, time.Now().Add(s.cfg.LeaseDuration))
+		if err == nil {
+			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
+			l := artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
+				ManifestID: j.ManifestID, BoardClass: j.BoardClass, Firmware: j.Firmware, ExpiresAt: j.LeaseExpires,
+				LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())}
+			if j.Firmware != "" {
+				l.FirmwareURL = "/firmware/" + j.Firmware + "?download=1"
+			}
+			return c.JSON(http.StatusOK, l)
+		}
+		if !fault.Is(err, fault.NotFound) {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return c.NoContent(http.StatusNoContent)
+		}
+		t := time.NewTimer(min(left, poll))
+		select {
+		case <-woken:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return c.NoContent(http.StatusNoContent)
+		}
+		t.Stop()
+	}
+}
+
+func (s *Server) apiHeartbeat(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req artifacts.HeartbeatRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	exp := time.Now().Add(s.cfg.LeaseDuration)
+	if err := s.store.Heartbeat(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, exp, req.Progress); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, artifacts.HeartbeatResponse{ExpiresAt: exp.UTC()})
+}
+
+// apiLog stores log chunk :index of the current attempt; the body is the text.
+func (s *Server) apiLog(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	idx, err := strconv.Atoi(c.Param("index"))
+	if err != nil || idx < 0 || idx >= 1000000000 {
+		return fault.New(fault.Invalid, "log chunk index must be a number from 0")
+	}
+	data, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "read log chunk")
+	}
+	if err := s.store.AppendLog(c.Request().Context(), id, runnerOf(c).ID, c.Request().Header.Get(artifacts.ProtocolHeaderLease), idx, string(data)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) apiFail(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req artifacts.FailRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	reason := strings.TrimSpace(req.Reason)
+	if reason == "" {
+		reason = "the runner gave no reason"
+	}
+	if len(reason) > 2000 {
+		reason = reason[:2000]
+	}
+	if err := s.store.FailJob(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, reason, req.Log); err != nil {
+		return err
+	}
+	s.log.Info("job failed", "job", id, "runner", runnerOf(c).ID, "reason", reason)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// apiComplete takes the signed bundle (.tar.gz body) for a held lease, verifies it against
+// the runner's registered keys and publishes it.
+func (s *Server) apiComplete(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r := runnerOf(c)
+	leaseID := c.Request().Header.Get(artifacts.ProtocolHeaderLease)
+	j, err := s.store.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	if j.State != sqlite.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
+		return fault.New(fault.Conflict, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
+	}
+	data, err := readLimited(c.Request().Body, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return err
+	}
+	b, err := s.readBundle(data)
+	if err != nil {
+		return err
+	}
+	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)})
+}
+
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fault.Wrap(fault.Invalid, err, "read upload")
+	}
+	if int64(len(data)) > max {
+		return nil, fault.New(fault.TooLarge, "the upload is larger than the limit of %s", bytesHuman(max))
+	}
+	return data, nil
+}
+
+// submitCommunity verifies a community bundle: it must verify, and be signed by keys the
+// submitter registered; then it is published with origin community.
+func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte) (int64, error) {
+	b, err := s.readBundle(data)
+	if err != nil {
+		return 0, err
+	}
+	v, err := artifacts.Verify(b, nil)
+	if err != nil {
+		return 0, verifyRefusal(err)
+	}
+	k, err := s.store.SubmitterKeyByFingerprint(ctx, v.KeyFingerprint)
+	if err != nil {
+		if fault.Is(err, fault.NotFound) {
+			return 0, fault.New(fault.Invalid, "unknown key: the bundle is signed by %s, which is not registered; register your runner's public keys first", v.KeyFingerprint)
+		}
+		return 0, err
+	}
+	if k.UserID != u.ID {
+		return 0, fault.New(fault.Invalid, "unknown key: %s is registered to another account", v.KeyFingerprint)
+	}
+	return s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.Name})
+}
+
+// apiSubmit is the community submission endpoint for tools: the bearer token is the
+// submitter's account token, the body the .tar.gz bundle.
+func (s *Server) apiSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
+	tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return fault.New(fault.Unauthorized, "missing submitter token")
+	}
+	u, err := s.store.UserByToken(ctx, hashToken(tok))
+	if err != nil {
+		if fault.Is(err, fault.NotFound) {
+			return fault.New(fault.Unauthorized, "unknown submitter token")
+		}
+		return err
+	}
+	data, err := readLimited(c.Request().Body, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return err
+	}
+	id, err := s.submitCommunity(ctx, u, data)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id)})
+}
+
+// apiRunJSON is a run as the public API serves it.
+type apiRunJSON struct {
+	ID          int64                 `json:"id"`
+	URL         string                `json:"url"`
+	Experiment  string                `json:"experiment"`
+	Paper       string                `json:"paper"`
+	ManifestID  string                `json:"manifestId"`
+	Board       string                `json:"board"`
+	Level       string                `json:"level"`
+	Origin      string                `json:"origin"`
+	Signer      string                `json:"signer"`
+	Bundle      string                `json:"bundle"`
+	Firmware    string                `json:"firmware,omitempty"`
+	StartedAt   time.Time             `json:"startedAt"`
+	FinishedAt  time.Time             `json:"finishedAt"`
+	PublishedAt time.Time             `json:"publishedAt"`
+	CellsOK     int                   `json:"cellsOk"`
+	CellsTotal  int                   `json:"cellsTotal"`
+	Cells       []artifacts.Cell      `json:"cells,omitempty"`
+	Comparison  json.RawMessage       `json:"comparison,omitempty"`
+	Environment json.RawMessage       `json:"environment,omitempty"`
+	Claims      []sqlite.ClaimVerdict `json:"claims,omitempty"`
+}
+
+func runJSON(r sqlite.Run) apiRunJSON {
+	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID,
+		Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, PublishedAt: r.PublishedAt, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal}
+}
+
+func (s *Server) apiRuns(c echo.Context) error {
+	limit, _ := strconv.Atoi(c.QueryParam("limit"))
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	runs, err := s.store.Runs(c.Request().Context(), sqlite.RunFilter{Experiment: c.QueryParam("experiment"), Paper: c.QueryParam("paper"),
+		BoardClass: c.QueryParam("board"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	out := make([]apiRunJSON, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, runJSON(r))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiRun(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := s.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	out := runJSON(r)
+	if out.Cells, err = s.store.Cells(ctx, id); err != nil {
+		return err
+	}
+	if out.Claims, err = s.store.ClaimVerdicts(ctx, "", id); err != nil {
+		return err
+	}
+	out.Comparison, out.Environment = json.RawMessage(r.Report), json.RawMessage(r.Environment)
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiPapers(c echo.Context) error {
+	type exp struct {
+		Ref, Kind, Method, Title string
+		Cells                    int
+	}
+	type paper struct {
+		ID, Title, Citation string
+		Experiments         []exp
+		Claims              int
+		References          int
+	}
+	var out []paper
+	for _, p := range s.catalog.Papers {
+		pp := paper{ID: p.ID, Title: p.Title, Citation: p.Citation, Claims: len(p.Claims), References: len(p.Reference), Experiments: []exp{}}
+		for _, m := range p.Manifests {
+			pp.Experiments = append(pp.Experiments, exp{m.Ref(), m.Kind, m.Spec.Method, m.Metadata.Title, len(m.Cells())})
+		}
+		out = append(out, pp)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// runCSV serves a run's cells as CSV.
+func (s *Server) runCSV(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := s.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	cells, err := s.store.Cells(ctx, id)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	w := newCSV(&buf)
+	w.Write([]string{"run", "experiment", "board", "level", "origin", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error"})
+	for _, cl := range cells {
+		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, r.Level, r.Origin, cl.Algorithm, cl.Operation, cl.Status, cl.Unit}
+		if st := cl.Stats; st != nil {
+			row = append(row, strconv.Itoa(st.N), ff(st.Min), ff(st.P25), ff(st.Median), ff(st.P75), ff(st.Max), ff(st.Mean), ff(st.Stddev), cl.Error)
+		} else {
+			row = append(row, "0", "", "", "", "", "", "", "", cl.Error)
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="run-%d.csv"`, id))
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// runBundle serves the signed bundle exactly as it was uploaded.
+func (s *Server) runBundle(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	r, err := s.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	rc, err := s.blobs.Open(c.Request().Context(), r.Bundle)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="run-%d.tar.gz"`, id))
+	return c.Stream(http.StatusOK, "application/gzip", rc)
+}
+
+// runResultJSON serves result.json from the stored bundle.
+func (s *Server) runResultJSON(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	r, err := s.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	rc, err := s.blobs.Open(c.Request().Context(), r.Bundle)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	b, err := artifacts.ReadTarGz(rc, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return fmt.Errorf("read stored bundle of run %d: %w", id, err)
+	}
+	return c.Blob(http.StatusOK, "application/json", b.Files[artifacts.FileResult])
+}

@@ -1,0 +1,139 @@
+package portal
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+const sessionCookie = "pqrepro_session"
+
+// loadUser puts the signed-in user, if any, into the request context as "user".
+func (s *Server) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if ck, err := c.Cookie(sessionCookie); err == nil && ck.Value != "" {
+			if u, err := s.store.UserBySession(c.Request().Context(), hashToken(ck.Value)); err == nil {
+				c.Set("user", u)
+			}
+		}
+		return next(c)
+	}
+}
+
+func currentUser(c echo.Context) (sqlite.User, bool) {
+	u, ok := c.Get("user").(sqlite.User)
+	return u, ok
+}
+
+func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := currentUser(c); !ok {
+			return fault.New(fault.Unauthorized, "sign in first: starting re-runs, uploading firmware and submitting need an account")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, ok := currentUser(c)
+		if !ok {
+			return c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(c.Request().URL.Path))
+		}
+		if u.Role != sqlite.RoleAdmin {
+			return fault.New(fault.Forbidden, "only the administrator can do this")
+		}
+		return next(c)
+	}
+}
+
+// requireRunner authenticates a runner by its bearer token and puts it in the context.
+func (s *Server) requireRunner(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		if !ok || tok == "" {
+			return fault.New(fault.Unauthorized, "missing runner token")
+		}
+		r, err := s.store.RunnerByToken(c.Request().Context(), hashToken(tok))
+		if err != nil {
+			if fault.Is(err, fault.NotFound) {
+				return fault.New(fault.Unauthorized, "unknown runner token: enrol again")
+			}
+			return err
+		}
+		if err := s.store.TouchRunner(c.Request().Context(), r.ID); err != nil {
+			s.log.Warn("record runner seen", "runner", r.ID, "err", err)
+		}
+		c.Set("runner", r)
+		return next(c)
+	}
+}
+
+// page builds the layout's view model for the request.
+func (s *Server) page(c echo.Context, title string) templates.Page {
+	p := templates.Page{Title: title, Path: url.QueryEscape(c.Request().URL.RequestURI())}
+	if u, ok := currentUser(c); ok {
+		p.User, p.Admin = u.Name, u.Role == sqlite.RoleAdmin
+	}
+	p.CSRF, _ = c.Get("csrf").(string)
+	switch c.QueryParam("flash") {
+	case "signed-in":
+		p.Flash, p.FlashKind = "Signed in.", "ok"
+	case "keys":
+		p.Flash, p.FlashKind = "Keys registered.", "ok"
+	case "firmware":
+		p.Flash, p.FlashKind = "Firmware stored.", "ok"
+	}
+	return p
+}
+
+func (s *Server) signinPage(c echo.Context) error {
+	return s.render(c, http.StatusOK, templates.SigninPage(templates.SigninView{Page: s.page(c, "Sign in"), Next: safeNext(c.QueryParam("next"))}))
+}
+
+func (s *Server) signin(c echo.Context) error {
+	ctx := c.Request().Context()
+	next := safeNext(c.FormValue("next"))
+	u, err := s.store.UserByToken(ctx, hashToken(strings.TrimSpace(c.FormValue("token"))))
+	if err != nil {
+		if fault.Is(err, fault.NotFound) {
+			v := templates.SigninView{Page: s.page(c, "Sign in"), Next: next, Error: "That token is not valid."}
+			return s.render(c, http.StatusUnauthorized, templates.SigninPage(v))
+		}
+		return err
+	}
+	tok := newToken("pqs")
+	if err := s.store.CreateSession(ctx, hashToken(tok), u.ID, time.Now().Add(s.cfg.SessionTTL)); err != nil {
+		return err
+	}
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: c.Scheme() == "https", MaxAge: int(s.cfg.SessionTTL.Seconds())})
+	sep := "?"
+	if strings.Contains(next, "?") {
+		sep = "&"
+	}
+	return c.Redirect(http.StatusSeeOther, next+sep+"flash=signed-in")
+}
+
+func (s *Server) signout(c echo.Context) error {
+	if ck, err := c.Cookie(sessionCookie); err == nil {
+		s.store.DeleteSession(c.Request().Context(), hashToken(ck.Value))
+	}
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// safeNext keeps redirects on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+		return "/"
+	}
+	return next
+}

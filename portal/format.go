@@ -1,0 +1,75 @@
+package portal
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// human renders a value in its unit; nanoseconds get a readable time unit.
+func human(v float64, unit string) string {
+	switch unit {
+	case artifacts.UnitNanoseconds:
+		switch a := math.Abs(v); {
+		case a >= 1e9:
+			return fmt.Sprintf("%.3f s", v/1e9)
+		case a >= 1e6:
+			return fmt.Sprintf("%.3f ms", v/1e6)
+		case a >= 1e3:
+			return fmt.Sprintf("%.2f µs", v/1e3)
+		}
+		return fmt.Sprintf("%.0f ns", v)
+	case "B":
+		return fmt.Sprintf("%.0f B", v)
+	case "":
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	if math.Abs(v) >= 1e6 {
+		return fmt.Sprintf("%.4g %s", v, unit)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+// unitTitle names what a unit measures, for leaderboard and plot headings.
+func unitTitle(unit string) string {
+	switch unit {
+	case artifacts.UnitNanoseconds:
+		return "time per operation"
+	case artifacts.UnitInstructions:
+		return "emulated retired instructions per operation (not cycles)"
+	case artifacts.UnitCycles:
+		return "cycles per operation"
+	case artifacts.UnitMicroseconds:
+		return "microseconds per operation (board timer)"
+	case "B":
+		return "heap bytes per operation"
+	}
+	return unit
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func bytesHuman(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func shortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
+}

@@ -1,0 +1,152 @@
+package portal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"pqrepro/artifacts"
+	"pqrepro/compare"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+)
+
+// incoming is a signed bundle arriving from a runner (with its job and lease) or from a
+// community member (with their name).
+type incoming struct {
+	// Data is the .tar.gz as uploaded; it is stored only once everything has verified.
+	Data []byte
+	// Keys are the keys the bundle must be signed with: the runner's or the submitter's.
+	Keys      artifacts.PublicKeys
+	Origin    string
+	RunnerID  int64
+	Submitter string
+	Job       *sqlite.Job
+	LeaseID   string
+}
+
+// readBundle unpacks an uploaded archive; anything unreadable is refused as malformed.
+func (s *Server) readBundle(data []byte) (*artifacts.Bundle, error) {
+	b, err := artifacts.ReadTarGz(bytes.NewReader(data), s.cfg.MaxBundleBytes)
+	if err != nil {
+		return nil, fault.Wrap(fault.Invalid, err, "malformed archive: %s", publicText(err))
+	}
+	return b, nil
+}
+
+// publicText returns an error's text when it describes the user's own upload (bundle and
+// verification errors), else a generic phrase.
+func publicText(err error) string {
+	var be *artifacts.BundleError
+	var ve *artifacts.VerifyError
+	if errors.As(err, &be) || errors.As(err, &ve) {
+		return err.Error()
+	}
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return msg
+}
+
+// verifyRefusal turns a verification failure into the reason shown to the uploader.
+func verifyRefusal(err error) error {
+	var ve *artifacts.VerifyError
+	if errors.As(err, &ve) {
+		switch ve.Kind {
+		case artifacts.VerifyKindDigest:
+			return fault.Wrap(fault.Invalid, err, "digest mismatch: %s", ve.Error())
+		case artifacts.VerifyKindSignature:
+			return fault.Wrap(fault.Invalid, err, "bad signature: %s", ve.Error())
+		case artifacts.VerifyKindKey:
+			return fault.Wrap(fault.Invalid, err, "unknown key: the bundle is not signed with the registered keys (%s)", ve.Error())
+		}
+		return fault.Wrap(fault.Invalid, err, "malformed bundle: %s", ve.Error())
+	}
+	return fault.Wrap(fault.Invalid, err, "bundle refused")
+}
+
+// publish verifies a bundle against in.Keys, checks it against its job, compares it with
+// its paper, stores the archive by digest and publishes the run with its cells and claim
+// verdicts in one transaction. Nothing is stored when any step fails.
+func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) (int64, error) {
+	v, err := artifacts.Verify(b, &in.Keys)
+	if err != nil {
+		return 0, verifyRefusal(err)
+	}
+	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
+	if err != nil {
+		return 0, fault.Wrap(fault.Invalid, err, "malformed result.json: %s", publicText(err))
+	}
+	m, err := artifacts.ParseManifest(b.Files[artifacts.FileManifest], artifacts.FileManifest)
+	if err != nil {
+		return 0, fault.Wrap(fault.Invalid, err, "malformed manifest.yaml: %s", publicText(err))
+	}
+	if m.ID() != res.ManifestID || m.Ref() != res.Experiment {
+		return 0, fault.New(fault.Invalid, "digest mismatch: result.json names manifest %s (%s) but the bundle's manifest is %s (%s)",
+			shortDigest(res.ManifestID), res.Experiment, shortDigest(m.ID()), m.Ref())
+	}
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
+		return 0, fault.Wrap(fault.Invalid, err, "malformed environment.json")
+	}
+	level := v.Statement.Predicate.Assurance.Level
+	if level != res.Assurance || env.Board.Class != res.Board {
+		return 0, fault.New(fault.Invalid, "inconsistent bundle: attestation says %s, result says %s on %s, environment says board %s",
+			level, res.Assurance, res.Board, env.Board.Class)
+	}
+	if j := in.Job; j != nil {
+		if res.Experiment != j.Experiment || res.ManifestID != j.ManifestID || res.Board != j.BoardClass {
+			return 0, fault.New(fault.Invalid, "the bundle does not answer job %d: it ran %s (%s) on %s, the job asked for %s (%s) on %s",
+				j.ID, res.Experiment, shortDigest(res.ManifestID), res.Board, j.Experiment, shortDigest(j.ManifestID), j.BoardClass)
+		}
+	}
+	paperID := m.Spec.Reference.Dataset
+	if paperID == "" {
+		paperID = m.Metadata.Paper
+	}
+	var rep compare.Report
+	var verdicts []sqlite.ClaimVerdict
+	if p, ok := s.catalog.Paper(paperID); ok {
+		rep = compare.Compare(res, m, p)
+		for _, cr := range rep.Claims {
+			verdicts = append(verdicts, sqlite.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason})
+		}
+	} else {
+		rep = compare.Report{Dataset: paperID, Board: res.Board}
+	}
+	repJSON, err := json.Marshal(rep)
+	if err != nil {
+		return 0, fmt.Errorf("encode report: %w", err)
+	}
+	checksJSON, _ := json.Marshal(v.Checked)
+	digest, size, err := s.blobs.Put(ctx, bytes.NewReader(in.Data), s.cfg.MaxBundleBytes)
+	if err != nil {
+		return 0, err
+	}
+	ok := 0
+	for _, c := range res.Cells {
+		if c.Status == artifacts.StatusOK {
+			ok++
+		}
+	}
+	run := sqlite.Run{
+		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
+		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, Origin: in.Origin, RunnerID: in.RunnerID, Submitter: in.Submitter,
+		Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
+		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
+		Report: string(repJSON), Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
+	}
+	pub := sqlite.Publication{Run: run, Cells: res.Cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
+	if in.Job != nil {
+		pub.JobID = in.Job.ID
+	}
+	id, err := s.store.Publish(ctx, pub)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("published run", "run", id, "experiment", res.Experiment, "board", res.Board, "origin", in.Origin, "signer", v.KeyFingerprint)
+	return id, nil
+}

@@ -1,0 +1,273 @@
+package portal
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/portal/fault"
+	"pqrepro/portal/plot"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+func newCSV(w io.Writer) *csv.Writer { return csv.NewWriter(w) }
+
+// Standing is a board's place in a leaderboard: the median of its runs' medians, the widest
+// p25-p75 spread among them, the total n, for one unit and one assurance level and origin.
+type Standing struct {
+	Rank       int     `json:"rank"`
+	Board      string  `json:"board"`
+	Level      string  `json:"level"`
+	Origin     string  `json:"origin"`
+	Unit       string  `json:"unit"`
+	Median     float64 `json:"median"`
+	P25        float64 `json:"p25"`
+	P75        float64 `json:"p75"`
+	N          int     `json:"n"`
+	Runs       int     `json:"runs"`
+	LatestRun  int64   `json:"latestRun"`
+	Assurance  string  `json:"assurance"`
+	Measured   bool    `json:"measured"`
+	Source     string  `json:"source,omitempty"`
+	Paper      string  `json:"paper,omitempty"`
+	Statistic  string  `json:"statistic,omitempty"`
+	Scenario   string  `json:"scenario,omitempty"`
+	ValueText  string  `json:"valueText,omitempty"`
+	group      string
+	groupTitle string
+}
+
+// Leaderboard is the ranking for one (algorithm, operation, metric): measured standings in
+// groups (one per unit and level, never mixed) and the published numbers beside them.
+type Leaderboard struct {
+	Algorithm string     `json:"algorithm"`
+	Operation string     `json:"operation"`
+	Metric    string     `json:"metric"`
+	Measured  []Standing `json:"measured"`
+	Published []Standing `json:"published"`
+}
+
+// leaderboard computes the standings from the stored cells and the catalogue's references.
+func (s *Server) leaderboard(ctx context.Context, alg, op, metric string) (Leaderboard, error) {
+	lb := Leaderboard{Algorithm: alg, Operation: op, Metric: metric, Measured: []Standing{}, Published: []Standing{}}
+	cells, err := s.store.LeaderCells(ctx, alg, op, metric)
+	if err != nil {
+		return lb, err
+	}
+	type key struct{ unit, level, origin, board string }
+	agg := map[key]*Standing{}
+	medians := map[key][]float64{}
+	for _, c := range cells {
+		k := key{c.Unit, c.Level, c.Origin, c.BoardClass}
+		st := agg[k]
+		if st == nil {
+			st = &Standing{Board: c.BoardClass, Level: c.Level, Origin: c.Origin, Unit: c.Unit, P25: c.P25, P75: c.P75, Measured: true}
+			agg[k] = st
+		}
+		st.P25, st.P75 = min(st.P25, c.P25), max(st.P75, c.P75)
+		st.N += c.N
+		st.Runs++
+		st.LatestRun = max(st.LatestRun, c.RunID)
+		medians[k] = append(medians[k], c.Median)
+	}
+	for k, st := range agg {
+		st.Median = median(medians[k])
+		st.Assurance = st.Level + "/" + st.Origin
+		st.group = st.Unit + "|" + st.Level
+		st.groupTitle = fmt.Sprintf("%s · %s", unitTitle(st.Unit), st.Level)
+		lb.Measured = append(lb.Measured, *st)
+	}
+	sort.Slice(lb.Measured, func(i, j int) bool {
+		a, b := lb.Measured[i], lb.Measured[j]
+		if a.group != b.group {
+			return a.group < b.group
+		}
+		if a.Median != b.Median {
+			return a.Median < b.Median
+		}
+		return a.Board < b.Board
+	})
+	rank, group := 0, ""
+	for i := range lb.Measured {
+		if lb.Measured[i].group != group {
+			rank, group = 0, lb.Measured[i].group
+		}
+		rank++
+		lb.Measured[i].Rank = rank
+	}
+	if metric == sqlite.MetricLatency {
+		for _, p := range s.catalog.Papers {
+			for _, r := range p.Reference {
+				if r.Metric != "latency" || r.Algorithm != alg || r.Operation != op {
+					continue
+				}
+				lb.Published = append(lb.Published, Standing{Board: r.Board, Unit: r.Unit, Median: r.Value, ValueText: r.Text, N: r.N,
+					Origin: "published", Assurance: "published", Source: r.Source, Paper: p.ID, Statistic: r.Stat, Scenario: r.Scenario})
+			}
+		}
+	}
+	return lb, nil
+}
+
+// algOps lists the (algorithm, operation) pairs the catalogue's manifests ask for, plus
+// any that were measured.
+func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
+	var algs, ops []string
+	add := func(a, o string) {
+		if !slices.Contains(algs, a) {
+			algs = append(algs, a)
+		}
+		if !slices.Contains(ops, o) {
+			ops = append(ops, o)
+		}
+	}
+	for _, p := range s.catalog.Papers {
+		for _, m := range p.Manifests {
+			for _, c := range m.Cells() {
+				add(c.Algorithm, c.Operation)
+			}
+		}
+	}
+	measured, err := s.store.MeasuredAlgOps(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range measured {
+		add(m.Algorithm, m.Operation)
+	}
+	slices.Sort(algs)
+	return algs, ops, nil
+}
+
+func leaderQuery(c echo.Context) (alg, op, metric string, err error) {
+	alg, op, metric = c.QueryParam("algorithm"), c.QueryParam("operation"), c.QueryParam("metric")
+	if metric == "" {
+		metric = sqlite.MetricLatency
+	}
+	if metric != sqlite.MetricLatency && metric != sqlite.MetricHeap {
+		return "", "", "", fault.New(fault.Invalid, "metric must be %s or %s", sqlite.MetricLatency, sqlite.MetricHeap)
+	}
+	if len(alg) > 100 || len(op) > 100 {
+		return "", "", "", fault.New(fault.Invalid, "algorithm or operation too long")
+	}
+	return alg, op, metric, nil
+}
+
+func leaderLink(alg, op, metric string) string {
+	q := url.Values{"algorithm": {alg}, "operation": {op}, "metric": {metric}}
+	return "/leaderboards?" + q.Encode()
+}
+
+func (s *Server) leaderboardPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	alg, op, metric, err := leaderQuery(c)
+	if err != nil {
+		return err
+	}
+	algs, ops, err := s.algOps(ctx)
+	if err != nil {
+		return err
+	}
+	if alg == "" && op == "" {
+		alg, op = "ML-KEM-768", "encaps"
+	}
+	v := templates.LeaderboardView{Page: s.page(c, "Leaderboards"), Algorithm: alg, Operation: op, Metric: metric}
+	for _, a := range algs {
+		v.Algorithms = append(v.Algorithms, templates.Option{Value: a, Label: a, Selected: a == alg})
+	}
+	for _, o := range ops {
+		v.Operations = append(v.Operations, templates.Option{Value: o, Label: o, Selected: o == op})
+	}
+	v.Metrics = []templates.Option{
+		{Value: sqlite.MetricLatency, Label: "latency: median per operation", Selected: metric == sqlite.MetricLatency},
+		{Value: sqlite.MetricHeap, Label: "heap bytes per operation", Selected: metric == sqlite.MetricHeap},
+	}
+	lb, err := s.leaderboard(ctx, alg, op, metric)
+	if err != nil {
+		return err
+	}
+	v.Groups = leaderGroups(lb.Measured)
+	for _, p := range lb.Published {
+		n := ""
+		if p.N > 0 {
+			n = strconv.Itoa(p.N)
+		}
+		v.Published = append(v.Published, templates.PublishedRow{Paper: p.Paper, Board: p.Board, Value: p.ValueText, Unit: p.Unit, Stat: p.Statistic,
+			N: n, Scenario: p.Scenario, Source: p.Source})
+	}
+	q := url.Values{"algorithm": {alg}, "operation": {op}, "metric": {metric}}
+	v.JSON = "/api/v1/leaderboards?" + q.Encode()
+	q.Set("format", "csv")
+	v.CSV = "/api/v1/leaderboards?" + q.Encode()
+	return s.render(c, http.StatusOK, templates.LeaderboardPage(v))
+}
+
+// leaderGroups turns standings (sorted by group) into the page's tables with a plot each.
+func leaderGroups(st []Standing) []templates.LeaderGroup {
+	var out []templates.LeaderGroup
+	for i := 0; i < len(st); {
+		j := i
+		g := templates.LeaderGroup{Title: st[i].groupTitle, Unit: st[i].Unit}
+		var rows []plot.Row
+		for ; j < len(st) && st[j].group == st[i].group; j++ {
+			r := st[j]
+			g.Rows = append(g.Rows, templates.LeaderRow{Rank: r.Rank, Board: r.Board, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+				Median: human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
+			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
+		}
+		g.Plot, _ = plot.Box(rows, unitTitle(g.Unit), func(v float64) string { return human(v, g.Unit) })
+		out = append(out, g)
+		i = j
+	}
+	return out
+}
+
+// apiLeaderboard serves a leaderboard as JSON, or CSV with ?format=csv.
+func (s *Server) apiLeaderboard(c echo.Context) error {
+	alg, op, metric, err := leaderQuery(c)
+	if err != nil {
+		return err
+	}
+	if alg == "" || op == "" {
+		return fault.New(fault.Invalid, "give algorithm and operation")
+	}
+	lb, err := s.leaderboard(c.Request().Context(), alg, op, metric)
+	if err != nil {
+		return err
+	}
+	if c.QueryParam("format") != "csv" {
+		return c.JSON(http.StatusOK, lb)
+	}
+	var buf bytes.Buffer
+	w := newCSV(&buf)
+	w.Write([]string{"algorithm", "operation", "metric", "kind", "rank", "board", "level", "origin", "unit", "median", "p25", "p75", "n", "runs", "latest_run", "paper", "statistic", "source"})
+	for _, r := range lb.Measured {
+		w.Write([]string{alg, op, metric, "measured", strconv.Itoa(r.Rank), r.Board, r.Level, r.Origin, r.Unit, ff(r.Median), ff(r.P25), ff(r.P75),
+			strconv.Itoa(r.N), strconv.Itoa(r.Runs), strconv.FormatInt(r.LatestRun, 10), "", "median", ""})
+	}
+	for _, r := range lb.Published {
+		w.Write([]string{alg, op, metric, "published", "", r.Board, "", "published", r.Unit, r.ValueText, "", "", strconv.Itoa(r.N), "", "", r.Paper, r.Statistic, r.Source})
+	}
+	w.Flush()
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// median of a non-empty slice (sorts it).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}

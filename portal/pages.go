@@ -1,0 +1,881 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/compare"
+	"pqrepro/experiments"
+	"pqrepro/portal/blob"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/plot"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// highlights are the home page's small leaderboards.
+var highlights = [][2]string{{"ML-KEM-768", "encaps"}, {"ML-DSA-65", "sign"}, {"ML-DSA-65", "verify"}}
+
+func runRows(runs []sqlite.Run) []templates.RunRow {
+	var out []templates.RunRow
+	for _, r := range runs {
+		by := ""
+		if r.Submitter != "" {
+			by = " · " + r.Submitter
+		} else if r.RunnerName != "" {
+			by = " · " + r.RunnerName
+		}
+		out = append(out, templates.RunRow{ID: r.ID, Experiment: r.Experiment, Board: r.BoardClass, When: when(r.PublishedAt),
+			Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin}, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, Signer: r.Signer, By: by})
+	}
+	return out
+}
+
+func jobRows(jobs []sqlite.Job) []templates.JobRow {
+	var out []templates.JobRow
+	for _, j := range jobs {
+		out = append(out, templates.JobRow{ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State, When: when(j.CreatedAt), RunID: j.RunID})
+	}
+	return out
+}
+
+func (s *Server) home(c echo.Context) error {
+	ctx := c.Request().Context()
+	counts, err := s.store.RunCounts(ctx)
+	if err != nil {
+		return err
+	}
+	v := templates.Home{Page: s.page(c, "Papers")}
+	for _, p := range s.catalog.Papers {
+		v.Papers = append(v.Papers, templates.PaperCard{ID: p.ID, Title: p.Title, Citation: p.Citation, Experiments: len(p.Manifests),
+			Runs: counts[p.ID], Measured: strings.Join(p.Measured, ", ")})
+	}
+	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Limit: 15})
+	if err != nil {
+		return err
+	}
+	v.Runs = runRows(runs)
+	jobs, err := s.store.Jobs(ctx, "", 20)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobRows(jobs) {
+		if j.State == sqlite.JobQueued || j.State == sqlite.JobRunning {
+			v.Jobs = append(v.Jobs, j)
+		}
+	}
+	for _, h := range highlights {
+		lb, err := s.leaderboard(ctx, h[0], h[1], sqlite.MetricLatency)
+		if err != nil {
+			return err
+		}
+		hl := templates.Highlight{Algorithm: h[0], Operation: h[1], Link: leaderLink(h[0], h[1], sqlite.MetricLatency)}
+		for _, g := range leaderGroups(lb.Measured) {
+			for _, r := range g.Rows {
+				if len(hl.Rows) < 5 {
+					hl.Rows = append(hl.Rows, r)
+				}
+			}
+		}
+		v.Highlights = append(v.Highlights, hl)
+	}
+	runners, err := s.connectedRunners(ctx)
+	if err != nil {
+		return err
+	}
+	v.Runners = len(runners)
+	return s.render(c, http.StatusOK, templates.HomePage(v))
+}
+
+func (s *Server) connectedRunners(ctx context.Context) ([]sqlite.Runner, error) {
+	all, err := s.store.Runners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []sqlite.Runner
+	for _, r := range all {
+		if time.Since(r.LastSeen) <= s.cfg.ConnectedWithin {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) paperOf(id string) (*experiments.Paper, error) {
+	p, ok := s.catalog.Paper(id)
+	if !ok {
+		return nil, fault.New(fault.NotFound, "no paper %q", id)
+	}
+	return p, nil
+}
+
+func (s *Server) paperPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, err := s.paperOf(c.Param("paper"))
+	if err != nil {
+		return err
+	}
+	v := templates.PaperView{Page: s.page(c, p.ID), ID: p.ID, Title: p.Title, Citation: p.Citation, Summary: p.Summary,
+		Measured: p.Measured, Boards: p.Boards, Provenance: p.Provenance}
+	for _, m := range p.Manifests {
+		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
+			Kind: m.Kind, Method: m.Spec.Method, Cells: len(m.Cells())})
+	}
+	for _, r := range p.Reference {
+		n := ""
+		if r.N > 0 {
+			n = strconv.Itoa(r.N)
+		}
+		v.Reference = append(v.Reference, templates.RefRow{Board: r.Board, Library: r.Library, Algorithm: r.Algorithm, Operation: r.Operation,
+			Scenario: r.Scenario, Metric: r.Metric, Stat: r.Stat, Value: r.Text, Unit: r.Unit, N: n, Source: r.Source, Note: r.Note})
+	}
+	verdicts, err := s.store.ClaimVerdicts(ctx, p.ID, 0)
+	if err != nil {
+		return err
+	}
+	for _, cl := range p.Claims {
+		cv := templates.ClaimView{ID: cl.ID, Claim: cl.Claim, Published: cl.Published, Source: cl.Source, Scope: cl.Scope, Reason: cl.Reason, Checks: len(cl.Checks)}
+		for _, vd := range verdicts {
+			if vd.ClaimID != cl.ID {
+				continue
+			}
+			switch vd.Verdict {
+			case compare.Holds:
+				cv.Holds++
+			case compare.Fails:
+				cv.Fails++
+			default:
+				cv.Untestable++
+			}
+			if len(cv.Verdicts) < 50 {
+				cv.Verdicts = append(cv.Verdicts, templates.VerdictRow{RunID: vd.RunID, Verdict: vd.Verdict, Reason: vd.Reason, Board: vd.BoardClass,
+					Assurance: templates.Assurance{Level: vd.Level, Origin: vd.Origin}})
+			}
+		}
+		v.Claims = append(v.Claims, cv)
+	}
+	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Paper: p.ID, Limit: 30})
+	if err != nil {
+		return err
+	}
+	v.Runs = runRows(runs)
+	return s.render(c, http.StatusOK, templates.PaperPage(v))
+}
+
+func (s *Server) manifestOf(c echo.Context) (*artifacts.Manifest, *experiments.Paper, error) {
+	p, err := s.paperOf(c.Param("paper"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range p.Manifests {
+		if m.Metadata.Name == c.Param("name") {
+			return m, p, nil
+		}
+	}
+	return nil, nil, fault.New(fault.NotFound, "no experiment %s/%s", p.ID, c.Param("name"))
+}
+
+// boardOptions lists the board classes connected runners offer, available ones first.
+func (s *Server) boardOptions(ctx context.Context, intended []string) ([]templates.BoardOption, error) {
+	runners, err := s.connectedRunners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []templates.BoardOption
+	for _, r := range runners {
+		for _, b := range r.Boards {
+			i := slices.IndexFunc(out, func(o templates.BoardOption) bool { return o.Class == b.Class })
+			if i >= 0 {
+				if b.Available && !out[i].Available {
+					out[i].Available, out[i].Reason, out[i].Runner = true, "", r.Name
+				}
+				continue
+			}
+			out = append(out, templates.BoardOption{Class: b.Class, Label: b.Name + " (" + b.Driver + ")", Runner: r.Name, Reason: b.Reason,
+				Available: b.Available, NeedsFirmware: b.Driver != "host", Intended: slices.Contains(intended, b.Class)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b templates.BoardOption) int {
+		if a.Available != b.Available {
+			if a.Available {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Class, b.Class)
+	})
+	return out, nil
+}
+
+func (s *Server) experimentPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	m, p, err := s.manifestOf(c)
+	if err != nil {
+		return err
+	}
+	_, signed := currentUser(c)
+	v := templates.ExperimentView{Page: s.page(c, m.Ref()), Ref: m.Ref(), Paper: p.ID, PaperTitle: p.Title, Name: m.Metadata.Name,
+		Title: m.Metadata.Title, Description: m.Metadata.Description, Kind: m.Kind, Method: m.Spec.Method, ManifestYAML: string(m.YAML()),
+		ManifestID: m.ID(), Iterations: m.Spec.Iterations, IntendedBoards: m.Spec.Boards, SignedIn: signed}
+	for _, cr := range m.Cells() {
+		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
+	}
+	if v.Boards, err = s.boardOptions(ctx, m.Spec.Boards); err != nil {
+		return err
+	}
+	fw, err := s.store.FirmwareBuilds(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, f := range fw {
+		v.Firmware = append(v.Firmware, templates.FirmwareOption{Digest: f.Digest, BoardClass: f.BoardClass,
+			Label: fmt.Sprintf("%s for %s (%s, %s)", shortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
+	}
+	jobs, err := s.store.Jobs(ctx, m.Ref(), 10)
+	if err != nil {
+		return err
+	}
+	v.Jobs = jobRows(jobs)
+	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Experiment: m.Ref(), Limit: 30})
+	if err != nil {
+		return err
+	}
+	v.Runs = runRows(runs)
+	return s.render(c, http.StatusOK, templates.ExperimentPage(v))
+}
+
+// startJob queues a re-run of the experiment on the chosen board class.
+func (s *Server) startJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	base, _, err := s.manifestOf(c)
+	if err != nil {
+		return err
+	}
+	board := c.FormValue("board")
+	opts, err := s.boardOptions(ctx, base.Spec.Boards)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && o.Available })
+	if i < 0 {
+		return fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
+	}
+	firmware := c.FormValue("firmware")
+	if firmware != "" {
+		f, err := s.store.FirmwareBuild(ctx, firmware)
+		if err != nil {
+			return err
+		}
+		if f.BoardClass != board {
+			return fault.New(fault.Invalid, "firmware %s is built for %s, not %s", shortDigest(firmware), f.BoardClass, board)
+		}
+	} else if opts[i].NeedsFirmware {
+		firmware = base.Spec.Firmware
+		if firmware == "" {
+			return fault.New(fault.Invalid, "board %s needs a firmware build: upload one on the firmware page and choose it", board)
+		}
+	}
+	// Copy the manifest through its YAML so the catalogue's stays untouched.
+	m, err := artifacts.ParseManifest(base.YAML(), base.Ref())
+	if err != nil {
+		return fmt.Errorf("copy manifest %s: %w", base.Ref(), err)
+	}
+	if it := c.FormValue("iterations"); it != "" {
+		n, err := strconv.Atoi(it)
+		if err != nil || n < 1 || n > base.Spec.Iterations {
+			return fault.New(fault.Invalid, "iterations must be between 1 and %d", base.Spec.Iterations)
+		}
+		if n != m.Spec.Iterations {
+			m.Spec.Iterations = n
+			m.Spec.Warmup = min(m.Spec.Warmup, n)
+			m.Spec.MinIterations = min(m.Spec.MinIterations, n)
+			if err := m.Validate(); err != nil {
+				return fault.Wrap(fault.Invalid, err, "iterations: %s", err.Error())
+			}
+		}
+	}
+	id, err := s.store.CreateJob(ctx, sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
+		BoardClass: board, Firmware: firmware, RequestedBy: u.ID})
+	if err != nil {
+		return err
+	}
+	s.log.Info("job queued", "job", id, "experiment", m.Ref(), "board", board, "by", u.Name)
+	s.queue.broadcast()
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/jobs/%d", id))
+}
+
+// jobProgress computes percent, detail and ETA from a job's last heartbeat.
+func jobProgress(j sqlite.Job) (percent int, detail, eta string) {
+	p := j.Progress
+	frac := 0.0
+	if p.CellsTotal > 0 {
+		frac = float64(p.CellsDone)
+		if p.Requested > 0 && p.CellsDone < p.CellsTotal {
+			frac += float64(p.Iteration) / float64(p.Requested)
+		}
+		frac /= float64(p.CellsTotal)
+	}
+	switch j.State {
+	case sqlite.JobPublished:
+		frac = 1
+	case sqlite.JobRunning:
+		if el := time.Since(j.StartedAt); frac > 0.01 {
+			eta = (time.Duration(float64(el)/frac) - el).Round(time.Second).String()
+		}
+	}
+	detail = fmt.Sprintf("%d of %d cells done", p.CellsDone, p.CellsTotal)
+	if p.Current != "" && j.State == sqlite.JobRunning {
+		detail += fmt.Sprintf(" · current cell %s (%d/%d iterations)", p.Current, p.Iteration, p.Requested)
+	}
+	if eta != "" {
+		detail += " · ETA " + eta
+	}
+	if j.State == sqlite.JobQueued {
+		detail = "waiting for a runner with board " + j.BoardClass
+	}
+	return int(frac * 100), detail, eta
+}
+
+func tail(s string, lines int) string {
+	n := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' && i != len(s)-1 {
+			n++
+			if n == lines {
+				return "…\n" + s[i+1:]
+			}
+		}
+	}
+	return s
+}
+
+func (s *Server) jobPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	j, err := s.store.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	log, err := s.store.JobLog(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	pct, _, eta := jobProgress(j)
+	v := templates.JobView{Page: s.page(c, fmt.Sprintf("Job %d", id)), ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State,
+		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
+		CellsDone: j.Progress.CellsDone, CellsTotal: j.Progress.CellsTotal, Iteration: j.Progress.Iteration, Requested: j.Progress.Requested,
+		Current: j.Progress.Current, ETA: eta, Percent: pct, Log: tail(log, 80), Created: when(j.CreatedAt), Started: when(j.StartedAt),
+		Finished: when(j.FinishedAt), Terminal: j.Terminal()}
+	if !j.StartedAt.IsZero() {
+		end := j.FinishedAt
+		if end.IsZero() {
+			end = time.Now()
+		}
+		v.Elapsed = end.Sub(j.StartedAt).Round(time.Second).String()
+	}
+	if !v.Terminal {
+		v.Page.Refresh = 2
+	}
+	return s.render(c, http.StatusOK, templates.JobPage(v))
+}
+
+// jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id.
+func (s *Server) jobJSON(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	j, err := s.store.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	log, err := s.store.JobLog(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	pct, detail, eta := jobProgress(j)
+	return c.JSON(http.StatusOK, map[string]any{"id": j.ID, "experiment": j.Experiment, "board": j.BoardClass, "state": j.State,
+		"terminal": j.Terminal(), "attempt": j.Attempt, "percent": pct, "detail": detail, "eta": eta, "progress": j.Progress,
+		"runId": j.RunID, "error": j.Error, "note": j.Note, "log": tail(log, 80)})
+}
+
+func (s *Server) runPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	r, err := s.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	cells, err := s.store.Cells(ctx, id)
+	if err != nil {
+		return err
+	}
+	v := templates.RunView{Page: s.page(c, fmt.Sprintf("Run %d", id)), ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
+		Kind: r.Kind, Method: r.Method, Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
+		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
+		Duration: r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()}
+	if v.Firmware == "" {
+		v.Firmware = "none (the board needs no firmware)"
+	}
+	var rows []plot.Row
+	unit := ""
+	for _, cl := range cells {
+		row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit, Heap: "–"}
+		if st := cl.Stats; st != nil {
+			row.N = st.N
+			row.Min, row.P25, row.Median, row.P75 = human(st.Min, cl.Unit), human(st.P25, cl.Unit), human(st.Median, cl.Unit), human(st.P75, cl.Unit)
+			row.Max, row.Mean, row.Stddev = human(st.Max, cl.Unit), human(st.Mean, cl.Unit), human(st.Stddev, cl.Unit)
+			if unit == "" {
+				unit = cl.Unit
+			}
+			if cl.Unit == unit {
+				rows = append(rows, plot.Row{Label: cl.Algorithm + " " + cl.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
+			}
+		}
+		if cl.Memory != nil && cl.Memory.HeapBytesPerOp != nil {
+			row.Heap = human(*cl.Memory.HeapBytesPerOp, "B")
+		}
+		v.Cells = append(v.Cells, row)
+	}
+	svg, logScale := plot.Box(rows, unitTitle(unit), func(x float64) string { return human(x, unit) })
+	v.Plot = svg
+	v.PlotNote = "Box: p25 to p75 with the median; whiskers: min to max."
+	if logScale {
+		v.PlotNote += " Log axis: the values span more than an order of magnitude."
+	}
+	var env artifacts.Environment
+	if err := json.Unmarshal([]byte(r.Environment), &env); err == nil {
+		libs := []string{}
+		for k, ver := range env.Libraries {
+			libs = append(libs, k+" "+ver)
+		}
+		slices.Sort(libs)
+		v.Environment = []templates.KV{
+			{Key: "Runner version", Value: env.RunnerVersion}, {Key: "Go", Value: env.GoVersion}, {Key: "OS / arch", Value: env.OS + "/" + env.Arch + " " + env.Kernel},
+			{Key: "CPU", Value: fmt.Sprintf("%s (%d logical)", env.CPUModel, env.CPUs)}, {Key: "Virtualized", Value: strconv.FormatBool(env.Virtualized)},
+			{Key: "Board", Value: fmt.Sprintf("%s, class %s, driver %s, chip %s", env.Board.Name, env.Board.Class, env.Board.Driver, env.Board.Chip)},
+			{Key: "Board RNG", Value: env.Board.RNG}, {Key: "Timer", Value: env.TimerSource}, {Key: "Energy", Value: env.EnergySource},
+			{Key: "Libraries", Value: strings.Join(libs, ", ")},
+		}
+		if env.Board.Emulator != "" {
+			v.Environment = append(v.Environment, templates.KV{Key: "Emulator", Value: env.Board.Emulator})
+		}
+	}
+	json.Unmarshal([]byte(r.Checks), &v.Checks)
+	var rep compare.Report
+	if err := json.Unmarshal([]byte(r.Report), &rep); err != nil {
+		return fmt.Errorf("run %d report: %w", id, err)
+	}
+	v.Dataset, v.Tolerance = rep.Dataset, fmt.Sprintf("%.0f%%", rep.Tolerance*100)
+	for _, cc := range rep.Cells {
+		measured := "–"
+		if cc.Stats != nil {
+			measured = "median " + human(cc.Stats.Median, cc.Unit)
+		}
+		if len(cc.Rows) == 0 {
+			v.Comparison = append(v.Comparison, templates.CompareRow{Algorithm: cc.Algorithm, Operation: cc.Operation, Measured: measured,
+				Published: "–", Verdict: compare.NotComparable, Note: cc.Note})
+			continue
+		}
+		for _, rc := range cc.Rows {
+			row := templates.CompareRow{Algorithm: cc.Algorithm, Operation: cc.Operation, Measured: measured,
+				Published: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit, RefBoard: rc.Ref.Board, Source: rc.Ref.Source,
+				Verdict: rc.Verdict, Reasons: strings.Join(rc.Reasons, "; ")}
+			if rc.Measured != nil {
+				row.Measured = fmt.Sprintf("%.4g %s", *rc.Measured, rc.Ref.Unit)
+			}
+			if rc.Ratio != nil {
+				row.Ratio = fmt.Sprintf("%.3f", *rc.Ratio)
+			}
+			v.Comparison = append(v.Comparison, row)
+		}
+	}
+	for _, cr := range rep.Claims {
+		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason}
+		for _, ch := range cr.Checks {
+			row.Checks = append(row.Checks, templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail})
+		}
+		v.Claims = append(v.Claims, row)
+	}
+	return s.render(c, http.StatusOK, templates.RunPage(v))
+}
+
+func (s *Server) boardRows(ctx context.Context) ([]templates.BoardRow, error) {
+	counts, err := s.store.BoardCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	runners, err := s.connectedRunners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	offered := map[string][]string{}
+	for _, r := range runners {
+		for _, b := range r.Boards {
+			if b.Available {
+				offered[b.Class] = append(offered[b.Class], r.Name)
+			}
+		}
+	}
+	var out []templates.BoardRow
+	seen := map[string]bool{}
+	add := func(row templates.BoardRow) {
+		seen[row.Class] = true
+		for _, c := range counts {
+			if c.BoardClass == row.Class {
+				row.Runs = c.Runs
+			}
+		}
+		row.Runners = strings.Join(offered[row.Class], ", ")
+		out = append(out, row)
+	}
+	add(templates.BoardRow{Class: "host", Name: "the runner's own CPU", CPU: "varies", Arch: "varies", Papers: "any"})
+	for _, b := range s.catalog.Boards {
+		if !seen[b.Slug] {
+			add(templates.BoardRow{Class: b.Slug, Name: b.Name, CPU: b.CPU, Arch: b.Arch, Clock: b.ClockMHz + " MHz", Memory: b.Memory, Papers: b.Papers})
+		}
+	}
+	for class := range offered {
+		if !seen[class] {
+			add(templates.BoardRow{Class: class})
+		}
+	}
+	for _, c := range counts {
+		if !seen[c.BoardClass] {
+			add(templates.BoardRow{Class: c.BoardClass})
+		}
+	}
+	return out, nil
+}
+
+func runnerRows(rs []sqlite.Runner, within time.Duration) []templates.RunnerRow {
+	var out []templates.RunnerRow
+	for _, r := range rs {
+		var boards []string
+		for _, b := range r.Boards {
+			s := b.Name + " [" + b.Class + ", " + b.Driver + "]"
+			if !b.Available {
+				s += " unavailable: " + b.Reason
+			}
+			boards = append(boards, s)
+		}
+		out = append(out, templates.RunnerRow{ID: r.ID, Name: r.Name, Fingerprint: r.Fingerprint, Version: r.Version, LastSeen: when(r.LastSeen),
+			Boards: strings.Join(boards, "; "), Connected: time.Since(r.LastSeen) <= within})
+	}
+	return out
+}
+
+func (s *Server) boardsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	rows, err := s.boardRows(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := s.store.Runners(ctx)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, templates.BoardsPage(templates.BoardsView{Page: s.page(c, "Boards"), Boards: rows, Runners: runnerRows(rs, s.cfg.ConnectedWithin)}))
+}
+
+var boardClassRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
+
+func (s *Server) boardPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	class := c.Param("class")
+	if !boardClassRE.MatchString(class) {
+		return fault.New(fault.NotFound, "no board class %q", class)
+	}
+	rows, err := s.boardRows(ctx)
+	if err != nil {
+		return err
+	}
+	v := templates.BoardView{Page: s.page(c, class), Board: templates.BoardRow{Class: class}}
+	for _, r := range rows {
+		if r.Class == class {
+			v.Board = r
+		}
+	}
+	runs, err := s.store.Runs(ctx, sqlite.RunFilter{BoardClass: class, Limit: 100})
+	if err != nil {
+		return err
+	}
+	v.Runs = runRows(runs)
+	return s.render(c, http.StatusOK, templates.BoardPage(v))
+}
+
+func (s *Server) firmwarePage(c echo.Context) error {
+	ctx := c.Request().Context()
+	fw, err := s.store.FirmwareBuilds(ctx, c.QueryParam("board"))
+	if err != nil {
+		return err
+	}
+	_, signed := currentUser(c)
+	v := templates.FirmwareView{Page: s.page(c, "Firmware"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxFirmwareBytes)}
+	for _, f := range fw {
+		v.Builds = append(v.Builds, templates.FirmwareRow{Digest: f.Digest, Filename: f.Filename, Size: bytesHuman(f.Size), BoardClass: f.BoardClass,
+			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt)})
+	}
+	for _, b := range s.catalog.Boards {
+		v.Classes = append(v.Classes, b.Slug)
+	}
+	v.Classes = append(v.Classes, "qemu-mps2-an386", "qemu-riscv32-virt")
+	return s.render(c, http.StatusOK, templates.FirmwarePage(v))
+}
+
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// uploadFirmware stores a build by digest (temporary file, sync, rename) and records it.
+func (s *Server) uploadFirmware(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	f := sqlite.Firmware{BoardClass: strings.TrimSpace(c.FormValue("board_class")), Toolchain: strings.TrimSpace(c.FormValue("toolchain")),
+		Libraries: strings.TrimSpace(c.FormValue("libraries")), SourceURL: strings.TrimSpace(c.FormValue("source_url")),
+		SourceCommit: strings.TrimSpace(c.FormValue("source_commit"))}
+	switch {
+	case !boardClassRE.MatchString(f.BoardClass):
+		return fault.New(fault.Invalid, "target board class must be a lowercase slug like qemu-mps2-an386")
+	case f.Toolchain == "" || len(f.Toolchain) > 200 || len(f.Libraries) > 500:
+		return fault.New(fault.Invalid, "give the toolchain (and library versions) that built the firmware")
+	case !strings.HasPrefix(f.SourceURL, "https://") && !strings.HasPrefix(f.SourceURL, "http://") || len(f.SourceURL) > 500:
+		return fault.New(fault.Invalid, "the source URL must be an http(s) URL")
+	case !commitRE.MatchString(f.SourceCommit):
+		return fault.New(fault.Invalid, "the source commit must be a hex commit id")
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "choose a firmware file")
+	}
+	if fh.Size > s.cfg.MaxFirmwareBytes {
+		return fault.New(fault.TooLarge, "firmware is larger than the limit of %s", bytesHuman(s.cfg.MaxFirmwareBytes))
+	}
+	file, err := fh.Open()
+	if err != nil {
+		return fmt.Errorf("open uploaded firmware: %w", err)
+	}
+	defer file.Close()
+	f.Digest, f.Size, err = s.blobs.Put(ctx, file, s.cfg.MaxFirmwareBytes)
+	if err != nil {
+		return err
+	}
+	f.Filename = sanitizeName(fh.Filename)
+	if err := s.store.AddFirmware(ctx, f, u.ID); err != nil {
+		return err
+	}
+	s.log.Info("firmware stored", "digest", f.Digest, "board", f.BoardClass, "by", u.Name)
+	return c.Redirect(http.StatusSeeOther, "/firmware?flash=firmware")
+}
+
+func sanitizeName(n string) string {
+	n = n[strings.LastIndexAny(n, `/\`)+1:]
+	n = strings.Map(func(r rune) rune {
+		if r < 32 || r == 127 {
+			return -1
+		}
+		return r
+	}, n)
+	if len(n) > 200 {
+		n = n[:200]
+	}
+	if n == "" {
+		n = "firmware.bin"
+	}
+	return n
+}
+
+func (s *Server) firmwareDownload(c echo.Context) error {
+	d := c.Param("digest")
+	if !blob.ValidDigest(d) {
+		return fault.New(fault.NotFound, "no firmware %q", d)
+	}
+	f, err := s.store.FirmwareBuild(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	rc, err := s.blobs.Open(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, f.Filename))
+	return c.Stream(http.StatusOK, "application/octet-stream", rc)
+}
+
+func (s *Server) submitView(c echo.Context) (templates.SubmitView, error) {
+	u, signed := currentUser(c)
+	v := templates.SubmitView{Page: s.page(c, "Submit"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxBundleBytes)}
+	if signed {
+		keys, err := s.store.SubmitterKeys(c.Request().Context(), u.ID)
+		if err != nil {
+			return v, err
+		}
+		for _, k := range keys {
+			v.Keys = append(v.Keys, templates.KeyRow{Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt)})
+		}
+	}
+	return v, nil
+}
+
+func (s *Server) submitPage(c echo.Context) error {
+	v, err := s.submitView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, templates.SubmitPage(v))
+}
+
+// submitBundle verifies an uploaded community bundle and publishes it, or shows why not.
+func (s *Server) submitBundle(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	v, err := s.submitView(c)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	fh, err := c.FormFile("bundle")
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "choose a bundle file")
+	}
+	if fh.Size > s.cfg.MaxBundleBytes {
+		return fault.New(fault.TooLarge, "the bundle is larger than the limit of %s", bytesHuman(s.cfg.MaxBundleBytes))
+	}
+	file, err := fh.Open()
+	if err != nil {
+		return fmt.Errorf("open uploaded bundle: %w", err)
+	}
+	defer file.Close()
+	data, err := readLimited(file, s.cfg.MaxBundleBytes)
+	if err == nil {
+		v.RunID, err = s.submitCommunity(ctx, u, data)
+	}
+	if err != nil {
+		if fault.KindOf(err) == fault.Internal {
+			return err
+		}
+		v.Refused = fault.Message(err)
+		status = http.StatusUnprocessableEntity
+		s.log.Info("submission refused", "by", u.Name, "reason", v.Refused)
+	}
+	return s.render(c, status, templates.SubmitPage(v))
+}
+
+func (s *Server) registerKeys(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	fh, err := c.FormFile("keys")
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "choose your runner.pub.json")
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return fmt.Errorf("open uploaded keys: %w", err)
+	}
+	defer f.Close()
+	data, err := readLimited(f, 64<<10)
+	if err != nil {
+		return err
+	}
+	keys, err := artifacts.ParsePublicKeys(data)
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "%s", err.Error())
+	}
+	label := strings.TrimSpace(c.FormValue("label"))
+	if len(label) > 200 {
+		label = label[:200]
+	}
+	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, keys); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/submit?flash=keys")
+}
+
+func (s *Server) adminView(c echo.Context) (templates.AdminView, error) {
+	ctx := c.Request().Context()
+	v := templates.AdminView{Page: s.page(c, "Administration")}
+	toks, err := s.store.EnrolTokens(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, t := range toks {
+		v.Tokens = append(v.Tokens, templates.TokenRow{ID: t.ID, Label: t.Label, When: when(t.CreatedAt), Revoked: t.Revoked, Runners: t.Runners})
+	}
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, u := range users {
+		v.Users = append(v.Users, templates.UserRow{ID: u.ID, Name: u.Name, Role: u.Role, When: when(u.CreatedAt)})
+	}
+	rs, err := s.store.Runners(ctx)
+	if err != nil {
+		return v, err
+	}
+	v.Runners = runnerRows(rs, s.cfg.ConnectedWithin)
+	return v, nil
+}
+
+func (s *Server) adminPage(c echo.Context) error {
+	v, err := s.adminView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, templates.AdminPage(v))
+}
+
+func (s *Server) createEnrolToken(c echo.Context) error {
+	u, _ := currentUser(c)
+	label := strings.TrimSpace(c.FormValue("label"))
+	if label == "" || len(label) > 100 {
+		return fault.New(fault.Invalid, "give the token a label of at most 100 characters")
+	}
+	tok := newToken("pqe")
+	if _, err := s.store.CreateEnrolToken(c.Request().Context(), label, hashToken(tok), u.ID); err != nil {
+		return err
+	}
+	v, err := s.adminView(c)
+	if err != nil {
+		return err
+	}
+	v.NewToken, v.NewTokenKind = tok, "runner enrolment token for "+label
+	return s.render(c, http.StatusOK, templates.AdminPage(v))
+}
+
+func (s *Server) createUser(c echo.Context) error {
+	name, role := strings.TrimSpace(c.FormValue("name")), c.FormValue("role")
+	if name == "" || len(name) > 100 {
+		return fault.New(fault.Invalid, "give the account a name of at most 100 characters")
+	}
+	if role != sqlite.RoleSubmitter && role != sqlite.RoleMember {
+		return fault.New(fault.Invalid, "role must be submitter or member")
+	}
+	tok := newToken("pqu")
+	if _, err := s.store.CreateUser(c.Request().Context(), name, role, hashToken(tok)); err != nil {
+		return err
+	}
+	v, err := s.adminView(c)
+	if err != nil {
+		return err
+	}
+	v.NewToken, v.NewTokenKind = tok, role+" token for "+name
+	return s.render(c, http.StatusOK, templates.AdminPage(v))
+}

@@ -1,0 +1,310 @@
+// Package portal is the web application: an Echo server rendering templ pages, the runner
+// protocol under /api/v1, the public read API, and the job queue, over the SQLite store
+// (portal/sqlite) and the blob store (portal/blob). Every route is listed in routes.go;
+// handlers are methods on Server returning errors, mapped to pages or JSON by one error
+// handler that never shows internal error text.
+package portal
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+	"pqrepro/portal/blob"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// Config configures the portal. Build it with DefaultConfig, override, then Validate.
+type Config struct {
+	// Addr is the listen address ("127.0.0.1:8080").
+	Addr string
+	// DataDir holds portal.db, blobs/ and the local runner's identity.
+	DataDir string
+	// AdminToken, when set, becomes the administrator's token (else one is generated on first start).
+	AdminToken string
+	// LocalRunner starts the in-process runner with the host board.
+	LocalRunner bool
+	// LeaseDuration is how long a lease lasts without a heartbeat.
+	LeaseDuration time.Duration
+	// LongPoll is the longest a lease request waits for a job.
+	LongPoll time.Duration
+	// ConnectedWithin: a runner heard from within this long counts as connected.
+	ConnectedWithin time.Duration
+	// MaxBundleBytes and MaxFirmwareBytes limit uploads.
+	MaxBundleBytes   int64
+	MaxFirmwareBytes int64
+	// SessionTTL is how long a sign-in lasts.
+	SessionTTL time.Duration
+	// Version is shown and recorded.
+	Version string
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Addr: "127.0.0.1:8080", DataDir: "pqrepro-data", LocalRunner: true,
+		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
+		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, Version: "dev",
+	}
+}
+
+// Validate checks the configuration once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("addr is empty"))
+	} else if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("addr %q: %w", c.Addr, err))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data directory is empty"))
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		errs = append(errs, errors.New("admin token must be at least 16 characters"))
+	}
+	if c.LeaseDuration < 100*time.Millisecond {
+		errs = append(errs, errors.New("lease duration must be at least 100ms"))
+	}
+	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 {
+		errs = append(errs, errors.New("long-poll, connected-within and session durations must be positive"))
+	}
+	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
+		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server is the portal. Open it, Serve it, Close it.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *sqlite.Store
+	blobs   blob.Store
+	catalog *experiments.Catalog
+	echo    *echo.Echo
+	queue   *signal
+}
+
+// Open opens the data directory (creating it), the database and the blob store, and loads
+// the experiment catalogue.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("portal config: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	cat, err := experiments.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load experiments: %w", err)
+	}
+	bs, err := blob.OpenFS(filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "portal.db"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal()}
+	s.echo = echo.New()
+	s.echo.HideBanner, s.echo.HidePort = true, true
+	s.echo.HTTPErrorHandler = s.handleError
+	s.routes()
+	return s, nil
+}
+
+// Store returns the server's store (for seeding tools and tests).
+func (s *Server) Store() *sqlite.Store { return s.store }
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Close closes the store.
+func (s *Server) Close() error { return s.store.Close() }
+
+// SetupAdmin makes sure an administrator exists. With Config.AdminToken set it becomes the
+// token; otherwise a token is generated only when there is no administrator yet. It returns
+// the token when one was generated or set (for printing), "" otherwise.
+func (s *Server) SetupAdmin(ctx context.Context) (token string, err error) {
+	if s.cfg.AdminToken != "" {
+		if _, err := s.store.SetAdminToken(ctx, hashToken(s.cfg.AdminToken)); err != nil {
+			return "", err
+		}
+		return "", nil
+	}
+	ok, err := s.store.HasAdmin(ctx)
+	if err != nil || ok {
+		return "", err
+	}
+	token = newToken("pqa")
+	if _, err := s.store.SetAdminToken(ctx, hashToken(token)); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// CreateEnrolToken creates a runner enrolment token (for the local runner and tools).
+func (s *Server) CreateEnrolToken(ctx context.Context, label string) (string, error) {
+	tok := newToken("pqe")
+	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// Serve serves HTTP on ln until ctx is cancelled, then shuts down gracefully (in-flight
+// requests get 10 seconds; long polls end at once).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	go s.sweep(ctx)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
+
+// sweep re-queues jobs whose lease expired, so the job pages show it even when no runner asks.
+func (s *Server) sweep(ctx context.Context) {
+	t := time.NewTicker(max(s.cfg.LeaseDuration/2, 200*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.store.RequeueExpired(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("re-queue expired leases", "err", err)
+			}
+			if n > 0 {
+				s.log.Info("re-queued jobs whose lease expired", "jobs", n)
+				s.queue.broadcast()
+			}
+		}
+	}
+}
+
+// signal wakes every waiter when broadcast: waiters take the current channel, then wait on it.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+
+func (g *signal) wait() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ch
+}
+
+func (g *signal) broadcast() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.ch)
+	g.ch = make(chan struct{})
+}
+
+// newToken returns a random token with a readable prefix.
+func newToken(prefix string) string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// hashToken is how tokens are stored: hex SHA-256.
+func hashToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// handleError maps an error to a status code and a page (or JSON under /api/), logging
+// internal errors once. Internal error text is never shown.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := http.StatusInternalServerError, "internal error: it has been logged"
+	kind := fault.KindOf(err)
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		status = he.Code
+		msg = http.StatusText(status)
+		if m, ok := he.Message.(string); ok && status < 500 {
+			msg = m
+		}
+		if status == http.StatusRequestEntityTooLarge {
+			msg = "the upload is larger than this form accepts"
+		}
+		kind = fault.Invalid
+		switch status {
+		case http.StatusNotFound:
+			kind = fault.NotFound
+		case http.StatusForbidden:
+			kind = fault.Forbidden
+		case http.StatusRequestEntityTooLarge:
+			kind = fault.TooLarge
+		}
+	case kind == fault.Internal:
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	default:
+		msg = fault.Message(err)
+		status = map[fault.Kind]int{fault.Invalid: 400, fault.NotFound: 404, fault.Conflict: 409, fault.Unauthorized: 401,
+			fault.Forbidden: 403, fault.TooLarge: 413}[kind]
+	}
+	if strings.HasPrefix(c.Request().URL.Path, "/api/") || strings.HasSuffix(c.Request().URL.Path, ".json") {
+		c.JSON(status, artifacts.ProtocolError{Kind: kind.String(), Error: msg})
+		return
+	}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(status)
+		return
+	}
+	if err := s.render(c, status, templates.ErrorPage(templates.ErrorView{Page: s.page(c, http.StatusText(status)), Status: status, Message: msg})); err != nil {
+		s.log.Error("render error page", "err", err)
+	}
+}
+
+// render renders a component into a buffer first, so a render error still gives a clean 500.
+func (s *Server) render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("render %s: %w", c.Path(), err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}

@@ -1,0 +1,411 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/fault"
+)
+
+// Roles of accounts.
+const (
+	RoleAdmin     = "admin"
+	RoleSubmitter = "submitter"
+	RoleMember    = "member"
+)
+
+// User is an account. Its token is stored only as a hash.
+type User struct {
+	ID        int64
+	Name      string
+	Role      string
+	CreatedAt time.Time
+}
+
+// SetAdminToken makes tokenHash the administrator's token, creating the administrator when
+// there is none. It reports whether the administrator was created.
+func (s *Store) SetAdminToken(ctx context.Context, tokenHash string) (created bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET token_hash = ? WHERE role = 'admin'`, tokenHash)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			return nil
+		}
+		created = true
+		_, err = tx.ExecContext(ctx, `INSERT INTO users (name, role, token_hash, created_at) VALUES ('admin', 'admin', ?, ?)`, tokenHash, ms0(s.Now()))
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("set administrator token: %w", err)
+	}
+	return created, nil
+}
+
+// HasAdmin reports whether an administrator exists.
+func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE role = 'admin'`).Scan(&n)
+	return n > 0, err
+}
+
+// CreateUser adds an account signing in with the token whose hash is given.
+func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (User, error) {
+	u := User{Name: name, Role: role, CreatedAt: s.Now().UTC()}
+	err := s.write.QueryRowContext(ctx, `INSERT INTO users (name, role, token_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		name, role, tokenHash, ms0(u.CreatedAt)).Scan(&u.ID)
+	if err != nil {
+		return User{}, fmt.Errorf("create user %s: %w", name, err)
+	}
+	return u, nil
+}
+
+// UserByToken returns the account signing in with the token of that hash.
+func (s *Store) UserByToken(ctx context.Context, tokenHash string) (User, error) {
+	var u User
+	var created sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT id, name, role, created_at FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &u.Role, &created)
+	if err != nil {
+		return User{}, notFound(err, "unknown token")
+	}
+	u.CreatedAt = fromMS(created)
+	return u, nil
+}
+
+// Users lists every account.
+func (s *Store) Users(ctx context.Context) ([]User, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, name, role, created_at FROM users ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []User
+	for rows.Next() {
+		var u User
+		var c sql.NullInt64
+		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &c); err != nil {
+			return nil, err
+		}
+		u.CreatedAt = fromMS(c)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// CreateSession records a session for user until expires.
+func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int64, expires time.Time) error {
+	_, err := s.write.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (?, ?, ?)`, tokenHash, userID, ms0(expires))
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// UserBySession returns the user of an unexpired session.
+func (s *Store) UserBySession(ctx context.Context, tokenHash string) (User, error) {
+	var u User
+	var c sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at FROM sessions s JOIN users u ON u.id = s.user_id
+		WHERE s.token_hash = ? AND s.expires_at > ?`, tokenHash, ms0(s.Now())).Scan(&u.ID, &u.Name, &u.Role, &c)
+	if err != nil {
+		return User{}, notFound(err, "no such session")
+	}
+	u.CreatedAt = fromMS(c)
+	return u, nil
+}
+
+// DeleteSession ends a session.
+func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
+	_, err := s.write.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
+	return err
+}
+
+// CreateEnrolToken records a runner enrolment token.
+func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64) (int64, error) {
+	var id int64
+	var byArg any
+	if by > 0 {
+		byArg = by
+	}
+	err := s.write.QueryRowContext(ctx, `INSERT INTO enrol_tokens (label, token_hash, created_by, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		label, tokenHash, byArg, ms0(s.Now())).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("create enrolment token: %w", err)
+	}
+	return id, nil
+}
+
+// EnrolToken is an enrolment token's record.
+type EnrolToken struct {
+	ID        int64
+	Label     string
+	CreatedAt time.Time
+	Revoked   bool
+	Runners   int
+}
+
+// EnrolTokens lists enrolment tokens with how many runners used each.
+func (s *Store) EnrolTokens(ctx context.Context) ([]EnrolToken, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT t.id, t.label, t.created_at, t.revoked_at IS NOT NULL,
+		(SELECT COUNT(*) FROM runners r WHERE r.enrol_token = t.id) FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
+	if err != nil {
+		return nil, fmt.Errorf("list enrolment tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []EnrolToken
+	for rows.Next() {
+		var t EnrolToken
+		var c sql.NullInt64
+		if err := rows.Scan(&t.ID, &t.Label, &c, &t.Revoked, &t.Runners); err != nil {
+			return nil, err
+		}
+		t.CreatedAt = fromMS(c)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Runner is an enrolled runner.
+type Runner struct {
+	ID          int64
+	Name        string
+	Fingerprint string
+	PublicKeys  artifacts.PublicKeys
+	Boards      []artifacts.BoardInfo
+	Version     string
+	CreatedAt   time.Time
+	LastSeen    time.Time
+}
+
+// Enrol registers a runner with a valid enrolment token (by hash), or re-registers the runner
+// holding the same keys, giving it a new bearer token (by hash) and its current boards.
+func (s *Store) Enrol(ctx context.Context, enrolHash, name, version string, keys artifacts.PublicKeys, boards []artifacts.BoardInfo, runnerTokenHash string) (int64, error) {
+	keysJSON, _ := json.Marshal(keys)
+	boardsJSON, _ := json.Marshal(boards)
+	fp := keys.Fingerprint()
+	now := ms0(s.Now())
+	var id int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var tokID int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM enrol_tokens WHERE token_hash = ? AND revoked_at IS NULL`, enrolHash).Scan(&tokID)
+		if err != nil {
+			if err == sql.ErrNoRows {
+				return fault.New(fault.Unauthorized, "unknown or revoked enrolment token")
+			}
+			return err
+		}
+		return tx.QueryRowContext(ctx, `INSERT INTO runners (name, fingerprint, public_keys, boards, token_hash, version, enrol_token, created_at, last_seen)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (fingerprint) DO UPDATE SET name = excluded.name, boards = excluded.boards, token_hash = excluded.token_hash,
+				version = excluded.version, enrol_token = excluded.enrol_token, last_seen = excluded.last_seen
+			RETURNING id`, name, fp, string(keysJSON), string(boardsJSON), runnerTokenHash, version, tokID, now, now).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("enrol runner %s: %w", name, err)
+	}
+	return id, nil
+}
+
+const runnerCols = `id, name, fingerprint, public_keys, boards, version, created_at, last_seen`
+
+func scanRunner(sc interface{ Scan(...any) error }) (Runner, error) {
+	var r Runner
+	var keys, boards string
+	var c, l sql.NullInt64
+	if err := sc.Scan(&r.ID, &r.Name, &r.Fingerprint, &keys, &boards, &r.Version, &c, &l); err != nil {
+		return Runner{}, err
+	}
+	if err := json.Unmarshal([]byte(keys), &r.PublicKeys); err != nil {
+		return Runner{}, fmt.Errorf("runner %d keys: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(boards), &r.Boards); err != nil {
+		return Runner{}, fmt.Errorf("runner %d boards: %w", r.ID, err)
+	}
+	r.CreatedAt, r.LastSeen = fromMS(c), fromMS(l)
+	return r, nil
+}
+
+// RunnerByToken returns the runner whose bearer token has that hash, and marks it seen.
+func (s *Store) RunnerByToken(ctx context.Context, tokenHash string) (Runner, error) {
+	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE token_hash = ?`, tokenHash))
+	if err != nil {
+		return Runner{}, notFound(err, "unknown runner token")
+	}
+	return r, nil
+}
+
+// TouchRunner records that the runner was heard from now. Failures are not worth failing a
+// request over, so it only returns them.
+func (s *Store) TouchRunner(ctx context.Context, id int64) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE runners SET last_seen = ? WHERE id = ?`, ms0(s.Now()), id)
+	return err
+}
+
+// Runner returns a runner by id.
+func (s *Store) Runner(ctx context.Context, id int64) (Runner, error) {
+	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE id = ?`, id))
+	if err != nil {
+		return Runner{}, notFound(err, "runner %d not found", id)
+	}
+	return r, nil
+}
+
+// Runners lists every runner, most recently seen first.
+func (s *Store) Runners(ctx context.Context) ([]Runner, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+runnerCols+` FROM runners ORDER BY last_seen DESC LIMIT 500`)
+	if err != nil {
+		return nil, fmt.Errorf("list runners: %w", err)
+	}
+	defer rows.Close()
+	var out []Runner
+	for rows.Next() {
+		r, err := scanRunner(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SubmitterKey is a public key pair a community member registered for their runner.
+type SubmitterKey struct {
+	ID          int64
+	UserID      int64
+	UserName    string
+	Label       string
+	Fingerprint string
+	PublicKeys  artifacts.PublicKeys
+	CreatedAt   time.Time
+}
+
+// AddSubmitterKey registers keys for a user; keys registered before (by anyone) are a conflict.
+func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (SubmitterKey, error) {
+	keysJSON, _ := json.Marshal(keys)
+	k := SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
+	err := s.write.QueryRowContext(ctx, `INSERT INTO submitter_keys (user_id, label, fingerprint, public_keys, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		userID, label, k.Fingerprint, string(keysJSON), ms0(k.CreatedAt)).Scan(&k.ID)
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return SubmitterKey{}, fault.New(fault.Conflict, "keys %s are already registered", k.Fingerprint)
+		}
+		return SubmitterKey{}, fmt.Errorf("register keys: %w", err)
+	}
+	return k, nil
+}
+
+const submitterKeyCols = `k.id, k.user_id, u.name, k.label, k.fingerprint, k.public_keys, k.created_at`
+
+func scanSubmitterKey(sc interface{ Scan(...any) error }) (SubmitterKey, error) {
+	var k SubmitterKey
+	var keys string
+	var c sql.NullInt64
+	if err := sc.Scan(&k.ID, &k.UserID, &k.UserName, &k.Label, &k.Fingerprint, &keys, &c); err != nil {
+		return SubmitterKey{}, err
+	}
+	if err := json.Unmarshal([]byte(keys), &k.PublicKeys); err != nil {
+		return SubmitterKey{}, err
+	}
+	k.CreatedAt = fromMS(c)
+	return k, nil
+}
+
+// SubmitterKeyByFingerprint returns the registered keys with that fingerprint.
+func (s *Store) SubmitterKeyByFingerprint(ctx context.Context, fp string) (SubmitterKey, error) {
+	k, err := scanSubmitterKey(s.read.QueryRowContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, fp))
+	if err != nil {
+		return SubmitterKey{}, notFound(err, "unknown key %s", fp)
+	}
+	return k, nil
+}
+
+// SubmitterKeys lists a user's registered keys (all users' when userID is 0).
+func (s *Store) SubmitterKeys(ctx context.Context, userID int64) ([]SubmitterKey, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id
+		WHERE ? = 0 OR k.user_id = ? ORDER BY k.id`, userID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	defer rows.Close()
+	var out []SubmitterKey
+	for rows.Next() {
+		k, err := scanSubmitterKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// Firmware is a stored firmware build.
+type Firmware struct {
+	Digest       string
+	Filename     string
+	Size         int64
+	BoardClass   string
+	Toolchain    string
+	Libraries    string
+	SourceURL    string
+	SourceCommit string
+	UploadedBy   string
+	CreatedAt    time.Time
+}
+
+// AddFirmware records a firmware build whose blob is already stored. Re-adding a digest is
+// a conflict.
+func (s *Store) AddFirmware(ctx context.Context, f Firmware, by int64) error {
+	_, err := s.write.ExecContext(ctx, `INSERT INTO firmware (digest, filename, size, board_class, toolchain, libraries, source_url, source_commit, uploaded_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Digest, f.Filename, f.Size, f.BoardClass, f.Toolchain, f.Libraries, f.SourceURL, f.SourceCommit, by, ms0(s.Now()))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return fault.New(fault.Conflict, "firmware %s is already stored", f.Digest)
+		}
+		return fmt.Errorf("add firmware: %w", err)
+	}
+	return nil
+}
+
+const firmwareCols = `f.digest, f.filename, f.size, f.board_class, f.toolchain, f.libraries, f.source_url, f.source_commit, COALESCE(u.name, ''), f.created_at`
+
+func scanFirmware(sc interface{ Scan(...any) error }) (Firmware, error) {
+	var f Firmware
+	var c sql.NullInt64
+	err := sc.Scan(&f.Digest, &f.Filename, &f.Size, &f.BoardClass, &f.Toolchain, &f.Libraries, &f.SourceURL, &f.SourceCommit, &f.UploadedBy, &c)
+	f.CreatedAt = fromMS(c)
+	return f, err
+}
+
+// FirmwareBuild returns one firmware build.
+func (s *Store) FirmwareBuild(ctx context.Context, digest string) (Firmware, error) {
+	f, err := scanFirmware(s.read.QueryRowContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by WHERE f.digest = ?`, digest))
+	if err != nil {
+		return Firmware{}, notFound(err, "firmware %s not found", digest)
+	}
+	return f, nil
+}
+
+// FirmwareBuilds lists builds, for one board class or all ("").
+func (s *Store) FirmwareBuilds(ctx context.Context, boardClass string) ([]Firmware, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by
+		WHERE ? = '' OR f.board_class = ? ORDER BY f.created_at DESC LIMIT 500`, boardClass, boardClass)
+	if err != nil {
+		return nil, fmt.Errorf("list firmware: %w", err)
+	}
+	defer rows.Close()
+	var out []Firmware
+	for rows.Next() {
+		f, err := scanFirmware(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}

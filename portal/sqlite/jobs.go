@@ -1,0 +1,276 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/fault"
+)
+
+// Job states.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobPublished = "published"
+	JobFailed    = "failed"
+)
+
+// MaxAttempts is how many leases a job gets before an expired lease fails it for good.
+const MaxAttempts = 3
+
+// Job is a request to run an experiment on a board class.
+type Job struct {
+	ID           int64
+	Experiment   string
+	Paper        string
+	ManifestYAML string
+	ManifestID   string
+	BoardClass   string
+	Firmware     string
+	State        string
+	RequestedBy  string
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	RunnerID     int64
+	RunnerName   string
+	LeaseID      string
+	LeaseExpires time.Time
+	Attempt      int
+	Progress     artifacts.Progress
+	ProgressAt   time.Time
+	Note         string
+	Error        string
+	RunID        int64
+}
+
+// Terminal reports whether the job has finished (published or failed).
+func (j Job) Terminal() bool { return j.State == JobPublished || j.State == JobFailed }
+
+// NewJob is what CreateJob needs.
+type NewJob struct {
+	Experiment, Paper, ManifestYAML, ManifestID, BoardClass, Firmware string
+	RequestedBy                                                       int64
+}
+
+// CreateJob queues a job.
+func (s *Store) CreateJob(ctx context.Context, n NewJob) (int64, error) {
+	var id int64
+	err := s.write.QueryRowContext(ctx, `INSERT INTO jobs (experiment, paper, manifest_yaml, manifest_id, board_class, firmware_digest, state, requested_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id`, n.Experiment, n.Paper, n.ManifestYAML, n.ManifestID, n.BoardClass, n.Firmware,
+		nullID(n.RequestedBy), ms0(s.Now())).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("queue job %s: %w", n.Experiment, err)
+	}
+	return id, nil
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+const jobCols = `j.id, j.experiment, j.paper, j.manifest_yaml, j.manifest_id, j.board_class, j.firmware_digest, j.state, COALESCE(u.name, ''),
+	j.created_at, j.started_at, j.finished_at, COALESCE(j.runner_id, 0), COALESCE(r.name, ''), COALESCE(j.lease_id, ''), j.lease_expires, j.attempt,
+	j.progress, j.progress_at, j.note, j.error, COALESCE(j.run_id, 0)`
+
+const jobFrom = ` FROM jobs j LEFT JOIN users u ON u.id = j.requested_by LEFT JOIN runners r ON r.id = j.runner_id`
+
+func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
+	var j Job
+	var c, st, fin, le, pa sql.NullInt64
+	var prog string
+	err := sc.Scan(&j.ID, &j.Experiment, &j.Paper, &j.ManifestYAML, &j.ManifestID, &j.BoardClass, &j.Firmware, &j.State, &j.RequestedBy,
+		&c, &st, &fin, &j.RunnerID, &j.RunnerName, &j.LeaseID, &le, &j.Attempt, &prog, &pa, &j.Note, &j.Error, &j.RunID)
+	if err != nil {
+		return Job{}, err
+	}
+	j.CreatedAt, j.StartedAt, j.FinishedAt, j.LeaseExpires, j.ProgressAt = fromMS(c), fromMS(st), fromMS(fin), fromMS(le), fromMS(pa)
+	if prog != "" {
+		json.Unmarshal([]byte(prog), &j.Progress)
+	}
+	return j, nil
+}
+
+// Job returns a job by id.
+func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
+	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = ?`, id))
+	if err != nil {
+		return Job{}, notFound(err, "job %d not found", id)
+	}
+	return j, nil
+}
+
+// Jobs lists recent jobs, of one experiment or all (""), newest first.
+func (s *Store) Jobs(ctx context.Context, experiment string, limit int) ([]Job, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE ? = '' OR j.experiment = ? ORDER BY j.id DESC LIMIT ?`, experiment, experiment, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// RequeueExpired returns jobs whose lease expired to the queue, or fails them after
+// MaxAttempts, and reports how many were re-queued.
+func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
+	now := ms0(s.Now())
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, lease_id = NULL,
+			error = 'the lease expired on every one of ' || attempt || ' attempts: no runner finished the job'
+			WHERE state = 'running' AND lease_expires < ? AND attempt >= ?`, now, now, MaxAttempts); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_id = NULL, lease_expires = NULL, progress = '', progress_at = NULL,
+			note = 'attempt ' || attempt || ' lost its lease (the runner stopped reporting); re-queued'
+			WHERE state = 'running' AND lease_expires < ?`, now)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("re-queue expired leases: %w", err)
+	}
+	return int(n), nil
+}
+
+// LeaseJob hands the oldest queued job for one of the board classes to the runner under a
+// new lease id until expires, and returns it; fault.NotFound when there is none. One UPDATE
+// selects and claims the job, so two runners never lease the same job.
+func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes []string, leaseID string, expires time.Time) (Job, error) {
+	if len(classes) == 0 {
+		return Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
+	}
+	if _, err := s.RequeueExpired(ctx); err != nil {
+		return Job{}, err
+	}
+	now := ms0(s.Now())
+	args := []any{runnerID, leaseID, ms0(expires), now}
+	for _, c := range classes {
+		args = append(args, c)
+	}
+	var id int64
+	err := s.write.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', runner_id = ?, lease_id = ?, lease_expires = ?, attempt = attempt + 1,
+		started_at = ?, progress = '', progress_at = NULL
+		WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND board_class IN (`+placeholders(len(classes))+`) ORDER BY id LIMIT 1)
+		RETURNING id`, args...).Scan(&id)
+	if err != nil {
+		return Job{}, notFound(err, "no job")
+	}
+	return s.Job(ctx, id)
+}
+
+// checkLease returns a conflict error unless the job is running under that runner's
+// unexpired lease.
+func checkLease(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, jobID, runnerID int64, leaseID string, now int64) (attempt int, err error) {
+	var state, lease string
+	var owner, expires sql.NullInt64
+	err = q.QueryRowContext(ctx, `SELECT state, COALESCE(lease_id, ''), runner_id, lease_expires, attempt FROM jobs WHERE id = ?`, jobID).
+		Scan(&state, &lease, &owner, &expires, &attempt)
+	if err != nil {
+		return 0, notFound(err, "job %d not found", jobID)
+	}
+	switch {
+	case state != JobRunning || lease == "":
+		return 0, fault.New(fault.Conflict, "job %d is %s: the lease is no longer held", jobID, state)
+	case !owner.Valid || owner.Int64 != runnerID || lease != leaseID:
+		return 0, fault.New(fault.Conflict, "job %d is leased to another runner or under another lease", jobID)
+	case !expires.Valid || expires.Int64 < now:
+		return 0, fault.New(fault.Conflict, "the lease on job %d expired", jobID)
+	}
+	return attempt, nil
+}
+
+// Heartbeat extends a held lease until expires and records progress.
+func (s *Store) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error {
+	prog, _ := json.Marshal(p)
+	now := ms0(s.Now())
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET lease_expires = ?, progress = ?, progress_at = ? WHERE id = ?`, ms0(expires), string(prog), now, jobID)
+		return err
+	})
+}
+
+// AppendLog stores log chunk idx of the current attempt; a chunk stored before is left as
+// it was, so a retried request is harmless.
+func (s *Store) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
+	now := ms0(s.Now())
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		attempt, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO job_logs (job_id, attempt, idx, data, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (job_id, attempt, idx) DO NOTHING`, jobID, attempt, idx, data, now)
+		return err
+	})
+}
+
+// FailJob ends a held lease with a failure; the job is failed for good (a run that broke is
+// reported, not retried), and log, when not empty, is kept as a final chunk.
+func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason, log string) error {
+	now := ms0(s.Now())
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		attempt, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now)
+		if err != nil {
+			return err
+		}
+		if log != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO job_logs (job_id, attempt, idx, data, created_at) VALUES (?, ?, 1000000000, ?, ?)
+				ON CONFLICT (job_id, attempt, idx) DO NOTHING`, jobID, attempt, log, now); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', error = ?, finished_at = ?, lease_id = NULL WHERE id = ?`, reason, now, jobID)
+		return err
+	})
+}
+
+// JobLog returns the log of the job's latest attempt (or of attempt when > 0), chunks in
+// order, and whether the final chunk sent with a failure is among them.
+func (s *Store) JobLog(ctx context.Context, jobID int64, attempt int) (string, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT idx, data FROM job_logs WHERE job_id = ? AND attempt = CASE WHEN ? > 0 THEN ? ELSE
+		(SELECT COALESCE(MAX(attempt), 0) FROM job_logs WHERE job_id = ?) END ORDER BY idx`, jobID, attempt, attempt, jobID)
+	if err != nil {
+		return "", fmt.Errorf("job %d log: %w", jobID, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	var streamed bool
+	for rows.Next() {
+		var idx int
+		var data string
+		if err := rows.Scan(&idx, &data); err != nil {
+			return "", err
+		}
+		if idx == 1000000000 && streamed {
+			continue // the final log repeats what was streamed
+		}
+		streamed = true
+		b.WriteString(data)
+	}
+	return b.String(), rows.Err()
+}

@@ -1,0 +1,360 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// Run is a published, verified result.
+type Run struct {
+	ID          int64
+	JobID       int64
+	Experiment  string
+	Paper       string
+	ManifestID  string
+	Kind        string
+	Method      string
+	BoardClass  string
+	BoardName   string
+	Level       string
+	Origin      string
+	RunnerID    int64
+	RunnerName  string
+	Submitter   string
+	Signer      string
+	PublicKeys  artifacts.PublicKeys
+	Bundle      string
+	BundleSize  int64
+	Firmware    string
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	PublishedAt time.Time
+	// Environment, Report (a compare.Report) and Checks (the verification's checks) are JSON.
+	Environment string
+	Report      string
+	Checks      string
+	CellsTotal  int
+	CellsOK     int
+}
+
+// ClaimVerdict is the verdict one run gave one claim.
+type ClaimVerdict struct {
+	RunID      int64
+	Paper      string
+	ClaimID    string
+	Verdict    string
+	Reason     string
+	BoardClass string
+	Level      string
+	Origin     string
+}
+
+// Publication is a verified run to publish, with its cells and claim verdicts. When JobID is
+// set the job's lease is checked in the same transaction, and the job is marked published.
+type Publication struct {
+	Run      Run
+	Cells    []artifacts.Cell
+	Claims   []ClaimVerdict
+	JobID    int64
+	RunnerID int64
+	LeaseID  string
+}
+
+// Publish inserts a run with its cells and verdicts in one transaction, so a run is visible
+// whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
+// refuses the publication with a conflict and nothing is stored.
+func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
+	now := s.Now()
+	r := p.Run
+	keys, _ := json.Marshal(r.PublicKeys)
+	var id int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if p.JobID != 0 {
+			if _, err := checkLease(ctx, tx, p.JobID, p.RunnerID, p.LeaseID, ms0(now)); err != nil {
+				return err
+			}
+		}
+		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, origin,
+			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
+			environment, report, checks, cells_total, cells_ok)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE name = ? AND ? <> '' LIMIT 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, r.Origin,
+			nullID(r.RunnerID), r.Submitter, r.Submitter, r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
+			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK).Scan(&id)
+		if err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, c := range p.Cells {
+			var n int
+			var st [7]any
+			if c.Stats != nil {
+				n = c.Stats.N
+				st = [7]any{c.Stats.Min, c.Stats.P25, c.Stats.Median, c.Stats.P75, c.Stats.Max, c.Stats.Mean, c.Stats.Stddev}
+			}
+			var heap any
+			if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
+				heap = *c.Memory.HeapBytesPerOp
+			}
+			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap); err != nil {
+				return err
+			}
+		}
+		for _, v := range p.Claims {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason) VALUES (?, ?, ?, ?, ?)`,
+				id, v.Paper, v.ClaimID, v.Verdict, v.Reason); err != nil {
+				return err
+			}
+		}
+		if p.JobID != 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'published', run_id = ?, finished_at = ?, lease_id = NULL WHERE id = ?`, id, ms0(now), p.JobID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("publish run of %s: %w", r.Experiment, err)
+	}
+	return id, nil
+}
+
+const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_id, r.kind, r.method, r.board_class, r.board_name, r.level, r.origin,
+	COALESCE(r.runner_id, 0), COALESCE(rn.name, ''), COALESCE(u.name, ''), r.signer, r.public_keys, r.bundle_digest, r.bundle_size, r.firmware_digest,
+	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok`
+
+const runFrom = ` FROM runs r LEFT JOIN runners rn ON rn.id = r.runner_id LEFT JOIN users u ON u.id = r.submitter_id`
+
+func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
+	var r Run
+	var keys string
+	var st, fin, pub sql.NullInt64
+	dest := []any{&r.ID, &r.JobID, &r.Experiment, &r.Paper, &r.ManifestID, &r.Kind, &r.Method, &r.BoardClass, &r.BoardName, &r.Level, &r.Origin,
+		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK}
+	if err := sc.Scan(append(dest, extra...)...); err != nil {
+		return Run{}, err
+	}
+	json.Unmarshal([]byte(keys), &r.PublicKeys)
+	r.StartedAt, r.FinishedAt, r.PublishedAt = fromMS(st), fromMS(fin), fromMS(pub)
+	return r, nil
+}
+
+// Run returns a run with its environment, report and checks.
+func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
+	var env, rep, checks string
+	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+`, r.environment, r.report, r.checks`+runFrom+` WHERE r.id = ?`, id), &env, &rep, &checks)
+	if err != nil {
+		return Run{}, notFound(err, "run %d not found", id)
+	}
+	r.Environment, r.Report, r.Checks = env, rep, checks
+	return r, nil
+}
+
+// RunFilter selects runs for listings; empty fields match everything.
+type RunFilter struct {
+	Experiment, Paper, BoardClass string
+	Limit                         int
+}
+
+// Runs lists runs, newest first, without their large JSON fields.
+func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+runCols+runFrom+`
+		WHERE (? = '' OR r.experiment = ?) AND (? = '' OR r.paper = ?) AND (? = '' OR r.board_class = ?)
+		ORDER BY r.id DESC LIMIT ?`, f.Experiment, f.Experiment, f.Paper, f.Paper, f.BoardClass, f.BoardClass, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Cells returns a run's cells in order.
+func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op
+		FROM cells WHERE run_id = ? ORDER BY idx`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("cells of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []artifacts.Cell
+	for rows.Next() {
+		var c artifacts.Cell
+		var n int
+		var v [8]sql.NullFloat64
+		if err := rows.Scan(&c.Algorithm, &c.Operation, &c.Status, &c.Error, &c.Unit, &n, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]); err != nil {
+			return nil, err
+		}
+		if v[7].Valid {
+			h := v[7].Float64
+			c.Memory = &artifacts.Memory{HeapBytesPerOp: &h}
+		}
+		if n > 0 {
+			c.Stats = &artifacts.Stats{N: n, Min: v[0].Float64, P25: v[1].Float64, Median: v[2].Float64, P75: v[3].Float64, Max: v[4].Float64, Mean: v[5].Float64, Stddev: v[6].Float64}
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ClaimVerdicts returns the verdicts runs gave a paper's claims (or one run's when runID > 0),
+// newest run first.
+func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin
+		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
+		WHERE (? = '' OR v.paper = ?) AND (? = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("claim verdicts: %w", err)
+	}
+	defer rows.Close()
+	var out []ClaimVerdict
+	for rows.Next() {
+		var v ClaimVerdict
+		if err := rows.Scan(&v.RunID, &v.Paper, &v.ClaimID, &v.Verdict, &v.Reason, &v.BoardClass, &v.Level, &v.Origin); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// LeaderCell is one measured cell for a leaderboard, with its run's board and assurance.
+type LeaderCell struct {
+	RunID       int64
+	BoardClass  string
+	Level       string
+	Origin      string
+	Unit        string
+	N           int
+	Median      float64
+	P25         float64
+	P75         float64
+	PublishedAt time.Time
+}
+
+// Leaderboard metrics.
+const (
+	MetricLatency = "latency" // median time (or instructions) per operation, p25-p75 spread
+	MetricHeap    = "heap"    // heap bytes allocated per operation (host board)
+)
+
+// LeaderCells returns every successful measurement of an (algorithm, operation) for the
+// metric; for MetricHeap the unit is "B" and the spread is the value itself.
+func (s *Store) LeaderCells(ctx context.Context, algorithm, operation, metric string) ([]LeaderCell, error) {
+	q := `SELECT r.id, r.board_class, r.level, r.origin, c.unit, c.n, c.median, c.p25, c.p75, r.published_at
+		FROM cells c JOIN runs r ON r.id = c.run_id
+		WHERE c.algorithm = ? AND c.operation = ? AND c.status = 'ok'`
+	if metric == MetricHeap {
+		q = `SELECT r.id, r.board_class, r.level, r.origin, 'B', c.n, c.heap_per_op, c.heap_per_op, c.heap_per_op, r.published_at
+		FROM cells c JOIN runs r ON r.id = c.run_id
+		WHERE c.algorithm = ? AND c.operation = ? AND c.status = 'ok' AND c.heap_per_op IS NOT NULL`
+	}
+	rows, err := s.read.QueryContext(ctx, q, algorithm, operation)
+	if err != nil {
+		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
+	}
+	defer rows.Close()
+	var out []LeaderCell
+	for rows.Next() {
+		var l LeaderCell
+		var pub sql.NullInt64
+		if err := rows.Scan(&l.RunID, &l.BoardClass, &l.Level, &l.Origin, &l.Unit, &l.N, &l.Median, &l.P25, &l.P75, &pub); err != nil {
+			return nil, err
+		}
+		l.PublishedAt = fromMS(pub)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// AlgOp is an (algorithm, operation) pair that has measurements.
+type AlgOp struct{ Algorithm, Operation string }
+
+// MeasuredAlgOps lists the (algorithm, operation) pairs with at least one ok cell.
+func (s *Store) MeasuredAlgOps(ctx context.Context) ([]AlgOp, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT algorithm, operation FROM cells WHERE status = 'ok' ORDER BY algorithm, operation`)
+	if err != nil {
+		return nil, fmt.Errorf("measured algorithms: %w", err)
+	}
+	defer rows.Close()
+	var out []AlgOp
+	for rows.Next() {
+		var a AlgOp
+		if err := rows.Scan(&a.Algorithm, &a.Operation); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// BoardCount is a board class with its number of runs.
+type BoardCount struct {
+	BoardClass string
+	Runs       int
+	Levels     string
+}
+
+// BoardCounts counts runs per board class.
+func (s *Store) BoardCounts(ctx context.Context) ([]BoardCount, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT board_class, COUNT(*), MIN(level) FROM runs GROUP BY board_class ORDER BY board_class`)
+	if err != nil {
+		return nil, fmt.Errorf("count runs per board: %w", err)
+	}
+	defer rows.Close()
+	var out []BoardCount
+	for rows.Next() {
+		var b BoardCount
+		if err := rows.Scan(&b.BoardClass, &b.Runs, &b.Levels); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// CountCells returns the number of stored cells.
+func (s *Store) CountCells(ctx context.Context) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells`).Scan(&n)
+	return n, err
+}
+
+// RunCounts counts runs per paper.
+func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT paper, COUNT(*) FROM runs GROUP BY paper`)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var p string
+		var n int
+		if err := rows.Scan(&p, &n); err != nil {
+			return nil, err
+		}
+		out[p] = n
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,503 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// Portal is the runner protocol as the agent uses it: enrol, lease (long poll), heartbeat,
+// append log chunks by index, complete with a bundle or fail with a reason. HTTPPortal
+// implements it over /api/v1; the agent knows nothing else about the portal.
+type Portal interface {
+	Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error)
+	// Lease waits up to wait for a job; it returns nil and no error when none came.
+	Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error)
+	Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error
+	// AppendLog stores chunk index of the job's log; sending the same index again is harmless.
+	AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error
+	Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error)
+	Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error
+}
+
+// ErrLeaseLost means the portal no longer holds the job for this runner (the lease expired
+// and the job was re-queued, or it finished): the agent stops working on it.
+var ErrLeaseLost = errors.New("lease lost")
+
+// ErrUnauthorized means the portal did not accept the runner's token.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// ErrRefused means the portal refused a request as invalid (for a bundle: it did not verify
+// or did not answer the job); retrying the same request cannot help.
+var ErrRefused = errors.New("refused")
+
+// AgentBoard is a board the agent offers, with how it is described to the portal.
+type AgentBoard struct {
+	Info  artifacts.BoardInfo
+	Board Board
+}
+
+// Agent pulls jobs from a portal and runs them on its boards. Run blocks until ctx is
+// cancelled; a job in progress then stops, and its lease expires so the portal re-queues it.
+type Agent struct {
+	Portal     Portal
+	EnrolToken string
+	Name       string
+	Identity   *artifacts.Identity
+	Boards     []AgentBoard
+	Version    string
+	Log        *slog.Logger
+	// LeaseWait is how long one lease request waits (default 25s).
+	LeaseWait time.Duration
+	// FlushEvery is how often log chunks are sent (default 1s).
+	FlushEvery time.Duration
+	// OnJob, when set, is called as each job starts (tests use it to stop a runner mid-job).
+	OnJob func(l *artifacts.Lease)
+}
+
+// HostBoards is the board list of a runner with only the host board of that class.
+func HostBoards(class string) []AgentBoard {
+	h := &Host{Class: class}
+	return []AgentBoard{{Info: artifacts.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}, Board: h}}
+}
+
+func (a *Agent) logger() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return a.Log
+}
+
+// Run enrols, then leases and runs jobs until ctx is cancelled. It returns nil on
+// cancellation and an error only when enrolment is refused.
+func (a *Agent) Run(ctx context.Context) error {
+	if a.Identity == nil {
+		return errors.New("runner agent: no identity")
+	}
+	if a.LeaseWait <= 0 {
+		a.LeaseWait = 25 * time.Second
+	}
+	if a.FlushEvery <= 0 {
+		a.FlushEvery = time.Second
+	}
+	log := a.logger()
+	if err := a.enrol(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	backoff := time.Second
+	for ctx.Err() == nil {
+		l, err := a.Portal.Lease(ctx, a.LeaseWait)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, ErrUnauthorized):
+			log.Warn("portal no longer accepts this runner's token; enrolling again")
+			if err := a.enrol(ctx); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			log.Warn("lease request failed", "err", err, "retry_in", backoff)
+			sleep(ctx, backoff)
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		if l != nil {
+			a.runJob(ctx, l)
+		}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// enrol registers the runner, retrying while the portal is unreachable; a refused token is
+// returned at once.
+func (a *Agent) enrol(ctx context.Context) error {
+	req := artifacts.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, PublicKeys: a.Identity.Public()}
+	for _, b := range a.Boards {
+		req.Boards = append(req.Boards, b.Info)
+	}
+	backoff := 200 * time.Millisecond
+	for {
+		resp, err := a.Portal.Enrol(ctx, req)
+		if err == nil {
+			a.logger().Info("enrolled with the portal", "runner", resp.RunnerID, "keys", a.Identity.Public().Fingerprint(), "boards", len(req.Boards))
+			return nil
+		}
+		if errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRefused) {
+			return fmt.Errorf("enrol: %w", err)
+		}
+		a.logger().Warn("enrolment failed; retrying", "err", err, "retry_in", backoff)
+		sleep(ctx, backoff)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// jobProgress is the Observer that records progress for heartbeats.
+type jobProgress struct {
+	mu sync.Mutex
+	p  artifacts.Progress
+}
+
+func (o *jobProgress) CellStarted(i, total int, ref artifacts.CellRef) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.p = artifacts.Progress{CellsDone: i, CellsTotal: total, Current: ref.Algorithm + " " + ref.Operation}
+}
+
+func (o *jobProgress) Iteration(_, done, requested int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.p.Iteration, o.p.Requested = done, requested
+}
+
+func (o *jobProgress) CellDone(i, total int, _ artifacts.Cell) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.p.CellsDone, o.p.CellsTotal = i+1, total
+}
+
+func (o *jobProgress) get() artifacts.Progress {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.p
+}
+
+// logStream buffers the run's log and sends it in indexed chunks.
+type logStream struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	next int
+}
+
+func (l *logStream) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// flush sends what is buffered as the next chunk, retrying the same index on failure.
+func (l *logStream) flush(ctx context.Context, p Portal, jobID int64, leaseID string) error {
+	l.mu.Lock()
+	chunk := bytes.Clone(l.buf.Bytes())
+	l.buf.Reset()
+	idx := l.next
+	if len(chunk) > 0 {
+		l.next++
+	}
+	l.mu.Unlock()
+	if len(chunk) == 0 {
+		return nil
+	}
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || errors.Is(err, ErrLeaseLost) || ctx.Err() != nil {
+			return err
+		}
+		sleep(ctx, time.Duration(try+1)*200*time.Millisecond)
+	}
+	return err
+}
+
+// runJob runs one leased job: heartbeats carry progress, the log streams in chunks, and the
+// signed bundle (or the failure with its log) goes back to the portal.
+func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
+	log := a.logger().With("job", l.JobID, "attempt", l.Attempt, "board", l.BoardClass)
+	log.Info("job leased", "experiment", l.Experiment)
+	if a.OnJob != nil {
+		a.OnJob(l)
+	}
+	jobCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fail := func(reason string, runLog []byte) {
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer fcancel()
+		if err := a.Portal.Fail(fctx, l.JobID, artifacts.FailRequest{LeaseID: l.LeaseID, Reason: reason, Log: string(runLog)}); err != nil {
+			log.Warn("report failure", "err", err)
+		}
+		log.Info("job failed", "reason", reason)
+	}
+	var board Board
+	for _, b := range a.Boards {
+		if b.Info.Class == l.BoardClass && b.Info.Available {
+			board = b.Board
+		}
+	}
+	if board == nil {
+		fail(fmt.Sprintf("this runner has no available board of class %s", l.BoardClass), nil)
+		return
+	}
+	m, err := artifacts.ParseManifest([]byte(l.Manifest), l.Experiment)
+	if err != nil {
+		fail("the job's manifest does not parse: "+err.Error(), nil)
+		return
+	}
+	if m.ID() != l.ManifestID {
+		fail(fmt.Sprintf("the job's manifest is %s, the lease names %s", m.ID(), l.ManifestID), nil)
+		return
+	}
+	obs := &jobProgress{}
+	stream := &logStream{}
+	if l.Firmware != "" {
+		fmt.Fprintf(stream, "firmware %s requested (%s)\n", l.Firmware, l.FirmwareURL)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	interval := max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond)
+	wg.Add(2)
+	go func() { // heartbeats
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+			}
+			err := a.Portal.Heartbeat(jobCtx, l.JobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
+			if errors.Is(err, ErrLeaseLost) {
+				cancel(ErrLeaseLost)
+				return
+			} else if err != nil && jobCtx.Err() == nil {
+				log.Warn("heartbeat failed", "err", err)
+			}
+		}
+	}()
+	go func() { // log chunks
+		defer wg.Done()
+		t := time.NewTicker(a.FlushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+			}
+			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID); errors.Is(err, ErrLeaseLost) {
+				cancel(ErrLeaseLost)
+				return
+			}
+		}
+	}()
+	bundle, _, err := Execute(jobCtx, board, m, Options{Identity: a.Identity, Version: a.Version, Origin: artifacts.OriginPortalRunner,
+		Observer: obs, Log: stream})
+	close(stop)
+	wg.Wait()
+	if errors.Is(context.Cause(jobCtx), ErrLeaseLost) {
+		log.Warn("lease lost: the portal re-queued or finished the job; dropping it")
+		return
+	}
+	if ctx.Err() != nil {
+		log.Info("runner stopping: the job's lease will expire and the portal re-queues it")
+		return
+	}
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer fcancel()
+	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID); errors.Is(ferr, ErrLeaseLost) {
+		log.Warn("lease lost before completion; dropping the job")
+		return
+	}
+	if err != nil {
+		var re *RunError
+		var runLog []byte
+		if errors.As(err, &re) {
+			runLog = re.Log
+		}
+		fail(err.Error(), runLog)
+		return
+	}
+	var archive bytes.Buffer
+	if err := artifacts.WriteTarGz(&archive, bundle); err != nil {
+		fail("pack the bundle: "+err.Error(), nil)
+		return
+	}
+	for try := 0; ; try++ {
+		resp, err := a.Portal.Complete(fctx, l.JobID, l.LeaseID, archive.Bytes())
+		switch {
+		case err == nil:
+			log.Info("job published", "run", resp.RunID)
+			return
+		case errors.Is(err, ErrLeaseLost):
+			log.Warn("the portal refused the bundle: the lease is no longer held", "err", err)
+			return
+		case errors.Is(err, ErrRefused):
+			fail("the portal refused the bundle: "+err.Error(), nil)
+			return
+		case try >= 4 || fctx.Err() != nil:
+			log.Warn("could not upload the bundle; the lease will expire", "err", err)
+			return
+		}
+		sleep(fctx, time.Duration(try+1)*time.Second)
+	}
+}
+
+// HTTPPortal is the runner protocol over HTTP. It is safe for concurrent use.
+type HTTPPortal struct {
+	// BaseURL is the portal's address, e.g. "http://127.0.0.1:8080".
+	BaseURL string
+	// Client defaults to a client without an overall timeout (long polls are bounded per request).
+	Client *http.Client
+
+	mu    sync.Mutex
+	token string
+}
+
+var _ Portal = (*HTTPPortal)(nil)
+
+func (p *HTTPPortal) client() *http.Client {
+	if p.Client != nil {
+		return p.Client
+	}
+	return http.DefaultClient
+}
+
+// do sends a request and decodes a JSON answer into out (when not nil). Status 204 returns
+// (false, nil); errors carry the portal's message and map 401 to ErrUnauthorized, 409 to
+// ErrLeaseLost and other 4xx to ErrRefused.
+func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader, contentType string, header map[string]string, out any) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.BaseURL, "/")+path, body)
+	if err != nil {
+		return false, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	p.mu.Lock()
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
+	p.mu.Unlock()
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := p.client().Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return false, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode == http.StatusNoContent {
+		return false, nil
+	}
+	if resp.StatusCode >= 300 {
+		var pe artifacts.ProtocolError
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &pe) == nil && pe.Error != "" {
+			msg = pe.Error
+		}
+		kind := fmt.Errorf("status %d", resp.StatusCode)
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized:
+			kind = ErrUnauthorized
+		case resp.StatusCode == http.StatusConflict:
+			kind = ErrLeaseLost
+		case resp.StatusCode < 500:
+			kind = ErrRefused
+		}
+		return false, fmt.Errorf("%s %s: %w: %s", method, path, kind, msg)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return false, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+		}
+	}
+	return true, nil
+}
+
+func (p *HTTPPortal) doJSON(ctx context.Context, method, path string, in, out any) (bool, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return false, err
+	}
+	return p.do(ctx, method, path, bytes.NewReader(b), "application/json", nil, out)
+}
+
+// Enrol implements Portal and keeps the runner token for later calls.
+func (p *HTTPPortal) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+	var resp artifacts.EnrolResponse
+	if _, err := p.doJSON(ctx, http.MethodPost, "/api/v1/runners/enrol", req, &resp); err != nil {
+		return resp, err
+	}
+	p.mu.Lock()
+	p.token = resp.RunnerToken
+	p.mu.Unlock()
+	return resp, nil
+}
+
+// Lease implements Portal.
+func (p *HTTPPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+	rctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
+	defer cancel()
+	var l artifacts.Lease
+	got, err := p.do(rctx, http.MethodPost, "/api/v1/jobs/lease?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
+	if err != nil || !got {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// Heartbeat implements Portal.
+func (p *HTTPPortal) Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error {
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := p.doJSON(rctx, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/heartbeat", jobID), req, nil)
+	return err
+}
+
+// AppendLog implements Portal.
+func (p *HTTPPortal) AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error {
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := p.do(rctx, http.MethodPut, fmt.Sprintf("/api/v1/jobs/%d/log/%d", jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
+		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, nil)
+	return err
+}
+
+// Complete implements Portal.
+func (p *HTTPPortal) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error) {
+	var resp artifacts.CompleteResponse
+	_, err := p.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/complete", jobID), bytes.NewReader(bundle), "application/gzip",
+		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, &resp)
+	return resp, err
+}
+
+// Fail implements Portal.
+func (p *HTTPPortal) Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error {
+	_, err := p.doJSON(ctx, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/fail", jobID), req, nil)
+	return err
+}

@@ -1,0 +1,323 @@
+// Package templates holds the portal's pages as templ components, one file per page plus the
+// layout, each taking a typed view model from this file. Components make no database calls;
+// the portal builds the view model and renders it into a buffer. Numbers arrive formatted.
+//
+// Regenerate the _templ.go files with `go tool templ generate` after editing a .templ file.
+package templates
+
+// Page is what every page's layout needs.
+type Page struct {
+	Title string
+	// User is the signed-in account's name, "" when browsing anonymously.
+	User  string
+	Admin bool
+	// CSRF is the token every form carries.
+	CSRF string
+	// Refresh, when > 0, reloads the page after that many seconds (pages work without JS).
+	Refresh int
+	// Flash is a one-line message shown at the top; FlashKind is "ok" or "error".
+	Flash, FlashKind string
+	// Path is the current path, for the sign-in link's return address.
+	Path string
+}
+
+// Assurance is shown beside every number: level (host/emulated/hardware) and origin
+// (portal-runner/community/published).
+type Assurance struct {
+	Level, Origin string
+}
+
+// PaperCard summarises a paper on the home page.
+type PaperCard struct {
+	ID, Title, Citation string
+	Experiments, Runs   int
+	Measured            string
+}
+
+// RunRow is a run in a listing.
+type RunRow struct {
+	ID                      int64
+	Experiment, Board, When string
+	Assurance               Assurance
+	CellsOK, CellsTotal     int
+	Signer, By              string
+}
+
+// JobRow is a job in a listing.
+type JobRow struct {
+	ID                             int64
+	Experiment, Board, State, When string
+	RunID                          int64
+}
+
+// Highlight is a small leaderboard on the home page.
+type Highlight struct {
+	Algorithm, Operation, Link string
+	Rows                       []LeaderRow
+}
+
+// Home is the home page.
+type Home struct {
+	Page
+	Papers     []PaperCard
+	Runs       []RunRow
+	Jobs       []JobRow
+	Highlights []Highlight
+	Runners    int
+}
+
+// ExperimentRow lists an experiment on a paper page.
+type ExperimentRow struct {
+	Ref, Name, Title, Kind, Method string
+	Cells                          int
+}
+
+// RefRow is one published number with its source.
+type RefRow struct {
+	Board, Library, Algorithm, Operation, Scenario, Metric, Stat, Value, Unit, N, Source, Note string
+}
+
+// VerdictRow is the verdict one run gave a claim.
+type VerdictRow struct {
+	RunID                  int64
+	Verdict, Reason, Board string
+	Assurance              Assurance
+}
+
+// ClaimView is a paper's claim with the verdicts runs gave it.
+type ClaimView struct {
+	ID, Claim, Published, Source, Scope, Reason string
+	Checks                                      int
+	Holds, Fails, Untestable                    int
+	Verdicts                                    []VerdictRow
+}
+
+// PaperView is a paper's page.
+type PaperView struct {
+	Page
+	ID, Title, Citation, Summary string
+	Measured, Boards             []string
+	Experiments                  []ExperimentRow
+	Reference                    []RefRow
+	Claims                       []ClaimView
+	Runs                         []RunRow
+	Provenance                   string
+}
+
+// BoardOption is a board class a connected runner offers.
+type BoardOption struct {
+	Class, Label, Runner, Reason string
+	Available, NeedsFirmware     bool
+	Intended                     bool
+}
+
+// FirmwareOption is a firmware build that can be chosen for a board class.
+type FirmwareOption struct {
+	Digest, Label, BoardClass string
+}
+
+// ExperimentView is an experiment's page.
+type ExperimentView struct {
+	Page
+	Ref, Paper, PaperTitle, Name, Title, Description string
+	Kind, Method, ManifestYAML, ManifestID           string
+	Iterations                                       int
+	Cells                                            []string
+	IntendedBoards                                   []string
+	Boards                                           []BoardOption
+	Firmware                                         []FirmwareOption
+	SignedIn                                         bool
+	Jobs                                             []JobRow
+	Runs                                             []RunRow
+}
+
+// JobView is a job's page: live progress and the log tail.
+type JobView struct {
+	Page
+	ID                                          int64
+	Experiment, Board, State, Runner, Firmware  string
+	Attempt                                     int
+	Note, Error                                 string
+	RunID                                       int64
+	CellsDone, CellsTotal, Iteration, Requested int
+	Current, ETA, Elapsed                       string
+	Percent                                     int
+	Log                                         string
+	Created, Started, Finished                  string
+	Terminal                                    bool
+}
+
+// CellRow is a run's cell with its statistics.
+type CellRow struct {
+	Algorithm, Operation, Status, Error, Unit      string
+	N                                              int
+	Min, P25, Median, P75, Max, Mean, Stddev, Heap string
+}
+
+// KV is a labelled value.
+type KV struct{ Key, Value string }
+
+// CompareRow is a measured cell beside one published number.
+type CompareRow struct {
+	Algorithm, Operation, Measured, Published, RefBoard, Source, Verdict, Ratio, Reasons, Note string
+}
+
+// CheckRow is one check of a claim on a run.
+type CheckRow struct{ Verdict, Detail string }
+
+// ClaimResultRow is a claim's verdict on a run.
+type ClaimResultRow struct {
+	ID, Claim, Verdict, Reason string
+	Checks                     []CheckRow
+}
+
+// RunView is a run's page.
+type RunView struct {
+	Page
+	ID                                                      int64
+	JobID                                                   int64
+	Experiment, Paper, Kind, Method, Board, BoardName       string
+	Assurance                                               Assurance
+	Runner, Submitter, Signer, Bundle, BundleSize, Firmware string
+	ManifestID, Started, Finished, Published, Duration      string
+	Cells                                                   []CellRow
+	Plot                                                    string
+	PlotNote                                                string
+	Environment                                             []KV
+	Checks                                                  []string
+	Dataset, Tolerance                                      string
+	Comparison                                              []CompareRow
+	Claims                                                  []ClaimResultRow
+}
+
+// LeaderRow is a board's standing in a leaderboard.
+type LeaderRow struct {
+	Rank                   int
+	Board                  string
+	Assurance              Assurance
+	Median, P25, P75, Unit string
+	N, Runs                int
+	RunID                  int64
+}
+
+// LeaderGroup is one ranking: one unit and one assurance kind, never mixed.
+type LeaderGroup struct {
+	Title, Unit string
+	Rows        []LeaderRow
+	Plot        string
+}
+
+// PublishedRow is a published reference number, labelled as such.
+type PublishedRow struct {
+	Paper, Board, Value, Unit, Stat, N, Scenario, Source, Library string
+}
+
+// Option is a select option.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// LeaderboardView is the leaderboards page.
+type LeaderboardView struct {
+	Page
+	Algorithms, Operations, Metrics []Option
+	Algorithm, Operation, Metric    string
+	Groups                          []LeaderGroup
+	Published                       []PublishedRow
+	CSV, JSON                       string
+}
+
+// BoardRow is a board class on the boards page.
+type BoardRow struct {
+	Class, Name, CPU, Arch, Clock, Memory, Papers string
+	Runs                                          int
+	Runners                                       string
+}
+
+// RunnerRow is a connected or known runner.
+type RunnerRow struct {
+	ID                                   int64
+	Name, Fingerprint, Version, LastSeen string
+	Boards                               string
+	Connected                            bool
+}
+
+// BoardsView is the boards page.
+type BoardsView struct {
+	Page
+	Boards  []BoardRow
+	Runners []RunnerRow
+}
+
+// BoardView is one board class with its runs.
+type BoardView struct {
+	Page
+	Board BoardRow
+	Runs  []RunRow
+}
+
+// FirmwareRow is a stored firmware build.
+type FirmwareRow struct {
+	Digest, Filename, Size, BoardClass, Toolchain, Libraries, SourceURL, SourceCommit, UploadedBy, When string
+}
+
+// FirmwareView is the firmware page.
+type FirmwareView struct {
+	Page
+	Builds   []FirmwareRow
+	Classes  []string
+	SignedIn bool
+	MaxBytes string
+}
+
+// KeyRow is a registered key pair.
+type KeyRow struct{ Fingerprint, Label, Owner, When string }
+
+// SubmitView is the submit page.
+type SubmitView struct {
+	Page
+	SignedIn bool
+	Keys     []KeyRow
+	MaxBytes string
+	// Outcome is the result of the last submission, if any.
+	Refused string
+	RunID   int64
+}
+
+// SigninView is the sign-in page.
+type SigninView struct {
+	Page
+	Next, Error string
+}
+
+// TokenRow is an enrolment token's record.
+type TokenRow struct {
+	ID          int64
+	Label, When string
+	Revoked     bool
+	Runners     int
+}
+
+// UserRow is an account.
+type UserRow struct {
+	ID               int64
+	Name, Role, When string
+}
+
+// AdminView is the administration page.
+type AdminView struct {
+	Page
+	// NewToken is a token just created, shown once; NewTokenKind says what it is for.
+	NewToken, NewTokenKind string
+	Tokens                 []TokenRow
+	Users                  []UserRow
+	Runners                []RunnerRow
+}
+
+// ErrorView is an error page. Message is safe to show.
+type ErrorView struct {
+	Page
+	Status  int
+	Message string
+}
