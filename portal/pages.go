@@ -361,6 +361,9 @@ func tail(s string, lines int) string {
 }
 
 func (s *Server) jobPage(c echo.Context) error {
+	if strings.HasSuffix(c.Param("id"), ".json") {
+		return s.jobJSON(c)
+	}
 	ctx := c.Request().Context()
 	id, err := pathID(c, "id")
 	if err != nil {

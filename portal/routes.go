@@ -76,7 +76,6 @@ func (s *Server) routes() {
 	e.GET("/api/v1/runs/:id/cells.csv", s.runCSV)
 	e.GET("/api/v1/leaderboards", s.apiLeaderboard)
 	e.GET("/api/v1/jobs/:id", s.jobJSON)
-	e.GET("/jobs/:id.json", s.jobJSON)
 	e.POST("/api/v1/submissions", s.apiSubmit, bundle)
 }
 

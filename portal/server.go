@@ -178,7 +178,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	go s.sweep(ctx)
+	go s.Sweep(ctx)
 	select {
 	case err := <-errc:
 		return err
@@ -192,8 +192,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// sweep re-queues jobs whose lease expired, so the job pages show it even when no runner asks.
-func (s *Server) sweep(ctx context.Context) {
+// Sweep re-queues jobs whose lease expired until ctx is cancelled, so job pages show it even
+// when no runner asks. Serve runs it; call it only when serving the Handler another way.
+func (s *Server) Sweep(ctx context.Context) {
 	t := time.NewTicker(max(s.cfg.LeaseDuration/2, 200*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -308,3 +309,6 @@ func (s *Server) render(c echo.Context, status int, comp templ.Component) error 
 	}
 	return c.HTMLBlob(status, buf.Bytes())
 }
+
+// Notify wakes runners waiting in a long poll (after jobs were queued outside the handlers).
+func (s *Server) Notify() { s.queue.broadcast() }

@@ -117,7 +117,9 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			}
 		}
 		if p.JobID != 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'published', run_id = ?, finished_at = ?, lease_id = NULL WHERE id = ?`, id, ms0(now), p.JobID); err != nil {
+			prog, _ := json.Marshal(artifacts.Progress{CellsDone: len(p.Cells), CellsTotal: len(p.Cells)})
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'published', run_id = ?, finished_at = ?, lease_id = NULL, progress = ? WHERE id = ?`,
+				id, ms0(now), string(prog), p.JobID); err != nil {
 				return err
 			}
 		}
