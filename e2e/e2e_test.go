@@ -1,0 +1,286 @@
+// Package e2e boots the real pqrepro binary on a free port with a fresh data directory and
+// drives Debian's Chromium headless through the portal: open a paper, re-run an experiment
+// on the host board, follow the job until it is published, read the run's comparison and a
+// leaderboard, and submit a bundle signed by an unknown key, which must be refused.
+//
+// Run it with `bash e2e/run.sh` (installs Chromium when missing) or `go test ./e2e/`.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium returns Chromium's path, or "" when it cannot be found.
+func findChromium() string {
+	if p := os.Getenv("PQREPRO_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	for _, p := range []string{"/usr/bin/chromium", "/usr/lib/chromium/chromium"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func moduleRoot(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// lockedBuffer collects a process's output for the test's log.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestPortalInABrowser(t *testing.T) {
+	chrome := findChromium()
+	if chrome == "" {
+		t.Skip("Chromium not found (install Debian's chromium, or run e2e/run.sh which installs it)")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "pqrepro")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/pqrepro")
+	build.Dir = moduleRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+
+	// A bundle signed by keys the portal has never seen.
+	bundle := filepath.Join(tmp, "stranger.tar.gz")
+	mk := exec.Command(bin, "run", "paper001/mlkem", "--iterations", "3", "--keys", filepath.Join(tmp, "stranger-keys"), "--out", bundle, "--quiet")
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make a stranger's bundle: %v\n%s", err, out)
+	}
+
+	addr := freePort(t)
+	base := "http://" + addr
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--data", filepath.Join(tmp, "data"))
+	srv.Env = append(os.Environ(), "PQREPRO_ADMIN_TOKEN=")
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	srv.Stderr = &logs
+	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
+	srv.WaitDelay = 10 * time.Second
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		srv.Wait()
+		if t.Failed() {
+			t.Logf("portal log:\n%s", logs.String())
+		}
+	}()
+	// First start prints the administrator's token.
+	tokenc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sent := false
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if strings.HasPrefix(line, "pqa_") && !sent {
+				tokenc <- line
+				sent = true
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	var token string
+	select {
+	case token = <-tokenc:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the portal printed no administrator token; log:\n%s", logs.String())
+	}
+	waitHealthy(t, base)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(filepath.Join(tmp, "chromium-profile")), chromedp.WindowSize(1280, 1600))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+
+	// The first Run starts the browser: give it no timeout of its own.
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/healthz")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	failed := func(name string, err error) {
+		t.Helper()
+		if shot, serr := chromedp.Run(bctx, chromedp.FullScreenshot(80)); serr == nil {
+			os.WriteFile(filepath.Join(os.TempDir(), "pqrepro-e2e-failure.jpg"), shot, 0o644)
+		}
+		t.Fatalf("%s: %v (screenshot in %s)", name, err, filepath.Join(os.TempDir(), "pqrepro-e2e-failure.jpg"))
+	}
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(bctx, 90*time.Second)
+		defer scancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			failed(name, err)
+		}
+	}
+	text := func(name string, a chromedp.Action[string]) string {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(bctx, 30*time.Second)
+		defer scancel()
+		v, err := chromedp.Run(sctx, a)
+		if err != nil {
+			failed(name, err)
+		}
+		return v
+	}
+
+	// Open a paper from the home page.
+	step("open a paper",
+		chromedp.Navigate(base+"/"),
+		chromedp.Click(chromedp.CSS(`a[href="/papers/paper001"]`)),
+		chromedp.WaitVisible(chromedp.ID("claims")),
+	)
+	paperText := text("read the paper", chromedp.Text(chromedp.CSS("main")))
+	for _, want := range []string{"ESP32-C6", "C001-01", "Published reference numbers", "paper001/mlkem"} {
+		if !strings.Contains(paperText, want) {
+			t.Errorf("paper page lacks %q", want)
+		}
+	}
+
+	// Sign in as the administrator.
+	step("sign in",
+		chromedp.Navigate(base+"/signin?next=/experiments/paper001/mlkem"),
+		chromedp.SendKeys(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.ID("signin")),
+		chromedp.WaitVisible(chromedp.CSS("form.rerun")),
+	)
+
+	// Re-run paper001/mlkem on the host board with 5 iterations per cell.
+	step("start a re-run",
+		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), "5"),
+		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("job")),
+	)
+	if jobURL := text("job location", chromedp.Location()); !strings.Contains(jobURL, "/jobs/") {
+		t.Fatalf("after starting a re-run the browser is at %s", jobURL)
+	}
+
+	// Follow the job page until the run is published.
+	step("follow the job", chromedp.WaitVisible(chromedp.ID("run-link")))
+	jobText := text("read the job", chromedp.Text(chromedp.ID("job")))
+	if !strings.Contains(jobText, "published") || !strings.Contains(jobText, "finished: 9 cells") {
+		t.Errorf("job page when done:\n%s", jobText)
+	}
+
+	// Open the run: cells, comparison, claims, signature.
+	step("open the run", chromedp.Click(chromedp.ID("run-link")), chromedp.WaitVisible(chromedp.ID("comparison")))
+	runText := text("read the run", chromedp.Text(chromedp.CSS("main")))
+	median := text("read a median", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[td[1]="ML-KEM-768" and td[2]="encaps"]/td[contains(@class,"median")]`)))
+	for _, want := range []string{"Comparison with paper001", "C001-01", "not comparable", "portal-runner", "ed25519 signature verifies",
+		"ml-dsa-65 signature verifies", "signed bundle"} {
+		if !strings.Contains(runText, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	if median == "" || !strings.Contains(median, "s") {
+		t.Fatalf("no median for ML-KEM-768 encaps on the run page: %q", median)
+	}
+
+	// The leaderboard shows the same number for the host board, labelled with its assurance.
+	step("leaderboard",
+		chromedp.Navigate(base+"/leaderboards?algorithm=ML-KEM-768&operation=encaps&metric=latency"),
+		chromedp.WaitVisible(chromedp.CSS("table.leaders")),
+	)
+	board := text("read the leaderboard", chromedp.Text(chromedp.CSS("table.leaders tbody")))
+	if !strings.Contains(board, "host") || !strings.Contains(board, "portal-runner") || !strings.Contains(board, median) {
+		t.Errorf("leaderboard row %q does not show host, portal-runner and median %q", board, median)
+	}
+
+	// A bundle signed by an unknown key is refused with the reason.
+	step("submit an unknown key's bundle",
+		chromedp.Navigate(base+"/submit"),
+		chromedp.WaitVisible(chromedp.ID("bundle")),
+		chromedp.SetUploadFiles(chromedp.ID("bundle"), []string{bundle}),
+		chromedp.Click(chromedp.ID("submit-bundle")),
+		chromedp.WaitVisible(chromedp.ID("submit-result")),
+	)
+	result := text("read the submission result", chromedp.Text(chromedp.ID("submit-result")))
+	if !strings.Contains(result, "Refused") || !strings.Contains(result, "unknown key") {
+		t.Errorf("submission result %q, want a refusal naming the unknown key", result)
+	}
+	resp, err := http.Get(base + "/api/v1/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := strings.Count(string(body), `"id":`); n != 1 {
+		t.Errorf("%d runs published, want only the re-run: %s", n, body)
+	}
+}
+
+func waitHealthy(t *testing.T, base string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("portal at %s did not become healthy", base)
+}
+
+var _ = fmt.Sprint
