@@ -1,0 +1,225 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pqrepro/artifacts"
+)
+
+// memPortal is an in-memory runner protocol endpoint that hands out the given leases once
+// and records what the agent sends. loseLeaseAfter > 0 answers heartbeats with a lost lease
+// from that heartbeat on.
+type memPortal struct {
+	mu             sync.Mutex
+	leases         []*artifacts.Lease
+	heartbeats     []artifacts.Progress
+	logs           map[int]string
+	completed      [][]byte
+	failed         []artifacts.FailRequest
+	loseLeaseAfter int
+	done           chan struct{}
+}
+
+func (p *memPortal) Enrol(context.Context, artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
+}
+
+func (p *memPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+	p.mu.Lock()
+	if len(p.leases) > 0 {
+		l := p.leases[0]
+		p.leases = p.leases[1:]
+		p.mu.Unlock()
+		return l, nil
+	}
+	p.mu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-time.After(wait):
+	}
+	return nil, nil
+}
+
+func (p *memPortal) Heartbeat(_ context.Context, _ int64, req artifacts.HeartbeatRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.heartbeats = append(p.heartbeats, req.Progress)
+	if p.loseLeaseAfter > 0 && len(p.heartbeats) >= p.loseLeaseAfter {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+func (p *memPortal) AppendLog(_ context.Context, _ int64, _ string, index int, chunk []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.logs == nil {
+		p.logs = map[int]string{}
+	}
+	p.logs[index] = string(chunk)
+	return nil
+}
+
+func (p *memPortal) Complete(_ context.Context, _ int64, _ string, bundle []byte) (artifacts.CompleteResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.completed = append(p.completed, bundle)
+	close(p.done)
+	return artifacts.CompleteResponse{RunID: 7}, nil
+}
+
+func (p *memPortal) Fail(_ context.Context, _ int64, req artifacts.FailRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed = append(p.failed, req)
+	close(p.done)
+	return nil
+}
+
+func (p *memPortal) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	for i := 0; i < len(p.logs); i++ {
+		b.WriteString(p.logs[i])
+	}
+	return b.String()
+}
+
+func testManifest(t *testing.T, iterations int) *artifacts.Manifest {
+	t.Helper()
+	m, err := artifacts.ParseManifest([]byte(`apiVersion: pqrepro/v1
+kind: kem-bench
+metadata: {paper: paper001, name: mlkem}
+spec:
+  algorithms: [ML-KEM-512, ML-KEM-768]
+  operations: [keygen, encaps, decaps]
+  warmup: 1
+  iterations: `+strconv.Itoa(iterations)+`
+  seed: "agent-test"
+  boards: [host]
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func runAgent(t *testing.T, p *memPortal, boards []AgentBoard) {
+	t.Helper()
+	id, err := artifacts.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Agent{Portal: p, EnrolToken: "e", Name: "t", Identity: id, Boards: boards, Version: "test", LeaseWait: 50 * time.Millisecond, FlushEvery: 10 * time.Millisecond}
+	errc := make(chan error, 1)
+	go func() { errc <- a.Run(ctx) }()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never finished the job")
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lease(m *artifacts.Manifest, class string, ttl time.Duration) *artifacts.Lease {
+	return &artifacts.Lease{JobID: 1, LeaseID: "L", Attempt: 1, Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
+		BoardClass: class, ExpiresAt: time.Now().Add(ttl)}
+}
+
+func TestAgentRunsLeasedJobAndStreamsLog(t *testing.T) {
+	m := testManifest(t, 3)
+	p := &memPortal{leases: []*artifacts.Lease{lease(m, "host", 90*time.Millisecond)}, done: make(chan struct{})}
+	runAgent(t, p, HostBoards(""))
+	if len(p.completed) != 1 || len(p.failed) != 0 {
+		t.Fatalf("completed %d, failed %v", len(p.completed), p.failed)
+	}
+	b, err := artifacts.ReadTarGz(strings.NewReader(string(p.completed[0])), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := artifacts.Verify(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Statement.Predicate.Assurance.Origin != artifacts.OriginPortalRunner {
+		t.Errorf("origin %s", v.Statement.Predicate.Assurance.Origin)
+	}
+	if log := p.log(); !strings.Contains(log, "finished: 6 cells") {
+		t.Errorf("streamed log %q lacks the end of the run", log)
+	}
+}
+
+type brokenBoard struct{}
+
+func (brokenBoard) Identity(context.Context) (artifacts.BoardIdentity, error) {
+	return artifacts.BoardIdentity{Name: "b", Class: "broken", Driver: "serial", Assurance: artifacts.AssuranceHardware}, nil
+}
+
+func (brokenBoard) Run(_ context.Context, _ *artifacts.Manifest, _ Observer, log io.Writer) ([]CellResult, error) {
+	io.WriteString(log, "board said: brown-out\n")
+	return nil, errors.New("board went silent")
+}
+
+func TestAgentReportsABrokenRunWithItsLog(t *testing.T) {
+	m := testManifest(t, 2)
+	p := &memPortal{leases: []*artifacts.Lease{lease(m, "broken", time.Second)}, done: make(chan struct{})}
+	runAgent(t, p, []AgentBoard{{Info: artifacts.BoardInfo{Name: "b", Class: "broken", Driver: "serial", Available: true}, Board: brokenBoard{}}})
+	if len(p.failed) != 1 || !strings.Contains(p.failed[0].Reason, "board went silent") || !strings.Contains(p.failed[0].Log, "brown-out") {
+		t.Fatalf("failure report %+v", p.failed)
+	}
+}
+
+func TestAgentRefusesJobsForBoardsItLacks(t *testing.T) {
+	m := testManifest(t, 2)
+	p := &memPortal{leases: []*artifacts.Lease{lease(m, "esp32c6", time.Second)}, done: make(chan struct{})}
+	runAgent(t, p, HostBoards(""))
+	if len(p.failed) != 1 || !strings.Contains(p.failed[0].Reason, "no available board of class esp32c6") {
+		t.Fatalf("failure report %+v", p.failed)
+	}
+}
+
+func TestHTTPPortalMapsStatuses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/lease"):
+			w.WriteHeader(http.StatusNoContent)
+		case strings.HasSuffix(r.URL.Path, "/heartbeat"):
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"kind":"conflict","error":"the lease on job 1 expired"}`)
+		case strings.HasSuffix(r.URL.Path, "/complete"):
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"kind":"invalid","error":"digest mismatch: result.json"}`)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	p := &HTTPPortal{BaseURL: srv.URL}
+	ctx := context.Background()
+	if l, err := p.Lease(ctx, 0); l != nil || err != nil {
+		t.Errorf("204 lease: %v %v", l, err)
+	}
+	if err := p.Heartbeat(ctx, 1, artifacts.HeartbeatRequest{}); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("409: %v", err)
+	}
+	if _, err := p.Complete(ctx, 1, "L", nil); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "digest mismatch") {
+		t.Errorf("400: %v", err)
+	}
+	if _, err := p.Enrol(ctx, artifacts.EnrolRequest{}); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("401: %v", err)
+	}
+}
