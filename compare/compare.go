@@ -63,6 +63,8 @@ type RowComparison struct {
 	Verdict string   `json:"verdict"`
 	// Reasons explain "not comparable" (board, unit, statistic, method, scenario differ).
 	Reasons []string `json:"reasons,omitempty"`
+	// Caveats qualify the published number itself (from the dataset's caveats).
+	Caveats []string `json:"caveats,omitempty"`
 }
 
 // ClaimResult is a claim checked on the measured board.
@@ -93,7 +95,9 @@ func Compare(res *artifacts.Result, m *artifacts.Manifest, paper *experiments.Pa
 			if !rowMatches(row, c) {
 				continue
 			}
-			cc.Rows = append(cc.Rows, compareRow(row, c, res, m, tol))
+			rc := compareRow(row, c, res, m, tol)
+			rc.Caveats = paper.CaveatsFor(row)
+			cc.Rows = append(cc.Rows, rc)
 		}
 		if len(cc.Rows) == 0 {
 			cc.Note = fmt.Sprintf("%s publishes no latency figure for %s %s", paper.ID, c.Algorithm, c.Operation)
@@ -240,7 +244,7 @@ func CheckClaim(cl experiments.Claim, res *artifacts.Result, method string) Clai
 	default:
 		cr.Verdict = Untestable
 		if cr.Reason == "" {
-			cr.Reason = "no check's cells were measured in this run"
+			cr.Reason = "no check could be tested on this run"
 		}
 	}
 	return cr

@@ -37,6 +37,8 @@ type Paper struct {
 	Reference []Row `yaml:"-"`
 	// Claims are the paper's claims as checks.
 	Claims []Claim `yaml:"-"`
+	// Caveats qualify published numbers (a failing command timed, a debug build).
+	Caveats []Caveat `yaml:"-"`
 	// Provenance and ClaimsText are the reference data's PROVENANCE.md and CLAIMS.md.
 	Provenance, ClaimsText string `yaml:"-"`
 }
@@ -82,6 +84,31 @@ type Check struct {
 	// Method restricts the check to runs with that timing method.
 	Method string `yaml:"method,omitempty"`
 	Note   string `yaml:"note,omitempty"`
+}
+
+// Caveat is a note attached to every published row it matches.
+type Caveat struct {
+	// Match fields that are empty match anything.
+	Match struct {
+		Board     string `yaml:"board,omitempty"`
+		Algorithm string `yaml:"algorithm,omitempty"`
+		Operation string `yaml:"operation,omitempty"`
+		Scenario  string `yaml:"scenario,omitempty"`
+	} `yaml:"match"`
+	Text string `yaml:"text"`
+}
+
+// CaveatsFor returns the caveats that apply to a published row.
+func (p *Paper) CaveatsFor(r Row) []string {
+	var out []string
+	for _, c := range p.Caveats {
+		m := c.Match
+		if (m.Board == "" || m.Board == r.Board) && (m.Algorithm == "" || m.Algorithm == r.Algorithm) &&
+			(m.Operation == "" || m.Operation == r.Operation) && (m.Scenario == "" || m.Scenario == r.Scenario) {
+			out = append(out, c.Text)
+		}
+	}
+	return out
 }
 
 // Board is a board class from boards.csv.
@@ -146,10 +173,19 @@ func loadPaper(fsys fs.FS, dir string) (*Paper, error) {
 			}
 		}
 	}
+	if _, err := fs.Stat(fsys, path.Join(dir, "caveats.yaml")); err == nil {
+		var cv struct {
+			Caveats []Caveat `yaml:"caveats"`
+		}
+		if err := strictYAML(fsys, path.Join(dir, "caveats.yaml"), &cv); err != nil {
+			return nil, err
+		}
+		p.Caveats = cv.Caveats
+	}
 	files, _ := fs.Glob(fsys, path.Join(dir, "*.yaml"))
 	for _, f := range files {
 		base := path.Base(f)
-		if base == "paper.yaml" || base == "claims.yaml" {
+		if base == "paper.yaml" || base == "claims.yaml" || base == "caveats.yaml" {
 			continue
 		}
 		b, err := fs.ReadFile(fsys, f)

@@ -86,7 +86,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		}
 		r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
 		r.cell.Requested = m.Spec.Iterations
-		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && m.Spec.Method == artifacts.MethodInProcess {
+		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
 			r.cell.Energy = &artifacts.Energy{Absent: reason}
 		}
 		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s %s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), r.cell.Error)

@@ -269,12 +269,21 @@ func printComparison(w io.Writer, rep compare.Report) {
 				comparable++
 				fmt.Fprintf(w, "  %s %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", c.Algorithm, c.Operation, r.Verdict,
 					r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
+				for _, cv := range r.Caveats {
+					fmt.Fprintf(w, "      caveat: %s\n", cv)
+				}
 			} else {
 				other = append(other, r)
 			}
 		}
 		if len(other) > 0 {
+			// Show the nearest published figure: the one with the fewest reasons not to compare.
 			r := other[0]
+			for _, o := range other[1:] {
+				if len(o.Reasons) < len(r.Reasons) {
+					r = o
+				}
+			}
 			ratio := ""
 			if r.Ratio != nil {
 				ratio = fmt.Sprintf(", ratio %.3g for context only", *r.Ratio)
