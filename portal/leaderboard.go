@@ -60,32 +60,17 @@ type Leaderboard struct {
 // leaderboard computes the standings from the stored cells and the catalogue's references.
 func (s *Server) leaderboard(ctx context.Context, alg, op, metric string) (Leaderboard, error) {
 	lb := Leaderboard{Algorithm: alg, Operation: op, Metric: metric, Measured: []Standing{}, Published: []Standing{}}
-	cells, err := s.store.LeaderCells(ctx, alg, op, metric)
+	rows, err := s.store.Standings(ctx, alg, op, metric)
 	if err != nil {
 		return lb, err
 	}
-	type key struct{ unit, level, origin, board string }
-	agg := map[key]*Standing{}
-	medians := map[key][]float64{}
-	for _, c := range cells {
-		k := key{c.Unit, c.Level, c.Origin, c.BoardClass}
-		st := agg[k]
-		if st == nil {
-			st = &Standing{Board: c.BoardClass, Level: c.Level, Origin: c.Origin, Unit: c.Unit, P25: c.P25, P75: c.P75, Measured: true}
-			agg[k] = st
-		}
-		st.P25, st.P75 = min(st.P25, c.P25), max(st.P75, c.P75)
-		st.N += c.N
-		st.Runs++
-		st.LatestRun = max(st.LatestRun, c.RunID)
-		medians[k] = append(medians[k], c.Median)
-	}
-	for k, st := range agg {
-		st.Median = median(medians[k])
+	for _, r := range rows {
+		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Unit: r.Unit, Median: r.Median, P25: r.P25, P75: r.P75,
+			N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
 		st.group = st.Unit + "|" + st.Level
 		st.groupTitle = fmt.Sprintf("%s · %s", unitTitle(st.Unit), st.Level)
-		lb.Measured = append(lb.Measured, *st)
+		lb.Measured = append(lb.Measured, st)
 	}
 	sort.Slice(lb.Measured, func(i, j int) bool {
 		a, b := lb.Measured[i], lb.Measured[j]
@@ -138,9 +123,17 @@ func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
 			}
 		}
 	}
-	measured, err := s.store.MeasuredAlgOps(ctx)
-	if err != nil {
-		return nil, nil, err
+	s.measuredMu.Lock()
+	measured := s.measured
+	s.measuredMu.Unlock()
+	if measured == nil {
+		var err error
+		if measured, err = s.store.MeasuredAlgOps(ctx); err != nil {
+			return nil, nil, err
+		}
+		s.measuredMu.Lock()
+		s.measured = append([]sqlite.AlgOp{}, measured...)
+		s.measuredMu.Unlock()
 	}
 	for _, m := range measured {
 		add(m.Algorithm, m.Operation)
@@ -260,14 +253,4 @@ func (s *Server) apiLeaderboard(c echo.Context) error {
 	}
 	w.Flush()
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
-}
-
-// median of a non-empty slice (sorts it).
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }

@@ -102,6 +102,10 @@ type Server struct {
 	catalog *experiments.Catalog
 	echo    *echo.Echo
 	queue   *signal
+
+	// measured caches the (algorithm, operation) pairs with measurements; publish clears it.
+	measuredMu sync.Mutex
+	measured   []sqlite.AlgOp
 }
 
 // Open opens the data directory (creating it), the database and the blob store, and loads

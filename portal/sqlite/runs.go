@@ -89,8 +89,8 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 		if err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
+			board_class, level, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,8 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
 				heap = *c.Memory.HeapBytesPerOp
 			}
-			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap); err != nil {
+			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
+				r.BoardClass, r.Level, r.Origin); err != nil {
 				return err
 			}
 		}
@@ -240,18 +241,14 @@ func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([
 	return out, rows.Err()
 }
 
-// LeaderCell is one measured cell for a leaderboard, with its run's board and assurance.
-type LeaderCell struct {
-	RunID       int64
-	BoardClass  string
-	Level       string
-	Origin      string
-	Unit        string
-	N           int
-	Median      float64
-	P25         float64
-	P75         float64
-	PublishedAt time.Time
+// Standing is one board's aggregate for a leaderboard: for one unit, assurance level, board
+// class and origin, the median of its runs' medians, the lowest p25 and highest p75 among
+// them, the total n, the number of runs and the latest run.
+type Standing struct {
+	Unit, Level, BoardClass, Origin string
+	Median, P25, P75                float64
+	N, Runs                         int
+	LatestRun                       int64
 }
 
 // Leaderboard metrics.
@@ -260,31 +257,98 @@ const (
 	MetricHeap    = "heap"    // heap bytes allocated per operation (host board)
 )
 
-// LeaderCells returns every successful measurement of an (algorithm, operation) for the
-// metric; for MetricHeap the unit is "B" and the spread is the value itself.
-func (s *Store) LeaderCells(ctx context.Context, algorithm, operation, metric string) ([]LeaderCell, error) {
-	q := `SELECT r.id, r.board_class, r.level, r.origin, c.unit, c.n, c.median, c.p25, c.p75, r.published_at
-		FROM cells c JOIN runs r ON r.id = c.run_id
-		WHERE c.algorithm = ? AND c.operation = ? AND c.status = 'ok'`
+// Standings aggregates every successful measurement of an (algorithm, operation) per unit,
+// level, board class and origin. The database does the work: one grouped scan of the
+// covering index cells_rank, then for each group the median of its runs' medians read at
+// the middle offset of that index (ordered by median within a group), so a few rows come
+// back however many runs there are. For MetricHeap the unit is "B".
+func (s *Store) Standings(ctx context.Context, algorithm, operation, metric string) ([]Standing, error) {
 	if metric == MetricHeap {
-		q = `SELECT r.id, r.board_class, r.level, r.origin, 'B', c.n, c.heap_per_op, c.heap_per_op, c.heap_per_op, r.published_at
-		FROM cells c JOIN runs r ON r.id = c.run_id
-		WHERE c.algorithm = ? AND c.operation = ? AND c.status = 'ok' AND c.heap_per_op IS NOT NULL`
+		return s.heapStandings(ctx, algorithm, operation)
 	}
-	rows, err := s.read.QueryContext(ctx, q, algorithm, operation)
+	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
+		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok'
+		GROUP BY unit, level, board_class, origin`, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
 	}
-	defer rows.Close()
-	var out []LeaderCell
+	var out []Standing
 	for rows.Next() {
-		var l LeaderCell
-		var pub sql.NullInt64
-		if err := rows.Scan(&l.RunID, &l.BoardClass, &l.Level, &l.Origin, &l.Unit, &l.N, &l.Median, &l.P25, &l.P75, &pub); err != nil {
+		var st Standing
+		if err := rows.Scan(&st.Unit, &st.Level, &st.BoardClass, &st.Origin, &st.P25, &st.P75, &st.N, &st.Runs, &st.LatestRun); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		l.PublishedAt = fromMS(pub)
-		out = append(out, l)
+		out = append(out, st)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		st := &out[i]
+		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
+			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND unit = ? AND level = ? AND board_class = ? AND origin = ?
+			ORDER BY median LIMIT ? OFFSET ?`, algorithm, operation, st.Unit, st.Level, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
+		if err != nil {
+			return nil, fmt.Errorf("leaderboard %s %s median: %w", algorithm, operation, err)
+		}
+		var sum float64
+		var n int
+		for mid.Next() {
+			var v float64
+			if err := mid.Scan(&v); err != nil {
+				mid.Close()
+				return nil, err
+			}
+			sum += v
+			n++
+		}
+		mid.Close()
+		if n > 0 {
+			st.Median = sum / float64(n)
+		}
+	}
+	return out, nil
+}
+
+// heapStandings is Standings for heap bytes per operation (a rarer query, aggregated in Go).
+func (s *Store) heapStandings(ctx context.Context, algorithm, operation string) ([]Standing, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT level, board_class, origin, heap_per_op, n, run_id FROM cells
+		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND heap_per_op IS NOT NULL
+		ORDER BY level, board_class, origin, heap_per_op`, algorithm, operation)
+	if err != nil {
+		return nil, fmt.Errorf("heap leaderboard %s %s: %w", algorithm, operation, err)
+	}
+	defer rows.Close()
+	var out []Standing
+	var vals [][]float64
+	for rows.Next() {
+		var st Standing
+		var v float64
+		if err := rows.Scan(&st.Level, &st.BoardClass, &st.Origin, &v, &st.N, &st.LatestRun); err != nil {
+			return nil, err
+		}
+		k := len(out) - 1
+		if k < 0 || out[k].Level != st.Level || out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin {
+			st.Unit, st.P25, st.P75, st.N = "B", v, v, 0
+			out = append(out, st)
+			vals = append(vals, nil)
+			k++
+		}
+		o := &out[k]
+		o.P25, o.P75 = min(o.P25, v), max(o.P75, v)
+		o.N += st.N
+		o.Runs++
+		o.LatestRun = max(o.LatestRun, st.LatestRun)
+		vals[k] = append(vals[k], v)
+	}
+	for k, vs := range vals {
+		if n := len(vs); n%2 == 1 {
+			out[k].Median = vs[n/2]
+		} else {
+			out[k].Median = (vs[n/2-1] + vs[n/2]) / 2
+		}
 	}
 	return out, rows.Err()
 }
