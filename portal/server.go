@@ -248,6 +248,9 @@ func newToken(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b)
 }
 
+// HashToken is how tokens are stored: hex SHA-256 (for seeding tools and tests).
+func HashToken(tok string) string { return hashToken(tok) }
+
 // hashToken is how tokens are stored: hex SHA-256.
 func hashToken(tok string) string {
 	sum := sha256.Sum256([]byte(tok))
