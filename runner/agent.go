@@ -270,7 +270,9 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	interval := max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond)
+	// Heartbeats extend the lease well before it expires and carry live progress: at least
+	// every two seconds.
+	interval := min(max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond), 2*time.Second)
 	wg.Add(2)
 	go func() { // heartbeats
 		defer wg.Done()

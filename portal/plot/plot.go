@@ -40,7 +40,7 @@ func Box(rows []Row, unit string, format func(float64) string) (svg string, logS
 		plotW  = 560
 		rowH   = 22
 		top    = 10
-		right  = 20
+		right  = 50
 	)
 	height := top + rowH*len(rows) + 40
 	var a, b float64 // axis range
