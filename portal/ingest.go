@@ -147,9 +147,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if err != nil {
 		return 0, err
 	}
-	s.measuredMu.Lock()
-	s.measured = nil
-	s.measuredMu.Unlock()
+	s.invalidate()
 	s.log.Info("published run", "run", id, "experiment", res.Experiment, "board", res.Board, "origin", in.Origin, "signer", v.KeyFingerprint)
 	return id, nil
 }

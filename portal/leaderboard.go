@@ -57,8 +57,35 @@ type Leaderboard struct {
 	Published []Standing `json:"published"`
 }
 
-// leaderboard computes the standings from the stored cells and the catalogue's references.
+// leaderboard returns the standings for (alg, op, metric), from the cache when no run was
+// published since they were computed.
 func (s *Server) leaderboard(ctx context.Context, alg, op, metric string) (Leaderboard, error) {
+	key := alg + "\x00" + op + "\x00" + metric
+	s.measuredMu.Lock()
+	lb, ok := s.boards[key]
+	gen := s.generation
+	s.measuredMu.Unlock()
+	if ok {
+		return lb, nil
+	}
+	lb, err := s.computeLeaderboard(ctx, alg, op, metric)
+	if err != nil {
+		return lb, err
+	}
+	s.measuredMu.Lock()
+	defer s.measuredMu.Unlock()
+	if s.generation != gen {
+		return lb, nil // a run was published meanwhile: do not cache what may be stale
+	}
+	if s.boards == nil || len(s.boards) > 1000 {
+		s.boards = map[string]Leaderboard{}
+	}
+	s.boards[key] = lb
+	return lb, nil
+}
+
+// computeLeaderboard computes the standings from the stored cells and the catalogue's references.
+func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string) (Leaderboard, error) {
 	lb := Leaderboard{Algorithm: alg, Operation: op, Metric: metric, Measured: []Standing{}, Published: []Standing{}}
 	rows, err := s.store.Standings(ctx, alg, op, metric)
 	if err != nil {

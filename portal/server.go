@@ -106,6 +106,19 @@ type Server struct {
 	// measured caches the (algorithm, operation) pairs with measurements; publish clears it.
 	measuredMu sync.Mutex
 	measured   []sqlite.AlgOp
+	// boards caches computed leaderboards by algorithm, operation and metric; they change
+	// only when a run is published, which clears it.
+	boards map[string]Leaderboard
+	// generation counts publications, so a leaderboard computed across one is not cached.
+	generation uint64
+}
+
+// invalidate drops what publication changes: the measured pairs and the leaderboards.
+func (s *Server) invalidate() {
+	s.measuredMu.Lock()
+	defer s.measuredMu.Unlock()
+	s.measured, s.boards = nil, nil
+	s.generation++
 }
 
 // Open opens the data directory (creating it), the database and the blob store, and loads
