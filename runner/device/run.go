@@ -1,0 +1,266 @@
+package device
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+	"pqrepro/runner/wire"
+)
+
+// CheckHello stops a run when the board does not run img: the build-id it reports must be
+// the one in the flashed ELF's note. A board still running an older image after a flash
+// that silently failed, or an emulator booted with another file, ends here.
+func CheckHello(h wire.Hello, img *Image) error {
+	if !strings.EqualFold(h.BuildID, img.BuildID) {
+		return &MismatchError{What: "the build-id the board reports", Want: img.BuildID + " (" + img.Digest + ", " + img.Path + ")", Got: orNone(h.BuildID)}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// Identity is the board identity as HELLO and the image give it; the driver adds Name, Class,
+// Driver, Emulator and Assurance.
+func Identity(h wire.Hello, img *Image) artifacts.BoardIdentity {
+	return artifacts.BoardIdentity{
+		Chip: h.Chip, ClockHz: int64(h.ClockHz), Firmware: h.Firmware, FirmwareVersion: h.Version,
+		FirmwareDigest: img.Digest, RNG: rngText(h),
+	}
+}
+
+func rngText(h wire.Hello) string {
+	return fmt.Sprintf("seeded DRBG (%s, re-seeded before every cell with SHA-256 of the manifest seed and the cell)", orNone(h.RNG))
+}
+
+// DescribeHello is one log line with what the board says it is.
+func DescribeHello(h wire.Hello) string {
+	clock := "no nominal clock"
+	if h.ClockHz > 0 {
+		clock = fmt.Sprintf("%d Hz", h.ClockHz)
+	}
+	return fmt.Sprintf("board says: %s %s, firmware %s %s build-id %s, protocol %d, counter %s in %s (resolution %d), stack %s, rng %s, algorithms %s, operations %s",
+		h.Board, h.Chip+", "+clock, h.Firmware, h.Version, h.BuildID, h.Proto, h.Counter, h.Unit, h.Resolution, h.Stack, h.RNG,
+		strings.Join(h.Algorithms, ","), strings.Join(h.Operations, ","))
+}
+
+// CellSeed is the SEED sent before a cell: SHA-256 of the manifest seed, a zero byte and
+// "<algorithm>/<operation>". Re-seeding per cell makes a cell's inputs, and so its counts on
+// an emulated board, independent of which cells ran before it.
+func CellSeed(seed string, ref artifacts.CellRef) []byte {
+	h := sha256.New()
+	h.Write([]byte(seed))
+	h.Write([]byte{0})
+	h.Write([]byte(ref.Algorithm + "/" + ref.Operation))
+	return h.Sum(nil)
+}
+
+// RunOptions say how the samples of a board are labelled.
+type RunOptions struct {
+	// Counter names the counter behind the samples, e.g. "minstret under QEMU -icount
+	// shift=0 (emulated retired instructions)". Default: the counter HELLO names.
+	Counter string
+	// SelfTest runs the firmware's known-answer vectors before measuring; a failing vector
+	// stops the run.
+	SelfTest bool
+	// EnergyAbsent is why the board has no energy figure.
+	EnergyAbsent string
+}
+
+// unit maps HELLO's unit to the result's.
+func unit(u string) (string, error) {
+	switch u {
+	case "instructions":
+		return artifacts.UnitInstructions, nil
+	case "cycles":
+		return artifacts.UnitCycles, nil
+	case "ns":
+		return artifacts.UnitNanoseconds, nil
+	case "us":
+		return artifacts.UnitMicroseconds, nil
+	}
+	return "", fmt.Errorf("%w: the firmware counts in %q, which pqrepro does not know", wire.ErrProtocol, u)
+}
+
+// Run measures every cell of m on the board behind c, whose HELLO was h. Cells the firmware
+// does not implement are skipped with the reason; a sample the firmware marks failed fails
+// its cell (no statistics); a firmware error for one cell (setup) fails that cell. Anything
+// that breaks the conversation (timeout, lost line, protocol violation) returns an error and
+// the results so far: the run must not be published. Cancelling ctx returns an error
+// wrapping ctx.Err().
+func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, obs runner.Observer, log io.Writer, opt RunOptions) ([]runner.CellResult, error) {
+	u, err := unit(h.Unit)
+	if err != nil {
+		return nil, err
+	}
+	counter := opt.Counter
+	if counter == "" {
+		counter = fmt.Sprintf("firmware counter %s (%s, resolution %d)", h.Counter, h.Unit, h.Resolution)
+	}
+	if opt.SelfTest {
+		t0 := time.Now()
+		st, err := c.SelfTest(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("self-test: %w", err)
+		}
+		fmt.Fprintf(log, "self-test: %d vectors passed, %d failed in %d groups (%s) in %s\n", st.Pass, st.Fail, len(st.Groups), st.Source, time.Since(t0).Round(time.Millisecond))
+		if st.Fail > 0 {
+			var bad []string
+			for _, g := range st.Groups {
+				if g.Fail > 0 {
+					bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, g.FirstFail))
+				}
+			}
+			return nil, fmt.Errorf("the firmware fails its known-answer self-test: %s", strings.Join(bad, "; "))
+		}
+	}
+	cells := m.Cells()
+	var out []runner.CellResult
+	for i, ref := range cells {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		obs.CellStarted(i, len(cells), ref)
+		t0 := time.Now()
+		r, err := runCell(ctx, c, h, m, ref, func(done int) { obs.Iteration(i, done, m.Spec.Iterations) })
+		if err != nil {
+			return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
+		}
+		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
+		if r.Cell.Status == artifacts.StatusOK {
+			r.Cell.Unit, r.Cell.Counter = u, counter
+			if opt.EnergyAbsent != "" {
+				r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
+			}
+		}
+		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), r.Cell.Error)
+		out = append(out, r)
+		obs.CellDone(i, len(cells), r.Cell)
+	}
+	return out, nil
+}
+
+func skipped(reason string) runner.CellResult {
+	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: reason}}
+}
+
+func failedCell(reason string) runner.CellResult {
+	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}}
+}
+
+// chunk is how many iterations one BENCH asks for when the manifest sets a time budget: the
+// protocol has no way to stop a BENCH early, so a budgeted cell is measured in short BENCHes.
+const chunk = 10
+
+func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, progress func(int)) (runner.CellResult, error) {
+	fw := h.Firmware + " " + h.Version
+	switch {
+	case m.Kind != artifacts.KindKEMBench && m.Kind != artifacts.KindSigBench:
+		return skipped(fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)), nil
+	case m.Spec.Method != artifacts.MethodInProcess:
+		return skipped(fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)), nil
+	case !slices.Contains(h.Algorithms, ref.Algorithm):
+		return skipped(fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))), nil
+	case !slices.Contains(h.Operations, ref.Operation):
+		return skipped(fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))), nil
+	}
+	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
+		return runner.CellResult{}, err
+	}
+	var (
+		samples  []float64
+		stackMax uint32
+		firstBad *wire.Sample
+		bad      int
+	)
+	budget := time.Duration(m.Spec.Budget)
+	start := time.Now()
+	budgetReached := false
+	for len(samples)+bad < m.Spec.Iterations {
+		n := m.Spec.Iterations - len(samples) - bad
+		warm := 0
+		if len(samples)+bad == 0 {
+			warm = m.Spec.Warmup
+		}
+		if budget > 0 {
+			n = min(n, chunk)
+		}
+		req := wire.BenchRequest{Algorithm: ref.Algorithm, Operation: ref.Operation, Iterations: n, Warmup: warm}
+		okBefore := len(samples)
+		sum, err := c.Bench(ctx, req, func(s wire.Sample) {
+			if !s.OK {
+				bad++
+				if firstBad == nil {
+					s := s
+					firstBad = &s
+				}
+				return
+			}
+			samples = append(samples, float64(s.Count))
+			stackMax = max(stackMax, s.StackBytes)
+			progress(len(samples))
+		})
+		var de *wire.DeviceError
+		switch {
+		case errors.As(err, &de) && de.Code == "unsupported":
+			return skipped(fmt.Sprintf("firmware %s refuses %s %s: %v", fw, ref.Algorithm, ref.Operation, de)), nil
+		case errors.As(err, &de) && (de.Code == "setup" || de.Code == "badarg"):
+			return failedCell(fmt.Sprintf("the firmware could not run the benchmark: %v", de)), nil
+		case err != nil:
+			return runner.CellResult{}, err
+		}
+		if sum.OK != len(samples)-okBefore || sum.Fail != sum.N-sum.OK {
+			return runner.CellResult{}, fmt.Errorf("%w: the firmware's summary (%d ok, %d failed) disagrees with the samples it sent (%d ok)",
+				wire.ErrProtocol, sum.OK, sum.Fail, len(samples)-okBefore)
+		}
+		if budget > 0 && time.Since(start) >= budget && len(samples)+bad >= max(m.Spec.MinIterations, 1) && len(samples)+bad < m.Spec.Iterations {
+			budgetReached = true
+			break
+		}
+	}
+	if firstBad != nil {
+		return failedCell(fmt.Sprintf("%d of %d samples failed the firmware's output check; first: iteration %d: %s",
+			bad, bad+len(samples), firstBad.Index, orNone(firstBad.Reason))), nil
+	}
+	r := runner.CellResult{Samples: samples}
+	r.Cell.Status = artifacts.StatusOK
+	r.Cell.BudgetReached = budgetReached
+	stack := int(stackMax)
+	r.Cell.Memory = &artifacts.Memory{StackBytes: &stack}
+	if a, ok := artifacts.LookupAlgorithm(ref.Algorithm); ok {
+		r.Cell.Sizes = sizes(a, ref.Operation)
+	}
+	return r, nil
+}
+
+// sizes are the standard's object sizes for what the operation outputs. The firmware does
+// not send its outputs; it checks them (a decapsulation must give back the encapsulated
+// secret), which objects of any other size would fail.
+func sizes(a artifacts.Algorithm, op string) *artifacts.Sizes {
+	var s artifacts.Sizes
+	switch op {
+	case artifacts.OpKeygen:
+		s = artifacts.Sizes{PublicKey: a.PublicKey, PrivateKey: a.PrivateKey}
+	case artifacts.OpEncaps:
+		s = artifacts.Sizes{Ciphertext: a.Ciphertext, SharedSecret: a.SharedSecret}
+	case artifacts.OpDecaps:
+		s = artifacts.Sizes{SharedSecret: a.SharedSecret}
+	case artifacts.OpSign:
+		s = artifacts.Sizes{Signature: a.Signature}
+	default:
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,427 @@
+// Package qemu is the board driver for emulated boards: it boots the benchmark firmware in
+// QEMU with the UART on a pty and talks to it through go.bug.st/serial, exactly as it would
+// to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
+// -icount shift=0, so counts are emulated retired instructions, identical between runs of
+// the same manifest; they are never cycles of real silicon.
+package qemu
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.bug.st/serial"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+	"pqrepro/runner/device"
+	"pqrepro/runner/wire"
+)
+
+// Machine is one emulated board class: the QEMU binary and machine options that boot the
+// firmware built for it (firmware/build/<class>/), and what its counter counts.
+type Machine struct {
+	// Class is the board class, also the firmware's build target.
+	Class string
+	// Binary is the QEMU system emulator, looked up in PATH.
+	Binary string
+	// Args select the machine.
+	Args []string
+	// Counter labels the samples.
+	Counter string
+	// Package is the Debian package that provides Binary.
+	Package string
+}
+
+var machines = []Machine{
+	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",
+		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)"},
+	{Class: "qemu-riscv32-virt", Binary: "qemu-system-riscv32", Args: []string{"-M", "virt", "-bios", "none"}, Package: "qemu-system-misc",
+		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)"},
+}
+
+// Machines lists the emulated board classes this driver can boot.
+func Machines() []Machine { return append([]Machine(nil), machines...) }
+
+// LookupMachine returns the machine of a board class.
+func LookupMachine(class string) (Machine, bool) {
+	for _, m := range machines {
+		if m.Class == class {
+			return m, true
+		}
+	}
+	return Machine{}, false
+}
+
+// QEMU is an emulated board. Each Identity and Run boots a fresh QEMU with Firmware and
+// stops it before returning, so nothing outlives a call; cancelling ctx stops QEMU too.
+// A QEMU value may be reused for many runs but not concurrently.
+type QEMU struct {
+	// Name is the board's name in the hardware map (default: the class).
+	Name string
+	// Class is a machine class (see Machines).
+	Class string
+	// Firmware is the ELF to boot.
+	Firmware string
+	// Binary overrides the QEMU binary (default: the machine's, from PATH).
+	Binary string
+	// BootTimeout bounds starting QEMU and the first HELLO (default 20s).
+	BootTimeout time.Duration
+	// RetryInterval and SilenceTimeout tune the line (see wire.Options); a firmware that
+	// stays silent for SilenceTimeout (default 30s) ends the run with wire.ErrTimeout.
+	RetryInterval, SilenceTimeout time.Duration
+	// SkipSelfTest skips the firmware's known-answer vectors (a fraction of a second),
+	// which otherwise run before measuring; a failing vector stops the run.
+	SkipSelfTest bool
+
+	mu         sync.Mutex
+	identified string // digest of the image Identity reported
+
+	// Test hooks: bootImage replaces the ELF QEMU boots (not the one checked against), and
+	// started sees each session once the machine runs.
+	bootImage string
+	started   func(*session)
+	// line wraps the opened pty (fault injection in tests).
+	line func(serial.Port) io.ReadWriteCloser
+}
+
+var _ runner.Board = (*QEMU)(nil)
+
+func (q *QEMU) machine() (Machine, error) {
+	m, ok := LookupMachine(q.Class)
+	if !ok {
+		var cs []string
+		for _, m := range machines {
+			cs = append(cs, m.Class)
+		}
+		return m, fmt.Errorf("qemu: unknown machine class %q (known: %s)", q.Class, strings.Join(cs, ", "))
+	}
+	if q.Binary != "" {
+		m.Binary = q.Binary
+	}
+	return m, nil
+}
+
+func (q *QEMU) name() string {
+	if q.Name != "" {
+		return q.Name
+	}
+	return q.Class
+}
+
+func (q *QEMU) bootTimeout() time.Duration {
+	if q.BootTimeout > 0 {
+		return q.BootTimeout
+	}
+	return 20 * time.Second
+}
+
+var versions sync.Map // binary -> string
+
+// Version is the first line of `binary --version`, e.g. "QEMU emulator version 7.2.22
+// (Debian 1:7.2+dfsg-7+deb12u18+b3)". It is cached per binary.
+func Version(ctx context.Context, binary string) (string, error) {
+	if v, ok := versions.Load(binary); ok {
+		return v.(string), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", binary, err)
+	}
+	v, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if v == "" {
+		return "", fmt.Errorf("%s --version printed nothing", binary)
+	}
+	versions.Store(binary, v)
+	return v, nil
+}
+
+// Identity boots the firmware, asks HELLO and checks that the board runs the ELF's build.
+// A mismatch (device.ErrFirmwareMismatch) stops the run before anything is measured.
+func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
+	m, err := q.machine()
+	if err != nil {
+		return artifacts.BoardIdentity{}, err
+	}
+	img, err := device.LoadImage(q.Firmware)
+	if err != nil {
+		return artifacts.BoardIdentity{}, err
+	}
+	ver, err := Version(ctx, m.Binary)
+	if err != nil {
+		return artifacts.BoardIdentity{}, err
+	}
+	var h wire.Hello
+	err = q.session(ctx, m, img, io.Discard, func(ctx context.Context, s *session, hello wire.Hello) error {
+		h = hello
+		return nil
+	})
+	if err != nil {
+		return artifacts.BoardIdentity{}, err
+	}
+	q.mu.Lock()
+	q.identified = img.Digest
+	q.mu.Unlock()
+	id := device.Identity(h, img)
+	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver+" (-icount shift=0)", artifacts.AssuranceEmulated
+	return id, nil
+}
+
+// Run boots the firmware, checks it is the ELF's build and measures every cell of m. It
+// returns an error, and nothing must be published, when the firmware goes silent, QEMU
+// dies, or the firmware is not the one the manifest or the board's identity named.
+func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observer, log io.Writer) ([]runner.CellResult, error) {
+	mc, err := q.machine()
+	if err != nil {
+		return nil, err
+	}
+	img, err := device.LoadImage(q.Firmware)
+	if err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	identified := q.identified
+	q.mu.Unlock()
+	if identified != "" && identified != img.Digest {
+		return nil, &device.MismatchError{What: "the image " + img.Path + " (it changed after the board was identified)", Want: identified, Got: img.Digest}
+	}
+	if err := device.CheckPin(m, img); err != nil {
+		return nil, err
+	}
+	var cells []runner.CellResult
+	err = q.session(ctx, mc, img, log, func(ctx context.Context, s *session, h wire.Hello) error {
+		var err error
+		cells, err = device.Run(ctx, s.conn, h, m, obs, log, device.RunOptions{
+			Counter: mc.Counter, SelfTest: !q.SkipSelfTest,
+			EnergyAbsent: "emulated board: instruction counts say nothing about energy",
+		})
+		return err
+	})
+	return cells, err
+}
+
+// session boots img, says HELLO, checks the build-id and calls fn; QEMU is stopped and
+// reaped before session returns, whatever happened.
+func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io.Writer, fn func(context.Context, *session, wire.Hello) error) error {
+	elf := img.Path
+	if q.bootImage != "" {
+		elf = q.bootImage
+	}
+	fmt.Fprintf(log, "flash: starting %s %s with %s (%s, build-id %s)\n", m.Binary, strings.Join(m.Args, " "), img.Path, img.Digest, img.BuildID)
+	s, err := start(ctx, m, elf, log, wire.Options{Log: log, RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout}, q.bootTimeout(), q.line)
+	if err != nil {
+		return err
+	}
+	defer s.stop(log)
+	if q.started != nil {
+		q.started(s)
+	}
+	hctx, cancel := context.WithTimeout(ctx, q.bootTimeout())
+	h, err := s.conn.Hello(hctx)
+	cancel()
+	if err != nil {
+		return s.explain(ctx, fmt.Errorf("HELLO: %w", err))
+	}
+	fmt.Fprintln(log, device.DescribeHello(h))
+	if err := device.CheckHello(h, img); err != nil {
+		return err
+	}
+	if err := fn(ctx, s, h); err != nil {
+		return s.explain(ctx, err)
+	}
+	return nil
+}
+
+// session is one running QEMU with the firmware's UART open on a pty.
+type session struct {
+	cmd  *exec.Cmd
+	pid  int
+	dir  string
+	qmp  *qmp
+	port serial.Port
+	conn *wire.Conn
+
+	exited  chan struct{} // closed once the process is reaped
+	waitErr error         // Wait's error, valid after exited
+	outDone chan struct{} // QEMU's stdout/stderr fully logged
+	stopped chan struct{}
+	stopMu  sync.Once
+}
+
+// start launches QEMU paused (-S) with the UART on a pty and a QMP socket, opens the pty
+// with go.bug.st/serial (no modem-control calls: a pty has no such lines), and only then
+// resumes the machine over QMP, so no byte the firmware sends is lost.
+func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.Options, bootTimeout time.Duration,
+	wrap func(serial.Port) io.ReadWriteCloser) (_ *session, err error) {
+	if _, err := os.Stat(elf); err != nil {
+		return nil, fmt.Errorf("firmware image: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "pqrepro-qemu-")
+	if err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(dir, "qmp.sock")
+	args := append(append([]string{}, m.Args...),
+		"-S", "-display", "none", "-monitor", "none", "-serial", "pty",
+		"-qmp", "unix:"+sock+",server=on,wait=off",
+		"-icount", "shift=0", "-kernel", elf)
+	cmd := exec.Command(m.Binary, args...)
+	// QEMU dies with the runner: a firmware left spinning on an orphaned pty would burn a core.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	s := &session{cmd: cmd, dir: dir, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
+	startErr := make(chan error, 1)
+	go func() {
+		// Pdeathsig follows the thread that started the child, so that thread stays
+		// locked to this goroutine until QEMU has been reaped.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		startErr <- nil
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	err = <-startErr
+	outW.Close()
+	if err != nil {
+		outR.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", m.Binary, err)
+	}
+	s.pid = cmd.Process.Pid
+	fmt.Fprintf(log, "qemu: pid %d: %s %s\n", s.pid, m.Binary, strings.Join(args, " "))
+	go func() {
+		defer close(s.outDone)
+		defer outR.Close()
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			fmt.Fprintf(log, "qemu: %s\n", sc.Text())
+		}
+	}()
+	defer func() {
+		if err != nil {
+			s.stop(log)
+		}
+	}()
+	bctx, cancel := context.WithTimeout(ctx, bootTimeout)
+	defer cancel()
+	s.qmp, err = dialQMP(bctx, sock, s.alive)
+	if err != nil {
+		return s, err
+	}
+	pty, err := s.qmp.serialPty()
+	if err != nil {
+		return s, err
+	}
+	s.port, err = serial.Open(pty, &serial.Mode{BaudRate: 115200})
+	if err != nil {
+		return s, fmt.Errorf("open QEMU's UART pty %s: %w", pty, err)
+	}
+	fmt.Fprintf(log, "qemu: UART on %s, opened; resuming the machine\n", pty)
+	var line io.ReadWriteCloser = s.port
+	if wrap != nil {
+		line = wrap(s.port)
+	}
+	s.conn = wire.NewConn(line, opts)
+	go func() { // a dead QEMU ends the conversation at once, not at the silence timeout
+		select {
+		case <-s.exited:
+			s.conn.Close()
+		case <-s.stopped:
+		}
+	}()
+	if _, err := s.qmp.execute("cont", nil, 10*time.Second); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// alive returns an error once the process has exited.
+func (s *session) alive() error {
+	select {
+	case <-s.exited:
+		<-s.outDone
+		return fmt.Errorf("QEMU exited during start-up: %v (its output is in the log)", exitText(s.waitErr))
+	default:
+		return nil
+	}
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// explain turns an error of the conversation into what happened to the board: QEMU died
+// (killed, crashed) or the run was cancelled.
+func (s *session) explain(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(500 * time.Millisecond):
+		return err
+	}
+	return fmt.Errorf("QEMU (pid %d) exited during the run: %s: %w", s.pid, exitText(s.waitErr), err)
+}
+
+// stop closes the line, asks QEMU to quit over QMP, kills it by PID after a grace period
+// and always reaps it. It is safe to call more than once.
+func (s *session) stop(log io.Writer) {
+	s.stopMu.Do(func() {
+		close(s.stopped)
+		if s.conn != nil {
+			s.conn.Close()
+		} else if s.port != nil {
+			s.port.Close()
+		}
+		how := "had already exited"
+		select {
+		case <-s.exited:
+		default:
+			grace := 3 * time.Second
+			how = "quit over QMP"
+			if s.qmp == nil {
+				grace, how = 0, "killed (no QMP connection)"
+			} else if _, err := s.qmp.execute("quit", nil, 2*time.Second); err != nil {
+				how = fmt.Sprintf("quit over QMP (%v)", err)
+			}
+			select {
+			case <-s.exited:
+			case <-time.After(grace):
+				how += "; killed after the grace period"
+				s.cmd.Process.Kill()
+				<-s.exited
+			}
+		}
+		if s.qmp != nil {
+			s.qmp.close()
+		}
+		<-s.outDone
+		os.RemoveAll(s.dir)
+		fmt.Fprintf(log, "qemu: pid %d stopped: %s (%s)\n", s.pid, how, exitText(s.waitErr))
+	})
+}

@@ -1,0 +1,456 @@
+package qemu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.bug.st/serial"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+	"pqrepro/runner/device"
+	"pqrepro/runner/wire"
+)
+
+// testManifest is a short ML-KEM run plus ML-DSA-44, which the firmware does not implement.
+func testManifest(t *testing.T, class string, iterations int) *artifacts.Manifest {
+	t.Helper()
+	y := `apiVersion: pqrepro/v1
+kind: kem-bench
+metadata: {paper: paper001, name: qemu-test}
+spec:
+  algorithms: [ML-KEM-512, ML-KEM-768, ML-KEM-1024]
+  operations: [keygen, encaps, decaps]
+  warmup: 1
+  iterations: ` + strconv.Itoa(iterations) + `
+  seed: "qemu driver test"
+  boards: [` + class + `]
+`
+	m, err := artifacts.ParseManifest([]byte(y), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var (
+	idOnce sync.Once
+	testID *artifacts.Identity
+)
+
+func identity(t *testing.T) *artifacts.Identity {
+	idOnce.Do(func() {
+		var err error
+		if testID, err = artifacts.GenerateIdentity(); err != nil {
+			panic(err)
+		}
+	})
+	return testID
+}
+
+// newBoard returns a QEMU board for m with the firmware built and a record of every QEMU
+// process it started.
+func newBoard(t *testing.T, m Machine) (*QEMU, *[]*session) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots QEMU")
+	}
+	elf := firmwareELF(t, m)
+	var sessions []*session
+	q := &QEMU{Class: m.Class, Firmware: elf, RetryInterval: 300 * time.Millisecond, SilenceTimeout: 5 * time.Second}
+	q.started = func(s *session) { sessions = append(sessions, s) }
+	t.Cleanup(func() {
+		for _, s := range sessions {
+			if err := syscall.Kill(s.pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("QEMU pid %d still exists after the run (kill 0: %v)", s.pid, err)
+			}
+		}
+	})
+	return q, &sessions
+}
+
+func execute(t *testing.T, b runner.Board, m *artifacts.Manifest, obs runner.Observer) (*artifacts.Bundle, *artifacts.Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	return runner.Execute(ctx, b, m, runner.Options{Identity: identity(t), Version: "test", Observer: obs})
+}
+
+// TestRunsAreIdenticalAndVerify runs the same manifest twice on each emulated board, through
+// the real pty, and requires identical instruction counts, a verifying bundle, and an
+// environment that names the firmware digest and the emulator.
+func TestRunsAreIdenticalAndVerify(t *testing.T) {
+	for _, m := range Machines() {
+		t.Run(m.Class, func(t *testing.T) {
+			q, sessions := newBoard(t, m)
+			man := testManifest(t, m.Class, 3)
+			var samples [][]byte
+			for run := 0; run < 2; run++ {
+				b, res, err := execute(t, q, man, nil)
+				if err != nil {
+					t.Fatalf("run %d: %v\n%s", run, err, runLog(err))
+				}
+				if _, err := artifacts.Verify(b, nil); err != nil {
+					t.Fatalf("bundle does not verify: %v", err)
+				}
+				samples = append(samples, b.Files[artifacts.FileSamples])
+				if res.Board != m.Class || res.Assurance != artifacts.AssuranceEmulated || len(res.Cells) != 9 {
+					t.Fatalf("result board %s assurance %s cells %d", res.Board, res.Assurance, len(res.Cells))
+				}
+				for _, c := range res.Cells {
+					if c.Status != artifacts.StatusOK || c.Unit != artifacts.UnitInstructions || c.Stats.N != 3 || c.Stats.Min <= 0 ||
+						c.Memory == nil || c.Memory.StackBytes == nil || *c.Memory.StackBytes <= 0 || c.Sizes == nil || c.Counter != m.Counter {
+						t.Fatalf("cell %+v", c)
+					}
+				}
+				var env artifacts.Environment
+				if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
+					t.Fatal(err)
+				}
+				img, err := device.LoadImage(q.Firmware)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bi := env.Board
+				if bi.FirmwareDigest != img.Digest || !strings.HasPrefix(bi.Emulator, "QEMU emulator version") || bi.Driver != "qemu" ||
+					bi.Class != m.Class || bi.Firmware != "pqrepro-fw" || bi.Chip == "" || bi.Assurance != artifacts.AssuranceEmulated ||
+					env.TimerSource != m.Counter {
+					t.Fatalf("environment board = %+v, timer %q", bi, env.TimerSource)
+				}
+				if m.Class == "qemu-mps2-an386" && bi.ClockHz != 25_000_000 {
+					t.Errorf("mps2 clock = %d", bi.ClockHz)
+				}
+				log := string(b.Files[artifacts.FileLog])
+				for _, want := range []string{"flash: starting", "board says: " + m.Class, "@1:HELLO:", "SAMPLE", "stopped: quit over QMP"} {
+					if !strings.Contains(log, want) {
+						t.Errorf("log lacks %q", want)
+					}
+				}
+			}
+			if !bytes.Equal(samples[0], samples[1]) {
+				t.Fatalf("instruction counts differ between two runs:\n%s\n%s", samples[0], samples[1])
+			}
+			if len(*sessions) != 4 { // identity + run, twice
+				t.Errorf("%d QEMU sessions, want 4", len(*sessions))
+			}
+			t.Logf("%s: identical counts in two runs:\n%s", m.Class, samples[0])
+		})
+	}
+}
+
+func runLog(err error) string {
+	var re *runner.RunError
+	if errors.As(err, &re) {
+		return string(re.Log)
+	}
+	return ""
+}
+
+// TestSkipsWhatTheFirmwareLacks: ML-DSA cells are skipped with the reason, not failed.
+func TestSkipsWhatTheFirmwareLacks(t *testing.T) {
+	mc, _ := LookupMachine("qemu-riscv32-virt")
+	q, _ := newBoard(t, mc)
+	m := testManifest(t, mc.Class, 2)
+	m.Kind = artifacts.KindSigBench
+	m.Spec.Algorithms = []string{"ML-DSA-44"}
+	m.Spec.Operations = []string{"keygen", "sign", "verify"}
+	m.Spec.Message = artifacts.Message{Size: 32}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := execute(t, q, m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusSkipped || !strings.Contains(c.Error, "does not implement ML-DSA-44") {
+			t.Errorf("cell %s %s: %s %q", c.Algorithm, c.Operation, c.Status, c.Error)
+		}
+	}
+}
+
+// faultyLine sits between the driver and QEMU's pty: what the firmware sends goes through
+// fromBoard, what the runner sends through toBoard (each may drop, alter or add lines).
+type faultyLine struct {
+	port serial.Port
+	r    *io.PipeReader
+	mu   sync.Mutex
+	to   func(string) []string
+}
+
+func newFaultyLine(port serial.Port, toBoard, fromBoard func(string) []string) *faultyLine {
+	pr, pw := io.Pipe()
+	l := &faultyLine{port: port, r: pr, to: toBoard}
+	go func() {
+		br := bufio.NewReader(port)
+		for {
+			s, err := br.ReadString('\n')
+			if s != "" {
+				for _, o := range fromBoard(strings.TrimSuffix(s, "\n")) {
+					if _, werr := io.WriteString(pw, o+"\n"); werr != nil {
+						return
+					}
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return l
+}
+
+func (l *faultyLine) Read(p []byte) (int, error) { return l.r.Read(p) }
+func (l *faultyLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, o := range l.to(strings.TrimSuffix(string(p), "\n")) {
+		if _, err := l.port.Write([]byte(o + "\n")); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+func (l *faultyLine) Close() error { l.r.Close(); return l.port.Close() }
+
+// onFirstTransmission applies f to the first transmission of each frame only, so that the
+// frames sent again on RESEND get through.
+func onFirstTransmission(f func(seq uint32, line string) []string) func(string) []string {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(line string) []string {
+		fr, err := wire.Decode([]byte(line))
+		if err != nil {
+			return []string{line}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[line] { // a frame sent again is byte for byte the same
+			return []string{line}
+		}
+		seen[line] = true
+		return f(fr.Seq, line)
+	}
+}
+
+func flipByte(line string) string {
+	b := []byte(line)
+	i := strings.IndexByte(line, ':') + 2
+	b[i] ^= 0x20
+	return string(b)
+}
+
+// TestNoiseAndCorruptFrames puts noise and corrupted frames in both directions of the real
+// line to the real firmware: the run resynchronises and gives exactly the clean counts.
+func TestNoiseAndCorruptFrames(t *testing.T) {
+	mc, _ := LookupMachine("qemu-mps2-an386")
+	q, _ := newBoard(t, mc)
+	m := testManifest(t, mc.Class, 3)
+	m.Spec.Algorithms = []string{"ML-KEM-512"}
+	clean, _, err := execute(t, q, m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromBoard := onFirstTransmission(func(seq uint32, line string) []string {
+		switch seq % 4 {
+		case 1:
+			return []string{"\x00\xff line noise", "@@ not a frame", flipByte(line)}
+		case 2:
+			return []string{"noise without a newline before the frame " + line}
+		case 3:
+			return nil // dropped
+		}
+		return []string{line}
+	})
+	toBoard := onFirstTransmission(func(seq uint32, line string) []string {
+		if strings.Contains(line, ":BENCH:") || strings.Contains(line, ":SEED:") {
+			return []string{flipByte(line)}
+		}
+		return []string{line}
+	})
+	q.line = func(p serial.Port) io.ReadWriteCloser { return newFaultyLine(p, toBoard, fromBoard) }
+	noisy, _, err := execute(t, q, m, nil)
+	if err != nil {
+		t.Fatalf("noisy run: %v\n%s", err, runLog(err))
+	}
+	log := string(noisy.Files[artifacts.FileLog])
+	for _, want := range []string{"< @@ not a frame", ":RESEND:from=", "code=badframe"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("noisy log lacks %q", want)
+		}
+	}
+	if !bytes.Equal(clean.Files[artifacts.FileSamples], noisy.Files[artifacts.FileSamples]) {
+		t.Fatalf("noisy run differs from the clean one:\n%s\n%s", clean.Files[artifacts.FileSamples], noisy.Files[artifacts.FileSamples])
+	}
+}
+
+// obsFunc calls fn on every sample.
+type obsFunc struct {
+	runner.NopObserver
+	fn func(cell, done int)
+}
+
+func (o obsFunc) Iteration(cell, done, _ int) { o.fn(cell, done) }
+
+// TestFirmwareStopsAnswering pauses the emulated CPU over QMP in the middle of a BENCH: the
+// run ends with a timeout, keeps its log, and produces no bundle.
+func TestFirmwareStopsAnswering(t *testing.T) {
+	mc, _ := LookupMachine("qemu-riscv32-virt")
+	q, sessions := newBoard(t, mc)
+	q.SilenceTimeout = 2 * time.Second
+	m := testManifest(t, mc.Class, 5)
+	stopped := false
+	obs := obsFunc{fn: func(cell, done int) {
+		if cell == 1 && done == 2 && !stopped {
+			stopped = true
+			s := (*sessions)[len(*sessions)-1]
+			if _, err := s.qmp.execute("stop", nil, 5*time.Second); err != nil {
+				t.Errorf("QMP stop: %v", err)
+			}
+		}
+	}}
+	t0 := time.Now()
+	b, _, err := execute(t, q, m, obs)
+	if b != nil || err == nil {
+		t.Fatal("a run whose firmware went silent produced a bundle")
+	}
+	if !errors.Is(err, wire.ErrTimeout) {
+		t.Fatalf("err = %v, want a wire timeout", err)
+	}
+	if d := time.Since(t0); d > 30*time.Second {
+		t.Errorf("took %v to notice the silence", d)
+	}
+	log := runLog(err)
+	for _, want := range []string{"SAMPLE:re=", "i=1", ":RESEND:", "run failed:", "stopped: quit over QMP"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("kept log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestQEMUKilledMidRun kills QEMU with SIGKILL during a BENCH: the run fails at once with
+// the reason, no bundle, and the process is reaped (checked by newBoard's cleanup).
+func TestQEMUKilledMidRun(t *testing.T) {
+	mc, _ := LookupMachine("qemu-mps2-an386")
+	q, sessions := newBoard(t, mc)
+	m := testManifest(t, mc.Class, 5)
+	obs := obsFunc{fn: func(cell, done int) {
+		if cell == 0 && done == 2 {
+			syscall.Kill((*sessions)[len(*sessions)-1].pid, syscall.SIGKILL)
+		}
+	}}
+	t0 := time.Now()
+	b, _, err := execute(t, q, m, obs)
+	if b != nil || err == nil {
+		t.Fatal("a run whose emulator was killed produced a bundle")
+	}
+	if !strings.Contains(err.Error(), "exited during the run") || !strings.Contains(err.Error(), "signal: killed") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("took %v to notice QEMU died", d)
+	}
+	if log := runLog(err); !strings.Contains(log, "had already exited") {
+		t.Errorf("log does not record the dead emulator:\n%s", log)
+	}
+}
+
+// TestFirmwareMismatch: metadata of another build, a tampered ELF, an emulator that boots
+// another image than the one checked, and a manifest pinning another digest all stop the
+// run before anything is measured.
+func TestFirmwareMismatch(t *testing.T) {
+	arm, _ := LookupMachine("qemu-mps2-an386")
+	rv, _ := LookupMachine("qemu-riscv32-virt")
+	q, _ := newBoard(t, arm)
+	rvELF := firmwareELF(t, rv)
+	elf := q.Firmware
+	data, err := os.ReadFile(elf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := device.LoadImage(elf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(t *testing.T, dir, name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	copyMeta := func(t *testing.T, from, dir string) {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(from), "metadata.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "metadata.json", b)
+	}
+	// tampered changes one byte of the build-id note: a loadable image that is another build.
+	tampered := bytes.Clone(data)
+	i := bytes.Index(tampered, mustHex(t, img.BuildID))
+	if i < 0 {
+		t.Fatal("build-id not found in the ELF")
+	}
+	tampered[i] ^= 0xff
+
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, q *QEMU, m *artifacts.Manifest)
+		want  string
+	}{
+		{"metadata of another build", func(t *testing.T, q *QEMU, _ *artifacts.Manifest) {
+			dir := t.TempDir()
+			q.Firmware = write(t, dir, "pqrepro-fw.elf", data)
+			copyMeta(t, rvELF, dir)
+		}, "describes another build"},
+		{"tampered ELF beside its metadata", func(t *testing.T, q *QEMU, _ *artifacts.Manifest) {
+			dir := t.TempDir()
+			q.Firmware = write(t, dir, "pqrepro-fw.elf", tampered)
+			copyMeta(t, elf, dir)
+		}, "describes another build"},
+		{"board runs another image", func(t *testing.T, q *QEMU, _ *artifacts.Manifest) {
+			q.bootImage = write(t, t.TempDir(), "other.elf", tampered)
+		}, "the build-id the board reports"},
+		{"manifest pins another digest", func(t *testing.T, q *QEMU, m *artifacts.Manifest) {
+			m.Spec.Firmware = "sha256:" + strings.Repeat("ab", 32)
+		}, "pinned by the manifest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &QEMU{Class: q.Class, Firmware: elf, started: q.started}
+			m := testManifest(t, arm.Class, 2)
+			tt.setup(t, b, m)
+			bundle, _, err := execute(t, b, m, nil)
+			if bundle != nil || !errors.Is(err, device.ErrFirmwareMismatch) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a firmware mismatch naming %q", err, tt.want)
+			}
+			if log := runLog(err); strings.Contains(log, ":BENCH:") || !strings.Contains(log, "run failed") {
+				t.Fatalf("log shows measuring or no failure:\n%s", log)
+			}
+		})
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
