@@ -46,7 +46,7 @@ func (p *Progress) Iteration(_, done, requested int) {
 func (p *Progress) CellDone(i, total int, _ artifacts.Cell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done = i + 1
+	p.done, p.iter, p.req = i+1, 0, 0
 	p.draw(true)
 	if p.done == total {
 		fmt.Fprint(p.w, "\r\033[K")
