@@ -26,6 +26,9 @@ const (
 	Holds      = "holds"
 	Fails      = "fails"
 	Untestable = "untestable"
+	// Inconclusive: the medians are out of the claimed order but the interquartile ranges
+	// overlap, so the run cannot tell the two apart.
+	Inconclusive = "inconclusive"
 )
 
 // Report is the comparison of one result with one reference dataset.
@@ -222,7 +225,7 @@ func CheckClaim(cl experiments.Claim, res *artifacts.Result, method string) Clai
 		}
 		return cr
 	}
-	holds, fails := 0, 0
+	holds, fails, unsure := 0, 0, 0
 	for _, ch := range cl.Checks {
 		r := runCheck(ch, res, method)
 		switch r.Verdict {
@@ -230,12 +233,16 @@ func CheckClaim(cl experiments.Claim, res *artifacts.Result, method string) Clai
 			holds++
 		case Fails:
 			fails++
+		case Inconclusive:
+			unsure++
 		}
 		cr.Checks = append(cr.Checks, r)
 	}
 	switch {
 	case fails > 0:
 		cr.Verdict = Fails
+	case unsure > 0:
+		cr.Verdict = Inconclusive
 	case holds > 0:
 		cr.Verdict = Holds
 		if holds < len(cl.Checks) {
@@ -261,14 +268,15 @@ func runCheck(ch experiments.Check, res *artifacts.Result, method string) CheckR
 		cells = []string{ch.Num, ch.Den}
 	}
 	vals := make([]float64, len(cells))
+	spread := make([][2]float64, len(cells))
 	var missing []string
 	units := ""
 	for i, ref := range cells {
-		v, unit, why := value(res, ref, ch.Metric)
+		v, q, unit, why := value(res, ref, ch.Metric)
 		if why != "" {
 			missing = append(missing, ref+": "+why)
 		}
-		vals[i] = v
+		vals[i], spread[i] = v, q
 		units = unit
 	}
 	if len(missing) > 0 {
@@ -277,16 +285,25 @@ func runCheck(ch experiments.Check, res *artifacts.Result, method string) CheckR
 	}
 	if ch.Kind == "order" {
 		var parts []string
-		ok := true
+		cr.Verdict = Holds
 		for i, ref := range cells {
 			parts = append(parts, fmt.Sprintf("%s %s", ref, fmtVal(vals[i], units)))
-			if i > 0 && !(vals[i-1] < vals[i]) {
-				ok = false
+			if i == 0 || vals[i-1] < vals[i] {
+				continue
+			}
+			// Out of order: a failure only when the interquartile ranges are apart.
+			if spread[i][1] >= spread[i-1][0] && cr.Verdict == Holds {
+				cr.Verdict = Inconclusive
+			} else if spread[i][1] < spread[i-1][0] {
+				cr.Verdict = Fails
 			}
 		}
-		cr.Verdict = holdsIf(ok)
-		cr.Detail = strings.Join(parts, " < ")
-		if !ok {
+		switch cr.Verdict {
+		case Holds:
+			cr.Detail = strings.Join(parts, " < ")
+		case Inconclusive:
+			cr.Detail = "medians out of order but the interquartile ranges overlap: " + strings.Join(parts, ", ")
+		default:
 			cr.Detail = "not increasing: " + strings.Join(parts, ", ")
 		}
 		return cr
@@ -322,21 +339,22 @@ func holdsIf(ok bool) string {
 	return Fails
 }
 
-// value is a cell's median time (or median energy per operation) and its unit, or why there
-// is none.
-func value(res *artifacts.Result, ref, metric string) (float64, string, string) {
+// value is a cell's median time (or median energy per operation), its interquartile range
+// and its unit, or why there is none.
+func value(res *artifacts.Result, ref, metric string) (float64, [2]float64, string, string) {
+	var q [2]float64
 	i := strings.LastIndexByte(ref, '/')
 	if i < 0 {
-		return 0, "", "malformed cell name"
+		return 0, q, "", "malformed cell name"
 	}
 	alg, op := ref[:i], ref[i+1:]
 	j := slices.IndexFunc(res.Cells, func(c artifacts.Cell) bool { return c.Algorithm == alg && c.Operation == op })
 	if j < 0 {
-		return 0, "", "not measured in this run"
+		return 0, q, "", "not measured in this run"
 	}
 	c := res.Cells[j]
 	if c.Status != artifacts.StatusOK || c.Stats == nil {
-		return 0, "", "cell " + c.Status + ": " + c.Error
+		return 0, q, "", "cell " + c.Status + ": " + c.Error
 	}
 	if metric == "energy" {
 		if c.Energy == nil || c.Energy.JoulesPerOp == nil {
@@ -344,11 +362,12 @@ func value(res *artifacts.Result, ref, metric string) (float64, string, string) 
 			if c.Energy != nil && c.Energy.Absent != "" {
 				why = "energy absent: " + c.Energy.Absent
 			}
-			return 0, "", why
+			return 0, q, "", why
 		}
-		return c.Energy.JoulesPerOp.Median, "J", ""
+		e := c.Energy.JoulesPerOp
+		return e.Median, [2]float64{e.P25, e.P75}, "J", ""
 	}
-	return c.Stats.Median, c.Unit, ""
+	return c.Stats.Median, [2]float64{c.Stats.P25, c.Stats.P75}, c.Unit, ""
 }
 
 func fmtVal(v float64, unit string) string {

@@ -64,9 +64,15 @@ func TestCellVerdicts(t *testing.T) {
 
 func f(v float64) *float64 { return &v }
 
+func spread(c artifacts.Cell, p25, p75 float64) artifacts.Cell {
+	c.Stats.P25, c.Stats.P75 = p25, p75
+	return c
+}
+
 func TestClaims(t *testing.T) {
 	res := &artifacts.Result{Board: "host", Cells: []artifacts.Cell{
 		cell("A", "sign", 10), cell("A", "verify", 2), cell("B", "sign", 25), {Algorithm: "C", Operation: "sign", Status: artifacts.StatusFailed, Error: "boom"},
+		spread(cell("D", "sign", 100), 80, 120), spread(cell("D", "verify", 95), 90, 130),
 	}}
 	tests := []struct {
 		name   string
@@ -77,6 +83,7 @@ func TestClaims(t *testing.T) {
 	}{
 		{"order holds", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/verify", "A/sign", "B/sign"}}}}, "", Holds, "<"},
 		{"order fails", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/sign", "A/verify"}}}}, "", Fails, "not increasing"},
+		{"order within the spread", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"D/sign", "D/verify"}}}}, "", Inconclusive, "overlap"},
 		{"ratio within tolerance", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/sign", Den: "A/sign", Expected: 2.5, Tolerance: 0.1}}}, "", Holds, "2.500"},
 		{"ratio outside tolerance", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/sign", Den: "A/sign", Expected: 2, Tolerance: 0.1}}}, "", Fails, ""},
 		{"ratio bounds", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "A/sign", Den: "A/verify", Min: f(4), Max: f(6)}}}, "", Holds, ""},
