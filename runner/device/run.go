@@ -56,6 +56,16 @@ func DescribeHello(h wire.Hello) string {
 		strings.Join(h.Algorithms, ","), strings.Join(h.Operations, ","))
 }
 
+// ReplayIdentityLog writes what a driver's Identity call said (flashing, HELLO) at the top of
+// the run's log, each line marked "identify: ", so the bundle's log shows it too.
+func ReplayIdentityLog(log io.Writer, idLog []byte) {
+	for _, l := range strings.SplitAfter(string(idLog), "\n") {
+		if l != "" {
+			io.WriteString(log, "identify: "+l)
+		}
+	}
+}
+
 // CellSeed is the SEED sent before a cell: SHA-256 of the manifest seed, a zero byte and
 // "<algorithm>/<operation>". Re-seeding per cell makes a cell's inputs, and so its counts on
 // an emulated board, independent of which cells ran before it.

@@ -7,6 +7,7 @@ package qemu
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,6 +87,7 @@ type QEMU struct {
 
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
+	idLog      []byte // what Identity's session said, replayed at the top of Run's log
 
 	// Test hooks: bootImage replaces the ELF QEMU boots (not the one checked against), and
 	// started sees each session once the machine runs.
@@ -164,7 +166,13 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	var h wire.Hello
-	err = q.session(ctx, m, img, io.Discard, func(ctx context.Context, s *session, hello wire.Hello) error {
+	var buf syncBuffer
+	defer func() {
+		q.mu.Lock()
+		q.idLog = buf.bytes()
+		q.mu.Unlock()
+	}()
+	err = q.session(ctx, m, img, &buf, func(ctx context.Context, s *session, hello wire.Hello) error {
 		h = hello
 		return nil
 	})
@@ -193,6 +201,8 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	}
 	q.mu.Lock()
 	identified := q.identified
+	device.ReplayIdentityLog(log, q.idLog)
+	q.idLog = nil
 	q.mu.Unlock()
 	if identified != "" && identified != img.Digest {
 		return nil, &device.MismatchError{What: "the image " + img.Path + " (it changed after the board was identified)", Want: identified, Got: img.Digest}
@@ -424,4 +434,22 @@ func (s *session) stop(log io.Writer) {
 		os.RemoveAll(s.dir)
 		fmt.Fprintf(log, "qemu: pid %d stopped: %s (%s)\n", s.pid, how, exitText(s.waitErr))
 	})
+}
+
+// syncBuffer is a log buffer written by the line reader, QEMU's output and the driver.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
 }
