@@ -55,12 +55,27 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 	}
 	cells := m.Cells()
 	st := &sigState{pools: map[string]*sigPool{}}
+	noted := map[string]bool{}
+	note := func(alg, text string) {
+		if text != "" && !noted[alg] {
+			noted[alg] = true
+			fmt.Fprintf(log, "inputs: %s: %s\n", alg, text)
+		}
+	}
 	var out []CellResult
 	for i, ref := range cells {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 		obs.CellStarted(i, len(cells), ref)
+		for _, alg := range []string{ref.Algorithm, pairPart(ref.Algorithm, 0), pairPart(ref.Algorithm, 1)} {
+			if k := kems[alg]; k != nil {
+				note(alg, k.rngNote)
+			}
+			if s := sigs[alg]; s != nil {
+				note(alg, s.rngNote)
+			}
+		}
 		plan := cellPlan{
 			warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
 			budget: time.Duration(m.Spec.Budget), energy: meter,
@@ -95,6 +110,15 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		obs.CellDone(i, len(cells), cr.Cell)
 	}
 	return out, nil
+}
+
+// pairPart returns the KEM (i=0) or signature (i=1) of a "KEM+SIG" name, or "".
+func pairPart(name string, i int) string {
+	k, s, ok := artifacts.SplitPair(name)
+	if !ok {
+		return ""
+	}
+	return []string{k, s}[i]
 }
 
 func (h *Host) class() string {
