@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +34,21 @@ type Portal interface {
 	Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error)
 	Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error
 }
+
+// FirmwareLoader is a board that needs a firmware image before it runs (an emulated board
+// boots the ELF, a serial board is flashed). The agent fetches the job's firmware from the
+// portal, checks its digest, and calls LoadFirmware with the file before the run.
+type FirmwareLoader interface {
+	LoadFirmware(ctx context.Context, path, digest string) error
+}
+
+// FirmwareSource is a Portal that can serve firmware builds by digest (HTTPPortal can).
+type FirmwareSource interface {
+	FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error)
+}
+
+// MaxFirmwareBytes bounds a firmware download.
+const MaxFirmwareBytes = 64 << 20
 
 // ErrLeaseLost means the portal no longer holds the job for this runner (the lease expired
 // and the job was re-queued, or it finished): the agent stops working on it.
@@ -266,7 +284,10 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	obs := &jobProgress{}
 	stream := &logStream{}
 	if l.Firmware != "" {
-		fmt.Fprintf(stream, "firmware %s requested (%s)\n", l.Firmware, l.FirmwareURL)
+		if err := a.loadFirmware(ctx, board, l, stream); err != nil {
+			fail("firmware: "+err.Error(), nil)
+			return
+		}
 	}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -363,6 +384,66 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 		}
 		sleep(fctx, time.Duration(try+1)*time.Second)
 	}
+}
+
+// loadFirmware fetches the lease's firmware, checks its digest and hands it to the board.
+// Boards that take no firmware (the host) only note it in the log.
+func (a *Agent) loadFirmware(ctx context.Context, board Board, l *artifacts.Lease, log io.Writer) error {
+	fl, ok := board.(FirmwareLoader)
+	if !ok {
+		fmt.Fprintf(log, "firmware %s requested; board %s takes no firmware\n", l.Firmware, l.BoardClass)
+		return nil
+	}
+	src, ok := a.Portal.(FirmwareSource)
+	if !ok {
+		return fmt.Errorf("this portal connection cannot download firmware %s", l.Firmware)
+	}
+	data, err := src.FetchFirmware(ctx, l.FirmwareURL, MaxFirmwareBytes)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != l.Firmware {
+		return fmt.Errorf("downloaded firmware is %s, the job names %s", got, l.Firmware)
+	}
+	f, err := os.CreateTemp("", "pqrepro-firmware-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "firmware %s (%d bytes) loaded\n", l.Firmware, len(data))
+	return fl.LoadFirmware(ctx, f.Name(), l.Firmware)
+}
+
+// FetchFirmware implements FirmwareSource: GET url (relative to BaseURL), at most max bytes.
+func (p *HTTPPortal) FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.BaseURL, "/")+url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.client().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch firmware: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetch firmware %s: status %d", url, resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("fetch firmware: %w", err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("firmware %s is larger than %d bytes", url, max)
+	}
+	return data, nil
 }
 
 // HTTPPortal is the runner protocol over HTTP. It is safe for concurrent use.

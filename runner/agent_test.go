@@ -2,10 +2,13 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,5 +224,67 @@ func TestHTTPPortalMapsStatuses(t *testing.T) {
 	}
 	if _, err := p.Enrol(ctx, artifacts.EnrolRequest{}); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("401: %v", err)
+	}
+}
+
+// fwPortal is a memPortal that serves one firmware image.
+type fwPortal struct {
+	*memPortal
+	image []byte
+}
+
+func (p fwPortal) FetchFirmware(context.Context, string, int64) ([]byte, error) { return p.image, nil }
+
+// fwBoard records the firmware it was given and then runs like the host.
+type fwBoard struct {
+	*Host
+	mu     sync.Mutex
+	loaded string
+}
+
+func (b *fwBoard) LoadFirmware(_ context.Context, path, digest string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.loaded = digest + " " + string(data)
+	return nil
+}
+
+func TestAgentLoadsFirmwareCheckedByDigest(t *testing.T) {
+	image := []byte("firmware image")
+	sum := sha256.Sum256(image)
+	good := "sha256:" + hex.EncodeToString(sum[:])
+	for _, tc := range []struct {
+		name, digest string
+		wantFail     bool
+	}{{"matching digest", good, false}, {"other digest", "sha256:" + strings.Repeat("0", 64), true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testManifest(t, 2)
+			l := lease(m, "host", time.Second)
+			l.Firmware, l.FirmwareURL = tc.digest, "/firmware/"+tc.digest
+			mp := &memPortal{leases: []*artifacts.Lease{l}, done: make(chan struct{})}
+			b := &fwBoard{Host: &Host{}}
+			id, _ := artifacts.GenerateIdentity()
+			ctx, cancel := context.WithCancel(context.Background())
+			a := &Agent{Portal: fwPortal{mp, image}, Identity: id, Name: "t", Version: "test", LeaseWait: 50 * time.Millisecond,
+				Boards: []AgentBoard{{Info: artifacts.BoardInfo{Name: "fw", Class: "host", Driver: "qemu", Available: true}, Board: b}}}
+			go a.Run(ctx)
+			<-mp.done
+			cancel()
+			if tc.wantFail {
+				if len(mp.failed) != 1 || !strings.Contains(mp.failed[0].Reason, "downloaded firmware is") {
+					t.Fatalf("failures %+v", mp.failed)
+				}
+				return
+			}
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if len(mp.completed) != 1 || b.loaded != good+" firmware image" {
+				t.Fatalf("completed %d, loaded %q", len(mp.completed), b.loaded)
+			}
+		})
 	}
 }
