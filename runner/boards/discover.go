@@ -1,0 +1,322 @@
+package boards
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+	"pqrepro/runner/device"
+	"pqrepro/runner/qemu"
+	"pqrepro/runner/serialport"
+)
+
+// FirmwareFile is the name of the firmware ELF in a build directory (firmware/Makefile).
+const FirmwareFile = "pqrepro-fw.elf"
+
+// Config says where Discover looks.
+type Config struct {
+	// Map is the hardware map; nil means DefaultMap().
+	Map *Map
+	// FirmwareDir holds <class>/pqrepro-fw.elf for boards whose map entry names no firmware.
+	// Empty: firmware/build under the working directory, then under the repository root
+	// (the nearest parent with this module's go.mod).
+	FirmwareDir string
+	// HostClass declares the host's board class (default "host", or the map's).
+	HostClass string
+}
+
+// Entry is one board of the runner: how it is described to the portal, and how to open it.
+type Entry struct {
+	// Info is what the portal is told: name, class, driver, available, and why not.
+	Info artifacts.BoardInfo
+	// Detail is for people: emulator version, firmware digest and path, port.
+	Detail string
+	// Spec is the map entry the board came from.
+	Spec Spec
+	// Firmware is the image found for the board ("" when none).
+	Firmware string
+
+	// unusable is why the board cannot run even with a firmware image given ("" if it can).
+	unusable string
+}
+
+// Board opens the entry as a runner.Board. firmware, when not empty, replaces the image the
+// map or the build directory gave (an uploaded build chosen for a re-run); a board that is
+// unavailable only for want of firmware becomes usable that way. Otherwise an unavailable
+// board returns an error with the reason.
+func (e *Entry) Board(firmware string) (runner.Board, error) {
+	fw := e.Firmware
+	if firmware != "" {
+		fw = firmware
+		if _, err := device.LoadImage(fw); err != nil {
+			return nil, fmt.Errorf("board %s: %w", e.Info.Name, err)
+		}
+	}
+	switch {
+	case firmware == "" && !e.Info.Available:
+		return nil, fmt.Errorf("board %s is unavailable: %s", e.Info.Name, e.Info.Reason)
+	case firmware != "" && e.unusable != "":
+		return nil, fmt.Errorf("board %s is unavailable: %s", e.Info.Name, e.unusable)
+	case firmware != "" && e.Spec.Driver == DriverHost:
+		return nil, fmt.Errorf("board %s runs in-process and takes no firmware", e.Info.Name)
+	}
+	s := e.Spec
+	switch s.Driver {
+	case DriverHost:
+		return &runner.Host{Class: e.Info.Class}, nil
+	case DriverQEMU:
+		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator}, nil
+	case DriverSerial:
+		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone}
+		if s.USB != nil {
+			b.USB = &serialport.USB{VID: s.USB.VID, PID: s.USB.PID, Serial: s.USB.Serial}
+		}
+		if s.Reset != nil {
+			b.Reset = s.Reset.Method
+		}
+		if s.Flasher != nil {
+			b.Flasher = &serialport.Flasher{Command: s.Flasher.Command, Retries: 2, Timeout: time.Duration(s.Flasher.Timeout)}
+			if s.Flasher.Retries != nil {
+				b.Flasher.Retries = *s.Flasher.Retries
+			}
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("board %s: unknown driver %q", s.Name, s.Driver)
+}
+
+// Discover lists the boards of cfg.Map (or the defaults) and checks each one: QEMU installed
+// and its firmware built, a serial port present and its flasher installed. It never fails:
+// a board that cannot be used here is listed with Available false and the reason.
+func Discover(ctx context.Context, cfg Config) []Entry {
+	m := cfg.Map
+	if m == nil {
+		m = DefaultMap()
+	}
+	var out []Entry
+	for _, s := range m.Boards {
+		e := Entry{Spec: s, Info: artifacts.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver}}
+		var other, fwReason string
+		switch s.Driver {
+		case DriverHost:
+			if cfg.HostClass != "" {
+				e.Info.Class = cfg.HostClass
+			}
+			if e.Info.Class == "" {
+				e.Info.Class = "host"
+			}
+			e.Detail = "this machine's CPU, in-process"
+		case DriverQEMU:
+			e.Firmware, e.Detail, other, fwReason = checkQEMU(ctx, s, cfg)
+		case DriverSerial:
+			e.Firmware, e.Detail, other, fwReason = checkSerial(s)
+		default:
+			other = fmt.Sprintf("unknown driver %q", s.Driver)
+		}
+		e.unusable = other
+		reason := joinReasons(other, fwReason)
+		e.Info.Available, e.Info.Reason = reason == "", reason
+		out = append(out, e)
+	}
+	return out
+}
+
+// checkQEMU finds the firmware and the emulator; it reports problems with the emulator and
+// with the firmware apart, since a firmware chosen for a run fixes the latter.
+func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwReason string) {
+	mc, ok := qemu.LookupMachine(s.Class)
+	if !ok {
+		return "", "", fmt.Sprintf("no QEMU machine for class %s", s.Class), ""
+	}
+	bin := mc.Binary
+	if s.Emulator != "" {
+		bin = s.Emulator
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		other = fmt.Sprintf("%s not installed (apt-get install %s, or make firmware-qemu)", bin, mc.Package)
+	} else if v, err := qemu.Version(ctx, path); err != nil {
+		other = err.Error()
+	} else {
+		detail = v
+	}
+	fw = s.Firmware
+	if fw == "" {
+		fw = findFirmware(s.Class, cfg.FirmwareDir)
+	}
+	switch {
+	case fw == "":
+		fwReason = fmt.Sprintf("firmware not built: no %s (run make firmware)", filepath.Join("firmware", "build", s.Class, FirmwareFile))
+	default:
+		img, err := device.LoadImage(fw)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			fwReason = fmt.Sprintf("firmware not built: no %s (run make firmware)", fw)
+			fw = ""
+		case err != nil:
+			fwReason = err.Error()
+			fw = ""
+		default:
+			detail = joinDetail(detail, "firmware "+short(img.Digest)+" ("+relPath(fw)+")")
+		}
+	}
+	return fw, detail, other, fwReason
+}
+
+func joinReasons(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}
+
+func checkSerial(s Spec) (fw, detail, other, fwReason string) {
+	var problems []string
+	b := &serialport.Serial{Name: s.Name, Port: s.Port}
+	if s.USB != nil {
+		b.USB = &serialport.USB{VID: s.USB.VID, PID: s.USB.PID, Serial: s.USB.Serial}
+	}
+	if port, err := b.ResolvePort(); err != nil {
+		problems = append(problems, strings.TrimPrefix(err.Error(), serialport.ErrInfrastructure.Error()+": "))
+	} else {
+		detail = "port " + port
+	}
+	if s.Flasher != nil && len(s.Flasher.Command) > 0 {
+		if _, err := exec.LookPath(s.Flasher.Command[0]); err != nil {
+			problems = append(problems, fmt.Sprintf("flasher %s not installed", s.Flasher.Command[0]))
+		} else {
+			detail = joinDetail(detail, "flasher "+s.Flasher.Command[0])
+		}
+	}
+	switch fw = s.Firmware; {
+	case fw == "":
+		fwReason = "no firmware image: give firmware: PATH in the hardware map, or choose a build for the run"
+	default:
+		if img, err := device.LoadImage(fw); err != nil {
+			fwReason = "firmware: " + err.Error()
+			fw = ""
+		} else {
+			detail = joinDetail(detail, "firmware "+short(img.Digest)+" ("+relPath(fw)+")")
+		}
+	}
+	return fw, detail, strings.Join(problems, "; "), fwReason
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func short(digest string) string {
+	if len(digest) > 19 {
+		return digest[:19] + "…"
+	}
+	return digest
+}
+
+func relPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return p
+}
+
+// findFirmware returns <dir>/<class>/pqrepro-fw.elf from the first directory that has it.
+func findFirmware(class, dir string) string {
+	for _, d := range FirmwareDirs(dir) {
+		p := filepath.Join(d, class, FirmwareFile)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// FirmwareDirs lists where firmware builds are looked for: dir when given, else
+// firmware/build under the working directory and under the repository root.
+func FirmwareDirs(dir string) []string {
+	if dir != "" {
+		return []string{dir}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	dirs := []string{filepath.Join(wd, "firmware", "build")}
+	if root := repoRoot(wd); root != "" && root != wd {
+		dirs = append(dirs, filepath.Join(root, "firmware", "build"))
+	}
+	return dirs
+}
+
+// repoRoot is the nearest directory at or above dir whose go.mod declares module pqrepro.
+func repoRoot(dir string) string {
+	for {
+		if f, err := os.Open(filepath.Join(dir, "go.mod")); err == nil {
+			sc := bufio.NewScanner(f)
+			mod := ""
+			if sc.Scan() {
+				mod = strings.TrimSpace(sc.Text())
+			}
+			f.Close()
+			if mod == "module pqrepro" {
+				return dir
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Find returns the entry named name, or else the first entry of that class.
+func Find(entries []Entry, name string) (*Entry, error) {
+	for i := range entries {
+		if entries[i].Info.Name == name {
+			return &entries[i], nil
+		}
+	}
+	for i := range entries {
+		if entries[i].Info.Class == name {
+			return &entries[i], nil
+		}
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Info.Name)
+	}
+	return nil, fmt.Errorf("no board %q on this runner (boards: %s)", name, strings.Join(names, ", "))
+}
+
+// AgentBoards turns entries into the agent's board list: every board is offered to the
+// portal with its availability, and the available ones carry their runner.Board.
+func AgentBoards(entries []Entry) []runner.AgentBoard {
+	var out []runner.AgentBoard
+	for i := range entries {
+		ab := runner.AgentBoard{Info: entries[i].Info}
+		if entries[i].Info.Available {
+			b, err := entries[i].Board("")
+			if err != nil {
+				ab.Info.Available, ab.Info.Reason = false, err.Error()
+			} else {
+				ab.Board = b
+			}
+		}
+		out = append(out, ab)
+	}
+	return out
+}

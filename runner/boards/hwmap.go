@@ -1,0 +1,355 @@
+// Package boards builds a runner's list of boards from its hardware map (YAML, in the manner
+// of Zephyr Twister's map.yml) or from the defaults (the host and the emulated boards), finds
+// out which of them are usable here (QEMU installed, firmware built, port present, flasher
+// installed) and opens them as runner.Boards. Boards that cannot be used are listed with the
+// reason, never hidden.
+package boards
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner/qemu"
+	"pqrepro/runner/serialport"
+)
+
+// Drivers.
+const (
+	DriverHost   = "host"
+	DriverQEMU   = "qemu"
+	DriverSerial = "serial"
+)
+
+// Map is a runner's hardware map: every board it may offer.
+type Map struct {
+	// Boards in the order they are listed and offered.
+	Boards []Spec `yaml:"boards"`
+}
+
+// Spec is one board of the map.
+type Spec struct {
+	// Name identifies the board on this runner ("desk-c6-1"); --board takes it.
+	Name string `yaml:"name"`
+	// Driver is host, qemu or serial.
+	Driver string `yaml:"driver"`
+	// Class is the board class results are filed under ("esp32c6", "qemu-mps2-an386").
+	// For qemu it must be a machine the driver knows; for host it defaults to "host".
+	Class string `yaml:"class"`
+	// Firmware is the image to flash or boot (relative paths are relative to the map file).
+	// Default for qemu: firmware/build/<class>/pqrepro-fw.elf.
+	Firmware string `yaml:"firmware,omitempty"`
+	// Emulator overrides the QEMU binary (qemu only).
+	Emulator string `yaml:"emulator,omitempty"`
+	// Port is the serial device path (serial only; or USB).
+	Port string `yaml:"port,omitempty"`
+	// USB finds the port by the USB device behind it (serial only; or Port).
+	USB *USBSpec `yaml:"usb,omitempty"`
+	// Baud is the line speed (serial only; default 115200).
+	Baud int `yaml:"baud,omitempty"`
+	// Flasher writes the image (serial only; absent: flashed by hand, build-id still checked).
+	Flasher *FlasherSpec `yaml:"flasher,omitempty"`
+	// Reset says how to restart the board before a run (serial only; default none).
+	Reset *ResetSpec `yaml:"reset,omitempty"`
+}
+
+// USBSpec selects a USB serial device.
+type USBSpec struct {
+	// VID and PID are 4 hex digits, e.g. "303a" and "1001" for an ESP32-C6's USB-Serial-JTAG.
+	VID string `yaml:"vid"`
+	PID string `yaml:"pid"`
+	// Serial is the USB serial number, to tell identical boards apart.
+	Serial string `yaml:"serial,omitempty"`
+}
+
+// FlasherSpec is the external flashing tool.
+type FlasherSpec struct {
+	// Command is the argument list; {image}, {port} and {baud} are substituted.
+	Command []string `yaml:"command"`
+	// Retries after a failed attempt (default 2).
+	Retries *int `yaml:"retries,omitempty"`
+	// Timeout of one attempt (default 5m).
+	Timeout artifacts.Duration `yaml:"timeout,omitempty"`
+}
+
+// ResetSpec is the reset method.
+type ResetSpec struct {
+	// Method is none or dtr-rts.
+	Method string `yaml:"method"`
+}
+
+// MapError lists every problem of a hardware map, each with its line and field.
+type MapError struct {
+	Source   string
+	Problems []artifacts.Problem
+}
+
+func (e *MapError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid hardware map %s:", e.Source)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// DefaultMap is the map of a runner without one: the host and every emulated board.
+func DefaultMap() *Map {
+	m := &Map{Boards: []Spec{{Name: "host", Driver: DriverHost, Class: "host"}}}
+	for _, mc := range qemu.Machines() {
+		m.Boards = append(m.Boards, Spec{Name: mc.Class, Driver: DriverQEMU, Class: mc.Class})
+	}
+	return m
+}
+
+// LoadMap reads and checks a hardware map file; relative firmware paths become relative to
+// the file's directory.
+func LoadMap(path string) (*Map, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read hardware map: %w", err)
+	}
+	m, err := ParseMap(data, path)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	for i, b := range m.Boards {
+		if b.Firmware != "" && !filepath.IsAbs(b.Firmware) {
+			m.Boards[i].Firmware = filepath.Join(dir, b.Firmware)
+		}
+	}
+	return m, nil
+}
+
+// ParseMap reads and checks a hardware map. Unknown fields, fields that do not belong to a
+// board's driver, and impossible values are all reported with their line.
+func ParseMap(data []byte, source string) (*Map, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &MapError{Source: source, Problems: []artifacts.Problem{{Line: yamlLine(err), Field: "(document)", Msg: err.Error()}}}
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &MapError{Source: source, Problems: []artifacts.Problem{{Line: 1, Field: "(document)", Msg: "a hardware map is a YAML mapping with a boards list"}}}
+	}
+	doc := root.Content[0]
+	v := &validator{root: doc}
+	v.unknownFields(doc, reflect.TypeOf(Map{}), "")
+	var m Map
+	if err := doc.Decode(&m); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, e := range te.Errors {
+				v.problems = append(v.problems, artifacts.Problem{Line: yamlLine(errors.New(e)), Field: "(value)", Msg: e})
+			}
+		} else {
+			v.problems = append(v.problems, artifacts.Problem{Line: yamlLine(err), Field: "(value)", Msg: err.Error()})
+		}
+	} else {
+		v.check(&m)
+	}
+	if len(v.problems) > 0 {
+		return nil, &MapError{Source: source, Problems: v.problems}
+	}
+	return &m, nil
+}
+
+var (
+	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+	classRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
+	hex4RE  = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
+	lineRE  = regexp.MustCompile(`line (\d+)`)
+)
+
+func yamlLine(err error) int {
+	var n int
+	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+		fmt.Sscanf(m[1], "%d", &n)
+	}
+	return n
+}
+
+type validator struct {
+	root     *yaml.Node
+	problems []artifacts.Problem
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.problems = append(v.problems, artifacts.Problem{Line: v.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// line finds the line of a dotted path like "boards[2].usb.vid".
+func (v *validator) line(path string) int {
+	n, line := v.root, 0
+	for _, part := range strings.Split(path, ".") {
+		key, idx := part, -1
+		if i := strings.IndexByte(part, '['); i >= 0 {
+			key = part[:i]
+			fmt.Sscanf(part[i:], "[%d]", &idx)
+		}
+		var next *yaml.Node
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					line, next = n.Content[i].Line, n.Content[i+1]
+				}
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n, line = n.Content[idx], n.Content[idx].Line
+		}
+	}
+	return line
+}
+
+// unknownFields reports keys a struct type lacks, and keys given twice, with their lines.
+func (v *validator) unknownFields(n *yaml.Node, t reflect.Type, prefix string) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice {
+			if n.Kind == yaml.SequenceNode {
+				for i, c := range n.Content {
+					v.unknownFields(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i))
+				}
+			}
+			return
+		}
+		t = t.Elem()
+	}
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return
+	}
+	fields := map[string]reflect.Type{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			fields[name] = t.Field(i).Type
+			known = append(known, name)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		path := k.Value
+		if prefix != "" {
+			path = prefix + "." + k.Value
+		}
+		if seen[k.Value] {
+			v.problems = append(v.problems, artifacts.Problem{Line: k.Line, Field: path, Msg: "field appears twice"})
+			continue
+		}
+		seen[k.Value] = true
+		ft, ok := fields[k.Value]
+		if !ok {
+			v.problems = append(v.problems, artifacts.Problem{Line: k.Line, Field: path, Msg: "unknown field (known fields: " + strings.Join(known, ", ") + ")"})
+			continue
+		}
+		if ft != reflect.TypeOf(artifacts.Duration(0)) {
+			v.unknownFields(n.Content[i+1], ft, path)
+		}
+	}
+}
+
+func (v *validator) check(m *Map) {
+	if len(m.Boards) == 0 {
+		v.add("boards", "list at least one board")
+	}
+	names := map[string]int{}
+	for i, b := range m.Boards {
+		p := fmt.Sprintf("boards[%d]", i)
+		if !nameRE.MatchString(b.Name) {
+			v.add(p+".name", "must be a lower-case name like desk-c6-1, got %q", b.Name)
+		} else if j, dup := names[b.Name]; dup {
+			v.add(p+".name", "%q is already the name of boards[%d]", b.Name, j)
+		}
+		names[b.Name] = i
+		if b.Class != "" && !classRE.MatchString(b.Class) {
+			v.add(p+".class", "must be a lower-case board class like esp32c6, got %q", b.Class)
+		}
+		only := func(field string, set bool, driver string) {
+			if set {
+				v.add(p+"."+field, "only %s boards have %s", driver, field)
+			}
+		}
+		switch b.Driver {
+		case DriverHost:
+			only("firmware", b.Firmware != "", "qemu and serial")
+			only("emulator", b.Emulator != "", "qemu")
+		case DriverQEMU:
+			if _, ok := qemu.LookupMachine(b.Class); !ok {
+				var cs []string
+				for _, mc := range qemu.Machines() {
+					cs = append(cs, mc.Class)
+				}
+				v.add(p+".class", "qemu boards are one of %s, got %q", strings.Join(cs, ", "), b.Class)
+			}
+		case DriverSerial:
+			if b.Class == "" {
+				v.add(p+".class", "a serial board needs its board class (e.g. esp32c6)")
+			}
+			only("emulator", b.Emulator != "", "qemu")
+			v.checkSerial(p, b)
+		default:
+			v.add(p+".driver", "must be host, qemu or serial, got %q", b.Driver)
+		}
+		if b.Driver != DriverSerial {
+			only("port", b.Port != "", "serial")
+			only("usb", b.USB != nil, "serial")
+			only("baud", b.Baud != 0, "serial")
+			only("flasher", b.Flasher != nil, "serial")
+			only("reset", b.Reset != nil, "serial")
+		}
+	}
+}
+
+func (v *validator) checkSerial(p string, b Spec) {
+	switch {
+	case b.Port == "" && b.USB == nil:
+		v.add(p, "a serial board needs port (a device path) or usb (vid, pid)")
+	case b.Port != "" && b.USB != nil:
+		v.add(p+".usb", "give port or usb, not both")
+	}
+	if b.USB != nil {
+		if !hex4RE.MatchString(b.USB.VID) {
+			v.add(p+".usb.vid", "must be 4 hex digits (quote it: \"303a\"), got %q", b.USB.VID)
+		}
+		if !hex4RE.MatchString(b.USB.PID) {
+			v.add(p+".usb.pid", "must be 4 hex digits (quote it: \"1001\"), got %q", b.USB.PID)
+		}
+	}
+	if b.Baud < 0 || b.Baud > 12_000_000 {
+		v.add(p+".baud", "must be a line speed up to 12000000, got %d", b.Baud)
+	}
+	if b.Flasher != nil {
+		f := serialport.Flasher{Command: b.Flasher.Command}
+		if b.Flasher.Retries != nil {
+			f.Retries = *b.Flasher.Retries
+		}
+		if err := f.Validate(); err != nil {
+			v.add(p+".flasher", "%s", strings.TrimPrefix(err.Error(), "flasher: "))
+		}
+		if b.Flasher.Timeout < 0 || time.Duration(b.Flasher.Timeout) > 24*time.Hour {
+			v.add(p+".flasher.timeout", "must be between 0 and 24h")
+		}
+	}
+	if b.Reset != nil && !slices.Contains([]string{serialport.ResetNone, serialport.ResetDTRRTS}, b.Reset.Method) {
+		v.add(p+".reset.method", "must be none or dtr-rts, got %q", b.Reset.Method)
+	}
+}
