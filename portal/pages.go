@@ -143,21 +143,27 @@ func (s *Server) paperPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	tallies, err := s.store.ClaimTallies(ctx, p.ID)
+	if err != nil {
+		return err
+	}
 	for _, cl := range p.Claims {
 		cv := templates.ClaimView{ID: cl.ID, Claim: cl.Claim, Published: cl.Published, Source: cl.Source, Scope: cl.Scope, Reason: cl.Reason, Checks: len(cl.Checks)}
+		for verdict, n := range tallies[cl.ID] {
+			switch verdict {
+			case compare.Holds:
+				cv.Holds += n
+			case compare.Fails:
+				cv.Fails += n
+			default:
+				cv.Untestable += n
+			}
+		}
 		for _, vd := range verdicts {
 			if vd.ClaimID != cl.ID {
 				continue
 			}
-			switch vd.Verdict {
-			case compare.Holds:
-				cv.Holds++
-			case compare.Fails:
-				cv.Fails++
-			default:
-				cv.Untestable++
-			}
-			if len(cv.Verdicts) < 50 {
+			if len(cv.Verdicts) < 20 {
 				cv.Verdicts = append(cv.Verdicts, templates.VerdictRow{RunID: vd.RunID, Verdict: vd.Verdict, Reason: vd.Reason, Board: vd.BoardClass,
 					Assurance: templates.Assurance{Level: vd.Level, Origin: vd.Origin}})
 			}

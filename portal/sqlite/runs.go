@@ -424,3 +424,25 @@ func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
 	}
 	return out, rows.Err()
 }
+
+// ClaimTallies counts, per claim of a paper, how many runs gave each verdict.
+func (s *Store) ClaimTallies(ctx context.Context, paper string) (map[string]map[string]int, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, verdict, COUNT(*) FROM claim_verdicts WHERE paper = ? GROUP BY claim_id, verdict`, paper)
+	if err != nil {
+		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
+	}
+	defer rows.Close()
+	out := map[string]map[string]int{}
+	for rows.Next() {
+		var claim, verdict string
+		var n int
+		if err := rows.Scan(&claim, &verdict, &n); err != nil {
+			return nil, err
+		}
+		if out[claim] == nil {
+			out[claim] = map[string]int{}
+		}
+		out[claim][verdict] = n
+	}
+	return out, rows.Err()
+}
