@@ -63,7 +63,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	board := fs.String("board", "host", "board to run on")
+	board := fs.String("board", "host", "board to run on: a name or class from pqrepro boards")
+	mapFile := fs.String("map", "", "hardware map YAML (default: $PQREPRO_MAP, else host and the emulated boards)")
+	firmwareDir := fs.String("firmware-dir", "", "firmware builds, <dir>/<class>/pqrepro-fw.elf (default: $PQREPRO_FIRMWARE, else firmware/build)")
+	firmware := fs.String("firmware", "", "firmware ELF to flash or boot instead of the board's own")
 	boardClass := fs.String("board-class", "", "declare the host's board class for comparison (e.g. rpi4-b when the host is a Raspberry Pi 4)")
 	out := fs.String("out", "", "bundle destination: a new directory, or FILE.tar.gz (default: a fresh folder under runs/)")
 	iterations := fs.Int("iterations", 0, "override the manifest's iteration count (changes the manifest's identity)")
@@ -93,10 +96,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	if *board != "host" {
-		return usageError{fmt.Sprintf("unknown board %q (available: host)", *board)}
+	b, err := selectBoard(ctx, *board, *mapFile, *firmwareDir, *firmware, *boardClass)
+	if err != nil {
+		return err
 	}
-	b := &runner.Host{Class: *boardClass}
 	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
 		return err

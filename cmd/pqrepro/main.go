@@ -38,6 +38,7 @@ Usage:
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
   pqrepro keys [--keys DIR]             create or show this runner's signing identity
+  pqrepro boards [--map FILE]           the boards this runner has, and which are usable
   pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
                                         run the portal (and a local runner with the host board)
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdVerify(args[1:], stdout)
 	case "keys":
 		err = cmdKeys(args[1:], stdout)
+	case "boards":
+		err = cmdBoards(ctx, args[1:], stdout)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "runner":

@@ -204,6 +204,10 @@ func TestDiscoverSerialBoards(t *testing.T) {
 		{Name: "no-firmware", Driver: DriverSerial, Class: "esp32c6", Port: port},
 	}}
 	e := Discover(context.Background(), Config{Map: m})
+	if e[0].Info.Name != "host" || !e[0].Info.Available {
+		t.Fatalf("a map without the host: first entry %+v", e[0].Info)
+	}
+	e = e[1:]
 	if !e[0].Info.Available || !strings.Contains(e[0].Detail, "port /dev/ptmx") {
 		t.Errorf("ok = %+v %q", e[0].Info, e[0].Detail)
 	}

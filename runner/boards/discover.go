@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,8 +102,13 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 	if m == nil {
 		m = DefaultMap()
 	}
+	specs := m.Boards
+	if !slices.ContainsFunc(specs, func(s Spec) bool { return s.Driver == DriverHost }) {
+		// The host is always there, so a runner works with nothing plugged in.
+		specs = append([]Spec{{Name: "host", Driver: DriverHost, Class: "host"}}, specs...)
+	}
 	var out []Entry
-	for _, s := range m.Boards {
+	for _, s := range specs {
 		e := Entry{Spec: s, Info: artifacts.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver}}
 		var other, fwReason string
 		switch s.Driver {
