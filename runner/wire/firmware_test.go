@@ -2,9 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -34,6 +36,13 @@ func buildFirmwareGoals(t *testing.T, target string, goals []string, tools ...st
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if _, done := buildErr[target]; !done {
+		// Other packages' tests (runner/qemu, runner/serialport, cmd/pqrepro) build the same
+		// targets, possibly at the same time: every one takes this lock around make.
+		os.MkdirAll(filepath.Join(repoFirmware, "build"), 0o755)
+		if lock, err := os.OpenFile(filepath.Join(repoFirmware, "build", ".make.lock"), os.O_CREATE|os.O_RDWR, 0o644); err == nil {
+			syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+			defer lock.Close()
+		}
 		var out bytes.Buffer
 		cmd := exec.Command("make", append([]string{"-C", repoFirmware}, goals...)...)
 		cmd.Stdout, cmd.Stderr = &out, &out
