@@ -65,6 +65,9 @@ var ErrRefused = errors.New("refused")
 type AgentBoard struct {
 	Info  artifacts.BoardInfo
 	Board Board
+	// WithFirmware, when set, opens the board with a firmware image file chosen for a job
+	// (an uploaded build); the agent downloads it and checks its digest first.
+	WithFirmware func(path string) (Board, error)
 }
 
 // Agent pulls jobs from a portal and runs them on its boards. Run blocks until ctx is
@@ -263,9 +266,10 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 		log.Info("job failed", "reason", reason)
 	}
 	var board Board
+	var entry AgentBoard
 	for _, b := range a.Boards {
-		if b.Info.Class == l.BoardClass && b.Info.Available {
-			board = b.Board
+		if b.Info.Class == l.BoardClass && b.Info.Available && board == nil {
+			board, entry = b.Board, b
 		}
 	}
 	if board == nil {
@@ -284,10 +288,13 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	obs := &jobProgress{}
 	stream := &logStream{}
 	if l.Firmware != "" {
-		if err := a.loadFirmware(ctx, board, l, stream); err != nil {
+		b, cleanup, err := a.loadFirmware(ctx, board, entry.WithFirmware, l, stream)
+		if err != nil {
 			fail("firmware: "+err.Error(), nil)
 			return
 		}
+		defer cleanup()
+		board = b
 	}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -386,40 +393,57 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	}
 }
 
-// loadFirmware fetches the lease's firmware, checks its digest and hands it to the board.
-// Boards that take no firmware (the host) only note it in the log.
-func (a *Agent) loadFirmware(ctx context.Context, board Board, l *artifacts.Lease, log io.Writer) error {
-	fl, ok := board.(FirmwareLoader)
-	if !ok {
+// loadFirmware fetches the lease's firmware, checks its digest and gives it to the board:
+// through withFirmware (a board opened with that image) or the board's LoadFirmware. Boards
+// that take no firmware (the host) only note it in the log. cleanup removes the image file
+// once the run is over.
+func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func(string) (Board, error), l *artifacts.Lease, log io.Writer) (Board, func(), error) {
+	nop := func() {}
+	fl, loads := board.(FirmwareLoader)
+	if !loads && withFirmware == nil {
 		fmt.Fprintf(log, "firmware %s requested; board %s takes no firmware\n", l.Firmware, l.BoardClass)
-		return nil
+		return board, nop, nil
 	}
 	src, ok := a.Portal.(FirmwareSource)
 	if !ok {
-		return fmt.Errorf("this portal connection cannot download firmware %s", l.Firmware)
+		return nil, nop, fmt.Errorf("this portal connection cannot download firmware %s", l.Firmware)
 	}
 	data, err := src.FetchFirmware(ctx, l.FirmwareURL, MaxFirmwareBytes)
 	if err != nil {
-		return err
+		return nil, nop, err
 	}
 	sum := sha256.Sum256(data)
 	if got := "sha256:" + hex.EncodeToString(sum[:]); got != l.Firmware {
-		return fmt.Errorf("downloaded firmware is %s, the job names %s", got, l.Firmware)
+		return nil, nop, fmt.Errorf("downloaded firmware is %s, the job names %s", got, l.Firmware)
 	}
-	f, err := os.CreateTemp("", "pqrepro-firmware-*")
+	f, err := os.CreateTemp("", "pqrepro-firmware-*.elf")
 	if err != nil {
-		return err
+		return nil, nop, err
 	}
-	defer os.Remove(f.Name())
+	cleanup := func() { os.Remove(f.Name()) }
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return err
+		cleanup()
+		return nil, nop, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		cleanup()
+		return nil, nop, err
 	}
-	fmt.Fprintf(log, "firmware %s (%d bytes) loaded\n", l.Firmware, len(data))
-	return fl.LoadFirmware(ctx, f.Name(), l.Firmware)
+	fmt.Fprintf(log, "firmware %s (%d bytes) fetched from the portal\n", l.Firmware, len(data))
+	if withFirmware != nil {
+		b, err := withFirmware(f.Name())
+		if err != nil {
+			cleanup()
+			return nil, nop, err
+		}
+		return b, cleanup, nil
+	}
+	if err := fl.LoadFirmware(ctx, f.Name(), l.Firmware); err != nil {
+		cleanup()
+		return nil, nop, err
+	}
+	return board, cleanup, nil
 }
 
 // FetchFirmware implements FirmwareSource: GET url (relative to BaseURL), at most max bytes.

@@ -10,6 +10,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/boards"
 )
 
 // cmdRunner runs the runner agent as its own process, attached to a portal.
@@ -21,6 +22,8 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	keys := fs.String("keys", "", "runner identity directory")
 	name := fs.String("name", "", "runner name shown in the portal (default: host name)")
 	boardClass := fs.String("board-class", "", "declare the host's board class (e.g. rpi4-b on a Raspberry Pi 4)")
+	mapFile := fs.String("map", os.Getenv("PQREPRO_MAP"), "hardware map YAML (PQREPRO_MAP; default: the host and the emulated boards)")
+	firmwareDir := fs.String("firmware-dir", os.Getenv("PQREPRO_FIRMWARE"), "firmware builds, <dir>/<class>/pqrepro-fw.elf (PQREPRO_FIRMWARE)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -39,8 +42,47 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "created runner identity %s in %s\n", id.Public().Fingerprint(), keysDir(*keys))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	bs, err := agentBoards(ctx, *mapFile, *firmwareDir, *boardClass)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "runner %q (%s) pulling jobs from %s\n", *name, id.Public().Fingerprint(), *portalURL)
+	printAgentBoards(stdout, bs)
 	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: *portalURL}, EnrolToken: *token, Name: *name, Identity: id,
-		Boards: runner.HostBoards(*boardClass), Version: buildVersion(), Log: log}
+		Boards: bs, Version: buildVersion(), Log: log}
 	return agent.Run(ctx)
+}
+
+// agentBoards discovers this machine's boards for the runner agent: the host, the emulated
+// boards whose emulator and firmware are here, the serial boards of the hardware map. Every
+// board is reported to the portal with its availability; boards other than the host can be
+// reopened with a firmware build a job names.
+func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string) ([]runner.AgentBoard, error) {
+	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
+	if mapFile != "" {
+		m, err := boards.LoadMap(mapFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Map = m
+	}
+	entries := boards.Discover(ctx, cfg)
+	out := boards.AgentBoards(entries)
+	for i := range out {
+		e := &entries[i]
+		if e.Spec.Driver != boards.DriverHost {
+			out[i].WithFirmware = func(path string) (runner.Board, error) { return e.Board(path) }
+		}
+	}
+	return out, nil
+}
+
+func printAgentBoards(w io.Writer, bs []runner.AgentBoard) {
+	for _, b := range bs {
+		state := "available"
+		if !b.Info.Available {
+			state = "unavailable: " + b.Info.Reason
+		}
+		fmt.Fprintf(w, "  board %s [%s, %s] %s\n", b.Info.Name, b.Info.Class, b.Info.Driver, state)
+	}
 }

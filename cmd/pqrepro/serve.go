@@ -125,14 +125,21 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			return err
 		}
+		bs, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "")
+		if err != nil {
+			cancel()
+			<-errc
+			return err
+		}
 		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, Name: "local runner", Identity: id,
-			Boards: runner.HostBoards(""), Version: cfg.Version, Log: log.With("component", "local-runner")}
+			Boards: bs, Version: cfg.Version, Log: log.With("component", "local-runner")}
 		go func() {
 			if err := agent.Run(ctx); err != nil {
 				log.Error("local runner stopped", "err", err)
 			}
 		}()
-		fmt.Fprintf(stdout, "local runner %s attached with board host\n", id.Public().Fingerprint())
+		fmt.Fprintf(stdout, "local runner %s attached:\n", id.Public().Fingerprint())
+		printAgentBoards(stdout, bs)
 	}
 	err = <-errc
 	if errors.Is(err, context.Canceled) {
