@@ -1,0 +1,291 @@
+package device
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+	"pqrepro/runner/wire"
+)
+
+// cc links a tiny program with the given build-id option into dir/name.
+func cc(t *testing.T, dir, name, buildID string) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("cc not installed")
+	}
+	src := filepath.Join(t.TempDir(), "x.c")
+	os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644)
+	out := filepath.Join(dir, name)
+	if b, err := exec.Command("cc", "-Wl,--build-id="+buildID, "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, b)
+	}
+	return out
+}
+
+func TestLoadImage(t *testing.T) {
+	dir := t.TempDir()
+	elf := cc(t, dir, "pqrepro-fw.elf", "0x0123456789abcdef0123")
+	data, _ := os.ReadFile(elf)
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	writeMeta := func(md Metadata) {
+		b, _ := json.Marshal(md)
+		os.WriteFile(filepath.Join(dir, "metadata.json"), b, 0o644)
+	}
+
+	img, err := LoadImage(elf)
+	if err != nil || img.BuildID != "0123456789abcdef0123" || img.Digest != "sha256:"+digest || img.Metadata != nil {
+		t.Fatalf("no metadata: %+v %v", img, err)
+	}
+	writeMeta(Metadata{ELF: "pqrepro-fw.elf", ELFSHA256: digest, BuildID: "0123456789abcdef0123", Version: "0.1.0"})
+	if img, err := LoadImage(elf); err != nil || img.Metadata == nil || img.Metadata.Version != "0.1.0" {
+		t.Fatalf("matching metadata: %+v %v", img, err)
+	}
+	writeMeta(Metadata{ELF: "pqrepro-fw.elf", ELFSHA256: strings.Repeat("0", 64), BuildID: "0123456789abcdef0123"})
+	if _, err := LoadImage(elf); !errors.Is(err, ErrFirmwareMismatch) || !strings.Contains(err.Error(), "describes another build") {
+		t.Fatalf("metadata of another file: %v", err)
+	}
+	writeMeta(Metadata{ELF: "pqrepro-fw.elf", ELFSHA256: digest, BuildID: "ffff"})
+	if _, err := LoadImage(elf); !errors.Is(err, ErrFirmwareMismatch) || !strings.Contains(err.Error(), "build-id note") {
+		t.Fatalf("metadata with another build-id: %v", err)
+	}
+	writeMeta(Metadata{ELF: "other.elf", ELFSHA256: strings.Repeat("0", 64)})
+	if _, err := LoadImage(elf); err != nil {
+		t.Fatalf("metadata of a sibling file applied: %v", err)
+	}
+	if _, err := LoadImage(cc(t, t.TempDir(), "x", "none")); err == nil || !strings.Contains(err.Error(), "no GNU build-id") {
+		t.Fatalf("ELF without build-id: %v", err)
+	}
+	notELF := filepath.Join(t.TempDir(), "fw.bin")
+	os.WriteFile(notELF, []byte("not an elf"), 0o644)
+	if _, err := LoadImage(notELF); err == nil || !strings.Contains(err.Error(), "not an ELF") {
+		t.Fatalf("not an ELF: %v", err)
+	}
+	m := &artifacts.Manifest{Spec: artifacts.Spec{Firmware: "sha256:" + digest}}
+	if err := CheckPin(m, img); err != nil {
+		t.Errorf("pin of the same digest: %v", err)
+	}
+	m.Spec.Firmware = "sha256:" + strings.Repeat("1", 64)
+	if err := CheckPin(m, img); !errors.Is(err, ErrFirmwareMismatch) {
+		t.Errorf("pin of another digest: %v", err)
+	}
+}
+
+func TestCellSeed(t *testing.T) {
+	a := CellSeed("s", artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: "keygen"})
+	if !bytes.Equal(a, CellSeed("s", artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: "keygen"})) || len(a) != 32 {
+		t.Fatal("not deterministic")
+	}
+	for _, b := range [][]byte{
+		CellSeed("t", artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: "keygen"}),
+		CellSeed("s", artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: "encaps"}),
+	} {
+		if bytes.Equal(a, b) {
+			t.Fatal("distinct cells share a seed")
+		}
+	}
+}
+
+// hostFirmware builds the host port of the firmware (make, under the shared lock file).
+func hostFirmware(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"make", "cc", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	root := "../../firmware"
+	os.MkdirAll(filepath.Join(root, "build"), 0o755)
+	lock, err := os.OpenFile(filepath.Join(root, "build", ".make.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+	out, err := exec.Command("make", "-C", root, "build/host/pqrepro-fw", "build/host/metadata.json").CombinedOutput()
+	lock.Close()
+	if err != nil {
+		t.Fatalf("make: %v\n%s", err, out)
+	}
+	p, _ := filepath.Abs(filepath.Join(root, "build", "host", "pqrepro-fw"))
+	return p
+}
+
+type rwc struct {
+	io.Reader
+	io.WriteCloser
+}
+
+// hostConn runs the host firmware; rewrite may change each frame the firmware sends.
+func hostConn(t *testing.T, rewrite func(wire.Frame) wire.Frame) (*wire.Conn, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(hostFirmware(t))
+	in, _ := cmd.StdinPipe()
+	outp, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(outp)
+		for sc.Scan() {
+			line := sc.Text()
+			if f, err := wire.Decode([]byte(line)); err == nil && rewrite != nil {
+				if b, err := wire.Encode(rewrite(f)); err == nil {
+					line = strings.TrimSuffix(string(b), "\n")
+				}
+			}
+			io.WriteString(pw, line+"\n")
+		}
+		pw.Close()
+	}()
+	log := &bytes.Buffer{}
+	var mu sync.Mutex
+	c := wire.NewConn(rwc{pr, in}, wire.Options{Log: lockedWriter{&mu, log}, RetryInterval: 300 * time.Millisecond})
+	t.Cleanup(func() { c.Close(); cmd.Process.Kill(); cmd.Wait() })
+	return c, log
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func manifest(t *testing.T, kind, algs, ops string) *artifacts.Manifest {
+	t.Helper()
+	y := "apiVersion: pqrepro/v1\nkind: " + kind + "\nmetadata: {paper: paper001, name: device-test}\nspec:\n  algorithms: [" + algs +
+		"]\n  operations: [" + ops + "]\n  warmup: 1\n  iterations: 4\n  seed: device\n  boards: [host]\n"
+	if kind == artifacts.KindSigBench {
+		y += "  message: {size: 32}\n"
+	}
+	m, err := artifacts.ParseManifest([]byte(y), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func run(t *testing.T, c *wire.Conn, m *artifacts.Manifest) ([]runner.CellResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := c.Hello(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	return Run(ctx, c, h, m, runner.NopObserver{}, &log, RunOptions{SelfTest: true})
+}
+
+func TestRunCells(t *testing.T) {
+	c, _ := hostConn(t, nil)
+	cells, err := run(t, c, manifest(t, artifacts.KindKEMBench, "ML-KEM-768, X25519", "keygen, encaps, decaps, derive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ML-KEM-768/keygen": "ok", "ML-KEM-768/encaps": "ok", "ML-KEM-768/decaps": "ok",
+		"X25519/keygen": "skipped", "X25519/derive": "skipped"}
+	if len(cells) != len(want) {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for _, r := range cells {
+		c := r.Cell
+		if want[c.Algorithm+"/"+c.Operation] != c.Status {
+			t.Errorf("%s %s: %s %s", c.Algorithm, c.Operation, c.Status, c.Error)
+		}
+		if c.Status == artifacts.StatusOK && (len(r.Samples) != 4 || c.Unit != artifacts.UnitNanoseconds || c.Requested != 4 ||
+			c.Memory == nil || *c.Memory.StackBytes <= 0 || c.Sizes == nil || !strings.Contains(c.Counter, "clock_monotonic")) {
+			t.Errorf("cell %+v, %d samples", c, len(r.Samples))
+		}
+	}
+	if s := cells[0].Cell.Sizes; s.PublicKey != 1184 || s.PrivateKey != 2400 {
+		t.Errorf("keygen sizes %+v", s)
+	}
+}
+
+// TestFailedSampleFailsTheCell: one sample the firmware marks failed fails the whole cell,
+// with its reason and no samples kept. The frames are rewritten on the line, as a firmware
+// whose output check failed would send them.
+func TestFailedSampleFailsTheCell(t *testing.T) {
+	c, _ := hostConn(t, func(f wire.Frame) wire.Frame {
+		set := func(k, v string) {
+			for i := range f.Fields {
+				if f.Fields[i].Key == k {
+					f.Fields[i].Value = v
+					return
+				}
+			}
+			f.Fields = append(f.Fields, wire.Field{Key: k, Value: v})
+		}
+		if i, _ := f.Get("i"); f.Type == "SAMPLE" && i == "2" {
+			set("ok", "0")
+			set("reason", "mismatch")
+		}
+		if f.Type == "SUMMARY" {
+			set("ok", "3")
+			set("fail", "1")
+		}
+		return f
+	})
+	cells, err := run(t, c, manifest(t, artifacts.KindKEMBench, "ML-KEM-512", "decaps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := cells[0]
+	if cell.Cell.Status != artifacts.StatusFailed || cell.Samples != nil || !strings.Contains(cell.Cell.Error, "1 of 4 samples failed") ||
+		!strings.Contains(cell.Cell.Error, "iteration 2: mismatch") {
+		t.Fatalf("cell %+v, samples %v", cell.Cell, cell.Samples)
+	}
+}
+
+// TestSummaryMustAgree: a summary that disagrees with the samples breaks the run.
+func TestSummaryMustAgree(t *testing.T) {
+	c, _ := hostConn(t, func(f wire.Frame) wire.Frame {
+		if f.Type == "SUMMARY" {
+			for i := range f.Fields {
+				if f.Fields[i].Key == "ok" {
+					f.Fields[i].Value = "2"
+				}
+			}
+		}
+		return f
+	})
+	_, err := run(t, c, manifest(t, artifacts.KindKEMBench, "ML-KEM-512", "keygen"))
+	if !errors.Is(err, wire.ErrProtocol) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSignaturesAreSkipped(t *testing.T) {
+	c, _ := hostConn(t, nil)
+	cells, err := run(t, c, manifest(t, artifacts.KindSigBench, "ML-DSA-44", "keygen, sign, verify"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cells {
+		if r.Cell.Status != artifacts.StatusSkipped || !strings.Contains(r.Cell.Error, "does not implement ML-DSA-44") {
+			t.Errorf("%+v", r.Cell)
+		}
+	}
+}
