@@ -286,10 +286,11 @@ func (s *Server) startJob(c echo.Context) error {
 		if f.BoardClass != board {
 			return fault.New(fault.Invalid, "firmware %s is built for %s, not %s", shortDigest(firmware), f.BoardClass, board)
 		}
-	} else if opts[i].NeedsFirmware {
-		firmware = base.Spec.Firmware
-		if firmware == "" {
-			return fault.New(fault.Invalid, "board %s needs a firmware build: upload one on the firmware page and choose it", board)
+	} else if opts[i].NeedsFirmware && base.Spec.Firmware != "" {
+		// The manifest pins a build: use it when the portal stores it; otherwise the runner
+		// uses its own build, whose digest the result records.
+		if _, err := s.store.FirmwareBuild(ctx, base.Spec.Firmware); err == nil {
+			firmware = base.Spec.Firmware
 		}
 	}
 	// Copy the manifest through its YAML so the catalogue's stays untouched.

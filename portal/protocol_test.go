@@ -128,7 +128,7 @@ func TestTwoRunnersNeverLeaseTheSameJob(t *testing.T) {
 }
 
 func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
-	p := portaltest.Start(t, func(c *portal.Config) { c.LeaseDuration = 400 * time.Millisecond })
+	p := portaltest.Start(t, func(c *portal.Config) { c.LeaseDuration = time.Second })
 	m := smallManifest(t, 3)
 	jobID := queueJob(t, p, m)
 	ctx := context.Background()

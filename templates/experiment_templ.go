@@ -336,7 +336,7 @@ func ExperimentPage(v ExperimentView) templ.Component {
 					}
 				}
 				if b.NeedsFirmware {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<span class=\"muted\">needs a firmware build</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<span class=\"muted\">takes a firmware build (the runner's own build unless you choose one)</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
