@@ -452,8 +452,8 @@ func (s *Server) runPage(c echo.Context) error {
 		row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit, Heap: "–"}
 		if st := cl.Stats; st != nil {
 			row.N = st.N
-			row.Min, row.P25, row.Median, row.P75 = human(st.Min, cl.Unit), human(st.P25, cl.Unit), human(st.Median, cl.Unit), human(st.P75, cl.Unit)
-			row.Max, row.Mean, row.Stddev = human(st.Max, cl.Unit), human(st.Mean, cl.Unit), human(st.Stddev, cl.Unit)
+			row.Min, row.P25, row.Median, row.P75 = cellValue(st.Min, cl.Unit), cellValue(st.P25, cl.Unit), cellValue(st.Median, cl.Unit), cellValue(st.P75, cl.Unit)
+			row.Max, row.Mean, row.Stddev = cellValue(st.Max, cl.Unit), cellValue(st.Mean, cl.Unit), cellValue(st.Stddev, cl.Unit)
 			if unit == "" {
 				unit = cl.Unit
 			}
