@@ -1,0 +1,142 @@
+package qemu
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.bug.st/serial"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+)
+
+// jobPortal is the portal's side of the runner protocol for one job, in memory: it records
+// what the agent reports. It stands in for the portal only; the board, QEMU and the
+// firmware are real.
+type jobPortal struct {
+	mu        sync.Mutex
+	lease     *artifacts.Lease
+	logs      map[int]string
+	completed int
+	failed    []artifacts.FailRequest
+	done      chan struct{}
+}
+
+func (p *jobPortal) Enrol(context.Context, artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
+}
+
+func (p *jobPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+	p.mu.Lock()
+	l := p.lease
+	p.lease = nil
+	p.mu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(wait):
+	}
+	return nil, nil
+}
+
+func (p *jobPortal) Heartbeat(context.Context, int64, artifacts.HeartbeatRequest) error { return nil }
+
+func (p *jobPortal) AppendLog(_ context.Context, _ int64, _ string, index int, chunk []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.logs[index] = string(chunk)
+	return nil
+}
+
+func (p *jobPortal) Complete(context.Context, int64, string, []byte) (artifacts.CompleteResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.completed++
+	close(p.done)
+	return artifacts.CompleteResponse{RunID: 1}, nil
+}
+
+func (p *jobPortal) Fail(_ context.Context, _ int64, req artifacts.FailRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed = append(p.failed, req)
+	close(p.done)
+	return nil
+}
+
+// TestAgentFailsTheJobOfASilentBoard: through the runner agent, a firmware that stops
+// answering mid-run fails the job with the reason and the log, and nothing is published.
+func TestAgentFailsTheJobOfASilentBoard(t *testing.T) {
+	mc, _ := LookupMachine("qemu-mps2-an386")
+	q, _ := newBoard(t, mc)
+	q.SilenceTimeout = 2 * time.Second
+	var current atomic.Pointer[session]
+	record := q.started
+	q.started = func(s *session) { record(s); current.Store(s) }
+	var once sync.Once
+	// Pause the emulated CPU over QMP as soon as the first sample of the run crosses the line.
+	q.line = func(p serial.Port) io.ReadWriteCloser {
+		pr, pw := io.Pipe()
+		go func() {
+			br := bufio.NewReader(p)
+			for {
+				l, err := br.ReadString('\n')
+				if strings.Contains(l, ":SAMPLE:") {
+					once.Do(func() { current.Load().qmp.execute("stop", nil, 5*time.Second) })
+				}
+				if _, werr := io.WriteString(pw, l); werr != nil || err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+			}
+		}()
+		return &pausingLine{ReadCloser: pr, port: p}
+	}
+	m := testManifest(t, mc.Class, 3)
+	p := &jobPortal{logs: map[int]string{}, done: make(chan struct{}), lease: &artifacts.Lease{
+		JobID: 1, LeaseID: "l1", Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
+		BoardClass: mc.Class, ExpiresAt: time.Now().Add(time.Minute), LeaseSeconds: 60}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &runner.Agent{Portal: p, EnrolToken: "e", Name: "t", Identity: identity(t), Version: "test",
+		Boards:    []runner.AgentBoard{{Info: artifacts.BoardInfo{Name: mc.Class, Class: mc.Class, Driver: "qemu", Available: true}, Board: q}},
+		LeaseWait: 50 * time.Millisecond, FlushEvery: 20 * time.Millisecond}
+	go a.Run(ctx)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatal("the agent never reported the job")
+	}
+	cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.completed != 0 || len(p.failed) != 1 {
+		t.Fatalf("completed %d, failed %d", p.completed, len(p.failed))
+	}
+	f := p.failed[0]
+	var streamed strings.Builder
+	for i := 0; i < len(p.logs); i++ {
+		streamed.WriteString(p.logs[i])
+	}
+	log := f.Log + streamed.String()
+	if !strings.Contains(f.Reason, "timed out") || !strings.Contains(log, ":SAMPLE:") || !strings.Contains(log, "run failed") {
+		t.Fatalf("reason %q, log:\n%s", f.Reason, log)
+	}
+}
+
+// pausingLine reads through the watching pipe and writes to the port.
+type pausingLine struct {
+	io.ReadCloser
+	port serial.Port
+}
+
+func (l *pausingLine) Write(b []byte) (int, error) { return l.port.Write(b) }
+func (l *pausingLine) Close() error                { l.ReadCloser.Close(); return l.port.Close() }
