@@ -128,14 +128,10 @@ func (q *QEMU) bootTimeout() time.Duration {
 	return 20 * time.Second
 }
 
-var versions sync.Map // binary -> string
-
 // Version is the first line of `binary --version`, e.g. "QEMU emulator version 7.2.22
-// (Debian 1:7.2+dfsg-7+deb12u18+b3)". It is cached per binary.
+// (Debian 1:7.2+dfsg-7+deb12u18+b3)". It is read afresh on every call: an upgraded emulator
+// shows up in the next run's identity.
 func Version(ctx context.Context, binary string) (string, error) {
-	if v, ok := versions.Load(binary); ok {
-		return v.(string), nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, binary, "--version").Output()
@@ -146,7 +142,6 @@ func Version(ctx context.Context, binary string) (string, error) {
 	if v == "" {
 		return "", fmt.Errorf("%s --version printed nothing", binary)
 	}
-	versions.Store(binary, v)
 	return v, nil
 }
 

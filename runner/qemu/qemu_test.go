@@ -454,3 +454,25 @@ func mustHex(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// TestCancelStopsQEMU: cancelling the run's context mid-BENCH returns the cancellation, no
+// bundle, and leaves no QEMU behind (newBoard's cleanup checks the process is gone).
+func TestCancelStopsQEMU(t *testing.T) {
+	mc, _ := LookupMachine("qemu-riscv32-virt")
+	q, _ := newBoard(t, mc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := obsFunc{fn: func(cell, done int) {
+		if cell == 0 && done == 1 {
+			cancel()
+		}
+	}}
+	t0 := time.Now()
+	b, _, err := runner.Execute(ctx, q, testManifest(t, mc.Class, 20), runner.Options{Identity: identity(t), Version: "test", Observer: obs})
+	if b != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the cancellation and no bundle", err)
+	}
+	if d := time.Since(t0); d > 15*time.Second {
+		t.Errorf("cancellation took %v", d)
+	}
+}
