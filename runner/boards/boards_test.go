@@ -123,6 +123,9 @@ func TestDiscoverWithoutQEMU(t *testing.T) {
 			!strings.Contains(e.Info.Reason, "make firmware") {
 			t.Errorf("%s = %+v", e.Info.Name, e.Info)
 		}
+		if e.UsableWithFirmware() {
+			t.Errorf("%s usable with firmware but without QEMU", e.Info.Name)
+		}
 		if _, err := e.Board(""); err == nil || !strings.Contains(err.Error(), "unavailable") {
 			t.Errorf("%s opened without QEMU: %v", e.Info.Name, err)
 		}
@@ -165,6 +168,9 @@ func TestDiscoverEmulatedBoards(t *testing.T) {
 		t.Fatalf("Board = %#v, %v", b, err)
 	}
 	// A board missing only its firmware can run a build chosen for the run.
+	if !mps2.UsableWithFirmware() || entries[0].UsableWithFirmware() {
+		t.Errorf("UsableWithFirmware: mps2 %v, host %v", mps2.UsableWithFirmware(), entries[0].UsableWithFirmware())
+	}
 	if b, err := mps2.Board(elf); err != nil || b.(*qemu.QEMU).Firmware != elf {
 		t.Errorf("mps2 with a chosen firmware: %v", err)
 	}

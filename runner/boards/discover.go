@@ -49,6 +49,13 @@ type Entry struct {
 	unusable string
 }
 
+// UsableWithFirmware reports whether the board can run once it is given a firmware image:
+// it is available, or it lacks only its firmware (not built, not in the map). The host takes
+// no firmware and reports false.
+func (e *Entry) UsableWithFirmware() bool {
+	return e.Spec.Driver != DriverHost && e.unusable == ""
+}
+
 // Board opens the entry as a runner.Board. firmware, when not empty, replaces the image the
 // map or the build directory gave (an uploaded build chosen for a re-run); a board that is
 // unavailable only for want of firmware becomes usable that way. Otherwise an unavailable

@@ -204,7 +204,7 @@ func (s *Serial) session(ctx context.Context, log io.Writer, fn func(context.Con
 	if err := s.flash(ctx, path, img, log); err != nil {
 		return err
 	}
-	port, err := s.open(ctx, path, log)
+	port, path, err := s.open(ctx, path, log)
 	if err != nil {
 		return err
 	}
@@ -258,24 +258,39 @@ func (s *Serial) flash(ctx context.Context, path string, img *device.Image, log 
 	return nil
 }
 
-// open opens the port, retrying while it is absent or busy (a USB board re-enumerates after
-// flashing) until the boot timeout. No modem-control call is made here: a pty has none.
-func (s *Serial) open(ctx context.Context, path string, log io.Writer) (serial.Port, error) {
+// open opens the port, retrying while it is absent or busy until the boot timeout: a USB
+// board re-enumerates after flashing, possibly under another name, so a port found by USB
+// id is looked up again. No modem-control call is made here: a pty has none.
+func (s *Serial) open(ctx context.Context, path string, log io.Writer) (serial.Port, string, error) {
 	deadline := time.Now().Add(s.bootTimeout())
 	for {
-		p, err := serial.Open(path, &serial.Mode{BaudRate: s.baud()})
-		if err == nil {
-			fmt.Fprintf(log, "serial: opened %s at %d baud\n", path, s.baud())
-			return p, nil
+		var err error
+		if s.Port == "" {
+			var p string
+			if p, err = s.ResolvePort(); err == nil {
+				path = p
+			}
 		}
-		var pe *serial.PortError
-		retry := errors.Is(err, os.ErrNotExist) || (errors.As(err, &pe) && (pe.Code() == serial.PortNotFound || pe.Code() == serial.PortBusy))
-		if !retry || time.Now().After(deadline) {
-			return nil, fmt.Errorf("%w: open serial port %s: %w", ErrInfrastructure, path, err)
+		if err == nil {
+			var p serial.Port
+			if p, err = serial.Open(path, &serial.Mode{BaudRate: s.baud()}); err == nil {
+				fmt.Fprintf(log, "serial: opened %s at %d baud\n", path, s.baud())
+				return p, path, nil
+			}
+			var pe *serial.PortError
+			if !errors.Is(err, os.ErrNotExist) && !(errors.As(err, &pe) && (pe.Code() == serial.PortNotFound || pe.Code() == serial.PortBusy)) {
+				return nil, path, fmt.Errorf("%w: open serial port %s: %w", ErrInfrastructure, path, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			if errors.Is(err, ErrInfrastructure) {
+				return nil, path, err
+			}
+			return nil, path, fmt.Errorf("%w: open serial port %s: %w", ErrInfrastructure, path, err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, path, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
