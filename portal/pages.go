@@ -466,10 +466,9 @@ func (s *Server) runPage(c echo.Context) error {
 		}
 		v.Cells = append(v.Cells, row)
 	}
-	svg, logScale := plot.Box(rows, unitTitle(unit), func(x float64) string { return human(x, unit) })
-	v.Plot = svg
+	v.Plot = plot.Layout(rows, unitTitle(unit), func(x float64) string { return human(x, unit) })
 	v.PlotNote = "Box: p25 to p75 with the median; whiskers: min to max."
-	if logScale {
+	if v.Plot != nil && v.Plot.Log {
 		v.PlotNote += " Log axis: the values span more than an order of magnitude."
 	}
 	var env artifacts.Environment

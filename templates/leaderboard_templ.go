@@ -424,7 +424,7 @@ func LeaderboardPage(v LeaderboardView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templ.Raw(g.Plot).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = BoxPlot(g.Plot).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

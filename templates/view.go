@@ -5,6 +5,8 @@
 // Regenerate the _templ.go files with `go tool templ generate` after editing a .templ file.
 package templates
 
+import "pqrepro/portal/plot"
+
 // Page is what every page's layout needs.
 type Page struct {
 	Title string
@@ -181,7 +183,7 @@ type RunView struct {
 	Runner, Submitter, Signer, Bundle, BundleSize, Firmware string
 	ManifestID, Started, Finished, Published, Duration      string
 	Cells                                                   []CellRow
-	Plot                                                    string
+	Plot                                                    *plot.Figure
 	PlotNote                                                string
 	Environment                                             []KV
 	Checks                                                  []string
@@ -204,7 +206,7 @@ type LeaderRow struct {
 type LeaderGroup struct {
 	Title, Unit string
 	Rows        []LeaderRow
-	Plot        string
+	Plot        *plot.Figure
 }
 
 // PublishedRow is a published reference number, labelled as such.

@@ -1,13 +1,11 @@
-// Package plot draws the portal's figures as SVG on the server: horizontal box plots (min,
-// quartiles, median, max) with a log axis when the values span orders of magnitude, as the
-// papers' figures do.
+// Package plot lays out the portal's figures, drawn as SVG on the server: horizontal box plots
+// (min, quartiles, median, max) with a log axis when the values span orders of magnitude, as
+// the papers' figures do. It computes geometry only; templates/plot.templ renders the
+// Figure, so every label goes through the template engine's escaping.
 package plot
 
 import (
-	"fmt"
-	"html"
 	"math"
-	"strings"
 )
 
 // Row is one box: a label and a distribution summary. Min and Max may equal the quartiles
@@ -20,9 +18,38 @@ type Row struct {
 // LogThreshold is the max/min ratio beyond which the axis is logarithmic.
 const LogThreshold = 20
 
-// Box returns an SVG box plot of rows on one axis labelled unit, and whether the axis is
-// logarithmic. format renders axis tick values. It returns "" when no row has a positive value.
-func Box(rows []Row, unit string, format func(float64) string) (svg string, logScale bool) {
+// Figure is a laid-out box plot in SVG user units.
+type Figure struct {
+	Width, Height int
+	// PlotLeft and PlotRight bound the value axis; AxisY is its baseline; Top is the first row.
+	PlotLeft, PlotRight, AxisY, Top int
+	// Log is true for a logarithmic axis.
+	Log bool
+	// AxisTitle names the unit and the scale.
+	AxisTitle string
+	Ticks     []Tick
+	Boxes     []Box
+}
+
+// Tick is a labelled grid line.
+type Tick struct {
+	X     float64
+	Label string
+}
+
+// Box is one row's geometry. HasValue is false for a row with nothing to draw.
+type Box struct {
+	Label                        string
+	CY                           int
+	MinX, MaxX, P25X, P75X, MedX float64
+	HasValue                     bool
+	// Title is the tooltip: the label and its median.
+	Title string
+}
+
+// Layout lays out rows on one axis labelled unit. format renders axis values. It returns nil
+// when no row has a positive value.
+func Layout(rows []Row, unit string, format func(float64) string) *Figure {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
 		for _, v := range []float64{r.Min, r.P25, r.Median, r.P75, r.Max} {
@@ -32,9 +59,8 @@ func Box(rows []Row, unit string, format func(float64) string) (svg string, logS
 		}
 	}
 	if math.IsInf(lo, 0) {
-		return "", false
+		return nil
 	}
-	logScale = hi/lo > LogThreshold
 	const (
 		labelW = 210
 		plotW  = 560
@@ -42,9 +68,10 @@ func Box(rows []Row, unit string, format func(float64) string) (svg string, logS
 		top    = 10
 		right  = 50
 	)
-	height := top + rowH*len(rows) + 40
+	f := &Figure{Width: labelW + plotW + right, Height: top + rowH*len(rows) + 40, PlotLeft: labelW, PlotRight: labelW + plotW,
+		AxisY: top + rowH*len(rows), Top: top, Log: hi/lo > LogThreshold}
 	var a, b float64 // axis range
-	if logScale {
+	if f.Log {
 		a, b = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
 	} else {
 		a, b = 0, niceCeil(hi*1.05)
@@ -53,44 +80,33 @@ func Box(rows []Row, unit string, format func(float64) string) (svg string, logS
 		if v <= 0 {
 			v = a
 		}
-		var f float64
-		if logScale {
-			f = (math.Log10(v) - math.Log10(a)) / (math.Log10(b) - math.Log10(a))
+		var t float64
+		if f.Log {
+			t = (math.Log10(v) - math.Log10(a)) / (math.Log10(b) - math.Log10(a))
 		} else {
-			f = (v - a) / (b - a)
+			t = (v - a) / (b - a)
 		}
-		return labelW + math.Max(0, math.Min(1, f))*plotW
+		return labelW + math.Max(0, math.Min(1, t))*plotW
 	}
-	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" font-family="sans-serif" font-size="11">`,
-		labelW+plotW+right, height, labelW+plotW+right, height)
-	axisY := top + rowH*len(rows)
-	// Ticks and grid.
-	for _, t := range ticks(a, b, logScale) {
-		tx := x(t)
-		fmt.Fprintf(&s, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#e3e7ee"/>`, tx, top, tx, axisY)
-		fmt.Fprintf(&s, `<text x="%.1f" y="%d" text-anchor="middle" fill="#667085">%s</text>`, tx, axisY+14, html.EscapeString(format(t)))
+	for _, t := range ticks(a, b, f.Log) {
+		f.Ticks = append(f.Ticks, Tick{X: x(t), Label: format(t)})
 	}
-	scale := "linear axis"
-	if logScale {
-		scale = "log axis"
+	f.AxisTitle = unit + " (linear axis)"
+	if f.Log {
+		f.AxisTitle = unit + " (log axis)"
 	}
-	fmt.Fprintf(&s, `<text x="%d" y="%d" text-anchor="middle" fill="#1d2330">%s (%s)</text>`, labelW+plotW/2, axisY+32, html.EscapeString(unit), scale)
 	for i, r := range rows {
-		cy := top + i*rowH + rowH/2
-		fmt.Fprintf(&s, `<text x="%d" y="%d" text-anchor="end" dominant-baseline="middle">%s</text>`, labelW-8, cy, html.EscapeString(r.Label))
-		if r.Median <= 0 {
-			continue
+		bx := Box{Label: r.Label, CY: top + i*rowH + rowH/2, HasValue: r.Median > 0}
+		if bx.HasValue {
+			bx.MinX, bx.MaxX, bx.P25X, bx.P75X, bx.MedX = x(r.Min), x(r.Max), x(r.P25), x(r.P75), x(r.Median)
+			if bx.P75X-bx.P25X < 1 {
+				bx.P75X = bx.P25X + 1
+			}
+			bx.Title = r.Label + ": median " + format(r.Median)
 		}
-		fmt.Fprintf(&s, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#667085"/>`, x(r.Min), cy, x(r.Max), cy)
-		x1, x2 := x(r.P25), x(r.P75)
-		fmt.Fprintf(&s, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#c9d8fb" stroke="#2251c7"/>`, x1, cy-7, math.Max(1, x2-x1), 14)
-		fmt.Fprintf(&s, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#1d2330" stroke-width="2"><title>%s: median %s</title></line>`,
-			x(r.Median), cy-8, x(r.Median), cy+8, html.EscapeString(r.Label), html.EscapeString(format(r.Median)))
+		f.Boxes = append(f.Boxes, bx)
 	}
-	fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#1d2330"/>`, labelW, axisY, labelW+plotW, axisY)
-	s.WriteString(`</svg>`)
-	return s.String(), logScale
+	return f
 }
 
 func niceCeil(v float64) float64 {

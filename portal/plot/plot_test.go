@@ -2,17 +2,16 @@ package plot
 
 import (
 	"strconv"
-	"strings"
 	"testing"
 )
 
-func TestBoxScale(t *testing.T) {
+func TestLayoutScale(t *testing.T) {
 	format := func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
 	cases := []struct {
 		name    string
 		rows    []Row
 		wantLog bool
-		wantSVG bool
+		wantFig bool
 	}{
 		{"narrow span is linear", []Row{{"a", 10, 11, 12, 13, 14}, {"b", 20, 21, 22, 23, 24}}, false, true},
 		{"orders of magnitude are log", []Row{{"fast", 10, 11, 12, 13, 14}, {"slow", 9e4, 1e5, 1.1e5, 1.2e5, 1.3e5}}, true, true},
@@ -20,16 +19,27 @@ func TestBoxScale(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			svg, logScale := Box(tc.rows, "ns", format)
-			if logScale != tc.wantLog || (svg != "") != tc.wantSVG {
-				t.Fatalf("log %v svg %v", logScale, svg != "")
+			f := Layout(tc.rows, "ns", format)
+			if (f != nil) != tc.wantFig {
+				t.Fatalf("figure %v, want %v", f != nil, tc.wantFig)
 			}
-			if tc.wantSVG && (!strings.HasPrefix(svg, "<svg") || strings.Count(svg, "<rect") != len(tc.rows)) {
-				t.Errorf("want one box per row: %s", svg)
+			if f == nil {
+				return
+			}
+			if f.Log != tc.wantLog || len(f.Boxes) != len(tc.rows) {
+				t.Fatalf("log %v boxes %d", f.Log, len(f.Boxes))
+			}
+			for i, b := range f.Boxes {
+				if !(b.MinX <= b.P25X && b.P25X <= b.MedX && b.MedX <= b.P75X && b.P75X <= b.MaxX) {
+					t.Errorf("row %d: box out of order: %+v", i, b)
+				}
+				if b.MinX < float64(f.PlotLeft) || b.MaxX > float64(f.PlotRight) {
+					t.Errorf("row %d outside the axis: %+v", i, b)
+				}
+			}
+			if len(f.Ticks) < 2 {
+				t.Errorf("ticks %v", f.Ticks)
 			}
 		})
-	}
-	if svg, _ := Box([]Row{{`<script>`, 1, 2, 3, 4, 5}}, "ns", format); strings.Contains(svg, "<script>") {
-		t.Error("labels are not escaped")
 	}
 }
