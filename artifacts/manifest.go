@@ -196,7 +196,7 @@ func ParseManifest(data []byte, source string) (*Manifest, error) {
 	}
 	doc := root.Content[0]
 	v := &validator{root: doc}
-	v.unknownFields(doc, reflect.TypeOf(Manifest{}), "")
+	v.problems = append(v.problems, UnknownFields(doc, reflect.TypeOf(Manifest{}), "")...)
 	var m Manifest
 	decoded := true
 	if err := doc.Decode(&m); err != nil {
@@ -364,43 +364,6 @@ func mapEntry(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 		}
 	}
 	return nil, nil
-}
-
-// unknownFields walks a mapping node against a struct type and reports keys the type lacks.
-func (v *validator) unknownFields(n *yaml.Node, t reflect.Type, prefix string) {
-	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
-		return
-	}
-	fields := map[string]reflect.Type{}
-	var known []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		fields[name] = f.Type
-		known = append(known, name)
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		path := k.Value
-		if prefix != "" {
-			path = prefix + "." + k.Value
-		}
-		if seen[k.Value] {
-			v.problems = append(v.problems, Problem{Line: k.Line, Field: path, Msg: "field appears twice"})
-			continue
-		}
-		seen[k.Value] = true
-		ft, ok := fields[k.Value]
-		if !ok {
-			v.problems = append(v.problems, Problem{Line: k.Line, Field: path, Msg: fmt.Sprintf("unknown field (known fields: %s)", strings.Join(known, ", "))})
-			continue
-		}
-		v.unknownFields(n.Content[i+1], ft, path)
-	}
 }
 
 func (v *validator) check(m *Manifest) {

@@ -144,7 +144,7 @@ func ParseMap(data []byte, source string) (*Map, error) {
 	}
 	doc := root.Content[0]
 	v := &validator{root: doc}
-	v.unknownFields(doc, reflect.TypeOf(Map{}), "")
+	v.problems = append(v.problems, artifacts.UnknownFields(doc, reflect.TypeOf(Map{}), "")...)
 	var m Map
 	if err := doc.Decode(&m); err != nil {
 		var te *yaml.TypeError
@@ -217,54 +217,6 @@ func (v *validator) line(path string) int {
 		}
 	}
 	return line
-}
-
-// unknownFields reports keys a struct type lacks, and keys given twice, with their lines.
-func (v *validator) unknownFields(n *yaml.Node, t reflect.Type, prefix string) {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-		if t.Kind() == reflect.Slice {
-			if n.Kind == yaml.SequenceNode {
-				for i, c := range n.Content {
-					v.unknownFields(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i))
-				}
-			}
-			return
-		}
-		t = t.Elem()
-	}
-	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
-		return
-	}
-	fields := map[string]reflect.Type{}
-	var known []string
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name != "" && name != "-" {
-			fields[name] = t.Field(i).Type
-			known = append(known, name)
-		}
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		path := k.Value
-		if prefix != "" {
-			path = prefix + "." + k.Value
-		}
-		if seen[k.Value] {
-			v.problems = append(v.problems, artifacts.Problem{Line: k.Line, Field: path, Msg: "field appears twice"})
-			continue
-		}
-		seen[k.Value] = true
-		ft, ok := fields[k.Value]
-		if !ok {
-			v.problems = append(v.problems, artifacts.Problem{Line: k.Line, Field: path, Msg: "unknown field (known fields: " + strings.Join(known, ", ") + ")"})
-			continue
-		}
-		if ft != reflect.TypeOf(artifacts.Duration(0)) {
-			v.unknownFields(n.Content[i+1], ft, path)
-		}
-	}
 }
 
 func (v *validator) check(m *Map) {
