@@ -398,17 +398,24 @@ func (s *Server) runCSV(c echo.Context) error {
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// runBundle serves the signed bundle exactly as it was uploaded.
-func (s *Server) runBundle(c echo.Context) error {
+// openRunBundle opens the stored bundle of the run named by the :id parameter; the caller
+// closes it.
+func (s *Server) openRunBundle(c echo.Context) (io.ReadCloser, int64, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	r, err := s.store.Run(c.Request().Context(), id)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	rc, err := s.blobs.Open(c.Request().Context(), r.Bundle)
+	return rc, id, err
+}
+
+// runBundle serves the signed bundle exactly as it was uploaded.
+func (s *Server) runBundle(c echo.Context) error {
+	rc, id, err := s.openRunBundle(c)
 	if err != nil {
 		return err
 	}
@@ -419,15 +426,7 @@ func (s *Server) runBundle(c echo.Context) error {
 
 // runResultJSON serves result.json from the stored bundle.
 func (s *Server) runResultJSON(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	r, err := s.store.Run(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	rc, err := s.blobs.Open(c.Request().Context(), r.Bundle)
+	rc, id, err := s.openRunBundle(c)
 	if err != nil {
 		return err
 	}

@@ -371,19 +371,11 @@ func (s *Server) jobPage(c echo.Context) error {
 	if strings.HasSuffix(c.Param("id"), ".json") {
 		return s.jobJSON(c)
 	}
-	ctx := c.Request().Context()
-	id, err := pathID(c, "id")
+	j, log, err := s.jobWithLog(c)
 	if err != nil {
 		return err
 	}
-	j, err := s.store.Job(ctx, id)
-	if err != nil {
-		return err
-	}
-	log, err := s.store.JobLog(ctx, id, 0)
-	if err != nil {
-		return err
-	}
+	id := j.ID
 	pct, _, eta := jobProgress(j)
 	v := templates.JobView{Page: s.page(c, fmt.Sprintf("Job %d", id)), ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State,
 		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
@@ -403,18 +395,24 @@ func (s *Server) jobPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, templates.JobPage(v))
 }
 
-// jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id.
-func (s *Server) jobJSON(c echo.Context) error {
+// jobWithLog loads the job named by the :id parameter and its whole log.
+func (s *Server) jobWithLog(c echo.Context) (sqlite.Job, string, error) {
 	ctx := c.Request().Context()
 	id, err := pathID(c, "id")
 	if err != nil {
-		return err
+		return sqlite.Job{}, "", err
 	}
 	j, err := s.store.Job(ctx, id)
 	if err != nil {
-		return err
+		return sqlite.Job{}, "", err
 	}
 	log, err := s.store.JobLog(ctx, id, 0)
+	return j, log, err
+}
+
+// jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id.
+func (s *Server) jobJSON(c echo.Context) error {
+	j, log, err := s.jobWithLog(c)
 	if err != nil {
 		return err
 	}
