@@ -34,7 +34,8 @@ const usage = `pqrepro: re-run published post-quantum cryptography benchmarks an
 
 Usage:
   pqrepro list                          the experiments, with their papers
-  pqrepro run <paper>/<name>|FILE [--board host] [--out DIR|FILE.tar.gz] [--iterations N]
+  pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-riscv32-virt|NAME]
+              [--out DIR|FILE.tar.gz] [--iterations N] [--map FILE] [--firmware ELF]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
   pqrepro keys [--keys DIR]             create or show this runner's signing identity
@@ -43,7 +44,8 @@ Usage:
                                         run the portal (and a local runner with the host board)
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
 
-Environment: PQREPRO_KEYS (identity directory), PQREPRO_RUNS (default bundle folder).
+Environment: PQREPRO_KEYS (identity directory), PQREPRO_RUNS (default bundle folder),
+PQREPRO_MAP (hardware map), PQREPRO_FIRMWARE (firmware build folder).
 `
 
 func main() {
