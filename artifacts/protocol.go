@@ -20,6 +20,9 @@ type BoardInfo struct {
 	// Available is false when the board is known but cannot run now; Reason says why.
 	Available bool   `json:"available"`
 	Reason    string `json:"reason,omitempty"`
+	// FirmwareOnly marks a board that is unavailable on its own (its firmware is not built
+	// or not mapped) but can run a firmware build a job brings with it.
+	FirmwareOnly bool `json:"firmwareOnly,omitempty"`
 }
 
 // EnrolRequest registers a runner with an enrolment token and its public keys.

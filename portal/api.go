@@ -72,10 +72,12 @@ func (s *Server) apiEnrol(c echo.Context) error {
 // seconds (long poll); 204 when none arrived in time.
 func (s *Server) apiLease(c echo.Context) error {
 	r := runnerOf(c)
-	var classes []string
+	var classes, firmwareOnly []string
 	for _, b := range r.Boards {
 		if b.Available {
 			classes = append(classes, b.Class)
+		} else if b.FirmwareOnly {
+			firmwareOnly = append(firmwareOnly, b.Class)
 		}
 	}
 	wait := s.cfg.LongPoll
@@ -92,7 +94,7 @@ func (s *Server) apiLease(c echo.Context) error {
 	for {
 		woken := s.queue.wait()
 		leaseID := newToken("lease")
-		j, err := s.store.LeaseJob(ctx, r.ID, classes, leaseID, time.Now().Add(s.cfg.LeaseDuration))
+		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, leaseID, time.Now().Add(s.cfg.LeaseDuration))
 		if err == nil {
 			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
 			l := artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,

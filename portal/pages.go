@@ -203,12 +203,15 @@ func (s *Server) boardOptions(ctx context.Context, intended []string) ([]templat
 			i := slices.IndexFunc(out, func(o templates.BoardOption) bool { return o.Class == b.Class })
 			if i >= 0 {
 				if b.Available && !out[i].Available {
-					out[i].Available, out[i].Reason, out[i].Runner = true, "", r.Name
+					out[i].Available, out[i].FirmwareOnly, out[i].Reason, out[i].Runner = true, false, "", r.Name
+				} else if b.FirmwareOnly && !out[i].Available && !out[i].FirmwareOnly {
+					out[i].FirmwareOnly, out[i].Runner = true, r.Name
 				}
 				continue
 			}
 			out = append(out, templates.BoardOption{Class: b.Class, Label: b.Name + " (" + b.Driver + ")", Runner: r.Name, Reason: b.Reason,
-				Available: b.Available, NeedsFirmware: b.Driver != "host", Intended: slices.Contains(intended, b.Class)})
+				Available: b.Available, FirmwareOnly: !b.Available && b.FirmwareOnly, NeedsFirmware: b.Driver != "host",
+				Intended: slices.Contains(intended, b.Class)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b templates.BoardOption) int {
@@ -273,11 +276,14 @@ func (s *Server) startJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && o.Available })
+	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && (o.Available || o.FirmwareOnly) })
 	if i < 0 {
 		return fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
 	}
 	firmware := c.FormValue("firmware")
+	if !opts[i].Available && firmware == "" {
+		return fault.New(fault.Invalid, "board %s has no firmware of its own on its runner: choose an uploaded firmware build for it", board)
+	}
 	if firmware != "" {
 		f, err := s.store.FirmwareBuild(ctx, firmware)
 		if err != nil {

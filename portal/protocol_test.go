@@ -359,3 +359,37 @@ func TestLongPollWakesOnNewJob(t *testing.T) {
 }
 
 var _ = io.EOF
+
+// TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware: a board whose runner has no firmware of its
+// own is offered only the jobs that bring an uploaded build.
+func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	m := smallManifest(t, 2)
+	ctx := context.Background()
+	id, err := artifacts.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &runner.HTTPPortal{BaseURL: p.URL}
+	if _, err := c.Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", PublicKeys: id.Public(),
+		Boards: []artifacts.BoardInfo{{Name: "m4", Class: "qemu-mps2-an386", Driver: "qemu", Reason: "firmware not built", FirmwareOnly: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	newJob := func(firmware string) int64 {
+		id, err := p.Server.Store().CreateJob(ctx, sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()),
+			ManifestID: m.ID(), BoardClass: "qemu-mps2-an386", Firmware: firmware})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	newJob("")
+	if l, err := c.Lease(ctx, 0); err != nil || l != nil {
+		t.Fatalf("a job without firmware was leased to a board without firmware: %+v %v", l, err)
+	}
+	withFw := newJob("sha256:" + string(bytes.Repeat([]byte("ab"), 32)))
+	l, err := c.Lease(ctx, 0)
+	if err != nil || l == nil || l.JobID != withFw {
+		t.Fatalf("the job bringing firmware was not leased: %+v %v", l, err)
+	}
+}

@@ -266,13 +266,17 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 		log.Info("job failed", "reason", reason)
 	}
 	var board Board
-	var entry AgentBoard
-	for _, b := range a.Boards {
-		if b.Info.Class == l.BoardClass && b.Info.Available && board == nil {
-			board, entry = b.Board, b
+	var entry *AgentBoard
+	for i, b := range a.Boards {
+		if b.Info.Class != l.BoardClass || entry != nil {
+			continue
+		}
+		// A board that lacks only its firmware runs a job that brings a firmware build.
+		if b.Info.Available || (b.Info.FirmwareOnly && l.Firmware != "" && b.WithFirmware != nil) {
+			board, entry = b.Board, &a.Boards[i]
 		}
 	}
-	if board == nil {
+	if entry == nil {
 		fail(fmt.Sprintf("this runner has no available board of class %s", l.BoardClass), nil)
 		return
 	}

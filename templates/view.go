@@ -110,7 +110,9 @@ type PaperView struct {
 type BoardOption struct {
 	Class, Label, Runner, Reason string
 	Available, NeedsFirmware     bool
-	Intended                     bool
+	// FirmwareOnly: the board runs only with an uploaded firmware build chosen here.
+	FirmwareOnly bool
+	Intended     bool
 }
 
 // FirmwareOption is a firmware build that can be chosen for a board class.

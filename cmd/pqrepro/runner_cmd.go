@@ -72,6 +72,7 @@ func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string) ([
 		e := &entries[i]
 		if e.Spec.Driver != boards.DriverHost {
 			out[i].WithFirmware = func(path string) (runner.Board, error) { return e.Board(path) }
+			out[i].Info.FirmwareOnly = !out[i].Info.Available && e.UsableWithFirmware()
 		}
 	}
 	return out, nil

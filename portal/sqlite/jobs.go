@@ -155,8 +155,8 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 // LeaseJob hands the oldest queued job for one of the board classes to the runner under a
 // new lease id until expires, and returns it; fault.NotFound when there is none. One UPDATE
 // selects and claims the job, so two runners never lease the same job.
-func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes []string, leaseID string, expires time.Time) (Job, error) {
-	if len(classes) == 0 {
+func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly []string, leaseID string, expires time.Time) (Job, error) {
+	if len(classes) == 0 && len(firmwareOnly) == 0 {
 		return Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
 	}
 	if _, err := s.RequeueExpired(ctx); err != nil {
@@ -167,10 +167,16 @@ func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes []string, 
 	for _, c := range classes {
 		args = append(args, c)
 	}
+	for _, c := range firmwareOnly {
+		args = append(args, c)
+	}
+	// Boards that lack only their own firmware take jobs that bring a firmware build.
 	var id int64
 	err := s.write.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', runner_id = ?, lease_id = ?, lease_expires = ?, attempt = attempt + 1,
 		started_at = ?, progress = '', progress_at = NULL
-		WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND board_class IN (`+placeholders(len(classes))+`) ORDER BY id LIMIT 1)
+		WHERE id = (SELECT id FROM jobs WHERE state = 'queued'
+			AND (`+inList("board_class", len(classes))+` OR (firmware_digest <> '' AND `+inList("board_class", len(firmwareOnly))+`))
+			ORDER BY id LIMIT 1)
 		RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return Job{}, notFound(err, "no job")

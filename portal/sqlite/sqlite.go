@@ -196,6 +196,15 @@ func notFound(err error, format string, args ...any) error {
 }
 
 // placeholders returns "?, ?, ?" for n values.
+// inList is "col IN (?, ...)" for n parameters, or a false condition when n is 0 (an empty
+// IN list is not portable SQL).
+func inList(col string, n int) string {
+	if n == 0 {
+		return "1 = 0"
+	}
+	return col + " IN (" + placeholders(n) + ")"
+}
+
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
