@@ -453,7 +453,7 @@ func (s *Server) runPage(c echo.Context) error {
 	var rows []plot.Row
 	unit := ""
 	for _, cl := range cells {
-		row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit, Heap: "–"}
+		row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit, Heap: "–", Stack: "–"}
 		if st := cl.Stats; st != nil {
 			row.N = st.N
 			row.Min, row.P25, row.Median, row.P75 = cellValue(st.Min, cl.Unit), cellValue(st.P25, cl.Unit), cellValue(st.Median, cl.Unit), cellValue(st.P75, cl.Unit)
@@ -467,6 +467,9 @@ func (s *Server) runPage(c echo.Context) error {
 		}
 		if cl.Memory != nil && cl.Memory.HeapBytesPerOp != nil {
 			row.Heap = human(*cl.Memory.HeapBytesPerOp, "B")
+		}
+		if cl.Memory != nil && cl.Memory.StackBytes != nil {
+			row.Stack = human(float64(*cl.Memory.StackBytes), "B")
 		}
 		v.Cells = append(v.Cells, row)
 	}

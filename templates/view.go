@@ -156,6 +156,8 @@ type CellRow struct {
 	Algorithm, Operation, Status, Error, Unit      string
 	N                                              int
 	Min, P25, Median, P75, Max, Mean, Stddev, Heap string
+	// Stack is the firmware's stack high-water mark, "–" when the board does not report one.
+	Stack string
 }
 
 // KV is a labelled value.

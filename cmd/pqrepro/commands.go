@@ -199,7 +199,7 @@ func short(id string) string {
 // human renders a value in the cell's unit; nanoseconds get a readable time unit.
 func human(v float64, unit string) string {
 	if unit != artifacts.UnitNanoseconds {
-		return fmt.Sprintf("%.0f %s", v, unit)
+		return fmt.Sprintf("%.0f", v) // the unit is printed once, under the table
 	}
 	switch {
 	case v >= 1e9:
@@ -214,10 +214,10 @@ func human(v float64, unit string) string {
 
 func printCells(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tOP\tSTATUS\tN\tMEDIAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\t")
+	fmt.Fprintln(tw, "ALGORITHM\tOP\tSTATUS\tN\tMEDIAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	for _, c := range res.Cells {
 		if c.Status != artifacts.StatusOK {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t\t\t\t\t\t\t\t\t\n", c.Algorithm, c.Operation, c.Status, c.Error)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, c.Operation, c.Status, c.Error)
 			continue
 		}
 		s := c.Stats
@@ -232,19 +232,28 @@ func printCells(w io.Writer, res *artifacts.Result) {
 				size = fmt.Sprintf("pk %d B", c.Sizes.PublicKey)
 			}
 		}
-		heap, allocs := "-", "-"
+		heap, allocs, stack := "-", "-", "-"
 		if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
 			heap, allocs = fmt.Sprintf("%.0f B", *c.Memory.HeapBytesPerOp), fmt.Sprintf("%.1f", *c.Memory.AllocsPerOp)
+		}
+		if c.Memory != nil && c.Memory.StackBytes != nil {
+			stack = fmt.Sprintf("%d B", *c.Memory.StackBytes)
 		}
 		n := fmt.Sprint(s.N)
 		if c.BudgetReached {
 			n += "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, c.Operation, c.Status, n,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, c.Operation, c.Status, n,
 			human(s.Median, c.Unit), human(s.P25, c.Unit), human(s.P75, c.Unit), human(s.Min, c.Unit), human(s.Max, c.Unit), human(s.Stddev, c.Unit),
-			size, heap, allocs)
+			size, heap, allocs, stack)
 	}
 	tw.Flush()
+	for _, c := range res.Cells {
+		if c.Status == artifacts.StatusOK && c.Unit != artifacts.UnitNanoseconds {
+			fmt.Fprintf(w, "values in %s (%s)\n", c.Unit, c.Counter)
+			break
+		}
+	}
 	for _, c := range res.Cells {
 		if c.BudgetReached {
 			fmt.Fprintln(w, "* stopped at the manifest's time budget; n is the count reached")
