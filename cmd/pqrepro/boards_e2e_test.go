@@ -79,7 +79,7 @@ func TestEmulatedBoardsEndToEnd(t *testing.T) {
 						t.Errorf("run output lacks %q:\n%s", want, stdout)
 					}
 				}
-				if strings.Contains(stdout, "cycles") {
+				if strings.Contains(strings.ReplaceAll(stdout, "not cycles", ""), "cycles") {
 					t.Errorf("emulated counts called cycles:\n%s", stdout)
 				}
 				code, vout, verr := pq(t, "verify", out, "--key", filepath.Join(keys, "runner.pub.json"))
