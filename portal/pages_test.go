@@ -297,3 +297,19 @@ func TestStoreReopensWithoutReapplyingMigrations(t *testing.T) {
 		st.Close()
 	}
 }
+
+func TestSigninIsRateLimited(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	limited := false
+	for i := 0; i < 60 && !limited; i++ {
+		resp, err := http.PostForm(p.URL+"/signin", url.Values{"token": {"wrong-token-wrong-token"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		limited = resp.StatusCode == http.StatusTooManyRequests
+	}
+	if !limited {
+		t.Fatal("60 quick sign-in attempts were never limited")
+	}
+}
