@@ -21,8 +21,10 @@ func (s *Server) routes() {
 	// Sign-in tries are limited per client address, before anything else looks at them:
 	// tokens are long and random, but nobody needs more than a few tries a second.
 	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Skipper: func(c echo.Context) bool { return c.Request().Method != http.MethodPost || c.Request().URL.Path != "/signin" },
-		Store:   middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{Rate: 2, Burst: 20, ExpiresIn: 10 * time.Minute}),
+		Skipper: func(c echo.Context) bool {
+			return c.Request().Method != http.MethodPost || c.Request().URL.Path != "/signin"
+		},
+		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{Rate: 2, Burst: 20, ExpiresIn: 10 * time.Minute}),
 	}))
 	// Forms carry CSRF tokens; the API authenticates with bearer tokens instead.
 	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
