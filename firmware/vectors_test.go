@@ -1,0 +1,60 @@
+package firmware
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// TestBoardVectorsAreNISTs checks the project's shortened copy of the ACVP ML-KEM vectors
+// against NIST's full files: every kept test must be one of NIST's, unchanged.
+func TestBoardVectorsAreNISTs(t *testing.T) {
+	full := filepath.Join("..", "..", "shared", "test-vectors", "acvp")
+	if _, err := os.Stat(full); err != nil {
+		t.Skip("the full vector set is not next to the repository")
+	}
+	type file struct {
+		TestGroups []struct {
+			TgID  int              `json:"tgId"`
+			Tests []map[string]any `json:"tests"`
+		} `json:"testGroups"`
+	}
+	read := func(p string) file {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f file
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, name := range []string{"ML-KEM-keyGen-FIPS203", "ML-KEM-encapDecap-FIPS203"} {
+		sub := read(filepath.Join("vectors", "acvp", name, "internalProjection.json"))
+		all := read(filepath.Join(full, name, "internalProjection.json"))
+		byID := map[float64]map[string]any{}
+		for _, g := range all.TestGroups {
+			for _, tc := range g.Tests {
+				byID[tc["tcId"].(float64)] = tc
+			}
+		}
+		n := 0
+		for _, g := range sub.TestGroups {
+			if len(g.Tests) == 0 || len(g.Tests) > 4 {
+				t.Errorf("%s group %d keeps %d tests, want 1 to 4", name, g.TgID, len(g.Tests))
+			}
+			for _, tc := range g.Tests {
+				n++
+				if want, ok := byID[tc["tcId"].(float64)]; !ok || !reflect.DeepEqual(tc, want) {
+					t.Errorf("%s tcId %v is not NIST's test", name, tc["tcId"])
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no tests kept", name)
+		}
+	}
+}
