@@ -25,24 +25,26 @@ func newCSV(w io.Writer) *csv.Writer { return csv.NewWriter(w) }
 // Standing is a board's place in a leaderboard: the median of its runs' medians, the widest
 // p25-p75 spread among them, the total n, for one unit and one assurance level and origin.
 type Standing struct {
-	Rank       int     `json:"rank"`
-	Board      string  `json:"board"`
-	Level      string  `json:"level"`
-	Origin     string  `json:"origin"`
-	Unit       string  `json:"unit"`
-	Median     float64 `json:"median"`
-	P25        float64 `json:"p25"`
-	P75        float64 `json:"p75"`
-	N          int     `json:"n"`
-	Runs       int     `json:"runs"`
-	LatestRun  int64   `json:"latestRun"`
-	Assurance  string  `json:"assurance"`
-	Measured   bool    `json:"measured"`
-	Source     string  `json:"source,omitempty"`
-	Paper      string  `json:"paper,omitempty"`
-	Statistic  string  `json:"statistic,omitempty"`
-	Scenario   string  `json:"scenario,omitempty"`
-	ValueText  string  `json:"valueText,omitempty"`
+	Rank      int     `json:"rank"`
+	Board     string  `json:"board"`
+	Level     string  `json:"level"`
+	Origin    string  `json:"origin"`
+	Unit      string  `json:"unit"`
+	Median    float64 `json:"median"`
+	P25       float64 `json:"p25"`
+	P75       float64 `json:"p75"`
+	N         int     `json:"n"`
+	Runs      int     `json:"runs"`
+	LatestRun int64   `json:"latestRun"`
+	Assurance string  `json:"assurance"`
+	Measured  bool    `json:"measured"`
+	Source    string  `json:"source,omitempty"`
+	Paper     string  `json:"paper,omitempty"`
+	Statistic string  `json:"statistic,omitempty"`
+	Scenario  string  `json:"scenario,omitempty"`
+	ValueText string  `json:"valueText,omitempty"`
+	// Library is the implementation a published number was measured with.
+	Library    string `json:"library,omitempty"`
 	group      string
 	groupTitle string
 }
@@ -124,7 +126,7 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 					continue
 				}
 				lb.Published = append(lb.Published, Standing{Board: r.Board, Unit: r.Unit, Median: r.Value, ValueText: r.Text, N: r.N,
-					Origin: "published", Assurance: "published", Source: r.Source, Paper: p.ID, Statistic: r.Stat, Scenario: r.Scenario})
+					Origin: "published", Assurance: "published", Source: r.Source, Paper: p.ID, Statistic: r.Stat, Scenario: r.Scenario, Library: r.Library})
 			}
 		}
 	}
@@ -223,7 +225,7 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 			n = strconv.Itoa(p.N)
 		}
 		v.Published = append(v.Published, templates.PublishedRow{Paper: p.Paper, Board: p.Board, Value: p.ValueText, Unit: p.Unit, Stat: p.Statistic,
-			N: n, Scenario: p.Scenario, Source: p.Source})
+			N: n, Scenario: p.Scenario, Source: p.Source, Library: p.Library})
 	}
 	q := url.Values{"algorithm": {alg}, "operation": {op}, "metric": {metric}}
 	v.JSON = "/api/v1/leaderboards?" + q.Encode()
