@@ -332,3 +332,13 @@ func TestObserverSeesProgress(t *testing.T) {
 		t.Errorf("observer saw %d cells and %d iterations, want 7 and 35", obs.done, obs.iters)
 	}
 }
+
+func TestChildOpReportsMissingInput(t *testing.T) {
+	dir := t.TempDir()
+	if code := ChildOp([]string{"ML-DSA-44", "sign", dir}); code != childError {
+		t.Fatalf("exit %d, want %d", code, childError)
+	}
+	if err := childOp("ML-DSA-44", "sign", dir); err == nil || !strings.Contains(err.Error(), "priv") {
+		t.Fatalf("error %v does not name the missing input", err)
+	}
+}

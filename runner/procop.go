@@ -46,12 +46,24 @@ func ChildOp(args []string) int {
 
 var errRejected = errors.New("signature rejected")
 
-func childOp(alg, op, dir string) error {
+// errMissingInput carries a missing input file out of childOp's read helper.
+type errMissingInput struct{ err error }
+
+func childOp(alg, op, dir string) (err error) {
 	kems, sigs := hostAlgorithms()
+	defer func() {
+		if r := recover(); r != nil {
+			mi, ok := r.(errMissingInput)
+			if !ok {
+				panic(r)
+			}
+			err = mi.err
+		}
+	}()
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			panic(err)
+			panic(errMissingInput{fmt.Errorf("read input: %w", err)})
 		}
 		return b
 	}
