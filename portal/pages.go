@@ -354,8 +354,11 @@ func jobProgress(j sqlite.Job) (percent int, detail, eta string) {
 	if eta != "" {
 		detail += " · ETA " + eta
 	}
-	if j.State == sqlite.JobQueued {
+	switch {
+	case j.State == sqlite.JobQueued:
 		detail = "waiting for a runner with board " + j.BoardClass
+	case j.State == sqlite.JobRunning && p.CellsTotal == 0:
+		detail = "the runner is preparing board " + j.BoardClass
 	}
 	return int(frac * 100), detail, eta
 }
