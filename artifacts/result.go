@@ -194,6 +194,9 @@ type BoardIdentity struct {
 	Firmware        string `json:"firmware,omitempty"`
 	FirmwareVersion string `json:"firmwareVersion,omitempty"`
 	FirmwareDigest  string `json:"firmwareDigest,omitempty"`
+	// FirmwareBuild is the build's own record (metadata.json: target, toolchain and version,
+	// flags, code size per algorithm read from the ELF), when the image came with one.
+	FirmwareBuild json.RawMessage `json:"firmwareBuild,omitempty"`
 	// Emulator names and versions the emulator, for emulated boards.
 	Emulator string `json:"emulator,omitempty"`
 	// RNG says where the board's randomness came from ("seeded-drbg", "hardware-trng").

@@ -404,6 +404,29 @@ func (s *Server) jobPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, templates.JobPage(v))
 }
 
+// firmwareBuildKVs shows the parts of a firmware build record (metadata.json) a reader needs:
+// toolchain, flags and code size per algorithm as read from the ELF.
+func firmwareBuildKVs(raw json.RawMessage) []templates.KV {
+	var b struct {
+		Toolchain string `json:"toolchain"`
+		CFlags    string `json:"cflags"`
+		KATs      string `json:"kat_vectors"`
+		CodeSize  []struct {
+			Group string `json:"group"`
+			Total int    `json:"total"`
+		} `json:"code_size"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	var sizes []string
+	for _, c := range b.CodeSize {
+		sizes = append(sizes, fmt.Sprintf("%s %d B", c.Group, c.Total))
+	}
+	return []templates.KV{{Key: "Firmware toolchain", Value: b.Toolchain}, {Key: "Firmware flags", Value: b.CFlags},
+		{Key: "Firmware self-test vectors", Value: b.KATs}, {Key: "Code size (code + read-only data)", Value: strings.Join(sizes, ", ")}}
+}
+
 // jobWithLog loads the job named by the :id parameter and its whole log.
 func (s *Server) jobWithLog(c echo.Context) (sqlite.Job, string, error) {
 	ctx := c.Request().Context()
@@ -498,6 +521,7 @@ func (s *Server) runPage(c echo.Context) error {
 		if env.Board.Emulator != "" {
 			v.Environment = append(v.Environment, templates.KV{Key: "Emulator", Value: env.Board.Emulator})
 		}
+		v.Environment = append(v.Environment, firmwareBuildKVs(env.Board.FirmwareBuild)...)
 	}
 	json.Unmarshal([]byte(r.Checks), &v.Checks)
 	var rep compare.Report

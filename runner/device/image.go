@@ -61,8 +61,9 @@ type Image struct {
 	// HELLO. It ties the running image to this file.
 	BuildID string
 	// Metadata is metadata.json from the ELF's directory, when present; LoadImage has checked
-	// that it describes this very file.
-	Metadata *Metadata
+	// that it describes this very file. MetadataJSON is the file itself, recorded in bundles.
+	Metadata     *Metadata
+	MetadataJSON json.RawMessage
 }
 
 // LoadImage reads an ELF, computes its digest and reads its build-id note. When a
@@ -104,6 +105,10 @@ func LoadImage(path string) (*Image, error) {
 			Want: md.BuildID, Got: img.BuildID})
 	}
 	img.Metadata = &md
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err == nil {
+		img.MetadataJSON = compact.Bytes()
+	}
 	return img, nil
 }
 

@@ -37,7 +37,7 @@ func orNone(s string) string {
 func Identity(h wire.Hello, img *Image) artifacts.BoardIdentity {
 	return artifacts.BoardIdentity{
 		Chip: h.Chip, ClockHz: int64(h.ClockHz), Firmware: h.Firmware, FirmwareVersion: h.Version,
-		FirmwareDigest: img.Digest, RNG: rngText(h),
+		FirmwareDigest: img.Digest, FirmwareBuild: img.MetadataJSON, RNG: rngText(h),
 	}
 }
 
