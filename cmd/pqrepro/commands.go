@@ -341,25 +341,9 @@ func cmdVerify(args []string, stdout io.Writer) error {
 		return usageError{"want one BUNDLE (a directory or .tar.gz)"}
 	}
 	start := time.Now()
-	var pinned *artifacts.PublicKeys
-	if *key != "" {
-		b, err := os.ReadFile(*key)
-		if err != nil {
-			return err
-		}
-		pk, err := artifacts.ParsePublicKeys(b)
-		if err != nil {
-			return fmt.Errorf("key %s: %w", *key, err)
-		}
-		pinned = &pk
-	}
-	b, err := artifacts.ReadBundle(pos[0])
+	b, v, err := openVerified(pos[0], *key)
 	if err != nil {
 		return err
-	}
-	v, err := artifacts.Verify(b, pinned)
-	if err != nil {
-		return fmt.Errorf("%s: FAILED: %w", pos[0], err)
 	}
 	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
 	if err != nil {
@@ -374,6 +358,69 @@ func cmdVerify(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "VERIFIED %s: %s on %s, %d cells, signer %s, %s (%s)\n", pos[0], res.Experiment, res.Board, len(res.Cells), v.KeyFingerprint, who,
 		time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+// openVerified reads a bundle (directory or .tar.gz) and verifies it offline, pinned to the
+// keys in keyFile when one is given. Errors name the bundle and what failed.
+func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verification, error) {
+	var pinned *artifacts.PublicKeys
+	if keyFile != "" {
+		b, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		pk, err := artifacts.ParsePublicKeys(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("key %s: %w", keyFile, err)
+		}
+		pinned = &pk
+	}
+	b, err := artifacts.ReadBundle(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := artifacts.Verify(b, pinned)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: FAILED: %w", path, err)
+	}
+	return b, v, nil
+}
+
+// cmdShow verifies a bundle offline, then prints its cells and its comparison with the
+// paper it names, as `run` printed them when it was made.
+func cmdShow(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	key := fs.String("key", "", "pin the signer: a runner.pub.json file")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"want one BUNDLE (a directory or .tar.gz)"}
+	}
+	b, v, err := openVerified(pos[0], *key)
+	if err != nil {
+		return fmt.Errorf("%w (nothing is shown from a bundle that does not verify)", err)
+	}
+	m, err := artifacts.ParseManifest(b.Files[artifacts.FileManifest], pos[0]+"/"+artifacts.FileManifest)
+	if err != nil {
+		return err
+	}
+	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %s (%s, method %s) on %s [%s], signed by %s, measured %s\n", pos[0], res.Experiment, res.Kind, res.Method,
+		res.Board, res.Assurance, v.KeyFingerprint, res.StartedAt.Format(time.RFC3339))
+	printCells(stdout, res)
+	cat, err := experiments.Load()
+	if err != nil {
+		return err
+	}
+	if p, ok := cat.Paper(m.Spec.Reference.Dataset); ok {
+		printComparison(stdout, compare.Compare(res, m, p))
+	}
 	return nil
 }
 

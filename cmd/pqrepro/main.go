@@ -38,6 +38,7 @@ Usage:
               [--out DIR|FILE.tar.gz] [--iterations N] [--map FILE] [--firmware ELF]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
+  pqrepro show BUNDLE [--key FILE]      verify a bundle, then print its cells and comparison
   pqrepro keys [--keys DIR]             create or show this runner's signing identity
   pqrepro boards [--map FILE]           the boards this runner has, and which are usable
   pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "verify":
 		err = cmdVerify(args[1:], stdout)
+	case "show":
+		err = cmdShow(args[1:], stdout)
 	case "keys":
 		err = cmdKeys(args[1:], stdout)
 	case "boards":

@@ -50,6 +50,14 @@ func TestRunThenVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "VERIFIED") || !strings.Contains(stdout, "pinned key") {
 		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
 	}
+	code, stdout, stderr = pq(t, "show", dir)
+	if code != 0 || !strings.Contains(stdout, "ML-KEM-1024") || !strings.Contains(stdout, "C001-01") {
+		t.Fatalf("show: exit %d\n%s%s", code, stdout, stderr)
+	}
+	os.WriteFile(filepath.Join(dir, artifacts.FileResult), []byte(`{"schema":"tampered"}`), 0o644)
+	if code, _, stderr := pq(t, "show", dir); code == 0 || !strings.Contains(stderr, artifacts.FileResult) {
+		t.Fatalf("show printed a tampered bundle: exit %d %s", code, stderr)
+	}
 	tgz, _ := runOnce(t, filepath.Join(t.TempDir(), "bundle.tar.gz"))
 	if code, stdout, stderr := pq(t, "verify", tgz); code != 0 {
 		t.Fatalf("verify tar.gz: exit %d\n%s%s", code, stdout, stderr)
