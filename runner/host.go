@@ -104,7 +104,11 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
 			r.cell.Energy = &artifacts.Energy{Absent: reason}
 		}
-		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s %s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), r.cell.Error)
+		reason := ""
+		if r.cell.Error != "" {
+			reason = ": " + r.cell.Error
+		}
+		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), reason)
 		cr := CellResult{Cell: r.cell, Samples: r.samples}
 		out = append(out, cr)
 		obs.CellDone(i, len(cells), cr.Cell)

@@ -127,10 +127,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: artifacts.OriginLocal, Observer: obs})
 	if err != nil {
 		var re *runner.RunError
-		if errors.As(err, &re) && errors.Is(err, context.Canceled) {
+		if !errors.As(err, &re) {
+			return err
+		}
+		// No bundle for a run that did not finish; the log is kept beside where it would be.
+		logPath := strings.TrimSuffix(strings.TrimSuffix(dest, ".tgz"), ".tar.gz") + ".failed-log.txt"
+		if mkErr := os.MkdirAll(filepath.Dir(logPath), 0o755); mkErr == nil && os.WriteFile(logPath, re.Log, 0o644) == nil {
+			fmt.Fprintf(stderr, "the run's log is in %s\n", logPath)
+		}
+		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("no bundle written (%w)", context.Canceled)
 		}
-		return err
+		return fmt.Errorf("%w (no bundle written)", err)
 	}
 	if err := writeBundle(dest, bundle); err != nil {
 		return err
