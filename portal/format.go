@@ -27,8 +27,14 @@ func human(v float64, unit string) string {
 	case "":
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
-	if math.Abs(v) >= 1e6 {
-		return fmt.Sprintf("%.4g %s", v, unit)
+	// Counts (instructions, cycles) read best with an SI prefix: "1.13 M instructions".
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.4g G %s", v/1e9, unit)
+	case a >= 1e6:
+		return fmt.Sprintf("%.4g M %s", v/1e6, unit)
+	case a >= 1e4:
+		return fmt.Sprintf("%.4g k %s", v/1e3, unit)
 	}
 	return fmt.Sprintf("%.0f %s", v, unit)
 }
