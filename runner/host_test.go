@@ -342,3 +342,25 @@ func TestChildOpReportsMissingInput(t *testing.T) {
 		t.Fatalf("error %v does not name the missing input", err)
 	}
 }
+
+// TestEnergyPassPlumbing runs a cell against a powercap tree laid out by hand (no RAPL
+// exists on the test machines): the cell records the meter and one figure per window.
+func TestEnergyPassPlumbing(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "intel-rapl:0")
+	os.MkdirAll(d, 0o755)
+	os.WriteFile(filepath.Join(d, "name"), []byte("package-0\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "max_energy_range_uj"), []byte("262143328850\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "energy_uj"), []byte("1000\n"), 0o644)
+	m := manifest(t, kemSrc)
+	m.Spec.Algorithms = []string{"ML-KEM-512"}
+	_, res, err := Execute(context.Background(), &Host{PowercapRoot: root}, m, Options{Identity: identity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Energy == nil || c.Energy.JoulesPerOp == nil || c.Energy.JoulesPerOp.N != 3 || !strings.Contains(c.Energy.Source, "package-0") {
+			t.Fatalf("%s: energy %+v", c.Operation, c.Energy)
+		}
+	}
+}
