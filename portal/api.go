@@ -250,19 +250,64 @@ func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte
 	return s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.Name})
 }
 
+// submitterOf authenticates a tool by its bearer token: a submitter's (or any member's)
+// account token.
+func (s *Server) submitterOf(c echo.Context) (sqlite.User, error) {
+	tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return sqlite.User{}, fault.New(fault.Unauthorized, "missing submitter token")
+	}
+	u, err := s.store.UserByToken(c.Request().Context(), hashToken(tok))
+	if err != nil {
+		if fault.Is(err, fault.NotFound) {
+			return sqlite.User{}, fault.New(fault.Unauthorized, "unknown submitter token")
+		}
+		return sqlite.User{}, err
+	}
+	return u, nil
+}
+
+// apiRegisterKeys registers a runner's public keys (the body is runner.pub.json) under the
+// submitter's account, so bundles signed with them can be submitted: POST
+// /api/v1/submitters/keys?label=...
+func (s *Server) apiRegisterKeys(c echo.Context) error {
+	u, err := s.submitterOf(c)
+	if err != nil {
+		return err
+	}
+	fp, err := s.addSubmitterKeys(c.Request().Context(), u, c.Request().Body, c.QueryParam("label"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"fingerprint": fp})
+}
+
+// addSubmitterKeys reads a runner.pub.json (at most 64 KiB) and registers its keys under u.
+func (s *Server) addSubmitterKeys(ctx context.Context, u sqlite.User, r io.Reader, label string) (string, error) {
+	data, err := readLimited(r, 64<<10)
+	if err != nil {
+		return "", err
+	}
+	keys, err := artifacts.ParsePublicKeys(data)
+	if err != nil {
+		return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
+	}
+	label = strings.TrimSpace(label)
+	if len(label) > 200 {
+		label = label[:200]
+	}
+	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, keys); err != nil {
+		return "", err
+	}
+	return keys.Fingerprint(), nil
+}
+
 // apiSubmit is the community submission endpoint for tools: the bearer token is the
 // submitter's account token, the body the .tar.gz bundle.
 func (s *Server) apiSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
-	tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return fault.New(fault.Unauthorized, "missing submitter token")
-	}
-	u, err := s.store.UserByToken(ctx, hashToken(tok))
+	u, err := s.submitterOf(c)
 	if err != nil {
-		if fault.Is(err, fault.NotFound) {
-			return fault.New(fault.Unauthorized, "unknown submitter token")
-		}
 		return err
 	}
 	data, err := readLimited(c.Request().Body, s.cfg.MaxBundleBytes)

@@ -834,19 +834,7 @@ func (s *Server) registerKeys(c echo.Context) error {
 		return fmt.Errorf("open uploaded keys: %w", err)
 	}
 	defer f.Close()
-	data, err := readLimited(f, 64<<10)
-	if err != nil {
-		return err
-	}
-	keys, err := artifacts.ParsePublicKeys(data)
-	if err != nil {
-		return fault.Wrap(fault.Invalid, err, "%s", err.Error())
-	}
-	label := strings.TrimSpace(c.FormValue("label"))
-	if len(label) > 200 {
-		label = label[:200]
-	}
-	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, keys); err != nil {
+	if _, err := s.addSubmitterKeys(ctx, u, f, c.FormValue("label")); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/submit?flash=keys")
@@ -905,14 +893,8 @@ func (s *Server) createEnrolToken(c echo.Context) error {
 
 func (s *Server) createUser(c echo.Context) error {
 	name, role := strings.TrimSpace(c.FormValue("name")), c.FormValue("role")
-	if name == "" || len(name) > 100 {
-		return fault.New(fault.Invalid, "give the account a name of at most 100 characters")
-	}
-	if role != sqlite.RoleSubmitter && role != sqlite.RoleMember {
-		return fault.New(fault.Invalid, "role must be submitter or member")
-	}
-	tok := newToken("pqu")
-	if _, err := s.store.CreateUser(c.Request().Context(), name, role, hashToken(tok)); err != nil {
+	tok, err := s.CreateAccount(c.Request().Context(), name, role)
+	if err != nil {
 		return err
 	}
 	v, err := s.adminView(c)

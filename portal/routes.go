@@ -86,6 +86,7 @@ func (s *Server) routes() {
 	e.GET("/api/v1/leaderboards", s.apiLeaderboard)
 	e.GET("/api/v1/jobs/:id", s.jobJSON)
 	e.POST("/api/v1/submissions", s.apiSubmit, bundle)
+	e.POST("/api/v1/submitters/keys", s.apiRegisterKeys, small)
 }
 
 // limit refuses request bodies larger than n bytes with 413.

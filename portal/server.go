@@ -180,6 +180,22 @@ func (s *Server) SetupAdmin(ctx context.Context) (token string, err error) {
 	return token, nil
 }
 
+// CreateAccount creates a submitter or member account and returns its token (shown once,
+// stored hashed).
+func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, error) {
+	if name == "" || len(name) > 100 {
+		return "", fault.New(fault.Invalid, "give the account a name of at most 100 characters")
+	}
+	if role != sqlite.RoleSubmitter && role != sqlite.RoleMember {
+		return "", fault.New(fault.Invalid, "role must be submitter or member")
+	}
+	tok := newToken("pqu")
+	if _, err := s.store.CreateUser(ctx, name, role, hashToken(tok)); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
 // CreateEnrolToken creates a runner enrolment token (for the local runner and tools).
 func (s *Server) CreateEnrolToken(ctx context.Context, label string) (string, error) {
 	tok := newToken("pqe")

@@ -50,9 +50,14 @@ type FirmwareSource interface {
 // MaxFirmwareBytes bounds a firmware download.
 const MaxFirmwareBytes = 64 << 20
 
+// ErrConflict is the portal's 409: the request conflicts with the portal's state (a lease
+// that is no longer held, keys that are already registered).
+var ErrConflict = errors.New("conflict")
+
 // ErrLeaseLost means the portal no longer holds the job for this runner (the lease expired
-// and the job was re-queued, or it finished): the agent stops working on it.
-var ErrLeaseLost = errors.New("lease lost")
+// and the job was re-queued, or it finished): the agent stops working on it. It is the
+// protocol's reading of ErrConflict, and errors.Is matches both.
+var ErrLeaseLost = fmt.Errorf("lease lost: %w", ErrConflict)
 
 // ErrUnauthorized means the portal did not accept the runner's token.
 var ErrUnauthorized = errors.New("unauthorized")

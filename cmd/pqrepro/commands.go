@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -429,6 +430,54 @@ func cmdShow(args []string, stdout io.Writer) error {
 	if p, ok := cat.Paper(m.Spec.Reference.Dataset); ok {
 		printComparison(stdout, compare.Compare(res, m, p))
 	}
+	return nil
+}
+
+// cmdSubmit sends a signed bundle to a portal as a community result. It verifies the bundle
+// locally first, so a bad one never leaves the machine; --register-keys registers this
+// runner's public keys under the submitter token before uploading.
+func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
+	portalURL := fs.String("portal", os.Getenv("PQREPRO_PORTAL"), "the portal's address (PQREPRO_PORTAL)")
+	token := fs.String("token", os.Getenv("PQREPRO_SUBMIT_TOKEN"), "your submitter token (PQREPRO_SUBMIT_TOKEN)")
+	register := fs.Bool("register-keys", false, "first register this runner's public keys (from --keys) under the token")
+	keys := fs.String("keys", "", "runner identity directory")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *portalURL == "" || *token == "" {
+		return usageError{"want one BUNDLE, --portal URL and --token T"}
+	}
+	b, v, err := openVerified(pos[0], "")
+	if err != nil {
+		return err
+	}
+	client := runner.NewSubmitter(*portalURL, *token)
+	if *register {
+		id, err := artifacts.LoadIdentity(keysDir(*keys))
+		if err != nil {
+			return err
+		}
+		fp, err := client.RegisterKeys(ctx, id.Public(), "pqrepro submit")
+		switch {
+		case err == nil:
+			fmt.Fprintf(stdout, "registered keys %s\n", fp)
+		case errors.Is(err, runner.ErrConflict): // already registered, which is what we want
+			fmt.Fprintf(stdout, "keys %s were already registered\n", id.Public().Fingerprint())
+		default:
+			return err
+		}
+	}
+	var archive bytes.Buffer
+	if err := artifacts.WriteTarGz(&archive, b); err != nil {
+		return err
+	}
+	resp, err := client.Submit(ctx, archive.Bytes())
+	if err != nil {
+		return fmt.Errorf("submission refused: %w", err)
+	}
+	fmt.Fprintf(stdout, "published as run %d (signed by %s): %s%s\n", resp.RunID, v.KeyFingerprint, strings.TrimSuffix(*portalURL, "/"), resp.URL)
 	return nil
 }
 

@@ -39,6 +39,8 @@ Usage:
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
   pqrepro show BUNDLE [--key FILE]      verify a bundle, then print its cells and comparison
+  pqrepro submit BUNDLE --portal URL --token T [--register-keys]
+                                        submit a signed bundle to a portal as a community result
   pqrepro keys [--keys DIR]             create or show this runner's signing identity
   pqrepro boards [--map FILE]           the boards this runner has, and which are usable
   pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdVerify(args[1:], stdout)
 	case "show":
 		err = cmdShow(args[1:], stdout)
+	case "submit":
+		err = cmdSubmit(ctx, args[1:], stdout)
 	case "keys":
 		err = cmdKeys(args[1:], stdout)
 	case "boards":
