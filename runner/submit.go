@@ -38,4 +38,3 @@ func (p *HTTPPortal) Submit(ctx context.Context, bundle []byte) (artifacts.Compl
 	_, err := p.do(ctx, http.MethodPost, "/api/v1/submissions", bytes.NewReader(bundle), "application/gzip", nil, &resp)
 	return resp, err
 }
-
