@@ -316,6 +316,11 @@ var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // boardRE allows dots, as in the reference data's rpi2-b-v1.1.
 var boardRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
 
+// ValidBoardClass reports whether s is a board class: a lower-case slug such as "host",
+// "qemu-mps2-an386" or "rpi2-b-v1.1". Classes travel into file names and URLs, so nothing else
+// is accepted from runners or bundles.
+func ValidBoardClass(s string) bool { return boardRE.MatchString(s) }
+
 type validator struct {
 	root     *yaml.Node
 	problems []Problem

@@ -124,6 +124,9 @@ func (r *Result) Validate() error {
 	if r.Experiment == "" || r.ManifestID == "" || r.Board == "" {
 		return fmt.Errorf("result: experiment, manifestId and board are required")
 	}
+	if !ValidBoardClass(r.Board) {
+		return fmt.Errorf("result: board %q is not a board class (a lower-case slug)", r.Board)
+	}
 	for i, c := range r.Cells {
 		if c.Algorithm == "" || c.Operation == "" {
 			return fmt.Errorf("result: cells[%d]: algorithm and operation are required", i)

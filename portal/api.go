@@ -55,8 +55,8 @@ func (s *Server) apiEnrol(c echo.Context) error {
 		return fault.New(fault.Invalid, "a runner needs a name (at most 100 characters) and at most 64 boards")
 	}
 	for _, b := range req.Boards {
-		if b.Class == "" || b.Name == "" {
-			return fault.New(fault.Invalid, "every board needs a name and a class")
+		if b.Name == "" || len(b.Name) > 100 || !artifacts.ValidBoardClass(b.Class) {
+			return fault.New(fault.Invalid, "every board needs a name (at most 100 characters) and a class (a lower-case slug like qemu-mps2-an386)")
 		}
 	}
 	tok := newToken("pqr")

@@ -393,3 +393,17 @@ func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
 		t.Fatalf("the job bringing firmware was not leased: %+v %v", l, err)
 	}
 }
+
+func TestEnrolRefusesBadBoardClass(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	id, err := artifacts.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &runner.HTTPPortal{BaseURL: p.URL}
+	_, err = c.Enrol(context.Background(), artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "test", PublicKeys: id.Public(),
+		Boards: []artifacts.BoardInfo{{Name: "b", Class: "javascript:alert(1)", Driver: "serial", Available: true}}})
+	if !errors.Is(err, runner.ErrRefused) {
+		t.Fatalf("a board class that is not a slug was accepted: %v", err)
+	}
+}
