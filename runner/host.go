@@ -147,9 +147,10 @@ func message(spec *artifacts.Spec, r *drbg) []byte {
 	return r.bytes(spec.Message.Size)
 }
 
+// kemIn is one iteration's prepared input: the randomness a keygen or encaps reads, the
+// ciphertext and secret a decaps must reproduce, or the peer a derive agrees with.
 type kemIn struct {
-	kp      keyPair
-	ct, ss  []byte // decaps: the ciphertext to open and the secret it must give
+	ct, ss  []byte
 	peer    keyPair
 	keySeed io.Reader
 }

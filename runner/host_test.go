@@ -193,7 +193,7 @@ func TestSeededInputsRepeat(t *testing.T) {
 		}
 		return kp.pubBytes
 	}
-	if string(gen("a")) != string(gen("a")) {
+	if a1, a2 := gen("a"), gen("a"); string(a1) != string(a2) {
 		t.Error("same seed gave different keys")
 	}
 	if string(gen("a")) == string(gen("b")) {
