@@ -51,7 +51,9 @@ func unitTitle(unit string) string {
 	case artifacts.UnitMicroseconds:
 		return "microseconds per operation (board timer)"
 	case "B":
-		return "heap bytes per operation"
+		return "bytes per operation"
+	case "J":
+		return "joules per operation"
 	}
 	return unit
 }

@@ -98,7 +98,14 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 			N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
 		st.group = st.Unit + "|" + st.Level
-		st.groupTitle = fmt.Sprintf("%s · %s", unitTitle(st.Unit), st.Level)
+		title := unitTitle(st.Unit)
+		switch metric {
+		case sqlite.MetricHeap:
+			title = "heap bytes per operation"
+		case sqlite.MetricStack:
+			title = "stack high-water mark per operation"
+		}
+		st.groupTitle = fmt.Sprintf("%s · %s", title, st.Level)
 		lb.Measured = append(lb.Measured, st)
 	}
 	sort.Slice(lb.Measured, func(i, j int) bool {
@@ -119,10 +126,12 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		rank++
 		lb.Measured[i].Rank = rank
 	}
-	if metric == sqlite.MetricLatency {
+	// Published numbers of the same kind stand beside the measured ones, labelled.
+	published := map[string]string{sqlite.MetricLatency: "latency", sqlite.MetricEnergy: "energy_j"}[metric]
+	if published != "" {
 		for _, p := range s.catalog.Papers {
 			for _, r := range p.Reference {
-				if r.Metric != "latency" || r.Algorithm != alg || r.Operation != op {
+				if r.Metric != published || r.Algorithm != alg || r.Operation != op {
 					continue
 				}
 				lb.Published = append(lb.Published, Standing{Board: r.Board, Unit: r.Unit, Median: r.Value, ValueText: r.Text, N: r.N,
@@ -176,8 +185,8 @@ func leaderQuery(c echo.Context) (alg, op, metric string, err error) {
 	if metric == "" {
 		metric = sqlite.MetricLatency
 	}
-	if metric != sqlite.MetricLatency && metric != sqlite.MetricHeap {
-		return "", "", "", fault.New(fault.Invalid, "metric must be %s or %s", sqlite.MetricLatency, sqlite.MetricHeap)
+	if !slices.Contains([]string{sqlite.MetricLatency, sqlite.MetricHeap, sqlite.MetricStack, sqlite.MetricEnergy}, metric) {
+		return "", "", "", fault.New(fault.Invalid, "metric must be %s, %s, %s or %s", sqlite.MetricLatency, sqlite.MetricHeap, sqlite.MetricStack, sqlite.MetricEnergy)
 	}
 	if len(alg) > 100 || len(op) > 100 {
 		return "", "", "", fault.New(fault.Invalid, "algorithm or operation too long")
@@ -213,6 +222,8 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 	v.Metrics = []templates.Option{
 		{Value: sqlite.MetricLatency, Label: "latency: median per operation", Selected: metric == sqlite.MetricLatency},
 		{Value: sqlite.MetricHeap, Label: "heap bytes per operation", Selected: metric == sqlite.MetricHeap},
+		{Value: sqlite.MetricStack, Label: "stack high-water mark (firmware boards)", Selected: metric == sqlite.MetricStack},
+		{Value: sqlite.MetricEnergy, Label: "energy per operation", Selected: metric == sqlite.MetricEnergy},
 	}
 	lb, err := s.leaderboard(ctx, alg, op, metric)
 	if err != nil {

@@ -90,7 +90,7 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			board_class, level, origin, stack_bytes, energy_j_per_op) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -102,12 +102,18 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 				n = c.Stats.N
 				st = [7]any{c.Stats.Min, c.Stats.P25, c.Stats.Median, c.Stats.P75, c.Stats.Max, c.Stats.Mean, c.Stats.Stddev}
 			}
-			var heap any
+			var heap, stack, energy any
 			if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
 				heap = *c.Memory.HeapBytesPerOp
 			}
+			if c.Memory != nil && c.Memory.StackBytes != nil {
+				stack = float64(*c.Memory.StackBytes)
+			}
+			if c.Energy != nil && c.Energy.JoulesPerOp != nil {
+				energy = c.Energy.JoulesPerOp.Median
+			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin); err != nil {
+				r.BoardClass, r.Level, r.Origin, stack, energy); err != nil {
 				return err
 			}
 		}
@@ -255,6 +261,8 @@ type Standing struct {
 const (
 	MetricLatency = "latency" // median time (or instructions) per operation, p25-p75 spread
 	MetricHeap    = "heap"    // heap bytes allocated per operation (host board)
+	MetricStack   = "stack"   // stack high-water mark per operation (firmware boards)
+	MetricEnergy  = "energy"  // median joules per operation (RAPL or a meter)
 )
 
 // Standings aggregates every successful measurement of an (algorithm, operation) per unit,
@@ -263,8 +271,8 @@ const (
 // the middle offset of that index (ordered by median within a group), so a few rows come
 // back however many runs there are. For MetricHeap the unit is "B".
 func (s *Store) Standings(ctx context.Context, algorithm, operation, metric string) ([]Standing, error) {
-	if metric == MetricHeap {
-		return s.heapStandings(ctx, algorithm, operation)
+	if col, unit, ok := valueMetric(metric); ok {
+		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
 		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok'
@@ -312,13 +320,28 @@ func (s *Store) Standings(ctx context.Context, algorithm, operation, metric stri
 	return out, nil
 }
 
-// heapStandings is Standings for heap bytes per operation (a rarer query, aggregated in Go).
-func (s *Store) heapStandings(ctx context.Context, algorithm, operation string) ([]Standing, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT level, board_class, origin, heap_per_op, n, run_id FROM cells
-		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND heap_per_op IS NOT NULL
-		ORDER BY level, board_class, origin, heap_per_op`, algorithm, operation)
+// valueMetric maps a per-operation metric to its cells column and unit. The column name
+// comes from this fixed table only, never from a request.
+func valueMetric(metric string) (col, unit string, ok bool) {
+	switch metric {
+	case MetricHeap:
+		return "heap_per_op", "B", true
+	case MetricStack:
+		return "stack_bytes", "B", true
+	case MetricEnergy:
+		return "energy_j_per_op", "J", true
+	}
+	return "", "", false
+}
+
+// valueStandings is Standings for a one-value-per-cell metric (heap, stack, energy): a
+// rarer query, aggregated in Go.
+func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]Standing, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT level, board_class, origin, `+col+`, n, run_id FROM cells
+		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND `+col+` IS NOT NULL
+		ORDER BY level, board_class, origin, `+col, algorithm, operation)
 	if err != nil {
-		return nil, fmt.Errorf("heap leaderboard %s %s: %w", algorithm, operation, err)
+		return nil, fmt.Errorf("%s leaderboard %s %s: %w", col, algorithm, operation, err)
 	}
 	defer rows.Close()
 	var out []Standing
@@ -331,7 +354,7 @@ func (s *Store) heapStandings(ctx context.Context, algorithm, operation string) 
 		}
 		k := len(out) - 1
 		if k < 0 || out[k].Level != st.Level || out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin {
-			st.Unit, st.P25, st.P75, st.N = "B", v, v, 0
+			st.Unit, st.P25, st.P75, st.N = unit, v, v, 0
 			out = append(out, st)
 			vals = append(vals, nil)
 			k++
