@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"pqrepro/firmware/tools/acvppick"
 )
 
 type acvpFile struct {
@@ -70,36 +72,14 @@ func load(path string) (*acvpFile, error) {
 	return &f, nil
 }
 
-// pick keeps at most max tests, alternating between outcomes.
+// pick keeps at most max tests of a group, alternating between outcomes (acvppick).
 func pick(tests []acvpTest, max int) []acvpTest {
-	if max <= 0 || len(tests) <= max {
-		return tests
-	}
-	var order []string
-	by := map[string][]acvpTest{}
-	for _, t := range tests {
-		key := t.Reason
+	kept, _ := acvppick.Pick(tests, max, func(t acvpTest) (string, error) {
 		if t.TestPassed != nil {
-			key = fmt.Sprint(*t.TestPassed)
+			return fmt.Sprint(*t.TestPassed), nil
 		}
-		if _, ok := by[key]; !ok {
-			order = append(order, key)
-		}
-		by[key] = append(by[key], t)
-	}
-	var kept []acvpTest
-	for i := 0; len(kept) < max; i++ {
-		added := false
-		for _, k := range order {
-			if i < len(by[k]) && len(kept) < max {
-				kept = append(kept, by[k][i])
-				added = true
-			}
-		}
-		if !added {
-			break
-		}
-	}
+		return t.Reason, nil
+	})
 	return kept
 }
 

@@ -15,6 +15,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+
+	"pqrepro/firmware/tools/acvppick"
 )
 
 var files = []string{"ML-KEM-keyGen-FIPS203", "ML-KEM-encapDecap-FIPS203"}
@@ -74,42 +76,19 @@ func subset(in, out string, max int) error {
 }
 
 // pick keeps at most max tests, alternating between outcomes (the "reason" or "testPassed"
-// of each test), in the same order as vecgen's selection.
+// of each test) exactly as vecgen chooses them.
 func pick(tests []json.RawMessage, max int) ([]json.RawMessage, error) {
-	if max <= 0 || len(tests) <= max {
-		return tests, nil
-	}
-	var order []string
-	by := map[string][]json.RawMessage{}
-	for _, raw := range tests {
+	return acvppick.Pick(tests, max, func(raw json.RawMessage) (string, error) {
 		var t struct {
 			Reason     string `json:"reason"`
 			TestPassed *bool  `json:"testPassed"`
 		}
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, err
+			return "", err
 		}
-		key := t.Reason
 		if t.TestPassed != nil {
-			key = fmt.Sprint(*t.TestPassed)
+			return fmt.Sprint(*t.TestPassed), nil
 		}
-		if _, ok := by[key]; !ok {
-			order = append(order, key)
-		}
-		by[key] = append(by[key], raw)
-	}
-	var kept []json.RawMessage
-	for i := 0; len(kept) < max; i++ {
-		added := false
-		for _, k := range order {
-			if i < len(by[k]) && len(kept) < max {
-				kept = append(kept, by[k][i])
-				added = true
-			}
-		}
-		if !added {
-			break
-		}
-	}
-	return kept, nil
+		return t.Reason, nil
+	})
 }
