@@ -174,10 +174,14 @@ type ManifestError struct {
 	Problems []Problem
 }
 
-func (e *ManifestError) Error() string {
+func (e *ManifestError) Error() string { return FormatProblems("manifest", e.Source, e.Problems) }
+
+// FormatProblems renders problems found in a YAML document of some kind ("manifest",
+// "hardware map"), one indented line each.
+func FormatProblems(kind, source string, problems []Problem) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "invalid manifest %s:", e.Source)
-	for _, p := range e.Problems {
+	fmt.Fprintf(&b, "invalid %s %s:", kind, source)
+	for _, p := range problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
 	}

@@ -93,15 +93,7 @@ type MapError struct {
 	Problems []artifacts.Problem
 }
 
-func (e *MapError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "invalid hardware map %s:", e.Source)
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+func (e *MapError) Error() string { return artifacts.FormatProblems("hardware map", e.Source, e.Problems) }
 
 // DefaultMap is the map of a runner without one: the host and every emulated board.
 func DefaultMap() *Map {
