@@ -93,7 +93,9 @@ type MapError struct {
 	Problems []artifacts.Problem
 }
 
-func (e *MapError) Error() string { return artifacts.FormatProblems("hardware map", e.Source, e.Problems) }
+func (e *MapError) Error() string {
+	return artifacts.FormatProblems("hardware map", e.Source, e.Problems)
+}
 
 // DefaultMap is the map of a runner without one: the host and every emulated board.
 func DefaultMap() *Map {
