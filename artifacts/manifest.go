@@ -33,6 +33,26 @@ const (
 	// MethodProcessPerOperation starts a fresh process for every timed operation, the way
 	// paper002 timed whole openssl commands, so process start-up is part of every sample.
 	MethodProcessPerOperation = "process-per-operation"
+	// MethodOpenSSLCLI runs the openssl command line as paper002's script did (genpkey, then
+	// pkey -pubout, pkeyutl -sign, pkeyutl -verify, ...), one process per command, each
+	// iteration timed as the paper timed its loop.
+	MethodOpenSSLCLI = "openssl-cli"
+)
+
+// Methods lists the timing methods in a stable order.
+func Methods() []string {
+	return []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}
+}
+
+// Key forms: how a timed encaps, decaps, sign or verify receives its key.
+const (
+	// KeysEncoded starts every timed operation from the encoded key (the FIPS 203/204 byte
+	// forms liboqs takes: the encoded public key, the expanded private key), so unpacking the
+	// key (matrix expansion, NTTs, H(pk)) is part of every sample, as in the papers.
+	KeysEncoded = "encoded"
+	// KeysParsed hands every timed call the library's already-parsed key object: the cost of
+	// a warm key, cheaper than what liboqs or the openssl command line time.
+	KeysParsed = "parsed"
 )
 
 // Kinds lists the experiment kinds in a stable order.
@@ -82,8 +102,11 @@ type Spec struct {
 	Budget Duration `yaml:"budget,omitempty" json:"budget,omitempty"`
 	// MinIterations is the least n a budgeted cell runs even when over budget (default 1).
 	MinIterations int `yaml:"minIterations,omitempty" json:"minIterations,omitempty"`
-	// Method is in-process (default) or process-per-operation.
+	// Method is in-process (default), process-per-operation or openssl-cli.
 	Method string `yaml:"method,omitempty" json:"method"`
+	// Keys is encoded (default: every timed operation starts from the encoded key) or parsed
+	// (the parsed key object is reused: the warm-key cost).
+	Keys string `yaml:"keys,omitempty" json:"keys"`
 	// Seed derives every input (keys' randomness, messages) so a re-run draws the same inputs.
 	Seed string `yaml:"seed" json:"seed"`
 	// Scenario names the measurement condition, as the reference data does ("baseline").
@@ -237,6 +260,9 @@ func (m *Manifest) Validate() error {
 func (m *Manifest) applyDefaults() {
 	if m.Spec.Method == "" {
 		m.Spec.Method = MethodInProcess
+	}
+	if m.Spec.Keys == "" {
+		m.Spec.Keys = KeysEncoded
 	}
 	if len(m.Spec.Boards) == 0 {
 		m.Spec.Boards = []string{"host"}
@@ -405,11 +431,17 @@ func (v *validator) check(m *Manifest) {
 	if s.MinIterations > 0 && s.Budget == 0 {
 		v.add("spec.minIterations", "only applies with spec.budget")
 	}
-	if s.Method != MethodInProcess && s.Method != MethodProcessPerOperation {
-		v.add("spec.method", "unknown method %q (valid: %s, %s)", s.Method, MethodInProcess, MethodProcessPerOperation)
+	if !slices.Contains(Methods(), s.Method) {
+		v.add("spec.method", "unknown method %q (valid: %s)", s.Method, strings.Join(Methods(), ", "))
 	}
-	if s.Method == MethodProcessPerOperation && m.Kind == KindKEMSigSequence {
-		v.add("spec.method", "process-per-operation applies to kem-bench and sig-bench only")
+	if s.Method != MethodInProcess && m.Kind == KindKEMSigSequence {
+		v.add("spec.method", "%s applies to kem-bench and sig-bench only", s.Method)
+	}
+	switch {
+	case s.Keys != KeysEncoded && s.Keys != KeysParsed:
+		v.add("spec.keys", "unknown key form %q (valid: %s, %s)", s.Keys, KeysEncoded, KeysParsed)
+	case s.Keys == KeysParsed && s.Method != MethodInProcess:
+		v.add("spec.keys", "parsed keys apply to in-process runs only: a %s run reads every key from its encoding", s.Method)
 	}
 	if strings.TrimSpace(s.Seed) == "" {
 		v.add("spec.seed", "is required: every input is derived from it so a re-run draws the same inputs")

@@ -23,6 +23,25 @@ type BoardInfo struct {
 	// FirmwareOnly marks a board that is unavailable on its own (its firmware is not built
 	// or not mapped) but can run a firmware build a job brings with it.
 	FirmwareOnly bool `json:"firmwareOnly,omitempty"`
+	// Methods are the timing methods the board can run (in-process, process-per-operation,
+	// openssl-cli); empty from runners that predate capabilities, meaning in-process only.
+	Methods []string `json:"methods,omitempty"`
+	// Kinds are the experiment kinds the board can run; empty means every kind.
+	Kinds []string `json:"kinds,omitempty"`
+	// ClassStatus is verified or declared (see BoardIdentity.ClassStatus).
+	ClassStatus string `json:"classStatus,omitempty"`
+}
+
+// Capabilities is what a runner can run beyond its boards' classes: the openssl it would use
+// for openssl-cli experiments, and why not when it has none that qualifies.
+type Capabilities struct {
+	// OpenSSL is the version `openssl version` printed ("OpenSSL 3.5.4 30 Sep 2025"), empty
+	// when the runner has no openssl.
+	OpenSSL string `json:"openssl,omitempty"`
+	// OpenSSLUsable is true when that openssl is 3.5 or later (ML-KEM and ML-DSA built in).
+	OpenSSLUsable bool `json:"opensslUsable"`
+	// OpenSSLReason says why openssl-cli experiments cannot run here, when they cannot.
+	OpenSSLReason string `json:"opensslReason,omitempty"`
 }
 
 // EnrolRequest registers a runner with an enrolment token and its public keys.
@@ -32,6 +51,8 @@ type EnrolRequest struct {
 	Version    string      `json:"version"`
 	PublicKeys PublicKeys  `json:"publicKeys"`
 	Boards     []BoardInfo `json:"boards"`
+	// Capabilities say what the runner can run (openssl-cli needs OpenSSL 3.5 or later).
+	Capabilities Capabilities `json:"capabilities"`
 }
 
 // EnrolResponse gives the runner its id and the bearer token for every later call.

@@ -71,6 +71,24 @@ type Cell struct {
 	Memory *Memory `json:"memory,omitempty"`
 	// Energy per operation, or why it is absent.
 	Energy *Energy `json:"energy,omitempty"`
+	// Keys is the key form the timed operation received: encoded (unpacked inside every
+	// sample) or parsed (a reused key object); empty for keygen and where not recorded.
+	Keys string `json:"keys,omitempty"`
+	// Variant is empty when the cell ran the manifest's method as written; otherwise it names
+	// the change (e.g. an openssl-cli command corrected so that it works), and such a cell is
+	// never compared with the paper as the same method.
+	Variant string `json:"variant,omitempty"`
+	// Commands are the per-command timings of a CLI-timed iteration (openssl-cli), in the
+	// order each iteration ran them; the cell's Stats are per iteration.
+	Commands []CommandStats `json:"commands,omitempty"`
+}
+
+// CommandStats is one command of a CLI-timed iteration: what ran and how long it took.
+type CommandStats struct {
+	// Command is the command line as run, with file names relative to the work directory.
+	Command string `json:"command"`
+	// Stats summarise this command's wall time over the timed iterations, in the cell's unit.
+	Stats *Stats `json:"stats"`
 }
 
 // Stats summarise n samples. Quantiles interpolate linearly between order statistics
@@ -180,6 +198,54 @@ type Environment struct {
 	EnergySource string `json:"energySource"`
 	// Board is the board's identity as the board reports it.
 	Board BoardIdentity `json:"board"`
+	// Timing is the context every host timing was taken in (clock, load, frequency); nil for
+	// runs recorded before it existed.
+	Timing *TimingContext `json:"timing,omitempty"`
+	// OpenSSL describes the openssl command line an openssl-cli run used; nil otherwise.
+	OpenSSL *OpenSSLInfo `json:"openssl,omitempty"`
+}
+
+// TimingContext is what a reader needs to judge host timings: the clock and its measured
+// resolution, the scheduler, the load and the CPU frequency. Fields Linux does not expose are
+// empty, never guessed.
+type TimingContext struct {
+	// ClockSource is the kernel clocksource behind the monotonic clock ("tsc", "kvm-clock").
+	ClockSource string `json:"clockSource,omitempty"`
+	// ResolutionNs is the smallest non-zero step seen between successive clock reads.
+	ResolutionNs float64 `json:"resolutionNs"`
+	// ReadCostNs is the median cost of one clock read.
+	ReadCostNs float64 `json:"readCostNs"`
+	// GOMAXPROCS is the Go scheduler's processor count during the run.
+	GOMAXPROCS int `json:"gomaxprocs"`
+	// LoadBefore and LoadAfter are the 1-, 5- and 15-minute load averages around the run.
+	LoadBefore *[3]float64 `json:"loadBefore,omitempty"`
+	LoadAfter  *[3]float64 `json:"loadAfter,omitempty"`
+	// Governor is the cpufreq governor of CPU 0; FrequencyKHz its current frequency and
+	// MaxFrequencyKHz its maximum.
+	Governor        string `json:"governor,omitempty"`
+	FrequencyKHz    int64  `json:"frequencyKHz,omitempty"`
+	MaxFrequencyKHz int64  `json:"maxFrequencyKHz,omitempty"`
+	// Virtualization names the hypervisor ("kvm", "vmware", "hypervisor") or is "none".
+	Virtualization string `json:"virtualization,omitempty"`
+	// Warnings say why timings from this run are noisier than a quiet machine's ("virtual
+	// machine", "load average 2.1 on 2 CPUs before the run"); empty on a quiet machine.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// OpenSSLInfo is the openssl an openssl-cli run executed and how.
+type OpenSSLInfo struct {
+	// Version is what `openssl version` printed; Providers what `openssl list -providers` did.
+	Version   string   `json:"version"`
+	Providers []string `json:"providers,omitempty"`
+	// Invocation is the exact argv prefix every command ran with (the binary, or a root's
+	// dynamic loader with --library-path and the binary), and Env the variables set for it.
+	Invocation []string `json:"invocation"`
+	Env        []string `json:"env,omitempty"`
+	// LoaderOverheadNs is the measured median wall time the invocation adds to one command
+	// over running the same binary directly (LoaderOverheadMethod says how it was measured);
+	// 0 when the binary runs directly.
+	LoaderOverheadNs     float64 `json:"loaderOverheadNs,omitempty"`
+	LoaderOverheadMethod string  `json:"loaderOverheadMethod,omitempty"`
 }
 
 // BoardIdentity is what a board says it is (never what a document says it should be).
@@ -206,7 +272,18 @@ type BoardIdentity struct {
 	RNG string `json:"rng,omitempty"`
 	// Assurance is host, emulated or hardware.
 	Assurance string `json:"assurance"`
+	// ClassStatus says how Class was established: verified (intrinsic to the driver, or an
+	// operator's declaration checked against the board catalogue) or declared (an operator's
+	// declaration the catalogue cannot check). Declared classes are never ranked with verified
+	// ones.
+	ClassStatus string `json:"classStatus,omitempty"`
 }
+
+// Board class statuses.
+const (
+	ClassVerified = "verified"
+	ClassDeclared = "declared"
+)
 
 // Assurance levels.
 const (
