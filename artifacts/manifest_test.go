@@ -106,6 +106,10 @@ func TestParseManifestBad(t *testing.T) {
 		{"size and text", func(s string) string { return strings.Replace(s, "    text:", "    size: 10\n    text:", 1) }, 9, "spec.message", "not both"},
 		{"unknown operation", func(s string) string { return strings.Replace(s, "keygen, sign, verify", "keygen, encaps", 1) }, 8, "spec.operations[1]", "valid for sig-bench"},
 		{"unknown method", func(s string) string { return strings.Replace(s, "  seed:", "  method: openssl\n  seed:", 1) }, 13, "spec.method", "process-per-operation"},
+		{"unknown key form", func(s string) string { return strings.Replace(s, "  seed:", "  keys: cached\n  seed:", 1) }, 13, "spec.keys", "valid: encoded, parsed"},
+		{"parsed keys in a child process", func(s string) string {
+			return strings.Replace(s, "  seed:", "  method: process-per-operation\n  keys: parsed\n  seed:", 1)
+		}, 14, "spec.keys", "in-process runs only"},
 		{"bad paper slug", func(s string) string { return strings.Replace(s, "paper: paper001", "paper: Paper 1", 1) }, 4, "metadata.paper", "slug"},
 		{"claims without dataset", func(s string) string { return strings.Replace(s, "    dataset: paper001\n", "", 1) }, 16, "spec.reference.claims", "dataset"},
 		{"not a mapping", func(string) string { return "- a\n- b\n" }, 1, "(document)", "mapping"},

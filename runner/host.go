@@ -160,6 +160,30 @@ type kemOut struct {
 	ct, ss []byte
 }
 
+// timedKey gives a timed operation its key in the manifest's form: with keys: encoded it
+// decodes the key's bytes on every call (so unpacking is part of the sample, as liboqs and the
+// openssl command line do it); with keys: parsed it returns the object decoded once.
+func timedKey(spec *artifacts.Spec, parsed any, encoded []byte, parse func([]byte) (any, error)) func() (any, error) {
+	if spec.Keys == artifacts.KeysParsed {
+		return func() (any, error) { return parsed, nil }
+	}
+	return func() (any, error) {
+		k, err := parse(encoded)
+		if err != nil {
+			return nil, fmt.Errorf("decode key: %w", err)
+		}
+		return k, nil
+	}
+}
+
+// keyForm is the key form a cell's timed operation received, for its record.
+func keyForm(spec *artifacts.Spec, op string) string {
+	if op == artifacts.OpKeygen {
+		return ""
+	}
+	return spec.Keys
+}
+
 func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, k *kemImpl) (cellRun, error) {
 	purpose := ref.Algorithm + "/" + ref.Operation
 	rng := newDRBG(m.Spec.Seed, purpose)
@@ -167,6 +191,8 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 	if err != nil {
 		return cellRun{cell: failed("generate key: " + err.Error())}, nil
 	}
+	pub := timedKey(&m.Spec, key.pub, key.pubBytes, k.parsePub)
+	priv := timedKey(&m.Spec, key.priv, key.privKey, k.parsePriv)
 	var t trial[kemIn, kemOut]
 	switch ref.Operation {
 	case artifacts.OpKeygen:
@@ -185,7 +211,11 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		t = trial[kemIn, kemOut]{
 			prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.bytes(32))}, nil },
 			op: func(in kemIn) (kemOut, error) {
-				ct, ss, err := k.encaps(key.pub, in.keySeed)
+				pk, err := pub()
+				if err != nil {
+					return kemOut{}, err
+				}
+				ct, ss, err := k.encaps(pk, in.keySeed)
 				return kemOut{ct: ct, ss: ss}, err
 			},
 			check: func(_ kemIn, out kemOut) error {
@@ -206,7 +236,11 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				return kemIn{ct: ct, ss: ss}, err
 			},
 			op: func(in kemIn) (kemOut, error) {
-				ss, err := k.decaps(key.priv, in.ct)
+				sk, err := priv()
+				if err != nil {
+					return kemOut{}, err
+				}
+				ss, err := k.decaps(sk, in.ct)
 				return kemOut{ss: ss}, err
 			},
 			check: func(in kemIn, out kemOut) error {
@@ -224,7 +258,17 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				return kemIn{peer: peer}, err
 			},
 			op: func(in kemIn) (kemOut, error) {
-				ss, err := k.derive(key.priv, in.peer.pub)
+				sk, err := priv()
+				if err != nil {
+					return kemOut{}, err
+				}
+				peer := in.peer.pub
+				if m.Spec.Keys != artifacts.KeysParsed {
+					if peer, err = k.parsePub(in.peer.pubBytes); err != nil {
+						return kemOut{}, fmt.Errorf("decode peer key: %w", err)
+					}
+				}
+				ss, err := k.derive(sk, peer)
 				return kemOut{ss: ss}, err
 			},
 			check: func(in kemIn, out kemOut) error {
@@ -239,7 +283,11 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 	default:
 		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
-	return runTrial(ctx, t, p)
+	r, err := runTrial(ctx, t, p)
+	if r.cell.Status == artifacts.StatusOK {
+		r.cell.Keys = keyForm(&m.Spec, ref.Operation)
+	}
+	return r, err
 }
 
 // checkKEMKey proves a freshly generated key works: a round trip gives equal secrets.
@@ -300,6 +348,11 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		pool = &sigPool{key: key}
 		st.pools[ref.Algorithm] = pool
 	}
+	var pub, priv func() (any, error)
+	if pool != nil {
+		pub = timedKey(&m.Spec, pool.key.pub, pool.key.pubBytes, s.parsePub)
+		priv = timedKey(&m.Spec, pool.key.priv, pool.key.privKey, s.parsePriv)
+	}
 	var t trial[sigIn, sigOut]
 	switch ref.Operation {
 	case artifacts.OpKeygen:
@@ -323,7 +376,11 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		t = trial[sigIn, sigOut]{
 			prep: func(int) (sigIn, error) { return sigIn{msg: message(&m.Spec, rng)}, nil },
 			op: func(in sigIn) (sigOut, error) {
-				sig, err := s.sign(pool.key.priv, in.msg, rng)
+				sk, err := priv()
+				if err != nil {
+					return sigOut{}, err
+				}
+				sig, err := s.sign(sk, in.msg, rng)
 				return sigOut{sig: sig}, err
 			},
 			check: func(in sigIn, out sigOut) error {
@@ -358,7 +415,11 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				return sigIn{msg: pool.msgs[j], sig: pool.sigs[j]}, nil
 			},
 			op: func(in sigIn) (sigOut, error) {
-				return sigOut{ok: s.verify(pool.key.pub, in.msg, in.sig)}, nil
+				pk, err := pub()
+				if err != nil {
+					return sigOut{}, err
+				}
+				return sigOut{ok: s.verify(pk, in.msg, in.sig)}, nil
 			},
 			check: func(in sigIn, out sigOut) error {
 				if !out.ok {
@@ -379,6 +440,9 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		if bad := negativeVerify(s, pool, rng, &m.Spec); bad != nil {
 			r = cellRun{cell: failed(bad.Error())}
 		}
+	}
+	if r.cell.Status == artifacts.StatusOK {
+		r.cell.Keys = keyForm(&m.Spec, ref.Operation)
 	}
 	return r, err
 }
@@ -425,11 +489,19 @@ func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.Cell
 			if err != nil {
 				return seqOut{}, err
 			}
-			ct, ss1, err := k.encaps(kp.pub, in.seed)
+			pk, err := timedKey(&m.Spec, kp.pub, kp.pubBytes, k.parsePub)()
 			if err != nil {
 				return seqOut{}, err
 			}
-			ss2, err := k.decaps(kp.priv, ct)
+			ct, ss1, err := k.encaps(pk, in.seed)
+			if err != nil {
+				return seqOut{}, err
+			}
+			sk, err := timedKey(&m.Spec, kp.priv, kp.privKey, k.parsePriv)()
+			if err != nil {
+				return seqOut{}, err
+			}
+			ss2, err := k.decaps(sk, ct)
 			if err != nil {
 				return seqOut{}, err
 			}
@@ -437,11 +509,19 @@ func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.Cell
 			if err != nil {
 				return seqOut{}, err
 			}
-			sig, err := s.sign(skp.priv, in.msg, in.seed)
+			ssk, err := timedKey(&m.Spec, skp.priv, skp.privKey, s.parsePriv)()
 			if err != nil {
 				return seqOut{}, err
 			}
-			return seqOut{ss1: ss1, ss2: ss2, ok: s.verify(skp.pub, in.msg, sig)}, nil
+			sig, err := s.sign(ssk, in.msg, in.seed)
+			if err != nil {
+				return seqOut{}, err
+			}
+			spk, err := timedKey(&m.Spec, skp.pub, skp.pubBytes, s.parsePub)()
+			if err != nil {
+				return seqOut{}, err
+			}
+			return seqOut{ss1: ss1, ss2: ss2, ok: s.verify(spk, in.msg, sig)}, nil
 		},
 		check: func(_ sigIn, out seqOut) error {
 			if !bytes.Equal(out.ss1, out.ss2) {
@@ -453,5 +533,9 @@ func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.Cell
 			return nil
 		},
 	}
-	return runTrial(ctx, t, p)
+	r, err := runTrial(ctx, t, p)
+	if r.cell.Status == artifacts.StatusOK {
+		r.cell.Keys = keyForm(&m.Spec, ref.Operation)
+	}
+	return r, err
 }

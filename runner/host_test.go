@@ -364,3 +364,84 @@ func TestEnergyPassPlumbing(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedKeysAreDecodedInsideEverySample wraps the decoders and the operations of one KEM
+// and one signature scheme: with keys: encoded every timed call must receive a key object
+// decoded for it alone (a reused parsed object fails), and with keys: parsed none is decoded.
+func TestEncodedKeysAreDecodedInsideEverySample(t *testing.T) {
+	for _, form := range []string{artifacts.KeysEncoded, artifacts.KeysParsed} {
+		t.Run(form, func(t *testing.T) {
+			kems, sigs := hostAlgorithms()
+			var mu sync.Mutex
+			decoded := map[any]int{} // decoded object -> times an operation received it
+			decodes := 0
+			track := func(parse func([]byte) (any, error)) func([]byte) (any, error) {
+				return func(b []byte) (any, error) {
+					k, err := parse(b)
+					mu.Lock()
+					decoded[k], decodes = 0, decodes+1
+					mu.Unlock()
+					return k, err
+				}
+			}
+			used := func(k any) {
+				mu.Lock()
+				if _, ok := decoded[k]; ok {
+					decoded[k]++
+				}
+				mu.Unlock()
+			}
+			k := *kems["ML-KEM-768"]
+			k.parsePub, k.parsePriv = track(k.parsePub), track(k.parsePriv)
+			enc, dec := k.encaps, k.decaps
+			k.encaps = func(pub any, r io.Reader) ([]byte, []byte, error) { used(pub); return enc(pub, r) }
+			k.decaps = func(priv any, ct []byte) ([]byte, error) { used(priv); return dec(priv, ct) }
+			s := *sigs["ML-DSA-44"]
+			s.parsePub, s.parsePriv = track(s.parsePub), track(s.parsePriv)
+			sign, verify := s.sign, s.verify
+			s.sign = func(priv any, msg []byte, r io.Reader) ([]byte, error) { used(priv); return sign(priv, msg, r) }
+			s.verify = func(pub any, msg, sig []byte) bool { used(pub); return verify(pub, msg, sig) }
+			kems["ML-KEM-768"], sigs["ML-DSA-44"] = &k, &s
+			h := &Host{}
+			h.once.Do(func() {})
+			h.kems, h.sigs = kems, sigs
+
+			for _, src := range []string{kemSrc, sigSrc} {
+				m := manifest(t, src)
+				m.Spec.Keys = form
+				if m.Kind == artifacts.KindKEMBench {
+					m.Spec.Algorithms, m.Spec.Operations = []string{"ML-KEM-768"}, []string{"encaps", "decaps"}
+				} else {
+					m.Spec.Algorithms, m.Spec.Operations = []string{"ML-DSA-44"}, []string{"sign", "verify"}
+				}
+				_, res, err := Execute(context.Background(), h, m, Options{Identity: identity(t)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range res.Cells {
+					if c.Status != artifacts.StatusOK || c.Keys != form {
+						t.Errorf("%s %s: status %s keys %q; want ok, keys %q", c.Algorithm, c.Operation, c.Status, c.Keys, form)
+					}
+				}
+			}
+			// Timed calls per cell: warm-up, iterations, and the memory pass (up to 5); the energy
+			// pass adds more where RAPL exists. Four cells.
+			least := 4 * (1 + 4 + 1)
+			switch form {
+			case artifacts.KeysEncoded:
+				if decodes < least {
+					t.Errorf("%d keys decoded; want at least %d (one per timed call)", decodes, least)
+				}
+				for _, n := range decoded {
+					if n != 1 {
+						t.Fatalf("a decoded key reached %d operations; want exactly 1 (the parsed object was reused)", n)
+					}
+				}
+			case artifacts.KeysParsed:
+				if decodes != 0 {
+					t.Errorf("%d keys decoded with keys: parsed; want none", decodes)
+				}
+			}
+		})
+	}
+}

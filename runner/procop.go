@@ -286,7 +286,8 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 	r, err := runTrial(ctx, t, p)
 	if r.cell.Status == artifacts.StatusOK {
 		r.cell.Counter = "wall time from process start to exit (os/exec), ns"
-		r.cell.Memory = nil // the parent's heap says nothing about the child
+		r.cell.Memory = nil                           // the parent's heap says nothing about the child
+		r.cell.Keys = keyForm(&m.Spec, ref.Operation) // the child decodes every key from its file
 		fmt.Fprintf(log, "process-per-operation: %s %s: each sample is a fresh %s process\n", ref.Algorithm, ref.Operation, filepath.Base(exe))
 	}
 	return r, err

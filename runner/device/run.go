@@ -137,6 +137,9 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		}
 	}
 	cells := m.Cells()
+	if m.Spec.Keys == artifacts.KeysParsed {
+		fmt.Fprintln(log, "keys: the manifest asks for parsed keys; the firmware decodes every key from its encoding, so cells record keys: encoded")
+	}
 	var out []runner.CellResult
 	for i, ref := range cells {
 		if err := ctx.Err(); err != nil {
@@ -151,6 +154,11 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 		if r.Cell.Status == artifacts.StatusOK {
 			r.Cell.Unit, r.Cell.Counter = u, counter
+			if ref.Operation != artifacts.OpKeygen {
+				// The C harness hands every operation the key's FIPS 203 byte form; it has no
+				// parsed-key path, whatever the manifest asks for.
+				r.Cell.Keys = artifacts.KeysEncoded
+			}
 			if opt.EnergyAbsent != "" {
 				r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
 			}
