@@ -94,6 +94,9 @@ type Caveat struct {
 		Algorithm string `yaml:"algorithm,omitempty"`
 		Operation string `yaml:"operation,omitempty"`
 		Scenario  string `yaml:"scenario,omitempty"`
+		// AlgorithmPrefix matches a family ("SLH-DSA-"); Metrics any of the listed metrics.
+		AlgorithmPrefix string   `yaml:"algorithmPrefix,omitempty"`
+		Metrics         []string `yaml:"metrics,omitempty"`
 	} `yaml:"match"`
 	Text string `yaml:"text"`
 }
@@ -104,7 +107,8 @@ func (p *Paper) CaveatsFor(r Row) []string {
 	for _, c := range p.Caveats {
 		m := c.Match
 		if (m.Board == "" || m.Board == r.Board) && (m.Algorithm == "" || m.Algorithm == r.Algorithm) &&
-			(m.Operation == "" || m.Operation == r.Operation) && (m.Scenario == "" || m.Scenario == r.Scenario) {
+			(m.Operation == "" || m.Operation == r.Operation) && (m.Scenario == "" || m.Scenario == r.Scenario) &&
+			strings.HasPrefix(r.Algorithm, m.AlgorithmPrefix) && (len(m.Metrics) == 0 || slices.Contains(m.Metrics, r.Metric)) {
 			out = append(out, c.Text)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,50 @@ func TestReferenceMatchesShared(t *testing.T) {
 		if !bytes.Equal(want, got) {
 			t.Errorf("%s differs from the shared data: run go run ./experiments/build", f)
 		}
+	}
+}
+
+// TestDisagreeingSourcesAreNotMixed checks PROVENANCE caveat 4 in the built data: each of the
+// rows whose power readings disagree between the repository's results and its power files keeps
+// one source for its power and energy figures, and carries the caveat on its energies only.
+func TestDisagreeingSourcesAreNotMixed(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.Paper("paper002")
+	find := func(board, alg, op, scenario, metric string) Row {
+		t.Helper()
+		for _, r := range p.Reference {
+			if r.Board == board && r.Algorithm == alg && r.Operation == op && r.Scenario == scenario && r.Metric == metric {
+				return r
+			}
+		}
+		t.Fatalf("no row %s %s %s %s %s", board, alg, op, scenario, metric)
+		return Row{}
+	}
+	// pi2b SLH-DSA-SHAKE-256s sign: energy 5.617874805 J = (2.281476 - 1.738198) W x 10.34069998 s.
+	onLoad := find("rpi2-b-v1.2", "SLH-DSA-SHAKE-256s", "sign", "on_load", "power_w")
+	energy := find("rpi2-b-v1.2", "SLH-DSA-SHAKE-256s", "sign", "openssl_cli", "energy_j")
+	if onLoad.Text != "2.281476" || !strings.HasSuffix(onLoad.File, "repo_full_results_long.csv") || !strings.Contains(onLoad.Note, "2.2255") {
+		t.Errorf("on-load power %s from %s (%s); want the repository's 2.281476 W, naming the appendix's 2.2255 W", onLoad.Text, onLoad.File, onLoad.Note)
+	}
+	if energy.Text != "5.617874805" {
+		t.Errorf("energy %s, want the repository's 5.617874805 J", energy.Text)
+	}
+	// Pi 1 ML-KEM-768 keygen: the text's 0.212 W delta is not beside energies computed from 0.215509 W.
+	if d := find("rpi1-b", "ML-KEM-768", "keygen", "on_load", "power_delta_w"); d.Text != "0.215509" || !strings.Contains(d.Note, "0.212") {
+		t.Errorf("Pi 1 delta power %s (%s); want 0.215509 naming the text's 0.212", d.Text, d.Note)
+	}
+	zeroEnergy := find("rpi-zero-wh", "SLH-DSA-SHA2-128f", "sign", "openssl_cli", "energy_j")
+	zeroTime := find("rpi-zero-wh", "SLH-DSA-SHA2-128f", "sign", "openssl_cli", "latency")
+	if cv := strings.Join(p.CaveatsFor(zeroEnergy), " "); !strings.Contains(cv, "0.53676 W") {
+		t.Errorf("Pi Zero SLH-DSA sign energy has caveats %q; want the baseline caveat", cv)
+	}
+	if cv := strings.Join(p.CaveatsFor(zeroTime), " "); strings.Contains(cv, "0.53676 W") {
+		t.Errorf("Pi Zero SLH-DSA sign time carries the energy baseline caveat: %q", cv)
+	}
+	if cv := p.CaveatsFor(find("rpi-zero-wh", "ML-DSA-44", "sign", "openssl_cli", "energy_j")); strings.Contains(strings.Join(cv, " "), "0.53676") {
+		t.Errorf("Pi Zero ML-DSA-44 sign energy is not one of the 23 rows but carries %q", cv)
 	}
 }

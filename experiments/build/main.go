@@ -6,14 +6,22 @@
 // number (board, algorithm, operation, scenario, metric, statistic) appears in several files,
 // the published table wins over the appendix, and both over the authors' repository data; a
 // "file" column records where each row came from, beside the paper's own "source" column.
+//
+// Sources that disagree (beyond the rounding of the less precise one) are never mixed in one
+// cell: a power figure (power_w, power_delta_w) is kept from the file the cell's published
+// energies were computed from (the authors' repository results), and the other value is named in
+// the row's note; for every other metric the priority above decides, and the note names the
+// disagreeing value too.
 package main
 
 import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -55,8 +63,46 @@ func main() {
 	}
 }
 
+// energySource is the file whose power figures the published energies were computed from;
+// powerMetrics are the figures that must come from it when sources disagree.
+const energySource = "repo_full_results_long.csv"
+
+var powerMetrics = map[string]bool{"power_w": true, "power_delta_w": true}
+
+// Columns of the shared CSVs used below.
+const (
+	colMetric, colValue, colUnit, colSource, colNote = 7, 9, 10, 12, 13
+)
+
+// decimals is the number of digits after the point in a published number's text.
+func decimals(v string) int {
+	if i := strings.IndexByte(v, '.'); i >= 0 {
+		return len(v) - i - 1
+	}
+	return 0
+}
+
+// disagree reports whether two published texts of one number differ by more than the rounding
+// of the less precise one (half a unit in its last place).
+func disagree(a, b string) bool {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	if err1 != nil || err2 != nil {
+		return a != b
+	}
+	half := 0.5 * math.Pow(10, -float64(min(decimals(a), decimals(b))))
+	return math.Abs(x-y) > half*(1+1e-9)
+}
+
+func joinNote(note, more string) string {
+	if note == "" {
+		return more
+	}
+	return note + "; " + more
+}
+
 func build(src string, files []string, dst string) (int, error) {
-	seen := map[string]bool{}
+	at := map[string]int{} // key -> index in rows
 	var rows [][]string
 	for _, f := range files {
 		fh, err := os.Open(filepath.Join(src, f))
@@ -72,12 +118,25 @@ func build(src string, files []string, dst string) (int, error) {
 			return 0, fmt.Errorf("%s: unexpected header %v", f, recs[0])
 		}
 		for _, r := range recs[1:] {
+			r = append(r, filepath.Base(src)+"/"+f)
 			key := strings.Join([]string{r[0], r[4], r[5], r[6], r[7], r[8]}, "|")
-			if seen[key] {
+			i, seen := at[key]
+			if !seen {
+				at[key] = len(rows)
+				rows = append(rows, r)
 				continue
 			}
-			seen[key] = true
-			rows = append(rows, append(r, filepath.Base(src)+"/"+f))
+			kept := rows[i]
+			if !disagree(kept[colValue], r[colValue]) {
+				continue
+			}
+			if powerMetrics[r[colMetric]] && f == energySource {
+				r[colNote] = joinNote(r[colNote], fmt.Sprintf("%s gives %s %s (%s); this row keeps the value the published energies were computed from, so the two sources are not mixed",
+					filepath.Base(kept[len(kept)-1]), kept[colValue], kept[colUnit], kept[colSource]))
+				rows[i] = r
+				continue
+			}
+			kept[colNote] = joinNote(kept[colNote], fmt.Sprintf("%s gives %s %s (%s)", f, r[colValue], r[colUnit], r[colSource]))
 		}
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
