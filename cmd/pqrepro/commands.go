@@ -71,6 +71,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	boardClass := fs.String("board-class", "", "declare the host's board class for comparison (e.g. rpi4-b when the host is a Raspberry Pi 4)")
 	out := fs.String("out", "", "bundle destination: a new directory, or FILE.tar.gz (default: a fresh folder under runs/)")
 	iterations := fs.Int("iterations", 0, "override the manifest's iteration count (changes the manifest's identity)")
+	keyForm := fs.String("key-form", "", "override the manifest's key form: encoded or parsed (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	pos, err := parseInterleaved(fs, args)
@@ -93,6 +94,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if m.Spec.MinIterations > m.Spec.Iterations {
 			m.Spec.MinIterations = m.Spec.Iterations
 		}
+	}
+	if *keyForm != "" {
+		m.Spec.Keys = *keyForm
+	}
+	if *iterations > 0 || *keyForm != "" {
 		if err := m.Validate(); err != nil {
 			return err
 		}

@@ -180,3 +180,42 @@ func TestKeysFileMode(t *testing.T) {
 		t.Fatalf("second keys: %d %s", code, out)
 	}
 }
+
+// TestRunKeyForm runs paper001/mlkem with the default key form and with --key-form parsed:
+// each result records its cells' key form, and the manifest that ran says which.
+func TestRunKeyForm(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys")
+	for _, tc := range []struct{ flag, want string }{{"", artifacts.KeysEncoded}, {artifacts.KeysParsed, artifacts.KeysParsed}} {
+		out := filepath.Join(t.TempDir(), "b")
+		args := []string{"run", "paper001/mlkem", "--iterations", "3", "--keys", keys, "--out", out, "--quiet"}
+		if tc.flag != "" {
+			args = append(args, "--key-form", tc.flag)
+		}
+		if code, stdout, stderr := pq(t, args...); code != 0 {
+			t.Fatalf("run %v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(out, artifacts.FileResult))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := artifacts.ParseResult(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Cells {
+			want := tc.want
+			if c.Operation == artifacts.OpKeygen {
+				want = ""
+			}
+			if c.Keys != want {
+				t.Errorf("--key-form %q: %s %s records keys %q, want %q", tc.flag, c.Algorithm, c.Operation, c.Keys, want)
+			}
+		}
+		if mf, _ := os.ReadFile(filepath.Join(out, artifacts.FileManifest)); !strings.Contains(string(mf), "keys: "+tc.want) {
+			t.Errorf("--key-form %q: manifest.yaml does not say keys: %s", tc.flag, tc.want)
+		}
+	}
+	if code, _, stderr := pq(t, "run", "paper001/mlkem", "--key-form", "warm", "--keys", keys); code == 0 || !strings.Contains(stderr, "spec.keys") {
+		t.Errorf("--key-form warm: exit %d, %s; want a manifest error naming spec.keys", code, stderr)
+	}
+}
