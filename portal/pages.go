@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -479,7 +480,7 @@ func (s *Server) runPage(c echo.Context) error {
 	var rows []plot.Row
 	unit := ""
 	for _, cl := range cells {
-		row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit, Heap: "–", Stack: "–"}
+		row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit, Heap: "–", Stack: "–", Keys: cmp.Or(cl.Keys, "–")}
 		if st := cl.Stats; st != nil {
 			row.N = st.N
 			row.Min, row.P25, row.Median, row.P75 = cellValue(st.Min, cl.Unit), cellValue(st.P25, cl.Unit), cellValue(st.Median, cl.Unit), cellValue(st.P75, cl.Unit)

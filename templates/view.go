@@ -158,6 +158,9 @@ type CellRow struct {
 	Min, P25, Median, P75, Max, Mean, Stddev, Heap string
 	// Stack is the firmware's stack high-water mark, "–" when the board does not report one.
 	Stack string
+	// Keys is the key form the timed operation received (encoded, parsed), "–" for keygen or
+	// when the result does not record it.
+	Keys string
 }
 
 // KV is a labelled value.

@@ -229,10 +229,10 @@ func human(v float64, unit string) string {
 
 func printCells(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tOP\tSTATUS\tN\tMEDIAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
+	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	for _, c := range res.Cells {
 		if c.Status != artifacts.StatusOK {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, c.Operation, c.Status, c.Error)
+			fmt.Fprintf(tw, "%s\t%s\t\t%s\t\t%s\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, c.Operation, c.Status, c.Error)
 			continue
 		}
 		s := c.Stats
@@ -258,7 +258,11 @@ func printCells(w io.Writer, res *artifacts.Result) {
 		if c.BudgetReached {
 			n += "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, c.Operation, c.Status, n,
+		keys := c.Keys
+		if keys == "" {
+			keys = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, c.Operation, keys, c.Status, n,
 			human(s.Median, c.Unit), human(s.P25, c.Unit), human(s.P75, c.Unit), human(s.Min, c.Unit), human(s.Max, c.Unit), human(s.Stddev, c.Unit),
 			size, heap, allocs, stack)
 	}
