@@ -159,10 +159,9 @@ func ParseMap(data []byte, source string) (*Map, error) {
 }
 
 var (
-	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
-	classRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
-	hex4RE  = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
-	lineRE  = regexp.MustCompile(`line (\d+)`)
+	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+	hex4RE = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
+	lineRE = regexp.MustCompile(`line (\d+)`)
 )
 
 func yamlLine(err error) int {
@@ -226,7 +225,7 @@ func (v *validator) check(m *Map) {
 			v.add(p+".name", "%q is already the name of boards[%d]", b.Name, j)
 		}
 		names[b.Name] = i
-		if b.Class != "" && !classRE.MatchString(b.Class) {
+		if b.Class != "" && !artifacts.ValidBoardClass(b.Class) {
 			v.add(p+".class", "must be a lower-case board class like esp32c6, got %q", b.Class)
 		}
 		only := func(field string, set bool, driver string) {

@@ -151,7 +151,9 @@ func Encode(f Frame) ([]byte, error) {
 // Decode parses one line (with or without its newline). A line without '@'
 // is ErrNoFrame; bytes before the last '@' are noise and ignored, which lets
 // a frame be recovered when noise without a newline ran into it. A line
-// whose checksum or syntax is wrong is ErrChecksum.
+// whose checksum or syntax is wrong is ErrChecksum. Decode accepts exactly
+// the frames Encode writes: for an accepted line, Encode of the result gives
+// back the frame's bytes from '@' to the checksum.
 func Decode(line []byte) (Frame, error) {
 	s := strings.TrimRight(string(line), "\r\n")
 	at := strings.LastIndexByte(s, '@')
@@ -159,14 +161,18 @@ func Decode(line []byte) (Frame, error) {
 		return Frame{}, ErrNoFrame
 	}
 	s = s[at+1:]
+	if len(s)+2 > MaxFrameLen { // '@' and the newline
+		return Frame{}, fmt.Errorf("%w: frame of %d bytes exceeds %d", ErrChecksum, len(s)+2, MaxFrameLen)
+	}
 	star := strings.LastIndexByte(s, '*')
 	if star < 0 || len(s)-star-1 != 8 {
 		return Frame{}, fmt.Errorf("%w: no checksum", ErrChecksum)
 	}
-	want, err := strconv.ParseUint(s[star+1:], 16, 32)
-	if err != nil {
+	sum := s[star+1:]
+	if !lowerHex(sum) {
 		return Frame{}, fmt.Errorf("%w: bad checksum digits", ErrChecksum)
 	}
+	want, _ := strconv.ParseUint(sum, 16, 32)
 	body := s[:star]
 	if crc32.ChecksumIEEE([]byte(body)) != uint32(want) {
 		return Frame{}, fmt.Errorf("%w: checksum mismatch", ErrChecksum)
@@ -176,19 +182,32 @@ func Decode(line []byte) (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: want seq:TYPE:payload", ErrChecksum)
 	}
 	seq, err := strconv.ParseUint(parts[0], 10, 32)
-	if err != nil {
+	if err != nil || strconv.FormatUint(seq, 10) != parts[0] {
 		return Frame{}, fmt.Errorf("%w: bad sequence number", ErrChecksum)
 	}
 	if !validType(parts[1]) {
 		return Frame{}, fmt.Errorf("%w: bad type %q", ErrChecksum, parts[1])
 	}
 	f := Frame{Seq: uint32(seq), Type: parts[1]}
-	for _, tok := range strings.Fields(parts[2]) {
+	if parts[2] == "" {
+		return f, nil
+	}
+	for _, tok := range strings.Split(parts[2], " ") {
 		k, v, ok := strings.Cut(tok, "=")
-		if !ok || !validKey(k) {
+		if !ok || !validKey(k) || !validValue(v) {
 			return Frame{}, fmt.Errorf("%w: bad field %q", ErrChecksum, tok)
 		}
 		f.Fields = append(f.Fields, Field{Key: k, Value: v})
 	}
 	return f, nil
+}
+
+// lowerHex reports whether s is lower-case hexadecimal digits only, as Encode writes them.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

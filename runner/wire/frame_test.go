@@ -26,7 +26,7 @@ func TestDecode(t *testing.T) {
 	}{
 		{"frame", good, want, nil},
 		{"crlf", good + "\r\n", want, nil},
-		{"upper-case checksum", good[:len(good)-8] + strings.ToUpper(good[len(good)-8:]), want, nil},
+		{"upper-case checksum", good[:len(good)-8] + strings.ToUpper(good[len(good)-8:]), Frame{}, ErrChecksum},
 		{"noise before frame", "boot rom v1\x00\xff" + good, want, nil},
 		{"empty payload", line("1:SELFTEST:"), Frame{Seq: 1, Type: "SELFTEST"}, nil},
 		{"noise line", "pqrepro-fw 0.1.0 ready", Frame{}, ErrNoFrame},
@@ -38,6 +38,14 @@ func TestDecode(t *testing.T) {
 		{"bad type", line("1:sample:re=3"), Frame{}, ErrChecksum},
 		{"field without value", line("1:SAMPLE:re"), Frame{}, ErrChecksum},
 		{"missing payload separator", line("1:SAMPLE"), Frame{}, ErrChecksum},
+		// Decode accepts only what Encode writes.
+		{"leading zero in seq", line("07:SAMPLE:re=3"), Frame{}, ErrChecksum},
+		{"two spaces between fields", line("1:SAMPLE:re=3  i=0"), Frame{}, ErrChecksum},
+		{"trailing space", line("1:SAMPLE:re=3 "), Frame{}, ErrChecksum},
+		{"tab between fields", line("1:SAMPLE:re=3\ti=0"), Frame{}, ErrChecksum},
+		{"colon in value", line("1:SAMPLE:re=3:4"), Frame{}, ErrChecksum},
+		{"equals in value", line("1:SAMPLE:re=3=4"), Frame{}, ErrChecksum},
+		{"too long", line("1:SAMPLE:v=" + strings.Repeat("0", MaxFrameLen)), Frame{}, ErrChecksum},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
