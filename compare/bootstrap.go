@@ -55,24 +55,56 @@ func BootstrapSeed(manifestID, metric, num, den string) [32]byte {
 // of Resamples rounds draws len(num) values from num and len(den) from den, independently
 // and with replacement, from a ChaCha8 stream seeded with seed, and takes the ratio of the
 // two medians; Lo and Hi are the 2.5% and 97.5% quantiles of those ratios (type 7). Both
-// slices must hold at least one positive-median sample set; neither is modified.
+// slices must be non-empty, den with a positive median; neither is modified.
 func RatioInterval(num, den []float64, seed [32]byte) (point, lo, hi float64) {
-	point = median(slices.Clone(num)) / median(slices.Clone(den))
+	sn, sd := slices.Sorted(slices.Values(num)), slices.Sorted(slices.Values(den))
+	point = sortedMedian(sn) / sortedMedian(sd)
 	rng := rand.New(rand.NewChaCha8(seed))
-	bn, bd := make([]float64, len(num)), make([]float64, len(den))
+	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
 	ratios := make([]float64, Resamples)
 	for b := range ratios {
-		for i := range bn {
-			bn[i] = num[rng.IntN(len(num))]
-		}
-		for i := range bd {
-			bd[i] = den[rng.IntN(len(den))]
-		}
-		ratios[b] = median(bn) / median(bd)
+		mn := resampledMedian(sn, cn, rng)
+		ratios[b] = mn / resampledMedian(sd, cd, rng)
 	}
 	slices.Sort(ratios)
 	alpha := (1 - Confidence) / 2
 	return point, quantile(ratios, alpha), quantile(ratios, 1-alpha)
+}
+
+// resampledMedian draws len(sorted) indices with replacement and returns the median of the
+// values drawn. It counts how often each index was drawn and walks the counts in sorted
+// order, which gives exactly the median of the resample without sorting or selecting it.
+func resampledMedian(sorted []float64, counts []int32, rng *rand.Rand) float64 {
+	n := len(sorted)
+	clear(counts)
+	for range n {
+		counts[rng.IntN(n)]++
+	}
+	k := (n - 1) / 2 // the lower middle order statistic, 0-based
+	seen, i := 0, 0
+	for ; ; i++ {
+		seen += int(counts[i])
+		if seen > k {
+			break
+		}
+	}
+	if n%2 == 1 || seen > k+1 {
+		return sorted[i]
+	}
+	j := i + 1
+	for counts[j] == 0 {
+		j++
+	}
+	return (sorted[i] + sorted[j]) / 2
+}
+
+// sortedMedian is the median of sorted values.
+func sortedMedian(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // quantile is the type 7 quantile of sorted values.

@@ -226,3 +226,37 @@ func TestVariantCellStandsInForAFailedCommand(t *testing.T) {
 		t.Errorf("verdict %s detail %q", r.Verdict, r.Detail)
 	}
 }
+
+// BenchmarkRatioInterval times one interval on two cells of 3,000 samples (a default host run).
+func BenchmarkRatioInterval(b *testing.B) {
+	x, y := noisy(1, 3000, 100, 10), noisy(2, 3000, 150, 10)
+	seed := BootstrapSeed("sha256:m", "time", "X/b", "X/a")
+	for b.Loop() {
+		RatioInterval(y, x, seed)
+	}
+}
+
+// TestResampledMedian checks the counting median against sorting the same resample.
+func TestResampledMedian(t *testing.T) {
+	for n := 1; n < 40; n++ {
+		v := slices.Sorted(slices.Values(noisy(uint64(n), n, 10, 5)))
+		for i := range v {
+			if i%3 == 0 && i > 0 {
+				v[i] = v[i-1] // ties
+			}
+		}
+		counts := make([]int32, n)
+		seed := BootstrapSeed("m", "time", "a", "b")
+		r1, r2 := rand.New(rand.NewChaCha8(seed)), rand.New(rand.NewChaCha8(seed))
+		for range 20 {
+			got := resampledMedian(v, counts, r1)
+			draw := make([]float64, n)
+			for i := range draw {
+				draw[i] = v[r2.IntN(n)]
+			}
+			if want := median(draw); got != want {
+				t.Fatalf("n=%d: counting median %v, sorted resample %v", n, got, want)
+			}
+		}
+	}
+}
