@@ -44,7 +44,11 @@ func TestCellVerdicts(t *testing.T) {
 		}(), NotComparable, "not the paper's method: pkeyutl -sign -rawin"},
 		{"openssl-cli against in-process numbers", "esp32c6", cliM, cell("ML-KEM-512", "encaps", 2e6), NotComparable, "this run timed openssl commands"},
 		{"parsed keys against liboqs", "esp32c6", inproc, func() artifacts.Cell { c := cell("ML-KEM-768", "encaps", 2e6); c.Keys = artifacts.KeysParsed; return c }(), NotComparable, "reused parsed keys"},
-		{"encoded keys against liboqs", "esp32c6", inproc, func() artifacts.Cell { c := cell("ML-KEM-768", "encaps", 2e6); c.Keys = artifacts.KeysEncoded; return c }(), Reproduced, ""},
+		{"encoded keys against liboqs", "esp32c6", inproc, func() artifacts.Cell {
+			c := cell("ML-KEM-768", "encaps", 2e6)
+			c.Keys = artifacts.KeysEncoded
+			return c
+		}(), Reproduced, ""},
 		{"other board", "host", cliM, cell("ML-KEM-512", "keygen", 0.0248e9), NotComparable, "board differs"},
 		{"unit converts ms to ns", "esp32c6", inproc, cell("ML-KEM-512", "encaps", 2.1e6), Reproduced, ""},
 		{"instructions never compare with seconds", "esp32c6", inproc, func() artifacts.Cell { c := cell("ML-KEM-512", "encaps", 2e6); c.Unit = "instructions"; return c }(), NotComparable, "unit differs"},
