@@ -334,13 +334,6 @@ func boardLabel(class, status string) string {
 	return class
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "no board"
-	}
-	return s
-}
-
 func cmdVerify(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	key := fs.String("key", "", "pin the signer: a runner.pub.json file")
