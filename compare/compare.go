@@ -5,6 +5,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -21,21 +22,41 @@ const (
 	NotComparable = "not comparable"
 )
 
-// Claim verdicts.
+// Claim and check verdicts.
 const (
-	Holds      = "holds"
-	Fails      = "fails"
-	Untestable = "untestable"
-	// Inconclusive: the medians are out of the claimed order but the interquartile ranges
-	// overlap, so the run cannot tell the two apart.
+	// Holds: every check's bootstrap interval lies on the claimed side of 1 (an ordering) or
+	// inside the claimed band (a ratio), and every check was testable.
+	Holds = "holds"
+	// Fails: some check's interval lies wholly on the wrong side of 1 or wholly outside the
+	// band.
+	Fails = "fails"
+	// Inconclusive: no check fails, but some interval straddles 1 or a bound of the band, so
+	// the run cannot tell.
 	Inconclusive = "inconclusive"
+	// PartlyTestable: the testable checks hold, but some checks could not be tested on this
+	// run; the claim as a whole is not shown to hold.
+	PartlyTestable = "partly testable"
+	// Untestable: no check could be tested on this run (or the claim has none).
+	Untestable = "untestable"
+	// NotVerdicted: the claim is scoped (board-specific, cross-board, caveat, kind,
+	// firmware): it is shown with its reason and never given a verdict by one run.
+	NotVerdicted = "not verdicted"
 )
+
+// Verdicts lists the claim verdicts in the order pages tally them.
+func Verdicts() []string {
+	return []string{Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted}
+}
 
 // Report is the comparison of one result with one reference dataset.
 type Report struct {
-	// Dataset is the reference dataset's id; Board the board class measured.
-	Dataset string `json:"dataset"`
-	Board   string `json:"board"`
+	// Dataset is the reference dataset's id; Board the board class measured, Assurance the
+	// run's assurance level and ClassStatus how the class was established (verified or
+	// declared; empty when the bundle does not say).
+	Dataset     string `json:"dataset"`
+	Board       string `json:"board"`
+	Assurance   string `json:"assurance,omitempty"`
+	ClassStatus string `json:"classStatus,omitempty"`
 	// Tolerance is the manifest's relative tolerance for "reproduced".
 	Tolerance float64          `json:"tolerance"`
 	Cells     []CellComparison `json:"cells"`
@@ -45,11 +66,13 @@ type Report struct {
 // CellComparison is one measured cell and every published number for the same algorithm
 // and operation.
 type CellComparison struct {
-	Algorithm string           `json:"algorithm"`
-	Operation string           `json:"operation"`
-	Status    string           `json:"status"`
-	Unit      string           `json:"unit"`
-	Stats     *artifacts.Stats `json:"stats,omitempty"`
+	Algorithm string `json:"algorithm"`
+	Operation string `json:"operation"`
+	// Variant names a change from the manifest's method (see artifacts.Cell.Variant).
+	Variant string           `json:"variant,omitempty"`
+	Status  string           `json:"status"`
+	Unit    string           `json:"unit"`
+	Stats   *artifacts.Stats `json:"stats,omitempty"`
 	// Rows are the published numbers; empty when the dataset has none (Note says so).
 	Rows []RowComparison `json:"rows"`
 	Note string          `json:"note,omitempty"`
@@ -64,8 +87,11 @@ type RowComparison struct {
 	// Ratio is measured / published; nil when not computable.
 	Ratio   *float64 `json:"ratio,omitempty"`
 	Verdict string   `json:"verdict"`
-	// Reasons explain "not comparable" (board, unit, statistic, method, scenario differ).
+	// Reasons explain "not comparable" (board, unit, statistic, method, scenario, key form,
+	// variant differ).
 	Reasons []string `json:"reasons,omitempty"`
+	// Notes qualify a verdict on the measured side ("board class declared, not verified").
+	Notes []string `json:"notes,omitempty"`
 	// Caveats qualify the published number itself (from the dataset's caveats).
 	Caveats []string `json:"caveats,omitempty"`
 }
@@ -76,6 +102,13 @@ type ClaimResult struct {
 	Verdict string            `json:"verdict"`
 	Reason  string            `json:"reason,omitempty"`
 	Checks  []CheckResult     `json:"checks"`
+	// Board is the board class the verdict was obtained on, ClassStatus how that class was
+	// established (verified, declared, or empty when unknown), Assurance the run's level
+	// (host, emulated, hardware) and Method its timing method.
+	Board       string `json:"board"`
+	ClassStatus string `json:"classStatus,omitempty"`
+	Assurance   string `json:"assurance"`
+	Method      string `json:"method,omitempty"`
 }
 
 // CheckResult is one check of a claim.
@@ -83,22 +116,61 @@ type CheckResult struct {
 	Check   experiments.Check `json:"check"`
 	Verdict string            `json:"verdict"`
 	Detail  string            `json:"detail"`
+	// Method, Resamples and Intervals record how a tested check was decided: one interval
+	// for a ratio, one per consecutive pair for an ordering. Empty when untestable.
+	Method    string     `json:"method,omitempty"`
+	Resamples int        `json:"resamples,omitempty"`
+	Intervals []Interval `json:"intervals,omitempty"`
+	// Unit is the unit of the samples compared (ns, instructions, J).
+	Unit string `json:"unit,omitempty"`
 }
 
-// Compare compares res (measured with manifest m on board class board) with paper's data.
-func Compare(res *artifacts.Result, m *artifacts.Manifest, paper *experiments.Paper) Report {
+// Run is what a comparison reads from a bundle: the result, every cell's raw samples and the
+// board's identity.
+type Run struct {
+	Result  *artifacts.Result
+	Samples artifacts.Samples
+	// Board is environment.json's board identity; the zero value when the bundle has none.
+	Board artifacts.BoardIdentity
+}
+
+// RunFromBundle reads a bundle's result.json, samples.csv and environment.json. Errors name
+// the file that could not be read.
+func RunFromBundle(b *artifacts.Bundle) (Run, error) {
+	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
+	if err != nil {
+		return Run{}, fmt.Errorf("read %s: %w", artifacts.FileResult, err)
+	}
+	s, err := artifacts.ParseSamples(b.Files[artifacts.FileSamples])
+	if err != nil {
+		return Run{}, fmt.Errorf("read samples: %w", err)
+	}
+	run := Run{Result: res, Samples: s}
+	if data, ok := b.Files[artifacts.FileEnvironment]; ok {
+		var env artifacts.Environment
+		if err := json.Unmarshal(data, &env); err != nil {
+			return Run{}, fmt.Errorf("read %s: %w", artifacts.FileEnvironment, err)
+		}
+		run.Board = env.Board
+	}
+	return run, nil
+}
+
+// Compare compares a run (measured with manifest m) with paper's data.
+func Compare(run Run, m *artifacts.Manifest, paper *experiments.Paper) Report {
+	res := run.Result
 	tol := m.Spec.Reference.Tolerance
 	if tol == 0 {
 		tol = artifacts.DefaultTolerance
 	}
-	rep := Report{Dataset: paper.ID, Board: res.Board, Tolerance: tol}
+	rep := Report{Dataset: paper.ID, Board: res.Board, Assurance: res.Assurance, ClassStatus: run.Board.ClassStatus, Tolerance: tol}
 	for _, c := range res.Cells {
-		cc := CellComparison{Algorithm: c.Algorithm, Operation: c.Operation, Status: c.Status, Unit: c.Unit, Stats: c.Stats}
+		cc := CellComparison{Algorithm: c.Algorithm, Operation: c.Operation, Variant: c.Variant, Status: c.Status, Unit: c.Unit, Stats: c.Stats}
 		for _, row := range paper.Reference {
 			if !rowMatches(row, c) {
 				continue
 			}
-			rc := compareRow(row, c, res, m, tol)
+			rc := compareRow(row, c, run, m, tol)
 			rc.Caveats = paper.CaveatsFor(row)
 			cc.Rows = append(cc.Rows, rc)
 		}
@@ -112,7 +184,7 @@ func Compare(res *artifacts.Result, m *artifacts.Manifest, paper *experiments.Pa
 	}
 	for _, id := range m.Spec.Reference.Claims {
 		if cl, ok := paper.Claim(id); ok {
-			rep.Claims = append(rep.Claims, CheckClaim(cl, res, m.Spec.Method))
+			rep.Claims = append(rep.Claims, CheckClaim(cl, run, m.Spec.Method))
 		}
 	}
 	return rep
@@ -141,7 +213,17 @@ func convert(v float64, from, to string) (float64, bool) {
 	return v * f / t, true
 }
 
-func compareRow(row experiments.Row, c artifacts.Cell, res *artifacts.Result, m *artifacts.Manifest, tol float64) RowComparison {
+// Reasons a published openssl_cli number is not this run's method.
+const (
+	reasonProcessVsCLI = "method differs: this run timed pqrepro's own binary one process per operation; the paper timed openssl commands (two per key generation)"
+	reasonInProcVsCLI  = "method differs: this run timed in-process calls; the paper timed openssl commands (two per key generation)"
+	reasonCLIVsInProc  = "method differs: this run timed openssl commands, the paper in-process"
+	reasonProcVsInProc = "method differs: this run timed whole processes, the paper in-process"
+	reasonParsedKeys   = "the run reused parsed keys; liboqs and openssl start from encoded keys"
+	noteDeclaredClass  = "board class declared, not verified"
+)
+
+func compareRow(row experiments.Row, c artifacts.Cell, run Run, m *artifacts.Manifest, tol float64) RowComparison {
 	rc := RowComparison{Ref: row, Verdict: NotComparable}
 	if c.Status != artifacts.StatusOK || c.Stats == nil {
 		rc.Reasons = append(rc.Reasons, "the cell was not measured ("+c.Status+")")
@@ -161,20 +243,34 @@ func compareRow(row experiments.Row, c artifacts.Cell, res *artifacts.Result, m 
 	switch {
 	case row.Board == "":
 		rc.Reasons = append(rc.Reasons, "the published number is not tied to a board")
-	case row.Board != res.Board:
-		rc.Reasons = append(rc.Reasons, fmt.Sprintf("board differs: measured on %s, published on %s", res.Board, row.Board))
+	case row.Board != run.Result.Board:
+		rc.Reasons = append(rc.Reasons, fmt.Sprintf("board differs: measured on %s, published on %s", run.Result.Board, row.Board))
 	}
 	cli := row.Scenario == "openssl_cli"
+	method := m.Spec.Method
 	switch {
-	case cli && m.Spec.Method != artifacts.MethodProcessPerOperation:
-		rc.Reasons = append(rc.Reasons, "method differs: the paper timed whole openssl processes, this run timed in-process")
-	case !cli && m.Spec.Method == artifacts.MethodProcessPerOperation:
-		rc.Reasons = append(rc.Reasons, "method differs: this run timed whole processes, the paper in-process")
+	case cli && method == artifacts.MethodProcessPerOperation:
+		rc.Reasons = append(rc.Reasons, reasonProcessVsCLI)
+	case cli && method != artifacts.MethodOpenSSLCLI:
+		rc.Reasons = append(rc.Reasons, reasonInProcVsCLI)
+	case !cli && method == artifacts.MethodOpenSSLCLI:
+		rc.Reasons = append(rc.Reasons, reasonCLIVsInProc)
+	case !cli && method == artifacts.MethodProcessPerOperation:
+		rc.Reasons = append(rc.Reasons, reasonProcVsInProc)
 	case !cli && row.Scenario != "" && m.Spec.Scenario != "" && row.Scenario != m.Spec.Scenario:
 		rc.Reasons = append(rc.Reasons, fmt.Sprintf("scenario differs: measured %s, published %s", m.Spec.Scenario, row.Scenario))
 	}
+	if c.Variant != "" {
+		rc.Reasons = append(rc.Reasons, "not the paper's method: "+c.Variant)
+	}
+	if c.Keys == artifacts.KeysParsed && startsFromEncodedKeys(row.Library) {
+		rc.Reasons = append(rc.Reasons, reasonParsedKeys)
+	}
 	if len(rc.Reasons) > 0 || rc.Ratio == nil {
 		return rc
+	}
+	if run.Board.ClassStatus == artifacts.ClassDeclared {
+		rc.Notes = append(rc.Notes, noteDeclaredClass)
 	}
 	r := *rc.Ratio
 	switch bound {
@@ -186,6 +282,50 @@ func compareRow(row experiments.Row, c artifacts.Cell, res *artifacts.Result, m 
 		rc.Verdict = verdictIf(math.Abs(r-1) <= tol)
 	}
 	return rc
+}
+
+// startsFromEncodedKeys reports whether a published row's library starts every operation
+// from the encoded key (liboqs and the openssl command line do).
+func startsFromEncodedKeys(library string) bool {
+	l := strings.ToLower(library)
+	return strings.Contains(l, "liboqs") || strings.Contains(l, "openssl")
+}
+
+// CollapseReasons summarises why a cell's published figures are not comparable, in one list:
+// every distinct reason once, in first-seen order, with the "board differs" reasons merged
+// into one that lists the published boards.
+func CollapseReasons(rows []RowComparison) []string {
+	var out []string
+	seen := map[string]bool{}
+	var boards []string
+	boardAt, measuredOn := -1, ""
+	for _, r := range rows {
+		if r.Verdict != NotComparable {
+			continue
+		}
+		for _, why := range r.Reasons {
+			if rest, ok := strings.CutPrefix(why, "board differs: measured on "); ok {
+				on, _, _ := strings.Cut(rest, ", published on ")
+				measuredOn = on
+				if boardAt < 0 {
+					boardAt = len(out)
+					out = append(out, "")
+				}
+				if !slices.Contains(boards, r.Ref.Board) {
+					boards = append(boards, r.Ref.Board)
+				}
+				continue
+			}
+			if !seen[why] {
+				seen[why] = true
+				out = append(out, why)
+			}
+		}
+	}
+	if boardAt >= 0 {
+		out[boardAt] = fmt.Sprintf("board differs: measured on %s, published on %s", measuredOn, strings.Join(boards, ", "))
+	}
+	return out
 }
 
 func verdictIf(ok bool) string {
@@ -213,163 +353,4 @@ func pick(s *artifacts.Stats, stat string) (v float64, name, bound string) {
 		return s.Mean, "mean", "upper"
 	}
 	return 0, "", ""
-}
-
-// CheckClaim tests a claim's checks on one result, measured with the given method.
-func CheckClaim(cl experiments.Claim, res *artifacts.Result, method string) ClaimResult {
-	cr := ClaimResult{Claim: cl, Reason: cl.Reason}
-	if len(cl.Checks) == 0 {
-		cr.Verdict = Untestable
-		if cr.Reason == "" {
-			cr.Reason = "the claim has no check a single run can test"
-		}
-		return cr
-	}
-	holds, fails, unsure := 0, 0, 0
-	for _, ch := range cl.Checks {
-		r := runCheck(ch, res, method)
-		switch r.Verdict {
-		case Holds:
-			holds++
-		case Fails:
-			fails++
-		case Inconclusive:
-			unsure++
-		}
-		cr.Checks = append(cr.Checks, r)
-	}
-	switch {
-	case fails > 0:
-		cr.Verdict = Fails
-	case unsure > 0:
-		cr.Verdict = Inconclusive
-	case holds > 0:
-		cr.Verdict = Holds
-		if holds < len(cl.Checks) {
-			cr.Reason = strings.TrimSpace(fmt.Sprintf("%d of %d checks testable on this run. %s", holds, len(cl.Checks), cl.Reason))
-		}
-	default:
-		cr.Verdict = Untestable
-		if cr.Reason == "" {
-			cr.Reason = "no check could be tested on this run"
-		}
-	}
-	return cr
-}
-
-func runCheck(ch experiments.Check, res *artifacts.Result, method string) CheckResult {
-	cr := CheckResult{Check: ch, Verdict: Untestable}
-	if ch.Method != "" && ch.Method != method {
-		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
-		return cr
-	}
-	cells := ch.Cells
-	if ch.Kind == "ratio" {
-		cells = []string{ch.Num, ch.Den}
-	}
-	vals := make([]float64, len(cells))
-	spread := make([][2]float64, len(cells))
-	var missing []string
-	units := ""
-	for i, ref := range cells {
-		v, q, unit, why := value(res, ref, ch.Metric)
-		if why != "" {
-			missing = append(missing, ref+": "+why)
-		}
-		vals[i], spread[i] = v, q
-		units = unit
-	}
-	if len(missing) > 0 {
-		cr.Detail = strings.Join(missing, "; ")
-		return cr
-	}
-	if ch.Kind == "order" {
-		var parts []string
-		cr.Verdict = Holds
-		for i, ref := range cells {
-			parts = append(parts, fmt.Sprintf("%s %s", ref, fmtVal(vals[i], units)))
-			if i == 0 || vals[i-1] < vals[i] {
-				continue
-			}
-			// Out of order: a failure only when the interquartile ranges are apart.
-			if spread[i][1] >= spread[i-1][0] && cr.Verdict == Holds {
-				cr.Verdict = Inconclusive
-			} else if spread[i][1] < spread[i-1][0] {
-				cr.Verdict = Fails
-			}
-		}
-		switch cr.Verdict {
-		case Holds:
-			cr.Detail = strings.Join(parts, " < ")
-		case Inconclusive:
-			cr.Detail = "medians out of order but the interquartile ranges overlap: " + strings.Join(parts, ", ")
-		default:
-			cr.Detail = "not increasing: " + strings.Join(parts, ", ")
-		}
-		return cr
-	}
-	r := vals[0] / vals[1]
-	ok := true
-	var want []string
-	if ch.Expected > 0 {
-		t := ch.Tolerance
-		if t == 0 {
-			t = artifacts.DefaultTolerance
-		}
-		ok = ok && math.Abs(r/ch.Expected-1) <= t
-		want = append(want, fmt.Sprintf("%.3g ± %.0f%%", ch.Expected, t*100))
-	}
-	if ch.Min != nil {
-		ok = ok && r >= *ch.Min
-		want = append(want, fmt.Sprintf("≥ %.3g", *ch.Min))
-	}
-	if ch.Max != nil {
-		ok = ok && r <= *ch.Max
-		want = append(want, fmt.Sprintf("≤ %.3g", *ch.Max))
-	}
-	cr.Verdict = holdsIf(ok)
-	cr.Detail = fmt.Sprintf("%s / %s = %.3f (claim: %s)", ch.Num, ch.Den, r, strings.Join(want, ", "))
-	return cr
-}
-
-func holdsIf(ok bool) string {
-	if ok {
-		return Holds
-	}
-	return Fails
-}
-
-// value is a cell's median time (or median energy per operation), its interquartile range
-// and its unit, or why there is none.
-func value(res *artifacts.Result, ref, metric string) (float64, [2]float64, string, string) {
-	var q [2]float64
-	i := strings.LastIndexByte(ref, '/')
-	if i < 0 {
-		return 0, q, "", "malformed cell name"
-	}
-	alg, op := ref[:i], ref[i+1:]
-	j := slices.IndexFunc(res.Cells, func(c artifacts.Cell) bool { return c.Algorithm == alg && c.Operation == op })
-	if j < 0 {
-		return 0, q, "", "not measured in this run"
-	}
-	c := res.Cells[j]
-	if c.Status != artifacts.StatusOK || c.Stats == nil {
-		return 0, q, "", "cell " + c.Status + ": " + c.Error
-	}
-	if metric == "energy" {
-		if c.Energy == nil || c.Energy.JoulesPerOp == nil {
-			why := "no energy figure"
-			if c.Energy != nil && c.Energy.Absent != "" {
-				why = "energy absent: " + c.Energy.Absent
-			}
-			return 0, q, "", why
-		}
-		e := c.Energy.JoulesPerOp
-		return e.Median, [2]float64{e.P25, e.P75}, "J", ""
-	}
-	return c.Stats.Median, [2]float64{c.Stats.P25, c.Stats.P75}, c.Unit, ""
-}
-
-func fmtVal(v float64, unit string) string {
-	return fmt.Sprintf("%.4g %s", v, unit)
 }

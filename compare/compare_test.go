@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,9 @@ func TestCellVerdicts(t *testing.T) {
 		{Board: "esp32c6", Algorithm: "ML-KEM-512", Operation: "encaps", Scenario: "baseline", Metric: "latency", Stat: "mean", Value: 2, Text: "2", Unit: "ms", Source: "T"},
 		{Board: "esp32c6", Algorithm: "ML-KEM-512", Operation: "decaps", Scenario: "baseline", Metric: "latency", Stat: "lower_bound", Value: 1, Text: "1", Unit: "ms", Source: "T"},
 		{Board: "esp32c6", Algorithm: "ML-KEM-768", Operation: "keygen", Scenario: "baseline", Metric: "latency", Stat: "mean", Value: 2, Text: "2", Unit: "ms", Source: "T"},
+		{Board: "esp32c6", Library: "liboqs 0.14.0", Algorithm: "ML-KEM-768", Operation: "encaps", Scenario: "baseline", Metric: "latency", Stat: "mean", Value: 2, Text: "2", Unit: "ms", Source: "T"},
 	}}
+	cliM := &artifacts.Manifest{Spec: artifacts.Spec{Method: artifacts.MethodOpenSSLCLI, Reference: artifacts.Reference{Tolerance: 0.1}}}
 	proc := &artifacts.Manifest{Spec: artifacts.Spec{Method: artifacts.MethodProcessPerOperation, Reference: artifacts.Reference{Tolerance: 0.1}}}
 	inproc := &artifacts.Manifest{Spec: artifacts.Spec{Method: artifacts.MethodInProcess, Scenario: "baseline", Reference: artifacts.Reference{Tolerance: 0.1}}}
 	tests := []struct {
@@ -30,10 +33,23 @@ func TestCellVerdicts(t *testing.T) {
 		verdict string
 		reason  string
 	}{
-		{"same board and method, within tolerance", "rpi4-b", proc, cell("ML-KEM-512", "keygen", 0.0250e9), Reproduced, ""},
-		{"same board and method, off by 30%", "rpi4-b", proc, cell("ML-KEM-512", "keygen", 0.0322e9), Deviates, ""},
+		{"same board and method, within tolerance", "rpi4-b", cliM, cell("ML-KEM-512", "keygen", 0.0250e9), Reproduced, ""},
+		{"same board and method, off by 30%", "rpi4-b", cliM, cell("ML-KEM-512", "keygen", 0.0322e9), Deviates, ""},
+		{"process-per-operation is not the paper's openssl commands", "rpi4-b", proc, cell("ML-KEM-512", "keygen", 0.0248e9), NotComparable, "pqrepro's own binary one process per operation; the paper timed openssl commands"},
 		{"in-process against CLI processes", "rpi4-b", inproc, cell("ML-KEM-512", "keygen", 0.0248e9), NotComparable, "method differs"},
-		{"other board", "host", proc, cell("ML-KEM-512", "keygen", 0.0248e9), NotComparable, "board differs"},
+		{"a corrected command is not the paper's method", "rpi4-b", cliM, func() artifacts.Cell {
+			c := cell("ML-KEM-512", "keygen", 0.0248e9)
+			c.Variant = "pkeyutl -sign -rawin -digest sha256"
+			return c
+		}(), NotComparable, "not the paper's method: pkeyutl -sign -rawin"},
+		{"openssl-cli against in-process numbers", "esp32c6", cliM, cell("ML-KEM-512", "encaps", 2e6), NotComparable, "this run timed openssl commands"},
+		{"parsed keys against liboqs", "esp32c6", inproc, func() artifacts.Cell { c := cell("ML-KEM-768", "encaps", 2e6); c.Keys = artifacts.KeysParsed; return c }(), NotComparable, "reused parsed keys"},
+		{"encoded keys against liboqs", "esp32c6", inproc, func() artifacts.Cell {
+			c := cell("ML-KEM-768", "encaps", 2e6)
+			c.Keys = artifacts.KeysEncoded
+			return c
+		}(), Reproduced, ""},
+		{"other board", "host", cliM, cell("ML-KEM-512", "keygen", 0.0248e9), NotComparable, "board differs"},
 		{"unit converts ms to ns", "esp32c6", inproc, cell("ML-KEM-512", "encaps", 2.1e6), Reproduced, ""},
 		{"instructions never compare with seconds", "esp32c6", inproc, func() artifacts.Cell { c := cell("ML-KEM-512", "encaps", 2e6); c.Unit = "instructions"; return c }(), NotComparable, "unit differs"},
 		{"lower bound met", "esp32c6", inproc, cell("ML-KEM-512", "decaps", 5e6), Reproduced, ""},
@@ -43,7 +59,7 @@ func TestCellVerdicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &artifacts.Result{Board: tt.board, Cells: []artifacts.Cell{tt.c}}
-			rep := Compare(res, tt.m, paper)
+			rep := Compare(Run{Result: res}, tt.m, paper)
 			rows := rep.Cells[0].Rows
 			if len(rows) != 1 {
 				t.Fatalf("%d rows matched, want 1", len(rows))
@@ -57,53 +73,8 @@ func TestCellVerdicts(t *testing.T) {
 		})
 	}
 	res := &artifacts.Result{Board: "host", Cells: []artifacts.Cell{cell("ML-DSA-44", "sign", 1)}}
-	if rep := Compare(res, inproc, paper); len(rep.Cells[0].Rows) != 0 || rep.Cells[0].Note == "" {
+	if rep := Compare(Run{Result: res}, inproc, paper); len(rep.Cells[0].Rows) != 0 || rep.Cells[0].Note == "" {
 		t.Error("a cell without published numbers must say so")
-	}
-}
-
-func f(v float64) *float64 { return &v }
-
-func spread(c artifacts.Cell, p25, p75 float64) artifacts.Cell {
-	c.Stats.P25, c.Stats.P75 = p25, p75
-	return c
-}
-
-func TestClaims(t *testing.T) {
-	res := &artifacts.Result{Board: "host", Cells: []artifacts.Cell{
-		cell("A", "sign", 10), cell("A", "verify", 2), cell("B", "sign", 25), {Algorithm: "C", Operation: "sign", Status: artifacts.StatusFailed, Error: "boom"},
-		spread(cell("D", "sign", 100), 80, 120), spread(cell("D", "verify", 95), 90, 130),
-	}}
-	tests := []struct {
-		name   string
-		claim  experiments.Claim
-		method string
-		want   string
-		detail string
-	}{
-		{"order holds", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/verify", "A/sign", "B/sign"}}}}, "", Holds, "<"},
-		{"order fails", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/sign", "A/verify"}}}}, "", Fails, "not increasing"},
-		{"order within the spread", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"D/sign", "D/verify"}}}}, "", Inconclusive, "overlap"},
-		{"ratio within tolerance", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/sign", Den: "A/sign", Expected: 2.5, Tolerance: 0.1}}}, "", Holds, "2.500"},
-		{"ratio outside tolerance", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/sign", Den: "A/sign", Expected: 2, Tolerance: 0.1}}}, "", Fails, ""},
-		{"ratio bounds", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "A/sign", Den: "A/verify", Min: f(4), Max: f(6)}}}, "", Holds, ""},
-		{"cell not measured", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/sign", "Z/sign"}}}}, "", Untestable, "not measured"},
-		{"failed cell", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/sign", "C/sign"}}}}, "", Untestable, "boom"},
-		{"method-specific", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "A/sign", Den: "B/sign", Min: f(0), Method: "process-per-operation"}}}, "in-process", Untestable, "applies to"},
-		{"energy absent", experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "A/sign", Den: "B/sign", Min: f(0), Metric: "energy"}}}, "", Untestable, "energy"},
-		{"scoped, no checks", experiments.Claim{Scope: "board-specific", Reason: "needs the ESP32-C6"}, "", Untestable, ""},
-		{"one fails, one untestable", experiments.Claim{Checks: []experiments.Check{{Kind: "order", Cells: []string{"A/sign", "A/verify"}}, {Kind: "order", Cells: []string{"Z/sign", "A/sign"}}}}, "", Fails, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := CheckClaim(tt.claim, res, tt.method)
-			if r.Verdict != tt.want {
-				t.Fatalf("verdict %s %+v, want %s", r.Verdict, r.Checks, tt.want)
-			}
-			if tt.detail != "" && !strings.Contains(r.Checks[0].Detail, tt.detail) {
-				t.Errorf("detail %q lacks %q", r.Checks[0].Detail, tt.detail)
-			}
-		})
 	}
 }
 
@@ -130,5 +101,29 @@ func TestPaperClaimsResolve(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestDeclaredClassAndCollapsedReasons(t *testing.T) {
+	paper := &experiments.Paper{ID: "px", Reference: []experiments.Row{
+		{Board: "rpi4-b", Algorithm: "ML-KEM-512", Operation: "keygen", Scenario: "openssl_cli", Metric: "latency", Stat: "mean", Value: 0.0248, Text: "0.0248", Unit: "s"},
+		{Board: "rpi1-b", Algorithm: "ML-KEM-512", Operation: "keygen", Scenario: "openssl_cli", Metric: "latency", Stat: "mean", Value: 0.2, Text: "0.2", Unit: "s"},
+		{Board: "rpi3-a-plus", Algorithm: "ML-KEM-512", Operation: "keygen", Scenario: "openssl_cli", Metric: "latency", Stat: "mean", Value: 0.03, Text: "0.03", Unit: "s"},
+	}}
+	m := &artifacts.Manifest{Spec: artifacts.Spec{Method: artifacts.MethodOpenSSLCLI, Reference: artifacts.Reference{Tolerance: 0.1}}}
+	run := Run{Result: &artifacts.Result{Board: "rpi4-b", Cells: []artifacts.Cell{cell("ML-KEM-512", "keygen", 0.0250e9)}},
+		Board: artifacts.BoardIdentity{Class: "rpi4-b", ClassStatus: artifacts.ClassDeclared}}
+	rep := Compare(run, m, paper)
+	rows := rep.Cells[0].Rows
+	if rows[0].Verdict != Reproduced || !slices.Contains(rows[0].Notes, "board class declared, not verified") {
+		t.Errorf("declared class: verdict %s notes %v", rows[0].Verdict, rows[0].Notes)
+	}
+	if rep.ClassStatus != artifacts.ClassDeclared {
+		t.Errorf("report class status %q", rep.ClassStatus)
+	}
+	got := CollapseReasons(rows)
+	want := []string{"board differs: measured on rpi4-b, published on rpi1-b, rpi3-a-plus"}
+	if !slices.Equal(got, want) {
+		t.Errorf("collapsed %q, want %q", got, want)
 	}
 }

@@ -67,6 +67,39 @@ type Claim struct {
 	Checks    []Check `yaml:"checks,omitempty"`
 }
 
+// Scopes lists the claim scopes: a scoped claim is shown with its reason and never given a
+// verdict by one run, even when it has checks.
+func Scopes() []string {
+	return []string{"board-specific", "cross-board", "kind", "firmware", "caveat"}
+}
+
+// validate checks a claim's scope and checks.
+func (cl Claim) validate() error {
+	if cl.Scope != "" && !slices.Contains(Scopes(), cl.Scope) {
+		return fmt.Errorf("unknown scope %q (valid: %s)", cl.Scope, strings.Join(Scopes(), ", "))
+	}
+	if cl.Scope != "" && cl.Reason == "" {
+		return fmt.Errorf("scope %s needs a reason: a scoped claim is shown with it instead of a verdict", cl.Scope)
+	}
+	for i, ch := range cl.Checks {
+		switch {
+		case ch.Kind != "order" && ch.Kind != "ratio":
+			return fmt.Errorf("check %d: unknown check kind %q", i+1, ch.Kind)
+		case ch.Kind == "order" && len(ch.Cells) < 2:
+			return fmt.Errorf("check %d: an order needs two or more cells", i+1)
+		case ch.Kind == "ratio" && (ch.Num == "" || ch.Den == ""):
+			return fmt.Errorf("check %d: a ratio needs num and den", i+1)
+		case ch.Kind == "ratio" && ch.Expected <= 0 && ch.Min == nil && ch.Max == nil:
+			return fmt.Errorf("check %d: a ratio needs expected (with tolerance) or min/max", i+1)
+		case ch.Metric != "" && ch.Metric != "time" && ch.Metric != "energy":
+			return fmt.Errorf("check %d: unknown metric %q (valid: time, energy)", i+1, ch.Metric)
+		case ch.Method != "" && !slices.Contains(artifacts.Methods(), ch.Method):
+			return fmt.Errorf("check %d: unknown method %q (valid: %s)", i+1, ch.Method, strings.Join(artifacts.Methods(), ", "))
+		}
+	}
+	return nil
+}
+
 // Check is one testable relation between measured cells, named "ALGORITHM/operation".
 type Check struct {
 	// Kind is "order" (Cells strictly increasing) or "ratio" (Num/Den).
@@ -81,7 +114,8 @@ type Check struct {
 	Max       *float64 `yaml:"max,omitempty"`
 	// Metric is "time" (median, default) or "energy" (median joules per operation).
 	Metric string `yaml:"metric,omitempty"`
-	// Method restricts the check to runs with that timing method.
+	// Method restricts the check to runs with that timing method (one of artifacts.Methods);
+	// on any other run the check is untestable.
 	Method string `yaml:"method,omitempty"`
 	Note   string `yaml:"note,omitempty"`
 }
@@ -171,10 +205,8 @@ func loadPaper(fsys fs.FS, dir string) (*Paper, error) {
 	}
 	p.Claims = claims.Claims
 	for _, cl := range p.Claims {
-		for _, ch := range cl.Checks {
-			if ch.Kind != "order" && ch.Kind != "ratio" {
-				return nil, fmt.Errorf("%s/claims.yaml: %s: unknown check kind %q", dir, cl.ID, ch.Kind)
-			}
+		if err := cl.validate(); err != nil {
+			return nil, fmt.Errorf("%s/claims.yaml: %s: %w", dir, cl.ID, err)
 		}
 	}
 	if _, err := fs.Stat(fsys, path.Join(dir, "caveats.yaml")); err == nil {

@@ -55,6 +55,51 @@ func TestReferenceMatchesShared(t *testing.T) {
 	}
 }
 
+func TestClaimValidation(t *testing.T) {
+	one := 1.0
+	tests := []struct {
+		name  string
+		claim Claim
+		want  string
+	}{
+		{"method gate", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x", Min: &one, Method: "openssl-cli"}}}, ""},
+		{"caveat with reason", Claim{Scope: "caveat", Reason: "the paper's command failed"}, ""},
+		{"unknown method", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x", Min: &one, Method: "openssl"}}}, "unknown method"},
+		{"unknown scope", Claim{Scope: "caveats", Reason: "r"}, "unknown scope"},
+		{"scope without reason", Claim{Scope: "caveat"}, "needs a reason"},
+		{"unknown metric", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}, Metric: "power"}}}, "unknown metric"},
+		{"ratio without band", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x"}}}, "expected"},
+		{"order of one", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x"}}}}, "two or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.claim.validate()
+			if tt.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.Paper("paper002")
+	for _, id := range []string{"C002-05", "C002-09"} {
+		cl, _ := p.Claim(id)
+		for _, ch := range cl.Checks {
+			if ch.Method != "openssl-cli" {
+				t.Errorf("%s: check %+v is not gated on openssl-cli", id, ch)
+			}
+		}
+	}
+	if cl, _ := p.Claim("C002-04"); cl.Scope != "caveat" {
+		t.Errorf("C002-04 scope %q, want caveat", cl.Scope)
+	}
+}
+
 // TestDisagreeingSourcesAreNotMixed checks PROVENANCE caveat 4 in the built data: each of the
 // rows whose power readings disagree between the repository's results and its power files keeps
 // one source for its power and energy figures, and carries the caveat on its energies only.

@@ -107,15 +107,19 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if paperID == "" {
 		paperID = m.Metadata.Paper
 	}
+	samples, err := artifacts.ParseSamples(b.Files[artifacts.FileSamples])
+	if err != nil {
+		return 0, fault.Wrap(fault.Invalid, err, "malformed %s: %s", artifacts.FileSamples, publicText(err))
+	}
 	var rep compare.Report
 	var verdicts []sqlite.ClaimVerdict
 	if p, ok := s.catalog.Paper(paperID); ok {
-		rep = compare.Compare(res, m, p)
+		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: env.Board}, m, p)
 		for _, cr := range rep.Claims {
-			verdicts = append(verdicts, sqlite.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason})
+			verdicts = append(verdicts, sqlite.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
 		}
 	} else {
-		rep = compare.Report{Dataset: paperID, Board: res.Board}
+		rep = compare.Report{Dataset: paperID, Board: res.Board, Assurance: res.Assurance, ClassStatus: env.Board.ClassStatus}
 	}
 	repJSON, err := json.Marshal(rep)
 	if err != nil {

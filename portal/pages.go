@@ -148,29 +148,8 @@ func (s *Server) paperPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, cl := range p.Claims {
-		cv := templates.ClaimView{ID: cl.ID, Claim: cl.Claim, Published: cl.Published, Source: cl.Source, Scope: cl.Scope, Reason: cl.Reason, Checks: len(cl.Checks)}
-		for verdict, n := range tallies[cl.ID] {
-			switch verdict {
-			case compare.Holds:
-				cv.Holds += n
-			case compare.Fails:
-				cv.Fails += n
-			default:
-				cv.Untestable += n
-			}
-		}
-		for _, vd := range verdicts {
-			if vd.ClaimID != cl.ID {
-				continue
-			}
-			if len(cv.Verdicts) < 20 {
-				cv.Verdicts = append(cv.Verdicts, templates.VerdictRow{RunID: vd.RunID, Verdict: vd.Verdict, Reason: vd.Reason, Board: vd.BoardClass,
-					Assurance: templates.Assurance{Level: vd.Level, Origin: vd.Origin}})
-			}
-		}
-		v.Claims = append(v.Claims, cv)
-	}
+	v.Claims = claimViews(p, verdicts, tallies)
+	v.Figures = inTextFigures(p)
 	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Paper: p.ID, Limit: 30})
 	if err != nil {
 		return err
@@ -530,36 +509,8 @@ func (s *Server) runPage(c echo.Context) error {
 		return fmt.Errorf("run %d report: %w", id, err)
 	}
 	v.Dataset, v.Tolerance = rep.Dataset, fmt.Sprintf("%.0f%%", rep.Tolerance*100)
-	for _, cc := range rep.Cells {
-		measured := "–"
-		if cc.Stats != nil {
-			measured = "median " + human(cc.Stats.Median, cc.Unit)
-		}
-		if len(cc.Rows) == 0 {
-			v.Comparison = append(v.Comparison, templates.CompareRow{Algorithm: cc.Algorithm, Operation: cc.Operation, Measured: measured,
-				Published: "–", Verdict: compare.NotComparable, Note: cc.Note})
-			continue
-		}
-		for _, rc := range cc.Rows {
-			row := templates.CompareRow{Algorithm: cc.Algorithm, Operation: cc.Operation, Measured: measured,
-				Published: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit, RefBoard: rc.Ref.Board, Source: rc.Ref.Source,
-				Verdict: rc.Verdict, Reasons: strings.Join(rc.Reasons, "; ")}
-			if rc.Measured != nil {
-				row.Measured = fmt.Sprintf("%.4g %s", *rc.Measured, rc.Ref.Unit)
-			}
-			if rc.Ratio != nil {
-				row.Ratio = fmt.Sprintf("%.3f", *rc.Ratio)
-			}
-			v.Comparison = append(v.Comparison, row)
-		}
-	}
-	for _, cr := range rep.Claims {
-		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason}
-		for _, ch := range cr.Checks {
-			row.Checks = append(row.Checks, templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail})
-		}
-		v.Claims = append(v.Claims, row)
-	}
+	v.Comparison, v.NotComparable = comparisonView(rep)
+	v.Claims = claimResultRows(rep, r.Origin)
 	return s.render(c, http.StatusOK, templates.RunPage(v))
 }
 

@@ -123,7 +123,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	}
 	var samples bytes.Buffer
 	w := csv.NewWriter(&samples)
-	w.Write([]string{"algorithm", "operation", "iteration", "value", "unit"})
+	w.Write(artifacts.SamplesHeader)
 	for _, c := range cells {
 		cell := c.Cell
 		if cell.Status == artifacts.StatusOK {
@@ -131,7 +131,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		}
 		res.Cells = append(res.Cells, cell)
 		for i, v := range c.Samples {
-			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit})
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit, cell.Variant})
 		}
 	}
 	w.Flush()

@@ -5,7 +5,11 @@
 // Regenerate the _templ.go files with `go tool templ generate` after editing a .templ file.
 package templates
 
-import "pqrepro/portal/plot"
+import (
+	"strings"
+
+	"pqrepro/portal/plot"
+)
 
 // Page is what every page's layout needs.
 type Page struct {
@@ -86,12 +90,25 @@ type VerdictRow struct {
 	Assurance              Assurance
 }
 
+// ClaimTally is how many runs on one board class, assurance level and class status gave a
+// claim each verdict. Tallies from different boards or levels are never summed.
+type ClaimTally struct {
+	Board, Level, ClassStatus                                            string
+	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted int
+}
+
 // ClaimView is a paper's claim with the verdicts runs gave it.
 type ClaimView struct {
 	ID, Claim, Published, Source, Scope, Reason string
 	Checks                                      int
-	Holds, Fails, Untestable                    int
-	Verdicts                                    []VerdictRow
+	// Tallies are per board class, assurance level and class status.
+	Tallies  []ClaimTally
+	Verdicts []VerdictRow
+}
+
+// FigureRow is one of a paper's in-text figures (a percentage or a ratio), with its unit.
+type FigureRow struct {
+	Board, Algorithm, Operation, Scenario, Metric, Stat, Value, Unit, Source, Note string
 }
 
 // PaperView is a paper's page.
@@ -101,9 +118,11 @@ type PaperView struct {
 	Measured, Boards             []string
 	Experiments                  []ExperimentRow
 	Reference                    []RefRow
-	Claims                       []ClaimView
-	Runs                         []RunRow
-	Provenance                   string
+	// Figures are the reference rows that are in-text percentages and ratios.
+	Figures    []FigureRow
+	Claims     []ClaimView
+	Runs       []RunRow
+	Provenance string
 }
 
 // BoardOption is a board class a connected runner offers.
@@ -171,12 +190,39 @@ type CompareRow struct {
 	Algorithm, Operation, Measured, Published, RefBoard, Source, Verdict, Ratio, Reasons, Note string
 }
 
-// CheckRow is one check of a claim on a run.
-type CheckRow struct{ Verdict, Detail string }
+// NotComparableRow collapses one cell's published figures that cannot be compared with the
+// run into one line: how many, and every distinct reason.
+type NotComparableRow struct {
+	Cell     string
+	Figures  int
+	Reasons  []string
+	Measured string
+}
 
-// ClaimResultRow is a claim's verdict on a run.
+// Why is the row's reasons as one line.
+func (n NotComparableRow) Why() string { return strings.Join(n.Reasons, "; ") }
+
+// IntervalRow is one bootstrap interval of a check: the ratio of medians and its bounds.
+type IntervalRow struct {
+	Ratio, Point, Lo, Hi, Verdict string
+	// Seed is the full hex seed; ShortSeed its first 16 digits, for display.
+	Seed, ShortSeed string
+}
+
+// CheckRow is one check of a claim on a run.
+type CheckRow struct {
+	Verdict, Detail string
+	// Method and Resamples say how the intervals were obtained; empty when untestable.
+	Method    string
+	Resamples int
+	Intervals []IntervalRow
+}
+
+// ClaimResultRow is a claim's verdict on a run, with the board it was obtained on.
 type ClaimResultRow struct {
 	ID, Claim, Verdict, Reason string
+	Board, ClassStatus         string
+	Assurance                  Assurance
 	Checks                     []CheckRow
 }
 
@@ -196,7 +242,9 @@ type RunView struct {
 	Checks                                                  []string
 	Dataset, Tolerance                                      string
 	Comparison                                              []CompareRow
-	Claims                                                  []ClaimResultRow
+	// NotComparable lists, per cell, the published figures the run cannot be compared with.
+	NotComparable []NotComparableRow
+	Claims        []ClaimResultRow
 }
 
 // LeaderRow is a board's standing in a leaderboard.

@@ -58,13 +58,14 @@ func main() {
 }
 
 type template struct {
-	res    *artifacts.Result
-	m      *artifacts.Manifest
-	paper  *experiments.Paper
-	bundle []byte
-	digest string
-	env    []byte
-	keys   artifacts.PublicKeys
+	res     *artifacts.Result
+	m       *artifacts.Manifest
+	paper   *experiments.Paper
+	bundle  []byte
+	digest  string
+	env     []byte
+	keys    artifacts.PublicKeys
+	samples artifacts.Samples
 }
 
 func seed(ctx context.Context, dir string, want int) error {
@@ -111,7 +112,11 @@ func seed(ctx context.Context, dir string, want int) error {
 		if err != nil {
 			return err
 		}
-		tpls = append(tpls, template{res: res, m: c, paper: p, bundle: buf.Bytes(), digest: digest, env: b.Files[artifacts.FileEnvironment], keys: id.Public()})
+		samples, err := artifacts.ParseSamples(b.Files[artifacts.FileSamples])
+		if err != nil {
+			return err
+		}
+		tpls = append(tpls, template{res: res, m: c, paper: p, bundle: buf.Bytes(), digest: digest, env: b.Files[artifacts.FileEnvironment], keys: id.Public(), samples: samples})
 	}
 	have, err := srv.Store().CountCells(ctx)
 	if err != nil {
@@ -126,8 +131,12 @@ func seed(ctx context.Context, dir string, want int) error {
 		res := *tp.res
 		res.Board, res.Assurance = bd.class, bd.level
 		res.Cells = nil
+		samples := artifacts.Samples{Values: map[artifacts.CellKey][]float64{}}
 		for _, c := range tp.res.Cells {
 			f := bd.scale * (0.9 + 0.2*rng.Float64())
+			for _, x := range tp.samples.Values[artifacts.KeyOf(c)] {
+				samples.Values[artifacts.KeyOf(c)] = append(samples.Values[artifacts.KeyOf(c)], x*f)
+			}
 			s := *c.Stats
 			s.Min, s.P25, s.Median, s.P75, s.Max, s.Mean, s.Stddev = s.Min*f, s.P25*f, s.Median*f, s.P75*f, s.Max*f, s.Mean*f, s.Stddev*f
 			c.Stats, c.Unit = &s, bd.unit
@@ -136,7 +145,7 @@ func seed(ctx context.Context, dir string, want int) error {
 			}
 			res.Cells = append(res.Cells, c)
 		}
-		rep := compare.Compare(&res, tp.m, tp.paper)
+		rep := compare.Compare(compare.Run{Result: &res, Samples: samples}, tp.m, tp.paper)
 		repJSON, _ := json.Marshal(rep)
 		var verdicts []sqlite.ClaimVerdict
 		for _, cr := range rep.Claims {

@@ -152,7 +152,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	printCells(stdout, res)
 	if p, ok := cat.Paper(m.Spec.Reference.Dataset); ok {
-		printComparison(stdout, compare.Compare(res, m, p))
+		run, err := compare.RunFromBundle(bundle)
+		if err != nil {
+			return fmt.Errorf("compare %s: %w", dest, err)
+		}
+		printComparison(stdout, compare.Compare(run, m, p))
 	}
 	fmt.Fprintf(stdout, "\nbundle: %s (signed by %s) in %s\n", dest, id.Public().Fingerprint(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "verify: pqrepro verify %s\n", dest)
@@ -288,49 +292,39 @@ func printCells(w io.Writer, res *artifacts.Result) {
 }
 
 func printComparison(w io.Writer, rep compare.Report) {
-	fmt.Fprintf(w, "\nCOMPARISON with %s (board %s, tolerance %.0f%%)\n", rep.Dataset, rep.Board, rep.Tolerance*100)
+	fmt.Fprintf(w, "\nCOMPARISON with %s (board %s, tolerance %.0f%%)\n", rep.Dataset, boardLabel(rep.Board, rep.ClassStatus), rep.Tolerance*100)
 	for _, c := range rep.Cells {
+		name := c.Algorithm + " " + c.Operation
+		if c.Variant != "" {
+			name += " [" + c.Variant + "]"
+		}
 		if len(c.Rows) == 0 {
-			fmt.Fprintf(w, "  %s %s: not comparable: %s\n", c.Algorithm, c.Operation, c.Note)
+			fmt.Fprintf(w, "  %s: not comparable: %s\n", name, c.Note)
 			continue
 		}
-		comparable, other := 0, []compare.RowComparison{}
+		other := 0
 		for _, r := range c.Rows {
-			if r.Verdict != compare.NotComparable {
-				comparable++
-				fmt.Fprintf(w, "  %s %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", c.Algorithm, c.Operation, r.Verdict,
-					r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
-				for _, cv := range r.Caveats {
-					fmt.Fprintf(w, "      caveat: %s\n", cv)
-				}
-			} else {
-				other = append(other, r)
+			if r.Verdict == compare.NotComparable {
+				other++
+				continue
+			}
+			fmt.Fprintf(w, "  %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", name, r.Verdict,
+				r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
+			for _, n := range r.Notes {
+				fmt.Fprintf(w, "      note: %s\n", n)
+			}
+			for _, cv := range r.Caveats {
+				fmt.Fprintf(w, "      caveat: %s\n", cv)
 			}
 		}
-		if len(other) > 0 {
-			// Show the nearest published figure: the one with the fewest reasons not to compare.
-			r := other[0]
-			for _, o := range other[1:] {
-				if len(o.Reasons) < len(r.Reasons) {
-					r = o
-				}
-			}
-			ratio := ""
-			if r.Ratio != nil {
-				ratio = fmt.Sprintf(", ratio %.3g for context only", *r.Ratio)
-			}
-			more := ""
-			if len(other) > 1 {
-				more = fmt.Sprintf(" (and %d more published figures)", len(other)-1)
-			}
-			fmt.Fprintf(w, "  %s %s: not comparable with %s %s on %s [%s]%s: %s%s\n", c.Algorithm, c.Operation, r.Ref.Text, r.Ref.Unit,
-				orNone(r.Ref.Board), r.Ref.Source, ratio, strings.Join(r.Reasons, "; "), more)
+		if other > 0 {
+			fmt.Fprintf(w, "  %s: %d published figure(s) not comparable: %s\n", name, other, strings.Join(compare.CollapseReasons(c.Rows), "; "))
 		}
 	}
 	if len(rep.Claims) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nCLAIMS")
+	fmt.Fprintf(w, "\nCLAIMS (on %s, %s; checks: %s, %d resamples, 95%% intervals)\n", boardLabel(rep.Board, rep.ClassStatus), rep.Assurance, compare.Method, compare.Resamples)
 	for _, cl := range rep.Claims {
 		fmt.Fprintf(w, "  %s %s: %s\n", cl.Claim.ID, strings.ToUpper(cl.Verdict), cl.Claim.Claim)
 		if cl.Reason != "" {
@@ -342,11 +336,12 @@ func printComparison(w io.Writer, rep compare.Report) {
 	}
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "no board"
+// boardLabel is a board class with its status when the class was declared, not verified.
+func boardLabel(class, status string) string {
+	if status == artifacts.ClassDeclared {
+		return class + " (class declared, not verified)"
 	}
-	return s
+	return class
 }
 
 func cmdVerify(args []string, stdout io.Writer) error {
@@ -438,7 +433,11 @@ func cmdShow(args []string, stdout io.Writer) error {
 		return err
 	}
 	if p, ok := cat.Paper(m.Spec.Reference.Dataset); ok {
-		printComparison(stdout, compare.Compare(res, m, p))
+		run, err := compare.RunFromBundle(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		printComparison(stdout, compare.Compare(run, m, p))
 	}
 	return nil
 }

@@ -52,6 +52,9 @@ type ClaimVerdict struct {
 	BoardClass string
 	Level      string
 	Origin     string
+	// ClassStatus is how the board class was established (verified, declared, or empty for
+	// verdicts published before it was recorded).
+	ClassStatus string
 }
 
 // Publication is a verified run to publish, with its cells and claim verdicts. When JobID is
@@ -118,8 +121,8 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			}
 		}
 		for _, v := range p.Claims {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason) VALUES (?, ?, ?, ?, ?)`,
-				id, v.Paper, v.ClaimID, v.Verdict, v.Reason); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason, class_status) VALUES (?, ?, ?, ?, ?, ?)`,
+				id, v.Paper, v.ClaimID, v.Verdict, v.Reason, v.ClassStatus); err != nil {
 				return err
 			}
 		}
@@ -229,7 +232,7 @@ func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error
 // ClaimVerdicts returns the verdicts runs gave a paper's claims (or one run's when runID > 0),
 // newest run first.
 func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin
+	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin, v.class_status
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
 		WHERE (? = '' OR v.paper = ?) AND (? = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
 	if err != nil {
@@ -239,7 +242,7 @@ func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([
 	var out []ClaimVerdict
 	for rows.Next() {
 		var v ClaimVerdict
-		if err := rows.Scan(&v.RunID, &v.Paper, &v.ClaimID, &v.Verdict, &v.Reason, &v.BoardClass, &v.Level, &v.Origin); err != nil {
+		if err := rows.Scan(&v.RunID, &v.Paper, &v.ClaimID, &v.Verdict, &v.Reason, &v.BoardClass, &v.Level, &v.Origin, &v.ClassStatus); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -448,24 +451,32 @@ func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
 	return out, rows.Err()
 }
 
-// ClaimTallies counts, per claim of a paper, how many runs gave each verdict.
-func (s *Store) ClaimTallies(ctx context.Context, paper string) (map[string]map[string]int, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, verdict, COUNT(*) FROM claim_verdicts WHERE paper = ? GROUP BY claim_id, verdict`, paper)
+// ClaimTally is how many runs gave one claim one verdict on one board class, assurance level
+// and class status.
+type ClaimTally struct {
+	ClaimID, BoardClass, Level, ClassStatus, Verdict string
+	Runs                                             int
+}
+
+// ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
+// how many runs gave each verdict; verdicts from different boards or levels are never summed.
+// Rows come ordered by claim, level, board class and class status.
+func (s *Store) ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT v.claim_id, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
+		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.paper = ?
+		GROUP BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict
+		ORDER BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict`, paper)
 	if err != nil {
 		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 	}
 	defer rows.Close()
-	out := map[string]map[string]int{}
+	var out []ClaimTally
 	for rows.Next() {
-		var claim, verdict string
-		var n int
-		if err := rows.Scan(&claim, &verdict, &n); err != nil {
-			return nil, err
+		var t ClaimTally
+		if err := rows.Scan(&t.ClaimID, &t.BoardClass, &t.Level, &t.ClassStatus, &t.Verdict, &t.Runs); err != nil {
+			return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 		}
-		if out[claim] == nil {
-			out[claim] = map[string]int{}
-		}
-		out[claim][verdict] = n
+		out = append(out, t)
 	}
 	return out, rows.Err()
 }

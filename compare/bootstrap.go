@@ -1,0 +1,175 @@
+package compare
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// The bootstrap behind every claim check (see docs/DECISIONS.md, "Comparison").
+const (
+	// Method names the criterion in every check result.
+	Method = "percentile bootstrap of the ratio of medians"
+	// Resamples is the number of bootstrap resamples per interval.
+	Resamples = 2000
+	// Confidence is the interval's nominal coverage.
+	Confidence = 0.95
+	// MinSamples is the fewest samples a cell needs for an interval: with fewer, the
+	// resampled medians take so few distinct values that the interval means little.
+	MinSamples = 5
+	// seedDomain separates this use of SHA-256 from any other.
+	seedDomain = "pqrepro/compare/bootstrap/v1"
+)
+
+// Interval is a percentile bootstrap interval of median(Num)/median(Den).
+type Interval struct {
+	// Num and Den name the cells ("ALG/op"); Point is the ratio of the observed medians.
+	Num   string  `json:"num"`
+	Den   string  `json:"den"`
+	Point float64 `json:"point"`
+	// Lo and Hi bound the central Confidence interval of the resampled ratios.
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+	// Seed is the hex SHA-256 that seeded the ChaCha8 stream (see BootstrapSeed).
+	Seed string `json:"seed"`
+	// Verdict is this pair's verdict (holds, fails, inconclusive).
+	Verdict string `json:"verdict"`
+}
+
+// BootstrapSeed derives the 32-byte ChaCha8 seed of one interval from the manifest's id, the
+// metric and the two cells, so the same samples always give the same interval, bit for bit.
+func BootstrapSeed(manifestID, metric, num, den string) [32]byte {
+	h := sha256.New()
+	for _, s := range []string{seedDomain, manifestID, metric, num, den} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	var seed [32]byte
+	copy(seed[:], h.Sum(nil))
+	return seed
+}
+
+// RatioInterval returns the percentile bootstrap interval of median(num)/median(den): each
+// of Resamples rounds draws len(num) values from num and len(den) from den, independently
+// and with replacement, from a ChaCha8 stream seeded with seed, and takes the ratio of the
+// two medians; Lo and Hi are the 2.5% and 97.5% quantiles of those ratios (type 7). Both
+// slices must be non-empty, den with a positive median; neither is modified.
+func RatioInterval(num, den []float64, seed [32]byte) (point, lo, hi float64) {
+	sn, sd := slices.Sorted(slices.Values(num)), slices.Sorted(slices.Values(den))
+	point = sortedMedian(sn) / sortedMedian(sd)
+	rng := rand.New(rand.NewChaCha8(seed))
+	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
+	ratios := make([]float64, Resamples)
+	for b := range ratios {
+		mn := resampledMedian(sn, cn, rng)
+		ratios[b] = mn / resampledMedian(sd, cd, rng)
+	}
+	slices.Sort(ratios)
+	alpha := (1 - Confidence) / 2
+	return point, quantile(ratios, alpha), quantile(ratios, 1-alpha)
+}
+
+// resampledMedian draws len(sorted) indices with replacement and returns the median of the
+// values drawn. It counts how often each index was drawn and walks the counts in sorted
+// order, which gives exactly the median of the resample without sorting or selecting it.
+func resampledMedian(sorted []float64, counts []int32, rng *rand.Rand) float64 {
+	n := len(sorted)
+	clear(counts)
+	for range n {
+		counts[rng.IntN(n)]++
+	}
+	k := (n - 1) / 2 // the lower middle order statistic, 0-based
+	seen, i := 0, 0
+	for ; ; i++ {
+		seen += int(counts[i])
+		if seen > k {
+			break
+		}
+	}
+	if n%2 == 1 || seen > k+1 {
+		return sorted[i]
+	}
+	j := i + 1
+	for counts[j] == 0 {
+		j++
+	}
+	return (sorted[i] + sorted[j]) / 2
+}
+
+// sortedMedian is the median of sorted values.
+func sortedMedian(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantile is the type 7 quantile of sorted values.
+func quantile(sorted []float64, p float64) float64 {
+	h := p * float64(len(sorted)-1)
+	i := int(math.Floor(h))
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// median returns the median of v (the mean of the two middle values for even n), reordering
+// v in place. It selects in linear expected time with a three-way partition, so a cell of
+// identical values (emulated instruction counts) costs no more than any other.
+func median(v []float64) float64 {
+	n := len(v)
+	k := (n - 1) / 2
+	m := selectK(v, k)
+	if n%2 == 1 {
+		return m
+	}
+	// After selectK every element right of k is >= v[k]; the next order statistic is
+	// their minimum.
+	next := math.Inf(1)
+	for _, x := range v[k+1:] {
+		next = min(next, x)
+	}
+	return (m + next) / 2
+}
+
+// selectK reorders v so that v[k] is its k-th smallest value, everything left of k is no
+// larger and everything right of k no smaller, and returns v[k].
+func selectK(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		// Median of three as the pivot.
+		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		// Dutch national flag: [lo,lt) < p, [lt,i) == p, (gt,hi] > p.
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case v[i] < p:
+				v[lt], v[i] = v[i], v[lt]
+				lt++
+				i++
+			case v[i] > p:
+				v[i], v[gt] = v[gt], v[i]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
+}
+
+// seedHex is the seed as stored in a result.
+func seedHex(s [32]byte) string { return hex.EncodeToString(s[:]) }

@@ -1,0 +1,275 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+// CheckClaim tests a claim's checks on one run, measured with the given method. A scoped
+// claim is never verdicted; otherwise the claim holds only when every check is testable and
+// holds (see the verdict constants).
+func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
+	res := run.Result
+	if method == "" {
+		method = artifacts.MethodInProcess
+	}
+	cr := ClaimResult{Claim: cl, Reason: cl.Reason, Board: res.Board, ClassStatus: run.Board.ClassStatus, Assurance: res.Assurance, Method: method}
+	if cl.Scope != "" {
+		cr.Verdict = NotVerdicted
+		cr.Reason = strings.TrimSpace(fmt.Sprintf("scope %s: %s", cl.Scope, cl.Reason))
+		return cr
+	}
+	if len(cl.Checks) == 0 {
+		cr.Verdict = Untestable
+		if cr.Reason == "" {
+			cr.Reason = "the claim has no check a single run can test"
+		}
+		return cr
+	}
+	n := map[string]int{}
+	for _, ch := range cl.Checks {
+		r := runCheck(ch, run, method)
+		n[r.Verdict]++
+		cr.Checks = append(cr.Checks, r)
+	}
+	total := len(cl.Checks)
+	testable := total - n[Untestable]
+	switch {
+	case n[Fails] > 0:
+		cr.Verdict = Fails
+	case n[Inconclusive] > 0:
+		cr.Verdict = Inconclusive
+	case testable == 0:
+		cr.Verdict = Untestable
+		if cr.Reason == "" {
+			cr.Reason = "no check could be tested on this run"
+		}
+	case testable < total:
+		cr.Verdict = PartlyTestable
+		cr.Reason = strings.TrimSpace(fmt.Sprintf("%d of %d checks testable on this run, and they hold; the claim as a whole is not shown. %s", testable, total, cl.Reason))
+	default:
+		cr.Verdict = Holds
+	}
+	if cr.Verdict == Fails || cr.Verdict == Inconclusive {
+		if n[Untestable] > 0 {
+			cr.Reason = strings.TrimSpace(fmt.Sprintf("%d of %d checks testable on this run. %s", testable, total, cl.Reason))
+		}
+	}
+	return cr
+}
+
+// sampled is one cell's samples as a check reads them.
+type sampled struct {
+	ref    string
+	values []float64
+	unit   string
+	note   string
+}
+
+func runCheck(ch experiments.Check, run Run, method string) CheckResult {
+	cr := CheckResult{Check: ch, Verdict: Untestable}
+	if ch.Method != "" && ch.Method != method {
+		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
+		return cr
+	}
+	refs := ch.Cells
+	if ch.Kind == "ratio" {
+		refs = []string{ch.Num, ch.Den}
+	}
+	metric := ch.Metric
+	if metric == "" {
+		metric = "time"
+	}
+	cells := make([]sampled, len(refs))
+	var missing, notes []string
+	for i, ref := range refs {
+		s, why := samplesOf(run, ref, metric)
+		if why != "" {
+			missing = append(missing, ref+": "+why)
+		}
+		if s.note != "" {
+			notes = append(notes, s.note)
+		}
+		cells[i] = s
+	}
+	if len(missing) > 0 {
+		cr.Detail = strings.Join(missing, "; ")
+		return cr
+	}
+	unit := cells[0].unit
+	for _, s := range cells[1:] {
+		if s.unit != unit {
+			cr.Detail = fmt.Sprintf("units differ: %s in %s, %s in %s", cells[0].ref, unit, s.ref, s.unit)
+			return cr
+		}
+	}
+	if len(refs) < 2 {
+		cr.Detail = "a check needs two cells"
+		return cr
+	}
+	cr.Method, cr.Resamples, cr.Unit = Method, Resamples, unit
+	interval := func(num, den sampled) Interval {
+		seed := BootstrapSeed(run.Result.ManifestID, metric, num.ref, den.ref)
+		p, lo, hi := RatioInterval(num.values, den.values, seed)
+		return Interval{Num: num.ref, Den: den.ref, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
+	}
+	var parts []string
+	if ch.Kind == "order" {
+		// Each consecutive pair a < b: the interval of median(b)/median(a) against 1.
+		cr.Verdict = Holds
+		for i := 1; i < len(cells); i++ {
+			iv := interval(cells[i], cells[i-1])
+			switch {
+			case iv.Lo > 1:
+				iv.Verdict = Holds
+			case iv.Hi < 1:
+				iv.Verdict = Fails
+			default:
+				iv.Verdict = Inconclusive
+			}
+			cr.Verdict = worse(cr.Verdict, iv.Verdict)
+			cr.Intervals = append(cr.Intervals, iv)
+			parts = append(parts, fmt.Sprintf("%s / %s = %s", iv.Num, iv.Den, fmtInterval(iv)))
+		}
+		var meds []string
+		for _, s := range cells {
+			meds = append(meds, s.ref+" "+fmtVal(median(slices.Clone(s.values)), unit))
+		}
+		lead := map[string]string{Holds: "in order", Fails: "out of order", Inconclusive: "cannot tell the order"}[cr.Verdict]
+		sep := ", "
+		if cr.Verdict == Holds {
+			sep = " < "
+		}
+		cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
+	} else {
+		lo, hi, want := band(ch)
+		iv := interval(cells[0], cells[1])
+		switch {
+		case iv.Lo >= lo && iv.Hi <= hi:
+			iv.Verdict = Holds
+		case iv.Hi < lo || iv.Lo > hi:
+			iv.Verdict = Fails
+		default:
+			iv.Verdict = Inconclusive
+		}
+		cr.Verdict = iv.Verdict
+		cr.Intervals = []Interval{iv}
+		cr.Detail = fmt.Sprintf("%s / %s = %s (claim: %s)", iv.Num, iv.Den, fmtInterval(iv), want)
+	}
+	if metric == "time" && unit == artifacts.UnitInstructions {
+		notes = append(notes, "tested on emulated instruction counts, not time")
+	}
+	if len(notes) > 0 {
+		cr.Detail += "; " + strings.Join(notes, "; ")
+	}
+	return cr
+}
+
+// band is the interval a ratio check's claim allows, and how to say it.
+func band(ch experiments.Check) (lo, hi float64, want string) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	var parts []string
+	if ch.Expected > 0 {
+		t := ch.Tolerance
+		if t == 0 {
+			t = artifacts.DefaultTolerance
+		}
+		lo, hi = ch.Expected*(1-t), ch.Expected*(1+t)
+		parts = append(parts, fmt.Sprintf("%.3g ± %.0f%%", ch.Expected, t*100))
+	}
+	if ch.Min != nil {
+		lo = max(lo, *ch.Min)
+		parts = append(parts, fmt.Sprintf("≥ %.3g", *ch.Min))
+	}
+	if ch.Max != nil {
+		hi = min(hi, *ch.Max)
+		parts = append(parts, fmt.Sprintf("≤ %.3g", *ch.Max))
+	}
+	want = strings.Join(parts, ", ")
+	if !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+		want += fmt.Sprintf(", i.e. [%.3g, %.3g]", lo, hi)
+	}
+	return lo, hi, want
+}
+
+// worse returns the more damning of two check verdicts: fails over inconclusive over holds.
+func worse(a, b string) string {
+	rank := map[string]int{Holds: 0, Inconclusive: 1, Fails: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// samplesOf returns the samples a check compares for cell ref ("ALG/op"), or why there are
+// none. The cell that ran the manifest's method is preferred; when it did not produce
+// samples and a variant of it did, the variant is used and the note says so.
+func samplesOf(run Run, ref, metric string) (sampled, string) {
+	s := sampled{ref: ref}
+	i := strings.LastIndexByte(ref, '/')
+	if i < 0 {
+		return s, "malformed cell name"
+	}
+	alg, op := ref[:i], ref[i+1:]
+	var matches []artifacts.Cell
+	for _, c := range run.Result.Cells {
+		if c.Algorithm == alg && c.Operation == op {
+			matches = append(matches, c)
+		}
+	}
+	if len(matches) == 0 {
+		return s, "not measured in this run"
+	}
+	slices.SortStableFunc(matches, func(a, b artifacts.Cell) int {
+		return strings.Compare(a.Variant, b.Variant) // the manifest's own method ("") first
+	})
+	c := matches[0]
+	if c.Status != artifacts.StatusOK {
+		j := slices.IndexFunc(matches, func(c artifacts.Cell) bool { return c.Status == artifacts.StatusOK })
+		if j < 0 {
+			return s, "cell " + c.Status + ": " + c.Error
+		}
+		c = matches[j]
+		s.note = fmt.Sprintf("%s measured with a variant (%s), as the manifest's command %s", ref, c.Variant, matches[0].Status)
+	}
+	k := artifacts.KeyOf(c)
+	if metric == "energy" {
+		v := run.Samples.Energy[k]
+		if len(v) == 0 {
+			why := "no per-iteration energy samples in the bundle"
+			if c.Energy != nil && c.Energy.Absent != "" {
+				why += " (energy absent: " + c.Energy.Absent + ")"
+			}
+			return s, why
+		}
+		s.values, s.unit = v, artifacts.UnitJoules
+	} else {
+		s.values, s.unit = run.Samples.Values[k], c.Unit
+		if len(s.values) == 0 {
+			return s, "no samples for this cell in the bundle"
+		}
+		if c.Stats != nil && c.Stats.N != len(s.values) {
+			return s, fmt.Sprintf("samples.csv holds %d samples, result.json says n=%d", len(s.values), c.Stats.N)
+		}
+	}
+	if len(s.values) < MinSamples {
+		return s, fmt.Sprintf("too few samples for an interval (%d, need %d)", len(s.values), MinSamples)
+	}
+	if m := median(slices.Clone(s.values)); !(m > 0) {
+		return s, fmt.Sprintf("median %g: a ratio needs a positive median", m)
+	}
+	return s, ""
+}
+
+func fmtInterval(iv Interval) string {
+	return fmt.Sprintf("%.3f, 95%% interval [%.3f, %.3f]", iv.Point, iv.Lo, iv.Hi)
+}
+
+func fmtVal(v float64, unit string) string {
+	return fmt.Sprintf("%.4g %s", v, unit)
+}

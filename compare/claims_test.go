@@ -1,0 +1,262 @@
+package compare
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+// noisy returns n hand-built samples spread uniformly over center ± spread, from a fixed
+// stream so every test run sees the same data.
+func noisy(seed uint64, n int, center, spread float64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = center + spread*(2*r.Float64()-1)
+	}
+	return v
+}
+
+// sampledRun builds a run from cells' samples, with statistics that agree with them.
+func sampledRun(unit string, cells map[string][]float64) Run {
+	run := Run{Result: &artifacts.Result{ManifestID: "sha256:test", Board: "host", Assurance: artifacts.AssuranceHost, Method: artifacts.MethodInProcess},
+		Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{}, Energy: map[artifacts.CellKey][]float64{}}}
+	names := make([]string, 0, len(cells))
+	for k := range cells {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, ref := range names {
+		alg, op, _ := strings.Cut(ref, "/")
+		v := cells[ref]
+		c := artifacts.Cell{Algorithm: alg, Operation: op, Status: artifacts.StatusOK, Unit: unit,
+			Stats: &artifacts.Stats{N: len(v), Median: median(slices.Clone(v))}}
+		run.Result.Cells = append(run.Result.Cells, c)
+		run.Samples.Values[artifacts.KeyOf(c)] = v
+	}
+	return run
+}
+
+func f(v float64) *float64 { return &v }
+
+func order(cells ...string) experiments.Check { return experiments.Check{Kind: "order", Cells: cells} }
+
+func TestBootstrapChecks(t *testing.T) {
+	run := sampledRun("ns", map[string][]float64{
+		"A/verify": noisy(1, 200, 100, 10),
+		"A/sign":   noisy(2, 200, 200, 20),
+		"B/sign":   noisy(3, 200, 500, 50),
+		"C/sign":   noisy(4, 200, 100, 10), // same distribution as A/verify
+		"D/sign":   noisy(5, 200, 216, 30), // 2.16 × A/verify: on the band's lower bound below
+		"E/sign":   noisy(6, 200, 240, 5),  // 2.4 × A/verify
+		"F/sign":   noisy(7, 3, 100, 1),    // too few
+	})
+	tests := []struct {
+		name   string
+		check  experiments.Check
+		want   string
+		detail string
+	}{
+		{"clearly separated ordering holds", order("A/verify", "A/sign", "B/sign"), Holds, "in order"},
+		{"reversed ordering fails", order("A/sign", "A/verify"), Fails, "out of order"},
+		{"overlapping ordering is inconclusive", order("A/verify", "C/sign"), Inconclusive, "cannot tell"},
+		{"ratio inside the band holds", experiments.Check{Kind: "ratio", Num: "E/sign", Den: "A/verify", Expected: 2.4, Tolerance: 0.1}, Holds, "i.e. [2.16, 2.64]"},
+		{"ratio straddling a bound is inconclusive", experiments.Check{Kind: "ratio", Num: "D/sign", Den: "A/verify", Expected: 2.4, Tolerance: 0.1}, Inconclusive, ""},
+		{"ratio wholly outside fails", experiments.Check{Kind: "ratio", Num: "B/sign", Den: "A/verify", Min: f(1), Max: f(3)}, Fails, ""},
+		{"ratio with a minimum only", experiments.Check{Kind: "ratio", Num: "B/sign", Den: "A/verify", Min: f(3)}, Holds, "≥ 3"},
+		{"too few samples", order("A/verify", "F/sign"), Untestable, "too few samples for an interval"},
+		{"cell not measured", order("A/sign", "Z/sign"), Untestable, "not measured"},
+		{"method gate", experiments.Check{Kind: "ratio", Num: "A/sign", Den: "B/sign", Min: f(0), Method: artifacts.MethodOpenSSLCLI}, Untestable, "applies to openssl-cli runs"},
+		{"energy without per-iteration samples", experiments.Check{Kind: "ratio", Num: "A/sign", Den: "B/sign", Min: f(0), Metric: "energy"}, Untestable, "no per-iteration energy samples"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCheck(tt.check, run, artifacts.MethodInProcess)
+			if r.Verdict != tt.want {
+				t.Fatalf("verdict %s (%s), want %s", r.Verdict, r.Detail, tt.want)
+			}
+			if tt.detail != "" && !strings.Contains(r.Detail, tt.detail) {
+				t.Errorf("detail %q lacks %q", r.Detail, tt.detail)
+			}
+			if r.Verdict == Untestable {
+				if len(r.Intervals) != 0 || r.Method != "" {
+					t.Errorf("an untestable check records an interval: %+v", r)
+				}
+				return
+			}
+			if r.Method != Method || r.Resamples != Resamples || len(r.Intervals) == 0 {
+				t.Fatalf("method %q resamples %d intervals %d", r.Method, r.Resamples, len(r.Intervals))
+			}
+			for _, iv := range r.Intervals {
+				if !(iv.Lo <= iv.Point && iv.Point <= iv.Hi) || len(iv.Seed) != 64 {
+					t.Errorf("interval %+v: the point must lie inside and the seed be 32 bytes of hex", iv)
+				}
+			}
+			again := runCheck(tt.check, run, artifacts.MethodInProcess)
+			if !reflect.DeepEqual(r, again) {
+				t.Errorf("a re-run with the same seed differs:\n%+v\n%+v", r, again)
+			}
+		})
+	}
+}
+
+func TestBootstrapSeedAndInterval(t *testing.T) {
+	a, b := noisy(1, 50, 100, 10), noisy(2, 50, 150, 10)
+	ca, cb := slices.Clone(a), slices.Clone(b)
+	s1 := BootstrapSeed("sha256:m", "time", "X/b", "X/a")
+	p1, lo1, hi1 := RatioInterval(b, a, s1)
+	p2, lo2, hi2 := RatioInterval(b, a, s1)
+	if p1 != p2 || lo1 != lo2 || hi1 != hi2 {
+		t.Fatalf("same seed, different interval: %v %v %v vs %v %v %v", p1, lo1, hi1, p2, lo2, hi2)
+	}
+	if !slices.Equal(a, ca) || !slices.Equal(b, cb) {
+		t.Fatal("RatioInterval reordered its inputs")
+	}
+	for _, other := range [][32]byte{BootstrapSeed("sha256:n", "time", "X/b", "X/a"), BootstrapSeed("sha256:m", "time", "X/a", "X/b"), BootstrapSeed("sha256:m", "energy", "X/b", "X/a")} {
+		if other == s1 {
+			t.Error("the seed must depend on the manifest, the metric and the cells")
+		}
+	}
+	if _, lo3, hi3 := RatioInterval(b, a, BootstrapSeed("sha256:n", "time", "X/b", "X/a")); lo3 == lo1 && hi3 == hi1 {
+		t.Error("a different seed gave a bit-identical interval")
+	}
+	// Constant samples (emulated instruction counts) have a degenerate interval.
+	if p, lo, hi := RatioInterval([]float64{6, 6, 6, 6, 6}, []float64{3, 3, 3, 3, 3}, s1); p != 2 || lo != 2 || hi != 2 {
+		t.Errorf("constant samples: %v [%v, %v], want 2 [2, 2]", p, lo, hi)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for n := 1; n < 60; n++ {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(r.IntN(7)) // many ties
+		}
+		s := slices.Sorted(slices.Values(v))
+		want := s[(n-1)/2]
+		if n%2 == 0 {
+			want = (s[n/2-1] + s[n/2]) / 2
+		}
+		if got := median(v); got != want {
+			t.Fatalf("n=%d: median %v, want %v", n, got, want)
+		}
+	}
+}
+
+func TestClaimVerdicts(t *testing.T) {
+	run := sampledRun("ns", map[string][]float64{
+		"A/verify": noisy(1, 100, 100, 10),
+		"A/sign":   noisy(2, 100, 200, 20),
+		"C/sign":   noisy(4, 100, 100, 10),
+	})
+	run.Board.ClassStatus = artifacts.ClassVerified
+	holds, fails, unsure := order("A/verify", "A/sign"), order("A/sign", "A/verify"), order("A/verify", "C/sign")
+	missing := order("A/verify", "Z/sign")
+	tests := []struct {
+		name   string
+		claim  experiments.Claim
+		method string
+		want   string
+		reason string
+	}{
+		{"every check holds", experiments.Claim{Checks: []experiments.Check{holds, holds}}, "", Holds, ""},
+		{"one check untestable", experiments.Claim{Checks: []experiments.Check{holds, missing}}, "", PartlyTestable, "1 of 2 checks testable"},
+		{"method-gated check on another method", experiments.Claim{Checks: []experiments.Check{holds, {Kind: "ratio", Num: "A/sign", Den: "A/verify", Min: f(0.9), Method: artifacts.MethodOpenSSLCLI}}}, artifacts.MethodInProcess, PartlyTestable, ""},
+		{"no check testable", experiments.Claim{Checks: []experiments.Check{missing}}, "", Untestable, ""},
+		{"a failing check decides", experiments.Claim{Checks: []experiments.Check{holds, unsure, fails, missing}}, "", Fails, ""},
+		{"a straddling check, none failing", experiments.Claim{Checks: []experiments.Check{holds, unsure}}, "", Inconclusive, ""},
+		{"caveat scope with checks is never verdicted", experiments.Claim{Scope: "caveat", Reason: "the paper's command failed", Checks: []experiments.Check{fails}}, "", NotVerdicted, "scope caveat: the paper's command failed"},
+		{"board-specific scope", experiments.Claim{Scope: "board-specific", Reason: "needs the ESP32-C6", Checks: []experiments.Check{holds}}, "", NotVerdicted, "needs the ESP32-C6"},
+		{"no checks", experiments.Claim{}, "", Untestable, "no check"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := CheckClaim(tt.claim, run, tt.method)
+			if r.Verdict != tt.want {
+				t.Fatalf("verdict %s (%s) %+v, want %s", r.Verdict, r.Reason, r.Checks, tt.want)
+			}
+			if tt.reason != "" && !strings.Contains(r.Reason, tt.reason) {
+				t.Errorf("reason %q lacks %q", r.Reason, tt.reason)
+			}
+			if r.Verdict == NotVerdicted && len(r.Checks) != 0 {
+				t.Errorf("a scoped claim's checks were run: %+v", r.Checks)
+			}
+			if r.Board != "host" || r.Assurance != artifacts.AssuranceHost || r.ClassStatus != artifacts.ClassVerified {
+				t.Errorf("verdict not tied to its board: %q %q %q", r.Board, r.Assurance, r.ClassStatus)
+			}
+		})
+	}
+}
+
+func TestInstructionCountsSaySo(t *testing.T) {
+	run := sampledRun(artifacts.UnitInstructions, map[string][]float64{
+		"A/keygen": {100, 100, 100, 100, 100},
+		"B/keygen": {250, 250, 250, 250, 250},
+	})
+	r := CheckClaim(experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/keygen", Den: "A/keygen", Expected: 2.5, Tolerance: 0.2}}}, run, "")
+	if r.Verdict != Holds || !strings.Contains(r.Checks[0].Detail, "tested on emulated instruction counts, not time") {
+		t.Errorf("verdict %s, detail %q", r.Verdict, r.Checks[0].Detail)
+	}
+}
+
+func TestSamplesMustMatchTheResult(t *testing.T) {
+	run := sampledRun("ns", map[string][]float64{"A/sign": noisy(1, 10, 1, 0.1), "B/sign": noisy(2, 10, 2, 0.1)})
+	run.Result.Cells[0].Stats.N = 11
+	r := runCheck(order("A/sign", "B/sign"), run, "")
+	if r.Verdict != Untestable || !strings.Contains(r.Detail, "n=11") {
+		t.Errorf("verdict %s detail %q: a samples.csv that disagrees with result.json must not be tested", r.Verdict, r.Detail)
+	}
+}
+
+func TestVariantCellStandsInForAFailedCommand(t *testing.T) {
+	run := sampledRun("ns", map[string][]float64{"A/sign": noisy(1, 20, 1, 0.1)})
+	v := noisy(2, 20, 3, 0.1)
+	run.Result.Cells = append(run.Result.Cells,
+		artifacts.Cell{Algorithm: "B", Operation: "sign", Status: artifacts.StatusFailed, Error: "the paper's command fails"},
+		artifacts.Cell{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256", Status: artifacts.StatusOK, Unit: "ns", Stats: &artifacts.Stats{N: 20}})
+	run.Samples.Values[artifacts.CellKey{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256"}] = v
+	r := runCheck(order("A/sign", "B/sign"), run, "")
+	if r.Verdict != Holds || !strings.Contains(r.Detail, "variant (-rawin -digest sha256)") {
+		t.Errorf("verdict %s detail %q", r.Verdict, r.Detail)
+	}
+}
+
+// BenchmarkRatioInterval times one interval on two cells of 3,000 samples (a default host run).
+func BenchmarkRatioInterval(b *testing.B) {
+	x, y := noisy(1, 3000, 100, 10), noisy(2, 3000, 150, 10)
+	seed := BootstrapSeed("sha256:m", "time", "X/b", "X/a")
+	for b.Loop() {
+		RatioInterval(y, x, seed)
+	}
+}
+
+// TestResampledMedian checks the counting median against sorting the same resample.
+func TestResampledMedian(t *testing.T) {
+	for n := 1; n < 40; n++ {
+		v := slices.Sorted(slices.Values(noisy(uint64(n), n, 10, 5)))
+		for i := range v {
+			if i%3 == 0 && i > 0 {
+				v[i] = v[i-1] // ties
+			}
+		}
+		counts := make([]int32, n)
+		seed := BootstrapSeed("m", "time", "a", "b")
+		r1, r2 := rand.New(rand.NewChaCha8(seed)), rand.New(rand.NewChaCha8(seed))
+		for range 20 {
+			got := resampledMedian(v, counts, r1)
+			draw := make([]float64, n)
+			for i := range draw {
+				draw[i] = v[r2.IntN(n)]
+			}
+			if want := median(draw); got != want {
+				t.Fatalf("n=%d: counting median %v, sorted resample %v", n, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package portal
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"pqrepro/artifacts"
+	"pqrepro/compare"
+	"pqrepro/experiments"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// comparisonView splits a report's cells into the comparable rows (every published figure
+// the run compares with, with its verdict) and one collapsed line per cell for the figures it
+// cannot be compared with, with every distinct reason.
+func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.NotComparableRow) {
+	var rows []templates.CompareRow
+	var other []templates.NotComparableRow
+	for _, cc := range rep.Cells {
+		name := cc.Algorithm + " " + cc.Operation
+		if cc.Variant != "" {
+			name += " [" + cc.Variant + "]"
+		}
+		measured := "–"
+		if cc.Stats != nil {
+			measured = "median " + human(cc.Stats.Median, cc.Unit)
+		}
+		if len(cc.Rows) == 0 {
+			other = append(other, templates.NotComparableRow{Cell: name, Measured: measured, Reasons: []string{cc.Note}})
+			continue
+		}
+		n := 0
+		for _, rc := range cc.Rows {
+			if rc.Verdict == compare.NotComparable {
+				n++
+				continue
+			}
+			row := templates.CompareRow{Algorithm: cc.Algorithm, Operation: cc.Operation, Measured: measured,
+				Published: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit, RefBoard: rc.Ref.Board, Source: rc.Ref.Source,
+				Verdict: rc.Verdict, Reasons: strings.Join(append(append([]string{}, rc.Notes...), rc.Caveats...), "; ")}
+			if cc.Variant != "" {
+				row.Operation += " [" + cc.Variant + "]"
+			}
+			if rc.Measured != nil {
+				row.Measured = fmt.Sprintf("%.4g %s", *rc.Measured, rc.Ref.Unit)
+			}
+			if rc.Ratio != nil {
+				row.Ratio = fmt.Sprintf("%.3f", *rc.Ratio)
+			}
+			rows = append(rows, row)
+		}
+		if n > 0 {
+			other = append(other, templates.NotComparableRow{Cell: name, Figures: n, Measured: measured, Reasons: compare.CollapseReasons(cc.Rows)})
+		}
+	}
+	return rows, other
+}
+
+// claimResultRows shows a report's claim verdicts with the board, class status and
+// assurance they were obtained on, and every check's bootstrap intervals.
+func claimResultRows(rep compare.Report, origin string) []templates.ClaimResultRow {
+	var out []templates.ClaimResultRow
+	for _, cr := range rep.Claims {
+		board, level := cr.Board, cr.Assurance
+		if board == "" {
+			board, level = rep.Board, rep.Assurance // reports published before verdicts carried them
+		}
+		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason,
+			Board: board, ClassStatus: cr.ClassStatus, Assurance: templates.Assurance{Level: level, Origin: origin}}
+		for _, ch := range cr.Checks {
+			cv := templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail, Method: ch.Method, Resamples: ch.Resamples}
+			for _, iv := range ch.Intervals {
+				cv.Intervals = append(cv.Intervals, templates.IntervalRow{Ratio: iv.Num + " / " + iv.Den, Point: fmt.Sprintf("%.3f", iv.Point),
+					Lo: fmt.Sprintf("%.3f", iv.Lo), Hi: fmt.Sprintf("%.3f", iv.Hi), Verdict: iv.Verdict, Seed: iv.Seed, ShortSeed: shortSeed(iv.Seed)})
+			}
+			row.Checks = append(row.Checks, cv)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// claimViews builds a paper's claims with their verdict tallies, one per board class,
+// assurance level and class status (never one tally across host and emulated boards), and
+// the latest verdicts.
+func claimViews(p *experiments.Paper, verdicts []sqlite.ClaimVerdict, tallies []sqlite.ClaimTally) []templates.ClaimView {
+	var out []templates.ClaimView
+	for _, cl := range p.Claims {
+		cv := templates.ClaimView{ID: cl.ID, Claim: cl.Claim, Published: cl.Published, Source: cl.Source, Scope: cl.Scope, Reason: cl.Reason, Checks: len(cl.Checks)}
+		for _, t := range tallies {
+			if t.ClaimID != cl.ID {
+				continue
+			}
+			i := len(cv.Tallies) - 1
+			if i < 0 || cv.Tallies[i].Board != t.BoardClass || cv.Tallies[i].Level != t.Level || cv.Tallies[i].ClassStatus != t.ClassStatus {
+				cv.Tallies = append(cv.Tallies, templates.ClaimTally{Board: t.BoardClass, Level: t.Level, ClassStatus: t.ClassStatus})
+				i++
+			}
+			ct := &cv.Tallies[i]
+			switch t.Verdict {
+			case compare.Holds:
+				ct.Holds += t.Runs
+			case compare.Fails:
+				ct.Fails += t.Runs
+			case compare.Inconclusive:
+				ct.Inconclusive += t.Runs
+			case compare.PartlyTestable:
+				ct.PartlyTestable += t.Runs
+			case compare.NotVerdicted:
+				ct.NotVerdicted += t.Runs
+			default:
+				ct.Untestable += t.Runs
+			}
+		}
+		for _, vd := range verdicts {
+			if vd.ClaimID != cl.ID {
+				continue
+			}
+			if len(cv.Verdicts) < 20 {
+				board := vd.BoardClass
+				if vd.ClassStatus == artifacts.ClassDeclared {
+					board += " (declared)"
+				}
+				cv.Verdicts = append(cv.Verdicts, templates.VerdictRow{RunID: vd.RunID, Verdict: vd.Verdict, Reason: vd.Reason, Board: board,
+					Assurance: templates.Assurance{Level: vd.Level, Origin: vd.Origin}})
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// inTextFigures are a paper's published percentages and ratios (units % and x), the figures
+// its text states beside the tables.
+func inTextFigures(p *experiments.Paper) []templates.FigureRow {
+	var out []templates.FigureRow
+	for _, r := range p.Reference {
+		if r.Unit != "%" && r.Unit != "x" {
+			continue
+		}
+		unit := r.Unit
+		if unit == "x" {
+			unit = "×"
+		}
+		n := ""
+		if r.N > 0 {
+			n = " (n=" + strconv.Itoa(r.N) + ")"
+		}
+		out = append(out, templates.FigureRow{Board: r.Board, Algorithm: r.Algorithm, Operation: r.Operation, Scenario: r.Scenario,
+			Metric: r.Metric, Stat: r.Stat, Value: r.Text + n, Unit: unit, Source: r.Source, Note: r.Note})
+	}
+	return out
+}
+
+// shortSeed is a seed's first 16 hex digits followed by an ellipsis.
+func shortSeed(s string) string {
+	if len(s) <= 16 {
+		return s
+	}
+	return s[:16] + "…"
+}
