@@ -245,6 +245,11 @@ type TimingContext struct {
 	// emulated and hardware boards it is the host's context only, and their cells count
 	// instructions or cycles that it does not affect.
 	Scope string `json:"scope,omitempty"`
+	// Loaded is true when the 1-minute load average before or after the run was above
+	// LoadThreshold × CPUs.
+	Loaded bool `json:"loaded,omitempty"`
+	// LoadThreshold is the per-CPU 1-minute load average above which the run is loaded.
+	LoadThreshold float64 `json:"loadThreshold,omitempty"`
 	// Warnings say why timings from this run are noisier than a quiet machine's ("virtual
 	// machine", "load average 2.1 on 2 CPUs before the run"); empty on a quiet machine.
 	Warnings []string `json:"warnings,omitempty"`

@@ -37,16 +37,21 @@ func (e *ClassMismatchError) Error() string {
 // CheckBoardClass checks class against the embedded board catalogue using what env says
 // the machine is (see Catalog.CheckClass).
 func CheckBoardClass(class string, env artifacts.Environment) (status string, err error) {
+	c, err := CheckClassEmbedded(class, env)
+	return c.Status, err
+}
+
+// CheckClassEmbedded is Catalog.CheckClass on the embedded board catalogue.
+func CheckClassEmbedded(class string, env artifacts.Environment) (ClassCheck, error) {
 	b, err := embedded.ReadFile("boards.csv")
 	if err != nil {
-		return "", fmt.Errorf("read the board catalogue: %w", err)
+		return ClassCheck{}, fmt.Errorf("read the board catalogue: %w", err)
 	}
 	boards, err := parseBoards(b)
 	if err != nil {
-		return "", err
+		return ClassCheck{}, err
 	}
-	c, err := checkClass(boards, class, env)
-	return c.Status, err
+	return checkClass(boards, class, env)
 }
 
 // CheckClass checks a board class against the catalogue, from what env (an
