@@ -74,6 +74,11 @@ func (c *Catalog) CheckClass(class string, env artifacts.Environment) (ClassChec
 func checkClass(boards []Board, class string, env artifacts.Environment) (ClassCheck, error) {
 	driver := env.Board.Driver
 	qemuClass := strings.HasPrefix(class, "qemu-")
+	levels := map[string]string{"host": artifacts.AssuranceHost, "qemu": artifacts.AssuranceEmulated, "serial": artifacts.AssuranceHardware}
+	if want, ok := levels[driver]; ok && env.Board.Assurance != "" && env.Board.Assurance != want {
+		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "filed by a " + driver + " driver", Machine: "reported at assurance " + env.Board.Assurance,
+			Differs: "a " + driver + " board's assurance is " + want}
+	}
 	switch {
 	case driver == "qemu" && !qemuClass:
 		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "not an emulated board class", Machine: "an emulated board (driver qemu)",
