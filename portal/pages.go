@@ -513,10 +513,10 @@ func (s *Server) runPage(c echo.Context) error {
 	if v.Plot != nil && v.Plot.Log {
 		v.PlotNote += " Log axis: the values span more than an order of magnitude."
 	}
-	v.Timing = runTiming(r.ClassStatus, nil)
+	v.Timing = s.runTiming(r.ClassStatus, nil)
 	var env artifacts.Environment
 	if err := json.Unmarshal([]byte(r.Environment), &env); err == nil {
-		v.Timing = runTiming(r.ClassStatus, &env)
+		v.Timing = s.runTiming(r.ClassStatus, &env)
 		libs := []string{}
 		for k, ver := range env.Libraries {
 			libs = append(libs, k+" "+ver)

@@ -173,7 +173,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 		"/api/v1/runs/" + fmt.Sprint(j.RunID): {`"origin":"portal-runner"`, `"claims":[{`, `"cells":[{`},
 		"/papers/paper001":                    {"run(s) hold", "C001-01"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=encaps":                   {"portal-runner", "table class=\"leaders\""},
-		"/api/v1/leaderboards?algorithm=ML-KEM-768&operation=encaps&format=csv": {"ML-KEM-768,encaps,latency,measured,1,host,host,portal-runner,ns"},
+		"/api/v1/leaderboards?algorithm=ML-KEM-768&operation=encaps&format=csv": {"ML-KEM-768,encaps,latency,measured,1,host,host,portal-runner,in-process,verified,ns"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=keygen&metric=heap":       {"heap bytes per operation"},
 		"/boards/host": {run},
 	}

@@ -9,14 +9,19 @@ import (
 )
 
 // runTiming is the run page's board class check and timing context: the class status as the
-// portal established it at publication, and the context the runner recorded (fields Linux
-// did not expose are labelled so, never filled in).
-func runTiming(classStatus string, env *artifacts.Environment) templates.RunTiming {
+// portal established it at publication, with the portal's own check's note (never the
+// bundle's), and the context the runner recorded (fields Linux did not expose are labelled
+// so, never filled in).
+func (s *Server) runTiming(classStatus string, env *artifacts.Environment) templates.RunTiming {
 	t := templates.RunTiming{ClassStatus: classStatus}
 	if env == nil {
 		return t
 	}
-	t.ClassNote = env.Board.ClassNote
+	if chk, err := s.catalog.CheckClass(env.Board.Class, *env); err != nil {
+		t.ClassNote = err.Error()
+	} else {
+		t.ClassNote = chk.Note
+	}
 	tc := env.Timing
 	if tc == nil {
 		return t
