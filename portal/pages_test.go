@@ -169,7 +169,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	run := fmt.Sprintf("/runs/%d", j.RunID)
 	checks := map[string][]string{
 		run:                                   {"Comparison with paper001", "C001-01", "portal-runner", "<svg", "ed25519 signature verifies", "Heap/op"},
-		run + "/cells.csv":                    {"ML-KEM-1024,decaps,ok,ns,4,"},
+		run + "/cells.csv":                    {"host,host,portal-runner,in-process,verified,ML-KEM-1024,decaps,ok,ns,4,"},
 		"/api/v1/runs/" + fmt.Sprint(j.RunID): {`"origin":"portal-runner"`, `"claims":[{`, `"cells":[{`},
 		"/papers/paper001":                    {"run(s) hold", "C001-01"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=encaps":                   {"portal-runner", "table class=\"leaders\""},
