@@ -183,9 +183,19 @@ type Environment struct {
 	OS     string `json:"os"`
 	Arch   string `json:"arch"`
 	Kernel string `json:"kernel,omitempty"`
+	// Machine is the kernel's machine name (uname -m: x86_64, aarch64, armv7l), where known.
+	// A 32-bit OS on a 64-bit CPU reports arm as Arch and aarch64 or armv7l here.
+	Machine string `json:"machine,omitempty"`
 	// CPUModel is read from the machine (/proc/cpuinfo), CPUs the logical count.
 	CPUModel string `json:"cpuModel"`
 	CPUs     int    `json:"cpus"`
+	// CPUImplementer and CPUPart are /proc/cpuinfo's "CPU implementer" and "CPU part" on ARM
+	// ("0x41", "0xd08" is an ARM Cortex-A72); empty where the kernel does not report them.
+	CPUImplementer string `json:"cpuImplementer,omitempty"`
+	CPUPart        string `json:"cpuPart,omitempty"`
+	// BoardModel is the device tree's model ("Raspberry Pi 4 Model B Rev 1.4"), where the
+	// machine has a device tree.
+	BoardModel string `json:"boardModel,omitempty"`
 	// Virtualized notes a hypervisor flag: numbers from shared or virtual machines are noisier.
 	Virtualized bool `json:"virtualized"`
 	// Hostname is recorded so an operator can tell their machines apart.
@@ -227,6 +237,19 @@ type TimingContext struct {
 	MaxFrequencyKHz int64  `json:"maxFrequencyKHz,omitempty"`
 	// Virtualization names the hypervisor ("kvm", "vmware", "hypervisor") or is "none".
 	Virtualization string `json:"virtualization,omitempty"`
+	// VirtualizationSource says what the machine reported it from (a file and its value).
+	VirtualizationSource string `json:"virtualizationSource,omitempty"`
+	// ReadCostMethod says how ReadCostNs was measured.
+	ReadCostMethod string `json:"readCostMethod,omitempty"`
+	// Scope says whose timings this context concerns: the host's own for host boards; for
+	// emulated and hardware boards it is the host's context only, and their cells count
+	// instructions or cycles that it does not affect.
+	Scope string `json:"scope,omitempty"`
+	// Loaded is true when the 1-minute load average before or after the run was above
+	// LoadThreshold × CPUs.
+	Loaded bool `json:"loaded,omitempty"`
+	// LoadThreshold is the per-CPU 1-minute load average above which the run is loaded.
+	LoadThreshold float64 `json:"loadThreshold,omitempty"`
 	// Warnings say why timings from this run are noisier than a quiet machine's ("virtual
 	// machine", "load average 2.1 on 2 CPUs before the run"); empty on a quiet machine.
 	Warnings []string `json:"warnings,omitempty"`
@@ -277,6 +300,9 @@ type BoardIdentity struct {
 	// declaration the catalogue cannot check). Declared classes are never ranked with verified
 	// ones.
 	ClassStatus string `json:"classStatus,omitempty"`
+	// ClassNote says why a class is declared rather than verified, or what the check
+	// compared; empty for intrinsic classes.
+	ClassNote string `json:"classNote,omitempty"`
 }
 
 // Board class statuses.

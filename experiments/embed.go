@@ -178,15 +178,26 @@ func LoadFS(fsys fs.FS) (*Catalog, error) {
 		c.Papers = append(c.Papers, paper)
 	}
 	if b, err := fs.ReadFile(fsys, "boards.csv"); err == nil {
-		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-		if err != nil {
-			return nil, fmt.Errorf("boards.csv: %w", err)
-		}
-		for _, r := range recs[1:] {
-			c.Boards = append(c.Boards, Board{Slug: r[0], Name: r[1], CPU: r[2], Arch: r[3], ClockMHz: r[4], Memory: r[5], OS: r[6], Papers: r[8], SpecSource: r[9]})
+		if c.Boards, err = parseBoards(b); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// parseBoards reads boards.csv.
+func parseBoards(b []byte) ([]Board, error) {
+	r := csv.NewReader(bytes.NewReader(b))
+	r.FieldsPerRecord = 10
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("boards.csv: %w", err)
+	}
+	var out []Board
+	for _, r := range recs[1:] {
+		out = append(out, Board{Slug: r[0], Name: r[1], CPU: r[2], Arch: r[3], ClockMHz: r[4], Memory: r[5], OS: r[6], Papers: r[8], SpecSource: r[9]})
+	}
+	return out, nil
 }
 
 func loadPaper(fsys fs.FS, dir string) (*Paper, error) {

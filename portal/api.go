@@ -330,6 +330,8 @@ type apiRunJSON struct {
 	ManifestID  string                `json:"manifestId"`
 	Board       string                `json:"board"`
 	Level       string                `json:"level"`
+	Method      string                `json:"method"`
+	ClassStatus string                `json:"classStatus"`
 	Origin      string                `json:"origin"`
 	Signer      string                `json:"signer"`
 	Bundle      string                `json:"bundle"`
@@ -347,7 +349,7 @@ type apiRunJSON struct {
 
 func runJSON(r sqlite.Run) apiRunJSON {
 	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID,
-		Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
+		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, PublishedAt: r.PublishedAt, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal}
 }
 
@@ -428,9 +430,9 @@ func (s *Server) runCSV(c echo.Context) error {
 	}
 	var buf bytes.Buffer
 	w := newCSV(&buf)
-	w.Write([]string{"run", "experiment", "board", "level", "origin", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error"})
+	w.Write([]string{"run", "experiment", "board", "level", "origin", "method", "class_status", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error"})
 	for _, cl := range cells {
-		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, r.Level, r.Origin, cl.Algorithm, cl.Operation, cl.Status, cl.Unit}
+		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, r.Level, r.Origin, r.Method, r.ClassStatus, cl.Algorithm, cl.Operation, cl.Status, cl.Unit}
 		if st := cl.Stats; st != nil {
 			row = append(row, strconv.Itoa(st.N), ff(st.Min), ff(st.P25), ff(st.Median), ff(st.P75), ff(st.Max), ff(st.Mean), ff(st.Stddev), cl.Error)
 		} else {

@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/compare"
+	"pqrepro/experiments"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/sqlite"
 )
@@ -97,6 +98,17 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		return 0, fault.New(fault.Invalid, "inconsistent bundle: attestation says %s, result says %s on %s, environment says board %s",
 			level, res.Assurance, res.Board, env.Board.Class)
 	}
+	// The board class is checked again here from the bundle's own environment (what the
+	// machine reported), never from the class status the bundle claims: a clear mismatch
+	// is refused and nothing is stored; a class nothing can check is published as declared.
+	class, err := s.catalog.CheckClass(env.Board.Class, env)
+	if err != nil {
+		var me *experiments.ClassMismatchError
+		if errors.As(err, &me) {
+			return 0, fault.Wrap(fault.Invalid, err, "bundle refused: %s", me.Error())
+		}
+		return 0, fmt.Errorf("check board class %s: %w", env.Board.Class, err)
+	}
 	if j := in.Job; j != nil {
 		if res.Experiment != j.Experiment || res.ManifestID != j.ManifestID || res.Board != j.BoardClass {
 			return 0, fault.New(fault.Invalid, "the bundle does not answer job %d: it ran %s (%s) on %s, the job asked for %s (%s) on %s",
@@ -138,7 +150,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	}
 	run := sqlite.Run{
 		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
-		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, Origin: in.Origin, RunnerID: in.RunnerID, Submitter: in.Submitter,
+		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, Submitter: in.Submitter,
 		Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: string(repJSON), Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
@@ -152,6 +164,6 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		return 0, err
 	}
 	s.invalidate()
-	s.log.Info("published run", "run", id, "experiment", res.Experiment, "board", res.Board, "origin", in.Origin, "signer", v.KeyFingerprint)
+	s.log.Info("published run", "run", id, "experiment", res.Experiment, "board", res.Board, "class", class.Status, "origin", in.Origin, "signer", v.KeyFingerprint)
 	return id, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
 	"pqrepro/portal/sqlite"
@@ -23,26 +24,31 @@ import (
 func newCSV(w io.Writer) *csv.Writer { return csv.NewWriter(w) }
 
 // Standing is a board's place in a leaderboard: the median of its runs' medians, the widest
-// p25-p75 spread among them, the total n, for one unit and one assurance level and origin.
+// p25-p75 spread among them, the total n, for one unit, assurance level, timing method,
+// board class status and origin.
 type Standing struct {
-	Rank      int     `json:"rank"`
-	Board     string  `json:"board"`
-	Level     string  `json:"level"`
-	Origin    string  `json:"origin"`
-	Unit      string  `json:"unit"`
-	Median    float64 `json:"median"`
-	P25       float64 `json:"p25"`
-	P75       float64 `json:"p75"`
-	N         int     `json:"n"`
-	Runs      int     `json:"runs"`
-	LatestRun int64   `json:"latestRun"`
-	Assurance string  `json:"assurance"`
-	Measured  bool    `json:"measured"`
-	Source    string  `json:"source,omitempty"`
-	Paper     string  `json:"paper,omitempty"`
-	Statistic string  `json:"statistic,omitempty"`
-	Scenario  string  `json:"scenario,omitempty"`
-	ValueText string  `json:"valueText,omitempty"`
+	Rank   int    `json:"rank"`
+	Board  string `json:"board"`
+	Level  string `json:"level"`
+	Origin string `json:"origin"`
+	// Method is the timing method (in-process, process-per-operation, openssl-cli); ClassStatus
+	// is verified or declared. Rankings never mix either.
+	Method      string  `json:"method,omitempty"`
+	ClassStatus string  `json:"classStatus,omitempty"`
+	Unit        string  `json:"unit"`
+	Median      float64 `json:"median"`
+	P25         float64 `json:"p25"`
+	P75         float64 `json:"p75"`
+	N           int     `json:"n"`
+	Runs        int     `json:"runs"`
+	LatestRun   int64   `json:"latestRun"`
+	Assurance   string  `json:"assurance"`
+	Measured    bool    `json:"measured"`
+	Source      string  `json:"source,omitempty"`
+	Paper       string  `json:"paper,omitempty"`
+	Statistic   string  `json:"statistic,omitempty"`
+	Scenario    string  `json:"scenario,omitempty"`
+	ValueText   string  `json:"valueText,omitempty"`
 	// Library is the implementation a published number was measured with.
 	Library    string `json:"library,omitempty"`
 	group      string
@@ -50,7 +56,8 @@ type Standing struct {
 }
 
 // Leaderboard is the ranking for one (algorithm, operation, metric): measured standings in
-// groups (one per unit and level, never mixed) and the published numbers beside them.
+// groups (one per unit, level, method and class status, never mixed) and the published
+// numbers beside them.
 type Leaderboard struct {
 	Algorithm string     `json:"algorithm"`
 	Operation string     `json:"operation"`
@@ -94,10 +101,9 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		return lb, err
 	}
 	for _, r := range rows {
-		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Unit: r.Unit, Median: r.Median, P25: r.P25, P75: r.P75,
-			N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
+		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
+			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
-		st.group = st.Unit + "|" + st.Level
 		title := unitTitle(st.Unit)
 		switch metric {
 		case sqlite.MetricHeap:
@@ -105,7 +111,7 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		case sqlite.MetricStack:
 			title = "stack high-water mark per operation"
 		}
-		st.groupTitle = fmt.Sprintf("%s · %s", title, st.Level)
+		st.group, st.groupTitle = rankGroup(st, title)
 		lb.Measured = append(lb.Measured, st)
 	}
 	sort.Slice(lb.Measured, func(i, j int) bool {
@@ -140,6 +146,24 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		}
 	}
 	return lb, nil
+}
+
+// rankGroup is the ranking a standing belongs to and its title: one unit, one assurance
+// level, one timing method and one class status per ranking (verified classes first), so
+// instruction counts never stand beside times, in-process times never beside whole
+// processes, and a declared board class never among verified ones.
+func rankGroup(st Standing, title string) (key, heading string) {
+	method := st.Method
+	if method == "" {
+		method = "method not recorded"
+	}
+	status := "0"
+	heading = fmt.Sprintf("%s · %s · %s", title, st.Level, method)
+	if st.ClassStatus != artifacts.ClassVerified {
+		status = "1"
+		heading += " · declared board class, not verified"
+	}
+	return st.Unit + "|" + st.Level + "|" + method + "|" + status, heading
 }
 
 // algOps lists the (algorithm, operation) pairs the catalogue's manifests ask for, plus
@@ -250,7 +274,7 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 	var out []templates.LeaderGroup
 	for i := 0; i < len(st); {
 		j := i
-		g := templates.LeaderGroup{Title: st[i].groupTitle, Unit: st[i].Unit}
+		g := templates.LeaderGroup{Title: st[i].groupTitle, Unit: st[i].Unit, Method: st[i].Method, Declared: st[i].ClassStatus != artifacts.ClassVerified}
 		var rows []plot.Row
 		for ; j < len(st) && st[j].group == st[i].group; j++ {
 			r := st[j]
@@ -283,13 +307,13 @@ func (s *Server) apiLeaderboard(c echo.Context) error {
 	}
 	var buf bytes.Buffer
 	w := newCSV(&buf)
-	w.Write([]string{"algorithm", "operation", "metric", "kind", "rank", "board", "level", "origin", "unit", "median", "p25", "p75", "n", "runs", "latest_run", "paper", "statistic", "source"})
+	w.Write([]string{"algorithm", "operation", "metric", "kind", "rank", "board", "level", "origin", "method", "class_status", "unit", "median", "p25", "p75", "n", "runs", "latest_run", "paper", "statistic", "source"})
 	for _, r := range lb.Measured {
-		w.Write([]string{alg, op, metric, "measured", strconv.Itoa(r.Rank), r.Board, r.Level, r.Origin, r.Unit, ff(r.Median), ff(r.P25), ff(r.P75),
+		w.Write([]string{alg, op, metric, "measured", strconv.Itoa(r.Rank), r.Board, r.Level, r.Origin, r.Method, r.ClassStatus, r.Unit, ff(r.Median), ff(r.P25), ff(r.P75),
 			strconv.Itoa(r.N), strconv.Itoa(r.Runs), strconv.FormatInt(r.LatestRun, 10), "", "median", ""})
 	}
 	for _, r := range lb.Published {
-		w.Write([]string{alg, op, metric, "published", "", r.Board, "", "published", r.Unit, r.ValueText, "", "", strconv.Itoa(r.N), "", "", r.Paper, r.Statistic, r.Source})
+		w.Write([]string{alg, op, metric, "published", "", r.Board, "", "published", "", "", r.Unit, r.ValueText, "", "", strconv.Itoa(r.N), "", "", r.Paper, r.Statistic, r.Source})
 	}
 	w.Flush()
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())

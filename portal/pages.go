@@ -80,15 +80,7 @@ func (s *Server) home(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		hl := templates.Highlight{Algorithm: h[0], Operation: h[1], Link: leaderLink(h[0], h[1], sqlite.MetricLatency)}
-		for _, g := range leaderGroups(lb.Measured) {
-			for _, r := range g.Rows {
-				if len(hl.Rows) < 5 {
-					hl.Rows = append(hl.Rows, r)
-				}
-			}
-		}
-		v.Highlights = append(v.Highlights, hl)
+		v.Highlights = append(v.Highlights, highlightLists(h[0], h[1], leaderGroups(lb.Measured))...)
 	}
 	runners, err := s.connectedRunners(ctx)
 	if err != nil {
@@ -96,6 +88,23 @@ func (s *Server) home(c echo.Context) error {
 	}
 	v.Runners = len(runners)
 	return s.render(c, http.StatusOK, templates.HomePage(v))
+}
+
+// highlightLists are the home page's lists for one (algorithm, operation): one per ranking
+// (unit, assurance, method, class status), its first five boards, never two rankings in
+// one list; one empty list when nothing was measured.
+func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.Highlight {
+	link := leaderLink(alg, op, sqlite.MetricLatency)
+	if len(groups) == 0 {
+		return []templates.Highlight{{Algorithm: alg, Operation: op, Link: link}}
+	}
+	var out []templates.Highlight
+	for _, g := range groups {
+		hl := templates.Highlight{Algorithm: alg, Operation: op, Link: link, Ranking: g.Title, Declared: g.Declared}
+		hl.Rows = g.Rows[:min(len(g.Rows), 5)]
+		out = append(out, hl)
+	}
+	return out
 }
 
 func (s *Server) connectedRunners(ctx context.Context) ([]sqlite.Runner, error) {
@@ -484,8 +493,10 @@ func (s *Server) runPage(c echo.Context) error {
 	if v.Plot != nil && v.Plot.Log {
 		v.PlotNote += " Log axis: the values span more than an order of magnitude."
 	}
+	v.Timing = s.runTiming(r.ClassStatus, nil)
 	var env artifacts.Environment
 	if err := json.Unmarshal([]byte(r.Environment), &env); err == nil {
+		v.Timing = s.runTiming(r.ClassStatus, &env)
 		libs := []string{}
 		for k, ver := range env.Libraries {
 			libs = append(libs, k+" "+ver)

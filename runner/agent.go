@@ -96,7 +96,13 @@ type Agent struct {
 // HostBoards is the board list of a runner with only the host board of that class.
 func HostBoards(class string) []AgentBoard {
 	h := &Host{Class: class}
-	return []AgentBoard{{Info: artifacts.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}, Board: h}}
+	info := artifacts.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}
+	if chk, err := h.CheckClass(); err != nil {
+		info.Available, info.Reason = false, err.Error()
+	} else {
+		info.ClassStatus = chk.Status
+	}
+	return []AgentBoard{{Info: info, Board: h}}
 }
 
 func (a *Agent) logger() *slog.Logger {

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/experiments"
 )
 
 // Host is the runner's own CPU as a board: experiments run in-process in Go, timed with the
@@ -22,6 +24,9 @@ type Host struct {
 	Exe string
 	// PowercapRoot is where RAPL domains are looked for (default /sys/class/powercap).
 	PowercapRoot string
+	// Roots are where the machine is read from for its identity and the class check
+	// (default /proc and /sys).
+	Roots Roots
 
 	once sync.Once
 	kems map[string]*kemImpl
@@ -35,12 +40,31 @@ func (h *Host) impls() (map[string]*kemImpl, map[string]*sigImpl) {
 	return h.kems, h.sigs
 }
 
-// Identity describes the host board.
+// Identity describes the host board. A declared class (Class) is checked against the board
+// catalogue from what this machine reports; a clear mismatch (an amd64 machine declared a
+// Raspberry Pi 4) is an error and nothing runs.
 func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
+	chk, err := h.CheckClass()
+	if err != nil {
+		return artifacts.BoardIdentity{}, err
+	}
 	return artifacts.BoardIdentity{
-		Name: "host", Class: h.class(), Driver: "host", Chip: cpuModel(),
+		Name: "host", Class: h.class(), Driver: "host", Chip: detectMachine(h.Roots, runtime.GOARCH).cpuModel,
 		RNG: "seeded SHAKE256 stream for keys and messages where the library accepts a reader; OS RNG otherwise (noted per algorithm)", Assurance: artifacts.AssuranceHost,
+		ClassStatus: chk.Status, ClassNote: chk.Note,
 	}, nil
+}
+
+// CheckClass checks the host's board class against the board catalogue (see
+// experiments.Catalog.CheckClass) from what this machine reports: its architecture, CPU,
+// clock and virtualization. It returns the status (verified or declared) with its note, or
+// a *experiments.ClassMismatchError refusing the class.
+func (h *Host) CheckClass() (experiments.ClassCheck, error) {
+	m := detectMachine(h.Roots, runtime.GOARCH)
+	env := artifacts.Environment{Board: artifacts.BoardIdentity{Driver: "host", Class: h.class()},
+		Timing: &artifacts.TimingContext{Virtualization: m.virt, VirtualizationSource: m.virtSource, MaxFrequencyKHz: m.maxKHz}}
+	m.fill(&env)
+	return experiments.CheckClassEmbedded(h.class(), env)
 }
 
 // Run executes every cell of m in order. It returns ctx.Err() if cancelled; a cell whose

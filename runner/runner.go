@@ -60,6 +60,9 @@ type Options struct {
 	Observer Observer
 	// Log, when set, receives a copy of everything written to the bundle's log.txt as it happens.
 	Log io.Writer
+	// Roots are where the timing context and the environment are read from (default /proc
+	// and /sys).
+	Roots Roots
 }
 
 // syncBuffer is a log buffer safe for the board's goroutine and a tee.
@@ -108,8 +111,13 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err != nil {
 		return fail(fmt.Errorf("identify board: %w", err))
 	}
+	hostTimed := id.Driver == "host"
+	timing := startTiming(opt.Roots, hostTimed)
 	started := time.Now().UTC()
-	fmt.Fprintf(log, "pqrepro %s: %s (%s) on board %s [%s], manifest %s\n", opt.Version, m.Ref(), m.Kind, id.Name, id.Class, m.ID())
+	fmt.Fprintf(log, "pqrepro %s: %s (%s) on board %s [%s, %s], manifest %s\n", opt.Version, m.Ref(), m.Kind, id.Name, id.Class, id.ClassStatus, m.ID())
+	if id.ClassNote != "" && id.ClassStatus == artifacts.ClassDeclared {
+		fmt.Fprintf(log, "board class: %s\n", id.ClassNote)
+	}
 	cells, err := board.Run(ctx, m, obs, log)
 	if err != nil {
 		return fail(fmt.Errorf("run %s on %s: %w", m.Ref(), id.Name, err))
@@ -138,7 +146,12 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := res.Validate(); err != nil {
 		return fail(err)
 	}
-	env := hostEnvironment(opt.Version)
+	env := hostEnvironment(opt.Version, opt.Roots)
+	finishTiming(timing, opt.Roots, hostTimed, env.CPUs)
+	env.Timing = timing
+	for _, w := range timing.Warnings {
+		fmt.Fprintf(log, "timing: %s\n", w)
+	}
 	env.Board = id
 	if id.Driver == "host" {
 		env.TimerSource = "Go monotonic clock (time.Now/time.Since), nanoseconds"

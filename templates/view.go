@@ -56,10 +56,14 @@ type JobRow struct {
 	RunID                          int64
 }
 
-// Highlight is a small leaderboard on the home page.
+// Highlight is a small leaderboard on the home page: one ranking (one unit, assurance,
+// method and class status).
 type Highlight struct {
 	Algorithm, Operation, Link string
-	Rows                       []LeaderRow
+	// Ranking names the ranking ("host time · host · in-process"); empty with no rows.
+	Ranking  string
+	Declared bool
+	Rows     []LeaderRow
 }
 
 // Home is the home page.
@@ -245,6 +249,28 @@ type RunView struct {
 	// NotComparable lists, per cell, the published figures the run cannot be compared with.
 	NotComparable []NotComparableRow
 	Claims        []ClaimResultRow
+	// Timing is the run's board class check and timing context.
+	Timing RunTiming
+}
+
+// RunTiming is a run's board class check (verified or declared, with why) and the timing
+// context its host timings were taken in.
+type RunTiming struct {
+	ClassStatus, ClassNote string
+	// Present is false for runs recorded before the timing context existed.
+	Present bool
+	// Scope says whose timings the context concerns (the host board's, or the host only).
+	Scope           string
+	Virtual, Loaded bool
+	Warnings        []string
+	Facts           []KV
+}
+
+func (t RunTiming) classNoteSuffix() string {
+	if t.ClassNote == "" {
+		return ""
+	}
+	return ": " + t.ClassNote
 }
 
 // LeaderRow is a board's standing in a leaderboard.
@@ -257,11 +283,14 @@ type LeaderRow struct {
 	RunID                  int64
 }
 
-// LeaderGroup is one ranking: one unit and one assurance kind, never mixed.
+// LeaderGroup is one ranking: one unit, one assurance kind, one timing method and one board
+// class status, never mixed.
 type LeaderGroup struct {
-	Title, Unit string
-	Rows        []LeaderRow
-	Plot        *plot.Figure
+	Title, Unit, Method string
+	// Declared marks a ranking of declared (unverified) board classes.
+	Declared bool
+	Rows     []LeaderRow
+	Plot     *plot.Figure
 }
 
 // PublishedRow is a published reference number, labelled as such.

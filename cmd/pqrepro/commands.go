@@ -103,6 +103,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
+	if *boardClass != "" {
+		// A declared class is checked before anything runs; a clear mismatch refuses the run.
+		if _, err := (&runner.Host{Class: *boardClass}).CheckClass(); err != nil {
+			return err
+		}
+	}
 	b, err := selectBoard(ctx, *board, *mapFile, *firmwareDir, *firmware, *boardClass)
 	if err != nil {
 		return err

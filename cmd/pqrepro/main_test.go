@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -217,5 +218,26 @@ func TestRunKeyForm(t *testing.T) {
 	}
 	if code, _, stderr := pq(t, "run", "paper001/mlkem", "--key-form", "warm", "--keys", keys); code == 0 || !strings.Contains(stderr, "spec.keys") {
 		t.Errorf("--key-form warm: exit %d, %s; want a manifest error naming spec.keys", code, stderr)
+	}
+}
+
+// TestRunRefusesAMismatchingBoardClass: an amd64 machine is not a Raspberry Pi 4, so
+// --board-class rpi4-b refuses the run, naming both sides, and writes no bundle.
+func TestRunRefusesAMismatchingBoardClass(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the refusal is asserted on an amd64 machine")
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pq(t, "run", "paper001/mlkem", "--board-class", "rpi4-b", "--iterations", "5", "--keys", t.TempDir(), "--out", out)
+	if code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"board class rpi4-b is a Raspberry Pi 4", "arm64, Cortex-A72", "this machine is amd64", "refusing to file its results under rpi4-b"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refusal lacks %q: %s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a bundle was written")
 	}
 }

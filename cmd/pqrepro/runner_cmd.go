@@ -34,6 +34,12 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		h, _ := os.Hostname()
 		*name = "runner on " + h
 	}
+	if *boardClass != "" {
+		// A declared class is checked before the runner enrols; a clear mismatch refuses it.
+		if _, err := (&runner.Host{Class: *boardClass}).CheckClass(); err != nil {
+			return err
+		}
+	}
 	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
 		return err

@@ -12,16 +12,19 @@ import (
 
 // Run is a published, verified result.
 type Run struct {
-	ID          int64
-	JobID       int64
-	Experiment  string
-	Paper       string
-	ManifestID  string
-	Kind        string
-	Method      string
-	BoardClass  string
-	BoardName   string
-	Level       string
+	ID         int64
+	JobID      int64
+	Experiment string
+	Paper      string
+	ManifestID string
+	Kind       string
+	Method     string
+	BoardClass string
+	BoardName  string
+	Level      string
+	// ClassStatus is verified or declared: how BoardClass was established (the portal's own
+	// check of the bundle's environment, never the bundle's word).
+	ClassStatus string
 	Origin      string
 	RunnerID    int64
 	RunnerName  string
@@ -82,18 +85,22 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 				return err
 			}
 		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, origin,
+		classStatus := r.ClassStatus
+		if classStatus == "" {
+			classStatus = artifacts.ClassDeclared // nothing said it was checked
+		}
+		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
 			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
 			environment, report, checks, cells_total, cells_ok)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE name = ? AND ? <> '' LIMIT 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, r.Origin,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE name = ? AND ? <> '' LIMIT 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
 			nullID(r.RunnerID), r.Submitter, r.Submitter, r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
 			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK).Scan(&id)
 		if err != nil {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin, stack_bytes, energy_j_per_op) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -116,7 +123,7 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 				energy = c.Energy.JoulesPerOp.Median
 			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy); err != nil {
+				r.BoardClass, r.Level, r.Origin, stack, energy, r.Method, classStatus); err != nil {
 				return err
 			}
 		}
@@ -141,7 +148,7 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 	return id, nil
 }
 
-const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_id, r.kind, r.method, r.board_class, r.board_name, r.level, r.origin,
+const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_id, r.kind, r.method, r.board_class, r.board_name, r.level, r.class_status, r.origin,
 	COALESCE(r.runner_id, 0), COALESCE(rn.name, ''), COALESCE(u.name, ''), r.signer, r.public_keys, r.bundle_digest, r.bundle_size, r.firmware_digest,
 	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok`
 
@@ -151,7 +158,7 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
 	var r Run
 	var keys string
 	var st, fin, pub sql.NullInt64
-	dest := []any{&r.ID, &r.JobID, &r.Experiment, &r.Paper, &r.ManifestID, &r.Kind, &r.Method, &r.BoardClass, &r.BoardName, &r.Level, &r.Origin,
+	dest := []any{&r.ID, &r.JobID, &r.Experiment, &r.Paper, &r.ManifestID, &r.Kind, &r.Method, &r.BoardClass, &r.BoardName, &r.Level, &r.ClassStatus, &r.Origin,
 		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return Run{}, err
@@ -250,14 +257,14 @@ func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([
 	return out, rows.Err()
 }
 
-// Standing is one board's aggregate for a leaderboard: for one unit, assurance level, board
-// class and origin, the median of its runs' medians, the lowest p25 and highest p75 among
-// them, the total n, the number of runs and the latest run.
+// Standing is one board's aggregate for a leaderboard: for one unit, assurance level, timing
+// method, board class status, board class and origin, the median of its runs' medians, the
+// lowest p25 and highest p75 among them, the total n, the number of runs and the latest run.
 type Standing struct {
-	Unit, Level, BoardClass, Origin string
-	Median, P25, P75                float64
-	N, Runs                         int
-	LatestRun                       int64
+	Unit, Level, Method, ClassStatus, BoardClass, Origin string
+	Median, P25, P75                                     float64
+	N, Runs                                              int
+	LatestRun                                            int64
 }
 
 // Leaderboard metrics.
@@ -269,7 +276,7 @@ const (
 )
 
 // Standings aggregates every successful measurement of an (algorithm, operation) per unit,
-// level, board class and origin. The database does the work: one grouped scan of the
+// level, method, class status, board class and origin. The database does the work: one grouped scan of the
 // covering index cells_rank, then for each group the median of its runs' medians read at
 // the middle offset of that index (ordered by median within a group), so a few rows come
 // back however many runs there are. For MetricHeap the unit is "B".
@@ -277,16 +284,16 @@ func (s *Store) Standings(ctx context.Context, algorithm, operation, metric stri
 	if col, unit, ok := valueMetric(metric); ok {
 		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
+	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, method, class_status, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
 		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok'
-		GROUP BY unit, level, board_class, origin`, algorithm, operation)
+		GROUP BY unit, level, method, class_status, board_class, origin`, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
 	}
 	var out []Standing
 	for rows.Next() {
 		var st Standing
-		if err := rows.Scan(&st.Unit, &st.Level, &st.BoardClass, &st.Origin, &st.P25, &st.P75, &st.N, &st.Runs, &st.LatestRun); err != nil {
+		if err := rows.Scan(&st.Unit, &st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.P25, &st.P75, &st.N, &st.Runs, &st.LatestRun); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -299,8 +306,8 @@ func (s *Store) Standings(ctx context.Context, algorithm, operation, metric stri
 	for i := range out {
 		st := &out[i]
 		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
-			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND unit = ? AND level = ? AND board_class = ? AND origin = ?
-			ORDER BY median LIMIT ? OFFSET ?`, algorithm, operation, st.Unit, st.Level, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
+			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
+			ORDER BY median LIMIT ? OFFSET ?`, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
 		if err != nil {
 			return nil, fmt.Errorf("leaderboard %s %s median: %w", algorithm, operation, err)
 		}
@@ -340,9 +347,9 @@ func valueMetric(metric string) (col, unit string, ok bool) {
 // valueStandings is Standings for a one-value-per-cell metric (heap, stack, energy): a
 // rarer query, aggregated in Go.
 func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]Standing, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT level, board_class, origin, `+col+`, n, run_id FROM cells
+	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, `+col+`, n, run_id FROM cells
 		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND `+col+` IS NOT NULL
-		ORDER BY level, board_class, origin, `+col, algorithm, operation)
+		ORDER BY level, method, class_status, board_class, origin, `+col, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("%s leaderboard %s %s: %w", col, algorithm, operation, err)
 	}
@@ -352,11 +359,12 @@ func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, u
 	for rows.Next() {
 		var st Standing
 		var v float64
-		if err := rows.Scan(&st.Level, &st.BoardClass, &st.Origin, &v, &st.N, &st.LatestRun); err != nil {
+		if err := rows.Scan(&st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &v, &st.N, &st.LatestRun); err != nil {
 			return nil, err
 		}
 		k := len(out) - 1
-		if k < 0 || out[k].Level != st.Level || out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin {
+		if k < 0 || out[k].Level != st.Level || out[k].Method != st.Method || out[k].ClassStatus != st.ClassStatus ||
+			out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin {
 			st.Unit, st.P25, st.P75, st.N = unit, v, v, 0
 			out = append(out, st)
 			vals = append(vals, nil)

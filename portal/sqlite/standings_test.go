@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -62,5 +63,77 @@ func TestValueStandings(t *testing.T) {
 	}
 	if len(energy) != 1 || energy[0].BoardClass != "host" || energy[0].Median != 0.0004 || energy[0].Unit != "J" {
 		t.Fatalf("energy standings %+v", energy)
+	}
+}
+
+// TestMigrationClassStatus upgrades a database from before migration 0004: host runs filed
+// under a declared class (a catalogue board or the operator's own) become declared, the
+// rest verified, and their cells carry the run's method and class status.
+func TestMigrationClassStatus(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite3", "file:"+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version >= 4 {
+			break
+		}
+		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range []struct{ class, level, method string }{
+		{"host", "host", "in-process"}, {"rpi4-b", "host", "process-per-operation"}, {"lab-box", "host", "in-process"}, {"qemu-mps2-an386", "emulated", "in-process"},
+	} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO runs (id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, origin, signer, public_keys,
+			bundle_digest, bundle_size, started_at, finished_at, published_at, environment, report, checks, cells_total, cells_ok)
+			VALUES (?, 'paper001/mlkem', 'paper001', 'sha256:x', 'kem-bench', ?, ?, 'b', ?, 'community', 's', '{}', 'sha256:b', 1, 0, 0, 0, '{}', '{}', '[]', 1, 1)`,
+			i+1, r.method, r.class, r.level); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, p25, median, p75, board_class, level, origin)
+			VALUES (?, 0, 'ML-KEM-768', 'encaps', 'ok', '', 'ns', 1, 1, 1, 1, ?, ?, 'community')`, i+1, r.class, r.level); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st, err := sqlite.Open(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	want := map[string]string{"host": "verified", "rpi4-b": "declared", "lab-box": "declared", "qemu-mps2-an386": "verified"}
+	runs, err := st.Runs(ctx, sqlite.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.ClassStatus != want[r.BoardClass] {
+			t.Errorf("run on %s migrated as %q, want %q", r.BoardClass, r.ClassStatus, want[r.BoardClass])
+		}
+	}
+	rows, err := st.Standings(ctx, "ML-KEM-768", "encaps", sqlite.MetricLatency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("standings %+v", rows)
+	}
+	for _, r := range rows {
+		if r.ClassStatus != want[r.BoardClass] || (r.BoardClass == "rpi4-b") != (r.Method == "process-per-operation") {
+			t.Errorf("cell of %s migrated as %s/%s", r.BoardClass, r.Method, r.ClassStatus)
+		}
 	}
 }

@@ -240,13 +240,17 @@ func TestDiscoverSerialBoards(t *testing.T) {
 }
 
 func TestHostEntryIsTheHostBoard(t *testing.T) {
-	e := Discover(context.Background(), Config{HostClass: "rpi4-b", FirmwareDir: t.TempDir()})
+	// A class the catalogue does not list runs, as declared.
+	e := Discover(context.Background(), Config{HostClass: "lab-box-7", FirmwareDir: t.TempDir()})
 	b, err := e[0].Board("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	id, _ := b.Identity(context.Background())
-	if _, ok := b.(*runner.Host); !ok || id.Class != "rpi4-b" || id.Assurance != artifacts.AssuranceHost {
+	if _, ok := b.(*runner.Host); !ok || id.Class != "lab-box-7" || id.Assurance != artifacts.AssuranceHost || id.ClassStatus != artifacts.ClassDeclared {
 		t.Fatalf("host board %#v %+v", b, id)
+	}
+	if e[0].Info.ClassStatus != artifacts.ClassDeclared {
+		t.Errorf("the host entry offers lab-box-7 as %q", e[0].Info.ClassStatus)
 	}
 }

@@ -127,10 +127,17 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 				e.Info.Class = "host"
 			}
 			e.Detail = "this machine's CPU, in-process"
+			if chk, err := (&runner.Host{Class: e.Info.Class}).CheckClass(); err != nil {
+				other = err.Error()
+			} else {
+				e.Info.ClassStatus = chk.Status
+			}
 		case DriverQEMU:
 			e.Firmware, e.Detail, other, fwReason = checkQEMU(ctx, s, cfg)
+			e.Info.ClassStatus = artifacts.ClassVerified
 		case DriverSerial:
 			e.Firmware, e.Detail, other, fwReason = checkSerial(s)
+			e.Info.ClassStatus = artifacts.ClassVerified
 		default:
 			other = fmt.Sprintf("unknown driver %q", s.Driver)
 		}

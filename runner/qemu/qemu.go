@@ -179,6 +179,7 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 	q.mu.Unlock()
 	id := device.Identity(h, img)
 	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver+" (-icount shift=0)", artifacts.AssuranceEmulated
+	id.ClassStatus = artifacts.ClassVerified // the emulated machine is its class
 	return id, nil
 }
 

@@ -1,0 +1,349 @@
+package experiments
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"pqrepro/artifacts"
+)
+
+// ClassCheck is the outcome of checking a board class against the board catalogue.
+type ClassCheck struct {
+	// Status is artifacts.ClassVerified or artifacts.ClassDeclared.
+	Status string
+	// Note says what was compared (verified) or why the class could not be checked (declared).
+	Note string
+}
+
+// ClassMismatchError refuses a board class the machine clearly is not: its architecture or
+// its CPU differs from the catalogue's.
+type ClassMismatchError struct {
+	// Class is the declared class; Board what the catalogue says it is ("" for a class the
+	// catalogue reserves, such as qemu-*).
+	Class, Board string
+	// Machine describes the machine as its environment reports it.
+	Machine string
+	// Differs names what disagrees ("its architecture differs").
+	Differs string
+}
+
+func (e *ClassMismatchError) Error() string {
+	return fmt.Sprintf("board class %s is %s; this machine is %s; %s: refusing to file its results under %s",
+		e.Class, e.Board, e.Machine, e.Differs, e.Class)
+}
+
+// CheckBoardClass checks class against the embedded board catalogue using what env says
+// the machine is (see Catalog.CheckClass).
+func CheckBoardClass(class string, env artifacts.Environment) (status string, err error) {
+	c, err := CheckClassEmbedded(class, env)
+	return c.Status, err
+}
+
+// CheckClassEmbedded is Catalog.CheckClass on the embedded board catalogue.
+func CheckClassEmbedded(class string, env artifacts.Environment) (ClassCheck, error) {
+	b, err := embedded.ReadFile("boards.csv")
+	if err != nil {
+		return ClassCheck{}, fmt.Errorf("read the board catalogue: %w", err)
+	}
+	boards, err := parseBoards(b)
+	if err != nil {
+		return ClassCheck{}, err
+	}
+	return checkClass(boards, class, env)
+}
+
+// CheckClass checks a board class against the catalogue, from what env (an
+// environment.json) says the machine is; never from what a bundle says its class status is.
+//
+//   - Intrinsic classes are verified: "host", and the class of an emulated (qemu) or
+//     firmware (serial) board, which its driver establishes. A qemu-* class on another driver,
+//     or the qemu driver with another class, is refused.
+//   - A class the catalogue does not list is declared: nothing can check it.
+//   - A catalogue class is compared on architecture (boards.csv arch against GOARCH and the
+//     kernel's machine name), CPU (its cpu text against /proc/cpuinfo's ARM part number or
+//     model name) and clock (clock_mhz against cpufreq's maximum, where both are known). A
+//     clear architecture or CPU difference is a *ClassMismatchError. Verified needs arch and
+//     CPU both checked and agreeing, the clock agreeing within 10% where known, and a bare
+//     (not virtualized) machine; anything less is declared, with the reason in Note.
+func (c *Catalog) CheckClass(class string, env artifacts.Environment) (ClassCheck, error) {
+	return checkClass(c.Boards, class, env)
+}
+
+func checkClass(boards []Board, class string, env artifacts.Environment) (ClassCheck, error) {
+	driver := env.Board.Driver
+	qemuClass := strings.HasPrefix(class, "qemu-")
+	levels := map[string]string{"host": artifacts.AssuranceHost, "qemu": artifacts.AssuranceEmulated, "serial": artifacts.AssuranceHardware}
+	if want, ok := levels[driver]; ok && env.Board.Assurance != "" && env.Board.Assurance != want {
+		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "filed by a " + driver + " driver", Machine: "reported at assurance " + env.Board.Assurance,
+			Differs: "a " + driver + " board's assurance is " + want}
+	}
+	switch {
+	case driver == "qemu" && !qemuClass:
+		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "not an emulated board class", Machine: "an emulated board (driver qemu)",
+			Differs: "emulated boards are filed under their qemu-* class"}
+	case driver != "" && driver != "host":
+		return ClassCheck{Status: artifacts.ClassVerified, Note: "intrinsic: the " + driver + " driver's own board class"}, nil
+	case class == "host" || class == "":
+		return ClassCheck{Status: artifacts.ClassVerified, Note: "intrinsic: the host board"}, nil
+	case qemuClass:
+		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "an emulated board class", Machine: describeMachine(env),
+			Differs: "it runs the host driver, not the emulator"}
+	}
+	var b *Board
+	for i := range boards {
+		if boards[i].Slug == class {
+			b = &boards[i]
+		}
+	}
+	if b == nil {
+		return ClassCheck{Status: artifacts.ClassDeclared, Note: "board class " + class + " is not in the board catalogue, so nothing can check it"}, nil
+	}
+	core := catalogueCore(b.CPU)
+	mismatch := func(differs string) (ClassCheck, error) {
+		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "a " + b.Name + " (" + catalogueSummary(b, core) + ")", Machine: describeMachine(env), Differs: differs}
+	}
+	var unchecked, checked []string
+	arch := machineArch(env)
+	switch {
+	case b.Arch == "":
+		unchecked = append(unchecked, "the catalogue gives no architecture")
+	case arch == "":
+		unchecked = append(unchecked, "the machine reports no architecture")
+	case !archCompatible(b.Arch, arch):
+		return mismatch(fmt.Sprintf("its architecture differs (%s, the catalogue says %s)", arch, b.Arch))
+	default:
+		checked = append(checked, "arch "+arch)
+	}
+	mc := machineCPU(env)
+	switch {
+	case core.key == "":
+		unchecked = append(unchecked, "the catalogue gives no CPU")
+	case mc.name == "":
+		unchecked = append(unchecked, "the machine reports no CPU model")
+	case !cpuMatches(core, mc):
+		return mismatch(fmt.Sprintf("its CPU differs (%s, the catalogue says %s)", mc.name, core.key))
+	default:
+		checked = append(checked, "CPU "+mc.name)
+	}
+	if want, err := strconv.ParseFloat(b.ClockMHz, 64); err == nil && want > 0 && env.Timing != nil && env.Timing.MaxFrequencyKHz > 0 {
+		got := float64(env.Timing.MaxFrequencyKHz) / 1000
+		if got < want*0.9 || got > want*1.1 {
+			unchecked = append(unchecked, fmt.Sprintf("its maximum clock is %.0f MHz, the catalogue's %.0f MHz (overclocked, underclocked or another board)", got, want))
+		} else {
+			checked = append(checked, fmt.Sprintf("clock %.0f MHz", got))
+		}
+	}
+	if v := virtualization(env); v != "" {
+		unchecked = append(unchecked, "the machine is virtualized ("+v+"); the catalogue's boards are bare machines")
+	}
+	if len(unchecked) > 0 {
+		note := "board class " + class + " declared, not verified: " + strings.Join(unchecked, "; ")
+		if len(checked) > 0 {
+			note += " (agrees: " + strings.Join(checked, ", ") + ")"
+		}
+		return ClassCheck{Status: artifacts.ClassDeclared, Note: note}, nil
+	}
+	return ClassCheck{Status: artifacts.ClassVerified, Note: "checked against the board catalogue: " + strings.Join(checked, ", ")}, nil
+}
+
+// armParts maps /proc/cpuinfo's "CPU implementer" and "CPU part" to the core's name, for
+// the cores of the catalogue's boards and their common neighbours (the kernel's cputype.h).
+var armParts = map[string]string{
+	"0x41:0xb76": "ARM1176", "0x41:0xc07": "Cortex-A7", "0x41:0xc08": "Cortex-A8", "0x41:0xc09": "Cortex-A9",
+	"0x41:0xc0f": "Cortex-A15", "0x41:0xd03": "Cortex-A53", "0x41:0xd04": "Cortex-A35", "0x41:0xd05": "Cortex-A55",
+	"0x41:0xd07": "Cortex-A57", "0x41:0xd08": "Cortex-A72", "0x41:0xd09": "Cortex-A73", "0x41:0xd0a": "Cortex-A75",
+	"0x41:0xd0b": "Cortex-A76", "0x41:0xd0c": "Neoverse-N1", "0x41:0xd40": "Neoverse-V1", "0x41:0xd49": "Neoverse-N2",
+	"0x61:0x022": "Apple M1", "0x61:0x023": "Apple M1", "0x61:0x024": "Apple M1 Pro", "0x61:0x025": "Apple M1 Pro",
+	"0x61:0x028": "Apple M1 Max", "0x61:0x029": "Apple M1 Max", "0x61:0x032": "Apple M2", "0x61:0x033": "Apple M2",
+}
+
+// ARMCore names the core of an ARM implementer and part ("0x41", "0xd08" → "Cortex-A72"),
+// or "" when the pair is not in the table.
+func ARMCore(implementer, part string) string {
+	return armParts[strings.ToLower(strings.TrimSpace(implementer))+":"+strings.ToLower(strings.TrimSpace(part))]
+}
+
+// core is what the catalogue's cpu text names: an ARM core (with its part number) or a
+// model name to find in the machine's.
+type core struct {
+	key  string // "Cortex-A72", "Intel Core i7-8550U"; "" when the text names no CPU
+	part string // "0x41:0xd08" for an ARM core of the parts table
+}
+
+var (
+	armCoreRE = regexp.MustCompile(`(?i)\b(ARM1176|Cortex-A\d+)\b`)
+	clockRE   = regexp.MustCompile(`(?i)^\s*[\d.]+\s*[GM]Hz\s*`)
+	countRE   = regexp.MustCompile(`(?i)^\s*(single|dual|quad|hexa|octa)-core\s*`)
+)
+
+func catalogueCore(cpu string) core {
+	if m := armCoreRE.FindString(cpu); m != "" {
+		for k, v := range armParts {
+			if strings.EqualFold(v, m) {
+				return core{key: v, part: k}
+			}
+		}
+		return core{key: m}
+	}
+	s, _, _ := strings.Cut(cpu, ";")
+	s = countRE.ReplaceAllString(clockRE.ReplaceAllString(s, ""), "")
+	return core{key: strings.TrimSpace(s)}
+}
+
+// machineCore is the CPU the machine reports: from the ARM part table, else its model name.
+type machineCore struct {
+	name  string // "" when the machine reports nothing that names a CPU
+	part  string // "0x41:0xd08" when the machine reports an ARM part
+	table bool   // name came from the parts table
+}
+
+func machineCPU(env artifacts.Environment) machineCore {
+	var mc machineCore
+	if env.CPUPart != "" {
+		mc.part = strings.ToLower(strings.TrimSpace(env.CPUImplementer)) + ":" + strings.ToLower(strings.TrimSpace(env.CPUPart))
+		if n := armParts[mc.part]; n != "" {
+			mc.name, mc.table = n, true
+			return mc
+		}
+	}
+	m := strings.TrimSpace(env.CPUModel)
+	lm := strings.ToLower(m)
+	// A 32-bit ARM kernel's model name ("ARMv7 Processor rev 3 (v7l)") names the
+	// architecture, not the core; so does the runner's placeholder.
+	if m == "" || strings.Contains(lm, "model not reported") || strings.HasPrefix(lm, "armv") {
+		if mc.part != "" {
+			mc.name = "ARM implementer " + strings.TrimSpace(env.CPUImplementer) + " part " + strings.TrimSpace(env.CPUPart)
+		}
+		return mc
+	}
+	mc.name = m
+	return mc
+}
+
+func cpuMatches(c core, mc machineCore) bool {
+	if c.part != "" && mc.part != "" {
+		return c.part == mc.part
+	}
+	if mc.table {
+		return strings.EqualFold(c.key, mc.name)
+	}
+	want, got := cpuTokens(c.key), cpuTokens(mc.name)
+	if len(want) == 0 {
+		return false
+	}
+	for i := 0; i+len(want) <= len(got); i++ {
+		if strings.Join(got[i:i+len(want)], " ") == strings.Join(want, " ") {
+			return true
+		}
+	}
+	return false
+}
+
+var nonWordRE = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// cpuTokens lower-cases a model name and drops trademarks and filler words, so "Intel(R)
+// Core(TM) i7-8550U CPU @ 1.80GHz" and "Intel Core i7-8550U" share the tokens that matter.
+func cpuTokens(s string) []string {
+	s = strings.ToLower(s)
+	for _, r := range []string{"(r)", "(tm)", "®", "™"} {
+		s = strings.ReplaceAll(s, r, " ")
+	}
+	var out []string
+	for _, t := range strings.Fields(nonWordRE.ReplaceAllString(s, " ")) {
+		if t != "cpu" && t != "processor" && t != "arm" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// machineArch is the catalogue's name for the machine's architecture: GOARCH mapped, with
+// the kernel's machine name used when GOARCH is missing.
+func machineArch(env artifacts.Environment) string {
+	switch env.Arch {
+	case "amd64":
+		return "x86_64"
+	case "386":
+		return "x86"
+	case "arm64":
+		return "arm64"
+	case "arm":
+		return "arm32"
+	case "riscv64":
+		return "riscv64"
+	case "":
+	default:
+		return env.Arch
+	}
+	switch m := env.Machine; {
+	case m == "x86_64":
+		return "x86_64"
+	case m == "aarch64" || m == "arm64":
+		return "arm64"
+	case strings.HasPrefix(m, "armv"):
+		return "arm32"
+	}
+	return env.Machine
+}
+
+// archCompatible: the same architecture, or a 32-bit ARM OS on a 64-bit ARM board (a
+// Raspberry Pi 4 running a 32-bit OS reports arm; the CPU check then decides).
+func archCompatible(catalogue, machine string) bool {
+	return catalogue == machine || (catalogue == "arm64" && machine == "arm32")
+}
+
+func virtualization(env artifacts.Environment) string {
+	if env.Timing != nil && env.Timing.Virtualization != "" && env.Timing.Virtualization != "none" {
+		return env.Timing.Virtualization
+	}
+	if env.Virtualized {
+		return "hypervisor"
+	}
+	return ""
+}
+
+func catalogueSummary(b *Board, c core) string {
+	parts := []string{}
+	if b.Arch != "" {
+		parts = append(parts, b.Arch)
+	}
+	if c.key != "" {
+		parts = append(parts, c.key)
+	}
+	if len(parts) == 0 {
+		return "no arch or CPU given"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeMachine is the machine in one phrase: "amd64, AMD EPYC, 2 CPUs, virtualized (hypervisor)".
+func describeMachine(env artifacts.Environment) string {
+	parts := []string{env.Arch}
+	if env.Arch == "" {
+		parts[0] = "of unknown architecture"
+	}
+	if env.Machine != "" && machineArch(artifacts.Environment{Machine: env.Machine}) != machineArch(artifacts.Environment{Arch: env.Arch}) {
+		parts[0] += " (kernel " + env.Machine + ")"
+	}
+	mc := machineCPU(env)
+	switch {
+	case mc.table:
+		parts = append(parts, mc.name+" (CPU part "+env.CPUPart+")")
+	case mc.name != "":
+		parts = append(parts, mc.name)
+	default:
+		parts = append(parts, "CPU model not reported")
+	}
+	if env.BoardModel != "" {
+		parts = append(parts, env.BoardModel)
+	}
+	if env.CPUs > 0 {
+		parts = append(parts, fmt.Sprintf("%d CPUs", env.CPUs))
+	}
+	if v := virtualization(env); v != "" {
+		parts = append(parts, "virtualized ("+v+")")
+	}
+	return strings.Join(parts, ", ")
+}
