@@ -109,6 +109,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		}
 		return 0, fmt.Errorf("check board class %s: %w", env.Board.Class, err)
 	}
+	env.Board.ClassStatus = class.Status // what the comparison and its verdicts carry
 	if j := in.Job; j != nil {
 		if res.Experiment != j.Experiment || res.ManifestID != j.ManifestID || res.Board != j.BoardClass {
 			return 0, fault.New(fault.Invalid, "the bundle does not answer job %d: it ran %s (%s) on %s, the job asked for %s (%s) on %s",
