@@ -22,6 +22,10 @@ type Host struct {
 	Exe string
 	// PowercapRoot is where RAPL domains are looked for (default /sys/class/powercap).
 	PowercapRoot string
+	// OpenSSL is the openssl command line the openssl-cli method runs (default: openssl on PATH).
+	OpenSSL OpenSSLConfig
+
+	openssl opensslRun
 
 	once sync.Once
 	kems map[string]*kemImpl
@@ -46,6 +50,9 @@ func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 // Run executes every cell of m in order. It returns ctx.Err() if cancelled; a cell whose
 // output check fails is recorded as failed and the run goes on.
 func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error) {
+	if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return h.runOpenSSLCLI(ctx, m, obs, log)
+	}
 	kems, sigs := h.impls()
 	meter, reason := openRAPL(h.powercapRoot())
 	if meter == nil {

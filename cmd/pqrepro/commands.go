@@ -73,6 +73,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	iterations := fs.Int("iterations", 0, "override the manifest's iteration count (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	ossl := opensslFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -100,6 +101,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	b, err := selectBoard(ctx, *board, *mapFile, *firmwareDir, *firmware, *boardClass)
 	if err != nil {
 		return err
+	}
+	if h, ok := b.(*runner.Host); ok {
+		h.OpenSSL = ossl.config()
+		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+			if _, err := runner.ResolveOpenSSL(ctx, h.OpenSSL); err != nil {
+				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
+			}
+		}
+	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
 	}
 	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
