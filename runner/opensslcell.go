@@ -248,7 +248,7 @@ func (o *OpenSSL) osslCells(ctx context.Context, work string, m *artifacts.Manif
 		if err != nil {
 			return nil, err
 		}
-		v.cell.Variant = "corrected: " + strings.Join(rec.fix, " ") + " (not the paper's method: paper002's command has no " + strings.Join(rec.fix, " ") + ")"
+		v.cell.Variant = "corrected: " + strings.Join(rec.fix, " ") + " (not the paper's method)"
 		runs = append(runs, v)
 	}
 	return runs, nil

@@ -376,10 +376,10 @@ func (k *pemKey) verifySignature(msg, sig []byte, digest bool) bool {
 			return rsa.VerifyPKCS1v15(pub, crypto.SHA256, h[:], sig) == nil
 		}
 		return rsa.VerifyPKCS1v15(pub, 0, msg, sig) == nil
+	case *slhdsa.PublicKey: // before sign.PublicKey, which it also implements
+		return slhdsa.Verify(pub, slhdsa.NewMessage(msg), sig, nil)
 	case sign.PublicKey:
 		return pub.Scheme().Verify(pub, msg, sig, nil)
-	case *slhdsa.PublicKey:
-		return slhdsa.Verify(pub, slhdsa.NewMessage(msg), sig, nil)
 	}
 	return false
 }
