@@ -84,6 +84,20 @@ func Algorithms() []Algorithm {
 	}
 }
 
+// OpenSSLCLIAlgorithms lists the catalogue algorithms an openssl-cli manifest may name: those
+// OpenSSL 3.5's default provider has (`openssl list -kem-algorithms`, `-signature-algorithms`,
+// `-key-exchange-algorithms`): ML-KEM, ML-DSA, all twelve SLH-DSA sets, X25519, ECDH and ECDSA
+// on P-256, Ed25519 and RSA-2048.
+func OpenSSLCLIAlgorithms() []string {
+	return AlgorithmNames(func(a Algorithm) bool {
+		switch a.Family {
+		case FamilyMLKEM, FamilyMLDSA, FamilySLHDSA:
+			return true
+		}
+		return slices.Contains([]string{"X25519", "ECDH-P256", "Ed25519", "ECDSA-P256", "RSA-2048"}, a.Name)
+	})
+}
+
 // LookupAlgorithm returns the catalogue entry for name. The match is exact: names are
 // identifiers, and a near miss must not silently select another parameter set.
 func LookupAlgorithm(name string) (Algorithm, bool) {

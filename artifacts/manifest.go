@@ -437,6 +437,13 @@ func (v *validator) check(m *Manifest) {
 	if s.Method != MethodInProcess && m.Kind == KindKEMSigSequence {
 		v.add("spec.method", "%s applies to kem-bench and sig-bench only", s.Method)
 	}
+	if s.Method == MethodOpenSSLCLI {
+		for i, name := range s.Algorithms {
+			if _, known := LookupAlgorithm(name); known && !slices.Contains(OpenSSLCLIAlgorithms(), name) {
+				v.add(fmt.Sprintf("spec.algorithms[%d]", i), "openssl-cli runs only algorithms OpenSSL 3.5 has; %q is not one (valid: %s)", name, strings.Join(OpenSSLCLIAlgorithms(), ", "))
+			}
+		}
+	}
 	switch {
 	case s.Keys != KeysEncoded && s.Keys != KeysParsed:
 		v.add("spec.keys", "unknown key form %q (valid: %s, %s)", s.Keys, KeysEncoded, KeysParsed)

@@ -1,6 +1,9 @@
 package artifacts
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The runner protocol's wire types (JSON over HTTP under /api/v1). Both the portal (server)
 // and the runner agent (client) use them, so they live in the contract package.
@@ -30,6 +33,15 @@ type BoardInfo struct {
 	Kinds []string `json:"kinds,omitempty"`
 	// ClassStatus is verified or declared (see BoardIdentity.ClassStatus).
 	ClassStatus string `json:"classStatus,omitempty"`
+}
+
+// CanRun reports whether the board runs experiments with the timing method. Boards from
+// runners that predate capabilities (no Methods) run everything but openssl-cli.
+func (b BoardInfo) CanRun(method string) bool {
+	if len(b.Methods) == 0 {
+		return method != MethodOpenSSLCLI
+	}
+	return slices.Contains(b.Methods, method)
 }
 
 // Capabilities is what a runner can run beyond its boards' classes: the openssl it would use

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,8 +61,19 @@ func (s *Server) apiEnrol(c echo.Context) error {
 		}
 	}
 	tok := newToken("pqr")
+	if len(req.Capabilities.OpenSSL) > 200 || len(req.Capabilities.OpenSSLReason) > 2000 {
+		return fault.New(fault.Invalid, "capabilities: the openssl version (at most 200 characters) or reason (at most 2000) is too long")
+	}
+	for _, b := range req.Boards {
+		if slices.Contains(b.Methods, artifacts.MethodOpenSSLCLI) && !req.Capabilities.OpenSSLUsable {
+			return fault.New(fault.Invalid, "board %s offers openssl-cli but the runner reports no usable OpenSSL 3.5", b.Name)
+		}
+	}
 	id, err := s.store.Enrol(c.Request().Context(), hashToken(req.Token), req.Name, req.Version, req.PublicKeys, req.Boards, hashToken(tok))
 	if err != nil {
+		return err
+	}
+	if err := s.store.SetRunnerCapabilities(c.Request().Context(), id, req.Capabilities); err != nil {
 		return err
 	}
 	s.log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards))
@@ -72,10 +84,13 @@ func (s *Server) apiEnrol(c echo.Context) error {
 // seconds (long poll); 204 when none arrived in time.
 func (s *Server) apiLease(c echo.Context) error {
 	r := runnerOf(c)
-	var classes, firmwareOnly []string
+	var classes, firmwareOnly, opensslClasses []string
 	for _, b := range r.Boards {
 		if b.Available {
 			classes = append(classes, b.Class)
+			if r.Capabilities.OpenSSLUsable && b.CanRun(artifacts.MethodOpenSSLCLI) {
+				opensslClasses = append(opensslClasses, b.Class)
+			}
 		} else if b.FirmwareOnly {
 			firmwareOnly = append(firmwareOnly, b.Class)
 		}
@@ -94,7 +109,7 @@ func (s *Server) apiLease(c echo.Context) error {
 	for {
 		woken := s.queue.wait()
 		leaseID := newToken("lease")
-		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, leaseID, time.Now().Add(s.cfg.LeaseDuration))
+		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, opensslClasses, leaseID, time.Now().Add(s.cfg.LeaseDuration))
 		if err == nil {
 			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
 			l := artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,

@@ -180,8 +180,10 @@ func (s *Server) manifestOf(c echo.Context) (*artifacts.Manifest, *experiments.P
 	return nil, nil, fault.New(fault.NotFound, "no experiment %s/%s", p.ID, c.Param("name"))
 }
 
-// boardOptions lists the board classes connected runners offer, available ones first.
-func (s *Server) boardOptions(ctx context.Context, intended []string) ([]templates.BoardOption, error) {
+// boardOptions lists the board classes connected runners offer for an experiment with the
+// timing method, available ones first. A board that cannot run the method (openssl-cli needs
+// a runner with OpenSSL 3.5 or later) is listed as unavailable, with the reason.
+func (s *Server) boardOptions(ctx context.Context, intended []string, method string) ([]templates.BoardOption, error) {
 	runners, err := s.connectedRunners(ctx)
 	if err != nil {
 		return nil, err
@@ -189,6 +191,10 @@ func (s *Server) boardOptions(ctx context.Context, intended []string) ([]templat
 	var out []templates.BoardOption
 	for _, r := range runners {
 		for _, b := range r.Boards {
+			if !b.CanRun(method) || (method == artifacts.MethodOpenSSLCLI && !r.Capabilities.OpenSSLUsable) {
+				b.Available, b.FirmwareOnly = false, false
+				b.Reason = methodUnavailable(method, runners)
+			}
 			i := slices.IndexFunc(out, func(o templates.BoardOption) bool { return o.Class == b.Class })
 			if i >= 0 {
 				if b.Available && !out[i].Available {
@@ -215,6 +221,27 @@ func (s *Server) boardOptions(ctx context.Context, intended []string) ([]templat
 	return out, nil
 }
 
+// methodUnavailable says why a board cannot run an experiment with the method, naming what
+// the portal's connected runners have.
+func methodUnavailable(method string, runners []sqlite.Runner) string {
+	if method != artifacts.MethodOpenSSLCLI {
+		return "its runner does not run " + method + " experiments"
+	}
+	var have []string
+	for _, r := range runners {
+		v := r.Capabilities.OpenSSL
+		switch {
+		case v == "":
+			v = "no openssl"
+		case !r.Capabilities.OpenSSLUsable:
+			v += " (too old)"
+		}
+		have = append(have, r.Name+": "+v)
+	}
+	return "needs a runner with OpenSSL ≥ 3.5; this portal's runners have: " + strings.Join(have, "; ") +
+		" (a Debian 12 runner gets one with scripts/openssl-root and --openssl-root)"
+}
+
 func (s *Server) experimentPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	m, p, err := s.manifestOf(c)
@@ -228,7 +255,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 	for _, cr := range m.Cells() {
 		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
 	}
-	if v.Boards, err = s.boardOptions(ctx, m.Spec.Boards); err != nil {
+	if v.Boards, err = s.boardOptions(ctx, m.Spec.Boards, m.Spec.Method); err != nil {
 		return err
 	}
 	fw, err := s.store.FirmwareBuilds(ctx, "")
@@ -261,12 +288,15 @@ func (s *Server) startJob(c echo.Context) error {
 		return err
 	}
 	board := c.FormValue("board")
-	opts, err := s.boardOptions(ctx, base.Spec.Boards)
+	opts, err := s.boardOptions(ctx, base.Spec.Boards, base.Spec.Method)
 	if err != nil {
 		return err
 	}
 	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && (o.Available || o.FirmwareOnly) })
 	if i < 0 {
+		if j := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board }); j >= 0 && opts[j].Reason != "" {
+			return fault.New(fault.Invalid, "board %s cannot run %s: %s", board, base.Ref(), opts[j].Reason)
+		}
 		return fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
 	}
 	firmware := c.FormValue("firmware")
@@ -308,7 +338,7 @@ func (s *Server) startJob(c echo.Context) error {
 		}
 	}
 	id, err := s.store.CreateJob(ctx, sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
-		BoardClass: board, Firmware: firmware, RequestedBy: u.ID})
+		BoardClass: board, Firmware: firmware, Method: m.Spec.Method, RequestedBy: u.ID})
 	if err != nil {
 		return err
 	}

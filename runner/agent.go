@@ -83,8 +83,10 @@ type Agent struct {
 	Name       string
 	Identity   *artifacts.Identity
 	Boards     []AgentBoard
-	Version    string
-	Log        *slog.Logger
+	// Capabilities are reported at enrolment (which openssl the host board would run).
+	Capabilities artifacts.Capabilities
+	Version      string
+	Log          *slog.Logger
 	// LeaseWait is how long one lease request waits (default 25s).
 	LeaseWait time.Duration
 	// FlushEvery is how often log chunks are sent (default 1s).
@@ -169,7 +171,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // enrol registers the runner, retrying while the portal is unreachable; a refused token is
 // returned at once.
 func (a *Agent) enrol(ctx context.Context) error {
-	req := artifacts.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, PublicKeys: a.Identity.Public()}
+	req := artifacts.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, PublicKeys: a.Identity.Public(), Capabilities: a.Capabilities}
 	for _, b := range a.Boards {
 		req.Boards = append(req.Boards, b.Info)
 	}

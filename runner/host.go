@@ -28,6 +28,11 @@ type Host struct {
 	// (default /proc and /sys).
 	Roots Roots
 
+	// OpenSSL is the openssl command line the openssl-cli method runs (default: openssl on PATH).
+	OpenSSL OpenSSLConfig
+
+	openssl opensslRun
+
 	once sync.Once
 	kems map[string]*kemImpl
 	sigs map[string]*sigImpl
@@ -70,6 +75,9 @@ func (h *Host) CheckClass() (experiments.ClassCheck, error) {
 // Run executes every cell of m in order. It returns ctx.Err() if cancelled; a cell whose
 // output check fails is recorded as failed and the run goes on.
 func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error) {
+	if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return h.runOpenSSLCLI(ctx, m, obs, log)
+	}
 	kems, sigs := h.impls()
 	meter, reason := openRAPL(h.powercapRoot())
 	if meter == nil {

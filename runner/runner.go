@@ -27,6 +27,12 @@ type Board interface {
 	Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error)
 }
 
+// environmentNoter is a board that adds to environment.json what it learnt during Run (the
+// host: the openssl an openssl-cli run used).
+type environmentNoter interface {
+	noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment)
+}
+
 // CellResult is a cell as measured: its record (status, sizes, memory, energy) and the raw
 // timed samples, from which the executor computes the statistics.
 type CellResult struct {
@@ -159,6 +165,9 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		env.TimerSource = cellsCounter(res.Cells)
 	}
 	env.EnergySource = energySourceOf(res.Cells)
+	if n, ok := board.(environmentNoter); ok {
+		n.noteEnvironment(m, &env)
+	}
 	resJSON, _ := json.MarshalIndent(res, "", "  ")
 	envJSON, _ := json.MarshalIndent(env, "", "  ")
 	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))

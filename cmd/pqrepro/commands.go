@@ -74,6 +74,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	keyForm := fs.String("key-form", "", "override the manifest's key form: encoded or parsed (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	ossl := opensslFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -112,6 +113,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	b, err := selectBoard(ctx, *board, *mapFile, *firmwareDir, *firmware, *boardClass)
 	if err != nil {
 		return err
+	}
+	if h, ok := b.(*runner.Host); ok {
+		h.OpenSSL = ossl.config()
+		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+			if _, err := runner.ResolveOpenSSL(ctx, h.OpenSSL); err != nil {
+				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
+			}
+		}
+	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
 	}
 	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {

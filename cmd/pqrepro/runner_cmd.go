@@ -24,6 +24,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	boardClass := fs.String("board-class", "", "declare the host's board class (e.g. rpi4-b on a Raspberry Pi 4)")
 	mapFile := fs.String("map", os.Getenv("PQREPRO_MAP"), "hardware map YAML (PQREPRO_MAP; default: the host and the emulated boards)")
 	firmwareDir := fs.String("firmware-dir", os.Getenv("PQREPRO_FIRMWARE"), "firmware builds, <dir>/<class>/pqrepro-fw.elf (PQREPRO_FIRMWARE)")
+	ossl := opensslFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -48,27 +49,30 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "created runner identity %s in %s\n", id.Public().Fingerprint(), keysDir(*keys))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	bs, err := agentBoards(ctx, *mapFile, *firmwareDir, *boardClass)
+	bs, caps, err := agentBoards(ctx, *mapFile, *firmwareDir, *boardClass, ossl.config())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "runner %q (%s) pulling jobs from %s\n", *name, id.Public().Fingerprint(), *portalURL)
 	printAgentBoards(stdout, bs)
+	printCapabilities(stdout, caps)
 	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: *portalURL}, EnrolToken: *token, Name: *name, Identity: id,
-		Boards: bs, Version: buildVersion(), Log: log}
+		Boards: bs, Capabilities: caps, Version: buildVersion(), Log: log}
 	return agent.Run(ctx)
 }
 
 // agentBoards discovers this machine's boards for the runner agent: the host, the emulated
 // boards whose emulator and firmware are here, the serial boards of the hardware map. Every
 // board is reported to the portal with its availability; boards other than the host can be
-// reopened with a firmware build a job names.
-func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string) ([]runner.AgentBoard, error) {
+// reopened with a firmware build a job names. The host board runs openssl-cli only when ossl
+// resolves to OpenSSL 3.5 or later; the capabilities returned say which openssl it found.
+func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl runner.OpenSSLConfig) ([]runner.AgentBoard, artifacts.Capabilities, error) {
+	caps := runner.ProbeOpenSSL(ctx, ossl)
 	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
 	if mapFile != "" {
 		m, err := boards.LoadMap(mapFile)
 		if err != nil {
-			return nil, err
+			return nil, caps, err
 		}
 		cfg.Map = m
 	}
@@ -79,9 +83,38 @@ func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string) ([
 		if e.Spec.Driver != boards.DriverHost {
 			out[i].WithFirmware = func(path string) (runner.Board, error) { return e.Board(path) }
 			out[i].Info.FirmwareOnly = !out[i].Info.Available && e.UsableWithFirmware()
+			out[i].Info.Methods = []string{artifacts.MethodInProcess}
+			continue
+		}
+		out[i].Info.Methods = runner.HostMethods(caps)
+		if h, ok := out[i].Board.(*runner.Host); ok {
+			h.OpenSSL = ossl
 		}
 	}
-	return out, nil
+	return out, caps, nil
+}
+
+// opensslOptions are the --openssl and --openssl-root flags of run, runner and serve.
+type opensslOptions struct{ path, root *string }
+
+func opensslFlags(fs *flag.FlagSet) opensslOptions {
+	return opensslOptions{
+		path: fs.String("openssl", "", "openssl binary for openssl-cli experiments (default: openssl on PATH; needs OpenSSL 3.5 or later)"),
+		root: fs.String("openssl-root", "", "run the openssl of this root directory through its own loader (make one with scripts/openssl-root)"),
+	}
+}
+
+func (o opensslOptions) config() runner.OpenSSLConfig {
+	return runner.OpenSSLConfig{Path: *o.path, Root: *o.root}
+}
+
+func printCapabilities(w io.Writer, c artifacts.Capabilities) {
+	switch {
+	case c.OpenSSLUsable:
+		fmt.Fprintf(w, "  openssl-cli: %s\n", c.OpenSSL)
+	default:
+		fmt.Fprintf(w, "  openssl-cli: unavailable: %s\n", c.OpenSSLReason)
+	}
 }
 
 func printAgentBoards(w io.Writer, bs []runner.AgentBoard) {

@@ -19,7 +19,10 @@ import (
 )
 
 // serveConfig builds the portal's Config: defaults, then flags, then PQREPRO_* environment.
-func serveConfig(args []string, stderr io.Writer) (portal.Config, error) {
+// It also returns the local runner's openssl: --openssl or --openssl-root, else the cached
+// root ($PQREPRO_OPENSSL_ROOT, or .cache/trixie-openssl under the working directory) when it
+// exists, else openssl on PATH.
+func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSLConfig, error) {
 	cfg := portal.DefaultConfig()
 	cfg.Version = buildVersion()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -30,11 +33,16 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, error) {
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
 	fs.Int64Var(&cfg.MaxBundleBytes, "max-bundle-bytes", cfg.MaxBundleBytes, "largest accepted bundle upload")
 	fs.Int64Var(&cfg.MaxFirmwareBytes, "max-firmware-bytes", cfg.MaxFirmwareBytes, "largest accepted firmware upload")
+	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, usageError{err.Error()}
+		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return cfg, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return cfg, runner.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	osslCfg := ossl.config()
+	if osslCfg.Path == "" && osslCfg.Root == "" {
+		osslCfg.Root = cachedOpenSSLRoot()
 	}
 	cfg.LocalRunner = !*noLocal
 	set := map[string]bool{}
@@ -63,18 +71,31 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, error) {
 		env("PQREPRO_ADMIN_TOKEN", "", func(v string) error { cfg.AdminToken = v; return nil }),
 	}
 	if err := errors.Join(errs...); err != nil {
-		return cfg, usageError{err.Error()}
+		return cfg, osslCfg, usageError{err.Error()}
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err.Error()}
+		return cfg, osslCfg, usageError{err.Error()}
 	}
-	return cfg, nil
+	return cfg, osslCfg, nil
+}
+
+// cachedOpenSSLRoot is the root scripts/openssl-root makes, when it exists:
+// $PQREPRO_OPENSSL_ROOT, else .cache/trixie-openssl under the working directory; "" otherwise.
+func cachedOpenSSLRoot() string {
+	dir := os.Getenv("PQREPRO_OPENSSL_ROOT")
+	if dir == "" {
+		dir = filepath.Join(".cache", "trixie-openssl")
+	}
+	if st, err := os.Stat(filepath.Join(dir, "usr", "bin", "openssl")); err == nil && st.Mode().IsRegular() {
+		return dir
+	}
+	return ""
 }
 
 // cmdServe runs the portal, and the local runner unless --no-local-runner. The local runner
 // is the same agent as `pqrepro runner`, talking HTTP to the portal's own listener.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := serveConfig(args, stderr)
+	cfg, ossl, err := serveConfig(args, stderr)
 	if err != nil {
 		return err
 	}
@@ -125,14 +146,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			return err
 		}
-		bs, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "")
+		bs, caps, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "", ossl)
 		if err != nil {
 			cancel()
 			<-errc
 			return err
 		}
 		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, Name: "local runner", Identity: id,
-			Boards: bs, Version: cfg.Version, Log: log.With("component", "local-runner")}
+			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner")}
 		go func() {
 			if err := agent.Run(ctx); err != nil {
 				log.Error("local runner stopped", "err", err)
@@ -140,6 +161,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}()
 		fmt.Fprintf(stdout, "local runner %s attached:\n", id.Public().Fingerprint())
 		printAgentBoards(stdout, bs)
+		printCapabilities(stdout, caps)
 	}
 	err = <-errc
 	if errors.Is(err, context.Canceled) {

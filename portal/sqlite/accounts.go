@@ -178,9 +178,11 @@ type Runner struct {
 	Fingerprint string
 	PublicKeys  artifacts.PublicKeys
 	Boards      []artifacts.BoardInfo
-	Version     string
-	CreatedAt   time.Time
-	LastSeen    time.Time
+	// Capabilities are what the runner reported at its last enrolment (its openssl).
+	Capabilities artifacts.Capabilities
+	Version      string
+	CreatedAt    time.Time
+	LastSeen     time.Time
 }
 
 // Enrol registers a runner with a valid enrolment token (by hash), or re-registers the runner
@@ -212,14 +214,17 @@ func (s *Store) Enrol(ctx context.Context, enrolHash, name, version string, keys
 	return id, nil
 }
 
-const runnerCols = `id, name, fingerprint, public_keys, boards, version, created_at, last_seen`
+const runnerCols = `id, name, fingerprint, public_keys, boards, version, created_at, last_seen, capabilities`
 
 func scanRunner(sc interface{ Scan(...any) error }) (Runner, error) {
 	var r Runner
-	var keys, boards string
+	var keys, boards, caps string
 	var c, l sql.NullInt64
-	if err := sc.Scan(&r.ID, &r.Name, &r.Fingerprint, &keys, &boards, &r.Version, &c, &l); err != nil {
+	if err := sc.Scan(&r.ID, &r.Name, &r.Fingerprint, &keys, &boards, &r.Version, &c, &l, &caps); err != nil {
 		return Runner{}, err
+	}
+	if err := json.Unmarshal([]byte(caps), &r.Capabilities); err != nil {
+		return Runner{}, fmt.Errorf("runner %d capabilities: %w", r.ID, err)
 	}
 	if err := json.Unmarshal([]byte(keys), &r.PublicKeys); err != nil {
 		return Runner{}, fmt.Errorf("runner %d keys: %w", r.ID, err)
@@ -229,6 +234,15 @@ func scanRunner(sc interface{ Scan(...any) error }) (Runner, error) {
 	}
 	r.CreatedAt, r.LastSeen = fromMS(c), fromMS(l)
 	return r, nil
+}
+
+// SetRunnerCapabilities records the capabilities a runner reported when it enrolled.
+func (s *Store) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Capabilities) error {
+	b, _ := json.Marshal(c)
+	if _, err := s.write.ExecContext(ctx, `UPDATE runners SET capabilities = ? WHERE id = ?`, string(b), id); err != nil {
+		return fmt.Errorf("record runner %d capabilities: %w", id, err)
+	}
+	return nil
 }
 
 // RunnerByToken returns the runner whose bearer token has that hash, and marks it seen.

@@ -32,6 +32,8 @@ type Job struct {
 	ManifestID   string
 	BoardClass   string
 	Firmware     string
+	// Method is the manifest's timing method (an openssl-cli job needs a runner with OpenSSL 3.5).
+	Method       string
 	State        string
 	RequestedBy  string
 	CreatedAt    time.Time
@@ -55,15 +57,21 @@ func (j Job) Terminal() bool { return j.State == JobPublished || j.State == JobF
 // NewJob is what CreateJob needs.
 type NewJob struct {
 	Experiment, Paper, ManifestYAML, ManifestID, BoardClass, Firmware string
-	RequestedBy                                                       int64
+	// Method is the manifest's spec.method; empty means in-process.
+	Method      string
+	RequestedBy int64
 }
 
 // CreateJob queues a job.
 func (s *Store) CreateJob(ctx context.Context, n NewJob) (int64, error) {
 	var id int64
-	err := s.write.QueryRowContext(ctx, `INSERT INTO jobs (experiment, paper, manifest_yaml, manifest_id, board_class, firmware_digest, state, requested_by, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id`, n.Experiment, n.Paper, n.ManifestYAML, n.ManifestID, n.BoardClass, n.Firmware,
-		nullID(n.RequestedBy), ms0(s.Now())).Scan(&id)
+	method := n.Method
+	if method == "" {
+		method = artifacts.MethodInProcess
+	}
+	err := s.write.QueryRowContext(ctx, `INSERT INTO jobs (experiment, paper, manifest_yaml, manifest_id, board_class, firmware_digest, method, state, requested_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id`, n.Experiment, n.Paper, n.ManifestYAML, n.ManifestID, n.BoardClass, n.Firmware,
+		method, nullID(n.RequestedBy), ms0(s.Now())).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("queue job %s: %w", n.Experiment, err)
 	}
@@ -79,7 +87,7 @@ func nullID(id int64) any {
 
 const jobCols = `j.id, j.experiment, j.paper, j.manifest_yaml, j.manifest_id, j.board_class, j.firmware_digest, j.state, COALESCE(u.name, ''),
 	j.created_at, j.started_at, j.finished_at, COALESCE(j.runner_id, 0), COALESCE(r.name, ''), COALESCE(j.lease_id, ''), j.lease_expires, j.attempt,
-	j.progress, j.progress_at, j.note, j.error, COALESCE(j.run_id, 0)`
+	j.progress, j.progress_at, j.note, j.error, COALESCE(j.run_id, 0), j.method`
 
 const jobFrom = ` FROM jobs j LEFT JOIN users u ON u.id = j.requested_by LEFT JOIN runners r ON r.id = j.runner_id`
 
@@ -88,7 +96,7 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var c, st, fin, le, pa sql.NullInt64
 	var prog string
 	err := sc.Scan(&j.ID, &j.Experiment, &j.Paper, &j.ManifestYAML, &j.ManifestID, &j.BoardClass, &j.Firmware, &j.State, &j.RequestedBy,
-		&c, &st, &fin, &j.RunnerID, &j.RunnerName, &j.LeaseID, &le, &j.Attempt, &prog, &pa, &j.Note, &j.Error, &j.RunID)
+		&c, &st, &fin, &j.RunnerID, &j.RunnerName, &j.LeaseID, &le, &j.Attempt, &prog, &pa, &j.Note, &j.Error, &j.RunID, &j.Method)
 	if err != nil {
 		return Job{}, err
 	}
@@ -153,9 +161,11 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 }
 
 // LeaseJob hands the oldest queued job for one of the board classes to the runner under a
-// new lease id until expires, and returns it; fault.NotFound when there is none. One UPDATE
-// selects and claims the job, so two runners never lease the same job.
-func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly []string, leaseID string, expires time.Time) (Job, error) {
+// new lease id until expires, and returns it; fault.NotFound when there is none. An
+// openssl-cli job goes only to a board class in opensslClasses (the runner's boards that run
+// openssl-cli: OpenSSL 3.5 or later). One UPDATE selects and claims the job, so two runners
+// never lease the same job.
+func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID string, expires time.Time) (Job, error) {
 	if len(classes) == 0 && len(firmwareOnly) == 0 {
 		return Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
 	}
@@ -170,12 +180,17 @@ func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareO
 	for _, c := range firmwareOnly {
 		args = append(args, c)
 	}
+	args = append(args, artifacts.MethodOpenSSLCLI)
+	for _, c := range opensslClasses {
+		args = append(args, c)
+	}
 	// Boards that lack only their own firmware take jobs that bring a firmware build.
 	var id int64
 	err := s.write.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', runner_id = ?, lease_id = ?, lease_expires = ?, attempt = attempt + 1,
 		started_at = ?, progress = '', progress_at = NULL
 		WHERE id = (SELECT id FROM jobs WHERE state = 'queued'
 			AND (`+inList("board_class", len(classes))+` OR (firmware_digest <> '' AND `+inList("board_class", len(firmwareOnly))+`))
+			AND (method <> ? OR `+inList("board_class", len(opensslClasses))+`)
 			ORDER BY id LIMIT 1)
 		RETURNING id`, args...).Scan(&id)
 	if err != nil {

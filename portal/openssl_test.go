@@ -1,0 +1,93 @@
+package portal_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+	"pqrepro/portal/portaltest"
+	"pqrepro/portal/sqlite"
+	"pqrepro/runner"
+)
+
+// TestOpenSSLJobLeasedOnlyToCapableRunner queues an openssl-cli job and an in-process job:
+// a runner without OpenSSL 3.5 gets only the in-process one, however often it asks, and a
+// runner that reports OpenSSL 3.5 for its host board gets the openssl-cli job.
+func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	ctx := context.Background()
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	om, err := cat.Manifest("paper002/keygen-openssl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := p.Server.Store()
+	osslJob, err := store.CreateJob(ctx, sqlite.NewJob{Experiment: om.Ref(), Paper: om.Metadata.Paper, ManifestYAML: string(om.YAML()),
+		ManifestID: om.ID(), BoardClass: "host", Method: om.Spec.Method})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := queueJob(t, p, smallManifest(t, 2))
+
+	enrolWith := func(name string, caps artifacts.Capabilities, methods []string) *runner.HTTPPortal {
+		id, err := artifacts.GenerateIdentity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &runner.HTTPPortal{BaseURL: p.URL}
+		if _, err := c.Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
+			Capabilities: caps, Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true, Methods: methods}}}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	old := enrolWith("old", artifacts.Capabilities{OpenSSL: "OpenSSL 3.0.19 27 Jan 2026", OpenSSLReason: "too old"},
+		[]string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation})
+	for i := range 3 {
+		l, err := old.Lease(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i == 0 && (l == nil || l.JobID != plain):
+			t.Fatalf("runner without OpenSSL 3.5: lease %+v, want the in-process job %d", l, plain)
+		case i > 0 && l != nil:
+			t.Fatalf("runner without OpenSSL 3.5 leased job %d (%s)", l.JobID, l.Experiment)
+		}
+	}
+	// A runner claiming openssl-cli on a board without a usable openssl is refused at enrolment.
+	id, _ := artifacts.GenerateIdentity()
+	if _, err := (&runner.HTTPPortal{BaseURL: p.URL}).Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
+		PublicKeys: id.Public(), Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true,
+			Methods: []string{artifacts.MethodOpenSSLCLI}}}}); err == nil {
+		t.Fatal("enrolment with openssl-cli but no usable openssl was accepted")
+	}
+	capable := enrolWith("new", artifacts.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},
+		runner.HostMethods(artifacts.Capabilities{OpenSSLUsable: true}))
+	l, err := capable.Lease(ctx, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == nil || l.JobID != osslJob {
+		t.Fatalf("runner with OpenSSL 3.5: lease %+v, want the openssl-cli job %d", l, osslJob)
+	}
+	rs, err := store.Runners(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rs {
+		if r.Name == "new" {
+			found = r.Capabilities.OpenSSLUsable && strings.HasPrefix(r.Capabilities.OpenSSL, "OpenSSL 3.5")
+		}
+	}
+	if !found {
+		t.Fatalf("the capable runner's capabilities were not stored: %+v", rs)
+	}
+}

@@ -1,0 +1,606 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cloudflare/circl/kem"
+
+	"pqrepro/artifacts"
+)
+
+// File names of an openssl-cli cell's work directory; commands name them relatively.
+const (
+	osslPriv = "priv.pem"
+	osslPub  = "pub.pem"
+	osslMsg  = "message.bin"
+	osslSig  = "sig.bin"
+	osslCT   = "ct.bin"
+	osslSS   = "ss.bin"
+	osslPeer = "peer.pem"
+)
+
+// osslRecipe is how paper002's script (pqc_benchmark.py) made one algorithm's key, with the
+// OpenSSL 3.5 name of the algorithm. Sign and verify use the script's pkeyutl commands.
+type osslRecipe struct {
+	// alg is the catalogue name; keyAlg what parsePEMKeyPair calls the key ("P-256" for both
+	// ECDSA-P256 and ECDH-P256, which the script generated the same way).
+	alg, keyAlg string
+	// gen is the key command, writing priv.pem (the script's genrsa for RSA, genpkey else).
+	gen []string
+	// fix is what sign and verify need on top of the script's commands when those fail:
+	// for ECDSA and RSA, pkeyutl without -rawin takes the 19.6 KB input as a ready hash and
+	// refuses it (paper002 PROVENANCE caveat 2). nil when the script's commands work.
+	fix []string
+}
+
+// OpenSSLAlgorithms lists the catalogue algorithms the openssl-cli method runs (those
+// OpenSSL 3.5 has), in catalogue order.
+func OpenSSLAlgorithms() []string {
+	var out []string
+	rs := osslRecipes()
+	for _, a := range artifacts.Algorithms() {
+		if _, ok := rs[a.Name]; ok {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+func osslRecipes() map[string]osslRecipe {
+	genpkey := func(name string) []string { return []string{"genpkey", "-algorithm", name, "-out", osslPriv} }
+	ec := []string{"genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", osslPriv}
+	digest := []string{"-rawin", "-digest", "sha256"}
+	rs := map[string]osslRecipe{
+		"X25519":     {alg: "X25519", keyAlg: "X25519", gen: genpkey("X25519")},
+		"ECDH-P256":  {alg: "ECDH-P256", keyAlg: "P-256", gen: ec},
+		"Ed25519":    {alg: "Ed25519", keyAlg: "Ed25519", gen: genpkey("ED25519")},
+		"ECDSA-P256": {alg: "ECDSA-P256", keyAlg: "P-256", gen: ec, fix: digest},
+		"RSA-2048":   {alg: "RSA-2048", keyAlg: "RSA-2048", gen: []string{"genrsa", "-out", osslPriv, "2048"}, fix: digest},
+	}
+	for _, a := range artifacts.Algorithms() {
+		if a.Family != artifacts.FamilyClassical {
+			rs[a.Name] = osslRecipe{alg: a.Name, keyAlg: a.Name, gen: genpkey(a.Name)}
+		}
+	}
+	return rs
+}
+
+func pubout() []string { return []string{"pkey", "-in", osslPriv, "-pubout", "-out", osslPub} }
+
+func signArgs(fix []string) []string {
+	return slices.Concat([]string{"pkeyutl", "-sign"}, fix, []string{"-inkey", osslPriv, "-in", osslMsg, "-out", osslSig})
+}
+
+func verifyArgs(fix []string) []string {
+	return slices.Concat([]string{"pkeyutl", "-verify"}, fix, []string{"-pubin", "-inkey", osslPub, "-in", osslMsg, "-sigfile", osslSig})
+}
+
+// osslIteration is one iteration of an openssl-cli cell: untimed preparation, the commands
+// (each timed on its own; the iteration's time is their sum) and an untimed check.
+type osslIteration struct {
+	prep  func() error
+	cmds  [][]string
+	check func(stdout string) error
+	sizes func() artifacts.Sizes
+}
+
+// cmdFailure is an openssl command that exited non-zero or did not start.
+type cmdFailure struct {
+	cmd    string
+	exit   int
+	stderr string
+}
+
+func (f *cmdFailure) Error() string {
+	msg := f.stderr
+	if msg == "" {
+		msg = "(no message)"
+	}
+	return fmt.Sprintf("`%s` exited %d: %s", f.cmd, f.exit, msg)
+}
+
+func displayCmd(args []string) string { return "openssl " + strings.Join(args, " ") }
+
+// timed runs one command in dir and returns its wall time, from start to exit.
+func (o *OpenSSL) timed(ctx context.Context, dir string, args []string) (time.Duration, string, error) {
+	cmd := o.command(ctx, dir, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	d := time.Since(t0)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, "", ctx.Err()
+		}
+		f := &cmdFailure{cmd: displayCmd(args), exit: -1, stderr: clip(strings.TrimSpace(stderr.String()), 2000)}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			f.exit = ee.ExitCode()
+		} else if f.stderr == "" {
+			f.stderr = err.Error()
+		}
+		return d, stdout.String(), f
+	}
+	return d, stdout.String(), nil
+}
+
+// run is an untimed openssl command (setup, checks); its failure is a *cmdFailure.
+func (o *OpenSSL) run(ctx context.Context, dir string, args ...string) error {
+	_, _, err := o.timed(ctx, dir, args)
+	return err
+}
+
+// osslLoop runs warm-up and timed iterations as runTrial does, timing each command apart. A
+// failing command or check fails the cell with no samples; label prefixes a command failure
+// ("the paper's command fails: ").
+func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p cellPlan, label string) (cellRun, error) {
+	var r cellRun
+	start := time.Now()
+	over := func(frac float64) bool {
+		return p.budget > 0 && time.Since(start) >= time.Duration(float64(p.budget)*frac)
+	}
+	perCmd := make([][]float64, len(it.cmds))
+	one := func(i int, record bool) (float64, error) {
+		if err := it.prep(); err != nil {
+			return 0, fmt.Errorf("prepare input %d: %w", i, err)
+		}
+		var total time.Duration
+		ds := make([]time.Duration, len(it.cmds))
+		stdout := ""
+		for j, args := range it.cmds {
+			d, out, err := o.timed(ctx, dir, args)
+			if err != nil {
+				var f *cmdFailure
+				if errors.As(err, &f) {
+					return 0, errors.New(label + f.Error())
+				}
+				return 0, err
+			}
+			ds[j], stdout = d, out
+			total += d
+		}
+		if err := it.check(stdout); err != nil {
+			return 0, fmt.Errorf("iteration %d: output check failed: %w", i, err)
+		}
+		if record {
+			for j, d := range ds {
+				perCmd[j] = append(perCmd[j], float64(d.Nanoseconds()))
+			}
+		}
+		return float64(total.Nanoseconds()), nil
+	}
+	for i := 0; i < p.warmup && !over(0.5); i++ {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		if _, err := one(-1-i, false); err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			return cellRun{cell: failed(err.Error())}, nil
+		}
+	}
+	for i := 0; i < p.iterations; i++ {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		if i >= max(p.minIterations, 1) && over(1) {
+			r.cell.BudgetReached = true
+			break
+		}
+		ns, err := one(i, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			return cellRun{cell: failed(err.Error())}, nil
+		}
+		if i == 0 && it.sizes != nil {
+			s := it.sizes()
+			r.cell.Sizes = &s
+		}
+		r.samples = append(r.samples, ns)
+		if p.progress != nil {
+			p.progress(len(r.samples))
+		}
+	}
+	r.cell.Status = artifacts.StatusOK
+	r.cell.Unit = artifacts.UnitNanoseconds
+	r.cell.Counter = "wall time of each openssl process from start to exit (os/exec, monotonic clock), summed over the iteration's commands, ns"
+	for j, args := range it.cmds {
+		r.cell.Commands = append(r.cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: Summarize(perCmd[j])})
+	}
+	r.cell.Energy = &artifacts.Energy{Absent: "not measured by the openssl-cli method (no meter attributes energy to the openssl processes)"}
+	return r, nil
+}
+
+// osslCells runs one manifest cell: the paper's commands, and for ECDSA and RSA sign and
+// verify a second cell with the corrected command, marked with Variant.
+func (o *OpenSSL) osslCells(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan) ([]cellRun, error) {
+	rec, ok := osslRecipes()[ref.Algorithm]
+	if !ok {
+		return []cellRun{{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "OpenSSL 3.5 has no " + ref.Algorithm}}}, nil
+	}
+	r, err := o.osslCell(ctx, work, m, ref, rec, nil, p)
+	if err != nil {
+		return nil, err
+	}
+	runs := []cellRun{r}
+	if rec.fix != nil && (ref.Operation == artifacts.OpSign || ref.Operation == artifacts.OpVerify) {
+		v, err := o.osslCell(ctx, work, m, ref, rec, rec.fix, p)
+		if err != nil {
+			return nil, err
+		}
+		v.cell.Variant = "corrected: " + strings.Join(rec.fix, " ") + " (not the paper's method)"
+		runs = append(runs, v)
+	}
+	return runs, nil
+}
+
+// osslCell runs one cell with the given sign/verify fix (nil: the paper's commands).
+func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, rec osslRecipe, fix []string, p cellPlan) (cellRun, error) {
+	dir, err := os.MkdirTemp(work, strings.ToLower(ref.Algorithm+"-"+ref.Operation+"-"))
+	if err != nil {
+		return cellRun{}, fmt.Errorf("openssl-cli work dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	label := "the paper's command fails: "
+	if fix != nil {
+		label = "the corrected command fails: "
+	}
+	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/openssl-cli")
+	path := func(name string) string { return filepath.Join(dir, name) }
+	read := func(name string) []byte { b, _ := os.ReadFile(path(name)); return b }
+	remove := func(names ...string) error {
+		for _, n := range names {
+			if err := os.Remove(path(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+	nonEmpty := func(names ...string) error {
+		for _, n := range names {
+			if len(read(n)) == 0 {
+				return fmt.Errorf("openssl wrote no %s (or an empty one)", n)
+			}
+		}
+		return nil
+	}
+	failWith := func(err error) (cellRun, error) {
+		if ctx.Err() != nil {
+			return cellRun{}, ctx.Err()
+		}
+		var f *cmdFailure
+		if errors.As(err, &f) {
+			return cellRun{cell: failed(label + err.Error())}, nil
+		}
+		return cellRun{cell: failed(err.Error())}, nil
+	}
+	// Keys for every operation but keygen: made once per cell with the paper's commands,
+	// untimed, and read back by Go.
+	var key *pemKey
+	if ref.Operation != artifacts.OpKeygen {
+		for _, args := range [][]string{rec.gen, pubout()} {
+			if err := o.run(ctx, dir, args...); err != nil {
+				return failWith(fmt.Errorf("generate the cell's key: %w", err))
+			}
+		}
+		if key, err = parsePEMKeyPair(read(osslPriv), read(osslPub)); err != nil {
+			return failWith(fmt.Errorf("the cell's key: %w", err))
+		}
+	}
+	var it osslIteration
+	var msg []byte
+	switch ref.Operation {
+	case artifacts.OpKeygen:
+		var k *pemKey
+		it = osslIteration{
+			prep: func() error { return remove(osslPriv, osslPub) },
+			cmds: [][]string{rec.gen, pubout()},
+			check: func(string) error {
+				if err := nonEmpty(osslPriv, osslPub); err != nil {
+					return err
+				}
+				var err error
+				if k, err = parsePEMKeyPair(read(osslPriv), read(osslPub)); err != nil {
+					return err
+				}
+				if k.alg != rec.keyAlg {
+					return fmt.Errorf("openssl made a %s key, not %s", k.alg, rec.keyAlg)
+				}
+				return k.roundTrip()
+			},
+			sizes: func() artifacts.Sizes { return artifacts.Sizes{PublicKey: len(k.pubRaw), PrivateKey: len(k.privRaw)} },
+		}
+	case artifacts.OpSign:
+		it = osslIteration{
+			prep: func() error {
+				msg = message(&m.Spec, rng)
+				return errors.Join(remove(osslSig), os.WriteFile(path(osslMsg), msg, 0o600))
+			},
+			cmds: [][]string{signArgs(fix)},
+			check: func(string) error {
+				if err := nonEmpty(osslSig); err != nil {
+					return err
+				}
+				if !key.verifySignature(msg, read(osslSig), fix != nil) {
+					return errors.New("the signature does not verify (checked with Go, not OpenSSL)")
+				}
+				return nil
+			},
+			sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(read(osslSig)), Message: len(msg)} },
+		}
+	case artifacts.OpVerify:
+		// As the script did: sign the message once, then time verifying that signature.
+		msg = message(&m.Spec, rng)
+		if err := os.WriteFile(path(osslMsg), msg, 0o600); err != nil {
+			return cellRun{}, fmt.Errorf("openssl-cli message: %w", err)
+		}
+		note := ""
+		if err := o.run(ctx, dir, signArgs(fix)...); err != nil {
+			if fix != nil {
+				return failWith(fmt.Errorf("sign the message to verify: %w", err))
+			}
+			// The script went on to verify whatever its failing sign command left: an empty
+			// signature file. Do the same, so the cell reports what the paper timed.
+			if werr := os.WriteFile(path(osslSig), read(osslSig), 0o600); werr != nil {
+				return cellRun{}, werr
+			}
+			note = " (the signature file is empty because the paper's sign command fails too: " + err.Error() + ")"
+		} else if !key.verifySignature(msg, read(osslSig), fix != nil) {
+			return failWith(errors.New("the signature made for the verify cell does not verify (checked with Go)"))
+		}
+		sig := read(osslSig)
+		it = osslIteration{
+			prep: func() error { return nil },
+			cmds: [][]string{verifyArgs(fix)},
+			check: func(stdout string) error {
+				if !strings.Contains(stdout, "Signature Verified Successfully") {
+					return fmt.Errorf("openssl exited 0 without saying the signature verified (%q)", clip(strings.TrimSpace(stdout), 200))
+				}
+				return nil
+			},
+			sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(sig), Message: len(msg)} },
+		}
+		r, err := o.osslLoop(ctx, dir, it, p, label)
+		if err != nil || r.cell.Status != artifacts.StatusOK {
+			if r.cell.Error != "" {
+				r.cell.Error += note
+			}
+			return r, err
+		}
+		// A verifier that accepts everything would pass the check: make sure it rejects.
+		bad := bytes.Clone(sig)
+		bad[len(bad)/2] ^= 0x01
+		if err := os.WriteFile(path(osslSig), bad, 0o600); err != nil {
+			return cellRun{}, err
+		}
+		if err := o.run(ctx, dir, verifyArgs(fix)...); err == nil {
+			return cellRun{cell: failed("openssl accepted a corrupted signature")}, nil
+		} else if ctx.Err() != nil {
+			return cellRun{}, ctx.Err()
+		}
+		r.cell.Keys = artifacts.KeysEncoded
+		return r, nil
+	case artifacts.OpEncaps:
+		s := mlkemScheme(rec.alg)
+		it = osslIteration{
+			prep: func() error { return remove(osslCT, osslSS) },
+			cmds: [][]string{{"pkeyutl", "-encap", "-pubin", "-inkey", osslPub, "-out", osslCT, "-secret", osslSS}},
+			check: func(string) error {
+				if err := nonEmpty(osslCT, osslSS); err != nil {
+					return err
+				}
+				ss, err := s.Decapsulate(key.priv.(kem.PrivateKey), read(osslCT))
+				if err != nil || !bytes.Equal(ss, read(osslSS)) {
+					return errors.New("the secret decapsulated with Go differs from openssl's encapsulated one")
+				}
+				return nil
+			},
+			sizes: func() artifacts.Sizes {
+				return artifacts.Sizes{Ciphertext: len(read(osslCT)), SharedSecret: len(read(osslSS))}
+			},
+		}
+	case artifacts.OpDecaps:
+		s := mlkemScheme(rec.alg)
+		var want []byte
+		it = osslIteration{
+			prep: func() error {
+				ct, ss, err := s.EncapsulateDeterministically(key.pub.(kem.PublicKey), rng.bytes(s.EncapsulationSeedSize()))
+				if err != nil {
+					return err
+				}
+				want = ss
+				return errors.Join(remove(osslSS), os.WriteFile(path(osslCT), ct, 0o600))
+			},
+			cmds: [][]string{{"pkeyutl", "-decap", "-inkey", osslPriv, "-in", osslCT, "-secret", osslSS}},
+			check: func(string) error {
+				if !bytes.Equal(want, read(osslSS)) {
+					return errors.New("openssl's decapsulated secret differs from the one encapsulated with Go")
+				}
+				return nil
+			},
+			sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(read(osslSS))} },
+		}
+	case artifacts.OpDerive:
+		ours, err := key.ecdhPublic()
+		if err != nil {
+			return failWith(err)
+		}
+		var peer *ecdh.PrivateKey
+		it = osslIteration{
+			prep: func() error {
+				var err error
+				if peer, err = ours.Curve().GenerateKey(rand.Reader); err != nil {
+					return err
+				}
+				der, err := x509.MarshalPKIXPublicKey(peer.PublicKey())
+				if err != nil {
+					return err
+				}
+				return errors.Join(remove(osslSS), os.WriteFile(path(osslPeer), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600))
+			},
+			cmds: [][]string{{"pkeyutl", "-derive", "-inkey", osslPriv, "-peerkey", osslPeer, "-out", osslSS}},
+			check: func(string) error {
+				ss, err := peer.ECDH(ours)
+				if err != nil || len(ss) == 0 || !bytes.Equal(ss, read(osslSS)) {
+					return errors.New("openssl derived a different secret from the peer's (computed with Go)")
+				}
+				return nil
+			},
+			sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(read(osslSS))} },
+		}
+	default:
+		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
+	}
+	r, err := o.osslLoop(ctx, dir, it, p, label)
+	if err == nil && r.cell.Status == artifacts.StatusOK && ref.Operation != artifacts.OpKeygen {
+		r.cell.Keys = artifacts.KeysEncoded
+	}
+	return r, err
+}
+
+// ecdhPublic is the key's public key as an ECDH key (X25519, or a P-256 EC key).
+func (k *pemKey) ecdhPublic() (*ecdh.PublicKey, error) {
+	switch p := k.pub.(type) {
+	case *ecdh.PublicKey:
+		return p, nil
+	case *ecdsa.PublicKey:
+		return p.ECDH()
+	}
+	return nil, fmt.Errorf("a %s key cannot derive a shared secret", k.alg)
+}
+
+// roundTrip proves a freshly generated key-establishment key works with Go on the other
+// side: an ML-KEM encapsulation decapsulates to the same secret, an ECDH agreement agrees.
+// Signature keys were already checked by recomputing their public key.
+func (k *pemKey) roundTrip() error {
+	switch priv := k.priv.(type) {
+	case kem.PrivateKey:
+		s := priv.Scheme()
+		ct, ss, err := s.Encapsulate(priv.Public())
+		if err != nil {
+			return err
+		}
+		ss2, err := s.Decapsulate(priv, ct)
+		if err != nil || !bytes.Equal(ss, ss2) {
+			return errors.New("the generated key fails an encapsulation round trip")
+		}
+	case *ecdh.PrivateKey:
+		return ecdhRoundTrip(priv)
+	case *ecdsa.PrivateKey:
+		e, err := priv.ECDH()
+		if err != nil {
+			return err
+		}
+		return ecdhRoundTrip(e)
+	}
+	return nil
+}
+
+func ecdhRoundTrip(priv *ecdh.PrivateKey) error {
+	peer, err := priv.Curve().GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	a, err1 := priv.ECDH(peer.PublicKey())
+	b, err2 := peer.ECDH(priv.PublicKey())
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+		return errors.New("the generated key does not agree with a peer")
+	}
+	return nil
+}
+
+// opensslRun is what the host remembers of its last openssl-cli run for environment.json.
+type opensslRun struct {
+	mu   sync.Mutex
+	info *artifacts.OpenSSLInfo
+}
+
+// runOpenSSLCLI runs every cell of an openssl-cli manifest with the host's openssl. It
+// refuses the whole run up front (an error, nothing published) when there is no openssl 3.5.
+func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error) {
+	o, err := ResolveOpenSSL(ctx, h.OpenSSL)
+	if err != nil {
+		return nil, fmt.Errorf("openssl-cli: %w", err)
+	}
+	info := o.Info(ctx)
+	h.openssl.mu.Lock()
+	h.openssl.info = &info
+	h.openssl.mu.Unlock()
+	fmt.Fprintf(log, "openssl: %s; invocation %s", info.Version, strings.Join(info.Invocation, " "))
+	if len(info.Env) > 0 {
+		fmt.Fprintf(log, " with %s", strings.Join(info.Env, " "))
+	}
+	fmt.Fprintln(log)
+	if info.LoaderOverheadMethod != "" {
+		fmt.Fprintf(log, "openssl: loader overhead %.0f ns per command: %s\n", info.LoaderOverheadNs, info.LoaderOverheadMethod)
+	}
+	work, err := os.MkdirTemp("", "pqrepro-openssl-")
+	if err != nil {
+		return nil, fmt.Errorf("openssl-cli work dir: %w", err)
+	}
+	defer os.RemoveAll(work)
+	cells := m.Cells()
+	var out []CellResult
+	for i, ref := range cells {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		obs.CellStarted(i, len(cells), ref)
+		plan := cellPlan{
+			warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
+			budget:   time.Duration(m.Spec.Budget),
+			progress: func(done int) { obs.Iteration(i, done, m.Spec.Iterations) },
+		}
+		t0 := time.Now()
+		runs, err := o.osslCells(ctx, work, m, ref, plan)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range runs {
+			r.cell.Algorithm, r.cell.Operation, r.cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
+			detail := ""
+			if r.cell.Variant != "" {
+				detail = " [" + r.cell.Variant + "]"
+			}
+			if r.cell.Error != "" {
+				detail += ": " + r.cell.Error
+			}
+			fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), detail)
+			out = append(out, CellResult{Cell: r.cell, Samples: r.samples})
+		}
+		obs.CellDone(i, len(cells), out[len(out)-len(runs)].Cell)
+	}
+	return out, nil
+}
+
+// noteEnvironment adds what the last run learnt to its environment.json: the openssl an
+// openssl-cli run used.
+func (h *Host) noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment) {
+	if m.Spec.Method != artifacts.MethodOpenSSLCLI {
+		return
+	}
+	h.openssl.mu.Lock()
+	defer h.openssl.mu.Unlock()
+	env.OpenSSL = h.openssl.info
+	env.TimerSource = "Go monotonic clock around each openssl process (os/exec start to exit), nanoseconds"
+}
