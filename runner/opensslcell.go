@@ -147,82 +147,70 @@ func (o *OpenSSL) run(ctx context.Context, dir string, args ...string) error {
 	return err
 }
 
-// osslLoop runs warm-up and timed iterations as runTrial does, timing each command apart. A
-// failing command or check fails the cell with no samples; label prefixes a command failure
-// ("the paper's command fails: ").
+// osslIn and osslOut are one openssl-cli iteration's index (negative for warm-up) and what
+// its commands gave: each command's wall time and the last command's standard output.
+type osslIn struct{ i int }
+
+type osslOut struct {
+	ds     []time.Duration
+	stdout string
+}
+
+// osslLoop runs the iteration through runTrial, timing each command apart: a sample is the
+// sum of the commands' wall times, and every timed iteration's per-command times are kept
+// for the cell's Commands. A failing command or check fails the cell with no samples; label
+// prefixes a command failure ("the paper's command fails: ").
 func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p cellPlan, label string) (cellRun, error) {
-	var r cellRun
-	start := time.Now()
-	over := func(frac float64) bool {
-		return p.budget > 0 && time.Since(start) >= time.Duration(float64(p.budget)*frac)
-	}
 	perCmd := make([][]float64, len(it.cmds))
-	one := func(i int, record bool) (float64, error) {
-		if err := it.prep(); err != nil {
-			return 0, fmt.Errorf("prepare input %d: %w", i, err)
-		}
-		var total time.Duration
-		ds := make([]time.Duration, len(it.cmds))
-		stdout := ""
-		for j, args := range it.cmds {
-			d, out, err := o.timed(ctx, dir, args)
-			if err != nil {
-				var f *cmdFailure
-				if errors.As(err, &f) {
-					return 0, errors.New(label + f.Error())
+	var cmdErr string // a failing command's own message, which is the cell's reason as it stands
+	t := trial[osslIn, osslOut]{
+		prep: func(i int) (osslIn, error) { return osslIn{i}, it.prep() },
+		op: func(osslIn) (osslOut, error) {
+			out := osslOut{ds: make([]time.Duration, len(it.cmds))}
+			for j, args := range it.cmds {
+				d, stdout, err := o.timed(ctx, dir, args)
+				if err != nil {
+					var f *cmdFailure
+					if errors.As(err, &f) {
+						cmdErr = label + f.Error()
+						return out, errors.New(cmdErr)
+					}
+					return out, err
 				}
-				return 0, err
+				out.ds[j], out.stdout = d, stdout
 			}
-			ds[j], stdout = d, out
-			total += d
-		}
-		if err := it.check(stdout); err != nil {
-			return 0, fmt.Errorf("iteration %d: output check failed: %w", i, err)
-		}
-		if record {
-			for j, d := range ds {
-				perCmd[j] = append(perCmd[j], float64(d.Nanoseconds()))
+			return out, nil
+		},
+		check: func(in osslIn, out osslOut) error {
+			if err := it.check(out.stdout); err != nil {
+				return err
 			}
-		}
-		return float64(total.Nanoseconds()), nil
+			if in.i >= 0 {
+				for j, d := range out.ds {
+					perCmd[j] = append(perCmd[j], float64(d.Nanoseconds()))
+				}
+			}
+			return nil
+		},
+		self: func(out osslOut) float64 {
+			var total time.Duration
+			for _, d := range out.ds {
+				total += d
+			}
+			return float64(total.Nanoseconds())
+		},
 	}
-	for i := 0; i < p.warmup && !over(0.5); i++ {
-		if err := ctx.Err(); err != nil {
-			return r, err
-		}
-		if _, err := one(-1-i, false); err != nil {
-			if ctx.Err() != nil {
-				return r, ctx.Err()
-			}
-			return cellRun{cell: failed(err.Error())}, nil
-		}
+	if it.sizes != nil {
+		t.sizes = func(osslIn, osslOut) artifacts.Sizes { return it.sizes() }
 	}
-	for i := 0; i < p.iterations; i++ {
-		if err := ctx.Err(); err != nil {
-			return r, err
-		}
-		if i >= max(p.minIterations, 1) && over(1) {
-			r.cell.BudgetReached = true
-			break
-		}
-		ns, err := one(i, true)
-		if err != nil {
-			if ctx.Err() != nil {
-				return r, ctx.Err()
-			}
-			return cellRun{cell: failed(err.Error())}, nil
-		}
-		if i == 0 && it.sizes != nil {
-			s := it.sizes()
-			r.cell.Sizes = &s
-		}
-		r.samples = append(r.samples, ns)
-		if p.progress != nil {
-			p.progress(len(r.samples))
-		}
+	p.noPasses = true
+	r, err := runTrial(ctx, t, p)
+	if err == nil && r.cell.Status == artifacts.StatusFailed && cmdErr != "" {
+		r.cell.Error = cmdErr
 	}
-	r.cell.Status = artifacts.StatusOK
-	r.cell.Unit = artifacts.UnitNanoseconds
+	if err != nil || r.cell.Status != artifacts.StatusOK {
+		return r, err
+	}
 	r.cell.Counter = "wall time of each openssl process from start to exit (os/exec, monotonic clock), summed over the iteration's commands, ns"
 	for j, args := range it.cmds {
 		r.cell.Commands = append(r.cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: Summarize(perCmd[j])})

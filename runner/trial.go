@@ -17,6 +17,10 @@ type trial[I, O any] struct {
 	check func(in I, out O) error
 	// sizes reports the byte sizes of one output, for the cell's record.
 	sizes func(in I, out O) artifacts.Sizes
+	// self, when set, is the operation's own measure of one output's time in ns (the sum of
+	// the wall times of the commands it ran, for the openssl-cli method); the sample is then
+	// self(out) instead of the time around op.
+	self func(out O) float64
 }
 
 // cellPlan is what the host executor needs to run a cell: iteration limits and observers.
@@ -26,6 +30,9 @@ type cellPlan struct {
 	// progress is called after each timed iteration with the count done so far.
 	progress func(done int)
 	energy   *raplMeter
+	// noPasses skips the memory and energy passes, which measure this process: an operation
+	// that runs in child processes has neither.
+	noPasses bool
 }
 
 // cellRun is a cell's raw outcome before statistics.
@@ -57,6 +64,9 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 		if err := t.check(in, out); err != nil {
 			return 0, zero, in, fmt.Errorf("iteration %d: output check failed: %w", i, err)
 		}
+		if t.self != nil {
+			return t.self(out), out, in, nil
+		}
 		return float64(d.Nanoseconds()), out, in, nil
 	}
 	// Warm-up takes at most half the budget, so slow cells still get timed iterations.
@@ -65,6 +75,9 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 			return r, err
 		}
 		if _, _, _, err := one(-1 - i); err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err() // a cancelled child process is not a failed operation
+			}
 			r.cell = failed("warm-up " + err.Error())
 			return r, nil
 		}
@@ -80,6 +93,9 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 		}
 		ns, out, in, err := one(i)
 		if err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
 			r.cell = failed(err.Error())
 			r.samples = nil
 			return r, nil
@@ -96,6 +112,9 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 	r.cell.Status = artifacts.StatusOK
 	r.cell.Unit = artifacts.UnitNanoseconds
 	r.cell.Counter = "monotonic clock (time.Now/time.Since), ns"
+	if p.noPasses {
+		return r, nil
+	}
 	median := Summarize(r.samples).Median
 	r.cell.Memory = memoryPass(ctx, t, median)
 	r.cell.Energy = energyPass(ctx, t, median, p.energy)
