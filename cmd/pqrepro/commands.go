@@ -250,10 +250,17 @@ func human(v float64, unit string) string {
 
 func printCells(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
+	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tMEAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
+	var notes []string // failed cells' reasons and variants, numbered below the table
 	for _, c := range res.Cells {
+		op := c.Operation
+		if c.Variant != "" {
+			notes = append(notes, fmt.Sprintf("%s %s: variant %s", c.Algorithm, c.Operation, c.Variant))
+			op += fmt.Sprintf(" [%d]", len(notes))
+		}
 		if c.Status != artifacts.StatusOK {
-			fmt.Fprintf(tw, "%s\t%s\t\t%s\t\t%s\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, c.Operation, c.Status, c.Error)
+			notes = append(notes, fmt.Sprintf("%s %s %s: %s", c.Algorithm, c.Operation, c.Status, c.Error))
+			fmt.Fprintf(tw, "%s\t%s\t\t%s [%d]\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, op, c.Status, len(notes))
 			continue
 		}
 		s := c.Stats
@@ -283,11 +290,14 @@ func printCells(w io.Writer, res *artifacts.Result) {
 		if keys == "" {
 			keys = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, c.Operation, keys, c.Status, n,
-			human(s.Median, c.Unit), human(s.P25, c.Unit), human(s.P75, c.Unit), human(s.Min, c.Unit), human(s.Max, c.Unit), human(s.Stddev, c.Unit),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Algorithm, op, keys, c.Status, n,
+			human(s.Median, c.Unit), human(s.Mean, c.Unit), human(s.P25, c.Unit), human(s.P75, c.Unit), human(s.Min, c.Unit), human(s.Max, c.Unit), human(s.Stddev, c.Unit),
 			size, heap, allocs, stack)
 	}
 	tw.Flush()
+	for i, n := range notes {
+		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
+	}
 	for _, c := range res.Cells {
 		if c.Status == artifacts.StatusOK && c.Unit != artifacts.UnitNanoseconds {
 			fmt.Fprintf(w, "values in %s (%s)\n", c.Unit, c.Counter)
