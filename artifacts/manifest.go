@@ -19,13 +19,6 @@ import (
 // APIVersion is the only manifest schema version this build reads.
 const APIVersion = "pqrepro/v1"
 
-// Experiment kinds.
-const (
-	KindKEMBench       = "kem-bench"
-	KindSigBench       = "sig-bench"
-	KindKEMSigSequence = "kem-sig-sequence"
-)
-
 // Timing methods.
 const (
 	// MethodInProcess times each operation inside one long-lived process.
@@ -54,9 +47,6 @@ const (
 	// a warm key, cheaper than what liboqs or the openssl command line time.
 	KeysParsed = "parsed"
 )
-
-// Kinds lists the experiment kinds in a stable order.
-func Kinds() []string { return []string{KindKEMBench, KindSigBench, KindKEMSigSequence} }
 
 // MaxMessageSize bounds spec.message.size so a manifest cannot ask for absurd allocations.
 const MaxMessageSize = 16 << 20
@@ -88,12 +78,9 @@ type Metadata struct {
 
 // Spec is the part of a manifest that determines the measurement.
 type Spec struct {
-	// Algorithms are catalogue names; for kem-sig-sequence they are "KEM+SIG" pairs.
-	Algorithms []string `yaml:"algorithms" json:"algorithms"`
-	// Operations to time; each algorithm runs the ones it supports, in this order.
-	Operations []string `yaml:"operations" json:"operations"`
-	// Message is what signatures sign: a fresh message of Size bytes per iteration, or a fixed Text.
-	Message Message `yaml:"message,omitempty" json:"message"`
+	// BenchSpec is what the benchmark kinds time (algorithms, operations, message), inline.
+	// A kind with other needs owns its own typed section of the spec (see KindDef).
+	BenchSpec `yaml:",inline"`
 	// Warmup iterations run before timing starts; they are checked but not recorded.
 	Warmup int `yaml:"warmup" json:"warmup"`
 	// Iterations is the number of timed iterations per cell (an upper bound when Budget is set).
@@ -273,8 +260,8 @@ func (m *Manifest) applyDefaults() {
 	if m.Spec.Budget > 0 && m.Spec.MinIterations == 0 {
 		m.Spec.MinIterations = 1
 	}
-	if m.Kind == KindKEMSigSequence && len(m.Spec.Operations) == 0 {
-		m.Spec.Operations = []string{OpSequence}
+	if k, ok := LookupKind(m.Kind); ok && k.defaults != nil {
+		k.defaults(m)
 	}
 }
 
@@ -315,22 +302,14 @@ type CellRef struct {
 	Operation string `json:"operation"`
 }
 
-// Cells lists the cells the manifest asks for, algorithm-major, skipping operations an
-// algorithm does not have.
+// Cells lists the cells the manifest asks for, in run order (for the benchmark kinds:
+// algorithm-major, skipping operations an algorithm does not have); none for an unknown kind.
 func (m *Manifest) Cells() []CellRef {
-	var cells []CellRef
-	for _, name := range m.Spec.Algorithms {
-		for _, op := range m.Spec.Operations {
-			if m.Kind == KindKEMSigSequence {
-				cells = append(cells, CellRef{name, op})
-				continue
-			}
-			if a, ok := LookupAlgorithm(name); ok && a.Supports(op) {
-				cells = append(cells, CellRef{name, op})
-			}
-		}
+	k, ok := LookupKind(m.Kind)
+	if !ok {
+		return nil
 	}
-	return cells
+	return k.cells(m)
 }
 
 // MessageSize is the length in bytes of every message signed in the run.
@@ -405,7 +384,8 @@ func (v *validator) check(m *Manifest) {
 	if m.APIVersion != APIVersion {
 		v.add("apiVersion", "must be %q, got %q", APIVersion, m.APIVersion)
 	}
-	if !slices.Contains(Kinds(), m.Kind) {
+	kind, kindOK := LookupKind(m.Kind)
+	if !kindOK {
 		v.add("kind", "unknown kind %q (valid: %s)", m.Kind, strings.Join(Kinds(), ", "))
 	}
 	if !slugRE.MatchString(m.Metadata.Paper) {
@@ -415,7 +395,9 @@ func (v *validator) check(m *Manifest) {
 		v.add("metadata.name", "must be a lower-case slug like mlkem, got %q", m.Metadata.Name)
 	}
 	s := &m.Spec
-	v.checkAlgorithms(m.Kind, s)
+	if kindOK {
+		kind.check(v, m)
+	}
 	if s.Warmup < 0 || s.Warmup > 1_000_000 {
 		v.add("spec.warmup", "must be between 0 and 1000000, got %d", s.Warmup)
 	}
@@ -431,11 +413,11 @@ func (v *validator) check(m *Manifest) {
 	if s.MinIterations > 0 && s.Budget == 0 {
 		v.add("spec.minIterations", "only applies with spec.budget")
 	}
-	if !slices.Contains(Methods(), s.Method) {
+	switch {
+	case !slices.Contains(Methods(), s.Method):
 		v.add("spec.method", "unknown method %q (valid: %s)", s.Method, strings.Join(Methods(), ", "))
-	}
-	if s.Method != MethodInProcess && m.Kind == KindKEMSigSequence {
-		v.add("spec.method", "%s applies to kem-bench and sig-bench only", s.Method)
+	case kindOK && !slices.Contains(kind.Methods, s.Method):
+		v.add("spec.method", "a %s cannot be timed with %s (valid: %s)", m.Kind, s.Method, strings.Join(kind.Methods, ", "))
 	}
 	if s.Method == MethodOpenSSLCLI {
 		for i, name := range s.Algorithms {
@@ -452,17 +434,6 @@ func (v *validator) check(m *Manifest) {
 	}
 	if strings.TrimSpace(s.Seed) == "" {
 		v.add("spec.seed", "is required: every input is derived from it so a re-run draws the same inputs")
-	}
-	needMsg := m.Kind == KindSigBench || m.Kind == KindKEMSigSequence
-	switch {
-	case s.Message.Size < 0 || s.Message.Size > MaxMessageSize:
-		v.add("spec.message.size", "must be between 1 and %d bytes, got %d", MaxMessageSize, s.Message.Size)
-	case s.Message.Size > 0 && s.Message.Text != "":
-		v.add("spec.message", "give size or text, not both")
-	case needMsg && s.Message.Size == 0 && s.Message.Text == "":
-		v.add("spec.message", "a %s needs a message: size (fresh bytes per iteration) or text", m.Kind)
-	case !needMsg && (s.Message.Size > 0 || s.Message.Text != ""):
-		v.add("spec.message", "a %s signs nothing; remove the message", m.Kind)
 	}
 	if len(s.Boards) == 0 {
 		v.add("spec.boards", "list at least one board class")
@@ -481,83 +452,6 @@ func (v *validator) check(m *Manifest) {
 	if len(s.Reference.Claims) > 0 && s.Reference.Dataset == "" {
 		v.add("spec.reference.claims", "claims need spec.reference.dataset")
 	}
-}
-
-func (v *validator) checkAlgorithms(kind string, s *Spec) {
-	if len(s.Algorithms) == 0 {
-		v.add("spec.algorithms", "list at least one algorithm")
-	}
-	seen := map[string]bool{}
-	isKEM := func(a Algorithm) bool { return a.KEM }
-	isSig := func(a Algorithm) bool { return !a.KEM }
-	for i, name := range s.Algorithms {
-		path := fmt.Sprintf("spec.algorithms[%d]", i)
-		if seen[name] {
-			v.add(path, "%q is listed twice", name)
-			continue
-		}
-		seen[name] = true
-		switch kind {
-		case KindKEMSigSequence:
-			k, sg, ok := SplitPair(name)
-			if !ok {
-				v.add(path, "a kem-sig-sequence names pairs like ML-KEM-512+ML-DSA-44, got %q", name)
-				continue
-			}
-			if a, ok := LookupAlgorithm(k); !ok || !a.KEM || a.Family != FamilyMLKEM {
-				v.add(path, "unknown KEM %q (valid: %s)", k, strings.Join(AlgorithmNames(func(a Algorithm) bool { return a.Family == FamilyMLKEM }), ", "))
-			}
-			if a, ok := LookupAlgorithm(sg); !ok || a.KEM {
-				v.add(path, "unknown signature algorithm %q (valid: %s)", sg, strings.Join(AlgorithmNames(isSig), ", "))
-			}
-		case KindKEMBench:
-			if a, ok := LookupAlgorithm(name); !ok || !a.KEM {
-				v.add(path, "unknown KEM %q (valid: %s)", name, strings.Join(AlgorithmNames(isKEM), ", "))
-			}
-		case KindSigBench:
-			if a, ok := LookupAlgorithm(name); !ok || a.KEM {
-				v.add(path, "unknown signature algorithm %q (valid: %s)", name, strings.Join(AlgorithmNames(isSig), ", "))
-			}
-		}
-	}
-	if len(s.Operations) == 0 {
-		v.add("spec.operations", "list at least one operation")
-	}
-	known := true // an unknown algorithm is reported once, not again as an unused operation
-	for _, name := range s.Algorithms {
-		if _, ok := LookupAlgorithm(name); !ok && kind != KindKEMSigSequence {
-			known = false
-		}
-	}
-	for i, op := range s.Operations {
-		path := fmt.Sprintf("spec.operations[%d]", i)
-		if slices.Index(s.Operations, op) != i {
-			v.add(path, "%q is listed twice", op)
-			continue
-		}
-		if kind == KindKEMSigSequence {
-			if op != OpSequence {
-				v.add(path, "a kem-sig-sequence has the one operation %q, got %q", OpSequence, op)
-			}
-			continue
-		}
-		used := false
-		for _, name := range s.Algorithms {
-			if a, ok := LookupAlgorithm(name); ok && a.Supports(op) {
-				used = true
-			}
-		}
-		if !used && known {
-			v.add(path, "no listed algorithm has operation %q (valid for %s: %s)", op, kind, strings.Join(validOps(kind), ", "))
-		}
-	}
-}
-
-func validOps(kind string) []string {
-	if kind == KindSigBench {
-		return sigOps
-	}
-	return []string{OpKeygen, OpEncaps, OpDecaps, OpDerive}
 }
 
 var lineRE = regexp.MustCompile(`line (\d+)`)

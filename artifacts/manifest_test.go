@@ -110,6 +110,12 @@ func TestParseManifestBad(t *testing.T) {
 		{"parsed keys in a child process", func(s string) string {
 			return strings.Replace(s, "  seed:", "  method: process-per-operation\n  keys: parsed\n  seed:", 1)
 		}, 14, "spec.keys", "in-process runs only"},
+		{"sequence in a child process", func(s string) string {
+			s = strings.Replace(s, "kind: sig-bench", "kind: kem-sig-sequence", 1)
+			s = strings.Replace(s, "[ML-DSA-44, ML-DSA-65]", "[ML-KEM-512+ML-DSA-44]", 1)
+			s = strings.Replace(s, "operations: [keygen, sign, verify]", "operations: [sequence]", 1)
+			return strings.Replace(s, "  seed:", "  method: process-per-operation\n  seed:", 1)
+		}, 13, "spec.method", "a kem-sig-sequence cannot be timed with process-per-operation (valid: in-process)"},
 		{"bad paper slug", func(s string) string { return strings.Replace(s, "paper: paper001", "paper: Paper 1", 1) }, 4, "metadata.paper", "slug"},
 		{"claims without dataset", func(s string) string { return strings.Replace(s, "    dataset: paper001\n", "", 1) }, 16, "spec.reference.claims", "dataset"},
 		{"not a mapping", func(string) string { return "- a\n- b\n" }, 1, "(document)", "mapping"},

@@ -30,13 +30,22 @@ func UnknownFields(n *yaml.Node, t reflect.Type, prefix string) []Problem {
 	}
 	fields := map[string]reflect.Type{}
 	var known []string
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name != "" && name != "-" {
-			fields[name] = t.Field(i).Type
-			known = append(known, name)
+	var collect func(t reflect.Type)
+	collect = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+				collect(f.Type) // an inline struct's keys are the outer mapping's
+				continue
+			}
+			if name != "" && name != "-" {
+				fields[name] = f.Type
+				known = append(known, name)
+			}
 		}
 	}
+	collect(t)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]

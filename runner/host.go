@@ -116,17 +116,12 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		t0 := time.Now()
 		var r cellRun
 		var err error
-		switch {
-		case m.Spec.Method == artifacts.MethodProcessPerOperation:
+		if m.Spec.Method == artifacts.MethodProcessPerOperation {
 			r, err = h.runProcessCell(ctx, m, ref, plan, log)
-		case m.Kind == artifacts.KindKEMSigSequence:
-			r, err = sequenceCell(ctx, m, ref, plan, kems, sigs)
-		case kems[ref.Algorithm] != nil:
-			r, err = kemCell(ctx, m, ref, plan, kems[ref.Algorithm])
-		case sigs[ref.Algorithm] != nil:
-			r, err = sigCell(ctx, m, ref, plan, sigs[ref.Algorithm], st)
-		default:
-			r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no implementation of " + ref.Algorithm}
+		} else if exec := hostKinds[m.Kind]; exec != nil {
+			r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st})
+		} else {
+			r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
 		}
 		if err != nil {
 			return out, err
@@ -146,6 +141,43 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		obs.CellDone(i, len(cells), cr.Cell)
 	}
 	return out, nil
+}
+
+// hostCell is what a kind's host executor gets for one cell: the manifest, the cell, its
+// iteration plan, the host's implementations and the signature pools shared between cells.
+type hostCell struct {
+	m        *artifacts.Manifest
+	ref      artifacts.CellRef
+	plan     cellPlan
+	kems     map[string]*kemImpl
+	sigs     map[string]*sigImpl
+	sigState *sigState
+}
+
+// hostKinds registers the host board's in-process executor for every experiment kind
+// (artifacts.Kinds); a test checks that none is missing.
+var hostKinds = map[string]func(context.Context, hostCell) (cellRun, error){
+	artifacts.KindKEMBench: func(ctx context.Context, c hostCell) (cellRun, error) {
+		k := c.kems[c.ref.Algorithm]
+		if k == nil {
+			return noImpl(c.ref), nil
+		}
+		return kemCell(ctx, c.m, c.ref, c.plan, k)
+	},
+	artifacts.KindSigBench: func(ctx context.Context, c hostCell) (cellRun, error) {
+		s := c.sigs[c.ref.Algorithm]
+		if s == nil {
+			return noImpl(c.ref), nil
+		}
+		return sigCell(ctx, c.m, c.ref, c.plan, s, c.sigState)
+	},
+	artifacts.KindKEMSigSequence: func(ctx context.Context, c hostCell) (cellRun, error) {
+		return sequenceCell(ctx, c.m, c.ref, c.plan, c.kems, c.sigs)
+	},
+}
+
+func noImpl(ref artifacts.CellRef) cellRun {
+	return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no implementation of " + ref.Algorithm}}
 }
 
 // pairPart returns the KEM (i=0) or signature (i=1) of a "KEM+SIG" name, or "".

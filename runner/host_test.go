@@ -199,7 +199,7 @@ func TestSeededInputsRepeat(t *testing.T) {
 	if string(gen("a")) == string(gen("b")) {
 		t.Error("different seeds gave the same key")
 	}
-	spec := &artifacts.Spec{Message: artifacts.Message{Size: 32}}
+	spec := &artifacts.Spec{BenchSpec: artifacts.BenchSpec{Message: artifacts.Message{Size: 32}}}
 	r1, r2 := newDRBG("s", "x"), newDRBG("s", "x")
 	m1, m2, m3 := message(spec, r1), message(spec, r2), message(spec, r1)
 	if string(m1) != string(m2) || string(m1) == string(m3) {
@@ -443,5 +443,19 @@ func TestEncodedKeysAreDecodedInsideEverySample(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryKindHasAHostExecutor: the host board runs every registered experiment kind.
+func TestEveryKindHasAHostExecutor(t *testing.T) {
+	for _, k := range artifacts.Kinds() {
+		if hostKinds[k] == nil {
+			t.Errorf("kind %s has no host executor in hostKinds", k)
+		}
+	}
+	for k := range hostKinds {
+		if _, ok := artifacts.LookupKind(k); !ok {
+			t.Errorf("hostKinds has %s, which is not a registered kind", k)
+		}
 	}
 }

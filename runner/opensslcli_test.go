@@ -39,7 +39,7 @@ func opensslManifest(t *testing.T, kind string, algs, ops []string, iterations i
 	t.Helper()
 	m := &artifacts.Manifest{APIVersion: artifacts.APIVersion, Kind: kind,
 		Metadata: artifacts.Metadata{Paper: "test", Name: "openssl"},
-		Spec: artifacts.Spec{Algorithms: algs, Operations: ops, Warmup: 1, Iterations: iterations,
+		Spec: artifacts.Spec{BenchSpec: artifacts.BenchSpec{Algorithms: algs, Operations: ops}, Warmup: 1, Iterations: iterations,
 			Method: artifacts.MethodOpenSSLCLI, Seed: "test/openssl", Boards: []string{"host"}}}
 	if kind == artifacts.KindSigBench {
 		m.Spec.Message.Size = 19600

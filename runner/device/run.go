@@ -174,6 +174,12 @@ func skipped(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: reason}}
 }
 
+// firmwareKind reports whether board firmware runs the kind's cells (artifacts.KindDef.Firmware).
+func firmwareKind(kind string) bool {
+	k, ok := artifacts.LookupKind(kind)
+	return ok && k.Firmware
+}
+
 func failedCell(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}}
 }
@@ -185,7 +191,7 @@ const chunk = 10
 func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, progress func(int)) (runner.CellResult, error) {
 	fw := h.Firmware + " " + h.Version
 	switch {
-	case m.Kind != artifacts.KindKEMBench && m.Kind != artifacts.KindSigBench:
+	case !firmwareKind(m.Kind):
 		return skipped(fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)), nil
 	case m.Spec.Method != artifacts.MethodInProcess:
 		return skipped(fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)), nil
