@@ -1,81 +1,47 @@
 package ascon
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"pqrepro/ascon/kat"
 )
 
 // katDir holds the Ascon designers' KAT files (see its PROVENANCE.md),
 // relative to this package's directory.
 var katDir = filepath.Join("..", "..", "shared", "test-vectors", "ascon")
 
-// katRecord is one "Count = n" record of a NIST LWC KAT file.
-type katRecord struct {
-	count  int
-	fields map[string][]byte
-}
-
-// readKAT parses a NIST LWC KAT file: records of "Name = HEX" lines separated
-// by blank lines, each starting with "Count = n".
-func readKAT(t testing.TB, rel string) []katRecord {
-	t.Helper()
-	path := filepath.Join(katDir, rel)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("Ascon KAT files not available: %v", err)
-	}
-	defer f.Close()
-	var recs []katRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		name, val, ok := strings.Cut(text, "=")
-		if !ok {
-			t.Fatalf("%s:%d: no '=' in %q", path, line, text)
-		}
-		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-		if name == "Count" {
-			n, err := strconv.Atoi(val)
-			if err != nil {
-				t.Fatalf("%s:%d: Count: %v", path, line, err)
-			}
-			recs = append(recs, katRecord{count: n, fields: map[string][]byte{}})
-			continue
-		}
-		if len(recs) == 0 {
-			t.Fatalf("%s:%d: %s before the first Count", path, line, name)
-		}
-		b, err := hex.DecodeString(val)
-		if err != nil {
-			t.Fatalf("%s:%d: %s: %v", path, line, name, err)
-		}
-		recs[len(recs)-1].fields[name] = b
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	return recs
-}
+// katRecord is one KAT record, with a Get that fails the test.
+type katRecord struct{ kat.Record }
 
 func (r katRecord) get(t testing.TB, name string) []byte {
 	t.Helper()
-	b, ok := r.fields[name]
-	if !ok {
-		t.Fatalf("Count %d: no %s", r.count, name)
+	b, err := r.Get(name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return b
+}
+
+// readKAT reads a KAT file under katDir, skipping the test if the shared
+// vectors are not next to the repository.
+func readKAT(t testing.TB, rel string) []katRecord {
+	t.Helper()
+	path := filepath.Join(katDir, rel)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("Ascon KAT files not available: %v", err)
+	}
+	recs, err := kat.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]katRecord, len(recs))
+	for i, r := range recs {
+		out[i] = katRecord{r}
+	}
+	return out
 }
 
 // TestAEADKAT runs every AEAD KAT record both ways, and checks that a
@@ -100,12 +66,12 @@ func TestAEADKAT(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := a.Seal(nil, nonce, pt, ad); !bytes.Equal(got, ct) {
-					t.Errorf("Count %d: Seal = %X, want %X", r.count, got, ct)
+					t.Errorf("Count %d: Seal = %X, want %X", r.Count, got, ct)
 					continue
 				}
 				got, err := a.Open([]byte("prefix"), nonce, ct, ad)
 				if err != nil || !bytes.Equal(got, append([]byte("prefix"), pt...)) {
-					t.Errorf("Count %d: Open = %X, %v", r.count, got, err)
+					t.Errorf("Count %d: Open = %X, %v", r.Count, got, err)
 					continue
 				}
 				// Tampering: the last tag bit, the first ciphertext bit, the AD.
@@ -125,7 +91,7 @@ func TestAEADKAT(t *testing.T) {
 				}
 				for _, b := range bads {
 					if p, err := a.Open(nil, nonce, b[0], b[1]); err != ErrOpen || p != nil {
-						t.Errorf("Count %d: tampered input opened: %X, %v", r.count, p, err)
+						t.Errorf("Count %d: tampered input opened: %X, %v", r.Count, p, err)
 					}
 				}
 				passed++
@@ -182,10 +148,10 @@ func TestHashKAT(t *testing.T) {
 			passed := 0
 			for _, r := range recs {
 				msg, md := r.get(t, "Msg"), r.get(t, "MD")
-				z := r.fields["Z"]
-				split := (r.count * 7) % (len(msg) + 1)
+				z := r.Fields["Z"]
+				split := (r.Count * 7) % (len(msg) + 1)
 				if got := c.sum(msg, z, split, len(md)); !bytes.Equal(got, md) {
-					t.Errorf("Count %d: got %X, want %X", r.count, got, md)
+					t.Errorf("Count %d: got %X, want %X", r.Count, got, md)
 					continue
 				}
 				passed++

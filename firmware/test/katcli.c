@@ -9,11 +9,18 @@
  *   encaps SET EK M      (with the modulus check) -> C K | fail
  *   decaps SET DK C      (with the hash check)    -> K | fail
  *   checkek SET EK / checkdk SET DK              -> ok | fail
- * SET is 512, 768 or 1024; an empty byte string is written "-". */
+ *   ascon-seal MODE KEY NONCE PT AD              -> CT||TAG (16-byte tag)
+ *   ascon-open MODE KEY NONCE CT||TAG AD TAGLEN  -> PT | fail
+ *   ascon-hash256 HEX                            -> HEX (32 bytes)
+ *   ascon-xof128 OUTLEN HEX                      -> HEX
+ *   ascon-cxof128 OUTLEN Z HEX                   -> HEX | fail (Z too long)
+ * SET is 512, 768 or 1024; MODE is aead128, 128v12 or 128av12; an empty
+ * byte string is written "-". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../crypto/ascon/ascon.h"
 #include "../crypto/keccak/keccak.h"
 #include "../crypto/mlkem/mlkem.h"
 #include "../crypto/sha2/sha2.h"
@@ -75,16 +82,95 @@ static const struct kem *find(const char *name)
 
 static char line[4 * MAXBYTES];
 
+static int ascon_mode_of(const char *name, ascon_mode *m)
+{
+	if (strcmp(name, "aead128") == 0)
+		*m = ASCON_AEAD128;
+	else if (strcmp(name, "128v12") == 0)
+		*m = ASCON_128_V12;
+	else if (strcmp(name, "128av12") == 0)
+		*m = ASCON_128A_V12;
+	else
+		return -1;
+	return 0;
+}
+
+/* ascon runs an ascon-* command; it returns -1 on malformed arguments. */
+static int ascon(const char *cmd, char *x, char *y, char *z, char *v, char *w, char *u)
+{
+	static uint8_t key[MAXBYTES], nonce[MAXBYTES];
+	long n, na, nk, nn;
+	ascon_mode mode;
+	if (strcmp(cmd, "ascon-hash256") == 0) {
+		if (x == NULL || (n = unhex(a, x)) < 0)
+			return -1;
+		ascon_hash256(o1, a, (size_t)n);
+		puthex(o1, ASCON_HASH256_BYTES);
+		return 0;
+	}
+	if (strcmp(cmd, "ascon-xof128") == 0 || strcmp(cmd, "ascon-cxof128") == 0) {
+		int cx = cmd[6] == 'c';
+		size_t outlen = x ? (size_t)atol(x) : 0;
+		char *msg = cx ? z : y;
+		long nz = 0;
+		if (msg == NULL || outlen > MAXBYTES || (n = unhex(a, msg)) < 0)
+			return -1;
+		if (cx && (nz = unhex(b, y)) < 0)
+			return -1;
+		if (cx) {
+			if (ascon_cxof128(o1, outlen, b, (size_t)nz, a, (size_t)n) != 0) {
+				printf("fail");
+				return 0;
+			}
+		} else
+			ascon_xof128(o1, outlen, a, (size_t)n);
+		puthex(o1, outlen);
+		return 0;
+	}
+	if (x == NULL || ascon_mode_of(x, &mode) != 0 || y == NULL || z == NULL || v == NULL || w == NULL)
+		return -1;
+	if ((nk = unhex(key, y)) != ASCON_KEYBYTES || (nn = unhex(nonce, z)) != ASCON_NONCEBYTES ||
+	    (n = unhex(a, v)) < 0 || (na = unhex(b, w)) < 0)
+		return -1;
+	if (strcmp(cmd, "ascon-seal") == 0) {
+		if (n + ASCON_TAGBYTES > MAXBYTES)
+			return -1;
+		ascon_aead_encrypt(mode, o1, o1 + n, a, (size_t)n, b, (size_t)na, nonce, key);
+		puthex(o1, (size_t)n + ASCON_TAGBYTES);
+		return 0;
+	}
+	if (strcmp(cmd, "ascon-open") == 0) {
+		long taglen = u ? atol(u) : -1;
+		if (taglen < 0 || taglen > n)
+			return -1;
+		if (ascon_aead_decrypt(mode, o1, a, (size_t)(n - taglen), a + n - taglen, (size_t)taglen, b,
+				       (size_t)na, nonce, key) != 0) {
+			size_t i;
+			for (i = 0; i < (size_t)(n - taglen); i++)
+				if (o1[i] != 0)
+					return -1; /* plaintext left behind: a bug, not a refusal */
+			printf("fail");
+		} else
+			puthex(o1, (size_t)(n - taglen));
+		return 0;
+	}
+	return -1;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
 		char *cmd = strtok(line, " \r\n"), *x = strtok(NULL, " \r\n"), *y = strtok(NULL, " \r\n"),
-		     *z = strtok(NULL, " \r\n");
+		     *z = strtok(NULL, " \r\n"), *v = strtok(NULL, " \r\n"), *w = strtok(NULL, " \r\n"),
+		     *u = strtok(NULL, " \r\n");
 		const struct kem *k;
 		long n;
 		if (cmd == NULL)
 			continue;
-		if (strcmp(cmd, "shake128") == 0 || strcmp(cmd, "shake256") == 0) {
+		if (strncmp(cmd, "ascon-", 6) == 0) {
+			if (ascon(cmd, x, y, z, v, w, u) != 0)
+				goto bad;
+		} else if (strcmp(cmd, "shake128") == 0 || strcmp(cmd, "shake256") == 0) {
 			size_t outlen = (size_t)atol(x);
 			if (y == NULL || (n = unhex(a, y)) < 0 || outlen > MAXBYTES)
 				goto bad;
