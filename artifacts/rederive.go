@@ -299,3 +299,25 @@ func plausibleExtras(c Cell) *fieldErr {
 	}
 	return nil
 }
+
+// RederiveBundle parses a bundle's manifest.yaml, result.json and samples.csv and re-derives
+// the result from them (Rederive). Errors name the file. It does not verify signatures;
+// Verify does.
+func RederiveBundle(b *Bundle) (*Manifest, *Result, error) {
+	m, err := ParseManifest(b.Files[FileManifest], FileManifest)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := ParseResult(b.Files[FileResult])
+	if err != nil {
+		return nil, nil, err
+	}
+	samples, err := ParseSamples(b.Files[FileSamples])
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := Rederive(m, res, samples); err != nil {
+		return nil, nil, err
+	}
+	return m, res, nil
+}
