@@ -235,6 +235,20 @@ func attestPAE(payloadType string, payload []byte) []byte {
 // p.Summary (as null), and fails if p does not validate, if a content file is
 // missing (naming it) or if the bundle holds a file of another name.
 func (b *Bundle) Sign(id *Identity, p Predicate) error {
+	return b.sign(id, p, PredicateType)
+}
+
+// SignLegacy signs like Sign but with the v1 predicate (PredicateTypeV1, no job binding),
+// as builds before job binding did. It exists so the refusal of legacy bundles as runner
+// results can be tested end to end; nothing in pqrepro signs with it.
+func (b *Bundle) SignLegacy(id *Identity, p Predicate) error {
+	if p.Job != nil {
+		return errors.New("sign bundle: a v1 predicate has no job binding")
+	}
+	return b.sign(id, p, PredicateTypeV1)
+}
+
+func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
 	if id == nil {
 		return errors.New("sign bundle: no identity")
 	}
@@ -246,7 +260,7 @@ func (b *Bundle) Sign(id *Identity, p Predicate) error {
 			return fmt.Errorf("sign bundle: unexpected file %q", name)
 		}
 	}
-	st := Statement{Type: StatementType, PredicateType: PredicateType}
+	st := Statement{Type: StatementType, PredicateType: predicateType}
 	for _, name := range bundleContentNames() {
 		data, ok := b.Files[name]
 		if !ok {
@@ -262,7 +276,11 @@ func (b *Bundle) Sign(id *Identity, p Predicate) error {
 	if len(p.Summary) == 0 {
 		p.Summary = json.RawMessage("null")
 	}
-	if err := p.Validate(); err != nil {
+	check := p
+	if predicateType == PredicateTypeV1 {
+		check.Assurance.Origin = OriginLocal // the binding rule is v2's
+	}
+	if err := check.Validate(); err != nil {
 		return fmt.Errorf("sign bundle: %w", err)
 	}
 	st.Predicate = p
@@ -271,6 +289,9 @@ func (b *Bundle) Sign(id *Identity, p Predicate) error {
 		return fmt.Errorf("sign bundle: encode statement: %w", err)
 	}
 	// Verify parses the statement strictly; refuse what it would refuse.
+	if _, err := attestParseStatement(payload); err != nil {
+		return fmt.Errorf("sign bundle: statement: %w", err)
+	}
 	if err := attestCheckJSON(payload, nil); err != nil {
 		return fmt.Errorf("sign bundle: statement: %w", err)
 	}
