@@ -372,6 +372,7 @@ type apiRunJSON struct {
 	Method      string                `json:"method"`
 	ClassStatus string                `json:"classStatus"`
 	Origin      string                `json:"origin"`
+	Binding     string                `json:"binding"`
 	Signer      string                `json:"signer"`
 	Bundle      string                `json:"bundle"`
 	Firmware    string                `json:"firmware,omitempty"`
@@ -388,7 +389,7 @@ type apiRunJSON struct {
 
 func runJSON(r sqlite.Run) apiRunJSON {
 	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID,
-		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
+		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Binding: r.Binding, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, PublishedAt: r.PublishedAt, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal}
 }
 

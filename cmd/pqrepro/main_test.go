@@ -256,7 +256,9 @@ func TestVerifyRefusesForgedStatistics(t *testing.T) {
 		want string
 	}{
 		{"halved median", func(r *artifacts.Result, _ *[]byte) { r.Cells[1].Stats.Median /= 2 }, "result.json cells[1]"},
-		{"empty samples.csv", func(_ *artifacts.Result, s *[]byte) { *s = []byte("algorithm,operation,iteration,value,unit,variant\n") }, "samples.csv cells[0]"},
+		{"empty samples.csv", func(_ *artifacts.Result, s *[]byte) {
+			*s = []byte("algorithm,operation,iteration,value,unit,variant\n")
+		}, "samples.csv cells[0]"},
 		{"a cell outside the manifest", func(r *artifacts.Result, _ *[]byte) { r.Cells[0].Operation = "sign" }, "the manifest does not ask for this cell"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
