@@ -33,8 +33,13 @@ import (
 // Each signature's keyid is the matching PublicKeys.KeyIDs value. A bundle
 // verifies only when both signatures do.
 
-// PredicateType is the in-toto predicate type of a bench-result attestation.
-const PredicateType = "https://pqrepro.dev/attestation/bench-result/v1"
+// PredicateType is the in-toto predicate type of a bench-result attestation as Sign writes
+// it: v2, which binds a portal runner's bundle to its job (Predicate.Job).
+const PredicateType = "https://pqrepro.dev/attestation/bench-result/v2"
+
+// PredicateTypeV1 is the predicate type of bundles signed before job binding. Verify still
+// reads it (Verification.Legacy); such a bundle carries no job and is never a runner result.
+const PredicateTypeV1 = "https://pqrepro.dev/attestation/bench-result/v1"
 
 // PayloadType is the DSSE payload type of the attestation envelope.
 const PayloadType = "application/vnd.in-toto+json"
@@ -62,6 +67,40 @@ type Predicate struct {
 	// CreatedAt is when the bundle was signed; Sign sets it to the current
 	// time (UTC, whole seconds) if it is zero.
 	CreatedAt time.Time `json:"createdAt"`
+	// Job binds the bundle to the portal job it answers (v2). It is required when
+	// Assurance.Origin is OriginPortalRunner and absent otherwise; a v1 predicate never has it.
+	Job *JobBinding `json:"job,omitempty"`
+}
+
+// JobBinding is what a portal runner signs about the job it ran: which portal, which job,
+// which lease (attempt) and the lease's nonce, so the bundle answers that lease and no other.
+type JobBinding struct {
+	// Portal is the portal's configured public URL, as the lease gave it.
+	Portal string `json:"portal"`
+	// JobID is the job's id on that portal.
+	JobID int64 `json:"jobId"`
+	// LeaseID and Attempt identify the lease the job ran under.
+	LeaseID string `json:"leaseId"`
+	Attempt int    `json:"attempt"`
+	// Nonce is the random value the portal issued with the lease.
+	Nonce string `json:"nonce"`
+}
+
+// Validate checks that every field of the binding is set and within MaxTextField.
+func (j JobBinding) Validate() error {
+	switch {
+	case j.Portal == "" || len(j.Portal) > MaxTextField:
+		return errors.New("job binding: portal is empty or too long")
+	case j.JobID <= 0:
+		return fmt.Errorf("job binding: job id %d is not positive", j.JobID)
+	case j.LeaseID == "" || len(j.LeaseID) > 200:
+		return errors.New("job binding: lease id is empty or too long")
+	case j.Attempt <= 0:
+		return fmt.Errorf("job binding: attempt %d is not positive", j.Attempt)
+	case len(j.Nonce) < 16 || len(j.Nonce) > 200:
+		return errors.New("job binding: nonce is missing or not 16 to 200 characters")
+	}
+	return nil
 }
 
 // Validate checks the runner, assurance and summary of a predicate.
@@ -77,6 +116,16 @@ func (p Predicate) Validate() error {
 	}
 	if p.CreatedAt.IsZero() {
 		return errors.New("predicate: createdAt is missing")
+	}
+	switch {
+	case p.Assurance.Origin == OriginPortalRunner && p.Job == nil:
+		return errors.New("predicate: a portal-runner bundle must carry its job binding")
+	case p.Assurance.Origin != OriginPortalRunner && p.Job != nil:
+		return fmt.Errorf("predicate: a %s bundle carries no job binding", p.Assurance.Origin)
+	case p.Job != nil:
+		if err := p.Job.Validate(); err != nil {
+			return fmt.Errorf("predicate: %w", err)
+		}
 	}
 	return nil
 }
@@ -186,6 +235,20 @@ func attestPAE(payloadType string, payload []byte) []byte {
 // p.Summary (as null), and fails if p does not validate, if a content file is
 // missing (naming it) or if the bundle holds a file of another name.
 func (b *Bundle) Sign(id *Identity, p Predicate) error {
+	return b.sign(id, p, PredicateType)
+}
+
+// SignLegacy signs like Sign but with the v1 predicate (PredicateTypeV1, no job binding),
+// as builds before job binding did. It exists so the refusal of legacy bundles as runner
+// results can be tested end to end; nothing in pqrepro signs with it.
+func (b *Bundle) SignLegacy(id *Identity, p Predicate) error {
+	if p.Job != nil {
+		return errors.New("sign bundle: a v1 predicate has no job binding")
+	}
+	return b.sign(id, p, PredicateTypeV1)
+}
+
+func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
 	if id == nil {
 		return errors.New("sign bundle: no identity")
 	}
@@ -197,7 +260,7 @@ func (b *Bundle) Sign(id *Identity, p Predicate) error {
 			return fmt.Errorf("sign bundle: unexpected file %q", name)
 		}
 	}
-	st := Statement{Type: StatementType, PredicateType: PredicateType}
+	st := Statement{Type: StatementType, PredicateType: predicateType}
 	for _, name := range bundleContentNames() {
 		data, ok := b.Files[name]
 		if !ok {
@@ -213,7 +276,11 @@ func (b *Bundle) Sign(id *Identity, p Predicate) error {
 	if len(p.Summary) == 0 {
 		p.Summary = json.RawMessage("null")
 	}
-	if err := p.Validate(); err != nil {
+	check := p
+	if predicateType == PredicateTypeV1 {
+		check.Assurance.Origin = OriginLocal // the binding rule is v2's
+	}
+	if err := check.Validate(); err != nil {
 		return fmt.Errorf("sign bundle: %w", err)
 	}
 	st.Predicate = p
@@ -222,6 +289,9 @@ func (b *Bundle) Sign(id *Identity, p Predicate) error {
 		return fmt.Errorf("sign bundle: encode statement: %w", err)
 	}
 	// Verify parses the statement strictly; refuse what it would refuse.
+	if _, err := attestParseStatement(payload); err != nil {
+		return fmt.Errorf("sign bundle: statement: %w", err)
+	}
 	if err := attestCheckJSON(payload, nil); err != nil {
 		return fmt.Errorf("sign bundle: statement: %w", err)
 	}
@@ -312,6 +382,9 @@ type Verification struct {
 	// were taken from the statement itself (which proves only that the
 	// bundle is intact, not who made it).
 	Pinned bool
+	// Legacy is true for a v1 predicate (PredicateTypeV1): signed before job binding, so it
+	// carries no job and cannot be a portal runner's result.
+	Legacy bool
 	// Checked lists, for people, the checks that held.
 	Checked []string
 }
@@ -387,7 +460,8 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 	}
 	v.Statement = st
 	v.KeyFingerprint = keys.Fingerprint()
-	v.Checked = append(v.Checked, "statement is in-toto v1 with predicate "+PredicateType)
+	v.Legacy = st.PredicateType == PredicateTypeV1
+	v.Checked = append(v.Checked, "statement is in-toto v1 with predicate "+st.PredicateType)
 
 	want := make(map[string]string, len(st.Subject))
 	for _, s := range st.Subject {
@@ -535,11 +609,23 @@ func attestParseStatement(payload []byte) (Statement, error) {
 	if st.Type != StatementType {
 		return Statement{}, bad("_type %q, want %q", st.Type, StatementType)
 	}
-	if st.PredicateType != PredicateType {
-		return Statement{}, bad("predicateType %q, want %q", st.PredicateType, PredicateType)
-	}
-	if err := st.Predicate.Validate(); err != nil {
-		return Statement{}, bad("%w", err)
+	switch st.PredicateType {
+	case PredicateType:
+		if err := st.Predicate.Validate(); err != nil {
+			return Statement{}, bad("%w", err)
+		}
+	case PredicateTypeV1:
+		// v1 knew no job binding; its portal-runner bundles were unbound.
+		if st.Predicate.Job != nil {
+			return Statement{}, bad("a %s predicate has no job binding", PredicateTypeV1)
+		}
+		v1 := st.Predicate
+		v1.Assurance.Origin = OriginLocal // the binding rule is v2's
+		if err := v1.Validate(); err != nil {
+			return Statement{}, bad("%w", err)
+		}
+	default:
+		return Statement{}, bad("predicateType %q, want %q (or the legacy %q)", st.PredicateType, PredicateType, PredicateTypeV1)
 	}
 	seen := make(map[string]bool, len(st.Subject))
 	for _, s := range st.Subject {

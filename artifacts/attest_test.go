@@ -583,30 +583,30 @@ func attestTestResign(t *testing.T, b *Bundle, id *Identity, st Statement) {
 	})
 }
 
-// TestVerifyGolden verifies a bundle signed when the format was fixed, with
-// its pinned keys, so a change that breaks old bundles fails here. Rewrite
-// the files with: go test ./artifacts/ -run TestVerifyGolden -update-attest
+// attestTestBinding is the job binding of the v2 golden bundle.
+var attestTestBinding = JobBinding{Portal: "https://portal.example", JobID: 7, LeaseID: "lease_golden", Attempt: 2, Nonce: "nonce_0123456789abcdef"}
+
+// TestVerifyGolden verifies bundles signed when each predicate version was fixed, with their
+// pinned keys, so a change that breaks old bundles fails here. attest_golden.tar.gz is a v1
+// (legacy, unbound) bundle and is frozen: no build can sign v1 any more. The v2 (job-bound)
+// golden is rewritten, deliberately, with:
+// go test ./artifacts/ -run TestVerifyGolden -update-attest
 func TestVerifyGolden(t *testing.T) {
-	bundlePath := filepath.Join("testdata", "attest_golden.tar.gz")
 	keyPath := filepath.Join("testdata", "attest_golden.pub.json")
+	v2Path := filepath.Join("testdata", "attest_golden_v2.tar.gz")
 	if *attestUpdate {
 		id := identityTestFixed(42)
-		b, pub := attestTestSigned(t, id, 300)
+		b := bundleTestFiles(300)
+		p := attestTestPredicate()
+		p.Assurance.Origin, p.Job = OriginPortalRunner, &attestTestBinding
+		if err := b.Sign(id, p); err != nil {
+			t.Fatal(err)
+		}
 		var buf bytes.Buffer
 		if err := WriteTarGz(&buf, b); err != nil {
 			t.Fatal(err)
 		}
-		keyData, err := pub.MarshalFile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bundlePath, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(keyPath, keyData, 0o644); err != nil {
+		if err := os.WriteFile(v2Path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -618,21 +618,94 @@ func TestVerifyGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadBundle(bundlePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Verify(b, &pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !v.Pinned || v.Statement.Predicate.Runner.Name != "pqrepro-runner" ||
-		!v.Statement.Predicate.CreatedAt.Equal(attestTestPredicate().CreatedAt) {
-		t.Errorf("golden verification: %+v", v)
-	}
 	if !pub.Equal(identityTestFixed(42).Public()) {
 		t.Error("golden keys are no longer derived from the fixed seeds: key derivation changed")
 	}
+	for _, tc := range []struct {
+		file   string
+		legacy bool
+		job    *JobBinding
+	}{
+		{filepath.Join("testdata", "attest_golden.tar.gz"), true, nil},
+		{v2Path, false, &attestTestBinding},
+	} {
+		b, err := ReadBundle(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Verify(b, &pub)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if !v.Pinned || v.Statement.Predicate.Runner.Name != "pqrepro-runner" ||
+			!v.Statement.Predicate.CreatedAt.Equal(attestTestPredicate().CreatedAt) {
+			t.Errorf("%s: golden verification: %+v", tc.file, v)
+		}
+		if v.Legacy != tc.legacy || (tc.job == nil) != (v.Statement.Predicate.Job == nil) || (tc.job != nil && *v.Statement.Predicate.Job != *tc.job) {
+			t.Errorf("%s: legacy %v, job %+v; want legacy %v, job %+v", tc.file, v.Legacy, v.Statement.Predicate.Job, tc.legacy, tc.job)
+		}
+	}
+}
+
+func TestPredicateBindingRules(t *testing.T) {
+	id := identityTestFixed(3)
+	job := attestTestBinding
+	for _, tc := range []struct {
+		name   string
+		origin string
+		job    *JobBinding
+		want   string // "" signs
+	}{
+		{"runner with its job", OriginPortalRunner, &job, ""},
+		{"runner without a job", OriginPortalRunner, nil, "must carry its job binding"},
+		{"local with a job", OriginLocal, &job, "carries no job binding"},
+		{"community with a job", OriginCommunity, &job, "carries no job binding"},
+		{"local without a job", OriginLocal, nil, ""},
+		{"binding without a nonce", OriginPortalRunner, &JobBinding{Portal: "p", JobID: 1, LeaseID: "l", Attempt: 1}, "nonce"},
+		{"binding without a portal", OriginPortalRunner, &JobBinding{JobID: 1, LeaseID: "l", Attempt: 1, Nonce: job.Nonce}, "portal"},
+		{"binding with attempt 0", OriginPortalRunner, &JobBinding{Portal: "p", JobID: 1, LeaseID: "l", Nonce: job.Nonce}, "attempt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := bundleTestFiles(10)
+			p := attestTestPredicate()
+			p.Assurance.Origin, p.Job = tc.origin, tc.job
+			err := b.Sign(id, p)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				v, err := Verify(b, nil)
+				if err != nil || v.Legacy || v.Statement.PredicateType != PredicateType {
+					t.Fatalf("verify: %v, %+v", err, v)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("sign: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifyRefusesBindingInV1 re-signs a statement that claims v1 but carries a job: v1
+// never had one, so it is malformed.
+func TestVerifyRefusesBindingInV1(t *testing.T) {
+	id := identityTestFixed(4)
+	b := bundleTestFiles(10)
+	p := attestTestPredicate()
+	p.Assurance.Origin, p.Job = OriginPortalRunner, &attestTestBinding
+	if err := b.Sign(id, p); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Verify(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v.Statement
+	st.PredicateType = PredicateTypeV1
+	attestTestResign(t, b, id, st)
+	_, err = Verify(b, nil)
+	attestTestWantErr(t, err, VerifyKindFormat, "no job binding")
 }
 
 func BenchmarkSign(b *testing.B) {

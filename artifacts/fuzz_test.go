@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"testing"
 )
@@ -159,4 +160,39 @@ func FuzzVerifyEnvelope(f *testing.F) {
 func attestParseEnvelopeForFuzz(att []byte) ([]byte, error) {
 	payload, _, err := attestParseEnvelope(att)
 	return payload, err
+}
+
+// FuzzRederiveSamples: no input panics; accepted samples are finite, within MaxSamplesPerCell
+// per cell, one unit per cell; and Rederive of any samples.csv against a fixed consistent
+// result never panics and accepts the file the fixture wrote.
+func FuzzRederiveSamples(f *testing.F) {
+	m, err := ParseManifest([]byte(rederiveManifest), "fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	_, res, good := rederiveFixture(f, UnitNanoseconds, AssuranceHost)
+	f.Add(good)
+	f.Add([]byte("algorithm,operation,iteration,value,unit\nML-DSA-44,keygen,0,1,ns\n"))
+	f.Add([]byte("algorithm,operation,iteration,value,unit,variant\nA,sign,0,1,ns,\nA,sign,1,NaN,ns,\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSamples(data)
+		if err != nil {
+			return
+		}
+		for k, vs := range s.Values {
+			if len(vs) > MaxSamplesPerCell {
+				t.Fatalf("%v: %d samples accepted", k, len(vs))
+			}
+			for _, v := range vs {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("%v: non-finite sample %v accepted", k, v)
+				}
+			}
+		}
+		err = Rederive(m, res, s)
+		if bytes.Equal(data, good) && err != nil {
+			t.Fatalf("the fixture's own samples do not re-derive: %v", err)
+		}
+	})
 }

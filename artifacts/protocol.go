@@ -93,6 +93,17 @@ type Lease struct {
 	FirmwareURL  string    `json:"firmwareUrl,omitempty"`
 	ExpiresAt    time.Time `json:"expiresAt"`
 	LeaseSeconds int       `json:"leaseSeconds"`
+	// Nonce is a random value issued with this lease; the runner signs it into the bundle's
+	// JobBinding, and completion refuses a bundle without it.
+	Nonce string `json:"nonce"`
+	// PortalURL is the portal's configured public URL, which the runner signs into the
+	// bundle's JobBinding.
+	PortalURL string `json:"portalUrl"`
+}
+
+// Binding is the JobBinding a bundle produced under this lease must carry.
+func (l Lease) Binding() *JobBinding {
+	return &JobBinding{Portal: l.PortalURL, JobID: l.JobID, LeaseID: l.LeaseID, Attempt: l.Attempt, Nonce: l.Nonce}
 }
 
 // Progress is what a runner reports with each heartbeat.

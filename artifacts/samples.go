@@ -31,6 +31,9 @@ const UnitJoules = "J"
 type Samples struct {
 	Values map[CellKey][]float64
 	Energy map[CellKey][]float64
+	// Units is the unit column of each cell's timed rows (one unit per cell); nil when the
+	// samples were not read from a file.
+	Units map[CellKey]string
 }
 
 // SamplesHeader is samples.csv's header. The variant column is optional when reading
@@ -38,10 +41,10 @@ type Samples struct {
 var SamplesHeader = []string{"algorithm", "operation", "iteration", "value", "unit", "variant"}
 
 // ParseSamples reads samples.csv. Every row must have the header's columns, a finite
-// value, and iterations numbered 0, 1, 2, ... per cell and unit; errors name the line and
-// the column.
+// value, one unit per cell's timed rows, at most MaxSamplesPerCell samples per cell, and
+// iterations numbered 0, 1, 2, ... per cell and unit; errors name the line and the column.
 func ParseSamples(data []byte) (Samples, error) {
-	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}}
+	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]string{}}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = true
 	head, err := r.Read()
@@ -81,6 +84,13 @@ func ParseSamples(data []byte) (Samples, error) {
 		m := s.Values
 		if rec[4] == UnitJoules {
 			m = s.Energy
+		} else if u, ok := s.Units[k]; ok && u != rec[4] {
+			return s, fmt.Errorf("%s line %d: unit %q of %s %s, earlier rows said %q", FileSamples, line, rec[4], k.Algorithm, k.Operation, u)
+		} else {
+			s.Units[k] = rec[4]
+		}
+		if len(m[k]) >= MaxSamplesPerCell {
+			return s, fmt.Errorf("%s line %d: more than %d samples for %s %s", FileSamples, line, MaxSamplesPerCell, k.Algorithm, k.Operation)
 		}
 		if it != len(m[k]) {
 			return s, fmt.Errorf("%s line %d: iteration %d of %s %s, want %d", FileSamples, line, it, k.Algorithm, k.Operation, len(m[k]))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -108,13 +109,13 @@ func (s *Server) apiLease(c echo.Context) error {
 	poll := min(max(s.cfg.LeaseDuration/4, 100*time.Millisecond), 2*time.Second)
 	for {
 		woken := s.queue.wait()
-		leaseID := newToken("lease")
-		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, opensslClasses, leaseID, time.Now().Add(s.cfg.LeaseDuration))
+		leaseID, nonce := newToken("lease"), newToken("nonce")
+		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, opensslClasses, leaseID, nonce, time.Now().Add(s.cfg.LeaseDuration))
 		if err == nil {
 			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
 			l := artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
 				ManifestID: j.ManifestID, BoardClass: j.BoardClass, Firmware: j.Firmware, ExpiresAt: j.LeaseExpires,
-				LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())}
+				LeaseSeconds: int(s.cfg.LeaseDuration.Seconds()), Nonce: nonce, PortalURL: s.cfg.PortalURL()}
 			if j.Firmware != "" {
 				l.FirmwareURL = "/firmware/" + j.Firmware + "?download=1"
 			}
@@ -212,18 +213,28 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if j.State != sqlite.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
-		return fault.New(fault.Conflict, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
-	}
 	data, err := readLimited(c.Request().Body, s.cfg.MaxBundleBytes)
 	if err != nil {
 		return err
+	}
+	if j.State == sqlite.JobPublished && j.RunnerID == r.ID {
+		// A retried completion (the answer to the first was lost) gets the same answer.
+		if run, err := s.store.Run(ctx, j.RunID); err == nil && run.Bundle == bundleDigest(data) {
+			return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID)})
+		}
+	}
+	if j.State != sqlite.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
+		return fault.New(fault.Conflict, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
 	}
 	b, err := s.readBundle(data)
 	if err != nil {
 		return err
 	}
 	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
+	var dup *sqlite.DuplicateBundleError
+	if errors.As(err, &dup) {
+		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
+	}
 	if err != nil {
 		return err
 	}
@@ -243,7 +254,15 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 
 // submitCommunity verifies a community bundle: it must verify, and be signed by keys the
 // submitter registered; then it is published with origin community.
+//
+// A bundle already published (the same bytes) is not published again: its run's id is
+// returned, with nothing stored.
 func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte) (int64, error) {
+	if run, err := s.store.RunByBundle(ctx, bundleDigest(data)); err == nil {
+		return run.ID, nil
+	} else if !fault.Is(err, fault.NotFound) {
+		return 0, err
+	}
 	b, err := s.readBundle(data)
 	if err != nil {
 		return 0, err
@@ -262,7 +281,12 @@ func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte
 	if k.UserID != u.ID {
 		return 0, fault.New(fault.Invalid, "unknown key: %s is registered to another account", v.KeyFingerprint)
 	}
-	return s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.Name})
+	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.Name})
+	var dup *sqlite.DuplicateBundleError
+	if errors.As(err, &dup) {
+		return dup.RunID, nil // published meanwhile by a concurrent submission
+	}
+	return id, err
 }
 
 // submitterOf authenticates a tool by its bearer token: a submitter's (or any member's)
@@ -348,6 +372,7 @@ type apiRunJSON struct {
 	Method      string                `json:"method"`
 	ClassStatus string                `json:"classStatus"`
 	Origin      string                `json:"origin"`
+	Binding     string                `json:"binding"`
 	Signer      string                `json:"signer"`
 	Bundle      string                `json:"bundle"`
 	Firmware    string                `json:"firmware,omitempty"`
@@ -364,7 +389,7 @@ type apiRunJSON struct {
 
 func runJSON(r sqlite.Run) apiRunJSON {
 	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID,
-		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
+		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Binding: r.Binding, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, PublishedAt: r.PublishedAt, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal}
 }
 

@@ -33,8 +33,11 @@ func BenchmarkBundleUploadVerify(b *testing.B) {
 	bundle := signedBundle(b, smallManifest(b, 100), id, artifacts.OriginLocal)
 	b.SetBytes(int64(len(bundle)))
 	b.ResetTimer()
-	start := time.Now()
 	for i := 0; i < b.N; i++ {
+		// A bundle is published once: every iteration uploads a fresh signature of it.
+		b.StopTimer()
+		bundle = resigned(b, bundle, id)
+		b.StartTimer()
 		req, _ := http.NewRequest(http.MethodPost, p.URL+"/api/v1/submissions", bytes.NewReader(bundle))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
@@ -46,7 +49,7 @@ func BenchmarkBundleUploadVerify(b *testing.B) {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "bundles/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bundles/s")
 }
 
 // BenchmarkLongPoll50Runners has 50 enrolled runners long-polling at once; each iteration

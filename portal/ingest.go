@@ -3,6 +3,8 @@ package portal
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,13 +71,64 @@ func verifyRefusal(err error) error {
 	return fault.Wrap(fault.Invalid, err, "bundle refused")
 }
 
+// bundleDigest is the digest the blob store files data under ("sha256:<hex>").
+func bundleDigest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// checkBinding refuses a runner's bundle that is not bound to the job, lease and portal it
+// is completed on, naming the field that differs. The signing keys were checked against the
+// leasing runner's by Verify.
+func (s *Server) checkBinding(v *artifacts.Verification, j *sqlite.Job) error {
+	p := v.Statement.Predicate
+	refuse := func(field, format string, args ...any) error {
+		return fault.New(fault.Invalid, "bundle refused: %s: "+format, append([]any{field}, args...)...)
+	}
+	switch {
+	case v.Legacy:
+		return refuse("predicate", "a legacy (%s) bundle is bound to no job; it can only be submitted as a community result", artifacts.PredicateTypeV1)
+	case p.Assurance.Origin != artifacts.OriginPortalRunner:
+		return refuse("origin", "the bundle was signed with origin %q, a runner result is %q; it can only be submitted as a community result", p.Assurance.Origin, artifacts.OriginPortalRunner)
+	case p.Job == nil:
+		return refuse("job", "the bundle carries no job binding")
+	case p.Job.Portal != s.cfg.PortalURL():
+		return refuse("portal", "the bundle was signed for portal %q, this portal is %q", p.Job.Portal, s.cfg.PortalURL())
+	case p.Job.JobID != j.ID:
+		return refuse("job", "the bundle was signed for job %d, not job %d", p.Job.JobID, j.ID)
+	case p.Job.Attempt != j.Attempt:
+		return refuse("attempt", "the bundle was signed for attempt %d of job %d, the lease is attempt %d", p.Job.Attempt, j.ID, j.Attempt)
+	case p.Job.LeaseID != j.LeaseID:
+		return refuse("lease", "the bundle was signed for another lease of job %d", j.ID)
+	case j.LeaseNonce == "" || p.Job.Nonce != j.LeaseNonce:
+		return refuse("nonce", "the bundle does not carry the nonce issued with this lease of job %d", j.ID)
+	}
+	return nil
+}
+
 // publish verifies a bundle against in.Keys, checks it against its job, compares it with
 // its paper, stores the archive by digest and publishes the run with its cells and claim
 // verdicts in one transaction. Nothing is stored when any step fails.
 func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) (int64, error) {
 	v, err := artifacts.Verify(b, &in.Keys)
 	if err != nil {
+		var ve *artifacts.VerifyError
+		if in.Job != nil && errors.As(err, &ve) && ve.Kind == artifacts.VerifyKindKey {
+			return 0, fault.Wrap(fault.Invalid, err, "bundle refused: runner: the bundle is not signed by the keys of runner %d, which holds the lease (%s)", in.RunnerID, ve.Error())
+		}
 		return 0, verifyRefusal(err)
+	}
+	binding := sqlite.BindingUnbound
+	switch {
+	case in.Job != nil:
+		if err := s.checkBinding(v, in.Job); err != nil {
+			return 0, err
+		}
+		binding = sqlite.BindingJob
+	case v.Legacy:
+		binding = sqlite.BindingLegacy
+	case v.Statement.Predicate.Job != nil && v.Statement.Predicate.Job.Portal == s.cfg.PortalURL():
+		return 0, fault.New(fault.Invalid, "bundle refused: job: the bundle was signed for job %d of this portal; only that job's runner publishes it, by completing the job", v.Statement.Predicate.Job.JobID)
 	}
 	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
 	if err != nil {
@@ -124,6 +177,9 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if err != nil {
 		return 0, fault.Wrap(fault.Invalid, err, "malformed %s: %s", artifacts.FileSamples, publicText(err))
 	}
+	if err := artifacts.Rederive(m, res, samples); err != nil {
+		return 0, fault.Wrap(fault.Invalid, err, "result does not re-derive: %s", err.Error())
+	}
 	var rep compare.Report
 	var verdicts []sqlite.ClaimVerdict
 	if p, ok := s.catalog.Paper(paperID); ok {
@@ -152,7 +208,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	run := sqlite.Run{
 		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
 		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, Submitter: in.Submitter,
-		Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
+		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: string(repJSON), Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
 	}

@@ -77,7 +77,20 @@ func enrol(t testing.TB, p *portaltest.Portal, name string) enrolled {
 // signedBundle runs m on the host board and returns the signed bundle as .tar.gz.
 func signedBundle(t testing.TB, m *artifacts.Manifest, id *artifacts.Identity, origin string) []byte {
 	t.Helper()
-	b, _, err := runner.Execute(context.Background(), &runner.Host{}, m, runner.Options{Identity: id, Version: "test", Origin: origin})
+	return boundBundle(t, m, id, origin, nil)
+}
+
+// runnerBundle is what a runner signs for lease l: origin portal-runner, bound to l.
+func runnerBundle(t testing.TB, m *artifacts.Manifest, id *artifacts.Identity, l *artifacts.Lease) []byte {
+	t.Helper()
+	return boundBundle(t, m, id, artifacts.OriginPortalRunner, l.Binding())
+}
+
+// boundBundle runs m on the host board and returns the bundle signed with origin and the job
+// binding job (nil for none) as .tar.gz.
+func boundBundle(t testing.TB, m *artifacts.Manifest, id *artifacts.Identity, origin string, job *artifacts.JobBinding) []byte {
+	t.Helper()
+	b, _, err := runner.Execute(context.Background(), &runner.Host{}, m, runner.Options{Identity: id, Version: "test", Origin: origin, Job: job})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +155,7 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	if err := a.client.AppendLog(ctx, jobID, la.LeaseID, 0, []byte("runner A started\n")); err != nil {
 		t.Fatal(err)
 	}
-	staleBundle := signedBundle(t, m, a.id, artifacts.OriginPortalRunner)
+	staleBundle := runnerBundle(t, m, a.id, la)
 
 	// Runner B is a real agent with the host board; it gets the job once A's lease expires.
 	b, err := artifacts.GenerateIdentity()
@@ -238,7 +251,7 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 	if err != nil || l == nil {
 		t.Fatalf("lease: %v %v", l, err)
 	}
-	good := signedBundle(t, m, r.id, artifacts.OriginPortalRunner)
+	good := runnerBundle(t, m, r.id, l)
 	flip := func(i int) func([]byte) []byte {
 		return func(b []byte) []byte { b[i%len(b)] ^= 0x01; return b }
 	}
@@ -252,7 +265,7 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 		{"one byte of samples.csv", rewrite(t, good, artifacts.FileSamples, flip(50)), "digest mismatch"},
 		{"one byte of the signature envelope", rewrite(t, good, artifacts.FileAttestation, flip(30)), ""},
 		{"one byte of the archive", flip(len(good) / 2)(bytes.Clone(good)), ""},
-		{"signed by another key", signedBundle(t, m, other, artifacts.OriginPortalRunner), "unknown key"},
+		{"signed by another key", runnerBundle(t, m, other, l), "runner: the bundle is not signed by the keys of runner"},
 		{"not an archive", []byte("hello"), "malformed archive"},
 	}
 	for _, tc := range cases {
@@ -279,9 +292,17 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 	if j.State != sqlite.JobPublished || j.RunID != resp.RunID || countBlobs(t, p.Config.DataDir) != 1 {
 		t.Fatalf("job %s run %d (response %d), %d blobs", j.State, j.RunID, resp.RunID, countBlobs(t, p.Config.DataDir))
 	}
-	// A second completion of a finished job is refused.
-	if _, err := r.client.Complete(ctx, l.JobID, l.LeaseID, good); !errors.Is(err, runner.ErrLeaseLost) {
-		t.Errorf("completing twice: %v", err)
+	// A retried completion (its answer lost) gets the same run, and nothing more is stored.
+	again, err := r.client.Complete(ctx, l.JobID, l.LeaseID, good)
+	if err != nil || again.RunID != resp.RunID {
+		t.Errorf("completing twice with the same bundle: run %d, %v; want run %d", again.RunID, err, resp.RunID)
+	}
+	if runs, _ := p.Server.Store().Runs(ctx, sqlite.RunFilter{}); len(runs) != 1 || countBlobs(t, p.Config.DataDir) != 1 {
+		t.Errorf("after a retried completion: %d runs, %d blobs, want 1 and 1", len(runs), countBlobs(t, p.Config.DataDir))
+	}
+	// Another bundle for the finished job is refused.
+	if _, err := r.client.Complete(ctx, l.JobID, l.LeaseID, runnerBundle(t, m, r.id, l)); !errors.Is(err, runner.ErrLeaseLost) {
+		t.Errorf("completing a finished job with another bundle: %v", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,10 @@ import (
 type Config struct {
 	// Addr is the listen address ("127.0.0.1:8080").
 	Addr string
+	// PublicURL is the portal's address as runners and readers know it
+	// ("https://pqrepro.example.org"); leases carry it and runners sign it into their
+	// bundles. Empty means "http://" + Addr.
+	PublicURL string
 	// DataDir holds portal.db, blobs/ and the local runner's identity.
 	DataDir string
 	// AdminToken, when set, becomes the administrator's token (else one is generated on first start).
@@ -67,6 +72,15 @@ func DefaultConfig() Config {
 	}
 }
 
+// PortalURL is the configured public URL, or "http://" + Addr when none is set, without a
+// trailing slash.
+func (c Config) PortalURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	return "http://" + c.Addr
+}
+
 // Validate checks the configuration once.
 func (c Config) Validate() error {
 	var errs []error
@@ -74,6 +88,11 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("addr is empty"))
 	} else if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("addr %q: %w", c.Addr, err))
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(c.PublicURL) > 1000 {
+			errs = append(errs, fmt.Errorf("public URL %q is not an http(s) URL", c.PublicURL))
+		}
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory is empty"))

@@ -359,7 +359,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 		}
 	}()
 	bundle, _, err := Execute(jobCtx, board, m, Options{Identity: a.Identity, Version: a.Version, Origin: artifacts.OriginPortalRunner,
-		Observer: obs, Log: stream})
+		Job: l.Binding(), Observer: obs, Log: stream})
 	close(stop)
 	wg.Wait()
 	if errors.Is(context.Cause(jobCtx), ErrLeaseLost) {

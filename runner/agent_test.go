@@ -140,7 +140,7 @@ func runAgent(t *testing.T, p *memPortal, boards []AgentBoard) {
 
 func lease(m *artifacts.Manifest, class string, ttl time.Duration) *artifacts.Lease {
 	return &artifacts.Lease{JobID: 1, LeaseID: "L", Attempt: 1, Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
-		BoardClass: class, ExpiresAt: time.Now().Add(ttl)}
+		BoardClass: class, ExpiresAt: time.Now().Add(ttl), Nonce: "nonce_0123456789abcdef", PortalURL: "http://portal.test"}
 }
 
 func TestAgentRunsLeasedJobAndStreamsLog(t *testing.T) {
@@ -160,6 +160,10 @@ func TestAgentRunsLeasedJobAndStreamsLog(t *testing.T) {
 	}
 	if v.Statement.Predicate.Assurance.Origin != artifacts.OriginPortalRunner {
 		t.Errorf("origin %s", v.Statement.Predicate.Assurance.Origin)
+	}
+	want := artifacts.JobBinding{Portal: "http://portal.test", JobID: 1, LeaseID: "L", Attempt: 1, Nonce: "nonce_0123456789abcdef"}
+	if got := v.Statement.Predicate.Job; v.Legacy || got == nil || *got != want {
+		t.Errorf("signed job binding %+v (legacy %v), want the lease's %+v", got, v.Legacy, want)
 	}
 	if log := p.log(); !strings.Contains(log, "finished: 6 cells") {
 		t.Errorf("streamed log %q lacks the end of the run", log)

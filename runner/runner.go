@@ -62,6 +62,9 @@ type Options struct {
 	Version string
 	// Origin is artifacts.OriginLocal for CLI runs, OriginPortalRunner for a portal's runner.
 	Origin string
+	// Job is the lease's binding, signed into the attestation; required with
+	// OriginPortalRunner, nil otherwise.
+	Job *artifacts.JobBinding
 	// Observer receives progress; nil means none.
 	Observer Observer
 	// Log, when set, receives a copy of everything written to the bundle's log.txt as it happens.
@@ -138,8 +141,14 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	var samples bytes.Buffer
 	w := csv.NewWriter(&samples)
 	w.Write(artifacts.SamplesHeader)
+	if len(cells) > artifacts.MaxCells {
+		return fail(fmt.Errorf("the board returned %d cells, more than the limit of %d", len(cells), artifacts.MaxCells))
+	}
 	for _, c := range cells {
 		cell := c.Cell
+		if len(c.Samples) > artifacts.MaxSamplesPerCell {
+			return fail(fmt.Errorf("cell %s %s: %d samples, more than the limit of %d", cell.Algorithm, cell.Operation, len(c.Samples), artifacts.MaxSamplesPerCell))
+		}
 		if cell.Status == artifacts.StatusOK {
 			cell.Stats = Summarize(c.Samples)
 		}
@@ -151,6 +160,15 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	w.Flush()
 	if err := res.Validate(); err != nil {
 		return fail(err)
+	}
+	// Sign only what every verifier will re-derive: the same checks as pqrepro verify and
+	// the portal's ingest, on the files as written.
+	parsed, err := artifacts.ParseSamples(samples.Bytes())
+	if err != nil {
+		return fail(fmt.Errorf("re-read own samples: %w", err))
+	}
+	if err := artifacts.Rederive(m, res, parsed); err != nil {
+		return fail(fmt.Errorf("refusing to sign a result that does not re-derive: %w", err))
 	}
 	env := hostEnvironment(opt.Version, opt.Roots)
 	finishTiming(timing, opt.Roots, hostTimed, env.CPUs)
@@ -188,6 +206,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		Runner:    artifacts.RunnerRef{Name: "pqrepro-runner", Version: opt.Version},
 		Assurance: artifacts.Assurance{Level: id.Assurance, Origin: origin},
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
+		Job:       opt.Job,
 	}
 	if err := b.Sign(opt.Identity, pred); err != nil {
 		return fail(fmt.Errorf("sign bundle: %w", err))

@@ -425,6 +425,16 @@ func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verificat
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: FAILED: %w", path, err)
 	}
+	// Signatures prove who signed, not that the numbers follow from the samples.
+	if _, _, err := artifacts.RederiveBundle(b); err != nil {
+		return nil, nil, fmt.Errorf("%s: FAILED: signatures hold but the result does not re-derive: %w", path, err)
+	}
+	v.Checked = append(v.Checked, "result.json re-derives from samples.csv and manifest.yaml (statistics, cells, n, units, sizes)")
+	if v.Legacy {
+		v.Checked = append(v.Checked, "legacy attestation ("+artifacts.PredicateTypeV1+"): bound to no job")
+	} else if j := v.Statement.Predicate.Job; j != nil {
+		v.Checked = append(v.Checked, fmt.Sprintf("bound to job %d (attempt %d) of portal %s", j.JobID, j.Attempt, j.Portal))
+	}
 	return b, v, nil
 }
 

@@ -241,3 +241,54 @@ func TestRunRefusesAMismatchingBoardClass(t *testing.T) {
 		t.Error("a bundle was written")
 	}
 }
+
+// TestVerifyRefusesForgedStatistics: statistics re-signed with the runner's own key verify as
+// signatures but not as a result: verify --key names result.json, the cell and the field.
+func TestVerifyRefusesForgedStatistics(t *testing.T) {
+	dir, keys := runOnce(t, filepath.Join(t.TempDir(), "bundle"))
+	id, err := artifacts.LoadIdentity(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(r *artifacts.Result, samples *[]byte)
+		want string
+	}{
+		{"halved median", func(r *artifacts.Result, _ *[]byte) { r.Cells[1].Stats.Median /= 2 }, "result.json cells[1]"},
+		{"empty samples.csv", func(_ *artifacts.Result, s *[]byte) {
+			*s = []byte("algorithm,operation,iteration,value,unit,variant\n")
+		}, "samples.csv cells[0]"},
+		{"a cell outside the manifest", func(r *artifacts.Result, _ *[]byte) { r.Cells[0].Operation = "sign" }, "the manifest does not ask for this cell"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := artifacts.ReadBundle(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := artifacts.Verify(b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _ := artifacts.ParseResult(b.Files[artifacts.FileResult])
+			samples := b.Files[artifacts.FileSamples]
+			tc.edit(res, &samples)
+			b.Files[artifacts.FileResult], _ = json.Marshal(res)
+			b.Files[artifacts.FileSamples] = samples
+			if err := b.Sign(id, v.Statement.Predicate); err != nil {
+				t.Fatal(err)
+			}
+			forged := filepath.Join(t.TempDir(), "forged")
+			if err := artifacts.WriteDir(forged, b); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := pq(t, "verify", forged, "--key", filepath.Join(keys, "runner.pub.json"))
+			if code == 0 || !strings.Contains(stderr, "does not re-derive") || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("verify of forged statistics: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if code, _, stderr := pq(t, "show", forged); code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("show of forged statistics: exit %d %s", code, stderr)
+			}
+		})
+	}
+}

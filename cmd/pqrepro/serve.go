@@ -28,6 +28,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the portal's public URL, signed into runners' bundles (default http://ADDR)")
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database, blobs, local runner identity)")
 	noLocal := fs.Bool("no-local-runner", false, "do not start the in-process runner with the host board")
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
@@ -57,6 +58,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	}
 	errs := []error{
 		env("PQREPRO_ADDR", "addr", func(v string) error { cfg.Addr = v; return nil }),
+		env("PQREPRO_PUBLIC_URL", "public-url", func(v string) error { cfg.PublicURL = v; return nil }),
 		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
 		env("PQREPRO_NO_LOCAL_RUNNER", "no-local-runner", func(v string) error {
 			b, err := strconv.ParseBool(v)

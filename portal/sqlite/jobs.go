@@ -33,15 +33,17 @@ type Job struct {
 	BoardClass   string
 	Firmware     string
 	// Method is the manifest's timing method (an openssl-cli job needs a runner with OpenSSL 3.5).
-	Method       string
-	State        string
-	RequestedBy  string
-	CreatedAt    time.Time
-	StartedAt    time.Time
-	FinishedAt   time.Time
-	RunnerID     int64
-	RunnerName   string
-	LeaseID      string
+	Method      string
+	State       string
+	RequestedBy string
+	CreatedAt   time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	RunnerID    int64
+	RunnerName  string
+	LeaseID     string
+	// LeaseNonce is the random value issued with the current lease ("" when none is held).
+	LeaseNonce   string
 	LeaseExpires time.Time
 	Attempt      int
 	Progress     artifacts.Progress
@@ -87,7 +89,7 @@ func nullID(id int64) any {
 
 const jobCols = `j.id, j.experiment, j.paper, j.manifest_yaml, j.manifest_id, j.board_class, j.firmware_digest, j.state, COALESCE(u.name, ''),
 	j.created_at, j.started_at, j.finished_at, COALESCE(j.runner_id, 0), COALESCE(r.name, ''), COALESCE(j.lease_id, ''), j.lease_expires, j.attempt,
-	j.progress, j.progress_at, j.note, j.error, COALESCE(j.run_id, 0), j.method`
+	j.progress, j.progress_at, j.note, j.error, COALESCE(j.run_id, 0), j.method, COALESCE(j.lease_nonce, '')`
 
 const jobFrom = ` FROM jobs j LEFT JOIN users u ON u.id = j.requested_by LEFT JOIN runners r ON r.id = j.runner_id`
 
@@ -96,7 +98,7 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var c, st, fin, le, pa sql.NullInt64
 	var prog string
 	err := sc.Scan(&j.ID, &j.Experiment, &j.Paper, &j.ManifestYAML, &j.ManifestID, &j.BoardClass, &j.Firmware, &j.State, &j.RequestedBy,
-		&c, &st, &fin, &j.RunnerID, &j.RunnerName, &j.LeaseID, &le, &j.Attempt, &prog, &pa, &j.Note, &j.Error, &j.RunID, &j.Method)
+		&c, &st, &fin, &j.RunnerID, &j.RunnerName, &j.LeaseID, &le, &j.Attempt, &prog, &pa, &j.Note, &j.Error, &j.RunID, &j.Method, &j.LeaseNonce)
 	if err != nil {
 		return Job{}, err
 	}
@@ -140,12 +142,12 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 	now := ms0(s.Now())
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, lease_id = NULL,
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, lease_id = NULL, lease_nonce = NULL,
 			error = 'the lease expired on every one of ' || attempt || ' attempts: no runner finished the job'
 			WHERE state = 'running' AND lease_expires < ? AND attempt >= ?`, now, now, MaxAttempts); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_id = NULL, lease_expires = NULL, progress = '', progress_at = NULL,
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_id = NULL, lease_nonce = NULL, lease_expires = NULL, progress = '', progress_at = NULL,
 			note = 'attempt ' || attempt || ' lost its lease (the runner stopped reporting); re-queued'
 			WHERE state = 'running' AND lease_expires < ?`, now)
 		if err != nil {
@@ -161,11 +163,11 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 }
 
 // LeaseJob hands the oldest queued job for one of the board classes to the runner under a
-// new lease id until expires, and returns it; fault.NotFound when there is none. An
+// new lease id and nonce until expires, and returns it; fault.NotFound when there is none. An
 // openssl-cli job goes only to a board class in opensslClasses (the runner's boards that run
 // openssl-cli: OpenSSL 3.5 or later). One UPDATE selects and claims the job, so two runners
 // never lease the same job.
-func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID string, expires time.Time) (Job, error) {
+func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (Job, error) {
 	if len(classes) == 0 && len(firmwareOnly) == 0 {
 		return Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
 	}
@@ -173,7 +175,7 @@ func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareO
 		return Job{}, err
 	}
 	now := ms0(s.Now())
-	args := []any{runnerID, leaseID, ms0(expires), now}
+	args := []any{runnerID, leaseID, nonce, ms0(expires), now}
 	for _, c := range classes {
 		args = append(args, c)
 	}
@@ -186,7 +188,7 @@ func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareO
 	}
 	// Boards that lack only their own firmware take jobs that bring a firmware build.
 	var id int64
-	err := s.write.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', runner_id = ?, lease_id = ?, lease_expires = ?, attempt = attempt + 1,
+	err := s.write.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', runner_id = ?, lease_id = ?, lease_nonce = ?, lease_expires = ?, attempt = attempt + 1,
 		started_at = ?, progress = '', progress_at = NULL
 		WHERE id = (SELECT id FROM jobs WHERE state = 'queued'
 			AND (`+inList("board_class", len(classes))+` OR (firmware_digest <> '' AND `+inList("board_class", len(firmwareOnly))+`))
@@ -265,7 +267,7 @@ func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, rea
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', error = ?, finished_at = ?, lease_id = NULL WHERE id = ?`, reason, now, jobID)
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', error = ?, finished_at = ?, lease_id = NULL, lease_nonce = NULL WHERE id = ?`, reason, now, jobID)
 		return err
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,9 @@ type Run struct {
 	// check of the bundle's environment, never the bundle's word).
 	ClassStatus string
 	Origin      string
+	// Binding is how the attestation binds the run: BindingJob, BindingUnbound or
+	// BindingLegacy.
+	Binding     string
 	RunnerID    int64
 	RunnerName  string
 	Submitter   string
@@ -43,6 +47,23 @@ type Run struct {
 	Checks      string
 	CellsTotal  int
 	CellsOK     int
+}
+
+// Run bindings.
+const (
+	BindingJob     = "job"     // a v2 bundle signed for the job and lease it answered
+	BindingUnbound = "unbound" // a v2 bundle with no job (a community submission)
+	BindingLegacy  = "legacy"  // a v1 bundle, signed before job binding existed
+)
+
+// DuplicateBundleError refuses to publish a bundle that is already published as RunID.
+type DuplicateBundleError struct {
+	RunID  int64
+	Digest string
+}
+
+func (e *DuplicateBundleError) Error() string {
+	return fmt.Sprintf("bundle %s is already published as run %d", e.Digest, e.RunID)
 }
 
 // ClaimVerdict is the verdict one run gave one claim.
@@ -73,7 +94,8 @@ type Publication struct {
 
 // Publish inserts a run with its cells and verdicts in one transaction, so a run is visible
 // whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
-// refuses the publication with a conflict and nothing is stored.
+// refuses the publication with a conflict and nothing is stored. A bundle digest is published
+// once: a second publication of it returns a *DuplicateBundleError naming the first run.
 func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 	now := s.Now()
 	r := p.Run
@@ -85,17 +107,28 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 				return err
 			}
 		}
+		var dup int64
+		switch err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE bundle_digest = ?`, r.Bundle).Scan(&dup); {
+		case err == nil:
+			return &DuplicateBundleError{RunID: dup, Digest: r.Bundle}
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		binding := r.Binding
+		if binding == "" {
+			binding = BindingUnbound
+		}
 		classStatus := r.ClassStatus
 		if classStatus == "" {
 			classStatus = artifacts.ClassDeclared // nothing said it was checked
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
 			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
-			environment, report, checks, cells_total, cells_ok)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE name = ? AND ? <> '' LIMIT 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			environment, report, checks, cells_total, cells_ok, binding)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE name = ? AND ? <> '' LIMIT 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
 			nullID(r.RunnerID), r.Submitter, r.Submitter, r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
-			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK).Scan(&id)
+			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -150,7 +183,7 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 
 const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_id, r.kind, r.method, r.board_class, r.board_name, r.level, r.class_status, r.origin,
 	COALESCE(r.runner_id, 0), COALESCE(rn.name, ''), COALESCE(u.name, ''), r.signer, r.public_keys, r.bundle_digest, r.bundle_size, r.firmware_digest,
-	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok`
+	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok, r.binding`
 
 const runFrom = ` FROM runs r LEFT JOIN runners rn ON rn.id = r.runner_id LEFT JOIN users u ON u.id = r.submitter_id`
 
@@ -159,7 +192,7 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
 	var keys string
 	var st, fin, pub sql.NullInt64
 	dest := []any{&r.ID, &r.JobID, &r.Experiment, &r.Paper, &r.ManifestID, &r.Kind, &r.Method, &r.BoardClass, &r.BoardName, &r.Level, &r.ClassStatus, &r.Origin,
-		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK}
+		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK, &r.Binding}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return Run{}, err
 	}
@@ -176,6 +209,16 @@ func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 		return Run{}, notFound(err, "run %d not found", id)
 	}
 	r.Environment, r.Report, r.Checks = env, rep, checks
+	return r, nil
+}
+
+// RunByBundle returns the run that published the bundle with this digest; fault.NotFound
+// when none did.
+func (s *Store) RunByBundle(ctx context.Context, digest string) (Run, error) {
+	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+runFrom+` WHERE r.bundle_digest = ?`, digest))
+	if err != nil {
+		return Run{}, notFound(err, "no run published bundle %s", digest)
+	}
 	return r, nil
 }
 

@@ -99,8 +99,8 @@ func TestMigrationClassStatus(t *testing.T) {
 	} {
 		if _, err := db.ExecContext(ctx, `INSERT INTO runs (id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, origin, signer, public_keys,
 			bundle_digest, bundle_size, started_at, finished_at, published_at, environment, report, checks, cells_total, cells_ok)
-			VALUES (?, 'paper001/mlkem', 'paper001', 'sha256:x', 'kem-bench', ?, ?, 'b', ?, 'community', 's', '{}', 'sha256:b', 1, 0, 0, 0, '{}', '{}', '[]', 1, 1)`,
-			i+1, r.method, r.class, r.level); err != nil {
+			VALUES (?, 'paper001/mlkem', 'paper001', 'sha256:x', 'kem-bench', ?, ?, 'b', ?, 'community', 's', '{}', 'sha256:b' || ?, 1, 0, 0, 0, '{}', '{}', '[]', 1, 1)`,
+			i+1, r.method, r.class, r.level, i+1); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.ExecContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, p25, median, p75, board_class, level, origin)
