@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -223,6 +224,11 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 	}
 	if run, _ := p.Server.Store().Run(ctx, old.RunID); run.Binding != sqlite.BindingLegacy || run.Origin != artifacts.OriginCommunity {
 		t.Errorf("legacy run: origin %s, binding %s", run.Origin, run.Binding)
+	}
+	for id, want := range map[int64]string{first.RunID: "unbound: a community submission", old.RunID: "legacy: a v1 bundle"} {
+		if code, page := get(t, p.URL+"/runs/"+itoa(id)); code != http.StatusOK || !strings.Contains(page, want) {
+			t.Errorf("run %d page (%d) does not say %q", id, code, want)
+		}
 	}
 	// A bundle bound to one of this portal's jobs is published by completing that job only.
 	jobID := queueJob(t, p, m)

@@ -489,7 +489,8 @@ func (s *Server) runPage(c echo.Context) error {
 	}
 	v := templates.RunView{Page: s.page(c, fmt.Sprintf("Run %d", id)), ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
 		Kind: r.Kind, Method: r.Method, Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
-		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
+		BindingNote: bindingNote(r.Binding),
+		Runner:      r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
 		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
 		Duration: r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()}
 	if v.Firmware == "" {
@@ -896,4 +897,15 @@ func (s *Server) createUser(c echo.Context) error {
 	}
 	v.NewToken, v.NewTokenKind = tok, role+" token for "+name
 	return s.render(c, http.StatusOK, templates.AdminPage(v))
+}
+
+// bindingNote says, for a run page, how the run's signed bundle is bound.
+func bindingNote(binding string) string {
+	switch binding {
+	case sqlite.BindingUnbound:
+		return "unbound: a community submission, signed without a job of this portal"
+	case sqlite.BindingLegacy:
+		return "legacy: a v1 bundle (or one published before bundles were bound to their job); its signature is checked, its job binding cannot be"
+	}
+	return ""
 }

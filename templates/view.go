@@ -233,10 +233,13 @@ type ClaimResultRow struct {
 // RunView is a run's page.
 type RunView struct {
 	Page
-	ID                                                      int64
-	JobID                                                   int64
-	Experiment, Paper, Kind, Method, Board, BoardName       string
-	Assurance                                               Assurance
+	ID                                                int64
+	JobID                                             int64
+	Experiment, Paper, Kind, Method, Board, BoardName string
+	Assurance                                         Assurance
+	// BindingNote says how the signed bundle is bound: "" for a bundle bound to the job it
+	// answered, else why not (a community submission, a legacy v1 bundle).
+	BindingNote                                             string
 	Runner, Submitter, Signer, Bundle, BundleSize, Firmware string
 	ManifestID, Started, Finished, Published, Duration      string
 	Cells                                                   []CellRow
