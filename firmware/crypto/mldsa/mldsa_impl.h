@@ -298,8 +298,8 @@ static int32_t NS(use_hint)(int32_t a, int32_t hint)
 /* ---- encodings (FIPS 204 Algorithms 16-19) ---- */
 
 /* pack writes off + sgn * r[i] in bits bits per coefficient, least
- * significant bit first: SimpleBitPack with off = 0, sgn = 1 and BitPack(r,
- * off - 2^bits + 1... , off) with sgn = -1. */
+ * significant bit first: SimpleBitPack (Algorithm 16) with off = 0 and
+ * sgn = 1; BitPack(r, a, b) (Algorithm 17) with off = b and sgn = -1. */
 static void NS(pack)(uint8_t *out, const int32_t r[N], unsigned int bits, int32_t off, int32_t sgn)
 {
 	uint32_t acc = 0;
