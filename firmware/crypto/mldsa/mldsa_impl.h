@@ -17,8 +17,9 @@
  * rho' (Algorithms 14 and 33; the number of SHAKE blocks drawn varies), and
  * the number of signing rounds. The norm checks scan every coefficient and
  * the hints of a round are counted without branches, so a rejected round
- * shows only which of the three checks (z, r0, then ct0 and the hint count)
- * refused it. SampleInBall branches on c~, which the signature reveals. */
+ * shows only which check refused it: z, or r0 / ct0 / the hint count and
+ * the row of w at which the r0 or ct0 check failed. SampleInBall branches
+ * on c~, which the signature reveals. */
 #include <stddef.h>
 #include <stdint.h>
 
