@@ -14,14 +14,21 @@
  *   ascon-hash256 HEX                            -> HEX (32 bytes)
  *   ascon-xof128 OUTLEN HEX                      -> HEX
  *   ascon-cxof128 OUTLEN Z HEX                   -> HEX | fail (Z too long)
- * SET is 512, 768 or 1024; MODE is aead128, 128v12 or 128av12; an empty
- * byte string is written "-". */
+ *   mldsa-keygen DSET XI                         -> PK SK
+ *   mldsa-sign DSET IFACE SK MSG CTX RND [OID]   -> SIG ROUNDS | fail
+ *   mldsa-verify DSET IFACE PK MSG CTX SIG [OID] -> ok | fail
+ * SET is 512, 768 or 1024; DSET is 44, 65 or 87; MODE is aead128, 128v12 or
+ * 128av12; IFACE is pure (ML-DSA.Sign/Verify with CTX), internal (MSG is
+ * M'), mu (MSG is the 64-byte external mu) or prehash (MSG is PH(M), OID
+ * its DER OID). RND "-" signs deterministically (rnd NULL); CTX is ignored
+ * by internal and mu. An empty byte string is written "-". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../crypto/ascon/ascon.h"
 #include "../crypto/keccak/keccak.h"
+#include "../crypto/mldsa/mldsa.h"
 #include "../crypto/mlkem/mlkem.h"
 #include "../crypto/sha2/sha2.h"
 
@@ -45,6 +52,31 @@ static const struct kem kems[] = {
 	{"1024", MLKEM1024_EKBYTES, MLKEM1024_DKBYTES, MLKEM1024_CTBYTES, mlkem1024_keygen_internal,
 	 mlkem1024_encaps, mlkem1024_decaps, mlkem1024_check_ek, mlkem1024_check_dk},
 };
+
+struct dsa {
+	const char *name;
+	size_t pk, sk, sig;
+	int (*keygen)(uint8_t *, uint8_t *, const uint8_t *);
+	int (*sign_mu)(uint8_t *, const uint8_t *, const uint8_t *, const uint8_t *, unsigned int *);
+	int (*sign_internal)(uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *,
+			     unsigned int *);
+	int (*sign)(uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t,
+		    const uint8_t *, unsigned int *);
+	int (*sign_prehash)(uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t,
+			    const uint8_t *, size_t, const uint8_t *, unsigned int *);
+	int (*verify_mu)(const uint8_t *, const uint8_t *, const uint8_t *);
+	int (*verify_internal)(const uint8_t *, const uint8_t *, const uint8_t *, size_t);
+	int (*verify)(const uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t);
+	int (*verify_prehash)(const uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *,
+			      size_t, const uint8_t *, size_t);
+};
+
+#define DSA(p, P)                                                                              \
+	{#p + 5, P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, p##_keygen_internal, p##_sign_mu,        \
+	 p##_sign_internal, p##_sign, p##_sign_prehash, p##_verify_mu, p##_verify_internal,       \
+	 p##_verify, p##_verify_prehash}
+
+static const struct dsa dsas[] = {DSA(mldsa44, MLDSA44), DSA(mldsa65, MLDSA65), DSA(mldsa87, MLDSA87)};
 
 static uint8_t a[MAXBYTES], b[MAXBYTES], o1[MAXBYTES], o2[MAXBYTES];
 
@@ -157,6 +189,83 @@ static int ascon(const char *cmd, char *x, char *y, char *z, char *v, char *w, c
 	return -1;
 }
 
+/* mldsa runs an mldsa-* command; it returns -1 on malformed arguments. */
+static int mldsa(const char *cmd, char *set, char *iface, char *key, char *msg, char *ctx, char *last,
+		 char *oidhex)
+{
+	static uint8_t c[MAXBYTES], r[MAXBYTES], oid[MAXBYTES];
+	const struct dsa *d = NULL;
+	long nk, nm, nc, nr, no = 0;
+	size_t i;
+	int rc;
+	unsigned int rounds = 0;
+	for (i = 0; set != NULL && i < sizeof dsas / sizeof dsas[0]; i++)
+		if (strcmp(dsas[i].name, set) == 0)
+			d = &dsas[i];
+	if (d == NULL)
+		return -1;
+	if (strcmp(cmd, "mldsa-keygen") == 0) {
+		if (iface == NULL || unhex(a, iface) != 32)
+			return -1;
+		d->keygen(o1, o2, a);
+		puthex(o1, d->pk);
+		printf(" ");
+		puthex(o2, d->sk);
+		return 0;
+	}
+	if (iface == NULL || key == NULL || msg == NULL || ctx == NULL || last == NULL)
+		return -1;
+	nk = unhex(a, key);
+	nm = unhex(b, msg);
+	nc = unhex(c, ctx);
+	nr = unhex(r, last);
+	if (nm < 0 || nc < 0 || nr < 0 || (oidhex != NULL && (no = unhex(oid, oidhex)) < 0))
+		return -1;
+	if (strcmp(cmd, "mldsa-sign") == 0) {
+		const uint8_t *rnd = nr == 0 ? NULL : r;
+		if (nk != (long)d->sk || (nr != 0 && nr != MLDSA_RNDBYTES))
+			return -1;
+		if (strcmp(iface, "pure") == 0)
+			rc = d->sign(o1, a, b, (size_t)nm, c, (size_t)nc, rnd, &rounds);
+		else if (strcmp(iface, "internal") == 0)
+			rc = d->sign_internal(o1, a, b, (size_t)nm, rnd, &rounds);
+		else if (strcmp(iface, "mu") == 0 && nm == MLDSA_MUBYTES)
+			rc = d->sign_mu(o1, a, b, rnd, &rounds);
+		else if (strcmp(iface, "prehash") == 0 && no > 0)
+			rc = d->sign_prehash(o1, a, b, (size_t)nm, oid, (size_t)no, c, (size_t)nc, rnd, &rounds);
+		else
+			return -1;
+		if (rc != 0)
+			printf("fail");
+		else {
+			puthex(o1, d->sig);
+			printf(" %u", rounds);
+		}
+		return 0;
+	}
+	if (strcmp(cmd, "mldsa-verify") == 0) {
+		if (nk != (long)d->pk)
+			return -1;
+		if (nr != (long)d->sig) {
+			printf("fail"); /* a signature of the wrong length never verifies */
+			return 0;
+		}
+		if (strcmp(iface, "pure") == 0)
+			rc = d->verify(r, a, b, (size_t)nm, c, (size_t)nc);
+		else if (strcmp(iface, "internal") == 0)
+			rc = d->verify_internal(r, a, b, (size_t)nm);
+		else if (strcmp(iface, "mu") == 0 && nm == MLDSA_MUBYTES)
+			rc = d->verify_mu(r, a, b);
+		else if (strcmp(iface, "prehash") == 0 && no > 0)
+			rc = d->verify_prehash(r, a, b, (size_t)nm, oid, (size_t)no, c, (size_t)nc);
+		else
+			return -1;
+		printf(rc == 0 ? "ok" : "fail");
+		return 0;
+	}
+	return -1;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
@@ -167,7 +276,10 @@ int main(void)
 		long n;
 		if (cmd == NULL)
 			continue;
-		if (strncmp(cmd, "ascon-", 6) == 0) {
+		if (strncmp(cmd, "mldsa-", 6) == 0) {
+			if (mldsa(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "ascon-", 6) == 0) {
 			if (ascon(cmd, x, y, z, v, w, u) != 0)
 				goto bad;
 		} else if (strcmp(cmd, "shake128") == 0 || strcmp(cmd, "shake256") == 0) {
