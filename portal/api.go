@@ -213,7 +213,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 		return err
 	}
 	if j.State != sqlite.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
-		return fault.New(fault.Conflict, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
+		return fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
 	}
 	data, err := readLimited(c.Request().Body, s.cfg.MaxBundleBytes)
 	if err != nil {
@@ -221,13 +221,23 @@ func (s *Server) apiComplete(c echo.Context) error {
 	}
 	b, err := s.readBundle(data)
 	if err != nil {
-		return err
+		return bundleRefused(err)
 	}
 	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
 	if err != nil {
-		return err
+		return bundleRefused(err)
 	}
 	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)})
+}
+
+// bundleRefused gives a runner's refused completion its protocol kind: invalid input in an
+// uploaded bundle is a refused bundle (the runner fails the job rather than retrying); other
+// kinds (a lost lease, an internal error) stay as they are.
+func bundleRefused(err error) error {
+	if fault.Is(err, fault.Invalid) {
+		return &fault.Error{Kind: fault.BundleRefused, Msg: fault.Message(err), Err: err}
+	}
+	return err
 }
 
 func readLimited(r io.Reader, max int64) ([]byte, error) {

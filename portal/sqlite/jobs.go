@@ -213,11 +213,11 @@ func checkLease(ctx context.Context, q interface {
 	}
 	switch {
 	case state != JobRunning || lease == "":
-		return 0, fault.New(fault.Conflict, "job %d is %s: the lease is no longer held", jobID, state)
+		return 0, fault.New(fault.LeaseLost, "job %d is %s: the lease is no longer held", jobID, state)
 	case !owner.Valid || owner.Int64 != runnerID || lease != leaseID:
-		return 0, fault.New(fault.Conflict, "job %d is leased to another runner or under another lease", jobID)
+		return 0, fault.New(fault.LeaseLost, "job %d is leased to another runner or under another lease", jobID)
 	case !expires.Valid || expires.Int64 < now:
-		return 0, fault.New(fault.Conflict, "the lease on job %d expired", jobID)
+		return 0, fault.New(fault.LeaseLost, "the lease on job %d expired", jobID)
 	}
 	return attempt, nil
 }
