@@ -148,6 +148,9 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	if err := req.Progress.Validate(); err != nil {
+		return fault.Wrap(fault.Invalid, err, "heartbeat progress: %s", err.Error())
+	}
 	exp := time.Now().Add(s.cfg.LeaseDuration)
 	if err := s.store.Heartbeat(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, exp, req.Progress); err != nil {
 		return err

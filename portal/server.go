@@ -63,6 +63,8 @@ type Config struct {
 	TrustedProxies []string
 	// RateLimits are the per-address budgets of sign-in, enrolment, submission and runner routes.
 	RateLimits RateLimits
+	// Logs bounds what is kept of job logs (zero: sqlite.DefaultLogLimits).
+	Logs sqlite.LogLimits
 	// Version is shown and recorded.
 	Version string
 }
@@ -162,6 +164,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "portal.db"))
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Logs != (sqlite.LogLimits{}) {
+		st.Logs = cfg.Logs
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal()}
 	s.echo = echo.New()
