@@ -169,12 +169,17 @@ func rankGroup(st Standing, title string) (key, heading string) {
 // algOps lists the (algorithm, operation) pairs the catalogue's manifests ask for, plus
 // any that were measured.
 func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
+	// De-duplicated through sets: linear in the pairs, however many a result brought (a
+	// list search per pair made 90,000 distinct cells cost seconds per view).
 	var algs, ops []string
+	seenAlg, seenOp := map[string]bool{}, map[string]bool{}
 	add := func(a, o string) {
-		if !slices.Contains(algs, a) {
+		if !seenAlg[a] {
+			seenAlg[a] = true
 			algs = append(algs, a)
 		}
-		if !slices.Contains(ops, o) {
+		if !seenOp[o] {
+			seenOp[o] = true
 			ops = append(ops, o)
 		}
 	}

@@ -262,4 +262,3 @@ func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, rea
 		return err
 	})
 }
-
