@@ -126,9 +126,11 @@ type Server struct {
 	echo    *echo.Echo
 	queue   *signal
 
-	// measured caches the (algorithm, operation) pairs with measurements; publish clears it.
+	// algList and opList cache the algorithms and operations leaderboards offer (the
+	// catalogue's and the measured ones); publish clears them.
 	measuredMu sync.Mutex
-	measured   []sqlite.AlgOp
+	algList    []string
+	opList     []string
 	// boards caches computed leaderboards by algorithm, operation and metric; they change
 	// only when a run is published, which clears it.
 	boards map[string]Leaderboard
@@ -140,7 +142,7 @@ type Server struct {
 func (s *Server) invalidate() {
 	s.measuredMu.Lock()
 	defer s.measuredMu.Unlock()
-	s.measured, s.boards = nil, nil
+	s.algList, s.opList, s.boards = nil, nil, nil
 	s.generation++
 }
 
