@@ -146,8 +146,9 @@ func trimLog(ctx context.Context, tx *sql.Tx, lim LogLimits, jobID int64, attemp
 			return fmt.Errorf("job %d log trim: %w", jobID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE job_log_state SET stored_bytes = stored_bytes - ?, stored_chunks = stored_chunks - 1,
-			dropped_bytes = dropped_bytes + ?, dropped_chunks = dropped_chunks + 1, max_dropped_idx = MAX(max_dropped_idx, ?)
-			WHERE job_id = ? AND attempt = ?`, vSize, vSize, min(vIdx, finalChunk-1), jobID, vAttempt); err != nil {
+			dropped_bytes = dropped_bytes + ?, dropped_chunks = dropped_chunks + 1,
+			max_dropped_idx = CASE WHEN max_dropped_idx > ? THEN max_dropped_idx ELSE ? END
+			WHERE job_id = ? AND attempt = ?`, vSize, vSize, min(vIdx, finalChunk-1), min(vIdx, finalChunk-1), jobID, vAttempt); err != nil {
 			return fmt.Errorf("job %d log trim: %w", jobID, err)
 		}
 	}

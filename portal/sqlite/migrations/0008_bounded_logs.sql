@@ -5,6 +5,7 @@
 ALTER TABLE job_logs ADD COLUMN size BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE job_logs ADD COLUMN pos BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE job_logs ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
+-- (octet_length in PostgreSQL)
 UPDATE job_logs SET size = length(CAST(data AS BLOB));
 UPDATE job_logs SET pos = (SELECT COALESCE(SUM(o.size), 0) FROM job_logs o
 	WHERE o.job_id = job_logs.job_id AND o.attempt = job_logs.attempt AND o.idx < job_logs.idx AND o.idx < 1000000000)
