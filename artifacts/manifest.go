@@ -201,9 +201,9 @@ func FormatProblems(kind, source string, problems []Problem) string {
 // ParseManifest reads, checks and normalises a manifest. Unknown fields, unknown algorithms and
 // impossible values are all reported, each with its line and field; nothing is silently ignored.
 func ParseManifest(data []byte, source string) (*Manifest, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &ManifestError{Source: source, Problems: []Problem{{Line: yamlErrLine(err), Field: "(document)", Msg: cleanYAMLErr(err)}}}
+	root, problems := ParseYAMLBounded(data, "manifest")
+	if problems != nil {
+		return nil, &ManifestError{Source: source, Problems: problems}
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &ManifestError{Source: source, Problems: []Problem{{Line: 1, Field: "(document)", Msg: "a manifest is a YAML mapping with apiVersion, kind, metadata and spec"}}}
@@ -238,6 +238,7 @@ func ParseManifest(data []byte, source string) (*Manifest, error) {
 func (m *Manifest) Validate() error {
 	v := &validator{}
 	v.check(m)
+	v.checkWritten(m)
 	if len(v.problems) > 0 {
 		return &ManifestError{Source: m.Ref(), Problems: v.problems}
 	}
@@ -394,6 +395,7 @@ func (v *validator) check(m *Manifest) {
 	if !slugRE.MatchString(m.Metadata.Name) {
 		v.add("metadata.name", "must be a lower-case slug like mlkem, got %q", m.Metadata.Name)
 	}
+	v.checkTextFields(m)
 	s := &m.Spec
 	if kindOK {
 		kind.check(v, m)

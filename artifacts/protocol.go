@@ -141,7 +141,8 @@ type CompleteResponse struct {
 
 // ProtocolError is the body of every error response under /api/v1.
 type ProtocolError struct {
-	// Kind is invalid, not found, conflict, unauthorized, forbidden, too large or internal.
+	// Kind is one of the ErrorKind values (invalid, not found, conflict, unauthorized,
+	// forbidden, too large, internal, lease lost, unknown runner, bundle refused, rate limited).
 	Kind  string `json:"kind"`
 	Error string `json:"error"`
 }

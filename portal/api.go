@@ -149,6 +149,9 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	if err := req.Progress.Validate(); err != nil {
+		return fault.Wrap(fault.Invalid, err, "heartbeat progress: %s", err.Error())
+	}
 	exp := time.Now().Add(s.cfg.LeaseDuration)
 	if err := s.store.Heartbeat(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, exp, req.Progress); err != nil {
 		return err
@@ -224,11 +227,11 @@ func (s *Server) apiComplete(c echo.Context) error {
 		}
 	}
 	if j.State != sqlite.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
-		return fault.New(fault.Conflict, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
+		return fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
 	}
 	b, err := s.readBundle(data)
 	if err != nil {
-		return err
+		return bundleRefused(err)
 	}
 	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
 	var dup *sqlite.DuplicateBundleError
@@ -236,9 +239,19 @@ func (s *Server) apiComplete(c echo.Context) error {
 		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
 	}
 	if err != nil {
-		return err
+		return bundleRefused(err)
 	}
 	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)})
+}
+
+// bundleRefused gives a runner's refused completion its protocol kind: invalid input in an
+// uploaded bundle is a refused bundle (the runner fails the job rather than retrying); other
+// kinds (a lost lease, an internal error) stay as they are.
+func bundleRefused(err error) error {
+	if fault.Is(err, fault.Invalid) {
+		return &fault.Error{Kind: fault.BundleRefused, Msg: fault.Message(err), Err: err}
+	}
+	return err
 }
 
 func readLimited(r io.Reader, max int64) ([]byte, error) {

@@ -64,7 +64,7 @@ func (s *Server) requireRunner(next echo.HandlerFunc) echo.HandlerFunc {
 		r, err := s.store.RunnerByToken(c.Request().Context(), hashToken(tok))
 		if err != nil {
 			if fault.Is(err, fault.NotFound) {
-				return fault.New(fault.Unauthorized, "unknown runner token: enrol again")
+				return fault.New(fault.UnknownRunner, "unknown runner token: enrol again")
 			}
 			return err
 		}

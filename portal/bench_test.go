@@ -56,7 +56,7 @@ func BenchmarkBundleUploadVerify(b *testing.B) {
 // queues 50 jobs and measures how long until every runner holds one (no job twice).
 func BenchmarkLongPoll50Runners(b *testing.B) {
 	const runners = 50
-	p := portaltest.Start(b, func(c *portal.Config) { c.LongPoll = 20 * time.Second })
+	p := portaltest.Start(b, func(c *portal.Config) { c.LongPoll, c.RateLimits.Enrol.Burst = 20*time.Second, runners })
 	m := smallManifest(b, 2)
 	clients := make([]enrolled, runners)
 	for i := range clients {

@@ -167,14 +167,29 @@ func rankGroup(st Standing, title string) (key, heading string) {
 }
 
 // algOps lists the (algorithm, operation) pairs the catalogue's manifests ask for, plus
-// any that were measured.
+// any that were measured. The lists are computed once per publication and shared: callers
+// must not modify them.
 func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
-	var algs, ops []string
+	s.measuredMu.Lock()
+	algs, ops, gen := s.algList, s.opList, s.generation
+	s.measuredMu.Unlock()
+	if algs != nil {
+		return algs, ops, nil
+	}
+	measured, err := s.store.MeasuredAlgOps(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// De-duplicated through sets: linear in the pairs, however many a result brought (a
+	// list search per pair made 90,000 distinct cells cost seconds per view).
+	seenAlg, seenOp := map[string]bool{}, map[string]bool{}
 	add := func(a, o string) {
-		if !slices.Contains(algs, a) {
+		if !seenAlg[a] {
+			seenAlg[a] = true
 			algs = append(algs, a)
 		}
-		if !slices.Contains(ops, o) {
+		if !seenOp[o] {
+			seenOp[o] = true
 			ops = append(ops, o)
 		}
 	}
@@ -185,23 +200,33 @@ func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
 			}
 		}
 	}
-	s.measuredMu.Lock()
-	measured := s.measured
-	s.measuredMu.Unlock()
-	if measured == nil {
-		var err error
-		if measured, err = s.store.MeasuredAlgOps(ctx); err != nil {
-			return nil, nil, err
-		}
-		s.measuredMu.Lock()
-		s.measured = append([]sqlite.AlgOp{}, measured...)
-		s.measuredMu.Unlock()
+	known := map[string]bool{}
+	for _, a := range artifacts.Algorithms() {
+		known[a.Name] = true
 	}
 	for _, m := range measured {
-		add(m.Algorithm, m.Operation)
+		// Only algorithms this build knows are offered: a name no manifest can ask for
+		// (a result's invention) cannot grow every visitor's page.
+		if knownAlgorithm(known, m.Algorithm) {
+			add(m.Algorithm, m.Operation)
+		}
 	}
 	slices.Sort(algs)
+	s.measuredMu.Lock()
+	if s.generation == gen {
+		s.algList, s.opList = algs, ops
+	}
+	s.measuredMu.Unlock()
 	return algs, ops, nil
+}
+
+// knownAlgorithm reports whether name is a catalogue algorithm or a KEM+SIG pair of them.
+func knownAlgorithm(known map[string]bool, name string) bool {
+	if known[name] {
+		return true
+	}
+	k, sg, ok := artifacts.SplitPair(name)
+	return ok && known[k] && known[sg]
 }
 
 func leaderQuery(c echo.Context) (alg, op, metric string, err error) {

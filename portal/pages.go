@@ -382,19 +382,6 @@ func jobProgress(j sqlite.Job) (percent int, detail, eta string) {
 	return int(frac * 100), detail, eta
 }
 
-func tail(s string, lines int) string {
-	n := 0
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '\n' && i != len(s)-1 {
-			n++
-			if n == lines {
-				return "…\n" + s[i+1:]
-			}
-		}
-	}
-	return s
-}
-
 func (s *Server) jobPage(c echo.Context) error {
 	if strings.HasSuffix(c.Param("id"), ".json") {
 		return s.jobJSON(c)
@@ -408,7 +395,7 @@ func (s *Server) jobPage(c echo.Context) error {
 	v := templates.JobView{Page: s.page(c, fmt.Sprintf("Job %d", id)), ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State,
 		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
 		CellsDone: j.Progress.CellsDone, CellsTotal: j.Progress.CellsTotal, Iteration: j.Progress.Iteration, Requested: j.Progress.Requested,
-		Current: j.Progress.Current, ETA: eta, Percent: pct, Log: tail(log, 80), Created: when(j.CreatedAt), Started: when(j.StartedAt),
+		Current: j.Progress.Current, ETA: eta, Percent: pct, Log: log.Text, LogEnd: log.End, LogAttempt: log.Attempt, Created: when(j.CreatedAt), Started: when(j.StartedAt),
 		Finished: when(j.FinishedAt), Terminal: j.Terminal()}
 	if !j.StartedAt.IsZero() {
 		end := j.FinishedAt
@@ -446,31 +433,68 @@ func firmwareBuildKVs(raw json.RawMessage) []templates.KV {
 		{Key: "Firmware self-test vectors", Value: b.KATs}, {Key: "Code size (code + read-only data)", Value: strings.Join(sizes, ", ")}}
 }
 
-// jobWithLog loads the job named by the :id parameter and its whole log.
-func (s *Server) jobWithLog(c echo.Context) (sqlite.Job, string, error) {
+// Bounds of the job page's log: its head (the run header) and its most recent tail, and the
+// most one poll adds.
+const (
+	jobLogHead = 16 << 10
+	jobLogTail = 64 << 10
+)
+
+// jobWithLog loads the job named by the :id parameter and its log's head and tail.
+func (s *Server) jobWithLog(c echo.Context) (sqlite.Job, sqlite.LogView, error) {
 	ctx := c.Request().Context()
 	id, err := pathID(c, "id")
 	if err != nil {
-		return sqlite.Job{}, "", err
+		return sqlite.Job{}, sqlite.LogView{}, err
 	}
 	j, err := s.store.Job(ctx, id)
 	if err != nil {
-		return sqlite.Job{}, "", err
+		return sqlite.Job{}, sqlite.LogView{}, err
 	}
-	log, err := s.store.JobLog(ctx, id, 0)
+	log, err := s.store.JobLogView(ctx, id, 0, jobLogHead, jobLogTail)
 	return j, log, err
 }
 
-// jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id.
+// jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id. The log
+// is its bounded head and tail ("log"), or with ?after=END&attempt=A only what was appended
+// since position END of attempt A ("logAppend"; "logReset" with a fresh "log" when the
+// attempt changed). "logEnd" and "logAttempt" are where the next poll continues.
 func (s *Server) jobJSON(c echo.Context) error {
-	j, log, err := s.jobWithLog(c)
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	j, err := s.store.Job(ctx, id)
 	if err != nil {
 		return err
 	}
 	pct, detail, eta := jobProgress(j)
-	return c.JSON(http.StatusOK, map[string]any{"id": j.ID, "experiment": j.Experiment, "board": j.BoardClass, "state": j.State,
+	out := map[string]any{"id": j.ID, "experiment": j.Experiment, "board": j.BoardClass, "state": j.State,
 		"terminal": j.Terminal(), "attempt": j.Attempt, "percent": pct, "detail": detail, "eta": eta, "progress": j.Progress,
-		"runId": j.RunID, "error": j.Error, "note": j.Note, "log": tail(log, 80)})
+		"runId": j.RunID, "error": j.Error, "note": j.Note}
+	if a, e := c.QueryParam("attempt"), c.QueryParam("after"); a != "" && e != "" {
+		attempt, err1 := strconv.Atoi(a)
+		after, err2 := strconv.ParseInt(e, 10, 64)
+		if err1 != nil || err2 != nil {
+			return fault.New(fault.Invalid, "after and attempt must be numbers")
+		}
+		text, end, ok, err := s.store.LogSince(ctx, id, attempt, after, jobLogTail)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out["logAppend"], out["logEnd"], out["logAttempt"] = text, end, attempt
+			return c.JSON(http.StatusOK, out)
+		}
+		out["logReset"] = true
+	}
+	log, err := s.store.JobLogView(ctx, id, 0, jobLogHead, jobLogTail)
+	if err != nil {
+		return err
+	}
+	out["log"], out["logEnd"], out["logAttempt"] = log.Text, log.End, log.Attempt
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) runPage(c echo.Context) error {

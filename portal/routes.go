@@ -2,30 +2,55 @@ package portal
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"pqrepro/artifacts"
 	"pqrepro/static"
 )
 
-// routes lists every route of the portal.
+// Rate-limit classes of routes (see RateLimits).
+const (
+	limitSignIn = "signin"
+	limitEnrol  = "enrol"
+	limitSubmit = "submit"
+	limitRunner = "runner"
+)
+
+// routes lists every route of the portal, each with its request body limit and, where it has
+// one, its rate-limit class.
 func (s *Server) routes() {
 	e := s.echo
+	bodies := map[string]int64{}
+	classes := map[string]string{}
+	// add registers a route whose body may be at most body bytes (0: none expected; such
+	// routes get noBody) and whose requests count against the rate-limit class ("" for none).
+	add := func(method, path string, h echo.HandlerFunc, body int64, class string, mw ...echo.MiddlewareFunc) {
+		if body > 0 {
+			bodies[method+" "+path] = body
+		}
+		if class != "" {
+			classes[method+" "+path] = class
+		}
+		e.Add(method, path, h, mw...)
+	}
+	const noBody = 64 << 10 // GET and other routes that read no body
+	small := int64(1 << 20)
+	bundle := s.cfg.MaxBundleBytes + 1<<20
+	firmware := s.cfg.MaxFirmwareBytes + 1<<20
+	rl := s.cfg.RateLimits
+	limiters := map[string]*limiter{limitSignIn: newLimiter(rl.SignIn), limitEnrol: newLimiter(rl.Enrol),
+		limitSubmit: newLimiter(rl.Submit), limitRunner: newLimiter(rl.Runner)}
+
 	e.Use(middleware.Recover())
+	// Rate limits per client address (see clientIP), then body limits, before anything reads
+	// the body (the CSRF check parses forms) or the database.
+	e.Use(rateLimit(func(method, route string) string { return classes[method+" "+route] }, limiters))
+	e.Use(bodyLimit(bodies, noBody))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
 		ReferrerPolicy: "same-origin", ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"}))
-	// Sign-in tries are limited per client address, before anything else looks at them:
-	// tokens are long and random, but nobody needs more than a few tries a second.
-	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Skipper: func(c echo.Context) bool {
-			return c.Request().Method != http.MethodPost || c.Request().URL.Path != "/signin"
-		},
-		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{Rate: 2, Burst: 20, ExpiresIn: 10 * time.Minute}),
-	}))
 	// Forms carry CSRF tokens; the API authenticates with bearer tokens instead.
 	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
 		Skipper:        func(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") },
@@ -37,59 +62,53 @@ func (s *Server) routes() {
 	}))
 	e.Use(s.loadUser)
 
-	small := limit(1 << 20)
-	bundle := limit(s.cfg.MaxBundleBytes + 1<<20)
-	firmware := limit(s.cfg.MaxFirmwareBytes + 1<<20)
-
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static.Files)))))
-	e.GET("/healthz", s.healthz)
+	GET, POST, PUT := http.MethodGet, http.MethodPost, http.MethodPut
+	add(GET, "/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static.Files)))), 0, "")
+	add(GET, "/healthz", s.healthz, 0, "")
 
 	// Pages.
-	e.GET("/", s.home)
-	e.GET("/papers/:paper", s.paperPage)
-	e.GET("/experiments/:paper/:name", s.experimentPage)
-	e.POST("/experiments/:paper/:name/jobs", s.startJob, small, s.requireUser)
-	e.GET("/jobs/:id", s.jobPage)
-	e.GET("/runs/:id", s.runPage)
-	e.GET("/runs/:id/bundle.tar.gz", s.runBundle)
-	e.GET("/runs/:id/cells.csv", s.runCSV)
-	e.GET("/runs/:id/result.json", s.runResultJSON)
-	e.GET("/leaderboards", s.leaderboardPage)
-	e.GET("/boards", s.boardsPage)
-	e.GET("/boards/:class", s.boardPage)
-	e.GET("/firmware", s.firmwarePage)
-	e.POST("/firmware", s.uploadFirmware, firmware, s.requireUser)
-	e.GET("/firmware/:digest", s.firmwareDownload)
-	e.GET("/submit", s.submitPage)
-	e.POST("/submit", s.submitBundle, bundle, s.requireUser)
-	e.POST("/submit/keys", s.registerKeys, small, s.requireUser)
-	e.GET("/signin", s.signinPage)
-	e.POST("/signin", s.signin, small)
-	e.POST("/signout", s.signout, small)
-	e.GET("/admin", s.adminPage, s.requireAdmin)
-	e.POST("/admin/enrol-tokens", s.createEnrolToken, small, s.requireAdmin)
-	e.POST("/admin/users", s.createUser, small, s.requireAdmin)
+	add(GET, "/", s.home, 0, "")
+	add(GET, "/papers/:paper", s.paperPage, 0, "")
+	add(GET, "/experiments/:paper/:name", s.experimentPage, 0, "")
+	add(POST, "/experiments/:paper/:name/jobs", s.startJob, small, "", s.requireUser)
+	add(GET, "/jobs/:id", s.jobPage, 0, "")
+	add(GET, "/runs/:id", s.runPage, 0, "")
+	add(GET, "/runs/:id/bundle.tar.gz", s.runBundle, 0, "")
+	add(GET, "/runs/:id/cells.csv", s.runCSV, 0, "")
+	add(GET, "/runs/:id/result.json", s.runResultJSON, 0, "")
+	add(GET, "/leaderboards", s.leaderboardPage, 0, "")
+	add(GET, "/boards", s.boardsPage, 0, "")
+	add(GET, "/boards/:class", s.boardPage, 0, "")
+	add(GET, "/firmware", s.firmwarePage, 0, "")
+	add(POST, "/firmware", s.uploadFirmware, firmware, limitSubmit, s.requireUser)
+	add(GET, "/firmware/:digest", s.firmwareDownload, 0, "")
+	add(GET, "/submit", s.submitPage, 0, "")
+	add(POST, "/submit", s.submitBundle, bundle, limitSubmit, s.requireUser)
+	add(POST, "/submit/keys", s.registerKeys, small, limitSubmit, s.requireUser)
+	add(GET, "/signin", s.signinPage, 0, "")
+	// Sign-in tries are limited per client address: tokens are long and random, but nobody
+	// needs more than a few tries a second.
+	add(POST, "/signin", s.signin, small, limitSignIn)
+	add(POST, "/signout", s.signout, small, "")
+	add(GET, "/admin", s.adminPage, 0, "", s.requireAdmin)
+	add(POST, "/admin/enrol-tokens", s.createEnrolToken, small, "", s.requireAdmin)
+	add(POST, "/admin/users", s.createUser, small, "", s.requireAdmin)
 
-	// Runner protocol.
-	e.POST("/api/v1/runners/enrol", s.apiEnrol, small)
-	e.POST("/api/v1/jobs/lease", s.apiLease, small, s.requireRunner)
-	e.POST("/api/v1/jobs/:id/heartbeat", s.apiHeartbeat, small, s.requireRunner)
-	e.PUT("/api/v1/jobs/:id/log/:index", s.apiLog, small, s.requireRunner)
-	e.POST("/api/v1/jobs/:id/complete", s.apiComplete, bundle, s.requireRunner)
-	e.POST("/api/v1/jobs/:id/fail", s.apiFail, limit(17<<20), s.requireRunner)
+	// Runner protocol (paths from the contract in artifacts).
+	add(POST, artifacts.RouteEnrol, s.apiEnrol, small, limitEnrol)
+	add(POST, artifacts.RouteLease, s.apiLease, small, limitRunner, s.requireRunner)
+	add(POST, artifacts.RouteHeartbeat, s.apiHeartbeat, small, limitRunner, s.requireRunner)
+	add(PUT, artifacts.RouteLog, s.apiLog, small, limitRunner, s.requireRunner)
+	add(POST, artifacts.RouteComplete, s.apiComplete, bundle, limitRunner, s.requireRunner)
+	add(POST, artifacts.RouteFail, s.apiFail, 17<<20, limitRunner, s.requireRunner)
 
 	// Public read API and community submissions by bearer token.
-	e.GET("/api/v1/papers", s.apiPapers)
-	e.GET("/api/v1/runs", s.apiRuns)
-	e.GET("/api/v1/runs/:id", s.apiRun)
-	e.GET("/api/v1/runs/:id/cells.csv", s.runCSV)
-	e.GET("/api/v1/leaderboards", s.apiLeaderboard)
-	e.GET("/api/v1/jobs/:id", s.jobJSON)
-	e.POST("/api/v1/submissions", s.apiSubmit, bundle)
-	e.POST("/api/v1/submitters/keys", s.apiRegisterKeys, small)
-}
-
-// limit refuses request bodies larger than n bytes with 413.
-func limit(n int64) echo.MiddlewareFunc {
-	return middleware.BodyLimit(strconv.FormatInt(n, 10) + "B")
+	add(GET, "/api/v1/papers", s.apiPapers, 0, "")
+	add(GET, "/api/v1/runs", s.apiRuns, 0, "")
+	add(GET, "/api/v1/runs/:id", s.apiRun, 0, "")
+	add(GET, "/api/v1/runs/:id/cells.csv", s.runCSV, 0, "")
+	add(GET, "/api/v1/leaderboards", s.apiLeaderboard, 0, "")
+	add(GET, "/api/v1/jobs/:id", s.jobJSON, 0, "")
+	add(POST, artifacts.RouteSubmissions, s.apiSubmit, bundle, limitSubmit)
+	add(POST, artifacts.RouteSubmitKeys, s.apiRegisterKeys, small, limitSubmit)
 }

@@ -59,6 +59,17 @@ type Config struct {
 	MaxFirmwareBytes int64
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration
+	// ReadHeaderTimeout, ReadTimeout (headers and body), WriteTimeout (from the end of the
+	// headers to the end of the answer; longer than LongPoll) and IdleTimeout (between
+	// requests on a kept-alive connection) bound every connection, so slow clients are cut off.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// TrustedProxies are the reverse proxies (CIDRs or addresses) whose X-Forwarded-For and
+	// X-Real-IP are believed; from anyone else the TCP peer's address is the client's.
+	TrustedProxies []string
+	// RateLimits are the per-address budgets of sign-in, enrolment, submission and runner routes.
+	RateLimits RateLimits
+	// Logs bounds what is kept of job logs (zero: sqlite.DefaultLogLimits).
+	Logs sqlite.LogLimits
 	// Version is shown and recorded.
 	Version string
 }
@@ -69,6 +80,8 @@ func DefaultConfig() Config {
 		Addr: "127.0.0.1:8080", DataDir: "pqrepro-data", LocalRunner: true,
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
 		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, Version: "dev",
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
+		RateLimits: DefaultRateLimits(),
 	}
 }
 
@@ -109,6 +122,16 @@ func (c Config) Validate() error {
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
 	}
+	if c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("read-header, read, write and idle timeouts must be positive"))
+	} else if c.WriteTimeout <= c.LongPoll+5*time.Second {
+		errs = append(errs, fmt.Errorf("write timeout %v must exceed the long poll (%v) by more than 5s", c.WriteTimeout, c.LongPoll))
+	}
+	if _, err := ParseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, err)
+	}
+	rl := c.RateLimits
+	errs = append(errs, rl.SignIn.validate("sign-in"), rl.Enrol.validate("enrol"), rl.Submit.validate("submit"), rl.Runner.validate("runner"))
 	return errors.Join(errs...)
 }
 
@@ -122,9 +145,11 @@ type Server struct {
 	echo    *echo.Echo
 	queue   *signal
 
-	// measured caches the (algorithm, operation) pairs with measurements; publish clears it.
+	// algList and opList cache the algorithms and operations leaderboards offer (the
+	// catalogue's and the measured ones); publish clears them.
 	measuredMu sync.Mutex
-	measured   []sqlite.AlgOp
+	algList    []string
+	opList     []string
 	// boards caches computed leaderboards by algorithm, operation and metric; they change
 	// only when a run is published, which clears it.
 	boards map[string]Leaderboard
@@ -136,7 +161,7 @@ type Server struct {
 func (s *Server) invalidate() {
 	s.measuredMu.Lock()
 	defer s.measuredMu.Unlock()
-	s.measured, s.boards = nil, nil
+	s.algList, s.opList, s.boards = nil, nil, nil
 	s.generation++
 }
 
@@ -161,10 +186,15 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Logs != (sqlite.LogLimits{}) {
+		st.Logs = cfg.Logs
+	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal()}
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
+	proxies, _ := ParseTrustedProxies(cfg.TrustedProxies) // checked by Validate
+	s.echo.IPExtractor = clientIP(proxies)
 	s.routes()
 	return s, nil
 }
@@ -227,7 +257,8 @@ func (s *Server) CreateEnrolToken(ctx context.Context, label string) (string, er
 // Serve serves HTTP on ln until ctx is cancelled, then shuts down gracefully (in-flight
 // requests get 10 seconds; long polls end at once).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := s.HTTPServer()
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go s.Sweep(ctx)
@@ -242,6 +273,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil
+}
+
+// HTTPServer returns an http.Server for the handler with the configured timeouts (Serve uses
+// it; so do tests that serve the handler themselves).
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s.echo, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
+		WriteTimeout: s.cfg.WriteTimeout, IdleTimeout: s.cfg.IdleTimeout, MaxHeaderBytes: 64 << 10}
 }
 
 // Sweep re-queues jobs whose lease expired until ctx is cancelled, so job pages show it even
@@ -333,6 +371,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 		case http.StatusRequestEntityTooLarge:
 			kind = fault.TooLarge
 		}
+	case errors.As(err, new(*http.MaxBytesError)):
+		status, msg, kind = http.StatusRequestEntityTooLarge, "the request body is larger than this route accepts", fault.TooLarge
 	case kind == fault.Internal:
 		if errors.Is(err, context.Canceled) {
 			return
@@ -340,11 +380,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	default:
 		msg = fault.Message(err)
-		status = map[fault.Kind]int{fault.Invalid: 400, fault.NotFound: 404, fault.Conflict: 409, fault.Unauthorized: 401,
-			fault.Forbidden: 403, fault.TooLarge: 413}[kind]
+		status = kind.Status()
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") || strings.HasSuffix(c.Request().URL.Path, ".json") {
-		c.JSON(status, artifacts.ProtocolError{Kind: kind.String(), Error: msg})
+		c.JSON(status, artifacts.ProtocolError{Kind: string(kind.Protocol()), Error: msg})
 		return
 	}
 	if c.Request().Method == http.MethodHead {

@@ -21,19 +21,10 @@ import (
 	"pqrepro/artifacts"
 )
 
-// Portal is the runner protocol as the agent uses it: enrol, lease (long poll), heartbeat,
-// append log chunks by index, complete with a bundle or fail with a reason. HTTPPortal
-// implements it over /api/v1; the agent knows nothing else about the portal.
-type Portal interface {
-	Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error)
-	// Lease waits up to wait for a job; it returns nil and no error when none came.
-	Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error)
-	Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error
-	// AppendLog stores chunk index of the job's log; sending the same index again is harmless.
-	AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error
-	Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error)
-	Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error
-}
+// Portal is the runner protocol as the agent uses it; the contract (routes, interface, error
+// kinds) lives in artifacts. HTTPPortal implements it over /api/v1; the agent knows nothing
+// else about the portal.
+type Portal = artifacts.Portal
 
 // FirmwareLoader is a board that needs a firmware image before it runs (an emulated board
 // boots the ELF, a serial board is flashed). The agent fetches the job's firmware from the
@@ -50,21 +41,20 @@ type FirmwareSource interface {
 // MaxFirmwareBytes bounds a firmware download.
 const MaxFirmwareBytes = 64 << 20
 
-// ErrConflict is the portal's 409: the request conflicts with the portal's state (a lease
-// that is no longer held, keys that are already registered).
-var ErrConflict = errors.New("conflict")
-
-// ErrLeaseLost means the portal no longer holds the job for this runner (the lease expired
-// and the job was re-queued, or it finished): the agent stops working on it. It is the
-// protocol's reading of ErrConflict, and errors.Is matches both.
-var ErrLeaseLost = fmt.Errorf("lease lost: %w", ErrConflict)
-
-// ErrUnauthorized means the portal did not accept the runner's token.
-var ErrUnauthorized = errors.New("unauthorized")
-
-// ErrRefused means the portal refused a request as invalid (for a bundle: it did not verify
-// or did not answer the job); retrying the same request cannot help.
-var ErrRefused = errors.New("refused")
+// The protocol's error kinds as sentinels for errors.Is; every error HTTPPortal returns is an
+// *artifacts.RemoteError, and artifacts.KindOf gives its kind.
+var (
+	// ErrConflict matches a conflict with the portal's state, a lost lease included.
+	ErrConflict = artifacts.ErrProtocolConflict
+	// ErrLeaseLost means the portal no longer holds the job for this runner (the lease expired
+	// and the job was re-queued, or it finished): the agent stops working on it.
+	ErrLeaseLost = artifacts.ErrLeaseLost
+	// ErrUnauthorized means the portal did not accept the token (an unknown runner included).
+	ErrUnauthorized = artifacts.ErrProtocolUnauthorized
+	// ErrRefused means the portal refused what was sent (for a bundle: it did not verify or
+	// did not answer the job); retrying the same request cannot help.
+	ErrRefused = artifacts.ErrRefused
+)
 
 // AgentBoard is a board the agent offers, with how it is described to the portal.
 type AgentBoard struct {
@@ -139,15 +129,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, ErrUnauthorized):
+		case err == nil:
+		case artifacts.KindOf(err) == artifacts.KindUnknownRunner || artifacts.KindOf(err) == artifacts.KindUnauthorized:
 			log.Warn("portal no longer accepts this runner's token; enrolling again")
 			if err := a.enrol(ctx); err != nil {
 				return err
 			}
 			continue
-		case err != nil:
-			log.Warn("lease request failed", "err", err, "retry_in", backoff)
-			sleep(ctx, backoff)
+		default:
+			wait := retryDelay(err, backoff)
+			log.Warn("lease request failed", "err", err, "retry_in", wait)
+			sleep(ctx, wait)
 			backoff = min(backoff*2, 30*time.Second)
 			continue
 		}
@@ -182,11 +174,12 @@ func (a *Agent) enrol(ctx context.Context) error {
 			a.logger().Info("enrolled with the portal", "runner", resp.RunnerID, "keys", a.Identity.Public().Fingerprint(), "boards", len(req.Boards))
 			return nil
 		}
-		if errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRefused) {
+		if artifacts.KindOf(err).Permanent() {
 			return fmt.Errorf("enrol: %w", err)
 		}
-		a.logger().Warn("enrolment failed; retrying", "err", err, "retry_in", backoff)
-		sleep(ctx, backoff)
+		wait := retryDelay(err, backoff)
+		a.logger().Warn("enrolment failed; retrying", "err", err, "retry_in", wait)
+		sleep(ctx, wait)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -252,10 +245,10 @@ func (l *logStream) flush(ctx context.Context, p Portal, jobID int64, leaseID st
 	}
 	var err error
 	for try := 0; try < 3; try++ {
-		if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || errors.Is(err, ErrLeaseLost) || ctx.Err() != nil {
+		if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || artifacts.KindOf(err).Permanent() || ctx.Err() != nil {
 			return err
 		}
-		sleep(ctx, time.Duration(try+1)*200*time.Millisecond)
+		sleep(ctx, retryDelay(err, time.Duration(try+1)*200*time.Millisecond))
 	}
 	return err
 }
@@ -332,7 +325,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 			case <-t.C:
 			}
 			err := a.Portal.Heartbeat(jobCtx, l.JobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
-			if errors.Is(err, ErrLeaseLost) {
+			if artifacts.KindOf(err) == artifacts.KindLeaseLost {
 				cancel(ErrLeaseLost)
 				return
 			} else if err != nil && jobCtx.Err() == nil {
@@ -352,7 +345,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 				return
 			case <-t.C:
 			}
-			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID); errors.Is(err, ErrLeaseLost) {
+			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID); err != nil && artifacts.KindOf(err) == artifacts.KindLeaseLost {
 				cancel(ErrLeaseLost)
 				return
 			}
@@ -372,7 +365,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer fcancel()
-	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID); errors.Is(ferr, ErrLeaseLost) {
+	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID); ferr != nil && artifacts.KindOf(ferr) == artifacts.KindLeaseLost {
 		log.Warn("lease lost before completion; dropping the job")
 		return
 	}
@@ -392,21 +385,22 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	}
 	for try := 0; ; try++ {
 		resp, err := a.Portal.Complete(fctx, l.JobID, l.LeaseID, archive.Bytes())
-		switch {
-		case err == nil:
+		if err == nil {
 			log.Info("job published", "run", resp.RunID)
 			return
-		case errors.Is(err, ErrLeaseLost):
+		}
+		switch kind := artifacts.KindOf(err); {
+		case kind == artifacts.KindLeaseLost || kind == artifacts.KindConflict:
 			log.Warn("the portal refused the bundle: the lease is no longer held", "err", err)
 			return
-		case errors.Is(err, ErrRefused):
+		case kind.Permanent():
 			fail("the portal refused the bundle: "+err.Error(), nil)
 			return
 		case try >= 4 || fctx.Err() != nil:
 			log.Warn("could not upload the bundle; the lease will expire", "err", err)
 			return
 		}
-		sleep(fctx, time.Duration(try+1)*time.Second)
+		sleep(fctx, retryDelay(err, time.Duration(try+1)*time.Second))
 	}
 }
 
@@ -508,12 +502,17 @@ func (p *HTTPPortal) client() *http.Client {
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil). Status 204 returns
-// (false, nil); errors carry the portal's message and map 401 to ErrUnauthorized, 409 to
-// ErrLeaseLost and other 4xx to ErrRefused.
+// (false, nil). Every error is an *artifacts.RemoteError: its kind is the one the portal's
+// answer names (ProtocolError.Kind), KindUnavailable when the portal could not be reached or
+// its answer names none; the status code is not interpreted.
 func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader, contentType string, header map[string]string, out any) (bool, error) {
+	op := method + " " + strings.SplitN(path, "?", 2)[0]
+	unavailable := func(msg string, err error) error {
+		return &artifacts.RemoteError{Op: op, Kind: artifacts.KindUnavailable, Message: msg, Err: err}
+	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.BaseURL, "/")+path, body)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%s: %w", op, err)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -528,39 +527,47 @@ func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader
 	}
 	resp, err := p.client().Do(req)
 	if err != nil {
-		return false, fmt.Errorf("%s %s: %w", method, path, err)
+		return false, unavailable(err.Error(), err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return false, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		return false, unavailable("read answer: "+err.Error(), err)
 	}
 	if resp.StatusCode == http.StatusNoContent {
 		return false, nil
 	}
 	if resp.StatusCode >= 300 {
 		var pe artifacts.ProtocolError
-		msg := strings.TrimSpace(string(data))
-		if json.Unmarshal(data, &pe) == nil && pe.Error != "" {
-			msg = pe.Error
+		if json.Unmarshal(data, &pe) != nil || pe.Kind == "" {
+			msg := strings.TrimSpace(string(data))
+			if len(msg) > 200 {
+				msg = msg[:200] + "…"
+			}
+			return false, unavailable(fmt.Sprintf("the answer (status %d) names no error kind: %s", resp.StatusCode, msg), nil)
 		}
-		kind := fmt.Errorf("status %d", resp.StatusCode)
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized:
-			kind = ErrUnauthorized
-		case resp.StatusCode == http.StatusConflict:
-			kind = ErrLeaseLost
-		case resp.StatusCode < 500:
-			kind = ErrRefused
+		re := &artifacts.RemoteError{Op: op, Kind: artifacts.ErrorKind(pe.Kind), Message: pe.Error}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			re.RetryAfter = time.Duration(secs) * time.Second
 		}
-		return false, fmt.Errorf("%s %s: %w: %s", method, path, kind, msg)
+		return false, re
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return false, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+			return false, unavailable("decode answer: "+err.Error(), err)
 		}
 	}
 	return true, nil
+}
+
+// retryDelay is how long to wait before retrying after err: the portal's Retry-After when it
+// limited the rate, else fallback.
+func retryDelay(err error, fallback time.Duration) time.Duration {
+	var re *artifacts.RemoteError
+	if errors.As(err, &re) && re.Kind == artifacts.KindRateLimited && re.RetryAfter > 0 {
+		return min(re.RetryAfter, 5*time.Minute)
+	}
+	return fallback
 }
 
 func (p *HTTPPortal) doJSON(ctx context.Context, method, path string, in, out any) (bool, error) {
@@ -574,7 +581,7 @@ func (p *HTTPPortal) doJSON(ctx context.Context, method, path string, in, out an
 // Enrol implements Portal and keeps the runner token for later calls.
 func (p *HTTPPortal) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
 	var resp artifacts.EnrolResponse
-	if _, err := p.doJSON(ctx, http.MethodPost, "/api/v1/runners/enrol", req, &resp); err != nil {
+	if _, err := p.doJSON(ctx, http.MethodPost, artifacts.RouteEnrol, req, &resp); err != nil {
 		return resp, err
 	}
 	p.mu.Lock()
@@ -588,7 +595,7 @@ func (p *HTTPPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.
 	rctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
 	var l artifacts.Lease
-	got, err := p.do(rctx, http.MethodPost, "/api/v1/jobs/lease?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
+	got, err := p.do(rctx, http.MethodPost, artifacts.RouteLease+"?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
 	if err != nil || !got {
 		return nil, err
 	}
@@ -599,7 +606,7 @@ func (p *HTTPPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.
 func (p *HTTPPortal) Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err := p.doJSON(rctx, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/heartbeat", jobID), req, nil)
+	_, err := p.doJSON(rctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteHeartbeat, jobID), req, nil)
 	return err
 }
 
@@ -607,7 +614,7 @@ func (p *HTTPPortal) Heartbeat(ctx context.Context, jobID int64, req artifacts.H
 func (p *HTTPPortal) AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err := p.do(rctx, http.MethodPut, fmt.Sprintf("/api/v1/jobs/%d/log/%d", jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
+	_, err := p.do(rctx, http.MethodPut, artifacts.ProtocolPath(artifacts.RouteLog, jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
 		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, nil)
 	return err
 }
@@ -615,13 +622,13 @@ func (p *HTTPPortal) AppendLog(ctx context.Context, jobID int64, leaseID string,
 // Complete implements Portal.
 func (p *HTTPPortal) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error) {
 	var resp artifacts.CompleteResponse
-	_, err := p.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/complete", jobID), bytes.NewReader(bundle), "application/gzip",
+	_, err := p.do(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteComplete, jobID), bytes.NewReader(bundle), "application/gzip",
 		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, &resp)
 	return resp, err
 }
 
 // Fail implements Portal.
 func (p *HTTPPortal) Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error {
-	_, err := p.doJSON(ctx, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/fail", jobID), req, nil)
+	_, err := p.doJSON(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteFail, jobID), req, nil)
 	return err
 }

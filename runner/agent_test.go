@@ -199,19 +199,29 @@ func TestAgentRefusesJobsForBoardsItLacks(t *testing.T) {
 	}
 }
 
-func TestHTTPPortalMapsStatuses(t *testing.T) {
+// TestHTTPPortalMapsKinds: the client decides by the kind the answer names, never by its
+// status code; an answer naming no kind (a proxy's error page) is "unavailable", retryable.
+func TestHTTPPortalMapsKinds(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/lease"):
 			w.WriteHeader(http.StatusNoContent)
 		case strings.HasSuffix(r.URL.Path, "/heartbeat"):
-			w.WriteHeader(http.StatusConflict)
-			io.WriteString(w, `{"kind":"conflict","error":"the lease on job 1 expired"}`)
+			w.WriteHeader(http.StatusTeapot) // the status is not what decides
+			io.WriteString(w, `{"kind":"lease lost","error":"the lease on job 1 expired"}`)
 		case strings.HasSuffix(r.URL.Path, "/complete"):
 			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"kind":"invalid","error":"digest mismatch: result.json"}`)
+			io.WriteString(w, `{"kind":"bundle refused","error":"digest mismatch: result.json"}`)
+		case strings.HasSuffix(r.URL.Path, "/fail"):
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"kind":"rate limited","error":"slow down"}`)
+		case strings.Contains(r.URL.Path, "/log/"):
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `<html>proxy error</html>`)
 		default:
 			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"kind":"unknown runner","error":"enrol again"}`)
 		}
 	}))
 	defer srv.Close()
@@ -220,14 +230,22 @@ func TestHTTPPortalMapsStatuses(t *testing.T) {
 	if l, err := p.Lease(ctx, 0); l != nil || err != nil {
 		t.Errorf("204 lease: %v %v", l, err)
 	}
-	if err := p.Heartbeat(ctx, 1, artifacts.HeartbeatRequest{}); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "expired") {
-		t.Errorf("409: %v", err)
+	if err := p.Heartbeat(ctx, 1, artifacts.HeartbeatRequest{}); artifacts.KindOf(err) != artifacts.KindLeaseLost || !errors.Is(err, ErrLeaseLost) ||
+		!errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("lease lost: %v", err)
 	}
-	if _, err := p.Complete(ctx, 1, "L", nil); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "digest mismatch") {
-		t.Errorf("400: %v", err)
+	if _, err := p.Complete(ctx, 1, "L", nil); artifacts.KindOf(err) != artifacts.KindBundleRefused || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "digest mismatch") {
+		t.Errorf("bundle refused: %v", err)
 	}
-	if _, err := p.Enrol(ctx, artifacts.EnrolRequest{}); !errors.Is(err, ErrUnauthorized) {
-		t.Errorf("401: %v", err)
+	if _, err := p.Enrol(ctx, artifacts.EnrolRequest{}); artifacts.KindOf(err) != artifacts.KindUnknownRunner || !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("unknown runner: %v", err)
+	}
+	err := p.Fail(ctx, 1, artifacts.FailRequest{})
+	if artifacts.KindOf(err) != artifacts.KindRateLimited || retryDelay(err, time.Second) != 7*time.Second || artifacts.KindOf(err).Permanent() {
+		t.Errorf("rate limited: %v (retry in %v)", err, retryDelay(err, time.Second))
+	}
+	if err := p.AppendLog(ctx, 1, "L", 0, []byte("x")); artifacts.KindOf(err) != artifacts.KindUnavailable || errors.Is(err, ErrLeaseLost) || artifacts.KindOf(err).Permanent() {
+		t.Errorf("no kind: %v", err)
 	}
 }
 

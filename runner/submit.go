@@ -26,7 +26,7 @@ func (p *HTTPPortal) RegisterKeys(ctx context.Context, keys artifacts.PublicKeys
 	var out struct {
 		Fingerprint string `json:"fingerprint"`
 	}
-	_, err = p.do(ctx, http.MethodPost, "/api/v1/submitters/keys?label="+url.QueryEscape(label), bytes.NewReader(body), "application/json", nil, &out)
+	_, err = p.do(ctx, http.MethodPost, artifacts.RouteSubmitKeys+"?label="+url.QueryEscape(label), bytes.NewReader(body), "application/json", nil, &out)
 	return out.Fingerprint, err
 }
 
@@ -35,6 +35,6 @@ func (p *HTTPPortal) RegisterKeys(ctx context.Context, keys artifacts.PublicKeys
 // bad signature, digest mismatch, malformed archive) is ErrRefused with the portal's reason.
 func (p *HTTPPortal) Submit(ctx context.Context, bundle []byte) (artifacts.CompleteResponse, error) {
 	var resp artifacts.CompleteResponse
-	_, err := p.do(ctx, http.MethodPost, "/api/v1/submissions", bytes.NewReader(bundle), "application/gzip", nil, &resp)
+	_, err := p.do(ctx, http.MethodPost, artifacts.RouteSubmissions, bytes.NewReader(bundle), "application/gzip", nil, &resp)
 	return resp, err
 }

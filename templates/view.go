@@ -170,8 +170,12 @@ type JobView struct {
 	Current, ETA, Elapsed                       string
 	Percent                                     int
 	Log                                         string
-	Created, Started, Finished                  string
-	Terminal                                    bool
+	// LogEnd and LogAttempt say where the page's log ends, so its script asks only for what
+	// is new.
+	LogEnd                     int64
+	LogAttempt                 int
+	Created, Started, Finished string
+	Terminal                   bool
 }
 
 // CellRow is a run's cell with its statistics.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"pqrepro/artifacts"
@@ -34,6 +35,17 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
 	fs.Int64Var(&cfg.MaxBundleBytes, "max-bundle-bytes", cfg.MaxBundleBytes, "largest accepted bundle upload")
 	fs.Int64Var(&cfg.MaxFirmwareBytes, "max-firmware-bytes", cfg.MaxFirmwareBytes, "largest accepted firmware upload")
+	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", cfg.ReadHeaderTimeout, "longest a client may take to send a request's headers")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "longest a client may take to send a whole request (headers and body)")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "longest an answer may take, from the end of the request's headers (more than the long poll)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "longest a kept-alive connection may wait for its next request")
+	fs.Func("trusted-proxy", "CIDR or address of a reverse proxy whose X-Forwarded-For/X-Real-IP is believed (repeatable)", func(v string) error {
+		if _, err := portal.ParseTrustedProxies([]string{v}); err != nil {
+			return err
+		}
+		cfg.TrustedProxies = append(cfg.TrustedProxies, v)
+		return nil
+	})
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
@@ -71,6 +83,14 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 			return err
 		}),
 		env("PQREPRO_ADMIN_TOKEN", "", func(v string) error { cfg.AdminToken = v; return nil }),
+		env("PQREPRO_TRUSTED_PROXIES", "trusted-proxy", func(v string) error {
+			list := strings.Split(v, ",")
+			if _, err := portal.ParseTrustedProxies(list); err != nil {
+				return err
+			}
+			cfg.TrustedProxies = list
+			return nil
+		}),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, osslCfg, usageError{err.Error()}

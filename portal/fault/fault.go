@@ -7,6 +7,9 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"net/http"
+
+	"pqrepro/artifacts"
 )
 
 // Kind classifies an error for the HTTP layer.
@@ -21,6 +24,14 @@ const (
 	Unauthorized
 	Forbidden
 	TooLarge
+	// LeaseLost: a runner's request names a job it no longer holds (a conflict).
+	LeaseLost
+	// UnknownRunner: a runner token that is not accepted (unauthorized).
+	UnknownRunner
+	// BundleRefused: an uploaded bundle did not verify or does not answer its job (invalid).
+	BundleRefused
+	// RateLimited: too many requests from one client.
+	RateLimited
 )
 
 // String names the kind.
@@ -38,8 +49,40 @@ func (k Kind) String() string {
 		return "forbidden"
 	case TooLarge:
 		return "too large"
+	case LeaseLost:
+		return "lease lost"
+	case UnknownRunner:
+		return "unknown runner"
+	case BundleRefused:
+		return "bundle refused"
+	case RateLimited:
+		return "rate limited"
 	}
 	return "internal"
+}
+
+// Protocol is the kind as the runner protocol names it (artifacts.ErrorKind).
+func (k Kind) Protocol() artifacts.ErrorKind { return artifacts.ErrorKind(k.String()) }
+
+// Status is the HTTP status code of the kind.
+func (k Kind) Status() int {
+	switch k {
+	case Invalid, BundleRefused:
+		return http.StatusBadRequest
+	case NotFound:
+		return http.StatusNotFound
+	case Conflict, LeaseLost:
+		return http.StatusConflict
+	case Unauthorized, UnknownRunner:
+		return http.StatusUnauthorized
+	case Forbidden:
+		return http.StatusForbidden
+	case TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case RateLimited:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
 }
 
 // Error is an error with a kind and a public message. Err, when set, is the cause; it is

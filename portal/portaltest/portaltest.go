@@ -53,6 +53,7 @@ func Start(tb testing.TB, mod func(*portal.Config)) *Portal {
 		tb.Fatal(err)
 	}
 	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Config = srv.HTTPServer() // the configured timeouts, as Serve has them
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Start()

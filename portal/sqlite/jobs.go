@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"pqrepro/artifacts"
@@ -215,11 +214,11 @@ func checkLease(ctx context.Context, q interface {
 	}
 	switch {
 	case state != JobRunning || lease == "":
-		return 0, fault.New(fault.Conflict, "job %d is %s: the lease is no longer held", jobID, state)
+		return 0, fault.New(fault.LeaseLost, "job %d is %s: the lease is no longer held", jobID, state)
 	case !owner.Valid || owner.Int64 != runnerID || lease != leaseID:
-		return 0, fault.New(fault.Conflict, "job %d is leased to another runner or under another lease", jobID)
+		return 0, fault.New(fault.LeaseLost, "job %d is leased to another runner or under another lease", jobID)
 	case !expires.Valid || expires.Int64 < now:
-		return 0, fault.New(fault.Conflict, "the lease on job %d expired", jobID)
+		return 0, fault.New(fault.LeaseLost, "the lease on job %d expired", jobID)
 	}
 	return attempt, nil
 }
@@ -237,21 +236,6 @@ func (s *Store) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID st
 	})
 }
 
-// AppendLog stores log chunk idx of the current attempt; a chunk stored before is left as
-// it was, so a retried request is harmless.
-func (s *Store) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
-	now := ms0(s.Now())
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		attempt, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO job_logs (job_id, attempt, idx, data, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (job_id, attempt, idx) DO NOTHING`, jobID, attempt, idx, data, now)
-		return err
-	})
-}
-
 // FailJob ends a held lease with a failure; the job is failed for good (a run that broke is
 // reported, not retried), and log, when not empty, is kept as a final chunk.
 func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason, log string) error {
@@ -261,39 +245,22 @@ func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, rea
 		if err != nil {
 			return err
 		}
-		if log != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO job_logs (job_id, attempt, idx, data, created_at) VALUES (?, ?, 1000000000, ?, ?)
-				ON CONFLICT (job_id, attempt, idx) DO NOTHING`, jobID, attempt, log, now); err != nil {
+		st, err := logState(ctx, tx, jobID, attempt)
+		if err != nil {
+			return err
+		}
+		if log != "" && st.end == 0 { // a log that was streamed is not stored twice
+			// The log sent with a failure is one chunk: bounded as a whole (head and tail kept).
+			lim := s.Logs.orDefault()
+			log = BoundText(log, int(lim.HeadBytes), int(lim.AttemptBytes-lim.HeadBytes))
+			if err := insertChunk(ctx, tx, jobID, attempt, finalChunk, log, 0, true, now); err != nil {
+				return err
+			}
+			if err := trimLog(ctx, tx, lim, jobID, attempt, finalChunk); err != nil {
 				return err
 			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', error = ?, finished_at = ?, lease_id = NULL, lease_nonce = NULL WHERE id = ?`, reason, now, jobID)
 		return err
 	})
-}
-
-// JobLog returns the log of the job's latest attempt (or of attempt when > 0), chunks in
-// order, and whether the final chunk sent with a failure is among them.
-func (s *Store) JobLog(ctx context.Context, jobID int64, attempt int) (string, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT idx, data FROM job_logs WHERE job_id = ? AND attempt = CASE WHEN ? > 0 THEN ? ELSE
-		(SELECT COALESCE(MAX(attempt), 0) FROM job_logs WHERE job_id = ?) END ORDER BY idx`, jobID, attempt, attempt, jobID)
-	if err != nil {
-		return "", fmt.Errorf("job %d log: %w", jobID, err)
-	}
-	defer rows.Close()
-	var b strings.Builder
-	var streamed bool
-	for rows.Next() {
-		var idx int
-		var data string
-		if err := rows.Scan(&idx, &data); err != nil {
-			return "", err
-		}
-		if idx == 1000000000 && streamed {
-			continue // the final log repeats what was streamed
-		}
-		streamed = true
-		b.WriteString(data)
-	}
-	return b.String(), rows.Err()
 }

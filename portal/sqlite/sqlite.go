@@ -36,6 +36,8 @@ type Store struct {
 	write *sql.DB
 	// Now returns the current time; tests may replace it before use.
 	Now func() time.Time
+	// Logs bounds job logs (zero values: DefaultLogLimits); set it before use.
+	Logs LogLimits
 }
 
 // Open opens (creating if needed) the database file at path and applies pending migrations.
@@ -66,7 +68,7 @@ func Open(ctx context.Context, file string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	read.SetMaxOpenConns(8)
-	s := &Store{read: read, write: write, Now: time.Now}
+	s := &Store{read: read, write: write, Now: time.Now, Logs: DefaultLogLimits()}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err

@@ -129,9 +129,9 @@ func LoadMap(path string) (*Map, error) {
 // ParseMap reads and checks a hardware map. Unknown fields, fields that do not belong to a
 // board's driver, and impossible values are all reported with their line.
 func ParseMap(data []byte, source string) (*Map, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &MapError{Source: source, Problems: []artifacts.Problem{{Line: yamlLine(err), Field: "(document)", Msg: err.Error()}}}
+	root, problems := artifacts.ParseYAMLBounded(data, "hardware map")
+	if problems != nil {
+		return nil, &MapError{Source: source, Problems: problems}
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &MapError{Source: source, Problems: []artifacts.Problem{{Line: 1, Field: "(document)", Msg: "a hardware map is a YAML mapping with a boards list"}}}

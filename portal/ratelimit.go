@@ -1,0 +1,232 @@
+package portal
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/portal/fault"
+)
+
+// Budget is one rate limit: a token bucket per client address that refills at PerSecond and
+// holds at most Burst requests. A zero Burst disables the limit.
+type Budget struct {
+	PerSecond float64
+	Burst     int
+}
+
+// RateLimits are the budgets per kind of route, each counted apart per client address.
+type RateLimits struct {
+	// SignIn counts POST /signin.
+	SignIn Budget
+	// Enrol counts runner enrolments.
+	Enrol Budget
+	// Submit counts community submissions and key registrations (API and forms).
+	Submit Budget
+	// Runner counts every bearer-authenticated runner route (lease, heartbeat, log,
+	// complete, fail).
+	Runner Budget
+}
+
+// DefaultRateLimits are far above what a person or a runner needs (a runner sends a heartbeat
+// every two seconds and a log chunk every second; several runners may share one address) and
+// low enough that guessing tokens or flooding the store from one address goes nowhere.
+func DefaultRateLimits() RateLimits {
+	return RateLimits{
+		SignIn: Budget{PerSecond: 2, Burst: 20},
+		Enrol:  Budget{PerSecond: 0.5, Burst: 20},
+		Submit: Budget{PerSecond: 2, Burst: 30},
+		Runner: Budget{PerSecond: 50, Burst: 200},
+	}
+}
+
+func (b Budget) validate(name string) error {
+	if b.Burst < 0 || b.PerSecond < 0 || math.IsNaN(b.PerSecond) || math.IsInf(b.PerSecond, 0) || (b.Burst > 0 && b.PerSecond == 0) {
+		return fmt.Errorf("rate limit %s: burst and rate must be positive (a zero burst disables it)", name)
+	}
+	return nil
+}
+
+// limiter is a set of token buckets by key, safe for concurrent use. At most maxKeys buckets
+// are held; full buckets (clients idle long enough) are dropped first.
+type limiter struct {
+	budget Budget
+	now    func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+const maxLimiterKeys = 100_000
+
+func newLimiter(b Budget) *limiter {
+	return &limiter{budget: b, now: time.Now, buckets: map[string]*bucket{}}
+}
+
+// allow takes one token for key; when none is left it returns false and how long until one is.
+func (l *limiter) allow(key string) (bool, time.Duration) {
+	if l.budget.Burst == 0 {
+		return true, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		if len(l.buckets) >= maxLimiterKeys {
+			l.prune(now)
+		}
+		b = &bucket{tokens: float64(l.budget.Burst), at: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(float64(l.budget.Burst), b.tokens+now.Sub(b.at).Seconds()*l.budget.PerSecond)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / l.budget.PerSecond * float64(time.Second))
+}
+
+// prune drops buckets that have refilled completely; if none has, it drops half of them.
+func (l *limiter) prune(now time.Time) {
+	full := time.Duration(float64(l.budget.Burst) / l.budget.PerSecond * float64(time.Second))
+	for k, b := range l.buckets {
+		if now.Sub(b.at) >= full {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= maxLimiterKeys {
+		i := 0
+		for k := range l.buckets {
+			if i%2 == 0 {
+				delete(l.buckets, k)
+			}
+			i++
+		}
+	}
+}
+
+// rateLimit refuses a request with 429 and Retry-After once its client address has spent the
+// budget of its kind of route (class gives the kind by method and route pattern, "" for
+// routes without a limit). It runs before anything reads the body or the database.
+func rateLimit(class func(method, route string) string, limiters map[string]*limiter) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			l := limiters[class(c.Request().Method, c.Path())]
+			if l == nil {
+				return next(c)
+			}
+			if ok, wait := l.allow(c.RealIP()); !ok {
+				secs := max(int(math.Ceil(wait.Seconds())), 1)
+				c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+				return fault.New(fault.RateLimited, "too many requests from this address: try again in %d s", secs)
+			}
+			return next(c)
+		}
+	}
+}
+
+// ParseTrustedProxies parses CIDRs (or single addresses) of reverse proxies whose forwarded
+// headers are believed.
+func ParseTrustedProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	var errs []error
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !strings.Contains(s, "/") {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("trusted proxy %q: not an address or CIDR", s))
+				continue
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("trusted proxy %q: %w", s, err))
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	return out, errors.Join(errs...)
+}
+
+// clientIP returns echo's IP extractor for the portal: the TCP peer's address, unless the peer
+// is a trusted proxy; then the right-most address in X-Forwarded-For that is not itself a
+// trusted proxy (what the nearest trusted proxy saw), else X-Real-IP, else the peer. A
+// forwarded header from anyone else is ignored, so a client cannot choose its own address.
+func clientIP(trusted []netip.Prefix) echo.IPExtractor {
+	isTrusted := func(a netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(a.Unmap()) {
+				return true
+			}
+		}
+		return false
+	}
+	return func(r *http.Request) string {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		peer, err := netip.ParseAddr(host)
+		if err != nil || !isTrusted(peer) {
+			return host
+		}
+		if xff := r.Header.Values(echo.HeaderXForwardedFor); len(xff) > 0 {
+			hops := strings.Split(strings.Join(xff, ","), ",")
+			for i := len(hops) - 1; i >= 0; i-- {
+				a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+				if err != nil {
+					break // a malformed hop: what lies left of it cannot be told apart from forgery
+				}
+				if !isTrusted(a) {
+					return a.Unmap().String()
+				}
+			}
+		}
+		if a, err := netip.ParseAddr(strings.TrimSpace(r.Header.Get(echo.HeaderXRealIP))); err == nil {
+			return a.Unmap().String()
+		}
+		return peer.Unmap().String()
+	}
+}
+
+// bodyLimit refuses request bodies larger than the route's limit (limits by method and route
+// pattern; fallback for every other route) with 413 before anything reads them, and bounds
+// what a handler can read to the same. It runs before the CSRF check, which parses forms.
+func bodyLimit(limits map[string]int64, fallback int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			n, ok := limits[c.Request().Method+" "+c.Path()]
+			if !ok {
+				n = fallback
+			}
+			req := c.Request()
+			if req.ContentLength > n {
+				return fault.New(fault.TooLarge, "the request body is larger than this route accepts (%s)", bytesHuman(n))
+			}
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, n)
+			return next(c)
+		}
+	}
+}

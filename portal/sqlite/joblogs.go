@@ -1,0 +1,355 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"pqrepro/portal/fault"
+)
+
+// finalChunk is the index of the log a runner sends with a failure (when it did not stream it).
+const finalChunk = 1000000000
+
+// LogLimits bound what the store keeps of job logs. Beyond AttemptBytes (or MaxChunks chunks)
+// in one attempt, or JobBytes over all of a job's attempts, the oldest chunks after the head
+// are dropped (older attempts' first), so the run header (the first HeadBytes) and the most
+// recent output stay; readers show "… N bytes dropped …" where the middle was.
+type LogLimits struct {
+	// AttemptBytes bounds one attempt's stored log; JobBytes all of a job's attempts.
+	AttemptBytes, JobBytes int64
+	// HeadBytes: chunks starting within the first HeadBytes of an attempt's log are kept.
+	HeadBytes int64
+	// MaxChunks bounds one attempt's stored chunks; MaxIndex the index a runner may use (a
+	// runner sends one chunk a second at most).
+	MaxChunks, MaxIndex int
+}
+
+// DefaultLogLimits: 4 MiB per attempt, 8 MiB per job, a 64 KiB head, 4096 chunks, indexes
+// below 10 million (115 days of one chunk a second).
+func DefaultLogLimits() LogLimits {
+	return LogLimits{AttemptBytes: 4 << 20, JobBytes: 8 << 20, HeadBytes: 64 << 10, MaxChunks: 4096, MaxIndex: 10_000_000}
+}
+
+func (l LogLimits) orDefault() LogLimits {
+	if l.AttemptBytes <= 0 || l.JobBytes <= 0 || l.HeadBytes <= 0 || l.MaxChunks <= 0 || l.MaxIndex <= 0 {
+		return DefaultLogLimits()
+	}
+	return l
+}
+
+// AppendLog stores log chunk idx of the current attempt, then trims the job's log to the
+// limits. A chunk stored before (or dropped before) is left as it was, so a retried request
+// is harmless. An index outside [0, MaxIndex) is invalid.
+func (s *Store) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
+	lim := s.Logs.orDefault()
+	if idx < 0 || idx >= lim.MaxIndex {
+		return fault.New(fault.Invalid, "log chunk index must be between 0 and %d", lim.MaxIndex-1)
+	}
+	now := ms0(s.Now())
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		attempt, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now)
+		if err != nil {
+			return err
+		}
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM job_logs WHERE job_id = ? AND attempt = ? AND idx = ?`, jobID, attempt, idx).Scan(&exists); err != nil {
+			return fmt.Errorf("job %d log: %w", jobID, err)
+		}
+		st, err := logState(ctx, tx, jobID, attempt)
+		if err != nil {
+			return err
+		}
+		if exists > 0 || idx <= st.maxDropped {
+			return nil
+		}
+		if err := insertChunk(ctx, tx, jobID, attempt, idx, data, st.end, st.end < lim.HeadBytes, now); err != nil {
+			return err
+		}
+		return trimLog(ctx, tx, lim, jobID, attempt, idx)
+	})
+}
+
+type attemptLog struct {
+	end, stored, dropped int64
+	chunks, maxDropped   int
+}
+
+func logState(ctx context.Context, tx *sql.Tx, jobID int64, attempt int) (attemptLog, error) {
+	st := attemptLog{maxDropped: -1}
+	err := tx.QueryRowContext(ctx, `SELECT end_pos, stored_bytes, stored_chunks, dropped_bytes, max_dropped_idx FROM job_log_state WHERE job_id = ? AND attempt = ?`,
+		jobID, attempt).Scan(&st.end, &st.stored, &st.chunks, &st.dropped, &st.maxDropped)
+	if err == sql.ErrNoRows {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("job %d log state: %w", jobID, err)
+	}
+	return st, nil
+}
+
+// insertChunk stores a chunk at position pos and counts it in the attempt's state; a streamed
+// chunk moves the attempt's end.
+func insertChunk(ctx context.Context, tx *sql.Tx, jobID int64, attempt, idx int, data string, pos int64, head bool, now int64) error {
+	size := int64(len(data))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO job_logs (job_id, attempt, idx, data, created_at, size, pos, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (job_id, attempt, idx) DO NOTHING`, jobID, attempt, idx, data, now, size, pos, head); err != nil {
+		return fmt.Errorf("job %d log chunk %d: %w", jobID, idx, err)
+	}
+	grow := size
+	if idx == finalChunk {
+		grow = 0
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_log_state (job_id, attempt, end_pos, stored_bytes, stored_chunks) VALUES (?, ?, ?, ?, 1)
+		ON CONFLICT (job_id, attempt) DO UPDATE SET end_pos = end_pos + ?, stored_bytes = stored_bytes + ?, stored_chunks = stored_chunks + 1`,
+		jobID, attempt, grow, size, grow, size)
+	if err != nil {
+		return fmt.Errorf("job %d log state: %w", jobID, err)
+	}
+	return nil
+}
+
+// trimLog drops the oldest chunks outside the head until the attempt and the job are within
+// the limits: the attempt's own first when it is over, else older attempts' first. The chunk
+// just stored (keep) is the newest output and stays.
+func trimLog(ctx context.Context, tx *sql.Tx, lim LogLimits, jobID int64, attempt, keep int) error {
+	for {
+		st, err := logState(ctx, tx, jobID, attempt)
+		if err != nil {
+			return err
+		}
+		var jobBytes int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(stored_bytes), 0) FROM job_log_state WHERE job_id = ?`, jobID).Scan(&jobBytes); err != nil {
+			return fmt.Errorf("job %d log size: %w", jobID, err)
+		}
+		attemptOver := st.stored > lim.AttemptBytes || st.chunks > lim.MaxChunks
+		if !attemptOver && jobBytes <= lim.JobBytes {
+			return nil
+		}
+		var vAttempt, vIdx int
+		var vSize int64
+		q := `SELECT attempt, idx, size FROM job_logs WHERE job_id = ? AND attempt = ? AND head = 0 AND idx <> ? ORDER BY idx LIMIT 1`
+		args := []any{jobID, attempt, keep}
+		if !attemptOver {
+			q = `SELECT attempt, idx, size FROM job_logs WHERE job_id = ? AND head = 0 AND NOT (attempt = ? AND idx = ?) ORDER BY attempt, idx LIMIT 1`
+		}
+		err = tx.QueryRowContext(ctx, q, args...).Scan(&vAttempt, &vIdx, &vSize)
+		if err == sql.ErrNoRows {
+			return nil // only the head and the newest chunk are left: both bounded
+		}
+		if err != nil {
+			return fmt.Errorf("job %d log trim: %w", jobID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM job_logs WHERE job_id = ? AND attempt = ? AND idx = ?`, jobID, vAttempt, vIdx); err != nil {
+			return fmt.Errorf("job %d log trim: %w", jobID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE job_log_state SET stored_bytes = stored_bytes - ?, stored_chunks = stored_chunks - 1,
+			dropped_bytes = dropped_bytes + ?, dropped_chunks = dropped_chunks + 1,
+			max_dropped_idx = CASE WHEN max_dropped_idx > ? THEN max_dropped_idx ELSE ? END
+			WHERE job_id = ? AND attempt = ?`, vSize, vSize, min(vIdx, finalChunk-1), min(vIdx, finalChunk-1), jobID, vAttempt); err != nil {
+			return fmt.Errorf("job %d log trim: %w", jobID, err)
+		}
+	}
+}
+
+// boundText keeps the first head and the last tail bytes of s (cut at UTF-8 boundaries) with
+// a marker between them saying how many bytes were left out; s itself when it fits.
+func boundText(s string, head, tail int) (string, int64) {
+	if len(s) <= head+tail {
+		return s, 0
+	}
+	h, t := s[:cutBack(s, head)], s[cutFwd(s, len(s)-tail):]
+	n := int64(len(s) - len(h) - len(t))
+	return h + DropMarker(n) + t, n
+}
+
+// BoundText is boundText for callers outside the store (a failure's log before it is stored).
+func BoundText(s string, head, tail int) string {
+	t, _ := boundText(s, head, tail)
+	return t
+}
+
+// DropMarker is the line that stands where a log's middle was left out.
+func DropMarker(n int64) string { return fmt.Sprintf("\n… %d bytes dropped …\n", n) }
+
+// cutBack returns the largest i ≤ n that starts a UTF-8 sequence in s.
+func cutBack(s string, n int) int {
+	n = min(max(n, 0), len(s))
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// cutFwd returns the smallest i ≥ n that starts a UTF-8 sequence in s.
+func cutFwd(s string, n int) int {
+	n = min(max(n, 0), len(s))
+	for n < len(s) && !utf8.RuneStart(s[n]) {
+		n++
+	}
+	return n
+}
+
+// LogView is a bounded view of one attempt's log: its head, its tail and how much of the
+// middle is not shown (dropped by the store or left out by the reader).
+type LogView struct {
+	// Attempt is the attempt shown (the latest with a log); 0 when there is no log.
+	Attempt int
+	// Text is the head, a DropMarker where bytes are left out, and the tail.
+	Text string
+	// End is the position just after the last byte of the attempt's streamed log, as the
+	// runner sent it (dropped parts included): where LogSince continues.
+	End int64
+	// Omitted counts the bytes not in Text.
+	Omitted int64
+}
+
+// latestAttempt is attempt when > 0, else the job's latest attempt with a log (0 when none).
+func (s *Store) latestAttempt(ctx context.Context, jobID int64, attempt int) (int, error) {
+	if attempt > 0 {
+		return attempt, nil
+	}
+	var a int
+	err := s.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(attempt), 0) FROM job_logs WHERE job_id = ?`, jobID).Scan(&a)
+	if err != nil {
+		return 0, fmt.Errorf("job %d log: %w", jobID, err)
+	}
+	return a, nil
+}
+
+// JobLogView returns the latest attempt's log (or attempt's when > 0) bounded to its first
+// headBytes and last tailBytes. It reads only the chunks it shows.
+func (s *Store) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (LogView, error) {
+	a, err := s.latestAttempt(ctx, jobID, attempt)
+	if err != nil || a == 0 {
+		return LogView{}, err
+	}
+	v := LogView{Attempt: a}
+	var end int64
+	err = s.read.QueryRowContext(ctx, `SELECT end_pos FROM job_log_state WHERE job_id = ? AND attempt = ?`, jobID, a).Scan(&end)
+	if err != nil && err != sql.ErrNoRows {
+		return v, fmt.Errorf("job %d log: %w", jobID, err)
+	}
+	v.End = end
+	if end == 0 { // nothing streamed: the log sent with the failure, if any
+		var data string
+		err := s.read.QueryRowContext(ctx, `SELECT data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx = ?`, jobID, a, finalChunk).Scan(&data)
+		if err != nil && err != sql.ErrNoRows {
+			return v, fmt.Errorf("job %d log: %w", jobID, err)
+		}
+		v.Text, v.Omitted = boundText(data, headBytes, tailBytes)
+		return v, nil
+	}
+	head, headEnd, err := s.readChunks(ctx, jobID, a, `pos < ?`, []any{int64(headBytes)}, "pos", headBytes)
+	if err != nil {
+		return v, err
+	}
+	if int64(len(head)) >= end { // the whole log is in the head's chunks
+		v.Text, v.Omitted = boundText(head, headBytes, tailBytes)
+		return v, nil
+	}
+	h := head[:cutBack(head, headBytes)]
+	tail, err := s.readTail(ctx, jobID, a, headEnd, tailBytes)
+	if err != nil {
+		return v, err
+	}
+	shown := int64(len(h) + len(tail))
+	v.Omitted = max(end-shown, 0)
+	if v.Omitted > 0 {
+		v.Text = h + DropMarker(v.Omitted) + tail
+	} else {
+		v.Text = h + tail
+	}
+	return v, nil
+}
+
+// readChunks concatenates the attempt's streamed chunks matching cond in pos order until
+// limit bytes; it returns the text and the position just after the last chunk read.
+func (s *Store) readChunks(ctx context.Context, jobID int64, attempt int, cond string, args []any, order string, limit int) (string, int64, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT pos, size, data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx < ? AND `+cond+` ORDER BY `+order,
+		append([]any{jobID, attempt, finalChunk}, args...)...)
+	if err != nil {
+		return "", 0, fmt.Errorf("job %d log: %w", jobID, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	var after int64
+	for rows.Next() && b.Len() < limit {
+		var pos, size int64
+		var data string
+		if err := rows.Scan(&pos, &size, &data); err != nil {
+			return "", 0, err
+		}
+		b.WriteString(data)
+		after = pos + size
+	}
+	return b.String(), after, rows.Err()
+}
+
+// readTail returns the last limit bytes of the attempt's streamed log from position from on.
+func (s *Store) readTail(ctx context.Context, jobID int64, attempt int, from int64, limit int) (string, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx < ? AND pos >= ? ORDER BY pos DESC`,
+		jobID, attempt, finalChunk, from)
+	if err != nil {
+		return "", fmt.Errorf("job %d log: %w", jobID, err)
+	}
+	defer rows.Close()
+	var parts []string
+	n := 0
+	for n < limit && rows.Next() {
+		var data string
+		if err := rows.Scan(&data); err != nil {
+			return "", err
+		}
+		parts = append(parts, data)
+		n += len(data)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	t := b.String()
+	return t[cutFwd(t, len(t)-min(limit, len(t))):], nil
+}
+
+// LogSince returns what the attempt's streamed log holds from position after on, at most
+// limit bytes (the newest, with a DropMarker before them when more is new or a part was
+// dropped), and the new end. ok is false when after is not a position of this attempt's log
+// (another attempt, or beyond its end): the reader should fetch JobLogView afresh.
+func (s *Store) LogSince(ctx context.Context, jobID int64, attempt int, after int64, limit int) (text string, end int64, ok bool, err error) {
+	latest, err := s.latestAttempt(ctx, jobID, 0)
+	if err != nil || latest != attempt || after < 0 {
+		return "", 0, false, err
+	}
+	err = s.read.QueryRowContext(ctx, `SELECT end_pos FROM job_log_state WHERE job_id = ? AND attempt = ?`, jobID, attempt).Scan(&end)
+	if err == sql.ErrNoRows || (err == nil && after > end) {
+		return "", 0, false, nil
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("job %d log: %w", jobID, err)
+	}
+	if after == end {
+		return "", end, true, nil
+	}
+	tail, err := s.readTail(ctx, jobID, attempt, after, limit)
+	if err != nil {
+		return "", 0, false, err
+	}
+	if gap := end - after - int64(len(tail)); gap > 0 {
+		tail = DropMarker(gap) + tail
+	}
+	return tail, end, true, nil
+}
+
+// JobLog returns the latest attempt's log (or attempt's when > 0) bounded as JobLogView with
+// the store's head and the rest of the attempt limit as tail.
+func (s *Store) JobLog(ctx context.Context, jobID int64, attempt int) (string, error) {
+	lim := s.Logs.orDefault()
+	v, err := s.JobLogView(ctx, jobID, attempt, int(lim.HeadBytes), int(lim.AttemptBytes))
+	return v.Text, err
+}
