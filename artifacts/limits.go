@@ -7,8 +7,13 @@ package artifacts
 const (
 	// MaxCells is the most cells one result may hold (paper002/signatures-openssl has 42).
 	MaxCells = 4096
-	// MaxSamplesPerCell is the most timed samples one cell may hold.
-	MaxSamplesPerCell = 1 << 20
+	// MaxSamplesPerCell is the most timed samples one cell may hold, and so the most
+	// iterations a manifest may ask for. It also bounds the comparison's work: a bootstrap
+	// interval costs resamples × n draws.
+	MaxSamplesPerCell = 100_000
+	// MaxVariants is the most variant cells (a corrected openssl command) one manifest cell may
+	// have beside it.
+	MaxVariants = 1
 	// MaxManifestBytes is the largest manifest accepted, before it is decoded.
 	MaxManifestBytes = 64 << 10
 	// MaxManifestNodes bounds the YAML nodes (keys, values, list items) of a manifest, counted

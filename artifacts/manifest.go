@@ -403,8 +403,8 @@ func (v *validator) check(m *Manifest) {
 	if s.Warmup < 0 || s.Warmup > 1_000_000 {
 		v.add("spec.warmup", "must be between 0 and 1000000, got %d", s.Warmup)
 	}
-	if s.Iterations < 1 || s.Iterations > 10_000_000 {
-		v.add("spec.iterations", "must be between 1 and 10000000, got %d", s.Iterations)
+	if s.Iterations < 1 || s.Iterations > MaxSamplesPerCell {
+		v.add("spec.iterations", "must be between 1 and %d, got %d", MaxSamplesPerCell, s.Iterations)
 	}
 	if s.Budget < 0 {
 		v.add("spec.budget", "must not be negative")

@@ -163,7 +163,7 @@ const (
 	MaxProgressText = 256
 	// MaxProgressIterations bounds Progress.Requested (a manifest's spec.iterations is at most
 	// 10,000,000).
-	MaxProgressIterations = 10_000_000
+	MaxProgressIterations = MaxSamplesPerCell
 )
 
 // Validate checks a progress report: counts non-negative, cells done at most the total (at

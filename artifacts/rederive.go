@@ -102,6 +102,7 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		asked[c] = true
 	}
 	seen := map[CellKey]bool{}
+	variants := map[CellRef]int{}
 	var last CellRef // the latest cell run as written, which a variant may follow
 	for i, c := range res.Cells {
 		k := KeyOf(c)
@@ -124,6 +125,9 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 			}
 			if last != ref {
 				return bad("variant", "a variant must follow the cell it varies (%s %s)", c.Algorithm, c.Operation)
+			}
+			if variants[ref]++; variants[ref] > MaxVariants {
+				return bad("variant", "more than %d variant of %s %s", MaxVariants, c.Algorithm, c.Operation)
 			}
 		}
 		vals := samples.Values[k]

@@ -200,3 +200,42 @@ func TestParseSamplesLimits(t *testing.T) {
 		t.Errorf("two units in a cell: %v", err)
 	}
 }
+
+// TestRederiveOneVariantPerCell: an openssl-cli cell may have its one corrected variant
+// beside it, never more (variants would otherwise let one result bring any number of cells).
+func TestRederiveOneVariantPerCell(t *testing.T) {
+	if MaxVariants != 1 {
+		t.Skip("the test is written for one variant per cell")
+	}
+	m, err := ParseManifest([]byte(`apiVersion: pqrepro/v1
+kind: sig-bench
+metadata: {paper: t, name: v}
+spec:
+  algorithms: [ECDSA-P256]
+  operations: [sign]
+  message: {size: 8}
+  method: openssl-cli
+  iterations: 2
+  seed: s
+`), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Result{Schema: ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method, Board: "host", Assurance: AssuranceHost}
+	samples := Samples{Values: map[CellKey][]float64{}, Units: map[CellKey]string{}}
+	add := func(variant string) {
+		vals := []float64{100, 200}
+		c := Cell{Algorithm: "ECDSA-P256", Operation: "sign", Status: StatusOK, Unit: UnitNanoseconds, Requested: 2, Variant: variant, Stats: Summarize(vals)}
+		res.Cells = append(res.Cells, c)
+		samples.Values[KeyOf(c)], samples.Units[KeyOf(c)] = vals, UnitNanoseconds
+	}
+	add("")
+	add("corrected: -rawin -digest sha256")
+	if err := Rederive(m, res, samples); err != nil {
+		t.Fatalf("one variant: %v", err)
+	}
+	add("corrected again")
+	if err := Rederive(m, res, samples); err == nil || !strings.Contains(err.Error(), "more than 1 variant") {
+		t.Fatalf("two variants: %v; want refused", err)
+	}
+}
