@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"pqrepro/artifacts"
 	"pqrepro/static"
 )
 
@@ -69,8 +70,14 @@ func (s *Server) routes() {
 	e.GET("/admin", s.adminPage, s.requireAdmin)
 	e.POST("/admin/enrol-tokens", s.createEnrolToken, small, s.requireAdmin)
 	e.POST("/admin/users", s.createUser, small, s.requireAdmin)
+	e.POST("/admin/enrol-tokens/:id/revoke", s.adminRevoke(revokeEnrolToken), small, s.requireAdmin)
+	e.POST("/admin/runners/:id/revoke", s.adminRevoke(revokeRunner), small, s.requireAdmin)
+	e.POST("/admin/runners/:id/release", s.adminRevoke(releaseRunner), small, s.requireAdmin)
+	e.POST("/admin/keys/:id/revoke", s.adminRevoke(revokeKey), small, s.requireAdmin)
+	e.POST("/admin/users/:id/revoke", s.adminRevoke(revokeUser), small, s.requireAdmin)
 
 	// Runner protocol.
+	e.POST(artifacts.RouteChallenge, s.apiChallenge, small)
 	e.POST("/api/v1/runners/enrol", s.apiEnrol, small)
 	e.POST("/api/v1/jobs/lease", s.apiLease, small, s.requireRunner)
 	e.POST("/api/v1/jobs/:id/heartbeat", s.apiHeartbeat, small, s.requireRunner)

@@ -54,6 +54,8 @@ type Config struct {
 	MaxFirmwareBytes int64
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration
+	// ChallengeTTL is how long a proof-of-possession challenge stays usable.
+	ChallengeTTL time.Duration
 	// Version is shown and recorded.
 	Version string
 }
@@ -63,7 +65,7 @@ func DefaultConfig() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DataDir: "pqrepro-data", LocalRunner: true,
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
-		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, Version: "dev",
+		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, ChallengeTTL: 5 * time.Minute, Version: "dev",
 	}
 }
 
@@ -84,8 +86,8 @@ func (c Config) Validate() error {
 	if c.LeaseDuration < 100*time.Millisecond {
 		errs = append(errs, errors.New("lease duration must be at least 100ms"))
 	}
-	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 {
-		errs = append(errs, errors.New("long-poll, connected-within and session durations must be positive"))
+	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
+		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
@@ -196,10 +198,11 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 	return tok, nil
 }
 
-// CreateEnrolToken creates a runner enrolment token (for the local runner and tools).
-func (s *Server) CreateEnrolToken(ctx context.Context, label string) (string, error) {
+// CreateEnrolToken creates a runner enrolment token (for the local runner and tools) that
+// enrols one runner within ttl.
+func (s *Server) CreateEnrolToken(ctx context.Context, label string, ttl time.Duration) (string, error) {
 	tok := newToken("pqe")
-	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0); err != nil {
+	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0, sqlite.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
 		return "", err
 	}
 	return tok, nil

@@ -131,7 +131,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer cancel()
 	go func() { errc <- srv.Serve(ctx, ln) }()
 	if cfg.LocalRunner {
-		id, created, err := artifacts.LoadOrCreateIdentity(filepath.Join(cfg.DataDir, "local-runner"))
+		idDir := filepath.Join(cfg.DataDir, "local-runner")
+		id, created, err := artifacts.LoadOrCreateIdentity(idDir)
 		if err != nil {
 			cancel()
 			<-errc
@@ -140,7 +141,20 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if created {
 			log.Info("created the local runner's identity", "keys", id.Public().Fingerprint())
 		}
-		enrol, err := srv.CreateEnrolToken(ctx, "local runner")
+		// The local runner enrols like any other, proving possession of its keys, and keeps its
+		// runner token beside them for its next start. Without a kept token (first start, or a
+		// data directory from before tokens were kept) serve, as administrator, releases its
+		// keys for one re-enrolment; a single-use token enrols them when the portal has never
+		// seen them.
+		tokenFile := filepath.Join(idDir, runner.TokenFileName)
+		if _, err := os.Stat(tokenFile); err != nil {
+			if err := srv.ReleaseRunnerKeys(ctx, id.Public().Fingerprint()); err != nil {
+				cancel()
+				<-errc
+				return err
+			}
+		}
+		enrol, err := srv.CreateEnrolToken(ctx, "local runner", 10*time.Minute)
 		if err != nil {
 			cancel()
 			<-errc
@@ -152,7 +166,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			return err
 		}
-		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, Name: "local runner", Identity: id,
+		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
 			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner")}
 		go func() {
 			if err := agent.Run(ctx); err != nil {
