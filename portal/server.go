@@ -58,6 +58,11 @@ type Config struct {
 	ChallengeTTL time.Duration
 	// Version is shown and recorded.
 	Version string
+	// Init allows starting a fresh database when portal.db is missing or empty although the
+	// blob store holds files; without it that is an error.
+	Init bool
+	// Check runs PRAGMA quick_check at start even when the last shutdown was clean.
+	Check bool
 }
 
 // DefaultConfig returns the defaults.
@@ -136,12 +141,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load experiments: %w", err)
 	}
-	bs, err := blob.OpenFS(filepath.Join(cfg.DataDir, "blobs"))
+	bs, err := blob.OpenFS(filepath.Join(cfg.DataDir, blobsDir))
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "portal.db"))
+	if _, err := checkDataDir(cfg.DataDir, cfg.Init); err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
 	if err != nil {
+		return nil, fmt.Errorf("%w (if the file is damaged, restore it from a backup)", err)
+	}
+	if err := checkDatabase(ctx, cfg.DataDir, st, cfg.Check, log); err != nil {
+		st.Close()
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal()}
@@ -158,8 +170,17 @@ func (s *Server) Store() *sqlite.Store { return s.store }
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Close closes the store.
-func (s *Server) Close() error { return s.store.Close() }
+// Close closes the store and removes the running marker, so the next start knows this one
+// shut down cleanly.
+func (s *Server) Close() error {
+	err := s.store.Close()
+	if err == nil {
+		if rerr := os.Remove(filepath.Join(s.cfg.DataDir, runMarker)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
+		}
+	}
+	return err
+}
 
 // SetupAdmin makes sure an administrator exists. With Config.AdminToken set it becomes the
 // token; otherwise a token is generated only when there is no administrator yet. It returns

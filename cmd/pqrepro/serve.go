@@ -33,6 +33,8 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
 	fs.Int64Var(&cfg.MaxBundleBytes, "max-bundle-bytes", cfg.MaxBundleBytes, "largest accepted bundle upload")
 	fs.Int64Var(&cfg.MaxFirmwareBytes, "max-firmware-bytes", cfg.MaxFirmwareBytes, "largest accepted firmware upload")
+	fs.BoolVar(&cfg.Init, "init", false, "start a fresh database even though portal.db is missing or empty beside stored blobs")
+	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
