@@ -56,9 +56,55 @@ type Capabilities struct {
 	OpenSSLReason string `json:"opensslReason,omitempty"`
 }
 
+// Route of the proof-of-possession challenge: POST with a ChallengeRequest.
+
+// ChallengeRequest asks the portal for a fresh challenge to sign for purpose
+// (PurposeRunnerEnrol or PurposeSubmitterKeys).
+type ChallengeRequest struct {
+	Purpose string `json:"purpose"`
+}
+
+// ChallengeResponse is a portal-issued challenge: 32 random bytes (lowercase hex), usable
+// once for its purpose until ExpiresAt.
+type ChallengeResponse struct {
+	Challenge string    `json:"challenge"`
+	Purpose   string    `json:"purpose"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Possession proves the caller holds the private halves of the public keys it registers:
+// both keys' signatures over PossessionMessage(purpose, challenge, keys).
+type Possession struct {
+	// Challenge is the portal's challenge that was signed (lowercase hex).
+	Challenge string `json:"challenge"`
+	// Ed25519 and MLDSA65 are the two signatures (base64 in JSON).
+	Ed25519 []byte `json:"ed25519"`
+	MLDSA65 []byte `json:"mldsa65"`
+}
+
+// KeyRegistration registers a submitter's runner keys under the account of the bearer token
+// (POST /api/v1/submitters/keys), with a proof for PurposeSubmitterKeys.
+type KeyRegistration struct {
+	PublicKeys PublicKeys `json:"publicKeys"`
+	Label      string     `json:"label,omitempty"`
+	Proof      Possession `json:"proof"`
+}
+
+// KeyRegistrationResponse names the registered keys.
+type KeyRegistrationResponse struct {
+	Fingerprint string `json:"fingerprint"`
+}
+
 // EnrolRequest registers a runner with an enrolment token and its public keys.
 type EnrolRequest struct {
-	Token      string      `json:"token"`
+	// Token is the enrolment token from the administrator; a runner re-enrolling with its
+	// CurrentToken does not need one.
+	Token string `json:"token,omitempty"`
+	// CurrentToken is the runner token this runner holds from its last enrolment: re-enrolling
+	// keys the portal already knows needs it (or the administrator's release).
+	CurrentToken string `json:"currentToken,omitempty"`
+	// Proof proves possession of both private keys (purpose PurposeRunnerEnrol).
+	Proof      Possession  `json:"proof"`
 	Name       string      `json:"name"`
 	Version    string      `json:"version"`
 	PublicKeys PublicKeys  `json:"publicKeys"`

@@ -22,6 +22,8 @@ const (
 	RouteFail        = "/api/v1/jobs/:id/fail"
 	RouteSubmissions = "/api/v1/submissions"
 	RouteSubmitKeys  = "/api/v1/submitters/keys"
+	// RouteChallenge issues a one-time proof-of-possession challenge.
+	RouteChallenge = "/api/v1/challenges"
 )
 
 // ProtocolPath fills a route's :id and :index.
@@ -39,6 +41,8 @@ func ProtocolPath(route string, jobID int64, index ...int) string {
 // client on loopback); every error it returns carries an ErrorKind (KindOf), and callers
 // decide on the kind, never on a status code.
 type Portal interface {
+	// Challenge asks for a one-time challenge to prove possession of the keys with.
+	Challenge(ctx context.Context, purpose string) (ChallengeResponse, error)
 	Enrol(ctx context.Context, req EnrolRequest) (EnrolResponse, error)
 	// Lease waits up to wait for a job; it returns nil and no error when none came.
 	Lease(ctx context.Context, wait time.Duration) (*Lease, error)

@@ -43,7 +43,10 @@ func pathID(c echo.Context, name string) (int64, error) {
 
 func runnerOf(c echo.Context) sqlite.Runner { return c.Get("runner").(sqlite.Runner) }
 
-// apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest.
+// apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest whose proof
+// signs a challenge from POST /api/v1/challenges with both keys. New keys need a usable
+// enrolment token; keys the portal knows need that runner's current token (or the
+// administrator's release); keys held by another runner or a submitter are a conflict.
 func (s *Server) apiEnrol(c echo.Context) error {
 	var req artifacts.EnrolRequest
 	if err := bindJSON(c, &req); err != nil {
@@ -70,14 +73,23 @@ func (s *Server) apiEnrol(c echo.Context) error {
 			return fault.New(fault.Invalid, "board %s offers openssl-cli but the runner reports no usable OpenSSL 3.5", b.Name)
 		}
 	}
-	id, err := s.store.Enrol(c.Request().Context(), hashToken(req.Token), req.Name, req.Version, req.PublicKeys, req.Boards, hashToken(tok))
+	ctx := c.Request().Context()
+	if err := s.checkPossession(ctx, artifacts.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
+		return err
+	}
+	e := sqlite.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: hashToken(tok)}
+	if req.Token != "" {
+		e.EnrolTokenHash = hashToken(req.Token)
+	}
+	if req.CurrentToken != "" {
+		e.CurrentTokenHash = hashToken(req.CurrentToken)
+	}
+	id, again, err := s.store.Enrol(ctx, e)
 	if err != nil {
+		s.log.Info("enrolment refused", "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "reason", fault.Message(err))
 		return err
 	}
-	if err := s.store.SetRunnerCapabilities(c.Request().Context(), id, req.Capabilities); err != nil {
-		return err
-	}
-	s.log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards))
+	s.log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards), "re-enrolled", again)
 	return c.JSON(http.StatusOK, artifacts.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())})
 }
 
@@ -294,7 +306,10 @@ func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte
 	if k.UserID != u.ID {
 		return 0, fault.New(fault.Invalid, "unknown key: %s is registered to another account", v.KeyFingerprint)
 	}
-	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.Name})
+	if !k.RevokedAt.IsZero() {
+		return 0, fault.New(fault.Invalid, "revoked key: %s was revoked by the administrator at %s", v.KeyFingerprint, k.RevokedAt.Format(time.RFC3339))
+	}
+	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.ID})
 	var dup *sqlite.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return dup.RunID, nil // published meanwhile by a concurrent submission
@@ -319,39 +334,43 @@ func (s *Server) submitterOf(c echo.Context) (sqlite.User, error) {
 	return u, nil
 }
 
-// apiRegisterKeys registers a runner's public keys (the body is runner.pub.json) under the
-// submitter's account, so bundles signed with them can be submitted: POST
-// /api/v1/submitters/keys?label=...
+// apiRegisterKeys registers a runner's public keys under the submitter's account, so bundles
+// signed with them can be submitted: POST /api/v1/submitters/keys with a KeyRegistration
+// whose proof signs a challenge (purpose submitter-keys) with both keys.
 func (s *Server) apiRegisterKeys(c echo.Context) error {
 	u, err := s.submitterOf(c)
 	if err != nil {
 		return err
 	}
-	fp, err := s.addSubmitterKeys(c.Request().Context(), u, c.Request().Body, c.QueryParam("label"))
+	var req artifacts.KeyRegistration
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	fp, err := s.addSubmitterKeys(c.Request().Context(), u, req)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"fingerprint": fp})
+	return c.JSON(http.StatusOK, artifacts.KeyRegistrationResponse{Fingerprint: fp})
 }
 
-// addSubmitterKeys reads a runner.pub.json (at most 64 KiB) and registers its keys under u.
-func (s *Server) addSubmitterKeys(ctx context.Context, u sqlite.User, r io.Reader, label string) (string, error) {
-	data, err := readLimited(r, 64<<10)
-	if err != nil {
+// addSubmitterKeys checks the proof of possession of the keys and registers them under u.
+func (s *Server) addSubmitterKeys(ctx context.Context, u sqlite.User, req artifacts.KeyRegistration) (string, error) {
+	if err := req.PublicKeys.Validate(); err != nil {
+		return "", fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
+	}
+	if err := s.checkPossession(ctx, artifacts.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
 		return "", err
 	}
-	keys, err := artifacts.ParsePublicKeys(data)
-	if err != nil {
-		return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
-	}
-	label = strings.TrimSpace(label)
+	label := strings.TrimSpace(req.Label)
 	if len(label) > 200 {
 		label = label[:200]
 	}
-	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, keys); err != nil {
+	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, req.PublicKeys); err != nil {
+		s.log.Info("key registration refused", "account", u.ID, "keys", req.PublicKeys.Fingerprint(), "reason", fault.Message(err))
 		return "", err
 	}
-	return keys.Fingerprint(), nil
+	s.log.Info("submitter keys registered", "account", u.ID, "keys", req.PublicKeys.Fingerprint())
+	return req.PublicKeys.Fingerprint(), nil
 }
 
 // apiSubmit is the community submission endpoint for tools: the bearer token is the
@@ -375,29 +394,32 @@ func (s *Server) apiSubmit(c echo.Context) error {
 
 // apiRunJSON is a run as the public API serves it.
 type apiRunJSON struct {
-	ID          int64                 `json:"id"`
-	URL         string                `json:"url"`
-	Experiment  string                `json:"experiment"`
-	Paper       string                `json:"paper"`
-	ManifestID  string                `json:"manifestId"`
-	Board       string                `json:"board"`
-	Level       string                `json:"level"`
-	Method      string                `json:"method"`
-	ClassStatus string                `json:"classStatus"`
-	Origin      string                `json:"origin"`
-	Binding     string                `json:"binding"`
-	Signer      string                `json:"signer"`
-	Bundle      string                `json:"bundle"`
-	Firmware    string                `json:"firmware,omitempty"`
-	StartedAt   time.Time             `json:"startedAt"`
-	FinishedAt  time.Time             `json:"finishedAt"`
-	PublishedAt time.Time             `json:"publishedAt"`
-	CellsOK     int                   `json:"cellsOk"`
-	CellsTotal  int                   `json:"cellsTotal"`
-	Cells       []artifacts.Cell      `json:"cells,omitempty"`
-	Comparison  json.RawMessage       `json:"comparison,omitempty"`
-	Environment json.RawMessage       `json:"environment,omitempty"`
-	Claims      []sqlite.ClaimVerdict `json:"claims,omitempty"`
+	ID          int64  `json:"id"`
+	URL         string `json:"url"`
+	Experiment  string `json:"experiment"`
+	Paper       string `json:"paper"`
+	ManifestID  string `json:"manifestId"`
+	Board       string `json:"board"`
+	Level       string `json:"level"`
+	Method      string `json:"method"`
+	ClassStatus string `json:"classStatus"`
+	Origin      string `json:"origin"`
+	Binding     string `json:"binding"`
+	Signer      string `json:"signer"`
+	// SignerRevoked is when the keys that signed the run were revoked (absent if they were
+	// not); the run stays published, flagged.
+	SignerRevoked *time.Time            `json:"signerRevoked,omitempty"`
+	Bundle        string                `json:"bundle"`
+	Firmware      string                `json:"firmware,omitempty"`
+	StartedAt     time.Time             `json:"startedAt"`
+	FinishedAt    time.Time             `json:"finishedAt"`
+	PublishedAt   time.Time             `json:"publishedAt"`
+	CellsOK       int                   `json:"cellsOk"`
+	CellsTotal    int                   `json:"cellsTotal"`
+	Cells         []artifacts.Cell      `json:"cells,omitempty"`
+	Comparison    json.RawMessage       `json:"comparison,omitempty"`
+	Environment   json.RawMessage       `json:"environment,omitempty"`
+	Claims        []sqlite.ClaimVerdict `json:"claims,omitempty"`
 }
 
 func runJSON(r sqlite.Run) apiRunJSON {
@@ -434,6 +456,13 @@ func (s *Server) apiRun(c echo.Context) error {
 		return err
 	}
 	out := runJSON(r)
+	rev, err := s.store.SignerRevoked(ctx, r)
+	if err != nil {
+		return err
+	}
+	if !rev.IsZero() {
+		out.SignerRevoked = &rev
+	}
 	if out.Cells, err = s.store.Cells(ctx, id); err != nil {
 		return err
 	}

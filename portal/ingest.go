@@ -17,7 +17,7 @@ import (
 )
 
 // incoming is a signed bundle arriving from a runner (with its job and lease) or from a
-// community member (with their name).
+// community member (with their account id).
 type incoming struct {
 	// Data is the .tar.gz as uploaded; it is stored only once everything has verified.
 	Data []byte
@@ -25,7 +25,7 @@ type incoming struct {
 	Keys      artifacts.PublicKeys
 	Origin    string
 	RunnerID  int64
-	Submitter string
+	Submitter int64
 	Job       *sqlite.Job
 	LeaseID   string
 }
@@ -207,7 +207,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	}
 	run := sqlite.Run{
 		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
-		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, Submitter: in.Submitter,
+		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, SubmitterID: in.Submitter,
 		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: string(repJSON), Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,

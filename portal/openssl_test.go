@@ -41,7 +41,7 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &runner.HTTPPortal{BaseURL: p.URL}
-		if _, err := c.Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
+		if _, err := runner.EnrolWithProof(ctx, c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
 			Capabilities: caps, Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true, Methods: methods}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -63,10 +63,10 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	}
 	// A runner claiming openssl-cli on a board without a usable openssl is refused at enrolment.
 	id, _ := artifacts.GenerateIdentity()
-	if _, err := (&runner.HTTPPortal{BaseURL: p.URL}).Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
+	if _, err := runner.EnrolWithProof(ctx, &runner.HTTPPortal{BaseURL: p.URL}, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
 		PublicKeys: id.Public(), Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true,
-			Methods: []string{artifacts.MethodOpenSSLCLI}}}}); err == nil {
-		t.Fatal("enrolment with openssl-cli but no usable openssl was accepted")
+			Methods: []string{artifacts.MethodOpenSSLCLI}}}}); err == nil || !strings.Contains(err.Error(), "no usable OpenSSL") {
+		t.Fatalf("enrolment with openssl-cli but no usable openssl: %v", err)
 	}
 	capable := enrolWith("new", artifacts.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},
 		runner.HostMethods(artifacts.Capabilities{OpenSSLUsable: true}))

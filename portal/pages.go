@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -520,6 +521,11 @@ func (s *Server) runPage(c echo.Context) error {
 	if v.Firmware == "" {
 		v.Firmware = "none (the board needs no firmware)"
 	}
+	rev, err := s.store.SignerRevoked(ctx, r)
+	if err != nil {
+		return err
+	}
+	v.SignerRevoked = whenSet(rev)
 	var rows []plot.Row
 	unit := ""
 	for _, cl := range cells {
@@ -790,8 +796,13 @@ func (s *Server) submitView(c echo.Context) (templates.SubmitView, error) {
 			return v, err
 		}
 		for _, k := range keys {
-			v.Keys = append(v.Keys, templates.KeyRow{Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt)})
+			v.Keys = append(v.Keys, templates.KeyRow{ID: k.ID, Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt), Revoked: whenSet(k.RevokedAt)})
 		}
+		ch, err := s.issueChallenge(c.Request().Context(), artifacts.PurposeSubmitterKeys)
+		if err != nil {
+			return v, err
+		}
+		v.Challenge = ch.Challenge
 	}
 	return v, nil
 }
@@ -840,87 +851,37 @@ func (s *Server) submitBundle(c echo.Context) error {
 	return s.render(c, status, templates.SubmitPage(v))
 }
 
+// registerKeys registers keys from the form: a key registration made by
+// `pqrepro keys --prove CHALLENGE` over the challenge the submit page showed.
 func (s *Server) registerKeys(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	fh, err := c.FormFile("keys")
+	fh, err := c.FormFile("registration")
 	if err != nil {
-		return fault.Wrap(fault.Invalid, err, "choose your runner.pub.json")
+		return fault.Wrap(fault.Invalid, err, "choose the key registration file from pqrepro keys --prove")
 	}
 	f, err := fh.Open()
 	if err != nil {
-		return fmt.Errorf("open uploaded keys: %w", err)
+		return fmt.Errorf("open uploaded key registration: %w", err)
 	}
 	defer f.Close()
-	if _, err := s.addSubmitterKeys(ctx, u, f, c.FormValue("label")); err != nil {
+	data, err := readLimited(f, 64<<10)
+	if err != nil {
+		return err
+	}
+	var req artifacts.KeyRegistration
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return fault.Wrap(fault.Invalid, err, "key registration file: %s", err.Error())
+	}
+	if l := strings.TrimSpace(c.FormValue("label")); l != "" {
+		req.Label = l
+	}
+	if _, err := s.addSubmitterKeys(ctx, u, req); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/submit?flash=keys")
-}
-
-func (s *Server) adminView(c echo.Context) (templates.AdminView, error) {
-	ctx := c.Request().Context()
-	v := templates.AdminView{Page: s.page(c, "Administration")}
-	toks, err := s.store.EnrolTokens(ctx)
-	if err != nil {
-		return v, err
-	}
-	for _, t := range toks {
-		v.Tokens = append(v.Tokens, templates.TokenRow{ID: t.ID, Label: t.Label, When: when(t.CreatedAt), Revoked: t.Revoked, Runners: t.Runners})
-	}
-	users, err := s.store.Users(ctx)
-	if err != nil {
-		return v, err
-	}
-	for _, u := range users {
-		v.Users = append(v.Users, templates.UserRow{ID: u.ID, Name: u.Name, Role: u.Role, When: when(u.CreatedAt)})
-	}
-	rs, err := s.store.Runners(ctx)
-	if err != nil {
-		return v, err
-	}
-	v.Runners = runnerRows(rs, s.cfg.ConnectedWithin)
-	return v, nil
-}
-
-func (s *Server) adminPage(c echo.Context) error {
-	v, err := s.adminView(c)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, templates.AdminPage(v))
-}
-
-func (s *Server) createEnrolToken(c echo.Context) error {
-	u, _ := currentUser(c)
-	label := strings.TrimSpace(c.FormValue("label"))
-	if label == "" || len(label) > 100 {
-		return fault.New(fault.Invalid, "give the token a label of at most 100 characters")
-	}
-	tok := newToken("pqe")
-	if _, err := s.store.CreateEnrolToken(c.Request().Context(), label, hashToken(tok), u.ID); err != nil {
-		return err
-	}
-	v, err := s.adminView(c)
-	if err != nil {
-		return err
-	}
-	v.NewToken, v.NewTokenKind = tok, "runner enrolment token for "+label
-	return s.render(c, http.StatusOK, templates.AdminPage(v))
-}
-
-func (s *Server) createUser(c echo.Context) error {
-	name, role := strings.TrimSpace(c.FormValue("name")), c.FormValue("role")
-	tok, err := s.CreateAccount(c.Request().Context(), name, role)
-	if err != nil {
-		return err
-	}
-	v, err := s.adminView(c)
-	if err != nil {
-		return err
-	}
-	v.NewToken, v.NewTokenKind = tok, role+" token for "+name
-	return s.render(c, http.StatusOK, templates.AdminPage(v))
 }
 
 // bindingNote says, for a run page, how the run's signed bundle is bound.

@@ -243,9 +243,28 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	}
 	sub := newBrowser(t, p.URL)
 	sub.signIn(subToken)
-	sub.get("/submit")
-	pub, _ := id.Public().MarshalFile()
-	if code, _, body := sub.upload("/submit/keys", map[string]string{"label": "bench"}, "keys", "runner.pub.json", pub); code != http.StatusSeeOther {
+	_, page := sub.get("/submit")
+	ch := regexp.MustCompile(`pqrepro keys --prove ([0-9a-f]{64})`).FindStringSubmatch(page)
+	if ch == nil {
+		t.Fatalf("the submit page shows no challenge to prove possession of keys with")
+	}
+	// A registration without the private keys (the public keys with a proof by other keys) is refused.
+	thief, _ := artifacts.GenerateIdentity()
+	forged, _ := runner.KeyRegistrationFor(thief, ch[1], "")
+	forged.PublicKeys = id.Public()
+	fj, _ := json.Marshal(forged)
+	if code, _, body := sub.upload("/submit/keys", map[string]string{"label": "bench"}, "registration", "registration.json", fj); code != http.StatusUnauthorized ||
+		!strings.Contains(body, "does not verify") {
+		t.Errorf("registration with a forged proof: %d", code)
+	}
+	_, page = sub.get("/submit")
+	ch = regexp.MustCompile(`pqrepro keys --prove ([0-9a-f]{64})`).FindStringSubmatch(page)
+	reg, err := runner.KeyRegistrationFor(id, ch[1], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj, _ := json.Marshal(reg)
+	if code, _, body := sub.upload("/submit/keys", map[string]string{"label": "bench"}, "registration", "registration.json", rj); code != http.StatusSeeOther {
 		t.Fatalf("register keys: %d %s", code, body)
 	}
 	code, out := submit(bundle)

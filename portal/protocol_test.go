@@ -66,7 +66,7 @@ func enrol(t testing.TB, p *portaltest.Portal, name string) enrolled {
 		t.Fatal(err)
 	}
 	c := &runner.HTTPPortal{BaseURL: p.URL}
-	_, err = c.Enrol(context.Background(), artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
+	_, err = runner.EnrolWithProof(context.Background(), c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
 		Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}})
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &runner.HTTPPortal{BaseURL: p.URL}
-	if _, err := c.Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", PublicKeys: id.Public(),
+	if _, err := runner.EnrolWithProof(ctx, c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", PublicKeys: id.Public(),
 		Boards: []artifacts.BoardInfo{{Name: "m4", Class: "qemu-mps2-an386", Driver: "qemu", Reason: "firmware not built", FirmwareOnly: true}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestEnrolRefusesBadBoardClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &runner.HTTPPortal{BaseURL: p.URL}
-	_, err = c.Enrol(context.Background(), artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "test", PublicKeys: id.Public(),
+	_, err = runner.EnrolWithProof(context.Background(), c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "test", PublicKeys: id.Public(),
 		Boards: []artifacts.BoardInfo{{Name: "b", Class: "javascript:alert(1)", Driver: "serial", Available: true}}})
 	if !errors.Is(err, runner.ErrRefused) {
 		t.Fatalf("a board class that is not a slug was accepted: %v", err)

@@ -93,8 +93,14 @@ func (s *Server) routes() {
 	add(GET, "/admin", s.adminPage, 0, "", s.requireAdmin)
 	add(POST, "/admin/enrol-tokens", s.createEnrolToken, small, "", s.requireAdmin)
 	add(POST, "/admin/users", s.createUser, small, "", s.requireAdmin)
+	add(POST, "/admin/enrol-tokens/:id/revoke", s.adminRevoke(revokeEnrolToken), small, "", s.requireAdmin)
+	add(POST, "/admin/runners/:id/revoke", s.adminRevoke(revokeRunner), small, "", s.requireAdmin)
+	add(POST, "/admin/runners/:id/release", s.adminRevoke(releaseRunner), small, "", s.requireAdmin)
+	add(POST, "/admin/keys/:id/revoke", s.adminRevoke(revokeKey), small, "", s.requireAdmin)
+	add(POST, "/admin/users/:id/revoke", s.adminRevoke(revokeUser), small, "", s.requireAdmin)
 
 	// Runner protocol (paths from the contract in artifacts).
+	add(POST, artifacts.RouteChallenge, s.apiChallenge, small, limitEnrol)
 	add(POST, artifacts.RouteEnrol, s.apiEnrol, small, limitEnrol)
 	add(POST, artifacts.RouteLease, s.apiLease, small, limitRunner, s.requireRunner)
 	add(POST, artifacts.RouteHeartbeat, s.apiHeartbeat, small, limitRunner, s.requireRunner)

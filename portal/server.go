@@ -70,8 +70,15 @@ type Config struct {
 	RateLimits RateLimits
 	// Logs bounds what is kept of job logs (zero: sqlite.DefaultLogLimits).
 	Logs sqlite.LogLimits
+	// ChallengeTTL is how long a proof-of-possession challenge stays usable.
+	ChallengeTTL time.Duration
 	// Version is shown and recorded.
 	Version string
+	// Init allows starting a fresh database when portal.db is missing or empty although the
+	// blob store holds files; without it that is an error.
+	Init bool
+	// Check runs PRAGMA quick_check at start even when the last shutdown was clean.
+	Check bool
 }
 
 // DefaultConfig returns the defaults.
@@ -79,7 +86,7 @@ func DefaultConfig() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DataDir: "pqrepro-data", LocalRunner: true,
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
-		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, Version: "dev",
+		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, ChallengeTTL: 5 * time.Minute, Version: "dev",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
 		RateLimits: DefaultRateLimits(),
 	}
@@ -116,8 +123,8 @@ func (c Config) Validate() error {
 	if c.LeaseDuration < 100*time.Millisecond {
 		errs = append(errs, errors.New("lease duration must be at least 100ms"))
 	}
-	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 {
-		errs = append(errs, errors.New("long-poll, connected-within and session durations must be positive"))
+	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
+		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
@@ -178,12 +185,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load experiments: %w", err)
 	}
-	bs, err := blob.OpenFS(filepath.Join(cfg.DataDir, "blobs"))
+	bs, err := blob.OpenFS(filepath.Join(cfg.DataDir, blobsDir))
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "portal.db"))
+	if _, err := checkDataDir(cfg.DataDir, cfg.Init); err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
 	if err != nil {
+		return nil, fmt.Errorf("%w (if the file is damaged, restore it from a backup)", err)
+	}
+	if err := checkDatabase(ctx, cfg.DataDir, st, cfg.Check, log); err != nil {
+		st.Close()
 		return nil, err
 	}
 	if cfg.Logs != (sqlite.LogLimits{}) {
@@ -205,8 +219,17 @@ func (s *Server) Store() *sqlite.Store { return s.store }
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Close closes the store.
-func (s *Server) Close() error { return s.store.Close() }
+// Close closes the store and removes the running marker, so the next start knows this one
+// shut down cleanly.
+func (s *Server) Close() error {
+	err := s.store.Close()
+	if err == nil {
+		if rerr := os.Remove(filepath.Join(s.cfg.DataDir, runMarker)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
+		}
+	}
+	return err
+}
 
 // SetupAdmin makes sure an administrator exists. With Config.AdminToken set it becomes the
 // token; otherwise a token is generated only when there is no administrator yet. It returns
@@ -245,10 +268,11 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 	return tok, nil
 }
 
-// CreateEnrolToken creates a runner enrolment token (for the local runner and tools).
-func (s *Server) CreateEnrolToken(ctx context.Context, label string) (string, error) {
+// CreateEnrolToken creates a runner enrolment token (for the local runner and tools) that
+// enrols one runner within ttl.
+func (s *Server) CreateEnrolToken(ctx context.Context, label string, ttl time.Duration) (string, error) {
 	tok := newToken("pqe")
-	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0); err != nil {
+	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0, sqlite.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
 		return "", err
 	}
 	return tok, nil

@@ -38,6 +38,10 @@ type FirmwareSource interface {
 	FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error)
 }
 
+// TokenFileName is the file beside a runner's identity (runner.key) that keeps its runner
+// token between runs (Agent.TokenFile).
+const TokenFileName = "runner.token"
+
 // MaxFirmwareBytes bounds a firmware download.
 const MaxFirmwareBytes = 64 << 20
 
@@ -70,9 +74,12 @@ type AgentBoard struct {
 type Agent struct {
 	Portal     Portal
 	EnrolToken string
-	Name       string
-	Identity   *artifacts.Identity
-	Boards     []AgentBoard
+	// TokenFile, when set, keeps the runner token the portal hands out between runs (mode
+	// 0600), so a restarted runner re-enrols its keys with it; empty keeps it in memory only.
+	TokenFile string
+	Name      string
+	Identity  *artifacts.Identity
+	Boards    []AgentBoard
 	// Capabilities are reported at enrolment (which openssl the host board would run).
 	Capabilities artifacts.Capabilities
 	Version      string
@@ -83,6 +90,9 @@ type Agent struct {
 	FlushEvery time.Duration
 	// OnJob, when set, is called as each job starts (tests use it to stop a runner mid-job).
 	OnJob func(l *artifacts.Lease)
+
+	// token is the runner token of the last enrolment.
+	token string
 }
 
 // HostBoards is the board list of a runner with only the host board of that class.
@@ -160,17 +170,48 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// enrol registers the runner, retrying while the portal is unreachable; a refused token is
-// returned at once.
+// EnrolWithProof enrols with the portal, proving possession of id's keys: it asks for a
+// challenge, signs it with both keys into req.Proof, and sends req with id's public keys.
+func EnrolWithProof(ctx context.Context, p Portal, id *artifacts.Identity, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+	ch, err := p.Challenge(ctx, artifacts.PurposeRunnerEnrol)
+	if err != nil {
+		return artifacts.EnrolResponse{}, err
+	}
+	raw, err := hex.DecodeString(ch.Challenge)
+	if err != nil {
+		return artifacts.EnrolResponse{}, fmt.Errorf("%w: the portal's challenge is not hex: %v", ErrRefused, err)
+	}
+	if req.Proof, err = id.ProvePossession(artifacts.PurposeRunnerEnrol, raw); err != nil {
+		return artifacts.EnrolResponse{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	req.PublicKeys = id.Public()
+	return p.Enrol(ctx, req)
+}
+
+// enrol registers the runner with a proof of possession and its current token (if it has
+// one), retrying while the portal is unreachable; a refusal is returned at once.
 func (a *Agent) enrol(ctx context.Context) error {
-	req := artifacts.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, PublicKeys: a.Identity.Public(), Capabilities: a.Capabilities}
+	req := artifacts.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, Capabilities: a.Capabilities, CurrentToken: a.token}
+	if req.CurrentToken == "" && a.TokenFile != "" {
+		if b, err := os.ReadFile(a.TokenFile); err == nil {
+			req.CurrentToken = strings.TrimSpace(string(b))
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("enrol: read runner token: %w", err)
+		}
+	}
 	for _, b := range a.Boards {
 		req.Boards = append(req.Boards, b.Info)
 	}
 	backoff := 200 * time.Millisecond
 	for {
-		resp, err := a.Portal.Enrol(ctx, req)
+		resp, err := EnrolWithProof(ctx, a.Portal, a.Identity, req)
 		if err == nil {
+			a.token = resp.RunnerToken
+			if a.TokenFile != "" {
+				if err := writeTokenFile(a.TokenFile, resp.RunnerToken); err != nil {
+					return fmt.Errorf("enrol: %w", err)
+				}
+			}
 			a.logger().Info("enrolled with the portal", "runner", resp.RunnerID, "keys", a.Identity.Public().Fingerprint(), "boards", len(req.Boards))
 			return nil
 		}
@@ -185,6 +226,19 @@ func (a *Agent) enrol(ctx context.Context) error {
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
+}
+
+// writeTokenFile replaces path with the token (mode 0600), through a temporary file.
+func writeTokenFile(path, token string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("save runner token: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save runner token: %w", err)
+	}
+	return nil
 }
 
 // jobProgress is the Observer that records progress for heartbeats.
@@ -576,6 +630,13 @@ func (p *HTTPPortal) doJSON(ctx context.Context, method, path string, in, out an
 		return false, err
 	}
 	return p.do(ctx, method, path, bytes.NewReader(b), "application/json", nil, out)
+}
+
+// Challenge implements Portal.
+func (p *HTTPPortal) Challenge(ctx context.Context, purpose string) (artifacts.ChallengeResponse, error) {
+	var resp artifacts.ChallengeResponse
+	_, err := p.doJSON(ctx, http.MethodPost, artifacts.RouteChallenge, artifacts.ChallengeRequest{Purpose: purpose}, &resp)
+	return resp, err
 }
 
 // Enrol implements Portal and keeps the runner token for later calls.

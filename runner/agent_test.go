@@ -32,6 +32,10 @@ type memPortal struct {
 	done           chan struct{}
 }
 
+func (p *memPortal) Challenge(_ context.Context, purpose string) (artifacts.ChallengeResponse, error) {
+	return artifacts.ChallengeResponse{Challenge: strings.Repeat("ab", artifacts.ChallengeBytes), Purpose: purpose}, nil
+}
+
 func (p *memPortal) Enrol(context.Context, artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
 	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
 }

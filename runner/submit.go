@@ -3,8 +3,9 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"fmt"
 	"net/http"
-	"net/url"
 
 	"pqrepro/artifacts"
 )
@@ -15,19 +16,35 @@ func NewSubmitter(baseURL, token string) *HTTPPortal {
 	return &HTTPPortal{BaseURL: baseURL, token: token}
 }
 
-// RegisterKeys registers a runner's public keys under the submitter's account, so bundles
-// signed with them can be submitted. It returns the keys' fingerprint; ErrRefused wraps the
-// portal's reason (e.g. keys already registered).
-func (p *HTTPPortal) RegisterKeys(ctx context.Context, keys artifacts.PublicKeys, label string) (string, error) {
-	body, err := keys.MarshalFile()
+// RegisterKeys registers id's public keys under the submitter's account, proving possession
+// of both private keys over a challenge from the portal, so bundles signed with them can be
+// submitted. It returns the keys' fingerprint; ErrConflict wraps the portal's reason when the
+// keys are already registered (to this or another account) or enrolled by a runner.
+func (p *HTTPPortal) RegisterKeys(ctx context.Context, id *artifacts.Identity, label string) (string, error) {
+	ch, err := p.Challenge(ctx, artifacts.PurposeSubmitterKeys)
 	if err != nil {
 		return "", err
 	}
-	var out struct {
-		Fingerprint string `json:"fingerprint"`
+	reg, err := KeyRegistrationFor(id, ch.Challenge, label)
+	if err != nil {
+		return "", err
 	}
-	_, err = p.do(ctx, http.MethodPost, artifacts.RouteSubmitKeys+"?label="+url.QueryEscape(label), bytes.NewReader(body), "application/json", nil, &out)
+	var out artifacts.KeyRegistrationResponse
+	_, err = p.doJSON(ctx, http.MethodPost, artifacts.RouteSubmitKeys, reg, &out)
 	return out.Fingerprint, err
+}
+
+// KeyRegistrationFor signs a portal's submitter-keys challenge (hex) with id's keys.
+func KeyRegistrationFor(id *artifacts.Identity, challenge, label string) (artifacts.KeyRegistration, error) {
+	raw, err := hex.DecodeString(challenge)
+	if err != nil {
+		return artifacts.KeyRegistration{}, fmt.Errorf("challenge %q is not hex: %w", challenge, err)
+	}
+	proof, err := id.ProvePossession(artifacts.PurposeSubmitterKeys, raw)
+	if err != nil {
+		return artifacts.KeyRegistration{}, err
+	}
+	return artifacts.KeyRegistration{PublicKeys: id.Public(), Label: label, Proof: proof}, nil
 }
 
 // Submit uploads a signed bundle (.tar.gz bytes) as a community result. The portal verifies

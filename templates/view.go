@@ -258,6 +258,9 @@ type RunView struct {
 	Claims        []ClaimResultRow
 	// Timing is the run's board class check and timing context.
 	Timing RunTiming
+	// SignerRevoked is when the keys that signed the run were revoked ("" if they were not):
+	// the run stays published, flagged.
+	SignerRevoked string
 }
 
 // RunTiming is a run's board class check (verified or declared, with why) and the timing
@@ -334,6 +337,10 @@ type RunnerRow struct {
 	Name, Fingerprint, Version, LastSeen string
 	Boards                               string
 	Connected                            bool
+	// Revoked is when the administrator revoked the runner ("" if not); Released says it may
+	// re-enrol once without its current token.
+	Revoked  string
+	Released bool
 }
 
 // BoardsView is the boards page.
@@ -365,7 +372,12 @@ type FirmwareView struct {
 }
 
 // KeyRow is a registered key pair.
-type KeyRow struct{ Fingerprint, Label, Owner, When string }
+type KeyRow struct {
+	ID                              int64
+	Fingerprint, Label, Owner, When string
+	// Revoked is when the keys were revoked ("" if not).
+	Revoked string
+}
 
 // SubmitView is the submit page.
 type SubmitView struct {
@@ -373,6 +385,8 @@ type SubmitView struct {
 	SignedIn bool
 	Keys     []KeyRow
 	MaxBytes string
+	// Challenge is a fresh proof-of-possession challenge for registering keys.
+	Challenge string
 	// Outcome is the result of the last submission, if any.
 	Refused string
 	RunID   int64
@@ -390,12 +404,16 @@ type TokenRow struct {
 	Label, When string
 	Revoked     bool
 	Runners     int
+	// Uses is "k of n"; Expires a time or "never"; Unusable why it cannot enrol ("" if it can).
+	Uses, Expires, Unusable string
 }
 
 // UserRow is an account.
 type UserRow struct {
 	ID               int64
 	Name, Role, When string
+	// Revoked is when the account was revoked ("" if not).
+	Revoked string
 }
 
 // AdminView is the administration page.
@@ -406,6 +424,7 @@ type AdminView struct {
 	Tokens                 []TokenRow
 	Users                  []UserRow
 	Runners                []RunnerRow
+	Keys                   []KeyRow
 }
 
 // ErrorView is an error page. Message is safe to show.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -505,12 +506,14 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fp, err := client.RegisterKeys(ctx, id.Public(), "pqrepro submit")
+		fp, err := client.RegisterKeys(ctx, id, "pqrepro submit")
 		switch {
 		case err == nil:
-			fmt.Fprintf(stdout, "registered keys %s\n", fp)
-		case errors.Is(err, runner.ErrConflict): // already registered, which is what we want
-			fmt.Fprintf(stdout, "keys %s were already registered\n", id.Public().Fingerprint())
+			fmt.Fprintf(stdout, "registered keys %s (possession proven with both keys)\n", fp)
+		case errors.Is(err, runner.ErrConflict):
+			// Already registered: to this account, which is what we want, or to another one or
+			// a runner, in which case the submission below is refused with the reason.
+			fmt.Fprintf(stdout, "keys %s not registered: %v\n", id.Public().Fingerprint(), err)
 		default:
 			return err
 		}
@@ -530,10 +533,28 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 func cmdKeys(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
 	keys := fs.String("keys", "", "identity directory")
+	prove := fs.String("prove", "", "print a key registration proving possession of the keys over this challenge (from the portal's submit page)")
+	label := fs.String("label", "", "with --prove: the label the keys are registered with")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	dir := keysDir(*keys)
+	if *prove != "" {
+		id, err := artifacts.LoadIdentity(dir)
+		if err != nil {
+			return err
+		}
+		reg, err := runner.KeyRegistrationFor(id, strings.TrimSpace(*prove), *label)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		out, err := json.MarshalIndent(reg, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", out)
+		return err
+	}
 	id, created, err := artifacts.LoadOrCreateIdentity(dir)
 	if err != nil {
 		return err

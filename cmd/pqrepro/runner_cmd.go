@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
@@ -28,8 +29,9 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	if *portalURL == "" || *token == "" {
-		return usageError{"want --portal URL and --token T"}
+	tokenFile := filepath.Join(keysDir(*keys), runner.TokenFileName)
+	if _, err := os.Stat(tokenFile); *portalURL == "" || (*token == "" && err != nil) {
+		return usageError{"want --portal URL and --token T (the token may be left out once the runner has enrolled and kept its runner token)"}
 	}
 	if *name == "" {
 		h, _ := os.Hostname()
@@ -56,7 +58,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "runner %q (%s) pulling jobs from %s\n", *name, id.Public().Fingerprint(), *portalURL)
 	printAgentBoards(stdout, bs)
 	printCapabilities(stdout, caps)
-	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: *portalURL}, EnrolToken: *token, Name: *name, Identity: id,
+	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: *portalURL}, EnrolToken: *token, TokenFile: tokenFile, Name: *name, Identity: id,
 		Boards: bs, Capabilities: caps, Version: buildVersion(), Log: log}
 	return agent.Run(ctx)
 }

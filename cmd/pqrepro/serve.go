@@ -46,6 +46,8 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		cfg.TrustedProxies = append(cfg.TrustedProxies, v)
 		return nil
 	})
+	fs.BoolVar(&cfg.Init, "init", false, "start a fresh database even though portal.db is missing or empty beside stored blobs")
+	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
@@ -153,7 +155,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer cancel()
 	go func() { errc <- srv.Serve(ctx, ln) }()
 	if cfg.LocalRunner {
-		id, created, err := artifacts.LoadOrCreateIdentity(filepath.Join(cfg.DataDir, "local-runner"))
+		idDir := filepath.Join(cfg.DataDir, "local-runner")
+		id, created, err := artifacts.LoadOrCreateIdentity(idDir)
 		if err != nil {
 			cancel()
 			<-errc
@@ -162,7 +165,20 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if created {
 			log.Info("created the local runner's identity", "keys", id.Public().Fingerprint())
 		}
-		enrol, err := srv.CreateEnrolToken(ctx, "local runner")
+		// The local runner enrols like any other, proving possession of its keys, and keeps its
+		// runner token beside them for its next start. Without a kept token (first start, or a
+		// data directory from before tokens were kept) serve, as administrator, releases its
+		// keys for one re-enrolment; a single-use token enrols them when the portal has never
+		// seen them.
+		tokenFile := filepath.Join(idDir, runner.TokenFileName)
+		if _, err := os.Stat(tokenFile); err != nil {
+			if err := srv.ReleaseRunnerKeys(ctx, id.Public().Fingerprint()); err != nil {
+				cancel()
+				<-errc
+				return err
+			}
+		}
+		enrol, err := srv.CreateEnrolToken(ctx, "local runner", 10*time.Minute)
 		if err != nil {
 			cancel()
 			<-errc
@@ -174,7 +190,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			return err
 		}
-		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, Name: "local runner", Identity: id,
+		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
 			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner")}
 		go func() {
 			if err := agent.Run(ctx); err != nil {

@@ -73,10 +73,10 @@ func Start(tb testing.TB, mod func(*portal.Config)) *Portal {
 	return &Portal{Server: srv, HTTP: hs, URL: hs.URL, AdminToken: cfg.AdminToken, Config: cfg}
 }
 
-// EnrolToken creates a runner enrolment token.
+// EnrolToken creates a single-use runner enrolment token, valid for an hour.
 func (p *Portal) EnrolToken(tb testing.TB) string {
 	tb.Helper()
-	tok, err := p.Server.CreateEnrolToken(context.Background(), "test")
+	tok, err := p.Server.CreateEnrolToken(context.Background(), "test", time.Hour)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"pqrepro/artifacts"
@@ -25,6 +24,8 @@ type User struct {
 	Name      string
 	Role      string
 	CreatedAt time.Time
+	// RevokedAt is when the administrator revoked the account (zero if not).
+	RevokedAt time.Time
 }
 
 // SetAdminToken makes tokenHash the administrator's token, creating the administrator when
@@ -61,6 +62,9 @@ func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (U
 	err := s.write.QueryRowContext(ctx, `INSERT INTO users (name, role, token_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
 		name, role, tokenHash, ms0(u.CreatedAt)).Scan(&u.ID)
 	if err != nil {
+		if isUnique(err) {
+			return User{}, fault.New(fault.Conflict, "an account named %q already exists (names are unique regardless of case)", name)
+		}
 		return User{}, fmt.Errorf("create user %s: %w", name, err)
 	}
 	return u, nil
@@ -70,7 +74,7 @@ func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (U
 func (s *Store) UserByToken(ctx context.Context, tokenHash string) (User, error) {
 	var u User
 	var created sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT id, name, role, created_at FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &u.Role, &created)
+	err := s.read.QueryRowContext(ctx, `SELECT id, name, role, created_at FROM users WHERE token_hash = ? AND revoked_at IS NULL`, tokenHash).Scan(&u.ID, &u.Name, &u.Role, &created)
 	if err != nil {
 		return User{}, notFound(err, "unknown token")
 	}
@@ -80,7 +84,7 @@ func (s *Store) UserByToken(ctx context.Context, tokenHash string) (User, error)
 
 // Users lists every account.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, name, role, created_at FROM users ORDER BY id`)
+	rows, err := s.read.QueryContext(ctx, `SELECT id, name, role, created_at, revoked_at FROM users ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
@@ -88,11 +92,11 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	var out []User
 	for rows.Next() {
 		var u User
-		var c sql.NullInt64
-		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &c); err != nil {
+		var c, rev sql.NullInt64
+		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &c, &rev); err != nil {
 			return nil, err
 		}
-		u.CreatedAt = fromMS(c)
+		u.CreatedAt, u.RevokedAt = fromMS(c), fromMS(rev)
 		out = append(out, u)
 	}
 	return out, rows.Err()
@@ -112,7 +116,7 @@ func (s *Store) UserBySession(ctx context.Context, tokenHash string) (User, erro
 	var u User
 	var c sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at FROM sessions s JOIN users u ON u.id = s.user_id
-		WHERE s.token_hash = ? AND s.expires_at > ?`, tokenHash, ms0(s.Now())).Scan(&u.ID, &u.Name, &u.Role, &c)
+		WHERE s.token_hash = ? AND s.expires_at > ? AND u.revoked_at IS NULL`, tokenHash, ms0(s.Now())).Scan(&u.ID, &u.Name, &u.Role, &c)
 	if err != nil {
 		return User{}, notFound(err, "no such session")
 	}
@@ -124,51 +128,6 @@ func (s *Store) UserBySession(ctx context.Context, tokenHash string) (User, erro
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 	_, err := s.write.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
 	return err
-}
-
-// CreateEnrolToken records a runner enrolment token.
-func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64) (int64, error) {
-	var id int64
-	var byArg any
-	if by > 0 {
-		byArg = by
-	}
-	err := s.write.QueryRowContext(ctx, `INSERT INTO enrol_tokens (label, token_hash, created_by, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
-		label, tokenHash, byArg, ms0(s.Now())).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("create enrolment token: %w", err)
-	}
-	return id, nil
-}
-
-// EnrolToken is an enrolment token's record.
-type EnrolToken struct {
-	ID        int64
-	Label     string
-	CreatedAt time.Time
-	Revoked   bool
-	Runners   int
-}
-
-// EnrolTokens lists enrolment tokens with how many runners used each.
-func (s *Store) EnrolTokens(ctx context.Context) ([]EnrolToken, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT t.id, t.label, t.created_at, t.revoked_at IS NOT NULL,
-		(SELECT COUNT(*) FROM runners r WHERE r.enrol_token = t.id) FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
-	if err != nil {
-		return nil, fmt.Errorf("list enrolment tokens: %w", err)
-	}
-	defer rows.Close()
-	var out []EnrolToken
-	for rows.Next() {
-		var t EnrolToken
-		var c sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.Label, &c, &t.Revoked, &t.Runners); err != nil {
-			return nil, err
-		}
-		t.CreatedAt = fromMS(c)
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // Runner is an enrolled runner.
@@ -183,44 +142,21 @@ type Runner struct {
 	Version      string
 	CreatedAt    time.Time
 	LastSeen     time.Time
+	// RevokedAt is when the administrator revoked the runner (zero if not): its token no
+	// longer works and its published runs are flagged.
+	RevokedAt time.Time
+	// ReenrolAllowed: the administrator released the runner's keys for one re-enrolment
+	// without its current token.
+	ReenrolAllowed bool
 }
 
-// Enrol registers a runner with a valid enrolment token (by hash), or re-registers the runner
-// holding the same keys, giving it a new bearer token (by hash) and its current boards.
-func (s *Store) Enrol(ctx context.Context, enrolHash, name, version string, keys artifacts.PublicKeys, boards []artifacts.BoardInfo, runnerTokenHash string) (int64, error) {
-	keysJSON, _ := json.Marshal(keys)
-	boardsJSON, _ := json.Marshal(boards)
-	fp := keys.Fingerprint()
-	now := ms0(s.Now())
-	var id int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var tokID int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM enrol_tokens WHERE token_hash = ? AND revoked_at IS NULL`, enrolHash).Scan(&tokID)
-		if err != nil {
-			if err == sql.ErrNoRows {
-				return fault.New(fault.Unauthorized, "unknown or revoked enrolment token")
-			}
-			return err
-		}
-		return tx.QueryRowContext(ctx, `INSERT INTO runners (name, fingerprint, public_keys, boards, token_hash, version, enrol_token, created_at, last_seen)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (fingerprint) DO UPDATE SET name = excluded.name, boards = excluded.boards, token_hash = excluded.token_hash,
-				version = excluded.version, enrol_token = excluded.enrol_token, last_seen = excluded.last_seen
-			RETURNING id`, name, fp, string(keysJSON), string(boardsJSON), runnerTokenHash, version, tokID, now, now).Scan(&id)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("enrol runner %s: %w", name, err)
-	}
-	return id, nil
-}
-
-const runnerCols = `id, name, fingerprint, public_keys, boards, version, created_at, last_seen, capabilities`
+const runnerCols = `id, name, fingerprint, public_keys, boards, version, created_at, last_seen, capabilities, revoked_at, reenrol_allowed`
 
 func scanRunner(sc interface{ Scan(...any) error }) (Runner, error) {
 	var r Runner
 	var keys, boards, caps string
-	var c, l sql.NullInt64
-	if err := sc.Scan(&r.ID, &r.Name, &r.Fingerprint, &keys, &boards, &r.Version, &c, &l, &caps); err != nil {
+	var c, l, rev sql.NullInt64
+	if err := sc.Scan(&r.ID, &r.Name, &r.Fingerprint, &keys, &boards, &r.Version, &c, &l, &caps, &rev, &r.ReenrolAllowed); err != nil {
 		return Runner{}, err
 	}
 	if err := json.Unmarshal([]byte(caps), &r.Capabilities); err != nil {
@@ -232,7 +168,7 @@ func scanRunner(sc interface{ Scan(...any) error }) (Runner, error) {
 	if err := json.Unmarshal([]byte(boards), &r.Boards); err != nil {
 		return Runner{}, fmt.Errorf("runner %d boards: %w", r.ID, err)
 	}
-	r.CreatedAt, r.LastSeen = fromMS(c), fromMS(l)
+	r.CreatedAt, r.LastSeen, r.RevokedAt = fromMS(c), fromMS(l), fromMS(rev)
 	return r, nil
 }
 
@@ -247,7 +183,7 @@ func (s *Store) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts
 
 // RunnerByToken returns the runner whose bearer token has that hash, and marks it seen.
 func (s *Store) RunnerByToken(ctx context.Context, tokenHash string) (Runner, error) {
-	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE token_hash = ?`, tokenHash))
+	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE token_hash = ? AND revoked_at IS NULL`, tokenHash))
 	if err != nil {
 		return Runner{}, notFound(err, "unknown runner token")
 	}
@@ -297,40 +233,28 @@ type SubmitterKey struct {
 	Fingerprint string
 	PublicKeys  artifacts.PublicKeys
 	CreatedAt   time.Time
+	// RevokedAt is when the administrator revoked the keys (zero if not): bundles they sign
+	// are no longer accepted and runs they signed are flagged.
+	RevokedAt time.Time
 }
 
-// AddSubmitterKey registers keys for a user; keys registered before (by anyone) are a conflict.
-func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (SubmitterKey, error) {
-	keysJSON, _ := json.Marshal(keys)
-	k := SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
-	err := s.write.QueryRowContext(ctx, `INSERT INTO submitter_keys (user_id, label, fingerprint, public_keys, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-		userID, label, k.Fingerprint, string(keysJSON), ms0(k.CreatedAt)).Scan(&k.ID)
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return SubmitterKey{}, fault.New(fault.Conflict, "keys %s are already registered", k.Fingerprint)
-		}
-		return SubmitterKey{}, fmt.Errorf("register keys: %w", err)
-	}
-	return k, nil
-}
-
-const submitterKeyCols = `k.id, k.user_id, u.name, k.label, k.fingerprint, k.public_keys, k.created_at`
+const submitterKeyCols = `k.id, k.user_id, u.name, k.label, k.fingerprint, k.public_keys, k.created_at, k.revoked_at`
 
 func scanSubmitterKey(sc interface{ Scan(...any) error }) (SubmitterKey, error) {
 	var k SubmitterKey
 	var keys string
-	var c sql.NullInt64
-	if err := sc.Scan(&k.ID, &k.UserID, &k.UserName, &k.Label, &k.Fingerprint, &keys, &c); err != nil {
+	var c, rev sql.NullInt64
+	if err := sc.Scan(&k.ID, &k.UserID, &k.UserName, &k.Label, &k.Fingerprint, &keys, &c, &rev); err != nil {
 		return SubmitterKey{}, err
 	}
 	if err := json.Unmarshal([]byte(keys), &k.PublicKeys); err != nil {
 		return SubmitterKey{}, err
 	}
-	k.CreatedAt = fromMS(c)
+	k.CreatedAt, k.RevokedAt = fromMS(c), fromMS(rev)
 	return k, nil
 }
 
-// SubmitterKeyByFingerprint returns the registered keys with that fingerprint.
+// SubmitterKeyByFingerprint returns the registered keys with that fingerprint, revoked or not.
 func (s *Store) SubmitterKeyByFingerprint(ctx context.Context, fp string) (SubmitterKey, error) {
 	k, err := scanSubmitterKey(s.read.QueryRowContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, fp))
 	if err != nil {
@@ -378,7 +302,7 @@ func (s *Store) AddFirmware(ctx context.Context, f Firmware, by int64) error {
 	_, err := s.write.ExecContext(ctx, `INSERT INTO firmware (digest, filename, size, board_class, toolchain, libraries, source_url, source_commit, uploaded_by, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Digest, f.Filename, f.Size, f.BoardClass, f.Toolchain, f.Libraries, f.SourceURL, f.SourceCommit, by, ms0(s.Now()))
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if isUnique(err) {
 			return fault.New(fault.Conflict, "firmware %s is already stored", f.Digest)
 		}
 		return fmt.Errorf("add firmware: %w", err)

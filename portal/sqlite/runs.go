@@ -32,7 +32,10 @@ type Run struct {
 	Binding     string
 	RunnerID    int64
 	RunnerName  string
+	// Submitter is the submitting account's (unique) name; SubmitterID identifies it, and is
+	// what a community run is attributed by.
 	Submitter   string
+	SubmitterID int64
 	Signer      string
 	PublicKeys  artifacts.PublicKeys
 	Bundle      string
@@ -125,9 +128,9 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
 			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
 			environment, report, checks, cells_total, cells_ok, binding)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE name = ? AND ? <> '' LIMIT 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
-			nullID(r.RunnerID), r.Submitter, r.Submitter, r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
+			nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
 			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding).Scan(&id)
 		if err != nil {
 			return err

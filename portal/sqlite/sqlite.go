@@ -210,3 +210,27 @@ func inList(col string, n int) string {
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// QuickCheck runs PRAGMA quick_check and fails with the first problems it reports.
+func (s *Store) QuickCheck(ctx context.Context) error {
+	rows, err := s.write.QueryContext(ctx, `PRAGMA quick_check(20)`)
+	if err != nil {
+		return fmt.Errorf("quick_check: %w", err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return fmt.Errorf("quick_check: %w", err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("quick_check: %w", err)
+	}
+	if len(msgs) == 1 && msgs[0] == "ok" {
+		return nil
+	}
+	return fmt.Errorf("quick_check: %s", strings.Join(msgs, "; "))
+}

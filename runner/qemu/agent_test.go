@@ -28,6 +28,10 @@ type jobPortal struct {
 	done      chan struct{}
 }
 
+func (p *jobPortal) Challenge(_ context.Context, purpose string) (artifacts.ChallengeResponse, error) {
+	return artifacts.ChallengeResponse{Challenge: strings.Repeat("ab", artifacts.ChallengeBytes), Purpose: purpose}, nil
+}
+
 func (p *jobPortal) Enrol(context.Context, artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
 	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
 }

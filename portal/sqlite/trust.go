@@ -1,0 +1,359 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/fault"
+)
+
+// isUnique reports whether err is a unique-constraint violation.
+func isUnique(err error) bool { return err != nil && strings.Contains(err.Error(), "UNIQUE") }
+
+// maxOpenChallenges bounds how many unexpired challenges may be outstanding at once, so
+// asking for challenges cannot fill the database.
+const maxOpenChallenges = 100000
+
+// IssueChallenge records a proof-of-possession challenge (lowercase hex) for purpose, valid
+// once until expires. Expired challenges older than an hour are deleted on the way.
+func (s *Store) IssueChallenge(ctx context.Context, challenge, purpose string, expires time.Time) error {
+	now := ms0(s.Now())
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pop_challenges WHERE expires_at < ?`, now-int64(time.Hour/time.Millisecond)); err != nil {
+			return err
+		}
+		var open int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pop_challenges WHERE expires_at > ? AND used_at IS NULL`, now).Scan(&open); err != nil {
+			return err
+		}
+		if open >= maxOpenChallenges {
+			return fault.New(fault.Conflict, "too many challenges are outstanding; try again in a few minutes")
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO pop_challenges (challenge, purpose, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+			challenge, purpose, now, ms0(expires))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("issue challenge: %w", err)
+	}
+	return nil
+}
+
+// UseChallenge marks a challenge used, once: it fails (unauthorized, with the reason) when
+// the challenge is unknown, was issued for another purpose, is already used or has expired.
+// The marking commits on its own, so a challenge is spent even if what it was for is refused.
+func (s *Store) UseChallenge(ctx context.Context, challenge, purpose string) error {
+	now := ms0(s.Now())
+	res, err := s.write.ExecContext(ctx, `UPDATE pop_challenges SET used_at = ? WHERE challenge = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`,
+		now, challenge, purpose, now)
+	if err != nil {
+		return fmt.Errorf("use challenge: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	var p string
+	var exp int64
+	var used sql.NullInt64
+	err = s.write.QueryRowContext(ctx, `SELECT purpose, expires_at, used_at FROM pop_challenges WHERE challenge = ?`, challenge).Scan(&p, &exp, &used)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fault.New(fault.Unauthorized, "proof of possession: unknown challenge (ask %s for one first)", artifacts.RouteChallenge)
+	case err != nil:
+		return fmt.Errorf("use challenge: %w", err)
+	case p != purpose:
+		return fault.New(fault.Unauthorized, "proof of possession: the challenge was issued for %s, not %s", p, purpose)
+	case used.Valid:
+		return fault.New(fault.Unauthorized, "proof of possession: the challenge was already used (a challenge is good for one proof)")
+	default:
+		return fault.New(fault.Unauthorized, "proof of possession: the challenge expired at %s; ask for a new one", time.UnixMilli(exp).UTC().Format(time.RFC3339))
+	}
+}
+
+// EnrolTokenOptions are the administrator's choices for a new enrolment token.
+type EnrolTokenOptions struct {
+	// MaxUses is how many runners the token may enrol (at least 1).
+	MaxUses int
+	// Expires is when the token stops working; zero for never.
+	Expires time.Time
+}
+
+// CreateEnrolToken records a runner enrolment token (by hash) created by the user by (0 for
+// the portal itself).
+func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt EnrolTokenOptions) (int64, error) {
+	if opt.MaxUses < 1 {
+		opt.MaxUses = 1
+	}
+	var byArg, expArg any
+	if by > 0 {
+		byArg = by
+	}
+	if !opt.Expires.IsZero() {
+		expArg = ms0(opt.Expires)
+	}
+	var id int64
+	err := s.write.QueryRowContext(ctx, `INSERT INTO enrol_tokens (label, token_hash, created_by, created_at, max_uses, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		label, tokenHash, byArg, ms0(s.Now()), opt.MaxUses, expArg).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("create enrolment token: %w", err)
+	}
+	return id, nil
+}
+
+// EnrolToken is an enrolment token's record.
+type EnrolToken struct {
+	ID        int64
+	Label     string
+	CreatedAt time.Time
+	// Expires is zero for a token that does not expire.
+	Expires   time.Time
+	RevokedAt time.Time
+	MaxUses   int
+	Uses      int
+	// Runners is how many runners it enrolled that still exist.
+	Runners int
+}
+
+// Usable says whether the token can enrol another runner at now, and if not, why.
+func (t EnrolToken) Usable(now time.Time) (bool, string) {
+	switch {
+	case !t.RevokedAt.IsZero():
+		return false, fmt.Sprintf("enrolment token %d (%s) was revoked", t.ID, t.Label)
+	case !t.Expires.IsZero() && !now.Before(t.Expires):
+		return false, fmt.Sprintf("enrolment token %d (%s) expired at %s", t.ID, t.Label, t.Expires.Format(time.RFC3339))
+	case t.Uses >= t.MaxUses:
+		return false, fmt.Sprintf("enrolment token %d (%s) is used up (%d of %d uses)", t.ID, t.Label, t.Uses, t.MaxUses)
+	}
+	return true, ""
+}
+
+const enrolTokenCols = `t.id, t.label, t.created_at, t.expires_at, t.revoked_at, t.max_uses, t.uses, (SELECT COUNT(*) FROM runners r WHERE r.enrol_token = t.id)`
+
+func scanEnrolToken(sc interface{ Scan(...any) error }) (EnrolToken, error) {
+	var t EnrolToken
+	var c, e, r sql.NullInt64
+	if err := sc.Scan(&t.ID, &t.Label, &c, &e, &r, &t.MaxUses, &t.Uses, &t.Runners); err != nil {
+		return EnrolToken{}, err
+	}
+	t.CreatedAt, t.Expires, t.RevokedAt = fromMS(c), fromMS(e), fromMS(r)
+	return t, nil
+}
+
+// EnrolTokens lists the newest 200 enrolment tokens.
+func (s *Store) EnrolTokens(ctx context.Context) ([]EnrolToken, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
+	if err != nil {
+		return nil, fmt.Errorf("list enrolment tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []EnrolToken
+	for rows.Next() {
+		t, err := scanEnrolToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Enrolment is a runner's enrolment, its proof of possession already checked.
+type Enrolment struct {
+	// EnrolTokenHash is the hash of the enrolment token ("" when none was given).
+	EnrolTokenHash string
+	// CurrentTokenHash is the hash of the runner token the caller holds ("" when none).
+	CurrentTokenHash string
+	Name, Version    string
+	Keys             artifacts.PublicKeys
+	Boards           []artifacts.BoardInfo
+	Capabilities     artifacts.Capabilities
+	// NewTokenHash is the hash of the runner token the enrolment hands out.
+	NewTokenHash string
+}
+
+// Enrol registers a runner whose keys nobody holds yet, spending one use of a usable
+// enrolment token; or re-enrols the runner holding the same keys when the caller presents
+// that runner's current token or the administrator released it, without an enrolment token.
+// Keys held by another runner or by a submitter are a conflict and nothing changes; a
+// revoked runner's keys are refused for good.
+func (s *Store) Enrol(ctx context.Context, e Enrolment) (id int64, reenrolled bool, err error) {
+	keysJSON, _ := json.Marshal(e.Keys)
+	boardsJSON, _ := json.Marshal(e.Boards)
+	capsJSON, _ := json.Marshal(e.Capabilities)
+	fp := e.Keys.Fingerprint()
+	now := s.Now()
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM submitter_keys WHERE fingerprint = ?`, fp).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fault.New(fault.Conflict, "keys %s are registered as a submitter's keys; a runner cannot enrol with them", fp)
+		}
+		r, err := scanRunner(tx.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE fingerprint = ?`, fp))
+		switch {
+		case err == nil:
+			var tokHash string
+			if err := tx.QueryRowContext(ctx, `SELECT token_hash FROM runners WHERE id = ?`, r.ID).Scan(&tokHash); err != nil {
+				return err
+			}
+			switch {
+			case !r.RevokedAt.IsZero():
+				return fault.New(fault.Forbidden, "runner %d (keys %s) was revoked by the administrator; enrol with new keys", r.ID, fp)
+			case e.CurrentTokenHash != "" && e.CurrentTokenHash == tokHash, r.ReenrolAllowed:
+			default:
+				return fault.New(fault.Conflict, "keys %s are already enrolled as runner %d (%s): re-enrolling needs that runner's current token, or the administrator's release on the admin page", fp, r.ID, r.Name)
+			}
+			id, reenrolled = r.ID, true
+			_, err = tx.ExecContext(ctx, `UPDATE runners SET name = ?, boards = ?, token_hash = ?, version = ?, capabilities = ?, last_seen = ?, reenrol_allowed = 0 WHERE id = ?`,
+				e.Name, string(boardsJSON), e.NewTokenHash, e.Version, string(capsJSON), ms0(now), r.ID)
+			return err
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		if e.EnrolTokenHash == "" {
+			return fault.New(fault.Unauthorized, "an enrolment token is needed to enrol new keys")
+		}
+		t, err := scanEnrolToken(tx.QueryRowContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens t WHERE t.token_hash = ?`, e.EnrolTokenHash))
+		if err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fault.New(fault.Unauthorized, "unknown enrolment token")
+			}
+			return err
+		}
+		if ok, why := t.Usable(now); !ok {
+			return fault.New(fault.Unauthorized, "%s", why)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE enrol_tokens SET uses = uses + 1 WHERE id = ?`, t.ID); err != nil {
+			return err
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO runners (name, fingerprint, public_keys, boards, token_hash, version, enrol_token, created_at, last_seen, capabilities)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.Name, fp, string(keysJSON), string(boardsJSON), e.NewTokenHash, e.Version, t.ID, ms0(now), ms0(now), string(capsJSON)).Scan(&id)
+		if isUnique(err) {
+			return fault.New(fault.Conflict, "keys %s are already enrolled", fp)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("enrol runner %s: %w", e.Name, err)
+	}
+	return id, reenrolled, nil
+}
+
+// AddSubmitterKey registers keys (their possession already proven) for a user. Keys
+// registered before by anyone, or enrolled by a runner, are a conflict and nothing changes.
+func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (SubmitterKey, error) {
+	keysJSON, _ := json.Marshal(keys)
+	k := SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var owner sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT u.name FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, k.Fingerprint).Scan(&owner)
+		switch {
+		case err == nil:
+			return fault.New(fault.Conflict, "keys %s are already registered to the account %s", k.Fingerprint, owner.String)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		var runner int64
+		err = tx.QueryRowContext(ctx, `SELECT id FROM runners WHERE fingerprint = ?`, k.Fingerprint).Scan(&runner)
+		switch {
+		case err == nil:
+			return fault.New(fault.Conflict, "keys %s are enrolled as portal runner %d; a runner's keys cannot also be a submitter's", k.Fingerprint, runner)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO submitter_keys (user_id, label, fingerprint, public_keys, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			userID, label, k.Fingerprint, string(keysJSON), ms0(k.CreatedAt)).Scan(&k.ID)
+		if isUnique(err) {
+			return fault.New(fault.Conflict, "keys %s are already registered", k.Fingerprint)
+		}
+		return err
+	})
+	if err != nil {
+		return SubmitterKey{}, fmt.Errorf("register keys: %w", err)
+	}
+	return k, nil
+}
+
+// revoke sets revoked_at on one row of table (by id) that is not revoked yet; what names the
+// row in errors.
+func (s *Store) revoke(ctx context.Context, table string, id int64, what string, extra string) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE `+table+` SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`+extra, ms0(s.Now()), id)
+	if err != nil {
+		return fmt.Errorf("revoke %s %d: %w", what, id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fault.New(fault.NotFound, "no %s %d that could be revoked (unknown, or revoked already)", what, id)
+	}
+	return nil
+}
+
+// RevokeEnrolToken stops an enrolment token from enrolling more runners.
+func (s *Store) RevokeEnrolToken(ctx context.Context, id int64) error {
+	return s.revoke(ctx, "enrol_tokens", id, "enrolment token", "")
+}
+
+// RevokeRunner revokes a runner: its token stops working at once, its keys can never enrol
+// again, and its published runs are flagged.
+func (s *Store) RevokeRunner(ctx context.Context, id int64) error {
+	return s.revoke(ctx, "runners", id, "runner", "")
+}
+
+// RevokeSubmitterKey revokes registered keys: bundles they sign are refused from now on and
+// runs they signed are flagged.
+func (s *Store) RevokeSubmitterKey(ctx context.Context, id int64) error {
+	return s.revoke(ctx, "submitter_keys", id, "submitter key", "")
+}
+
+// RevokeUser revokes an account (never the administrator's): its token and sessions stop
+// working. Its published runs stay.
+func (s *Store) RevokeUser(ctx context.Context, id int64) error {
+	if err := s.revoke(ctx, "users", id, "account", ` AND role <> 'admin'`); err != nil {
+		return err
+	}
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, id); err != nil {
+		return fmt.Errorf("end sessions of account %d: %w", id, err)
+	}
+	return nil
+}
+
+// AllowReenrol releases a (not revoked) runner's keys for one re-enrolment without its
+// current token, for a runner that lost it.
+func (s *Store) AllowReenrol(ctx context.Context, id int64) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE runners SET reenrol_allowed = 1 WHERE id = ? AND revoked_at IS NULL`, id)
+	if err != nil {
+		return fmt.Errorf("release runner %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fault.New(fault.NotFound, "no runner %d that could be released (unknown, or revoked)", id)
+	}
+	return nil
+}
+
+// AllowReenrolKeys is AllowReenrol for the runner holding the keys of fingerprint fp; it does
+// nothing when no runner holds them.
+func (s *Store) AllowReenrolKeys(ctx context.Context, fp string) error {
+	if _, err := s.write.ExecContext(ctx, `UPDATE runners SET reenrol_allowed = 1 WHERE fingerprint = ? AND revoked_at IS NULL`, fp); err != nil {
+		return fmt.Errorf("release runner %s: %w", fp, err)
+	}
+	return nil
+}
+
+// SignerRevoked says whether the keys that signed run r were revoked: its runner's, for a
+// portal runner's run, or the registered submitter keys with its signer fingerprint; and when.
+func (s *Store) SignerRevoked(ctx context.Context, r Run) (time.Time, error) {
+	var rev sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT MIN(t) FROM (
+		SELECT revoked_at AS t FROM runners WHERE id = ? AND revoked_at IS NOT NULL
+		UNION ALL SELECT revoked_at FROM submitter_keys WHERE fingerprint = ? AND revoked_at IS NOT NULL) x`, r.RunnerID, r.Signer).Scan(&rev)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("revocation of run %d's signer: %w", r.ID, err)
+	}
+	return fromMS(rev), nil
+}
