@@ -281,11 +281,12 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 // submitter registered; then it is published with origin community.
 //
 // A bundle already published (the same bytes) is not published again: its run's id is
-// returned, with nothing stored.
+// returned, with nothing stored, to its own submitter at once and to anyone else only after
+// the same checks (so someone else's bundle is refused as signed by a key that is not theirs).
 func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte) (int64, error) {
-	if run, err := s.store.RunByBundle(ctx, bundleDigest(data)); err == nil {
+	if run, err := s.store.RunByBundle(ctx, bundleDigest(data)); err == nil && run.SubmitterID == u.ID {
 		return run.ID, nil
-	} else if !fault.Is(err, fault.NotFound) {
+	} else if err != nil && !fault.Is(err, fault.NotFound) {
 		return 0, err
 	}
 	b, err := s.readBundle(data)

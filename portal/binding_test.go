@@ -237,8 +237,17 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 	if err != nil || l == nil || l.JobID != jobID {
 		t.Fatalf("lease: %+v %v", l, err)
 	}
-	sub2 := registeredSubmitter(t, p, "runner-owner", r.id)
-	if _, err := sub2.Submit(ctx, runnerBundle(t, m, r.id, l)); !errors.Is(err, runner.ErrRefused) || !strings.Contains(err.Error(), "only that job's runner publishes it") {
+	// The runner's keys cannot become a submitter's (they are enrolled), so its bound bundle
+	// cannot be submitted as a community result under any account.
+	tok := "sub-token-runner-owner-0123456789"
+	if _, err := p.Server.Store().CreateUser(ctx, "runner-owner", "submitter", portal.HashToken(tok)); err != nil {
+		t.Fatal(err)
+	}
+	sub2 := runner.NewSubmitter(p.URL, tok)
+	if _, err := sub2.RegisterKeys(ctx, r.id, "runner keys"); !errors.Is(err, runner.ErrConflict) || !strings.Contains(err.Error(), "a runner's keys cannot also be a submitter's") {
+		t.Errorf("registering a runner's keys as a submitter's: %v", err)
+	}
+	if _, err := sub2.Submit(ctx, runnerBundle(t, m, r.id, l)); !errors.Is(err, runner.ErrRefused) {
 		t.Errorf("a job's bundle submitted as community: %v", err)
 	}
 	if runs, _ := stored(t, p); runs != 2 {

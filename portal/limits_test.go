@@ -75,7 +75,7 @@ func TestSpoofedForwardedAddressesAreOneClient(t *testing.T) {
 // each apart; the runner's client sees the kind "rate limited" and the Retry-After.
 func TestEveryBudgetIsItsOwn(t *testing.T) {
 	p := portaltest.Start(t, func(c *portal.Config) {
-		c.RateLimits.Enrol = portal.Budget{PerSecond: 0.01, Burst: 2}
+		c.RateLimits.Enrol = portal.Budget{PerSecond: 0.01, Burst: 4} // two enrolments: a challenge and an enrol each
 		c.RateLimits.Runner = portal.Budget{PerSecond: 0.01, Burst: 3}
 		c.RateLimits.Submit = portal.Budget{PerSecond: 0.01, Burst: 2}
 	})
@@ -214,7 +214,10 @@ func TestNegativeProgressIsRefused(t *testing.T) {
 // range and a retried dropped chunk are not stored.
 func TestLogIsBounded(t *testing.T) {
 	lim := sqlite.LogLimits{AttemptBytes: 64 << 10, JobBytes: 96 << 10, HeadBytes: 4 << 10, MaxChunks: 50, MaxIndex: 1000}
-	p := portaltest.Start(t, func(c *portal.Config) { c.Logs = lim })
+	p := portaltest.Start(t, func(c *portal.Config) {
+		c.Logs = lim
+		c.RateLimits.Runner = portal.Budget{PerSecond: 1000, Burst: 1000} // 200 chunks at once; the log limits are under test
+	})
 	ctx := context.Background()
 	jobID := queueJob(t, p, smallManifest(t, 2))
 	r := enrol(t, p, "lab")

@@ -110,7 +110,7 @@ func publishAs(t *testing.T, p *portaltest.Portal, r enrolled) int64 {
 	if err != nil || l == nil {
 		t.Fatalf("lease: %v %v", l, err)
 	}
-	cr, err := r.client.Complete(context.Background(), l.JobID, l.LeaseID, signedBundle(t, m, r.id, artifacts.OriginPortalRunner))
+	cr, err := r.client.Complete(context.Background(), l.JobID, l.LeaseID, runnerBundle(t, m, r.id, l))
 	if err != nil {
 		t.Fatal(err)
 	}
