@@ -29,9 +29,9 @@ type Run struct {
 	Origin      string
 	// Binding is how the attestation binds the run: BindingJob, BindingUnbound or
 	// BindingLegacy.
-	Binding     string
-	RunnerID    int64
-	RunnerName  string
+	Binding    string
+	RunnerID   int64
+	RunnerName string
 	// Submitter is the submitting account's (unique) name; SubmitterID identifies it, and is
 	// what a community run is attributed by.
 	Submitter   string
