@@ -11,7 +11,6 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
 )
 
 // BenchmarkBundleUploadVerify posts a signed community bundle (paper001/mlkem, 9 cells) to
@@ -20,16 +19,8 @@ import (
 // bundles/s.
 func BenchmarkBundleUploadVerify(b *testing.B) {
 	p := portaltest.Start(b, nil)
-	ctx := context.Background()
 	id, _ := artifacts.GenerateIdentity()
-	tok := "submitter-token-for-benchmarks-0001"
-	u, err := p.Server.Store().CreateUser(ctx, "bench", sqlite.RoleSubmitter, portal.HashToken(tok))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "bench", id.Public()); err != nil {
-		b.Fatal(err)
-	}
+	tok := submitterToken(b, p, "bench", id)
 	bundle := signedBundle(b, smallManifest(b, 100), id, artifacts.OriginLocal)
 	b.SetBytes(int64(len(bundle)))
 	b.ResetTimer()

@@ -103,6 +103,14 @@ func mldsaManifest(t testing.TB) *artifacts.Manifest {
 // registeredSubmitter registers id's keys under a new submitter account and returns its client.
 func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *artifacts.Identity) *runner.HTTPPortal {
 	t.Helper()
+	return runner.NewSubmitter(p.URL, submitterToken(t, p, name, id))
+}
+
+// submitterToken creates the submitter account name with id's keys registered (straight in
+// the store: the registration's proof of possession is tested on its own) and returns the
+// account's bearer token.
+func submitterToken(t testing.TB, p *portaltest.Portal, name string, id *artifacts.Identity) string {
+	t.Helper()
 	ctx := context.Background()
 	tok := "sub-token-" + name + "-0123456789"
 	u, err := p.Server.Store().CreateUser(ctx, name, "submitter", portal.HashToken(tok))
@@ -112,7 +120,7 @@ func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *ar
 	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "test", id.Public()); err != nil {
 		t.Fatal(err)
 	}
-	return runner.NewSubmitter(p.URL, tok)
+	return tok
 }
 
 func TestRunnerCompletionRefusesUnboundBundles(t *testing.T) {

@@ -39,17 +39,8 @@ type submitter struct {
 
 func newSubmitter(t *testing.T, p *portaltest.Portal) submitter {
 	t.Helper()
-	ctx := context.Background()
 	id, _ := artifacts.GenerateIdentity()
-	tok := "submitter-token-for-class-tests-01"
-	u, err := p.Server.Store().CreateUser(ctx, "lab", sqlite.RoleSubmitter, portal.HashToken(tok))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "lab", id.Public()); err != nil {
-		t.Fatal(err)
-	}
-	return submitter{tok, id}
+	return submitter{submitterToken(t, p, "lab", id), id}
 }
 
 func (s submitter) bundle(t *testing.T, board runner.Board, m *artifacts.Manifest) []byte {

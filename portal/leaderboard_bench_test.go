@@ -2,7 +2,6 @@ package portal_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,9 +11,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
-	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
 )
 
 // maximalBundle runs, for real on the host, the largest manifest the kinds allow: a sig-bench
@@ -49,16 +46,8 @@ spec:
 // so this is the most one result can add.
 func BenchmarkLeaderboardsMaximalBundle(b *testing.B) {
 	p := portaltest.Start(b, nil)
-	ctx := context.Background()
 	id, _ := artifacts.GenerateIdentity()
-	tok := "submitter-token-for-benchmarks-0002"
-	u, err := p.Server.Store().CreateUser(ctx, "bench", sqlite.RoleSubmitter, portal.HashToken(tok))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "bench", id.Public()); err != nil {
-		b.Fatal(err)
-	}
+	tok := submitterToken(b, p, "bench", id)
 	submit := func(bundle []byte) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, p.URL+artifacts.RouteSubmissions, bytes.NewReader(bundle))
 		req.Header.Set("Authorization", "Bearer "+tok)
