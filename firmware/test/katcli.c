@@ -17,11 +17,18 @@
  *   mldsa-keygen DSET XI                         -> PK SK
  *   mldsa-sign DSET IFACE SK MSG CTX RND [OID]   -> SIG ROUNDS | fail
  *   mldsa-verify DSET IFACE PK MSG CTX SIG [OID] -> ok | fail
+ *   slhdsa-keygen SSET SKSEED SKPRF PKSEED       -> PK SK
+ *   slhdsa-sign SSET IFACE SK MSG CTX ADDRND [OID]  -> SIG | fail
+ *   slhdsa-verify SSET IFACE PK MSG CTX SIG [OID]   -> ok | fail
+ *   slhdsa-sizes SSET                            -> N PK SK SIG
  * SET is 512, 768 or 1024; DSET is 44, 65 or 87; MODE is aead128, 128v12 or
  * 128av12; IFACE is pure (ML-DSA.Sign/Verify with CTX), internal (MSG is
  * M'), mu (MSG is the 64-byte external mu) or prehash (MSG is PH(M), OID
  * its DER OID). RND "-" signs deterministically (rnd NULL); CTX is ignored
- * by internal and mu. An empty byte string is written "-". */
+ * by internal and mu. SSET is an SLH-DSA set as FIPS 205 names it without
+ * the "SLH-DSA-" prefix (SHA2-128s ... SHAKE-256f); its IFACE is pure,
+ * internal or prehash as for ML-DSA, and ADDRND "-" signs deterministically.
+ * An empty byte string is written "-". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,7 @@
 #include "../crypto/keccak/keccak.h"
 #include "../crypto/mldsa/mldsa.h"
 #include "../crypto/mlkem/mlkem.h"
+#include "../crypto/slhdsa/slhdsa.h"
 #include "../crypto/sha2/sha2.h"
 
 #define MAXBYTES 65536
@@ -77,6 +85,41 @@ struct dsa {
 	 p##_verify, p##_verify_prehash}
 
 static const struct dsa dsas[] = {DSA(mldsa44, MLDSA44), DSA(mldsa65, MLDSA65), DSA(mldsa87, MLDSA87)};
+
+struct slh {
+	const char *name;
+	size_t n, pk, sk, sig;
+	int (*keygen)(uint8_t *, uint8_t *, const uint8_t *, const uint8_t *, const uint8_t *);
+	int (*sign_internal)(uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *);
+	int (*sign)(uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t,
+		    const uint8_t *);
+	int (*sign_prehash)(uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t,
+			    const uint8_t *, size_t, const uint8_t *);
+	int (*verify_internal)(const uint8_t *, const uint8_t *, const uint8_t *, size_t);
+	int (*verify)(const uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t);
+	int (*verify_prehash)(const uint8_t *, const uint8_t *, const uint8_t *, size_t, const uint8_t *,
+			      size_t, const uint8_t *, size_t);
+};
+
+#define SLH(name, p, P)                                                                        \
+	{name, P##_N, P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, p##_keygen_internal,               \
+	 p##_sign_internal, p##_sign, p##_sign_prehash, p##_verify_internal, p##_verify,          \
+	 p##_verify_prehash}
+
+static const struct slh slhs[] = {
+	SLH("SHA2-128s", slhdsa_sha2_128s, SLHDSA_SHA2_128S),
+	SLH("SHA2-128f", slhdsa_sha2_128f, SLHDSA_SHA2_128F),
+	SLH("SHA2-192s", slhdsa_sha2_192s, SLHDSA_SHA2_192S),
+	SLH("SHA2-192f", slhdsa_sha2_192f, SLHDSA_SHA2_192F),
+	SLH("SHA2-256s", slhdsa_sha2_256s, SLHDSA_SHA2_256S),
+	SLH("SHA2-256f", slhdsa_sha2_256f, SLHDSA_SHA2_256F),
+	SLH("SHAKE-128s", slhdsa_shake_128s, SLHDSA_SHAKE_128S),
+	SLH("SHAKE-128f", slhdsa_shake_128f, SLHDSA_SHAKE_128F),
+	SLH("SHAKE-192s", slhdsa_shake_192s, SLHDSA_SHAKE_192S),
+	SLH("SHAKE-192f", slhdsa_shake_192f, SLHDSA_SHAKE_192F),
+	SLH("SHAKE-256s", slhdsa_shake_256s, SLHDSA_SHAKE_256S),
+	SLH("SHAKE-256f", slhdsa_shake_256f, SLHDSA_SHAKE_256F),
+};
 
 static uint8_t a[MAXBYTES], b[MAXBYTES], o1[MAXBYTES], o2[MAXBYTES];
 
@@ -266,6 +309,81 @@ static int mldsa(const char *cmd, char *set, char *iface, char *key, char *msg, 
 	return -1;
 }
 
+/* slhdsa runs an slhdsa-* command; it returns -1 on malformed arguments. */
+static int slhdsa(const char *cmd, char *set, char *iface, char *key, char *msg, char *ctx, char *last,
+		  char *oidhex)
+{
+	static uint8_t c[MAXBYTES], r[MAXBYTES], oid[MAXBYTES];
+	const struct slh *d = NULL;
+	long nk, nm, nc, nr, no = 0;
+	size_t i;
+	int rc;
+	for (i = 0; set != NULL && i < sizeof slhs / sizeof slhs[0]; i++)
+		if (strcmp(slhs[i].name, set) == 0)
+			d = &slhs[i];
+	if (d == NULL)
+		return -1;
+	if (strcmp(cmd, "slhdsa-sizes") == 0) {
+		printf("%zu %zu %zu %zu", d->n, d->pk, d->sk, d->sig);
+		return 0;
+	}
+	if (strcmp(cmd, "slhdsa-keygen") == 0) {
+		if (iface == NULL || key == NULL || msg == NULL || unhex(a, iface) != (long)d->n ||
+		    unhex(b, key) != (long)d->n || unhex(c, msg) != (long)d->n)
+			return -1;
+		d->keygen(o1, o2, a, b, c);
+		puthex(o1, d->pk);
+		printf(" ");
+		puthex(o2, d->sk);
+		return 0;
+	}
+	if (iface == NULL || key == NULL || msg == NULL || ctx == NULL || last == NULL)
+		return -1;
+	nk = unhex(a, key);
+	nm = unhex(b, msg);
+	nc = unhex(c, ctx);
+	nr = unhex(r, last);
+	if (nm < 0 || nc < 0 || nr < 0 || (oidhex != NULL && (no = unhex(oid, oidhex)) < 0))
+		return -1;
+	if (strcmp(cmd, "slhdsa-sign") == 0) {
+		const uint8_t *rnd = nr == 0 ? NULL : r;
+		if (nk != (long)d->sk || (nr != 0 && nr != (long)d->n))
+			return -1;
+		if (strcmp(iface, "pure") == 0)
+			rc = d->sign(o1, a, b, (size_t)nm, c, (size_t)nc, rnd);
+		else if (strcmp(iface, "internal") == 0)
+			rc = d->sign_internal(o1, a, b, (size_t)nm, rnd);
+		else if (strcmp(iface, "prehash") == 0 && no > 0)
+			rc = d->sign_prehash(o1, a, b, (size_t)nm, oid, (size_t)no, c, (size_t)nc, rnd);
+		else
+			return -1;
+		if (rc != 0)
+			printf("fail");
+		else
+			puthex(o1, d->sig);
+		return 0;
+	}
+	if (strcmp(cmd, "slhdsa-verify") == 0) {
+		if (nk != (long)d->pk)
+			return -1;
+		if (nr != (long)d->sig) {
+			printf("fail"); /* a signature of the wrong length never verifies */
+			return 0;
+		}
+		if (strcmp(iface, "pure") == 0)
+			rc = d->verify(r, a, b, (size_t)nm, c, (size_t)nc);
+		else if (strcmp(iface, "internal") == 0)
+			rc = d->verify_internal(r, a, b, (size_t)nm);
+		else if (strcmp(iface, "prehash") == 0 && no > 0)
+			rc = d->verify_prehash(r, a, b, (size_t)nm, oid, (size_t)no, c, (size_t)nc);
+		else
+			return -1;
+		printf(rc == 0 ? "ok" : "fail");
+		return 0;
+	}
+	return -1;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
@@ -276,7 +394,10 @@ int main(void)
 		long n;
 		if (cmd == NULL)
 			continue;
-		if (strncmp(cmd, "mldsa-", 6) == 0) {
+		if (strncmp(cmd, "slhdsa-", 7) == 0) {
+			if (slhdsa(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "mldsa-", 6) == 0) {
 			if (mldsa(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "ascon-", 6) == 0) {

@@ -1,0 +1,10 @@
+/* SLH-DSA-SHA2-192f: see slhdsa_impl.h. */
+#define SLH_SHA2 1
+#define SLH_CAT 192
+#define SLH_FAST 1
+#define NS(x) slhdsa_sha2_192f_##x
+#define WANT_N SLHDSA_SHA2_192F_N
+#define WANT_PK SLHDSA_SHA2_192F_PKBYTES
+#define WANT_SK SLHDSA_SHA2_192F_SKBYTES
+#define WANT_SIG SLHDSA_SHA2_192F_SIGBYTES
+#include "slhdsa_impl.h"
