@@ -78,6 +78,9 @@ func seed(ctx context.Context, dir string, want int, out io.Writer) error {
 	cfg := portal.DefaultConfig()
 	cfg.DataDir = dir
 	cfg.LocalRunner = false
+	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
+	// the per-address submission budget would only slow it down.
+	cfg.RateLimits.Submit = portal.Budget{}
 	srv, err := portal.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
