@@ -275,4 +275,3 @@ func TestNewRounds(t *testing.T) {
 		}
 	}
 }
-
