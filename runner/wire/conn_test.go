@@ -360,7 +360,22 @@ func TestConnSignatures(t *testing.T) {
 		t.Fatalf("rounds differ for the same seed: %v, %v", fixed, again)
 	}
 	drawn := rounds(nil, 64)
+	// Deterministic signing of one fixed message with one key gives the same signature, so
+	// the same rounds (and, on the host, no failure) every time.
+	det, sum := bench(BenchRequest{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 5, Message: []byte("fixed"), Deterministic: true})
+	if sum.OK != 5 {
+		t.Fatalf("deterministic sign: %+v", sum)
+	}
+	for _, s := range det {
+		if s.Rounds != det[0].Rounds {
+			t.Fatalf("deterministic signatures of one message took different rounds: %+v", det)
+		}
+	}
 	t.Logf("ML-DSA-44 sign rounds: fixed message %v, drawn messages %v", fixed, drawn)
+	// The longest fixed message fits one request frame.
+	if _, sum := bench(BenchRequest{Algorithm: "ML-DSA-44", Operation: "verify", Iterations: 1, Message: bytes.Repeat([]byte{0xa5}, MaxFixedMessage)}); sum.OK != 1 {
+		t.Fatalf("verify of a %d-byte message: %+v", MaxFixedMessage, sum)
+	}
 	for _, op := range []string{"keygen", "verify"} {
 		got, sum := bench(BenchRequest{Algorithm: "ML-DSA-65", Operation: op, Iterations: 3, MessageLen: 33})
 		if sum.OK != 3 || got[0].Rounds != 0 {
