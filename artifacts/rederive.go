@@ -173,6 +173,24 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		if err := plausibleExtras(c); err != nil {
 			return bad(err.field, "%v", err.err)
 		}
+		if c.Rounds != nil {
+			if c.Operation != OpSign {
+				return bad("rounds", "a %s cell carries signing rounds", c.Operation)
+			}
+			rv, err := c.Rounds.expand()
+			if err != nil {
+				return bad("rounds.counts", "%v", err)
+			}
+			if len(rv) != st.N {
+				return bad("rounds.counts", "count %d signatures, the cell has n = %d", len(rv), st.N)
+			}
+			if c.Rounds.Stats == nil {
+				return bad("rounds.stats", "missing")
+			}
+			if err := matchStats(Summarize(rv), c.Rounds.Stats, false); err != nil {
+				return bad("rounds.stats."+err.field, "%v, rounds.counts give %v", err.got, err.want)
+			}
+		}
 		if ev := samples.Energy[k]; len(ev) > 0 {
 			if c.Energy == nil || c.Energy.JoulesPerOp == nil {
 				return rederiveErr(FileSamples, i, k, "energy", "%d energy samples, result.json records no energy", len(ev))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +42,14 @@ func rederiveFixture(t testing.TB, unit, assurance string) (*Manifest, *Result, 
 		if ref.Operation == OpSign {
 			a, _ := LookupAlgorithm(ref.Algorithm)
 			c.Sizes = &Sizes{Signature: a.Signature, Message: m.Spec.MessageSize()}
+			var rounds []int
+			for i := range m.Spec.Iterations {
+				rounds = append(rounds, 1+(i*5)%7)
+			}
+			var err error
+			if c.Rounds, err = NewRounds(rounds); err != nil {
+				t.Fatal(err)
+			}
 		}
 		res.Cells = append(res.Cells, c)
 		for i, v := range vals {
@@ -90,6 +99,18 @@ func TestRederiveRefuses(t *testing.T) {
 			st := r.Cells[sign65].Stats
 			st.P25, st.P75 = st.P75+1, st.P25
 		}, FileResult, "stats"},
+		{"rounds for fewer signatures than samples", "", "", func(_ *Manifest, r *Result, _ *Samples) {
+			r.Cells[sign65].Rounds.Counts[0]--
+		}, FileResult, "rounds.counts"},
+		{"rounds ending in zero", "", "", func(_ *Manifest, r *Result, _ *Samples) {
+			r.Cells[sign65].Rounds.Counts = append(r.Cells[sign65].Rounds.Counts, 0)
+		}, FileResult, "rounds.counts"},
+		{"rounds statistics off", "", "", func(_ *Manifest, r *Result, _ *Samples) {
+			r.Cells[sign65].Rounds.Stats.Max++
+		}, FileResult, "rounds.stats.max"},
+		{"rounds on a verify cell", "", "", func(_ *Manifest, r *Result, _ *Samples) {
+			r.Cells[sign65+1].Rounds = r.Cells[sign65].Rounds
+		}, FileResult, "rounds"},
 		{"negative statistic", "", "", func(_ *Manifest, r *Result, _ *Samples) { r.Cells[0].Stats.Min = -1 }, FileResult, "stats"},
 		{"empty samples behind ok cells", "", "", func(_ *Manifest, _ *Result, s *Samples) {
 			*s = Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]string{}}
@@ -237,5 +258,20 @@ spec:
 	add("corrected again")
 	if err := Rederive(m, res, samples); err == nil || !strings.Contains(err.Error(), "more than 1 variant") {
 		t.Fatalf("two variants: %v; want refused", err)
+	}
+}
+
+func TestNewRounds(t *testing.T) {
+	r, err := NewRounds([]int{3, 1, 1, 5})
+	if err != nil || !slices.Equal(r.Counts, []int{2, 0, 1, 0, 1}) || r.Stats.N != 4 || r.Stats.Median != 2 || r.Stats.Max != 5 {
+		t.Fatalf("NewRounds = %+v %+v, %v", r, r.Stats, err)
+	}
+	if r, err := NewRounds(nil); r != nil || err != nil {
+		t.Fatalf("NewRounds(nil) = %+v, %v", r, err)
+	}
+	for _, bad := range [][]int{{0}, {MaxRounds + 1}} {
+		if _, err := NewRounds(bad); err == nil {
+			t.Errorf("NewRounds(%v) accepted", bad)
+		}
 	}
 }

@@ -81,6 +81,63 @@ type Cell struct {
 	// Commands are the per-command timings of a CLI-timed iteration (openssl-cli), in the
 	// order each iteration ran them; the cell's Stats are per iteration.
 	Commands []CommandStats `json:"commands,omitempty"`
+	// Rounds are the rejection-sampling rounds of a sign cell's timed signatures, where the
+	// board reports them (board firmware, ML-DSA); they explain the spread of signing costs.
+	Rounds *Rounds `json:"rounds,omitempty"`
+}
+
+// Rounds summarise how many rejection-sampling rounds each timed signature of a cell took.
+type Rounds struct {
+	// Counts[i] is how many timed signatures took i+1 rounds; they sum to the cell's Stats.N.
+	Counts []int `json:"counts"`
+	// Stats summarise the per-signature round counts (the same signatures as Counts).
+	Stats *Stats `json:"stats"`
+}
+
+// MaxRounds bounds the rounds one signature may report (ML-DSA's expected round counts are
+// 4 to 5; the chance of 1000 is negligible).
+const MaxRounds = 1000
+
+// NewRounds summarises per-signature round counts (each 1..MaxRounds); nil when there are none.
+func NewRounds(rounds []int) (*Rounds, error) {
+	if len(rounds) == 0 {
+		return nil, nil
+	}
+	r := &Rounds{}
+	vals := make([]float64, len(rounds))
+	for i, n := range rounds {
+		if n < 1 || n > MaxRounds {
+			return nil, fmt.Errorf("signature %d took %d rounds, want 1..%d", i, n, MaxRounds)
+		}
+		for len(r.Counts) < n {
+			r.Counts = append(r.Counts, 0)
+		}
+		r.Counts[n-1]++
+		vals[i] = float64(n)
+	}
+	r.Stats = Summarize(vals)
+	return r, nil
+}
+
+// expand lists the round counts in ascending order (what Counts says), or an error when
+// Counts is malformed.
+func (r *Rounds) expand() ([]float64, error) {
+	if len(r.Counts) > MaxRounds {
+		return nil, fmt.Errorf("%d round counts, more than %d", len(r.Counts), MaxRounds)
+	}
+	var vals []float64
+	for i, c := range r.Counts {
+		if c < 0 || c > MaxSamplesPerCell || len(vals)+c > MaxSamplesPerCell {
+			return nil, fmt.Errorf("counts[%d] is %d", i, c)
+		}
+		for range c {
+			vals = append(vals, float64(i+1))
+		}
+	}
+	if len(r.Counts) > 0 && r.Counts[len(r.Counts)-1] == 0 {
+		return nil, fmt.Errorf("counts end in 0")
+	}
+	return vals, nil
 }
 
 // CommandStats is one command of a CLI-timed iteration: what ran and how long it took.

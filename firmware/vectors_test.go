@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestBoardVectorsAreNISTs checks the project's shortened copy of the ACVP ML-KEM vectors
-// against NIST's full files: every kept test must be one of NIST's, unchanged.
+// TestBoardVectorsAreNISTs checks the project's shortened copy of the ACVP ML-KEM and ML-DSA
+// vectors against NIST's full files: every kept test must be one of NIST's, unchanged.
 func TestBoardVectorsAreNISTs(t *testing.T) {
 	full := filepath.Join("..", "..", "shared", "test-vectors", "acvp")
 	if _, err := os.Stat(full); err != nil {
@@ -32,9 +32,11 @@ func TestBoardVectorsAreNISTs(t *testing.T) {
 		}
 		return f
 	}
-	for _, name := range []string{"ML-KEM-keyGen-FIPS203", "ML-KEM-encapDecap-FIPS203"} {
-		sub := read(filepath.Join("vectors", "acvp", name, "internalProjection.json"))
-		all := read(filepath.Join(full, name, "internalProjection.json"))
+	for _, name := range []string{"ML-KEM-keyGen-FIPS203/internalProjection.json", "ML-KEM-encapDecap-FIPS203/internalProjection.json",
+		"ML-DSA-keyGen-FIPS204/internalProjection.json", "ML-DSA-sigVer-FIPS204/internalProjection.json",
+		"ML-DSA-sigGen-FIPS204/prompt.json", "ML-DSA-sigGen-FIPS204/expectedResults.json"} {
+		sub := read(filepath.Join("vectors", "acvp", name))
+		all := read(filepath.Join(full, name))
 		byID := map[float64]map[string]any{}
 		for _, g := range all.TestGroups {
 			for _, tc := range g.Tests {

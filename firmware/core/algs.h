@@ -1,6 +1,6 @@
 /* The algorithm table: what BENCH and SELFTEST can run. To add a scheme, add
- * its code under crypto/, an ops struct here (KEMs use fw_kem_ops; signature
- * schemes get fw_sig_ops when the first one lands) and a row in algs.c. */
+ * its code under crypto/, an ops struct here (KEMs use fw_kem_ops, signature
+ * schemes fw_sig_ops) and a row in algs.c. */
 #ifndef FW_ALGS_H
 #define FW_ALGS_H
 
@@ -13,7 +13,12 @@
 #define FW_KEM_MAX_CT 1568
 #define FW_KEM_MAX_SS 32
 
-enum fw_alg_kind { FW_KEM = 1 };
+/* Largest buffers any signature scheme in the table needs (ML-DSA-87). */
+#define FW_SIG_MAX_PK 2592
+#define FW_SIG_MAX_SK 4896
+#define FW_SIG_MAX_SIG 4627
+
+enum fw_alg_kind { FW_KEM = 1, FW_SIG = 2 };
 
 /* fw_kem_ops is one KEM with deterministic (derandomized) entry points. */
 struct fw_kem_ops {
@@ -31,10 +36,29 @@ struct fw_kem_ops {
 	int (*check_dk)(const uint8_t *dk);
 };
 
+/* fw_sig_ops is one signature scheme. sign takes its per-signature randomness
+ * from the caller (rnd, NULL for the deterministic variant) and reports the
+ * number of rejection-sampling rounds the signature took. */
+struct fw_sig_ops {
+	size_t pk_len, sk_len, sig_len;
+	size_t keygen_coins; /* bytes of randomness keygen takes (xi) */
+	size_t sign_coins;   /* bytes of randomness hedged signing takes (rnd) */
+	int (*keygen)(uint8_t *pk, uint8_t *sk, const uint8_t *coins);
+	int (*sign)(uint8_t *sig, const uint8_t *sk, const uint8_t *m, size_t mlen, const uint8_t *ctx,
+		    size_t ctxlen, const uint8_t *rnd, unsigned int *rounds);
+	int (*verify)(const uint8_t *sig, const uint8_t *pk, const uint8_t *m, size_t mlen,
+		      const uint8_t *ctx, size_t ctxlen);
+	/* The internal interface the ACVP vectors exercise (M' given). */
+	int (*sign_internal)(uint8_t *sig, const uint8_t *sk, const uint8_t *m, size_t mlen,
+			     const uint8_t *rnd, unsigned int *rounds);
+	int (*verify_internal)(const uint8_t *sig, const uint8_t *pk, const uint8_t *m, size_t mlen);
+};
+
 struct fw_alg {
 	const char *name; /* as in HELLO and BENCH, e.g. "ML-KEM-768" */
 	enum fw_alg_kind kind;
-	const struct fw_kem_ops *kem;
+	const struct fw_kem_ops *kem; /* FW_KEM */
+	const struct fw_sig_ops *sig; /* FW_SIG */
 };
 
 extern const struct fw_alg fw_algs[];

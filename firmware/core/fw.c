@@ -10,6 +10,11 @@
 #include "vectors.h"
 
 #define FW_MAX_ITERATIONS 100000u
+/* Longest message a signature BENCH signs (msglen=), and longest fixed
+ * message a request can carry (msg=, hex, so that the request stays within
+ * FW_MAX_LINE). */
+#define FW_SIG_MAX_MSG 4096u
+#define FW_SIG_MAX_FIXED 128u
 #define FW_MAX_WARMUP 1000u
 
 /* Request bookkeeping for duplicate suppression: a request that arrives again
@@ -80,7 +85,8 @@ static void send_hello(uint32_t re)
 	fw_kv_str("rng", "shake256-drbg");
 	fw_kv_u64("seeded", (uint64_t)fw_drbg_seeded());
 	fw_kv_str("algs", algs);
-	fw_kv_str("ops", "keygen,encaps,decaps");
+	fw_kv_str("ops", "keygen,encaps,decaps,sign,verify");
+	fw_kv_u64("max_msg", FW_SIG_MAX_MSG);
 	fw_kv_u64("max_line", FW_MAX_LINE);
 	fw_frame_end();
 }
@@ -121,7 +127,9 @@ static void busy_poll(void)
 
 /* ---- BENCH ---- */
 
-enum bench_op { OP_KEYGEN, OP_ENCAPS, OP_DECAPS };
+enum bench_op { OP_KEYGEN, OP_ENCAPS, OP_DECAPS, OP_SIGN, OP_VERIFY };
+
+static const char *const op_names[] = {"keygen", "encaps", "decaps", "sign", "verify"};
 
 static uint8_t b_ek[FW_KEM_MAX_EK], b_dk[FW_KEM_MAX_DK], b_ct[FW_KEM_MAX_CT];
 static uint8_t b_ss1[FW_KEM_MAX_SS], b_ss2[FW_KEM_MAX_SS], b_coins[64];
@@ -149,6 +157,8 @@ static void bench_run_job(void *arg)
 		break;
 	case OP_DECAPS:
 		j->rc = j->kem->decaps(b_ss2, b_ct, b_dk);
+		break;
+	default: /* signature operations run in sig_run_job */
 		break;
 	}
 	t1 = plat_counter();
@@ -179,6 +189,8 @@ static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uin
 		if (kem->encaps(b_ct, b_ss1, b_ek, b_coins) != 0)
 			return "setup";
 		break;
+	default:
+		return "setup";
 	}
 	*stack = plat_stack_run(bench_run_job, &j);
 	*count = j.count;
@@ -199,8 +211,244 @@ static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uin
 		if (memcmp(b_ss1, b_ss2, kem->ss_len) != 0)
 			return "mismatch";
 		break;
+	default:
+		break;
 	}
 	return 0;
+}
+
+
+/* ---- BENCH for signature schemes ---- */
+
+static uint8_t s_pk[FW_SIG_MAX_PK], s_sk[FW_SIG_MAX_SK], s_sig[FW_SIG_MAX_SIG];
+static uint8_t s_msg[FW_SIG_MAX_MSG], s_rnd[64], s_xi[64];
+
+/* sig_bench is one signature BENCH's parameters. */
+struct sig_bench {
+	const struct fw_sig_ops *sig;
+	enum bench_op op;
+	uint32_t mlen;   /* message length */
+	int fixed;       /* the message came with the request (msg=) */
+	int det;         /* deterministic signing (rnd = NULL) */
+	int fault;       /* test hook: corrupt the signature before it is checked */
+};
+
+struct sig_job {
+	const struct sig_bench *b;
+	int rc;
+	unsigned int rounds;
+	uint64_t count;
+};
+
+static void sig_run_job(void *arg)
+{
+	struct sig_job *j = arg;
+	const struct sig_bench *b = j->b;
+	uint64_t t0, t1;
+	plat_counter_align();
+	t0 = plat_counter();
+	switch (b->op) {
+	case OP_KEYGEN:
+		j->rc = b->sig->keygen(s_pk, s_sk, s_xi);
+		break;
+	case OP_SIGN:
+		j->rc = b->sig->sign(s_sig, s_sk, s_msg, b->mlen, 0, 0, b->det ? 0 : s_rnd, &j->rounds);
+		break;
+	default:
+		j->rc = b->sig->verify(s_sig, s_pk, s_msg, b->mlen, 0, 0);
+		break;
+	}
+	t1 = plat_counter();
+	j->count = t1 - t0;
+}
+
+/* sig_inputs draws a fresh message (unless it is fixed) and the signing
+ * randomness from the DRBG. */
+static void sig_inputs(const struct sig_bench *b)
+{
+	if (!b->fixed)
+		fw_drbg_read(s_msg, b->mlen);
+	if (!b->det)
+		fw_drbg_read(s_rnd, b->sig->sign_coins);
+}
+
+static int sig_sign_untimed(const struct sig_bench *b, unsigned int *rounds)
+{
+	return b->sig->sign(s_sig, s_sk, s_msg, b->mlen, 0, 0, b->det ? 0 : s_rnd, rounds);
+}
+
+/* sig_one prepares inputs, measures one operation and checks its output:
+ * every signature is verified before its count is kept. Returns 0 on
+ * success or a reason string; *rounds is the signing rounds (sign only). */
+static const char *sig_one(const struct sig_bench *b, uint64_t *count, uint32_t *stack,
+			   unsigned int *rounds)
+{
+	struct sig_job j;
+	unsigned int r;
+	j.b = b;
+	j.rc = 0;
+	j.rounds = 0;
+	j.count = 0;
+	*rounds = 0;
+
+	/* Inputs are drawn (and for verify the signature made) before the counter starts. */
+	switch (b->op) {
+	case OP_KEYGEN:
+		fw_drbg_read(s_xi, b->sig->keygen_coins);
+		break;
+	case OP_SIGN:
+		sig_inputs(b);
+		break;
+	default:
+		sig_inputs(b);
+		if (sig_sign_untimed(b, &r) != 0)
+			return "setup";
+		if (b->fault)
+			s_sig[0] ^= 1;
+		break;
+	}
+	*stack = plat_stack_run(sig_run_job, &j);
+	*count = j.count;
+	if (b->op == OP_SIGN)
+		*rounds = j.rounds;
+	switch (b->op) {
+	case OP_KEYGEN:
+		if (j.rc != 0)
+			return "rc";
+		/* The new key pair must sign and verify. */
+		sig_inputs(b);
+		if (sig_sign_untimed(b, &r) != 0)
+			return "check-sign";
+		if (b->fault)
+			s_sig[0] ^= 1;
+		if (b->sig->verify(s_sig, s_pk, s_msg, b->mlen, 0, 0) != 0)
+			return "check-verify";
+		break;
+	case OP_SIGN:
+		if (j.rc != 0)
+			return "rc";
+		if (b->fault)
+			s_sig[0] ^= 1;
+		if (b->sig->verify(s_sig, s_pk, s_msg, b->mlen, 0, 0) != 0)
+			return "verify";
+		break;
+	default:
+		/* The timed call is the check: a valid signature must verify. */
+		if (j.rc != 0)
+			return "verify";
+		break;
+	}
+	return 0;
+}
+
+/* sig_args reads a signature BENCH's message (msglen= for fresh DRBG
+ * messages, or msg= for a fixed one), det= and the fault= test hook; on a bad
+ * field it answers ERROR and returns -1. */
+static int sig_args(const struct fw_req *r, const struct fw_alg *alg, enum bench_op op,
+		    struct sig_bench *b)
+{
+	const char *ml = fw_req_get(r, "msglen"), *msg = fw_req_get(r, "msg");
+	const char *det = fw_req_get(r, "det"), *fault = fw_req_get(r, "fault");
+	uint32_t v;
+	long l;
+
+	b->sig = alg->sig;
+	b->op = op;
+	b->mlen = 0;
+	b->fixed = 0;
+	b->det = 0;
+	b->fault = 0;
+	if (msg != 0 && ml == 0) {
+		l = fw_parse_hex(msg, s_msg, FW_SIG_MAX_FIXED);
+		if (l < 0) {
+			send_error(r->seq, "badarg", "msg");
+			return -1;
+		}
+		b->mlen = (uint32_t)l;
+		b->fixed = 1;
+	} else if (ml != 0 && msg == 0) {
+		if (fw_parse_u32(ml, &v) != 0 || v > FW_SIG_MAX_MSG) {
+			send_error(r->seq, "badarg", "msglen");
+			return -1;
+		}
+		b->mlen = v;
+	} else {
+		send_error(r->seq, "badarg", "msglen");
+		return -1;
+	}
+	if (det != 0) {
+		if (fw_parse_u32(det, &v) != 0 || v > 1) {
+			send_error(r->seq, "badarg", "det");
+			return -1;
+		}
+		b->det = (int)v;
+	}
+	if (fault != 0) {
+		if (!fw_streq(fault, "sig")) {
+			send_error(r->seq, "badarg", "fault");
+			return -1;
+		}
+		b->fault = 1;
+	}
+	return 0;
+}
+
+/* sig_bench runs a signature BENCH after its BENCH frame: the setup key pair,
+ * then the samples and the summary. */
+static void sig_bench(uint32_t re, const struct sig_bench *b, uint32_t n, uint32_t warmup)
+{
+	uint32_t i, nok = 0, nfail = 0, stack = 0, stack_max = 0;
+	uint64_t count = 0, cmin = 0, cmax = 0;
+	unsigned int rounds;
+	const char *why;
+
+	/* One key pair from the DRBG for sign and verify. */
+	if (b->op != OP_KEYGEN) {
+		fw_drbg_read(s_xi, b->sig->keygen_coins);
+		if (b->sig->keygen(s_pk, s_sk, s_xi) != 0) {
+			send_error(re, "setup", "keygen");
+			return;
+		}
+	}
+	for (i = 0; i < warmup + n; i++) {
+		why = sig_one(b, &count, &stack, &rounds);
+		busy_poll();
+		if (i < warmup)
+			continue;
+		fw_frame_begin("SAMPLE");
+		fw_kv_u64("re", re);
+		fw_kv_u64("i", i - warmup);
+		fw_kv_u64("count", count);
+		fw_kv_u64("stack", stack);
+		if (b->op == OP_SIGN)
+			fw_kv_u64("rounds", rounds);
+		fw_kv_u64("ok", why == 0);
+		if (why != 0)
+			fw_kv_str("reason", why);
+		fw_frame_end();
+		if (why != 0) {
+			nfail++;
+			continue;
+		}
+		if (nok == 0 || count < cmin)
+			cmin = count;
+		if (count > cmax)
+			cmax = count;
+		if (stack > stack_max)
+			stack_max = stack;
+		nok++;
+	}
+	fw_frame_begin("SUMMARY");
+	fw_kv_u64("re", re);
+	fw_kv_u64("n", n);
+	fw_kv_u64("ok", nok);
+	fw_kv_u64("fail", nfail);
+	if (nok > 0) {
+		fw_kv_u64("min", cmin);
+		fw_kv_u64("max", cmax);
+		fw_kv_u64("stack_max", stack_max);
+	}
+	fw_frame_end();
 }
 
 static void do_bench(const struct fw_req *r)
@@ -210,6 +458,7 @@ static void do_bench(const struct fw_req *r)
 	const struct fw_alg *alg = alg_s ? fw_alg_find(alg_s) : 0;
 	const struct fw_kem_ops *kem;
 	enum bench_op op;
+	struct sig_bench sb;
 	uint32_t n, warmup = 0, i, nok = 0, nfail = 0, stack = 0, stack_max = 0;
 	uint64_t count = 0, cmin = 0, cmax = 0;
 	const char *why;
@@ -222,13 +471,11 @@ static void do_bench(const struct fw_req *r)
 		send_error(r->seq, "badarg", "op");
 		return;
 	}
-	if (fw_streq(op_s, "keygen"))
-		op = OP_KEYGEN;
-	else if (fw_streq(op_s, "encaps"))
-		op = OP_ENCAPS;
-	else if (fw_streq(op_s, "decaps"))
-		op = OP_DECAPS;
-	else {
+	for (op = OP_KEYGEN; op <= OP_VERIFY; op++)
+		if (fw_streq(op_s, op_names[op]))
+			break;
+	if (op > OP_VERIFY || (alg->kind == FW_KEM && (op == OP_SIGN || op == OP_VERIFY)) ||
+	    (alg->kind == FW_SIG && (op == OP_ENCAPS || op == OP_DECAPS))) {
 		send_error(r->seq, "unsupported", "op");
 		return;
 	}
@@ -241,14 +488,26 @@ static void do_bench(const struct fw_req *r)
 		return;
 	}
 	kem = alg->kem;
+	if (alg->kind == FW_SIG && sig_args(r, alg, op, &sb) != 0)
+		return;
 
 	fw_frame_begin("BENCH");
 	fw_kv_u64("re", r->seq);
 	fw_kv_str("alg", alg->name);
-	fw_kv_str("op", op == OP_KEYGEN ? "keygen" : op == OP_ENCAPS ? "encaps" : "decaps");
+	fw_kv_str("op", op_names[op]);
 	fw_kv_u64("n", n);
 	fw_kv_u64("warmup", warmup);
+	if (alg->kind == FW_SIG) {
+		fw_kv_u64("msglen", sb.mlen);
+		fw_kv_u64("det", (uint64_t)sb.det);
+		if (sb.fault)
+			fw_kv_str("fault", "sig");
+	}
 	fw_frame_end();
+	if (alg->kind == FW_SIG) {
+		sig_bench(r->seq, &sb, n, warmup);
+		return;
+	}
 
 	/* One key pair (and for decaps a ciphertext per iteration) from the DRBG. */
 	if (op != OP_KEYGEN) {
@@ -387,6 +646,49 @@ static void selftest_kem(uint32_t re, const struct fw_kat_kem *v)
 	st_group(re, v->alg, "decapsulationKeyCheck", pass, fail, first);
 }
 
+static void selftest_sig(uint32_t re, const struct fw_kat_sig *v)
+{
+	const struct fw_alg *alg = fw_alg_find(v->alg);
+	const struct fw_sig_ops *sig;
+	uint32_t i, pass, fail, first;
+	unsigned int rounds;
+
+	if (alg == 0 || alg->kind != FW_SIG) {
+		st_group(re, v->alg, "missing", 0, 1, 0);
+		return;
+	}
+	sig = alg->sig;
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_keygen; i++) {
+		const struct fw_kat_sig_keygen *t = &v->keygen[i];
+		ST_COUNT(sig->keygen(s_pk, s_sk, t->seed) == 0 && memcmp(s_pk, t->pk, sig->pk_len) == 0 &&
+				 memcmp(s_sk, t->sk, sig->sk_len) == 0,
+			 t->tc);
+		busy_poll();
+	}
+	st_group(re, v->alg, "keyGen", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_siggen; i++) {
+		const struct fw_kat_siggen *t = &v->siggen[i];
+		ST_COUNT(sig->sign(s_sig, t->sk, t->msg, t->mlen, t->ctx, t->ctxlen, 0, &rounds) == 0 &&
+				 memcmp(s_sig, t->sig, sig->sig_len) == 0,
+			 t->tc);
+		busy_poll();
+	}
+	st_group(re, v->alg, "sigGen", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_sigver; i++) {
+		const struct fw_kat_sigver *t = &v->sigver[i];
+		ST_COUNT((sig->verify(t->sig, t->pk, t->msg, t->mlen, t->ctx, t->ctxlen) == 0) == (t->pass != 0),
+			 t->tc);
+		busy_poll();
+	}
+	st_group(re, v->alg, "sigVer", pass, fail, first);
+}
+
 static int hash_one(const struct fw_kat_hash *h, uint8_t *out)
 {
 	if (h->mdlen > sizeof st_md)
@@ -424,6 +726,8 @@ static void do_selftest(const struct fw_req *r)
 	}
 	for (i = 0; i < fw_n_kat_kems; i++)
 		selftest_kem(r->seq, &fw_kat_kems[i]);
+	for (i = 0; i < fw_n_kat_sigs; i++)
+		selftest_sig(r->seq, &fw_kat_sigs[i]);
 	fw_frame_begin("SELFTEST");
 	fw_kv_u64("re", r->seq);
 	fw_kv_u64("pass", st_pass);

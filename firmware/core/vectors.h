@@ -45,7 +45,39 @@ struct fw_kat_hash {
 	uint32_t mdlen;
 };
 
+/* ML-DSA: keyGen from the seed xi; deterministic sigGen and sigVer of pure
+ * ML-DSA with a context (ACVP signatureInterface external, preHash pure). */
+struct fw_kat_sig_keygen {
+	uint16_t tc;
+	const uint8_t *seed, *pk, *sk;
+};
+
+struct fw_kat_siggen {
+	uint16_t tc;
+	const uint8_t *sk, *msg, *ctx, *sig;
+	uint32_t mlen;
+	uint16_t ctxlen;
+};
+
+struct fw_kat_sigver {
+	uint16_t tc;
+	uint8_t pass; /* ACVP testPassed */
+	const uint8_t *pk, *msg, *ctx, *sig;
+	uint32_t mlen;
+	uint16_t ctxlen;
+};
+
+struct fw_kat_sig {
+	const char *alg;
+	const struct fw_kat_sig_keygen *keygen;
+	const struct fw_kat_siggen *siggen;
+	const struct fw_kat_sigver *sigver;
+	uint16_t n_keygen, n_siggen, n_sigver;
+};
+
 extern const struct fw_kat_kem fw_kat_kems[];
+extern const struct fw_kat_sig fw_kat_sigs[];
+extern const unsigned int fw_n_kat_sigs;
 extern const unsigned int fw_n_kat_kems;
 extern const struct fw_kat_hash fw_kat_hashes[];
 extern const unsigned int fw_n_kat_hashes;

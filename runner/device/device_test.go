@@ -277,15 +277,74 @@ func TestSummaryMustAgree(t *testing.T) {
 	}
 }
 
-func TestSignaturesAreSkipped(t *testing.T) {
+// TestSignatureCells: ML-DSA cells are measured (each sign sample's rounds summarised in the
+// cell, the message size recorded), Ed25519, which the firmware lacks, is skipped, and a
+// message the firmware cannot take skips its cells with the reason.
+func TestSignatureCells(t *testing.T) {
 	c, _ := hostConn(t, nil)
-	cells, err := run(t, c, manifest(t, artifacts.KindSigBench, "ML-DSA-44", "keygen, sign, verify"))
+	cells, err := run(t, c, manifest(t, artifacts.KindSigBench, "ML-DSA-44, Ed25519", "keygen, sign, verify"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(cells) != 6 {
+		t.Fatalf("%d cells", len(cells))
+	}
 	for _, r := range cells {
-		if r.Cell.Status != artifacts.StatusSkipped || !strings.Contains(r.Cell.Error, "does not implement ML-DSA-44") {
-			t.Errorf("%+v", r.Cell)
+		c := r.Cell
+		if c.Algorithm == "Ed25519" {
+			if c.Status != artifacts.StatusSkipped || !strings.Contains(c.Error, "does not implement Ed25519") {
+				t.Errorf("%+v", c)
+			}
+			continue
 		}
+		if c.Status != artifacts.StatusOK || len(r.Samples) != 4 || c.Memory == nil || *c.Memory.StackBytes < 4096 || c.Sizes == nil {
+			t.Fatalf("cell %+v", c)
+		}
+		switch c.Operation {
+		case artifacts.OpSign:
+			if c.Rounds == nil {
+				t.Fatalf("sign cell without rounds: %+v", c)
+			}
+			n := 0
+			for _, k := range c.Rounds.Counts {
+				n += k
+			}
+			if n != 4 || c.Rounds.Stats.N != 4 || c.Rounds.Stats.Min < 1 || c.Sizes.Signature != 2420 || c.Sizes.Message != 32 ||
+				c.Keys != artifacts.KeysEncoded {
+				t.Errorf("sign cell %+v rounds %+v", c, c.Rounds)
+			}
+		case artifacts.OpVerify:
+			if c.Rounds != nil || c.Sizes.Message != 32 {
+				t.Errorf("verify cell %+v", c)
+			}
+		}
+	}
+
+	long := manifest(t, artifacts.KindSigBench, "ML-DSA-44", "sign")
+	long.Spec.Message = artifacts.Message{Text: strings.Repeat("x", wire.MaxFixedMessage+1)}
+	big := manifest(t, artifacts.KindSigBench, "ML-DSA-44", "sign")
+	big.Spec.Message = artifacts.Message{Size: 4097}
+	for _, m := range []*artifacts.Manifest{long, big} {
+		cells, err := run(t, c, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cells[0].Cell.Status != artifacts.StatusSkipped || !strings.Contains(cells[0].Cell.Error, "at most") {
+			t.Errorf("message %+v: %+v", m.Spec.Message, cells[0].Cell)
+		}
+	}
+}
+
+// TestRoundsOnlyOnSign: a firmware that reports rounds on a verify sample breaks the run.
+func TestRoundsOnlyOnSign(t *testing.T) {
+	c, _ := hostConn(t, func(f wire.Frame) wire.Frame {
+		if f.Type == "SAMPLE" {
+			f.Fields = append(f.Fields, wire.Field{Key: "rounds", Value: "3"})
+		}
+		return f
+	})
+	_, err := run(t, c, manifest(t, artifacts.KindSigBench, "ML-DSA-44", "verify"))
+	if !errors.Is(err, wire.ErrProtocol) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -155,8 +155,8 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		if r.Cell.Status == artifacts.StatusOK {
 			r.Cell.Unit, r.Cell.Counter = u, counter
 			if ref.Operation != artifacts.OpKeygen {
-				// The C harness hands every operation the key's FIPS 203 byte form; it has no
-				// parsed-key path, whatever the manifest asks for.
+				// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
+				// has no parsed-key path, whatever the manifest asks for.
 				r.Cell.Keys = artifacts.KeysEncoded
 			}
 			if opt.EnergyAbsent != "" {
@@ -200,11 +200,16 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 	case !slices.Contains(h.Operations, ref.Operation):
 		return skipped(fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))), nil
 	}
+	msg, msgLen, why := benchMessage(h, m)
+	if why != "" {
+		return skipped(why), nil
+	}
 	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
 		return runner.CellResult{}, err
 	}
 	var (
 		samples  []float64
+		rounds   []int
 		stackMax uint32
 		firstBad *wire.Sample
 		bad      int
@@ -221,7 +226,7 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		if budget > 0 {
 			n = min(n, chunk)
 		}
-		req := wire.BenchRequest{Algorithm: ref.Algorithm, Operation: ref.Operation, Iterations: n, Warmup: warm}
+		req := wire.BenchRequest{Algorithm: ref.Algorithm, Operation: ref.Operation, Iterations: n, Warmup: warm, Message: msg, MessageLen: msgLen}
 		okBefore := len(samples)
 		sum, err := c.Bench(ctx, req, func(s wire.Sample) {
 			if !s.OK {
@@ -233,6 +238,9 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 				return
 			}
 			samples = append(samples, float64(s.Count))
+			if s.Rounds > 0 {
+				rounds = append(rounds, s.Rounds)
+			}
 			stackMax = max(stackMax, s.StackBytes)
 			progress(len(samples))
 		})
@@ -265,8 +273,40 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 	r.Cell.Memory = &artifacts.Memory{StackBytes: &stack}
 	if a, ok := artifacts.LookupAlgorithm(ref.Algorithm); ok {
 		r.Cell.Sizes = sizes(a, ref.Operation)
+		if r.Cell.Sizes != nil && m.Kind == artifacts.KindSigBench && ref.Operation != artifacts.OpKeygen {
+			r.Cell.Sizes.Message = m.Spec.MessageSize()
+		}
+	}
+	if len(rounds) > 0 {
+		if ref.Operation != artifacts.OpSign || len(rounds) != len(samples) {
+			return runner.CellResult{}, fmt.Errorf("%w: %d of %d %s samples carry signing rounds", wire.ErrProtocol, len(rounds), len(samples), ref.Operation)
+		}
+		var err error
+		if r.Cell.Rounds, err = artifacts.NewRounds(rounds); err != nil {
+			return runner.CellResult{}, fmt.Errorf("%w: %v", wire.ErrProtocol, err)
+		}
 	}
 	return r, nil
+}
+
+// benchMessage is what a signature cell's BENCH signs: the manifest's fixed text (sent with
+// the request) or its message size (the firmware draws a fresh message per iteration from
+// its seeded DRBG). A KEM cell signs nothing. why says why the board cannot sign it.
+func benchMessage(h wire.Hello, m *artifacts.Manifest) (msg []byte, msgLen int, why string) {
+	if m.Kind != artifacts.KindSigBench {
+		return nil, 0, ""
+	}
+	if t := m.Spec.Message.Text; t != "" {
+		if len(t) > wire.MaxFixedMessage {
+			return nil, 0, fmt.Sprintf("the manifest's message text is %d bytes; a BENCH request carries at most %d", len(t), wire.MaxFixedMessage)
+		}
+		return []byte(t), 0, ""
+	}
+	n := m.Spec.Message.Size
+	if h.MaxMessage > 0 && n > h.MaxMessage {
+		return nil, 0, fmt.Sprintf("the manifest signs %d-byte messages; firmware %s %s signs at most %d bytes", n, h.Firmware, h.Version, h.MaxMessage)
+	}
+	return nil, n, ""
 }
 
 // sizes are the standard's object sizes for what the operation outputs. The firmware does
@@ -283,6 +323,8 @@ func sizes(a artifacts.Algorithm, op string) *artifacts.Sizes {
 		s = artifacts.Sizes{SharedSecret: a.SharedSecret}
 	case artifacts.OpSign:
 		s = artifacts.Sizes{Signature: a.Signature}
+	case artifacts.OpVerify:
+		s = artifacts.Sizes{}
 	default:
 		return nil
 	}

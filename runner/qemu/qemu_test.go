@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,12 +21,13 @@ import (
 	"go.bug.st/serial"
 
 	"pqrepro/artifacts"
+	"pqrepro/experiments"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
 )
 
-// testManifest is a short ML-KEM run plus ML-DSA-44, which the firmware does not implement.
+// testManifest is a short ML-KEM run.
 func testManifest(t *testing.T, class string, iterations int) *artifacts.Manifest {
 	t.Helper()
 	y := `apiVersion: pqrepro/v1
@@ -159,13 +161,13 @@ func runLog(err error) string {
 	return ""
 }
 
-// TestSkipsWhatTheFirmwareLacks: ML-DSA cells are skipped with the reason, not failed.
+// TestSkipsWhatTheFirmwareLacks: Ed25519 cells are skipped with the reason, not failed.
 func TestSkipsWhatTheFirmwareLacks(t *testing.T) {
 	mc, _ := LookupMachine("qemu-riscv32-virt")
 	q, _ := newBoard(t, mc)
 	m := testManifest(t, mc.Class, 2)
 	m.Kind = artifacts.KindSigBench
-	m.Spec.Algorithms = []string{"ML-DSA-44"}
+	m.Spec.Algorithms = []string{"Ed25519"}
 	m.Spec.Operations = []string{"keygen", "sign", "verify"}
 	m.Spec.Message = artifacts.Message{Size: 32}
 	if err := m.Validate(); err != nil {
@@ -176,9 +178,76 @@ func TestSkipsWhatTheFirmwareLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range res.Cells {
-		if c.Status != artifacts.StatusSkipped || !strings.Contains(c.Error, "does not implement ML-DSA-44") {
+		if c.Status != artifacts.StatusSkipped || !strings.Contains(c.Error, "does not implement Ed25519") {
 			t.Errorf("cell %s %s: %s %q", c.Algorithm, c.Operation, c.Status, c.Error)
 		}
+	}
+}
+
+// TestMLDSARuns runs paper001's ML-DSA experiment (with few iterations) twice on each
+// emulated board: every cell is ok in instructions, every sign cell carries one round count
+// per signature, the bundles verify (result.json re-derives) and the counts, stack marks
+// and rounds of the two runs are identical.
+func TestMLDSARuns(t *testing.T) {
+	for _, mc := range Machines() {
+		t.Run(mc.Class, func(t *testing.T) {
+			q, _ := newBoard(t, mc)
+			cat, err := experiments.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := cat.Manifest("paper001/mldsa")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Spec.Iterations, m.Spec.Warmup = 3, 1
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			var runs []*artifacts.Bundle
+			var cells [][]artifacts.Cell
+			for run := 0; run < 2; run++ {
+				b, res, err := execute(t, q, m, nil)
+				if err != nil {
+					t.Fatalf("run %d: %v\n%s", run, err, runLog(err))
+				}
+				if _, err := artifacts.Verify(b, nil); err != nil {
+					t.Fatalf("bundle does not verify: %v", err)
+				}
+				if len(res.Cells) != 9 {
+					t.Fatalf("%d cells", len(res.Cells))
+				}
+				for _, c := range res.Cells {
+					if c.Status != artifacts.StatusOK || c.Unit != artifacts.UnitInstructions || c.Stats.N != 3 || c.Stats.Min <= 0 ||
+						c.Memory == nil || c.Memory.StackBytes == nil || *c.Memory.StackBytes < 4096 || c.Sizes == nil {
+						t.Fatalf("cell %s %s: %+v", c.Algorithm, c.Operation, c)
+					}
+					if (c.Rounds != nil) != (c.Operation == artifacts.OpSign) {
+						t.Fatalf("cell %s %s: rounds %+v", c.Algorithm, c.Operation, c.Rounds)
+					}
+					if c.Rounds != nil && (c.Rounds.Stats.N != 3 || c.Rounds.Stats.Min < 1) {
+						t.Fatalf("cell %s %s: rounds %+v", c.Algorithm, c.Operation, c.Rounds)
+					}
+				}
+				log := string(b.Files[artifacts.FileLog])
+				if !strings.Contains(log, "0 failed in 30 groups") {
+					t.Errorf("log lacks the self-test with the ML-DSA groups:\n%s", log)
+				}
+				runs = append(runs, b)
+				cells = append(cells, res.Cells)
+			}
+			if !bytes.Equal(runs[0].Files[artifacts.FileSamples], runs[1].Files[artifacts.FileSamples]) {
+				t.Fatalf("instruction counts differ between two runs:\n%s\n%s", runs[0].Files[artifacts.FileSamples], runs[1].Files[artifacts.FileSamples])
+			}
+			for i := range cells[0] {
+				a, b := cells[0][i], cells[1][i]
+				if *a.Memory.StackBytes != *b.Memory.StackBytes || !reflect.DeepEqual(a.Rounds, b.Rounds) {
+					t.Fatalf("cell %s %s differs between runs: stack %d/%d rounds %v/%v", a.Algorithm, a.Operation,
+						*a.Memory.StackBytes, *b.Memory.StackBytes, a.Rounds.Counts, b.Rounds.Counts)
+				}
+			}
+			t.Logf("%s: identical ML-DSA counts in two runs:\n%s", mc.Class, runs[0].Files[artifacts.FileSamples])
+		})
 	}
 }
 

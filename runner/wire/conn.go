@@ -324,10 +324,7 @@ func (c *Conn) Bench(ctx context.Context, req BenchRequest, fn func(Sample)) (Su
 	var sum Summary
 	next := 0
 	accepted := false
-	err := c.exchange(ctx, "BENCH", []Field{
-		{"alg", req.Algorithm}, {"op", req.Operation},
-		{"n", strconv.Itoa(req.Iterations)}, {"warmup", strconv.Itoa(req.Warmup)},
-	}, func(f Frame) (bool, error) {
+	err := c.exchange(ctx, "BENCH", req.fields(), func(f Frame) (bool, error) {
 		switch f.Type {
 		case "BENCH":
 			accepted = true

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -181,7 +182,8 @@ func TestConnHostFirmware(t *testing.T) {
 			if h.Board != "host" || h.Unit != "ns" || h.Proto != ProtocolVersion || len(h.BuildID) != 40 {
 				t.Fatalf("Hello = %+v", h)
 			}
-			if strings.Join(h.Algorithms, ",") != "ML-KEM-512,ML-KEM-768,ML-KEM-1024" {
+			if strings.Join(h.Algorithms, ",") != "ML-KEM-512,ML-KEM-768,ML-KEM-1024,ML-DSA-44,ML-DSA-65,ML-DSA-87" ||
+				strings.Join(h.Operations, ",") != "keygen,encaps,decaps,sign,verify" || h.MaxMessage != 4096 {
 				t.Fatalf("algorithms = %v", h.Algorithms)
 			}
 			if err := c.Seed(ctx, []byte("pqrepro test seed")); err != nil {
@@ -191,9 +193,10 @@ func TestConnHostFirmware(t *testing.T) {
 			if err != nil {
 				t.Fatalf("SelfTest: %v", err)
 			}
-			// The host build embeds every ACVP vector: 75 keyGen, 75
-			// encapsulation, 30 decapsulation, 60 key checks, plus 126 hash vectors.
-			if st.Fail != 0 || st.Pass != 366 || len(st.Groups) != 21 {
+			// The host build embeds every ACVP vector: ML-KEM 75 keyGen, 75
+			// encapsulation, 30 decapsulation, 60 key checks; ML-DSA 75 keyGen and the
+			// 45 deterministic sigGen and 45 sigVer tests of pure ML-DSA; 126 hash vectors.
+			if st.Fail != 0 || st.Pass != 531 || len(st.Groups) != 30 {
 				t.Fatalf("SelfTest = %+v", st)
 			}
 			var samples []Sample
@@ -313,5 +316,102 @@ func TestConnDeviceErrors(t *testing.T) {
 	}
 	if err := c.Seed(ctx, make([]byte, MaxSeedLen+1)); err == nil {
 		t.Fatal("Seed accepted an over-long seed")
+	}
+}
+
+// TestConnSignatures runs signature BENCHes on the host firmware: every sign sample carries
+// its rejection rounds, a fixed and a drawn message both work, the same seed gives the same
+// rounds, and a corrupted signature (the fault=sig hook) fails every sample, never counts.
+func TestConnSignatures(t *testing.T) {
+	c, _ := startHost(t, nil, nil, Options{RetryInterval: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx); err != nil {
+		t.Fatalf("Hello: %v", err)
+	}
+	bench := func(req BenchRequest) ([]Sample, Summary) {
+		t.Helper()
+		var got []Sample
+		sum, err := c.Bench(ctx, req, func(s Sample) { got = append(got, s) })
+		if err != nil {
+			t.Fatalf("Bench %+v: %v", req, err)
+		}
+		return got, sum
+	}
+	rounds := func(msg []byte, msglen int) []int {
+		if err := c.Seed(ctx, []byte("signatures")); err != nil {
+			t.Fatal(err)
+		}
+		got, sum := bench(BenchRequest{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 12, Warmup: 1, Message: msg, MessageLen: msglen})
+		if sum.OK != 12 {
+			t.Fatalf("sign: summary %+v", sum)
+		}
+		var r []int
+		for _, s := range got {
+			if !s.OK || s.Rounds < 1 || s.StackBytes < 1024 {
+				t.Fatalf("sign sample %+v", s)
+			}
+			r = append(r, s.Rounds)
+		}
+		return r
+	}
+	fixed := rounds([]byte("Test message for ML-DSA benchmark"), 0)
+	if again := rounds([]byte("Test message for ML-DSA benchmark"), 0); fmt.Sprint(again) != fmt.Sprint(fixed) {
+		t.Fatalf("rounds differ for the same seed: %v, %v", fixed, again)
+	}
+	drawn := rounds(nil, 64)
+	// Deterministic signing of one fixed message with one key gives the same signature, so
+	// the same rounds (and, on the host, no failure) every time.
+	det, sum := bench(BenchRequest{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 5, Message: []byte("fixed"), Deterministic: true})
+	if sum.OK != 5 {
+		t.Fatalf("deterministic sign: %+v", sum)
+	}
+	for _, s := range det {
+		if s.Rounds != det[0].Rounds {
+			t.Fatalf("deterministic signatures of one message took different rounds: %+v", det)
+		}
+	}
+	t.Logf("ML-DSA-44 sign rounds: fixed message %v, drawn messages %v", fixed, drawn)
+	// The longest fixed message fits one request frame.
+	if _, sum := bench(BenchRequest{Algorithm: "ML-DSA-44", Operation: "verify", Iterations: 1, Message: bytes.Repeat([]byte{0xa5}, MaxFixedMessage)}); sum.OK != 1 {
+		t.Fatalf("verify of a %d-byte message: %+v", MaxFixedMessage, sum)
+	}
+	for _, op := range []string{"keygen", "verify"} {
+		got, sum := bench(BenchRequest{Algorithm: "ML-DSA-65", Operation: op, Iterations: 3, MessageLen: 33})
+		if sum.OK != 3 || got[0].Rounds != 0 {
+			t.Fatalf("%s: %+v %+v", op, sum, got)
+		}
+	}
+	for _, op := range []string{"keygen", "sign", "verify"} {
+		got, sum := bench(BenchRequest{Algorithm: "ML-DSA-87", Operation: op, Iterations: 2, MessageLen: 33, Fault: "sig"})
+		want := map[string]string{"keygen": "check-verify", "sign": "verify", "verify": "verify"}[op]
+		if sum.OK != 0 || sum.Fail != 2 || got[0].OK || got[0].Reason != want {
+			t.Fatalf("%s with a corrupted signature: %+v %+v, want reason %s", op, sum, got, want)
+		}
+	}
+	// A KEM operation on a signature scheme, and a signature BENCH without a message.
+	for _, req := range []BenchRequest{
+		{Algorithm: "ML-DSA-44", Operation: "encaps", Iterations: 1, MessageLen: 1},
+		{Algorithm: "ML-KEM-512", Operation: "sign", Iterations: 1},
+		{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 1},
+		{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 1, MessageLen: 4097},
+	} {
+		var de *DeviceError
+		if _, err := c.Bench(ctx, req, nil); !errors.As(err, &de) {
+			t.Errorf("Bench %+v: %v, want a device error", req, err)
+		}
+	}
+}
+
+func TestBenchRequestValidate(t *testing.T) {
+	for _, r := range []BenchRequest{
+		{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 1, Message: []byte("x"), MessageLen: 1},
+		{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 1, Message: make([]byte, MaxFixedMessage+1)},
+		{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 1, MessageLen: -1},
+		{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 1, MessageLen: 1, Fault: "other"},
+	} {
+		if err := r.Validate(); err == nil {
+			t.Errorf("Validate(%+v) accepted it", r)
+		}
 	}
 }

@@ -182,6 +182,46 @@ func benchCounts(ctx context.Context, t *testing.T, c *Conn) []uint64 {
 	return counts
 }
 
+// signCounts runs a short hedged ML-DSA-44 signing benchmark and returns every count, stack
+// mark and round count.
+func signCounts(ctx context.Context, t *testing.T, c *Conn) []uint64 {
+	t.Helper()
+	var counts []uint64
+	req := BenchRequest{Algorithm: "ML-DSA-44", Operation: "sign", Iterations: 4, Warmup: 1, Message: []byte("Test message for ML-DSA benchmark")}
+	_, err := c.Bench(ctx, req, func(s Sample) {
+		if !s.OK || s.Rounds < 1 {
+			t.Errorf("sign sample %d: %+v", s.Index, s)
+		}
+		counts = append(counts, s.Count, uint64(s.StackBytes), uint64(s.Rounds))
+	})
+	if err != nil {
+		t.Fatalf("Bench sign: %v", err)
+	}
+	return counts
+}
+
+// corruptedSignatures asks the board to corrupt every signature before checking it (the
+// fault=sig hook): each sample must be reported failed, none counted.
+func corruptedSignatures(ctx context.Context, t *testing.T, c *Conn) {
+	t.Helper()
+	for _, op := range []string{"sign", "verify"} {
+		var reasons []string
+		sum, err := c.Bench(ctx, BenchRequest{Algorithm: "ML-DSA-44", Operation: op, Iterations: 2, MessageLen: 33, Fault: "sig"},
+			func(s Sample) {
+				if s.OK {
+					t.Errorf("%s sample %d with a corrupted signature counted: %+v", op, s.Index, s)
+				}
+				reasons = append(reasons, s.Reason)
+			})
+		if err != nil {
+			t.Fatalf("Bench %s fault=sig: %v", op, err)
+		}
+		if sum.OK != 0 || sum.Fail != 2 || strings.Join(reasons, ",") != "verify,verify" {
+			t.Fatalf("%s fault=sig: summary %+v, reasons %v", op, sum, reasons)
+		}
+	}
+}
+
 // TestQEMUBoards boots each emulated board twice, checks HELLO and the
 // on-board ACVP self-test, and checks that a seeded ML-KEM-768 benchmark
 // gives identical instruction counts and stack marks in both runs.
@@ -222,20 +262,36 @@ func TestQEMUBoards(t *testing.T) {
 				if st.Fail != 0 || st.Pass < 100 {
 					t.Fatalf("SelfTest = %+v", st)
 				}
+				// The ML-DSA groups run on the board too: 2 keyGen, 1 deterministic sigGen and
+				// 2 sigVer (one to refuse, one to accept) per parameter set.
+				dsa := map[string]int{}
+				for _, g := range st.Groups {
+					if strings.HasPrefix(g.Algorithm, "ML-DSA-") && g.Fail == 0 {
+						dsa[g.Algorithm+"/"+g.Function] = g.Pass
+					}
+				}
+				for _, set := range []string{"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"} {
+					if dsa[set+"/keyGen"] != 2 || dsa[set+"/sigGen"] != 1 || dsa[set+"/sigVer"] != 2 {
+						t.Fatalf("SelfTest ML-DSA groups = %v", dsa)
+					}
+				}
 				if err := s.conn.Seed(ctx, []byte("qemu repeatability")); err != nil {
 					cancel()
 					t.Fatalf("Seed: %v", err)
 				}
 				runs = append(runs, benchCounts(ctx, t, s.conn))
+				runs = append(runs, signCounts(ctx, t, s.conn))
+				corruptedSignatures(ctx, t, s.conn)
 				cancel()
 				s.conn.Close()
 				s.cmd.Process.Kill()
 				s.cmd.Wait()
 			}
-			if fmt.Sprint(runs[0]) != fmt.Sprint(runs[1]) {
-				t.Fatalf("counts differ between two runs:\n%v\n%v", runs[0], runs[1])
+			if fmt.Sprint(runs[:2]) != fmt.Sprint(runs[2:]) {
+				t.Fatalf("counts differ between two runs:\n%v\n%v", runs[:2], runs[2:])
 			}
 			t.Logf("%s: ML-KEM-768 (count, stack) pairs identical in two runs: %v", b.target, runs[0])
+			t.Logf("%s: ML-DSA-44 sign (count, stack, rounds) identical in two runs: %v", b.target, runs[1])
 		})
 	}
 }

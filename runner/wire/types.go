@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ type Hello struct {
 	Seeded     bool   // whether SEED has been called since boot
 	Algorithms []string
 	Operations []string
+	// MaxMessage is the longest message a signature BENCH signs (HELLO max_msg); 0 when the
+	// firmware does not say (it then has no signature schemes).
+	MaxMessage int
 	MaxLine    int
 	Frame      Frame // the HELLO frame as received
 }
@@ -62,6 +66,11 @@ func parseHello(f Frame) (Hello, error) {
 	if o := get("ops"); o != "" {
 		h.Operations = strings.Split(o, ",")
 	}
+	mm, err := num("max_msg", false)
+	if err != nil {
+		return h, err
+	}
+	h.MaxMessage = int(mm)
 	ml, err := num("max_line", false)
 	if err != nil {
 		return h, err
@@ -73,13 +82,32 @@ func parseHello(f Frame) (Hello, error) {
 	return h, nil
 }
 
+// MaxFixedMessage is the longest fixed message (BenchRequest.Message) a BENCH request can
+// carry: it travels as hex, and the request must fit in one frame.
+const MaxFixedMessage = 128
+
 // BenchRequest asks the firmware to time one operation.
 type BenchRequest struct {
 	Algorithm  string // as listed in Hello.Algorithms, e.g. "ML-KEM-768"
-	Operation  string // keygen, encaps or decaps
+	Operation  string // keygen, encaps, decaps (KEMs) or keygen, sign, verify (signatures)
 	Iterations int    // timed iterations, 1..100000
 	Warmup     int    // untimed iterations first, 0..1000
+	// Signature schemes sign either a fixed Message (sent as msg=, at most MaxFixedMessage
+	// bytes) or, when Message is nil, a fresh MessageLen-byte message the firmware draws from
+	// its DRBG for every iteration (msglen=). KEM requests leave both zero.
+	Message    []byte
+	MessageLen int
+	// Deterministic asks for deterministic signing (det=1); the default is hedged signing
+	// with rnd from the firmware's DRBG.
+	Deterministic bool
+	// Fault is a test hook (fault=sig): the firmware corrupts each signature before it checks
+	// it, so every sample must come back failed. Never set in a measurement.
+	Fault string
 }
+
+// Signature reports whether the request is for a signature scheme's BENCH (it carries a
+// message).
+func (r BenchRequest) Signature() bool { return r.Message != nil || r.MessageLen > 0 }
 
 // Validate checks the request before it is sent.
 func (r BenchRequest) Validate() error {
@@ -95,7 +123,40 @@ func (r BenchRequest) Validate() error {
 	if r.Warmup < 0 || r.Warmup > 1000 {
 		return fmt.Errorf("wire: bench: warmup %d out of 0..1000", r.Warmup)
 	}
+	if r.Message != nil && r.MessageLen != 0 {
+		return fmt.Errorf("wire: bench: both a fixed message and a message length")
+	}
+	if len(r.Message) > MaxFixedMessage {
+		return fmt.Errorf("wire: bench: fixed message of %d bytes, more than %d", len(r.Message), MaxFixedMessage)
+	}
+	if r.MessageLen < 0 {
+		return fmt.Errorf("wire: bench: message length %d is negative", r.MessageLen)
+	}
+	if r.Fault != "" && r.Fault != "sig" {
+		return fmt.Errorf("wire: bench: unknown fault %q", r.Fault)
+	}
 	return nil
+}
+
+// fields are the request's BENCH fields.
+func (r BenchRequest) fields() []Field {
+	f := []Field{
+		{"alg", r.Algorithm}, {"op", r.Operation},
+		{"n", strconv.Itoa(r.Iterations)}, {"warmup", strconv.Itoa(r.Warmup)},
+	}
+	switch {
+	case r.Message != nil:
+		f = append(f, Field{"msg", hex.EncodeToString(r.Message)})
+	case r.MessageLen > 0:
+		f = append(f, Field{"msglen", strconv.Itoa(r.MessageLen)})
+	}
+	if r.Deterministic {
+		f = append(f, Field{"det", "1"})
+	}
+	if r.Fault != "" {
+		f = append(f, Field{"fault", r.Fault})
+	}
+	return f
 }
 
 // Sample is one timed iteration. The firmware checks every operation's
@@ -105,8 +166,13 @@ type Sample struct {
 	Index      int    // 0-based among timed iterations
 	Count      uint64 // counter difference across the one call, in Hello.Unit
 	StackBytes uint32 // stack high-water mark of the call, from painting
-	OK         bool
-	Reason     string // when !OK: rc, mismatch, check-encaps, check-decaps, setup
+	// Rounds is the number of rejection-sampling rounds of the signature a sign sample
+	// made (1 or more); 0 for every other operation.
+	Rounds int
+	OK     bool
+	// Reason, when !OK: rc, mismatch, check-encaps, check-decaps, setup (KEMs); rc, verify,
+	// check-sign, check-verify, setup (signatures).
+	Reason string
 }
 
 func parseSample(f Frame) (Sample, error) {
@@ -124,6 +190,16 @@ func parseSample(f Frame) (Sample, error) {
 		return s, err
 	}
 	s.StackBytes = uint32(st)
+	if _, has := f.Get("rounds"); has {
+		r, err := f.Uint("rounds")
+		if err != nil {
+			return s, err
+		}
+		if r == 0 || r > 1<<20 {
+			return s, fmt.Errorf("%w: sample %d: rounds=%d", ErrProtocol, s.Index, r)
+		}
+		s.Rounds = int(r)
+	}
 	ok, err := f.Uint("ok")
 	if err != nil {
 		return s, err

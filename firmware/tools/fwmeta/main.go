@@ -68,9 +68,12 @@ var groups = []struct {
 	{"ML-KEM-512", regexp.MustCompile(`^mlkem512_`), true},
 	{"ML-KEM-768", regexp.MustCompile(`^mlkem768_`), true},
 	{"ML-KEM-1024", regexp.MustCompile(`^mlkem1024_`), true},
+	{"ML-DSA-44", regexp.MustCompile(`^mldsa44_`), true},
+	{"ML-DSA-65", regexp.MustCompile(`^mldsa65_`), true},
+	{"ML-DSA-87", regexp.MustCompile(`^mldsa87_`), true},
 	{"Keccak/SHA-3 (shared)", regexp.MustCompile(`^(keccak_|sha3_|shake)`), false},
 	{"SHA-2", regexp.MustCompile(`^(sha256|sha512)`), false},
-	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|k[0-9]+_|fw_kat_)`), false},
+	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|[ks][0-9]+_|fw_kat_)`), false},
 }
 
 func main() {

@@ -4,7 +4,12 @@
 //
 //	go run ./firmware/tools/vecsubset -acvp ../shared/test-vectors/acvp -max 4 -o firmware/vectors/acvp
 //
-// Each kept test is NIST's JSON object, unchanged; only the list of tests is shortened.
+// ML-DSA is kept smaller (signatures are large and slow to check in an emulator): 2 keyGen
+// tests per set, 2 sigVer tests per external/pure group (one failing, one passing) and 1
+// deterministic external/pure sigGen test per set (prompt.json and its expectedResults.json).
+//
+// Each kept test is NIST's JSON object, unchanged; only the lists of groups and tests are
+// shortened.
 package main
 
 import (
@@ -21,58 +26,112 @@ import (
 
 var files = []string{"ML-KEM-keyGen-FIPS203", "ML-KEM-encapDecap-FIPS203"}
 
+// MLDSAFiles are the ML-DSA files the boards embed, with the tests kept per group and the
+// groups kept (the interfaces the firmware's BENCH uses: pure ML-DSA with a context).
+var mldsaFiles = []struct {
+	dir, file string
+	max       int
+	group     func(g map[string]json.RawMessage) bool
+}{
+	{"ML-DSA-keyGen-FIPS204", "internalProjection.json", 2, nil},
+	{"ML-DSA-sigVer-FIPS204", "internalProjection.json", 2, externalPure},
+	{"ML-DSA-sigGen-FIPS204", "prompt.json", 1, func(g map[string]json.RawMessage) bool {
+		return externalPure(g) && string(g["deterministic"]) == "true"
+	}},
+}
+
+func externalPure(g map[string]json.RawMessage) bool {
+	return string(g["signatureInterface"]) == `"external"` && string(g["preHash"]) == `"pure"`
+}
+
 func main() {
 	dir := flag.String("acvp", "../shared/test-vectors/acvp", "ACVP vector directory")
 	max := flag.Int("max", 4, "tests kept per group")
 	out := flag.String("o", "firmware/vectors/acvp", "output directory")
 	flag.Parse()
 	for _, f := range files {
-		if err := subset(filepath.Join(*dir, f, "internalProjection.json"), filepath.Join(*out, f, "internalProjection.json"), *max); err != nil {
+		if _, err := subset(filepath.Join(*dir, f, "internalProjection.json"), filepath.Join(*out, f, "internalProjection.json"), *max, nil, nil); err != nil {
 			log.Fatalf("vecsubset: %v", err)
+		}
+	}
+	for _, f := range mldsaFiles {
+		kept, err := subset(filepath.Join(*dir, f.dir, f.file), filepath.Join(*out, f.dir, f.file), f.max, f.group, nil)
+		if err != nil {
+			log.Fatalf("vecsubset: %v", err)
+		}
+		if f.file == "prompt.json" {
+			// The expected results of exactly the kept prompts.
+			if _, err := subset(filepath.Join(*dir, f.dir, "expectedResults.json"), filepath.Join(*out, f.dir, "expectedResults.json"), 0, nil, kept); err != nil {
+				log.Fatalf("vecsubset: %v", err)
+			}
 		}
 	}
 }
 
-func subset(in, out string, max int) error {
+// subset writes in's groups that group accepts (all when nil) with at most max tests each
+// (max 0: all), or, when only is not nil, exactly the tests whose tcId it holds (groups left
+// empty are dropped). It returns the tcIds it kept.
+func subset(in, out string, max int, group func(map[string]json.RawMessage) bool, only map[int]bool) (map[int]bool, error) {
+	keptIDs := map[int]bool{}
 	b, err := os.ReadFile(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var file map[string]json.RawMessage
 	if err := json.Unmarshal(b, &file); err != nil {
-		return fmt.Errorf("parse %s: %w", in, err)
+		return nil, fmt.Errorf("parse %s: %w", in, err)
 	}
-	var groups []map[string]json.RawMessage
+	var groups, keptGroups []map[string]json.RawMessage
 	if err := json.Unmarshal(file["testGroups"], &groups); err != nil {
-		return fmt.Errorf("%s: testGroups: %w", in, err)
+		return nil, fmt.Errorf("%s: testGroups: %w", in, err)
 	}
 	for _, g := range groups {
+		if group != nil && !group(g) {
+			continue
+		}
 		var tests []json.RawMessage
 		if err := json.Unmarshal(g["tests"], &tests); err != nil {
-			return fmt.Errorf("%s: tests: %w", in, err)
+			return nil, fmt.Errorf("%s: tests: %w", in, err)
 		}
 		kept, err := pick(tests, max)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if g["tests"], err = json.Marshal(kept); err != nil {
-			return err
+		var final []json.RawMessage
+		for _, t := range kept {
+			var id struct {
+				TcID int `json:"tcId"`
+			}
+			if err := json.Unmarshal(t, &id); err != nil {
+				return nil, fmt.Errorf("%s: tcId: %w", in, err)
+			}
+			if only == nil || only[id.TcID] {
+				final = append(final, t)
+				keptIDs[id.TcID] = true
+			}
 		}
+		if len(final) == 0 {
+			continue
+		}
+		if g["tests"], err = json.Marshal(final); err != nil {
+			return nil, err
+		}
+		keptGroups = append(keptGroups, g)
 	}
 	var err2 error
-	if file["testGroups"], err2 = json.Marshal(groups); err2 != nil {
-		return err2
+	if file["testGroups"], err2 = json.Marshal(keptGroups); err2 != nil {
+		return nil, err2
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(file); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(out, buf.Bytes(), 0o644)
+	return keptIDs, os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
 // pick keeps at most max tests, alternating between outcomes (the "reason" or "testPassed"
