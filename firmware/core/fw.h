@@ -16,8 +16,10 @@
 
 /* FW_MAX_LINE bounds every frame in either direction, newline included. */
 #define FW_MAX_LINE 384
-/* FW_RING is how many recent frames the firmware keeps for RESEND. */
-#define FW_RING 32
+/* FW_RING is how many recent frames the firmware keeps for RESEND: more than a SELFTEST
+ * sends (one RESULT per vector group), so frames the pty dropped while QEMU had not yet seen
+ * the port reopened can all be re-sent. */
+#define FW_RING 64
 
 /* fw_board describes the board as the firmware reports it in HELLO. */
 struct fw_board {
