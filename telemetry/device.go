@@ -204,8 +204,8 @@ func (d *Device) newSession(ctHash *[32]byte, k sessionKeys) (*Session, error) {
 	return s, nil
 }
 
-// ErrCounterExhausted is returned by Seal after 2^64 frames: the device
-// must run a new handshake.
+// ErrCounterExhausted is returned by Seal once counter MaxCounter has been
+// used: the device must run a new handshake.
 var ErrCounterExhausted = errors.New("telemetry: session counter exhausted, run a new handshake")
 
 // Session is one device session. Seal is safe for concurrent use; the
@@ -240,10 +240,9 @@ func (s *Session) Seal(plaintext []byte) (Message, error) {
 		return Message{}, ErrCounterExhausted
 	}
 	c := s.next
-	if c == math.MaxUint64 {
+	s.next++
+	if s.next == MaxCounter+1 {
 		s.exhausted = true
-	} else {
-		s.next++
 	}
 	s.mu.Unlock()
 	out := make([]byte, CounterSize, Overhead+len(plaintext))

@@ -400,6 +400,18 @@ func (d *gwDevice) takeOffer(nonce *[DeviceNonceSz]byte, now uint64) *offer {
 	return found
 }
 
+// dropExpired forgets the offers expired at now. g.mu is held.
+func (d *gwDevice) dropExpired(now uint64) {
+	kept := d.offers[:0]
+	for _, o := range d.offers {
+		if o.expiry > now {
+			kept = append(kept, o)
+		}
+	}
+	clear(d.offers[len(kept):])
+	d.offers = kept
+}
+
 func (g *Gateway) request(t parsedTopic, p []byte) (Event, error) {
 	if g.cfg.SigningKey == nil {
 		return Event{}, reject(ReasonMalformed, "%w: key request, the gateway has no signing key", ErrMalformed)
@@ -419,7 +431,7 @@ func (g *Gateway) request(t parsedTopic, p []byte) (Event, error) {
 	o.expiry = uint64(now.Add(g.cfg.OfferLifetime).Unix())
 
 	g.mu.Lock()
-	d.takeOffer(&[DeviceNonceSz]byte{}, uint64(now.Unix())) // drop expired ones
+	d.dropExpired(uint64(now.Unix()))
 	for _, x := range d.offers {
 		if x.nonce == o.nonce {
 			g.mu.Unlock()

@@ -364,6 +364,7 @@ func TestBadInput(t *testing.T) {
 		{"23-byte frame", Message{good.Topic, good.Payload[:23]}, ReasonMalformed},
 		{"oversized", Message{good.Topic, big}, ReasonOversized},
 		{"unknown session", Message{unknownSID, good.Payload}, ReasonUnknownSession},
+		{"counter 2^64-1", Message{good.Topic, append([]byte{255, 255, 255, 255, 255, 255, 255, 255}, good.Payload[CounterSize:]...)}, ReasonMalformed},
 		{"other prefix", Message{"other/v1/dev-1/hs", good.Payload}, ReasonMalformed},
 		{"upper-case session", Message{TopicPrefix + testDevice + "/d/" + "ABCDEF0123456789", good.Payload}, ReasonMalformed},
 		{"short session", Message{TopicPrefix + testDevice + "/d/abc", good.Payload}, ReasonMalformed},
@@ -399,9 +400,13 @@ func TestBadInput(t *testing.T) {
 func TestCounterExhausted(t *testing.T) {
 	f := newFixture(t)
 	s := open(t, f.device(t), f.gateway(t, 0))
-	s.next = 1<<64 - 1
-	if _, err := s.Seal(nil); err != nil {
+	s.next = MaxCounter
+	m, err := s.Seal(nil)
+	if err != nil {
 		t.Fatalf("last counter: %v", err)
+	}
+	if c := binary.BigEndian.Uint64(m.Payload); c != MaxCounter {
+		t.Fatalf("last frame has counter %d, want %d", c, uint64(MaxCounter))
 	}
 	if _, err := s.Seal(nil); !errors.Is(err, ErrCounterExhausted) {
 		t.Fatalf("after the last counter: %v, want ErrCounterExhausted", err)
@@ -531,4 +536,74 @@ func TestForwardSecret(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWindowJump accepts the last counter right after the first: the
+// gateway stays bounded, and the state stays consistent.
+func TestWindowJump(t *testing.T) {
+	win := newWindow(64)
+	win.accept(0)
+	if win.check(MaxCounter) != verdictAccept {
+		t.Fatal("last counter refused")
+	}
+	win.accept(MaxCounter)
+	if len(win.gaps) > maxGapsKept || len(win.gapFIFO) > maxGapsKept {
+		t.Fatalf("%d gaps kept, at most %d", len(win.gaps), maxGapsKept)
+	}
+	if got, want := win.missing(), uint64(MaxCounter-1); got != want {
+		t.Errorf("missing %d, want %d", got, want)
+	}
+	if v := win.check(MaxCounter - 64); v != verdictLate {
+		t.Errorf("skipped counter just below the window: verdict %d, want late", v)
+	}
+	if v := win.check(MaxCounter - 1); v != verdictAccept {
+		t.Errorf("skipped counter inside the window: verdict %d, want accept", v)
+	}
+	if v := win.check(MaxCounter); v != verdictDuplicate {
+		t.Errorf("last counter again: verdict %d, want duplicate", v)
+	}
+}
+
+// TestConcurrentReceive hands every frame to the gateway from four
+// goroutines at once: each is still delivered exactly once.
+func TestConcurrentReceive(t *testing.T) {
+	const n, workers = 500, 4
+	f := newFixture(t)
+	g := f.gateway(t, 1024)
+	s := open(t, f.device(t), g)
+	frames := make([]Message, n)
+	for i := range frames {
+		frames[i], _ = s.Seal(payloadFor(i))
+	}
+	counts := make([][]int, workers)
+	done := make(chan int)
+	for w := 0; w < workers; w++ {
+		counts[w] = make([]int, n)
+		go func(w int) {
+			for k := 0; k < n; k++ {
+				i := (k*7 + w*131) % n
+				if ev, err := g.Receive(frames[i]); err == nil {
+					counts[w][ev.Counter]++
+				} else if !isReason(err, ReasonDuplicate) {
+					t.Errorf("frame %d: %v", i, err)
+				}
+			}
+			done <- w
+		}(w)
+	}
+	for range workers {
+		<-done
+	}
+	for i := 0; i < n; i++ {
+		total := 0
+		for w := range workers {
+			total += counts[w][i]
+		}
+		if total != 1 {
+			t.Errorf("frame %d delivered %d times", i, total)
+		}
+	}
+	if st := g.Stats(); st.Frames != n || st.Rejected[ReasonDuplicate] != n*(workers-1) {
+		t.Errorf("stats: %d frames, %d duplicates; want %d and %d", st.Frames, st.Rejected[ReasonDuplicate], n, n*(workers-1))
+	}
 }

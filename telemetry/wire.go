@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/cloudflare/circl/kem/mlkem/mlkem512"
@@ -25,6 +26,10 @@ const (
 	MaxPSK         = 64                      // bytes of an optional device pre-shared key
 	CiphertextSize = mlkem512.CiphertextSize // 768
 	EncapKeySize   = mlkem512.PublicKeySize  // 800
+
+	// MaxCounter is the last counter a session uses (2^64 - 2); 2^64 - 1 is
+	// never sent, so the gateway's highest-accepted-plus-one cannot wrap.
+	MaxCounter = math.MaxUint64 - 1
 
 	// DefaultMaxPayload is the largest plaintext a frame carries unless
 	// configured otherwise.
@@ -168,7 +173,11 @@ func parseFrame(payload []byte, maxPayload int) (frame, error) {
 	if n := len(payload) - Overhead; n > maxPayload {
 		return frame{}, fmt.Errorf("%w: frame carries %d bytes, at most %d", ErrOversized, n, maxPayload)
 	}
-	return frame{counter: binary.BigEndian.Uint64(payload), sealed: payload[CounterSize:]}, nil
+	c := binary.BigEndian.Uint64(payload)
+	if c > MaxCounter {
+		return frame{}, fmt.Errorf("%w: frame counter %d is above the last one, %d", ErrMalformed, c, uint64(MaxCounter))
+	}
+	return frame{counter: c, sealed: payload[CounterSize:]}, nil
 }
 
 // associatedData is u16be(len(topic)) || topic || counter (big-endian).
