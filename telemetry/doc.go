@@ -33,6 +33,7 @@
 //
 // The gateway keeps in memory the session ids it has ever opened, so a
 // replayed handshake cannot reopen an old session (and with it its old
-// frames); a gateway that restarts must keep that set, or use the
-// forward-secret mode whose ephemeral keys are single use.
+// frames); a gateway that restarts must keep that set ([Gateway.OpenedSessions],
+// [GatewayConfig.Opened]), or use the forward-secret mode whose ephemeral
+// keys are single use.
 package telemetry

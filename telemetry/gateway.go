@@ -90,6 +90,10 @@ type GatewayConfig struct {
 	// MaxPendingOffers bounds the unused ephemeral keys per device (the
 	// oldest goes first); 0 means 4.
 	MaxPendingOffers int
+	// Opened lists, per device, the session ids a previous run of the
+	// gateway opened (from OpenedSessions): they stay refused as repeats,
+	// so a restart cannot be used to replay an old handshake and its frames.
+	Opened map[string][]SessionID
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Rand feeds ephemeral keys and signatures; nil means crypto/rand.
@@ -184,6 +188,15 @@ func NewGateway(cfg GatewayConfig) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway config: device %s: psk: %d bytes, at most %d", id, len(psk), MaxPSK)
 		}
 		g.devices[id] = &gwDevice{psk: append([]byte(nil), psk...), seen: map[SessionID]struct{}{}}
+	}
+	for id, sids := range cfg.Opened {
+		d := g.devices[id]
+		if d == nil {
+			return nil, fmt.Errorf("gateway config: opened sessions: device %q is not configured", id)
+		}
+		for _, sid := range sids {
+			d.seen[sid] = struct{}{}
+		}
 	}
 	for name, v := range map[string]int{"window": cfg.Window, "max payload": cfg.MaxPayload, "max sessions per device": cfg.MaxSessionsPerDevice, "max pending offers": cfg.MaxPendingOffers} {
 		if v < 0 {
@@ -489,4 +502,19 @@ func (g *Gateway) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// OpenedSessions returns, per device, every session id the gateway has
+// opened (or was given in GatewayConfig.Opened), for the caller to keep
+// across a restart.
+func (g *Gateway) OpenedSessions() map[string][]SessionID {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string][]SessionID{}
+	for id, d := range g.devices {
+		for sid := range d.seen {
+			out[id] = append(out[id], sid)
+		}
+	}
+	return out
 }

@@ -607,3 +607,34 @@ func TestConcurrentReceive(t *testing.T) {
 		t.Errorf("stats: %d frames, %d duplicates; want %d and %d", st.Frames, st.Rejected[ReasonDuplicate], n, n*(workers-1))
 	}
 }
+
+// TestGatewayRestart restarts the gateway: given the session ids it opened,
+// it refuses the old handshake that a broker replays after the restart.
+func TestGatewayRestart(t *testing.T) {
+	f := newFixture(t)
+	g := f.gateway(t, 0)
+	hs, s, err := f.device(t).Handshake(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Receive(hs); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := s.Seal([]byte("before the restart"))
+	if _, err := g.Receive(m); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := NewGateway(GatewayConfig{DecapsulationKey: f.sk, Devices: map[string][]byte{testDevice: testPSK}, Opened: g.OpenedSessions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g2.Receive(hs); !isReason(err, ReasonRepeat) {
+		t.Fatalf("old handshake after the restart: %v, want %s", err, ReasonRepeat)
+	}
+	if _, err := g2.Receive(m); !isReason(err, ReasonUnknownSession) {
+		t.Fatalf("old frame after the restart: %v, want %s", err, ReasonUnknownSession)
+	}
+	if _, err := NewGateway(GatewayConfig{DecapsulationKey: f.sk, Devices: map[string][]byte{testDevice: nil}, Opened: map[string][]SessionID{"dev-9": {{}}}}); err == nil {
+		t.Error("opened sessions of an unknown device accepted")
+	}
+}
