@@ -638,3 +638,29 @@ func TestGatewayRestart(t *testing.T) {
 		t.Error("opened sessions of an unknown device accepted")
 	}
 }
+
+// TestTamperedHandshake flips a bit of the ciphertext: implicit rejection
+// hides it from the gateway, which opens a session nobody can use, and the
+// device's frames are refused as an unknown session, never delivered.
+func TestTamperedHandshake(t *testing.T) {
+	f := newFixture(t)
+	g := f.gateway(t, 0)
+	hs, s, err := f.device(t).Handshake(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := bytes.Clone(hs.Payload)
+	p[100] ^= 0x10
+	ev, err := g.Receive(Message{Topic: hs.Topic, Payload: p})
+	if err != nil || ev.Session == s.ID() {
+		t.Fatalf("tampered handshake: %+v, %v; want a session under another id", ev, err)
+	}
+	m, _ := s.Seal([]byte("x"))
+	if _, err := g.Receive(m); !isReason(err, ReasonUnknownSession) {
+		t.Fatalf("frame of the tampered session: %v, want %s", err, ReasonUnknownSession)
+	}
+	forged := Message{Topic: dataTopic(testDevice, ev.Session), Payload: m.Payload}
+	if _, err := g.Receive(forged); !isReason(err, ReasonForged) {
+		t.Fatalf("frame moved to the tampered session's topic: %v, want %s", err, ReasonForged)
+	}
+}
