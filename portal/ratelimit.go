@@ -189,8 +189,11 @@ func clientIP(trusted []netip.Prefix) echo.IPExtractor {
 			host = r.RemoteAddr
 		}
 		peer, err := netip.ParseAddr(host)
-		if err != nil || !isTrusted(peer) {
+		if err != nil {
 			return host
+		}
+		if !isTrusted(peer) {
+			return peer.Unmap().String() // canonical, so one client is one key however written
 		}
 		if xff := r.Header.Values(echo.HeaderXForwardedFor); len(xff) > 0 {
 			hops := strings.Split(strings.Join(xff, ","), ",")
