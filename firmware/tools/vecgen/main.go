@@ -459,10 +459,10 @@ var slhdsaSets = []struct {
 type slhFile struct {
 	VsID       int `json:"vsId"`
 	TestGroups []struct {
-		TgID          int    `json:"tgId"`
-		ParameterSet  string `json:"parameterSet"`
-		Interface     string `json:"signatureInterface"`
-		Deterministic *bool  `json:"deterministic"`
+		TgID          int       `json:"tgId"`
+		ParameterSet  string    `json:"parameterSet"`
+		Interface     string    `json:"signatureInterface"`
+		Deterministic *bool     `json:"deterministic"`
 		Tests         []slhTest `json:"tests"`
 	} `json:"testGroups"`
 }
