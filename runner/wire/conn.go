@@ -385,10 +385,21 @@ func (c *Conn) Bench(ctx context.Context, req BenchRequest, fn func(Sample)) (Su
 	return sum, err
 }
 
-// SelfTest runs the firmware's embedded known-answer vectors.
+// SelfTest runs the firmware's embedded known-answer vectors, but for its slow groups (the
+// SLH-DSA "s" sets' keyGen and the SLH-DSA sigGen tests), which it reports as skipped.
 func (c *Conn) SelfTest(ctx context.Context) (SelfTestResult, error) {
+	return c.selfTest(ctx, nil)
+}
+
+// SelfTestFull runs every embedded known-answer vector (SELFTEST full=1): on an emulated board
+// the SLH-DSA groups add tens of seconds.
+func (c *Conn) SelfTestFull(ctx context.Context) (SelfTestResult, error) {
+	return c.selfTest(ctx, []Field{{"full", "1"}})
+}
+
+func (c *Conn) selfTest(ctx context.Context, fields []Field) (SelfTestResult, error) {
 	var res SelfTestResult
-	err := c.exchange(ctx, "SELFTEST", nil, func(f Frame) (bool, error) {
+	err := c.exchange(ctx, "SELFTEST", fields, func(f Frame) (bool, error) {
 		switch f.Type {
 		case "RESULT":
 			g, err := parseGroup(f)

@@ -196,7 +196,7 @@ func TestConnHostFirmware(t *testing.T) {
 			if err := c.Seed(ctx, []byte("pqrepro test seed")); err != nil {
 				t.Fatalf("Seed: %v", err)
 			}
-			st, err := c.SelfTest(ctx)
+			st, err := c.SelfTestFull(ctx)
 			if err != nil {
 				t.Fatalf("SelfTest: %v", err)
 			}
