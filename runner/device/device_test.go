@@ -406,3 +406,39 @@ func TestSLHDSABudgetedCell(t *testing.T) {
 		}
 	}
 }
+
+// TestAlgorithmListMustAgree: the runner refuses a board whose ALGS answer disagrees with its
+// own count or HELLO's nalgs, or names an algorithm twice.
+func TestAlgorithmListMustAgree(t *testing.T) {
+	for name, rewrite := range map[string]func(wire.Frame) wire.Frame{
+		"count": func(f wire.Frame) wire.Frame {
+			if f.Type == "ALGS" {
+				f.Fields[1].Value = "17"
+			}
+			return f
+		},
+		"nalgs": func(f wire.Frame) wire.Frame {
+			for i, fl := range f.Fields {
+				if f.Type == "HELLO" && fl.Key == "nalgs" {
+					f.Fields[i].Value = "19"
+				}
+			}
+			return f
+		},
+		"twice": func(f wire.Frame) wire.Frame {
+			if v, _ := f.Get("algs"); f.Type == "ALG" && strings.HasPrefix(v, "ML-KEM-512,") {
+				f.Fields[2].Value = strings.Replace(v, "ML-KEM-768", "ML-KEM-512", 1)
+			}
+			return f
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, _ := hostConn(t, rewrite)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if h, err := c.Hello(ctx); !errors.Is(err, wire.ErrProtocol) {
+				t.Fatalf("Hello = %v, %v; want a protocol error", h.Algorithms, err)
+			}
+		})
+	}
+}
