@@ -17,7 +17,7 @@
 /* FW_MAX_LINE bounds every frame in either direction, newline included. */
 #define FW_MAX_LINE 384
 /* FW_RING is how many recent frames the firmware keeps for RESEND: more than a SELFTEST
- * sends (one RESULT per vector group, 57 of them), so frames the pty dropped while QEMU had not yet seen
+ * sends (one RESULT per vector group, 56 of them), so frames the pty dropped while QEMU had not yet seen
  * the port reopened can all be re-sent. */
 #define FW_RING 96
 
