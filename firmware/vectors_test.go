@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestBoardVectorsAreNISTs checks the project's shortened copy of the ACVP ML-KEM and ML-DSA
-// vectors against NIST's full files: every kept test must be one of NIST's, unchanged.
+// TestBoardVectorsAreNISTs checks the project's shortened copy of the ACVP ML-KEM, ML-DSA and
+// SLH-DSA vectors against NIST's full files: every kept test must be one of NIST's, unchanged.
 func TestBoardVectorsAreNISTs(t *testing.T) {
 	full := filepath.Join("..", "..", "shared", "test-vectors", "acvp")
 	if _, err := os.Stat(full); err != nil {
@@ -34,7 +34,10 @@ func TestBoardVectorsAreNISTs(t *testing.T) {
 	}
 	for _, name := range []string{"ML-KEM-keyGen-FIPS203/internalProjection.json", "ML-KEM-encapDecap-FIPS203/internalProjection.json",
 		"ML-DSA-keyGen-FIPS204/internalProjection.json", "ML-DSA-sigVer-FIPS204/internalProjection.json",
-		"ML-DSA-sigGen-FIPS204/prompt.json", "ML-DSA-sigGen-FIPS204/expectedResults.json"} {
+		"ML-DSA-sigGen-FIPS204/prompt.json", "ML-DSA-sigGen-FIPS204/expectedResults.json",
+		"SLH-DSA-keyGen-FIPS205/internalProjection.json",
+		"SLH-DSA-sigVer-FIPS205__v1.1.0.37/prompt.json", "SLH-DSA-sigVer-FIPS205__v1.1.0.37/expectedResults.json",
+		"SLH-DSA-sigGen-FIPS205__v1.1.0.35/prompt.json", "SLH-DSA-sigGen-FIPS205__v1.1.0.35/expectedResults.json"} {
 		sub := read(filepath.Join("vectors", "acvp", name))
 		all := read(filepath.Join(full, name))
 		byID := map[float64]map[string]any{}

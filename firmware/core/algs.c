@@ -2,6 +2,7 @@
 
 #include "../crypto/mldsa/mldsa.h"
 #include "../crypto/mlkem/mlkem.h"
+#include "../crypto/slhdsa/slhdsa.h"
 #include "proto.h"
 
 #define MLKEM_OPS(p, P)                                                                   \
@@ -21,7 +22,7 @@ MLKEM_OPS(mlkem1024, MLKEM1024)
 
 #define MLDSA_OPS(p, P)                                                                  \
 	static const struct fw_sig_ops p##_ops = {                                       \
-		P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, MLDSA_SEEDBYTES, MLDSA_RNDBYTES, \
+		P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, 1, MLDSA_SEEDBYTES, MLDSA_RNDBYTES, \
 		p##_keygen_internal, p##_sign, p##_verify, p##_sign_internal,           \
 		p##_verify_internal,                                                     \
 	};
@@ -30,6 +31,43 @@ MLDSA_OPS(mldsa44, MLDSA44)
 MLDSA_OPS(mldsa65, MLDSA65)
 MLDSA_OPS(mldsa87, MLDSA87)
 
+/* SLH-DSA: keygen's randomness is SK.seed || SK.prf || PK.seed (3n bytes), hedged signing's
+ * is addrnd (n bytes). */
+#define SLHDSA_OPS(p, P)                                                                        \
+	static int p##_kg(uint8_t *pk, uint8_t *sk, const uint8_t *coins)                       \
+	{                                                                                       \
+		return p##_keygen_internal(pk, sk, coins, coins + P##_N, coins + 2 * P##_N);    \
+	}                                                                                       \
+	static int p##_sg(uint8_t *sig, const uint8_t *sk, const uint8_t *m, size_t mlen,       \
+			  const uint8_t *ctx, size_t ctxlen, const uint8_t *rnd, unsigned int *rounds) \
+	{                                                                                       \
+		*rounds = 0;                                                                    \
+		return p##_sign(sig, sk, m, mlen, ctx, ctxlen, rnd);                            \
+	}                                                                                       \
+	static int p##_sgi(uint8_t *sig, const uint8_t *sk, const uint8_t *m, size_t mlen,      \
+			   const uint8_t *rnd, unsigned int *rounds)                            \
+	{                                                                                       \
+		*rounds = 0;                                                                    \
+		return p##_sign_internal(sig, sk, m, mlen, rnd);                                \
+	}                                                                                       \
+	static const struct fw_sig_ops p##_ops = {                                              \
+		P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, 0, 3 * P##_N, P##_N,                    \
+		p##_kg, p##_sg, p##_verify, p##_sgi, p##_verify_internal,                       \
+	};
+
+SLHDSA_OPS(slhdsa_sha2_128s, SLHDSA_SHA2_128S)
+SLHDSA_OPS(slhdsa_sha2_128f, SLHDSA_SHA2_128F)
+SLHDSA_OPS(slhdsa_sha2_192s, SLHDSA_SHA2_192S)
+SLHDSA_OPS(slhdsa_sha2_192f, SLHDSA_SHA2_192F)
+SLHDSA_OPS(slhdsa_sha2_256s, SLHDSA_SHA2_256S)
+SLHDSA_OPS(slhdsa_sha2_256f, SLHDSA_SHA2_256F)
+SLHDSA_OPS(slhdsa_shake_128s, SLHDSA_SHAKE_128S)
+SLHDSA_OPS(slhdsa_shake_128f, SLHDSA_SHAKE_128F)
+SLHDSA_OPS(slhdsa_shake_192s, SLHDSA_SHAKE_192S)
+SLHDSA_OPS(slhdsa_shake_192f, SLHDSA_SHAKE_192F)
+SLHDSA_OPS(slhdsa_shake_256s, SLHDSA_SHAKE_256S)
+SLHDSA_OPS(slhdsa_shake_256f, SLHDSA_SHAKE_256F)
+
 const struct fw_alg fw_algs[] = {
 	{"ML-KEM-512", FW_KEM, &mlkem512_ops, 0},
 	{"ML-KEM-768", FW_KEM, &mlkem768_ops, 0},
@@ -37,6 +75,18 @@ const struct fw_alg fw_algs[] = {
 	{"ML-DSA-44", FW_SIG, 0, &mldsa44_ops},
 	{"ML-DSA-65", FW_SIG, 0, &mldsa65_ops},
 	{"ML-DSA-87", FW_SIG, 0, &mldsa87_ops},
+	{"SLH-DSA-SHA2-128s", FW_SIG, 0, &slhdsa_sha2_128s_ops},
+	{"SLH-DSA-SHA2-128f", FW_SIG, 0, &slhdsa_sha2_128f_ops},
+	{"SLH-DSA-SHA2-192s", FW_SIG, 0, &slhdsa_sha2_192s_ops},
+	{"SLH-DSA-SHA2-192f", FW_SIG, 0, &slhdsa_sha2_192f_ops},
+	{"SLH-DSA-SHA2-256s", FW_SIG, 0, &slhdsa_sha2_256s_ops},
+	{"SLH-DSA-SHA2-256f", FW_SIG, 0, &slhdsa_sha2_256f_ops},
+	{"SLH-DSA-SHAKE-128s", FW_SIG, 0, &slhdsa_shake_128s_ops},
+	{"SLH-DSA-SHAKE-128f", FW_SIG, 0, &slhdsa_shake_128f_ops},
+	{"SLH-DSA-SHAKE-192s", FW_SIG, 0, &slhdsa_shake_192s_ops},
+	{"SLH-DSA-SHAKE-192f", FW_SIG, 0, &slhdsa_shake_192f_ops},
+	{"SLH-DSA-SHAKE-256s", FW_SIG, 0, &slhdsa_shake_256s_ops},
+	{"SLH-DSA-SHAKE-256f", FW_SIG, 0, &slhdsa_shake_256f_ops},
 };
 const unsigned int fw_nalgs = sizeof fw_algs / sizeof fw_algs[0];
 

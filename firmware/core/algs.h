@@ -13,10 +13,12 @@
 #define FW_KEM_MAX_CT 1568
 #define FW_KEM_MAX_SS 32
 
-/* Largest buffers any signature scheme in the table needs (ML-DSA-87). */
+/* Largest buffers any signature scheme in the table needs: keys of ML-DSA-87, signatures of
+ * SLH-DSA-*-256f, randomness of SLH-DSA-*-256 keygen (3n = 96 bytes). */
 #define FW_SIG_MAX_PK 2592
 #define FW_SIG_MAX_SK 4896
-#define FW_SIG_MAX_SIG 4627
+#define FW_SIG_MAX_SIG 49856
+#define FW_SIG_MAX_COINS 96
 
 enum fw_alg_kind { FW_KEM = 1, FW_SIG = 2 };
 
@@ -37,10 +39,12 @@ struct fw_kem_ops {
 };
 
 /* fw_sig_ops is one signature scheme. sign takes its per-signature randomness
- * from the caller (rnd, NULL for the deterministic variant) and reports the
- * number of rejection-sampling rounds the signature took. */
+ * from the caller (rnd, NULL for the deterministic variant) and, when has_rounds
+ * is set (ML-DSA), reports the number of rejection-sampling rounds the signature
+ * took; SLH-DSA has no rejection loop and leaves *rounds 0. */
 struct fw_sig_ops {
 	size_t pk_len, sk_len, sig_len;
+	int has_rounds;
 	size_t keygen_coins; /* bytes of randomness keygen takes (xi) */
 	size_t sign_coins;   /* bytes of randomness hedged signing takes (rnd) */
 	int (*keygen)(uint8_t *pk, uint8_t *sk, const uint8_t *coins);

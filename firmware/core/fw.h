@@ -12,14 +12,14 @@
 
 #define FW_NAME "pqrepro-fw"
 #define FW_VERSION "0.1.0"
-#define FW_PROTO 1
+#define FW_PROTO 2
 
 /* FW_MAX_LINE bounds every frame in either direction, newline included. */
 #define FW_MAX_LINE 384
 /* FW_RING is how many recent frames the firmware keeps for RESEND: more than a SELFTEST
- * sends (one RESULT per vector group), so frames the pty dropped while QEMU had not yet seen
+ * sends (one RESULT per vector group, 56 of them), so frames the pty dropped while QEMU had not yet seen
  * the port reopened can all be re-sent. */
-#define FW_RING 64
+#define FW_RING 96
 
 /* fw_board describes the board as the firmware reports it in HELLO. */
 struct fw_board {

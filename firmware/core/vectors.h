@@ -45,6 +45,7 @@ struct fw_kat_hash {
 	uint32_t mdlen;
 };
 
+/* SLH-DSA uses the same tables: keyGen's seed is SK.seed || SK.prf || PK.seed. */
 /* ML-DSA: keyGen from the seed xi; deterministic sigGen and sigVer of pure
  * ML-DSA with a context (ACVP signatureInterface external, preHash pure). */
 struct fw_kat_sig_keygen {
@@ -65,6 +66,7 @@ struct fw_kat_sigver {
 	const uint8_t *pk, *msg, *ctx, *sig;
 	uint32_t mlen;
 	uint16_t ctxlen;
+	uint32_t siglen; /* a signature of another length than the set's is refused unread */
 };
 
 struct fw_kat_sig {
@@ -73,6 +75,9 @@ struct fw_kat_sig {
 	const struct fw_kat_siggen *siggen;
 	const struct fw_kat_sigver *sigver;
 	uint16_t n_keygen, n_siggen, n_sigver;
+	/* 1: sigGen and sigVer test the internal interface (M' given, no context: the SLH-DSA
+	 * files); 0: pure signing with a context (ML-DSA). */
+	uint8_t internal;
 };
 
 extern const struct fw_kat_kem fw_kat_kems[];

@@ -348,3 +348,97 @@ func TestRoundsOnlyOnSign(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestChunkSize checks how many iterations a budgeted cell asks for per BENCH: the minimum
+// first, then what fits in the rest of the budget at the pace so far, at least one and at
+// most chunk, never more than are left.
+func TestChunkSize(t *testing.T) {
+	s := time.Second
+	for _, tt := range []struct {
+		left, done, minIter int
+		elapsed, budget     time.Duration
+		want                int
+	}{
+		{20, 0, 3, 0, 8 * s, 3},                         // the minimum first
+		{20, 0, 0, 0, 8 * s, 1},                         // at least one
+		{2, 0, 3, 0, 8 * s, 2},                          // never more than are left
+		{17, 3, 3, 6 * s, 8 * s, 1},                     // 2 s each, 2 s left: one more
+		{17, 3, 3, 12 * s, 8 * s, 1},                    // over budget: the caller stops; never 0
+		{17, 3, 3, 30 * time.Millisecond, 8 * s, chunk}, // fast: a full chunk
+		{17, 4, 3, 4 * s, 8 * s, 4},                     // 1 s each, 4 s left
+		{3, 4, 3, 4 * s, 8 * s, 3},
+	} {
+		if got := chunkSize(tt.left, tt.done, tt.minIter, tt.elapsed, tt.budget); got != tt.want {
+			t.Errorf("chunkSize(%d, %d, %d, %v, %v) = %d, want %d", tt.left, tt.done, tt.minIter, tt.elapsed, tt.budget, got, tt.want)
+		}
+	}
+}
+
+// TestSLHDSABudgetedCell runs SLH-DSA cells through the real host firmware: the "f" set's
+// sign and verify cells are ok and carry no rounds, and a budgeted "s" set's sign cell stops
+// at the budget after its minimum, with the n reached and budgetReached recorded.
+func TestSLHDSABudgetedCell(t *testing.T) {
+	c, _ := hostConn(t, nil)
+	m := manifest(t, artifacts.KindSigBench, "SLH-DSA-SHA2-128f, SLH-DSA-SHAKE-128s", "sign, verify")
+	m.Spec.Iterations = 20
+	m.Spec.Warmup = 0
+	m.Spec.Budget = artifacts.Duration(time.Millisecond)
+	m.Spec.MinIterations = 2
+	cells, err := run(t, c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for _, r := range cells {
+		c := r.Cell
+		if c.Status != artifacts.StatusOK || c.Rounds != nil || c.Sizes == nil {
+			t.Fatalf("cell %+v", c)
+		}
+		// Every operation of either set takes longer than the 1 ms budget on the host: each
+		// cell runs its minimum of 2 (asked for in one BENCH) and stops.
+		if len(r.Samples) != 2 || !c.BudgetReached {
+			t.Errorf("%s %s: %d samples, budgetReached %v", c.Algorithm, c.Operation, len(r.Samples), c.BudgetReached)
+		}
+		if c.Operation == artifacts.OpSign && c.Sizes.Signature != map[string]int{"SLH-DSA-SHA2-128f": 17088, "SLH-DSA-SHAKE-128s": 7856}[c.Algorithm] {
+			t.Errorf("%s sign: sizes %+v", c.Algorithm, c.Sizes)
+		}
+	}
+}
+
+// TestAlgorithmListMustAgree: the runner refuses a board whose ALGS answer disagrees with its
+// own count or HELLO's nalgs, or names an algorithm twice.
+func TestAlgorithmListMustAgree(t *testing.T) {
+	for name, rewrite := range map[string]func(wire.Frame) wire.Frame{
+		"count": func(f wire.Frame) wire.Frame {
+			if f.Type == "ALGS" {
+				f.Fields[1].Value = "17"
+			}
+			return f
+		},
+		"nalgs": func(f wire.Frame) wire.Frame {
+			for i, fl := range f.Fields {
+				if f.Type == "HELLO" && fl.Key == "nalgs" {
+					f.Fields[i].Value = "19"
+				}
+			}
+			return f
+		},
+		"twice": func(f wire.Frame) wire.Frame {
+			if v, _ := f.Get("algs"); f.Type == "ALG" && strings.HasPrefix(v, "ML-KEM-512,") {
+				f.Fields[2].Value = strings.Replace(v, "ML-KEM-768", "ML-KEM-512", 1)
+			}
+			return f
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, _ := hostConn(t, rewrite)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if h, err := c.Hello(ctx); !errors.Is(err, wire.ErrProtocol) {
+				t.Fatalf("Hello = %v, %v; want a protocol error", h.Algorithms, err)
+			}
+		})
+	}
+}

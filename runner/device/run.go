@@ -125,7 +125,16 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		if err != nil {
 			return nil, fmt.Errorf("self-test: %w", err)
 		}
+		var skipped []string
+		for _, g := range st.Groups {
+			if g.Skipped > 0 {
+				skipped = append(skipped, g.String())
+			}
+		}
 		fmt.Fprintf(log, "self-test: %d vectors passed, %d failed in %d groups (%s) in %s\n", st.Pass, st.Fail, len(st.Groups), st.Source, time.Since(t0).Round(time.Millisecond))
+		if len(skipped) > 0 {
+			fmt.Fprintf(log, "self-test: slow groups not run (SELFTEST full=1 runs them): %s\n", strings.Join(skipped, ", "))
+		}
 		if st.Fail > 0 {
 			var bad []string
 			for _, g := range st.Groups {
@@ -184,9 +193,27 @@ func failedCell(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}}
 }
 
-// chunk is how many iterations one BENCH asks for when the manifest sets a time budget: the
+// chunk is the most iterations one BENCH asks for when the manifest sets a time budget: the
 // protocol has no way to stop a BENCH early, so a budgeted cell is measured in short BENCHes.
 const chunk = 10
+
+// chunkSize is how many iterations the next BENCH of a budgeted cell asks for: the manifest's
+// minimum first (with the warm-up), then as many as the time per iteration so far says fit in
+// what is left of the budget, 1..chunk. So a slow cell (an SLH-DSA "s" signature runs for tens
+// of seconds in an emulator) passes its budget by at most about one iteration, as the host's
+// does, and a fast one still asks for chunk at a time. The budget is the runner's wall time,
+// here the emulator's (or a board's) time through the serial line, not the instruction count.
+func chunkSize(left, done, minIter int, elapsed, budget time.Duration) int {
+	if done == 0 {
+		return min(left, max(minIter, 1), chunk)
+	}
+	per := elapsed / time.Duration(done)
+	n := chunk
+	if per > 0 {
+		n = int((budget - elapsed) / per)
+	}
+	return min(left, max(n, 1), chunk)
+}
 
 func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, progress func(int)) (runner.CellResult, error) {
 	fw := h.Firmware + " " + h.Version
@@ -224,7 +251,7 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 			warm = m.Spec.Warmup
 		}
 		if budget > 0 {
-			n = min(n, chunk)
+			n = chunkSize(n, len(samples)+bad, m.Spec.MinIterations, time.Since(start), budget)
 		}
 		req := wire.BenchRequest{Algorithm: ref.Algorithm, Operation: ref.Operation, Iterations: n, Warmup: warm, Message: msg, MessageLen: msgLen}
 		okBefore := len(samples)

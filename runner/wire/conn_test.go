@@ -17,6 +17,11 @@ import (
 
 // fault decides what the far side receives for one line: nil drops it, and
 // it may return the line changed or extra lines around it.
+// hostAlgs is the host build's algorithm list, in the firmware's table order.
+const hostAlgs = "ML-KEM-512,ML-KEM-768,ML-KEM-1024,ML-DSA-44,ML-DSA-65,ML-DSA-87," +
+	"SLH-DSA-SHA2-128s,SLH-DSA-SHA2-128f,SLH-DSA-SHA2-192s,SLH-DSA-SHA2-192f,SLH-DSA-SHA2-256s,SLH-DSA-SHA2-256f," +
+	"SLH-DSA-SHAKE-128s,SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-192s,SLH-DSA-SHAKE-192f,SLH-DSA-SHAKE-256s,SLH-DSA-SHAKE-256f"
+
 type fault func(line string) []string
 
 // faultLine carries lines from src to dst through f. It is the "cable"
@@ -182,21 +187,25 @@ func TestConnHostFirmware(t *testing.T) {
 			if h.Board != "host" || h.Unit != "ns" || h.Proto != ProtocolVersion || len(h.BuildID) != 40 {
 				t.Fatalf("Hello = %+v", h)
 			}
-			if strings.Join(h.Algorithms, ",") != "ML-KEM-512,ML-KEM-768,ML-KEM-1024,ML-DSA-44,ML-DSA-65,ML-DSA-87" ||
+			// HELLO counts the algorithms; ALGS lists them, the signature schemes over two frames.
+			if strings.Join(h.Algorithms, ",") != hostAlgs || h.NumAlgs != 18 || h.Kinds["ML-KEM-768"] != "kem" ||
+				h.Kinds["SLH-DSA-SHAKE-256f"] != "sig" || h.Kinds["ML-DSA-44"] != "sig" ||
 				strings.Join(h.Operations, ",") != "keygen,encaps,decaps,sign,verify" || h.MaxMessage != 4096 {
-				t.Fatalf("algorithms = %v", h.Algorithms)
+				t.Fatalf("algorithms = %v (%v, nalgs=%d)", h.Algorithms, h.Kinds, h.NumAlgs)
 			}
 			if err := c.Seed(ctx, []byte("pqrepro test seed")); err != nil {
 				t.Fatalf("Seed: %v", err)
 			}
-			st, err := c.SelfTest(ctx)
+			st, err := c.SelfTestFull(ctx)
 			if err != nil {
 				t.Fatalf("SelfTest: %v", err)
 			}
-			// The host build embeds every ACVP vector: ML-KEM 75 keyGen, 75
+			// The host build embeds every ACVP ML-KEM and ML-DSA vector: ML-KEM 75 keyGen, 75
 			// encapsulation, 30 decapsulation, 60 key checks; ML-DSA 75 keyGen and the
-			// 45 deterministic sigGen and 45 sigVer tests of pure ML-DSA; 126 hash vectors.
-			if st.Fail != 0 || st.Pass != 531 || len(st.Groups) != 30 {
+			// 45 deterministic sigGen and 45 sigVer tests of pure ML-DSA; 126 hash vectors;
+			// and of SLH-DSA, as on the boards, 1 keyGen and 2 sigVer tests per set and 1
+			// sigGen test of SHAKE-128f and SHA2-256f (12 + 24 + 2; 26 groups).
+			if st.Fail != 0 || st.Pass != 569 || len(st.Groups) != 56 {
 				t.Fatalf("SelfTest = %+v", st)
 			}
 			var samples []Sample

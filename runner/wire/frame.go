@@ -21,7 +21,7 @@ import (
 
 // ProtocolVersion is the protocol version this package speaks; HELLO reports
 // the firmware's and Hello refuses a mismatch.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // MaxFrameLen is the longest frame, newline included, that either side sends.
 const MaxFrameLen = 384

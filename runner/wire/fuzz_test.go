@@ -55,6 +55,45 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// FuzzParseAlgs feeds arbitrary HELLO and ALG lines to their parsers: nothing may panic, and
+// an accepted ALG frame adds only non-empty names of kind kem or sig, each once.
+func FuzzParseAlgs(f *testing.F) {
+	f.Add([]byte("@1:HELLO:re=1 proto=2 board=host counter=c unit=ns nalgs=18*00000000"))
+	f.Add([]byte("@3:ALG:re=2 kind=sig algs=ML-DSA-44,SLH-DSA-SHA2-128s*00000000"))
+	f.Add([]byte("@3:ALG:re=2 kind=kem algs=A,,A*00000000"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fr, err := Decode(line)
+		if err != nil {
+			s := string(line)
+			i := strings.LastIndexByte(s, '*')
+			if i < 0 {
+				return
+			}
+			fixed, err2 := fixCRC(s[:i])
+			if err2 != nil {
+				return
+			}
+			if fr, err = Decode([]byte(fixed)); err != nil {
+				return
+			}
+		}
+		if h, err := parseHello(fr); err == nil && (h.NumAlgs < 0 || h.NumAlgs > maxAlgs) {
+			t.Fatalf("parseHello accepted nalgs=%d", h.NumAlgs)
+		}
+		var h Hello
+		if err := h.addAlgs(fr); err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, a := range h.Algorithms {
+			if a == "" || seen[a] || (h.Kinds[a] != "kem" && h.Kinds[a] != "sig") {
+				t.Fatalf("addAlgs(%q) gave %v %v", line, h.Algorithms, h.Kinds)
+			}
+			seen[a] = true
+		}
+	})
+}
+
 // FuzzParseSample feeds arbitrary SAMPLE lines to the sample parser: nothing may panic, and an
 // accepted sample's rounds are 0 (absent) or within 1..2^20.
 func FuzzParseSample(f *testing.F) {

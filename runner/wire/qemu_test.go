@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -202,11 +203,11 @@ func signCounts(ctx context.Context, t *testing.T, c *Conn) []uint64 {
 
 // corruptedSignatures asks the board to corrupt every signature before checking it (the
 // fault=sig hook): each sample must be reported failed, none counted.
-func corruptedSignatures(ctx context.Context, t *testing.T, c *Conn) {
+func corruptedSignatures(ctx context.Context, t *testing.T, c *Conn, alg string) {
 	t.Helper()
 	for _, op := range []string{"sign", "verify"} {
 		var reasons []string
-		sum, err := c.Bench(ctx, BenchRequest{Algorithm: "ML-DSA-44", Operation: op, Iterations: 2, MessageLen: 33, Fault: "sig"},
+		sum, err := c.Bench(ctx, BenchRequest{Algorithm: alg, Operation: op, Iterations: 2, MessageLen: 33, Fault: "sig"},
 			func(s Sample) {
 				if s.OK {
 					t.Errorf("%s sample %d with a corrupted signature counted: %+v", op, s.Index, s)
@@ -214,12 +215,37 @@ func corruptedSignatures(ctx context.Context, t *testing.T, c *Conn) {
 				reasons = append(reasons, s.Reason)
 			})
 		if err != nil {
-			t.Fatalf("Bench %s fault=sig: %v", op, err)
+			t.Fatalf("Bench %s %s fault=sig: %v", alg, op, err)
 		}
 		if sum.OK != 0 || sum.Fail != 2 || strings.Join(reasons, ",") != "verify,verify" {
-			t.Fatalf("%s fault=sig: summary %+v, reasons %v", op, sum, reasons)
+			t.Fatalf("%s %s fault=sig: summary %+v, reasons %v", alg, op, sum, reasons)
 		}
 	}
+}
+
+// slhCounts runs short hedged SLH-DSA-SHA2-128f and SLH-DSA-SHAKE-128f sign and verify
+// benchmarks and returns every count and stack mark; SLH-DSA samples carry no rounds.
+func slhCounts(ctx context.Context, t *testing.T, c *Conn) []uint64 {
+	t.Helper()
+	var counts []uint64
+	for _, alg := range []string{"SLH-DSA-SHA2-128f", "SLH-DSA-SHAKE-128f"} {
+		for _, op := range []string{"sign", "verify"} {
+			req := BenchRequest{Algorithm: alg, Operation: op, Iterations: 2, MessageLen: 33}
+			sum, err := c.Bench(ctx, req, func(s Sample) {
+				if !s.OK || s.Rounds != 0 || s.Count == 0 {
+					t.Errorf("%s %s sample %d: %+v", alg, op, s.Index, s)
+				}
+				counts = append(counts, s.Count, uint64(s.StackBytes))
+			})
+			if err != nil {
+				t.Fatalf("Bench %s %s: %v", alg, op, err)
+			}
+			if sum.OK != 2 {
+				t.Fatalf("Bench %s %s: summary %+v", alg, op, sum)
+			}
+		}
+	}
+	return counts
 }
 
 // TestQEMUBoards boots each emulated board twice, checks HELLO and the
@@ -254,7 +280,15 @@ func TestQEMUBoards(t *testing.T) {
 				if h.Board != b.target || h.Unit != "instructions" || h.BuildID != meta.BuildID {
 					t.Fatalf("Hello = %+v, metadata build_id %s", h, meta.BuildID)
 				}
-				st, err := s.conn.SelfTest(ctx)
+				// The first boot runs every vector, the second the default self-test without
+				// the slow SLH-DSA groups (what a measurement runs first).
+				selftest := s.conn.SelfTestFull
+				if run == 1 {
+					selftest = s.conn.SelfTest
+				}
+				t0 := time.Now()
+				st, err := selftest(ctx)
+				t.Logf("%s boot %d: self-test (full=%v) %v", b.target, run, run == 0, time.Since(t0).Round(time.Millisecond))
 				if err != nil {
 					cancel()
 					t.Fatalf("SelfTest: %v", err)
@@ -275,23 +309,124 @@ func TestQEMUBoards(t *testing.T) {
 						t.Fatalf("SelfTest ML-DSA groups = %v", dsa)
 					}
 				}
+				checkSLHGroups(t, st, run == 0)
 				if err := s.conn.Seed(ctx, []byte("qemu repeatability")); err != nil {
 					cancel()
 					t.Fatalf("Seed: %v", err)
 				}
 				runs = append(runs, benchCounts(ctx, t, s.conn))
 				runs = append(runs, signCounts(ctx, t, s.conn))
-				corruptedSignatures(ctx, t, s.conn)
+				t0 = time.Now()
+				runs = append(runs, slhCounts(ctx, t, s.conn))
+				t.Logf("%s boot %d: SLH-DSA sign/verify BENCHes %v", b.target, run, time.Since(t0).Round(time.Millisecond))
+				corruptedSignatures(ctx, t, s.conn, "ML-DSA-44")
+				if run == 0 {
+					// The cheapest SLH-DSA set; once (billions of instructions per boot).
+					corruptedSignatures(ctx, t, s.conn, "SLH-DSA-SHA2-128f")
+				}
 				cancel()
 				s.conn.Close()
 				s.cmd.Process.Kill()
 				s.cmd.Wait()
 			}
-			if fmt.Sprint(runs[:2]) != fmt.Sprint(runs[2:]) {
-				t.Fatalf("counts differ between two runs:\n%v\n%v", runs[:2], runs[2:])
+			if fmt.Sprint(runs[:3]) != fmt.Sprint(runs[3:]) {
+				t.Fatalf("counts differ between two runs:\n%v\n%v", runs[:3], runs[3:])
 			}
 			t.Logf("%s: ML-KEM-768 (count, stack) pairs identical in two runs: %v", b.target, runs[0])
 			t.Logf("%s: ML-DSA-44 sign (count, stack, rounds) identical in two runs: %v", b.target, runs[1])
+			t.Logf("%s: SLH-DSA-SHA2-128f and SHAKE-128f sign, verify (count, stack) identical in two runs: %v", b.target, runs[2])
+		})
+	}
+}
+
+// checkSLHGroups checks the SLH-DSA self-test groups every board runs: per set 1 keyGen and 2
+// sigVer tests (one refused, one accepted), and 1 deterministic sigGen test for SHAKE-128f and
+// SHA2-256f; no sigGen group for the others.
+// Without full, the "s" sets' keyGen and all sigGen groups are reported skipped (negative
+// counts below).
+func checkSLHGroups(t *testing.T, st SelfTestResult, full bool) {
+	t.Helper()
+	got := map[string]int{}
+	for _, g := range st.Groups {
+		if strings.HasPrefix(g.Algorithm, "SLH-DSA-") {
+			if g.Fail != 0 {
+				t.Fatalf("SelfTest %s %s: %+v", g.Algorithm, g.Function, g)
+			}
+			got[g.Algorithm+"/"+g.Function] = g.Pass - g.Skipped
+		}
+	}
+	slow := 1
+	if !full {
+		slow = -1
+	}
+	want := map[string]int{}
+	for _, h := range []string{"SHA2", "SHAKE"} {
+		for _, set := range []string{"128s", "128f", "192s", "192f", "256s", "256f"} {
+			alg := "SLH-DSA-" + h + "-" + set
+			want[alg+"/keyGen"], want[alg+"/sigVer"] = 1, 2
+			if strings.HasSuffix(set, "s") {
+				want[alg+"/keyGen"] = slow
+			}
+		}
+	}
+	for _, alg := range []string{"SLH-DSA-SHAKE-128f", "SLH-DSA-SHA2-256f"} {
+		want[alg+"/sigGen"] = slow
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("SelfTest SLH-DSA groups = %v, want %v", got, want)
+	}
+}
+
+// TestQEMUSLHDSAReport prints instructions of one keygen, sign and verify of every SLH-DSA "f"
+// set, and of the "s" sets with PQREPRO_QEMU_REPORT_SLH=all (or those named, e.g.
+// PQREPRO_QEMU_REPORT_SLH=SHA2-128s,SHAKE-128s), on every emulated board, and the wall
+// time of the self-test. It runs only with PQREPRO_QEMU_REPORT_SLH set.
+func TestQEMUSLHDSAReport(t *testing.T) {
+	mode := os.Getenv("PQREPRO_QEMU_REPORT_SLH")
+	if mode == "" {
+		t.Skip("set PQREPRO_QEMU_REPORT_SLH=f (or all) to print the SLH-DSA table")
+	}
+	for _, b := range qemuBoards {
+		t.Run(b.target, func(t *testing.T) {
+			qemuTools(t, b)
+			dir := buildFirmware(t, b.target, b.cc)
+			s := startQEMU(t, b, filepath.Join(dir, "pqrepro-fw.elf"))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+			defer cancel()
+			if _, err := s.conn.Hello(ctx); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			if st, err := s.conn.SelfTestFull(ctx); err != nil || st.Fail != 0 {
+				t.Fatalf("SelfTest: %v %+v", err, st)
+			}
+			t.Logf("%s: full self-test %v wall", b.target, time.Since(start).Round(time.Millisecond))
+			start = time.Now()
+			if st, err := s.conn.SelfTest(ctx); err != nil || st.Fail != 0 {
+				t.Fatalf("SelfTest: %v %+v", err, st)
+			}
+			t.Logf("%s: default self-test %v wall", b.target, time.Since(start).Round(time.Millisecond))
+			if err := s.conn.Seed(ctx, []byte("report")); err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range []string{"SHA2", "SHAKE"} {
+				for _, set := range []string{"128f", "192f", "256f", "128s", "192s", "256s"} {
+					alg := "SLH-DSA-" + h + "-" + set
+					if strings.HasSuffix(set, "s") && mode != "all" && !slices.Contains(strings.Split(mode, ","), h+"-"+set) {
+						continue
+					}
+					row := fmt.Sprintf("%-19s", alg)
+					for _, op := range []string{"keygen", "sign", "verify"} {
+						start := time.Now()
+						sum, err := s.conn.Bench(ctx, BenchRequest{Algorithm: alg, Operation: op, Iterations: 1, MessageLen: 33}, nil)
+						if err != nil || sum.OK != 1 {
+							t.Fatalf("%s %s: %v %+v", alg, op, err, sum)
+						}
+						row += fmt.Sprintf("  %s %11d (stack %5d, %5.1fs)", op, sum.Min, sum.StackMax, time.Since(start).Seconds())
+					}
+					t.Logf("%s: %s", b.target, row)
+				}
+			}
 		})
 	}
 }

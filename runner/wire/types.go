@@ -26,7 +26,12 @@ type Hello struct {
 	Stack      string // how stack use is measured ("paint")
 	RNG        string // the firmware's random source, e.g. "shake256-drbg"
 	Seeded     bool   // whether SEED has been called since boot
+	// Algorithms is every algorithm BENCH and SELFTEST know, from the ALGS answer that Conn.Hello
+	// asks for after HELLO (HELLO itself carries only their number, nalgs); Kinds maps each to
+	// "kem" or "sig".
 	Algorithms []string
+	Kinds      map[string]string
+	NumAlgs    int // HELLO nalgs
 	Operations []string
 	// MaxMessage is the longest message a signature BENCH signs (HELLO max_msg); 0 when the
 	// firmware does not say (it then has no signature schemes).
@@ -60,9 +65,14 @@ func parseHello(f Frame) (Hello, error) {
 	}
 	h.Stack, h.RNG = get("stack"), get("rng")
 	h.Seeded = get("seeded") == "1"
-	if a := get("algs"); a != "" {
-		h.Algorithms = strings.Split(a, ",")
+	na, err := num("nalgs", true)
+	if err != nil {
+		return h, err
 	}
+	if na > maxAlgs {
+		return h, fmt.Errorf("%w: HELLO nalgs=%d, more than %d", ErrProtocol, na, maxAlgs)
+	}
+	h.NumAlgs = int(na)
 	if o := get("ops"); o != "" {
 		h.Operations = strings.Split(o, ",")
 	}
@@ -80,6 +90,36 @@ func parseHello(f Frame) (Hello, error) {
 		return h, fmt.Errorf("%w: HELLO lacks board, counter or unit", ErrProtocol)
 	}
 	return h, nil
+}
+
+// maxAlgs bounds HELLO's nalgs, so a corrupt count cannot make the runner wait for frames
+// that never come.
+const maxAlgs = 1000
+
+// addAlgs adds one ALG frame's names to h.
+func (h *Hello) addAlgs(f Frame) error {
+	kind, _ := f.Get("kind")
+	list, _ := f.Get("algs")
+	if kind != "kem" && kind != "sig" {
+		return fmt.Errorf("%w: ALG kind %q", ErrProtocol, kind)
+	}
+	if list == "" {
+		return fmt.Errorf("%w: ALG without algs", ErrProtocol)
+	}
+	if h.Kinds == nil {
+		h.Kinds = map[string]string{}
+	}
+	for _, a := range strings.Split(list, ",") {
+		if a == "" {
+			return fmt.Errorf("%w: ALG lists an empty name", ErrProtocol)
+		}
+		if _, dup := h.Kinds[a]; dup {
+			return fmt.Errorf("%w: ALG lists %s twice", ErrProtocol, a)
+		}
+		h.Kinds[a] = kind
+		h.Algorithms = append(h.Algorithms, a)
+	}
+	return nil
 }
 
 // MaxFixedMessage is the longest fixed message (BenchRequest.Message) a BENCH request can
@@ -252,6 +292,9 @@ type SelfTestGroup struct {
 	Pass      int
 	Fail      int
 	FirstFail string // ACVP tcId (or index) of the first failure, when Fail > 0
+	// Skipped is how many vectors of the group the firmware holds but did not run (the slow
+	// SLH-DSA groups of a SELFTEST without full=1); Pass and Fail are then 0.
+	Skipped int
 }
 
 // SelfTestResult is the outcome of SELFTEST.
@@ -274,6 +317,16 @@ func parseGroup(f Frame) (SelfTestGroup, error) {
 		return g, err
 	}
 	g.Pass, g.Fail = int(p), int(fl)
+	if _, ok := f.Get("skipped"); ok {
+		sk, err := f.Uint("skipped")
+		if err != nil {
+			return g, err
+		}
+		if sk == 0 || g.Pass != 0 || g.Fail != 0 || sk > 1<<20 {
+			return g, fmt.Errorf("%w: RESULT skipped=%d with pass=%d fail=%d", ErrProtocol, sk, g.Pass, g.Fail)
+		}
+		g.Skipped = int(sk)
+	}
 	if g.Fail > 0 {
 		ff, _ := f.Get("first_fail")
 		g.FirstFail = ff
@@ -281,7 +334,10 @@ func parseGroup(f Frame) (SelfTestGroup, error) {
 	return g, nil
 }
 
-// String formats a group as "ML-KEM-768/keyGen 4/4".
+// String formats a group as "ML-KEM-768/keyGen 4/4" ("... skipped 1" for a skipped one).
 func (g SelfTestGroup) String() string {
+	if g.Skipped > 0 {
+		return g.Algorithm + "/" + g.Function + " skipped " + strconv.Itoa(g.Skipped)
+	}
 	return g.Algorithm + "/" + g.Function + " " + strconv.Itoa(g.Pass) + "/" + strconv.Itoa(g.Pass+g.Fail)
 }

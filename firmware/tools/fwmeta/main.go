@@ -71,6 +71,18 @@ var groups = []struct {
 	{"ML-DSA-44", regexp.MustCompile(`^mldsa44_`), true},
 	{"ML-DSA-65", regexp.MustCompile(`^mldsa65_`), true},
 	{"ML-DSA-87", regexp.MustCompile(`^mldsa87_`), true},
+	{"SLH-DSA-SHA2-128s", regexp.MustCompile(`^slhdsa_sha2_128s_`), false},
+	{"SLH-DSA-SHA2-128f", regexp.MustCompile(`^slhdsa_sha2_128f_`), false},
+	{"SLH-DSA-SHA2-192s", regexp.MustCompile(`^slhdsa_sha2_192s_`), false},
+	{"SLH-DSA-SHA2-192f", regexp.MustCompile(`^slhdsa_sha2_192f_`), false},
+	{"SLH-DSA-SHA2-256s", regexp.MustCompile(`^slhdsa_sha2_256s_`), false},
+	{"SLH-DSA-SHA2-256f", regexp.MustCompile(`^slhdsa_sha2_256f_`), false},
+	{"SLH-DSA-SHAKE-128s", regexp.MustCompile(`^slhdsa_shake_128s_`), true},
+	{"SLH-DSA-SHAKE-128f", regexp.MustCompile(`^slhdsa_shake_128f_`), true},
+	{"SLH-DSA-SHAKE-192s", regexp.MustCompile(`^slhdsa_shake_192s_`), true},
+	{"SLH-DSA-SHAKE-192f", regexp.MustCompile(`^slhdsa_shake_192f_`), true},
+	{"SLH-DSA-SHAKE-256s", regexp.MustCompile(`^slhdsa_shake_256s_`), true},
+	{"SLH-DSA-SHAKE-256f", regexp.MustCompile(`^slhdsa_shake_256f_`), true},
 	{"Keccak/SHA-3 (shared)", regexp.MustCompile(`^(keccak_|sha3_|shake)`), false},
 	{"SHA-2", regexp.MustCompile(`^(sha256|sha512)`), false},
 	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|[ks][0-9]+_|fw_kat_)`), false},
@@ -180,7 +192,7 @@ func run(m *Metadata, elfPath, out string) error {
 	}
 	m.CodeSize = acc
 	m.CodeSizeMethod = "sum of ELF symbol sizes (functions and read-only objects) grouped by symbol prefix; " +
-		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM set calls"
+		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM, ML-DSA and SLH-DSA-SHAKE set calls (the SLH-DSA-SHA2 sets call SHA-2 instead, not added)"
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

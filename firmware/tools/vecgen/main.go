@@ -8,6 +8,9 @@
 // ML-DSA: every keyGen test, and the sigGen (deterministic) and sigVer tests of pure ML-DSA
 // with a context (signatureInterface external, preHash pure): what BENCH runs.
 //
+// SLH-DSA: per set 1 keyGen and 2 sigVer tests (one refused, one accepted), and 1
+// deterministic sigGen test of SHAKE-128f and SHA2-256f, on every build (see slhdsaTables).
+//
 // -max limits the vectors per ACVP test group (0 keeps all); when a group
 // mixes outcomes (valid and modified ciphertexts, passing and failing key
 // checks) the kept vectors alternate between them.
@@ -25,6 +28,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"pqrepro/firmware/tools/acvppick"
@@ -188,6 +192,12 @@ func run(dir string, max int, out string) error {
 	if err != nil {
 		return err
 	}
+	nDSA := len(sigs)
+	slh, err := slhdsaTables(g, dir)
+	if err != nil {
+		return err
+	}
+	sigs = append(sigs, slh...)
 	if g.err != nil {
 		return g.err
 	}
@@ -232,6 +242,7 @@ func run(dir string, max int, out string) error {
 		" * ML-KEM: NIST ACVP ML-KEM-keyGen-FIPS203 (vsId %d) and\n"+
 		" * ML-KEM-encapDecap-FIPS203 (vsId %d), internalProjection.json, max %d per group.\n"+
 		" * ML-DSA: NIST ACVP ML-DSA-keyGen/sigGen/sigVer-FIPS204 (vsId %d).\n"+
+		" * SLH-DSA: NIST ACVP SLH-DSA-keyGen/sigGen/sigVer-FIPS205, a few per set on every build.\n"+
 		" * Hashes: Go standard library digests of prefixes of one message. */\n"+
 		"#include <stdint.h>\n#include \"vectors.h\"\n\n", kg.VsID, ed.VsID, max, dsaVS)
 	fmt.Fprintf(&w, "const char fw_kat_source[] = \"acvp-vs%d-vs%d\";\n\n", kg.VsID, ed.VsID)
@@ -258,9 +269,13 @@ func run(dir string, max int, out string) error {
 	var sigRows []string
 	for i, t := range sigs {
 		p := fmt.Sprintf("s%d_", i)
-		sigRows = append(sigRows, fmt.Sprintf("{%q, %s, %s, %s, %d, %d, %d}", t.alg,
+		internal := 0 // SLH-DSA's sigGen and sigVer vectors test the internal interface
+		if i >= nDSA {
+			internal = 1
+		}
+		sigRows = append(sigRows, fmt.Sprintf("{%q, %s, %s, %s, %d, %d, %d, %d}", t.alg,
 			list("fw_kat_sig_keygen", p+"keygen", t.keygen), list("fw_kat_siggen", p+"siggen", t.siggen),
-			list("fw_kat_sigver", p+"sigver", t.sigver), len(t.keygen), len(t.siggen), len(t.sigver)))
+			list("fw_kat_sigver", p+"sigver", t.sigver), len(t.keygen), len(t.siggen), len(t.sigver), internal))
 	}
 	fmt.Fprintf(&w, "const struct fw_kat_sig fw_kat_sigs[] = {\n\t%s,\n};\n", strings.Join(sigRows, ",\n\t"))
 	fmt.Fprintf(&w, "const unsigned int fw_n_kat_sigs = %d;\n", len(sigRows))
@@ -406,10 +421,189 @@ func mldsaTables(g *gen, dir string, max int) ([]*dsaTable, int, error) {
 			if *v.TestPassed {
 				pass = 1
 			}
-			t.sigver = append(t.sigver, fmt.Sprintf("{%d, %d, %s, %s, %s, %s, %d, %d}", v.TcID, pass,
+			t.sigver = append(t.sigver, fmt.Sprintf("{%d, %d, %s, %s, %s, %s, %d, %d, %d}", v.TcID, pass,
 				g.bytesVar(v.PK, sz.pk), g.bytesVar(v.Message, 0), g.bytesVar(v.Context, 0), g.bytesVar(v.Signature, sz.sig),
-				len(v.Message)/2, len(v.Context)/2))
+				len(v.Message)/2, len(v.Context)/2, sz.sig))
 		}
 	}
 	return out, kg.VsID, nil
+}
+
+// SLH-DSA --------------------------------------------------------------------------------
+
+// SLH-DSA's vectors are kept few on every build, the host's included (its full ACVP files are
+// checked by firmware's Go tests through katcli): slhKeyGenMax keyGen tests per set, slhSigVerMax
+// sigVer tests per set (alternating between refused and accepted) and slhSigGenMax
+// deterministic sigGen tests per set of SLHSigGenSets ("s" sets sign for billions of
+// instructions in an emulator). sigGen and sigVer test the internal interface (these files'
+// groups carry no signatureInterface: the message is M').
+const (
+	slhKeyGenMax = 1
+	slhSigVerMax = 2
+	slhSigGenMax = 1
+)
+
+// SLHDSASets are the twelve sets in the order the self-test runs them, with n and the
+// signature size (FIPS 205 Table 2).
+var slhdsaSets = []struct {
+	name   string
+	n, sig int
+}{
+	{"SLH-DSA-SHA2-128s", 16, 7856}, {"SLH-DSA-SHA2-128f", 16, 17088},
+	{"SLH-DSA-SHA2-192s", 24, 16224}, {"SLH-DSA-SHA2-192f", 24, 35664},
+	{"SLH-DSA-SHA2-256s", 32, 29792}, {"SLH-DSA-SHA2-256f", 32, 49856},
+	{"SLH-DSA-SHAKE-128s", 16, 7856}, {"SLH-DSA-SHAKE-128f", 16, 17088},
+	{"SLH-DSA-SHAKE-192s", 24, 16224}, {"SLH-DSA-SHAKE-192f", 24, 35664},
+	{"SLH-DSA-SHAKE-256s", 32, 29792}, {"SLH-DSA-SHAKE-256f", 32, 49856},
+}
+
+type slhFile struct {
+	VsID       int `json:"vsId"`
+	TestGroups []struct {
+		TgID          int       `json:"tgId"`
+		ParameterSet  string    `json:"parameterSet"`
+		Interface     string    `json:"signatureInterface"`
+		Deterministic *bool     `json:"deterministic"`
+		Tests         []slhTest `json:"tests"`
+	} `json:"testGroups"`
+}
+
+type slhTest struct {
+	TcID       int    `json:"tcId"`
+	SKSeed     string `json:"skSeed"`
+	SKPrf      string `json:"skPrf"`
+	PKSeed     string `json:"pkSeed"`
+	PK         string `json:"pk"`
+	SK         string `json:"sk"`
+	Message    string `json:"message"`
+	Signature  string `json:"signature"`
+	TestPassed *bool  `json:"testPassed"`
+}
+
+func loadSLH(path string) (*slhFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f slhFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return &f, nil
+}
+
+// SLHSigGenSets are the sets whose sigGen test the boards embed: the cheapest "f" set of each
+// hash family that NIST's sigGen file has deterministic tests for (SHAKE-256f, the third, signs
+// for 5.7 and 9.4 billion instructions on the two boards).
+var SLHSigGenSets = []string{"SLH-DSA-SHAKE-128f", "SLH-DSA-SHA2-256f"}
+
+// SLHDSAFiles are the directories of the SLH-DSA files vecgen and vecsubset read.
+const (
+	SLHKeyGenDir = "SLH-DSA-keyGen-FIPS205"
+	SLHSigGenDir = "SLH-DSA-sigGen-FIPS205__v1.1.0.35"
+	SLHSigVerDir = "SLH-DSA-sigVer-FIPS205__v1.1.0.37"
+)
+
+// slhdsaTables reads the SLH-DSA keyGen, sigGen and sigVer files and emits their tables in
+// slhdsaSets order. A set without its keyGen or sigVer group is an error.
+func slhdsaTables(g *gen, dir string) ([]*dsaTable, error) {
+	kg, err := loadSLH(filepath.Join(dir, SLHKeyGenDir, "internalProjection.json"))
+	if err != nil {
+		return nil, err
+	}
+	sgp, err := loadSLH(filepath.Join(dir, SLHSigGenDir, "prompt.json"))
+	if err != nil {
+		return nil, err
+	}
+	sge, err := loadSLH(filepath.Join(dir, SLHSigGenDir, "expectedResults.json"))
+	if err != nil {
+		return nil, err
+	}
+	svp, err := loadSLH(filepath.Join(dir, SLHSigVerDir, "prompt.json"))
+	if err != nil {
+		return nil, err
+	}
+	sve, err := loadSLH(filepath.Join(dir, SLHSigVerDir, "expectedResults.json"))
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ tg, tc int }
+	sigOf, passOf := map[key]string{}, map[key]*bool{}
+	for _, grp := range sge.TestGroups {
+		for _, v := range grp.Tests {
+			sigOf[key{grp.TgID, v.TcID}] = v.Signature
+		}
+	}
+	for _, grp := range sve.TestGroups {
+		for _, v := range grp.Tests {
+			passOf[key{grp.TgID, v.TcID}] = v.TestPassed
+		}
+	}
+	var out []*dsaTable
+	for _, s := range slhdsaSets {
+		t := &dsaTable{alg: s.name}
+		for _, grp := range kg.TestGroups {
+			if grp.ParameterSet != s.name {
+				continue
+			}
+			for i, v := range grp.Tests {
+				if i == slhKeyGenMax {
+					break
+				}
+				seed := v.SKSeed + v.SKPrf + v.PKSeed
+				t.keygen = append(t.keygen, fmt.Sprintf("{%d, %s, %s, %s}", v.TcID,
+					g.bytesVar(seed, 3*s.n), g.bytesVar(v.PK, 2*s.n), g.bytesVar(v.SK, 4*s.n)))
+			}
+		}
+		for _, grp := range sgp.TestGroups {
+			if grp.ParameterSet != s.name || !slices.Contains(SLHSigGenSets, s.name) || grp.Deterministic == nil ||
+				!*grp.Deterministic || (grp.Interface != "" && grp.Interface != "internal") {
+				continue
+			}
+			for i, v := range grp.Tests {
+				if i == slhSigGenMax {
+					break
+				}
+				sig, ok := sigOf[key{grp.TgID, v.TcID}]
+				if !ok {
+					return nil, fmt.Errorf("SLH-DSA sigGen tgId %d tcId %d: no expected signature", grp.TgID, v.TcID)
+				}
+				t.siggen = append(t.siggen, fmt.Sprintf("{%d, %s, %s, %s, %s, %d, %d}", v.TcID,
+					g.bytesVar(v.SK, 4*s.n), g.bytesVar(v.Message, 0), g.raw(nil), g.bytesVar(sig, s.sig),
+					len(v.Message)/2, 0))
+			}
+		}
+		for _, grp := range svp.TestGroups {
+			if grp.ParameterSet != s.name || (grp.Interface != "" && grp.Interface != "internal") {
+				continue
+			}
+			tests := grp.Tests
+			for i := range tests {
+				tests[i].TestPassed = passOf[key{grp.TgID, tests[i].TcID}]
+				if tests[i].TestPassed == nil {
+					return nil, fmt.Errorf("SLH-DSA sigVer tgId %d tcId %d: no expected result", grp.TgID, tests[i].TcID)
+				}
+			}
+			kept, err := acvppick.Pick(tests, slhSigVerMax, func(v slhTest) (string, error) {
+				return fmt.Sprint(*v.TestPassed), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range kept {
+				pass := 0
+				if *v.TestPassed {
+					pass = 1
+				}
+				t.sigver = append(t.sigver, fmt.Sprintf("{%d, %d, %s, %s, %s, %s, %d, %d, %d}", v.TcID, pass,
+					g.bytesVar(v.PK, 2*s.n), g.bytesVar(v.Message, 0), g.raw(nil), g.bytesVar(v.Signature, 0),
+					len(v.Message)/2, 0, len(v.Signature)/2))
+			}
+		}
+		if len(t.keygen) == 0 || len(t.sigver) == 0 {
+			return nil, fmt.Errorf("SLH-DSA: %s has no keyGen or sigVer vectors in %s", s.name, dir)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

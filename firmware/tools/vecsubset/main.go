@@ -44,6 +44,26 @@ func externalPure(g map[string]json.RawMessage) bool {
 	return string(g["signatureInterface"]) == `"external"` && string(g["preHash"]) == `"pure"`
 }
 
+// SLH-DSA is kept smaller still, as vecgen embeds it on every build: the first keyGen test
+// per set, 2 sigVer tests per set (one refused, one accepted; chosen from expectedResults.json,
+// then the same prompts) and the first deterministic sigGen test of SHAKE-128f and SHA2-256f
+// (its prompt and expected result; vecgen's SLHSigGenSets). The sigGen and sigVer files keep their revision suffix.
+var slhFiles = []struct {
+	dir string
+	max int
+	// prompt selects the prompt groups kept; results: the tests are chosen from
+	// expectedResults.json (by testPassed) rather than from prompt.json.
+	prompt  func(g map[string]json.RawMessage) bool
+	results bool
+}{
+	{"SLH-DSA-sigVer-FIPS205__v1.1.0.37", 2, nil, true},
+	{"SLH-DSA-sigGen-FIPS205__v1.1.0.35", 1, func(g map[string]json.RawMessage) bool {
+		var ps string
+		_ = json.Unmarshal(g["parameterSet"], &ps)
+		return string(g["deterministic"]) == "true" && (ps == "SLH-DSA-SHAKE-128f" || ps == "SLH-DSA-SHA2-256f")
+	}, false},
+}
+
 func main() {
 	dir := flag.String("acvp", "../shared/test-vectors/acvp", "ACVP vector directory")
 	max := flag.Int("max", 4, "tests kept per group")
@@ -64,6 +84,23 @@ func main() {
 			if _, err := subset(filepath.Join(*dir, f.dir, "expectedResults.json"), filepath.Join(*out, f.dir, "expectedResults.json"), 0, nil, kept); err != nil {
 				log.Fatalf("vecsubset: %v", err)
 			}
+		}
+	}
+	const slhKeyGen = "SLH-DSA-keyGen-FIPS205"
+	if _, err := subset(filepath.Join(*dir, slhKeyGen, "internalProjection.json"), filepath.Join(*out, slhKeyGen, "internalProjection.json"), 1, nil, nil); err != nil {
+		log.Fatalf("vecsubset: %v", err)
+	}
+	for _, f := range slhFiles {
+		first, second := "prompt.json", "expectedResults.json"
+		if f.results {
+			first, second = second, first
+		}
+		kept, err := subset(filepath.Join(*dir, f.dir, first), filepath.Join(*out, f.dir, first), f.max, f.prompt, nil)
+		if err != nil {
+			log.Fatalf("vecsubset: %v", err)
+		}
+		if _, err := subset(filepath.Join(*dir, f.dir, second), filepath.Join(*out, f.dir, second), 0, nil, kept); err != nil {
+			log.Fatalf("vecsubset: %v", err)
 		}
 	}
 }
