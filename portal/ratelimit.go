@@ -184,13 +184,17 @@ func clientIP(trusted []netip.Prefix) echo.IPExtractor {
 		return false
 	}
 	return func(r *http.Request) string {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		peer, err := netip.ParseAddr(host)
-		if err != nil {
-			return host
+		var peer netip.Addr
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+			peer = ap.Addr()
+		} else {
+			host, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				host = r.RemoteAddr
+			}
+			if peer, err = netip.ParseAddr(host); err != nil {
+				return host
+			}
 		}
 		if !isTrusted(peer) {
 			return peer.Unmap().String() // canonical, so one client is one key however written
