@@ -354,3 +354,25 @@ func pick(s *artifacts.Stats, stat string) (v float64, name, bound string) {
 	}
 	return 0, "", ""
 }
+
+// Name is the cell as shown beside its figures: "ALG op", with its variant in brackets.
+func (cc CellComparison) Name() string {
+	name := cc.Algorithm + " " + cc.Operation
+	if cc.Variant != "" {
+		name += " [" + cc.Variant + "]"
+	}
+	return name
+}
+
+// Split returns the published figures the cell is compared with (any verdict but not
+// comparable), in order, and how many it cannot be compared with (CollapseReasons says why).
+func (cc CellComparison) Split() (comparable []RowComparison, notComparable int) {
+	for _, r := range cc.Rows {
+		if r.Verdict == NotComparable {
+			notComparable++
+			continue
+		}
+		comparable = append(comparable, r)
+	}
+	return comparable, notComparable
+}

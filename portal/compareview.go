@@ -19,10 +19,7 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 	var rows []templates.CompareRow
 	var other []templates.NotComparableRow
 	for _, cc := range rep.Cells {
-		name := cc.Algorithm + " " + cc.Operation
-		if cc.Variant != "" {
-			name += " [" + cc.Variant + "]"
-		}
+		name := cc.Name()
 		measured := "–"
 		if cc.Stats != nil {
 			measured = "median " + human(cc.Stats.Median, cc.Unit)
@@ -31,12 +28,8 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 			other = append(other, templates.NotComparableRow{Cell: name, Measured: measured, Reasons: []string{cc.Note}})
 			continue
 		}
-		n := 0
-		for _, rc := range cc.Rows {
-			if rc.Verdict == compare.NotComparable {
-				n++
-				continue
-			}
+		comparable, n := cc.Split()
+		for _, rc := range comparable {
 			row := templates.CompareRow{Algorithm: cc.Algorithm, Operation: cc.Operation, Measured: measured,
 				Published: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit, RefBoard: rc.Ref.Board, Source: rc.Ref.Source,
 				Verdict: rc.Verdict, Reasons: strings.Join(append(append([]string{}, rc.Notes...), rc.Caveats...), "; ")}

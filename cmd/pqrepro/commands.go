@@ -322,20 +322,13 @@ func printCells(w io.Writer, res *artifacts.Result) {
 func printComparison(w io.Writer, rep compare.Report) {
 	fmt.Fprintf(w, "\nCOMPARISON with %s (board %s, tolerance %.0f%%)\n", rep.Dataset, boardLabel(rep.Board, rep.ClassStatus), rep.Tolerance*100)
 	for _, c := range rep.Cells {
-		name := c.Algorithm + " " + c.Operation
-		if c.Variant != "" {
-			name += " [" + c.Variant + "]"
-		}
+		name := c.Name()
 		if len(c.Rows) == 0 {
 			fmt.Fprintf(w, "  %s: not comparable: %s\n", name, c.Note)
 			continue
 		}
-		other := 0
-		for _, r := range c.Rows {
-			if r.Verdict == compare.NotComparable {
-				other++
-				continue
-			}
+		comparable, other := c.Split()
+		for _, r := range comparable {
 			fmt.Fprintf(w, "  %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", name, r.Verdict,
 				r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
 			for _, n := range r.Notes {
