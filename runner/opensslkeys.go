@@ -251,21 +251,11 @@ func parsePEMPrivate(b []byte) (*pemKey, error) {
 		return nil, fmt.Errorf("%s private key: %w", alg, err)
 	}
 	if s := mlkemScheme(alg); s != nil {
-		var fromSeed, fromExp kem.PrivateKey
-		if seed != nil {
-			if len(seed) != s.SeedSize() {
-				return nil, fmt.Errorf("%s private key: seed of %d bytes, want %d", alg, len(seed), s.SeedSize())
-			}
-			_, fromSeed = s.DeriveKeyPair(seed)
-		}
-		if expanded != nil {
-			if fromExp, err = s.UnmarshalBinaryPrivateKey(expanded); err != nil {
-				return nil, fmt.Errorf("%s private key: %w", alg, err)
-			}
-		}
-		sk := firstNonNil(fromSeed, fromExp)
-		if fromSeed != nil && fromExp != nil && !fromSeed.Equal(fromExp) {
-			return nil, fmt.Errorf("%s private key: the expanded key is not the one its seed gives", alg)
+		sk, err := seededKey(alg, seed, expanded, s.SeedSize(),
+			func(b []byte) kem.PrivateKey { _, sk := s.DeriveKeyPair(b); return sk },
+			s.UnmarshalBinaryPrivateKey, func(a, b kem.PrivateKey) bool { return a.Equal(b) })
+		if err != nil {
+			return nil, err
 		}
 		k.priv = sk
 		k.privRaw, _ = sk.MarshalBinary()
@@ -273,26 +263,39 @@ func parsePEMPrivate(b []byte) (*pemKey, error) {
 		return k, nil
 	}
 	s := mldsaScheme(alg)
-	var fromSeed, fromExp sign.PrivateKey
-	if seed != nil {
-		if len(seed) != s.SeedSize() {
-			return nil, fmt.Errorf("%s private key: seed of %d bytes, want %d", alg, len(seed), s.SeedSize())
-		}
-		_, fromSeed = s.DeriveKey(seed)
-	}
-	if expanded != nil {
-		if fromExp, err = s.UnmarshalBinaryPrivateKey(expanded); err != nil {
-			return nil, fmt.Errorf("%s private key: %w", alg, err)
-		}
-	}
-	sk := firstNonNil(fromSeed, fromExp)
-	if fromSeed != nil && fromExp != nil && !fromSeed.Equal(fromExp) {
-		return nil, fmt.Errorf("%s private key: the expanded key is not the one its seed gives", alg)
+	sk, err := seededKey(alg, seed, expanded, s.SeedSize(),
+		func(b []byte) sign.PrivateKey { _, sk := s.DeriveKey(b); return sk },
+		s.UnmarshalBinaryPrivateKey, func(a, b sign.PrivateKey) bool { return a.Equal(b) })
+	if err != nil {
+		return nil, err
 	}
 	k.priv = sk
 	k.privRaw, _ = sk.MarshalBinary()
 	k.pubRaw, _ = sk.Public().(sign.PublicKey).MarshalBinary()
 	return k, nil
+}
+
+// seededKey is an ML-KEM or ML-DSA private key from its seed, its expanded encoding, or both
+// (which must then be the same key), as OpenSSL 3.5 writes them.
+func seededKey[K comparable](alg string, seed, expanded []byte, seedSize int, derive func([]byte) K,
+	unmarshal func([]byte) (K, error), equal func(a, b K) bool) (K, error) {
+	var zero, fromSeed, fromExp K
+	if seed != nil {
+		if len(seed) != seedSize {
+			return zero, fmt.Errorf("%s private key: seed of %d bytes, want %d", alg, len(seed), seedSize)
+		}
+		fromSeed = derive(seed)
+	}
+	if expanded != nil {
+		var err error
+		if fromExp, err = unmarshal(expanded); err != nil {
+			return zero, fmt.Errorf("%s private key: %w", alg, err)
+		}
+	}
+	if fromSeed != zero && fromExp != zero && !equal(fromSeed, fromExp) {
+		return zero, fmt.Errorf("%s private key: the expanded key is not the one its seed gives", alg)
+	}
+	return firstNonNil(fromSeed, fromExp), nil
 }
 
 func firstNonNil[T comparable](a, b T) T {
