@@ -12,7 +12,8 @@
 # with -e PQREPRO_ADMIN_TOKEN=... . Pass --no-local-runner (or PQREPRO_NO_LOCAL_RUNNER=1)
 # to serve without the in-process runner.
 
-FROM golang:1.26-bookworm AS build
+FROM golang:1.27-bookworm AS build
+ENV GOTOOLCHAIN=go1.27.3
 ARG WITH_EMULATORS=0
 WORKDIR /src
 # cgo is needed for SQLite (mattn/go-sqlite3).

@@ -5,6 +5,9 @@
 #   make firmware-test   build, then run the firmware and runner/wire tests,
 #                        including the QEMU boards (installs QEMU if missing)
 
+# go.mod names Go 1.27: every go command here uses that toolchain.
+export GOTOOLCHAIN := go1.27.3
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # apt-get update runs only when an install fails for want of package lists.

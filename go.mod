@@ -1,6 +1,6 @@
 module pqrepro
 
-go 1.26.8
+go 1.27
 
 require (
 	github.com/a-h/templ v0.3.1100
