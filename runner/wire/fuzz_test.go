@@ -132,3 +132,35 @@ func fixCRC(body string) (string, error) {
 	}
 	return fmt.Sprintf("%s*%08x\n", body[at:], crc32.ChecksumIEEE([]byte(body[at+1:]))), nil
 }
+
+// FuzzParseHandshake feeds arbitrary HANDSHAKE lines to the report parser: nothing may panic, and
+// an accepted report is in range (an ok one has a time and codepoints, a failed one a reason).
+func FuzzParseHandshake(f *testing.F) {
+	f.Add([]byte("@9:HANDSHAKE:re=5 i=0 us=181234 count=24000000 heap=41200 stack=5120 group=512 sig=2308 ok=1*00000000"))
+	f.Add([]byte("@9:HANDSHAKE:re=5 i=3 ok=0 reason=alert alert=51*00000000"))
+	f.Add([]byte("@9:HANDSHAKE:re=5 i=3 us=0 ok=1 group=512 sig=2308*00000000"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fr, err := Decode(line)
+		if err != nil {
+			s := string(line)
+			i := strings.LastIndexByte(s, '*')
+			if i < 0 {
+				return
+			}
+			fixed, err2 := fixCRC(s[:i])
+			if err2 != nil {
+				return
+			}
+			if fr, err = Decode([]byte(fixed)); err != nil {
+				return
+			}
+		}
+		h, err := parseHandshake(fr)
+		if err != nil {
+			return
+		}
+		if h.Index < 0 || h.Index >= MaxTLSHandshakes || (h.OK && h.Micros == 0) || (!h.OK && h.Reason == "") || h.Alert < -1 || h.Alert > 255 {
+			t.Fatalf("parseHandshake(%q) = %+v", line, h)
+		}
+	})
+}
