@@ -161,10 +161,10 @@ type Conn struct {
 
 	wbuf []byte // records built and not yet written
 
-	suite    *suite
-	state    State
-	stats    Stats
-	timing   bool // the handshake is running: record flights, bytes, waits, AEAD times
+	suite                 *suite
+	state                 State
+	stats                 Stats
+	timing                bool // the handshake is running: record flights, bytes, waits, AEAD times
 	inTraffic, outTraffic []byte
 
 	closeOnce sync.Once

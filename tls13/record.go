@@ -181,7 +181,7 @@ func (c *Conn) nextMessage() ([]byte, bool, error) {
 	if len(c.hsBuf) < 4+n {
 		return nil, false, nil
 	}
-	msg := c.hsBuf[:4+n:4+n]
+	msg := c.hsBuf[: 4+n : 4+n]
 	c.hsBuf = c.hsBuf[4+n:]
 	if len(c.hsBuf) == 0 {
 		c.hsBuf = c.hsBuf[:0:0] // let the next append start a fresh buffer: msg stays intact
