@@ -22,7 +22,7 @@ import (
 	"crypto/tls"
 	"fmt"
 
-	tls13 "pqrepro/internal/tls13stub"
+	"pqrepro/tls13"
 )
 
 // Cell is one combination of a key-exchange group and a signature scheme.

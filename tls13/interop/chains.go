@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	tls13 "pqrepro/internal/tls13stub"
+	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
 

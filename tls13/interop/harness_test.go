@@ -5,13 +5,14 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	tls13 "pqrepro/internal/tls13stub"
+	"pqrepro/tls13"
 )
 
 const testHost = "pqrepro.test"
@@ -240,7 +241,7 @@ func mustCurve(cell Cell) tls.CurveID {
 }
 
 // lineExchange writes msg as a line and expects it back reversed, as s_server -rev answers.
-func lineExchange(conn net.Conn, msg string) error {
+func lineExchange(conn io.ReadWriter, msg string) error {
 	if _, err := fmt.Fprintf(conn, "%s\n", msg); err != nil {
 		return fmt.Errorf("write application data: %w", err)
 	}
@@ -255,7 +256,7 @@ func lineExchange(conn net.Conn, msg string) error {
 }
 
 // answerLine reads one line and writes it back reversed, then returns (the caller closes).
-func answerLine(conn net.Conn) error {
+func answerLine(conn io.ReadWriter) error {
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
 		return fmt.Errorf("read application data (got %q): %w", line, err)

@@ -33,7 +33,7 @@ import (
 	"path/filepath"
 	"time"
 
-	tls13 "pqrepro/internal/tls13stub"
+	"pqrepro/tls13"
 )
 
 // RSABits is the modulus size of the RSA chain's keys (an assumption: the paper gives none).
