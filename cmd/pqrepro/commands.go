@@ -256,6 +256,10 @@ func human(v float64, unit string) string {
 }
 
 func printCells(w io.Writer, res *artifacts.Result) {
+	if res.Kind == artifacts.KindTLSMatrix {
+		printTLSMatrix(w, res)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tMEAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	var notes []string // failed cells' reasons and variants, numbered below the table
