@@ -73,8 +73,8 @@ func TestNegative(t *testing.T) {
 			server:     func(c *Config) { c.hooks = onMessage(typeFinished, flipLast) },
 			clientSees: side{AlertDecryptError, false}, serverSees: side{AlertDecryptError, true}},
 		{name: "bad client Finished", group: P256, scheme: ECDSAP256SHA256,
-			client:       func(c *Config) { c.hooks = onMessage(typeFinished, flipLast) },
-			clientSees:   side{AlertDecryptError, true}, serverSees: side{AlertDecryptError, false},
+			client:     func(c *Config) { c.hooks = onMessage(typeFinished, flipLast) },
+			clientSees: side{AlertDecryptError, true}, serverSees: side{AlertDecryptError, false},
 			clientHandsh: true},
 		{name: "wrong host name", group: X25519, scheme: Ed25519,
 			client:     func(c *Config) { c.ServerName = "other.test" },
@@ -101,7 +101,9 @@ func TestNegative(t *testing.T) {
 			client:     func(c *Config) { c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return s[:31] }} },
 			clientSees: side{AlertIllegalParameter, true}, serverSees: side{AlertIllegalParameter, false}},
 		{name: "ML-KEM-768 ek too long", group: MLKEM768, scheme: Ed25519,
-			client:     func(c *Config) { c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return append(bytes.Clone(s), 0) }} },
+			client: func(c *Config) {
+				c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return append(bytes.Clone(s), 0) }}
+			},
 			clientSees: side{AlertIllegalParameter, true}, serverSees: side{AlertIllegalParameter, false}},
 		{name: "ML-KEM-768 ek fails the modulus check", group: MLKEM768, scheme: Ed25519,
 			client:     func(c *Config) { c.hooks = &testHooks{keyShare: badModulus(0)} },
@@ -116,13 +118,19 @@ func TestNegative(t *testing.T) {
 			client:     func(c *Config) { c.hooks = &testHooks{keyShare: badModulus(3)} },
 			clientSees: side{AlertIllegalParameter, true}, serverSees: side{AlertIllegalParameter, false}},
 		{name: "SecP256r1MLKEM768 invalid point", group: SecP256r1MLKEM768, scheme: Ed25519,
-			client:     func(c *Config) { c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { s = bytes.Clone(s); s[10] ^= 1; return s }} },
+			client: func(c *Config) {
+				c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { s = bytes.Clone(s); s[10] ^= 1; return s }}
+			},
 			clientSees: side{AlertIllegalParameter, true}, serverSees: side{AlertIllegalParameter, false}},
 		{name: "ML-KEM-768 ciphertext too short", group: MLKEM768, scheme: Ed25519,
-			server:     func(c *Config) { c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return s[:len(s)-1] }} },
+			server: func(c *Config) {
+				c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return s[:len(s)-1] }}
+			},
 			clientSees: side{AlertIllegalParameter, false}, serverSees: side{AlertIllegalParameter, true}},
 		{name: "ML-KEM-512 ciphertext too long", group: MLKEM512, scheme: Ed25519,
-			server:     func(c *Config) { c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return append(bytes.Clone(s), 1) }} },
+			server: func(c *Config) {
+				c.hooks = &testHooks{keyShare: func(_ Group, s []byte) []byte { return append(bytes.Clone(s), 1) }}
+			},
 			clientSees: side{AlertIllegalParameter, false}, serverSees: side{AlertIllegalParameter, true}},
 		{name: "no common group", group: X25519, scheme: Ed25519,
 			server:     func(c *Config) { c.Groups = []Group{MLKEM1024} },
