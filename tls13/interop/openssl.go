@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
 
@@ -274,6 +275,9 @@ type ServerReport struct {
 	Group, Scheme uint16
 	// HelloRetry is whether it sent a HelloRetryRequest.
 	HelloRetry bool
+	// Alert is the description of the first alert it received ("unknown CA(48)",
+	// "close notify(0)"), "" for none.
+	Alert string
 	// Output is its whole stdout, for error messages.
 	Output string
 }
@@ -288,6 +292,15 @@ func (s *OpenSSLServer) Wait() (*ServerReport, error) {
 		return nil, fmt.Errorf("s_server for %v: %w: stderr: %s; stdout tail: %s", s.cell, err, clip(s.err.String(), 800), tail(out, 800))
 	}
 	rep, perr := ParseServerTrace(out)
+	// In -rev mode s_server reports the end of its handshake on stderr: CONNECTION ESTABLISHED
+	// or CONNECTION FAILURE, and exits 0 either way after its one connection.
+	if !strings.Contains(s.err.String(), "CONNECTION ESTABLISHED") {
+		alert := "none"
+		if rep != nil && rep.Alert != "" {
+			alert = rep.Alert
+		}
+		return nil, fmt.Errorf("s_server for %v: no connection established (alert received: %s): stderr: %s", s.cell, alert, clip(s.err.String(), 800))
+	}
 	if perr != nil {
 		return nil, fmt.Errorf("s_server for %v: %w; stderr: %s", s.cell, perr, clip(s.err.String(), 800))
 	}
@@ -303,12 +316,15 @@ func tail(s string, n int) string {
 
 var (
 	traceNamedGroupRE = regexp.MustCompile(`NamedGroup: .*\((\d+)\)\s*$`)
+	traceAlertRE      = regexp.MustCompile(`^Level=\S+, description=(.+)$`)
 	traceSigAlgRE     = regexp.MustCompile(`Signature Algorithm: \S+ \(0x([0-9a-fA-F]{4})\)`)
 )
 
-// ParseServerTrace reads the -trace output of s_server: the records it sent ("Sent TLS Record"
-// up to the next "Received TLS Record"/"Sent TLS Record"), the NamedGroup of the key share in
-// its last ServerHello and the Signature Algorithm of its CertificateVerify.
+// ParseServerTrace reads the -trace output of s_server: in the records it sent ("Sent TLS
+// Record" up to the next "Received TLS Record"/"Sent TLS Record") the NamedGroup of the key
+// share in its last ServerHello and the Signature Algorithm of its CertificateVerify; in those
+// it received, the first alert. A report is returned with the error when the group or the
+// scheme is missing.
 func ParseServerTrace(out string) (*ServerReport, error) {
 	rep := &ServerReport{Output: out}
 	var sent, haveGroup, haveScheme bool
@@ -324,6 +340,9 @@ func ParseServerTrace(out string) (*ServerReport, error) {
 			continue
 		}
 		if !sent {
+			if m := traceAlertRE.FindStringSubmatch(t); m != nil && rep.Alert == "" {
+				rep.Alert = m[1]
+			}
 			continue
 		}
 		switch {
@@ -334,6 +353,11 @@ func ParseServerTrace(out string) (*ServerReport, error) {
 			if msg == "HelloRetryRequest" {
 				rep.HelloRetry = true
 			}
+		}
+		// OpenSSL traces a HelloRetryRequest as a ServerHello whose Random is RFC 8446's
+		// fixed value CF21AD74 E59A6111 ..., printed as gmt_unix_time and random_bytes.
+		if msg == "ServerHello" && strings.HasPrefix(t, "gmt_unix_time=0xCF21AD74") {
+			rep.HelloRetry = true
 		}
 		switch msg {
 		case "ServerHello":
@@ -355,10 +379,10 @@ func ParseServerTrace(out string) (*ServerReport, error) {
 		}
 	}
 	if !haveGroup {
-		return nil, fmt.Errorf("parse s_server trace: no key share NamedGroup in a ServerHello it sent (%d bytes of output)", len(out))
+		return rep, fmt.Errorf("parse s_server trace: no key share NamedGroup in a ServerHello it sent (%d bytes of output)", len(out))
 	}
 	if !haveScheme {
-		return nil, fmt.Errorf("parse s_server trace: no CertificateVerify Signature Algorithm it sent (%d bytes of output)", len(out))
+		return rep, fmt.Errorf("parse s_server trace: no CertificateVerify Signature Algorithm it sent (%d bytes of output)", len(out))
 	}
 	return rep, nil
 }
@@ -436,9 +460,26 @@ func ParseClientReport(out string) (*ClientReport, error) {
 // (s_server -rev closes on a line "CLOSE"). dir receives the PEM
 // files. The report's Output holds what it received. A non-zero exit is an error with stderr.
 func (o *OpenSSL) RunOpenSSLClient(ctx context.Context, cell Cell, chain *tlscert.Chain, serverName, addr string, send []string, dir string) (*ClientReport, error) {
+	return o.runClient(ctx, cell, nil, chain, serverName, addr, send, dir)
+}
+
+// runClient is RunOpenSSLClient offering groups (the first gets the key share) instead of the
+// cell's group alone when groups is not empty.
+func (o *OpenSSL) runClient(ctx context.Context, cell Cell, groups []tls13.Group, chain *tlscert.Chain, serverName, addr string, send []string, dir string) (*ClientReport, error) {
 	group, sigalg, err := cell.OpenSSLNames()
 	if err != nil {
 		return nil, err
+	}
+	if len(groups) > 0 {
+		var names []string
+		for _, g := range groups {
+			n, ok := opensslGroups[g]
+			if !ok {
+				return nil, fmt.Errorf("s_client for %v: no OpenSSL name for group %v", cell, g)
+			}
+			names = append(names, n)
+		}
+		group = strings.Join(names, ":")
 	}
 	var input strings.Builder
 	for _, l := range send {
