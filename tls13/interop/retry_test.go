@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -121,7 +122,21 @@ func TestRefusalsWithOpenSSL(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			_, cerr := engineDial(cell, stranger, srv.Addr, message(cell, "engine"))
+			// The client lingers after its alert (half-close, then read to the end) so that
+			// s_server reads the alert: closing with the server's flight unread would reset the
+			// connection, and the reset can overtake the alert.
+			cerr := func() error {
+				raw, err := net.DialTimeout("tcp", srv.Addr, PeerTimeout)
+				if err != nil {
+					return err
+				}
+				defer raw.Close()
+				_ = raw.SetDeadline(time.Now().Add(PeerTimeout))
+				herr := tls13.Client(raw, EngineClientConfig(cell, stranger, testHost)).Handshake()
+				_ = raw.(*net.TCPConn).CloseWrite()
+				_, _ = io.Copy(io.Discard, raw)
+				return herr
+			}()
 			_, serr := srv.Wait()
 			var ae *tls13.AlertError
 			if !errors.As(cerr, &ae) || ae.Remote || ae.Alert != tls13.AlertUnknownCA {
