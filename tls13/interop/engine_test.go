@@ -33,22 +33,38 @@ func checkEngineState(t *testing.T, side string, cell Cell, st tls13.State, chai
 }
 
 // engineDial runs the engine's client for cell against addr: handshake, msg out, msg reversed
-// back, close_notify. It returns the engine's State.
-func engineDial(cell Cell, chain *tlscert.Chain, addr, msg string) (tls13.State, error) {
+// back, close_notify. It returns the engine's State and Stats.
+func engineDial(cell Cell, chain *tlscert.Chain, addr, msg string) (tls13.State, tls13.Stats, error) {
+	return dialStats(EngineClientConfig(cell, chain, testHost), addr, msg)
+}
+
+func dialStats(cfg *tls13.Config, addr, msg string) (tls13.State, tls13.Stats, error) {
 	raw, err := net.DialTimeout("tcp", addr, PeerTimeout)
 	if err != nil {
-		return tls13.State{}, err
+		return tls13.State{}, tls13.Stats{}, err
 	}
 	_ = raw.SetDeadline(time.Now().Add(PeerTimeout))
-	conn := tls13.Client(raw, EngineClientConfig(cell, chain, testHost))
+	conn := tls13.Client(raw, cfg)
 	defer conn.Close()
 	if err := conn.Handshake(); err != nil {
-		return tls13.State{}, fmt.Errorf("engine client handshake: %w", err)
+		return tls13.State{}, tls13.Stats{}, fmt.Errorf("engine client handshake: %w", err)
 	}
 	if err := lineExchange(conn, msg); err != nil {
-		return conn.State(), fmt.Errorf("engine client: %w", err)
+		return conn.State(), conn.Stats(), fmt.Errorf("engine client: %w", err)
 	}
-	return conn.State(), nil
+	return conn.State(), conn.Stats(), nil
+}
+
+// checkClientStats checks what the engine's client recorded against a foreign server: the
+// certificate_list is the chain's leaf alone, and bytes flowed both ways.
+func checkClientStats(t *testing.T, chain *tlscert.Chain, st tls13.Stats) {
+	t.Helper()
+	if st.ChainBytes != len(chain.LeafDER) {
+		t.Errorf("engine client ChainBytes %d, want the leaf's %d", st.ChainBytes, len(chain.LeafDER))
+	}
+	if st.BytesSent == 0 || st.BytesReceived <= st.ChainBytes || len(st.Flights) < 3 || st.Handshake <= 0 {
+		t.Errorf("engine client stats: sent %d received %d flights %d handshake %v", st.BytesSent, st.BytesReceived, len(st.Flights), st.Handshake)
+	}
 }
 
 // engineServe starts the engine's server for cell on a loopback port; it serves one
@@ -136,13 +152,14 @@ func TestEngineWithCryptoTLS(t *testing.T) {
 					return answerLine(conn)
 				}()
 			}()
-			st, cerr := engineDial(cell, chain, ln.Addr().String(), message(cell, "engine"))
+			st, stats, cerr := engineDial(cell, chain, ln.Addr().String(), message(cell, "engine"))
 			ln.Close()
 			serr := <-served
 			if cerr != nil || serr != nil {
 				t.Fatalf("engine client: %v; crypto/tls server: %v", cerr, serr)
 			}
 			checkEngineState(t, "client", cell, st, chain)
+			checkClientStats(t, chain, stats)
 			checkCryptoTLSState(t, "server", cell, peer)
 		})
 		t.Run(cell.String()+"/engine-server", func(t *testing.T) {
@@ -189,8 +206,8 @@ func checkCryptoTLSState(t *testing.T, side string, cell Cell, st tls.Connection
 	if st.Version != tls.VersionTLS13 || st.CipherSuite != tls.TLS_AES_128_GCM_SHA256 {
 		t.Errorf("crypto/tls %s: version %#x suite %#x, want TLS 1.3 with TLS_AES_128_GCM_SHA256", side, st.Version, st.CipherSuite)
 	}
-	if st.DidResume {
-		t.Errorf("crypto/tls %s: resumed", side)
+	if st.DidResume || st.HelloRetryRequest {
+		t.Errorf("crypto/tls %s: resumed %v, HelloRetryRequest %v; want a fresh handshake in the client's key share", side, st.DidResume, st.HelloRetryRequest)
 	}
 }
 
@@ -210,12 +227,13 @@ func TestEngineWithOpenSSL(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			st, cerr := engineDial(cell, chain, srv.Addr, message(cell, "engine"))
+			st, stats, cerr := engineDial(cell, chain, srv.Addr, message(cell, "engine"))
 			srep, serr := srv.Wait()
 			if cerr != nil || serr != nil {
 				t.Fatalf("engine client: %v; s_server: %v", cerr, serr)
 			}
 			checkEngineState(t, "client", cell, st, chain)
+			checkClientStats(t, chain, stats)
 			checkServerReport(t, cell, srep)
 		})
 		t.Run(cell.String()+"/engine-server", func(t *testing.T) {

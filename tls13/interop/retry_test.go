@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -84,20 +85,8 @@ func TestHelloRetryWithOpenSSL(t *testing.T) {
 }
 
 func dialWith(cfg *tls13.Config, addr, msg string) (tls13.State, error) {
-	raw, err := net.DialTimeout("tcp", addr, PeerTimeout)
-	if err != nil {
-		return tls13.State{}, err
-	}
-	_ = raw.SetDeadline(time.Now().Add(PeerTimeout))
-	conn := tls13.Client(raw, cfg)
-	defer conn.Close()
-	if err := conn.Handshake(); err != nil {
-		return tls13.State{}, fmt.Errorf("engine client handshake: %w", err)
-	}
-	if err := lineExchange(conn, msg); err != nil {
-		return conn.State(), fmt.Errorf("engine client: %w", err)
-	}
-	return conn.State(), nil
+	st, _, err := dialStats(cfg, addr, msg)
+	return st, err
 }
 
 // TestRefusalsWithOpenSSL: the harness reports a failed verification as a failure, in both
@@ -164,4 +153,116 @@ func TestRefusalsWithOpenSSL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHelloRetryWithCryptoTLS is TestHelloRetryWithOpenSSL against crypto/tls, on the retry
+// cells crypto/tls has; crypto/tls reports the retry in ConnectionState.HelloRetryRequest.
+func TestHelloRetryWithCryptoTLS(t *testing.T) {
+	e := setup(t)
+	for _, cell := range retryCells {
+		if !cell.CryptoTLSSupports() {
+			continue
+		}
+		other, _, _ := Cell{Group: otherGroup(cell), Scheme: cell.Scheme}.CryptoTLS()
+		t.Run(cell.String()+"/engine-client", func(t *testing.T) {
+			t.Parallel()
+			chain, err := e.chains.Get(cell.Scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scfg, err := CryptoTLSServerConfig(cell, chain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, served := cryptoTLSServe(t, scfg)
+			cfg := EngineClientConfig(cell, chain, testHost)
+			cfg.Groups = []tls13.Group{otherGroup(cell), cell.Group}
+			cfg.KeyShares = []tls13.Group{otherGroup(cell)}
+			st, cerr := dialWith(cfg, addr, message(cell, "engine"))
+			r := <-served
+			if cerr != nil || r.err != nil {
+				t.Fatalf("engine client: %v; crypto/tls server: %v", cerr, r.err)
+			}
+			if !st.HelloRetry || st.Group != cell.Group || st.Scheme != cell.Scheme {
+				t.Errorf("engine client: HelloRetry %v group %v scheme %v, want a retry into %v", st.HelloRetry, st.Group, st.Scheme, cell)
+			}
+			if !r.state.HelloRetryRequest || r.state.CurveID != mustCurve(cell) {
+				t.Errorf("crypto/tls server: HelloRetryRequest %v curve %v, want a retry into %v", r.state.HelloRetryRequest, r.state.CurveID, mustCurve(cell))
+			}
+		})
+		t.Run(cell.String()+"/engine-server", func(t *testing.T) {
+			t.Parallel()
+			chain, err := e.chains.Get(cell.Scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, res := engineServe(t, cell, chain)
+			cfg, err := CryptoTLSClientConfig(cell, chain, testHost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.CurvePreferences = []tls.CurveID{other, mustCurve(cell)}
+			var peer tls.ConnectionState
+			cerr := func() error {
+				conn, err := tls.Dial("tcp", addr, cfg)
+				if err != nil {
+					return fmt.Errorf("crypto/tls client handshake with the engine: %w", err)
+				}
+				defer conn.Close()
+				_ = conn.SetDeadline(time.Now().Add(PeerTimeout))
+				peer = conn.ConnectionState()
+				return lineExchange(conn, message(cell, "crypto/tls"))
+			}()
+			r := <-res
+			if cerr != nil || r.err != nil {
+				t.Fatalf("crypto/tls client: %v; engine server: %v", cerr, r.err)
+			}
+			// crypto/tls ignores the order of CurvePreferences and always sends its key share
+			// for a post-quantum group it is given first: a retry happens only in an ECDH cell.
+			wantRetry := cell.Group == tls13.X25519 || cell.Group == tls13.P256
+			if r.state.HelloRetry != wantRetry || r.state.Group != cell.Group || r.state.Scheme != cell.Scheme {
+				t.Errorf("engine server: HelloRetry %v group %v scheme %v, want retry %v into %v", r.state.HelloRetry, r.state.Group, r.state.Scheme, wantRetry, cell)
+			}
+			if peer.HelloRetryRequest != wantRetry || peer.CurveID != mustCurve(cell) {
+				t.Errorf("crypto/tls client: HelloRetryRequest %v curve %v, want retry %v into %v", peer.HelloRetryRequest, peer.CurveID, wantRetry, mustCurve(cell))
+			}
+		})
+	}
+}
+
+type cryptoTLSResult struct {
+	state tls.ConnectionState
+	err   error
+}
+
+// cryptoTLSServe starts a crypto/tls server on a loopback port for one connection: handshake,
+// one line answered reversed, close.
+func cryptoTLSServe(t *testing.T, cfg *tls.Config) (string, <-chan cryptoTLSResult) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	res := make(chan cryptoTLSResult, 1)
+	go func() {
+		var r cryptoTLSResult
+		r.err = func() error {
+			raw, err := ln.Accept()
+			ln.Close()
+			if err != nil {
+				return err
+			}
+			conn := tls.Server(raw, cfg)
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(PeerTimeout))
+			if err := conn.Handshake(); err != nil {
+				return fmt.Errorf("crypto/tls server handshake: %w", err)
+			}
+			r.state = conn.ConnectionState()
+			return answerLine(conn)
+		}()
+		res <- r
+	}()
+	return ln.Addr().String(), res
 }
