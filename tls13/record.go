@@ -292,10 +292,24 @@ func (c *Conn) writeHandshake(msg []byte) {
 		}
 	}
 	if c.timing && len(msg) > 0 {
+		c.drainCCS()
 		f := c.flight(!c.isClient)
 		f.Messages = append(f.Messages, messageName(msg[0]))
 	}
 	c.writeRecord(recordHandshake, msg)
+}
+
+// drainCCS consumes ChangeCipherSpec records the peer sent at the end of its last flight that
+// are already buffered, so that they count in that flight rather than in its next one.
+func (c *Conn) drainCCS() {
+	for c.rend-c.rpos >= 6 && c.rbuf[c.rpos] == recordChangeCipherSpec &&
+		c.rbuf[c.rpos+3] == 0 && c.rbuf[c.rpos+4] == 1 && c.rbuf[c.rpos+5] == 1 {
+		c.rpos += 6
+		c.stats.BytesReceived += 6
+		f := c.flight(c.isClient)
+		f.Bytes += 6
+		f.Messages = append(f.Messages, "ChangeCipherSpec")
+	}
 }
 
 // flush writes everything queued in one socket write.
