@@ -204,13 +204,16 @@ func TestHelloRetryWithCryptoTLS(t *testing.T) {
 			cfg.CurvePreferences = []tls.CurveID{other, mustCurve(cell)}
 			var peer tls.ConnectionState
 			cerr := func() error {
-				conn, err := tls.Dial("tcp", addr, cfg)
+				conn, scheme, err := observedDial(addr, cfg)
 				if err != nil {
 					return fmt.Errorf("crypto/tls client handshake with the engine: %w", err)
 				}
 				defer conn.Close()
 				_ = conn.SetDeadline(time.Now().Add(PeerTimeout))
 				peer = conn.ConnectionState()
+				if s, err := scheme(); err != nil || s != uint16(cell.Scheme) {
+					t.Errorf("crypto/tls client read CertificateVerify scheme %#04x (%v), want %#04x (%v)", s, err, uint16(cell.Scheme), cell.Scheme)
+				}
 				return lineExchange(conn, message(cell, "crypto/tls"))
 			}()
 			r := <-res
