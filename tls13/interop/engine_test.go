@@ -238,6 +238,9 @@ func TestEngineWithOpenSSL(t *testing.T) {
 			checkEngineState(t, "client", cell, st, chain)
 			checkClientStats(t, chain, stats)
 			checkServerReport(t, cell, srep)
+			if srep.Alert != "close notify(0)" {
+				t.Errorf("s_server received alert %q, want the engine's close notify(0)", srep.Alert)
+			}
 		})
 		t.Run(cell.String()+"/engine-server", func(t *testing.T) {
 			t.Parallel()
