@@ -75,6 +75,12 @@ func engineServe(t *testing.T, cell Cell, chain *tlscert.Chain) (string, <-chan 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return engineServeConfig(t, cfg)
+}
+
+// engineServeConfig is engineServe with a given server configuration.
+func engineServeConfig(t *testing.T, cfg *tls13.Config) (string, <-chan engineResult) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

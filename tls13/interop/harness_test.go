@@ -107,6 +107,9 @@ func checkServerReport(t *testing.T, cell Cell, rep *ServerReport) {
 	if rep.HelloRetry {
 		t.Errorf("s_server sent a HelloRetryRequest; the client's key share was the cell's group")
 	}
+	if rep.CipherSuite != uint16(tls13.TLS_AES_128_GCM_SHA256) {
+		t.Errorf("s_server chose cipher suite %#04x, want TLS_AES_128_GCM_SHA256", rep.CipherSuite)
+	}
 }
 
 // TestOpenSSLWithItself makes the harness trustworthy: for every cell, s_client against

@@ -39,6 +39,9 @@ func TestParseServerTrace(t *testing.T) {
 			if rep.Group != tc.group || rep.Scheme != 0x0807 || rep.HelloRetry != tc.retry {
 				t.Errorf("group %d scheme %#04x retry %v, want %d 0x0807 %v", rep.Group, rep.Scheme, rep.HelloRetry, tc.group, tc.retry)
 			}
+			if rep.CipherSuite != 0x1301 {
+				t.Errorf("cipher suite %#04x, want 0x1301", rep.CipherSuite)
+			}
 			if rep.Alert != "close notify(0)" {
 				t.Errorf("alert %q, want the client's close notify(0)", rep.Alert)
 			}

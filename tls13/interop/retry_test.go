@@ -71,7 +71,7 @@ func TestHelloRetryWithOpenSSL(t *testing.T) {
 			}
 			addr, res := engineServe(t, cell, chain)
 			msg := message(cell, "s_client")
-			crep, cerr := e.o.runClient(context.Background(), cell, []tls13.Group{otherGroup(cell), cell.Group}, chain, testHost, addr, []string{msg}, t.TempDir())
+			crep, cerr := e.o.runClient(context.Background(), cell, []tls13.Group{otherGroup(cell), cell.Group}, tls13.TLS_AES_128_GCM_SHA256, chain, testHost, addr, []string{msg}, t.TempDir())
 			r := <-res
 			if cerr != nil || r.err != nil {
 				t.Fatalf("s_client: %v; engine server: %v", cerr, r.err)
@@ -142,7 +142,7 @@ func TestRefusalsWithOpenSSL(t *testing.T) {
 				t.Fatal(err)
 			}
 			addr, res := engineServe(t, cell, chain)
-			_, cerr := e.o.runClient(context.Background(), cell, nil, chain, "other.test", addr, []string{"x"}, t.TempDir())
+			_, cerr := e.o.runClient(context.Background(), cell, nil, tls13.TLS_AES_128_GCM_SHA256, chain, "other.test", addr, []string{"x"}, t.TempDir())
 			r := <-res
 			if cerr == nil || !strings.Contains(cerr.Error(), "hostname mismatch") {
 				t.Errorf("s_client for the wrong host name: %v, want a hostname mismatch", cerr)
@@ -268,4 +268,64 @@ func cryptoTLSServe(t *testing.T, cfg *tls.Config) (string, <-chan cryptoTLSResu
 		res <- r
 	}()
 	return ln.Addr().String(), res
+}
+
+// TestCipherSuitesWithOpenSSL: the engine's two other suites (AES-256-GCM with SHA-384 and
+// ChaCha20-Poly1305) against OpenSSL accepting or offering that suite alone, both directions,
+// on one post-quantum cell.
+func TestCipherSuitesWithOpenSSL(t *testing.T) {
+	e := setup(t)
+	cell := Cell{tls13.X25519MLKEM768, tls13.MLDSA65}
+	for _, suite := range []tls13.CipherSuite{tls13.TLS_AES_256_GCM_SHA384, tls13.TLS_CHACHA20_POLY1305_SHA256} {
+		t.Run(suite.String()+"/engine-client", func(t *testing.T) {
+			t.Parallel()
+			chain, err := e.chains.Get(cell.Scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, err := e.o.startServer(context.Background(), cell, chain, t.TempDir(), suite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			cfg := EngineClientConfig(cell, chain, testHost)
+			cfg.CipherSuites = []tls13.CipherSuite{suite}
+			st, cerr := dialWith(cfg, srv.Addr, message(cell, "engine"))
+			srep, serr := srv.Wait()
+			if cerr != nil || serr != nil {
+				t.Fatalf("engine client: %v; s_server: %v", cerr, serr)
+			}
+			if st.CipherSuite != suite || st.Group != cell.Group || st.Scheme != cell.Scheme {
+				t.Errorf("engine client: %v %v %v, want %v in %v", st.CipherSuite, st.Group, st.Scheme, suite, cell)
+			}
+			if srep.CipherSuite != uint16(suite) || srep.Group != uint16(cell.Group) || srep.Scheme != uint16(cell.Scheme) {
+				t.Errorf("s_server: suite %#04x group %d scheme %#04x, want %v in %v", srep.CipherSuite, srep.Group, srep.Scheme, suite, cell)
+			}
+		})
+		t.Run(suite.String()+"/engine-server", func(t *testing.T) {
+			t.Parallel()
+			chain, err := e.chains.Get(cell.Scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := EngineServerConfig(cell, chain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.CipherSuites = []tls13.CipherSuite{suite}
+			addr, res := engineServeConfig(t, cfg)
+			msg := message(cell, "s_client")
+			crep, cerr := e.o.runClient(context.Background(), cell, nil, suite, chain, testHost, addr, []string{msg}, t.TempDir())
+			r := <-res
+			if cerr != nil || r.err != nil {
+				t.Fatalf("s_client: %v; engine server: %v", cerr, r.err)
+			}
+			if r.state.CipherSuite != suite {
+				t.Errorf("engine server: suite %v, want %v", r.state.CipherSuite, suite)
+			}
+			if crep.Cipher != suite.String() || !hasLine(crep.Output, reverse(msg)) {
+				t.Errorf("s_client: cipher %q, want %v; reply received %v", crep.Cipher, suite, hasLine(crep.Output, reverse(msg)))
+			}
+		})
+	}
 }
