@@ -11,11 +11,11 @@
 //   - s_server: its -trace output, from which ParseServerTrace reads the NamedGroup of the key
 //     share in the ServerHello it sent and the SignatureScheme of its CertificateVerify.
 //   - s_client: "Negotiated TLS1.3 group" and "Peer signature type" (ParseClientReport).
-//   - crypto/tls: ConnectionState.CurveID. crypto/tls reports no signature scheme; its server
-//     is restricted to the cell's scheme (Certificate.SupportedSignatureAlgorithms) and its
-//     client verified the CertificateVerify with the leaf's key, whose algorithm admits one
-//     TLS 1.3 scheme except RSA (rsa_pss_rsae_sha256/384/512): there the engine's State is the
-//     only report.
+//   - crypto/tls: ConnectionState.CurveID and HelloRetryRequest. crypto/tls reports no
+//     signature scheme: its server is restricted to the cell's scheme
+//     (Certificate.SupportedSignatureAlgorithms), and the tests read the scheme of the
+//     CertificateVerify its client received by decrypting the server's handshake records
+//     with the secret crypto/tls writes to its KeyLogWriter (observe_test.go).
 package interop
 
 import (

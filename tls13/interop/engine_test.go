@@ -33,22 +33,38 @@ func checkEngineState(t *testing.T, side string, cell Cell, st tls13.State, chai
 }
 
 // engineDial runs the engine's client for cell against addr: handshake, msg out, msg reversed
-// back, close_notify. It returns the engine's State.
-func engineDial(cell Cell, chain *tlscert.Chain, addr, msg string) (tls13.State, error) {
+// back, close_notify. It returns the engine's State and Stats.
+func engineDial(cell Cell, chain *tlscert.Chain, addr, msg string) (tls13.State, tls13.Stats, error) {
+	return dialStats(EngineClientConfig(cell, chain, testHost), addr, msg)
+}
+
+func dialStats(cfg *tls13.Config, addr, msg string) (tls13.State, tls13.Stats, error) {
 	raw, err := net.DialTimeout("tcp", addr, PeerTimeout)
 	if err != nil {
-		return tls13.State{}, err
+		return tls13.State{}, tls13.Stats{}, err
 	}
 	_ = raw.SetDeadline(time.Now().Add(PeerTimeout))
-	conn := tls13.Client(raw, EngineClientConfig(cell, chain, testHost))
+	conn := tls13.Client(raw, cfg)
 	defer conn.Close()
 	if err := conn.Handshake(); err != nil {
-		return tls13.State{}, fmt.Errorf("engine client handshake: %w", err)
+		return tls13.State{}, tls13.Stats{}, fmt.Errorf("engine client handshake: %w", err)
 	}
 	if err := lineExchange(conn, msg); err != nil {
-		return conn.State(), fmt.Errorf("engine client: %w", err)
+		return conn.State(), conn.Stats(), fmt.Errorf("engine client: %w", err)
 	}
-	return conn.State(), nil
+	return conn.State(), conn.Stats(), nil
+}
+
+// checkClientStats checks what the engine's client recorded against a foreign server: the
+// certificate_list is the chain's leaf alone, and bytes flowed both ways.
+func checkClientStats(t *testing.T, chain *tlscert.Chain, st tls13.Stats) {
+	t.Helper()
+	if st.ChainBytes != len(chain.LeafDER) {
+		t.Errorf("engine client ChainBytes %d, want the leaf's %d", st.ChainBytes, len(chain.LeafDER))
+	}
+	if st.BytesSent == 0 || st.BytesReceived <= st.ChainBytes || len(st.Flights) < 3 || st.Handshake <= 0 {
+		t.Errorf("engine client stats: sent %d received %d flights %d handshake %v", st.BytesSent, st.BytesReceived, len(st.Flights), st.Handshake)
+	}
 }
 
 // engineServe starts the engine's server for cell on a loopback port; it serves one
@@ -59,6 +75,12 @@ func engineServe(t *testing.T, cell Cell, chain *tlscert.Chain) (string, <-chan 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return engineServeConfig(t, cfg)
+}
+
+// engineServeConfig is engineServe with a given server configuration.
+func engineServeConfig(t *testing.T, cfg *tls13.Config) (string, <-chan engineResult) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -136,13 +158,14 @@ func TestEngineWithCryptoTLS(t *testing.T) {
 					return answerLine(conn)
 				}()
 			}()
-			st, cerr := engineDial(cell, chain, ln.Addr().String(), message(cell, "engine"))
+			st, stats, cerr := engineDial(cell, chain, ln.Addr().String(), message(cell, "engine"))
 			ln.Close()
 			serr := <-served
 			if cerr != nil || serr != nil {
 				t.Fatalf("engine client: %v; crypto/tls server: %v", cerr, serr)
 			}
 			checkEngineState(t, "client", cell, st, chain)
+			checkClientStats(t, chain, stats)
 			checkCryptoTLSState(t, "server", cell, peer)
 		})
 		t.Run(cell.String()+"/engine-server", func(t *testing.T) {
@@ -158,13 +181,16 @@ func TestEngineWithCryptoTLS(t *testing.T) {
 			}
 			var peer tls.ConnectionState
 			cerr := func() error {
-				conn, err := tls.Dial("tcp", addr, cfg)
+				conn, scheme, err := observedDial(addr, cfg)
 				if err != nil {
 					return fmt.Errorf("crypto/tls client handshake with the engine: %w", err)
 				}
 				defer conn.Close()
 				_ = conn.SetDeadline(time.Now().Add(PeerTimeout))
 				peer = conn.ConnectionState()
+				if s, err := scheme(); err != nil || s != uint16(cell.Scheme) {
+					t.Errorf("crypto/tls client read CertificateVerify scheme %#04x (%v), want %#04x (%v)", s, err, uint16(cell.Scheme), cell.Scheme)
+				}
 				return lineExchange(conn, message(cell, "crypto/tls"))
 			}()
 			r := <-res
@@ -189,8 +215,8 @@ func checkCryptoTLSState(t *testing.T, side string, cell Cell, st tls.Connection
 	if st.Version != tls.VersionTLS13 || st.CipherSuite != tls.TLS_AES_128_GCM_SHA256 {
 		t.Errorf("crypto/tls %s: version %#x suite %#x, want TLS 1.3 with TLS_AES_128_GCM_SHA256", side, st.Version, st.CipherSuite)
 	}
-	if st.DidResume {
-		t.Errorf("crypto/tls %s: resumed", side)
+	if st.DidResume || st.HelloRetryRequest {
+		t.Errorf("crypto/tls %s: resumed %v, HelloRetryRequest %v; want a fresh handshake in the client's key share", side, st.DidResume, st.HelloRetryRequest)
 	}
 }
 
@@ -210,13 +236,17 @@ func TestEngineWithOpenSSL(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			st, cerr := engineDial(cell, chain, srv.Addr, message(cell, "engine"))
+			st, stats, cerr := engineDial(cell, chain, srv.Addr, message(cell, "engine"))
 			srep, serr := srv.Wait()
 			if cerr != nil || serr != nil {
 				t.Fatalf("engine client: %v; s_server: %v", cerr, serr)
 			}
 			checkEngineState(t, "client", cell, st, chain)
+			checkClientStats(t, chain, stats)
 			checkServerReport(t, cell, srep)
+			if srep.Alert != "close notify(0)" {
+				t.Errorf("s_server received alert %q, want the engine's close notify(0)", srep.Alert)
+			}
 		})
 		t.Run(cell.String()+"/engine-server", func(t *testing.T) {
 			t.Parallel()

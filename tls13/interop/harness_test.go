@@ -107,6 +107,9 @@ func checkServerReport(t *testing.T, cell Cell, rep *ServerReport) {
 	if rep.HelloRetry {
 		t.Errorf("s_server sent a HelloRetryRequest; the client's key share was the cell's group")
 	}
+	if rep.CipherSuite != uint16(tls13.TLS_AES_128_GCM_SHA256) {
+		t.Errorf("s_server chose cipher suite %#04x, want TLS_AES_128_GCM_SHA256", rep.CipherSuite)
+	}
 }
 
 // TestOpenSSLWithItself makes the harness trustworthy: for every cell, s_client against
@@ -164,7 +167,7 @@ func TestCryptoTLSWithOpenSSL(t *testing.T) {
 				t.Fatal(err)
 			}
 			cerr := func() error {
-				conn, err := tls.Dial("tcp", srv.Addr, cfg)
+				conn, scheme, err := observedDial(srv.Addr, cfg)
 				if err != nil {
 					return fmt.Errorf("crypto/tls client handshake with s_server: %w", err)
 				}
@@ -172,6 +175,9 @@ func TestCryptoTLSWithOpenSSL(t *testing.T) {
 				_ = conn.SetDeadline(time.Now().Add(PeerTimeout))
 				if got, want := conn.ConnectionState().CurveID, mustCurve(cell); got != want {
 					t.Errorf("crypto/tls client negotiated %v, want %v", got, want)
+				}
+				if s, err := scheme(); err != nil || s != uint16(cell.Scheme) {
+					t.Errorf("crypto/tls client read CertificateVerify scheme %#04x (%v), want %#04x (%v)", s, err, uint16(cell.Scheme), cell.Scheme)
 				}
 				return lineExchange(conn, message(cell, "crypto/tls"))
 			}()

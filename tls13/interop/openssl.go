@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
 
@@ -212,6 +213,11 @@ type OpenSSLServer struct {
 // cell's group and signature algorithm alone and TLS_AES_128_GCM_SHA256. It returns once the
 // server listens. The process dies after PeerTimeout or when ctx ends; Wait collects it.
 func (o *OpenSSL) StartOpenSSLServer(ctx context.Context, cell Cell, chain *tlscert.Chain, dir string) (*OpenSSLServer, error) {
+	return o.startServer(ctx, cell, chain, dir, tls13.TLS_AES_128_GCM_SHA256)
+}
+
+// startServer is StartOpenSSLServer accepting suite alone instead of TLS_AES_128_GCM_SHA256.
+func (o *OpenSSL) startServer(ctx context.Context, cell Cell, chain *tlscert.Chain, dir string, suite tls13.CipherSuite) (*OpenSSLServer, error) {
 	group, sigalg, err := cell.OpenSSLNames()
 	if err != nil {
 		return nil, err
@@ -221,7 +227,7 @@ func (o *OpenSSL) StartOpenSSLServer(ctx context.Context, cell Cell, chain *tlsc
 		return nil, fmt.Errorf("s_server for %v: %w", cell, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, PeerTimeout)
-	cmd := o.Command(ctx, "s_server", "-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256",
+	cmd := o.Command(ctx, "s_server", "-tls1_3", "-ciphersuites", suite.String(),
 		"-groups", group, "-sigalgs", sigalg, "-cert", certFile, "-key", keyFile,
 		"-accept", "127.0.0.1:0", "-naccept", "1", "-rev", "-trace")
 	s := &OpenSSLServer{cell: cell, cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan error, 1), stop: cancel}
@@ -272,8 +278,13 @@ type ServerReport struct {
 	// Group is the NamedGroup codepoint of the key share in the ServerHello it sent (the last
 	// one, after a HelloRetryRequest); Scheme the SignatureScheme of its CertificateVerify.
 	Group, Scheme uint16
+	// CipherSuite is the cipher_suite of the last ServerHello it sent.
+	CipherSuite uint16
 	// HelloRetry is whether it sent a HelloRetryRequest.
 	HelloRetry bool
+	// Alert is the description of the first alert it received ("unknown CA(48)",
+	// "close notify(0)"), "" for none.
+	Alert string
 	// Output is its whole stdout, for error messages.
 	Output string
 }
@@ -288,6 +299,15 @@ func (s *OpenSSLServer) Wait() (*ServerReport, error) {
 		return nil, fmt.Errorf("s_server for %v: %w: stderr: %s; stdout tail: %s", s.cell, err, clip(s.err.String(), 800), tail(out, 800))
 	}
 	rep, perr := ParseServerTrace(out)
+	// In -rev mode s_server reports the end of its handshake on stderr: CONNECTION ESTABLISHED
+	// or CONNECTION FAILURE, and exits 0 either way after its one connection.
+	if !strings.Contains(s.err.String(), "CONNECTION ESTABLISHED") {
+		alert := "none"
+		if rep != nil && rep.Alert != "" {
+			alert = rep.Alert
+		}
+		return nil, fmt.Errorf("s_server for %v: no connection established (alert received: %s): stderr: %s", s.cell, alert, clip(s.err.String(), 800))
+	}
 	if perr != nil {
 		return nil, fmt.Errorf("s_server for %v: %w; stderr: %s", s.cell, perr, clip(s.err.String(), 800))
 	}
@@ -303,12 +323,16 @@ func tail(s string, n int) string {
 
 var (
 	traceNamedGroupRE = regexp.MustCompile(`NamedGroup: .*\((\d+)\)\s*$`)
+	traceSuiteRE      = regexp.MustCompile(`^cipher_suite \{0x([0-9A-Fa-f]{2}), 0x([0-9A-Fa-f]{2})\}`)
+	traceAlertRE      = regexp.MustCompile(`^Level=\S+, description=(.+)$`)
 	traceSigAlgRE     = regexp.MustCompile(`Signature Algorithm: \S+ \(0x([0-9a-fA-F]{4})\)`)
 )
 
-// ParseServerTrace reads the -trace output of s_server: the records it sent ("Sent TLS Record"
-// up to the next "Received TLS Record"/"Sent TLS Record"), the NamedGroup of the key share in
-// its last ServerHello and the Signature Algorithm of its CertificateVerify.
+// ParseServerTrace reads the -trace output of s_server: in the records it sent ("Sent TLS
+// Record" up to the next "Received TLS Record"/"Sent TLS Record") the NamedGroup of the key
+// share in its last ServerHello and the Signature Algorithm of its CertificateVerify; in those
+// it received, the first alert. A report is returned with the error when the group or the
+// scheme is missing.
 func ParseServerTrace(out string) (*ServerReport, error) {
 	rep := &ServerReport{Output: out}
 	var sent, haveGroup, haveScheme bool
@@ -324,6 +348,9 @@ func ParseServerTrace(out string) (*ServerReport, error) {
 			continue
 		}
 		if !sent {
+			if m := traceAlertRE.FindStringSubmatch(t); m != nil && rep.Alert == "" {
+				rep.Alert = m[1]
+			}
 			continue
 		}
 		switch {
@@ -335,30 +362,42 @@ func ParseServerTrace(out string) (*ServerReport, error) {
 				rep.HelloRetry = true
 			}
 		}
+		// OpenSSL traces a HelloRetryRequest as a ServerHello whose Random is RFC 8446's
+		// fixed value CF21AD74 E59A6111 ..., printed as gmt_unix_time and random_bytes.
+		if msg == "ServerHello" && strings.HasPrefix(t, "gmt_unix_time=0xCF21AD74") {
+			rep.HelloRetry = true
+		}
 		switch msg {
 		case "ServerHello":
 			if m := traceNamedGroupRE.FindStringSubmatch(t); m != nil {
 				var g uint16
 				if _, err := fmt.Sscan(m[1], &g); err != nil {
-					return nil, fmt.Errorf("parse s_server trace: NamedGroup %q: %w", m[1], err)
+					return rep, fmt.Errorf("parse s_server trace: NamedGroup %q: %w", m[1], err)
 				}
 				rep.Group, haveGroup = g, true
+			}
+			if m := traceSuiteRE.FindStringSubmatch(t); m != nil {
+				var hi, lo uint16
+				if _, err := fmt.Sscanf(m[1]+" "+m[2], "%x %x", &hi, &lo); err != nil {
+					return rep, fmt.Errorf("parse s_server trace: cipher_suite %q: %w", t, err)
+				}
+				rep.CipherSuite = hi<<8 | lo
 			}
 		case "CertificateVerify":
 			if m := traceSigAlgRE.FindStringSubmatch(t); m != nil {
 				var s uint16
 				if _, err := fmt.Sscanf(m[1], "%x", &s); err != nil {
-					return nil, fmt.Errorf("parse s_server trace: Signature Algorithm %q: %w", m[1], err)
+					return rep, fmt.Errorf("parse s_server trace: Signature Algorithm %q: %w", m[1], err)
 				}
 				rep.Scheme, haveScheme = s, true
 			}
 		}
 	}
 	if !haveGroup {
-		return nil, fmt.Errorf("parse s_server trace: no key share NamedGroup in a ServerHello it sent (%d bytes of output)", len(out))
+		return rep, fmt.Errorf("parse s_server trace: no key share NamedGroup in a ServerHello it sent (%d bytes of output)", len(out))
 	}
 	if !haveScheme {
-		return nil, fmt.Errorf("parse s_server trace: no CertificateVerify Signature Algorithm it sent (%d bytes of output)", len(out))
+		return rep, fmt.Errorf("parse s_server trace: no CertificateVerify Signature Algorithm it sent (%d bytes of output)", len(out))
 	}
 	return rep, nil
 }
@@ -436,9 +475,26 @@ func ParseClientReport(out string) (*ClientReport, error) {
 // (s_server -rev closes on a line "CLOSE"). dir receives the PEM
 // files. The report's Output holds what it received. A non-zero exit is an error with stderr.
 func (o *OpenSSL) RunOpenSSLClient(ctx context.Context, cell Cell, chain *tlscert.Chain, serverName, addr string, send []string, dir string) (*ClientReport, error) {
+	return o.runClient(ctx, cell, nil, tls13.TLS_AES_128_GCM_SHA256, chain, serverName, addr, send, dir)
+}
+
+// runClient is RunOpenSSLClient offering groups (the first gets the key share) instead of the
+// cell's group alone when groups is not empty, and suite alone.
+func (o *OpenSSL) runClient(ctx context.Context, cell Cell, groups []tls13.Group, suite tls13.CipherSuite, chain *tlscert.Chain, serverName, addr string, send []string, dir string) (*ClientReport, error) {
 	group, sigalg, err := cell.OpenSSLNames()
 	if err != nil {
 		return nil, err
+	}
+	if len(groups) > 0 {
+		var names []string
+		for _, g := range groups {
+			n, ok := opensslGroups[g]
+			if !ok {
+				return nil, fmt.Errorf("s_client for %v: no OpenSSL name for group %v", cell, g)
+			}
+			names = append(names, n)
+		}
+		group = strings.Join(names, ":")
 	}
 	var input strings.Builder
 	for _, l := range send {
@@ -453,7 +509,7 @@ func (o *OpenSSL) RunOpenSSLClient(ctx context.Context, cell Cell, chain *tlscer
 	}
 	ctx, cancel := context.WithTimeout(ctx, PeerTimeout)
 	defer cancel()
-	cmd := o.Command(ctx, "s_client", "-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256", "-nocommands",
+	cmd := o.Command(ctx, "s_client", "-tls1_3", "-ciphersuites", suite.String(), "-nocommands",
 		"-groups", group, "-sigalgs", sigalg, "-CAfile", caFile, "-verify_return_error",
 		"-verify_hostname", serverName, "-servername", serverName, "-connect", addr)
 	stdin, err := cmd.StdinPipe()
