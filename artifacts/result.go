@@ -84,6 +84,9 @@ type Cell struct {
 	// Rounds are the rejection-sampling rounds of a sign cell's timed signatures, where the
 	// board reports them (board firmware, ML-DSA); they explain the spread of signing costs.
 	Rounds *Rounds `json:"rounds,omitempty"`
+	// TLS is what a tls-matrix cell measured beyond its client handshake latency: each
+	// side's CPU, the engine's phases, bytes, flights and chain size (nil for other kinds).
+	TLS *TLSCell `json:"tls,omitempty"`
 }
 
 // Rounds summarise how many rejection-sampling rounds each timed signature of a cell took.
@@ -270,6 +273,8 @@ type Environment struct {
 	Timing *TimingContext `json:"timing,omitempty"`
 	// OpenSSL describes the openssl command line an openssl-cli run used; nil otherwise.
 	OpenSSL *OpenSSLInfo `json:"openssl,omitempty"`
+	// TLS records a tls-matrix run's certificate chains and measurement methods; nil otherwise.
+	TLS *TLSEnvironment `json:"tls,omitempty"`
 }
 
 // TimingContext is what a reader needs to judge host timings: the clock and its measured

@@ -96,6 +96,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if m.Spec.MinIterations > m.Spec.Iterations {
 			m.Spec.MinIterations = m.Spec.Iterations
 		}
+		if t := m.Spec.TLS; t != nil && t.Batch > m.Spec.Iterations {
+			tls := *t
+			tls.Batch = m.Spec.Iterations // a CPU batch cannot be longer than the cell
+			m.Spec.TLS = &tls
+			fmt.Fprintf(stderr, "spec.tls.batch lowered to %d to fit --iterations\n", tls.Batch)
+		}
 	}
 	if *keyForm != "" {
 		m.Spec.Keys = *keyForm
@@ -250,6 +256,10 @@ func human(v float64, unit string) string {
 }
 
 func printCells(w io.Writer, res *artifacts.Result) {
+	if res.Kind == artifacts.KindTLSMatrix {
+		printTLSMatrix(w, res)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tMEAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	var notes []string // failed cells' reasons and variants, numbered below the table
@@ -423,7 +433,11 @@ func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verificat
 	if _, _, err := artifacts.RederiveBundle(b); err != nil {
 		return nil, nil, fmt.Errorf("%s: FAILED: signatures hold but the result does not re-derive: %w", path, err)
 	}
-	v.Checked = append(v.Checked, "result.json re-derives from samples.csv and manifest.yaml (statistics, cells, n, units, sizes)")
+	if _, ok := b.Files[artifacts.FileTLS]; ok {
+		v.Checked = append(v.Checked, "result.json re-derives from samples.csv, tls.csv and manifest.yaml (statistics, cells, n, units, sizes, CPU and phases)")
+	} else {
+		v.Checked = append(v.Checked, "result.json re-derives from samples.csv and manifest.yaml (statistics, cells, n, units, sizes)")
+	}
 	if v.Legacy {
 		v.Checked = append(v.Checked, "legacy attestation ("+artifacts.PredicateTypeV1+"): bound to no job")
 	} else if j := v.Statement.Predicate.Job; j != nil {
