@@ -58,12 +58,12 @@ type Row struct {
 
 // Claim is a paper's claim restated as checks a run can test.
 type Claim struct {
-	ID        string  `yaml:"id"`
-	Claim     string  `yaml:"claim"`
-	Published string  `yaml:"published"`
-	Source    string  `yaml:"source"`
-	Scope     string  `yaml:"scope,omitempty"`  // "" (any board), board-specific, cross-board, kind, firmware, caveat
-	Reason    string  `yaml:"reason,omitempty"` // why a scoped claim cannot be tested by one run
+	ID        string `yaml:"id"`
+	Claim     string `yaml:"claim"`
+	Published string `yaml:"published"`
+	Source    string `yaml:"source"`
+	Scope     string `yaml:"scope,omitempty"`  // "" (any board), board-specific, cross-board, kind, firmware, caveat
+	Reason    string `yaml:"reason,omitempty"` // why a scoped claim cannot be tested by one run
 	// Boards are the board classes the claim is about (paper000's 41% is a Pico W figure). On
 	// any other board the checks still run and are reported, each with its own verdict, but
 	// the claim gets none: its reason is OffBoard with "{board}" replaced by the run's board.
