@@ -21,7 +21,7 @@ import (
 //
 // Files[FileAttestation] is a DSSE envelope (JSON, one line) whose payload is
 // an in-toto Statement v1. The statement has one subject per content file, in
-// ContentFiles order, named by the file name with its SHA-256 digest, and a
+// ContentFiles order (then the optional tls.csv when the bundle holds it), named by the file name with its SHA-256 digest, and a
 // Predicate of type PredicateType. The envelope carries exactly two
 // signatures over the DSSE pre-authentication encoding
 //
@@ -261,7 +261,7 @@ func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
 		}
 	}
 	st := Statement{Type: StatementType, PredicateType: predicateType}
-	for _, name := range bundleContentNames() {
+	for _, name := range bundleAttestedNames(b) {
 		data, ok := b.Files[name]
 		if !ok {
 			return fmt.Errorf("sign bundle: missing %s", name)
@@ -467,7 +467,13 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 	for _, s := range st.Subject {
 		want[s.Name] = s.Digest["sha256"]
 	}
-	for _, name := range bundleContentNames() {
+	attested := bundleContentNames()
+	for _, name := range bundleOptionalNames() {
+		if _, ok := want[name]; ok {
+			attested = append(attested, name) // a subject the statement lists must be there
+		}
+	}
+	for _, name := range attested {
 		data, ok := b.Files[name]
 		if !ok {
 			return nil, attestVerifyErr(VerifyKindMissingFile, name, "", "missing from the bundle")
@@ -480,7 +486,7 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 	}
 	var extra []string
 	for name := range b.Files {
-		if name != FileAttestation && !slices.Contains(bundleContentNames(), name) {
+		if name != FileAttestation && !slices.Contains(attested, name) {
 			extra = append(extra, name)
 		}
 	}
@@ -629,7 +635,7 @@ func attestParseStatement(payload []byte) (Statement, error) {
 	}
 	seen := make(map[string]bool, len(st.Subject))
 	for _, s := range st.Subject {
-		if !slices.Contains(bundleContentNames(), s.Name) {
+		if !slices.Contains(bundleContentNames(), s.Name) && !slices.Contains(bundleOptionalNames(), s.Name) {
 			return Statement{}, bad("subject %q is not a bundle content file", s.Name)
 		}
 		if seen[s.Name] {

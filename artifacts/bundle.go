@@ -38,22 +38,39 @@ func bundleContentNames() []string {
 	return []string{FileManifest, FileResult, FileSamples, FileEnvironment, FileLog}
 }
 
-// bundleKnownName reports whether name is a content file or the attestation.
+// bundleOptionalNames returns the content files a bundle may hold besides ContentFiles: a
+// kind's own samples (tls.csv). Present ones are attested like the others.
+func bundleOptionalNames() []string { return []string{FileTLS} }
+
+// bundleKnownName reports whether name is a content file (required or optional) or the
+// attestation.
 func bundleKnownName(name string) bool {
-	return name == FileAttestation || slices.Contains(bundleContentNames(), name)
+	return name == FileAttestation || slices.Contains(bundleContentNames(), name) || slices.Contains(bundleOptionalNames(), name)
+}
+
+// bundleAttestedNames returns the content files of b to attest: ContentFiles, then the
+// optional ones b holds, in canonical order.
+func bundleAttestedNames(b *Bundle) []string {
+	names := bundleContentNames()
+	for _, name := range bundleOptionalNames() {
+		if _, ok := b.Files[name]; ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // MaxBundleBytes is the default limit on the total size of a bundle's files.
 const MaxBundleBytes = 64 << 20
 
 // bundleMaxEntries bounds the entries of a bundle archive: every known file
-// plus one top-level directory.
-const bundleMaxEntries = 7
+// (the optional tls.csv included) plus one top-level directory.
+const bundleMaxEntries = 8
 
 // MaxFileBytes returns the largest size this package accepts for the bundle
 // file name when reading (0 for an unknown name): 1 MiB for manifest.yaml,
 // environment.json and the attestation, 16 MiB for result.json and log.txt,
-// and MaxBundleBytes for samples.csv. The bundle as a whole is further limited
+// and MaxBundleBytes for samples.csv and tls.csv. The bundle as a whole is further limited
 // by MaxBundleBytes or the limit passed to ReadTarGz.
 func MaxFileBytes(name string) int64 {
 	switch name {
@@ -61,14 +78,14 @@ func MaxFileBytes(name string) int64 {
 		return 1 << 20
 	case FileResult, FileLog:
 		return 16 << 20
-	case FileSamples:
+	case FileSamples, FileTLS:
 		return MaxBundleBytes
 	default:
 		return 0
 	}
 }
 
-// Bundle is a run's files by name. Files holds exactly ContentFiles, plus
+// Bundle is a run's files by name. Files holds exactly ContentFiles (and the optional tls.csv), plus
 // FileAttestation once signed. The zero value is an empty bundle.
 type Bundle struct {
 	// Files maps a file name (no directory) to its contents.

@@ -262,7 +262,7 @@ func bundleTestArchive(t *testing.T, entries []bundleTestEntry) []byte {
 func TestReadTarGzRefuses(t *testing.T) {
 	all := func(prefix string) []bundleTestEntry {
 		var es []bundleTestEntry
-		for _, n := range append(bundleContentNames(), FileAttestation) {
+		for _, n := range append(append(bundleContentNames(), bundleOptionalNames()...), FileAttestation) {
 			es = append(es, bundleTestEntry{name: prefix + n, body: "x"})
 		}
 		return es

@@ -11,6 +11,7 @@ const (
 	KindKEMBench       = "kem-bench"
 	KindSigBench       = "sig-bench"
 	KindKEMSigSequence = "kem-sig-sequence"
+	// KindTLSMatrix is defined with its spec in tlsmatrix.go.
 )
 
 // KindDef is one experiment kind: the spec it owns, how a manifest of it is normalised and
@@ -37,6 +38,12 @@ type KindDef struct {
 	// checkCell checks what a measured ok cell claims beyond its statistics (the sizes the
 	// standard fixes), for re-derivation; nil when nothing more can be checked.
 	checkCell func(m *Manifest, c *Cell) error
+	// variant, when set, says whether a cell variant is one the manifest asks for (beside the
+	// cell it varies); nil leaves variants to openssl-cli's corrected commands.
+	variant func(m *Manifest, variant string) error
+	// rederive re-derives what an ok cell records beyond its Stats from the bundle's other
+	// samples and returns the file and field at fault; nil when there is nothing more.
+	rederive func(m *Manifest, c *Cell, s Samples) (file, field string, err error)
 }
 
 // BenchSpec is the spec the three benchmark kinds (kem-bench, sig-bench, kem-sig-sequence)
@@ -56,14 +63,14 @@ var kindDefs = []KindDef{
 	{
 		Name: KindKEMBench, Summary: "key establishment: keygen, encapsulation, decapsulation, or Diffie-Hellman derive",
 		Methods: []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}, Firmware: true,
-		check:     func(v *validator, m *Manifest) { v.checkBench(m, false) },
+		check:     func(v *validator, m *Manifest) { v.checkBench(m, false); v.noTLS(m) },
 		cells:     benchCells,
 		checkCell: benchCellSizes,
 	},
 	{
 		Name: KindSigBench, Summary: "signatures: keygen, sign and verify over a message",
 		Methods: []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}, Firmware: true,
-		check:     func(v *validator, m *Manifest) { v.checkBench(m, true) },
+		check:     func(v *validator, m *Manifest) { v.checkBench(m, true); v.noTLS(m) },
 		cells:     benchCells,
 		checkCell: benchCellSizes,
 	},
@@ -75,7 +82,7 @@ var kindDefs = []KindDef{
 				m.Spec.Operations = []string{OpSequence}
 			}
 		},
-		check: func(v *validator, m *Manifest) { v.checkSequence(m) },
+		check: func(v *validator, m *Manifest) { v.checkSequence(m); v.noTLS(m) },
 		cells: func(m *Manifest) []CellRef {
 			var cells []CellRef
 			for _, name := range m.Spec.Algorithms {
@@ -86,6 +93,22 @@ var kindDefs = []KindDef{
 			return cells
 		},
 	},
+	{
+		Name: KindTLSMatrix, Summary: "full TLS 1.3 handshakes over a matrix of key-exchange groups and signature schemes, client latency with each side's CPU",
+		Methods:  []string{MethodLoopbackTCP},
+		defaults: tlsDefaults,
+		check:    func(v *validator, m *Manifest) { v.checkTLS(m) },
+		cells:    tlsCells,
+		variant:  tlsVariant,
+		rederive: tlsRederive,
+	},
+}
+
+// noTLS reports a tls section on a kind that has none.
+func (v *validator) noTLS(m *Manifest) {
+	if m.Spec.TLS != nil {
+		v.add("spec.tls", "only a %s has a tls section; a %s does not", KindTLSMatrix, m.Kind)
+	}
 }
 
 // Kinds lists the experiment kinds in a stable order.

@@ -34,7 +34,7 @@ const (
 
 // Methods lists the timing methods in a stable order.
 func Methods() []string {
-	return []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}
+	return []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI, MethodLoopbackTCP}
 }
 
 // Key forms: how a timed encaps, decaps, sign or verify receives its key.
@@ -56,7 +56,7 @@ const MaxMessageSize = 16 << 20
 type Manifest struct {
 	// APIVersion must be "pqrepro/v1".
 	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
-	// Kind is one of kem-bench, sig-bench, kem-sig-sequence.
+	// Kind is one of kem-bench, sig-bench, kem-sig-sequence, tls-matrix (see Kinds).
 	Kind string `yaml:"kind" json:"kind"`
 	// Metadata names the experiment and says what it reproduces.
 	Metadata Metadata `yaml:"metadata" json:"metadata"`
@@ -81,6 +81,8 @@ type Spec struct {
 	// BenchSpec is what the benchmark kinds time (algorithms, operations, message), inline.
 	// A kind with other needs owns its own typed section of the spec (see KindDef).
 	BenchSpec `yaml:",inline"`
+	// TLS is the tls-matrix kind's section (spec.tls); nil for every other kind.
+	TLS *TLSSpec `yaml:"tls,omitempty" json:"tls,omitempty"`
 	// Warmup iterations run before timing starts; they are checked but not recorded.
 	Warmup int `yaml:"warmup" json:"warmup"`
 	// Iterations is the number of timed iterations per cell (an upper bound when Budget is set).
@@ -89,7 +91,8 @@ type Spec struct {
 	Budget Duration `yaml:"budget,omitempty" json:"budget,omitempty"`
 	// MinIterations is the least n a budgeted cell runs even when over budget (default 1).
 	MinIterations int `yaml:"minIterations,omitempty" json:"minIterations,omitempty"`
-	// Method is in-process (default), process-per-operation or openssl-cli.
+	// Method is in-process (default), process-per-operation, openssl-cli, or loopback-tcp
+	// (tls-matrix, its default).
 	Method string `yaml:"method,omitempty" json:"method"`
 	// Keys is encoded (default: every timed operation starts from the encoded key) or parsed
 	// (the parsed key object is reused: the warm-key cost).
@@ -246,6 +249,9 @@ func (m *Manifest) Validate() error {
 }
 
 func (m *Manifest) applyDefaults() {
+	if k, ok := LookupKind(m.Kind); ok && k.defaults != nil {
+		k.defaults(m) // first: a kind may have its own default method
+	}
 	if m.Spec.Method == "" {
 		m.Spec.Method = MethodInProcess
 	}
@@ -260,9 +266,6 @@ func (m *Manifest) applyDefaults() {
 	}
 	if m.Spec.Budget > 0 && m.Spec.MinIterations == 0 {
 		m.Spec.MinIterations = 1
-	}
-	if k, ok := LookupKind(m.Kind); ok && k.defaults != nil {
-		k.defaults(m)
 	}
 }
 

@@ -94,7 +94,7 @@ func TestParseManifestBad(t *testing.T) {
 		{"KEM in sig-bench", func(s string) string { return strings.Replace(s, "ML-DSA-65]", "ML-KEM-768]", 1) }, 7, "spec.algorithms[1]", "unknown signature algorithm"},
 		{"duplicate algorithm", func(s string) string { return strings.Replace(s, "ML-DSA-65]", "ML-DSA-44]", 1) }, 7, "spec.algorithms[1]", "twice"},
 		{"bad version", func(s string) string { return strings.Replace(s, "pqrepro/v1", "pqrepro/v9", 1) }, 1, "apiVersion", "must be"},
-		{"bad kind", func(s string) string { return strings.Replace(s, "sig-bench", "tls-matrix", 1) }, 2, "kind", "valid: kem-bench"},
+		{"bad kind", func(s string) string { return strings.Replace(s, "sig-bench", "tls-handshakes", 1) }, 2, "kind", "valid: kem-bench"},
 		{"zero iterations", func(s string) string { return strings.Replace(s, "iterations: 100", "iterations: 0", 1) }, 12, "spec.iterations", "between 1"},
 		{"negative warmup", func(s string) string { return strings.Replace(s, "warmup: 5", "warmup: -1", 1) }, 11, "spec.warmup", "between 0"},
 		{"iterations not a number", func(s string) string { return strings.Replace(s, "iterations: 100", "iterations: many", 1) }, 12, "(value)", "cannot unmarshal"},

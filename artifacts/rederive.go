@@ -17,6 +17,9 @@ import (
 //   - the cells themselves: each one the manifest asks for (Manifest.Cells), at most once
 //     per variant; a variant only for openssl-cli, right after a cell of the same algorithm
 //     and operation; no samples for a cell the result does not hold;
+//   - a tls-matrix cell's CPU per batch and phases per handshake (Cell.TLS) from tls.csv,
+//     as Stats are from samples.csv; its group, scheme, stack, suite and batch from the cell
+//     and the manifest, and its bytes against the key-share sizes the group fixes;
 //   - n: equal to the cell's samples, at most Requested (which is the manifest's iterations)
 //     and MaxSamplesPerCell; at most MaxCells cells.
 //
@@ -120,7 +123,11 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		if c.Variant == "" {
 			last = ref
 		} else {
-			if m.Spec.Method != MethodOpenSSLCLI {
+			if kind.variant != nil {
+				if err := kind.variant(m, c.Variant); err != nil {
+					return bad("variant", "%v", err)
+				}
+			} else if m.Spec.Method != MethodOpenSSLCLI {
 				return bad("variant", "only openssl-cli cells have variants (method is %s)", m.Spec.Method)
 			}
 			if last != ref {
@@ -202,10 +209,22 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		if err := kind.CheckCell(m, &res.Cells[i]); err != nil {
 			return bad("sizes", "%v", err)
 		}
+		if kind.rederive != nil {
+			if file, field, err := kind.rederive(m, &res.Cells[i], samples); err != nil {
+				return &RederiveError{File: file, Index: i, Cell: k, Field: field, Err: err}
+			}
+		} else if c.TLS != nil {
+			return bad("tls", "a %s cell carries a TLS record", m.Kind)
+		}
 	}
 	for k := range samples.Values {
 		if !seen[k] {
 			return rederiveErr(FileSamples, -1, k, "", "samples for a cell result.json does not hold")
+		}
+	}
+	for k := range samples.TLS {
+		if i := slices.IndexFunc(res.Cells, func(c Cell) bool { return KeyOf(c) == k }); i < 0 || res.Cells[i].Status != StatusOK {
+			return rederiveErr(FileTLS, -1, k, "", "rows for a cell result.json does not hold as ok")
 		}
 	}
 	for k := range samples.Energy {
@@ -334,7 +353,7 @@ func RederiveBundle(b *Bundle) (*Manifest, *Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	samples, err := ParseSamples(b.Files[FileSamples])
+	samples, err := ParseBundleSamples(b)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -84,6 +84,9 @@ type Cell struct {
 	// Rounds are the rejection-sampling rounds of a sign cell's timed signatures, where the
 	// board reports them (board firmware, ML-DSA); they explain the spread of signing costs.
 	Rounds *Rounds `json:"rounds,omitempty"`
+	// TLS is what a tls-matrix cell measured beyond its client handshake latency: each
+	// side's CPU, the engine's phases, bytes, flights and chain size (nil for other kinds).
+	TLS *TLSCell `json:"tls,omitempty"`
 }
 
 // Rounds summarise how many rejection-sampling rounds each timed signature of a cell took.

@@ -34,6 +34,9 @@ type Samples struct {
 	// Units is the unit column of each cell's timed rows (one unit per cell); nil when the
 	// samples were not read from a file.
 	Units map[CellKey]string
+	// TLS holds tls.csv's rows (tls-matrix runs: per-batch CPU, per-handshake phases) by
+	// cell and series; nil when the bundle has no tls.csv (see ParseBundleSamples).
+	TLS map[CellKey]map[TLSSeriesKey][]float64
 }
 
 // SamplesHeader is samples.csv's header. The variant column is optional when reading

@@ -173,9 +173,9 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if paperID == "" {
 		paperID = m.Metadata.Paper
 	}
-	samples, err := artifacts.ParseSamples(b.Files[artifacts.FileSamples])
+	samples, err := artifacts.ParseBundleSamples(b)
 	if err != nil {
-		return 0, fault.Wrap(fault.Invalid, err, "malformed %s: %s", artifacts.FileSamples, publicText(err))
+		return 0, fault.Wrap(fault.Invalid, err, "malformed samples: %s", publicText(err))
 	}
 	if err := artifacts.Rederive(m, res, samples); err != nil {
 		return 0, fault.Wrap(fault.Invalid, err, "result does not re-derive: %s", err.Error())

@@ -1,0 +1,513 @@
+package artifacts
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The tls-matrix kind: full TLS 1.3 handshakes over a matrix of key-exchange groups and
+// signature schemes (paper000's 6 × 6), each cell "<group>+<scheme>" / handshake, timed as the
+// client's handshake latency in ns. Its spec is spec.tls (TLSSpec); a measured cell carries
+// Cell.TLS (TLSCell), whose CPU and phase statistics re-derive from the bundle's tls.csv.
+
+// KindTLSMatrix is the experiment kind of TLS 1.3 handshake matrices.
+const KindTLSMatrix = "tls-matrix"
+
+// MethodLoopbackTCP times a full TLS 1.3 handshake between a client in the runner's process
+// and a server in a child process, over a fresh loopback TCP connection per handshake (no
+// resumption). Each side's CPU is the kernel's accounting of its own process.
+const MethodLoopbackTCP = "loopback-tcp"
+
+// OpHandshake is the one operation of a tls-matrix cell.
+const OpHandshake = "handshake"
+
+// TLS stacks a tls-matrix can measure.
+const (
+	// StackPQRepro is pqrepro's own TLS 1.3 engine (package tls13), on both ends.
+	StackPQRepro = "pqrepro"
+	// StackCryptoTLS is Go's crypto/tls, on both ends; its cells are variants
+	// (TLSStackVariant) measured beside the engine's and never compared as the paper's method.
+	StackCryptoTLS = "crypto/tls"
+)
+
+// TLSStacks lists the stacks in a stable order.
+func TLSStacks() []string { return []string{StackPQRepro, StackCryptoTLS} }
+
+// TLSStackVariant is the Variant of a cell measured with stack: "" for the engine,
+// "stack: crypto/tls" for crypto/tls.
+func TLSStackVariant(stack string) string {
+	if stack == StackPQRepro {
+		return ""
+	}
+	return "stack: " + stack
+}
+
+// TLSGroup is a TLS NamedGroup a tls-matrix may name, with the key-share sizes its
+// specification fixes (draft-ietf-tls-mlkem, draft-ietf-tls-ecdhe-mlkem, RFC 8446).
+type TLSGroup struct {
+	Name      string
+	Codepoint uint16
+	// ClientShare and ServerShare are the key_exchange bytes of each side's key share.
+	ClientShare, ServerShare int
+	// CryptoTLS is true when Go 1.27's crypto/tls has the group.
+	CryptoTLS bool
+}
+
+// TLSSignature is a TLS SignatureScheme a tls-matrix may name.
+type TLSSignature struct {
+	Name      string
+	Codepoint uint16
+}
+
+// TLSGroups lists the key-exchange groups, in the contract's order.
+func TLSGroups() []TLSGroup {
+	return []TLSGroup{
+		{"ML-KEM-512", 512, 800, 768, false},
+		{"ML-KEM-768", 513, 1184, 1088, false},
+		{"ML-KEM-1024", 514, 1568, 1568, true},
+		{"X25519", 29, 32, 32, true},
+		{"P-256", 23, 65, 65, true},
+		{"X25519MLKEM768", 4588, 1216, 1120, true},
+		{"SecP256r1MLKEM768", 4587, 1249, 1153, true},
+		{"SecP384r1MLKEM1024", 4589, 1665, 1665, true},
+	}
+}
+
+// TLSSignatures lists the signature schemes, in the contract's order (RSA-PSS is
+// rsa_pss_rsae_sha256 with an RSA-2048 key; ECDSA-P256 is ecdsa_secp256r1_sha256).
+func TLSSignatures() []TLSSignature {
+	return []TLSSignature{
+		{"ML-DSA-44", 0x0904}, {"ML-DSA-65", 0x0905}, {"ML-DSA-87", 0x0906},
+		{"Ed25519", 0x0807}, {"ECDSA-P256", 0x0403}, {"RSA-PSS", 0x0804},
+	}
+}
+
+// TLSCipherSuites lists the cipher suites a tls-matrix may name.
+func TLSCipherSuites() []string {
+	return []string{"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
+}
+
+// LookupTLSGroup returns the group with that name.
+func LookupTLSGroup(name string) (TLSGroup, bool) {
+	for _, g := range TLSGroups() {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return TLSGroup{}, false
+}
+
+func tlsGroupNames() []string {
+	var out []string
+	for _, g := range TLSGroups() {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+func tlsSignatureNames() []string {
+	var out []string
+	for _, s := range TLSSignatures() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// TLSSpec is a tls-matrix's own section of the spec, spec.tls.
+type TLSSpec struct {
+	// Groups are the key-exchange groups (TLSGroups names), the matrix's rows.
+	Groups []string `yaml:"groups" json:"groups"`
+	// Signatures are the signature schemes (TLSSignatures names), its columns; each cell's
+	// certificate chain (a CA and a leaf) is of that scheme's algorithm.
+	Signatures []string `yaml:"signatures" json:"signatures"`
+	// CipherSuite is the one suite offered and accepted (default TLS_AES_128_GCM_SHA256).
+	CipherSuite string `yaml:"cipherSuite,omitempty" json:"cipherSuite"`
+	// Stacks are measured in this order, per cell: pqrepro first, then optionally crypto/tls
+	// (whose cells are variants; a cell crypto/tls cannot run is skipped with the reason).
+	Stacks []string `yaml:"stacks,omitempty" json:"stacks"`
+	// Batch is the handshakes per CPU-accounting batch (default 10): each side's CPU is read
+	// from the kernel before and after every batch. The last batch of a cell is shorter when
+	// batch does not divide iterations.
+	Batch int `yaml:"batch,omitempty" json:"batch"`
+	// Echo is the bytes of seed-derived application data the client sends and the server
+	// echoes after every handshake, untimed, before the handshake counts (default 32).
+	Echo int `yaml:"echo,omitempty" json:"echo"`
+}
+
+// MaxTLSEcho bounds spec.tls.echo: one TLS record's plaintext.
+const MaxTLSEcho = 16384
+
+// TLSCell is what a tls-matrix cell measured beyond its client handshake latency (Cell.Stats).
+type TLSCell struct {
+	// Group, Signature and CipherSuite are what both ends negotiated (checked against the
+	// cell on both ends); Stack is pqrepro or crypto/tls.
+	Group       string `json:"group"`
+	Signature   string `json:"signature"`
+	CipherSuite string `json:"cipherSuite"`
+	Stack       string `json:"stack"`
+	// Batch is the handshakes per CPU batch (the manifest's spec.tls.batch).
+	Batch int `json:"batch"`
+	// ClientCPU and ServerCPU are ns of CPU (user + system) per handshake, one sample per
+	// batch: the kernel's getrusage(RUSAGE_SELF) of the runner's process (client) and of the
+	// server's child process, over the batch, divided by its handshakes.
+	ClientCPU *Stats `json:"clientCpu"`
+	ServerCPU *Stats `json:"serverCpu"`
+	// Phases are the engine's own per-handshake timings by phase and side (pqrepro stack
+	// only; crypto/tls reports none).
+	Phases []TLSPhase `json:"phases,omitempty"`
+	// BytesClient and BytesServer are the wire bytes each way of one handshake (records
+	// included, application data excluded), as the last timed handshake measured them.
+	BytesClient int `json:"bytesClient"`
+	BytesServer int `json:"bytesServer"`
+	// Flights is the number of flights of one handshake, both directions (0: the stack does
+	// not say, crypto/tls).
+	Flights int `json:"flights"`
+	// ChainBytes is the DER bytes of the certificate_list the server sent.
+	ChainBytes int `json:"chainBytes"`
+	// HelloRetry is true when any timed handshake of the cell took a HelloRetryRequest.
+	HelloRetry bool `json:"helloRetry"`
+}
+
+// TLSPhase is one phase's per-handshake time on one side.
+type TLSPhase struct {
+	// Name is one of TLSPhaseNames; Side is client or server.
+	Name string `json:"name"`
+	Side string `json:"side"`
+	// Stats are ns per handshake over the timed handshakes.
+	Stats *Stats `json:"stats"`
+}
+
+// TLS sides.
+const (
+	SideClient = "client"
+	SideServer = "server"
+)
+
+// TLSPhaseNames lists the phases a cell may record. "handshake" is the side's own handshake
+// time as the engine measures it; "primitive" is the sum of the primitive phases (key-share
+// .. record-layer) and "protocol" the rest, as the engine documents them.
+func TLSPhaseNames() []string {
+	return []string{"handshake", "key-share", "encapsulate", "decapsulate", "sign", "verify", "chain-verify", "key-schedule", "record-layer", "primitive", "protocol"}
+}
+
+// TLSSeriesCPU is the tls.csv series of per-batch CPU samples.
+const TLSSeriesCPU = "cpu"
+
+// FileTLS is tls.csv, the per-batch CPU and per-handshake phase samples of a tls-matrix run.
+// It is an optional content file: present (and attested) only in bundles whose result has
+// tls-matrix cells.
+const FileTLS = "tls.csv"
+
+// TLSHeader is tls.csv's header. series is "cpu" (one row per batch: ns of CPU per
+// handshake of the batch) or a phase name (one row per timed handshake: ns); side is client
+// or server; index counts the cell's rows of that series and side from 0.
+var TLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "ns"}
+
+// TLSSeriesKey names one series of a cell in tls.csv.
+type TLSSeriesKey struct{ Series, Side string }
+
+// TLSSeries is one series of a cell's tls.csv rows, in index order.
+type TLSSeries struct {
+	Series, Side string
+	Values       []float64
+}
+
+func (v *validator) checkTLS(m *Manifest) {
+	s := &m.Spec
+	if len(s.Algorithms) > 0 {
+		v.add("spec.algorithms", "a tls-matrix names its cells with spec.tls.groups and spec.tls.signatures")
+	}
+	if len(s.Operations) > 0 {
+		v.add("spec.operations", "a tls-matrix has the one operation %s; remove the list", OpHandshake)
+	}
+	if s.Message.Size != 0 || s.Message.Text != "" {
+		v.add("spec.message", "a tls-matrix signs nothing of its own; remove the message (spec.tls.echo sets the application data)")
+	}
+	if s.Budget > 0 {
+		v.add("spec.budget", "a tls-matrix runs every handshake it asks for (its CPU is accounted per batch); remove the budget")
+	}
+	t := s.TLS
+	if t == nil {
+		v.add("spec.tls", "a tls-matrix needs spec.tls with groups and signatures")
+		return
+	}
+	list := func(field string, names, valid []string) {
+		if len(names) == 0 {
+			v.add("spec.tls."+field, "list at least one (valid: %s)", strings.Join(valid, ", "))
+		}
+		for i, n := range names {
+			path := fmt.Sprintf("spec.tls.%s[%d]", field, i)
+			switch {
+			case slices.Index(names, n) != i:
+				v.add(path, "%q is listed twice", n)
+			case !slices.Contains(valid, n):
+				v.add(path, "unknown %s %q (valid: %s)", strings.TrimSuffix(field, "s"), n, strings.Join(valid, ", "))
+			}
+		}
+	}
+	list("groups", t.Groups, tlsGroupNames())
+	list("signatures", t.Signatures, tlsSignatureNames())
+	list("stacks", t.Stacks, TLSStacks())
+	if len(t.Stacks) > 0 && t.Stacks[0] != StackPQRepro {
+		v.add("spec.tls.stacks[0]", "must be %s: other stacks are measured beside the engine, as variants of its cells", StackPQRepro)
+	}
+	if !slices.Contains(TLSCipherSuites(), t.CipherSuite) {
+		v.add("spec.tls.cipherSuite", "unknown cipher suite %q (valid: %s)", t.CipherSuite, strings.Join(TLSCipherSuites(), ", "))
+	}
+	switch {
+	case t.Batch < 1 || t.Batch > MaxSamplesPerCell:
+		v.add("spec.tls.batch", "must be between 1 and %d handshakes, got %d", MaxSamplesPerCell, t.Batch)
+	case s.Iterations >= 1 && t.Batch > s.Iterations:
+		v.add("spec.tls.batch", "%d handshakes per CPU batch, more than the %d iterations of a cell: no batch would be full", t.Batch, s.Iterations)
+	}
+	if t.Echo < 1 || t.Echo > MaxTLSEcho {
+		v.add("spec.tls.echo", "must be between 1 and %d bytes (one record), got %d", MaxTLSEcho, t.Echo)
+	}
+}
+
+func tlsDefaults(m *Manifest) {
+	if m.Spec.Method == "" {
+		m.Spec.Method = MethodLoopbackTCP
+	}
+	t := m.Spec.TLS
+	if t == nil {
+		return
+	}
+	if t.CipherSuite == "" {
+		t.CipherSuite = "TLS_AES_128_GCM_SHA256"
+	}
+	if len(t.Stacks) == 0 {
+		t.Stacks = []string{StackPQRepro}
+	}
+	if t.Batch == 0 {
+		t.Batch = 10
+	}
+	if t.Echo == 0 {
+		t.Echo = 32
+	}
+}
+
+// tlsCells lists group-major cells, "<group>+<scheme>" / handshake. The crypto/tls stack's
+// cells are variants of these (TLSStackVariant), each right after its engine cell.
+func tlsCells(m *Manifest) []CellRef {
+	t := m.Spec.TLS
+	if t == nil {
+		return nil
+	}
+	var cells []CellRef
+	for _, g := range t.Groups {
+		for _, s := range t.Signatures {
+			cells = append(cells, CellRef{Algorithm: g + "+" + s, Operation: OpHandshake})
+		}
+	}
+	return cells
+}
+
+// tlsVariant accepts a variant only for a stack the manifest lists beyond the engine.
+func tlsVariant(m *Manifest, variant string) error {
+	for _, st := range m.Spec.TLS.Stacks {
+		if st != StackPQRepro && variant == TLSStackVariant(st) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not a stack of this manifest (stacks: %s)", variant, strings.Join(m.Spec.TLS.Stacks, ", "))
+}
+
+// TLSBatches is the number of CPU batches of a cell of n handshakes in batches of batch.
+func TLSBatches(n, batch int) int {
+	if batch < 1 {
+		return 0
+	}
+	return (n + batch - 1) / batch
+}
+
+// tlsRederive checks an ok tls-matrix cell's TLS record: what the cell and manifest fix
+// (group, scheme, stack, suite, batch, key-share sizes within the bytes) from result.json, and
+// its CPU and phase statistics against tls.csv. It returns the file and field at fault.
+func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
+	t := c.TLS
+	if t == nil {
+		return FileResult, "tls", fmt.Errorf("missing: a tls-matrix cell records its CPU, bytes and phases")
+	}
+	group, scheme, _ := strings.Cut(c.Algorithm, "+")
+	stack := StackPQRepro
+	if c.Variant != "" {
+		stack = strings.TrimPrefix(c.Variant, "stack: ")
+	}
+	for _, f := range []struct{ field, got, want string }{
+		{"tls.group", t.Group, group}, {"tls.signature", t.Signature, scheme}, {"tls.stack", t.Stack, stack},
+		{"tls.cipherSuite", t.CipherSuite, m.Spec.TLS.CipherSuite},
+	} {
+		if f.got != f.want {
+			return FileResult, f.field, fmt.Errorf("%q, the cell is %q", f.got, f.want)
+		}
+	}
+	if t.Batch != m.Spec.TLS.Batch {
+		return FileResult, "tls.batch", fmt.Errorf("%d, the manifest's batch is %d", t.Batch, m.Spec.TLS.Batch)
+	}
+	g, _ := LookupTLSGroup(group)
+	switch {
+	case t.BytesClient < g.ClientShare:
+		return FileResult, "tls.bytesClient", fmt.Errorf("%d bytes, fewer than the %d of a %s client key share", t.BytesClient, g.ClientShare, group)
+	case t.BytesServer < g.ServerShare+t.ChainBytes:
+		return FileResult, "tls.bytesServer", fmt.Errorf("%d bytes, fewer than a %s server key share (%d) and the chain (%d)", t.BytesServer, group, g.ServerShare, t.ChainBytes)
+	case t.ChainBytes <= 0:
+		return FileResult, "tls.chainBytes", fmt.Errorf("%d: the server sends a certificate", t.ChainBytes)
+	case t.Flights < 0 || (stack == StackPQRepro && t.Flights < 3):
+		return FileResult, "tls.flights", fmt.Errorf("%d flights; a full TLS 1.3 handshake has at least 3", t.Flights)
+	}
+	rows := s.TLS[KeyOf(*c)]
+	used := map[TLSSeriesKey]bool{}
+	want := func(field string, key TLSSeriesKey, st *Stats, n int) (string, string, error) {
+		used[key] = true
+		if st == nil {
+			return FileResult, field, fmt.Errorf("missing")
+		}
+		if err := plausibleStats(st); err != nil {
+			return FileResult, field, err
+		}
+		vals, ok := rows[key]
+		if !ok {
+			return FileTLS, field, fmt.Errorf("no %s %s rows for this cell", key.Side, key.Series)
+		}
+		if len(vals) != n || st.N != n {
+			return FileTLS, field + ".n", fmt.Errorf("%d rows, result.json says n = %d, the cell's %d handshakes give %d", len(vals), st.N, c.Stats.N, n)
+		}
+		if e := matchStats(Summarize(vals), st, false); e != nil {
+			return FileTLS, field + "." + e.field, fmt.Errorf("result.json says %v, %s gives %v", e.got, FileTLS, e.want)
+		}
+		return "", "", nil
+	}
+	batches := TLSBatches(c.Stats.N, t.Batch)
+	if f, fld, err := want("tls.clientCpu", TLSSeriesKey{TLSSeriesCPU, SideClient}, t.ClientCPU, batches); err != nil {
+		return f, fld, err
+	}
+	if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
+		return f, fld, err
+	}
+	for j, p := range t.Phases {
+		field := fmt.Sprintf("tls.phases[%d]", j)
+		if !slices.Contains(TLSPhaseNames(), p.Name) || (p.Side != SideClient && p.Side != SideServer) {
+			return FileResult, field, fmt.Errorf("unknown phase %q on side %q (phases: %s; sides client, server)", p.Name, p.Side, strings.Join(TLSPhaseNames(), ", "))
+		}
+		key := TLSSeriesKey{p.Name, p.Side}
+		if used[key] {
+			return FileResult, field, fmt.Errorf("%s %s listed twice", p.Side, p.Name)
+		}
+		if f, fld, err := want(field+".stats", key, p.Stats, c.Stats.N); err != nil {
+			return f, fld, err
+		}
+	}
+	for key := range rows {
+		if !used[key] {
+			return FileTLS, "series", fmt.Errorf("%s %s rows that result.json does not summarise", key.Side, key.Series)
+		}
+	}
+	return "", "", nil
+}
+
+// tlsValue checks a tls.csv value: finite and non-negative.
+func tlsValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+
+// WriteTLSRows writes one cell's series as tls.csv rows (after TLSHeader).
+func WriteTLSRows(w *csv.Writer, k CellKey, series []TLSSeries) error {
+	for _, s := range series {
+		for i, v := range s.Values {
+			if err := w.Write([]string{k.Algorithm, k.Operation, k.Variant, s.Series, s.Side, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ParseTLSSamples reads tls.csv into a map by cell and series. Every row must have the
+// header's columns, a finite non-negative value, and indexes numbered 0, 1, 2, ... per cell,
+// series and side, at most MaxSamplesPerCell of them; errors name the line and the column.
+func ParseTLSSamples(data []byte) (map[CellKey]map[TLSSeriesKey][]float64, error) {
+	out := map[CellKey]map[TLSSeriesKey][]float64{}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.ReuseRecord = true
+	head, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: empty (want the header %v)", FileTLS, TLSHeader)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", FileTLS, err)
+	}
+	if !slices.Equal(head, TLSHeader) {
+		return nil, fmt.Errorf("%s line 1: header %v, want %v", FileTLS, head, TLSHeader)
+	}
+	series := 0
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", FileTLS, err)
+		}
+		k := CellKey{Algorithm: rec[0], Operation: rec[1], Variant: rec[2]}
+		if k.Algorithm == "" || k.Operation == "" {
+			return nil, fmt.Errorf("%s line %d: empty algorithm or operation", FileTLS, line)
+		}
+		sk := TLSSeriesKey{Series: rec[3], Side: rec[4]}
+		if sk.Series != TLSSeriesCPU && !slices.Contains(TLSPhaseNames(), sk.Series) {
+			return nil, fmt.Errorf("%s line %d: series %q: not cpu or a phase (%s)", FileTLS, line, sk.Series, strings.Join(TLSPhaseNames(), ", "))
+		}
+		if sk.Side != SideClient && sk.Side != SideServer {
+			return nil, fmt.Errorf("%s line %d: side %q: not client or server", FileTLS, line, sk.Side)
+		}
+		idx, err := strconv.Atoi(rec[5])
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: index %q: not an integer", FileTLS, line, rec[5])
+		}
+		v, err := strconv.ParseFloat(rec[6], 64)
+		if err != nil || !tlsValue(v) {
+			return nil, fmt.Errorf("%s line %d: ns %q: not a finite non-negative number", FileTLS, line, rec[6])
+		}
+		cell := out[k]
+		if cell == nil {
+			if len(out) >= MaxCells*(MaxVariants+1) {
+				return nil, fmt.Errorf("%s line %d: more than %d cells", FileTLS, line, MaxCells*(MaxVariants+1))
+			}
+			cell = map[TLSSeriesKey][]float64{}
+			out[k] = cell
+		}
+		vals, ok := cell[sk]
+		if !ok {
+			if series++; series > MaxCells*(MaxVariants+1)*2*len(TLSPhaseNames())+1 {
+				return nil, fmt.Errorf("%s line %d: too many series", FileTLS, line)
+			}
+		}
+		if len(vals) >= MaxSamplesPerCell {
+			return nil, fmt.Errorf("%s line %d: more than %d rows for %s %s %s %s", FileTLS, line, MaxSamplesPerCell, k.Algorithm, k.Variant, sk.Side, sk.Series)
+		}
+		if idx != len(vals) {
+			return nil, fmt.Errorf("%s line %d: index %d of %s %s %s, want %d", FileTLS, line, idx, k.Algorithm, sk.Side, sk.Series, len(vals))
+		}
+		cell[sk] = append(vals, v)
+	}
+}
+
+// ParseBundleSamples reads a bundle's samples: samples.csv, and tls.csv when the bundle holds
+// one (Samples.TLS stays nil otherwise).
+func ParseBundleSamples(b *Bundle) (Samples, error) {
+	s, err := ParseSamples(b.Files[FileSamples])
+	if err != nil {
+		return s, err
+	}
+	if data, ok := b.Files[FileTLS]; ok {
+		if s.TLS, err = ParseTLSSamples(data); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
