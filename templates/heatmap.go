@@ -51,8 +51,8 @@ func (s HeatStep) Class() string { return "heat heat-" + string(rune('0'+s.Step)
 
 // HeatTableRow is one cell's figures, every one with its unit ("–" when not recorded).
 type HeatTableRow struct {
-	Cell, Stack, Status, Reason                         string
-	Median, P25, P75, N                                 string
-	ClientCPU, ServerCPU                                string
+	Cell, Stack, Status, Reason                        string
+	Median, P25, P75, N                                string
+	ClientCPU, ServerCPU                               string
 	BytesClient, BytesServer, ChainBytes, Flights, HRR string
 }
