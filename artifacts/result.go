@@ -273,6 +273,8 @@ type Environment struct {
 	Timing *TimingContext `json:"timing,omitempty"`
 	// OpenSSL describes the openssl command line an openssl-cli run used; nil otherwise.
 	OpenSSL *OpenSSLInfo `json:"openssl,omitempty"`
+	// TLS records a tls-matrix run's certificate chains and measurement methods; nil otherwise.
+	TLS *TLSEnvironment `json:"tls,omitempty"`
 }
 
 // TimingContext is what a reader needs to judge host timings: the clock and its measured

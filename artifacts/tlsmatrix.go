@@ -141,6 +141,27 @@ type TLSSpec struct {
 	Echo int `yaml:"echo,omitempty" json:"echo"`
 }
 
+// TLSEnvironment is environment.json's record of a tls-matrix run: the chains it made and how
+// each figure was taken.
+type TLSEnvironment struct {
+	// ServerName is the host name every leaf is issued for and the client checks.
+	ServerName string `json:"serverName"`
+	// Chains are the certificate chains, one per signature scheme, made once for the run.
+	Chains []TLSChain `json:"chains"`
+	// Latency, ClientCPU and ServerCPU say how the cells' figures were measured.
+	Latency   string `json:"latency"`
+	ClientCPU string `json:"clientCpu"`
+	ServerCPU string `json:"serverCpu"`
+}
+
+// TLSChain is one scheme's chain: the CA (the client's trust anchor) and the leaf (what the
+// server sends), DER (base64 in JSON).
+type TLSChain struct {
+	Signature string `json:"signature"`
+	CA        []byte `json:"ca"`
+	Leaf      []byte `json:"leaf"`
+}
+
 // MaxTLSEcho bounds spec.tls.echo: one TLS record's plaintext.
 const MaxTLSEcho = 16384
 
@@ -192,9 +213,10 @@ const (
 
 // TLSPhaseNames lists the phases a cell may record. "handshake" is the side's own handshake
 // time as the engine measures it; "primitive" is the sum of the primitive phases (key-share
-// .. record-layer) and "protocol" the rest, as the engine documents them.
+// .. record-layer), "wait" the time blocked reading the peer's bytes, and "protocol" the rest
+// (handshake − primitive − wait), as the engine documents them.
 func TLSPhaseNames() []string {
-	return []string{"handshake", "key-share", "encapsulate", "decapsulate", "sign", "verify", "chain-verify", "key-schedule", "record-layer", "primitive", "protocol"}
+	return []string{"handshake", "key-share", "encapsulate", "decapsulate", "sign", "verify", "chain-verify", "key-schedule", "record-layer", "primitive", "wait", "protocol"}
 }
 
 // TLSSeriesCPU is the tls.csv series of per-batch CPU samples.

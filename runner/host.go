@@ -33,6 +33,12 @@ type Host struct {
 
 	openssl opensslRun
 
+	// tlsFault breaks tls-matrix cells on purpose (tlsCellConfig.Fault); tests only.
+	tlsFault string
+	// tlsEnv is the latest tls-matrix run's record for environment.json.
+	tlsMu  sync.Mutex
+	tlsEnv *artifacts.TLSEnvironment
+
 	once sync.Once
 	kems map[string]*kemImpl
 	sigs map[string]*sigImpl
@@ -87,6 +93,14 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 	}
 	cells := m.Cells()
 	st := &sigState{pools: map[string]*sigPool{}}
+	tlsState := &tlsRunState{}
+	if m.Kind == artifacts.KindTLSMatrix {
+		defer func() {
+			h.tlsMu.Lock()
+			h.tlsEnv = tlsState.environment()
+			h.tlsMu.Unlock()
+		}()
+	}
 	noted := map[string]bool{}
 	note := func(alg, text string) {
 		if text != "" && !noted[alg] {
@@ -119,26 +133,32 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		if m.Spec.Method == artifacts.MethodProcessPerOperation {
 			r, err = h.runProcessCell(ctx, m, ref, plan, log)
 		} else if exec := hostKinds[m.Kind]; exec != nil {
-			r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st})
+			r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st, tls: tlsState, exe: h.Exe, tlsFault: h.tlsFault})
 		} else {
 			r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
 		}
 		if err != nil {
 			return out, err
 		}
-		r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
-		r.cell.Requested = m.Spec.Iterations
-		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
-			r.cell.Energy = &artifacts.Energy{Absent: reason}
+		var last CellResult
+		for _, r := range append([]cellRun{r}, r.variants...) {
+			r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
+			r.cell.Requested = m.Spec.Iterations
+			if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
+				r.cell.Energy = &artifacts.Energy{Absent: reason}
+			}
+			why, variant := "", ""
+			if r.cell.Error != "" {
+				why = ": " + r.cell.Error
+			}
+			if r.cell.Variant != "" {
+				variant = " [" + r.cell.Variant + "]"
+			}
+			fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, variant, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), why)
+			last = CellResult{Cell: r.cell, Samples: r.samples, TLS: r.tls}
+			out = append(out, last)
 		}
-		reason := ""
-		if r.cell.Error != "" {
-			reason = ": " + r.cell.Error
-		}
-		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), reason)
-		cr := CellResult{Cell: r.cell, Samples: r.samples}
-		out = append(out, cr)
-		obs.CellDone(i, len(cells), cr.Cell)
+		obs.CellDone(i, len(cells), last.Cell)
 	}
 	return out, nil
 }
@@ -152,6 +172,11 @@ type hostCell struct {
 	kems     map[string]*kemImpl
 	sigs     map[string]*sigImpl
 	sigState *sigState
+	// tls holds a tls-matrix run's chains; exe is the binary its server child runs ("" =
+	// this process's); tlsFault breaks its cells in tests.
+	tls      *tlsRunState
+	exe      string
+	tlsFault string
 }
 
 // hostKinds registers the host board's in-process executor for every experiment kind
@@ -174,6 +199,7 @@ var hostKinds = map[string]func(context.Context, hostCell) (cellRun, error){
 	artifacts.KindKEMSigSequence: func(ctx context.Context, c hostCell) (cellRun, error) {
 		return sequenceCell(ctx, c.m, c.ref, c.plan, c.kems, c.sigs)
 	},
+	artifacts.KindTLSMatrix: tlsMatrixCell,
 }
 
 func noImpl(ref artifacts.CellRef) cellRun {

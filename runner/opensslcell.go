@@ -584,6 +584,7 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Obs
 // noteEnvironment adds what the last run learnt to its environment.json: the openssl an
 // openssl-cli run used.
 func (h *Host) noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment) {
+	h.noteTLS(m, env)
 	if m.Spec.Method != artifacts.MethodOpenSSLCLI {
 		return
 	}

@@ -38,6 +38,9 @@ type environmentNoter interface {
 type CellResult struct {
 	Cell    artifacts.Cell
 	Samples []float64
+	// TLS are a tls-matrix cell's per-batch CPU and per-handshake phase series, written to
+	// tls.csv; the cell's TLS record summarises them.
+	TLS []artifacts.TLSSeries
 }
 
 // Observer follows a run's progress. Calls come from the goroutine running the board.
@@ -161,9 +164,13 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := res.Validate(); err != nil {
 		return fail(err)
 	}
+	files := map[string][]byte{artifacts.FileSamples: samples.Bytes()}
+	if tlsCSV := tlsSamples(cells); tlsCSV != nil {
+		files[artifacts.FileTLS] = tlsCSV
+	}
 	// Sign only what every verifier will re-derive: the same checks as pqrepro verify and
 	// the portal's ingest, on the files as written.
-	parsed, err := artifacts.ParseSamples(samples.Bytes())
+	parsed, err := artifacts.ParseBundleSamples(&artifacts.Bundle{Files: files})
 	if err != nil {
 		return fail(fmt.Errorf("re-read own samples: %w", err))
 	}
@@ -189,13 +196,11 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	resJSON, _ := json.MarshalIndent(res, "", "  ")
 	envJSON, _ := json.MarshalIndent(env, "", "  ")
 	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))
-	b := &artifacts.Bundle{Files: map[string][]byte{
-		artifacts.FileManifest:    m.YAML(),
-		artifacts.FileResult:      append(resJSON, '\n'),
-		artifacts.FileSamples:     samples.Bytes(),
-		artifacts.FileEnvironment: append(envJSON, '\n'),
-		artifacts.FileLog:         bytes.Clone(log.buf.Bytes()),
-	}}
+	files[artifacts.FileManifest] = m.YAML()
+	files[artifacts.FileResult] = append(resJSON, '\n')
+	files[artifacts.FileEnvironment] = append(envJSON, '\n')
+	files[artifacts.FileLog] = bytes.Clone(log.buf.Bytes())
+	b := &artifacts.Bundle{Files: files}
 	summary, _ := json.Marshal(Summary(res))
 	origin := opt.Origin
 	if origin == "" {
@@ -262,4 +267,23 @@ func energySourceOf(cells []artifacts.Cell) string {
 		}
 	}
 	return "absent: not measured by this board"
+}
+
+// tlsSamples renders the cells' TLS series as tls.csv, or nil when no cell has any.
+func tlsSamples(cells []CellResult) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(artifacts.TLSHeader)
+	any := false
+	for _, c := range cells {
+		if len(c.TLS) > 0 {
+			any = true
+			artifacts.WriteTLSRows(w, artifacts.KeyOf(c.Cell), c.TLS)
+		}
+	}
+	w.Flush()
+	if !any {
+		return nil
+	}
+	return buf.Bytes()
 }

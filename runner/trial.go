@@ -39,6 +39,11 @@ type cellPlan struct {
 type cellRun struct {
 	cell    artifacts.Cell
 	samples []float64
+	// tls are a tls-matrix cell's CPU and phase series (tls.csv).
+	tls []artifacts.TLSSeries
+	// variants are cells measured beside this one (a tls-matrix's other stacks), recorded
+	// right after it.
+	variants []cellRun
 }
 
 // runTrial executes warm-up, timed iterations, then the memory and energy passes. A failed

@@ -1,0 +1,310 @@
+package runner
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/tls13"
+	"pqrepro/tls13/tlscert"
+)
+
+// The tls-matrix executor on the host board (method loopback-tcp). Per cell and stack:
+//
+//   - the server is a child process (this binary re-run with TLSServerArg) configured with the
+//     cell's group, scheme, suite and chain; the client runs in this process;
+//   - every handshake is a fresh loopback TCP connection, no resumption (crypto/tls's server
+//     has session tickets off); it counts only after both ends negotiated the cell's group,
+//     scheme and suite and the server echoed spec.tls.echo seed-derived bytes back unchanged;
+//   - the sample is the wall time of the client's Handshake call (the TCP connect and the echo
+//     are outside it), the same for both stacks;
+//   - CPU per batch of spec.tls.batch handshakes: the client's is this process's
+//     getrusage(RUSAGE_SELF) user + system time over the batch (every thread, the garbage
+//     collector included; the control exchange with the child falls outside); the server's is
+//     the child's own getrusage(RUSAGE_SELF) over the same batch, reported on its control pipe;
+//     each divided by the batch's handshakes;
+//   - the engine's own Stats (phases on each side, bytes, flights, chain bytes) per handshake;
+//     crypto/tls reports none, so its cells carry bytes counted on the client's socket and the
+//     chain received, and no phases.
+//
+// Chains are made once per signature scheme per run (tls13/tlscert) and recorded in
+// environment.json (Environment.TLS).
+
+// tlsRunState is what a run's cells share: the certificate chains, by scheme.
+type tlsRunState struct {
+	mu     sync.Mutex
+	chains map[string]*tlscert.Chain
+	order  []string
+}
+
+func (s *tlsRunState) chain(scheme string) (*tlscert.Chain, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.chains[scheme]; c != nil {
+		return c, nil
+	}
+	sc, err := tls13.ParseSignatureScheme(scheme)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tlscert.New(sc, tlsServerName, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("make the %s chain: %w", scheme, err)
+	}
+	if s.chains == nil {
+		s.chains = map[string]*tlscert.Chain{}
+	}
+	s.chains[scheme] = c
+	s.order = append(s.order, scheme)
+	return c, nil
+}
+
+// environment records the chains the run used.
+func (s *tlsRunState) environment() *artifacts.TLSEnvironment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env := &artifacts.TLSEnvironment{
+		ServerName: tlsServerName,
+		ClientCPU:  "getrusage(RUSAGE_SELF) of the runner's process (user + system, all threads) over each batch, per handshake",
+		ServerCPU:  "getrusage(RUSAGE_SELF) of the server's child process over each batch, reported by the child on its control pipe, per handshake",
+		Latency:    "wall time of the client's Handshake call (Go monotonic clock); TCP connect and the echo excluded",
+	}
+	for _, name := range s.order {
+		c := s.chains[name]
+		env.Chains = append(env.Chains, artifacts.TLSChain{Signature: name, CA: c.CADER, Leaf: c.LeafDER})
+	}
+	return env
+}
+
+func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
+	spec := c.m.Spec.TLS
+	group, scheme, _ := strings.Cut(c.ref.Algorithm, "+")
+	var out cellRun
+	for i, stack := range spec.Stacks {
+		r, err := tlsStackCell(ctx, c, stack, group, scheme)
+		if err != nil {
+			return out, err
+		}
+		r.cell.Variant = artifacts.TLSStackVariant(stack)
+		if i == 0 {
+			out = r
+		} else {
+			out.variants = append(out.variants, r)
+		}
+	}
+	return out, nil
+}
+
+func tlsStackCell(ctx context.Context, c hostCell, stack, group, scheme string) (cellRun, error) {
+	spec := c.m.Spec.TLS
+	if stack == artifacts.StackCryptoTLS {
+		if _, ok := cryptoTLSCurve(group); !ok {
+			return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
+		}
+	}
+	chain, err := c.tls.chain(scheme)
+	if err != nil {
+		return cellRun{cell: failed(err.Error())}, nil
+	}
+	key, err := x509.MarshalPKCS8PrivateKey(chain.Key)
+	if err != nil {
+		return cellRun{cell: failed("encode the leaf key: " + err.Error())}, nil
+	}
+	cfg := tlsCellConfig{Stack: stack, Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo, Fault: c.tlsFault}
+	client, err := newTLSClient(&cfg, chain.Pool())
+	if err != nil {
+		return cellRun{cell: failed(err.Error())}, nil
+	}
+	srvCfg := cfg
+	srvCfg.Certs, srvCfg.Key = chain.Certificates(), key
+	exe := c.exe
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return cellRun{}, fmt.Errorf("find the pqrepro binary for the server child: %w", err)
+		}
+	}
+	child, err := startTLSChild(ctx, exe, &srvCfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cellRun{}, ctx.Err()
+		}
+		return cellRun{cell: failed(err.Error())}, nil
+	}
+	defer child.stop()
+	m := tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: newDRBG(c.m.Spec.Seed, c.ref.Algorithm+"/"+stack+"/echo")}
+	r, err := m.run(c.m.Spec.Warmup, c.m.Spec.Iterations, spec.Batch, c.plan.progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cellRun{}, ctx.Err()
+		}
+		return cellRun{cell: failed(err.Error())}, nil
+	}
+	return r, nil
+}
+
+// tlsMeasure runs one cell's handshakes against its child.
+type tlsMeasure struct {
+	ctx    context.Context
+	cfg    *tlsCellConfig
+	client *tlsClient
+	child  *tlsChild
+	echo   *drbg
+	dialed int // connections the child has been offered
+}
+
+// one runs a handshake and its echo on a fresh connection.
+func (t *tlsMeasure) one() (tlsHandshake, time.Duration, error) {
+	if err := t.ctx.Err(); err != nil {
+		return tlsHandshake{}, 0, err
+	}
+	msg := t.echo.bytes(t.cfg.Echo)
+	conn, err := net.DialTimeout("tcp", t.child.addr, 5*time.Second)
+	if err != nil {
+		return tlsHandshake{}, 0, fmt.Errorf("connect to the server child: %w", err)
+	}
+	t.dialed++
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return t.client.handshake(conn, msg)
+}
+
+// fail adds the server's side of a failed handshake to the client's error.
+func (t *tlsMeasure) fail(i int, err error) error {
+	if resp, merr := t.child.mark(t.dialed); merr == nil {
+		for _, h := range resp.Handshakes {
+			if h.Err != "" {
+				return fmt.Errorf("handshake %d: client: %w; server: %s", i, err, h.Err)
+			}
+		}
+	}
+	return fmt.Errorf("handshake %d: %w", i, err)
+}
+
+// served checks the server's records of a batch.
+func served(resp tlsMarkResp, want int, cfg *tlsCellConfig) error {
+	if len(resp.Handshakes) != want {
+		return fmt.Errorf("the server child recorded %d connections, the client made %d", len(resp.Handshakes), want)
+	}
+	for _, h := range resp.Handshakes {
+		if h.Err != "" {
+			return fmt.Errorf("server: %s", h.Err)
+		}
+		if err := h.check(cfg); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *tlsMeasure) run(warmup, n, batch int, progress func(int)) (cellRun, error) {
+	for i := range warmup {
+		if _, _, err := t.one(); err != nil {
+			return cellRun{}, t.fail(-1-i, err)
+		}
+	}
+	base, err := t.child.mark(t.dialed)
+	if err != nil {
+		return cellRun{}, err
+	}
+	if err := served(base, warmup, t.cfg); err != nil {
+		return cellRun{}, fmt.Errorf("warm-up: %w", err)
+	}
+	var (
+		samples              []float64
+		clientCPU, serverCPU []float64
+		clients, servers     []tlsHandshake
+		retry                bool
+	)
+	srvPrev := base.CPUNs
+	for done := 0; done < n; {
+		size := min(batch, n-done)
+		c0, err := processCPU()
+		if err != nil {
+			return cellRun{}, err
+		}
+		for range size {
+			rec, d, err := t.one()
+			if err != nil {
+				return cellRun{}, t.fail(done, err)
+			}
+			samples = append(samples, float64(d.Nanoseconds()))
+			clients = append(clients, rec)
+			retry = retry || rec.Retry
+			done++
+			if progress != nil {
+				progress(done)
+			}
+		}
+		c1, err := processCPU()
+		if err != nil {
+			return cellRun{}, err
+		}
+		resp, err := t.child.mark(t.dialed)
+		if err != nil {
+			return cellRun{}, err
+		}
+		if err := served(resp, size, t.cfg); err != nil {
+			return cellRun{}, err
+		}
+		servers = append(servers, resp.Handshakes...)
+		clientCPU = append(clientCPU, float64(c1-c0)/float64(size))
+		serverCPU = append(serverCPU, float64(resp.CPUNs-srvPrev)/float64(size))
+		srvPrev = resp.CPUNs
+	}
+	last := clients[len(clients)-1]
+	cell := artifacts.Cell{
+		Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
+		Counter: "Go monotonic clock around the client's Handshake call (fresh loopback TCP connection, no resumption)",
+		Energy:  &artifacts.Energy{Absent: "not measured per handshake: a RAPL reading covers both processes and everything else on the package"},
+		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch,
+			BytesClient: last.Sent, BytesServer: last.Received, Flights: last.Flights, ChainBytes: last.ChainBytes, HelloRetry: retry},
+	}
+	series := []artifacts.TLSSeries{
+		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideClient, Values: clientCPU},
+		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: serverCPU},
+	}
+	cell.TLS.ClientCPU, cell.TLS.ServerCPU = Summarize(clientCPU), Summarize(serverCPU)
+	for _, side := range []struct {
+		name string
+		recs []tlsHandshake
+	}{{artifacts.SideClient, clients}, {artifacts.SideServer, servers}} {
+		for _, phase := range artifacts.TLSPhaseNames() {
+			vals := make([]float64, 0, len(side.recs))
+			for _, h := range side.recs {
+				if v, ok := h.Phases[phase]; ok {
+					vals = append(vals, v)
+				}
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			if len(vals) != len(side.recs) {
+				return cellRun{}, errors.New("the engine reported phase " + phase + " for some handshakes only")
+			}
+			series = append(series, artifacts.TLSSeries{Series: phase, Side: side.name, Values: vals})
+			cell.TLS.Phases = append(cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: side.name, Stats: Summarize(vals)})
+		}
+	}
+	return cellRun{cell: cell, samples: samples, tls: series}, nil
+}
+
+// noteTLS adds a tls-matrix run's chains and methods to environment.json.
+func (h *Host) noteTLS(m *artifacts.Manifest, env *artifacts.Environment) {
+	if m.Kind != artifacts.KindTLSMatrix {
+		return
+	}
+	h.tlsMu.Lock()
+	defer h.tlsMu.Unlock()
+	env.TLS = h.tlsEnv
+	env.TimerSource = "Go monotonic clock around the client's Handshake call, nanoseconds"
+}
