@@ -1,0 +1,111 @@
+package portal_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/portaltest"
+	"pqrepro/runner"
+)
+
+// TestMain lets the test binary act as the TLS server child of a tls-matrix cell, exactly as
+// the pqrepro binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
+		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+const tlsMatrixSrc = `apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: paper000, name: small-matrix}
+spec:
+  tls:
+    groups: [ML-KEM-512, X25519]
+    signatures: [ML-DSA-44, Ed25519]
+    stacks: [pqrepro, crypto/tls]
+    batch: 3
+  warmup: 1
+  iterations: 6
+  seed: "test/matrix"
+  boards: [host]
+`
+
+// TestTLSMatrixRunPage measures a 2 × 2 matrix with the real executor (engine and crypto/tls,
+// loopback TCP, a server child process), publishes it through the real ingest path as a
+// community submission, and reads the heat map, its tooltips and units, and the leaderboard.
+func TestTLSMatrixRunPage(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	m, err := artifacts.ParseManifest([]byte(tlsMatrixSrc), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := mustIdentity(t)
+	sub := registeredSubmitter(t, p, "tls-lab", id)
+	got, err := sub.Submit(context.Background(), signedBundle(t, m, id, artifacts.OriginLocal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, page := get(t, p.URL+"/runs/"+itoa(got.RunID))
+	if code != http.StatusOK {
+		t.Fatalf("run page: %d", code)
+	}
+	// Rows in the manifest's group order, columns in its signature order.
+	if i, j := strings.Index(page, `<th scope="row">ML-KEM-512</th>`), strings.Index(page, `<th scope="row">X25519</th>`); i < 0 || j < i {
+		t.Errorf("heat map rows missing or out of the manifest's order (%d, %d)", i, j)
+	}
+	if i, j := strings.Index(page, `<th scope="col">ML-DSA-44</th>`), strings.Index(page, `<th scope="col">Ed25519</th>`); i < 0 || j < i {
+		t.Errorf("heat map columns missing or out of order (%d, %d)", i, j)
+	}
+	cellRE := regexp.MustCompile(`<td class="heat heat-([0-6])" title="([^"]+)"><span class="heat-value">([^<]+)</span>`)
+	cells := cellRE.FindAllStringSubmatch(page, -1)
+	if len(cells) != 4 {
+		t.Fatalf("%d measured heat cells, want 4 (ok cells of the engine only)", len(cells))
+	}
+	tipRE := regexp.MustCompile(`^(ML-KEM-512|X25519)\+(ML-DSA-44|Ed25519): median [0-9.]+ (µs|ms), p25 [0-9.]+ (µs|ms) – p75 [0-9.]+ (µs|ms), n = 6$`)
+	valRE := regexp.MustCompile(`^[0-9.]+ (µs|ms)$`)
+	steps := map[string]bool{}
+	for _, c := range cells {
+		if !tipRE.MatchString(c[2]) || !valRE.MatchString(c[3]) {
+			t.Errorf("cell tooltip %q value %q: want µs or ms with the unit and n = 6", c[2], c[3])
+		}
+		steps[c[1]] = true
+	}
+	if !steps["0"] || !steps["6"] {
+		t.Errorf("colour steps %v: the fastest cell must be step 0 and the slowest step 6", steps)
+	}
+	for _, want := range []string{`class="heat-legend"`, `class="heat-table"`, "crypto/tls", "Client CPU", "Chain"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	// The table carries each side's CPU and the bytes with units; crypto/tls's cells are rows of
+	// their own, beside the engine's.
+	rowRE := regexp.MustCompile(`<td>X25519\+Ed25519</td><td>pqrepro</td>.*?</tr>`)
+	row := rowRE.FindString(strings.ReplaceAll(page, "\n", ""))
+	if row == "" || !regexp.MustCompile(`[0-9.]+ (µs|ms)</td><td class="num">[0-9.]+ (µs|ms)</td><td class="num">[0-9]+ B</td>`).MatchString(row) {
+		t.Errorf("table row of X25519+Ed25519 lacks CPU and bytes with units: %q", row)
+	}
+	if !strings.Contains(page, "<td>X25519+Ed25519</td><td>crypto/tls</td>") || !strings.Contains(page, "<td>ML-KEM-512+Ed25519</td><td>crypto/tls</td>") {
+		t.Error("crypto/tls rows missing from the table")
+	}
+
+	// Handshakes are ranked per cell, and "handshake" is offered for matrix cells.
+	code, lb := get(t, p.URL+"/leaderboards?algorithm=X25519%2BEd25519&operation=handshake")
+	if code != http.StatusOK || !strings.Contains(lb, `table class="leaders"`) || !strings.Contains(lb, "/runs/"+itoa(got.RunID)) {
+		t.Errorf("leaderboard of X25519+Ed25519 handshake (%d) does not rank the run", code)
+	}
+	if !strings.Contains(lb, `<option value="handshake" selected`) || !strings.Contains(lb, `<option value="X25519+Ed25519" selected`) {
+		t.Error("the picker does not offer the matrix cell and its handshake")
+	}
+	code, csv := get(t, p.URL+"/api/v1/leaderboards?algorithm=X25519%2BEd25519&operation=handshake&format=csv")
+	if code != http.StatusOK || !strings.Contains(csv, "X25519+Ed25519,handshake,latency,measured,1,host,host,community,loopback-tcp") {
+		t.Errorf("leaderboard CSV (%d): %s", code, csv)
+	}
+}
