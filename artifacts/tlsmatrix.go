@@ -298,6 +298,13 @@ func tlsDefaults(m *Manifest) {
 	if m.Spec.Method == "" {
 		m.Spec.Method = MethodLoopbackTCP
 	}
+	// manifest.yaml writes the unused lists as []: read back, they must give the same identity.
+	if len(m.Spec.Algorithms) == 0 {
+		m.Spec.Algorithms = nil
+	}
+	if len(m.Spec.Operations) == 0 {
+		m.Spec.Operations = nil
+	}
 	t := m.Spec.TLS
 	if t == nil {
 		return

@@ -14,10 +14,14 @@ import (
 )
 
 // TestMain lets the test binary act as the one-operation child of the
-// process-per-operation method, exactly as the pqrepro binary does.
+// process-per-operation method and the TLS server child of tls-matrix cells, exactly as the
+// pqrepro binary does.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ChildOpArg {
 		os.Exit(ChildOp(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == TLSServerArg {
+		os.Exit(TLSServer(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

@@ -96,6 +96,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if m.Spec.MinIterations > m.Spec.Iterations {
 			m.Spec.MinIterations = m.Spec.Iterations
 		}
+		if t := m.Spec.TLS; t != nil && t.Batch > m.Spec.Iterations {
+			tls := *t
+			tls.Batch = m.Spec.Iterations // a CPU batch cannot be longer than the cell
+			m.Spec.TLS = &tls
+			fmt.Fprintf(stderr, "spec.tls.batch lowered to %d to fit --iterations\n", tls.Batch)
+		}
 	}
 	if *keyForm != "" {
 		m.Spec.Keys = *keyForm
@@ -250,6 +256,10 @@ func human(v float64, unit string) string {
 }
 
 func printCells(w io.Writer, res *artifacts.Result) {
+	if res.Kind == artifacts.KindTLSMatrix {
+		printTLSMatrix(w, res)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tMEAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	var notes []string // failed cells' reasons and variants, numbered below the table

@@ -55,6 +55,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
 		os.Exit(runner.ChildOp(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
+		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

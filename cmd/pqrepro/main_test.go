@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
 		os.Exit(runner.ChildOp(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
+		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	}
 	os.Exit(m.Run())
 }
 

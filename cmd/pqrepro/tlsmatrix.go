@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"pqrepro/artifacts"
+)
+
+// printTLSMatrix prints a tls-matrix result: one row per cell and stack (client handshake
+// latency, each side's CPU per handshake, bytes each way, chain bytes), then a groups ×
+// signatures grid of median latencies in µs per stack, and, with two stacks, the ratio of
+// the engine's median to crypto/tls's per cell.
+func printTLSMatrix(w io.Writer, res *artifacts.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "CELL\tSTACK\tSTATUS\tN\tMEDIAN\tP25\tP75\tCLIENT CPU\tSERVER CPU\tC→S B\tS→C B\tCHAIN B\tFLIGHTS\tHRR\t")
+	var notes []string
+	var groups, sigs, stacks []string
+	median := map[[3]string]float64{}
+	for _, c := range res.Cells {
+		g, s, _ := strings.Cut(c.Algorithm, "+")
+		stack := artifacts.StackPQRepro
+		if c.Variant != "" {
+			stack = strings.TrimPrefix(c.Variant, "stack: ")
+		}
+		for _, l := range []struct {
+			list *[]string
+			v    string
+		}{{&groups, g}, {&sigs, s}, {&stacks, stack}} {
+			if !slices.Contains(*l.list, l.v) {
+				*l.list = append(*l.list, l.v)
+			}
+		}
+		if c.Status != artifacts.StatusOK {
+			notes = append(notes, fmt.Sprintf("%s [%s] %s: %s", c.Algorithm, stack, c.Status, c.Error))
+			fmt.Fprintf(tw, "%s\t%s\t%s [%d]\t\t\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, stack, c.Status, len(notes))
+			continue
+		}
+		median[[3]string{g, s, stack}] = c.Stats.Median
+		cpu := func(st *artifacts.Stats) string {
+			if st == nil {
+				return "-"
+			}
+			return human(st.Median, artifacts.UnitNanoseconds)
+		}
+		t := c.TLS
+		if t == nil {
+			t = &artifacts.TLSCell{}
+		}
+		flights, hrr := "-", "no"
+		if t.Flights > 0 {
+			flights = fmt.Sprint(t.Flights)
+		}
+		if t.HelloRetry {
+			hrr = "yes"
+		}
+		st := c.Stats
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", c.Algorithm, stack, c.Status, st.N,
+			human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), cpu(t.ClientCPU), cpu(t.ServerCPU),
+			t.BytesClient, t.BytesServer, t.ChainBytes, flights, hrr)
+	}
+	tw.Flush()
+	for i, n := range notes {
+		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
+	}
+	fmt.Fprintln(w, "latency: the client's Handshake call; CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
+	grid := func(title string, val func(g, s string) string) {
+		fmt.Fprintf(w, "\n%s\n", title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "\t")
+		for _, s := range sigs {
+			fmt.Fprintf(tw, "%s\t", s)
+		}
+		fmt.Fprintln(tw)
+		for _, g := range groups {
+			fmt.Fprintf(tw, "%s\t", g)
+			for _, s := range sigs {
+				fmt.Fprintf(tw, "%s\t", val(g, s))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	for _, stack := range stacks {
+		grid("MEDIAN HANDSHAKE (µs), stack "+stack, func(g, s string) string {
+			if v, ok := median[[3]string{g, s, stack}]; ok {
+				return fmt.Sprintf("%.0f", v/1e3)
+			}
+			return "-"
+		})
+	}
+	if slices.Contains(stacks, artifacts.StackCryptoTLS) {
+		var ratios []float64
+		grid("RATIO OF MEDIANS pqrepro / crypto/tls", func(g, s string) string {
+			a, ok1 := median[[3]string{g, s, artifacts.StackPQRepro}]
+			b, ok2 := median[[3]string{g, s, artifacts.StackCryptoTLS}]
+			if !ok1 || !ok2 || b == 0 {
+				return "-"
+			}
+			ratios = append(ratios, a/b)
+			return fmt.Sprintf("%.2f", a/b)
+		})
+		if len(ratios) > 0 {
+			slices.Sort(ratios)
+			fmt.Fprintf(w, "%d cells: ratio min %.2f, median %.2f, max %.2f\n", len(ratios), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1])
+		}
+	}
+}
