@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/sqlite"
@@ -143,7 +144,7 @@ func heatTableRow(c artifacts.Cell) templates.HeatTableRow {
 	if c.TLS != nil && c.TLS.Stack != "" {
 		r.Stack = c.TLS.Stack
 	} else if c.Variant != "" {
-		r.Stack = c.Variant
+		r.Stack = strings.TrimPrefix(c.Variant, "stack: ")
 	}
 	if st := c.Stats; st != nil {
 		r.Median, r.P25, r.P75, r.N = human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), strconv.Itoa(st.N)
