@@ -156,7 +156,7 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		}
 		var meds []string
 		for _, s := range cells {
-			meds = append(meds, s.ref+" "+fmtVal(median(slices.Clone(s.values)), unit))
+			meds = append(meds, s.ref+" "+fmtTime(median(slices.Clone(s.values)), unit))
 		}
 		lead := map[string]string{Holds: "in order", Fails: "out of order", Inconclusive: "cannot tell the order"}[cr.Verdict]
 		sep := ", "

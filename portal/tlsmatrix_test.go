@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/experiments"
 	"pqrepro/portal/portaltest"
 	"pqrepro/runner"
 )
@@ -142,6 +143,68 @@ func TestLeaderboardPickerPairsOperations(t *testing.T) {
 			if strings.Contains(m[1], l) {
 				t.Errorf("%s: picker offers %s", tt.query, l)
 			}
+		}
+	}
+}
+
+// TestPaper000MatrixPages runs paper000's own 36-cell manifest (fewer iterations), publishes
+// it, and reads the experiment page's heat map of its latest run and the run's claim verdicts.
+func TestPaper000MatrixPages(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := cat.Manifest("paper000/matrix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := artifacts.ParseManifest(base.YAML(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Spec.Iterations, m.Spec.Warmup, m.Spec.TLS.Batch = 10, 1, 5
+	if m, err = artifacts.ParseManifest(m.YAML(), "test"); err != nil { // see TestTLSMatrixRunPage
+		t.Fatal(err)
+	}
+	id := mustIdentity(t)
+	got, err := registeredSubmitter(t, p, "matrix-lab", id).Submit(context.Background(), signedBundle(t, m, id, artifacts.OriginLocal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, page := get(t, p.URL+"/experiments/paper000/matrix")
+	if code != http.StatusOK {
+		t.Fatalf("experiment page: %d", code)
+	}
+	if !strings.Contains(page, "The matrix below is the latest run, <a href=\"/runs/"+itoa(got.RunID)+"\">") {
+		t.Error("the experiment page does not name its latest run's matrix")
+	}
+	if n := len(regexp.MustCompile(`<td class="heat heat-[0-6none]+" title="`).FindAllString(page, -1)); n != 36 {
+		t.Errorf("%d heat cells on the experiment page, want 36", n)
+	}
+	code, page = get(t, p.URL+"/runs/"+itoa(got.RunID))
+	if code != http.StatusOK {
+		t.Fatalf("run page: %d", code)
+	}
+	for _, want := range []string{"C000-01", "ordering on host, not a verdict on 41% / 8.9x", "ordering on host: ", "the published figure is of pico-w; this run is on host",
+		"C000-05", "base = handshake without key exchange", "C000-06", "(p75 - p25) / median", "C000-07", "36 cells: max/min of medians", "power meter"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	if testing.Verbose() {
+		_, js := get(t, p.URL+"/api/v1/runs/"+itoa(got.RunID))
+		t.Log(js)
+	}
+	rep, err := p.Server.Store().ClaimVerdicts(context.Background(), "paper000", got.RunID)
+	if err != nil || len(rep) != 8 {
+		t.Fatalf("%d verdicts stored (%v), want 8", len(rep), err)
+	}
+	for _, v := range rep {
+		t.Logf("%s: %s: %s", v.ClaimID, v.Verdict, v.Reason)
+		want := map[string]string{"C000-01": "not verdicted", "C000-02": "not verdicted", "C000-03": "untestable", "C000-08": "untestable"}[v.ClaimID]
+		if want != "" && v.Verdict != want {
+			t.Errorf("%s: %s, want %s", v.ClaimID, v.Verdict, want)
 		}
 	}
 }
