@@ -18,7 +18,8 @@ func TestCatalogLoads(t *testing.T) {
 		t.Fatalf("papers = %d, want 4", len(c.Papers))
 	}
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa", "paper001/slhdsa", "paper001/sequence",
-		"paper002/keygen", "paper002/signatures", "paper002/keygen-process", "paper002/signatures-process"} {
+		"paper002/keygen", "paper002/signatures", "paper002/keygen-process", "paper002/signatures-process",
+		"paper000/matrix", "paper000/matrix-stacks"} {
 		if _, err := c.Manifest(ref); err != nil {
 			t.Errorf("manifest %s: %v", ref, err)
 		}

@@ -267,7 +267,7 @@ func opensslVersionIn(s string) string {
 
 // HostMethods are the timing methods the host board can run with these capabilities.
 func HostMethods(c artifacts.Capabilities) []string {
-	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation}
+	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
 	if c.OpenSSLUsable {
 		ms = append(ms, artifacts.MethodOpenSSLCLI)
 	}

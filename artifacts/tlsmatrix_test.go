@@ -1,0 +1,270 @@
+package artifacts
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const tlsManifest = `apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: paper000, name: matrix}
+spec:
+  tls:
+    groups: [ML-KEM-512, X25519]
+    signatures: [ML-DSA-44, Ed25519]
+    stacks: [pqrepro, crypto/tls]
+    batch: 2
+  iterations: 5
+  seed: test
+`
+
+func TestTLSManifestDefaultsAndCells(t *testing.T) {
+	m, err := ParseManifest([]byte(tlsManifest), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spec.Method != MethodLoopbackTCP || m.Spec.TLS.CipherSuite != "TLS_AES_128_GCM_SHA256" || m.Spec.TLS.Echo != 32 {
+		t.Fatalf("defaults: method %s, suite %s, echo %d", m.Spec.Method, m.Spec.TLS.CipherSuite, m.Spec.TLS.Echo)
+	}
+	cells := m.Cells()
+	want := []string{"ML-KEM-512+ML-DSA-44", "ML-KEM-512+Ed25519", "X25519+ML-DSA-44", "X25519+Ed25519"}
+	if len(cells) != len(want) {
+		t.Fatalf("cells %v", cells)
+	}
+	for i, c := range cells {
+		if c.Algorithm != want[i] || c.Operation != OpHandshake {
+			t.Fatalf("cells[%d] = %v, want %s handshake", i, c, want[i])
+		}
+	}
+	// manifest.yaml as a bundle writes it must read back to the same identity.
+	back, err := ParseManifest(m.YAML(), "round trip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID() != m.ID() {
+		t.Fatalf("identity changes through manifest.yaml:\n%s\n%s", m.Canonical(), back.Canonical())
+	}
+}
+
+func TestTLSManifestBad(t *testing.T) {
+	tests := []struct {
+		name, from, to string
+		line           int
+		field, msg     string
+	}{
+		{"unknown group", "[ML-KEM-512, X25519]", "[ML-KEM-512, X448]", 6, "spec.tls.groups[1]", "unknown group \"X448\" (valid: ML-KEM-512, ML-KEM-768"},
+		{"duplicate group", "[ML-KEM-512, X25519]", "[X25519, X25519]", 6, "spec.tls.groups[1]", "listed twice"},
+		{"unknown scheme", "[ML-DSA-44, Ed25519]", "[ML-DSA-44, Ed448]", 7, "spec.tls.signatures[1]", "unknown signature \"Ed448\" (valid: ML-DSA-44"},
+		{"unknown stack", "[pqrepro, crypto/tls]", "[pqrepro, openssl]", 8, "spec.tls.stacks[1]", "valid: pqrepro, crypto/tls"},
+		{"engine not first", "[pqrepro, crypto/tls]", "[crypto/tls]", 8, "spec.tls.stacks[0]", "must be pqrepro"},
+		{"batch zero", "batch: 2", "batch: -1", 9, "spec.tls.batch", "between 1 and"},
+		{"batch over iterations", "batch: 2", "batch: 6", 9, "spec.tls.batch", "more than the 5 iterations"},
+		{"echo", "batch: 2", "batch: 2\n    echo: 20000", 10, "spec.tls.echo", "between 1 and 16384"},
+		{"suite", "batch: 2", "batch: 2\n    cipherSuite: TLS_RSA_WITH_RC4", 10, "spec.tls.cipherSuite", "unknown cipher suite"},
+		{"iterations", "iterations: 5", "iterations: 1000000", 10, "spec.iterations", "between 1 and 100000"},
+		{"algorithms", "  seed: test", "  seed: test\n  algorithms: [ML-KEM-512]", 12, "spec.algorithms", "spec.tls.groups"},
+		{"method", "  seed: test", "  seed: test\n  method: in-process", 12, "spec.method", "cannot be timed with in-process (valid: loopback-tcp)"},
+		{"no tls", "  tls:", "  tlsx:", 5, "spec.tlsx", "unknown field"},
+		{"unknown tls field", "    batch: 2", "    batch: 2\n    resume: true", 10, "spec.tls.resume", "unknown field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(tlsManifest, tt.from, tt.to, 1)
+			_, err := ParseManifest([]byte(src), "m.yaml")
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("accepted or wrong error: %v", err)
+			}
+			for _, p := range me.Problems {
+				if p.Field == tt.field && p.Line == tt.line && strings.Contains(p.Msg, tt.msg) {
+					return
+				}
+			}
+			t.Fatalf("no problem with field %s line %d containing %q in:\n%v", tt.field, tt.line, tt.msg, err)
+		})
+	}
+	// A tls section on another kind is refused.
+	_, err := ParseManifest([]byte(strings.Replace(rederiveManifest, "  iterations: 10", "  iterations: 10\n  tls: {groups: [X25519]}", 1)), "m.yaml")
+	if err == nil || !strings.Contains(err.Error(), "spec.tls: only a tls-matrix") {
+		t.Fatalf("tls section on sig-bench: %v", err)
+	}
+}
+
+// tlsFixture is a consistent tls-matrix result with its samples.csv and tls.csv (test input,
+// not a measurement).
+func tlsFixture(t *testing.T) (*Manifest, *Result, *Bundle) {
+	t.Helper()
+	m, err := ParseManifest([]byte(tlsManifest), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Result{Schema: ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method, Board: "host", Assurance: AssuranceHost}
+	var samples, tlsCSV bytes.Buffer
+	sw, tw := csv.NewWriter(&samples), csv.NewWriter(&tlsCSV)
+	sw.Write(SamplesHeader)
+	tw.Write(TLSHeader)
+	for ci, ref := range m.Cells() {
+		g, s, _ := strings.Cut(ref.Algorithm, "+")
+		for _, stack := range m.Spec.TLS.Stacks {
+			c := Cell{Algorithm: ref.Algorithm, Operation: ref.Operation, Variant: TLSStackVariant(stack), Unit: UnitNanoseconds, Counter: "test", Requested: 5}
+			if stack == StackCryptoTLS && g == "ML-KEM-512" {
+				c.Status, c.Error = StatusSkipped, "crypto/tls has no ML-KEM-512"
+				res.Cells = append(res.Cells, c)
+				continue
+			}
+			var lat []float64
+			for i := range 5 {
+				lat = append(lat, float64(100000*(ci+1)+(i*37)%11))
+			}
+			cpuC, cpuS := []float64{900, 950, 1000}, []float64{800, 700, 750}
+			keyShare := []float64{10, 11, 12, 13, 14}
+			c.Status, c.Stats = StatusOK, Summarize(lat)
+			grp, _ := LookupTLSGroup(g)
+			c.TLS = &TLSCell{Group: g, Signature: s, CipherSuite: "TLS_AES_128_GCM_SHA256", Stack: stack, Batch: 2,
+				ClientCPU: Summarize(cpuC), ServerCPU: Summarize(cpuS), BytesClient: grp.ClientShare + 200, BytesServer: grp.ServerShare + 3000, Flights: 3, ChainBytes: 2000}
+			series := []TLSSeries{{TLSSeriesCPU, SideClient, cpuC}, {TLSSeriesCPU, SideServer, cpuS}}
+			if stack == StackPQRepro {
+				c.TLS.Phases = []TLSPhase{{Name: "key-share", Side: SideClient, Stats: Summarize(keyShare)}}
+				series = append(series, TLSSeries{"key-share", SideClient, keyShare})
+			}
+			res.Cells = append(res.Cells, c)
+			for i, v := range lat {
+				sw.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), c.Unit, c.Variant})
+			}
+			WriteTLSRows(tw, KeyOf(c), series)
+		}
+	}
+	sw.Flush()
+	tw.Flush()
+	resJSON, _ := json.Marshal(res)
+	b := &Bundle{Files: map[string][]byte{FileManifest: m.YAML(), FileResult: resJSON, FileSamples: samples.Bytes(), FileTLS: tlsCSV.Bytes(),
+		FileEnvironment: []byte("{}"), FileLog: []byte("test\n")}}
+	return m, res, b
+}
+
+func TestTLSRederive(t *testing.T) {
+	_, _, b := tlsFixture(t)
+	if _, _, err := RederiveBundle(b); err != nil {
+		t.Fatalf("consistent bundle: %v", err)
+	}
+	tamper := func(name, from, to string) *Bundle {
+		t.Helper()
+		c := &Bundle{Files: map[string][]byte{}}
+		for k, v := range b.Files {
+			c.Files[k] = v
+		}
+		if !bytes.Contains(c.Files[name], []byte(from)) {
+			t.Fatalf("%s has no %q", name, from)
+		}
+		c.Files[name] = bytes.Replace(c.Files[name], []byte(from), []byte(to), 1)
+		return c
+	}
+	tests := []struct {
+		name        string
+		b           *Bundle
+		file, field string
+	}{
+		{"client cpu value", tamper(FileTLS, "cpu,client,1,950", "cpu,client,1,9500"), FileTLS, "tls.clientCpu"},
+		{"server cpu row dropped", tamper(FileTLS, "X25519+Ed25519,handshake,,cpu,server,2,750\n", ""), FileTLS, "tls.serverCpu.n"},
+		{"phase value", tamper(FileTLS, "key-share,client,4,14", "key-share,client,4,1"), FileTLS, "tls.phases[0].stats"},
+		{"stray series", tamper(FileTLS, "X25519+Ed25519,handshake,,key-share,client,0,10", "X25519+Ed25519,handshake,,key-share,client,0,10\nX25519+Ed25519,handshake,,sign,server,0,10"), FileTLS, "series"},
+		{"rows of a skipped cell", tamper(FileTLS, "series,side,index,ns\n", "series,side,index,ns\nML-KEM-512+ML-DSA-44,handshake,stack: crypto/tls,cpu,client,0,5\n"), FileTLS, ""},
+		{"group", tamper(FileResult, `"group":"X25519"`, `"group":"P-256"`), FileResult, "tls.group"},
+		{"bytes below the key share", tamper(FileResult, `"bytesClient":1000`, `"bytesClient":700`), FileResult, "tls.bytesClient"},
+		{"unknown variant", tamper(FileResult, `"variant":"stack: crypto/tls"`, `"variant":"stack: openssl"`), FileResult, "variant"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := RederiveBundle(tt.b)
+			var re *RederiveError
+			if !errors.As(err, &re) || re.File != tt.file || !strings.HasPrefix(re.Field, tt.field) {
+				t.Fatalf("error %v, want file %s field %s", err, tt.file, tt.field)
+			}
+		})
+	}
+	if _, _, err := RederiveBundle(tamper(FileTLS, "series,side", "series,sides")); err == nil || !strings.Contains(err.Error(), "tls.csv line 1") {
+		t.Fatalf("bad header: %v", err)
+	}
+	noTLS := tamper(FileLog, "test", "test")
+	delete(noTLS.Files, FileTLS)
+	if _, _, err := RederiveBundle(noTLS); err == nil || !strings.Contains(err.Error(), "tls.csv") {
+		t.Fatalf("bundle without tls.csv: %v", err)
+	}
+}
+
+// TestTLSBundleAttested checks tls.csv is signed with the other files: a changed or missing
+// tls.csv fails verification, naming it.
+func TestTLSBundleAttested(t *testing.T) {
+	_, _, b := tlsFixture(t)
+	id, err := GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sign(id, Predicate{Runner: RunnerRef{Name: "test", Version: "test"}, Assurance: Assurance{Level: AssuranceHost, Origin: OriginLocal}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(b, nil); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := WriteTarGz(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTarGz(&buf, 0)
+	if err != nil || !bytes.Equal(back.Files[FileTLS], b.Files[FileTLS]) {
+		t.Fatalf("tar round trip: %v", err)
+	}
+	changed := &Bundle{Files: map[string][]byte{}}
+	for k, v := range b.Files {
+		changed.Files[k] = v
+	}
+	changed.Files[FileTLS] = append(bytes.Clone(b.Files[FileTLS]), "X25519+Ed25519,handshake,,sign,server,0,1\n"...)
+	if _, err := Verify(changed, nil); err == nil || !strings.Contains(err.Error(), FileTLS) {
+		t.Fatalf("changed tls.csv: %v", err)
+	}
+	delete(changed.Files, FileTLS)
+	if _, err := Verify(changed, nil); err == nil || !strings.Contains(err.Error(), FileTLS) {
+		t.Fatalf("missing tls.csv: %v", err)
+	}
+}
+
+// FuzzParseTLSSamples checks tls.csv parsing never panics and that what it accepts is
+// within its limits, and re-derives a fuzzed tls.csv against a consistent result.
+func FuzzParseTLSSamples(f *testing.F) {
+	f.Add([]byte("algorithm,operation,variant,series,side,index,ns\nX25519+Ed25519,handshake,,cpu,client,0,900\n"))
+	f.Add([]byte("algorithm,operation,variant,series,side,index,ns\nX25519+Ed25519,handshake,stack: crypto/tls,key-share,server,1,1e3\n"))
+	f.Add([]byte("algorithm,operation\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<20 {
+			return
+		}
+		rows, err := ParseTLSSamples(data)
+		if err != nil {
+			return
+		}
+		for k, series := range rows {
+			for sk, vals := range series {
+				if len(vals) > MaxSamplesPerCell || (sk.Side != SideClient && sk.Side != SideServer) {
+					t.Fatalf("accepted %v %v with %d rows", k, sk, len(vals))
+				}
+				for _, v := range vals {
+					if !tlsValue(v) {
+						t.Fatalf("accepted value %v", v)
+					}
+				}
+			}
+		}
+		m, res, b := tlsFixture(t)
+		s, err := ParseSamples(b.Files[FileSamples])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.TLS = rows
+		_ = Rederive(m, res, s) // must not panic
+	})
+}
