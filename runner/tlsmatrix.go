@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,8 @@ import (
 //   - every handshake is a fresh loopback TCP connection, no resumption (crypto/tls's server
 //     has session tickets off); it counts only after both ends negotiated the cell's group,
 //     scheme and suite and the server echoed spec.tls.echo seed-derived bytes back unchanged;
+//   - with two stacks, their batches alternate within the cell (tlsMatrixCell), one
+//     handshake at a time;
 //   - the sample is the wall time of the client's Handshake call (the TCP connect and the echo
 //     are outside it), the same for both stacks;
 //   - CPU per batch of spec.tls.batch handshakes: the client's is this process's
@@ -83,80 +86,135 @@ func (s *tlsRunState) environment() *artifacts.TLSEnvironment {
 	return env
 }
 
+// tlsMatrixCell measures one cell with every stack of the manifest. The stacks' batches
+// alternate (a batch of the engine, a batch of crypto/tls, ...), each against its own server
+// child, so a burst of load on a shared machine falls on both stacks alike and their ratio
+// stays fair; only one handshake runs at any time.
 func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 	spec := c.m.Spec.TLS
 	group, scheme, _ := strings.Cut(c.ref.Algorithm, "+")
-	var out cellRun
-	for i, stack := range spec.Stacks {
-		r, err := tlsStackCell(ctx, c, stack, group, scheme)
-		if err != nil {
-			return out, err
+	runs := make([]cellRun, len(spec.Stacks))
+	var live []*tlsMeasure
+	defer func() {
+		for _, t := range live {
+			t.child.stop()
 		}
-		r.cell.Variant = artifacts.TLSStackVariant(stack)
-		if i == 0 {
-			out = r
-		} else {
-			out.variants = append(out.variants, r)
+	}()
+	for i, stack := range spec.Stacks {
+		t, skip, err := startTLSMeasure(ctx, c, stack, group, scheme)
+		switch {
+		case err != nil:
+			return cellRun{}, err
+		case skip != nil:
+			runs[i] = *skip
+		default:
+			t.index = i
+			live = append(live, t)
 		}
 	}
+	active := slices.Clone(live)
+	drop := func(t *tlsMeasure, err error) {
+		runs[t.index] = cellRun{cell: failed(err.Error())}
+		active = slices.DeleteFunc(active, func(a *tlsMeasure) bool { return a == t })
+	}
+	for _, t := range slices.Clone(active) {
+		if err := t.warm(c.m.Spec.Warmup); err != nil {
+			if ctx.Err() != nil {
+				return cellRun{}, ctx.Err()
+			}
+			drop(t, err)
+		}
+	}
+	n := c.m.Spec.Iterations
+	for done := 0; done < n && len(active) > 0; {
+		size := min(spec.Batch, n-done)
+		for _, t := range slices.Clone(active) {
+			if err := t.runBatch(size); err != nil {
+				if ctx.Err() != nil {
+					return cellRun{}, ctx.Err()
+				}
+				drop(t, err)
+			}
+		}
+		done += size
+		if c.plan.progress != nil {
+			c.plan.progress(done)
+		}
+	}
+	for _, t := range active {
+		r, err := t.result(spec.Batch)
+		if err != nil {
+			drop(t, err)
+			continue
+		}
+		runs[t.index] = r
+	}
+	for i, stack := range spec.Stacks {
+		runs[i].cell.Variant = artifacts.TLSStackVariant(stack)
+	}
+	out := runs[0]
+	out.variants = runs[1:]
 	return out, nil
 }
 
-func tlsStackCell(ctx context.Context, c hostCell, stack, group, scheme string) (cellRun, error) {
+// startTLSMeasure prepares one stack of a cell: its chain, client and server child. It
+// returns a skipped or failed cell instead when the stack cannot run the cell, and an error
+// only when the run itself broke (cancellation, no binary to re-run).
+func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme string) (*tlsMeasure, *cellRun, error) {
 	spec := c.m.Spec.TLS
+	bad := func(msg string) (*tlsMeasure, *cellRun, error) { return nil, &cellRun{cell: failed(msg)}, nil }
 	if stack == artifacts.StackCryptoTLS {
 		if _, ok := cryptoTLSCurve(group); !ok {
-			return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
+			return nil, &cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
 		}
 	}
 	chain, err := c.tls.chain(scheme)
 	if err != nil {
-		return cellRun{cell: failed(err.Error())}, nil
+		return bad(err.Error())
 	}
 	key, err := x509.MarshalPKCS8PrivateKey(chain.Key)
 	if err != nil {
-		return cellRun{cell: failed("encode the leaf key: " + err.Error())}, nil
+		return bad("encode the leaf key: " + err.Error())
 	}
 	cfg := tlsCellConfig{Stack: stack, Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo, Fault: c.tlsFault}
 	client, err := newTLSClient(&cfg, chain.Pool())
 	if err != nil {
-		return cellRun{cell: failed(err.Error())}, nil
+		return bad(err.Error())
 	}
 	srvCfg := cfg
 	srvCfg.Certs, srvCfg.Key = chain.Certificates(), key
 	exe := c.exe
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {
-			return cellRun{}, fmt.Errorf("find the pqrepro binary for the server child: %w", err)
+			return nil, nil, fmt.Errorf("find the pqrepro binary for the server child: %w", err)
 		}
 	}
 	child, err := startTLSChild(ctx, exe, &srvCfg)
 	if err != nil {
 		if ctx.Err() != nil {
-			return cellRun{}, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return cellRun{cell: failed(err.Error())}, nil
+		return bad(err.Error())
 	}
-	defer child.stop()
-	m := tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: newDRBG(c.m.Spec.Seed, c.ref.Algorithm+"/"+stack+"/echo")}
-	r, err := m.run(c.m.Spec.Warmup, c.m.Spec.Iterations, spec.Batch, c.plan.progress)
-	if err != nil {
-		if ctx.Err() != nil {
-			return cellRun{}, ctx.Err()
-		}
-		return cellRun{cell: failed(err.Error())}, nil
-	}
-	return r, nil
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: newDRBG(c.m.Spec.Seed, c.ref.Algorithm+"/"+stack+"/echo")}, nil, nil
 }
 
-// tlsMeasure runs one cell's handshakes against its child.
+// tlsMeasure runs one stack's handshakes of a cell against its child and keeps what they
+// measured.
 type tlsMeasure struct {
 	ctx    context.Context
 	cfg    *tlsCellConfig
 	client *tlsClient
 	child  *tlsChild
 	echo   *drbg
+	index  int // the stack's place in spec.tls.stacks
 	dialed int // connections the child has been offered
+
+	srvPrev              int64 // the child's CPU at the end of the previous batch
+	samples              []float64
+	clientCPU, serverCPU []float64
+	clients, servers     []tlsHandshake
+	retry                bool
 }
 
 // one runs a handshake and its echo on a fresh connection.
@@ -206,78 +264,86 @@ func served(resp tlsMarkResp, want int, cfg *tlsCellConfig) error {
 	return nil
 }
 
-func (t *tlsMeasure) run(warmup, n, batch int, progress func(int)) (cellRun, error) {
-	for i := range warmup {
+// warm runs the untimed warm-up handshakes (checked like the others) and takes the child's
+// CPU baseline.
+func (t *tlsMeasure) warm(n int) error {
+	for i := range n {
 		if _, _, err := t.one(); err != nil {
-			return cellRun{}, t.fail(-1-i, err)
+			return t.fail(-1-i, err)
 		}
 	}
 	base, err := t.child.mark(t.dialed)
 	if err != nil {
-		return cellRun{}, err
+		return err
 	}
-	if err := served(base, warmup, t.cfg); err != nil {
-		return cellRun{}, fmt.Errorf("warm-up: %w", err)
+	if err := served(base, n, t.cfg); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
 	}
-	var (
-		samples              []float64
-		clientCPU, serverCPU []float64
-		clients, servers     []tlsHandshake
-		retry                bool
-	)
-	srvPrev := base.CPUNs
-	for done := 0; done < n; {
-		size := min(batch, n-done)
-		c0, err := processCPU()
-		if err != nil {
-			return cellRun{}, err
-		}
-		for range size {
-			rec, d, err := t.one()
-			if err != nil {
-				return cellRun{}, t.fail(done, err)
-			}
-			samples = append(samples, float64(d.Nanoseconds()))
-			clients = append(clients, rec)
-			retry = retry || rec.Retry
-			done++
-			if progress != nil {
-				progress(done)
-			}
-		}
-		c1, err := processCPU()
-		if err != nil {
-			return cellRun{}, err
-		}
-		resp, err := t.child.mark(t.dialed)
-		if err != nil {
-			return cellRun{}, err
-		}
-		if err := served(resp, size, t.cfg); err != nil {
-			return cellRun{}, err
-		}
-		servers = append(servers, resp.Handshakes...)
-		clientCPU = append(clientCPU, float64(c1-c0)/float64(size))
-		serverCPU = append(serverCPU, float64(resp.CPUNs-srvPrev)/float64(size))
-		srvPrev = resp.CPUNs
+	t.srvPrev = base.CPUNs
+	return nil
+}
+
+// runBatch times size handshakes and both sides' CPU over them.
+func (t *tlsMeasure) runBatch(size int) error {
+	c0, err := processCPU()
+	if err != nil {
+		return err
 	}
-	last := clients[len(clients)-1]
+	var samples []float64
+	var clients []tlsHandshake
+	for range size {
+		rec, d, err := t.one()
+		if err != nil {
+			return t.fail(len(t.samples)+len(samples), err)
+		}
+		samples = append(samples, float64(d.Nanoseconds()))
+		clients = append(clients, rec)
+	}
+	c1, err := processCPU()
+	if err != nil {
+		return err
+	}
+	resp, err := t.child.mark(t.dialed)
+	if err != nil {
+		return err
+	}
+	if err := served(resp, size, t.cfg); err != nil {
+		return err
+	}
+	t.samples = append(t.samples, samples...)
+	t.clients = append(t.clients, clients...)
+	t.servers = append(t.servers, resp.Handshakes...)
+	for _, c := range clients {
+		t.retry = t.retry || c.Retry
+	}
+	t.clientCPU = append(t.clientCPU, float64(c1-c0)/float64(size))
+	t.serverCPU = append(t.serverCPU, float64(resp.CPUNs-t.srvPrev)/float64(size))
+	t.srvPrev = resp.CPUNs
+	return nil
+}
+
+// result is the stack's cell from its batches.
+func (t *tlsMeasure) result(batch int) (cellRun, error) {
+	if len(t.clients) == 0 {
+		return cellRun{}, errors.New("no handshake was timed")
+	}
+	last := t.clients[len(t.clients)-1]
 	cell := artifacts.Cell{
 		Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 		Counter: "Go monotonic clock around the client's Handshake call (fresh loopback TCP connection, no resumption)",
 		Energy:  &artifacts.Energy{Absent: "not measured per handshake: a RAPL reading covers both processes and everything else on the package"},
 		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch,
-			BytesClient: last.Sent, BytesServer: last.Received, Flights: last.Flights, ChainBytes: last.ChainBytes, HelloRetry: retry},
+			BytesClient: last.Sent, BytesServer: last.Received, Flights: last.Flights, ChainBytes: last.ChainBytes, HelloRetry: t.retry},
 	}
 	series := []artifacts.TLSSeries{
-		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideClient, Values: clientCPU},
-		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: serverCPU},
+		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideClient, Values: t.clientCPU},
+		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: t.serverCPU},
 	}
-	cell.TLS.ClientCPU, cell.TLS.ServerCPU = Summarize(clientCPU), Summarize(serverCPU)
+	cell.TLS.ClientCPU, cell.TLS.ServerCPU = Summarize(t.clientCPU), Summarize(t.serverCPU)
 	for _, side := range []struct {
 		name string
 		recs []tlsHandshake
-	}{{artifacts.SideClient, clients}, {artifacts.SideServer, servers}} {
+	}{{artifacts.SideClient, t.clients}, {artifacts.SideServer, t.servers}} {
 		for _, phase := range artifacts.TLSPhaseNames() {
 			vals := make([]float64, 0, len(side.recs))
 			for _, h := range side.recs {
@@ -295,7 +361,7 @@ func (t *tlsMeasure) run(warmup, n, batch int, progress func(int)) (cellRun, err
 			cell.TLS.Phases = append(cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: side.name, Stats: Summarize(vals)})
 		}
 	}
-	return cellRun{cell: cell, samples: samples, tls: series}, nil
+	return cellRun{cell: cell, samples: t.samples, tls: series}, nil
 }
 
 // noteTLS adds a tls-matrix run's chains and methods to environment.json.

@@ -433,7 +433,11 @@ func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verificat
 	if _, _, err := artifacts.RederiveBundle(b); err != nil {
 		return nil, nil, fmt.Errorf("%s: FAILED: signatures hold but the result does not re-derive: %w", path, err)
 	}
-	v.Checked = append(v.Checked, "result.json re-derives from samples.csv and manifest.yaml (statistics, cells, n, units, sizes)")
+	if _, ok := b.Files[artifacts.FileTLS]; ok {
+		v.Checked = append(v.Checked, "result.json re-derives from samples.csv, tls.csv and manifest.yaml (statistics, cells, n, units, sizes, CPU and phases)")
+	} else {
+		v.Checked = append(v.Checked, "result.json re-derives from samples.csv and manifest.yaml (statistics, cells, n, units, sizes)")
+	}
 	if v.Legacy {
 		v.Checked = append(v.Checked, "legacy attestation ("+artifacts.PredicateTypeV1+"): bound to no job")
 	} else if j := v.Statement.Predicate.Job; j != nil {
