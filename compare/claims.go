@@ -37,6 +37,13 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		n[r.Verdict]++
 		cr.Checks = append(cr.Checks, r)
 	}
+	if len(cl.Boards) > 0 && !slices.Contains(cl.Boards, res.Board) {
+		// The checks ran and keep their own verdicts, but they are about this board, not the
+		// claim's.
+		cr.Verdict = NotVerdicted
+		cr.Reason = strings.ReplaceAll(cl.OffBoard, "{board}", res.Board)
+		return cr
+	}
 	total := len(cl.Checks)
 	testable := total - n[Untestable]
 	switch {
@@ -71,10 +78,21 @@ type sampled struct {
 	note   string
 }
 
-func runCheck(ch experiments.Check, run Run, method string) CheckResult {
-	cr := CheckResult{Check: ch, Verdict: Untestable}
+func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
+	cr = CheckResult{Check: ch, Verdict: Untestable}
 	if ch.Method != "" && ch.Method != method {
 		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
+		return cr
+	}
+	if len(ch.Boards) > 0 && !slices.Contains(ch.Boards, run.Result.Board) {
+		cr.Detail = fmt.Sprintf("the published figure is of %s; this run is on %s", strings.Join(ch.Boards, ", "), run.Result.Board)
+		return cr
+	}
+	if ch.Label != "" {
+		defer func() { cr.Detail = strings.ReplaceAll(ch.Label, "{board}", run.Result.Board) + ": " + cr.Detail }()
+	}
+	if ch.Kind != "order" && ch.Kind != "ratio" {
+		cr = runHandshakeCheck(ch, run)
 		return cr
 	}
 	refs := ch.Cells
@@ -138,7 +156,7 @@ func runCheck(ch experiments.Check, run Run, method string) CheckResult {
 		}
 		var meds []string
 		for _, s := range cells {
-			meds = append(meds, s.ref+" "+fmtVal(median(slices.Clone(s.values)), unit))
+			meds = append(meds, s.ref+" "+fmtTime(median(slices.Clone(s.values)), unit))
 		}
 		lead := map[string]string{Holds: "in order", Fails: "out of order", Inconclusive: "cannot tell the order"}[cr.Verdict]
 		sep := ", "

@@ -94,7 +94,7 @@ func TestPaperClaimsResolve(t *testing.T) {
 		}
 		for _, cl := range p.Claims {
 			for _, ch := range cl.Checks {
-				for _, ref := range append(append([]string{}, ch.Cells...), ch.Num, ch.Den) {
+				for _, ref := range append(append(append([]string{}, ch.Cells...), ch.Than...), ch.Num, ch.Den) {
 					if ref != "" && !measured[ref] {
 						t.Errorf("%s %s: no manifest of %s measures %s", p.ID, cl.ID, p.ID, ref)
 					}

@@ -246,6 +246,40 @@ func TestPortalInABrowser(t *testing.T) {
 		t.Errorf("leaderboard row %q does not show host, portal-runner and median %q", board, median)
 	}
 
+	// A tls-matrix re-run: its heat map has 36 cells with units, and at 390 px the grid
+	// scrolls inside its own box, never past the viewport.
+	step("start a matrix re-run",
+		chromedp.Navigate(base+"/experiments/paper000/matrix"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), "10"),
+		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("job")),
+	)
+	step("follow the matrix job", chromedp.WaitVisible(chromedp.ID("run-link")))
+	step("open the matrix run at 390 px",
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Click(chromedp.ID("run-link")),
+		chromedp.WaitVisible(chromedp.ID("heatmap-title")),
+	)
+	layout := text("measure the heat map", chromedp.Evaluate[string](`(() => {
+		const box = document.querySelector('.heat-scroll'), r = box.getBoundingClientRect();
+		const cells = [...document.querySelectorAll('.heat-grid td.heat')];
+		const units = cells.filter(td => /^[0-9.]+ (µs|ms)$/.test(td.textContent.trim())).length;
+		return [Math.round(r.left), Math.round(r.right), box.clientWidth, box.scrollWidth, window.innerWidth, cells.length, units].join(' ');
+	})()`))
+	var left, right, client, scroll, inner, cells, units int
+	if _, err := fmt.Sscan(layout, &left, &right, &client, &scroll, &inner, &cells, &units); err != nil {
+		t.Fatalf("heat map layout %q: %v", layout, err)
+	}
+	if left < 0 || right > inner || scroll <= client {
+		t.Errorf("at %d px the heat map box spans %d..%d px (client %d, content %d): it must stay inside the viewport and scroll inside itself", inner, left, right, client, scroll)
+	}
+	if cells != 36 || units != 36 {
+		t.Errorf("heat map: %d cells, %d with a median in µs or ms, want 36 and 36", cells, units)
+	}
+	step("back to the desktop size", chromedp.EmulateReset())
+
 	// A bundle signed by an unknown key is refused with the reason.
 	step("submit an unknown key's bundle",
 		chromedp.Navigate(base+"/submit"),
@@ -264,8 +298,8 @@ func TestPortalInABrowser(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if n := strings.Count(string(body), `"id":`); n != 1 {
-		t.Errorf("%d runs published, want only the re-run: %s", n, body)
+	if n := strings.Count(string(body), `"id":`); n != 2 {
+		t.Errorf("%d runs published, want only the two re-runs: %s", n, body)
 	}
 }
 

@@ -58,13 +58,25 @@ type Row struct {
 
 // Claim is a paper's claim restated as checks a run can test.
 type Claim struct {
-	ID        string  `yaml:"id"`
-	Claim     string  `yaml:"claim"`
-	Published string  `yaml:"published"`
-	Source    string  `yaml:"source"`
-	Scope     string  `yaml:"scope,omitempty"`  // "" (any board), board-specific, cross-board, kind, firmware, caveat
-	Reason    string  `yaml:"reason,omitempty"` // why a scoped claim cannot be tested by one run
-	Checks    []Check `yaml:"checks,omitempty"`
+	ID        string `yaml:"id"`
+	Claim     string `yaml:"claim"`
+	Published string `yaml:"published"`
+	Source    string `yaml:"source"`
+	Scope     string `yaml:"scope,omitempty"`  // "" (any board), board-specific, cross-board, kind, firmware, caveat
+	Reason    string `yaml:"reason,omitempty"` // why a scoped claim cannot be tested by one run
+	// Boards are the board classes the claim is about (paper000's 41% is a Pico W figure). On
+	// any other board the checks still run and are reported, each with its own verdict, but
+	// the claim gets none: its reason is OffBoard with "{board}" replaced by the run's board.
+	Boards   []string `yaml:"boards,omitempty"`
+	OffBoard string   `yaml:"offBoard,omitempty"`
+	Checks   []Check  `yaml:"checks,omitempty"`
+}
+
+// CheckKinds lists the check kinds: order and ratio compare medians of two or more cells;
+// faster, notslower, additive, spread and range are the relations paper000's handshake
+// claims need (see compare/handshake.go for how each is decided).
+func CheckKinds() []string {
+	return []string{"order", "ratio", "faster", "notslower", "additive", "spread", "range"}
 }
 
 // Scopes lists the claim scopes: a scoped claim is shown with its reason and never given a
@@ -81,10 +93,21 @@ func (cl Claim) validate() error {
 	if cl.Scope != "" && cl.Reason == "" {
 		return fmt.Errorf("scope %s needs a reason: a scoped claim is shown with it instead of a verdict", cl.Scope)
 	}
+	if len(cl.Boards) > 0 && cl.OffBoard == "" {
+		return fmt.Errorf("boards %s need offBoard: the reason shown instead of a verdict on any other board", strings.Join(cl.Boards, ", "))
+	}
 	for i, ch := range cl.Checks {
 		switch {
-		case ch.Kind != "order" && ch.Kind != "ratio":
-			return fmt.Errorf("check %d: unknown check kind %q", i+1, ch.Kind)
+		case !slices.Contains(CheckKinds(), ch.Kind):
+			return fmt.Errorf("check %d: unknown check kind %q (valid: %s)", i+1, ch.Kind, strings.Join(CheckKinds(), ", "))
+		case ch.Kind == "faster" && (ch.Num == "" || ch.Den == "" || !(ch.Percent > 0 && ch.Percent < 100)):
+			return fmt.Errorf("check %d: faster needs num (the slower cell), den (the faster one) and percent in (0, 100)", i+1)
+		case (ch.Kind == "notslower" || ch.Kind == "spread") && (len(ch.Cells) == 0 || len(ch.Than) == 0):
+			return fmt.Errorf("check %d: %s needs cells and than", i+1, ch.Kind)
+		case ch.Kind == "additive" && (ch.Num == "" || len(ch.Cells) != 2 || ch.Tolerance <= 0):
+			return fmt.Errorf("check %d: additive needs num (the hybrid), two cells (its parts) and a tolerance", i+1)
+		case ch.Kind == "range" && (ch.Operation == "" || ch.Max == nil || ch.Count <= 0):
+			return fmt.Errorf("check %d: range needs operation, count and max (the threshold of max/min)", i+1)
 		case ch.Kind == "order" && len(ch.Cells) < 2:
 			return fmt.Errorf("check %d: an order needs two or more cells", i+1)
 		case ch.Kind == "ratio" && (ch.Num == "" || ch.Den == ""):
@@ -102,7 +125,8 @@ func (cl Claim) validate() error {
 
 // Check is one testable relation between measured cells, named "ALGORITHM/operation".
 type Check struct {
-	// Kind is "order" (Cells strictly increasing) or "ratio" (Num/Den).
+	// Kind is "order" (Cells strictly increasing), "ratio" (Num/Den) or one of the other
+	// CheckKinds.
 	Kind  string   `yaml:"kind"`
 	Cells []string `yaml:"cells,omitempty"`
 	Num   string   `yaml:"num,omitempty"`
@@ -118,6 +142,19 @@ type Check struct {
 	// on any other run the check is untestable.
 	Method string `yaml:"method,omitempty"`
 	Note   string `yaml:"note,omitempty"`
+	// Boards restricts the check to runs on these board classes (a published figure of those
+	// boards); on any other board the check is untestable.
+	Boards []string `yaml:"boards,omitempty"`
+	// Label starts the check's detail; "{board}" is replaced by the run's board class.
+	Label string `yaml:"label,omitempty"`
+	// Than are the cells Cells are compared with (notslower, spread: every pair).
+	Than []string `yaml:"than,omitempty"`
+	// Percent is the published "percent faster" of a faster check.
+	Percent float64 `yaml:"percent,omitempty"`
+	// Operation and Count select a range check's cells: every cell of that operation run
+	// with the manifest's method, of which Count are expected.
+	Operation string `yaml:"operation,omitempty"`
+	Count     int    `yaml:"count,omitempty"`
 }
 
 // Caveat is a note attached to every published row it matches.

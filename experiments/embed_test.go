@@ -69,6 +69,13 @@ func TestClaimValidation(t *testing.T) {
 		{"unknown scope", Claim{Scope: "caveats", Reason: "r"}, "unknown scope"},
 		{"scope without reason", Claim{Scope: "caveat"}, "needs a reason"},
 		{"unknown metric", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}, Metric: "power"}}}, "unknown metric"},
+		{"faster", Claim{Checks: []Check{{Kind: "faster", Num: "A/x", Den: "B/x", Percent: 41}}}, ""},
+		{"faster without percent", Claim{Checks: []Check{{Kind: "faster", Num: "A/x", Den: "B/x"}}}, "percent in (0, 100)"},
+		{"notslower without than", Claim{Checks: []Check{{Kind: "notslower", Cells: []string{"A/x"}}}}, "needs cells and than"},
+		{"additive with one part", Claim{Checks: []Check{{Kind: "additive", Num: "H/x", Cells: []string{"A/x"}, Tolerance: 0.1}}}, "two cells"},
+		{"range without threshold", Claim{Checks: []Check{{Kind: "range", Operation: "handshake", Count: 36}}}, "range needs operation, count and max"},
+		{"boards without offBoard", Claim{Boards: []string{"pico-w"}, Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}}}}, "need offBoard"},
+		{"unknown kind", Claim{Checks: []Check{{Kind: "spreads", Cells: []string{"A/x"}}}}, "unknown check kind"},
 		{"ratio without band", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x"}}}, "expected"},
 		{"order of one", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x"}}}}, "two or more"},
 	}

@@ -167,22 +167,24 @@ func rankGroup(st Standing, title string) (key, heading string) {
 }
 
 // algOps lists the (algorithm, operation) pairs the catalogue's manifests ask for, plus
-// any that were measured. The lists are computed once per publication and shared: callers
-// must not modify them.
-func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
+// any that were measured: the algorithms, the operations, and the operations of each
+// algorithm. The lists are computed once per publication and shared: callers must not modify
+// them.
+func (s *Server) algOps(ctx context.Context) ([]string, []string, map[string][]string, error) {
 	s.measuredMu.Lock()
-	algs, ops, gen := s.algList, s.opList, s.generation
+	algs, ops, of, gen := s.algList, s.opList, s.algOpsOf, s.generation
 	s.measuredMu.Unlock()
 	if algs != nil {
-		return algs, ops, nil
+		return algs, ops, of, nil
 	}
 	measured, err := s.store.MeasuredAlgOps(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// De-duplicated through sets: linear in the pairs, however many a result brought (a
 	// list search per pair made 90,000 distinct cells cost seconds per view).
-	seenAlg, seenOp := map[string]bool{}, map[string]bool{}
+	seenAlg, seenOp, seenPair := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	of = map[string][]string{}
 	add := func(a, o string) {
 		if !seenAlg[a] {
 			seenAlg[a] = true
@@ -191,6 +193,10 @@ func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
 		if !seenOp[o] {
 			seenOp[o] = true
 			ops = append(ops, o)
+		}
+		if !seenPair[a+"\x00"+o] {
+			seenPair[a+"\x00"+o] = true
+			of[a] = append(of[a], o)
 		}
 	}
 	for _, p := range s.catalog.Papers {
@@ -207,17 +213,17 @@ func (s *Server) algOps(ctx context.Context) ([]string, []string, error) {
 	for _, m := range measured {
 		// Only algorithms this build knows are offered: a name no manifest can ask for
 		// (a result's invention) cannot grow every visitor's page.
-		if knownAlgorithm(known, m.Algorithm) {
+		if knownAlgorithm(known, m.Algorithm) || (m.Operation == artifacts.OpHandshake && matrixCell(m.Algorithm)) {
 			add(m.Algorithm, m.Operation)
 		}
 	}
 	slices.Sort(algs)
 	s.measuredMu.Lock()
 	if s.generation == gen {
-		s.algList, s.opList = algs, ops
+		s.algList, s.opList, s.algOpsOf = algs, ops, of
 	}
 	s.measuredMu.Unlock()
-	return algs, ops, nil
+	return algs, ops, of, nil
 }
 
 // knownAlgorithm reports whether name is a catalogue algorithm or a KEM+SIG pair of them.
@@ -227,6 +233,17 @@ func knownAlgorithm(known map[string]bool, name string) bool {
 	}
 	k, sg, ok := artifacts.SplitPair(name)
 	return ok && known[k] && known[sg]
+}
+
+// matrixCell reports whether name is a tls-matrix cell, "<group>+<scheme>" of the TLS names
+// this build knows (P-256, X25519MLKEM768 and RSA-PSS are TLS names, not bench algorithms).
+func matrixCell(name string) bool {
+	g, sc, ok := artifacts.SplitPair(name)
+	if !ok {
+		return false
+	}
+	_, okG := artifacts.LookupTLSGroup(g)
+	return okG && slices.ContainsFunc(artifacts.TLSSignatures(), func(s artifacts.TLSSignature) bool { return s.Name == sc })
 }
 
 func leaderQuery(c echo.Context) (alg, op, metric string, err error) {
@@ -254,12 +271,22 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	algs, ops, err := s.algOps(ctx)
+	algs, allOps, opsOf, err := s.algOps(ctx)
 	if err != nil {
 		return err
 	}
 	if alg == "" && op == "" {
 		alg, op = "ML-KEM-768", "encaps"
+	}
+	// The picker offers the operations measured or asked for with the chosen algorithm only
+	// (handshake for a matrix cell, never for a KEM); an operation the algorithm lacks, left
+	// over from the previous choice, becomes its first.
+	ops := opsOf[alg]
+	switch {
+	case len(ops) == 0:
+		ops = allOps // an algorithm nothing asks for: its page says no run measured it
+	case !slices.Contains(ops, op):
+		op = ops[0]
 	}
 	v := templates.LeaderboardView{Page: s.page(c, "Leaderboards"), Algorithm: alg, Operation: op, Metric: metric}
 	for _, a := range algs {

@@ -277,6 +277,11 @@ func (s *Server) experimentPage(c echo.Context) error {
 		return err
 	}
 	v.Runs = runRows(runs)
+	if m.Kind == artifacts.KindTLSMatrix && len(runs) > 0 {
+		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {
+			return err
+		}
+	}
 	return s.render(c, http.StatusOK, templates.ExperimentPage(v))
 }
 
@@ -583,6 +588,11 @@ func (s *Server) runPage(c echo.Context) error {
 	v.Dataset, v.Tolerance = rep.Dataset, fmt.Sprintf("%.0f%%", rep.Tolerance*100)
 	v.Comparison, v.NotComparable = comparisonView(rep)
 	v.Claims = claimResultRows(rep, r.Origin)
+	if r.Kind == artifacts.KindTLSMatrix {
+		if v.HeatMap, err = s.runHeatMap(ctx, r); err != nil {
+			return err
+		}
+	}
 	return s.render(c, http.StatusOK, templates.RunPage(v))
 }
 

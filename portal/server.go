@@ -157,6 +157,9 @@ type Server struct {
 	measuredMu sync.Mutex
 	algList    []string
 	opList     []string
+	// algOpsOf caches, per algorithm, the operations offered with it (a matrix cell's
+	// handshake, a KEM's encaps), so the picker pairs them.
+	algOpsOf map[string][]string
 	// boards caches computed leaderboards by algorithm, operation and metric; they change
 	// only when a run is published, which clears it.
 	boards map[string]Leaderboard
@@ -168,7 +171,7 @@ type Server struct {
 func (s *Server) invalidate() {
 	s.measuredMu.Lock()
 	defer s.measuredMu.Unlock()
-	s.algList, s.opList, s.boards = nil, nil, nil
+	s.algList, s.opList, s.algOpsOf, s.boards = nil, nil, nil, nil
 	s.generation++
 }
 

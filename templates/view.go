@@ -156,6 +156,8 @@ type ExperimentView struct {
 	SignedIn                                         bool
 	Jobs                                             []JobRow
 	Runs                                             []RunRow
+	// HeatMap is the latest run's matrix of a tls-matrix experiment; nil otherwise.
+	HeatMap *HeatMap
 }
 
 // JobView is a job's page: live progress and the log tail.
@@ -261,6 +263,8 @@ type RunView struct {
 	// SignerRevoked is when the keys that signed the run were revoked ("" if they were not):
 	// the run stays published, flagged.
 	SignerRevoked string
+	// HeatMap is a tls-matrix run's matrix; nil for other kinds.
+	HeatMap *HeatMap
 }
 
 // RunTiming is a run's board class check (verified or declared, with why) and the timing

@@ -158,8 +158,14 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			if c.Energy != nil && c.Energy.JoulesPerOp != nil {
 				energy = c.Energy.JoulesPerOp.Median
 			}
+			// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
+			// manifest's method: its method says so, so rankings never mix it with the method's.
+			method := r.Method
+			if c.Variant != "" {
+				method += " · " + c.Variant
+			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy, r.Method, classStatus); err != nil {
+				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,358 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+// Criteria of the handshake checks (paper000), named in every check result they decide.
+const (
+	MethodSpread   = "percentile bootstrap of the ratio of spreads, spread = (p75 - p25) / median"
+	MethodAdditive = "percentile bootstrap of t(hybrid) / [t(part 1) + t(part 2) - base], medians; key-exchange phase medians held fixed"
+	MethodRange    = "percentile bootstrap of max/min of the cells' medians"
+)
+
+// runHandshakeCheck decides the check kinds beyond order and ratio: faster, notslower,
+// additive, spread and range. Every one reads the cells' raw samples (samplesOf), so a cell
+// that failed, was skipped or has too few samples makes the check untestable with the reason.
+func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
+	cr := CheckResult{Check: ch, Verdict: Untestable}
+	var refs []string
+	switch ch.Kind {
+	case "faster":
+		refs = []string{ch.Num, ch.Den}
+	case "notslower", "spread":
+		refs = append(slices.Clone(ch.Cells), ch.Than...)
+	case "additive":
+		refs = append([]string{ch.Num}, ch.Cells...)
+	case "range":
+		var why string
+		refs, why = rangeCells(run, ch)
+		if why != "" {
+			cr.Detail = why
+			return cr
+		}
+	default:
+		cr.Detail = "unknown check kind " + ch.Kind
+		return cr
+	}
+	cells := map[string]sampled{}
+	var missing []string
+	for _, ref := range refs {
+		s, why := samplesOf(run, ref, "time")
+		if why == "" && s.note != "" {
+			why = "measured only with a variant, not the manifest's method"
+		}
+		if why != "" {
+			missing = append(missing, ref+": "+why)
+			continue
+		}
+		cells[ref] = s
+	}
+	if len(missing) > 0 {
+		cr.Detail = strings.Join(missing, "; ")
+		return cr
+	}
+	unit := cells[refs[0]].unit
+	for _, ref := range refs[1:] {
+		if u := cells[ref].unit; u != unit {
+			cr.Detail = fmt.Sprintf("units differ: %s in %s, %s in %s", refs[0], unit, ref, u)
+			return cr
+		}
+	}
+	tol := ch.Tolerance
+	if tol == 0 {
+		tol = artifacts.DefaultTolerance
+	}
+	seed := func(parts ...string) [32]byte {
+		return BootstrapSeed(run.Result.ManifestID, "time/"+ch.Kind, strings.Join(parts, ","), "")
+	}
+	cr.Resamples, cr.Unit = Resamples, unit
+	switch ch.Kind {
+	case "faster":
+		checkFaster(&cr, cells[ch.Num], cells[ch.Den], tol, run.Result.ManifestID)
+	case "notslower":
+		cr.Method = Method
+		cr.Verdict = Holds
+		var worst []string
+		for _, a := range ch.Cells {
+			for _, b := range ch.Than {
+				iv := interval(run.Result.ManifestID, cells[a], cells[b])
+				switch {
+				case iv.Hi <= 1+tol:
+					iv.Verdict = Holds
+				case iv.Lo > 1+tol:
+					iv.Verdict = Fails
+					worst = append(worst, fmt.Sprintf("%s is slower than %s (%s)", a, b, fmtInterval(iv)))
+				default:
+					iv.Verdict = Inconclusive
+				}
+				cr.Verdict = worse(cr.Verdict, iv.Verdict)
+				cr.Intervals = append(cr.Intervals, iv)
+			}
+		}
+		lead := map[string]string{Holds: "not slower", Fails: "slower", Inconclusive: "cannot tell"}[cr.Verdict]
+		cr.Detail = fmt.Sprintf("%s: %d pairs t(cell)/t(than), claim: every interval at most %.3g (1 + %.0f%% tolerance); medians %s",
+			lead, len(cr.Intervals), 1+tol, tol*100, medians(cells, refs, unit))
+		if len(worst) > 0 {
+			cr.Detail += "; " + strings.Join(worst, "; ")
+		}
+	case "spread":
+		cr.Method = MethodSpread
+		cr.Verdict = Holds
+		for _, a := range ch.Cells {
+			for _, b := range ch.Than {
+				p, lo, hi := bootstrap([][]float64{cells[a].values, cells[b].values}, seed(a, b), func(s [][]float64) float64 {
+					return spread(s[0]) / spread(s[1])
+				})
+				iv := Interval{Num: "spread " + a, Den: "spread " + b, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed(a, b))}
+				switch {
+				case lo > 1:
+					iv.Verdict = Holds
+				case hi < 1:
+					iv.Verdict = Fails
+				default:
+					iv.Verdict = Inconclusive
+				}
+				cr.Verdict = worse(cr.Verdict, iv.Verdict)
+				cr.Intervals = append(cr.Intervals, iv)
+			}
+		}
+		var sp []string
+		for _, ref := range refs {
+			v := slices.Sorted(slices.Values(cells[ref].values))
+			sp = append(sp, fmt.Sprintf("%s %.3f", ref, spread(v)))
+		}
+		lead := map[string]string{Holds: "varies more", Fails: "varies less", Inconclusive: "cannot tell"}[cr.Verdict]
+		cr.Detail = fmt.Sprintf("%s: %d pairs spread(cell)/spread(than), claim: every interval above 1; spreads (p75 - p25) / median: %s",
+			lead, len(cr.Intervals), strings.Join(sp, ", "))
+	case "additive":
+		checkAdditive(&cr, run, ch, cells, tol, seed(refs...))
+	case "range":
+		cr.Method = MethodRange
+		vals := make([][]float64, len(refs))
+		for i, ref := range refs {
+			vals[i] = cells[ref].values
+		}
+		maxMin := func(s [][]float64) float64 {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, v := range s {
+				m := sortedMedian(v)
+				lo, hi = min(lo, m), max(hi, m)
+			}
+			return hi / lo
+		}
+		p, lo, hi := bootstrap(vals, seed(ch.Operation), maxMin)
+		iv := Interval{Num: "max median", Den: "min median", Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed(ch.Operation))}
+		limit := *ch.Max
+		switch {
+		case hi <= limit:
+			iv.Verdict = Holds
+		case lo > limit:
+			iv.Verdict = Fails
+		default:
+			iv.Verdict = Inconclusive
+		}
+		cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
+		fastest, slowest := extremes(cells, refs)
+		cr.Detail = fmt.Sprintf("%d cells: max/min of medians = %s (claim \"similar\", read as max/min ≤ %.3g); fastest %s %s, slowest %s %s",
+			len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), unit),
+			slowest, fmtTime(median(slices.Clone(cells[slowest].values)), unit))
+	}
+	return cr
+}
+
+// checkFaster decides a published "P% faster" (C000-01): the ratio R = t(slower)/t(faster)
+// of medians, read both ways the words allow: "P% lower time" (R = 1/(1 - P/100)) and "P%
+// higher speed" (R = 1 + P/100). It holds when R's interval lies inside either reading's
+// band (expected × (1 ± tolerance)), fails when it misses both, and says which reading fits.
+func checkFaster(cr *CheckResult, slow, fast sampled, tol float64, manifestID string) {
+	cr.Method = Method
+	p := cr.Check.Percent / 100
+	iv := interval(manifestID, slow, fast)
+	readings := []struct {
+		name string
+		r    float64
+	}{
+		{fmt.Sprintf("%.3g%% lower time", cr.Check.Percent), 1 / (1 - p)},
+		{fmt.Sprintf("%.3g%% higher speed (%.3gx)", cr.Check.Percent, 1+p), 1 + p},
+	}
+	iv.Verdict = Fails
+	var fits, parts []string
+	for _, rd := range readings {
+		lo, hi := rd.r*(1-tol), rd.r*(1+tol)
+		v := Fails
+		switch {
+		case iv.Lo >= lo && iv.Hi <= hi:
+			v = Holds
+			fits = append(fits, rd.name)
+		case !(iv.Hi < lo || iv.Lo > hi):
+			v = Inconclusive
+		}
+		if v == Holds || (v == Inconclusive && iv.Verdict == Fails) {
+			iv.Verdict = v
+		}
+		parts = append(parts, fmt.Sprintf("as %s the ratio would be %.3f, band [%.3f, %.3f]: %s", rd.name, rd.r, lo, hi, v))
+	}
+	cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
+	lower := func(r float64) float64 { return 100 * (1 - 1/r) }
+	cr.Detail = fmt.Sprintf("%s / %s = %s; measured: %.1f%% lower time [%.1f, %.1f], %.1f%% higher speed [%.1f, %.1f]; %s",
+		iv.Num, iv.Den, fmtInterval(iv), lower(iv.Point), lower(iv.Lo), lower(iv.Hi),
+		100*(iv.Point-1), 100*(iv.Lo-1), 100*(iv.Hi-1), strings.Join(parts, "; "))
+	if len(fits) > 0 {
+		cr.Detail += "; matches the reading " + strings.Join(fits, " and ")
+	} else {
+		cr.Detail += "; matches neither reading"
+	}
+}
+
+// checkAdditive decides the additive model of a hybrid group (C000-05) for one
+// authentication algorithm: t(H) - base ≈ [t(X) - base] + [t(K) - base], i.e.
+// t(H) ≈ t(X) + t(K) - base, where base is the handshake without its key-exchange work.
+// base cannot be measured as a cell (no handshake runs without a key exchange), so it is
+// estimated from the two parts' own phase records: base = ½[(t(X) - kx(X)) + (t(K) -
+// kx(K))], with kx the cell's key-exchange time (client key share + client decapsulation
+// + server encapsulation, medians per handshake). The prediction is then
+// ½[t(X) + t(K)] + ½[kx(X) + kx(K)]; the check holds when the interval of
+// t(H)/prediction lies within 1 ± tolerance.
+func checkAdditive(cr *CheckResult, run Run, ch experiments.Check, cells map[string]sampled, tol float64, seed [32]byte) {
+	kx := make([]float64, 2)
+	for i, ref := range ch.Cells {
+		v, why := keyExchangeNS(run, ref)
+		if why != "" {
+			cr.Verdict, cr.Detail, cr.Resamples, cr.Unit = Untestable, ref+": "+why, 0, ""
+			return
+		}
+		kx[i] = v
+	}
+	h, x, k := cells[ch.Num], cells[ch.Cells[0]], cells[ch.Cells[1]]
+	predict := func(mx, mk float64) float64 { return (mx+mk)/2 + (kx[0]+kx[1])/2 }
+	p, lo, hi := bootstrap([][]float64{h.values, x.values, k.values}, seed, func(s [][]float64) float64 {
+		return sortedMedian(s[0]) / predict(sortedMedian(s[1]), sortedMedian(s[2]))
+	})
+	iv := Interval{Num: "t(" + ch.Num + ")", Den: "t(" + ch.Cells[0] + ") + t(" + ch.Cells[1] + ") - base", Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
+	switch {
+	case lo >= 1-tol && hi <= 1+tol:
+		iv.Verdict = Holds
+	case hi < 1-tol || lo > 1+tol:
+		iv.Verdict = Fails
+	default:
+		iv.Verdict = Inconclusive
+	}
+	cr.Method, cr.Verdict, cr.Intervals = MethodAdditive, iv.Verdict, []Interval{iv}
+	mh, mx, mk := median(slices.Clone(h.values)), median(slices.Clone(x.values)), median(slices.Clone(k.values))
+	base := ((mx - kx[0]) + (mk - kx[1])) / 2
+	u := h.unit
+	cr.Detail = fmt.Sprintf("measured / additive prediction = %s (claim: within 1 ± %.0f%%); t(hybrid) %s, predicted %s = t(X) %s + t(K) %s - base %s; base = handshake without key exchange, ½[(t(X) - kx(X)) + (t(K) - kx(K))], kx(X) %s, kx(K) %s (key share + decapsulation + encapsulation phase medians)",
+		fmtInterval(iv), tol*100, fmtTime(mh, u), fmtTime(predict(mx, mk), u), fmtTime(mx, u), fmtTime(mk, u), fmtTime(base, u), fmtTime(kx[0], u), fmtTime(kx[1], u))
+}
+
+// rangeCells returns the refs of every cell of the check's operation run with the
+// manifest's method, or why the range cannot be taken (fewer than Count measured).
+func rangeCells(run Run, ch experiments.Check) ([]string, string) {
+	var refs, bad []string
+	for _, c := range run.Result.Cells {
+		if c.Operation != ch.Operation || c.Variant != "" {
+			continue
+		}
+		if c.Status != artifacts.StatusOK {
+			bad = append(bad, fmt.Sprintf("%s %s", c.Algorithm, c.Status))
+			continue
+		}
+		refs = append(refs, c.Algorithm+"/"+c.Operation)
+	}
+	if len(refs) < ch.Count {
+		why := fmt.Sprintf("%d of the %d %s cells measured", len(refs), ch.Count, ch.Operation)
+		if len(bad) > 0 {
+			why += " (" + strings.Join(bad, ", ") + ")"
+		}
+		return nil, why + "; the claim is about all of them"
+	}
+	return refs, ""
+}
+
+// interval is the ratio-of-medians interval of num over den, seeded as in runCheck.
+func interval(manifestID string, num, den sampled) Interval {
+	seed := BootstrapSeed(manifestID, "time", num.ref, den.ref)
+	p, lo, hi := RatioInterval(num.values, den.values, seed)
+	return Interval{Num: num.ref, Den: den.ref, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
+}
+
+// bootstrap returns stat of the observed samples and its percentile bootstrap interval:
+// each of Resamples rounds draws every slice anew, independently and with replacement
+// (len values each, from a ChaCha8 stream seeded with seed), sorts the draws and evaluates
+// stat on them; Lo and Hi are the 2.5% and 97.5% quantiles. stat receives sorted slices it
+// must not keep; samples are not modified.
+func bootstrap(samples [][]float64, seed [32]byte, stat func(sorted [][]float64) float64) (point, lo, hi float64) {
+	sorted := make([][]float64, len(samples))
+	draw := make([][]float64, len(samples))
+	for i, s := range samples {
+		sorted[i] = slices.Sorted(slices.Values(s))
+		draw[i] = make([]float64, len(s))
+	}
+	point = stat(sorted)
+	rng := rand.New(rand.NewChaCha8(seed))
+	vals := make([]float64, Resamples)
+	for b := range vals {
+		for i, s := range sorted {
+			for j := range draw[i] {
+				draw[i][j] = s[rng.IntN(len(s))]
+			}
+			slices.Sort(draw[i])
+		}
+		vals[b] = stat(draw)
+	}
+	slices.Sort(vals)
+	alpha := (1 - Confidence) / 2
+	return point, quantile(vals, alpha), quantile(vals, 1-alpha)
+}
+
+// spread is (p75 - p25) / median of sorted values (type 7 quantiles): a dispersion that
+// does not grow with the handshake's own length, so slow and fast cells compare fairly.
+func spread(sorted []float64) float64 {
+	return (quantile(sorted, 0.75) - quantile(sorted, 0.25)) / sortedMedian(sorted)
+}
+
+func medians(cells map[string]sampled, refs []string, unit string) string {
+	var out []string
+	for _, ref := range refs {
+		out = append(out, ref+" "+fmtTime(median(slices.Clone(cells[ref].values)), unit))
+	}
+	return strings.Join(out, ", ")
+}
+
+func extremes(cells map[string]sampled, refs []string) (fastest, slowest string) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, ref := range refs {
+		m := median(slices.Clone(cells[ref].values))
+		if m < lo {
+			lo, fastest = m, ref
+		}
+		if m > hi {
+			hi, slowest = m, ref
+		}
+	}
+	return fastest, slowest
+}
+
+// fmtTime prints a time in ns as µs or ms with its unit; any other unit as it is.
+func fmtTime(v float64, unit string) string {
+	if unit != artifacts.UnitNanoseconds {
+		return fmtVal(v, unit)
+	}
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3g s", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3g ms", v/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3g µs", v/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", v)
+}

@@ -1,0 +1,296 @@
+package compare
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+var (
+	testGroups  = []string{"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519", "P-256", "X25519MLKEM768"}
+	testSchemes = []string{"ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "Ed25519", "ECDSA-P256", "RSA-PSS"}
+)
+
+// matrixRun is a hand-built tls-matrix fixture (not a measurement): 36 handshake cells of
+// 200 samples each, centred on center(group, scheme) ns with a relative half-width
+// width(group, scheme), on board.
+func matrixRun(board string, center, width func(g, s string) float64) Run {
+	cells := map[string][]float64{}
+	seed := uint64(10)
+	for _, g := range testGroups {
+		for _, s := range testSchemes {
+			seed++
+			c := center(g, s)
+			cells[g+"+"+s+"/handshake"] = noisy(seed, 200, c, c*width(g, s))
+		}
+	}
+	run := sampledRun(artifacts.UnitNanoseconds, cells)
+	run.Result.Board = board
+	return run
+}
+
+func flat(v float64) func(g, s string) float64 { return func(string, string) float64 { return v } }
+
+func paper000Claim(t *testing.T, id string) experiments.Claim {
+	t.Helper()
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := cat.Paper("paper000")
+	if !ok {
+		t.Fatal("no paper000")
+	}
+	cl, ok := p.Claim(id)
+	if !ok {
+		t.Fatalf("paper000 has no claim %s", id)
+	}
+	return cl
+}
+
+// pq512 makes ML-KEM-512+ML-DSA-44 `ratio` times faster than X25519+RSA-PSS (1 ms).
+func pq512(ratio float64) func(g, s string) float64 {
+	return func(g, s string) float64 {
+		if g == "ML-KEM-512" && s == "ML-DSA-44" {
+			return 1e6 / ratio
+		}
+		return 1e6
+	}
+}
+
+func TestPaper000Faster(t *testing.T) {
+	cl := paper000Claim(t, "C000-01")
+	tests := []struct {
+		name, board string
+		ratio       float64
+		verdict     string
+		faster      string // the faster check's verdict
+		detail      string
+	}{
+		{"off board: ordering reported, no verdict", "host", 1.6, NotVerdicted, Untestable, "the published figure is of pico-w"},
+		{"41% lower time", "pico-w", 1 / 0.59, Holds, Holds, "matches the reading 41% lower time"},
+		{"41% higher speed", "pico-w", 1.41, Holds, Holds, "matches the reading 41% higher speed"},
+		{"much faster than either reading", "pico-w", 3, Fails, Fails, "matches neither reading"},
+		{"reversed on the Pico W", "pico-w", 0.8, Fails, Fails, "matches neither reading"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := matrixRun(tt.board, pq512(tt.ratio), flat(0.02))
+			cr := CheckClaim(cl, run, "")
+			if cr.Verdict != tt.verdict {
+				t.Fatalf("verdict %s (%s), want %s; checks %+v", cr.Verdict, cr.Reason, tt.verdict, cr.Checks)
+			}
+			if cr.Board != tt.board || len(cr.Checks) != 2 {
+				t.Fatalf("board %q, %d checks", cr.Board, len(cr.Checks))
+			}
+			order, faster := cr.Checks[0], cr.Checks[1]
+			if faster.Verdict != tt.faster || !strings.Contains(faster.Detail, tt.detail) {
+				t.Errorf("faster check %s %q, want %s containing %q", faster.Verdict, faster.Detail, tt.faster, tt.detail)
+			}
+			if !strings.HasPrefix(order.Detail, "ordering on "+tt.board+": ") || len(order.Intervals) != 1 {
+				t.Errorf("order check %q: want the board label and one interval", order.Detail)
+			}
+			wantOrder := Holds
+			if tt.ratio < 1 {
+				wantOrder = Fails
+			}
+			if order.Verdict != wantOrder {
+				t.Errorf("ordering %s, want %s", order.Verdict, wantOrder)
+			}
+			if iv := order.Intervals[0]; !(iv.Lo < tt.ratio*1.02 && iv.Hi > tt.ratio*0.98) {
+				t.Errorf("ordering interval [%g, %g] misses the fixture's ratio %g", iv.Lo, iv.Hi, tt.ratio)
+			}
+			if tt.board == "host" && !strings.Contains(cr.Reason, "ordering on host, not a verdict on 41% / 8.9x") {
+				t.Errorf("reason %q", cr.Reason)
+			}
+		})
+	}
+}
+
+func TestPaper000SpeedupOnESP32(t *testing.T) {
+	cl := paper000Claim(t, "C000-02")
+	for _, tt := range []struct {
+		board   string
+		ratio   float64
+		verdict string
+	}{{"esp32", 8.9, Holds}, {"esp32", 2, Fails}, {"rpi-zero", 8.9, NotVerdicted}} {
+		cr := CheckClaim(cl, matrixRun(tt.board, pq512(tt.ratio), flat(0.02)), "")
+		if cr.Verdict != tt.verdict {
+			t.Errorf("%s ratio %g: verdict %s (%s), want %s", tt.board, tt.ratio, cr.Verdict, cr.Reason, tt.verdict)
+		}
+	}
+}
+
+func TestPaper000NotSlower(t *testing.T) {
+	cl := paper000Claim(t, "C000-04")
+	mlkem := func(factor float64) func(g, s string) float64 {
+		return func(g, s string) float64 {
+			if strings.HasPrefix(g, "ML-KEM-") {
+				return 1e6 * factor
+			}
+			return 1e6
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		factor  float64
+		verdict string
+	}{{"ML-KEM faster", 0.8, Holds}, {"ML-KEM equal", 1, Holds}, {"ML-KEM 30% slower", 1.3, Fails}, {"ML-KEM 5% slower, on the margin", 1.05, Inconclusive}} {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := CheckClaim(cl, matrixRun("host", mlkem(tt.factor), flat(0.05)), "")
+			if cr.Verdict != tt.verdict {
+				t.Fatalf("verdict %s, want %s: %+v", cr.Verdict, tt.verdict, cr.Checks[0])
+			}
+			if len(cr.Checks) != 6 || len(cr.Checks[0].Intervals) != 6 {
+				t.Fatalf("%d checks, %d intervals in the first: want 6 auth algorithms × 6 pairs", len(cr.Checks), len(cr.Checks[0].Intervals))
+			}
+		})
+	}
+}
+
+func TestPaper000Spread(t *testing.T) {
+	cl := paper000Claim(t, "C000-06")
+	width := func(mldsa, other float64) func(g, s string) float64 {
+		return func(g, s string) float64 {
+			if strings.HasPrefix(s, "ML-DSA-") {
+				return mldsa
+			}
+			return other
+		}
+	}
+	for _, tt := range []struct {
+		name        string
+		mldsa, rest float64
+		verdict     string
+	}{{"ML-DSA varies more", 0.3, 0.05, Holds}, {"ML-DSA varies less", 0.05, 0.3, Fails}, {"same spread", 0.1, 0.1, Inconclusive}} {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := CheckClaim(cl, matrixRun("host", flat(1e6), width(tt.mldsa, tt.rest)), "")
+			if cr.Verdict != tt.verdict {
+				t.Fatalf("verdict %s, want %s: %+v", cr.Verdict, tt.verdict, cr.Checks[0])
+			}
+			ch := cr.Checks[0]
+			if ch.Method != MethodSpread || len(ch.Intervals) != 6 || !strings.Contains(ch.Detail, "(p75 - p25) / median") {
+				t.Fatalf("check %+v", ch)
+			}
+		})
+	}
+}
+
+func TestPaper000Range(t *testing.T) {
+	cl := paper000Claim(t, "C000-07")
+	rsa := func(f float64) func(g, s string) float64 {
+		return func(g, s string) float64 {
+			if s == "RSA-PSS" {
+				return 1e6 * f
+			}
+			return 1e6
+		}
+	}
+	t.Run("similar", func(t *testing.T) {
+		cr := CheckClaim(cl, matrixRun("host", rsa(1.3), flat(0.05)), "")
+		if cr.Verdict != Holds || !strings.Contains(cr.Checks[0].Detail, "36 cells") || !strings.Contains(cr.Checks[0].Detail, "slowest ") {
+			t.Fatalf("%s: %+v", cr.Verdict, cr.Checks)
+		}
+	})
+	t.Run("five times apart", func(t *testing.T) {
+		cr := CheckClaim(cl, matrixRun("host", rsa(5), flat(0.05)), "")
+		if cr.Verdict != Fails || !strings.Contains(cr.Checks[0].Detail, "RSA-PSS/handshake 5.0") {
+			t.Fatalf("%s: %+v", cr.Verdict, cr.Checks)
+		}
+	})
+	t.Run("a failed cell", func(t *testing.T) {
+		run := matrixRun("host", rsa(1), flat(0.05))
+		i := slices.IndexFunc(run.Result.Cells, func(c artifacts.Cell) bool { return c.Algorithm == "P-256+RSA-PSS" })
+		run.Result.Cells[i].Status, run.Result.Cells[i].Error, run.Result.Cells[i].Stats = artifacts.StatusFailed, "peer sent an alert", nil
+		cr := CheckClaim(cl, run, "")
+		if cr.Verdict != Untestable || !strings.Contains(cr.Checks[0].Detail, "35 of the 36 handshake cells measured (P-256+RSA-PSS failed)") {
+			t.Fatalf("%s: %+v", cr.Verdict, cr.Checks)
+		}
+	})
+}
+
+func TestPaper000Energy(t *testing.T) {
+	for _, id := range []string{"C000-03", "C000-08"} {
+		cr := CheckClaim(paper000Claim(t, id), matrixRun("host", flat(1e6), flat(0.05)), "")
+		if cr.Verdict != Untestable || !strings.Contains(cr.Reason, "power meter") || !strings.Contains(cr.Reason, "RAPL") {
+			t.Errorf("%s: %s (%s)", id, cr.Verdict, cr.Reason)
+		}
+	}
+}
+
+func TestFmtTime(t *testing.T) {
+	for _, tt := range []struct {
+		v    float64
+		want string
+	}{{512, "512 ns"}, {412_300, "412 µs"}, {1_234_000, "1.23 ms"}, {2.5e9, "2.5 s"}} {
+		if got := fmtTime(tt.v, artifacts.UnitNanoseconds); got != tt.want {
+			t.Errorf("fmtTime(%g) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestPaper000Additive(t *testing.T) {
+	cl := paper000Claim(t, "C000-05")
+	// Fixture: every handshake costs a base of 800 µs plus its key exchange: X25519 100 µs,
+	// ML-KEM-768 60 µs, the hybrid `hybrid` µs.
+	center := func(hybrid float64) func(g, s string) float64 {
+		return func(g, s string) float64 {
+			switch g {
+			case "X25519":
+				return 900e3
+			case "ML-KEM-768":
+				return 860e3
+			case "X25519MLKEM768":
+				return (800 + hybrid) * 1e3
+			}
+			return 1e6
+		}
+	}
+	phases := func(run Run) {
+		for i, c := range run.Result.Cells {
+			kx := map[string]float64{"X25519": 100e3, "ML-KEM-768": 60e3}[strings.Split(c.Algorithm, "+")[0]]
+			if kx == 0 {
+				continue
+			}
+			// Split across the three phases the model sums.
+			run.Result.Cells[i].TLS = &artifacts.TLSCell{Phases: []artifacts.TLSPhase{
+				{Name: "key-share", Side: artifacts.SideClient, Stats: &artifacts.Stats{N: 200, Median: kx / 4}},
+				{Name: "encapsulate", Side: artifacts.SideServer, Stats: &artifacts.Stats{N: 200, Median: kx / 2}},
+				{Name: "decapsulate", Side: artifacts.SideClient, Stats: &artifacts.Stats{N: 200, Median: kx / 4}},
+				{Name: "sign", Side: artifacts.SideServer, Stats: &artifacts.Stats{N: 200, Median: 1e9}}, // not key exchange: must not count
+			}}
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		hybrid  float64
+		phases  bool
+		verdict string
+		detail  string
+	}{
+		{"the sum of its parts", 160, true, Holds, "t(hybrid) 958 µs, predicted 959 µs"},
+		{"far more than the sum", 500, true, Fails, "t(hybrid) 1.3 ms"},
+		{"no phase times", 160, false, Untestable, "records no phase times"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := matrixRun("host", center(tt.hybrid), flat(0.02))
+			if tt.phases {
+				phases(run)
+			}
+			cr := CheckClaim(cl, run, "")
+			if cr.Verdict != tt.verdict || len(cr.Checks) != 6 {
+				t.Fatalf("verdict %s, want %s: %+v", cr.Verdict, tt.verdict, cr.Checks)
+			}
+			ch := cr.Checks[0]
+			if !strings.Contains(ch.Detail, tt.detail) {
+				t.Errorf("detail %q lacks %q", ch.Detail, tt.detail)
+			}
+			if tt.verdict != Untestable && (ch.Method != MethodAdditive || len(ch.Intervals) != 1 || !strings.Contains(ch.Detail, "kx(X) 100 µs, kx(K) 60 µs")) {
+				t.Errorf("check %+v", ch)
+			}
+		})
+	}
+}

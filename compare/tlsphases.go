@@ -1,0 +1,46 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"pqrepro/artifacts"
+)
+
+// keyExchangePhases are the phases on a handshake's critical path that do the key exchange:
+// the client's key-share generation (inside its handshake time, see tls13's Stats), the
+// server's encapsulation or ECDH (the client waits for it) and the client's decapsulation.
+var keyExchangePhases = []struct{ name, side string }{
+	{"key-share", artifacts.SideClient}, {"encapsulate", artifacts.SideServer}, {"decapsulate", artifacts.SideClient},
+}
+
+// keyExchangeNS returns the key-exchange time per handshake of the cell ref, the sum of the
+// medians of keyExchangePhases in ns, from the manifest's own cell (no variant), or why it is
+// not recorded.
+func keyExchangeNS(run Run, ref string) (float64, string) {
+	alg, op, _ := strings.Cut(ref, "/")
+	for _, c := range run.Result.Cells {
+		if c.Algorithm != alg || c.Operation != op || c.Variant != "" {
+			continue
+		}
+		if c.TLS == nil || len(c.TLS.Phases) == 0 {
+			return 0, "the cell records no phase times (the engine's stack records them; crypto/tls does not)"
+		}
+		sum := 0.0
+		for _, want := range keyExchangePhases {
+			found := false
+			for _, p := range c.TLS.Phases {
+				if p.Name == want.name && p.Side == want.side && p.Stats != nil {
+					sum += p.Stats.Median
+					found = true
+					break
+				}
+			}
+			if !found {
+				return 0, fmt.Sprintf("no %s phase on the %s side", want.name, want.side)
+			}
+		}
+		return sum, ""
+	}
+	return 0, "not measured in this run"
+}

@@ -1,0 +1,182 @@
+package portal
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// heatSteps is the number of colour steps of the heat map's scale (the CSS defines heat-0 to
+// heat-6).
+const heatSteps = 7
+
+// runHeatMap reads a tls-matrix run's result.json and manifest.yaml from its stored bundle
+// (the cells table keeps only the latency statistics, not each cell's TLS figures) and
+// builds its heat map.
+func (s *Server) runHeatMap(ctx context.Context, r sqlite.Run) (*templates.HeatMap, error) {
+	rc, err := s.blobs.Open(ctx, r.Bundle)
+	if err != nil {
+		return nil, fmt.Errorf("open bundle of run %d: %w", r.ID, err)
+	}
+	defer rc.Close()
+	b, err := artifacts.ReadTarGz(rc, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read bundle of run %d: %w", r.ID, err)
+	}
+	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
+	if err != nil {
+		return nil, fmt.Errorf("run %d %s: %w", r.ID, artifacts.FileResult, err)
+	}
+	m, err := artifacts.ParseManifest(b.Files[artifacts.FileManifest], artifacts.FileManifest)
+	if err != nil {
+		return nil, fmt.Errorf("run %d %s: %w", r.ID, artifacts.FileManifest, err)
+	}
+	return heatMap(r.ID, m.Spec.TLS, res.Cells), nil
+}
+
+// heatMap lays out a tls-matrix's cells: rows are spec's groups and columns its signature
+// schemes, in the manifest's order (the order the cells first appear when spec is nil). The
+// grid shows the cells run with the manifest's own stack (no variant); the table lists every
+// cell, variants included. Colours step through the medians on a log scale from the fastest
+// to the slowest ok cell of the grid.
+func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *templates.HeatMap {
+	var groups, schemes []string
+	if spec != nil {
+		groups, schemes = spec.Groups, spec.Signatures
+	} else {
+		for _, c := range cells {
+			g, sc, ok := artifacts.SplitPair(c.Algorithm)
+			if !ok {
+				continue
+			}
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+			if !slices.Contains(schemes, sc) {
+				schemes = append(schemes, sc)
+			}
+		}
+	}
+	own := map[string]artifacts.Cell{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	unit := ""
+	for _, c := range cells {
+		if c.Operation != artifacts.OpHandshake || c.Variant != "" {
+			continue
+		}
+		own[c.Algorithm] = c
+		if c.Status == artifacts.StatusOK && c.Stats != nil && c.Stats.Median > 0 {
+			lo, hi = min(lo, c.Stats.Median), max(hi, c.Stats.Median)
+			unit = c.Unit
+		}
+	}
+	step := func(v float64) int {
+		if !(hi > lo) {
+			return 0
+		}
+		return min(heatSteps-1, int(float64(heatSteps)*math.Log(v/lo)/math.Log(hi/lo)))
+	}
+	h := &templates.HeatMap{RunID: runID, Columns: schemes,
+		Caption: "Median client handshake latency per cell (key-exchange group × signature scheme): lighter is faster. Hover a cell for p25–p75 and n; every figure is in the table below."}
+	for _, g := range groups {
+		row := templates.HeatRow{Group: g}
+		for _, sc := range schemes {
+			name := g + "+" + sc
+			hc := templates.HeatCell{Name: name, Status: "not run", Reason: "no such cell in the result"}
+			if c, ok := own[name]; ok {
+				hc.Status, hc.Reason = c.Status, c.Error
+				switch {
+				case c.Status == artifacts.StatusOK && c.Stats != nil:
+					st := c.Stats
+					hc.Value, hc.Reason, hc.Step = human(st.Median, c.Unit), "", step(st.Median)
+					hc.Title = fmt.Sprintf("%s: median %s, p25 %s – p75 %s, n = %d", name, human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), st.N)
+				case c.Status == artifacts.StatusOK:
+					hc.Status, hc.Reason = "no samples", "the cell has no statistics"
+				}
+			}
+			if hc.Title == "" {
+				hc.Title = name + ": " + hc.Status
+				if hc.Reason != "" {
+					hc.Title += ": " + hc.Reason
+				}
+			}
+			row.Cells = append(row.Cells, hc)
+		}
+		h.Rows = append(h.Rows, row)
+	}
+	if hi >= lo {
+		for i := range heatSteps {
+			a := lo * math.Pow(hi/lo, float64(i)/heatSteps)
+			b := lo * math.Pow(hi/lo, float64(i+1)/heatSteps)
+			h.Legend = append(h.Legend, templates.HeatStep{Step: i, Range: human(a, unit) + " – " + human(b, unit)})
+			if !(hi > lo) {
+				break
+			}
+		}
+		h.Notes = append(h.Notes, "Colour scale: logarithmic from the fastest to the slowest measured cell of this run, seven steps.")
+	}
+	variants := 0
+	for _, c := range cells {
+		if c.Operation != artifacts.OpHandshake {
+			continue
+		}
+		h.Table = append(h.Table, heatTableRow(c))
+		if c.Variant != "" {
+			variants++
+		}
+	}
+	if variants > 0 {
+		h.Notes = append(h.Notes, fmt.Sprintf("The grid shows pqrepro's engine; %d cell(s) of another stack (%s) are in the table only, side by side with the engine's.", variants, artifacts.StackCryptoTLS))
+	}
+	return h
+}
+
+func heatTableRow(c artifacts.Cell) templates.HeatTableRow {
+	r := templates.HeatTableRow{Cell: c.Algorithm, Stack: artifacts.StackPQRepro, Status: c.Status, Reason: c.Error,
+		Median: "–", P25: "–", P75: "–", N: "–", ClientCPU: "–", ServerCPU: "–", BytesClient: "–", BytesServer: "–", ChainBytes: "–", Flights: "–", HRR: "–"}
+	if c.TLS != nil && c.TLS.Stack != "" {
+		r.Stack = c.TLS.Stack
+	} else if c.Variant != "" {
+		r.Stack = strings.TrimPrefix(c.Variant, "stack: ")
+	}
+	if st := c.Stats; st != nil {
+		r.Median, r.P25, r.P75, r.N = human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), strconv.Itoa(st.N)
+	}
+	if c.Status == artifacts.StatusOK && c.Stats == nil {
+		r.Status, r.Reason = "no samples", "the cell has no statistics"
+	}
+	t := c.TLS
+	if t == nil {
+		return r
+	}
+	if t.ClientCPU != nil {
+		r.ClientCPU = human(t.ClientCPU.Median, artifacts.UnitNanoseconds)
+	}
+	if t.ServerCPU != nil {
+		r.ServerCPU = human(t.ServerCPU.Median, artifacts.UnitNanoseconds)
+	}
+	r.BytesClient, r.BytesServer, r.ChainBytes = bytesOf(t.BytesClient), bytesOf(t.BytesServer), bytesOf(t.ChainBytes)
+	if t.Flights > 0 {
+		r.Flights = strconv.Itoa(t.Flights)
+	}
+	r.HRR = "no"
+	if t.HelloRetry {
+		r.HRR = "yes"
+	}
+	return r
+}
+
+// bytesOf prints a byte count with its unit, "–" when none was recorded.
+func bytesOf(n int) string {
+	if n <= 0 {
+		return "–"
+	}
+	return strconv.Itoa(n) + " B"
+}

@@ -1,0 +1,118 @@
+package portal
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/templates"
+)
+
+// matrixCells is a hand-built tls-matrix result (a fixture, not a measurement): medians rise
+// with the cell's index from 250 µs, one cell failed with a hostile error text, one skipped.
+func matrixCells(spec *artifacts.TLSSpec) []artifacts.Cell {
+	var cells []artifacts.Cell
+	i := 0
+	for _, g := range spec.Groups {
+		for _, s := range spec.Signatures {
+			c := artifacts.Cell{Algorithm: g + "+" + s, Operation: artifacts.OpHandshake, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds}
+			switch c.Algorithm {
+			case "P-256+RSA-PSS":
+				c.Status, c.Error = artifacts.StatusFailed, `peer alert <script>alert(1)</script> bad_certificate`
+			case "ML-KEM-1024+Ed25519":
+				c.Status, c.Error = artifacts.StatusSkipped, "the stack lacks the group"
+			default:
+				m := 250e3 * float64(1+i)
+				c.Stats = &artifacts.Stats{N: 100, Median: m, P25: m * 0.95, P75: m * 1.1, Min: m * 0.9, Max: m * 1.5, Mean: m}
+				c.TLS = &artifacts.TLSCell{Group: g, Signature: s, Stack: artifacts.StackPQRepro, Batch: 10,
+					ClientCPU: &artifacts.Stats{N: 10, Median: m / 2}, ServerCPU: &artifacts.Stats{N: 10, Median: m / 3},
+					BytesClient: 1400 + i, BytesServer: 5000 + i, Flights: 3, ChainBytes: 3900 + i}
+			}
+			cells = append(cells, c)
+			i++
+		}
+	}
+	// A crypto/tls cell beside the engine's: in the table, never in the grid.
+	cells = append(cells, artifacts.Cell{Algorithm: "X25519+Ed25519", Operation: artifacts.OpHandshake, Variant: artifacts.TLSStackVariant(artifacts.StackCryptoTLS),
+		Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: &artifacts.Stats{N: 100, Median: 2e6, P25: 1.9e6, P75: 2.1e6},
+		TLS: &artifacts.TLSCell{Stack: artifacts.StackCryptoTLS}})
+	return cells
+}
+
+func paperSpec() *artifacts.TLSSpec {
+	return &artifacts.TLSSpec{Groups: []string{"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519", "P-256", "X25519MLKEM768"},
+		Signatures: []string{"ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "Ed25519", "ECDSA-P256", "RSA-PSS"}}
+}
+
+func TestHeatMap(t *testing.T) {
+	spec := paperSpec()
+	h := heatMap(7, spec, matrixCells(spec))
+	if len(h.Rows) != 6 || len(h.Columns) != 6 || h.Columns[5] != "RSA-PSS" || h.Rows[5].Group != "X25519MLKEM768" {
+		t.Fatalf("grid %d×%d %v", len(h.Rows), len(h.Columns), h.Columns)
+	}
+	first, last := h.Rows[0].Cells[0], h.Rows[5].Cells[5]
+	if first.Value != "250.00 µs" || first.Step != 0 || last.Step != heatSteps-1 || last.Value != "9.000 ms" {
+		t.Errorf("first %+v last %+v: want 250.00 µs at the lightest step, 9.000 ms at the darkest", first, last)
+	}
+	if want := "ML-KEM-512+ML-DSA-44: median 250.00 µs, p25 237.50 µs – p75 275.00 µs, n = 100"; first.Title != want {
+		t.Errorf("tooltip %q, want %q", first.Title, want)
+	}
+	failed := h.Rows[4].Cells[5]
+	if failed.Status != artifacts.StatusFailed || failed.Value != "" || !strings.Contains(failed.Reason, "bad_certificate") || failed.Class() != "heat heat-none" {
+		t.Errorf("failed cell %+v", failed)
+	}
+	if got := h.Rows[2].Cells[3]; got.Status != artifacts.StatusSkipped || got.Reason != "the stack lacks the group" {
+		t.Errorf("skipped cell %+v", got)
+	}
+	for _, r := range h.Rows {
+		for _, c := range r.Cells {
+			if c.Name == "X25519+Ed25519" && c.Value != "5.500 ms" {
+				t.Errorf("the grid shows the crypto/tls variant's median %q, want the engine's", c.Value)
+			}
+		}
+	}
+	if len(h.Table) != 37 || h.Table[36].Stack != artifacts.StackCryptoTLS || len(h.Notes) != 2 {
+		t.Fatalf("table %d rows, notes %v", len(h.Table), h.Notes)
+	}
+	row := h.Table[0]
+	if row.ClientCPU != "125.00 µs" || row.ServerCPU != "83.33 µs" || row.BytesClient != "1400 B" || row.ChainBytes != "3900 B" || row.Flights != "3" || row.HRR != "no" {
+		t.Errorf("table row %+v", row)
+	}
+	if len(h.Legend) != heatSteps || h.Legend[0].Range != "250.00 µs – 417.13 µs" {
+		t.Errorf("legend %+v", h.Legend)
+	}
+
+	var buf bytes.Buffer
+	if err := templates.HeatMapSection(h).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	if n := len(regexp.MustCompile(`<td class="heat heat-[0-6none]+" title="`).FindAllString(html, -1)); n != 36 {
+		t.Errorf("%d heat cells with a tooltip, want 36", n)
+	}
+	for _, want := range []string{`title="ML-KEM-512+ML-DSA-44: median 250.00 µs, p25 237.50 µs – p75 275.00 µs, n = 100"`, `<span class="heat-value">9.000 ms</span>`,
+		`class="heat-scroll"`, "&lt;script&gt;", `class="heat-legend"`, "not measured (failed, skipped or not run)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("rendered map lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<script>") || regexp.MustCompile(`\d ns<`).MatchString(html) {
+		t.Error("the map renders unescaped text or raw nanoseconds")
+	}
+}
+
+// TestHeatMapWithoutSpec lays out cells in the order they appear when the manifest gives no
+// spec.tls, and a single measured cell still gets a legend.
+func TestHeatMapWithoutSpec(t *testing.T) {
+	cells := []artifacts.Cell{
+		{Algorithm: "X25519+Ed25519", Operation: artifacts.OpHandshake, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: &artifacts.Stats{N: 5, Median: 2e6}},
+		{Algorithm: "ML-KEM-768+Ed25519", Operation: artifacts.OpHandshake, Status: artifacts.StatusFailed, Error: "timeout"},
+	}
+	h := heatMap(1, nil, cells)
+	if len(h.Rows) != 2 || h.Rows[0].Group != "X25519" || len(h.Columns) != 1 || len(h.Legend) != 1 || h.Rows[0].Cells[0].Value != "2.000 ms" {
+		t.Fatalf("%+v", h)
+	}
+}
