@@ -86,6 +86,14 @@ var kindDefs = []KindDef{
 			return cells
 		},
 	},
+	{
+		Name: KindMQTTTelemetry, Summary: "paper003's telemetry: ML-KEM-512 handshakes and Ascon-AEAD128 frames through an MQTT broker to a verifying gateway, and the AEADs' seal and open costs fitted as fixed plus per-byte",
+		Methods:   []string{MethodInProcess},
+		defaults:  mqttDefaults,
+		check:     func(v *validator, m *Manifest) { v.checkMQTT(m) },
+		cells:     mqttCells,
+		checkCell: mqttCheckCell,
+	},
 }
 
 // Kinds lists the experiment kinds in a stable order.

@@ -202,6 +202,9 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		if err := kind.CheckCell(m, &res.Cells[i]); err != nil {
 			return bad("sizes", "%v", err)
 		}
+		if err := checkKindSamples(m, &res.Cells[i], vals); err != nil {
+			return bad("mqtt", "%v", err)
+		}
 	}
 	for k := range samples.Values {
 		if !seen[k] {

@@ -84,6 +84,8 @@ type Cell struct {
 	// Rounds are the rejection-sampling rounds of a sign cell's timed signatures, where the
 	// board reports them (board firmware, ML-DSA); they explain the spread of signing costs.
 	Rounds *Rounds `json:"rounds,omitempty"`
+	// MQTT is what an mqtt-telemetry cell records beyond its statistics.
+	MQTT *MQTTCell `json:"mqtt,omitempty"`
 }
 
 // Rounds summarise how many rejection-sampling rounds each timed signature of a cell took.

@@ -77,6 +77,9 @@ func runCheck(ch experiments.Check, run Run, method string) CheckResult {
 		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
 		return cr
 	}
+	if r, ok := mqttCheck(ch, run); ok {
+		return r
+	}
 	refs := ch.Cells
 	if ch.Kind == "ratio" {
 		refs = []string{ch.Num, ch.Den}

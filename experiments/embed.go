@@ -82,15 +82,20 @@ func (cl Claim) validate() error {
 		return fmt.Errorf("scope %s needs a reason: a scoped claim is shown with it instead of a verdict", cl.Scope)
 	}
 	for i, ch := range cl.Checks {
+		ratio := ch.Kind == "ratio" || ch.Kind == CheckSlopeRatio
 		switch {
-		case ch.Kind != "order" && ch.Kind != "ratio":
-			return fmt.Errorf("check %d: unknown check kind %q", i+1, ch.Kind)
+		case !slices.Contains(CheckKinds(), ch.Kind):
+			return fmt.Errorf("check %d: unknown check kind %q (valid: %s)", i+1, ch.Kind, strings.Join(CheckKinds(), ", "))
 		case ch.Kind == "order" && len(ch.Cells) < 2:
 			return fmt.Errorf("check %d: an order needs two or more cells", i+1)
-		case ch.Kind == "ratio" && (ch.Num == "" || ch.Den == ""):
-			return fmt.Errorf("check %d: a ratio needs num and den", i+1)
-		case ch.Kind == "ratio" && ch.Expected <= 0 && ch.Min == nil && ch.Max == nil:
-			return fmt.Errorf("check %d: a ratio needs expected (with tolerance) or min/max", i+1)
+		case ratio && (ch.Num == "" || ch.Den == ""):
+			return fmt.Errorf("check %d: a %s needs num and den", i+1, ch.Kind)
+		case ratio && ch.Expected <= 0 && ch.Min == nil && ch.Max == nil:
+			return fmt.Errorf("check %d: a %s needs expected (with tolerance) or min/max", i+1, ch.Kind)
+		case (ch.Kind == CheckOverhead || ch.Kind == CheckAcceptedOnce) && len(ch.Cells) != 1:
+			return fmt.Errorf("check %d: a %s names one cell", i+1, ch.Kind)
+		case ch.Kind == CheckOverhead && ch.Expected <= 0:
+			return fmt.Errorf("check %d: an overhead check needs expected (bytes per frame)", i+1)
 		case ch.Metric != "" && ch.Metric != "time" && ch.Metric != "energy":
 			return fmt.Errorf("check %d: unknown metric %q (valid: time, energy)", i+1, ch.Metric)
 		case ch.Method != "" && !slices.Contains(artifacts.Methods(), ch.Method):
@@ -100,9 +105,28 @@ func (cl Claim) validate() error {
 	return nil
 }
 
+// Check kinds beyond order and ratio, for the mqtt-telemetry kind's recorded fields.
+const (
+	// CheckSlopeRatio: the ratio of two cells' fitted per-byte costs (mqtt.fit.perByte), with
+	// a bootstrap interval, against expected/tolerance or min/max.
+	CheckSlopeRatio = "slope-ratio"
+	// CheckOverhead: one telemetry cell's measured wire overhead is Expected bytes for every
+	// frame of every payload size.
+	CheckOverhead = "overhead"
+	// CheckAcceptedOnce: one telemetry cell's gateway delivered every genuine frame exactly
+	// once and refused every injected replay and tampering with its reason.
+	CheckAcceptedOnce = "accepted-once"
+)
+
+// CheckKinds lists the kinds of check a claim may have.
+func CheckKinds() []string {
+	return []string{"order", "ratio", CheckSlopeRatio, CheckOverhead, CheckAcceptedOnce}
+}
+
 // Check is one testable relation between measured cells, named "ALGORITHM/operation".
 type Check struct {
-	// Kind is "order" (Cells strictly increasing) or "ratio" (Num/Den).
+	// Kind is "order" (Cells strictly increasing), "ratio" (Num/Den), or one of the
+	// mqtt-telemetry checks (CheckSlopeRatio, CheckOverhead, CheckAcceptedOnce).
 	Kind  string   `yaml:"kind"`
 	Cells []string `yaml:"cells,omitempty"`
 	Num   string   `yaml:"num,omitempty"`

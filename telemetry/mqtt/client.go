@@ -137,6 +137,23 @@ func (cl *Client) Publish(ctx context.Context, m telemetry.Message) error {
 	return nil
 }
 
+// PublishAsync hands m to the connection at QoS 1 without waiting for the broker's
+// acknowledgement: calls from one goroutine go out in call order, and a call blocks only
+// while the broker's receive maximum of unacknowledged messages is in flight. A lost
+// connection shows in Gone and Err.
+func (cl *Client) PublishAsync(ctx context.Context, m telemetry.Message) error {
+	if err := cl.Err(); err != nil {
+		return err
+	}
+	if _, err := cl.c.PublishWithOptions(ctx, &paho.Publish{Topic: m.Topic, QoS: QoS, Payload: m.Payload}, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend}); err != nil {
+		if e := cl.Err(); e != nil {
+			return fmt.Errorf("mqtt: publish on %s: %w", m.Topic, e)
+		}
+		return fmt.Errorf("mqtt: publish on %s: %w", m.Topic, err)
+	}
+	return nil
+}
+
 // Close disconnects cleanly.
 func (cl *Client) Close() error {
 	cl.lost(errors.New("closed by the client"))
