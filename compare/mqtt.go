@@ -64,9 +64,9 @@ func mqttCheck(ch experiments.Check, run Run) (CheckResult, bool) {
 		}
 		ok := f.Verified == f.Sent && f.Duplicated == 0 && f.Missing == 0 &&
 			f.Rejected["replay"] == f.InjectedReplays && f.Rejected["forged"] == f.InjectedTamperings && others == 0
-		cr.Verdict = verdictIf(ok)
-		if !ok {
-			cr.Verdict = Fails
+		cr.Verdict = Fails
+		if ok {
+			cr.Verdict = Holds
 		}
 		cr.Detail = fmt.Sprintf("%d/%d genuine frames verified, %d delivered twice, %d missing; %d/%d replays refused as replays, %d/%d tampered copies refused as forged; %d other refusals",
 			f.Verified, f.Sent, f.Duplicated, f.Missing, f.Rejected["replay"], f.InjectedReplays, f.Rejected["forged"], f.InjectedTamperings, others)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"pqrepro/telemetry"
@@ -184,18 +183,4 @@ func IsRejection(err error) (telemetry.Reason, bool) {
 		return re.Reason, true
 	}
 	return 0, false
-}
-
-// BrokerURL parses a broker URL of the form mqtt://host:port or tcp://host:port (the only
-// transports: the broker is untrusted, so TLS to it adds nothing end to end) and returns
-// host:port.
-func BrokerURL(u string) (string, error) {
-	rest, ok := strings.CutPrefix(u, "mqtt://")
-	if !ok {
-		rest, ok = strings.CutPrefix(u, "tcp://")
-	}
-	if !ok || rest == "" || strings.ContainsAny(rest, "/?#@ ") || !strings.Contains(rest, ":") {
-		return "", fmt.Errorf("broker url %q: want mqtt://host:port", u)
-	}
-	return rest, nil
 }

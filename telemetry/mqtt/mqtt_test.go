@@ -476,11 +476,3 @@ func TestBrokerGoesAway(t *testing.T) {
 	}
 }
 
-func TestBrokerURL(t *testing.T) {
-	for in, want := range map[string]string{"mqtt://127.0.0.1:1883": "127.0.0.1:1883", "tcp://h:1": "h:1", "http://h:1": "", "mqtt://h": "", "mqtt://u@h:1": "", "mqtt://h:1/x": ""} {
-		got, err := BrokerURL(in)
-		if got != want || (want == "") != (err != nil) {
-			t.Errorf("BrokerURL(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-}
