@@ -226,6 +226,14 @@ func FitMedians(sizes []int, groups [][]float64) (CostFit, error) {
 }
 
 func mqttDefaults(m *Manifest) {
+	// The bench section is unused; empty lists (not nil) so that manifest.yaml, which writes
+	// them as [], parses back to the same canonical form and identity.
+	if m.Spec.Algorithms == nil {
+		m.Spec.Algorithms = []string{}
+	}
+	if m.Spec.Operations == nil {
+		m.Spec.Operations = []string{}
+	}
 	s := m.Spec.MQTT
 	if s == nil {
 		return

@@ -83,6 +83,14 @@ func TestMQTTManifestDefaults(t *testing.T) {
 	if _, err := ParseManifest([]byte(strings.Replace(mqttSrc, "    payloadSizes: [16, 64]\n    framesPerSize: 40\n", "    payloadSizes: [16]\n", 1)), "m.yaml"); err == nil || !strings.Contains(err.Error(), "spec.mqtt.payloadSizes") || !strings.Contains(err.Error(), "spec.mqtt.framesPerSize") {
 		t.Fatalf("one size, no frames: %v", err)
 	}
+	// manifest.yaml, as a bundle stores it, parses back to the same identity.
+	again, err := ParseManifest(m.YAML(), "manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID() != m.ID() {
+		t.Fatalf("manifest.yaml gives %s, the manifest is %s:\n%s\n%s", again.ID(), m.ID(), again.Canonical(), m.Canonical())
+	}
 	// A bench manifest's identity does not change with the new (nil) section.
 	if strings.Contains(string(m.Canonical()), `"mqtt":null`) {
 		t.Fatal("nil section in canonical form")

@@ -515,7 +515,7 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 	return cellRun{
 		cell: artifacts.Cell{
 			Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
-			Counter: "monotonic clock (time.Now/time.Since), ns: seal to delivery at the gateway",
+			Counter: "monotonic clock (time.Now/time.Since), ns: seal to delivery at the gateway, frames pipelined (queueing included)",
 			MQTT:    &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Broker: s.broker, Frames: counts, Overhead: over, ThroughputFPS: fps},
 		},
 		samples: samples,

@@ -91,6 +91,9 @@ func TestMQTTTelemetryRun(t *testing.T) {
 				if _, err := artifacts.Verify(b, nil); err != nil {
 					t.Fatalf("fresh bundle does not verify: %v", err)
 				}
+				if _, _, err := artifacts.RederiveBundle(b); err != nil {
+					t.Fatalf("fresh bundle does not re-derive from its own manifest.yaml: %v", err)
+				}
 			})
 		}
 	}

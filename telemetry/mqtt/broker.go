@@ -118,7 +118,7 @@ func StartMosquitto(ctx context.Context, dir string, maxPacket uint32) (*Mosquit
 			return nil, err
 		}
 		conf := filepath.Join(dir, fmt.Sprintf("mosquitto-%d.conf", port))
-		body := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size %d\nlog_dest stderr\nlog_type error\nlog_type warning\n", port, maxPacket)
+		body := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\nmax_packet_size %d\nlog_dest stderr\nlog_type error\nlog_type warning\n", port, maxPacket)
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			return nil, fmt.Errorf("mosquitto: write config: %w", err)
 		}

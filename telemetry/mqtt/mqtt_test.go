@@ -475,4 +475,3 @@ func TestBrokerGoesAway(t *testing.T) {
 		t.Fatalf("send after the broker went away: %v, want ErrBrokerGone", err)
 	}
 }
-
