@@ -475,3 +475,61 @@ func TestBrokerGoesAway(t *testing.T) {
 		t.Fatalf("send after the broker went away: %v, want ErrBrokerGone", err)
 	}
 }
+
+// TestDeviceRestartOverBroker: a device that restarts mid-stream (its counter lost) runs a
+// new handshake; the gateway delivers both sessions' frames, under different session ids and
+// so different keys, and refuses nothing.
+func TestDeviceRestartOverBroker(t *testing.T) {
+	for name, addr := range brokers(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			k := newKeys(t)
+			var mu sync.Mutex
+			got := map[telemetry.SessionID]int{}
+			refused := 0
+			gl, err := DialGateway(ctx, addr, "gw-restart-"+name, k.gateway(t), func(v Verdict) {
+				mu.Lock()
+				defer mu.Unlock()
+				if v.Err != nil {
+					refused++
+				} else if v.Event.Kind == telemetry.EventFrame {
+					got[v.Event.Session]++
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gl.Close()
+			var sids []telemetry.SessionID
+			for life := range 2 {
+				dl, err := DialDevice(ctx, addr, dev, k.device(t)) // a fresh device: nothing kept
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := dl.Handshake(ctx, rand.Reader)
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(20 * time.Millisecond)
+				for i := range 10 {
+					if _, err := dl.Send(ctx, s, fmt.Appendf(nil, "life %d frame %d", life, i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sids = append(sids, s.ID())
+				dl.Close() // the restart: the session and its counter are gone
+			}
+			waitFor(t, "both sessions' frames", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return got[sids[0]]+got[sids[1]] >= 20
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if sids[0] == sids[1] || got[sids[0]] != 10 || got[sids[1]] != 10 || refused != 0 {
+				t.Fatalf("sessions %v, delivered %v, refused %d", sids, got, refused)
+			}
+		})
+	}
+}
