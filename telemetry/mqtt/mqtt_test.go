@@ -398,7 +398,7 @@ func TestBrokerPacketLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
+			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
 			err = c.Publish(pctx, telemetry.Message{Topic: telemetry.TopicPrefix + dev + "/d/0011223344556677", Payload: make([]byte, 2*DefaultMaxPacket)})
 			pcancel()
 			t.Logf("publish above the limit: %v", err)
