@@ -102,6 +102,14 @@ var kindDefs = []KindDef{
 		variant:  tlsVariant,
 		rederive: tlsRederive,
 	},
+	{
+		Name: KindMQTTTelemetry, Summary: "paper003's telemetry: ML-KEM-512 handshakes and Ascon-AEAD128 frames through an MQTT broker to a verifying gateway, and the AEADs' seal and open costs fitted as fixed plus per-byte",
+		Methods:   []string{MethodInProcess},
+		defaults:  mqttDefaults,
+		check:     func(v *validator, m *Manifest) { v.checkMQTT(m) },
+		cells:     mqttCells,
+		checkCell: mqttCheckCell,
+	},
 }
 
 // noTLS reports a tls section on a kind that has none.

@@ -107,6 +107,8 @@ type Spec struct {
 	Firmware string `yaml:"firmware,omitempty" json:"firmware,omitempty"`
 	// Reference names the dataset and claims the result is compared with.
 	Reference Reference `yaml:"reference,omitempty" json:"reference"`
+	// MQTT is the mqtt-telemetry kind's own section.
+	MQTT *MQTTSpec `yaml:"mqtt,omitempty" json:"mqtt,omitempty"`
 }
 
 // Message describes the message signed in sig-bench and kem-sig-sequence runs.

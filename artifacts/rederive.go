@@ -216,6 +216,9 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		} else if c.TLS != nil {
 			return bad("tls", "a %s cell carries a TLS record", m.Kind)
 		}
+		if err := checkKindSamples(m, &res.Cells[i], vals); err != nil {
+			return bad("mqtt", "%v", err)
+		}
 	}
 	for k := range samples.Values {
 		if !seen[k] {

@@ -87,6 +87,8 @@ type Cell struct {
 	// TLS is what a tls-matrix cell measured beyond its client handshake latency: each
 	// side's CPU, the engine's phases, bytes, flights and chain size (nil for other kinds).
 	TLS *TLSCell `json:"tls,omitempty"`
+	// MQTT is what an mqtt-telemetry cell records beyond its statistics.
+	MQTT *MQTTCell `json:"mqtt,omitempty"`
 }
 
 // Rounds summarise how many rejection-sampling rounds each timed signature of a cell took.

@@ -84,6 +84,9 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
 		return cr
 	}
+	if r, ok := mqttCheck(ch, run); ok {
+		return r
+	}
 	if len(ch.Boards) > 0 && !slices.Contains(ch.Boards, run.Result.Board) {
 		cr.Detail = fmt.Sprintf("the published figure is of %s; this run is on %s", strings.Join(ch.Boards, ", "), run.Result.Board)
 		return cr

@@ -74,9 +74,10 @@ type Claim struct {
 
 // CheckKinds lists the check kinds: order and ratio compare medians of two or more cells;
 // faster, notslower, additive, spread and range are the relations paper000's handshake
-// claims need (see compare/handshake.go for how each is decided).
+// claims need (see compare/handshake.go for how each is decided); slope-ratio, overhead and
+// accepted-once read the mqtt-telemetry kind's recorded fields (compare/mqtt.go).
 func CheckKinds() []string {
-	return []string{"order", "ratio", "faster", "notslower", "additive", "spread", "range"}
+	return []string{"order", "ratio", "faster", "notslower", "additive", "spread", "range", CheckSlopeRatio, CheckOverhead, CheckAcceptedOnce}
 }
 
 // Scopes lists the claim scopes: a scoped claim is shown with its reason and never given a
@@ -97,6 +98,7 @@ func (cl Claim) validate() error {
 		return fmt.Errorf("boards %s need offBoard: the reason shown instead of a verdict on any other board", strings.Join(cl.Boards, ", "))
 	}
 	for i, ch := range cl.Checks {
+		ratio := ch.Kind == "ratio" || ch.Kind == CheckSlopeRatio
 		switch {
 		case !slices.Contains(CheckKinds(), ch.Kind):
 			return fmt.Errorf("check %d: unknown check kind %q (valid: %s)", i+1, ch.Kind, strings.Join(CheckKinds(), ", "))
@@ -110,10 +112,14 @@ func (cl Claim) validate() error {
 			return fmt.Errorf("check %d: range needs operation, count and max (the threshold of max/min)", i+1)
 		case ch.Kind == "order" && len(ch.Cells) < 2:
 			return fmt.Errorf("check %d: an order needs two or more cells", i+1)
-		case ch.Kind == "ratio" && (ch.Num == "" || ch.Den == ""):
-			return fmt.Errorf("check %d: a ratio needs num and den", i+1)
-		case ch.Kind == "ratio" && ch.Expected <= 0 && ch.Min == nil && ch.Max == nil:
-			return fmt.Errorf("check %d: a ratio needs expected (with tolerance) or min/max", i+1)
+		case ratio && (ch.Num == "" || ch.Den == ""):
+			return fmt.Errorf("check %d: a %s needs num and den", i+1, ch.Kind)
+		case ratio && ch.Expected <= 0 && ch.Min == nil && ch.Max == nil:
+			return fmt.Errorf("check %d: a %s needs expected (with tolerance) or min/max", i+1, ch.Kind)
+		case (ch.Kind == CheckOverhead || ch.Kind == CheckAcceptedOnce) && len(ch.Cells) != 1:
+			return fmt.Errorf("check %d: a %s names one cell", i+1, ch.Kind)
+		case ch.Kind == CheckOverhead && ch.Expected <= 0:
+			return fmt.Errorf("check %d: an overhead check needs expected (bytes per frame)", i+1)
 		case ch.Metric != "" && ch.Metric != "time" && ch.Metric != "energy":
 			return fmt.Errorf("check %d: unknown metric %q (valid: time, energy)", i+1, ch.Metric)
 		case ch.Method != "" && !slices.Contains(artifacts.Methods(), ch.Method):
@@ -123,10 +129,23 @@ func (cl Claim) validate() error {
 	return nil
 }
 
+// Check kinds beyond order and ratio, for the mqtt-telemetry kind's recorded fields.
+const (
+	// CheckSlopeRatio: the ratio of two cells' fitted per-byte costs (mqtt.fit.perByte), with
+	// a bootstrap interval, against expected/tolerance or min/max.
+	CheckSlopeRatio = "slope-ratio"
+	// CheckOverhead: one telemetry cell's measured wire overhead is Expected bytes for every
+	// frame of every payload size.
+	CheckOverhead = "overhead"
+	// CheckAcceptedOnce: one telemetry cell's gateway delivered every genuine frame exactly
+	// once and refused every injected replay and tampering with its reason.
+	CheckAcceptedOnce = "accepted-once"
+)
+
 // Check is one testable relation between measured cells, named "ALGORITHM/operation".
 type Check struct {
 	// Kind is "order" (Cells strictly increasing), "ratio" (Num/Den) or one of the other
-	// CheckKinds.
+	// CheckKinds (paper000's handshake relations, the mqtt-telemetry checks).
 	Kind  string   `yaml:"kind"`
 	Cells []string `yaml:"cells,omitempty"`
 	Num   string   `yaml:"num,omitempty"`

@@ -200,6 +200,7 @@ var hostKinds = map[string]func(context.Context, hostCell) (cellRun, error){
 		return sequenceCell(ctx, c.m, c.ref, c.plan, c.kems, c.sigs)
 	},
 	artifacts.KindTLSMatrix: tlsMatrixCell,
+	artifacts.KindMQTTTelemetry: mqttCell,
 }
 
 func noImpl(ref artifacts.CellRef) cellRun {

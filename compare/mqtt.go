@@ -1,0 +1,185 @@
+package compare
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+// MethodSlope is how a slope-ratio check is decided.
+const MethodSlope = "stratified percentile bootstrap of the ratio of per-byte slopes (least squares through the per-size medians)"
+
+// mqttCheck decides the checks of the mqtt-telemetry kind's recorded fields; ok is false for
+// any other check kind.
+func mqttCheck(ch experiments.Check, run Run) (CheckResult, bool) {
+	cr := CheckResult{Check: ch, Verdict: Untestable}
+	switch ch.Kind {
+	case experiments.CheckSlopeRatio:
+		return slopeRatio(ch, run, cr), true
+	case experiments.CheckOverhead:
+		c, why := mqttCellOf(run, ch.Cells[0])
+		if why != "" {
+			cr.Detail = why
+			return cr, true
+		}
+		if len(c.MQTT.Overhead) == 0 {
+			cr.Detail = ch.Cells[0] + ": no overhead recorded"
+			return cr, true
+		}
+		want := int(ch.Expected)
+		cr.Verdict, cr.Unit = Holds, "B"
+		var parts []string
+		for _, o := range c.MQTT.Overhead {
+			if o.Min != want || o.Max != want || o.Frames == 0 {
+				cr.Verdict = Fails
+			}
+			if o.Min == o.Max {
+				parts = append(parts, fmt.Sprintf("%d B payloads: %d B over %d frames", o.Size, o.Min, o.Frames))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d B payloads: %d-%d B over %d frames", o.Size, o.Min, o.Max, o.Frames))
+			}
+		}
+		cr.Detail = fmt.Sprintf("%s (claim: %d B for every frame of every size)", strings.Join(parts, "; "), want)
+		return cr, true
+	case experiments.CheckAcceptedOnce:
+		c, why := mqttCellOf(run, ch.Cells[0])
+		if why != "" {
+			cr.Detail = why
+			return cr, true
+		}
+		f := c.MQTT.Frames
+		if f == nil {
+			cr.Detail = ch.Cells[0] + ": no frame counts recorded"
+			return cr, true
+		}
+		others := 0
+		for r, n := range f.Rejected {
+			if r != "replay" && r != "forged" {
+				others += n
+			}
+		}
+		ok := f.Verified == f.Sent && f.Duplicated == 0 && f.Missing == 0 &&
+			f.Rejected["replay"] == f.InjectedReplays && f.Rejected["forged"] == f.InjectedTamperings && others == 0
+		cr.Verdict = Fails
+		if ok {
+			cr.Verdict = Holds
+		}
+		cr.Detail = fmt.Sprintf("%d/%d genuine frames verified, %d delivered twice, %d missing; %d/%d replays refused as replays, %d/%d tampered copies refused as forged; %d other refusals",
+			f.Verified, f.Sent, f.Duplicated, f.Missing, f.Rejected["replay"], f.InjectedReplays, f.Rejected["forged"], f.InjectedTamperings, others)
+		return cr, true
+	}
+	return cr, false
+}
+
+// mqttCellOf finds an ok cell with mqtt fields.
+func mqttCellOf(run Run, ref string) (artifacts.Cell, string) {
+	i := strings.LastIndexByte(ref, '/')
+	if i < 0 {
+		return artifacts.Cell{}, ref + ": malformed cell name"
+	}
+	for _, c := range run.Result.Cells {
+		if c.Algorithm == ref[:i] && c.Operation == ref[i+1:] && c.Variant == "" {
+			switch {
+			case c.Status != artifacts.StatusOK:
+				return c, ref + ": cell " + c.Status + ": " + c.Error
+			case c.MQTT == nil:
+				return c, ref + ": the cell records no mqtt-telemetry fields"
+			}
+			return c, ""
+		}
+	}
+	return artifacts.Cell{}, ref + ": not measured in this run"
+}
+
+// slopeRatio is the ratio of two cells' fitted per-byte slopes with a bootstrap interval:
+// each round resamples every payload size's samples with replacement (keeping the design),
+// refits both lines, and takes the ratio of the slopes.
+func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
+	type side struct {
+		ref    string
+		sizes  []int
+		groups [][]float64
+	}
+	var sides [2]side
+	for j, ref := range []string{ch.Num, ch.Den} {
+		c, why := mqttCellOf(run, ref)
+		if why != "" {
+			cr.Detail = why
+			return cr
+		}
+		vals := run.Samples.Values[artifacts.KeyOf(c)]
+		sizes := c.MQTT.Sizes
+		if len(sizes) < 2 || len(vals) < MinSamples*len(sizes) {
+			cr.Detail = fmt.Sprintf("%s: %d samples over %d sizes, need %d per size", ref, len(vals), len(sizes), MinSamples)
+			return cr
+		}
+		sides[j] = side{ref: ref, sizes: sizes, groups: artifacts.GroupBySize(sizes, vals)}
+		if c.Unit != "" {
+			if cr.Unit != "" && cr.Unit != c.Unit {
+				cr.Detail = fmt.Sprintf("units differ: %s and %s", cr.Unit, c.Unit)
+				return cr
+			}
+			cr.Unit = c.Unit
+		}
+	}
+	slope := func(s side, pick func(g []float64) []float64) (float64, error) {
+		gs := make([][]float64, len(s.groups))
+		for k, g := range s.groups {
+			gs[k] = slices.Clone(pick(g))
+		}
+		f, err := artifacts.FitMedians(s.sizes, gs)
+		return f.PerByte, err
+	}
+	id := func(g []float64) []float64 { return g }
+	num, err1 := slope(sides[0], id)
+	den, err2 := slope(sides[1], id)
+	if err1 != nil || err2 != nil || !(den > 0) {
+		cr.Detail = fmt.Sprintf("no positive per-byte slope to divide by (%s: %v, %v)", ch.Den, den, err2)
+		return cr
+	}
+	seed := BootstrapSeed(run.Result.ManifestID, "per-byte", ch.Num, ch.Den)
+	rng := rand.New(rand.NewChaCha8(seed))
+	buf := []float64{}
+	resample := func(g []float64) []float64 {
+		buf = buf[:0]
+		for range g {
+			buf = append(buf, g[rng.IntN(len(g))])
+		}
+		return buf
+	}
+	ratios := make([]float64, 0, Resamples)
+	for range Resamples {
+		n, _ := slope(sides[0], resample)
+		d, _ := slope(sides[1], resample)
+		if d > 0 {
+			ratios = append(ratios, n/d)
+		}
+	}
+	if len(ratios) < Resamples/2 {
+		cr.Detail = "the denominator's slope is not positive in most resamples"
+		return cr
+	}
+	slices.Sort(ratios)
+	alpha := (1 - Confidence) / 2
+	iv := Interval{Num: ch.Num, Den: ch.Den, Point: num / den, Lo: quantile(ratios, alpha), Hi: quantile(ratios, 1-alpha), Seed: seedHex(seed)}
+	lo, hi, want := band(ch)
+	switch {
+	case iv.Lo >= lo && iv.Hi <= hi:
+		iv.Verdict = Holds
+	case iv.Hi < lo || iv.Lo > hi:
+		iv.Verdict = Fails
+	default:
+		iv.Verdict = Inconclusive
+	}
+	cr.Verdict, cr.Intervals, cr.Method, cr.Resamples = iv.Verdict, []Interval{iv}, MethodSlope, Resamples
+	cr.Unit += "/B"
+	cr.Detail = fmt.Sprintf("per-byte slope %s / %s = %.4g / %.4g = %s (claim: %s)", ch.Num, ch.Den, num, den, fmtInterval(iv), want)
+	if ch.Note != "" {
+		cr.Detail += "; " + strings.Join(strings.Fields(ch.Note), " ")
+	}
+	return cr
+}

@@ -1,0 +1,101 @@
+package compare
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+// aeadRun builds seal cells whose samples cycle through sizes with the given fixed and
+// per-byte costs plus noise, and a telemetry cell with the given counts and overheads.
+func aeadRun(perByte map[string]float64, frames artifacts.FrameCounts, overhead []artifacts.SizeOverhead) Run {
+	sizes := []int{16, 64, 256, 1024}
+	run := Run{Result: &artifacts.Result{ManifestID: "sha256:test", Board: "host", Assurance: artifacts.AssuranceHost},
+		Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{}}}
+	seed := uint64(1)
+	for _, alg := range slices.Sorted(maps.Keys(perByte)) {
+		b := perByte[alg]
+		noise := noisy(seed, 400, 0, 20)
+		seed++
+		v := make([]float64, 400)
+		for i := range v {
+			v[i] = 300 + b*float64(sizes[i%len(sizes)]) + noise[i]
+		}
+		c := artifacts.Cell{Algorithm: alg, Operation: artifacts.OpSeal, Status: artifacts.StatusOK, Unit: "ns", MQTT: &artifacts.MQTTCell{Sizes: sizes}}
+		run.Result.Cells = append(run.Result.Cells, c)
+		run.Samples.Values[artifacts.KeyOf(c)] = v
+	}
+	run.Result.Cells = append(run.Result.Cells, artifacts.Cell{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpTelemetry, Status: artifacts.StatusOK, Unit: "ns",
+		MQTT: &artifacts.MQTTCell{Sizes: sizes, Frames: &frames, Overhead: overhead}})
+	return run
+}
+
+func TestMQTTChecks(t *testing.T) {
+	good := artifacts.FrameCounts{Sent: 100, Verified: 100, InjectedReplays: 3, InjectedTamperings: 2, Rejected: map[string]int{"replay": 3, "forged": 2, "late": 0}}
+	over := []artifacts.SizeOverhead{{Size: 16, Frames: 25, Min: 24, Max: 24}, {Size: 64, Frames: 25, Min: 24, Max: 24}}
+	run := aeadRun(map[string]float64{"S": 1.5, "P": 2.25, "Q": 1.52}, good, over)
+	lost := good
+	lost.Verified = 99
+	lost.Missing = 1
+	late := good
+	late.Rejected = map[string]int{"replay": 2, "duplicate": 1, "forged": 2}
+	tests := []struct {
+		name  string
+		run   Run
+		check experiments.Check
+		want  string
+		in    string
+	}{
+		{"slope lower", run, experiments.Check{Kind: experiments.CheckSlopeRatio, Num: "S/seal", Den: "P/seal", Max: f(1)}, Holds, "= 0.6"},
+		{"slope higher", run, experiments.Check{Kind: experiments.CheckSlopeRatio, Num: "P/seal", Den: "S/seal", Max: f(1)}, Fails, "per-byte slope"},
+		{"slope alike", run, experiments.Check{Kind: experiments.CheckSlopeRatio, Num: "S/seal", Den: "Q/seal", Expected: 0.5, Tolerance: 0.05}, Fails, ""},
+		{"slope missing", run, experiments.Check{Kind: experiments.CheckSlopeRatio, Num: "S/seal", Den: "X/seal", Max: f(1)}, Untestable, "not measured"},
+		{"overhead", run, experiments.Check{Kind: experiments.CheckOverhead, Cells: []string{"Ascon-AEAD128/telemetry"}, Expected: 24}, Holds, "24 B over 25 frames"},
+		{"overhead other", run, experiments.Check{Kind: experiments.CheckOverhead, Cells: []string{"Ascon-AEAD128/telemetry"}, Expected: 28}, Fails, ""},
+		{"overhead varies", aeadRun(nil, good, []artifacts.SizeOverhead{{Size: 16, Frames: 2, Min: 24, Max: 25}}), experiments.Check{Kind: experiments.CheckOverhead, Cells: []string{"Ascon-AEAD128/telemetry"}, Expected: 24}, Fails, "24-25 B"},
+		{"accepted once", run, experiments.Check{Kind: experiments.CheckAcceptedOnce, Cells: []string{"Ascon-AEAD128/telemetry"}}, Holds, "100/100"},
+		{"a frame lost", aeadRun(nil, lost, over), experiments.Check{Kind: experiments.CheckAcceptedOnce, Cells: []string{"Ascon-AEAD128/telemetry"}}, Fails, "1 missing"},
+		{"a replay taken for a duplicate", aeadRun(nil, late, over), experiments.Check{Kind: experiments.CheckAcceptedOnce, Cells: []string{"Ascon-AEAD128/telemetry"}}, Fails, "2/3 replays"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCheck(tc.check, tc.run, artifacts.MethodInProcess)
+			if r.Verdict != tc.want || !strings.Contains(r.Detail, tc.in) {
+				t.Fatalf("verdict %s, want %s; detail %q (want %q in it)", r.Verdict, tc.want, r.Detail, tc.in)
+			}
+		})
+	}
+	// The same samples give the same interval, bit for bit.
+	c := experiments.Check{Kind: experiments.CheckSlopeRatio, Num: "S/seal", Den: "P/seal", Max: f(1)}
+	a, b := runCheck(c, run, ""), runCheck(c, run, "")
+	if a.Intervals[0] != b.Intervals[0] {
+		t.Fatalf("intervals differ: %+v %+v", a.Intervals[0], b.Intervals[0])
+	}
+}
+
+// TestPaper003Claims: the shipped claims parse and wire to the mqtt-telemetry cells.
+func TestPaper003Claims(t *testing.T) {
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p *experiments.Paper
+	for _, x := range cat.Papers {
+		if x.ID == "paper003" {
+			p = x
+		}
+	}
+	if p == nil || len(p.Manifests) < 1 {
+		t.Fatal("paper003 has no manifest")
+	}
+	for _, id := range []string{"C003-01", "C003-05", "C003-06"} {
+		cl, ok := p.Claim(id)
+		if !ok || cl.Scope != "" || len(cl.Checks) == 0 {
+			t.Fatalf("%s: %+v", id, cl)
+		}
+	}
+}
