@@ -705,7 +705,11 @@ func (s *Server) firmwarePage(c echo.Context) error {
 	for _, b := range s.catalog.Boards {
 		v.Classes = append(v.Classes, b.Slug)
 	}
-	v.Classes = append(v.Classes, "qemu-mps2-an386", "qemu-riscv32-virt")
+	for _, c := range []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"} {
+		if !slices.Contains(v.Classes, c) {
+			v.Classes = append(v.Classes, c)
+		}
+	}
 	return s.render(c, http.StatusOK, templates.FirmwarePage(v))
 }
 

@@ -148,7 +148,9 @@ static void busy_poll(void)
 	struct fw_req r;
 	int rc;
 	while ((rc = fw_rx_poll(&r)) != 0) {
-		if (rc < 0)
+		if (rc == FW_RX_OVERFLOW)
+			send_error(r.seq, "overflow", "line");
+		else if (rc < 0)
 			send_error(0, "badframe", 0);
 		else if (fw_streq(r.type, "RESEND"))
 			do_resend(&r);
@@ -194,6 +196,7 @@ static void bench_run_job(void *arg)
 		break;
 	}
 	t1 = plat_counter();
+	plat_timed_end();
 	j->count = t1 - t0;
 }
 
@@ -291,6 +294,7 @@ static void sig_run_job(void *arg)
 		break;
 	}
 	t1 = plat_counter();
+	plat_timed_end();
 	j->count = t1 - t0;
 }
 
@@ -869,6 +873,8 @@ void fw_main(void)
 			rc = fw_rx_poll(&r);
 		if (rc > 0)
 			dispatch(&r);
+		else if (rc == FW_RX_OVERFLOW)
+			send_error(r.seq, "overflow", "line");
 		else if (rc < 0)
 			send_error(0, "badframe", 0);
 		else

@@ -112,7 +112,7 @@ func TestLoadMapResolvesFirmwareNextToTheMap(t *testing.T) {
 func TestDiscoverWithoutQEMU(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	entries := Discover(context.Background(), Config{FirmwareDir: t.TempDir(), HostClass: "rpi5"})
-	if len(entries) != 3 {
+	if len(entries) != 4 {
 		t.Fatalf("%d entries", len(entries))
 	}
 	if e := entries[0]; e.Info.Name != "host" || e.Info.Class != "rpi5" || !e.Info.Available {
@@ -131,13 +131,13 @@ func TestDiscoverWithoutQEMU(t *testing.T) {
 		}
 	}
 	ab := AgentBoards(entries)
-	if len(ab) != 3 || ab[0].Board == nil || ab[1].Board != nil || ab[1].Info.Available {
+	if len(ab) != 4 || ab[0].Board == nil || ab[1].Board != nil || ab[1].Info.Available {
 		t.Errorf("agent boards = %+v", ab)
 	}
 	if _, err := Find(entries, "qemu-riscv32-virt"); err != nil {
 		t.Error(err)
 	}
-	if _, err := Find(entries, "esp32"); err == nil || !strings.Contains(err.Error(), "host, qemu-mps2-an386, qemu-riscv32-virt") {
+	if _, err := Find(entries, "esp32"); err == nil || !strings.Contains(err.Error(), "host, qemu-mps2-an386, qemu-riscv32-virt, qemu-mps2-an505") {
 		t.Errorf("Find unknown: %v", err)
 	}
 }
