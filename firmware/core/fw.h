@@ -18,8 +18,10 @@
 #define FW_MAX_LINE 384
 /* FW_RING is how many recent frames the firmware keeps for RESEND: more than a SELFTEST
  * sends (one RESULT per vector group, 56 of them), so frames the pty dropped while QEMU had not yet seen
- * the port reopened can all be re-sent. */
+ * the port reopened can all be re-sent. A board with 16 KiB of RAM keeps fewer (-DFW_RING). */
+#ifndef FW_RING
 #define FW_RING 96
+#endif
 
 /* fw_board describes the board as the firmware reports it in HELLO. */
 struct fw_board {
