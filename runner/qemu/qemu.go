@@ -44,6 +44,9 @@ type Machine struct {
 	Package string
 	// Toolchain is the cross compiler `make -C firmware <Class>` builds the firmware with.
 	Toolchain string
+	// Algorithms is the declared subset the firmware of a small board holds (nil: the
+	// whole table), and Kinds the experiment kinds it runs (nil: every kind).
+	Algorithms, Kinds []string
 }
 
 var machines = []Machine{
@@ -57,6 +60,12 @@ var machines = []Machine{
 	// not an RP2350: no caches, no XIP flash or its wait states, no radio.
 	{Class: "qemu-mps2-an505", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an505"}, Package: "qemu-system-arm",
 		Counter: "SysTick under QEMU -icount shift=0, 50-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc"},
+	// The Pico W's RP2040 stand-in, a Cortex-M0 (Armv6-M) with 16 KiB of RAM: it holds
+	// ML-KEM-512 only (docs/BOARDS.md says what does not fit); not an RP2040: one core, no
+	// caches, no XIP flash or its wait states, no radio.
+	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
+		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
+		Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}},
 }
 
 // Machines lists the emulated board classes this driver can boot.
