@@ -31,6 +31,9 @@ type BoardInfo struct {
 	Methods []string `json:"methods,omitempty"`
 	// Kinds are the experiment kinds the board can run; empty means every kind.
 	Kinds []string `json:"kinds,omitempty"`
+	// Algorithms is a board's declared algorithm subset (a firmware too small for the whole
+	// table, e.g. ML-KEM-512 alone on a 16 KiB Cortex-M0); empty means no declared limit.
+	Algorithms []string `json:"algorithms,omitempty"`
 	// ClassStatus is verified or declared (see BoardIdentity.ClassStatus).
 	ClassStatus string `json:"classStatus,omitempty"`
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -346,4 +347,27 @@ func describeMachine(env artifacts.Environment) string {
 		parts = append(parts, "virtualized ("+v+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// BoardCanRun says why a board cannot run a manifest, or "" when it can: a board that lists
+// its experiment kinds runs only those, and a board with a declared algorithm subset runs a
+// manifest only when every cell's algorithm is in it (the portal offers such a board for
+// nothing else, so no job on it ends with cells skipped for want of an algorithm).
+func BoardCanRun(b artifacts.BoardInfo, m *artifacts.Manifest) string {
+	if len(b.Kinds) > 0 && !slices.Contains(b.Kinds, m.Kind) {
+		return fmt.Sprintf("it runs only %s experiments", strings.Join(b.Kinds, ", "))
+	}
+	if len(b.Algorithms) == 0 {
+		return ""
+	}
+	var missing []string
+	for _, c := range m.Cells() {
+		if !slices.Contains(b.Algorithms, c.Algorithm) && !slices.Contains(missing, c.Algorithm) {
+			missing = append(missing, c.Algorithm)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("its firmware declares only %s; the experiment needs %s", strings.Join(b.Algorithms, ", "), strings.Join(missing, ", "))
+	}
+	return ""
 }

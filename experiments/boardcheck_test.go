@@ -119,3 +119,41 @@ func TestCatalogueCores(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardCanRun: a board with a declared subset is offered only manifests whose every
+// cell it can run; a board without one runs everything of its kinds.
+func TestBoardCanRun(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlkem, err := c.Manifest("paper001/mlkem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mldsa, err := c.Manifest("paper001/mldsa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	only512 := *mlkem
+	only512.Spec.Algorithms = []string{"ML-KEM-512"}
+	m0 := artifacts.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}}
+	full := artifacts.BoardInfo{Class: "qemu-mps2-an386"}
+	for _, tt := range []struct {
+		name string
+		b    artifacts.BoardInfo
+		m    *artifacts.Manifest
+		want string // "" or a fragment of the reason
+	}{
+		{"subset, all cells in it", m0, &only512, ""},
+		{"subset, cells outside it", m0, mlkem, "declares only ML-KEM-512; the experiment needs ML-KEM-768, ML-KEM-1024"},
+		{"subset, another kind", m0, mldsa, "runs only kem-bench"},
+		{"no subset", full, mlkem, ""},
+		{"no subset, signatures", full, mldsa, ""},
+	} {
+		got := BoardCanRun(tt.b, tt.m)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

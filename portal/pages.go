@@ -181,10 +181,12 @@ func (s *Server) manifestOf(c echo.Context) (*artifacts.Manifest, *experiments.P
 	return nil, nil, fault.New(fault.NotFound, "no experiment %s/%s", p.ID, c.Param("name"))
 }
 
-// boardOptions lists the board classes connected runners offer for an experiment with the
-// timing method, available ones first. A board that cannot run the method (openssl-cli needs
-// a runner with OpenSSL 3.5 or later) is listed as unavailable, with the reason.
-func (s *Server) boardOptions(ctx context.Context, intended []string, method string) ([]templates.BoardOption, error) {
+// boardOptions lists the board classes connected runners offer for an experiment, available
+// ones first. A board that cannot run the timing method (openssl-cli needs a runner with
+// OpenSSL 3.5 or later), the kind or every algorithm (a board with a declared subset) is
+// listed as unavailable, with the reason.
+func (s *Server) boardOptions(ctx context.Context, m *artifacts.Manifest) ([]templates.BoardOption, error) {
+	intended, method := m.Spec.Boards, m.Spec.Method
 	runners, err := s.connectedRunners(ctx)
 	if err != nil {
 		return nil, err
@@ -195,6 +197,8 @@ func (s *Server) boardOptions(ctx context.Context, intended []string, method str
 			if !b.CanRun(method) || (method == artifacts.MethodOpenSSLCLI && !r.Capabilities.OpenSSLUsable) {
 				b.Available, b.FirmwareOnly = false, false
 				b.Reason = methodUnavailable(method, runners)
+			} else if why := experiments.BoardCanRun(b, m); why != "" {
+				b.Available, b.FirmwareOnly, b.Reason = false, false, why
 			}
 			i := slices.IndexFunc(out, func(o templates.BoardOption) bool { return o.Class == b.Class })
 			if i >= 0 {
@@ -256,7 +260,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 	for _, cr := range m.Cells() {
 		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
 	}
-	if v.Boards, err = s.boardOptions(ctx, m.Spec.Boards, m.Spec.Method); err != nil {
+	if v.Boards, err = s.boardOptions(ctx, m); err != nil {
 		return err
 	}
 	fw, err := s.store.FirmwareBuilds(ctx, "")
@@ -294,7 +298,7 @@ func (s *Server) startJob(c echo.Context) error {
 		return err
 	}
 	board := c.FormValue("board")
-	opts, err := s.boardOptions(ctx, base.Spec.Boards, base.Spec.Method)
+	opts, err := s.boardOptions(ctx, base)
 	if err != nil {
 		return err
 	}
@@ -715,7 +719,11 @@ func (s *Server) firmwarePage(c echo.Context) error {
 	for _, b := range s.catalog.Boards {
 		v.Classes = append(v.Classes, b.Slug)
 	}
-	v.Classes = append(v.Classes, "qemu-mps2-an386", "qemu-riscv32-virt")
+	for _, c := range []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"} {
+		if !slices.Contains(v.Classes, c) {
+			v.Classes = append(v.Classes, c)
+		}
+	}
 	return s.render(c, http.StatusOK, templates.FirmwarePage(v))
 }
 

@@ -29,8 +29,7 @@ func emulatedFirmware(t *testing.T, mc qemu.Machine) string {
 	if testing.Short() {
 		t.Skip("boots QEMU")
 	}
-	cc := map[string]string{"qemu-mps2-an386": "arm-none-eabi-gcc", "qemu-riscv32-virt": "riscv64-unknown-elf-gcc"}[mc.Class]
-	for _, tool := range []string{"make", mc.Binary, cc} {
+	for _, tool := range []string{"make", mc.Binary, mc.Toolchain} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed (make firmware firmware-qemu installs it)", tool)
 		}

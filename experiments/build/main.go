@@ -15,6 +15,8 @@
 package main
 
 import (
+	"bytes"
+	_ "embed"
 	"encoding/csv"
 	"flag"
 	"fmt"
@@ -55,7 +57,7 @@ func main() {
 	}
 	b, err := os.ReadFile(filepath.Join(*shared, "boards.csv"))
 	if err == nil {
-		err = os.WriteFile(filepath.Join(*out, "boards.csv"), b, 0o644)
+		err = os.WriteFile(filepath.Join(*out, "boards.csv"), keepEmulated(b), 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "build reference: boards:", err)
@@ -162,4 +164,16 @@ func build(src string, files []string, dst string) (int, error) {
 		}
 	}
 	return len(rows), w.Error()
+}
+
+// emulatedBoards are the project's own emulated board classes (qemu-*), what each stands
+// in for and what it is not; the shared catalogue has none, so they are appended to it.
+//
+//go:embed emulated.csv
+var emulatedBoards []byte
+
+// keepEmulated appends emulatedBoards to the shared catalogue.
+func keepEmulated(shared []byte) []byte {
+	out := append(bytes.TrimRight(shared, "\n"), '\n')
+	return append(out, emulatedBoards...)
 }

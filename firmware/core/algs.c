@@ -17,8 +17,21 @@
 	};
 
 MLKEM_OPS(mlkem512, MLKEM512)
+_Static_assert(MLKEM512_EKBYTES <= FW_KEM_MAX_EK && MLKEM512_DKBYTES <= FW_KEM_MAX_DK &&
+		       MLKEM512_CTBYTES <= FW_KEM_MAX_CT,
+	       "KEM buffers too small for ML-KEM-512");
+
+#ifdef FW_ALGSET_MLKEM512
+/* The declared subset of a board with 16 KiB of RAM: ML-KEM-512 alone. */
+const struct fw_alg fw_algs[] = {
+	{"ML-KEM-512", FW_KEM, &mlkem512_ops, 0},
+};
+#else
 MLKEM_OPS(mlkem768, MLKEM768)
 MLKEM_OPS(mlkem1024, MLKEM1024)
+_Static_assert(MLKEM1024_EKBYTES <= FW_KEM_MAX_EK && MLKEM1024_DKBYTES <= FW_KEM_MAX_DK &&
+		       MLKEM1024_CTBYTES <= FW_KEM_MAX_CT && MLKEM768_DKBYTES <= FW_KEM_MAX_DK,
+	       "KEM buffers too small for ML-KEM-1024");
 
 #define MLDSA_OPS(p, P)                                                                  \
 	static const struct fw_sig_ops p##_ops = {                                       \
@@ -88,6 +101,7 @@ const struct fw_alg fw_algs[] = {
 	{"SLH-DSA-SHAKE-256s", FW_SIG, 0, &slhdsa_shake_256s_ops},
 	{"SLH-DSA-SHAKE-256f", FW_SIG, 0, &slhdsa_shake_256f_ops},
 };
+#endif
 const unsigned int fw_nalgs = sizeof fw_algs / sizeof fw_algs[0];
 
 const struct fw_alg *fw_alg_find(const char *name)

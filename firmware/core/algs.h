@@ -7,10 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest buffers any KEM in the table needs (ML-KEM-1024). */
+/* Largest buffers any KEM in the table needs (ML-KEM-1024). A board built with a
+ * declared subset (FW_ALGSET_MLKEM512: ML-KEM-512 only, for a Cortex-M0 with 16 KiB of
+ * RAM) sizes them for its table; algs.c checks the table against them at compile time. */
+#ifdef FW_ALGSET_MLKEM512
+#define FW_KEM_MAX_EK 800
+#define FW_KEM_MAX_DK 1632
+#define FW_KEM_MAX_CT 768
+#define FW_HAVE_SIG 0
+#else
 #define FW_KEM_MAX_EK 1568
 #define FW_KEM_MAX_DK 3168
 #define FW_KEM_MAX_CT 1568
+#define FW_HAVE_SIG 1
+#endif
 #define FW_KEM_MAX_SS 32
 
 /* Largest buffers any signature scheme in the table needs: keys of ML-DSA-87, signatures of

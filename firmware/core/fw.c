@@ -13,7 +13,11 @@
 /* Longest message a signature BENCH signs (msglen=), and longest fixed
  * message a request can carry (msg=, hex, so that the request stays within
  * FW_MAX_LINE). */
+#if FW_HAVE_SIG
 #define FW_SIG_MAX_MSG 4096u
+#else
+#define FW_SIG_MAX_MSG 0u
+#endif
 #define FW_SIG_MAX_FIXED 128u
 #define FW_MAX_WARMUP 1000u
 
@@ -117,7 +121,7 @@ static void send_hello(uint32_t re)
 	fw_kv_str("rng", "shake256-drbg");
 	fw_kv_u64("seeded", (uint64_t)fw_drbg_seeded());
 	fw_kv_u64("nalgs", fw_nalgs);
-	fw_kv_str("ops", "keygen,encaps,decaps,sign,verify");
+	fw_kv_str("ops", FW_HAVE_SIG ? "keygen,encaps,decaps,sign,verify" : "keygen,encaps,decaps");
 	fw_kv_u64("max_msg", FW_SIG_MAX_MSG);
 	fw_kv_u64("max_line", FW_MAX_LINE);
 	fw_frame_end();
@@ -148,7 +152,9 @@ static void busy_poll(void)
 	struct fw_req r;
 	int rc;
 	while ((rc = fw_rx_poll(&r)) != 0) {
-		if (rc < 0)
+		if (rc == FW_RX_OVERFLOW)
+			send_error(r.seq, "overflow", "line");
+		else if (rc < 0)
 			send_error(0, "badframe", 0);
 		else if (fw_streq(r.type, "RESEND"))
 			do_resend(&r);
@@ -194,6 +200,7 @@ static void bench_run_job(void *arg)
 		break;
 	}
 	t1 = plat_counter();
+	plat_timed_end();
 	j->count = t1 - t0;
 }
 
@@ -291,6 +298,7 @@ static void sig_run_job(void *arg)
 		break;
 	}
 	t1 = plat_counter();
+	plat_timed_end();
 	j->count = t1 - t0;
 }
 
@@ -520,7 +528,9 @@ static void do_bench(const struct fw_req *r)
 		return;
 	}
 	kem = alg->kem;
-	if (alg->kind == FW_SIG && sig_args(r, alg, op, &sb) != 0)
+	/* FW_HAVE_SIG is 0 in a build whose table has no signature scheme: the signature path
+	 * and its buffers (tens of KiB) are then compiled out. */
+	if (FW_HAVE_SIG && alg->kind == FW_SIG && sig_args(r, alg, op, &sb) != 0)
 		return;
 
 	fw_frame_begin("BENCH");
@@ -529,14 +539,14 @@ static void do_bench(const struct fw_req *r)
 	fw_kv_str("op", op_names[op]);
 	fw_kv_u64("n", n);
 	fw_kv_u64("warmup", warmup);
-	if (alg->kind == FW_SIG) {
+	if (FW_HAVE_SIG && alg->kind == FW_SIG) {
 		fw_kv_u64("msglen", sb.mlen);
 		fw_kv_u64("det", (uint64_t)sb.det);
 		if (sb.fault)
 			fw_kv_str("fault", "sig");
 	}
 	fw_frame_end();
-	if (alg->kind == FW_SIG) {
+	if (FW_HAVE_SIG && alg->kind == FW_SIG) {
 		sig_bench(r->seq, &sb, n, warmup);
 		return;
 	}
@@ -590,7 +600,15 @@ static void do_bench(const struct fw_req *r)
 
 /* ---- SELFTEST ---- */
 
+#ifdef FW_ALGSET_MLKEM512
+/* On a 16 KiB board the self-test borrows BENCH's key buffers (the two never run at
+ * once: one request runs at a time). */
+#define st_a b_dk
+#define st_b b_ek
+static uint8_t st_k[64], st_md[256];
+#else
 static uint8_t st_a[FW_KEM_MAX_DK], st_b[FW_KEM_MAX_CT], st_k[64], st_md[256];
+#endif
 static uint32_t st_pass, st_fail, st_groups;
 
 /* st_full: SELFTEST full=1, which also runs the slow SLH-DSA groups (the "s" sets' keyGen,
@@ -806,7 +824,7 @@ static void do_selftest(const struct fw_req *r)
 	}
 	for (i = 0; i < fw_n_kat_kems; i++)
 		selftest_kem(r->seq, &fw_kat_kems[i]);
-	for (i = 0; i < fw_n_kat_sigs; i++)
+	for (i = 0; FW_HAVE_SIG && i < fw_n_kat_sigs; i++)
 		selftest_sig(r->seq, &fw_kat_sigs[i]);
 	fw_frame_begin("SELFTEST");
 	fw_kv_u64("re", r->seq);
@@ -869,6 +887,8 @@ void fw_main(void)
 			rc = fw_rx_poll(&r);
 		if (rc > 0)
 			dispatch(&r);
+		else if (rc == FW_RX_OVERFLOW)
+			send_error(r.seq, "overflow", "line");
 		else if (rc < 0)
 			send_error(0, "badframe", 0);
 		else

@@ -18,8 +18,10 @@
 #define FW_MAX_LINE 384
 /* FW_RING is how many recent frames the firmware keeps for RESEND: more than a SELFTEST
  * sends (one RESULT per vector group, 56 of them), so frames the pty dropped while QEMU had not yet seen
- * the port reopened can all be re-sent. */
+ * the port reopened can all be re-sent. A board with 16 KiB of RAM keeps fewer (-DFW_RING). */
+#ifndef FW_RING
 #define FW_RING 96
+#endif
 
 /* fw_board describes the board as the firmware reports it in HELLO. */
 struct fw_board {
@@ -39,7 +41,8 @@ void plat_init(void);
 int plat_getc(void);
 /* plat_write sends n bytes, blocking until they are handed to the UART. */
 void plat_write(const char *s, size_t n);
-/* plat_idle is called when the firmware has nothing to do (may wait for input). */
+/* plat_idle is called when the firmware has nothing to do (may wait for input:
+ * a port that receives by interrupt sleeps until the next one). */
 void plat_idle(void);
 /* plat_counter returns the free-running counter in fw_board_info.unit. */
 uint64_t plat_counter(void);
@@ -48,6 +51,11 @@ uint64_t plat_counter(void);
  * its phase here, so that a count depends only on the instructions measured,
  * not on how long the firmware waited for input before (a no-op elsewhere). */
 void plat_counter_align(void);
+/* plat_timed_end is called just after the counter is read at the end of a
+ * measurement. A port that receives by interrupt masks its UART interrupt in
+ * plat_counter_align and unmasks it here, so no handler runs inside a timed
+ * region (a no-op elsewhere). */
+void plat_timed_end(void);
 /* plat_stack_run calls fn(arg) on a stack painted with a known pattern and
  * returns how many bytes of it fn (and the call into it) touched. */
 uint32_t plat_stack_run(void (*fn)(void *), void *arg);

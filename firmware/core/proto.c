@@ -264,6 +264,28 @@ static int parse_line(struct fw_req *req)
 	return 1;
 }
 
+/* overflow_seq reads the sequence number at the start of a line that did not fit rxbuf
+ * ("@<seq>:..."; the buffer keeps the line's first bytes): FW_RX_OVERFLOW with req->seq
+ * set when it is there and not 0, else -1 (a bad frame like any other). */
+static int overflow_seq(struct fw_req *req)
+{
+	size_t i;
+	uint32_t v = 0;
+	for (i = 1; i < rxlen && rxbuf[i] >= '0' && rxbuf[i] <= '9'; i++) {
+		if (i > 10 || (i == 2 && rxbuf[1] == '0'))
+			return -1;
+		v = v * 10u + (uint32_t)(rxbuf[i] - '0');
+	}
+	if (i == 1 || i >= rxlen || rxbuf[i] != ':' || v == 0)
+		return -1;
+	rxbuf[i] = 0;
+	if (fw_parse_u32(rxbuf + 1, &req->seq) != 0)
+		return -1;
+	req->type = "";
+	req->nfields = 0;
+	return FW_RX_OVERFLOW;
+}
+
 int fw_rx_poll(struct fw_req *req)
 {
 	int c;
@@ -281,7 +303,7 @@ int fw_rx_poll(struct fw_req *req)
 		{
 			int r = 0;
 			if (rxlen > 0 && rxbuf[0] == '@')
-				r = rxoverflow ? -1 : parse_line(req);
+				r = rxoverflow ? overflow_seq(req) : parse_line(req);
 			rxlen = 0;
 			rxoverflow = 0;
 			if (r != 0)

@@ -36,7 +36,10 @@ int fw_resend(uint32_t from);
 
 /* Receive side: fw_rx_poll feeds waiting bytes into the line assembler and
  * returns 1 with *req filled when a complete, valid frame arrived, -1 when a
- * line starting with '@' failed its checksum or parse, 0 otherwise. */
+ * line starting with '@' failed its checksum or parse, FW_RX_OVERFLOW when a
+ * line longer than FW_MAX_LINE started with "@<seq>:" (only req->seq is set:
+ * the request is answered with ERROR code=overflow), 0 otherwise. */
+#define FW_RX_OVERFLOW (-2)
 int fw_rx_poll(struct fw_req *req);
 
 /* fw_rx_defer keeps a copy of r (just returned by fw_rx_poll) to be run later;

@@ -112,7 +112,7 @@ func TestLoadMapResolvesFirmwareNextToTheMap(t *testing.T) {
 func TestDiscoverWithoutQEMU(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	entries := Discover(context.Background(), Config{FirmwareDir: t.TempDir(), HostClass: "rpi5"})
-	if len(entries) != 3 {
+	if len(entries) != 5 {
 		t.Fatalf("%d entries", len(entries))
 	}
 	if e := entries[0]; e.Info.Name != "host" || e.Info.Class != "rpi5" || !e.Info.Available {
@@ -131,13 +131,13 @@ func TestDiscoverWithoutQEMU(t *testing.T) {
 		}
 	}
 	ab := AgentBoards(entries)
-	if len(ab) != 3 || ab[0].Board == nil || ab[1].Board != nil || ab[1].Info.Available {
+	if len(ab) != 5 || ab[0].Board == nil || ab[1].Board != nil || ab[1].Info.Available {
 		t.Errorf("agent boards = %+v", ab)
 	}
 	if _, err := Find(entries, "qemu-riscv32-virt"); err != nil {
 		t.Error(err)
 	}
-	if _, err := Find(entries, "esp32"); err == nil || !strings.Contains(err.Error(), "host, qemu-mps2-an386, qemu-riscv32-virt") {
+	if _, err := Find(entries, "esp32"); err == nil || !strings.Contains(err.Error(), "host, qemu-mps2-an386, qemu-riscv32-virt, qemu-mps2-an505, qemu-microbit") {
 		t.Errorf("Find unknown: %v", err)
 	}
 }
@@ -159,6 +159,9 @@ func TestDiscoverEmulatedBoards(t *testing.T) {
 	mps2, riscv := entries[1], entries[2]
 	if mps2.Info.Available || !strings.Contains(mps2.Info.Reason, "firmware not built") || strings.Contains(mps2.Info.Reason, "not installed") {
 		t.Errorf("mps2 = %+v", mps2.Info)
+	}
+	if mb := entries[4]; mb.Info.Class != "qemu-microbit" || strings.Join(mb.Info.Algorithms, ",") != "ML-KEM-512" || len(riscv.Info.Algorithms) != 0 {
+		t.Errorf("declared subsets: microbit %+v, riscv %+v", mb.Info, riscv.Info)
 	}
 	if !riscv.Info.Available || riscv.Firmware != elf || !strings.Contains(riscv.Detail, "QEMU emulator version") || !strings.Contains(riscv.Detail, "sha256:") {
 		t.Errorf("riscv = %+v detail %q", riscv.Info, riscv.Detail)

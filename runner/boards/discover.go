@@ -135,6 +135,10 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 		case DriverQEMU:
 			e.Firmware, e.Detail, other, fwReason = checkQEMU(ctx, s, cfg)
 			e.Info.ClassStatus = artifacts.ClassVerified
+			if mc, ok := qemu.LookupMachine(s.Class); ok {
+				// A small board's declared subset: the portal offers it only what it can run.
+				e.Info.Algorithms, e.Info.Kinds = mc.Algorithms, mc.Kinds
+			}
 		case DriverSerial:
 			e.Firmware, e.Detail, other, fwReason = checkSerial(s)
 			e.Info.ClassStatus = artifacts.ClassVerified

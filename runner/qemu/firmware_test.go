@@ -19,19 +19,13 @@ var (
 	buildOut = map[string]string{}
 )
 
-// crossCompiler is the compiler each machine's firmware needs.
-var crossCompiler = map[string]string{
-	"qemu-mps2-an386":   "arm-none-eabi-gcc",
-	"qemu-riscv32-virt": "riscv64-unknown-elf-gcc",
-}
-
 // firmwareELF builds the machine's firmware once per test binary (make -C firmware <class>,
 // under a lock file shared with other packages' tests, so parallel test binaries never run
 // make on the same outputs at once) and returns the ELF. It skips the test when QEMU or the
 // cross compiler is missing.
 func firmwareELF(t *testing.T, m Machine) string {
 	t.Helper()
-	for _, tool := range []string{"make", "go", m.Binary, crossCompiler[m.Class]} {
+	for _, tool := range []string{"make", "go", m.Binary, m.Toolchain} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed: cannot boot %s (make firmware firmware-qemu installs it)", tool, m.Class)
 		}

@@ -42,13 +42,30 @@ type Machine struct {
 	Counter string
 	// Package is the Debian package that provides Binary.
 	Package string
+	// Toolchain is the cross compiler `make -C firmware <Class>` builds the firmware with.
+	Toolchain string
+	// Algorithms is the declared subset the firmware of a small board holds (nil: the
+	// whole table), and Kinds the experiment kinds it runs (nil: every kind).
+	Algorithms, Kinds []string
 }
 
 var machines = []Machine{
 	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",
-		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)"},
+		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc"},
+	// rv32imac, the ISA of the ESP32-C6's high-performance core; not an ESP32-C6: no caches,
+	// no flash, no radio, and QEMU's instruction count, not cycles.
 	{Class: "qemu-riscv32-virt", Binary: "qemu-system-riscv32", Args: []string{"-M", "virt", "-bios", "none"}, Package: "qemu-system-misc",
-		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)"},
+		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)", Toolchain: "riscv64-unknown-elf-gcc"},
+	// The Pico 2 W's RP2350 stand-in: a Cortex-M33 (Armv8-M mainline) in the Secure state;
+	// not an RP2350: no caches, no XIP flash or its wait states, no radio.
+	{Class: "qemu-mps2-an505", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an505"}, Package: "qemu-system-arm",
+		Counter: "SysTick under QEMU -icount shift=0, 50-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc"},
+	// The Pico W's RP2040 stand-in, a Cortex-M0 (Armv6-M) with 16 KiB of RAM: it holds
+	// ML-KEM-512 only (docs/BOARDS.md says what does not fit); not an RP2040: one core, no
+	// caches, no XIP flash or its wait states, no radio.
+	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
+		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
+		Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}},
 }
 
 // Machines lists the emulated board classes this driver can boot.

@@ -46,7 +46,15 @@ type Conn struct {
 	seq    uint32 // last request sequence number used
 	synced bool   // expect is valid
 	expect uint32 // next frame sequence number wanted from the board
+
+	boardMaxLine int // the board's max_line from HELLO; 0 until known
 }
+
+// overflowRetries is how many times a request that fits the board's max_line is sent
+// again after the board answered ERROR code=overflow (the line ran together with noise
+// or another line); after that, or at once for a request longer than max_line, the
+// ERROR is the answer.
+const overflowRetries = 2
 
 // NewConn starts reading rw in a goroutine. The goroutine ends when a read
 // from rw fails; closing the port (or calling Close, which closes rw when it
@@ -162,6 +170,7 @@ func (c *Conn) exchange(ctx context.Context, typ string, fields []Field, handle 
 	if err := c.send(req); err != nil {
 		return err
 	}
+	overflows := 0
 	retry := time.NewTimer(c.opts.RetryInterval)
 	defer retry.Stop()
 	lastHeard := time.Now()
@@ -250,6 +259,24 @@ func (c *Conn) exchange(ctx context.Context, typ string, fields []Field, handle 
 				}
 				continue // a frame of an earlier exchange
 			}
+			if code, _ := f.Get("code"); f.Type == "ERROR" && code == "overflow" && !answered {
+				// The board read a line longer than its max_line that started with this
+				// request's number. A request that fits was run together with something
+				// else on the line: send it again, a few times.
+				b, err := Encode(req)
+				if err != nil {
+					return err
+				}
+				if (c.boardMaxLine == 0 || len(b) <= c.boardMaxLine) && overflows < overflowRetries {
+					overflows++
+					if err := c.send(req); err != nil {
+						return err
+					}
+					continue
+				}
+				msg, _ := f.Get("msg")
+				return fmt.Errorf("%s: request of %d bytes, board max_line %d: %w", typ, len(b), c.boardMaxLine, &DeviceError{Code: code, Msg: msg})
+			}
 			answered = true
 			if f.Type == "ERROR" {
 				code, _ := f.Get("code")
@@ -284,6 +311,7 @@ func (c *Conn) Hello(ctx context.Context) (Hello, error) {
 	if err != nil {
 		return Hello{}, err
 	}
+	c.boardMaxLine = h.MaxLine
 	if h.Proto != ProtocolVersion {
 		return h, fmt.Errorf("%w: firmware speaks protocol %d, runner %d", ErrProtocol, h.Proto, ProtocolVersion)
 	}

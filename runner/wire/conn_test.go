@@ -424,3 +424,65 @@ func TestBenchRequestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestConnOverflowingRequest: a request line longer than the firmware's max_line (here: the
+// runner's frame with noise run into it before its newline) is answered with ERROR
+// code=overflow re=<its seq>. The runner sends a request that fits once more; when every
+// transmission overflows, the ERROR is the answer, long before the silence timeout.
+func TestConnOverflowingRequest(t *testing.T) {
+	pad := strings.Repeat("x", 400)
+	seedOnly := func(always bool) fault {
+		var mu sync.Mutex
+		sent := 0
+		return func(line string) []string {
+			if !strings.Contains(line, ":SEED:") {
+				return []string{line}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			sent++
+			if always || sent == 1 {
+				return []string{line + pad}
+			}
+			return []string{line}
+		}
+	}
+	t.Run("once", func(t *testing.T) {
+		c, log := startHost(t, seedOnly(false), nil, Options{RetryInterval: 200 * time.Millisecond, SilenceTimeout: time.Minute})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.Hello(ctx); err != nil {
+			t.Fatalf("Hello: %v", err)
+		}
+		if err := c.Seed(ctx, []byte("overflow")); err != nil {
+			t.Fatalf("Seed: %v", err)
+		}
+		// Hello is request 1, ALGS 2, SEED 3.
+		if !strings.Contains(log.String(), ":ERROR:re=3 code=overflow msg=line*") {
+			t.Fatalf("log lacks the overflow ERROR for request 3")
+		}
+	})
+	t.Run("always", func(t *testing.T) {
+		c, log := startHost(t, seedOnly(true), nil, Options{RetryInterval: 200 * time.Millisecond, SilenceTimeout: time.Minute})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.Hello(ctx); err != nil {
+			t.Fatalf("Hello: %v", err)
+		}
+		err := c.Seed(ctx, []byte("overflow"))
+		var de *DeviceError
+		if !errors.As(err, &de) || de.Code != "overflow" || errors.Is(err, ErrTimeout) {
+			t.Fatalf("Seed = %v, want the board's overflow ERROR", err)
+		}
+		if n := strings.Count(log.String(), ":ERROR:re=3 code=overflow"); n != overflowRetries+1 {
+			t.Fatalf("%d overflow ERRORs for request 3, want %d", n, overflowRetries+1)
+		}
+		// The firmware is still in step: the next request is answered.
+		if err := c.Seed(ctx, []byte("after")); err == nil {
+			t.Fatal("Seed after: the cable pads every SEED, want the overflow again")
+		}
+		if _, err := c.SelfTest(ctx); err != nil {
+			t.Fatalf("SelfTest after the overflows: %v", err)
+		}
+	})
+}

@@ -59,6 +59,8 @@ void plat_idle(void)
 
 void plat_counter_align(void) {}
 
+void plat_timed_end(void) {}
+
 uint64_t plat_counter(void)
 {
 	struct timespec ts;

@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -42,6 +43,11 @@ type Metadata struct {
 	Sections       SizeReport  `json:"size"`
 	CodeSize       []CodeGroup `json:"code_size"`
 	CodeSizeMethod string      `json:"code_size_method"`
+	// Algorithms are the schemes linked into the image (their code is in the ELF), in table
+	// order, and Kinds their kinds (kem, sig): what BENCH and SELFTEST can run. A board with
+	// a declared subset lists only that subset.
+	Algorithms []string `json:"algorithms"`
+	Kinds      []string `json:"kinds"`
 }
 
 // SizeReport is the Berkeley format of size(1): text includes read-only data.
@@ -190,7 +196,25 @@ func run(m *Metadata, elfPath, out string) error {
 			acc[i].WithShared = acc[i].Total + shared
 		}
 	}
-	m.CodeSize = acc
+	// Algorithms absent from the image (a subset build) leave no group.
+	var kept []CodeGroup
+	for i, g := range acc {
+		if g.Total == 0 && i < len(groups) && (strings.HasPrefix(groups[i].name, "ML-") || strings.HasPrefix(groups[i].name, "SLH-")) {
+			continue
+		}
+		kept = append(kept, g)
+		if i < len(groups) && (strings.HasPrefix(groups[i].name, "ML-") || strings.HasPrefix(groups[i].name, "SLH-")) {
+			m.Algorithms = append(m.Algorithms, groups[i].name)
+			kind := "sig"
+			if strings.HasPrefix(groups[i].name, "ML-KEM-") {
+				kind = "kem"
+			}
+			if !slices.Contains(m.Kinds, kind) {
+				m.Kinds = append(m.Kinds, kind)
+			}
+		}
+	}
+	m.CodeSize = kept
 	m.CodeSizeMethod = "sum of ELF symbol sizes (functions and read-only objects) grouped by symbol prefix; " +
 		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM, ML-DSA and SLH-DSA-SHAKE set calls (the SLH-DSA-SHA2 sets call SHA-2 instead, not added)"
 	b, err := json.MarshalIndent(m, "", "  ")

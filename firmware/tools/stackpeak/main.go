@@ -99,6 +99,7 @@ func (g *graph) peak(fn string, onPath map[string]bool, memo map[string][]string
 
 func main() {
 	match := flag.String("match", ".", "regular expression selecting the functions to report")
+	leaf := flag.String("leaf", "", "comma-separated name=bytes of functions without call-graph info (libgcc helpers such as __aeabi_lmul on Armv6-M), taken as leaves of that frame size")
 	flag.Parse()
 	re, err := regexp.Compile(*match)
 	if err != nil {
@@ -108,6 +109,16 @@ func main() {
 	for _, p := range flag.Args() {
 		if err := g.read(p); err != nil {
 			log.Fatalf("stackpeak: %v", err)
+		}
+	}
+	for _, kv := range strings.FieldsFunc(*leaf, func(r rune) bool { return r == ',' }) {
+		name, size, ok := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(size)
+		if !ok || err != nil || n < 0 {
+			log.Fatalf("stackpeak: -leaf %q: want name=bytes", kv)
+		}
+		if g.frame[name] < 0 || g.frame[name] == 0 {
+			g.frame[name] = n
 		}
 	}
 	var fns []string
