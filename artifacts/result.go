@@ -184,6 +184,9 @@ type Memory struct {
 	AllocsPerOp    *float64 `json:"allocsPerOp,omitempty"`
 	// StackBytes is the firmware's stack high-water mark for the operation.
 	StackBytes *int `json:"stackBytes,omitempty"`
+	// PeakHeapBytes is the largest heap a board's TLS stack held during one handshake, as the
+	// board reports it (tls-matrix on a board).
+	PeakHeapBytes *int `json:"peakHeapBytes,omitempty"`
 }
 
 // Energy is joules per operation from a real meter, or the reason there is none.

@@ -194,6 +194,11 @@ type TLSCell struct {
 	ChainBytes int `json:"chainBytes"`
 	// HelloRetry is true when any timed handshake of the cell took a HelloRetryRequest.
 	HelloRetry bool `json:"helloRetry"`
+	// Client is empty when both ends ran Stack on the host; on a board it names the board's
+	// own TLS client (e.g. "board firmware pqrepro-fw 0.2.0, wolfssl-5.8.2"), Stack is then the
+	// server's, the cell's Stats are the board's own handshake times, ClientCPU is absent (the
+	// board's CPU is its own) and Phases are the server's only.
+	Client string `json:"client,omitempty"`
 }
 
 // TLSPhase is one phase's per-handshake time on one side.
@@ -415,8 +420,12 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 		return "", "", nil
 	}
 	batches := TLSBatches(c.Stats.N, t.Batch)
-	if f, fld, err := want("tls.clientCpu", TLSSeriesKey{TLSSeriesCPU, SideClient}, t.ClientCPU, batches); err != nil {
-		return f, fld, err
+	if t.Client == "" {
+		if f, fld, err := want("tls.clientCpu", TLSSeriesKey{TLSSeriesCPU, SideClient}, t.ClientCPU, batches); err != nil {
+			return f, fld, err
+		}
+	} else if t.ClientCPU != nil {
+		return FileResult, "tls.clientCpu", fmt.Errorf("a board's client (%s) records no client CPU", t.Client)
 	}
 	if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
 		return f, fld, err
@@ -425,6 +434,9 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 		field := fmt.Sprintf("tls.phases[%d]", j)
 		if !slices.Contains(TLSPhaseNames(), p.Name) || (p.Side != SideClient && p.Side != SideServer) {
 			return FileResult, field, fmt.Errorf("unknown phase %q on side %q (phases: %s; sides client, server)", p.Name, p.Side, strings.Join(TLSPhaseNames(), ", "))
+		}
+		if t.Client != "" && p.Side == SideClient {
+			return FileResult, field, fmt.Errorf("a client %s phase on a board's cell: the board reports only its handshake time", p.Name)
 		}
 		key := TLSSeriesKey{p.Name, p.Side}
 		if used[key] {

@@ -87,6 +87,12 @@ type RunOptions struct {
 	SelfTest bool
 	// EnergyAbsent is why the board has no energy figure.
 	EnergyAbsent string
+	// TLS matrix on a board with a TLS client (firmware/PROTOCOL.md, TLS): TLSListen is where
+	// the runner's engine server listens (host:port, default 127.0.0.1:0); TLSHost is the
+	// address the board is told to connect to (default the listener's IP); TLSCADir keeps one
+	// CA per signature scheme across runs, the CAs a lab builds into its boards (no folder: the
+	// cells are skipped); TLSName is the server name checked (default DefaultTLSName).
+	TLSListen, TLSHost, TLSCADir, TLSName string
 }
 
 // unit maps HELLO's unit to the result's.
@@ -156,21 +162,28 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		}
 		obs.CellStarted(i, len(cells), ref)
 		t0 := time.Now()
-		r, err := runCell(ctx, c, h, m, ref, func(done int) { obs.Iteration(i, done, m.Spec.Iterations) })
+		progress := func(done int) { obs.Iteration(i, done, m.Spec.Iterations) }
+		var r runner.CellResult
+		var err error
+		if m.Kind == artifacts.KindTLSMatrix {
+			r, err = runTLSCell(ctx, c, h, m, ref, opt, progress)
+		} else {
+			r, err = runCell(ctx, c, h, m, ref, progress)
+		}
 		if err != nil {
 			return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
 		}
 		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
-		if r.Cell.Status == artifacts.StatusOK {
+		if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
 			r.Cell.Unit, r.Cell.Counter = u, counter
 			if ref.Operation != artifacts.OpKeygen {
 				// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
 				// has no parsed-key path, whatever the manifest asks for.
 				r.Cell.Keys = artifacts.KeysEncoded
 			}
-			if opt.EnergyAbsent != "" {
-				r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
-			}
+		}
+		if r.Cell.Status == artifacts.StatusOK && opt.EnergyAbsent != "" {
+			r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
 		}
 		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), r.Cell.Error)
 		out = append(out, r)

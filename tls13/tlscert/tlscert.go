@@ -24,7 +24,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -66,61 +65,11 @@ func New(scheme tls13.SignatureScheme, hostName string, now time.Time) (*Chain, 
 	if hostName == "" {
 		return nil, errors.New("make certificate chain: empty host name")
 	}
-	caKey, err := newKey(scheme)
-	if err != nil {
-		return nil, fmt.Errorf("make %v CA key: %w", scheme, err)
-	}
-	leafKey, err := newKey(scheme)
-	if err != nil {
-		return nil, fmt.Errorf("make %v leaf key: %w", scheme, err)
-	}
-	caSerial, err := serial()
+	ca, err := NewCA(scheme, now, Lifetime)
 	if err != nil {
 		return nil, err
 	}
-	leafSerial, err := serial()
-	if err != nil {
-		return nil, err
-	}
-	notBefore, notAfter := now.Add(-NotBeforeSkew).UTC(), now.Add(Lifetime).UTC()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          caSerial,
-		Subject:               pkix.Name{Organization: []string{"pqrepro"}, CommonName: "pqrepro " + scheme.String() + " test CA"},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLen:            0,
-		MaxPathLenZero:        true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
-	if err != nil {
-		return nil, fmt.Errorf("make %v CA certificate: %w", scheme, err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, fmt.Errorf("parse %v CA certificate: %w", scheme, err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber:          leafSerial,
-		Subject:               pkix.Name{Organization: []string{"pqrepro"}, CommonName: hostName},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              []string{hostName},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, leafKey.Public(), caKey)
-	if err != nil {
-		return nil, fmt.Errorf("make %v leaf certificate: %w", scheme, err)
-	}
-	leaf, err := x509.ParseCertificate(leafDER)
-	if err != nil {
-		return nil, fmt.Errorf("parse %v leaf certificate: %w", scheme, err)
-	}
-	return &Chain{Scheme: scheme, CA: ca, Leaf: leaf, CADER: caDER, LeafDER: leafDER, CAKey: caKey, Key: leafKey}, nil
+	return ca.Issue(hostName, now)
 }
 
 // newKey makes a key of scheme's algorithm.
