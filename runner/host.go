@@ -199,7 +199,7 @@ var hostKinds = map[string]func(context.Context, hostCell) (cellRun, error){
 	artifacts.KindKEMSigSequence: func(ctx context.Context, c hostCell) (cellRun, error) {
 		return sequenceCell(ctx, c.m, c.ref, c.plan, c.kems, c.sigs)
 	},
-	artifacts.KindTLSMatrix: tlsMatrixCell,
+	artifacts.KindTLSMatrix:     tlsMatrixCell,
 	artifacts.KindMQTTTelemetry: mqttCell,
 }
 
