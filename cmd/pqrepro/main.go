@@ -46,9 +46,12 @@ Usage:
   pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
                                         run the portal (and a local runner with the host board)
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
+  pqrepro tls-serve --group G --sig S [--listen A] [--ca-dir DIR] [--n N]
+                                        the TLS engine as the server a board's client connects to
 
 Environment: PQREPRO_KEYS (identity directory), PQREPRO_RUNS (default bundle folder),
-PQREPRO_MAP (hardware map), PQREPRO_FIRMWARE (firmware build folder).
+PQREPRO_MAP (hardware map), PQREPRO_FIRMWARE (firmware build folder), PQREPRO_TLS_CA (the
+CAs boards pin for tls-serve and tls-matrix jobs).
 `
 
 func main() {
@@ -91,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "runner":
 		err = cmdRunner(ctx, args[1:], stdout, stderr)
+	case "tls-serve":
+		err = cmdTLSServe(ctx, args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

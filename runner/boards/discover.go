@@ -90,6 +90,9 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 		if s.Reset != nil {
 			b.Reset = s.Reset.Method
 		}
+		if s.TLS != nil {
+			b.TLS = serialport.TLS{Listen: s.TLS.Listen, Host: s.TLS.Host, CADir: s.TLS.CADir, Name: s.TLS.Name}
+		}
 		if s.Flasher != nil {
 			b.Flasher = &serialport.Flasher{Command: s.Flasher.Command, Retries: 2, Timeout: time.Duration(s.Flasher.Timeout)}
 			if s.Flasher.Retries != nil {

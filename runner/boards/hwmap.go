@@ -60,6 +60,23 @@ type Spec struct {
 	Flasher *FlasherSpec `yaml:"flasher,omitempty"`
 	// Reset says how to restart the board before a run (serial only; default none).
 	Reset *ResetSpec `yaml:"reset,omitempty"`
+	// TLS configures the engine server a board's TLS client connects to in a tls-matrix job
+	// (serial only; firmware/PROTOCOL.md, TLS).
+	TLS *TLSSpec `yaml:"tls,omitempty"`
+}
+
+// TLSSpec is where the runner serves TLS to a board on the lab's network.
+type TLSSpec struct {
+	// Listen is the server's address (host:port, e.g. 0.0.0.0:4433; default 127.0.0.1:0).
+	Listen string `yaml:"listen,omitempty"`
+	// Host is the address the board is told to connect to (the runner's address on the
+	// board's network, e.g. 192.168.4.1; default the listener's).
+	Host string `yaml:"host,omitempty"`
+	// CADir keeps one CA per signature scheme, the ones built into the board's firmware
+	// (relative paths are relative to the map file). Required for tls-matrix cells.
+	CADir string `yaml:"caDir,omitempty"`
+	// Name is the server name the board checks (default pqrepro.test).
+	Name string `yaml:"name,omitempty"`
 }
 
 // USBSpec selects a USB serial device.
@@ -119,6 +136,9 @@ func LoadMap(path string) (*Map, error) {
 	}
 	dir := filepath.Dir(path)
 	for i, b := range m.Boards {
+		if b.TLS != nil && b.TLS.CADir != "" && !filepath.IsAbs(b.TLS.CADir) {
+			b.TLS.CADir = filepath.Join(dir, b.TLS.CADir)
+		}
 		if b.Firmware != "" && !filepath.IsAbs(b.Firmware) {
 			m.Boards[i].Firmware = filepath.Join(dir, b.Firmware)
 		}
@@ -236,8 +256,10 @@ func (v *validator) check(m *Map) {
 		switch b.Driver {
 		case DriverHost:
 			only("firmware", b.Firmware != "", "qemu and serial")
+			only("tls", b.TLS != nil, "serial")
 			only("emulator", b.Emulator != "", "qemu")
 		case DriverQEMU:
+			only("tls", b.TLS != nil, "serial")
 			if _, ok := qemu.LookupMachine(b.Class); !ok {
 				var cs []string
 				for _, mc := range qemu.Machines() {

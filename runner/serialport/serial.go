@@ -77,6 +77,9 @@ func FindUSB(u USB, ports []*enumerator.PortDetails) (string, error) {
 	return "", fmt.Errorf("%w: %d USB serial devices match %s (%s): give its serial number", ErrInfrastructure, len(found), u, strings.Join(found, ", "))
 }
 
+// TLS configures the engine server a board's TLS client connects to (device.RunOptions).
+type TLS struct{ Listen, Host, CADir, Name string }
+
 // Serial is a real board on a serial port. Each Identity and Run opens the port and closes
 // it before returning; the image is flashed when it is not the one this value last flashed.
 // A Serial may be reused for many runs but not concurrently.
@@ -101,6 +104,8 @@ type Serial struct {
 	RetryInterval, SilenceTimeout time.Duration
 	// SkipSelfTest skips the firmware's known-answer vectors before measuring.
 	SkipSelfTest bool
+	// TLS is where the engine server for the board's TLS client listens (tls-matrix jobs).
+	TLS TLS
 
 	mu      sync.Mutex
 	flashed string // digest this value last flashed successfully
@@ -184,6 +189,7 @@ func (s *Serial) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Obse
 		var err error
 		cells, err = device.Run(ctx, c, h, m, obs, log, device.RunOptions{
 			SelfTest: !s.SkipSelfTest, EnergyAbsent: "no energy meter is attached to this board",
+			TLSListen: s.TLS.Listen, TLSHost: s.TLS.Host, TLSCADir: s.TLS.CADir, TLSName: s.TLS.Name,
 		})
 		return err
 	})
