@@ -88,6 +88,11 @@ func (c *Conn) clientHandshake() error {
 			return configError{fmt.Errorf("key share %s is not among Groups", g)}
 		}
 	}
+	for _, s := range cfg.schemes() {
+		if !s.supported() {
+			return configError{fmt.Errorf("signature scheme %s is not implemented", s)}
+		}
+	}
 	for _, s := range cfg.suites() {
 		if suiteByID(s) == nil {
 			return configError{fmt.Errorf("cipher suite %s is not implemented", s)}
@@ -411,6 +416,16 @@ func (c *Conn) serverHandshake() error {
 	groups := cfg.Groups
 	if len(groups) == 0 {
 		groups = Groups()
+	}
+	for _, g := range groups {
+		if !g.supported() {
+			return configError{fmt.Errorf("group %s is not implemented", g)}
+		}
+	}
+	for _, s := range cfg.suites() {
+		if suiteByID(s) == nil {
+			return configError{fmt.Errorf("cipher suite %s is not implemented", s)}
+		}
 	}
 	c.timing = true
 

@@ -23,8 +23,6 @@ const (
 	aeadOverhead     = 16
 )
 
-var errUnexpectedEOF = ioError{io.ErrUnexpectedEOF}
-
 // fill makes sure rbuf[rpos:rend] holds at least n bytes, reading from the socket.
 func (c *Conn) fill(n int) error {
 	if c.rend-c.rpos >= n {
