@@ -159,7 +159,8 @@ type Conn struct {
 	appData    []byte // decrypted application data not yet returned by Read
 	readEOF    bool   // close_notify received
 
-	wbuf []byte // records built and not yet written
+	wbuf  []byte // records built and not yet written
+	hsOut []byte // handshake messages queued for the next handshake record
 
 	suite                 *suite
 	state                 State
@@ -248,7 +249,7 @@ func (c *Conn) fail(err error) error {
 	case errors.As(err, &ac):
 		alert = ac.alert
 	}
-	c.wbuf = c.wbuf[:0]
+	c.wbuf, c.hsOut = c.wbuf[:0], c.hsOut[:0]
 	c.writeRecord(recordAlert, []byte{2, byte(alert)})
 	_ = c.flush()
 	c.err = &AlertError{Alert: alert, Err: err}

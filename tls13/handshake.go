@@ -34,6 +34,7 @@ func messageHash(s *suite, ch1 []byte) []byte {
 func (c *Conn) timeKS(t0 time.Time) { c.stats.KeySchedule += time.Since(t0) }
 
 func (c *Conn) writeCCS() {
+	c.flushHandshake()
 	c.writeRecord(recordChangeCipherSpec, []byte{1})
 	if c.timing {
 		f := c.flight(!c.isClient)

@@ -282,7 +282,8 @@ func (c *Conn) writeRecord(typ uint8, data []byte) {
 	}
 }
 
-// writeHandshake queues a handshake message (and lets a test hook alter it).
+// writeHandshake queues a handshake message (and lets a test hook alter it); it goes out with
+// the next flushHandshake, key change or flush.
 func (c *Conn) writeHandshake(msg []byte) {
 	if c.cfg.hooks != nil && c.cfg.hooks.message != nil {
 		if msg = c.cfg.hooks.message(msg); msg == nil {
@@ -294,7 +295,16 @@ func (c *Conn) writeHandshake(msg []byte) {
 		f := c.flight(!c.isClient)
 		f.Messages = append(f.Messages, messageName(msg[0]))
 	}
-	c.writeRecord(recordHandshake, msg)
+	c.hsOut = append(c.hsOut, msg...)
+}
+
+// flushHandshake turns the queued handshake messages into records: messages sent under the
+// same keys share records (up to 2^14 bytes each).
+func (c *Conn) flushHandshake() {
+	if len(c.hsOut) > 0 {
+		c.writeRecord(recordHandshake, c.hsOut)
+		c.hsOut = c.hsOut[:0]
+	}
 }
 
 // drainCCS consumes ChangeCipherSpec records the peer sent at the end of its last flight that
@@ -312,6 +322,7 @@ func (c *Conn) drainCCS() {
 
 // flush writes everything queued in one socket write.
 func (c *Conn) flush() error {
+	c.flushHandshake()
 	if len(c.wbuf) == 0 {
 		return nil
 	}
@@ -328,6 +339,9 @@ func (c *Conn) flush() error {
 func (c *Conn) setKey(h *halfConn, secret []byte) error {
 	if h == &c.in && len(c.hsBuf) > 0 {
 		return &alertCause{AlertUnexpectedMessage, errors.New("handshake message spans a key change")}
+	}
+	if h == &c.out {
+		c.flushHandshake()
 	}
 	var t0 time.Time
 	if c.timing {
