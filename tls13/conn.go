@@ -172,16 +172,19 @@ type Conn struct {
 }
 
 type halfConn struct {
-	aead cipher.AEAD
-	iv   [12]byte
-	seq  uint64
+	aead  cipher.AEAD
+	iv    [12]byte
+	seq   uint64
+	nonce [12]byte // scratch for the current record's nonce (kept here so it does not escape)
 }
 
-func (h *halfConn) nonce(n *[12]byte) {
-	*n = h.iv
+// setNonce computes the per-record nonce (RFC 8446 §5.3) into h.nonce and returns it.
+func (h *halfConn) setNonce() []byte {
+	h.nonce = h.iv
 	for i := 0; i < 8; i++ {
-		n[4+i] ^= byte(h.seq >> (56 - 8*i))
+		h.nonce[4+i] ^= byte(h.seq >> (56 - 8*i))
 	}
+	return h.nonce[:]
 }
 
 // Client returns a client-side connection over conn; the handshake runs on the first

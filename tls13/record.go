@@ -107,13 +107,12 @@ func (c *Conn) readRecord() (uint8, []byte, error) {
 			if n < aeadOverhead+1 {
 				return 0, nil, &alertCause{AlertBadRecordMAC, errors.New("encrypted record too short")}
 			}
-			var nonce [12]byte
-			c.in.nonce(&nonce)
+			nonce := c.in.setNonce()
 			var t0 time.Time
 			if c.timing {
 				t0 = time.Now()
 			}
-			pt, err := c.in.aead.Open(payload[:0], nonce[:], payload, hdr)
+			pt, err := c.in.aead.Open(payload[:0], nonce, payload, hdr)
 			if c.timing {
 				c.stats.RecordLayer += time.Since(t0)
 			}
@@ -261,13 +260,12 @@ func (c *Conn) writeRecord(typ uint8, data []byte) {
 			pt := len(c.wbuf)
 			c.wbuf = append(c.wbuf, frag...)
 			c.wbuf = append(c.wbuf, typ)
-			var nonce [12]byte
-			c.out.nonce(&nonce)
+			nonce := c.out.setNonce()
 			var t0 time.Time
 			if c.timing {
 				t0 = time.Now()
 			}
-			sealed := c.out.aead.Seal(c.wbuf[pt:pt], nonce[:], c.wbuf[pt:], c.wbuf[start:pt])
+			sealed := c.out.aead.Seal(c.wbuf[pt:pt], nonce, c.wbuf[pt:], c.wbuf[start:pt])
 			if c.timing {
 				c.stats.RecordLayer += time.Since(t0)
 			}
