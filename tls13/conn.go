@@ -125,7 +125,9 @@ type Stats struct {
 	ChainBytes int
 }
 
-// Flight is one direction's consecutive run of handshake records.
+// Flight is one direction's consecutive run of handshake records. Messages names each
+// handshake message by type ("HelloRetryRequest" for a ServerHello carrying the retry random)
+// and each ChangeCipherSpec record.
 type Flight struct {
 	From     string   // "client" or "server"
 	Bytes    int      // wire bytes of the flight (record headers included)

@@ -197,7 +197,7 @@ func (c *Conn) readHandshake() ([]byte, error) {
 		if ok {
 			if c.timing {
 				f := c.flight(c.isClient)
-				f.Messages = append(f.Messages, messageName(msg[0]))
+				f.Messages = append(f.Messages, flightName(msg))
 			}
 			return msg, nil
 		}
@@ -291,9 +291,18 @@ func (c *Conn) writeHandshake(msg []byte) {
 	if c.timing && len(msg) > 0 {
 		c.drainCCS()
 		f := c.flight(!c.isClient)
-		f.Messages = append(f.Messages, messageName(msg[0]))
+		f.Messages = append(f.Messages, flightName(msg))
 	}
 	c.hsOut = append(c.hsOut, msg...)
+}
+
+// flightName names a whole handshake message for Flight.Messages: its type's name, with a
+// HelloRetryRequest told apart from a ServerHello.
+func flightName(msg []byte) string {
+	if msg[0] == typeServerHello && len(msg) >= 38 && string(msg[6:38]) == string(helloRetryRandom) {
+		return "HelloRetryRequest"
+	}
+	return messageName(msg[0])
 }
 
 // flushHandshake turns the queued handshake messages into records: messages sent under the
