@@ -4,8 +4,8 @@ import (
 	"crypto/tls"
 	"io"
 	"slices"
-	"time"
 	"testing"
+	"time"
 )
 
 // BenchmarkHandshake runs full handshakes (fresh TCP connection each, 32-byte echo) between the
