@@ -95,9 +95,10 @@ type State struct {
 // Stats is what the engine measured about its own side of one handshake. See the package
 // documentation for what each duration covers.
 type Stats struct {
-	// Handshake: client: from just before the first ClientHello byte is written to when its own
-	// Finished has been written (the server's Finished was verified before); server: from the
-	// moment the whole first ClientHello has been read to when the client's Finished is verified.
+	// Handshake: client: from the start of the handshake, before the ClientHello's key shares
+	// are generated (so KeyShare lies inside it), to when its own Finished has been written (the
+	// server's Finished was verified before); server: from the moment the whole first
+	// ClientHello has been read to when the client's Finished is verified.
 	Handshake time.Duration
 	// Time in each primitive phase on this side (zero where the side does not do it).
 	KeyShare    time.Duration // client: key-share generation (all shares it sends, both ClientHellos)
