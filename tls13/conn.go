@@ -16,7 +16,9 @@ import (
 // Config configures one side of a connection. A Config may be shared by many connections and
 // must not be modified while any uses it.
 type Config struct {
-	// Groups: client: offered in supported_groups, in order; server: accepted, in preference order.
+	// Groups: client: offered in supported_groups, in order; server: accepted, in preference order
+	// (a share the client sent for an earlier group wins over one for a later group). Default:
+	// all eight, in the order of Groups().
 	Groups []Group
 	// KeyShares: client only: the groups it sends a key share for (default: Groups[0]); a server
 	// that accepts none of them but a group in Groups answers with HelloRetryRequest.
