@@ -16,7 +16,9 @@ import (
 // Config configures one side of a connection. A Config may be shared by many connections and
 // must not be modified while any uses it.
 type Config struct {
-	// Groups: client: offered in supported_groups, in order; server: accepted, in preference order.
+	// Groups: client: offered in supported_groups, in order; server: accepted, in preference order
+	// (a share the client sent for an earlier group wins over one for a later group). Default:
+	// all eight, in the order of Groups().
 	Groups []Group
 	// KeyShares: client only: the groups it sends a key share for (default: Groups[0]); a server
 	// that accepts none of them but a group in Groups answers with HelloRetryRequest.
@@ -95,9 +97,10 @@ type State struct {
 // Stats is what the engine measured about its own side of one handshake. See the package
 // documentation for what each duration covers.
 type Stats struct {
-	// Handshake: client: from just before the first ClientHello byte is written to when its own
-	// Finished has been written (the server's Finished was verified before); server: from the
-	// moment the whole first ClientHello has been read to when the client's Finished is verified.
+	// Handshake: client: from the start of the handshake, before the ClientHello's key shares
+	// are generated (so KeyShare lies inside it), to when its own Finished has been written (the
+	// server's Finished was verified before); server: from the moment the whole first
+	// ClientHello has been read to when the client's Finished is verified.
 	Handshake time.Duration
 	// Time in each primitive phase on this side (zero where the side does not do it).
 	KeyShare    time.Duration // client: key-share generation (all shares it sends, both ClientHellos)
@@ -125,7 +128,9 @@ type Stats struct {
 	ChainBytes int
 }
 
-// Flight is one direction's consecutive run of handshake records.
+// Flight is one direction's consecutive run of handshake records. Messages names each
+// handshake message by type ("HelloRetryRequest" for a ServerHello carrying the retry random)
+// and each ChangeCipherSpec record.
 type Flight struct {
 	From     string   // "client" or "server"
 	Bytes    int      // wire bytes of the flight (record headers included)
@@ -159,7 +164,8 @@ type Conn struct {
 	appData    []byte // decrypted application data not yet returned by Read
 	readEOF    bool   // close_notify received
 
-	wbuf []byte // records built and not yet written
+	wbuf  []byte // records built and not yet written
+	hsOut []byte // handshake messages queued for the next handshake record
 
 	suite                 *suite
 	state                 State
@@ -171,16 +177,19 @@ type Conn struct {
 }
 
 type halfConn struct {
-	aead cipher.AEAD
-	iv   [12]byte
-	seq  uint64
+	aead  cipher.AEAD
+	iv    [12]byte
+	seq   uint64
+	nonce [12]byte // scratch for the current record's nonce (kept here so it does not escape)
 }
 
-func (h *halfConn) nonce(n *[12]byte) {
-	*n = h.iv
+// setNonce computes the per-record nonce (RFC 8446 §5.3) into h.nonce and returns it.
+func (h *halfConn) setNonce() []byte {
+	h.nonce = h.iv
 	for i := 0; i < 8; i++ {
-		n[4+i] ^= byte(h.seq >> (56 - 8*i))
+		h.nonce[4+i] ^= byte(h.seq >> (56 - 8*i))
 	}
+	return h.nonce[:]
 }
 
 // Client returns a client-side connection over conn; the handshake runs on the first
@@ -248,7 +257,7 @@ func (c *Conn) fail(err error) error {
 	case errors.As(err, &ac):
 		alert = ac.alert
 	}
-	c.wbuf = c.wbuf[:0]
+	c.wbuf, c.hsOut = c.wbuf[:0], c.hsOut[:0]
 	c.writeRecord(recordAlert, []byte{2, byte(alert)})
 	_ = c.flush()
 	c.err = &AlertError{Alert: alert, Err: err}

@@ -2,6 +2,8 @@ package tls13
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +62,66 @@ func checkStats(t *testing.T, cs, ss Stats, g Group) {
 	}
 	if cs.ChainBytes == 0 || cs.ChainBytes != ss.ChainBytes {
 		t.Errorf("chain bytes client %d server %d", cs.ChainBytes, ss.ChainBytes)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  *Config
+		srv  bool
+	}{
+		{"client without ServerName", &Config{Groups: []Group{X25519}}, false},
+		{"client unknown group", &Config{Groups: []Group{Group(99)}, ServerName: testHost}, false},
+		{"client share outside Groups", &Config{Groups: []Group{X25519}, KeyShares: []Group{P256}, ServerName: testHost}, false},
+		{"client unknown scheme", &Config{SignatureSchemes: []SignatureScheme{0x0401}, ServerName: testHost}, false},
+		{"client unknown suite", &Config{CipherSuites: []CipherSuite{0x1305}, ServerName: testHost}, false},
+		{"server without certificate", &Config{}, true},
+		{"server scheme not allowed", func() *Config {
+			c := serverConfig(t, Ed25519)
+			c.SignatureSchemes = []SignatureScheme{MLDSA44}
+			return c
+		}(), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cc, sc := tcpPair(t)
+			var c *Conn
+			if tc.srv {
+				c = Server(sc, tc.cfg)
+			} else {
+				c = Client(cc, tc.cfg)
+			}
+			err := c.Handshake()
+			var ce configError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a config error", err)
+			}
+		})
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, g := range Groups() {
+		if got, err := ParseGroup(g.String()); err != nil || got != g {
+			t.Errorf("ParseGroup(%q) = %v, %v", g, got, err)
+		}
+	}
+	for _, s := range SignatureSchemes() {
+		if got, err := ParseSignatureScheme(s.String()); err != nil || got != s {
+			t.Errorf("ParseSignatureScheme(%q) = %v, %v", s, got, err)
+		}
+		if got, err := SchemeForKey(chainFor(t, s).key.Public()); err != nil || got != s {
+			t.Errorf("SchemeForKey(%s key) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseGroup("Kyber"); err == nil || !strings.Contains(err.Error(), "ML-KEM-512") {
+		t.Errorf("ParseGroup error does not list the valid names: %v", err)
+	}
+	if _, err := ParseSignatureScheme("DSA"); err == nil {
+		t.Error("ParseSignatureScheme accepted DSA")
+	}
+	if len(Groups()) != 8 || len(SignatureSchemes()) != 6 {
+		t.Error("wrong number of groups or schemes")
 	}
 }

@@ -34,6 +34,7 @@ func messageHash(s *suite, ch1 []byte) []byte {
 func (c *Conn) timeKS(t0 time.Time) { c.stats.KeySchedule += time.Since(t0) }
 
 func (c *Conn) writeCCS() {
+	c.flushHandshake()
 	c.writeRecord(recordChangeCipherSpec, []byte{1})
 	if c.timing {
 		f := c.flight(!c.isClient)
@@ -86,6 +87,11 @@ func (c *Conn) clientHandshake() error {
 	for _, g := range c.clientShares() {
 		if !slices.Contains(groups, g) {
 			return configError{fmt.Errorf("key share %s is not among Groups", g)}
+		}
+	}
+	for _, s := range cfg.schemes() {
+		if !s.supported() {
+			return configError{fmt.Errorf("signature scheme %s is not implemented", s)}
 		}
 	}
 	for _, s := range cfg.suites() {
@@ -411,6 +417,16 @@ func (c *Conn) serverHandshake() error {
 	groups := cfg.Groups
 	if len(groups) == 0 {
 		groups = Groups()
+	}
+	for _, g := range groups {
+		if !g.supported() {
+			return configError{fmt.Errorf("group %s is not implemented", g)}
+		}
+	}
+	for _, s := range cfg.suites() {
+		if suiteByID(s) == nil {
+			return configError{fmt.Errorf("cipher suite %s is not implemented", s)}
+		}
 	}
 	c.timing = true
 

@@ -33,7 +33,7 @@ func TestHelloRetryRequest(t *testing.T) {
 	if want := []string{"client", "server", "client", "server", "client"}; !slices.Equal(from, want) {
 		t.Errorf("flights %v, want %v", cs.Flights, want)
 	}
-	if !slices.Equal(cs.Flights[1].Messages, []string{"ServerHello", "ChangeCipherSpec"}) {
+	if !slices.Equal(cs.Flights[1].Messages, []string{"HelloRetryRequest", "ChangeCipherSpec"}) {
 		t.Errorf("HRR flight %v", cs.Flights[1].Messages)
 	}
 }

@@ -23,8 +23,6 @@ const (
 	aeadOverhead     = 16
 )
 
-var errUnexpectedEOF = ioError{io.ErrUnexpectedEOF}
-
 // fill makes sure rbuf[rpos:rend] holds at least n bytes, reading from the socket.
 func (c *Conn) fill(n int) error {
 	if c.rend-c.rpos >= n {
@@ -109,13 +107,12 @@ func (c *Conn) readRecord() (uint8, []byte, error) {
 			if n < aeadOverhead+1 {
 				return 0, nil, &alertCause{AlertBadRecordMAC, errors.New("encrypted record too short")}
 			}
-			var nonce [12]byte
-			c.in.nonce(&nonce)
+			nonce := c.in.setNonce()
 			var t0 time.Time
 			if c.timing {
 				t0 = time.Now()
 			}
-			pt, err := c.in.aead.Open(payload[:0], nonce[:], payload, hdr)
+			pt, err := c.in.aead.Open(payload[:0], nonce, payload, hdr)
 			if c.timing {
 				c.stats.RecordLayer += time.Since(t0)
 			}
@@ -200,7 +197,7 @@ func (c *Conn) readHandshake() ([]byte, error) {
 		if ok {
 			if c.timing {
 				f := c.flight(c.isClient)
-				f.Messages = append(f.Messages, messageName(msg[0]))
+				f.Messages = append(f.Messages, flightName(msg))
 			}
 			return msg, nil
 		}
@@ -263,13 +260,12 @@ func (c *Conn) writeRecord(typ uint8, data []byte) {
 			pt := len(c.wbuf)
 			c.wbuf = append(c.wbuf, frag...)
 			c.wbuf = append(c.wbuf, typ)
-			var nonce [12]byte
-			c.out.nonce(&nonce)
+			nonce := c.out.setNonce()
 			var t0 time.Time
 			if c.timing {
 				t0 = time.Now()
 			}
-			sealed := c.out.aead.Seal(c.wbuf[pt:pt], nonce[:], c.wbuf[pt:], c.wbuf[start:pt])
+			sealed := c.out.aead.Seal(c.wbuf[pt:pt], nonce, c.wbuf[pt:], c.wbuf[start:pt])
 			if c.timing {
 				c.stats.RecordLayer += time.Since(t0)
 			}
@@ -284,7 +280,8 @@ func (c *Conn) writeRecord(typ uint8, data []byte) {
 	}
 }
 
-// writeHandshake queues a handshake message (and lets a test hook alter it).
+// writeHandshake queues a handshake message (and lets a test hook alter it); it goes out with
+// the next flushHandshake, key change or flush.
 func (c *Conn) writeHandshake(msg []byte) {
 	if c.cfg.hooks != nil && c.cfg.hooks.message != nil {
 		if msg = c.cfg.hooks.message(msg); msg == nil {
@@ -294,9 +291,27 @@ func (c *Conn) writeHandshake(msg []byte) {
 	if c.timing && len(msg) > 0 {
 		c.drainCCS()
 		f := c.flight(!c.isClient)
-		f.Messages = append(f.Messages, messageName(msg[0]))
+		f.Messages = append(f.Messages, flightName(msg))
 	}
-	c.writeRecord(recordHandshake, msg)
+	c.hsOut = append(c.hsOut, msg...)
+}
+
+// flightName names a whole handshake message for Flight.Messages: its type's name, with a
+// HelloRetryRequest told apart from a ServerHello.
+func flightName(msg []byte) string {
+	if msg[0] == typeServerHello && len(msg) >= 38 && string(msg[6:38]) == string(helloRetryRandom) {
+		return "HelloRetryRequest"
+	}
+	return messageName(msg[0])
+}
+
+// flushHandshake turns the queued handshake messages into records: messages sent under the
+// same keys share records (up to 2^14 bytes each).
+func (c *Conn) flushHandshake() {
+	if len(c.hsOut) > 0 {
+		c.writeRecord(recordHandshake, c.hsOut)
+		c.hsOut = c.hsOut[:0]
+	}
 }
 
 // drainCCS consumes ChangeCipherSpec records the peer sent at the end of its last flight that
@@ -314,6 +329,7 @@ func (c *Conn) drainCCS() {
 
 // flush writes everything queued in one socket write.
 func (c *Conn) flush() error {
+	c.flushHandshake()
 	if len(c.wbuf) == 0 {
 		return nil
 	}
@@ -330,6 +346,9 @@ func (c *Conn) flush() error {
 func (c *Conn) setKey(h *halfConn, secret []byte) error {
 	if h == &c.in && len(c.hsBuf) > 0 {
 		return &alertCause{AlertUnexpectedMessage, errors.New("handshake message spans a key change")}
+	}
+	if h == &c.out {
+		c.flushHandshake()
 	}
 	var t0 time.Time
 	if c.timing {
