@@ -62,9 +62,9 @@ func TestParseServerTrace(t *testing.T) {
 
 func TestParseClientReport(t *testing.T) {
 	for _, tc := range []struct{ file, group string }{
-		{"s_client-hrr-mlkem768-ed25519.out", "MLKEM768"},
-		{"s_client-x25519-ed25519.out", "X25519"},
-		{"s_client-p256-ed25519.out", "prime256v1"},
+		{"s_client-hrr-mlkem768-ed25519.txt", "MLKEM768"},
+		{"s_client-x25519-ed25519.txt", "X25519"},
+		{"s_client-p256-ed25519.txt", "prime256v1"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			out := readTestdata(t, tc.file)
@@ -103,7 +103,7 @@ func FuzzParseServerTrace(f *testing.F) {
 }
 
 func FuzzParseClientReport(f *testing.F) {
-	for _, name := range []string{"s_client-hrr-mlkem768-ed25519.out", "s_client-x25519-ed25519.out", "s_client-p256-ed25519.out"} {
+	for _, name := range []string{"s_client-hrr-mlkem768-ed25519.txt", "s_client-x25519-ed25519.txt", "s_client-p256-ed25519.txt"} {
 		f.Add(readTestdata(f, name))
 	}
 	f.Add("Peer Temp Key: ECDH,\nPeer signature type: x\n")
