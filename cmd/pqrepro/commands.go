@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -331,10 +332,36 @@ func printCells(w io.Writer, res *artifacts.Result) {
 
 func printComparison(w io.Writer, rep compare.Report) {
 	fmt.Fprintf(w, "\nCOMPARISON with %s (board %s, tolerance %.0f%%)\n", rep.Dataset, boardLabel(rep.Board, rep.ClassStatus), rep.Tolerance*100)
+	// Cells without any published figure are listed once per reason (the reason with the
+	// cell's name taken out), so a 36-cell matrix does not print 36 copies of one sentence.
+	type noFigure struct {
+		reason, note string // note: the first cell's own wording
+		names        []string
+	}
+	var none []*noFigure
+	for _, c := range rep.Cells {
+		if len(c.Rows) > 0 {
+			continue
+		}
+		name := c.Name()
+		reason := strings.ReplaceAll(c.Note, c.Algorithm, "the cell")
+		i := slices.IndexFunc(none, func(n *noFigure) bool { return n.reason == reason })
+		if i < 0 {
+			none = append(none, &noFigure{reason: reason, note: c.Note})
+			i = len(none) - 1
+		}
+		none[i].names = append(none[i].names, name)
+	}
+	for _, n := range none {
+		if len(n.names) == 1 {
+			fmt.Fprintf(w, "  %s: not comparable: %s\n", n.names[0], n.note)
+			continue
+		}
+		fmt.Fprintf(w, "  %d cells not comparable (%s … %s): %s\n", len(n.names), n.names[0], n.names[len(n.names)-1], n.reason)
+	}
 	for _, c := range rep.Cells {
 		name := c.Name()
 		if len(c.Rows) == 0 {
-			fmt.Fprintf(w, "  %s: not comparable: %s\n", name, c.Note)
 			continue
 		}
 		comparable, other := c.Split()
