@@ -1,0 +1,138 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha3"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cloudflare/circl/kem/mlkem/mlkem512"
+
+	"pqrepro/ascon"
+	"pqrepro/telemetry"
+)
+
+// TestConnTelemetryDevice: the host firmware as the telemetry device over the line. The
+// key arrives in TELEK chunks, TELHS and TELSEAL give the handshake and frames, and every
+// frame is byte-identical to what the Go reference device seals from the same DRBG stream
+// (SHAKE256 of the seed: m first, then the payloads), and the Go gateway opens each once.
+// AEADBENCH checks every sample it sends and echoes the sizes asked for.
+func TestConnTelemetryDevice(t *testing.T) {
+	c, _ := startHost(t, nil, nil, Options{RetryInterval: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// TELHS before a key is pinned: a setup error.
+	_, err := c.TelHandshake(ctx, "dev", nil)
+	var de *DeviceError
+	if !errors.As(err, &de) || de.Code != "setup" {
+		t.Fatalf("TELHS without a key: %v, want ERROR code=setup", err)
+	}
+
+	pk, sk, err := mlkem512.GenerateKeyPair(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ek := make([]byte, mlkem512.PublicKeySize)
+	pk.Pack(ek)
+	ekh, err := c.TelPin(ctx, ek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := ascon.Sum256(ek); !bytes.Equal(ekh, h[:8]) {
+		t.Fatalf("the board's H(ek) %x, Go's %x", ekh, h[:8])
+	}
+
+	seed := []byte("telemetry device over the line")
+	if err := c.Seed(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	dev, psk := "pqrepro-board", []byte("sixteen byte psk")
+	hs, err := c.TelHandshake(ctx, dev, psk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs.Count == 0 || hs.Encaps+hs.KDF != hs.Count || hs.StackBytes == 0 {
+		t.Fatalf("handshake counts %+v", hs)
+	}
+	drbg := sha3.NewSHAKE256()
+	drbg.Write(seed)
+	d, err := telemetry.NewDevice(telemetry.DeviceConfig{ID: dev, GatewayKey: ek, PSK: psk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, sess, err := d.Handshake(drbg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(msg.Payload, hs.Payload) || sess.ID() != telemetry.SessionID(hs.SessionID) {
+		t.Fatalf("the board's handshake differs from Go's for the same m")
+	}
+	gw, err := telemetry.NewGateway(telemetry.GatewayConfig{DecapsulationKey: sk, Devices: map[string][]byte{dev: psk}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.Receive(telemetry.Message{Topic: msg.Topic, Payload: hs.Payload}); err != nil {
+		t.Fatal(err)
+	}
+
+	sizes := []int{0, 1, 16, 100, 300}
+	var frames []TelFrame
+	done, err := c.TelSeal(ctx, 2*len(sizes), sizes, func(f TelFrame) error {
+		frames = append(frames, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.OK != 2*len(sizes) || done.Next != uint64(2*len(sizes)) {
+		t.Fatalf("TELDONE %+v", done)
+	}
+	for i, f := range frames {
+		pt := make([]byte, sizes[i%len(sizes)])
+		drbg.Read(pt)
+		g, err := sess.Seal(pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !f.OK || f.Counter != uint64(i) || !bytes.Equal(f.Payload, g.Payload) {
+			t.Fatalf("frame %d: the board's %x, Go's %x", i, f.Payload, g.Payload)
+		}
+		if h := ascon.Sum256(pt); !bytes.Equal(f.PlainHash, h[:]) {
+			t.Fatalf("frame %d: pth differs", i)
+		}
+		ev, err := gw.Receive(telemetry.Message{Topic: sess.Topic(), Payload: f.Payload})
+		if err != nil || !bytes.Equal(ev.Plaintext, pt) {
+			t.Fatalf("frame %d: gateway: %v", i, err)
+		}
+	}
+	// The board's frame replayed: refused.
+	if _, err := gw.Receive(telemetry.Message{Topic: sess.Topic(), Payload: frames[0].Payload}); err == nil {
+		t.Fatal("a replayed board frame was accepted")
+	}
+
+	for _, a := range []string{"Ascon-AEAD128", "Ascon-128a-v1.2", "Ascon-128-v1.2"} {
+		for _, op := range []string{"seal", "open"} {
+			n := 0
+			sum, err := c.AEADBench(ctx, AEADBenchRequest{AEAD: a, Op: op, Sizes: []int{0, 64, 4096}, ADLen: 55, Iterations: 6, Warmup: 1}, func(s Sample, size int) {
+				if !s.OK {
+					t.Errorf("%s %s sample %d (%d bytes): %s", a, op, s.Index, size, s.Reason)
+				}
+				n++
+			})
+			if err != nil || sum.OK != 6 || n != 6 {
+				t.Fatalf("%s %s: %+v %v", a, op, sum, err)
+			}
+		}
+	}
+	_, err = c.AEADBench(ctx, AEADBenchRequest{AEAD: "AES-GCM", Op: "seal", Sizes: []int{1}, Iterations: 1}, nil)
+	if !errors.As(err, &de) || de.Code != "unsupported" {
+		t.Fatalf("an unknown AEAD: %v, want unsupported", err)
+	}
+}
