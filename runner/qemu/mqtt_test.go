@@ -2,7 +2,11 @@ package qemu
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,6 +123,20 @@ func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mc := range Machines() {
+		// The machine's kinds are what its image holds (tools/fwmeta's experiments).
+		var meta struct {
+			Experiments []string `json:"experiments"`
+		}
+		raw, err := os.ReadFile(filepath.Join(filepath.Dir(firmwareELF(t, mc)), "metadata.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(meta.Experiments, mc.Kinds) {
+			t.Errorf("%s: the image runs %v, the machine declares %v", mc.Class, meta.Experiments, mc.Kinds)
+		}
 		info := artifacts.BoardInfo{Name: mc.Class, Class: mc.Class, Driver: "qemu", Kinds: mc.Kinds, Algorithms: mc.Algorithms}
 		why := experiments.BoardCanRun(info, mqttManifest(t, mc.Class))
 		if (why == "") != (mc.Class != "qemu-microbit") {
