@@ -97,41 +97,90 @@ func (c *Conn) TelHandshake(ctx context.Context, dev string, psk []byte) (TelHan
 			if err != nil {
 				return false, err
 			}
-			buf = append(buf, b...)
+			if buf = append(buf, b...); len(buf) > TelHandshakeSize {
+				return false, fmt.Errorf("%w: more than %d bytes of handshake", ErrProtocol, TelHandshakeSize)
+			}
 			return false, nil
 		case "TELHS":
-			n, err := f.Uint("len")
-			if err != nil {
+			var err error
+			if h, err = parseTelHS(f); err != nil {
 				return false, err
 			}
-			if int(n) != TelHandshakeSize || len(buf) != TelHandshakeSize {
-				return false, fmt.Errorf("%w: handshake of %d bytes in the chunks, %d announced, want %d", ErrProtocol, len(buf), n, TelHandshakeSize)
+			if len(buf) != TelHandshakeSize {
+				return false, fmt.Errorf("%w: handshake of %d bytes in the chunks, want %d", ErrProtocol, len(buf), TelHandshakeSize)
 			}
-			s, _ := f.Get("sid")
-			sid, err := hex.DecodeString(s)
-			if err != nil || len(sid) != telSessionIDBytes {
-				return false, fmt.Errorf("%w: TELHS sid=%q", ErrProtocol, s)
-			}
-			copy(h.SessionID[:], sid)
-			for _, x := range []struct {
-				k string
-				p *uint64
-			}{{"count", &h.Count}, {"count_encaps", &h.Encaps}, {"count_kdf", &h.KDF}} {
-				if *x.p, err = f.Uint(x.k); err != nil {
-					return false, err
-				}
-			}
-			st, err := f.Uint("stack")
-			if err != nil {
-				return false, err
-			}
-			h.StackBytes = uint32(st)
 			h.Payload = buf
 			return true, nil
 		}
 		return false, fmt.Errorf("%w: unexpected %s", ErrProtocol, f.Type)
 	})
 	return h, err
+}
+
+// parseTelHS reads a TELHS frame's fields (not the payload, which the TELCT chunks carry).
+func parseTelHS(f Frame) (TelHandshake, error) {
+	var h TelHandshake
+	n, err := f.Uint("len")
+	if err != nil {
+		return h, err
+	}
+	if n != TelHandshakeSize {
+		return h, fmt.Errorf("%w: TELHS announces %d bytes, want %d", ErrProtocol, n, TelHandshakeSize)
+	}
+	s, _ := f.Get("sid")
+	sid, err := hex.DecodeString(s)
+	if err != nil || len(sid) != telSessionIDBytes {
+		return h, fmt.Errorf("%w: TELHS sid=%q", ErrProtocol, s)
+	}
+	copy(h.SessionID[:], sid)
+	for _, x := range []struct {
+		k string
+		p *uint64
+	}{{"count", &h.Count}, {"count_encaps", &h.Encaps}, {"count_kdf", &h.KDF}} {
+		if *x.p, err = f.Uint(x.k); err != nil {
+			return h, err
+		}
+	}
+	if h.Encaps+h.KDF != h.Count {
+		return h, fmt.Errorf("%w: TELHS count %d is not encapsulation %d + derivation %d", ErrProtocol, h.Count, h.Encaps, h.KDF)
+	}
+	st, err := f.Uint("stack")
+	if err != nil {
+		return h, err
+	}
+	if st > 1<<32-1 {
+		return h, fmt.Errorf("%w: TELHS stack=%d", ErrProtocol, st)
+	}
+	h.StackBytes = uint32(st)
+	return h, nil
+}
+
+// parseTelSealed reads a TELSEALED frame (the frame's bytes came in TELF chunks before it).
+func parseTelSealed(f Frame) (TelFrame, error) {
+	var tf TelFrame
+	vals := map[string]uint64{}
+	for _, k := range []string{"i", "ctr", "size", "len", "count", "stack", "ok"} {
+		v, err := f.Uint(k)
+		if err != nil {
+			return tf, err
+		}
+		vals[k] = v
+	}
+	if vals["i"] >= TelMaxIterations || vals["size"] > TelMaxPayload || vals["stack"] > 1<<32-1 || vals["ok"] > 1 {
+		return tf, fmt.Errorf("%w: TELSEALED out of range: %v", ErrProtocol, vals)
+	}
+	tf.Index, tf.Counter, tf.Size = int(vals["i"]), vals["ctr"], int(vals["size"])
+	tf.Count, tf.StackBytes, tf.OK = vals["count"], uint32(vals["stack"]), vals["ok"] == 1
+	tf.Reason, _ = f.Get("reason")
+	if tf.OK && vals["len"] != vals["size"]+TelOverhead {
+		return tf, fmt.Errorf("%w: TELSEALED len=%d for %d bytes of plaintext", ErrProtocol, vals["len"], tf.Size)
+	}
+	h, _ := f.Get("pth")
+	var err error
+	if tf.PlainHash, err = hex.DecodeString(h); err != nil || len(tf.PlainHash) != 32 {
+		return tf, fmt.Errorf("%w: TELSEALED pth=%q", ErrProtocol, h)
+	}
+	return tf, nil
 }
 
 // chunk decodes one chunk frame's data at key, which must start at offset want.
@@ -204,34 +253,24 @@ func (c *Conn) TelSeal(ctx context.Context, n int, sizes []int, fn func(TelFrame
 			if err != nil {
 				return false, err
 			}
-			buf = append(buf, b...)
+			if buf = append(buf, b...); len(buf) > sizes[next%len(sizes)]+TelOverhead {
+				return false, fmt.Errorf("%w: frame %d: more than %d bytes", ErrProtocol, next, sizes[next%len(sizes)]+TelOverhead)
+			}
 			return false, nil
 		case "TELSEALED":
-			var tf TelFrame
-			vals := map[string]uint64{}
-			for _, k := range []string{"i", "ctr", "size", "len", "count", "stack", "ok"} {
-				v, err := f.Uint(k)
-				if err != nil {
-					return false, err
-				}
-				vals[k] = v
+			tf, err := parseTelSealed(f)
+			if err != nil {
+				return false, err
 			}
-			tf.Index, tf.Counter, tf.Size = int(vals["i"]), vals["ctr"], int(vals["size"])
-			tf.Count, tf.StackBytes, tf.OK = vals["count"], uint32(vals["stack"]), vals["ok"] == 1
-			tf.Reason, _ = f.Get("reason")
 			if !accepted || tf.Index != next {
 				return false, fmt.Errorf("%w: frame %d out of order (want %d)", ErrProtocol, tf.Index, next)
 			}
 			if tf.Size != sizes[next%len(sizes)] {
 				return false, fmt.Errorf("%w: frame %d holds %d bytes, asked for %d", ErrProtocol, next, tf.Size, sizes[next%len(sizes)])
 			}
-			h, _ := f.Get("pth")
-			if tf.PlainHash, err = hex.DecodeString(h); err != nil || len(tf.PlainHash) != 32 {
-				return false, fmt.Errorf("%w: TELSEALED pth=%q", ErrProtocol, h)
-			}
 			if tf.OK {
-				if int(vals["len"]) != len(buf) || len(buf) != tf.Size+TelOverhead {
-					return false, fmt.Errorf("%w: frame %d: %d bytes received, %d announced, want %d", ErrProtocol, next, len(buf), vals["len"], tf.Size+TelOverhead)
+				if len(buf) != tf.Size+TelOverhead {
+					return false, fmt.Errorf("%w: frame %d: %d bytes received, want %d", ErrProtocol, next, len(buf), tf.Size+TelOverhead)
 				}
 				tf.Payload = buf
 			}
