@@ -117,6 +117,31 @@ func TestConnTelemetryDevice(t *testing.T) {
 		t.Fatal("a replayed board frame was accepted")
 	}
 
+	// A new TELHS is a new encapsulation: another session id and key, the counter from 0, and
+	// the old session's counter never used again (its frames keep being refused as replays).
+	hs2, err := c.TelHandshake(ctx, dev, psk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs2.SessionID == hs.SessionID || bytes.Equal(hs2.Payload, hs.Payload) {
+		t.Fatal("a second handshake gave the same session")
+	}
+	if _, err := gw.Receive(telemetry.Message{Topic: msg.Topic, Payload: hs2.Payload}); err != nil {
+		t.Fatal(err)
+	}
+	var f2 TelFrame
+	if _, err := c.TelSeal(ctx, 1, []int{8}, func(f TelFrame) error { f2 = f; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	topic2 := telemetry.TopicPrefix + dev + "/d/" + telemetry.SessionID(hs2.SessionID).String()
+	if ev, err := gw.Receive(telemetry.Message{Topic: topic2, Payload: f2.Payload}); err != nil || f2.Counter != 0 || ev.Session != telemetry.SessionID(hs2.SessionID) {
+		t.Fatalf("the new session's first frame: counter %d, %v", f2.Counter, err)
+	}
+	// The same frame under the old session's topic: its tag fails (the topic is in the AD).
+	if _, err := gw.Receive(telemetry.Message{Topic: sess.Topic(), Payload: f2.Payload}); err == nil {
+		t.Fatal("a frame moved to another session's topic was accepted")
+	}
+
 	for _, a := range []string{"Ascon-AEAD128", "Ascon-128a-v1.2", "Ascon-128-v1.2"} {
 		for _, op := range []string{"seal", "open"} {
 			n := 0
@@ -134,5 +159,15 @@ func TestConnTelemetryDevice(t *testing.T) {
 	_, err = c.AEADBench(ctx, AEADBenchRequest{AEAD: "AES-GCM", Op: "seal", Sizes: []int{1}, Iterations: 1}, nil)
 	if !errors.As(err, &de) || de.Code != "unsupported" {
 		t.Fatalf("an unknown AEAD: %v, want unsupported", err)
+	}
+
+	// A restarted board has no session (RAM only): TELSEAL refuses until a new TELHS.
+	c2, _ := startHost(t, nil, nil, Options{RetryInterval: 200 * time.Millisecond})
+	if _, err := c2.Hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c2.TelSeal(ctx, 1, []int{1}, nil)
+	if !errors.As(err, &de) || de.Code != "setup" || de.Msg != "session" {
+		t.Fatalf("TELSEAL after a restart: %v, want ERROR code=setup msg=session", err)
 	}
 }
