@@ -2,6 +2,7 @@ package qemu
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,9 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
+	"pqrepro/telemetry/mqtt"
 )
 
 // mqttManifest is a small paper003 telemetry run for a board: a few frames per size, the
@@ -157,5 +160,63 @@ func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 		if c.Status != artifacts.StatusSkipped || !strings.Contains(c.Error, "not a telemetry device") {
 			t.Fatalf("cell %s %s: %s %s", c.Algorithm, c.Operation, c.Status, c.Error)
 		}
+	}
+}
+
+// TestMQTTTelemetryBoardMosquitto: the same board run through Mosquitto (Debian's, on a free
+// loopback port) instead of the embedded broker, then a run during which Mosquitto is stopped
+// while the board's frames stream: the run fails with the broker's error, keeps its log, and
+// produces no bundle.
+func TestMQTTTelemetryBoardMosquitto(t *testing.T) {
+	if _, err := mqtt.MosquittoPath(); err != nil {
+		t.Skip(err)
+	}
+	mc, _ := LookupMachine("qemu-mps2-an386")
+	q, _ := newBoard(t, mc)
+	q.SkipSelfTest = true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mos, err := mqtt.StartMosquitto(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mos.Stop()
+	m := mqttManifest(t, mc.Class)
+	m.Spec.MQTT.Broker = "mqtt://" + mos.Addr()
+	m.Spec.MQTT.AEADs = []string{artifacts.AEADAscon128Std}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b, res, err := execute(t, q, m, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, runLog(err))
+	}
+	if _, err := artifacts.Verify(b, nil); err != nil {
+		t.Fatal(err)
+	}
+	tel := res.Cells[len(res.Cells)-1]
+	if tel.Status != artifacts.StatusOK || tel.MQTT.Broker != m.Spec.MQTT.Broker || tel.MQTT.Frames.Verified != 72 ||
+		tel.MQTT.Frames.Rejected["replay"] != 3 || tel.MQTT.Frames.Rejected["forged"] != 2 {
+		t.Fatalf("telemetry cell through Mosquitto: %+v %+v", tel, tel.MQTT.Frames)
+	}
+
+	// The broker goes away mid-stream (cell 3 is the telemetry stream).
+	stopped := false
+	obs := obsFunc{fn: func(cell, done int) {
+		if cell == 3 && done >= 5 && !stopped {
+			stopped = true
+			mos.Stop()
+		}
+	}}
+	b, _, err = execute(t, q, m, obs)
+	if b != nil || err == nil || !stopped {
+		t.Fatalf("a run whose broker went away: bundle %v, err %v, stopped %v", b != nil, err, stopped)
+	}
+	if !strings.Contains(err.Error(), "broker") {
+		t.Fatalf("err = %v, want the broker named", err)
+	}
+	t.Logf("broker gone: %v", err)
+	if log := runLog(err); !strings.Contains(log, "TELSEAL") || !strings.Contains(log, "run failed:") {
+		t.Fatalf("kept log:\n%s", log)
 	}
 }
