@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha3"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +160,27 @@ func TestConnTelemetryDevice(t *testing.T) {
 	_, err = c.AEADBench(ctx, AEADBenchRequest{AEAD: "AES-GCM", Op: "seal", Sizes: []int{1}, Iterations: 1}, nil)
 	if !errors.As(err, &de) || de.Code != "unsupported" {
 		t.Fatalf("an unknown AEAD: %v, want unsupported", err)
+	}
+
+	// Requests out of range are refused with the field named, before anything runs.
+	for _, bad := range []struct {
+		typ    string
+		fields []Field
+		msg    string
+	}{
+		{"TELSEAL", []Field{{"n", "1"}, {"sizes", "4097"}}, "sizes"},
+		{"TELSEAL", []Field{{"n", "1"}, {"sizes", "1,,2"}}, "sizes"},
+		{"TELSEAL", []Field{{"n", "0"}, {"sizes", "1"}}, "n"},
+		{"TELEK", []Field{{"off", "5"}, {"ek", "00"}}, "off"},
+		{"TELEK", []Field{{"off", "0"}, {"ek", "0g"}}, "ek"},
+		{"TELHS", []Field{{"dev", "a/b"}}, "dev"},
+		{"TELHS", []Field{{"dev", "d"}, {"psk", strings.Repeat("00", 65)}}, "psk"},
+		{"AEADBENCH", []Field{{"aead", "Ascon-AEAD128"}, {"op", "seal"}, {"sizes", "1"}, {"adlen", "129"}, {"n", "1"}}, "adlen"},
+	} {
+		err := c.exchange(ctx, bad.typ, bad.fields, func(Frame) (bool, error) { return true, nil })
+		if !errors.As(err, &de) || de.Code != "badarg" || de.Msg != bad.msg {
+			t.Errorf("%s %v: %v, want ERROR code=badarg msg=%s", bad.typ, bad.fields, err, bad.msg)
+		}
 	}
 
 	// A restarted board has no session (RAM only): TELSEAL refuses until a new TELHS.
