@@ -29,6 +29,9 @@ type KindDef struct {
 	Methods []string
 	// Firmware is true when board firmware can run the kind's cells (firmware/PROTOCOL.md BENCH).
 	Firmware bool
+	// firmwareCannot, when set, says why board firmware cannot run a manifest of a Firmware
+	// kind ("" when it can): a mode the firmware does not implement.
+	firmwareCannot func(m *Manifest) string
 	// defaults fills the kind's own defaults after the common ones.
 	defaults func(m *Manifest)
 	// check adds the kind's problems with its spec.
@@ -104,7 +107,7 @@ var kindDefs = []KindDef{
 	},
 	{
 		Name: KindMQTTTelemetry, Summary: "paper003's telemetry: ML-KEM-512 handshakes and Ascon-AEAD128 frames through an MQTT broker to a verifying gateway, and the AEADs' seal and open costs fitted as fixed plus per-byte",
-		Methods:   []string{MethodInProcess},
+		Methods: []string{MethodInProcess}, Firmware: true, firmwareCannot: mqttFirmwareCannot,
 		defaults:  mqttDefaults,
 		check:     func(v *validator, m *Manifest) { v.checkMQTT(m) },
 		cells:     mqttCells,
@@ -136,6 +139,18 @@ func LookupKind(name string) (*KindDef, bool) {
 		}
 	}
 	return nil, false
+}
+
+// FirmwareCannot says why board firmware cannot run m, or "" when it can (the kind is
+// Firmware and the firmware implements what m asks for).
+func (k *KindDef) FirmwareCannot(m *Manifest) string {
+	if !k.Firmware {
+		return fmt.Sprintf("board firmware does not run %s experiments", k.Name)
+	}
+	if k.firmwareCannot != nil {
+		return k.firmwareCannot(m)
+	}
+	return ""
 }
 
 // CheckCell checks what a measured ok cell of this kind claims beyond its statistics.

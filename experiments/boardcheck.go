@@ -357,6 +357,15 @@ func BoardCanRun(b artifacts.BoardInfo, m *artifacts.Manifest) string {
 	if len(b.Kinds) > 0 && !slices.Contains(b.Kinds, m.Kind) {
 		return fmt.Sprintf("it runs only %s experiments", strings.Join(b.Kinds, ", "))
 	}
+	// A board running the project's firmware (not the host) and listing its kinds runs only
+	// what that firmware implements of a kind (mqtt-telemetry: the pinned mode).
+	if b.Driver != "host" && len(b.Kinds) > 0 {
+		if k, ok := artifacts.LookupKind(m.Kind); ok && k.Firmware {
+			if why := k.FirmwareCannot(m); why != "" {
+				return why
+			}
+		}
+	}
 	if len(b.Algorithms) == 0 {
 		return ""
 	}

@@ -135,10 +135,20 @@ func TestBoardCanRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pinned, err := c.Manifest("paper003/telemetry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := c.Manifest("paper003/telemetry-fs")
+	if err != nil {
+		t.Fatal(err)
+	}
 	only512 := *mlkem
 	only512.Spec.Algorithms = []string{"ML-KEM-512"}
 	m0 := artifacts.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}}
 	full := artifacts.BoardInfo{Class: "qemu-mps2-an386"}
+	emu := artifacts.BoardInfo{Class: "qemu-mps2-an386", Driver: "qemu", Kinds: []string{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}}
+	host := artifacts.BoardInfo{Class: "host", Driver: "host"}
 	for _, tt := range []struct {
 		name string
 		b    artifacts.BoardInfo
@@ -150,6 +160,10 @@ func TestBoardCanRun(t *testing.T) {
 		{"subset, another kind", m0, mldsa, "runs only kem-bench"},
 		{"no subset", full, mlkem, ""},
 		{"no subset, signatures", full, mldsa, ""},
+		{"firmware telemetry device, pinned", emu, pinned, ""},
+		{"firmware telemetry device, forward-secret", emu, fs, "pinned mode only"},
+		{"firmware without the telemetry device", m0, pinned, "runs only kem-bench"},
+		{"host, forward-secret", host, fs, ""},
 	} {
 		got := BoardCanRun(tt.b, tt.m)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {

@@ -7,6 +7,7 @@
 #include "algs.h"
 #include "drbg.h"
 #include "proto.h"
+#include "telreq.h"
 #include "vectors.h"
 
 #define FW_MAX_ITERATIONS 100000u
@@ -162,6 +163,8 @@ static void busy_poll(void)
 			send_error(r.seq, "busy", 0);
 	}
 }
+
+void fw_busy_poll(void) { busy_poll(); }
 
 /* ---- BENCH ---- */
 
@@ -866,6 +869,8 @@ static void dispatch(const struct fw_req *r)
 		do_selftest(r);
 	else if (fw_streq(r->type, "ALGS"))
 		do_algs(r);
+	else if (fw_tel_dispatch(r))
+		; /* TELEK, TELHS, TELSEAL, AEADBENCH (telreq.c) */
 	else
 		send_error(r->seq, "unknown", r->type);
 	cur_req_seq = 0;

@@ -21,6 +21,9 @@
  *   slhdsa-sign SSET IFACE SK MSG CTX ADDRND [OID]  -> SIG | fail
  *   slhdsa-verify SSET IFACE PK MSG CTX SIG [OID]   -> ok | fail
  *   slhdsa-sizes SSET                            -> N PK SK SIG
+ *   tel-frames EK M DEV PSK PT[,PT...]           -> HS FRAME... | fail
+ *       (the telemetry scheme's pinned handshake to EK with randomness M, device id DEV,
+ *       then one frame per plaintext, counters from 0: firmware/TELEMETRY.md)
  * SET is 512, 768 or 1024; DSET is 44, 65 or 87; MODE is aead128, 128v12 or
  * 128av12; IFACE is pure (ML-DSA.Sign/Verify with CTX), internal (MSG is
  * M'), mu (MSG is the 64-byte external mu) or prehash (MSG is PH(M), OID
@@ -39,6 +42,7 @@
 #include "../crypto/mlkem/mlkem.h"
 #include "../crypto/slhdsa/slhdsa.h"
 #include "../crypto/sha2/sha2.h"
+#include "../crypto/telemetry/tel.h"
 
 #define MAXBYTES 65536
 
@@ -384,6 +388,37 @@ static int slhdsa(const char *cmd, char *set, char *iface, char *key, char *msg,
 	return -1;
 }
 
+/* tel runs tel-frames: the handshake payload, then one frame per comma-separated plaintext. */
+static int tel(char *ek, char *m, char *dev, char *psk, char *pts)
+{
+	static struct tel_pin pin;
+	static struct tel_session s;
+	static uint8_t hs[TEL_HS], ss[32], frame[TEL_MAX_PAYLOAD + TEL_OVERHEAD];
+	long nk, nm, np, n;
+	uint64_t ctr;
+	char *pt;
+	if (pts == NULL || (nk = unhex(a, ek)) != TEL_EK || (nm = unhex(b, m)) != 32 ||
+	    (np = unhex(o2, psk)) < 0)
+		return -1;
+	if (tel_pin_key(&pin, a) != 0 || tel_encaps(hs, ss, &pin, b) != 0 ||
+	    tel_derive(&s, &pin, hs, ss, dev, strlen(dev), o2, (size_t)np) != 0) {
+		printf("fail");
+		return 0;
+	}
+	puthex(hs, TEL_HS);
+	for (pt = strtok(pts, ","); pt != NULL; pt = strtok(NULL, ",")) {
+		if ((n = unhex(o1, pt)) < 0 || n > TEL_MAX_PAYLOAD)
+			return -1;
+		if (tel_seal(&s, frame, o1, (size_t)n, &ctr) != 0) {
+			printf(" fail");
+			return 0;
+		}
+		printf(" ");
+		puthex(frame, (size_t)n + TEL_OVERHEAD);
+	}
+	return 0;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
@@ -394,7 +429,10 @@ int main(void)
 		long n;
 		if (cmd == NULL)
 			continue;
-		if (strncmp(cmd, "slhdsa-", 7) == 0) {
+		if (strcmp(cmd, "tel-frames") == 0) {
+			if (tel(x, y, z, v, w) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "slhdsa-", 7) == 0) {
 			if (slhdsa(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "mldsa-", 6) == 0) {

@@ -165,9 +165,12 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		progress := func(done int) { obs.Iteration(i, done, m.Spec.Iterations) }
 		var r runner.CellResult
 		var err error
-		if m.Kind == artifacts.KindTLSMatrix {
+		switch m.Kind {
+		case artifacts.KindTLSMatrix:
 			r, err = runTLSCell(ctx, c, h, m, ref, opt, progress)
-		} else {
+		case artifacts.KindMQTTTelemetry:
+			r, err = runMQTTCell(ctx, c, h, m, ref, log, progress)
+		default:
 			r, err = runCell(ctx, c, h, m, ref, progress)
 		}
 		if err != nil {
@@ -175,8 +178,13 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		}
 		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 		if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
-			r.Cell.Unit, r.Cell.Counter = u, counter
-			if ref.Operation != artifacts.OpKeygen {
+			r.Cell.Unit = u
+			if r.Cell.Counter == "" {
+				r.Cell.Counter = counter
+			} else {
+				r.Cell.Counter = counter + "; " + r.Cell.Counter
+			}
+			if ref.Operation != artifacts.OpKeygen && m.Kind != artifacts.KindMQTTTelemetry {
 				// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
 				// has no parsed-key path, whatever the manifest asks for.
 				r.Cell.Keys = artifacts.KeysEncoded

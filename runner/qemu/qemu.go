@@ -49,20 +49,26 @@ type Machine struct {
 	Algorithms, Kinds []string
 }
 
+// fullKinds are the experiment kinds the whole firmware runs on an emulated board: the
+// BENCH kinds and the telemetry device (mqtt-telemetry, pinned mode). It has no network of
+// its own and no TLS client (tls-matrix) and no combined sequence (kem-sig-sequence).
+var fullKinds = []string{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}
+
 var machines = []Machine{
 	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",
-		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc"},
+		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc", Kinds: fullKinds},
 	// rv32imac, the ISA of the ESP32-C6's high-performance core; not an ESP32-C6: no caches,
 	// no flash, no radio, and QEMU's instruction count, not cycles.
 	{Class: "qemu-riscv32-virt", Binary: "qemu-system-riscv32", Args: []string{"-M", "virt", "-bios", "none"}, Package: "qemu-system-misc",
-		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)", Toolchain: "riscv64-unknown-elf-gcc"},
+		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)", Toolchain: "riscv64-unknown-elf-gcc", Kinds: fullKinds},
 	// The Pico 2 W's RP2350 stand-in: a Cortex-M33 (Armv8-M mainline) in the Secure state;
 	// not an RP2350: no caches, no XIP flash or its wait states, no radio.
 	{Class: "qemu-mps2-an505", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an505"}, Package: "qemu-system-arm",
-		Counter: "SysTick under QEMU -icount shift=0, 50-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc"},
+		Counter: "SysTick under QEMU -icount shift=0, 50-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc", Kinds: fullKinds},
 	// The Pico W's RP2040 stand-in, a Cortex-M0 (Armv6-M) with 16 KiB of RAM: it holds
 	// ML-KEM-512 only (docs/BOARDS.md says what does not fit); not an RP2040: one core, no
-	// caches, no XIP flash or its wait states, no radio.
+	// caches, no XIP flash or its wait states, no radio. No Ascon either (ML-KEM-512 fills its
+	// RAM), so no telemetry device: mqtt-telemetry is not among its kinds.
 	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
 		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
 		Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}},

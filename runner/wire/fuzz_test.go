@@ -164,3 +164,36 @@ func FuzzParseHandshake(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseTel feeds arbitrary lines to the telemetry device's frame parsers (TELHS,
+// TELSEALED, the TELCT/TELF chunks): nothing may panic, and what they accept is in range.
+func FuzzParseTel(f *testing.F) {
+	for _, fr := range []Frame{
+		{Seq: 9, Type: "TELHS", Fields: []Field{{"re", "5"}, {"sid", "0011223344556677"}, {"len", "770"}, {"count", "858400"}, {"count_encaps", "686960"}, {"count_kdf", "171440"}, {"stack", "3296"}, {"ok", "1"}}},
+		{Seq: 10, Type: "TELSEALED", Fields: []Field{{"re", "6"}, {"i", "0"}, {"ctr", "0"}, {"size", "16"}, {"len", "40"}, {"pth", strings.Repeat("ab", 32)}, {"count", "10320"}, {"stack", "504"}, {"ok", "1"}}},
+		{Seq: 11, Type: "TELF", Fields: []Field{{"re", "6"}, {"i", "0"}, {"off", "0"}, {"d", strings.Repeat("00", 40)}}},
+	} {
+		b, err := Encode(fr)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fr, err := Decode(line)
+		if err != nil {
+			return
+		}
+		if h, err := parseTelHS(fr); err == nil && h.Encaps+h.KDF != h.Count {
+			t.Fatalf("parseTelHS accepted %+v", h)
+		}
+		if tf, err := parseTelSealed(fr); err == nil && (len(tf.PlainHash) != 32 || tf.Size > TelMaxPayload || tf.Index >= TelMaxIterations) {
+			t.Fatalf("parseTelSealed accepted %+v", tf)
+		}
+		for _, key := range []string{"d", "hs"} {
+			if b, err := chunk(fr, key, 0); err == nil && len(b) > TelChunk {
+				t.Fatalf("chunk accepted %d bytes", len(b))
+			}
+		}
+	})
+}

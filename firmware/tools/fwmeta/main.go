@@ -48,6 +48,10 @@ type Metadata struct {
 	// a declared subset lists only that subset.
 	Algorithms []string `json:"algorithms"`
 	Kinds      []string `json:"kinds"`
+	// Experiments are the experiment kinds the image runs: kem-bench and sig-bench for its
+	// algorithms' kinds, and mqtt-telemetry (pinned mode) when it holds the telemetry device
+	// (Ascon and tel_*: firmware/PROTOCOL.md, Telemetry device).
+	Experiments []string `json:"experiments"`
 }
 
 // SizeReport is the Berkeley format of size(1): text includes read-only data.
@@ -91,6 +95,8 @@ var groups = []struct {
 	{"SLH-DSA-SHAKE-256f", regexp.MustCompile(`^slhdsa_shake_256f_`), true},
 	{"Keccak/SHA-3 (shared)", regexp.MustCompile(`^(keccak_|sha3_|shake)`), false},
 	{"SHA-2", regexp.MustCompile(`^(sha256|sha512)`), false},
+	{"Ascon", regexp.MustCompile(`^ascon_`), false},
+	{"Telemetry device", regexp.MustCompile(`^(tel_|fw_tel_)`), false},
 	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|[ks][0-9]+_|fw_kat_)`), false},
 }
 
@@ -215,6 +221,21 @@ func run(m *Metadata, elfPath, out string) error {
 		}
 	}
 	m.CodeSize = kept
+	for _, k := range []struct{ kind, exp string }{{"kem", "kem-bench"}, {"sig", "sig-bench"}} {
+		if slices.Contains(m.Kinds, k.kind) {
+			m.Experiments = append(m.Experiments, k.exp)
+		}
+	}
+	var ascon, tel bool
+	for i, g := range acc {
+		if i < len(groups) && g.Total > 0 {
+			ascon = ascon || groups[i].name == "Ascon"
+			tel = tel || groups[i].name == "Telemetry device"
+		}
+	}
+	if ascon && tel {
+		m.Experiments = append(m.Experiments, "mqtt-telemetry")
+	}
 	m.CodeSizeMethod = "sum of ELF symbol sizes (functions and read-only objects) grouped by symbol prefix; " +
 		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM, ML-DSA and SLH-DSA-SHAKE set calls (the SLH-DSA-SHA2 sets call SHA-2 instead, not added)"
 	b, err := json.MarshalIndent(m, "", "  ")

@@ -1,0 +1,460 @@
+/* TELEK, TELHS, TELSEAL and AEADBENCH: the board as the telemetry device (telreq.h,
+ * firmware/PROTOCOL.md "Telemetry device", firmware/TELEMETRY.md). */
+#include "telreq.h"
+
+#include "fw.h"
+
+#if FW_HAVE_TEL
+
+#include "../crypto/ascon/ascon.h"
+#include "../crypto/pqmem.h"
+#include "../crypto/telemetry/tel.h"
+#include "drbg.h"
+
+/* TEL_CHUNK bytes of binary per frame (hex doubles them): a TELF or TELCT frame stays well
+ * inside FW_MAX_LINE. */
+#define TEL_CHUNK 128
+#define TEL_MAX_SIZES 32
+#define TEL_MAX_N 100000u
+#define TEL_MAX_WARMUP 1000u
+#define TEL_MAX_AD 128
+
+static struct tel_pin t_pin;
+static uint32_t t_have;  /* bytes of the gateway key received, from 0, in order */
+static int t_pinned;     /* the whole key arrived and passed the modulus check */
+static uint8_t t_ek[TEL_EK];
+static struct tel_session t_sess;
+static uint8_t t_hs[TEL_HS], t_ss[32], t_m[32];
+static char t_dev[TEL_MAX_DEV + 1];
+static uint8_t t_psk[TEL_MAX_PSK];
+/* One frame (sealed in place) and, for AEADBENCH, a plaintext to compare with. */
+static uint8_t t_frame[TEL_MAX_PAYLOAD + TEL_OVERHEAD];
+static uint8_t t_pt[TEL_MAX_PAYLOAD];
+static uint8_t t_key[16], t_nonce[16], t_ad[TEL_MAX_AD];
+
+static void tel_error(uint32_t re, const char *code, const char *msg)
+{
+	fw_frame_begin("ERROR");
+	fw_kv_u64("re", re);
+	fw_kv_str("code", code);
+	if (msg)
+		fw_kv_str("msg", msg);
+	fw_frame_end();
+}
+
+/* parse_sizes reads sizes=<n,n,...>: 1..TEL_MAX_SIZES sizes, each at most max. */
+static int parse_sizes(const char *s, uint32_t *sizes, unsigned int *k, uint32_t max)
+{
+	unsigned int n = 0;
+	uint32_t v;
+	if (s == 0 || *s == 0)
+		return -1;
+	for (;;) {
+		v = 0;
+		if (*s < '0' || *s > '9')
+			return -1;
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10 + (uint32_t)(*s - '0');
+			if (v > max)
+				return -1;
+			s++;
+		}
+		if (n == TEL_MAX_SIZES)
+			return -1;
+		sizes[n++] = v;
+		if (*s == 0)
+			break;
+		if (*s++ != ',')
+			return -1;
+	}
+	*k = n;
+	return 0;
+}
+
+/* send_chunks sends p (n bytes) as <type> frames of TEL_CHUNK bytes: re, [i,] off, <key>. */
+static void send_chunks(const char *type, const char *key, uint32_t re, int with_i, uint32_t i,
+			const uint8_t *p, size_t n)
+{
+	size_t off, l;
+	for (off = 0; off < n || (n == 0 && off == 0); off += TEL_CHUNK) {
+		l = n - off < TEL_CHUNK ? n - off : TEL_CHUNK;
+		fw_frame_begin(type);
+		fw_kv_u64("re", re);
+		if (with_i)
+			fw_kv_u64("i", i);
+		fw_kv_u64("off", off);
+		fw_kv_hex(key, p + off, l);
+		fw_frame_end();
+		if (n == 0)
+			break;
+	}
+}
+
+/* TELEK off=<n> ek=<hex>: the next chunk of the gateway's encapsulation key. */
+static void do_telek(const struct fw_req *r)
+{
+	const char *off_s = fw_req_get(r, "off"), *ek_s = fw_req_get(r, "ek");
+	uint32_t off;
+	long n;
+	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_have)) {
+		tel_error(r->seq, "badarg", "off");
+		return;
+	}
+	if (ek_s == 0 || (n = fw_parse_hex(ek_s, t_ek + off, off < TEL_EK ? TEL_EK - off : 0)) <= 0) {
+		tel_error(r->seq, "badarg", "ek");
+		return;
+	}
+	if (off == 0)
+		t_pinned = 0;
+	t_have = off + (uint32_t)n;
+	fw_frame_begin("TELEK");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("off", off);
+	fw_kv_u64("len", (uint64_t)n);
+	fw_kv_u64("have", t_have);
+	if (t_have == TEL_EK) {
+		/* Provisioning, untimed: the modulus check and H(ek). */
+		t_pinned = tel_pin_key(&t_pin, t_ek) == 0;
+		fw_kv_u64("pinned", (uint64_t)t_pinned);
+		if (t_pinned)
+			fw_kv_hex("ekh", t_pin.ekh, 8);
+	}
+	fw_frame_end();
+}
+
+struct hs_job {
+	size_t devlen, psklen;
+	int rc;
+	uint64_t c_encaps, c_kdf;
+};
+
+/* hs_run is the timed handshake: ML-KEM-512 encapsulation, then H(ct) and the key
+ * derivation, with the counter read between them. */
+static void hs_run(void *arg)
+{
+	struct hs_job *j = arg;
+	uint64_t t0, t1, t2;
+	plat_counter_align();
+	t0 = plat_counter();
+	j->rc = tel_encaps(t_hs, t_ss, &t_pin, t_m);
+	t1 = plat_counter();
+	if (j->rc == 0)
+		j->rc = tel_derive(&t_sess, &t_pin, t_hs, t_ss, t_dev, j->devlen, t_psk, j->psklen);
+	t2 = plat_counter();
+	plat_timed_end();
+	j->c_encaps = t1 - t0;
+	j->c_kdf = t2 - t1;
+}
+
+/* TELHS dev=<id> [psk=<hex>]: a new session (m from the DRBG), the handshake payload in
+ * TELCT frames, then TELHS with the counts. */
+static void do_telhs(const struct fw_req *r)
+{
+	const char *dev = fw_req_get(r, "dev"), *psk = fw_req_get(r, "psk");
+	struct hs_job j;
+	uint32_t stack;
+	long n = 0;
+	size_t dl = dev ? strlen(dev) : 0;
+
+	if (dev == 0 || tel_valid_device(dev, dl) != 0) {
+		tel_error(r->seq, "badarg", "dev");
+		return;
+	}
+	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
+		tel_error(r->seq, "badarg", "psk");
+		return;
+	}
+	if (!t_pinned) {
+		tel_error(r->seq, "setup", "ek");
+		return;
+	}
+	memcpy(t_dev, dev, dl + 1);
+	j.devlen = dl;
+	j.psklen = (size_t)n;
+	j.rc = -1;
+	j.c_encaps = j.c_kdf = 0;
+	/* Any earlier session ends here: its counter is never used again. */
+	t_sess.open = 0;
+	fw_drbg_read(t_m, sizeof t_m);
+	stack = plat_stack_run(hs_run, &j);
+	memset(t_ss, 0, sizeof t_ss);
+	memset(t_m, 0, sizeof t_m);
+	if (j.rc != 0) {
+		t_sess.open = 0;
+		tel_error(r->seq, "setup", "handshake");
+		return;
+	}
+	send_chunks("TELCT", "hs", r->seq, 0, 0, t_hs, TEL_HS);
+	fw_frame_begin("TELHS");
+	fw_kv_u64("re", r->seq);
+	fw_kv_hex("sid", t_sess.sid, TEL_SID);
+	fw_kv_u64("len", TEL_HS);
+	fw_kv_u64("count", j.c_encaps + j.c_kdf);
+	fw_kv_u64("count_encaps", j.c_encaps);
+	fw_kv_u64("count_kdf", j.c_kdf);
+	fw_kv_u64("stack", stack);
+	fw_kv_u64("ok", 1);
+	fw_frame_end();
+}
+
+struct seal_job {
+	size_t plen;
+	int rc;
+	uint64_t ctr, count;
+};
+
+static void seal_run(void *arg)
+{
+	struct seal_job *j = arg;
+	uint64_t t0, t1;
+	plat_counter_align();
+	t0 = plat_counter();
+	j->rc = tel_seal(&t_sess, t_frame, t_frame + 8, j->plen, &j->ctr);
+	t1 = plat_counter();
+	plat_timed_end();
+	j->count = t1 - t0;
+}
+
+/* TELSEAL n=<frames> sizes=<list>: frame i seals a DRBG payload of sizes[i % k] bytes
+ * under the session's next counter; TELF frames carry it, TELSEALED its count. */
+static void do_telseal(const struct fw_req *r)
+{
+	const char *n_s = fw_req_get(r, "n");
+	uint32_t sizes[TEL_MAX_SIZES], n, i, stack, nok = 0;
+	unsigned int k;
+	uint8_t pth[32];
+	struct seal_job j;
+
+	if (n_s == 0 || fw_parse_u32(n_s, &n) != 0 || n == 0 || n > TEL_MAX_N) {
+		tel_error(r->seq, "badarg", "n");
+		return;
+	}
+	if (parse_sizes(fw_req_get(r, "sizes"), sizes, &k, TEL_MAX_PAYLOAD) != 0) {
+		tel_error(r->seq, "badarg", "sizes");
+		return;
+	}
+	if (!t_sess.open) {
+		tel_error(r->seq, "setup", "session");
+		return;
+	}
+	fw_frame_begin("TELSEAL");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("n", n);
+	fw_kv_u64("sizes", k);
+	fw_kv_hex("sid", t_sess.sid, TEL_SID);
+	fw_frame_end();
+	for (i = 0; i < n; i++) {
+		j.plen = sizes[i % k];
+		j.rc = -1;
+		j.ctr = j.count = 0;
+		/* The payload, drawn and hashed before the counter starts. */
+		fw_drbg_read(t_frame + 8, j.plen);
+		ascon_hash256(pth, t_frame + 8, j.plen);
+		stack = plat_stack_run(seal_run, &j);
+		if (j.rc == 0)
+			send_chunks("TELF", "d", r->seq, 1, i, t_frame, j.plen + TEL_OVERHEAD);
+		fw_frame_begin("TELSEALED");
+		fw_kv_u64("re", r->seq);
+		fw_kv_u64("i", i);
+		fw_kv_u64("ctr", j.ctr);
+		fw_kv_u64("size", j.plen);
+		fw_kv_u64("len", j.rc == 0 ? j.plen + TEL_OVERHEAD : 0);
+		fw_kv_hex("pth", pth, 32);
+		fw_kv_u64("count", j.count);
+		fw_kv_u64("stack", stack);
+		fw_kv_u64("ok", j.rc == 0);
+		if (j.rc != 0)
+			fw_kv_str("reason", "session");
+		fw_frame_end();
+		nok += j.rc == 0;
+		fw_busy_poll();
+	}
+	fw_frame_begin("TELDONE");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("n", n);
+	fw_kv_u64("ok", nok);
+	fw_kv_u64("fail", n - nok);
+	fw_kv_u64("next", t_sess.next);
+	fw_frame_end();
+}
+
+/* ---- AEADBENCH ---- */
+
+static const struct {
+	const char *name;
+	ascon_mode mode;
+} aeads[] = {
+	{"Ascon-AEAD128", ASCON_AEAD128},
+	{"Ascon-128a-v1.2", ASCON_128A_V12},
+	{"Ascon-128-v1.2", ASCON_128_V12},
+};
+
+struct aead_job {
+	ascon_mode mode;
+	int open;
+	size_t plen, adlen;
+	int rc;
+	uint64_t count;
+};
+
+/* aead_run: one seal (t_pt -> C || tag in t_frame) or one open (C || tag in t_frame, in
+ * place), between two counter reads. */
+static void aead_run(void *arg)
+{
+	struct aead_job *j = arg;
+	uint64_t t0, t1;
+	j->rc = 0;
+	plat_counter_align();
+	t0 = plat_counter();
+	if (j->open)
+		j->rc = ascon_aead_decrypt(j->mode, t_frame, t_frame, j->plen, t_frame + j->plen,
+					   ASCON_TAGBYTES, t_ad, j->adlen, t_nonce, t_key);
+	else
+		ascon_aead_encrypt(j->mode, t_frame, t_frame + j->plen, t_pt, j->plen, t_ad,
+				   j->adlen, t_nonce, t_key);
+	t1 = plat_counter();
+	plat_timed_end();
+	j->count = t1 - t0;
+}
+
+/* aead_one draws a key, nonce, associated data and plaintext, measures one operation and
+ * checks it: a seal must open to its plaintext, an open must return it. */
+static const char *aead_one(struct aead_job *j, uint32_t *stack)
+{
+	fw_drbg_read(t_key, sizeof t_key);
+	fw_drbg_read(t_nonce, sizeof t_nonce);
+	fw_drbg_read(t_ad, j->adlen);
+	fw_drbg_read(t_pt, j->plen);
+	if (j->open)
+		ascon_aead_encrypt(j->mode, t_frame, t_frame + j->plen, t_pt, j->plen, t_ad, j->adlen,
+				   t_nonce, t_key);
+	*stack = plat_stack_run(aead_run, j);
+	if (j->rc != 0)
+		return "open";
+	if (!j->open && ascon_aead_decrypt(j->mode, t_frame, t_frame, j->plen, t_frame + j->plen,
+					   ASCON_TAGBYTES, t_ad, j->adlen, t_nonce, t_key) != 0)
+		return "check-open";
+	if (memcmp(t_frame, t_pt, j->plen) != 0)
+		return "mismatch";
+	return 0;
+}
+
+/* AEADBENCH aead= op=seal|open sizes=<list> adlen= n= warmup=: sample i is of sizes[i % k]
+ * bytes; SAMPLE and SUMMARY as BENCH, SAMPLE also size=. */
+static void do_aeadbench(const struct fw_req *r)
+{
+	const char *a_s = fw_req_get(r, "aead"), *op = fw_req_get(r, "op");
+	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup"), *ad_s = fw_req_get(r, "adlen");
+	uint32_t sizes[TEL_MAX_SIZES], n, warmup = 0, adlen = 0, i, stack, nok = 0, nfail = 0, stack_max = 0;
+	uint64_t cmin = 0, cmax = 0;
+	unsigned int k, a;
+	struct aead_job j;
+	const char *why;
+
+	for (a = 0; a < sizeof aeads / sizeof aeads[0]; a++)
+		if (a_s != 0 && fw_streq(a_s, aeads[a].name))
+			break;
+	if (a == sizeof aeads / sizeof aeads[0]) {
+		tel_error(r->seq, "unsupported", "aead");
+		return;
+	}
+	if (op == 0 || !(fw_streq(op, "seal") || fw_streq(op, "open"))) {
+		tel_error(r->seq, "unsupported", "op");
+		return;
+	}
+	if (n_s == 0 || fw_parse_u32(n_s, &n) != 0 || n == 0 || n > TEL_MAX_N) {
+		tel_error(r->seq, "badarg", "n");
+		return;
+	}
+	if (w_s != 0 && (fw_parse_u32(w_s, &warmup) != 0 || warmup > TEL_MAX_WARMUP)) {
+		tel_error(r->seq, "badarg", "warmup");
+		return;
+	}
+	if (ad_s != 0 && (fw_parse_u32(ad_s, &adlen) != 0 || adlen > TEL_MAX_AD)) {
+		tel_error(r->seq, "badarg", "adlen");
+		return;
+	}
+	if (parse_sizes(fw_req_get(r, "sizes"), sizes, &k, TEL_MAX_PAYLOAD) != 0) {
+		tel_error(r->seq, "badarg", "sizes");
+		return;
+	}
+	j.mode = aeads[a].mode;
+	j.open = fw_streq(op, "open");
+	j.adlen = adlen;
+	fw_frame_begin("AEADBENCH");
+	fw_kv_u64("re", r->seq);
+	fw_kv_str("aead", aeads[a].name);
+	fw_kv_str("op", op);
+	fw_kv_u64("n", n);
+	fw_kv_u64("warmup", warmup);
+	fw_kv_u64("adlen", adlen);
+	fw_kv_u64("sizes", k);
+	fw_frame_end();
+	for (i = 0; i < warmup + n; i++) {
+		/* Warm-up iterations cycle through the sizes too; sample s is of sizes[s % k]. */
+		uint32_t s = i < warmup ? i : i - warmup;
+		j.plen = sizes[s % k];
+		j.count = 0;
+		why = aead_one(&j, &stack);
+		fw_busy_poll();
+		if (i < warmup)
+			continue;
+		fw_frame_begin("SAMPLE");
+		fw_kv_u64("re", r->seq);
+		fw_kv_u64("i", s);
+		fw_kv_u64("count", j.count);
+		fw_kv_u64("stack", stack);
+		fw_kv_u64("size", j.plen);
+		fw_kv_u64("ok", why == 0);
+		if (why != 0)
+			fw_kv_str("reason", why);
+		fw_frame_end();
+		if (why != 0) {
+			nfail++;
+			continue;
+		}
+		if (nok == 0 || j.count < cmin)
+			cmin = j.count;
+		if (j.count > cmax)
+			cmax = j.count;
+		if (stack > stack_max)
+			stack_max = stack;
+		nok++;
+	}
+	fw_frame_begin("SUMMARY");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("n", n);
+	fw_kv_u64("ok", nok);
+	fw_kv_u64("fail", nfail);
+	if (nok > 0) {
+		fw_kv_u64("min", cmin);
+		fw_kv_u64("max", cmax);
+		fw_kv_u64("stack_max", stack_max);
+	}
+	fw_frame_end();
+}
+
+int fw_tel_dispatch(const struct fw_req *r)
+{
+	if (fw_streq(r->type, "TELEK"))
+		do_telek(r);
+	else if (fw_streq(r->type, "TELHS"))
+		do_telhs(r);
+	else if (fw_streq(r->type, "TELSEAL"))
+		do_telseal(r);
+	else if (fw_streq(r->type, "AEADBENCH"))
+		do_aeadbench(r);
+	else
+		return 0;
+	return 1;
+}
+
+#else
+
+int fw_tel_dispatch(const struct fw_req *r)
+{
+	(void)r;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,19 @@
+/* The telemetry device's requests (firmware/PROTOCOL.md, "Telemetry device"): TELEK,
+ * TELHS, TELSEAL and AEADBENCH. A board whose table has no signature scheme (the 16 KiB
+ * qemu-microbit) has no Ascon and answers them ERROR code=unknown. */
+#ifndef FW_TELREQ_H
+#define FW_TELREQ_H
+
+#include "algs.h"
+#include "proto.h"
+
+#define FW_HAVE_TEL FW_HAVE_SIG
+
+/* fw_tel_dispatch runs r if it is one of the telemetry requests and returns 1; 0 if not. */
+int fw_tel_dispatch(const struct fw_req *r);
+
+/* fw_busy_poll serves RESEND (and queues or refuses other requests) between the iterations
+ * of a long request (fw.c). */
+void fw_busy_poll(void);
+
+#endif
