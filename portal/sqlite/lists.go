@@ -196,6 +196,28 @@ func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k ke
 	return ids, page, nil
 }
 
+// ListPlan is the query plan of the index walk of ListRuns for f (EXPLAIN QUERY PLAN's
+// details, "; "-separated), to check which filters an index serves.
+func (s *Store) ListPlan(ctx context.Context, f ListFilter) (string, error) {
+	k := buildKeyset(runColumns(f), "r.published_at", "r.id", f, nil)
+	q := `EXPLAIN QUERY PLAN SELECT r.id, r.published_at FROM runs r WHERE ` + strings.Join(k.where, " AND ") + ` ORDER BY r.published_at DESC, r.id DESC LIMIT 10`
+	rows, err := s.read.QueryContext(ctx, q, k.params...)
+	if err != nil {
+		return "", fmt.Errorf("plan: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return "", fmt.Errorf("plan: %w", err)
+		}
+		out = append(out, detail)
+	}
+	return strings.Join(out, "; "), rows.Err()
+}
+
 // ListRuns returns one page of runs, newest first by (published_at, id), without their large
 // JSON fields. See ListPage for how far a page searches.
 func (s *Store) ListRuns(ctx context.Context, f ListFilter) (ListPage[Run], error) {
