@@ -30,8 +30,9 @@ const dateLayout = "2006-01-02"
 
 // listQuery reads a list's filters, cursor and page size from the query. jobs selects the
 // job list's filters; a filter the list does not have is refused by name. defLimit is the
-// page size when none is given.
-func listQuery(c echo.Context, jobs bool, defLimit int) (sqlite.ListFilter, url.Values, error) {
+// page size when none is given; lenient makes an invalid limit defLimit instead of an error
+// (the run API always did so).
+func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (sqlite.ListFilter, url.Values, error) {
 	q := c.QueryParams()
 	var f sqlite.ListFilter
 	keep := url.Values{}
@@ -80,10 +81,14 @@ func listQuery(c echo.Context, jobs bool, defLimit int) (sqlite.ListFilter, url.
 	f.Limit = defLimit
 	if v := keep.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > sqlite.MaxPage {
+		switch {
+		case err == nil && n >= 1 && n <= sqlite.MaxPage:
+			f.Limit = n
+		case lenient:
+			keep.Del("limit")
+		default:
 			return f, nil, fault.New(fault.Invalid, "limit: a page holds 1 to %d rows", sqlite.MaxPage)
 		}
-		f.Limit = n
 	}
 	if v := q.Get("after"); v != "" {
 		cur, err := sqlite.ParseCursor(v)
@@ -126,7 +131,7 @@ func capNote[T any](p sqlite.ListPage[T]) string {
 }
 
 func (s *Server) runsPage(c echo.Context) error {
-	f, keep, err := listQuery(c, false, 50)
+	f, keep, err := listQuery(c, false, 50, false)
 	if err != nil {
 		return err
 	}
@@ -189,7 +194,7 @@ func runListRow(r sqlite.Run) templates.RunListRow {
 }
 
 func (s *Server) jobsPage(c echo.Context) error {
-	f, keep, err := listQuery(c, true, 50)
+	f, keep, err := listQuery(c, true, 50, false)
 	if err != nil {
 		return err
 	}
@@ -236,12 +241,7 @@ func setNext[T any](c echo.Context, base string, keep url.Values, p sqlite.ListP
 // filters and cursor of /runs. An absent, non-positive or too large limit is 100, as it
 // always was.
 func (s *Server) apiRuns(c echo.Context) error {
-	if l, err := strconv.Atoi(c.QueryParam("limit")); err != nil || l <= 0 || l > sqlite.MaxPage {
-		q := c.Request().URL.Query()
-		q.Del("limit")
-		c.Request().URL.RawQuery = q.Encode()
-	}
-	f, keep, err := listQuery(c, false, 100)
+	f, keep, err := listQuery(c, false, 100, true)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func (s *Server) apiRuns(c echo.Context) error {
 
 // apiJobs lists jobs as JSON with the filters and cursor of /jobs.
 func (s *Server) apiJobs(c echo.Context) error {
-	f, keep, err := listQuery(c, true, 100)
+	f, keep, err := listQuery(c, true, 100, false)
 	if err != nil {
 		return err
 	}
