@@ -1,7 +1,9 @@
 package portal
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,6 +63,18 @@ func (s *Server) schemesPage(c echo.Context) error {
 // schemeSections groups scheme rows (ordered by algorithm, operation) into one section per
 // unit, method and class status, verified classes first.
 func schemeSections(rows []sqlite.SchemeRow, level, board string) []templates.SchemeSection {
+	// Operations in the papers' order: key generation, then encapsulation and decapsulation,
+	// then signing and verification, then the rest by name.
+	rank := func(op string) int {
+		if i := slices.Index([]string{"keygen", "encaps", "decaps", "sign", "verify"}, op); i >= 0 {
+			return i
+		}
+		return 5
+	}
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b sqlite.SchemeRow) int {
+		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
+	})
 	type key struct{ unit, method, status string }
 	var order []key
 	byKey := map[key][]sqlite.SchemeRow{}

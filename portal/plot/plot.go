@@ -179,7 +179,7 @@ func newAxis(vals []float64, left, right int) (axis, bool) {
 	}
 	ax := axis{log: hi/lo > LogThreshold, left: float64(left), right: float64(right)}
 	if ax.log {
-		ax.a, ax.b = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+		ax.a, ax.b = logFloor(lo), logCeil(hi)
 	} else {
 		ax.a, ax.b = 0, niceCeil(hi*1.05)
 	}
@@ -227,11 +227,47 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
+// logSteps are the log axis's bounds and ticks within a decade: 1, 2, 5 (as the papers'
+// log axes are labelled).
+var logSteps = []float64{1, 2, 5}
+
+// logFloor is the largest 1, 2 or 5 x 10^k at or below v; logCeil the smallest at or above.
+func logFloor(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for i := len(logSteps) - 1; i >= 0; i-- {
+		if logSteps[i]*p <= v*1.0000001 {
+			return logSteps[i] * p
+		}
+	}
+	return p
+}
+
+func logCeil(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range append(logSteps, 10) {
+		if m*p >= v*0.9999999 {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
 func ticks(a, b float64, logScale bool) []float64 {
 	var out []float64
 	if logScale {
-		for v := a; v <= b*1.0001; v *= 10 {
-			out = append(out, v)
+		// Every 1, 2 and 5 between the bounds; past three decades, the decades and the bounds.
+		decades := math.Log10(b / a)
+		for p := math.Pow(10, math.Floor(math.Log10(a))); p <= b*1.0001; p *= 10 {
+			for _, m := range logSteps {
+				v := m * p
+				if v < a*0.9999 || v > b*1.0001 {
+					continue
+				}
+				if decades > 3 && m != 1 && v != a && v != b {
+					continue
+				}
+				out = append(out, v)
+			}
 		}
 		return out
 	}

@@ -352,50 +352,59 @@ type SchemeRow struct {
 }
 
 // Schemes aggregates every ok cell of one assurance level and board class per algorithm,
-// operation, unit, method and class status: one range scan of the covering index
-// cells_scheme, whose rows come ordered by median within a group, so the median of medians
-// is read in passing.
+// operation, unit, method and class status. The database does the work, as for Standings:
+// one grouped range scan of the covering index cells_scheme, then per group the median of
+// its runs' medians read at the middle offset of the same index (ordered by median within a
+// group), so a few rows come back however many runs there are.
 func (s *Store) Schemes(ctx context.Context, level, board string) ([]SchemeRow, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, median, p25, p75, n, run_id FROM cells
-		WHERE level = ? AND board_class = ? AND status = 'ok'
-		ORDER BY algorithm, operation, unit, method, class_status, median`, level, board)
+	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
+		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
+		GROUP BY algorithm, operation, unit, method, class_status
+		ORDER BY algorithm, operation, unit, method, class_status`, level, board)
 	if err != nil {
 		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
 	}
-	defer rows.Close()
 	var out []SchemeRow
-	var meds [][]float64
 	for rows.Next() {
 		var r SchemeRow
-		var med, p25, p75 sql.NullFloat64
-		if err := rows.Scan(&r.Algorithm, &r.Operation, &r.Unit, &r.Method, &r.ClassStatus, &med, &p25, &p75, &r.N, &r.LatestRun); err != nil {
+		if err := rows.Scan(&r.Algorithm, &r.Operation, &r.Unit, &r.Method, &r.ClassStatus, &r.P25, &r.P75, &r.N, &r.Runs, &r.LatestRun); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
 		}
-		if !med.Valid {
-			continue
-		}
-		k := len(out) - 1
-		if k < 0 || out[k].Algorithm != r.Algorithm || out[k].Operation != r.Operation || out[k].Unit != r.Unit || out[k].Method != r.Method || out[k].ClassStatus != r.ClassStatus {
-			r.P25, r.P75, r.N, r.LatestRun = p25.Float64, p75.Float64, 0, 0
-			out = append(out, r)
-			meds = append(meds, nil)
-			k++
-		}
-		o := &out[k]
-		o.P25, o.P75 = min(o.P25, p25.Float64), max(o.P75, p75.Float64)
-		o.N += r.N
-		o.Runs++
-		o.LatestRun = max(o.LatestRun, r.LatestRun)
-		meds[k] = append(meds[k], med.Float64)
+		out = append(out, r)
 	}
-	for k, vs := range meds {
-		if n := len(vs); n%2 == 1 {
-			out[k].Median = vs[n/2]
-		} else {
-			out[k].Median = (vs[n/2-1] + vs[n/2]) / 2
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
+	}
+	for i := range out {
+		r := &out[i]
+		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
+			WHERE level = ? AND board_class = ? AND status = 'ok' AND algorithm = ? AND operation = ? AND unit = ? AND method = ? AND class_status = ? AND median IS NOT NULL
+			ORDER BY median LIMIT ? OFFSET ?`, level, board, r.Algorithm, r.Operation, r.Unit, r.Method, r.ClassStatus, 2-r.Runs%2, (r.Runs-1)/2)
+		if err != nil {
+			return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
+		}
+		var sum float64
+		var n int
+		for mid.Next() {
+			var v float64
+			if err := mid.Scan(&v); err != nil {
+				mid.Close()
+				return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
+			}
+			sum += v
+			n++
+		}
+		mid.Close()
+		if err := mid.Err(); err != nil {
+			return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
+		}
+		if n > 0 {
+			r.Median = sum / float64(n)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // BoardLevel is an (assurance level, board class) with runs.

@@ -203,3 +203,25 @@ func TestListPlansUseTheirIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemesMedianOfMedians aggregates a board's cells per scheme and operation: the median
+// of the runs' medians (odd and even counts), the lowest p25, the highest p75, the runs.
+func TestSchemesMedianOfMedians(t *testing.T) {
+	st := listStore(t, 13, func(i int) time.Time { return time.Now() })
+	rows, err := st.Schemes(context.Background(), "host", "host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Host runs are i%3 != 1: ML-DSA-65 at i = 0, 8, 12 (medians 10, 18, 22); ML-KEM-768 at
+	// i = 2, 3, 5, 6, 9, 11 (medians 12, 13, 15, 16, 19, 21).
+	want := []sqlite.SchemeRow{
+		{Algorithm: "ML-DSA-65", Operation: "keygen", Unit: "ns", Method: "in-process", ClassStatus: "declared", Median: 18, P25: 2, P75: 4, N: 15, Runs: 3, LatestRun: 13},
+		{Algorithm: "ML-KEM-768", Operation: "keygen", Unit: "ns", Method: "in-process", ClassStatus: "declared", Median: 15.5, P25: 2, P75: 4, N: 30, Runs: 6, LatestRun: 12},
+	}
+	if !slices.Equal(rows, want) {
+		t.Fatalf("schemes\n%+v\nwant\n%+v", rows, want)
+	}
+	if rows, _ := st.Schemes(context.Background(), "hardware", "host"); len(rows) != 0 {
+		t.Errorf("another level's rows: %+v", rows)
+	}
+}

@@ -21,9 +21,14 @@ CREATE INDEX jobs_list_board ON jobs (board_class, created_at, id);
 CREATE INDEX jobs_list_state ON jobs (state, created_at, id);
 CREATE INDEX jobs_list_method ON jobs (method, created_at, id);
 
+-- Filtering runs by algorithm tests each examined run's cells: (run_id, algorithm) answers
+-- "does run r have algorithm a" with one index probe (cells_rank, led by algorithm, would
+-- read every cell of that algorithm instead).
+CREATE INDEX cells_run_algorithm ON cells (run_id, algorithm);
+
 -- The scheme table (every scheme x operation on one assurance level and board class) reads
 -- one (level, board_class) range of this covering index, ordered by median within a group.
-CREATE INDEX cells_scheme ON cells (level, board_class, status, algorithm, operation, unit, method, class_status, median, p25, p75, run_id);
+CREATE INDEX cells_scheme ON cells (level, board_class, status, algorithm, operation, unit, method, class_status, median, p25, p75, n, run_id);
 
 -- /compare: the bootstrap intervals of one pair of runs (run_b against run_a), computed once
 -- per version of the comparison code and kept. report is JSON (portal.PairReport).
