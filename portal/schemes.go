@@ -3,9 +3,9 @@ package portal
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
