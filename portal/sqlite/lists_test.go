@@ -225,3 +225,24 @@ func TestSchemesMedianOfMedians(t *testing.T) {
 		t.Errorf("another level's rows: %+v", rows)
 	}
 }
+
+// FuzzParseCursor: a cursor from a query string either is refused or survives a round trip,
+// with a positive id and a non-negative time.
+func FuzzParseCursor(f *testing.F) {
+	for _, s := range []string{"1764590400123.42", "0.1", "", ".", "1.", ".1", "9223372036854775807.9223372036854775807", "-0.1", "1e3.2", "01.02"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := sqlite.ParseCursor(s)
+		if err != nil {
+			return
+		}
+		if c.ID <= 0 || c.At < 0 {
+			t.Fatalf("%q parsed to %+v", s, c)
+		}
+		again, err := sqlite.ParseCursor(c.String())
+		if err != nil || again != c {
+			t.Fatalf("%q: %+v does not round-trip (%v, %v)", s, c, again, err)
+		}
+	})
+}
