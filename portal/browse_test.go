@@ -231,6 +231,20 @@ func TestBrowseRunsJobsSchemesAndCompare(t *testing.T) {
 	if r := fetch(t, p.URL+fmt.Sprintf("/compare?runs=%d,%d", a[1], b[0])); r.code < 400 || strings.Contains(r.body, "95%") {
 		t.Errorf("uncomputed pair without bundles: %d", r.code)
 	}
+	// The same stored report as JSON.
+	var api struct {
+		Pairs []portal.PairReport `json:"pairs"`
+	}
+	if r := fetch(t, p.URL+strings.Replace(cmp, "/compare", "/api/v1/compare", 1)); r.code != 200 || json.Unmarshal([]byte(r.body), &api) != nil ||
+		len(api.Pairs) != 1 || api.Pairs[0].A != a[0] || api.Pairs[0].B != b[0] || api.Pairs[0].Version != portal.PairCodeVersion || len(api.Pairs[0].Cells) != 9 {
+		t.Errorf("api compare: %d %s", r.code, r.body)
+	} else {
+		for _, pc := range api.Pairs[0].Cells {
+			if pc.Reason == "" && !(pc.Lo <= pc.Point && pc.Point <= pc.Hi && pc.Verdict != "") {
+				t.Errorf("cell %s %s: interval %v [%v, %v] verdict %q", pc.Algorithm, pc.Operation, pc.Point, pc.Lo, pc.Hi, pc.Verdict)
+			}
+		}
+	}
 	// One run: against its paper only.
 	if r := fetch(t, p.URL+fmt.Sprintf("/compare?run=%d", a[0])); r.code != 200 || !strings.Contains(r.body, "against paper001") || strings.Contains(r.body, "Cells side by side") {
 		t.Errorf("one-run compare: %d", r.code)

@@ -269,6 +269,37 @@ func (s *Server) comparePage(c echo.Context) error {
 	return s.render(c, http.StatusOK, templates.ComparePage(v))
 }
 
+// apiCompare is /api/v1/compare?runs=A,B[,C]: the stored pair reports of every run after
+// the first against it (computed once, as for the page).
+func (s *Server) apiCompare(c echo.Context) error {
+	ids, err := compareIDs(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var runs []sqlite.Run
+	for _, id := range ids {
+		r, err := s.store.Run(ctx, id)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	out := struct {
+		Runs   []int64      `json:"runs"`
+		Method string       `json:"method"`
+		Pairs  []PairReport `json:"pairs"`
+	}{Runs: ids, Method: compare.Method, Pairs: []PairReport{}}
+	for _, r := range runs[1:] {
+		p, err := s.pairReport(ctx, runs[0], r)
+		if err != nil {
+			return err
+		}
+		out.Pairs = append(out.Pairs, p)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
 // compareView builds /compare from the runs (the first is A) and the stored pair reports of
 // every other run against A.
 func compareView(runs []sqlite.Run, pairs []PairReport) (templates.CompareView, error) {

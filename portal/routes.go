@@ -119,6 +119,7 @@ func (s *Server) routes() {
 	add(GET, "/api/v1/runs/:id/cells.csv", s.runCSV, 0, "")
 	add(GET, "/api/v1/leaderboards", s.apiLeaderboard, 0, "")
 	add(GET, "/api/v1/jobs", s.apiJobs, 0, "")
+	add(GET, "/api/v1/compare", s.apiCompare, 0, "")
 	add(GET, "/api/v1/jobs/:id", s.jobJSON, 0, "")
 	add(POST, artifacts.RouteSubmissions, s.apiSubmit, bundle, limitSubmit)
 	add(POST, artifacts.RouteSubmitKeys, s.apiRegisterKeys, small, limitSubmit)
