@@ -449,7 +449,7 @@ func compareView(runs []sqlite.Run, pairs []PairReport) (templates.CompareView, 
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%s (%d)", r, reasons[r]))
 	}
 	for _, u := range unitOrder {
-		format := func(x float64) string { return human(x, u) }
+		format := func(x float64) string { return axisLabel(x, u) }
 		v.Charts = append(v.Charts, plot.Intervals(units[u], unitTitle(u), format))
 		v.Boxes = append(v.Boxes, plot.Layout(boxes[u], unitTitle(u), format))
 	}
@@ -486,7 +486,7 @@ func paperCharts(r sqlite.Run, rep compare.Report) []*plot.Chart {
 	}
 	var out []*plot.Chart
 	for _, u := range order {
-		out = append(out, plot.Intervals(units[u], unitTitle(u), func(x float64) string { return human(x, u) }))
+		out = append(out, plot.Intervals(units[u], unitTitle(u), func(x float64) string { return axisLabel(x, u) }))
 	}
 	return out
 }
@@ -520,7 +520,7 @@ func (s *Server) RunSampleBoxPlot(ctx context.Context, r sqlite.Run) ([]*plot.Fi
 	}
 	var out []*plot.Figure
 	for _, u := range order {
-		out = append(out, plot.Layout(rows[u], unitTitle(u), func(x float64) string { return human(x, u) }))
+		out = append(out, plot.Layout(rows[u], unitTitle(u), func(x float64) string { return axisLabel(x, u) }))
 	}
 	return out, nil
 }

@@ -42,3 +42,15 @@ func FuzzListQueries(f *testing.F) {
 		}
 	})
 }
+
+func TestAxisLabel(t *testing.T) {
+	for v, want := range map[float64]string{10000: "10 µs", 12500: "12.5 µs", 1e6: "1 ms", 500: "500 ns", 2e7: "20 M instructions"} {
+		unit := "ns"
+		if v == 2e7 {
+			unit = "instructions"
+		}
+		if got := axisLabel(v, unit); got != want {
+			t.Errorf("axisLabel(%v, %s) = %q, want %q", v, unit, got, want)
+		}
+	}
+}

@@ -123,9 +123,20 @@ func schemeSections(rows []sqlite.SchemeRow, level, board string) []templates.Sc
 					Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
 			}
 			unit := k.unit
-			sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return human(x, unit) })
+			sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
 			out = append(out, sec)
 		}
 	}
 	return out
+}
+
+// axisLabel is human(v, unit) without trailing zeros ("10 µs", not "10.00 µs"), short enough
+// for an axis on a phone.
+func axisLabel(v float64, unit string) string {
+	h := human(v, unit)
+	num, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.Contains(num, ".") {
+		return h
+	}
+	return strings.TrimRight(strings.TrimRight(num, "0"), ".") + " " + rest
 }

@@ -255,19 +255,23 @@ func logCeil(v float64) float64 {
 func ticks(a, b float64, logScale bool) []float64 {
 	var out []float64
 	if logScale {
-		// Every 1, 2 and 5 between the bounds; past three decades, the decades and the bounds.
-		decades := math.Log10(b / a)
+		// Every 1, 2 and 5 between the bounds; when that is more than six labels (they would
+		// overlap on a phone), the decades and the bounds.
+		var decades []float64
 		for p := math.Pow(10, math.Floor(math.Log10(a))); p <= b*1.0001; p *= 10 {
 			for _, m := range logSteps {
 				v := m * p
 				if v < a*0.9999 || v > b*1.0001 {
 					continue
 				}
-				if decades > 3 && m != 1 && v != a && v != b {
-					continue
-				}
 				out = append(out, v)
+				if m == 1 || v == a || v == b {
+					decades = append(decades, v)
+				}
 			}
+		}
+		if len(out) > 6 {
+			out = decades
 		}
 		return out
 	}

@@ -82,7 +82,7 @@ func TestLogAxisTicksAreDecades(t *testing.T) {
 	if !f.Log {
 		t.Fatal("a span of four decades should use a log axis")
 	}
-	// 12 .. 6e5: bounds 10 and 1e6 (1-2-5 steps); past three decades only decades are ticked.
+	// 12 .. 6e5: bounds 10 and 1e6 (1-2-5 steps); more than six 1-2-5 ticks: only decades.
 	want := []string{"10", "100", "1e+03", "1e+04", "1e+05", "1e+06"}
 	if len(f.Ticks) != len(want) {
 		t.Fatalf("ticks %+v, want %v", f.Ticks, want)
@@ -99,7 +99,7 @@ func TestLogAxisTicksAreDecades(t *testing.T) {
 	if f.Ticks[0].X != float64(f.PlotLeft) || f.Ticks[len(f.Ticks)-1].X != float64(f.PlotRight) {
 		t.Errorf("the axis should run from its first to its last tick: %+v", f.Ticks)
 	}
-	// 8 .. 170: within three decades the axis runs 5 .. 200, ticked at every 1, 2 and 5,
+	// 8 .. 170: the axis runs 5 .. 200, ticked at every 1, 2 and 5 (six labels),
 	// and each tick sits at its logarithm.
 	f = Layout([]Row{{Label: "a", Min: 8, P25: 9, Median: 10, P75: 11, Max: 12}, {Label: "b", Min: 150, P25: 160, Median: 165, P75: 168, Max: 170}}, "ns", format)
 	want = []string{"5", "10", "20", "50", "100", "200"}
