@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -412,7 +414,7 @@ type BoardLevel struct{ Level, BoardClass string }
 
 // BoardLevels lists the (level, board class) pairs that have runs.
 func (s *Store) BoardLevels(ctx context.Context) ([]BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT level, board_class FROM runs ORDER BY level, board_class`)
+	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM runs`) // the index runs_board_level
 	if err != nil {
 		return nil, fmt.Errorf("board levels: %w", err)
 	}
@@ -420,11 +422,14 @@ func (s *Store) BoardLevels(ctx context.Context) ([]BoardLevel, error) {
 	var out []BoardLevel
 	for rows.Next() {
 		var b BoardLevel
-		if err := rows.Scan(&b.Level, &b.BoardClass); err != nil {
+		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
 			return nil, fmt.Errorf("board levels: %w", err)
 		}
 		out = append(out, b)
 	}
+	slices.SortFunc(out, func(a, b BoardLevel) int {
+		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
+	})
 	return out, rows.Err()
 }
 

@@ -26,6 +26,10 @@ CREATE INDEX jobs_list_method ON jobs (method, created_at, id);
 -- read every cell of that algorithm instead).
 CREATE INDEX cells_run_algorithm ON cells (run_id, algorithm);
 
+-- The scheme table's picker lists the (board class, level) pairs with runs: a distinct scan
+-- of this small index, not of the runs rows.
+CREATE INDEX runs_board_level ON runs (board_class, level);
+
 -- The scheme table (every scheme x operation on one assurance level and board class) reads
 -- one (level, board_class) range of this covering index, ordered by median within a group.
 CREATE INDEX cells_scheme ON cells (level, board_class, status, algorithm, operation, unit, method, class_status, median, p25, p75, n, run_id);
