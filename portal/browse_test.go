@@ -183,6 +183,21 @@ func TestBrowseRunsJobsSchemesAndCompare(t *testing.T) {
 	if r := fetch(t, p.URL+"/api/v1/jobs"); r.code != 200 || strings.TrimSpace(r.body) != "[]" {
 		t.Errorf("/api/v1/jobs: %d %s", r.code, r.body)
 	}
+	// A queued job is listed, filtered by state and board, as HTML, JSON and CSV.
+	job := queueJob(t, p, smallManifest(t, 3))
+	for path, w := range map[string]string{
+		"/jobs?state=queued&board=host":                     fmt.Sprintf(`href="/jobs/%d"`, job),
+		"/api/v1/jobs?state=queued":                         fmt.Sprintf(`"id":%d`, job),
+		"/api/v1/jobs?experiment=paper001/mlkem&format=csv": fmt.Sprintf("%d,/jobs/%d,paper001,paper001/mlkem,host,in-process,queued,", job, job),
+		"/api/v1/jobs?state=published&format=csv":           "id,url,paper",
+	} {
+		if r := fetch(t, p.URL+path); r.code != 200 || !strings.Contains(r.body, w) {
+			t.Errorf("GET %s: %d lacks %q: %s", path, r.code, w, r.body)
+		}
+	}
+	if r := fetch(t, p.URL+"/api/v1/jobs?state=published"); strings.Contains(r.body, `"id"`) {
+		t.Errorf("a queued job listed as published: %s", r.body)
+	}
 
 	// The scheme table: every scheme x operation on host, linked to the runs behind it.
 	r = fetch(t, p.URL+"/schemes?assurance=host&board=host")

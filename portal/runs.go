@@ -209,6 +209,11 @@ func (s *Server) jobsPage(c echo.Context) error {
 	}
 	v := templates.JobsView{Page: s.page(c, "Jobs"), Next: nextLink("/jobs", keep, p.Next), CapNote: capNote(p),
 		First: f.After != nil, FirstLink: "/jobs?" + keep.Encode(), From: keep.Get("from"), To: keep.Get("to"), JSON: "/api/v1/jobs?" + keep.Encode()}
+	csv := url.Values{"format": {"csv"}}
+	for k, vs := range keep {
+		csv[k] = vs
+	}
+	v.CSV = "/api/v1/jobs?" + csv.Encode()
 	v.Filters = []templates.Filter{
 		filterSelect("paper", "Paper", facets.Papers, f.Paper),
 		filterSelect("experiment", "Experiment", facets.Experiments, f.Experiment),
@@ -268,7 +273,7 @@ func (s *Server) apiRuns(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// apiJobs lists jobs as JSON with the filters and cursor of /jobs.
+// apiJobs lists jobs as JSON (or CSV with ?format=csv) with the filters and cursor of /jobs.
 func (s *Server) apiJobs(c echo.Context) error {
 	f, keep, err := listQuery(c, true, 100, false)
 	if err != nil {
@@ -279,6 +284,21 @@ func (s *Server) apiJobs(c echo.Context) error {
 		return err
 	}
 	setNext(c, "/api/v1/jobs", keep, p)
+	if c.QueryParam("format") == "csv" {
+		var buf bytes.Buffer
+		w := newCSV(&buf)
+		w.Write([]string{"id", "url", "paper", "experiment", "board", "method", "state", "created_at", "run_id", "error"})
+		for _, j := range p.Items {
+			run := ""
+			if j.RunID > 0 {
+				run = strconv.FormatInt(j.RunID, 10)
+			}
+			w.Write([]string{strconv.FormatInt(j.ID, 10), fmt.Sprintf("/jobs/%d", j.ID), j.Paper, j.Experiment, j.BoardClass, j.Method, j.State,
+				j.CreatedAt.UTC().Format(time.RFC3339), run, j.Error})
+		}
+		w.Flush()
+		return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+	}
 	type jobJSON struct {
 		ID         int64     `json:"id"`
 		URL        string    `json:"url"`

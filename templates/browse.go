@@ -46,12 +46,12 @@ type JobListRow struct {
 // JobsView is /jobs.
 type JobsView struct {
 	Page
-	Filters               []Filter
-	From, To              string
-	Jobs                  []JobListRow
-	Next, FirstLink, JSON string
-	First                 bool
-	CapNote               string
+	Filters                    []Filter
+	From, To                   string
+	Jobs                       []JobListRow
+	Next, FirstLink, JSON, CSV string
+	First                      bool
+	CapNote                    string
 }
 
 // SchemeCell is one scheme x operation of the scheme table.
