@@ -115,12 +115,14 @@ func Layout(rows []Row, unit string, format func(float64) string) *Figure {
 	for _, r := range rows {
 		vals = append(append(vals, r.Min, r.P25, r.Median, r.P75, r.Max), r.Outliers...)
 	}
-	ax, ok := newAxis(vals, Left, Left+PlotWidth)
+	// The axis starts a little in, so its first tick's label is not cut at the edge.
+	const plotLeft = Left + 20
+	ax, ok := newAxis(vals, plotLeft, Left+PlotWidth)
 	if !ok {
 		return nil
 	}
 	const rowH, top = 36, 6
-	f := &Figure{Width: Width, Height: top + rowH*len(rows) + 44, PlotLeft: Left, PlotRight: Left + PlotWidth,
+	f := &Figure{Width: Width, Height: top + rowH*len(rows) + 44, PlotLeft: plotLeft, PlotRight: Left + PlotWidth,
 		AxisY: top + rowH*len(rows), Top: top, Log: ax.log}
 	f.Ticks = ax.ticks(format)
 	f.AxisTitle = ax.title(unit)
