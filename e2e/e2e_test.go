@@ -1,7 +1,8 @@
 // Package e2e boots the real pqrepro binary on a free port with a fresh data directory and
 // drives Debian's Chromium headless through the portal: open a paper, re-run an experiment
 // on the host board, follow the job until it is published, read the run's comparison and a
-// leaderboard, and submit a bundle signed by an unknown key, which must be refused.
+// leaderboard, submit a bundle signed by an unknown key, which must be refused, and browse
+// (list, filter, page, compare two runs, the scheme table) at 1366 and 390 px.
 //
 // Run it with `bash e2e/run.sh` (installs Chromium when missing) or `go test ./e2e/`.
 package e2e
@@ -257,9 +258,11 @@ func TestPortalInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("job")),
 	)
 	step("follow the matrix job", chromedp.WaitVisible(chromedp.ID("run-link")))
+	// The job page may redraw its link while it is clicked: follow its address instead.
+	matrixRun := text("the matrix run's address", chromedp.Evaluate[string](`document.getElementById('run-link').href`))
 	step("open the matrix run at 390 px",
 		chromedp.EmulateViewport(390, 844),
-		chromedp.Click(chromedp.ID("run-link")),
+		chromedp.Navigate(matrixRun),
 		chromedp.WaitVisible(chromedp.ID("heatmap-title")),
 	)
 	layout := text("measure the heat map", chromedp.Evaluate[string](`(() => {
@@ -292,14 +295,112 @@ func TestPortalInABrowser(t *testing.T) {
 	if !strings.Contains(result, "Refused") || !strings.Contains(result, "unknown key") {
 		t.Errorf("submission result %q, want a refusal naming the unknown key", result)
 	}
+	// A second re-run of paper001/mlkem, to compare with the first.
+	step("start a second re-run",
+		chromedp.Navigate(base+"/experiments/paper001/mlkem"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), "6"),
+		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("job")),
+	)
+	step("follow the second job", chromedp.WaitVisible(chromedp.ID("run-link")))
+
+	// Browse at a desktop's and a phone's width: list, filter, page, compare, the scheme
+	// table. The page body never scrolls sideways and the median column stays on screen.
+	// wait polls until cond holds on a loaded page; a poll cut short by the navigation it
+	// waits for (the target navigated, its context went away) is tried again.
+	wait := func(name, cond string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			sctx, scancel := context.WithTimeout(bctx, 10*time.Second)
+			_, err := chromedp.Run(sctx, chromedp.Poll[string](`(() => document.readyState === 'complete' && (`+cond+`) ? 'ok' : '')()`))
+			scancel()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				failed(name, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	count := func(sel string) int {
+		t.Helper()
+		var n int
+		fmt.Sscan(text("count "+sel, chromedp.Evaluate[string](`String(document.querySelectorAll('`+sel+`').length)`)), &n)
+		return n
+	}
+	fits := func(width int64, page, median string) {
+		t.Helper()
+		got := text("measure "+page, chromedp.Evaluate[string](`(() => {
+			const de = document.documentElement, m = `+"`"+median+"`"+` ? document.querySelector(`+"`"+median+"`"+`) : null;
+			const r = m ? m.getBoundingClientRect() : {left: 0, right: 0};
+			return [de.scrollWidth, window.innerWidth, Math.round(r.left), Math.round(r.right), m ? 1 : 0].join(' ');
+		})()`))
+		var scroll, inner, left, right, found int
+		if _, err := fmt.Sscan(got, &scroll, &inner, &left, &right, &found); err != nil {
+			t.Fatalf("%s at %d px: %q: %v", page, width, got, err)
+		}
+		if scroll > inner {
+			t.Errorf("%s at %d px: the page is %d px wide, wider than the viewport (%d px)", page, width, scroll, inner)
+		}
+		if median != "" && (found == 0 || left < 0 || right > inner) {
+			t.Errorf("%s at %d px: the median column (%s) spans %d..%d px, outside the viewport of %d px", page, width, median, left, right, inner)
+		}
+	}
+	for _, width := range []int64{1366, 390} {
+		step(fmt.Sprintf("list runs at %d px", width), chromedp.EmulateViewport(width, 900), chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(chromedp.CSS("table.runs-list")))
+		if n := count("table.runs-list tbody tr"); n != 3 {
+			t.Errorf("/runs lists %d runs, want 3", n)
+		}
+		fits(width, "/runs", "")
+		step("filter by experiment",
+			chromedp.SetValue(chromedp.CSS(`select[name="experiment"]`), "paper001/mlkem"),
+			chromedp.Click(chromedp.ID("apply-filters")))
+		wait("filtered list", `location.search.includes('experiment=paper001%2Fmlkem') && document.querySelector('table.runs-list')`)
+		if n := count("table.runs-list tbody tr"); n != 2 {
+			t.Errorf("/runs filtered by paper001/mlkem lists %d runs, want 2", n)
+		}
+		step("first page of one", chromedp.Navigate(base+"/runs?experiment=paper001%2Fmlkem&limit=1"), chromedp.WaitVisible(chromedp.ID("next-page")))
+		first := text("first page", chromedp.Text(chromedp.CSS("table.runs-list tbody")))
+		step("next page", chromedp.Click(chromedp.ID("next-page")))
+		wait("second page", `location.search.includes('after=') && document.querySelector('table.runs-list')`)
+		second := text("second page", chromedp.Text(chromedp.CSS("table.runs-list tbody")))
+		end := text("end of the list", chromedp.Text(chromedp.CSS("nav.pager")))
+		if first == second || count("table.runs-list tbody tr") != 1 || !strings.Contains(end, "End of the list") {
+			t.Errorf("paging by one: %q then %q (pager %q)", first, second, end)
+		}
+		step("pick both runs", chromedp.Navigate(base+"/runs?experiment=paper001%2Fmlkem"), chromedp.WaitVisible(chromedp.ID("compare-selected")))
+		text("tick", chromedp.Evaluate[string](`(() => { document.querySelectorAll('input[name="run"]').forEach(c => c.checked = true); return 'ok'; })()`))
+		step("compare them", chromedp.Click(chromedp.ID("compare-selected")))
+		wait("compare page", `document.getElementById('compared')`)
+		cmp := text("read the comparison", chromedp.Text(chromedp.ID("compared")))
+		if !strings.Contains(cmp, "ML-KEM-768 encaps") || !strings.Contains(cmp, "noise") {
+			t.Errorf("comparison of two re-runs:\n%s", cmp)
+		}
+		if count("svg.chart") < 2 {
+			t.Errorf("the comparison draws no overlaid figures")
+		}
+		fits(width, "/compare", "table.compare-cells tbody tr td.median")
+		step("scheme table", chromedp.Navigate(base+"/schemes?assurance=host&board=host"), chromedp.WaitVisible(chromedp.CSS("table.scheme-table")))
+		schemes := text("read the scheme table", chromedp.Text(chromedp.CSS("table.scheme-table")))
+		if !strings.Contains(schemes, "ML-KEM-768") || !strings.Contains(schemes, "decaps") {
+			t.Errorf("scheme table:\n%s", schemes)
+		}
+		fits(width, "/schemes", "table.scheme-table tbody tr td.median")
+	}
+	step("back to the desktop size again", chromedp.EmulateReset())
+
 	resp, err := http.Get(base + "/api/v1/runs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if n := strings.Count(string(body), `"id":`); n != 2 {
-		t.Errorf("%d runs published, want only the two re-runs: %s", n, body)
+	if n := strings.Count(string(body), `"id":`); n != 3 {
+		t.Errorf("%d runs published, want only the three re-runs: %s", n, body)
 	}
 }
 

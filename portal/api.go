@@ -400,6 +400,7 @@ type apiRunJSON struct {
 	Experiment  string `json:"experiment"`
 	Paper       string `json:"paper"`
 	ManifestID  string `json:"manifestId"`
+	Kind        string `json:"kind,omitempty"`
 	Board       string `json:"board"`
 	Level       string `json:"level"`
 	Method      string `json:"method"`
@@ -424,26 +425,9 @@ type apiRunJSON struct {
 }
 
 func runJSON(r sqlite.Run) apiRunJSON {
-	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID,
+	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID, Kind: r.Kind,
 		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Binding: r.Binding, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, PublishedAt: r.PublishedAt, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal}
-}
-
-func (s *Server) apiRuns(c echo.Context) error {
-	limit, _ := strconv.Atoi(c.QueryParam("limit"))
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	runs, err := s.store.Runs(c.Request().Context(), sqlite.RunFilter{Experiment: c.QueryParam("experiment"), Paper: c.QueryParam("paper"),
-		BoardClass: c.QueryParam("board"), Limit: limit})
-	if err != nil {
-		return err
-	}
-	out := make([]apiRunJSON, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, runJSON(r))
-	}
-	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) apiRun(c echo.Context) error {

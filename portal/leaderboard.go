@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -248,6 +249,14 @@ func matrixCell(name string) bool {
 
 func leaderQuery(c echo.Context) (alg, op, metric string, err error) {
 	alg, op, metric = c.QueryParam("algorithm"), c.QueryParam("operation"), c.QueryParam("metric")
+	// The page's picker sends one "ALGORITHM/operation" of the pairs that exist.
+	if pair := c.QueryParam("pair"); pair != "" {
+		i := strings.LastIndexByte(pair, '/')
+		if i <= 0 || i == len(pair)-1 {
+			return "", "", "", fault.New(fault.Invalid, "pair: want ALGORITHM/operation, e.g. ML-KEM-768/encaps")
+		}
+		alg, op = pair[:i], pair[i+1:]
+	}
 	if metric == "" {
 		metric = sqlite.MetricLatency
 	}
@@ -294,6 +303,17 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 	}
 	for _, o := range ops {
 		v.Operations = append(v.Operations, templates.Option{Value: o, Label: o, Selected: o == op})
+	}
+	// One picker of the pairs that exist (asked for by a manifest or measured), so no choice
+	// leads to an impossible pair such as a KEM's sign.
+	for _, a := range algs {
+		g := templates.OptGroup{Label: a}
+		for _, o := range opsOf[a] {
+			g.Options = append(g.Options, templates.Option{Value: a + "/" + o, Label: a + " " + o, Selected: a == alg && o == op})
+		}
+		if len(g.Options) > 0 {
+			v.Pairs = append(v.Pairs, g)
+		}
 	}
 	v.Metrics = []templates.Option{
 		{Value: sqlite.MetricLatency, Label: "latency: median per operation", Selected: metric == sqlite.MetricLatency},

@@ -102,7 +102,7 @@ func TestTLSMatrixRunPage(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(lb, `table class="leaders"`) || !strings.Contains(lb, "/runs/"+itoa(got.RunID)) {
 		t.Errorf("leaderboard of X25519+Ed25519 handshake (%d) does not rank the run", code)
 	}
-	if !strings.Contains(lb, `<option value="handshake" selected`) || !strings.Contains(lb, `<option value="X25519+Ed25519" selected`) {
+	if !strings.Contains(lb, `<option value="X25519+Ed25519/handshake" selected`) {
 		t.Error("the picker does not offer the matrix cell and its handshake")
 	}
 	// The engine and crypto/tls are ranked apart: each stack's cell is first of its own ranking.
@@ -115,24 +115,27 @@ func TestTLSMatrixRunPage(t *testing.T) {
 	}
 }
 
-// TestLeaderboardPickerPairsOperations offers handshake with matrix cells only: a KEM's page
-// lists its own operations, a matrix cell's page handshake, and an operation left over from
-// another algorithm is replaced by one the chosen algorithm has.
+// TestLeaderboardPickerPairsOperations offers only (algorithm, operation) pairs that exist, in
+// one picker grouped by algorithm: a KEM's group lists its own operations, a matrix cell's
+// handshake, and an operation left over from another algorithm is replaced by one the chosen
+// algorithm has.
 func TestLeaderboardPickerPairsOperations(t *testing.T) {
 	p := portaltest.Start(t, nil)
-	opts := regexp.MustCompile(`<select name="operation"[^>]*>(.*?)</select>`)
 	for _, tt := range []struct {
-		query, want string
-		lacks       []string
+		query, group, want string
+		lacks              []string
 	}{
-		{"algorithm=ML-KEM-768&operation=encaps", `<option value="encaps" selected`, []string{`value="handshake"`}},
-		{"algorithm=P-256%2BRSA-PSS&operation=handshake", `<option value="handshake" selected`, []string{`value="encaps"`, `value="sign"`}},
-		{"algorithm=X25519MLKEM768%2BML-DSA-87&operation=encaps", `<option value="handshake" selected`, []string{`value="encaps"`}},
+		{"algorithm=ML-KEM-768&operation=encaps", "ML-KEM-768", `<option value="ML-KEM-768/encaps" selected`, []string{`/handshake"`, `/sign"`}},
+		{"algorithm=P-256%2BRSA-PSS&operation=handshake", "P-256+RSA-PSS", `<option value="P-256+RSA-PSS/handshake" selected`, []string{`/encaps"`, `/sign"`}},
+		{"algorithm=X25519MLKEM768%2BML-DSA-87&operation=encaps", "X25519MLKEM768+ML-DSA-87", `<option value="X25519MLKEM768+ML-DSA-87/handshake" selected`, []string{`/encaps"`}},
+		{"pair=ML-DSA-65/sign", "ML-DSA-65", `<option value="ML-DSA-65/sign" selected`, []string{`/encaps"`, `/handshake"`}},
 	} {
 		code, page := get(t, p.URL+"/leaderboards?"+tt.query)
+		// The one picker lists each algorithm's existing pairs under its own heading.
+		opts := regexp.MustCompile(`<optgroup label="` + regexp.QuoteMeta(tt.group) + `">(.*?)</optgroup>`)
 		m := opts.FindStringSubmatch(strings.ReplaceAll(page, "\n", ""))
 		if code != http.StatusOK || m == nil {
-			t.Fatalf("%s: %d, no operation picker", tt.query, code)
+			t.Fatalf("%s: %d, no pairs of %s in the picker", tt.query, code, tt.group)
 		}
 		if !strings.Contains(m[1], tt.want) {
 			t.Errorf("%s: picker %q lacks %q", tt.query, m[1], tt.want)

@@ -322,10 +322,12 @@ type Option struct {
 type LeaderboardView struct {
 	Page
 	Algorithms, Operations, Metrics []Option
-	Algorithm, Operation, Metric    string
-	Groups                          []LeaderGroup
-	Published                       []PublishedRow
-	CSV, JSON                       string
+	// Pairs offers every (algorithm, operation) that exists, grouped by algorithm.
+	Pairs                        []OptGroup
+	Algorithm, Operation, Metric string
+	Groups                       []LeaderGroup
+	Published                    []PublishedRow
+	CSV, JSON                    string
 }
 
 // BoardRow is a board class on the boards page.

@@ -1,11 +1,17 @@
 // Package plot lays out the portal's figures, drawn as SVG on the server: horizontal box plots
-// (min, quartiles, median, max) with a log axis when the values span orders of magnitude, as
-// the papers' figures do. It computes geometry only; templates/plot.templ renders the
-// Figure, so every label goes through the template engine's escaping.
+// (quartiles and median; whiskers at 1.5 x IQR with the outliers as dots when built from
+// samples by Tukey, else min to max) and dot-and-interval charts grouped per parameter set
+// (Intervals), with a log axis when the values span orders of magnitude, as the papers'
+// figures do. It computes geometry only; templates/plot.templ renders the figures, styled
+// by classes (the content security policy forbids inline styles), so every label goes
+// through the template engine's escaping. Figures are 480 units wide with labels above
+// their rows, so they stay legible scaled down to a phone's width.
 package plot
 
 import (
 	"math"
+	"slices"
+	"strconv"
 )
 
 // Row is one box: a label and a distribution summary. Min and Max may equal the quartiles
@@ -13,6 +19,51 @@ import (
 type Row struct {
 	Label                      string
 	Min, P25, Median, P75, Max float64
+	// Outliers are drawn as dots beyond the whiskers (see Tukey).
+	Outliers []float64
+	// Whiskers says what Min and Max are ("1.5×IQR" from Tukey; "" for min to max).
+	Whiskers string
+}
+
+// MaxOutlierDots bounds the dots drawn per box; the box's title counts the rest.
+const MaxOutlierDots = 40
+
+// Tukey summarises samples as a box plot row: quartiles (type 7, as the run statistics),
+// whiskers reaching the most extreme samples within 1.5 x IQR of the box, and every sample
+// beyond them as an outlier. It returns false for no samples.
+func Tukey(label string, samples []float64) (Row, bool) {
+	var v []float64
+	for _, x := range samples {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return Row{}, false
+	}
+	slices.Sort(v)
+	q1, med, q3 := quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75)
+	lo, hi := q1-1.5*(q3-q1), q3+1.5*(q3-q1)
+	r := Row{Label: label, P25: q1, Median: med, P75: q3, Min: q1, Max: q3, Whiskers: "1.5×IQR"}
+	for _, x := range v {
+		switch {
+		case x < lo || x > hi:
+			r.Outliers = append(r.Outliers, x)
+		default:
+			r.Min, r.Max = math.Min(r.Min, x), math.Max(r.Max, x)
+		}
+	}
+	return r, true
+}
+
+// quantile is the type-7 quantile of sorted values.
+func quantile(sorted []float64, p float64) float64 {
+	h := p * float64(len(sorted)-1)
+	i := int(math.Floor(h))
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // LogThreshold is the max/min ratio beyond which the axis is logarithmic.
@@ -45,68 +96,124 @@ type Box struct {
 	HasValue                     bool
 	// Title is the tooltip: the label and its median.
 	Title string
+	// LabelY is the baseline of the label, drawn above the box.
+	LabelY int
+	// Outliers are the dots beyond the whiskers (at most MaxOutlierDots).
+	Outliers []Dot
+}
+
+// Dot is a marker with its hover text.
+type Dot struct {
+	X     float64
+	Title string
 }
 
 // Layout lays out rows on one axis labelled unit. format renders axis values. It returns nil
 // when no row has a positive value.
 func Layout(rows []Row, unit string, format func(float64) string) *Figure {
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var vals []float64
 	for _, r := range rows {
-		for _, v := range []float64{r.Min, r.P25, r.Median, r.P75, r.Max} {
-			if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
+		vals = append(append(vals, r.Min, r.P25, r.Median, r.P75, r.Max), r.Outliers...)
 	}
-	if math.IsInf(lo, 0) {
+	// The axis starts a little in, so its first tick's label is not cut at the edge.
+	const plotLeft = Left + 20
+	ax, ok := newAxis(vals, plotLeft, Left+PlotWidth)
+	if !ok {
 		return nil
 	}
-	const (
-		labelW = 210
-		plotW  = 560
-		rowH   = 22
-		top    = 10
-		right  = 50
-	)
-	f := &Figure{Width: labelW + plotW + right, Height: top + rowH*len(rows) + 40, PlotLeft: labelW, PlotRight: labelW + plotW,
-		AxisY: top + rowH*len(rows), Top: top, Log: hi/lo > LogThreshold}
-	var a, b float64 // axis range
-	if f.Log {
-		a, b = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
-	} else {
-		a, b = 0, niceCeil(hi*1.05)
-	}
-	x := func(v float64) float64 {
-		if v <= 0 {
-			v = a
-		}
-		var t float64
-		if f.Log {
-			t = (math.Log10(v) - math.Log10(a)) / (math.Log10(b) - math.Log10(a))
-		} else {
-			t = (v - a) / (b - a)
-		}
-		return labelW + math.Max(0, math.Min(1, t))*plotW
-	}
-	for _, t := range ticks(a, b, f.Log) {
-		f.Ticks = append(f.Ticks, Tick{X: x(t), Label: format(t)})
-	}
-	f.AxisTitle = unit + " (linear axis)"
-	if f.Log {
-		f.AxisTitle = unit + " (log axis)"
-	}
+	const rowH, top = 36, 6
+	f := &Figure{Width: Width, Height: top + rowH*len(rows) + 44, PlotLeft: plotLeft, PlotRight: Left + PlotWidth,
+		AxisY: top + rowH*len(rows), Top: top, Log: ax.log}
+	f.Ticks = ax.ticks(format)
+	f.AxisTitle = ax.title(unit)
 	for i, r := range rows {
-		bx := Box{Label: r.Label, CY: top + i*rowH + rowH/2, HasValue: r.Median > 0}
+		bx := Box{Label: r.Label, CY: top + i*rowH + 24, LabelY: top + i*rowH + 11, HasValue: r.Median > 0}
 		if bx.HasValue {
-			bx.MinX, bx.MaxX, bx.P25X, bx.P75X, bx.MedX = x(r.Min), x(r.Max), x(r.P25), x(r.P75), x(r.Median)
+			bx.MinX, bx.MaxX, bx.P25X, bx.P75X, bx.MedX = ax.x(r.Min), ax.x(r.Max), ax.x(r.P25), ax.x(r.P75), ax.x(r.Median)
 			if bx.P75X-bx.P25X < 1 {
 				bx.P75X = bx.P25X + 1
 			}
-			bx.Title = r.Label + ": median " + format(r.Median)
+			whiskers := "whiskers min to max"
+			if r.Whiskers != "" {
+				whiskers = "whiskers at " + r.Whiskers
+			}
+			bx.Title = r.Label + ": median " + format(r.Median) + ", p25 " + format(r.P25) + ", p75 " + format(r.P75) + "; " + whiskers
+			if len(r.Outliers) > 0 {
+				bx.Title += "; " + strconv.Itoa(len(r.Outliers)) + " outlier(s)"
+			}
+			for k, o := range r.Outliers {
+				if k == MaxOutlierDots {
+					break
+				}
+				bx.Outliers = append(bx.Outliers, Dot{X: ax.x(o), Title: r.Label + ": outlier " + format(o)})
+			}
 		}
 		f.Boxes = append(f.Boxes, bx)
 	}
 	return f
+}
+
+// Figure geometry, in SVG user units: 480 wide, so a phone shows the 13-unit labels at
+// about 10 px.
+const (
+	Width     = 480
+	Left      = 12
+	PlotWidth = 440
+)
+
+// axis maps values to x on a linear axis from 0, or a log axis from decade to decade when
+// the positive values span more than LogThreshold.
+type axis struct {
+	log         bool
+	a, b        float64
+	left, right float64
+}
+
+func newAxis(vals []float64, left, right int) (axis, bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return axis{}, false
+	}
+	ax := axis{log: hi/lo > LogThreshold, left: float64(left), right: float64(right)}
+	if ax.log {
+		ax.a, ax.b = logFloor(lo), logCeil(hi)
+	} else {
+		ax.a, ax.b = 0, niceCeil(hi*1.05)
+	}
+	return ax, true
+}
+
+func (ax axis) x(v float64) float64 {
+	if v <= 0 {
+		v = ax.a
+	}
+	var t float64
+	if ax.log {
+		t = (math.Log10(v) - math.Log10(ax.a)) / (math.Log10(ax.b) - math.Log10(ax.a))
+	} else {
+		t = (v - ax.a) / (ax.b - ax.a)
+	}
+	return ax.left + math.Max(0, math.Min(1, t))*(ax.right-ax.left)
+}
+
+func (ax axis) ticks(format func(float64) string) []Tick {
+	var out []Tick
+	for _, t := range ticks(ax.a, ax.b, ax.log) {
+		out = append(out, Tick{X: ax.x(t), Label: format(t)})
+	}
+	return out
+}
+
+func (ax axis) title(unit string) string {
+	if ax.log {
+		return unit + " (log axis)"
+	}
+	return unit + " (linear axis)"
 }
 
 func niceCeil(v float64) float64 {
@@ -122,11 +229,51 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
+// logSteps are the log axis's bounds and ticks within a decade: 1, 2, 5 (as the papers'
+// log axes are labelled).
+var logSteps = []float64{1, 2, 5}
+
+// logFloor is the largest 1, 2 or 5 x 10^k at or below v; logCeil the smallest at or above.
+func logFloor(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for i := len(logSteps) - 1; i >= 0; i-- {
+		if logSteps[i]*p <= v*1.0000001 {
+			return logSteps[i] * p
+		}
+	}
+	return p
+}
+
+func logCeil(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range append(logSteps, 10) {
+		if m*p >= v*0.9999999 {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
 func ticks(a, b float64, logScale bool) []float64 {
 	var out []float64
 	if logScale {
-		for v := a; v <= b*1.0001; v *= 10 {
-			out = append(out, v)
+		// Every 1, 2 and 5 between the bounds; when that is more than six labels (they would
+		// overlap on a phone), the decades and the bounds.
+		var decades []float64
+		for p := math.Pow(10, math.Floor(math.Log10(a))); p <= b*1.0001; p *= 10 {
+			for _, m := range logSteps {
+				v := m * p
+				if v < a*0.9999 || v > b*1.0001 {
+					continue
+				}
+				out = append(out, v)
+				if m == 1 || v == a || v == b {
+					decades = append(decades, v)
+				}
+			}
+		}
+		if len(out) > 6 {
+			out = decades
 		}
 		return out
 	}

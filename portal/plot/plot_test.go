@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"math"
 	"strconv"
 	"testing"
 )
@@ -13,9 +14,9 @@ func TestLayoutScale(t *testing.T) {
 		wantLog bool
 		wantFig bool
 	}{
-		{"narrow span is linear", []Row{{"a", 10, 11, 12, 13, 14}, {"b", 20, 21, 22, 23, 24}}, false, true},
-		{"orders of magnitude are log", []Row{{"fast", 10, 11, 12, 13, 14}, {"slow", 9e4, 1e5, 1.1e5, 1.2e5, 1.3e5}}, true, true},
-		{"no positive value draws nothing", []Row{{"none", 0, 0, 0, 0, 0}}, false, false},
+		{"narrow span is linear", []Row{{Label: "a", Min: 10, P25: 11, Median: 12, P75: 13, Max: 14}, {Label: "b", Min: 20, P25: 21, Median: 22, P75: 23, Max: 24}}, false, true},
+		{"orders of magnitude are log", []Row{{Label: "fast", Min: 10, P25: 11, Median: 12, P75: 13, Max: 14}, {Label: "slow", Min: 9e4, P25: 1e5, Median: 1.1e5, P75: 1.2e5, Max: 1.3e5}}, true, true},
+		{"no positive value draws nothing", []Row{{Label: "none"}}, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,5 +42,104 @@ func TestLayoutScale(t *testing.T) {
 				t.Errorf("ticks %v", f.Ticks)
 			}
 		})
+	}
+}
+
+func TestTukeyWhiskersAndOutliers(t *testing.T) {
+	// 1..10 and one far sample: q1 = 3.5, q3 = 8.5 (type 7 over 11 values), IQR 5, fences
+	// -4 and 16, so 100 is an outlier and the upper whisker ends at 10, not at 100.
+	samples := []float64{5, 3, 100, 1, 2, 4, 6, 7, 8, 9, 10}
+	r, ok := Tukey("x", samples)
+	if !ok {
+		t.Fatal("no row")
+	}
+	if r.P25 != 3.5 || r.Median != 6 || r.P75 != 8.5 {
+		t.Fatalf("quartiles %v %v %v", r.P25, r.Median, r.P75)
+	}
+	if r.Min != 1 || r.Max != 10 || len(r.Outliers) != 1 || r.Outliers[0] != 100 {
+		t.Fatalf("whiskers %v..%v outliers %v, want 1..10 and [100]", r.Min, r.Max, r.Outliers)
+	}
+	// A sample exactly on the fence is inside: 16 = 8.5 + 1.5*5.
+	if r, _ := Tukey("fence", []float64{5, 3, 16, 1, 2, 4, 6, 7, 8, 9, 10}); len(r.Outliers) != 0 || r.Max != 16 {
+		t.Errorf("sample on the fence: outliers %v max %v", r.Outliers, r.Max)
+	}
+	if _, ok := Tukey("empty", []float64{math.NaN()}); ok {
+		t.Error("no finite sample still gave a row")
+	}
+	f := Layout([]Row{r}, "ns", func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) })
+	b := f.Boxes[0]
+	if len(b.Outliers) != 1 || b.Outliers[0].X <= b.MaxX {
+		t.Fatalf("outlier dot %+v not drawn beyond the whisker end %v", b.Outliers, b.MaxX)
+	}
+	if b.MaxX >= float64(f.PlotRight)-1 {
+		t.Errorf("whisker reaches the axis end %v: it should stop at the last sample within 1.5×IQR", b.MaxX)
+	}
+}
+
+func TestLogAxisTicksAreDecades(t *testing.T) {
+	format := func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	f := Layout([]Row{{Label: "a", Min: 12, P25: 12, Median: 15, P75: 18, Max: 20}, {Label: "b", Min: 3e5, P25: 3e5, Median: 4e5, P75: 5e5, Max: 6e5}}, "ns", format)
+	if !f.Log {
+		t.Fatal("a span of four decades should use a log axis")
+	}
+	// 12 .. 6e5: bounds 10 and 1e6 (1-2-5 steps); more than six 1-2-5 ticks: only decades.
+	want := []string{"10", "100", "1e+03", "1e+04", "1e+05", "1e+06"}
+	if len(f.Ticks) != len(want) {
+		t.Fatalf("ticks %+v, want %v", f.Ticks, want)
+	}
+	step := f.Ticks[1].X - f.Ticks[0].X
+	for i, tk := range f.Ticks {
+		if tk.Label != want[i] {
+			t.Errorf("tick %d %q, want %q", i, tk.Label, want[i])
+		}
+		if i > 0 && math.Abs(tk.X-f.Ticks[i-1].X-step) > 0.01 {
+			t.Errorf("decades not evenly spaced: %+v", f.Ticks)
+		}
+	}
+	if f.Ticks[0].X != float64(f.PlotLeft) || f.Ticks[len(f.Ticks)-1].X != float64(f.PlotRight) {
+		t.Errorf("the axis should run from its first to its last tick: %+v", f.Ticks)
+	}
+	// 8 .. 170: the axis runs 5 .. 200, ticked at every 1, 2 and 5 (six labels),
+	// and each tick sits at its logarithm.
+	f = Layout([]Row{{Label: "a", Min: 8, P25: 9, Median: 10, P75: 11, Max: 12}, {Label: "b", Min: 150, P25: 160, Median: 165, P75: 168, Max: 170}}, "ns", format)
+	want = []string{"5", "10", "20", "50", "100", "200"}
+	if !f.Log || len(f.Ticks) != len(want) {
+		t.Fatalf("ticks %+v, want %v", f.Ticks, want)
+	}
+	span := math.Log10(200.0 / 5)
+	for i, tk := range f.Ticks {
+		v, _ := strconv.ParseFloat(tk.Label, 64)
+		wantX := float64(f.PlotLeft) + math.Log10(v/5)/span*float64(f.PlotRight-f.PlotLeft)
+		if tk.Label != want[i] || math.Abs(tk.X-wantX) > 0.01 {
+			t.Errorf("tick %d %q at %v, want %q at %v", i, tk.Label, tk.X, want[i], wantX)
+		}
+	}
+	if f.AxisTitle != "ns (log axis)" {
+		t.Errorf("axis title %q", f.AxisTitle)
+	}
+}
+
+func TestIntervalsGroupsAndSeries(t *testing.T) {
+	format := func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	c := Intervals([]Group{
+		{Label: "ML-KEM-512 encaps", Points: []Point{{Name: "run 1", Value: 10, Lo: 9, Hi: 11, Series: 0}, {Name: "run 2", Value: 20, Lo: 18, Hi: 22, Series: 1},
+			{Name: "paper", Value: 12, Lo: 12, Hi: 12, Series: 2, Published: true}}},
+		{Label: "ML-KEM-1024 encaps", Points: []Point{{Name: "run 1", Value: 30, Lo: 28, Hi: 32}, {Name: "run 2", Series: 1}}},
+	}, "ns", format)
+	if c == nil || len(c.Groups) != 2 || len(c.Series) != 3 {
+		t.Fatalf("chart %+v", c)
+	}
+	g := c.Groups[0]
+	if !(g.Marks[0].LoX < g.Marks[0].X && g.Marks[0].X < g.Marks[0].HiX) || g.Marks[0].X >= g.Marks[1].X {
+		t.Errorf("marks out of order: %+v", g.Marks)
+	}
+	if g.Marks[2].HasInterval || !g.Marks[2].Published || g.Marks[2].Class != "s2 published" {
+		t.Errorf("published figure mark %+v", g.Marks[2])
+	}
+	if c.Groups[1].Marks[1].HasValue {
+		t.Errorf("a point without a value got a mark")
+	}
+	if c.Log {
+		t.Errorf("10..32 should be linear")
 	}
 }

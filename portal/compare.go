@@ -1,0 +1,526 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/compare"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/plot"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// PairCodeVersion names the code that computes a pair of runs' intervals: a stored pair
+// report of another version is not read (it is computed again and kept beside the old one).
+var PairCodeVersion = fmt.Sprintf("pair-v1 %s, %d resamples, %.0f%%", compare.Method, compare.Resamples, compare.Confidence*100)
+
+// PairReport is run B against run A, cell by cell: what /compare shows, computed once from
+// both bundles' samples and stored (run_pair_intervals), never per request.
+type PairReport struct {
+	Version string     `json:"version"`
+	A       int64      `json:"a"`
+	B       int64      `json:"b"`
+	Cells   []PairCell `json:"cells"`
+}
+
+// PairCell is one cell (algorithm, operation, variant) in A and B. Comparable cells carry
+// the ratio of B's median to A's with its bootstrap interval; the others say why not.
+type PairCell struct {
+	Algorithm string `json:"algorithm"`
+	Operation string `json:"operation"`
+	Variant   string `json:"variant,omitempty"`
+	Unit      string `json:"unit,omitempty"`
+	// A and B summarise each run's samples (nil when the cell is missing or has none).
+	A *Summary `json:"a,omitempty"`
+	B *Summary `json:"b,omitempty"`
+	// Reason says why the cell is not comparable; empty when it is.
+	Reason string  `json:"reason,omitempty"`
+	Point  float64 `json:"point,omitempty"`
+	Lo     float64 `json:"lo,omitempty"`
+	Hi     float64 `json:"hi,omitempty"`
+	Seed   string  `json:"seed,omitempty"`
+	// Verdict is higher, lower (the interval excludes 1) or within the noise.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// Summary is a cell's samples as a box plot: quartiles, 1.5×IQR whiskers, outliers (at most
+// plot.MaxOutlierDots kept, Outliers counts them all) and n.
+type Summary struct {
+	N    int    `json:"n"`
+	Unit string `json:"unit"`
+	// Box is the whisker's low end, p25, median, p75 and the whisker's high end.
+	Box          [5]float64 `json:"box"`
+	Outliers     []float64  `json:"outliers,omitempty"`
+	OutlierCount int        `json:"outlierCount,omitempty"`
+}
+
+// Pair verdicts.
+const (
+	PairHigher = "higher, beyond the noise"
+	PairLower  = "lower, beyond the noise"
+	PairWithin = "within the noise"
+)
+
+func (c PairCell) name() string {
+	n := c.Algorithm + " " + c.Operation
+	if c.Variant != "" {
+		n += " [" + c.Variant + "]"
+	}
+	return n
+}
+
+// loadRun reads a run's stored bundle for its result and samples.
+func (s *Server) loadRun(ctx context.Context, r sqlite.Run) (compare.Run, error) {
+	rc, err := s.blobs.Open(ctx, r.Bundle)
+	if err != nil {
+		return compare.Run{}, fmt.Errorf("open bundle of run %d: %w", r.ID, err)
+	}
+	defer rc.Close()
+	b, err := artifacts.ReadTarGz(rc, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return compare.Run{}, fmt.Errorf("read bundle of run %d: %w", r.ID, err)
+	}
+	run, err := compare.RunFromBundle(b)
+	if err != nil {
+		return compare.Run{}, fmt.Errorf("run %d: %w", r.ID, err)
+	}
+	return run, nil
+}
+
+func summarise(samples []float64, unit string) *Summary {
+	row, ok := plot.Tukey("", samples)
+	if !ok {
+		return nil
+	}
+	sm := &Summary{N: len(samples), Unit: unit, Box: [5]float64{row.Min, row.P25, row.Median, row.P75, row.Max}, OutlierCount: len(row.Outliers)}
+	sm.Outliers = row.Outliers[:min(len(row.Outliers), plot.MaxOutlierDots)]
+	return sm
+}
+
+// computePair compares run b with run a cell by cell. Cells compare when both ran them ok,
+// in the same unit and timing method, with at least compare.MinSamples samples each.
+func computePair(a, b sqlite.Run, ra, rb compare.Run) PairReport {
+	rep := PairReport{Version: PairCodeVersion, A: a.ID, B: b.ID}
+	byKey := func(run compare.Run) map[artifacts.CellKey]artifacts.Cell {
+		m := map[artifacts.CellKey]artifacts.Cell{}
+		for _, c := range run.Result.Cells {
+			m[artifacts.KeyOf(c)] = c
+		}
+		return m
+	}
+	ca, cb := byKey(ra), byKey(rb)
+	var keys []artifacts.CellKey
+	for _, c := range ra.Result.Cells {
+		keys = append(keys, artifacts.KeyOf(c))
+	}
+	for _, c := range rb.Result.Cells {
+		if _, ok := ca[artifacts.KeyOf(c)]; !ok {
+			keys = append(keys, artifacts.KeyOf(c))
+		}
+	}
+	for _, k := range keys {
+		pc := PairCell{Algorithm: k.Algorithm, Operation: k.Operation, Variant: k.Variant}
+		x, okA := ca[k]
+		y, okB := cb[k]
+		if okA && x.Status == artifacts.StatusOK {
+			pc.A = summarise(ra.Samples.Values[k], x.Unit)
+		}
+		if okB && y.Status == artifacts.StatusOK {
+			pc.B = summarise(rb.Samples.Values[k], y.Unit)
+		}
+		switch {
+		case !okA:
+			pc.Reason = fmt.Sprintf("not measured in run %d", a.ID)
+		case !okB:
+			pc.Reason = fmt.Sprintf("not measured in run %d", b.ID)
+		case x.Status != artifacts.StatusOK:
+			pc.Reason = fmt.Sprintf("cell %s in run %d", x.Status, a.ID)
+		case y.Status != artifacts.StatusOK:
+			pc.Reason = fmt.Sprintf("cell %s in run %d", y.Status, b.ID)
+		case x.Unit != y.Unit:
+			pc.Reason = fmt.Sprintf("units differ (%s, %s)", x.Unit, y.Unit)
+		case a.Method != b.Method:
+			pc.Reason = fmt.Sprintf("timing methods differ (%s, %s)", a.Method, b.Method)
+		case pc.A == nil || pc.B == nil || pc.A.N < compare.MinSamples || pc.B.N < compare.MinSamples:
+			pc.Reason = fmt.Sprintf("too few samples for an interval (need %d in each run)", compare.MinSamples)
+		case !(pc.A.Box[2] > 0):
+			pc.Reason = "run A's median is not positive: no ratio"
+		}
+		pc.Unit = x.Unit
+		if !okA {
+			pc.Unit = y.Unit
+		}
+		if pc.Reason == "" {
+			num, den := fmt.Sprintf("run %d %s", b.ID, pc.name()), fmt.Sprintf("run %d %s", a.ID, pc.name())
+			seed := compare.BootstrapSeed("compare/"+a.Bundle+"/"+b.Bundle, "time", num, den)
+			pc.Point, pc.Lo, pc.Hi = compare.RatioInterval(rb.Samples.Values[k], ra.Samples.Values[k], seed)
+			pc.Seed = fmt.Sprintf("%x", seed)
+			switch {
+			case pc.Lo > 1:
+				pc.Verdict = PairHigher
+			case pc.Hi < 1:
+				pc.Verdict = PairLower
+			default:
+				pc.Verdict = PairWithin
+			}
+		}
+		rep.Cells = append(rep.Cells, pc)
+	}
+	return rep
+}
+
+// pairReport returns run b against run a: the stored report for this code version, or one
+// computed from both bundles now and stored for every later request.
+func (s *Server) pairReport(ctx context.Context, a, b sqlite.Run) (PairReport, error) {
+	var rep PairReport
+	stored, ok, err := s.store.PairReport(ctx, a.ID, b.ID, PairCodeVersion)
+	if err != nil {
+		return rep, err
+	}
+	if ok {
+		if err := json.Unmarshal([]byte(stored), &rep); err != nil {
+			return rep, fmt.Errorf("stored pair report %d/%d: %w", a.ID, b.ID, err)
+		}
+		return rep, nil
+	}
+	ra, err := s.loadRun(ctx, a)
+	if err != nil {
+		return rep, err
+	}
+	rb, err := s.loadRun(ctx, b)
+	if err != nil {
+		return rep, err
+	}
+	rep = computePair(a, b, ra, rb)
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return rep, fmt.Errorf("encode pair report %d/%d: %w", a.ID, b.ID, err)
+	}
+	if err := s.store.SavePairReport(ctx, a.ID, b.ID, PairCodeVersion, string(data)); err != nil {
+		return rep, err
+	}
+	s.log.Info("pair intervals computed", "a", a.ID, "b", b.ID, "cells", len(rep.Cells))
+	return rep, nil
+}
+
+// compareIDs reads ?runs=A,B[,C] (or repeated ?run= from the run list's checkboxes).
+func compareIDs(c echo.Context) ([]int64, error) {
+	var parts []string
+	for _, v := range c.QueryParams()["runs"] {
+		parts = append(parts, strings.Split(v, ",")...)
+	}
+	parts = append(parts, c.QueryParams()["run"]...)
+	var ids []int64
+	for _, p := range parts {
+		p = strings.TrimPrefix(strings.TrimSpace(p), "#")
+		if p == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, fault.New(fault.Invalid, "runs: %q is not a run id", p)
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 || len(ids) > 3 {
+		return nil, fault.New(fault.Invalid, "runs: give one to three run ids, e.g. /compare?runs=12,15 (one run is compared with its paper's figures only)")
+	}
+	return ids, nil
+}
+
+func (s *Server) comparePage(c echo.Context) error {
+	ids, err := compareIDs(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var runs []sqlite.Run
+	for _, id := range ids {
+		r, err := s.store.Run(ctx, id)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	var pairs []PairReport
+	for _, r := range runs[1:] {
+		p, err := s.pairReport(ctx, runs[0], r)
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, p)
+	}
+	v, err := compareView(runs, pairs)
+	if err != nil {
+		return err
+	}
+	v.Page = s.page(c, "Compare runs")
+	return s.render(c, http.StatusOK, templates.ComparePage(v))
+}
+
+// apiCompare is /api/v1/compare?runs=A,B[,C]: the stored pair reports of every run after
+// the first against it (computed once, as for the page).
+func (s *Server) apiCompare(c echo.Context) error {
+	ids, err := compareIDs(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var runs []sqlite.Run
+	for _, id := range ids {
+		r, err := s.store.Run(ctx, id)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	out := struct {
+		Runs   []int64      `json:"runs"`
+		Method string       `json:"method"`
+		Pairs  []PairReport `json:"pairs"`
+	}{Runs: ids, Method: compare.Method, Pairs: []PairReport{}}
+	for _, r := range runs[1:] {
+		p, err := s.pairReport(ctx, runs[0], r)
+		if err != nil {
+			return err
+		}
+		out.Pairs = append(out.Pairs, p)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// compareView builds /compare from the runs (the first is A) and the stored pair reports of
+// every other run against A.
+func compareView(runs []sqlite.Run, pairs []PairReport) (templates.CompareView, error) {
+	v := templates.CompareView{Method: compare.Method}
+	for i, r := range runs {
+		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: r.Method,
+			Published: when(r.PublishedAt), Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin}, Declared: r.ClassStatus == artifacts.ClassDeclared})
+	}
+	reports := make([]compare.Report, len(runs))
+	for i, r := range runs {
+		if err := json.Unmarshal([]byte(r.Report), &reports[i]); err != nil {
+			return v, fmt.Errorf("run %d report: %w", r.ID, err)
+		}
+		rows, other := comparisonView(reports[i])
+		cp := templates.ComparePaper{RunID: r.ID, Dataset: reports[i].Dataset}
+		for _, row := range rows {
+			if row.Verdict != compare.NotComparable {
+				cp.Rows = append(cp.Rows, row)
+			}
+		}
+		cp.NotComparable = len(other)
+		v.Paper = append(v.Paper, cp)
+	}
+	if len(pairs) == 0 {
+		v.Charts = paperCharts(runs[0], reports[0])
+		return v, nil
+	}
+	// Rows follow A's cell order, then cells only later runs have. A cell is comparable when
+	// it compares with A in at least one pair.
+	type cellKey struct{ alg, op, variant string }
+	var order []cellKey
+	cells := map[cellKey][]*PairCell{}
+	for pi := range pairs {
+		for ci := range pairs[pi].Cells {
+			pc := &pairs[pi].Cells[ci]
+			k := cellKey{pc.Algorithm, pc.Operation, pc.Variant}
+			if _, ok := cells[k]; !ok {
+				order = append(order, k)
+				cells[k] = make([]*PairCell, len(pairs))
+			}
+			cells[k][pi] = pc
+		}
+	}
+	reasons := map[string]int{}
+	var reasonOrder []string
+	units := map[string][]plot.Group{}
+	boxes := map[string][]plot.Row{}
+	var unitOrder []string
+	for _, k := range order {
+		ps := cells[k]
+		comparable := false
+		var any *PairCell
+		for _, pc := range ps {
+			if pc != nil {
+				any = pc
+				if pc.Reason == "" {
+					comparable = true
+				}
+			}
+		}
+		if !comparable {
+			for _, pc := range ps {
+				if pc != nil {
+					if reasons[pc.Reason] == 0 {
+						reasonOrder = append(reasonOrder, pc.Reason)
+					}
+					reasons[pc.Reason]++
+				}
+			}
+			v.NotComparable++
+			continue
+		}
+		unit := any.Unit
+		row := templates.CompareCellRow{Cell: any.name(), Unit: unit}
+		med := func(sm *Summary) string {
+			if sm == nil {
+				return "–"
+			}
+			return human(sm.Box[2], sm.Unit)
+		}
+		var a *Summary
+		for _, pc := range ps {
+			if pc != nil && pc.A != nil {
+				a = pc.A
+			}
+		}
+		row.Values = append(row.Values, templates.CompareValue{Median: med(a), Baseline: true})
+		g := plot.Group{Label: any.name()}
+		addPoint := func(i int, sm *Summary) {
+			if sm == nil {
+				g.Points = append(g.Points, plot.Point{Name: "run " + v.Runs[i].Label, Series: i})
+				return
+			}
+			g.Points = append(g.Points, plot.Point{Name: "run " + v.Runs[i].Label, Value: sm.Box[2], Lo: sm.Box[1], Hi: sm.Box[3], Series: i,
+				Text: "median " + human(sm.Box[2], sm.Unit) + " (p25 " + human(sm.Box[1], sm.Unit) + ", p75 " + human(sm.Box[3], sm.Unit) + ", n " + strconv.Itoa(sm.N) + ")"})
+			boxes[unit] = append(boxes[unit], plot.Row{Label: any.name() + " · run " + v.Runs[i].Label, Min: sm.Box[0], P25: sm.Box[1], Median: sm.Box[2],
+				P75: sm.Box[3], Max: sm.Box[4], Outliers: sm.Outliers, Whiskers: "1.5×IQR"})
+		}
+		addPoint(0, a)
+		for pi, pc := range ps {
+			val := templates.CompareValue{Median: "–", Ratio: "–", VerdictClass: "neutral"}
+			var b *Summary
+			if pc != nil {
+				b = pc.B
+				val.Median = med(pc.B)
+				if pc.Reason != "" {
+					val.Verdict, val.Note = "not comparable", pc.Reason
+				} else {
+					val.Ratio = fmt.Sprintf("%.3f", pc.Point)
+					val.Interval = fmt.Sprintf("95%%: %.3f – %.3f", pc.Lo, pc.Hi)
+					val.Verdict = pc.Verdict
+					if pc.Verdict != PairWithin {
+						val.VerdictClass = "bad"
+						if pc.Verdict == PairLower {
+							val.VerdictClass = "good"
+						}
+					}
+				}
+			} else {
+				val.Verdict = "not measured"
+			}
+			row.Values = append(row.Values, val)
+			addPoint(pi+1, b)
+		}
+		// The paper's figure for this cell, where run A's comparison found a comparable one in
+		// this unit.
+		for _, cc := range reports[0].Cells {
+			if cc.Algorithm != k.alg || cc.Operation != k.op || cc.Variant != k.variant {
+				continue
+			}
+			comp, _ := cc.Split()
+			for _, rc := range comp {
+				if rc.Ref.Unit == unit && rc.Ref.Value > 0 {
+					g.Points = append(g.Points, plot.Point{Name: "paper (" + rc.Ref.Stat + ")", Value: rc.Ref.Value, Lo: rc.Ref.Value, Hi: rc.Ref.Value,
+						Series: len(runs), Published: true, Text: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit + ", " + rc.Ref.Source})
+					break
+				}
+			}
+		}
+		if _, ok := units[unit]; !ok {
+			unitOrder = append(unitOrder, unit)
+		}
+		units[unit] = append(units[unit], g)
+		v.Rows = append(v.Rows, row)
+	}
+	for _, r := range reasonOrder {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s (%d)", r, reasons[r]))
+	}
+	for _, u := range unitOrder {
+		format := func(x float64) string { return axisLabel(x, u) }
+		v.Charts = append(v.Charts, plot.Intervals(units[u], unitTitle(u), format))
+		v.Boxes = append(v.Boxes, plot.Layout(boxes[u], unitTitle(u), format))
+	}
+	return v, nil
+}
+
+// paperCharts is one run against its paper's figures: per comparable cell, the run's median
+// with p25-p75 and the published figure in the same unit.
+func paperCharts(r sqlite.Run, rep compare.Report) []*plot.Chart {
+	units := map[string][]plot.Group{}
+	var order []string
+	for _, cc := range rep.Cells {
+		if cc.Stats == nil {
+			continue
+		}
+		comp, _ := cc.Split()
+		var pub []plot.Point
+		for _, rc := range comp {
+			if rc.Ref.Unit == cc.Unit && rc.Ref.Value > 0 {
+				pub = append(pub, plot.Point{Name: "paper (" + rc.Ref.Stat + ")", Value: rc.Ref.Value, Lo: rc.Ref.Value, Hi: rc.Ref.Value, Series: 1, Published: true,
+					Text: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit + ", " + rc.Ref.Source})
+			}
+		}
+		if len(pub) == 0 {
+			continue
+		}
+		st := cc.Stats
+		g := plot.Group{Label: cc.Name(), Points: append([]plot.Point{{Name: "run #" + strconv.FormatInt(r.ID, 10), Value: st.Median, Lo: st.P25, Hi: st.P75,
+			Text: "median " + human(st.Median, cc.Unit)}}, pub...)}
+		if _, ok := units[cc.Unit]; !ok {
+			order = append(order, cc.Unit)
+		}
+		units[cc.Unit] = append(units[cc.Unit], g)
+	}
+	var out []*plot.Chart
+	for _, u := range order {
+		out = append(out, plot.Intervals(units[u], unitTitle(u), func(x float64) string { return axisLabel(x, u) }))
+	}
+	return out
+}
+
+// RunSampleBoxPlot is a run's cells as box plots drawn from the bundle's samples (whiskers
+// at 1.5×IQR, outliers as dots), one figure per unit in cell order, for the run page. It
+// reads the stored bundle: call it when rendering a run page that shows the samples.
+func (s *Server) RunSampleBoxPlot(ctx context.Context, r sqlite.Run) ([]*plot.Figure, error) {
+	run, err := s.loadRun(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string][]plot.Row{}
+	var order []string
+	for _, c := range run.Result.Cells {
+		if c.Status != artifacts.StatusOK {
+			continue
+		}
+		label := c.Algorithm + " " + c.Operation
+		if c.Variant != "" {
+			label += " [" + c.Variant + "]"
+		}
+		row, ok := plot.Tukey(label, run.Samples.Values[artifacts.KeyOf(c)])
+		if !ok {
+			continue
+		}
+		if _, seen := rows[c.Unit]; !seen {
+			order = append(order, c.Unit)
+		}
+		rows[c.Unit] = append(rows[c.Unit], row)
+	}
+	var out []*plot.Figure
+	for _, u := range order {
+		out = append(out, plot.Layout(rows[u], unitTitle(u), func(x float64) string { return axisLabel(x, u) }))
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package portal
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/plot"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// schemesPage is /schemes?assurance=&board= (or ?at=level/board from its picker): every
+// scheme x operation measured on one assurance level and board class, one table per unit,
+// method and class status, with a dot-and-interval chart per table.
+func (s *Server) schemesPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	level, board := c.QueryParam("assurance"), c.QueryParam("board")
+	if at := c.QueryParam("at"); at != "" {
+		var ok bool
+		if level, board, ok = strings.Cut(at, "/"); !ok {
+			return fault.New(fault.Invalid, "at: want <assurance>/<board class>")
+		}
+	}
+	if len(level) > 100 || len(board) > 100 {
+		return fault.New(fault.Invalid, "assurance or board too long")
+	}
+	choices, err := s.store.BoardLevels(ctx)
+	if err != nil {
+		return err
+	}
+	if level == "" && board == "" && len(choices) > 0 {
+		level, board = choices[0].Level, choices[0].BoardClass
+		for _, ch := range choices {
+			if ch.Level == artifacts.AssuranceHost && ch.BoardClass == "host" {
+				level, board = ch.Level, ch.BoardClass
+			}
+		}
+	}
+	v := templates.SchemesView{Page: s.page(c, "Schemes"), Level: level, Board: board}
+	for _, ch := range choices {
+		v.Choices = append(v.Choices, templates.Option{Value: ch.Level + "/" + ch.BoardClass, Label: ch.BoardClass + " (" + ch.Level + ")",
+			Selected: ch.Level == level && ch.BoardClass == board})
+	}
+	if board == "" {
+		return s.render(c, http.StatusOK, templates.SchemesPage(v))
+	}
+	rows, err := s.store.Schemes(ctx, level, board)
+	if err != nil {
+		return err
+	}
+	v.Sections = schemeSections(rows, level, board)
+	return s.render(c, http.StatusOK, templates.SchemesPage(v))
+}
+
+// schemeSections groups scheme rows (ordered by algorithm, operation) into one section per
+// unit, method and class status, verified classes first.
+func schemeSections(rows []sqlite.SchemeRow, level, board string) []templates.SchemeSection {
+	// Operations in the papers' order: key generation, then encapsulation and decapsulation,
+	// then signing and verification, then the rest by name.
+	rank := func(op string) int {
+		if i := slices.Index([]string{"keygen", "encaps", "decaps", "sign", "verify"}, op); i >= 0 {
+			return i
+		}
+		return 5
+	}
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b sqlite.SchemeRow) int {
+		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
+	})
+	type key struct{ unit, method, status string }
+	var order []key
+	byKey := map[key][]sqlite.SchemeRow{}
+	for _, r := range rows {
+		k := key{r.Unit, r.Method, r.ClassStatus}
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	var out []templates.SchemeSection
+	for pass := 0; pass < 2; pass++ {
+		for _, k := range order {
+			declared := k.status != artifacts.ClassVerified
+			if declared != (pass == 1) {
+				continue
+			}
+			sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", unitTitle(k.unit), k.method), Declared: declared}
+			if declared {
+				sec.Title += " · declared board class, not verified"
+			}
+			var groups []plot.Group
+			series := map[string]int{}
+			last := ""
+			for _, r := range byKey[k] {
+				q := url.Values{"algorithm": {r.Algorithm}, "board": {board}, "assurance": {level}}
+				sec.Rows = append(sec.Rows, templates.SchemeCell{Algorithm: r.Algorithm, Operation: r.Operation, Median: human(r.Median, r.Unit),
+					Spread: human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit), N: r.N, Runs: r.Runs, RunsLink: "/runs?" + q.Encode(), LatestRun: r.LatestRun,
+					First: r.Algorithm != last})
+				last = r.Algorithm
+				// The chart groups per operation, a point per scheme, as the papers' figures do.
+				gi := -1
+				for i, g := range groups {
+					if g.Label == r.Operation {
+						gi = i
+					}
+				}
+				if gi < 0 {
+					groups = append(groups, plot.Group{Label: r.Operation})
+					gi = len(groups) - 1
+				}
+				if _, ok := series[r.Algorithm]; !ok {
+					series[r.Algorithm] = len(series)
+				}
+				groups[gi].Points = append(groups[gi].Points, plot.Point{Name: r.Algorithm, Value: r.Median, Lo: r.P25, Hi: r.P75, Series: series[r.Algorithm],
+					Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
+			}
+			unit := k.unit
+			sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
+			out = append(out, sec)
+		}
+	}
+	return out
+}
+
+// axisLabel is human(v, unit) without trailing zeros ("10 µs", not "10.00 µs"), short enough
+// for an axis on a phone.
+func axisLabel(v float64, unit string) string {
+	h := human(v, unit)
+	num, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.Contains(num, ".") {
+		return h
+	}
+	return strings.TrimRight(strings.TrimRight(num, "0"), ".") + " " + rest
+}

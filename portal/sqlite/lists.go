@@ -1,0 +1,465 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"pqrepro/portal/fault"
+)
+
+// ScanCap is how many rows of its leading index one page of a list examines at most. A list
+// with one indexed filter never reaches it (every row examined matches); a list with more
+// filters, or filtered by algorithm, examines rows of the leading filter's index and tests
+// the rest on each: when ScanCap rows did not fill the page, the page ends early with a
+// cursor that continues the search where it stopped.
+const ScanCap = 5000
+
+// MaxPage is the largest page a list returns.
+const MaxPage = 500
+
+// Cursor is a keyset position in a list: the (time, id) of the last row examined. The next
+// page holds the rows strictly after it in the list's order (time descending, then id
+// descending), so pages neither repeat nor skip rows however many share a time.
+type Cursor struct {
+	At int64 // Unix milliseconds: published_at of a run, created_at of a job
+	ID int64
+}
+
+// String is the cursor as a query parameter: "<ms>.<id>".
+func (c Cursor) String() string {
+	return strconv.FormatInt(c.At, 10) + "." + strconv.FormatInt(c.ID, 10)
+}
+
+// ParseCursor reads a cursor written by Cursor.String.
+func ParseCursor(s string) (Cursor, error) {
+	a, b, ok := strings.Cut(s, ".")
+	at, err1 := strconv.ParseInt(a, 10, 64)
+	id, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || at < 0 || id <= 0 {
+		return Cursor{}, fault.New(fault.Invalid, "cursor %q: want the value of a next link (<milliseconds>.<id>)", s)
+	}
+	return Cursor{At: at, ID: id}, nil
+}
+
+// ListFilter selects runs or jobs. Empty fields match everything. From and To bound the
+// run's publication (the job's creation) time: From <= t < To; zero times are unbounded.
+type ListFilter struct {
+	Paper, Experiment, Kind, Algorithm, BoardClass, Level, Method, State string
+	// Submitter is an account name (case-insensitive); runs it submitted match.
+	Submitter string
+	From, To  time.Time
+	After     *Cursor
+	Limit     int
+}
+
+// ListPage is one page of a list.
+type ListPage[T any] struct {
+	Items []T
+	// Next continues the list after this page; nil at its end.
+	Next *Cursor
+	// Examined is the number of index rows this page examined; Capped says the search
+	// stopped at ScanCap rows before the page was full (Next continues it).
+	Examined int
+	Capped   bool
+	// Lead names the filter whose index the page walked ("" for the plain time order).
+	Lead string
+}
+
+// column is a filter's column with its value.
+type column struct {
+	name, col, val string
+}
+
+// runLeads are the run filters with an index ending in (published_at, id), in the order
+// one is chosen to lead: the most selective first.
+func runColumns(f ListFilter) []column {
+	return []column{
+		{"experiment", "r.experiment", f.Experiment},
+		{"paper", "r.paper", f.Paper},
+		{"board", "r.board_class", f.BoardClass},
+		{"kind", "r.kind", f.Kind},
+		{"method", "r.method", f.Method},
+		{"assurance", "r.level", f.Level},
+	}
+}
+
+func jobColumns(f ListFilter) []column {
+	return []column{
+		{"experiment", "j.experiment", f.Experiment},
+		{"paper", "j.paper", f.Paper},
+		{"board", "j.board_class", f.BoardClass},
+		{"state", "j.state", f.State},
+		{"method", "j.method", f.Method},
+	}
+}
+
+// keyset is the page's index range: (lead filter) AND time bounds AND (t, id) < cursor.
+type keyset struct {
+	where  []string
+	params []any
+	// test is a boolean SQL expression of the filters that do not lead, evaluated per
+	// examined row; testParams are its parameters.
+	test       []string
+	testParams []any
+	lead       string
+}
+
+func buildKeyset(cols []column, timeCol, idCol string, f ListFilter, extraTest func(*keyset)) keyset {
+	var k keyset
+	for _, c := range cols {
+		if c.val == "" {
+			continue
+		}
+		if k.lead == "" {
+			k.lead = c.name
+			k.where = append(k.where, c.col+" = ?")
+			k.params = append(k.params, c.val)
+			continue
+		}
+		k.test = append(k.test, c.col+" = ?")
+		k.testParams = append(k.testParams, c.val)
+	}
+	if extraTest != nil {
+		extraTest(&k)
+	}
+	if !f.From.IsZero() {
+		k.where = append(k.where, timeCol+" >= ?")
+		k.params = append(k.params, ms0(f.From))
+	}
+	if !f.To.IsZero() {
+		k.where = append(k.where, timeCol+" < ?")
+		k.params = append(k.params, ms0(f.To))
+	}
+	after := Cursor{At: math.MaxInt64, ID: math.MaxInt64}
+	if f.After != nil {
+		after = *f.After
+	}
+	// A row value comparison: portable (PostgreSQL, SQLite 3.15+) and a range on the index.
+	k.where = append(k.where, "("+timeCol+", "+idCol+") < (?, ?)")
+	k.params = append(k.params, after.At, after.ID)
+	return k
+}
+
+// scanKeys walks the keyset's index (at most ScanCap rows) and returns the ids of the rows
+// whose filters all hold, up to limit, with the page's continuation.
+func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, ListPage[struct{}], error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, MaxPage)
+	test := "1"
+	if len(k.test) > 0 {
+		test = "CASE WHEN " + strings.Join(k.test, " AND ") + " THEN 1 ELSE 0 END"
+	}
+	q := `SELECT ` + idCol + `, ` + timeCol + `, ` + test + ` FROM ` + table + ` WHERE ` + strings.Join(k.where, " AND ") +
+		` ORDER BY ` + timeCol + ` DESC, ` + idCol + ` DESC LIMIT ?`
+	params := append(append(append([]any{}, k.testParams...), k.params...), ScanCap)
+	rows, err := s.read.QueryContext(ctx, q, params...)
+	if err != nil {
+		return nil, ListPage[struct{}]{}, fmt.Errorf("scan %s: %w", table, err)
+	}
+	defer rows.Close()
+	page := ListPage[struct{}]{Lead: k.lead}
+	var ids []int64
+	var last Cursor
+	for rows.Next() {
+		var id, at int64
+		var ok int
+		if err := rows.Scan(&id, &at, &ok); err != nil {
+			return nil, page, fmt.Errorf("scan %s: %w", table, err)
+		}
+		if ok == 1 {
+			if len(ids) == limit {
+				// One more match exists: the next page starts after the last one kept.
+				page.Next = &last
+				return ids, page, nil
+			}
+			ids = append(ids, id)
+		}
+		page.Examined++
+		last = Cursor{At: at, ID: id}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, page, fmt.Errorf("scan %s: %w", table, err)
+	}
+	if page.Examined == ScanCap {
+		// The search stopped at the cap: more rows may match further back.
+		page.Capped = len(ids) < limit
+		page.Next = &last
+	}
+	return ids, page, nil
+}
+
+// ListPlan is the query plan of the index walk of ListRuns for f (EXPLAIN QUERY PLAN's
+// details, "; "-separated), to check which filters an index serves.
+func (s *Store) ListPlan(ctx context.Context, f ListFilter) (string, error) {
+	k := buildKeyset(runColumns(f), "r.published_at", "r.id", f, nil)
+	q := `EXPLAIN QUERY PLAN SELECT r.id, r.published_at FROM runs r WHERE ` + strings.Join(k.where, " AND ") + ` ORDER BY r.published_at DESC, r.id DESC LIMIT 10`
+	rows, err := s.read.QueryContext(ctx, q, k.params...)
+	if err != nil {
+		return "", fmt.Errorf("plan: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return "", fmt.Errorf("plan: %w", err)
+		}
+		out = append(out, detail)
+	}
+	return strings.Join(out, "; "), rows.Err()
+}
+
+// ListRuns returns one page of runs, newest first by (published_at, id), without their large
+// JSON fields. See ListPage for how far a page searches.
+func (s *Store) ListRuns(ctx context.Context, f ListFilter) (ListPage[Run], error) {
+	var subID int64
+	if f.Submitter != "" {
+		err := s.read.QueryRowContext(ctx, `SELECT id FROM users WHERE lower(name) = lower(?)`, f.Submitter).Scan(&subID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ListPage[Run]{}, nil // nobody by that name submitted anything
+		}
+		if err != nil {
+			return ListPage[Run]{}, fmt.Errorf("list runs: submitter %q: %w", f.Submitter, err)
+		}
+	}
+	cols := runColumns(f)
+	k := buildKeyset(cols, "r.published_at", "r.id", f, func(k *keyset) {
+		if subID != 0 {
+			if k.lead == "" {
+				k.lead = "submitter"
+				k.where = append(k.where, "r.submitter_id = ?")
+				k.params = append(k.params, subID)
+			} else {
+				k.test = append(k.test, "r.submitter_id = ?")
+				k.testParams = append(k.testParams, subID)
+			}
+		}
+		if f.Algorithm != "" {
+			// Cells of one run are read by their primary key (run_id, idx): a few rows per run.
+			k.test = append(k.test, "EXISTS (SELECT 1 FROM cells c WHERE c.run_id = r.id AND c.algorithm = ?)")
+			k.testParams = append(k.testParams, f.Algorithm)
+		}
+	})
+	ids, p, err := s.scanKeys(ctx, "runs r", "r.published_at", "r.id", k, f.Limit)
+	if err != nil {
+		return ListPage[Run]{}, fmt.Errorf("list runs: %w", err)
+	}
+	out := ListPage[Run]{Next: p.Next, Examined: p.Examined, Capped: p.Capped, Lead: p.Lead}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+runCols+runFrom+` WHERE `+inList("r.id", len(ids))+` ORDER BY r.published_at DESC, r.id DESC`, args...)
+	if err != nil {
+		return out, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return out, fmt.Errorf("list runs: %w", err)
+		}
+		out.Items = append(out.Items, r)
+	}
+	return out, rows.Err()
+}
+
+// ListJobs returns one page of jobs, newest first by (created_at, id), without their
+// manifests' text. Algorithm, kind, assurance and submitter do not apply to jobs.
+func (s *Store) ListJobs(ctx context.Context, f ListFilter) (ListPage[Job], error) {
+	k := buildKeyset(jobColumns(f), "j.created_at", "j.id", f, nil)
+	ids, p, err := s.scanKeys(ctx, "jobs j", "j.created_at", "j.id", k, f.Limit)
+	if err != nil {
+		return ListPage[Job]{}, fmt.Errorf("list jobs: %w", err)
+	}
+	out := ListPage[Job]{Next: p.Next, Examined: p.Examined, Capped: p.Capped, Lead: p.Lead}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE `+inList("j.id", len(ids))+` ORDER BY j.created_at DESC, j.id DESC`, args...)
+	if err != nil {
+		return out, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return out, fmt.Errorf("list jobs: %w", err)
+		}
+		j.ManifestYAML = ""
+		out.Items = append(out.Items, j)
+	}
+	return out, rows.Err()
+}
+
+// RunFacets are the values the run filters can take, for the filter form: each list is
+// read from its index (a distinct scan), so it costs a few index pages per value.
+type RunFacets struct {
+	Papers, Experiments, Boards, Levels, Kinds, Methods []string
+}
+
+// Facets lists the distinct values of the run filters that have runs.
+func (s *Store) Facets(ctx context.Context) (RunFacets, error) {
+	var f RunFacets
+	for _, q := range []struct {
+		col string
+		dst *[]string
+	}{{"paper", &f.Papers}, {"experiment", &f.Experiments}, {"board_class", &f.Boards}, {"level", &f.Levels}, {"kind", &f.Kinds}, {"method", &f.Methods}} {
+		rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT `+q.col+` FROM runs ORDER BY `+q.col)
+		if err != nil {
+			return f, fmt.Errorf("run facets %s: %w", q.col, err)
+		}
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return f, fmt.Errorf("run facets %s: %w", q.col, err)
+			}
+			*q.dst = append(*q.dst, v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return f, fmt.Errorf("run facets %s: %w", q.col, err)
+		}
+	}
+	return f, nil
+}
+
+// SchemeRow is one (algorithm, operation) on one assurance level and board class, for one
+// unit, timing method and class status: the median of its runs' medians, the lowest p25 and
+// highest p75 among them, its runs and the newest run.
+type SchemeRow struct {
+	Algorithm, Operation, Unit, Method, ClassStatus string
+	Median, P25, P75                                float64
+	N, Runs                                         int
+	LatestRun                                       int64
+}
+
+// Schemes aggregates every ok cell of one assurance level and board class per algorithm,
+// operation, unit, method and class status. The database does the work, as for Standings:
+// one grouped range scan of the covering index cells_scheme, then per group the median of
+// its runs' medians read at the middle offset of the same index (ordered by median within a
+// group), so a few rows come back however many runs there are.
+func (s *Store) Schemes(ctx context.Context, level, board string) ([]SchemeRow, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
+		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
+		GROUP BY algorithm, operation, unit, method, class_status
+		ORDER BY algorithm, operation, unit, method, class_status`, level, board)
+	if err != nil {
+		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
+	}
+	var out []SchemeRow
+	for rows.Next() {
+		var r SchemeRow
+		if err := rows.Scan(&r.Algorithm, &r.Operation, &r.Unit, &r.Method, &r.ClassStatus, &r.P25, &r.P75, &r.N, &r.Runs, &r.LatestRun); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
+		}
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
+	}
+	for i := range out {
+		r := &out[i]
+		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
+			WHERE level = ? AND board_class = ? AND status = 'ok' AND algorithm = ? AND operation = ? AND unit = ? AND method = ? AND class_status = ? AND median IS NOT NULL
+			ORDER BY median LIMIT ? OFFSET ?`, level, board, r.Algorithm, r.Operation, r.Unit, r.Method, r.ClassStatus, 2-r.Runs%2, (r.Runs-1)/2)
+		if err != nil {
+			return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
+		}
+		var sum float64
+		var n int
+		for mid.Next() {
+			var v float64
+			if err := mid.Scan(&v); err != nil {
+				mid.Close()
+				return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
+			}
+			sum += v
+			n++
+		}
+		mid.Close()
+		if err := mid.Err(); err != nil {
+			return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
+		}
+		if n > 0 {
+			r.Median = sum / float64(n)
+		}
+	}
+	return out, nil
+}
+
+// BoardLevel is an (assurance level, board class) with runs.
+type BoardLevel struct{ Level, BoardClass string }
+
+// BoardLevels lists the (level, board class) pairs that have runs.
+func (s *Store) BoardLevels(ctx context.Context) ([]BoardLevel, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM runs`) // the index runs_board_level
+	if err != nil {
+		return nil, fmt.Errorf("board levels: %w", err)
+	}
+	defer rows.Close()
+	var out []BoardLevel
+	for rows.Next() {
+		var b BoardLevel
+		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
+			return nil, fmt.Errorf("board levels: %w", err)
+		}
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b BoardLevel) int {
+		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
+	})
+	return out, rows.Err()
+}
+
+// PairReport returns the stored report of run b against run a for a code version; ok is
+// false when none is stored.
+func (s *Store) PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error) {
+	err = s.read.QueryRowContext(ctx, `SELECT report FROM run_pair_intervals WHERE run_a = ? AND run_b = ? AND code_version = ?`, a, b, version).Scan(&report)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("pair report %d/%d: %w", a, b, err)
+	}
+	return report, true, nil
+}
+
+// SavePairReport keeps the report of run b against run a for a code version; a report
+// already stored (another request computed it first) is kept.
+func (s *Store) SavePairReport(ctx context.Context, a, b int64, version, report string) error {
+	_, err := s.write.ExecContext(ctx, `INSERT INTO run_pair_intervals (run_a, run_b, code_version, computed_at, report) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (run_a, run_b, code_version) DO NOTHING`, a, b, version, ms0(s.Now()), report)
+	if err != nil {
+		return fmt.Errorf("save pair report %d/%d: %w", a, b, err)
+	}
+	return nil
+}
+
+// PairReports counts the stored pair reports (for tests and the rebuild command).
+func (s *Store) PairReports(ctx context.Context) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_pair_intervals`).Scan(&n)
+	return n, err
+}

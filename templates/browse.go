@@ -1,0 +1,154 @@
+package templates
+
+import (
+	"unicode/utf8"
+
+	"pqrepro/portal/plot"
+)
+
+// Filter is a select of a list's filter form.
+type Filter struct {
+	Name, Label string
+	Options     []Option
+}
+
+// RunListRow is a run in /runs.
+type RunListRow struct {
+	ID                                     int64
+	Paper, Experiment, Kind, Method, Board string
+	Declared                               bool
+	Assurance                              Assurance
+	Published, By                          string
+	CellsOK, CellsTotal                    int
+}
+
+// RunsView is /runs: the filter form, one page of runs, the next page's link.
+type RunsView struct {
+	Page
+	Filters                        []Filter
+	Algorithms                     []string
+	Algorithm, Submitter, From, To string
+	Runs                           []RunListRow
+	Next, FirstLink, JSON, CSV     string
+	First, Filtered                bool
+	// CapNote says a capped search stopped before the page was full.
+	CapNote string
+}
+
+// JobListRow is a job in /jobs.
+type JobListRow struct {
+	ID                                      int64
+	Paper, Experiment, Board, Method, State string
+	Created, Error                          string
+	RunID                                   int64
+}
+
+// JobsView is /jobs.
+type JobsView struct {
+	Page
+	Filters                    []Filter
+	From, To                   string
+	Jobs                       []JobListRow
+	Next, FirstLink, JSON, CSV string
+	First                      bool
+	CapNote                    string
+}
+
+// SchemeCell is one scheme x operation of the scheme table.
+type SchemeCell struct {
+	Algorithm, Operation string
+	Median, Spread       string
+	N, Runs              int
+	RunsLink             string
+	LatestRun            int64
+	// First is true on a scheme's first row (its name is shown once).
+	First bool
+}
+
+// SchemeSection is one unit, method and class status of the scheme table, with its chart.
+type SchemeSection struct {
+	Title    string
+	Declared bool
+	Rows     []SchemeCell
+	Chart    *plot.Chart
+}
+
+// SchemesView is /schemes.
+type SchemesView struct {
+	Page
+	Choices      []Option
+	Level, Board string
+	Sections     []SchemeSection
+}
+
+// CompareRun is a run on /compare.
+type CompareRun struct {
+	ID                                          int64
+	Label, Experiment, Board, Method, Published string
+	Assurance                                   Assurance
+	Declared                                    bool
+}
+
+// CompareValue is one run's side of a compared cell: its median and, for every run after
+// the first, the ratio to the first with its bootstrap interval and verdict.
+type CompareValue struct {
+	Median                string
+	Ratio, Interval       string
+	Verdict, VerdictClass string
+	Note                  string
+	Baseline              bool
+}
+
+// CompareCellRow is a cell compared across the runs.
+type CompareCellRow struct {
+	Cell, Unit string
+	Values     []CompareValue
+}
+
+// CompareView is /compare.
+type CompareView struct {
+	Page
+	Runs []CompareRun
+	// Rows are the comparable cells; NotComparable the number of the others and Reasons
+	// their distinct reasons, shown collapsed in one line.
+	Rows          []CompareCellRow
+	NotComparable int
+	Reasons       []string
+	Method        string
+	Charts        []*plot.Chart
+	Boxes         []*plot.Figure
+	// Paper is each run's comparison with its paper's figures (comparable rows only).
+	Paper []ComparePaper
+}
+
+// ComparePaper is one run against its paper's published figures.
+type ComparePaper struct {
+	RunID         int64
+	Dataset       string
+	Rows          []CompareRow
+	NotComparable int
+}
+
+// joinReasons is the collapsed line's text: the reasons, "; "-separated, cut after 160 bytes.
+func joinReasons(rs []string) string {
+	s := ""
+	for i, r := range rs {
+		if i > 0 {
+			s += "; "
+		}
+		s += r
+		if n := 160; len(s) > n {
+			for n > 0 && !utf8.RuneStart(s[n]) {
+				n--
+			}
+			return s[:n] + "…"
+		}
+	}
+	return s
+}
+
+// OptGroup is a labelled group of options in a select.
+type OptGroup struct {
+	Label   string
+	Options []Option
+}
