@@ -89,3 +89,30 @@ func countFiles(t *testing.T, dir string) int {
 	})
 	return n
 }
+
+func TestFiles(t *testing.T) {
+	s, err := OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.ReadFile(ctx, "checkpoint"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("missing object: %v", err)
+	}
+	for _, v := range []string{"one", "two"} {
+		if err := s.WriteFile(ctx, "tile/0/x001/234", []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := s.ReadFile(ctx, "tile/0/x001/234"); err != nil || string(b) != v {
+			t.Fatalf("read %q %v, want %q", b, err, v)
+		}
+	}
+	for _, bad := range []string{"", "/abs", "a/../b", "..", "a//b", "a/./b", "a\\b", "tile/0/x 1", strings.Repeat("a", 257)} {
+		if err := s.WriteFile(ctx, bad, nil); !fault.Is(err, fault.Invalid) {
+			t.Errorf("WriteFile(%q) = %v, want invalid", bad, err)
+		}
+		if _, err := s.ReadFile(ctx, bad); !fault.Is(err, fault.Invalid) {
+			t.Errorf("ReadFile(%q) = %v, want invalid", bad, err)
+		}
+	}
+}
