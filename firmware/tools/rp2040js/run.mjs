@@ -1,0 +1,64 @@
+// Boots a pico-w firmware image in rp2040js, the RP2040 emulator, with UART0 on stdio:
+// bytes on stdin go to the firmware's RX, bytes it sends go to stdout. The Go test
+// (runner/wire/rp2040js_test.go) speaks the framed protocol over this pipe.
+//
+//   node firmware/tools/rp2040js/run.mjs MODULE_DIR IMAGE.uf2
+//
+// MODULE_DIR is where `npm ci` installed this folder's package.json (the test uses
+// .cache/rp2040js). The UF2 is loaded into the emulated flash block by block, checking each
+// block's magic numbers and family ID (0xe48bff56, RP2040) as the bootloader would. rp2040js
+// has no bootrom image, so the bootrom's part is played here: the core starts at 0x10000000,
+// the second stage, which runs in place (the real bootrom copies it to SRAM first and
+// checks its CRC-32; the Go tests check that CRC), sets up the XIP SSI (not modelled by
+// rp2040js: its flash is always readable) and enters the image's vector table.
+// Diagnostics go to stderr.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [moduleDir, imagePath] = process.argv.slice(2);
+if (!moduleDir || !imagePath) {
+  process.stderr.write('usage: run.mjs MODULE_DIR IMAGE.uf2\n');
+  process.exit(2);
+}
+const entry = join(moduleDir, 'node_modules', 'rp2040js', 'dist', 'esm', 'index.js');
+const { Simulator, ConsoleLogger, LogLevel } = await import(pathToFileURL(entry).href);
+
+const FLASH = 0x10000000;
+const uf2 = readFileSync(imagePath);
+if (uf2.length === 0 || uf2.length % 512 !== 0) {
+  process.stderr.write(`run.mjs: ${imagePath}: not a UF2 file (${uf2.length} bytes)\n`);
+  process.exit(2);
+}
+const sim = new Simulator();
+const mcu = sim.rp2040;
+mcu.logger = new ConsoleLogger(LogLevel.Error);
+for (let off = 0; off < uf2.length; off += 512) {
+  const magic0 = uf2.readUInt32LE(off), magic1 = uf2.readUInt32LE(off + 4), end = uf2.readUInt32LE(off + 508);
+  const flags = uf2.readUInt32LE(off + 8), addr = uf2.readUInt32LE(off + 12), size = uf2.readUInt32LE(off + 16);
+  const family = uf2.readUInt32LE(off + 28);
+  if (magic0 !== 0x0a324655 || magic1 !== 0x9e5d5157 || end !== 0x0ab16f30) {
+    process.stderr.write(`run.mjs: block ${off / 512}: bad magic numbers\n`);
+    process.exit(2);
+  }
+  if (!(flags & 0x2000) || family !== 0xe48bff56) {
+    process.stderr.write(`run.mjs: block ${off / 512}: not an RP2040 block (flags ${flags.toString(16)}, family ${family.toString(16)})\n`);
+    process.exit(2);
+  }
+  if (addr < FLASH || addr + size > FLASH + mcu.flash.length || size > 476) {
+    process.stderr.write(`run.mjs: block ${off / 512}: address ${addr.toString(16)} size ${size} outside flash\n`);
+    process.exit(2);
+  }
+  mcu.flash.set(uf2.subarray(off + 32, off + 32 + size), addr - FLASH);
+}
+
+mcu.uart[0].onByte = (b) => process.stdout.write(Uint8Array.of(b));
+process.stdin.on('data', (chunk) => {
+  for (const b of chunk) mcu.uart[0].feedByte(b);
+});
+process.stdin.on('end', () => {
+  sim.stop();
+  process.exit(0);
+});
+mcu.core.PC = FLASH;
+sim.execute();
