@@ -290,11 +290,17 @@ void plat_idle(void)
 }
 
 /* The UART interrupt is masked in the timed region; SysTick's wrap interrupt stays on (it
- * extends the count; a fixed cost per 2^24 cycles). */
+ * extends the count). Its phase is restarted here, as on the MPS2 boards: writing SYST_CVR
+ * clears it and the reload comes a fixed number of cycles later, so the wrap interrupts
+ * fall at the same points of every run of the same code, and a count does not depend on
+ * how long the firmware waited for input before. */
 void plat_counter_align(void)
 {
 	NVIC_ICER(UART_IRQ_WORD) = UART_IRQ_BIT;
 	__asm__ volatile("dsb\n\tisb" ::: "memory");
+	SYST_CVR = 0;
+	while (SYST_CVR == 0)
+		;
 }
 
 void plat_timed_end(void) { NVIC_ISER(UART_IRQ_WORD) = UART_IRQ_BIT; }

@@ -52,9 +52,28 @@ for (let off = 0; off < uf2.length; off += 512) {
   mcu.flash.set(uf2.subarray(off + 32, off + 32 + size), addr - FLASH);
 }
 
-mcu.uart[0].onByte = (b) => process.stdout.write(Uint8Array.of(b));
+// Received bytes arrive as on a real 115200-baud line, one every 10 bit times of simulated
+// time (8N1): rp2040js's UART takes whatever it is fed at once into a 32-byte FIFO and
+// drops the rest, which no real sender can do to it.
+const uart = mcu.uart[0];
+uart.onByte = (b) => process.stdout.write(Uint8Array.of(b));
+const BYTE_NANOS = 1e9 * 10 / 115200;
+const rxQueue = [];
+let rxPending = false; // (the alarm's own flag stays set after it has fired)
+const rxAlarm = sim.clock.createAlarm(() => {
+  rxPending = false;
+  if (rxQueue.length > 0 && !uart.rxFIFO.full) uart.feedByte(rxQueue.shift());
+  if (rxQueue.length > 0) {
+    rxPending = true;
+    rxAlarm.schedule(BYTE_NANOS);
+  }
+});
 process.stdin.on('data', (chunk) => {
-  for (const b of chunk) mcu.uart[0].feedByte(b);
+  for (const b of chunk) rxQueue.push(b);
+  if (!rxPending) {
+    rxPending = true;
+    rxAlarm.schedule(BYTE_NANOS);
+  }
 });
 process.stdin.on('end', () => {
   sim.stop();
