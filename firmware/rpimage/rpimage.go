@@ -82,14 +82,14 @@ const (
 
 // Block is one UF2 block.
 type Block struct {
-	Flags       uint32
-	Addr        uint32
-	Size        uint32
-	BlockNo     uint32
-	NumBlocks   uint32
-	FamilyID    uint32
-	Payload     []byte
-	Index       int // the block's place in the file
+	Flags     uint32
+	Addr      uint32
+	Size      uint32
+	BlockNo   uint32
+	NumBlocks uint32
+	FamilyID  uint32
+	Payload   []byte
+	Index     int // the block's place in the file
 }
 
 // EncodeUF2 writes data (the flash contents starting at base) as UF2 blocks of 256 bytes
