@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,8 @@ const rp2040jsDir = "../../.cache/rp2040js"
 
 // TestRP2040JSPicoW boots the pico-w image (the UF2 that goes onto a real Pico W) in
 // rp2040js, from its second stage on, and talks to its UART0 through the framed protocol:
-// HELLO (board, chip, counter, the build-id of the built ELF), the default SELFTEST with
+// the boot line's clk_sys (measured against the TIMER: 125 MHz from the firmware's own
+// XOSC/PLL setup), HELLO (board, chip, counter, the build-id of the built ELF), the default SELFTEST with
 // the image's own vectors (ML-KEM, ML-DSA, SLH-DSA: no failure), and a seeded ML-KEM-512
 // BENCH twice (identical counts: the emulator's clock is a function of the instructions it
 // ran). rp2040js times instructions by its own cycle table; these counts are not the
@@ -86,6 +89,16 @@ func TestRP2040JSPicoW(t *testing.T) {
 	if h.Board != "pico-w" || h.Chip != "cortex-m0plus" || h.Counter != "systick" || h.Unit != "cycles" || h.ClockHz != 125000000 {
 		t.Errorf("HELLO board=%s chip=%s counter=%s unit=%s clock_hz=%d, want pico-w cortex-m0plus systick cycles 125000000",
 			h.Board, h.Chip, h.Counter, h.Unit, h.ClockHz)
+	}
+	// The port's boot line: clk_sys measured by SysTick against the microsecond TIMER.
+	// rp2040js derives clk_sys from the XOSC, PLL_SYS and CLOCKS registers the firmware
+	// wrote and runs SysTick at it, so this checks the clock setup against its model.
+	if m := regexp.MustCompile(`clk_sys ([0-9]+) kHz`).FindStringSubmatch(log.String()); m == nil {
+		t.Error("no clk_sys line at boot")
+	} else if khz, _ := strconv.Atoi(m[1]); khz < 124875 || khz > 125125 {
+		t.Errorf("clk_sys measured %d kHz, want 125000 within 0.1%%", khz)
+	} else {
+		t.Logf("clk_sys measured at boot: %d kHz", khz)
 	}
 	if h.BuildID != md.BuildID {
 		t.Errorf("build-id %s, metadata.json says %s", h.BuildID, md.BuildID)

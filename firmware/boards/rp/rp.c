@@ -17,8 +17,9 @@
  * Counter: cycles of clk_sys. The RP2040's Cortex-M0+ has no DWT cycle counter, so SysTick
  * on the processor clock counts them (24 bits, extended to 64 by its wrap interrupt); the
  * RP2350's Cortex-M33 has DWT CYCCNT (32 bits), extended to 64 by the same SysTick wrap
- * interrupt noticing when it went round. The 64-bit microsecond TIMER runs beside them
- * (plat_us, for a clock check; HELLO reports the counter only). Under an emulator (the
+ * interrupt noticing when it went round. The 64-bit microsecond TIMER runs beside them:
+ * at boot the port measures clk_sys against it and prints the result (clock_report); HELLO
+ * reports the counter only. Under an emulator (the
  * pico-w test runs rp2040js) the counts are the emulator's notion of cycles, not the
  * chip's: only on a real board are they cycles.
  *
@@ -227,6 +228,9 @@ void UART0_Handler(void)
 	UART_ICR = UART_RXIM | UART_RTIM;
 }
 
+static uint64_t plat_us(void);
+static void clock_report(void);
+
 void plat_init(void)
 {
 	clocks_init();
@@ -259,6 +263,7 @@ void plat_init(void)
 	SYST_CVR = 0;
 	SYST_CSR = 7; /* enable, interrupt, processor clock */
 	NVIC_ISER(UART_IRQ_WORD) = UART_IRQ_BIT;
+	clock_report();
 }
 
 int plat_getc(void)
@@ -324,8 +329,7 @@ uint64_t plat_counter(void)
 }
 
 /* plat_us reads the 64-bit microsecond TIMER (the raw registers: high, low, high again). */
-uint64_t plat_us(void);
-uint64_t plat_us(void)
+static uint64_t plat_us(void)
 {
 	uint32_t h, l;
 	do {
@@ -333,6 +337,33 @@ uint64_t plat_us(void)
 		l = TIMER_RAWL;
 	} while (h != TIMER_RAWH);
 	return (uint64_t)h << 32 | l;
+}
+
+/* clock_report prints one plain (unframed) line at boot: clk_sys as the counter measures it
+ * over 10,000 us of the TIMER (which counts clk_ref, the crystal, in microseconds), e.g.
+ * "clk_sys 125000 kHz against the 1 us TIMER", so a board whose clock setup went wrong
+ * says so before anything is measured. The runner keeps unframed lines in its log. */
+static void clock_report(void)
+{
+	static const char pre[] = "clk_sys ", post[] = " kHz against the 1 us TIMER\n";
+	char num[12];
+	size_t n = sizeof num;
+	uint64_t t0 = plat_us(), c0;
+	uint32_t khz;
+	while (plat_us() == t0)
+		;
+	t0 = plat_us();
+	c0 = plat_counter();
+	while (plat_us() - t0 < 10000u)
+		;
+	khz = (uint32_t)(plat_counter() - c0) / 10u;
+	do {
+		num[--n] = (char)('0' + khz % 10u);
+		khz /= 10u;
+	} while (khz != 0 && n > 0);
+	plat_write(pre, sizeof pre - 1);
+	plat_write(num + n, sizeof num - n);
+	plat_write(post, sizeof post - 1);
 }
 
 /* ---- vector table and reset ---- */
