@@ -368,7 +368,7 @@ static void clock_report(void)
 
 /* ---- vector table and reset ---- */
 
-extern uint32_t __stack_top[], __data_start[], __data_end[], __bss_start[], __bss_end[];
+extern uint32_t __stack_top[], __stack_limit[], __data_start[], __data_end[], __bss_start[], __bss_end[];
 extern const uint32_t __data_load[];
 
 void Reset_Handler(void);
@@ -413,11 +413,18 @@ static void Fault_Handler(void)
 }
 
 /* Reset_Handler runs from flash (section .reset): it copies the code and data images to
- * SRAM before anything in them is called. */
-__attribute__((section(".reset"))) void Reset_Handler(void)
+ * SRAM before anything in them is called, so its loops must stay loops (memcpy and memset
+ * are in SRAM, not there yet): GCC is told not to turn them into calls. */
+__attribute__((section(".reset"), optimize("no-tree-loop-distribute-patterns"))) void Reset_Handler(void)
 {
 	uint32_t *d = __data_start;
 	const uint32_t *s = __data_load;
+#if RP2350
+	/* The stack sits at the bottom of SRAM, but below SRAM is the XIP window, where a
+	 * runaway stack would not fault: the M33's stack limit makes an overflow a fault. (The
+	 * RP2040's M0+ has no stack limit register; its painted marks stay far below 32 KiB.) */
+	__asm__ volatile("msr msplim, %0" ::"r"(__stack_limit));
+#endif
 	while (d < __data_end)
 		*d++ = *s++;
 	for (d = __bss_start; d < __bss_end; d++)
