@@ -117,6 +117,7 @@
 #define SYST_RVR REG(0xE000E014u)
 #define SYST_CVR REG(0xE000E018u)
 #define SYST_RELOAD 0x00FFFFFFu
+#define ICSR REG(0xE000ED04u)
 
 #if RP2350
 #define DEMCR REG(0xE000EDFCu)
@@ -178,6 +179,7 @@ static void clocks_init(void)
 
 	/* The TIMER's tick: 1 us from the 12 MHz clk_ref. */
 #if RP2350
+	REG(TICKS_BASE + 0x18u) = 0u;  /* TIMER0 CTRL: stopped while CYCLES changes */
 	REG(TICKS_BASE + 0x1cu) = 12u; /* TIMER0 CYCLES */
 	REG(TICKS_BASE + 0x18u) = 1u;  /* TIMER0 CTRL: ENABLE */
 #else
@@ -319,11 +321,17 @@ uint64_t plat_counter(void)
 	__asm__ volatile("cpsie i" ::: "memory");
 	return v;
 #else
-	uint32_t w, v;
-	do {
-		w = systick_wraps;
-		v = SYST_CVR;
-	} while (w != systick_wraps);
+	/* With interrupts masked, a wrap that has happened but whose handler has not yet run
+	 * shows as a pending SysTick (ICSR.PENDSTSET); it belongs to this reading when the value
+	 * read is from the new period (the upper half: the reload came before the read). */
+	uint32_t w, v, pend;
+	__asm__ volatile("cpsid i" ::: "memory");
+	w = systick_wraps;
+	v = SYST_CVR;
+	pend = ICSR & (1u << 26);
+	__asm__ volatile("cpsie i" ::: "memory");
+	if (pend && v > SYST_RELOAD / 2u)
+		w++;
 	return (uint64_t)w * (SYST_RELOAD + 1u) + (SYST_RELOAD - v);
 #endif
 }
