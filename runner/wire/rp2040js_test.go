@@ -20,7 +20,8 @@ import (
 const rp2040jsDir = "../../.cache/rp2040js"
 
 // TestRP2040JSPicoW boots the pico-w image (the UF2 that goes onto a real Pico W) in
-// rp2040js, from its second stage on, and talks to its UART0 through the framed protocol:
+// rp2040js, from its second stage on (checked and copied to SRAM as the bootrom does; a
+// corrupted one is refused), and talks to its UART0 through the framed protocol:
 // the boot line's clk_sys (measured against the TIMER: 125 MHz from the firmware's own
 // XOSC/PLL setup), HELLO (board, chip, counter, the build-id of the built ELF), the default SELFTEST with
 // the image's own vectors (ML-KEM, ML-DSA, SLH-DSA: no failure), and a seeded ML-KEM-512
@@ -49,6 +50,22 @@ func TestRP2040JSPicoW(t *testing.T) {
 	}
 	if err := json.Unmarshal(raw, &md); err != nil {
 		t.Fatal(err)
+	}
+
+	// The harness plays the bootrom's last step (check boot2's CRC-32, copy it to SRAM, run
+	// it there): an image whose boot2 has one byte changed must not start.
+	bad, err := os.ReadFile(uf2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[32+8] ^= 0x40 // block 0's payload is the first 256 bytes of flash: boot2
+	badPath := filepath.Join(t.TempDir(), "bad.uf2")
+	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, "../../firmware/tools/rp2040js/run.mjs", rp2040jsDir, badPath).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), "boot2 checksum") {
+		t.Fatalf("a corrupted boot2 ran (or failed otherwise): %v: %s", err, out)
 	}
 
 	cmd := exec.Command(node, "../../firmware/tools/rp2040js/run.mjs", rp2040jsDir, uf2)

@@ -7,10 +7,10 @@
 // MODULE_DIR is where `npm ci` installed this folder's package.json (the test uses
 // .cache/rp2040js). The UF2 is loaded into the emulated flash block by block, checking each
 // block's magic numbers and family ID (0xe48bff56, RP2040) as the bootloader would. rp2040js
-// has no bootrom image, so the bootrom's part is played here: the core starts at 0x10000000,
-// the second stage, which runs in place (the real bootrom copies it to SRAM first and
-// checks its CRC-32; the Go tests check that CRC), sets up the XIP SSI (not modelled by
-// rp2040js: its flash is always readable) and enters the image's vector table.
+// has no bootrom image, so the bootrom's last step is played here: boot2's CRC-32 is checked,
+// its 256 bytes are copied to 0x20041f00 and the core starts there; boot2 sets up the XIP SSI
+// (which rp2040js does not model: its flash is always readable) and enters the image's
+// vector table at 0x10000100.
 // Diagnostics go to stderr.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,5 +79,21 @@ process.stdin.on('end', () => {
   sim.stop();
   process.exit(0);
 });
-mcu.core.PC = FLASH;
+// The bootrom's part: check boot2's CRC-32 (polynomial 0x04c11db7, not reflected, init
+// 0xffffffff, no final XOR, stored little-endian after the first 252 bytes), copy the 256
+// bytes to the top of SRAM (0x20041f00) and run them there.
+const BOOT2_SRAM = 0x20041f00;
+let crc = 0xffffffff;
+for (let i = 0; i < 252; i++) {
+  crc ^= mcu.flash[i] << 24;
+  for (let k = 0; k < 8; k++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
+  crc >>>= 0;
+}
+const stored = (mcu.flash[252] | (mcu.flash[253] << 8) | (mcu.flash[254] << 16) | (mcu.flash[255] << 24)) >>> 0;
+if (crc !== stored) {
+  process.stderr.write(`run.mjs: boot2 checksum ${stored.toString(16)} does not match ${crc.toString(16)}: the bootrom would not run it\n`);
+  process.exit(3);
+}
+mcu.sram.set(mcu.flash.subarray(0, 256), BOOT2_SRAM - 0x20000000);
+mcu.core.PC = BOOT2_SRAM;
 sim.execute();
