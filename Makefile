@@ -4,6 +4,8 @@
 #                        build (installs the cross toolchains if missing)
 #   make firmware-test   build, then run the firmware and runner/wire tests,
 #                        including the QEMU boards (installs QEMU if missing)
+#   make rp2040js        the RP2040 emulator the pico-w test boots its image in: npm ci
+#                        from firmware/tools/rp2040js's lockfile into .cache/rp2040js
 
 # go.mod names Go 1.27: every go command here uses that toolchain.
 export GOTOOLCHAIN := go1.27.3
@@ -16,7 +18,7 @@ define apt_install
 		{ $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends $(1); }
 endef
 
-.PHONY: firmware firmware-test firmware-toolchains firmware-qemu
+.PHONY: firmware firmware-test firmware-toolchains firmware-qemu rp2040js
 
 firmware-toolchains:
 	@pkgs=""; \
@@ -34,5 +36,15 @@ firmware-qemu:
 firmware: firmware-toolchains
 	$(MAKE) -C firmware all
 
-firmware-test: firmware firmware-qemu
+# Installed again only when the lockfile changed (npm ci removes node_modules first).
+RP2040JS_DIR := .cache/rp2040js
+rp2040js:
+	@command -v npm >/dev/null || { echo "installing: nodejs npm"; $(call apt_install,nodejs npm); }
+	@mkdir -p $(RP2040JS_DIR)
+	@if ! cmp -s firmware/tools/rp2040js/package-lock.json $(RP2040JS_DIR)/package-lock.json || \
+		[ ! -f $(RP2040JS_DIR)/node_modules/rp2040js/package.json ]; then \
+		cp firmware/tools/rp2040js/package.json firmware/tools/rp2040js/package-lock.json $(RP2040JS_DIR)/ && \
+		cd $(RP2040JS_DIR) && npm ci --no-audit --no-fund; fi
+
+firmware-test: firmware firmware-qemu rp2040js
 	go test ./firmware/... ./runner/wire/...
