@@ -190,6 +190,27 @@ type CellRow struct {
 	// Keys is the key form the timed operation received (encoded, parsed), "–" for keygen or
 	// when the result does not record it.
 	Keys string
+	// NOf is "of 20" (with " (time budget)" when the budget stopped it) when n is below the
+	// iterations requested; "" when every requested iteration ran.
+	NOf string
+	// Energy is the median energy per operation, "–" when not measured.
+	Energy string
+}
+
+// CellColumns says which optional columns the cells table shows: those some cell has.
+type CellColumns struct {
+	Keys, Heap, Stack, Energy bool
+}
+
+// Span is how many columns follow a row's status: the statistics and the optional columns.
+func (c CellColumns) Span() int {
+	n := 9
+	for _, on := range []bool{c.Keys, c.Heap, c.Stack, c.Energy} {
+		if on {
+			n++
+		}
+	}
+	return n
 }
 
 // KV is a labelled value.
@@ -249,6 +270,7 @@ type RunView struct {
 	Runner, Submitter, Signer, Bundle, BundleSize, Firmware string
 	ManifestID, Started, Finished, Published, Duration      string
 	Cells                                                   []CellRow
+	Columns                                                 CellColumns
 	Plot                                                    *plot.Figure
 	PlotNote                                                string
 	Environment                                             []KV
@@ -257,7 +279,9 @@ type RunView struct {
 	Comparison                                              []CompareRow
 	// NotComparable lists, per cell, the published figures the run cannot be compared with.
 	NotComparable []NotComparableRow
-	Claims        []ClaimResultRow
+	// ReportNote says the stored comparison is older than the portal's ("" when current).
+	ReportNote string
+	Claims     []ClaimResultRow
 	// Timing is the run's board class check and timing context.
 	Timing RunTiming
 	// SignerRevoked is when the keys that signed the run were revoked ("" if they were not):
