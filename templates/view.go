@@ -19,8 +19,10 @@ type Page struct {
 	Admin bool
 	// CSRF is the token every form carries.
 	CSRF string
-	// Refresh, when > 0, reloads the page after that many seconds (pages work without JS).
-	Refresh int
+	// Refresh, when > 0, reloads the page after that many seconds (pages work without JS),
+	// or goes to RefreshURL when set.
+	Refresh    int
+	RefreshURL string
 	// Flash is a one-line message shown at the top; FlashKind is "ok" or "error".
 	Flash, FlashKind string
 	// Path is the current path, for the sign-in link's return address.
@@ -163,21 +165,34 @@ type ExperimentView struct {
 // JobView is a job's page: live progress and the log tail.
 type JobView struct {
 	Page
-	ID                                          int64
-	Experiment, Board, State, Runner, Firmware  string
-	Attempt                                     int
-	Note, Error                                 string
-	RunID                                       int64
-	CellsDone, CellsTotal, Iteration, Requested int
-	Current, ETA, Elapsed                       string
-	Percent                                     int
-	Log                                         string
+	ID                                         int64
+	Experiment, Board, State, Runner, Firmware string
+	Attempt                                    int
+	Note, Error                                string
+	RunID                                      int64
+	// Detail is the progress in words (never "0 of 0 cells" before the runner reported).
+	Detail, ETA, Elapsed string
+	Percent              int
+	// Steps are the states the job went through, each done, current, todo or failed.
+	Steps []JobStep
+	// Redirecting: the page goes on to the published run by itself.
+	Redirecting bool
+	// Log is the raw log; HumanLog the same with protocol frames as readable lines, when
+	// Framed (the raw one then sits behind a toggle).
+	Log      string
+	HumanLog string
+	Framed   bool
 	// LogEnd and LogAttempt say where the page's log ends, so its script asks only for what
 	// is new.
 	LogEnd                     int64
 	LogAttempt                 int
 	Created, Started, Finished string
 	Terminal                   bool
+}
+
+// JobStep is one state of a job's life.
+type JobStep struct {
+	Name, State, When string
 }
 
 // CellRow is a run's cell with its statistics.
