@@ -3,7 +3,9 @@ package portal
 // Firmware builds: list, upload, download.
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -52,8 +54,8 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 	switch {
 	case !boardClassRE.MatchString(f.BoardClass):
 		return fault.New(fault.Invalid, "target board class must be a lowercase slug like qemu-mps2-an386")
-	case f.Toolchain == "" || len(f.Toolchain) > 200 || len(f.Libraries) > 500:
-		return fault.New(fault.Invalid, "give the toolchain (and library versions) that built the firmware")
+	case len(f.Toolchain) > 200 || len(f.Libraries) > 500:
+		return fault.New(fault.Invalid, "the toolchain (at most 200 characters) and library versions (at most 500) are too long")
 	case !strings.HasPrefix(f.SourceURL, "https://") && !strings.HasPrefix(f.SourceURL, "http://") || len(f.SourceURL) > 500:
 		return fault.New(fault.Invalid, "the source URL must be an http(s) URL")
 	case !commitRE.MatchString(f.SourceCommit):
@@ -71,6 +73,35 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 		return fmt.Errorf("open uploaded firmware: %w", err)
 	}
 	defer file.Close()
+	note, err := checkFirmwareELF(file, fh.Size, f.BoardClass, s.boardArch(f.BoardClass))
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
+	}
+	if mh, err := c.FormFile("metadata"); err == nil {
+		mf, err := mh.Open()
+		if err != nil {
+			return fmt.Errorf("open uploaded metadata.json: %w", err)
+		}
+		raw, err := readLimited(mf, 256<<10)
+		mf.Close()
+		if err != nil {
+			return err
+		}
+		meta, err := checkFirmwareMeta(raw, f.BoardClass, io.NewSectionReader(file, 0, fh.Size))
+		if err != nil {
+			return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
+		}
+		f.Toolchain = cmp.Or(f.Toolchain, meta.Toolchain)
+		if f.Libraries == "" && meta.Firmware != "" {
+			f.Libraries = strings.TrimSpace(meta.Firmware + " " + meta.Version)
+		}
+	}
+	if f.Toolchain == "" {
+		return fault.New(fault.Invalid, "give the toolchain that built the firmware (or upload the build's metadata.json, which names it)")
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewind uploaded firmware: %w", err)
+	}
 	f.Digest, f.Size, err = s.blobs.Put(ctx, file, s.cfg.MaxFirmwareBytes)
 	if err != nil {
 		return err
@@ -80,7 +111,21 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 		return err
 	}
 	s.log.Info("firmware stored", "digest", f.Digest, "board", f.BoardClass, "by", u.Name)
-	return c.Redirect(http.StatusSeeOther, "/firmware?flash=firmware")
+	msg := "Firmware stored: " + shortDigest(f.Digest) + " for " + f.BoardClass + "."
+	if note != "" {
+		msg += " " + note + "."
+	}
+	return s.redirectWithFlash(c, "/firmware", flash{Kind: "ok", Msg: msg})
+}
+
+// boardArch is the catalogue's architecture of a board class ("" when it gives none).
+func (s *Server) boardArch(class string) string {
+	for _, b := range s.catalog.Boards {
+		if b.Slug == class {
+			return b.Arch
+		}
+	}
+	return ""
 }
 
 func sanitizeName(n string) string {

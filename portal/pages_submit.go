@@ -19,6 +19,8 @@ import (
 func (s *Server) submitView(c echo.Context) (templates.SubmitView, error) {
 	u, signed := currentUser(c)
 	v := templates.SubmitView{Page: s.page(c, "Submit"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxBundleBytes)}
+	f := takeFlash(c)
+	v.Refused, v.RunID = f.Refused, f.RunID
 	if signed {
 		keys, err := s.store.SubmitterKeys(c.Request().Context(), u.ID)
 		if err != nil {
@@ -48,11 +50,6 @@ func (s *Server) submitPage(c echo.Context) error {
 func (s *Server) submitBundle(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	v, err := s.submitView(c)
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
 	fh, err := c.FormFile("bundle")
 	if err != nil {
 		return fault.Wrap(fault.Invalid, err, "choose a bundle file")
@@ -65,19 +62,20 @@ func (s *Server) submitBundle(c echo.Context) error {
 		return fmt.Errorf("open uploaded bundle: %w", err)
 	}
 	defer file.Close()
+	var runID int64
 	data, err := readLimited(file, s.cfg.MaxBundleBytes)
 	if err == nil {
-		v.RunID, err = s.submitCommunity(ctx, u, data)
+		runID, err = s.submitCommunity(ctx, u, data)
 	}
 	if err != nil {
 		if fault.KindOf(err) == fault.Internal {
 			return err
 		}
-		v.Refused = fault.Message(err)
-		status = http.StatusUnprocessableEntity
-		s.log.Info("submission refused", "by", u.Name, "reason", v.Refused)
+		why := fault.Message(err)
+		s.log.Info("submission refused", "by", u.Name, "reason", why)
+		return s.redirectWithFlash(c, "/submit", flash{Kind: "error", Refused: why})
 	}
-	return s.render(c, status, templates.SubmitPage(v))
+	return s.redirectWithFlash(c, "/submit", flash{Kind: "ok", RunID: runID})
 }
 
 // registerKeys registers keys from the form: a key registration made by
@@ -110,5 +108,5 @@ func (s *Server) registerKeys(c echo.Context) error {
 	if _, err := s.addSubmitterKeys(ctx, u, req); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/submit?flash=keys")
+	return s.redirectWithFlash(c, "/submit", flash{Kind: "ok", Msg: "Keys registered."})
 }
