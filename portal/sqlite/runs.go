@@ -51,8 +51,8 @@ type Run struct {
 	// ReportVersion is the version of the comparison code that made Report (0: before
 	// versions were recorded).
 	ReportVersion int
-	CellsTotal  int
-	CellsOK     int
+	CellsTotal    int
+	CellsOK       int
 }
 
 // Run bindings.
