@@ -65,6 +65,7 @@ func (s *Server) adminView(c echo.Context) (templates.AdminView, error) {
 	}
 	if f := takeFlash(c); f.Token != "" {
 		v.NewToken, v.NewTokenKind = f.Token, f.TokenKind
+		c.Set(pageSecretKey, true) // a token shown once: this page is not compressed
 	}
 	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,7 +49,11 @@ func (s *Server) boardRows(ctx context.Context) ([]templates.BoardRow, error) {
 	add(templates.BoardRow{Class: "host", Name: "the runner's own CPU", CPU: "varies", Arch: "varies", Papers: "any"})
 	for _, b := range s.catalog.Boards {
 		if !seen[b.Slug] {
-			add(templates.BoardRow{Class: b.Slug, Name: b.Name, CPU: b.CPU, Arch: b.Arch, Clock: b.ClockMHz + " MHz", Memory: b.Memory, Papers: b.Papers})
+			clock := ""
+			if b.ClockMHz != "" {
+				clock = b.ClockMHz + " MHz"
+			}
+			add(templates.BoardRow{Class: b.Slug, Name: b.Name, CPU: b.CPU, Arch: b.Arch, Clock: clock, Memory: b.Memory, Papers: b.Papers})
 		}
 	}
 	for class := range offered {
@@ -69,7 +74,7 @@ func runnerRows(rs []sqlite.Runner, within time.Duration) []templates.RunnerRow 
 	for _, r := range rs {
 		var boards []string
 		for _, b := range r.Boards {
-			s := b.Name + " [" + b.Class + ", " + b.Driver + "]"
+			s := boardLabel(b.Name, b.Class, b.Driver)
 			if !b.Available {
 				s += " unavailable: " + b.Reason
 			}
@@ -118,4 +123,19 @@ func (s *Server) boardPage(c echo.Context) error {
 	}
 	v.Runs = runRows(runs)
 	return s.render(c, http.StatusOK, templates.BoardPage(v))
+}
+
+// boardLabel names a runner's board once: "pi4 (rpi4-b, serial)", and "host" rather than
+// "host [host, host]".
+func boardLabel(name, class, driver string) string {
+	var extra []string
+	for _, x := range []string{class, driver} {
+		if x != "" && x != name && !slices.Contains(extra, x) {
+			extra = append(extra, x)
+		}
+	}
+	if len(extra) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(extra, ", ") + ")"
 }

@@ -49,7 +49,7 @@ func (s *Server) boardOptions(ctx context.Context, m *artifacts.Manifest) ([]tem
 				b.Available, b.FirmwareOnly = false, false
 				b.Reason = methodUnavailable(method, runners)
 			} else if why := experiments.BoardCanRun(b, m); why != "" {
-				b.Available, b.FirmwareOnly, b.Reason = false, false, why
+				b.Available, b.FirmwareOnly, b.Reason = false, false, why+coverage(b, m)
 			}
 			i := slices.IndexFunc(out, func(o templates.BoardOption) bool { return o.Class == b.Class })
 			if i >= 0 {
@@ -60,7 +60,7 @@ func (s *Server) boardOptions(ctx context.Context, m *artifacts.Manifest) ([]tem
 				}
 				continue
 			}
-			out = append(out, templates.BoardOption{Class: b.Class, Label: b.Name + " (" + b.Driver + ")", Runner: r.Name, Reason: b.Reason,
+			out = append(out, templates.BoardOption{Class: b.Class, Label: boardLabel(b.Name, "", b.Driver), Runner: r.Name, Reason: b.Reason,
 				Available: b.Available, FirmwareOnly: !b.Available && b.FirmwareOnly, NeedsFirmware: b.Driver != "host",
 				Intended: slices.Contains(intended, b.Class)})
 		}
@@ -206,4 +206,38 @@ func (s *Server) startJob(c echo.Context) error {
 	s.log.Info("job queued", "job", id, "experiment", m.Ref(), "board", board, "by", u.Name)
 	s.queue.broadcast()
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/jobs/%d", id))
+}
+
+// coverage says how much of a manifest a board with a declared algorithm subset covers:
+// " (it covers 3 of 9 cells)"; "" for a board without one.
+func coverage(b artifacts.BoardInfo, m *artifacts.Manifest) string {
+	if len(b.Algorithms) == 0 {
+		return ""
+	}
+	cells := m.Cells()
+	n := 0
+	for _, c := range cells {
+		if slices.Contains(b.Algorithms, c.Algorithm) {
+			n++
+		}
+	}
+	return fmt.Sprintf(" (it covers %d of %d cells)", n, len(cells))
+}
+
+// runnableOn lists the board classes the runners offer that can run the manifest now: the
+// board available, its runner running the method, its firmware covering every algorithm and
+// the kind (experiments.BoardCanRun).
+func runnableOn(runners []sqlite.Runner, m *artifacts.Manifest) []string {
+	var out []string
+	for _, r := range runners {
+		for _, b := range r.Boards {
+			if !b.Available || !b.CanRun(m.Spec.Method) || (m.Spec.Method == artifacts.MethodOpenSSLCLI && !r.Capabilities.OpenSSLUsable) {
+				continue
+			}
+			if experiments.BoardCanRun(b, m) == "" && !slices.Contains(out, b.Class) {
+				out = append(out, b.Class)
+			}
+		}
+	}
+	return out
 }

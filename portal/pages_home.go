@@ -5,6 +5,7 @@ package portal
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,10 +47,23 @@ func (s *Server) home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := templates.Home{Page: s.page(c, "Papers")}
+	runners, err := s.connectedRunners(ctx)
+	if err != nil {
+		return err
+	}
+	v := templates.Home{Page: s.page(c, "Papers"), Runners: len(runners)}
 	for _, p := range s.catalog.Papers {
-		v.Papers = append(v.Papers, templates.PaperCard{ID: p.ID, Title: p.Title, Citation: p.Citation, Experiments: len(p.Manifests),
-			Runs: counts[p.ID], Measured: strings.Join(p.Measured, ", ")})
+		card := templates.PaperCard{ID: p.ID, Title: p.Title, Citation: p.Citation, Experiments: len(p.Manifests),
+			Runs: counts[p.ID], Measured: strings.Join(p.Measured, ", ")}
+		for _, m := range p.Manifests {
+			for _, b := range runnableOn(runners, m) {
+				if !slices.Contains(card.Runnable, b) {
+					card.Runnable = append(card.Runnable, b)
+				}
+			}
+		}
+		slices.Sort(card.Runnable)
+		v.Papers = append(v.Papers, card)
 	}
 	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Limit: 15})
 	if err != nil {
@@ -72,11 +86,6 @@ func (s *Server) home(c echo.Context) error {
 		}
 		v.Highlights = append(v.Highlights, highlightLists(h[0], h[1], leaderGroups(lb.Measured))...)
 	}
-	runners, err := s.connectedRunners(ctx)
-	if err != nil {
-		return err
-	}
-	v.Runners = len(runners)
 	return s.render(c, http.StatusOK, templates.HomePage(v))
 }
 

@@ -4,6 +4,8 @@ package portal
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -34,14 +36,8 @@ func (s *Server) paperPage(c echo.Context) error {
 		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
 			Kind: m.Kind, Method: m.Spec.Method, Cells: len(m.Cells())})
 	}
-	for _, r := range p.Reference {
-		n := ""
-		if r.N > 0 {
-			n = strconv.Itoa(r.N)
-		}
-		v.Reference = append(v.Reference, templates.RefRow{Board: r.Board, Library: r.Library, Algorithm: r.Algorithm, Operation: r.Operation,
-			Scenario: r.Scenario, Metric: r.Metric, Stat: r.Stat, Value: r.Text, Unit: r.Unit, N: n, Source: r.Source, Note: r.Note})
-	}
+	v.RefGroups, v.RefInline = refGroups(p, p.Reference, inlineReferenceRows)
+	v.RefTotal = len(p.Reference)
 	verdicts, err := s.store.ClaimVerdicts(ctx, p.ID, 0)
 	if err != nil {
 		return err
@@ -58,4 +54,77 @@ func (s *Server) paperPage(c echo.Context) error {
 	}
 	v.Runs = runRows(runs)
 	return s.render(c, http.StatusOK, templates.PaperPage(v))
+}
+
+// inlineReferenceRows is how many reference rows a paper page shows in place: a paper with
+// more (paper002 has thousands) lists its groups, each on a page of its own.
+const inlineReferenceRows = 300
+
+// refKey groups a paper's reference numbers: by board and library.
+func refKey(r experiments.Row) (board, library string) { return r.Board, r.Library }
+
+// refGroups groups reference rows by board and library, in the order they first appear,
+// with their rows when the whole table has at most inline rows.
+func refGroups(p *experiments.Paper, rows []experiments.Row, inline int) ([]templates.RefGroup, bool) {
+	var out []templates.RefGroup
+	index := map[[2]string]int{}
+	show := len(rows) <= inline
+	for _, r := range rows {
+		b, l := refKey(r)
+		i, ok := index[[2]string{b, l}]
+		if !ok {
+			i = len(out)
+			index[[2]string{b, l}] = i
+			q := url.Values{"board": {b}}
+			if l != "" {
+				q.Set("library", l)
+			}
+			out = append(out, templates.RefGroup{Board: b, Library: l, Link: "/papers/" + p.ID + "/reference?" + q.Encode()})
+		}
+		g := &out[i]
+		g.Rows++
+		if !slices.Contains(g.Algorithms, r.Algorithm) {
+			g.Algorithms = append(g.Algorithms, r.Algorithm)
+		}
+		if show {
+			g.Refs = append(g.Refs, refRow(r))
+		}
+	}
+	return out, show
+}
+
+func refRow(r experiments.Row) templates.RefRow {
+	n := ""
+	if r.N > 0 {
+		n = strconv.Itoa(r.N)
+	}
+	return templates.RefRow{Board: r.Board, Library: r.Library, Algorithm: r.Algorithm, Operation: r.Operation,
+		Scenario: r.Scenario, Metric: r.Metric, Stat: r.Stat, Value: r.Text, Unit: r.Unit, N: n, Source: r.Source, Note: r.Note}
+}
+
+// paperReference is one group of a paper's reference numbers (GET
+// /papers/:paper/reference?board=&library=), its rows collapsible per algorithm.
+func (s *Server) paperReference(c echo.Context) error {
+	p, err := s.paperOf(c.Param("paper"))
+	if err != nil {
+		return err
+	}
+	board, library := c.QueryParam("board"), c.QueryParam("library")
+	v := templates.PaperReferenceView{Page: s.page(c, p.ID+" reference numbers"), ID: p.ID, Title: p.Title, Board: board, Library: library}
+	for _, r := range p.Reference {
+		if b, l := refKey(r); b != board || l != library {
+			continue
+		}
+		i := slices.IndexFunc(v.Algorithms, func(g templates.RefGroup) bool { return g.Algorithms[0] == r.Algorithm })
+		if i < 0 {
+			i = len(v.Algorithms)
+			v.Algorithms = append(v.Algorithms, templates.RefGroup{Board: board, Library: library, Algorithms: []string{r.Algorithm}})
+		}
+		v.Algorithms[i].Rows++
+		v.Algorithms[i].Refs = append(v.Algorithms[i].Refs, refRow(r))
+	}
+	if len(v.Algorithms) == 0 {
+		return fault.New(fault.NotFound, "paper %s has no reference numbers for board %q, library %q", p.ID, board, library)
+	}
+	return s.render(c, http.StatusOK, templates.PaperReferencePage(v))
 }

@@ -171,7 +171,7 @@ func AdminPage(v AdminView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<input type=\"text\" name=\"label\" placeholder=\"lab name\" required> <label>uses <input type=\"number\" name=\"uses\" min=\"1\" max=\"1000\" value=\"1\"></label> <label>expires after hours <input type=\"number\" name=\"hours\" min=\"0\" step=\"any\" placeholder=\"never\"></label> <button type=\"submit\">Create enrolment token</button></form><table id=\"enrol-tokens\"><thead><tr><th>Id</th><th>Label</th><th>Created</th><th>Uses</th><th>Expires</th><th>Runners</th><th>State</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<label>label <input type=\"text\" name=\"label\" id=\"enrol-label\" placeholder=\"lab name\" required></label> <label>uses <input type=\"number\" name=\"uses\" min=\"1\" max=\"1000\" value=\"1\"></label> <label>expires after hours <input type=\"number\" name=\"hours\" min=\"0\" step=\"any\" placeholder=\"never\"></label> <button type=\"submit\">Create enrolment token</button></form><table id=\"enrol-tokens\"><thead><tr><th>Id</th><th>Label</th><th>Created</th><th>Uses</th><th>Expires</th><th>Runners</th><th>State</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -519,7 +519,7 @@ func AdminPage(v AdminView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<input type=\"text\" name=\"name\" placeholder=\"name\" required> <select name=\"role\"><option value=\"submitter\">submitter (submits bundles, re-runs)</option> <option value=\"member\">member (re-runs, firmware)</option></select> <button type=\"submit\">Create account token</button></form><table id=\"admin-users\"><thead><tr><th>Id</th><th>Name</th><th>Role</th><th>Created</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<label>name <input type=\"text\" name=\"name\" id=\"account-name\" required></label> <label>role <select name=\"role\" id=\"account-role\"><option value=\"submitter\">submitter (submits bundles, re-runs)</option> <option value=\"member\">member (re-runs, firmware)</option></select></label> <button type=\"submit\">Create account token</button></form><table id=\"admin-users\"><thead><tr><th>Id</th><th>Name</th><th>Role</th><th>Created</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

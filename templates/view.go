@@ -6,6 +6,7 @@
 package templates
 
 import (
+	"strconv"
 	"strings"
 
 	"pqrepro/portal/plot"
@@ -40,6 +41,9 @@ type PaperCard struct {
 	ID, Title, Citation string
 	Experiments, Runs   int
 	Measured            string
+	// Runnable lists the board classes connected runners offer for at least one of the
+	// paper's experiments; empty when nothing of it can be re-run now.
+	Runnable []string
 }
 
 // RunRow is a run in a listing.
@@ -89,6 +93,35 @@ type RefRow struct {
 	Board, Library, Algorithm, Operation, Scenario, Metric, Stat, Value, Unit, N, Source, Note string
 }
 
+// RefGroup is one group of a paper's reference numbers (a board and library, or one
+// algorithm of them).
+type RefGroup struct {
+	Board, Library string
+	Algorithms     []string
+	Rows           int
+	Link           string
+	Refs           []RefRow
+}
+
+// Title names the group.
+func (g RefGroup) Title() string {
+	t := g.Board
+	if t == "" {
+		t = "any board"
+	}
+	if g.Library != "" {
+		t += " · " + g.Library
+	}
+	return t
+}
+
+// PaperReferenceView is one group of a paper's reference numbers, per algorithm.
+type PaperReferenceView struct {
+	Page
+	ID, Title, Board, Library string
+	Algorithms                []RefGroup
+}
+
 // VerdictRow is the verdict one run gave a claim.
 type VerdictRow struct {
 	RunID                  int64
@@ -123,7 +156,11 @@ type PaperView struct {
 	ID, Title, Citation, Summary string
 	Measured, Boards             []string
 	Experiments                  []ExperimentRow
-	Reference                    []RefRow
+	// RefGroups are the reference numbers grouped by board and library, with their rows when
+	// RefInline (a small table); else each group links to its own page. RefTotal counts rows.
+	RefGroups []RefGroup
+	RefInline bool
+	RefTotal  int
 	// Figures are the reference rows that are in-text percentages and ratios.
 	Figures    []FigureRow
 	Claims     []ClaimView
@@ -374,6 +411,18 @@ type BoardRow struct {
 	Runners                                       string
 }
 
+// Spec is the board's CPU, architecture, clock and memory, the ones the catalogue gives,
+// comma-separated ("" when it gives none).
+func (b BoardRow) Spec() string {
+	var parts []string
+	for _, p := range []string{b.CPU, b.Arch, b.Clock, b.Memory} {
+		if strings.TrimSpace(p) != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // RunnerRow is a connected or known runner.
 type RunnerRow struct {
 	ID                                   int64
@@ -475,4 +524,12 @@ type ErrorView struct {
 	Page
 	Status  int
 	Message string
+}
+
+// plural says "1 run" or "3 runs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
