@@ -83,27 +83,6 @@ func shortDigest(d string) string {
 	return d
 }
 
-// cellValue renders a statistic for a table whose unit is shown in its own column: times get
-// a readable time unit, counts are whole numbers with thousands separators.
-func cellValue(v float64, unit string) string {
-	if unit == artifacts.UnitNanoseconds {
-		return human(v, unit)
-	}
-	n := int64(math.Round(v))
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
 // inUnit prints a value given in a published figure's unit: times (ns, µs, ms, s) in a
 // readable time unit, anything else with four significant digits and never an exponent.
 func inUnit(v float64, unit string) string {
