@@ -1,7 +1,9 @@
 // Package e2e boots the real pqrepro binary on a free port with a fresh data directory and
 // drives Debian's Chromium headless through the portal: open a paper, re-run an experiment
-// on the host board, follow the job until it is published, read the run's comparison and a
-// leaderboard, and submit a bundle signed by an unknown key, which must be refused.
+// on the host board, follow the job until it goes on to the published run by itself, read the
+// run's cells (units, the median on screen and no sideways scroll at 1366 and 390 px, dark
+// mode), its comparison and a leaderboard, upload a RISC-V ELF as Cortex-M4 firmware and
+// submit a bundle signed by an unknown key, both of which must be refused with the reason.
 //
 // Run it with `bash e2e/run.sh` (installs Chromium when missing) or `go test ./e2e/`.
 package e2e
