@@ -218,3 +218,34 @@ func TestRebuildRederivesOldReports(t *testing.T) {
 		t.Errorf("a second rebuild redid %d current reports", stats.Rebuilt)
 	}
 }
+
+// TestRunPageIsHonest: a published host run's page prints each row in the unit of its Unit
+// column, names circl (not the portal's own modules) as the library that ran, and links to
+// the comparison.
+func TestRunPageIsHonest(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	ctx := context.Background()
+	id := mustIdentity(t)
+	c := registeredSubmitter(t, p, "lab", id)
+	resp, err := c.Submit(ctx, signedBundle(t, smallManifest(t, 3), id, artifacts.OriginCommunity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := newBrowser(t, p.URL).get("/runs/" + itoa(resp.RunID))
+	row := regexp.MustCompile(`(?s)<th scope="row">ML-KEM-768</th>\s*<td>encaps</td>.*?<td class="num median">([^<]*)</td>\s*<td>([^<]*)</td>`).FindStringSubmatch(body)
+	if row == nil {
+		t.Fatalf("no ML-KEM-768 encaps row with a median and a unit")
+	}
+	if med, unit := strings.TrimSpace(row[1]), row[2]; strings.ContainsAny(med, "µmns ") || (unit != "ns" && unit != "µs" && unit != "ms") {
+		t.Errorf("median %q beside unit %q", med, unit)
+	}
+	libs := regexp.MustCompile(`<dt>Libraries</dt><dd>([^<]*)</dd>`).FindStringSubmatch(body)
+	if libs == nil || !strings.Contains(libs[1], "github.com/cloudflare/circl") || strings.Contains(libs[1], "echo") || strings.Contains(libs[1], "sqlite") {
+		t.Errorf("libraries %q: want circl, not the portal's own modules", libs)
+	}
+	for _, want := range []string{`href="/compare?runs=` + itoa(resp.RunID) + `"`, `class="table-scroll"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %s", want)
+		}
+	}
+}
