@@ -533,3 +533,12 @@ func plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// orDash shows an empty value as "–", so an unknown specification reads as unknown rather
+// than as a blank or a bare unit.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "–"
+	}
+	return s
+}
