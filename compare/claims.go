@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"pqrepro/artifacts"
@@ -291,6 +292,14 @@ func fmtInterval(iv Interval) string {
 	return fmt.Sprintf("%.3f, 95%% interval [%.3f, %.3f]", iv.Point, iv.Lo, iv.Hi)
 }
 
+// fmtVal prints a value with four significant digits in positional notation (never
+// "1.552e+04") and its unit.
 func fmtVal(v float64, unit string) string {
-	return fmt.Sprintf("%.4g %s", v, unit)
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if v != 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+		d := 3 - int(math.Floor(math.Log10(math.Abs(v))))
+		p := math.Pow(10, float64(-d))
+		s = strconv.FormatFloat(math.Round(v/p)*p, 'f', max(d, 0), 64)
+	}
+	return strings.TrimSpace(s + " " + unit)
 }

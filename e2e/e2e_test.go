@@ -1,8 +1,10 @@
 // Package e2e boots the real pqrepro binary on a free port with a fresh data directory and
 // drives Debian's Chromium headless through the portal: open a paper, re-run an experiment
-// on the host board, follow the job until it is published, read the run's comparison and a
-// leaderboard, submit a bundle signed by an unknown key, which must be refused, and browse
-// (list, filter, page, compare two runs, the scheme table) at 1366 and 390 px.
+// on the host board, follow the job until it goes on to the published run by itself, read the
+// run's cells (units, the median on screen and no sideways scroll at 1366 and 390 px, dark
+// mode), its comparison and a leaderboard, upload a RISC-V ELF as Cortex-M4 firmware and
+// submit a bundle signed by an unknown key, both of which must be refused with the reason,
+// and browse (list, filter, page, compare two runs, the scheme table) at 1366 and 390 px.
 //
 // Run it with `bash e2e/run.sh` (installs Chromium when missing) or `go test ./e2e/`.
 package e2e
@@ -22,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -223,19 +227,72 @@ func TestPortalInABrowser(t *testing.T) {
 		t.Errorf("job page when done:\n%s", jobText)
 	}
 
-	// Open the run: cells, comparison, claims, signature.
-	step("open the run", chromedp.Click(chromedp.ID("run-link")), chromedp.WaitVisible(chromedp.ID("comparison")))
+	// Published, the job page goes on to the run by itself (no click): cells, comparison,
+	// claims, signature.
+	step("the job page opens the run", chromedp.WaitVisible(chromedp.ID("comparison")))
+	if runURL := text("run location", chromedp.Location()); !strings.Contains(runURL, "/runs/") {
+		t.Fatalf("the published job page went to %s, not the run", runURL)
+	}
 	runText := text("read the run", chromedp.Text(chromedp.CSS("main")))
-	median := text("read a median", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[td[1]="ML-KEM-768" and td[2]="encaps"]/td[contains(@class,"median")]`)))
+	median := text("read a median", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[th[1]="ML-KEM-768" and td[1]="encaps"]/td[contains(@class,"median")]`)))
 	for _, want := range []string{"Comparison with paper001", "C001-01", "not comparable", "portal-runner", "ed25519 signature verifies",
 		"ml-dsa-65 signature verifies", "signed bundle"} {
 		if !strings.Contains(runText, want) {
 			t.Errorf("run page lacks %q", want)
 		}
 	}
-	if median == "" || !strings.Contains(median, "s") {
+	if median == "" {
 		t.Fatalf("no median for ML-KEM-768 encaps on the run page: %q", median)
 	}
+	// The Unit column names the unit the row's numbers are printed in: a bare number beside
+	// ns, µs or ms, never "41.2 µs" beside "ns".
+	unitCell := text("read a unit", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[th[1]="ML-KEM-768" and td[1]="encaps"]/td[4]`)))
+	if strings.ContainsAny(median, "µm ") || (unitCell != "ns" && unitCell != "µs" && unitCell != "ms") {
+		t.Errorf("median %q with unit %q: want a bare number and its time unit in the Unit column", median, unitCell)
+	}
+	if href := text("compare link", chromedp.Evaluate[string](`document.getElementById('compare-link').getAttribute('href')`)); !strings.HasPrefix(href, "/compare?runs=") {
+		t.Errorf("the run page's compare link is %q", href)
+	}
+	// At 1366 px and at 390 px the page never scrolls sideways and the median column is on
+	// screen; the tables scroll inside their own boxes.
+	for _, w := range []int64{1366, 390} {
+		step(fmt.Sprintf("the run page at %d px", w), chromedp.EmulateViewport(w, 900))
+		got := text("measure the run page", chromedp.Evaluate[string](`(() => {
+			const d = document.documentElement, m = document.querySelector('table.cells tbody td.median').getBoundingClientRect();
+			return [d.scrollWidth, window.innerWidth, Math.round(m.left), Math.round(m.right)].join(' ');
+		})()`))
+		var scrollW, innerW, mLeft, mRight int
+		if _, err := fmt.Sscan(got, &scrollW, &innerW, &mLeft, &mRight); err != nil {
+			t.Fatalf("run page layout %q: %v", got, err)
+		}
+		if scrollW > innerW {
+			wide := text("find what overflows", chromedp.Evaluate[string](`[...document.querySelectorAll('body *')].filter(e =>
+				e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-scroll, .heat-scroll, pre')).slice(0, 8)
+				.map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).replace(/ /g, '.') : '') + (e.id ? '#' + e.id : '') + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ')`))
+			t.Errorf("at %d px the page is %d px wide: the body overflows sideways (%s)", innerW, scrollW, wide)
+		}
+		if mLeft < 0 || mRight > innerW {
+			t.Errorf("at %d px the median column spans %d..%d px: off screen", innerW, mLeft, mRight)
+		}
+	}
+	// Dark mode follows prefers-color-scheme: a dark ground under light text.
+	colorScheme := func(v string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+			return err
+		})
+	}
+	step("dark mode", colorScheme("dark"))
+	colours := text("read the colours", chromedp.Evaluate[string](`(() => {
+		const lum = c => { const [r, g, b] = c.match(/\d+/g).map(Number); return Math.round((0.2126 * r + 0.7152 * g + 0.0722 * b) / 2.55); };
+		const s = getComputedStyle(document.body);
+		return lum(s.backgroundColor) + ' ' + lum(s.color);
+	})()`))
+	var bgLum, fgLum int
+	if _, err := fmt.Sscan(colours, &bgLum, &fgLum); err != nil || bgLum > 25 || fgLum < 70 {
+		t.Errorf("dark mode: background luminance %d%%, text %d%% (%v): want a dark ground and light text", bgLum, fgLum, err)
+	}
+	step("light mode again", colorScheme("light"), chromedp.EmulateReset())
 
 	// The leaderboard shows the same number for the host board, labelled with its assurance.
 	step("leaderboard",
@@ -295,6 +352,38 @@ func TestPortalInABrowser(t *testing.T) {
 	if !strings.Contains(result, "Refused") || !strings.Contains(result, "unknown key") {
 		t.Errorf("submission result %q, want a refusal naming the unknown key", result)
 	}
+	// A RISC-V ELF offered as Cortex-M4 firmware is refused with the reason, and nothing is
+	// stored.
+	riscv := filepath.Join(tmp, "riscv.elf")
+	elfHeader := make([]byte, 256)
+	copy(elfHeader, []byte{0x7f, 'E', 'L', 'F', 1, 1, 1})
+	elfHeader[16], elfHeader[18], elfHeader[20], elfHeader[40] = 2, 243, 1, 52 // ET_EXEC, EM_RISCV, version 1, e_ehsize
+	if err := os.WriteFile(riscv, elfHeader, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("upload a RISC-V ELF as Cortex-M4 firmware",
+		chromedp.Navigate(base+"/firmware"),
+		chromedp.WaitVisible(chromedp.ID("fw-file")),
+		chromedp.SetUploadFiles(chromedp.ID("fw-file"), []string{riscv}),
+		chromedp.SendKeys(chromedp.ID("fw-class"), "qemu-mps2-an386"),
+		chromedp.SendKeys(chromedp.ID("fw-toolchain"), "riscv32-unknown-elf-gcc 14"),
+		chromedp.SendKeys(chromedp.ID("fw-source"), "https://example.org/fw"),
+		chromedp.SendKeys(chromedp.ID("fw-commit"), "0123abcd"),
+		chromedp.Click(chromedp.ID("fw-upload")),
+		chromedp.WaitVisible(chromedp.CSS(".error-message")),
+	)
+	refusal := text("read the firmware refusal", chromedp.Text(chromedp.CSS(".error-message")))
+	if !strings.Contains(refusal, "EM_RISCV") || !strings.Contains(refusal, "qemu-mps2-an386") {
+		t.Errorf("firmware refusal %q does not say the ELF is RISC-V and the class needs ARM", refusal)
+	}
+	if fw, err := http.Get(base + "/firmware"); err == nil {
+		b, _ := io.ReadAll(fw.Body)
+		fw.Body.Close()
+		if strings.Contains(string(b), "riscv.elf") {
+			t.Error("the refused firmware is listed")
+		}
+	}
+
 	// A second re-run of paper001/mlkem, to compare with the first.
 	step("start a second re-run",
 		chromedp.Navigate(base+"/experiments/paper001/mlkem"),

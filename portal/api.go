@@ -250,6 +250,14 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if errors.As(err, &dup) {
 		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
 	}
+	var nc *noCellError
+	if errors.As(err, &nc) {
+		// Nothing to publish: the portal fails the job itself, with the reason, so the job
+		// page says why whatever the runner does next.
+		if ferr := s.store.FailJob(ctx, id, r.ID, leaseID, nc.Error(), ""); ferr != nil {
+			s.log.Warn("fail a job with no ok cell", "job", id, "err", ferr)
+		}
+	}
 	if err != nil {
 		return bundleRefused(err)
 	}

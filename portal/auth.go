@@ -83,13 +83,8 @@ func (s *Server) page(c echo.Context, title string) templates.Page {
 		p.User, p.Admin = u.Name, u.Role == sqlite.RoleAdmin
 	}
 	p.CSRF, _ = c.Get("csrf").(string)
-	switch c.QueryParam("flash") {
-	case "signed-in":
-		p.Flash, p.FlashKind = "Signed in.", "ok"
-	case "keys":
-		p.Flash, p.FlashKind = "Keys registered.", "ok"
-	case "firmware":
-		p.Flash, p.FlashKind = "Firmware stored.", "ok"
+	if f := takeFlash(c); f.Msg != "" {
+		p.Flash, p.FlashKind = f.Msg, f.Kind
 	}
 	return p
 }
@@ -115,11 +110,7 @@ func (s *Server) signin(c echo.Context) error {
 	}
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: c.Scheme() == "https", MaxAge: int(s.cfg.SessionTTL.Seconds())})
-	sep := "?"
-	if strings.Contains(next, "?") {
-		sep = "&"
-	}
-	return c.Redirect(http.StatusSeeOther, next+sep+"flash=signed-in")
+	return s.redirectWithFlash(c, next, flash{Kind: "ok", Msg: "Signed in."})
 }
 
 func (s *Server) signout(c echo.Context) error {

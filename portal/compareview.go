@@ -37,7 +37,7 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 				row.Operation += " [" + cc.Variant + "]"
 			}
 			if rc.Measured != nil {
-				row.Measured = fmt.Sprintf("%.4g %s", *rc.Measured, rc.Ref.Unit)
+				row.Measured = inUnit(*rc.Measured, rc.Ref.Unit)
 			}
 			if rc.Ratio != nil {
 				row.Ratio = fmt.Sprintf("%.3f", *rc.Ratio)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"pqrepro/artifacts"
@@ -82,23 +83,25 @@ func shortDigest(d string) string {
 	return d
 }
 
-// cellValue renders a statistic for a table whose unit is shown in its own column: times get
-// a readable time unit, counts are whole numbers with thousands separators.
-func cellValue(v float64, unit string) string {
-	if unit == artifacts.UnitNanoseconds {
-		return human(v, unit)
+// inUnit prints a value given in a published figure's unit: times (ns, µs, ms, s) in a
+// readable time unit, anything else with four significant digits and never an exponent.
+func inUnit(v float64, unit string) string {
+	scale := map[string]float64{"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+	if f, ok := scale[unit]; ok {
+		return human(v*f, artifacts.UnitNanoseconds)
 	}
-	n := int64(math.Round(v))
-	neg := n < 0
-	if neg {
-		n = -n
+	return strings.TrimSpace(sig4(v) + " " + unit)
+}
+
+// sig4 prints v with four significant digits, in positional notation.
+func sig4(v float64) string {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
+	d := 3 - int(math.Floor(math.Log10(math.Abs(v))))
+	if d < 0 {
+		p := math.Pow(10, float64(-d))
+		return groupDigits(int64(math.Round(v/p) * p))
 	}
-	if neg {
-		s = "-" + s
-	}
-	return s
+	return strconv.FormatFloat(v, 'f', d, 64)
 }

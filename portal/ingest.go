@@ -2,12 +2,15 @@ package portal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"pqrepro/artifacts"
 	"pqrepro/compare"
@@ -169,10 +172,6 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 				j.ID, res.Experiment, shortDigest(res.ManifestID), res.Board, j.Experiment, shortDigest(j.ManifestID), j.BoardClass)
 		}
 	}
-	paperID := m.Spec.Reference.Dataset
-	if paperID == "" {
-		paperID = m.Metadata.Paper
-	}
 	samples, err := artifacts.ParseBundleSamples(b)
 	if err != nil {
 		return 0, fault.Wrap(fault.Invalid, err, "malformed samples: %s", publicText(err))
@@ -180,37 +179,33 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if err := artifacts.Rederive(m, res, samples); err != nil {
 		return 0, fault.Wrap(fault.Invalid, err, "result does not re-derive: %s", err.Error())
 	}
-	var rep compare.Report
-	var verdicts []sqlite.ClaimVerdict
-	if p, ok := s.catalog.Paper(paperID); ok {
-		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: env.Board}, m, p)
-		for _, cr := range rep.Claims {
-			verdicts = append(verdicts, sqlite.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
-		}
-	} else {
-		rep = compare.Report{Dataset: paperID, Board: res.Board, Assurance: res.Assurance, ClassStatus: env.Board.ClassStatus}
-	}
-	repJSON, err := json.Marshal(rep)
-	if err != nil {
-		return 0, fmt.Errorf("encode report: %w", err)
-	}
-	checksJSON, _ := json.Marshal(v.Checked)
-	digest, size, err := s.blobs.Put(ctx, bytes.NewReader(in.Data), s.cfg.MaxBundleBytes)
-	if err != nil {
-		return 0, err
-	}
 	ok := 0
 	for _, c := range res.Cells {
 		if c.Status == artifacts.StatusOK {
 			ok++
 		}
 	}
+	if ok == 0 && in.Job != nil {
+		// A run that measured nothing is not a result: the job fails with why, and nothing
+		// is published.
+		nc := &noCellError{why: noCellReason(res.Cells)}
+		return 0, fault.Wrap(fault.Invalid, nc, "bundle refused: %s", nc.Error())
+	}
+	repJSON, verdicts, err := s.compareRun(res, samples, env.Board, m)
+	if err != nil {
+		return 0, err
+	}
+	checksJSON, _ := json.Marshal(v.Checked)
+	digest, size, err := s.blobs.Put(ctx, bytes.NewReader(in.Data), s.cfg.MaxBundleBytes)
+	if err != nil {
+		return 0, err
+	}
 	run := sqlite.Run{
 		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
 		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, SubmitterID: in.Submitter,
 		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
-		Report: string(repJSON), Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
+		Report: repJSON, ReportVersion: ReportVersion, Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
 	}
 	pub := sqlite.Publication{Run: run, Cells: res.Cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
 	if in.Job != nil {
@@ -223,4 +218,66 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	s.invalidate()
 	s.log.Info("published run", "run", id, "experiment", res.Experiment, "board", res.Board, "class", class.Status, "origin", in.Origin, "signer", v.KeyFingerprint)
 	return id, nil
+}
+
+// ReportVersion is the version of the comparison the portal stores with a run (runs.report,
+// runs.report_version). Raise it when the comparison code or the reference data change what
+// a report says; `pqrepro rebuild` then re-derives the older reports from their bundles.
+// Pages show a stored report as it is, never recomputing it while rendering.
+//
+//	1: reports with a version (measured values in the published unit, claim verdicts per board).
+const ReportVersion = 1
+
+// compareRun compares a run with its paper (the manifest's reference dataset, else its
+// paper) and returns the report as stored JSON and the claim verdicts.
+func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, board artifacts.BoardIdentity, m *artifacts.Manifest) (string, []sqlite.ClaimVerdict, error) {
+	paperID := m.Spec.Reference.Dataset
+	if paperID == "" {
+		paperID = m.Metadata.Paper
+	}
+	var rep compare.Report
+	var verdicts []sqlite.ClaimVerdict
+	if p, ok := s.catalog.Paper(paperID); ok {
+		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: board}, m, p)
+		for _, cr := range rep.Claims {
+			verdicts = append(verdicts, sqlite.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
+		}
+	} else {
+		rep = compare.Report{Dataset: paperID, Board: res.Board, Assurance: res.Assurance, ClassStatus: board.ClassStatus}
+	}
+	repJSON, err := json.Marshal(rep)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode report: %w", err)
+	}
+	return string(repJSON), verdicts, nil
+}
+
+// noCellError refuses a job's bundle in which no cell ran ok.
+type noCellError struct{ why string }
+
+func (e *noCellError) Error() string { return "no cell ran ok: " + e.why }
+
+// noCellReason says why no cell ran: the distinct cell errors, most common first, at most three.
+func noCellReason(cells []artifacts.Cell) string {
+	if len(cells) == 0 {
+		return "the result has no cells"
+	}
+	count := map[string]int{}
+	var order []string
+	for _, c := range cells {
+		e := cmp.Or(strings.TrimSpace(c.Error), c.Status)
+		if count[e] == 0 {
+			order = append(order, e)
+		}
+		count[e]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
+	var parts []string
+	for _, e := range order[:min(len(order), 3)] {
+		parts = append(parts, fmt.Sprintf("%d of %d cells: %s", count[e], len(cells), e))
+	}
+	if len(order) > 3 {
+		parts = append(parts, fmt.Sprintf("and %d other reasons", len(order)-3))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -67,6 +67,20 @@ func (b *browser) post(path string, form url.Values) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Location"), string(body)
 }
 
+// postFollow posts a form that answers with a redirect (POST → redirect → GET) and gets
+// the page it redirects to; an answer that is not a redirect is returned as it is.
+func (b *browser) postFollow(path string, form url.Values) (int, string) {
+	b.t.Helper()
+	code, loc, body := b.post(path, form)
+	if code != http.StatusSeeOther {
+		return code, body
+	}
+	if strings.Contains(loc, "flash=") {
+		b.t.Errorf("POST %s redirects to %s: the flash message belongs in a cookie, not the URL", path, loc)
+	}
+	return b.get(loc)
+}
+
 func (b *browser) upload(path string, fields map[string]string, field, filename string, data []byte) (int, string, string) {
 	b.t.Helper()
 	var buf bytes.Buffer
@@ -207,7 +221,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	if code, _, _ := admin.upload("/firmware", fields, "file", "big.elf", bytes.Repeat([]byte{1}, 4<<10)); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversize firmware: %d", code)
 	}
-	if code, loc, body := admin.upload("/firmware", fields, "file", "../../fw.elf", []byte("\x7fELF firmware")); code != http.StatusSeeOther {
+	if code, loc, body := admin.upload("/firmware", fields, "file", "../../fw.elf", armELF(512)); code != http.StatusSeeOther {
 		t.Fatalf("firmware upload: %d %s %s", code, loc, body)
 	}
 	if _, body := anon.get("/firmware"); !strings.Contains(body, "fw.elf") || strings.Contains(body, "../") || !strings.Contains(body, "qemu-mps2-an386") {
@@ -216,7 +230,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 
 	// Community submissions: an account, its keys, a bundle signed by them.
 	admin.get("/admin")
-	_, _, body := admin.post("/admin/users", url.Values{"name": {"lab-member"}, "role": {"submitter"}})
+	_, body := admin.postFollow("/admin/users", url.Values{"name": {"lab-member"}, "role": {"submitter"}})
 	m := regexp.MustCompile(`id="new-token">([^<]+)<`).FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("no submitter token shown:\n%s", body)
@@ -279,9 +293,25 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	// Through the form, a tampered bundle is refused with the reason.
 	sub.get("/submit")
 	bad := rewrite(t, bundle, artifacts.FileResult, func(b []byte) []byte { b[100] ^= 1; return b })
-	if code, _, body := sub.upload("/submit", nil, "bundle", "b.tar.gz", bad); code != http.StatusUnprocessableEntity || !strings.Contains(body, "digest mismatch") {
-		t.Errorf("tampered submission: %d", code)
+	if code, loc, _ := sub.upload("/submit", nil, "bundle", "b.tar.gz", bad); code != http.StatusSeeOther || loc != "/submit" {
+		t.Errorf("tampered submission: %d to %q, want a redirect to the submit page", code, loc)
 	}
+	if _, body := sub.get("/submit"); !strings.Contains(body, `id="submit-result"`) || !strings.Contains(body, "digest mismatch") {
+		t.Errorf("the submit page after a tampered submission does not say why it was refused")
+	}
+	if _, body := sub.get("/submit"); strings.Contains(body, "digest mismatch") {
+		t.Errorf("the refusal is shown again on the next visit: the flash is not cleared")
+	}
+}
+
+// armELF is a minimal 32-bit ARM executable ELF header padded to n bytes: what the firmware
+// upload's check reads.
+func armELF(n int) []byte {
+	b := make([]byte, n)
+	copy(b, []byte{0x7f, 'E', 'L', 'F', 1, 1, 1})
+	b[16], b[18], b[20] = 2, 40, 1 // ET_EXEC, EM_ARM, version 1
+	b[40] = 52                     // e_ehsize
+	return b
 }
 
 // evilArchive is a gzip tar whose entry climbs out of the bundle directory.

@@ -52,6 +52,7 @@ func (s *Server) routes() {
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
 		ReferrerPolicy: "same-origin", ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"}))
 	// Forms carry CSRF tokens; the API authenticates with bearer tokens instead.
+	e.Use(unmaskCSRF) // pages carry the CSRF token masked (see compress.go)
 	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
 		Skipper:        func(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") },
 		TokenLookup:    "form:_csrf,header:X-CSRF-Token",
@@ -63,12 +64,14 @@ func (s *Server) routes() {
 	e.Use(s.loadUser)
 
 	GET, POST, PUT := http.MethodGet, http.MethodPost, http.MethodPut
-	add(GET, "/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static.Files)))), 0, "")
+	add(GET, "/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static.Files)))), 0, "", staticCache, middleware.Gzip())
+	add(GET, "/favicon.ico", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") }, 0, "")
 	add(GET, "/healthz", s.healthz, 0, "")
 
 	// Pages.
 	add(GET, "/", s.home, 0, "")
 	add(GET, "/papers/:paper", s.paperPage, 0, "")
+	add(GET, "/papers/:paper/reference", s.paperReference, 0, "")
 	add(GET, "/experiments/:paper/:name", s.experimentPage, 0, "")
 	add(POST, "/experiments/:paper/:name/jobs", s.startJob, small, "", s.requireUser)
 	add(GET, "/jobs", s.jobsPage, 0, "")

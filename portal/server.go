@@ -428,7 +428,7 @@ func (s *Server) render(c echo.Context, status int, comp templ.Component) error 
 	if err := comp.Render(c.Request().Context(), &buf); err != nil {
 		return fmt.Errorf("render %s: %w", c.Path(), err)
 	}
-	return c.HTMLBlob(status, buf.Bytes())
+	return s.writePage(c, status, buf.Bytes())
 }
 
 // Notify wakes runners waiting in a long poll (after jobs were queued outside the handlers).

@@ -21,13 +21,41 @@
       }
       log.textContent = text;
       log.scrollTop = log.scrollHeight;
+      var human = document.getElementById("job-log-human");
+      if (human) { human.textContent = humanLog(text); human.scrollTop = human.scrollHeight; }
+    };
+    // The same reading of protocol frames as the server's humanLog (portal/pages_jobs.go).
+    var FRAME = /^([<>]) .*@\d+:([A-Z]+):(.*)\*[0-9a-f]{8}$/;
+    var humanLog = function (raw) {
+      var out = [], rep = "", n = 0;
+      var flush = function () { if (n > 0) { out.push("\u2190 " + n + " " + rep + " frames"); rep = ""; n = 0; } };
+      raw.split("\n").forEach(function (line) {
+        var m = FRAME.exec(line);
+        if (!m) {
+          flush();
+          if (line.indexOf("< ") === 0) line = "\u2190 " + line.slice(2);
+          else if (line.indexOf("> ") === 0) line = "\u2192 " + line.slice(2);
+          out.push(line);
+          return;
+        }
+        if (m[1] === "<" && (m[2] === "SAMPLE" || m[2] === "HANDSHAKE")) {
+          if (rep !== m[2]) flush();
+          rep = m[2]; n++;
+          return;
+        }
+        flush();
+        out.push(((m[1] === ">" ? "\u2192 " : "\u2190 ") + m[2] + " " + m[3]).trim());
+      });
+      flush();
+      return out.join("\n");
     };
     var tick = function () {
       var url = "/jobs/" + id + ".json?after=" + encodeURIComponent(end) + "&attempt=" + encodeURIComponent(attempt);
       fetch(url, { headers: { Accept: "application/json" } })
         .then(function (r) { return r.json(); })
         .then(function (j) {
-          if (j.terminal) { window.location.reload(); return; }
+          // Done: the page (reloaded with follow=1) shows the outcome and goes on to the run.
+          if (j.terminal) { window.location.replace("/jobs/" + id + "?follow=1"); return; }
           var bar = document.getElementById("job-progress");
           if (bar) bar.value = j.percent;
           var d = document.getElementById("job-detail");

@@ -48,7 +48,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<table><thead><tr><th>Digest</th><th>File</th><th>Size</th><th>Target</th><th>Toolchain</th><th>Libraries</th><th>Source</th><th>By</th><th>When</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-scroll\"><table><thead><tr><th>Digest</th><th>File</th><th>Size</th><th>Target</th><th>Toolchain</th><th>Libraries</th><th>Source</th><th>By</th><th>When</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -60,7 +60,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var3 string
 					templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.URL("/firmware/" + f.Digest)).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 15, Col: 55}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 16, Col: 55}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 					if templ_7745c5c3_Err != nil {
@@ -73,7 +73,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var4 string
 					templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(f.Digest)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 15, Col: 74}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 16, Col: 74}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 					if templ_7745c5c3_Err != nil {
@@ -86,7 +86,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var5 string
 					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(f.Filename)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 16, Col: 23}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 17, Col: 23}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {
@@ -99,7 +99,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var6 string
 					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(f.Size)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 17, Col: 31}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 18, Col: 31}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 					if templ_7745c5c3_Err != nil {
@@ -112,7 +112,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var7 string
 					templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(f.BoardClass)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 18, Col: 25}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 19, Col: 25}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 					if templ_7745c5c3_Err != nil {
@@ -125,7 +125,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var8 string
 					templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(f.Toolchain)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 19, Col: 24}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 20, Col: 24}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 					if templ_7745c5c3_Err != nil {
@@ -138,7 +138,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var9 string
 					templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(f.Libraries)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 20, Col: 24}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 21, Col: 24}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 					if templ_7745c5c3_Err != nil {
@@ -151,7 +151,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var10 string
 					templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(f.SourceURL)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 21, Col: 24}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 22, Col: 24}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 					if templ_7745c5c3_Err != nil {
@@ -164,7 +164,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var11 string
 					templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(f.SourceCommit)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 21, Col: 43}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 22, Col: 43}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 					if templ_7745c5c3_Err != nil {
@@ -177,7 +177,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var12 string
 					templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(f.UploadedBy)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 22, Col: 25}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 23, Col: 25}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 					if templ_7745c5c3_Err != nil {
@@ -190,7 +190,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var13 string
 					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(f.When)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 23, Col: 19}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 24, Col: 19}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -201,12 +201,12 @@ func FirmwarePage(v FirmwareView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</tbody></table>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</tbody></table></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, " <h2>Upload a build</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, " <h2>Upload a build</h2><p class=\"muted\">The file must be the linked ELF for the target's architecture (checked against the board catalogue); with the build's metadata.json, its target and digest are checked too.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -231,13 +231,13 @@ func FirmwarePage(v FirmwareView) templ.Component {
 				var templ_7745c5c3_Var14 string
 				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(v.MaxBytes)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 35, Col: 37}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 38, Col: 37}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, ") <input type=\"file\" name=\"file\" required></label> <label>Target board class <input type=\"text\" name=\"board_class\" list=\"board-classes\" required pattern=\"[a-z0-9][a-z0-9.\\-]{0,62}\"> <datalist id=\"board-classes\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, ") <input type=\"file\" name=\"file\" id=\"fw-file\" required></label> <label>Target board class <input type=\"text\" name=\"board_class\" id=\"fw-class\" list=\"board-classes\" required pattern=\"[a-z0-9][a-z0-9.\\-]{0,62}\"> <datalist id=\"board-classes\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -249,7 +249,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 					var templ_7745c5c3_Var15 string
 					templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(c).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 40, Col: 24}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/firmware.templ`, Line: 43, Col: 24}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 					if templ_7745c5c3_Err != nil {
@@ -260,7 +260,7 @@ func FirmwarePage(v FirmwareView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</datalist></label> <label>Toolchain <input type=\"text\" name=\"toolchain\" required placeholder=\"arm-none-eabi-gcc 14.2\"></label> <label>Library versions <input type=\"text\" name=\"libraries\" placeholder=\"pqrepro-firmware 0.1, mlkem-c 1.0\"></label> <label>Source URL <input type=\"url\" name=\"source_url\" required></label> <label>Source commit <input type=\"text\" name=\"source_commit\" required pattern=\"[0-9a-f]{7,64}\"></label> <button type=\"submit\">Upload</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</datalist></label> <label>Build metadata (the metadata.json beside the ELF; optional, checked against the file) <input type=\"file\" name=\"metadata\" id=\"fw-metadata\" accept=\".json,application/json\"></label> <label>Toolchain (taken from metadata.json when left empty) <input type=\"text\" name=\"toolchain\" id=\"fw-toolchain\" placeholder=\"arm-none-eabi-gcc 14.2\"></label> <label>Library versions <input type=\"text\" name=\"libraries\" id=\"fw-libraries\" placeholder=\"pqrepro-firmware 0.1, mlkem-c 1.0\"></label> <label>Source URL <input type=\"url\" name=\"source_url\" id=\"fw-source\" required></label> <label>Source commit <input type=\"text\" name=\"source_commit\" id=\"fw-commit\" required pattern=\"[0-9a-f]{7,64}\"></label> <button type=\"submit\" id=\"fw-upload\">Upload</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

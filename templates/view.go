@@ -6,6 +6,7 @@
 package templates
 
 import (
+	"strconv"
 	"strings"
 
 	"pqrepro/portal/plot"
@@ -19,8 +20,10 @@ type Page struct {
 	Admin bool
 	// CSRF is the token every form carries.
 	CSRF string
-	// Refresh, when > 0, reloads the page after that many seconds (pages work without JS).
-	Refresh int
+	// Refresh, when > 0, reloads the page after that many seconds (pages work without JS),
+	// or goes to RefreshURL when set.
+	Refresh    int
+	RefreshURL string
 	// Flash is a one-line message shown at the top; FlashKind is "ok" or "error".
 	Flash, FlashKind string
 	// Path is the current path, for the sign-in link's return address.
@@ -38,6 +41,9 @@ type PaperCard struct {
 	ID, Title, Citation string
 	Experiments, Runs   int
 	Measured            string
+	// Runnable lists the board classes connected runners offer for at least one of the
+	// paper's experiments; empty when nothing of it can be re-run now.
+	Runnable []string
 }
 
 // RunRow is a run in a listing.
@@ -87,6 +93,35 @@ type RefRow struct {
 	Board, Library, Algorithm, Operation, Scenario, Metric, Stat, Value, Unit, N, Source, Note string
 }
 
+// RefGroup is one group of a paper's reference numbers (a board and library, or one
+// algorithm of them).
+type RefGroup struct {
+	Board, Library string
+	Algorithms     []string
+	Rows           int
+	Link           string
+	Refs           []RefRow
+}
+
+// Title names the group.
+func (g RefGroup) Title() string {
+	t := g.Board
+	if t == "" {
+		t = "any board"
+	}
+	if g.Library != "" {
+		t += " · " + g.Library
+	}
+	return t
+}
+
+// PaperReferenceView is one group of a paper's reference numbers, per algorithm.
+type PaperReferenceView struct {
+	Page
+	ID, Title, Board, Library string
+	Algorithms                []RefGroup
+}
+
 // VerdictRow is the verdict one run gave a claim.
 type VerdictRow struct {
 	RunID                  int64
@@ -121,7 +156,11 @@ type PaperView struct {
 	ID, Title, Citation, Summary string
 	Measured, Boards             []string
 	Experiments                  []ExperimentRow
-	Reference                    []RefRow
+	// RefGroups are the reference numbers grouped by board and library, with their rows when
+	// RefInline (a small table); else each group links to its own page. RefTotal counts rows.
+	RefGroups []RefGroup
+	RefInline bool
+	RefTotal  int
 	// Figures are the reference rows that are in-text percentages and ratios.
 	Figures    []FigureRow
 	Claims     []ClaimView
@@ -163,21 +202,34 @@ type ExperimentView struct {
 // JobView is a job's page: live progress and the log tail.
 type JobView struct {
 	Page
-	ID                                          int64
-	Experiment, Board, State, Runner, Firmware  string
-	Attempt                                     int
-	Note, Error                                 string
-	RunID                                       int64
-	CellsDone, CellsTotal, Iteration, Requested int
-	Current, ETA, Elapsed                       string
-	Percent                                     int
-	Log                                         string
+	ID                                         int64
+	Experiment, Board, State, Runner, Firmware string
+	Attempt                                    int
+	Note, Error                                string
+	RunID                                      int64
+	// Detail is the progress in words (never "0 of 0 cells" before the runner reported).
+	Detail, ETA, Elapsed string
+	Percent              int
+	// Steps are the states the job went through, each done, current, todo or failed.
+	Steps []JobStep
+	// Redirecting: the page goes on to the published run by itself.
+	Redirecting bool
+	// Log is the raw log; HumanLog the same with protocol frames as readable lines, when
+	// Framed (the raw one then sits behind a toggle).
+	Log      string
+	HumanLog string
+	Framed   bool
 	// LogEnd and LogAttempt say where the page's log ends, so its script asks only for what
 	// is new.
 	LogEnd                     int64
 	LogAttempt                 int
 	Created, Started, Finished string
 	Terminal                   bool
+}
+
+// JobStep is one state of a job's life.
+type JobStep struct {
+	Name, State, When string
 }
 
 // CellRow is a run's cell with its statistics.
@@ -190,6 +242,27 @@ type CellRow struct {
 	// Keys is the key form the timed operation received (encoded, parsed), "–" for keygen or
 	// when the result does not record it.
 	Keys string
+	// NOf is "of 20" (with " (time budget)" when the budget stopped it) when n is below the
+	// iterations requested; "" when every requested iteration ran.
+	NOf string
+	// Energy is the median energy per operation, "–" when not measured.
+	Energy string
+}
+
+// CellColumns says which optional columns the cells table shows: those some cell has.
+type CellColumns struct {
+	Keys, Heap, Stack, Energy bool
+}
+
+// Span is how many columns follow a row's status: the statistics and the optional columns.
+func (c CellColumns) Span() int {
+	n := 9
+	for _, on := range []bool{c.Keys, c.Heap, c.Stack, c.Energy} {
+		if on {
+			n++
+		}
+	}
+	return n
 }
 
 // KV is a labelled value.
@@ -249,6 +322,7 @@ type RunView struct {
 	Runner, Submitter, Signer, Bundle, BundleSize, Firmware string
 	ManifestID, Started, Finished, Published, Duration      string
 	Cells                                                   []CellRow
+	Columns                                                 CellColumns
 	Plot                                                    *plot.Figure
 	PlotNote                                                string
 	Environment                                             []KV
@@ -257,7 +331,9 @@ type RunView struct {
 	Comparison                                              []CompareRow
 	// NotComparable lists, per cell, the published figures the run cannot be compared with.
 	NotComparable []NotComparableRow
-	Claims        []ClaimResultRow
+	// ReportNote says the stored comparison is older than the portal's ("" when current).
+	ReportNote string
+	Claims     []ClaimResultRow
 	// Timing is the run's board class check and timing context.
 	Timing RunTiming
 	// SignerRevoked is when the keys that signed the run were revoked ("" if they were not):
@@ -335,6 +411,18 @@ type BoardRow struct {
 	Class, Name, CPU, Arch, Clock, Memory, Papers string
 	Runs                                          int
 	Runners                                       string
+}
+
+// Spec is the board's CPU, architecture, clock and memory, the ones the catalogue gives,
+// comma-separated ("" when it gives none).
+func (b BoardRow) Spec() string {
+	var parts []string
+	for _, p := range []string{b.CPU, b.Arch, b.Clock, b.Memory} {
+		if strings.TrimSpace(p) != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // RunnerRow is a connected or known runner.
@@ -438,4 +526,21 @@ type ErrorView struct {
 	Page
 	Status  int
 	Message string
+}
+
+// plural says "1 run" or "3 runs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// orDash shows an empty value as "–", so an unknown specification reads as unknown rather
+// than as a blank or a bare unit.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "–"
+	}
+	return s
 }

@@ -45,6 +45,8 @@ Usage:
   pqrepro boards [--map FILE]           the boards this runner has, and which are usable
   pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
                                         run the portal (and a local runner with the host board)
+  pqrepro rebuild [--data DIR] [--all]  re-derive the portal's stored comparison reports from
+                                        their bundles (older than this build's, or all)
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
   pqrepro tls-serve --group G --sig S [--listen A] [--ca-dir DIR] [--n N]
                                         the TLS engine as the server a board's client connects to
@@ -92,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdBoards(ctx, args[1:], stdout)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
+	case "rebuild":
+		err = cmdRebuild(ctx, args[1:], stdout, stderr)
 	case "runner":
 		err = cmdRunner(ctx, args[1:], stdout, stderr)
 	case "tls-serve":

@@ -48,8 +48,11 @@ type Run struct {
 	Environment string
 	Report      string
 	Checks      string
-	CellsTotal  int
-	CellsOK     int
+	// ReportVersion is the version of the comparison code that made Report (0: before
+	// versions were recorded).
+	ReportVersion int
+	CellsTotal    int
+	CellsOK       int
 }
 
 // Run bindings.
@@ -127,16 +130,17 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
 			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
-			environment, report, checks, cells_total, cells_ok, binding)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			environment, report, checks, cells_total, cells_ok, binding, report_version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
 			nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
-			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding).Scan(&id)
+			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding, r.ReportVersion).Scan(&id)
 		if err != nil {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -165,7 +169,7 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 				method += " · " + c.Variant
 			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus); err != nil {
+				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached); err != nil {
 				return err
 			}
 		}
@@ -213,11 +217,12 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
 // Run returns a run with its environment, report and checks.
 func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 	var env, rep, checks string
-	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+`, r.environment, r.report, r.checks`+runFrom+` WHERE r.id = ?`, id), &env, &rep, &checks)
+	var version int
+	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+`, r.environment, r.report, r.checks, r.report_version`+runFrom+` WHERE r.id = ?`, id), &env, &rep, &checks, &version)
 	if err != nil {
 		return Run{}, notFound(err, "run %d not found", id)
 	}
-	r.Environment, r.Report, r.Checks = env, rep, checks
+	r.Environment, r.Report, r.Checks, r.ReportVersion = env, rep, checks, version
 	return r, nil
 }
 
@@ -262,7 +267,8 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 
 // Cells returns a run's cells in order.
 func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op
+	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
+		stack_bytes, energy_j_per_op, keys, requested, budget_reached
 		FROM cells WHERE run_id = ? ORDER BY idx`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("cells of run %d: %w", runID, err)
@@ -272,13 +278,25 @@ func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error
 	for rows.Next() {
 		var c artifacts.Cell
 		var n int
-		var v [8]sql.NullFloat64
-		if err := rows.Scan(&c.Algorithm, &c.Operation, &c.Status, &c.Error, &c.Unit, &n, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]); err != nil {
-			return nil, err
+		var v [10]sql.NullFloat64
+		if err := rows.Scan(&c.Algorithm, &c.Operation, &c.Status, &c.Error, &c.Unit, &n, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached); err != nil {
+			return nil, fmt.Errorf("cells of run %d: %w", runID, err)
+		}
+		if v[7].Valid || v[8].Valid {
+			c.Memory = &artifacts.Memory{}
 		}
 		if v[7].Valid {
 			h := v[7].Float64
-			c.Memory = &artifacts.Memory{HeapBytesPerOp: &h}
+			c.Memory.HeapBytesPerOp = &h
+		}
+		if v[8].Valid {
+			st := int(v[8].Float64)
+			c.Memory.StackBytes = &st
+		}
+		if v[9].Valid {
+			// Only the median per operation is kept in the table; the bundle holds the rest.
+			c.Energy = &artifacts.Energy{JoulesPerOp: &artifacts.Stats{Median: v[9].Float64}}
 		}
 		if n > 0 {
 			c.Stats = &artifacts.Stats{N: n, Min: v[0].Float64, P25: v[1].Float64, Median: v[2].Float64, P75: v[3].Float64, Max: v[4].Float64, Mean: v[5].Float64, Stddev: v[6].Float64}

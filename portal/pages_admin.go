@@ -63,11 +63,9 @@ func (s *Server) adminView(c echo.Context) (templates.AdminView, error) {
 	for _, k := range keys {
 		v.Keys = append(v.Keys, templates.KeyRow{ID: k.ID, Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt), Revoked: whenSet(k.RevokedAt)})
 	}
-	switch c.QueryParam("flash") {
-	case "revoked":
-		v.Flash, v.FlashKind = "Revoked.", "ok"
-	case "released":
-		v.Flash, v.FlashKind = "Released: the runner may re-enrol its keys once without its current token.", "ok"
+	if f := takeFlash(c); f.Token != "" {
+		v.NewToken, v.NewTokenKind = f.Token, f.TokenKind
+		c.Set(pageSecretKey, true) // a token shown once: this page is not compressed
 	}
 	return v, nil
 }
@@ -107,12 +105,7 @@ func (s *Server) createEnrolToken(c echo.Context) error {
 	if _, err := s.store.CreateEnrolToken(c.Request().Context(), label, hashToken(tok), u.ID, opt); err != nil {
 		return err
 	}
-	v, err := s.adminView(c)
-	if err != nil {
-		return err
-	}
-	v.NewToken, v.NewTokenKind = tok, "runner enrolment token for "+label
-	return s.render(c, http.StatusOK, templates.AdminPage(v))
+	return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: "Enrolment token created: copy it now, it is shown once.", Token: tok, TokenKind: "runner enrolment token for " + label})
 }
 
 func (s *Server) createUser(c echo.Context) error {
@@ -121,12 +114,7 @@ func (s *Server) createUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.adminView(c)
-	if err != nil {
-		return err
-	}
-	v.NewToken, v.NewTokenKind = tok, role+" token for "+name
-	return s.render(c, http.StatusOK, templates.AdminPage(v))
+	return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: "Account created: copy its token now, it is shown once.", Token: tok, TokenKind: role + " token for " + name})
 }
 
 // An adminAction is one of the administrator's revocations (or a runner's release).
@@ -161,11 +149,11 @@ func (s *Server) adminRevoke(a adminAction) echo.HandlerFunc {
 		if a == revokeRunner || a == revokeKey {
 			s.invalidate() // runs they signed are now flagged
 		}
-		flash := "revoked"
+		msg := "Revoked."
 		if a == releaseRunner {
-			flash = "released"
+			msg = "Released: the runner may re-enrol its keys once without its current token."
 		}
-		return c.Redirect(http.StatusSeeOther, "/admin?flash="+flash)
+		return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: msg})
 	}
 }
 

@@ -1,0 +1,94 @@
+package portal
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// archMachines is, per catalogue architecture (boards.csv arch), the ELF machine and class a
+// build for it must have.
+var archMachines = map[string]struct {
+	machine elf.Machine
+	class   elf.Class
+}{
+	"arm32":   {elf.EM_ARM, elf.ELFCLASS32},
+	"arm64":   {elf.EM_AARCH64, elf.ELFCLASS64},
+	"riscv32": {elf.EM_RISCV, elf.ELFCLASS32},
+	"riscv64": {elf.EM_RISCV, elf.ELFCLASS64},
+	"xtensa":  {elf.EM_XTENSA, elf.ELFCLASS32},
+	"x86_64":  {elf.EM_X86_64, elf.ELFCLASS64},
+}
+
+// firmwareMeta is the part of a build's metadata.json (firmware/tools/fwmeta) an upload is
+// checked against.
+type firmwareMeta struct {
+	Target    string `json:"target"`
+	Firmware  string `json:"firmware"`
+	Version   string `json:"version"`
+	ELFSHA256 string `json:"elf_sha256"`
+	Toolchain string `json:"toolchain"`
+}
+
+// checkFirmwareELF checks an uploaded file is an ELF executable for the board class's
+// architecture (arch as the catalogue names it; "" when the catalogue does not know it: then
+// the machine is not checked and note says so). Every refusal says what the file is and
+// what the class needs.
+func checkFirmwareELF(r io.ReaderAt, size int64, class, arch string) (note string, err error) {
+	if size < 52 { // an ELF32 header alone is 52 bytes
+		return "", fmt.Errorf("the file is %d bytes: too small to be a firmware ELF (build the firmware with make in firmware/ and upload its .elf)", size)
+	}
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil {
+		return "", fmt.Errorf("read the file: %w", err)
+	}
+	if !bytes.Equal(magic[:], []byte(elf.ELFMAG)) {
+		return "", fmt.Errorf("the file is not an ELF (it starts %q): upload the firmware's .elf, not a binary image or text", magic[:])
+	}
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return "", fmt.Errorf("the file is not a readable ELF: %w", err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_EXEC {
+		return "", fmt.Errorf("the ELF is %s, not an executable (ET_EXEC): upload the linked firmware, not an object file or library", f.Type)
+	}
+	want, ok := archMachines[arch]
+	if !ok {
+		return fmt.Sprintf("ELF machine %s not checked: the board catalogue gives no architecture for %s", f.Machine, class), nil
+	}
+	if f.Machine != want.machine || f.Class != want.class {
+		return "", fmt.Errorf("the ELF is for %s (%s), but board class %s is %s and needs %s (%s): choose the board class the firmware was built for, or build it for %s",
+			f.Machine, f.Class, class, arch, want.machine, want.class, class)
+	}
+	return "", nil
+}
+
+// checkFirmwareMeta checks a build's metadata.json against the upload: the target is the
+// board class, and elf_sha256 the uploaded file's.
+func checkFirmwareMeta(raw []byte, class string, file io.Reader) (firmwareMeta, error) {
+	var m firmwareMeta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("metadata.json is not the build's metadata: %w", err)
+	}
+	if m.Target == "" || m.ELFSHA256 == "" {
+		return m, fmt.Errorf("metadata.json names no target or elf_sha256: upload the metadata.json written beside the ELF by the firmware build")
+	}
+	if m.Target != class {
+		return m, fmt.Errorf("metadata.json says the build targets %s, not %s: choose %s as the board class, or upload that board's build", m.Target, class, m.Target)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, file); err != nil {
+		return m, fmt.Errorf("hash the uploaded firmware: %w", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, m.ELFSHA256) {
+		return m, fmt.Errorf("metadata.json describes a different ELF (elf_sha256 %s…, the file's is %s…): upload the ELF and the metadata.json of the same build",
+			m.ELFSHA256[:min(12, len(m.ELFSHA256))], got[:12])
+	}
+	return m, nil
+}

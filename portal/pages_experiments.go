@@ -1,0 +1,243 @@
+package portal
+
+// An experiment's page and starting a re-run.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+func (s *Server) manifestOf(c echo.Context) (*artifacts.Manifest, *experiments.Paper, error) {
+	p, err := s.paperOf(c.Param("paper"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range p.Manifests {
+		if m.Metadata.Name == c.Param("name") {
+			return m, p, nil
+		}
+	}
+	return nil, nil, fault.New(fault.NotFound, "no experiment %s/%s", p.ID, c.Param("name"))
+}
+
+// boardOptions lists the board classes connected runners offer for an experiment, available
+// ones first. A board that cannot run the timing method (openssl-cli needs a runner with
+// OpenSSL 3.5 or later), the kind or every algorithm (a board with a declared subset) is
+// listed as unavailable, with the reason.
+func (s *Server) boardOptions(ctx context.Context, m *artifacts.Manifest) ([]templates.BoardOption, error) {
+	intended, method := m.Spec.Boards, m.Spec.Method
+	runners, err := s.connectedRunners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []templates.BoardOption
+	for _, r := range runners {
+		for _, b := range r.Boards {
+			if !b.CanRun(method) || (method == artifacts.MethodOpenSSLCLI && !r.Capabilities.OpenSSLUsable) {
+				b.Available, b.FirmwareOnly = false, false
+				b.Reason = methodUnavailable(method, runners)
+			} else if why := experiments.BoardCanRun(b, m); why != "" {
+				b.Available, b.FirmwareOnly, b.Reason = false, false, why+coverage(b, m)
+			}
+			i := slices.IndexFunc(out, func(o templates.BoardOption) bool { return o.Class == b.Class })
+			if i >= 0 {
+				if b.Available && !out[i].Available {
+					out[i].Available, out[i].FirmwareOnly, out[i].Reason, out[i].Runner = true, false, "", r.Name
+				} else if b.FirmwareOnly && !out[i].Available && !out[i].FirmwareOnly {
+					out[i].FirmwareOnly, out[i].Runner = true, r.Name
+				}
+				continue
+			}
+			out = append(out, templates.BoardOption{Class: b.Class, Label: boardLabel(b.Name, "", b.Driver), Runner: r.Name, Reason: b.Reason,
+				Available: b.Available, FirmwareOnly: !b.Available && b.FirmwareOnly, NeedsFirmware: b.Driver != "host",
+				Intended: slices.Contains(intended, b.Class)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b templates.BoardOption) int {
+		if a.Available != b.Available {
+			if a.Available {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Class, b.Class)
+	})
+	return out, nil
+}
+
+// methodUnavailable says why a board cannot run an experiment with the method, naming what
+// the portal's connected runners have.
+func methodUnavailable(method string, runners []sqlite.Runner) string {
+	if method != artifacts.MethodOpenSSLCLI {
+		return "its runner does not run " + method + " experiments"
+	}
+	var have []string
+	for _, r := range runners {
+		v := r.Capabilities.OpenSSL
+		switch {
+		case v == "":
+			v = "no openssl"
+		case !r.Capabilities.OpenSSLUsable:
+			v += " (too old)"
+		}
+		have = append(have, r.Name+": "+v)
+	}
+	return "needs a runner with OpenSSL ≥ 3.5; this portal's runners have: " + strings.Join(have, "; ") +
+		" (a Debian 12 runner gets one with scripts/openssl-root and --openssl-root)"
+}
+
+func (s *Server) experimentPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	m, p, err := s.manifestOf(c)
+	if err != nil {
+		return err
+	}
+	_, signed := currentUser(c)
+	v := templates.ExperimentView{Page: s.page(c, m.Ref()), Ref: m.Ref(), Paper: p.ID, PaperTitle: p.Title, Name: m.Metadata.Name,
+		Title: m.Metadata.Title, Description: m.Metadata.Description, Kind: m.Kind, Method: m.Spec.Method, ManifestYAML: string(m.YAML()),
+		ManifestID: m.ID(), Iterations: m.Spec.Iterations, IntendedBoards: m.Spec.Boards, SignedIn: signed}
+	for _, cr := range m.Cells() {
+		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
+	}
+	if v.Boards, err = s.boardOptions(ctx, m); err != nil {
+		return err
+	}
+	fw, err := s.store.FirmwareBuilds(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, f := range fw {
+		v.Firmware = append(v.Firmware, templates.FirmwareOption{Digest: f.Digest, BoardClass: f.BoardClass,
+			Label: fmt.Sprintf("%s for %s (%s, %s)", shortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
+	}
+	jobs, err := s.store.Jobs(ctx, m.Ref(), 10)
+	if err != nil {
+		return err
+	}
+	v.Jobs = jobRows(jobs)
+	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Experiment: m.Ref(), Limit: 30})
+	if err != nil {
+		return err
+	}
+	v.Runs = runRows(runs)
+	if m.Kind == artifacts.KindTLSMatrix && len(runs) > 0 {
+		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {
+			return err
+		}
+	}
+	return s.render(c, http.StatusOK, templates.ExperimentPage(v))
+}
+
+// startJob queues a re-run of the experiment on the chosen board class.
+func (s *Server) startJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	base, _, err := s.manifestOf(c)
+	if err != nil {
+		return err
+	}
+	board := c.FormValue("board")
+	opts, err := s.boardOptions(ctx, base)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && (o.Available || o.FirmwareOnly) })
+	if i < 0 {
+		if j := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board }); j >= 0 && opts[j].Reason != "" {
+			return fault.New(fault.Invalid, "board %s cannot run %s: %s", board, base.Ref(), opts[j].Reason)
+		}
+		return fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
+	}
+	firmware := c.FormValue("firmware")
+	if !opts[i].Available && firmware == "" {
+		return fault.New(fault.Invalid, "board %s has no firmware of its own on its runner: choose an uploaded firmware build for it", board)
+	}
+	if firmware != "" {
+		f, err := s.store.FirmwareBuild(ctx, firmware)
+		if err != nil {
+			return err
+		}
+		if f.BoardClass != board {
+			return fault.New(fault.Invalid, "firmware %s is built for %s, not %s", shortDigest(firmware), f.BoardClass, board)
+		}
+	} else if opts[i].NeedsFirmware && base.Spec.Firmware != "" {
+		// The manifest pins a build: use it when the portal stores it; otherwise the runner
+		// uses its own build, whose digest the result records.
+		if _, err := s.store.FirmwareBuild(ctx, base.Spec.Firmware); err == nil {
+			firmware = base.Spec.Firmware
+		}
+	}
+	// Copy the manifest through its YAML so the catalogue's stays untouched.
+	m, err := artifacts.ParseManifest(base.YAML(), base.Ref())
+	if err != nil {
+		return fmt.Errorf("copy manifest %s: %w", base.Ref(), err)
+	}
+	if it := c.FormValue("iterations"); it != "" {
+		n, err := strconv.Atoi(it)
+		if err != nil || n < 1 || n > base.Spec.Iterations {
+			return fault.New(fault.Invalid, "iterations must be between 1 and %d", base.Spec.Iterations)
+		}
+		if n != m.Spec.Iterations {
+			m.Spec.Iterations = n
+			m.Spec.Warmup = min(m.Spec.Warmup, n)
+			m.Spec.MinIterations = min(m.Spec.MinIterations, n)
+			if err := m.Validate(); err != nil {
+				return fault.Wrap(fault.Invalid, err, "iterations: %s", err.Error())
+			}
+		}
+	}
+	id, err := s.store.CreateJob(ctx, sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
+		BoardClass: board, Firmware: firmware, Method: m.Spec.Method, RequestedBy: u.ID})
+	if err != nil {
+		return err
+	}
+	s.log.Info("job queued", "job", id, "experiment", m.Ref(), "board", board, "by", u.Name)
+	s.queue.broadcast()
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/jobs/%d", id))
+}
+
+// coverage says how much of a manifest a board with a declared algorithm subset covers:
+// " (it covers 3 of 9 cells)"; "" for a board without one.
+func coverage(b artifacts.BoardInfo, m *artifacts.Manifest) string {
+	if len(b.Algorithms) == 0 {
+		return ""
+	}
+	cells := m.Cells()
+	n := 0
+	for _, c := range cells {
+		if slices.Contains(b.Algorithms, c.Algorithm) {
+			n++
+		}
+	}
+	return fmt.Sprintf(" (it covers %d of %d cells)", n, len(cells))
+}
+
+// runnableOn lists the board classes the runners offer that can run the manifest now: the
+// board available, its runner running the method, its firmware covering every algorithm and
+// the kind (experiments.BoardCanRun).
+func runnableOn(runners []sqlite.Runner, m *artifacts.Manifest) []string {
+	var out []string
+	for _, r := range runners {
+		for _, b := range r.Boards {
+			if !b.Available || !b.CanRun(m.Spec.Method) || (m.Spec.Method == artifacts.MethodOpenSSLCLI && !r.Capabilities.OpenSSLUsable) {
+				continue
+			}
+			if experiments.BoardCanRun(b, m) == "" && !slices.Contains(out, b.Class) {
+				out = append(out, b.Class)
+			}
+		}
+	}
+	return out
+}

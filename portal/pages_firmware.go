@@ -1,0 +1,164 @@
+package portal
+
+// Firmware builds: list, upload, download.
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/portal/blob"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+func (s *Server) firmwarePage(c echo.Context) error {
+	ctx := c.Request().Context()
+	fw, err := s.store.FirmwareBuilds(ctx, c.QueryParam("board"))
+	if err != nil {
+		return err
+	}
+	_, signed := currentUser(c)
+	v := templates.FirmwareView{Page: s.page(c, "Firmware"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxFirmwareBytes)}
+	for _, f := range fw {
+		v.Builds = append(v.Builds, templates.FirmwareRow{Digest: f.Digest, Filename: f.Filename, Size: bytesHuman(f.Size), BoardClass: f.BoardClass,
+			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt)})
+	}
+	for _, b := range s.catalog.Boards {
+		v.Classes = append(v.Classes, b.Slug)
+	}
+	for _, c := range []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"} {
+		if !slices.Contains(v.Classes, c) {
+			v.Classes = append(v.Classes, c)
+		}
+	}
+	return s.render(c, http.StatusOK, templates.FirmwarePage(v))
+}
+
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// uploadFirmware stores a build by digest (temporary file, sync, rename) and records it.
+func (s *Server) uploadFirmware(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	f := sqlite.Firmware{BoardClass: strings.TrimSpace(c.FormValue("board_class")), Toolchain: strings.TrimSpace(c.FormValue("toolchain")),
+		Libraries: strings.TrimSpace(c.FormValue("libraries")), SourceURL: strings.TrimSpace(c.FormValue("source_url")),
+		SourceCommit: strings.TrimSpace(c.FormValue("source_commit"))}
+	switch {
+	case !boardClassRE.MatchString(f.BoardClass):
+		return fault.New(fault.Invalid, "target board class must be a lowercase slug like qemu-mps2-an386")
+	case len(f.Toolchain) > 200 || len(f.Libraries) > 500:
+		return fault.New(fault.Invalid, "the toolchain (at most 200 characters) and library versions (at most 500) are too long")
+	case !strings.HasPrefix(f.SourceURL, "https://") && !strings.HasPrefix(f.SourceURL, "http://") || len(f.SourceURL) > 500:
+		return fault.New(fault.Invalid, "the source URL must be an http(s) URL")
+	case !commitRE.MatchString(f.SourceCommit):
+		return fault.New(fault.Invalid, "the source commit must be a hex commit id")
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "choose a firmware file")
+	}
+	if fh.Size > s.cfg.MaxFirmwareBytes {
+		return fault.New(fault.TooLarge, "firmware is larger than the limit of %s", bytesHuman(s.cfg.MaxFirmwareBytes))
+	}
+	file, err := fh.Open()
+	if err != nil {
+		return fmt.Errorf("open uploaded firmware: %w", err)
+	}
+	defer file.Close()
+	note, err := checkFirmwareELF(file, fh.Size, f.BoardClass, s.boardArch(f.BoardClass))
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
+	}
+	if mh, err := c.FormFile("metadata"); err == nil {
+		mf, err := mh.Open()
+		if err != nil {
+			return fmt.Errorf("open uploaded metadata.json: %w", err)
+		}
+		raw, err := readLimited(mf, 256<<10)
+		mf.Close()
+		if err != nil {
+			return err
+		}
+		meta, err := checkFirmwareMeta(raw, f.BoardClass, io.NewSectionReader(file, 0, fh.Size))
+		if err != nil {
+			return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
+		}
+		f.Toolchain = cmp.Or(f.Toolchain, meta.Toolchain)
+		if f.Libraries == "" && meta.Firmware != "" {
+			f.Libraries = strings.TrimSpace(meta.Firmware + " " + meta.Version)
+		}
+	}
+	if f.Toolchain == "" {
+		return fault.New(fault.Invalid, "give the toolchain that built the firmware (or upload the build's metadata.json, which names it)")
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewind uploaded firmware: %w", err)
+	}
+	f.Digest, f.Size, err = s.blobs.Put(ctx, file, s.cfg.MaxFirmwareBytes)
+	if err != nil {
+		return err
+	}
+	f.Filename = sanitizeName(fh.Filename)
+	if err := s.store.AddFirmware(ctx, f, u.ID); err != nil {
+		return err
+	}
+	s.log.Info("firmware stored", "digest", f.Digest, "board", f.BoardClass, "by", u.Name)
+	msg := "Firmware stored: " + shortDigest(f.Digest) + " for " + f.BoardClass + "."
+	if note != "" {
+		msg += " " + note + "."
+	}
+	return s.redirectWithFlash(c, "/firmware", flash{Kind: "ok", Msg: msg})
+}
+
+// boardArch is the catalogue's architecture of a board class ("" when it gives none).
+func (s *Server) boardArch(class string) string {
+	for _, b := range s.catalog.Boards {
+		if b.Slug == class {
+			return b.Arch
+		}
+	}
+	return ""
+}
+
+func sanitizeName(n string) string {
+	n = n[strings.LastIndexAny(n, `/\`)+1:]
+	n = strings.Map(func(r rune) rune {
+		if r < 32 || r == 127 {
+			return -1
+		}
+		return r
+	}, n)
+	if len(n) > 200 {
+		n = n[:200]
+	}
+	if n == "" {
+		n = "firmware.bin"
+	}
+	return n
+}
+
+func (s *Server) firmwareDownload(c echo.Context) error {
+	d := c.Param("digest")
+	if !blob.ValidDigest(d) {
+		return fault.New(fault.NotFound, "no firmware %q", d)
+	}
+	f, err := s.store.FirmwareBuild(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	rc, err := s.blobs.Open(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, f.Filename))
+	return c.Stream(http.StatusOK, "application/octet-stream", rc)
+}

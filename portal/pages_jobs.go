@@ -1,0 +1,250 @@
+package portal
+
+// A job's page and its JSON for the page's script.
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+// jobProgress computes percent, detail and ETA from a job's last heartbeat.
+func jobProgress(j sqlite.Job) (percent int, detail, eta string) {
+	p := j.Progress
+	frac := 0.0
+	if p.CellsTotal > 0 {
+		frac = float64(p.CellsDone)
+		if p.Requested > 0 && p.CellsDone < p.CellsTotal {
+			frac += float64(p.Iteration) / float64(p.Requested)
+		}
+		frac /= float64(p.CellsTotal)
+	}
+	switch j.State {
+	case sqlite.JobPublished:
+		frac = 1
+	case sqlite.JobRunning:
+		if el := time.Since(j.StartedAt); frac > 0.01 {
+			eta = (time.Duration(float64(el)/frac) - el).Round(time.Second).String()
+		}
+	}
+	detail = fmt.Sprintf("%d of %d cells done", p.CellsDone, p.CellsTotal)
+	if p.Current != "" && j.State == sqlite.JobRunning {
+		detail += fmt.Sprintf(" · current cell %s (%d/%d iterations)", p.Current, p.Iteration, p.Requested)
+	}
+	if eta != "" {
+		detail += " · ETA " + eta
+	}
+	switch {
+	case j.State == sqlite.JobQueued:
+		detail = "waiting for a runner with board " + j.BoardClass
+	case j.State == sqlite.JobRunning && p.CellsTotal == 0:
+		detail = "the runner is preparing board " + j.BoardClass + " (no progress reported yet)"
+	case j.State == sqlite.JobFailed:
+		detail = "failed"
+	case j.State == sqlite.JobPublished:
+		detail = fmt.Sprintf("published as run #%d", j.RunID)
+	}
+	return int(frac * 100), detail, eta
+}
+
+func (s *Server) jobPage(c echo.Context) error {
+	if strings.HasSuffix(c.Param("id"), ".json") {
+		return s.jobJSON(c)
+	}
+	j, log, err := s.jobWithLog(c)
+	if err != nil {
+		return err
+	}
+	v := jobView(j, log, time.Now())
+	v.Page = s.page(c, fmt.Sprintf("Job %d", j.ID))
+	follow := c.QueryParam("follow") == "1"
+	switch {
+	case !v.Terminal:
+		// Without JavaScript the page reloads itself; once published it goes on to the run
+		// (a page opened after the job ended stays, with the link).
+		v.Page.Refresh, v.Page.RefreshURL = 2, fmt.Sprintf("/jobs/%d?follow=1", j.ID)
+	case follow && j.RunID > 0:
+		v.Page.Refresh, v.Page.RefreshURL = 5, fmt.Sprintf("/runs/%d", j.RunID)
+		v.Redirecting = true
+	}
+	return s.render(c, http.StatusOK, templates.JobPage(v))
+}
+
+// jobView is a job's page from its row and log: the states it went through (queued, picked
+// up, measuring, published or failed), progress as the runner reported it, and the log as
+// human lines with the raw frames kept.
+func jobView(j sqlite.Job, log sqlite.LogView, now time.Time) templates.JobView {
+	pct, detail, eta := jobProgress(j)
+	v := templates.JobView{ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State,
+		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
+		Detail: detail, ETA: eta, Percent: pct, Log: log.Text, LogEnd: log.End, LogAttempt: log.Attempt, Created: when(j.CreatedAt), Started: when(j.StartedAt),
+		Finished: when(j.FinishedAt), Terminal: j.Terminal()}
+	v.HumanLog, v.Framed = humanLog(log.Text)
+	if !j.StartedAt.IsZero() {
+		end := j.FinishedAt
+		if end.IsZero() {
+			end = now
+		}
+		v.Elapsed = end.Sub(j.StartedAt).Round(time.Second).String()
+	}
+	measuring := j.Progress.CellsTotal > 0
+	step := func(name, state, at string) templates.JobStep {
+		return templates.JobStep{Name: name, State: state, When: at}
+	}
+	done := func(b bool) string {
+		if b {
+			return "done"
+		}
+		return "todo"
+	}
+	v.Steps = []templates.JobStep{step("Queued", "done", when(j.CreatedAt))}
+	switch j.State {
+	case sqlite.JobQueued:
+		v.Steps[0].State = "current"
+		v.Steps = append(v.Steps, step("Picked up by a runner", "todo", ""), step("Measuring", "todo", ""), step("Published", "todo", ""))
+	case sqlite.JobRunning:
+		cur := "current"
+		v.Steps = append(v.Steps, step("Picked up by "+cmpName(j.RunnerName), map[bool]string{true: "done", false: cur}[measuring], when(j.StartedAt)))
+		v.Steps = append(v.Steps, step("Measuring", map[bool]string{true: cur, false: "todo"}[measuring], ""), step("Published", "todo", ""))
+	case sqlite.JobPublished:
+		v.Steps = append(v.Steps, step("Picked up by "+cmpName(j.RunnerName), "done", when(j.StartedAt)), step("Measured", "done", ""),
+			step(fmt.Sprintf("Published as run #%d", j.RunID), "done", when(j.FinishedAt)))
+	case sqlite.JobFailed:
+		v.Steps = append(v.Steps, step("Picked up by "+cmpName(j.RunnerName), done(!j.StartedAt.IsZero()), when(j.StartedAt)),
+			step("Failed", "failed", when(j.FinishedAt)))
+	}
+	return v
+}
+
+func cmpName(runner string) string {
+	if runner == "" {
+		return "a runner"
+	}
+	return "runner " + runner
+}
+
+// frameRE matches a logged protocol frame: "< " (read) or "> " (written), then
+// @seq:TYPE:payload*crc (firmware/PROTOCOL.md).
+var frameRE = regexp.MustCompile(`^([<>]) .*@\d+:([A-Z]+):(.*)\*[0-9a-f]{8}$`)
+
+// humanLog turns a log with protocol frames into lines a person reads: requests and answers
+// as "→ TYPE fields" and "← TYPE fields" without sequence numbers and checksums, a run of
+// SAMPLE (or HANDSHAKE) frames as one count, the runner's own lines as they are. framed is
+// false when the log has no frame (a host run's log is already human).
+func humanLog(raw string) (human string, framed bool) {
+	var out []string
+	repeat, repeated := "", 0
+	flush := func() {
+		if repeated > 0 {
+			out = append(out, fmt.Sprintf("← %d %s frames", repeated, repeat))
+			repeat, repeated = "", 0
+		}
+	}
+	for _, line := range strings.Split(raw, "\n") {
+		m := frameRE.FindStringSubmatch(line)
+		if m == nil {
+			flush()
+			switch {
+			case strings.HasPrefix(line, "< "):
+				line = "← " + line[2:]
+			case strings.HasPrefix(line, "> "):
+				line = "→ " + line[2:]
+			}
+			out = append(out, line)
+			continue
+		}
+		framed = true
+		if typ := m[2]; m[1] == "<" && (typ == "SAMPLE" || typ == "HANDSHAKE") {
+			if repeat != typ {
+				flush()
+			}
+			repeat = typ
+			repeated++
+			continue
+		}
+		flush()
+		arrow := "← "
+		if m[1] == ">" {
+			arrow = "→ "
+		}
+		out = append(out, strings.TrimSpace(arrow+m[2]+" "+m[3]))
+	}
+	flush()
+	if !framed {
+		return raw, false
+	}
+	return strings.Join(out, "\n"), true
+}
+
+// Bounds of the job page's log: its head (the run header) and its most recent tail, and the
+// most one poll adds.
+const (
+	jobLogHead = 16 << 10
+	jobLogTail = 64 << 10
+)
+
+// jobWithLog loads the job named by the :id parameter and its log's head and tail.
+func (s *Server) jobWithLog(c echo.Context) (sqlite.Job, sqlite.LogView, error) {
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return sqlite.Job{}, sqlite.LogView{}, err
+	}
+	j, err := s.store.Job(ctx, id)
+	if err != nil {
+		return sqlite.Job{}, sqlite.LogView{}, err
+	}
+	log, err := s.store.JobLogView(ctx, id, 0, jobLogHead, jobLogTail)
+	return j, log, err
+}
+
+// jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id. The log
+// is its bounded head and tail ("log"), or with ?after=END&attempt=A only what was appended
+// since position END of attempt A ("logAppend"; "logReset" with a fresh "log" when the
+// attempt changed). "logEnd" and "logAttempt" are where the next poll continues.
+func (s *Server) jobJSON(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	j, err := s.store.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	pct, detail, eta := jobProgress(j)
+	out := map[string]any{"id": j.ID, "experiment": j.Experiment, "board": j.BoardClass, "state": j.State,
+		"terminal": j.Terminal(), "attempt": j.Attempt, "percent": pct, "detail": detail, "eta": eta, "progress": j.Progress,
+		"runId": j.RunID, "error": j.Error, "note": j.Note}
+	if a, e := c.QueryParam("attempt"), c.QueryParam("after"); a != "" && e != "" {
+		attempt, err1 := strconv.Atoi(a)
+		after, err2 := strconv.ParseInt(e, 10, 64)
+		if err1 != nil || err2 != nil {
+			return fault.New(fault.Invalid, "after and attempt must be numbers")
+		}
+		text, end, ok, err := s.store.LogSince(ctx, id, attempt, after, jobLogTail)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out["logAppend"], out["logEnd"], out["logAttempt"] = text, end, attempt
+			return c.JSON(http.StatusOK, out)
+		}
+		out["logReset"] = true
+	}
+	log, err := s.store.JobLogView(ctx, id, 0, jobLogHead, jobLogTail)
+	if err != nil {
+		return err
+	}
+	out["log"], out["logEnd"], out["logAttempt"] = log.Text, log.End, log.Attempt
+	return c.JSON(http.StatusOK, out)
+}

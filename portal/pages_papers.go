@@ -1,0 +1,130 @@
+package portal
+
+// A paper's page.
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/experiments"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+func (s *Server) paperOf(id string) (*experiments.Paper, error) {
+	p, ok := s.catalog.Paper(id)
+	if !ok {
+		return nil, fault.New(fault.NotFound, "no paper %q", id)
+	}
+	return p, nil
+}
+
+func (s *Server) paperPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, err := s.paperOf(c.Param("paper"))
+	if err != nil {
+		return err
+	}
+	v := templates.PaperView{Page: s.page(c, p.ID), ID: p.ID, Title: p.Title, Citation: p.Citation, Summary: p.Summary,
+		Measured: p.Measured, Boards: p.Boards, Provenance: p.Provenance}
+	for _, m := range p.Manifests {
+		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
+			Kind: m.Kind, Method: m.Spec.Method, Cells: len(m.Cells())})
+	}
+	v.RefGroups, v.RefInline = refGroups(p, p.Reference, inlineReferenceRows)
+	v.RefTotal = len(p.Reference)
+	verdicts, err := s.store.ClaimVerdicts(ctx, p.ID, 0)
+	if err != nil {
+		return err
+	}
+	tallies, err := s.store.ClaimTallies(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	v.Claims = claimViews(p, verdicts, tallies)
+	v.Figures = inTextFigures(p)
+	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Paper: p.ID, Limit: 30})
+	if err != nil {
+		return err
+	}
+	v.Runs = runRows(runs)
+	return s.render(c, http.StatusOK, templates.PaperPage(v))
+}
+
+// inlineReferenceRows is how many reference rows a paper page shows in place: a paper with
+// more (paper002 has thousands) lists its groups, each on a page of its own.
+const inlineReferenceRows = 300
+
+// refKey groups a paper's reference numbers: by board and library.
+func refKey(r experiments.Row) (board, library string) { return r.Board, r.Library }
+
+// refGroups groups reference rows by board and library, in the order they first appear,
+// with their rows when the whole table has at most inline rows.
+func refGroups(p *experiments.Paper, rows []experiments.Row, inline int) ([]templates.RefGroup, bool) {
+	var out []templates.RefGroup
+	index := map[[2]string]int{}
+	show := len(rows) <= inline
+	for _, r := range rows {
+		b, l := refKey(r)
+		i, ok := index[[2]string{b, l}]
+		if !ok {
+			i = len(out)
+			index[[2]string{b, l}] = i
+			q := url.Values{"board": {b}}
+			if l != "" {
+				q.Set("library", l)
+			}
+			out = append(out, templates.RefGroup{Board: b, Library: l, Link: "/papers/" + p.ID + "/reference?" + q.Encode()})
+		}
+		g := &out[i]
+		g.Rows++
+		if !slices.Contains(g.Algorithms, r.Algorithm) {
+			g.Algorithms = append(g.Algorithms, r.Algorithm)
+		}
+		if show {
+			g.Refs = append(g.Refs, refRow(r))
+		}
+	}
+	return out, show
+}
+
+func refRow(r experiments.Row) templates.RefRow {
+	n := ""
+	if r.N > 0 {
+		n = strconv.Itoa(r.N)
+	}
+	return templates.RefRow{Board: r.Board, Library: r.Library, Algorithm: r.Algorithm, Operation: r.Operation,
+		Scenario: r.Scenario, Metric: r.Metric, Stat: r.Stat, Value: r.Text, Unit: r.Unit, N: n, Source: r.Source, Note: r.Note}
+}
+
+// paperReference is one group of a paper's reference numbers (GET
+// /papers/:paper/reference?board=&library=), its rows collapsible per algorithm.
+func (s *Server) paperReference(c echo.Context) error {
+	p, err := s.paperOf(c.Param("paper"))
+	if err != nil {
+		return err
+	}
+	board, library := c.QueryParam("board"), c.QueryParam("library")
+	v := templates.PaperReferenceView{Page: s.page(c, p.ID+" reference numbers"), ID: p.ID, Title: p.Title, Board: board, Library: library}
+	for _, r := range p.Reference {
+		if b, l := refKey(r); b != board || l != library {
+			continue
+		}
+		i := slices.IndexFunc(v.Algorithms, func(g templates.RefGroup) bool { return g.Algorithms[0] == r.Algorithm })
+		if i < 0 {
+			i = len(v.Algorithms)
+			v.Algorithms = append(v.Algorithms, templates.RefGroup{Board: board, Library: library, Algorithms: []string{r.Algorithm}})
+		}
+		v.Algorithms[i].Rows++
+		v.Algorithms[i].Refs = append(v.Algorithms[i].Refs, refRow(r))
+	}
+	if len(v.Algorithms) == 0 {
+		return fault.New(fault.NotFound, "paper %s has no reference numbers for board %q, library %q", p.ID, board, library)
+	}
+	return s.render(c, http.StatusOK, templates.PaperReferencePage(v))
+}

@@ -1,0 +1,331 @@
+package portal
+
+// A run's page: small view builders (cells, environment, report) that a test can call on
+// their own, and the handler that joins them.
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"pqrepro/artifacts"
+	"pqrepro/compare"
+	"pqrepro/portal/plot"
+	"pqrepro/portal/sqlite"
+	"pqrepro/templates"
+)
+
+func (s *Server) runPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	r, err := s.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	cells, err := s.store.Cells(ctx, id)
+	if err != nil {
+		return err
+	}
+	rev, err := s.store.SignerRevoked(ctx, r)
+	if err != nil {
+		return err
+	}
+	v := runHeader(r)
+	v.Page = s.page(c, fmt.Sprintf("Run %d", id))
+	v.SignerRevoked = whenSet(rev)
+	v.Cells, v.Columns, v.Plot, v.PlotNote = runCells(cells)
+	v.Timing = s.runTiming(r.ClassStatus, nil)
+	if r.Environment != "" {
+		var env artifacts.Environment
+		if err := json.Unmarshal([]byte(r.Environment), &env); err != nil {
+			return fmt.Errorf("run %d environment: %w", id, err)
+		}
+		v.Timing = s.runTiming(r.ClassStatus, &env)
+		v.Environment = environmentKVs(env)
+	}
+	if r.Checks != "" {
+		if err := json.Unmarshal([]byte(r.Checks), &v.Checks); err != nil {
+			return fmt.Errorf("run %d checks: %w", id, err)
+		}
+	}
+	if err := reportView(&v, r); err != nil {
+		return err
+	}
+	if r.Kind == artifacts.KindTLSMatrix {
+		if v.HeatMap, err = s.runHeatMap(ctx, r); err != nil {
+			return err
+		}
+	}
+	return s.render(c, http.StatusOK, templates.RunPage(v))
+}
+
+// runHeader is the run page's facts from the run's row.
+func runHeader(r sqlite.Run) templates.RunView {
+	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
+		Kind: r.Kind, Method: r.Method, Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+		BindingNote: bindingNote(r.Binding),
+		Runner:      r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
+		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
+		Duration: r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()}
+	if v.Firmware == "" {
+		v.Firmware = "none (the board needs no firmware)"
+	}
+	return v
+}
+
+// reportView decodes the run's stored comparison report into the page: an undecodable
+// report is an error, never an empty comparison; a report older than this portal's
+// comparison is shown as stored, labelled.
+func reportView(v *templates.RunView, r sqlite.Run) error {
+	var rep compare.Report
+	if err := json.Unmarshal([]byte(r.Report), &rep); err != nil {
+		return fmt.Errorf("run %d report: %w", r.ID, err)
+	}
+	v.Dataset, v.Tolerance = rep.Dataset, fmt.Sprintf("%.0f%%", rep.Tolerance*100)
+	v.Comparison, v.NotComparable = comparisonView(rep)
+	v.Claims = claimResultRows(rep, r.Origin)
+	if r.ReportVersion < ReportVersion {
+		v.ReportNote = fmt.Sprintf("This comparison was made by an older version of the portal's comparison (report version %d, now %d); it is shown as it was stored until the administrator runs pqrepro rebuild.",
+			r.ReportVersion, ReportVersion)
+	}
+	return nil
+}
+
+// runCells builds the cells table: each statistic printed in the unit its row's Unit column
+// names, the n reached against the n requested (flagged when the time budget stopped the
+// cell), and the heap, stack and energy columns wherever a cell has them. The plot takes the
+// cells of the first unit.
+func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumns, *plot.Figure, string) {
+	var rows []templates.CellRow
+	var cols templates.CellColumns
+	var prows []plot.Row
+	unit := ""
+	for _, cl := range cells {
+		row := cellRow(cl)
+		cols.Heap = cols.Heap || row.Heap != "–"
+		cols.Stack = cols.Stack || row.Stack != "–"
+		cols.Energy = cols.Energy || row.Energy != "–"
+		cols.Keys = cols.Keys || row.Keys != "–"
+		if st := cl.Stats; st != nil && cl.Status == artifacts.StatusOK {
+			if unit == "" {
+				unit = cl.Unit
+			}
+			if cl.Unit == unit {
+				prows = append(prows, plot.Row{Label: cl.Algorithm + " " + cl.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
+			}
+		}
+		rows = append(rows, row)
+	}
+	fig := plot.Layout(prows, unitTitle(unit), func(x float64) string { return human(x, unit) })
+	note := "Box: p25 to p75 with the median; whiskers: min to max."
+	if fig != nil && fig.Log {
+		note += " Log axis: the values span more than an order of magnitude."
+	}
+	return rows, cols, fig, note
+}
+
+// cellRow is one cell's row; its statistics share the unit of its Unit column.
+func cellRow(cl artifacts.Cell) templates.CellRow {
+	row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit,
+		Heap: "–", Stack: "–", Energy: "–", Keys: cmp.Or(cl.Keys, "–")}
+	if st := cl.Stats; st != nil {
+		unit, f := statScale(cl.Unit, st.Median)
+		row.Unit = unit
+		row.N = st.N
+		row.Min, row.P25, row.Median, row.P75 = f(st.Min), f(st.P25), f(st.Median), f(st.P75)
+		row.Max, row.Mean, row.Stddev = f(st.Max), f(st.Mean), f(st.Stddev)
+		if cl.Requested > 0 && st.N < cl.Requested {
+			row.NOf = "of " + strconv.Itoa(cl.Requested)
+			if cl.BudgetReached {
+				row.NOf += " (time budget)"
+			}
+		}
+	}
+	if m := cl.Memory; m != nil {
+		if m.HeapBytesPerOp != nil {
+			row.Heap = human(*m.HeapBytesPerOp, "B")
+		}
+		if m.StackBytes != nil {
+			row.Stack = groupDigits(int64(*m.StackBytes)) + " B"
+		}
+	}
+	if e := cl.Energy; e != nil && e.JoulesPerOp != nil {
+		row.Energy = joules(e.JoulesPerOp.Median)
+	}
+	return row
+}
+
+// statScale picks, for a row whose median is m, the unit its statistics are printed in and
+// the function printing them as bare numbers: nanoseconds become ns, µs, ms or s by the
+// median's size (so the Unit column names the unit of every number beside it), counts keep
+// their unit with thousands separators.
+func statScale(unit string, m float64) (string, func(float64) string) {
+	if unit != artifacts.UnitNanoseconds {
+		return unit, func(v float64) string { return groupDigits(int64(math.Round(v))) }
+	}
+	div, name, prec := 1.0, "ns", 0
+	switch a := math.Abs(m); {
+	case a >= 1e9:
+		div, name, prec = 1e9, "s", 3
+	case a >= 1e6:
+		div, name, prec = 1e6, "ms", 3
+	case a >= 1e3:
+		div, name, prec = 1e3, "µs", 2
+	}
+	return name, func(v float64) string { return strconv.FormatFloat(v/div, 'f', prec, 64) }
+}
+
+// groupDigits prints an integer with thousands separators.
+func groupDigits(n int64) string {
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// joules prints an energy per operation with an SI prefix.
+func joules(j float64) string {
+	switch a := math.Abs(j); {
+	case a >= 1:
+		return strconv.FormatFloat(j, 'f', 3, 64) + " J"
+	case a >= 1e-3:
+		return strconv.FormatFloat(j*1e3, 'f', 3, 64) + " mJ"
+	case a >= 1e-6:
+		return strconv.FormatFloat(j*1e6, 'f', 3, 64) + " µJ"
+	}
+	return strconv.FormatFloat(j*1e9, 'f', 1, 64) + " nJ"
+}
+
+// measuredLibraries are the modules whose code a host run timed (the rest of the runner's
+// build information is the portal's and runner's own plumbing).
+var measuredLibraries = []string{"github.com/cloudflare/circl", "golang.org/x/crypto", "filippo.io/mlkem768", "filippo.io/edwards25519"}
+
+// environmentKVs shows a run's environment: the machine, and the libraries of the code that
+// ran — the Go modules of the measured cryptography on the host (with the openssl command
+// line of an openssl-cli run), the firmware's own code and toolchain on a board.
+func environmentKVs(env artifacts.Environment) []templates.KV {
+	b := env.Board
+	board := b.Name
+	for _, part := range []struct{ k, v string }{{"class", b.Class}, {"driver", b.Driver}, {"chip", b.Chip}} {
+		if part.v != "" && !strings.Contains(board, part.v) {
+			board += ", " + part.k + " " + part.v
+		}
+	}
+	kv := []templates.KV{
+		{Key: "Runner version", Value: env.RunnerVersion}, {Key: "Go", Value: env.GoVersion}, {Key: "OS / arch", Value: strings.TrimSpace(env.OS + "/" + env.Arch + " " + env.Kernel)},
+		{Key: "CPU", Value: fmt.Sprintf("%s (%d logical)", env.CPUModel, env.CPUs)}, {Key: "Virtualized", Value: strconv.FormatBool(env.Virtualized)},
+		{Key: "Board", Value: board}, {Key: "Board RNG", Value: b.RNG}, {Key: "Timer", Value: env.TimerSource}, {Key: "Energy", Value: env.EnergySource},
+		{Key: "Libraries", Value: librariesRan(env)},
+	}
+	if b.Emulator != "" {
+		kv = append(kv, templates.KV{Key: "Emulator", Value: b.Emulator})
+	}
+	kv = append(kv, firmwareBuildKVs(b.FirmwareBuild)...)
+	out := kv[:0]
+	for _, e := range kv {
+		if strings.TrimSpace(e.Value) != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// librariesRan names the code that was measured: on a firmware board the firmware (name,
+// version, toolchain), on the host the measured Go modules and, for openssl-cli, openssl.
+func librariesRan(env artifacts.Environment) string {
+	b := env.Board
+	if b.Driver != "" && b.Driver != "host" {
+		fw := cmp.Or(b.Firmware, "firmware")
+		if b.FirmwareVersion != "" {
+			fw += " " + b.FirmwareVersion
+		}
+		var meta struct {
+			Toolchain string `json:"toolchain"`
+		}
+		if len(b.FirmwareBuild) > 0 && json.Unmarshal(b.FirmwareBuild, &meta) == nil && meta.Toolchain != "" {
+			fw += ", built with " + meta.Toolchain
+		}
+		return fw + " (the board's firmware; the runner's Go modules did not run on it)"
+	}
+	var libs []string
+	for _, mod := range measuredLibraries {
+		if ver, ok := env.Libraries[mod]; ok {
+			libs = append(libs, mod+" "+ver)
+		}
+	}
+	if env.OpenSSL != nil && env.OpenSSL.Version != "" {
+		libs = append(libs, env.OpenSSL.Version)
+	}
+	slices.Sort(libs)
+	return strings.Join(libs, ", ")
+}
+
+// prefixMapRE finds the compiler's prefix maps (-ffile-prefix-map=OLD=NEW and the like),
+// whose OLD is the build machine's directory.
+var prefixMapRE = regexp.MustCompile(`(-f(?:file|debug|macro)-prefix-map=|--debug-prefix-map=)(/[^=\s]*)=(\S*)`)
+
+// projectRelative rewrites a build's flags so they name paths relative to the project: the
+// directory each prefix map names is replaced by what it maps to everywhere in the flags, and
+// shown in the map itself as <build dir>.
+func projectRelative(flags string) string {
+	for _, m := range prefixMapRE.FindAllStringSubmatch(flags, -1) {
+		old, repl := m[2], m[3]
+		flags = strings.ReplaceAll(flags, m[0], m[1]+"<build dir>="+repl)
+		flags = strings.ReplaceAll(flags, old+"/", repl+"/")
+	}
+	return flags
+}
+
+// firmwareBuildKVs shows the parts of a firmware build record (metadata.json) a reader needs:
+// toolchain, flags (relative to the project) and code size per algorithm as read from the ELF.
+func firmwareBuildKVs(raw json.RawMessage) []templates.KV {
+	var b struct {
+		Toolchain string `json:"toolchain"`
+		CFlags    string `json:"cflags"`
+		KATs      string `json:"kat_vectors"`
+		CodeSize  []struct {
+			Group string `json:"group"`
+			Total int    `json:"total"`
+		} `json:"code_size"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	var sizes []string
+	for _, c := range b.CodeSize {
+		sizes = append(sizes, fmt.Sprintf("%s %s B", c.Group, groupDigits(int64(c.Total))))
+	}
+	return []templates.KV{{Key: "Firmware toolchain", Value: b.Toolchain}, {Key: "Firmware flags", Value: projectRelative(b.CFlags)},
+		{Key: "Firmware self-test vectors", Value: b.KATs}, {Key: "Code size (code + read-only data)", Value: strings.Join(sizes, ", ")}}
+}
+
+// bindingNote says, for a run page, how the run's signed bundle is bound.
+func bindingNote(binding string) string {
+	switch binding {
+	case sqlite.BindingUnbound:
+		return "unbound: a community submission, signed without a job of this portal"
+	case sqlite.BindingLegacy:
+		return "legacy: a v1 bundle (or one published before bundles were bound to their job); its signature is checked, its job binding cannot be"
+	}
+	return ""
+}

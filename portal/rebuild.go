@@ -1,0 +1,96 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/sqlite"
+)
+
+// RebuildStats says what Rebuild did.
+type RebuildStats struct {
+	// Rebuilt runs got a fresh report, claim verdicts and cell details; Failed could not be
+	// rebuilt (their bundle is missing or no longer parses), each with its reason in Errors.
+	Rebuilt, Failed int
+	Errors          []string
+}
+
+// Rebuild re-derives, from each run's stored bundle, the comparison report (and the claim
+// verdicts it decides) and the cell details the run page reads from the cells table (key
+// form, requested iterations, time budget): for the runs whose report is older than
+// ReportVersion, or every run with all (after the reference data changed). It is what
+// `pqrepro rebuild` runs; pages never recompute a report. The bundle's signatures were
+// checked when it was published and its board class status is kept as published.
+func (s *Server) Rebuild(ctx context.Context, all bool) (RebuildStats, error) {
+	var st RebuildStats
+	var after int64
+	for {
+		ids, err := s.store.RunsToRebuild(ctx, ReportVersion, all, after, 200)
+		if err != nil {
+			return st, err
+		}
+		if len(ids) == 0 {
+			break
+		}
+		for _, id := range ids {
+			after = id
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			if err := s.rebuildRun(ctx, id); err != nil {
+				st.Failed++
+				st.Errors = append(st.Errors, fmt.Sprintf("run %d: %v", id, err))
+				s.log.Warn("rebuild run", "run", id, "err", err)
+				continue
+			}
+			st.Rebuilt++
+		}
+	}
+	s.invalidate()
+	return st, nil
+}
+
+func (s *Server) rebuildRun(ctx context.Context, id int64) error {
+	r, err := s.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	rc, err := s.blobs.Open(ctx, r.Bundle)
+	if err != nil {
+		return fmt.Errorf("open bundle %s: %w", shortDigest(r.Bundle), err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, s.cfg.MaxBundleBytes+1))
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("read bundle %s: %w", shortDigest(r.Bundle), err)
+	}
+	b, err := s.readBundle(data)
+	if err != nil {
+		return fmt.Errorf("read bundle %s: %w", shortDigest(r.Bundle), err)
+	}
+	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
+	if err != nil {
+		return fmt.Errorf("parse result.json: %w", err)
+	}
+	m, err := artifacts.ParseManifest(b.Files[artifacts.FileManifest], artifacts.FileManifest)
+	if err != nil {
+		return fmt.Errorf("parse manifest.yaml: %w", err)
+	}
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
+		return fmt.Errorf("parse environment.json: %w", err)
+	}
+	env.Board.ClassStatus = r.ClassStatus
+	samples, err := artifacts.ParseBundleSamples(b)
+	if err != nil {
+		return fmt.Errorf("parse samples: %w", err)
+	}
+	rep, verdicts, err := s.compareRun(res, samples, env.Board, m)
+	if err != nil {
+		return err
+	}
+	return s.store.SaveRebuilt(ctx, sqlite.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells})
+}

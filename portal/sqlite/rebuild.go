@@ -1,0 +1,74 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"pqrepro/artifacts"
+)
+
+// RunsToRebuild lists the ids of runs whose stored comparison report is older than version
+// (every run when all is set), oldest first, after the run id after (for batches).
+func (s *Store) RunsToRebuild(ctx context.Context, version int, all bool, after int64, limit int) ([]int64, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE id > ? AND (? OR report_version < ?) ORDER BY id LIMIT ?`,
+		after, all, version, limit)
+	if err != nil {
+		return nil, fmt.Errorf("runs to rebuild: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("runs to rebuild: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// Rebuilt is what a rebuild recomputed for one run from its stored bundle.
+type Rebuilt struct {
+	RunID         int64
+	Report        string
+	ReportVersion int
+	// Claims replace the run's claim verdicts.
+	Claims []ClaimVerdict
+	// Cells are the bundle's cells in order; their key form, requested iterations and budget
+	// flag are written to the stored cells (which must match them one for one).
+	Cells []artifacts.Cell
+}
+
+// SaveRebuilt stores a rebuilt report, the run's claim verdicts and its cells' details in
+// one transaction.
+func (s *Store) SaveRebuilt(ctx context.Context, r Rebuilt) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {
+			return fmt.Errorf("count cells of run %d: %w", r.RunID, err)
+		}
+		if n != len(r.Cells) {
+			return fmt.Errorf("run %d stores %d cells, its bundle has %d", r.RunID, n, len(r.Cells))
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET report = ?, report_version = ? WHERE id = ?`, r.Report, r.ReportVersion, r.RunID); err != nil {
+			return fmt.Errorf("update report of run %d: %w", r.RunID, err)
+		}
+		for i, c := range r.Cells {
+			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ? WHERE run_id = ? AND idx = ?`,
+				c.Keys, c.Requested, c.BudgetReached, r.RunID, i); err != nil {
+				return fmt.Errorf("update cell %d of run %d: %w", i, r.RunID, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM claim_verdicts WHERE run_id = ?`, r.RunID); err != nil {
+			return fmt.Errorf("clear claim verdicts of run %d: %w", r.RunID, err)
+		}
+		for _, v := range r.Claims {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason, class_status) VALUES (?, ?, ?, ?, ?, ?)`,
+				r.RunID, v.Paper, v.ClaimID, v.Verdict, v.Reason, v.ClassStatus); err != nil {
+				return fmt.Errorf("store claim verdict of run %d: %w", r.RunID, err)
+			}
+		}
+		return nil
+	})
+}

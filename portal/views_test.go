@@ -1,0 +1,184 @@
+package portal
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/sqlite"
+)
+
+func TestCellRowPrintsEveryNumberInItsUnitColumn(t *testing.T) {
+	stack := 3736
+	heap := 1184.0
+	for _, tc := range []struct {
+		name string
+		cell artifacts.Cell
+		unit string
+		med  string
+		nOf  string
+	}{
+		{"host µs", artifacts.Cell{Unit: artifacts.UnitNanoseconds, Stats: &artifacts.Stats{N: 20, Median: 41234, Min: 950, Max: 1.2e6}, Requested: 20}, "µs", "41.23", ""},
+		{"host ms", artifacts.Cell{Unit: artifacts.UnitNanoseconds, Stats: &artifacts.Stats{N: 6, Median: 15.52e6}, Requested: 20, BudgetReached: true}, "ms", "15.520", "of 20 (time budget)"},
+		{"host ns", artifacts.Cell{Unit: artifacts.UnitNanoseconds, Stats: &artifacts.Stats{N: 5, Median: 812}, Requested: 9}, "ns", "812", "of 9"},
+		{"instructions", artifacts.Cell{Unit: artifacts.UnitInstructions, Stats: &artifacts.Stats{N: 20, Median: 1633744}, Requested: 20, Memory: &artifacts.Memory{StackBytes: &stack}}, "instructions", "1,633,744", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cell.Status, tc.cell.Algorithm, tc.cell.Operation = artifacts.StatusOK, "ML-KEM-768", "encaps"
+			r := cellRow(tc.cell)
+			if r.Unit != tc.unit || r.Median != tc.med || r.NOf != tc.nOf {
+				t.Errorf("unit %q median %q n-of %q, want %q %q %q", r.Unit, r.Median, r.NOf, tc.unit, tc.med, tc.nOf)
+			}
+			for _, v := range []string{r.Min, r.Median, r.Max, r.Mean} {
+				if strings.ContainsAny(v, "µmsn ") || strings.Contains(v, "e+") {
+					t.Errorf("value %q carries a unit or an exponent beside the Unit column %q", v, r.Unit)
+				}
+			}
+		})
+	}
+	rows, cols, _, _ := runCells([]artifacts.Cell{
+		{Algorithm: "ML-KEM-768", Operation: "encaps", Status: artifacts.StatusOK, Unit: artifacts.UnitInstructions, Stats: &artifacts.Stats{N: 3, Median: 9}, Memory: &artifacts.Memory{StackBytes: &stack}},
+		{Algorithm: "ML-KEM-768", Operation: "decaps", Status: artifacts.StatusFailed, Error: "x"},
+	})
+	if !cols.Stack || cols.Heap || cols.Energy || rows[0].Stack != "3,736 B" {
+		t.Errorf("columns %+v, stack %q: want the stack column with 3,736 B and no empty heap or energy column", cols, rows[0].Stack)
+	}
+	rows, cols, _, _ = runCells([]artifacts.Cell{{Algorithm: "A", Operation: "b", Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
+		Stats: &artifacts.Stats{N: 3, Median: 9}, Memory: &artifacts.Memory{HeapBytesPerOp: &heap}, Energy: &artifacts.Energy{JoulesPerOp: &artifacts.Stats{Median: 2.5e-5}}, Keys: "parsed"}})
+	if !cols.Heap || !cols.Energy || !cols.Keys || rows[0].Energy != "25.000 µJ" || cols.Span() != 12 {
+		t.Errorf("columns %+v energy %q span %d", cols, rows[0].Energy, cols.Span())
+	}
+}
+
+func TestInUnitNeverPrintsAnExponent(t *testing.T) {
+	for v, want := range map[[2]any]string{
+		{15520.0, "ns"}:          "15.52 µs",
+		{15520.0, "cycles"}:      "15,520 cycles",
+		{1.2345e7, "cycles"}:     "12,350,000 cycles",
+		{0.00123, "ratio"}:       "0.001230 ratio",
+		{812.0, "µs"}:            "812.00 µs",
+		{3.5, ""}:                "3.500",
+		{1552.0, "instructions"}: "1552 instructions",
+	} {
+		if got := inUnit(v[0].(float64), v[1].(string)); got != want {
+			t.Errorf("inUnit(%v, %q) = %q, want %q", v[0], v[1], got, want)
+		}
+	}
+}
+
+func TestLibrariesAreTheCodeThatRan(t *testing.T) {
+	host := artifacts.Environment{Libraries: map[string]string{"github.com/cloudflare/circl": "v1.6.5", "github.com/labstack/echo/v4": "v4.16.0", "github.com/mattn/go-sqlite3": "v1.14.53"}}
+	host.Board.Driver = "host"
+	if got := librariesRan(host); got != "github.com/cloudflare/circl v1.6.5" {
+		t.Errorf("host libraries %q: want circl only, not the portal's own modules", got)
+	}
+	emu := host
+	emu.Board.Driver, emu.Board.Firmware, emu.Board.FirmwareVersion = "qemu", "pqrepro-fw", "0.1.0"
+	emu.Board.FirmwareBuild = json.RawMessage(`{"toolchain":"arm-none-eabi-gcc 12.2","cflags":"-O2 -ffile-prefix-map=/work/main/firmware=firmware -I/work/main/firmware/core"}`)
+	got := librariesRan(emu)
+	if !strings.Contains(got, "pqrepro-fw 0.1.0") || !strings.Contains(got, "arm-none-eabi-gcc 12.2") || strings.Contains(got, "circl") {
+		t.Errorf("emulated libraries %q: want the firmware and its toolchain, no Go module", got)
+	}
+	for _, kv := range environmentKVs(emu) {
+		if kv.Key == "Firmware flags" && (strings.Contains(kv.Value, "/work/") || !strings.Contains(kv.Value, "-Ifirmware/core")) {
+			t.Errorf("firmware flags %q name the build machine's paths", kv.Value)
+		}
+		if kv.Key == "Board" && strings.Count(kv.Value, "qemu") > 1 {
+			t.Errorf("board %q repeats itself", kv.Value)
+		}
+	}
+}
+
+func TestBoardLabelNamesOnce(t *testing.T) {
+	for in, want := range map[[3]string]string{
+		{"host", "host", "host"}:            "host",
+		{"pi4", "rpi4-b", "serial"}:         "pi4 (rpi4-b, serial)",
+		{"mps2", "qemu-mps2-an386", "qemu"}: "mps2 (qemu-mps2-an386, qemu)",
+	} {
+		if got := boardLabel(in[0], in[1], in[2]); got != want {
+			t.Errorf("boardLabel%v = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHumanLog(t *testing.T) {
+	raw := strings.Join([]string{
+		"flash: starting qemu-system-arm",
+		"< pqrepro-fw 0.1.0 ready",
+		"> @3:BENCH:alg=ML-KEM-768 op=encaps n=3 warmup=1*0a1b2c3d",
+		"< @7:BENCH:re=3 alg=ML-KEM-768 op=encaps n=3*11111111",
+		"< @8:SAMPLE:re=3 i=0 v=100*22222222",
+		"< @9:SAMPLE:re=3 i=1 v=101*33333333",
+		"< @10:SAMPLE:re=3 i=2 v=99*44444444",
+		"< @11:SUMMARY:re=3 n=3*55555555",
+		"cell ML-KEM-768 encaps: ok n=3 in 12ms",
+	}, "\n")
+	human, framed := humanLog(raw)
+	want := strings.Join([]string{
+		"flash: starting qemu-system-arm",
+		"← pqrepro-fw 0.1.0 ready",
+		"→ BENCH alg=ML-KEM-768 op=encaps n=3 warmup=1",
+		"← BENCH re=3 alg=ML-KEM-768 op=encaps n=3",
+		"← 3 SAMPLE frames",
+		"← SUMMARY re=3 n=3",
+		"cell ML-KEM-768 encaps: ok n=3 in 12ms",
+	}, "\n")
+	if !framed || human != want {
+		t.Errorf("human log:\n%s\nwant:\n%s", human, want)
+	}
+	if h, framed := humanLog("host run\ncell ok"); framed || h != "host run\ncell ok" {
+		t.Errorf("a log without frames is changed: %q", h)
+	}
+}
+
+// FuzzHumanLog: any log (runner input) reads as lines without a panic, and a log without a
+// frame is left as it is.
+func FuzzHumanLog(f *testing.F) {
+	f.Add("> @3:BENCH:alg=X op=y*0a1b2c3d\n< @4:SAMPLE:v=1*00000000")
+	f.Add("plain\nlines")
+	f.Fuzz(func(t *testing.T, raw string) {
+		h, framed := humanLog(raw)
+		if !framed && h != raw {
+			t.Fatalf("unframed log changed: %q → %q", raw, h)
+		}
+	})
+}
+
+func TestJobViewStates(t *testing.T) {
+	now := time.Now()
+	queued := jobView(sqlite.Job{ID: 1, State: sqlite.JobQueued, BoardClass: "host", CreatedAt: now}, sqlite.LogView{}, now)
+	if queued.Steps[0].State != "current" || len(queued.Steps) != 4 || !strings.Contains(queued.Detail, "waiting for a runner") {
+		t.Errorf("queued: %+v %q", queued.Steps, queued.Detail)
+	}
+	preparing := jobView(sqlite.Job{ID: 1, State: sqlite.JobRunning, BoardClass: "qemu-mps2-an386", RunnerName: "lab", CreatedAt: now, StartedAt: now}, sqlite.LogView{}, now)
+	if strings.Contains(preparing.Detail, "0 of 0") || preparing.Steps[1].State != "current" || preparing.Steps[2].State != "todo" {
+		t.Errorf("running before the first heartbeat: %+v %q", preparing.Steps, preparing.Detail)
+	}
+	j := sqlite.Job{ID: 1, State: sqlite.JobRunning, RunnerName: "lab", CreatedAt: now, StartedAt: now}
+	j.Progress.CellsTotal, j.Progress.CellsDone = 9, 3
+	measuring := jobView(j, sqlite.LogView{}, now)
+	if measuring.Steps[2].State != "current" || !strings.Contains(measuring.Detail, "3 of 9 cells") {
+		t.Errorf("measuring: %+v %q", measuring.Steps, measuring.Detail)
+	}
+	pub := jobView(sqlite.Job{ID: 1, State: sqlite.JobPublished, RunID: 42, CreatedAt: now, StartedAt: now, FinishedAt: now}, sqlite.LogView{}, now)
+	if last := pub.Steps[len(pub.Steps)-1]; last.State != "done" || !strings.Contains(last.Name, "run #42") {
+		t.Errorf("published: %+v", pub.Steps)
+	}
+	failed := jobView(sqlite.Job{ID: 1, State: sqlite.JobFailed, Error: "no cell ran ok", CreatedAt: now}, sqlite.LogView{}, now)
+	if last := failed.Steps[len(failed.Steps)-1]; last.State != "failed" {
+		t.Errorf("failed: %+v", failed.Steps)
+	}
+}
+
+func TestMaskToken(t *testing.T) {
+	tok := "Zq0tYb3WcE6pLk2NmRsT8uVxA1yB4dFg"
+	a, b := maskToken(tok), maskToken(tok)
+	if a == b || strings.Contains(a, tok) || unmaskToken(a) != tok || unmaskToken(b) != tok {
+		t.Errorf("masks %q %q unmask to %q %q", a, b, unmaskToken(a), unmaskToken(b))
+	}
+	if unmaskToken(tok) != tok || unmaskToken("m1.%%%") != "" || unmaskToken("m1.AAAA") != "" {
+		t.Error("unmasking an unmasked or malformed value")
+	}
+}
