@@ -123,7 +123,7 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 				unit = cl.Unit
 			}
 			if cl.Unit == unit {
-				prows = append(prows, plot.Row{Label: cl.Algorithm + " " + cl.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
+				prows = append(prows, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
 			}
 		}
 		rows = append(rows, row)
@@ -140,6 +140,11 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 func cellRow(cl artifacts.Cell) templates.CellRow {
 	row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit,
 		Heap: "–", Stack: "–", Energy: "–", Keys: cmp.Or(cl.Keys, "–")}
+	if cl.Variant != "" {
+		// A variant (a corrected command, the crypto/tls stack) is never the paper's method:
+		// the row says which it is, so it is not read as a repeat of the cell above.
+		row.Operation += " · " + cl.Variant
+	}
 	if st := cl.Stats; st != nil {
 		unit, f := statScale(cl.Unit, st.Median)
 		row.Unit = unit
@@ -159,6 +164,9 @@ func cellRow(cl artifacts.Cell) templates.CellRow {
 		}
 		if m.StackBytes != nil {
 			row.Stack = groupDigits(int64(*m.StackBytes)) + " B"
+		}
+		if m.PeakHeapBytes != nil {
+			row.Heap = groupDigits(int64(*m.PeakHeapBytes)) + " B peak"
 		}
 	}
 	if e := cl.Energy; e != nil && e.JoulesPerOp != nil {

@@ -55,8 +55,8 @@ func (s *Store) SaveRebuilt(ctx context.Context, r Rebuilt) error {
 			return fmt.Errorf("update report of run %d: %w", r.RunID, err)
 		}
 		for i, c := range r.Cells {
-			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ? WHERE run_id = ? AND idx = ?`,
-				c.Keys, c.Requested, c.BudgetReached, r.RunID, i); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ?, variant = ?, peak_heap_bytes = ? WHERE run_id = ? AND idx = ?`,
+				c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.RunID, i); err != nil {
 				return fmt.Errorf("update cell %d of run %d: %w", i, r.RunID, err)
 			}
 		}

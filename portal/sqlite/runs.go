@@ -139,8 +139,8 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 				method += " · " + c.Variant
 			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached); err != nil {
+				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c)); err != nil {
 				return err
 			}
 		}
@@ -268,7 +268,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 // Cells returns a run's cells in order.
 func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-		stack_bytes, energy_j_per_op, keys, requested, budget_reached
+		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes
 		FROM cells WHERE run_id = ? ORDER BY idx`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("cells of run %d: %w", runID, err)
@@ -279,12 +279,17 @@ func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error
 		var c artifacts.Cell
 		var n int
 		var v [10]sql.NullFloat64
+		var peak sql.NullInt64
 		if err := rows.Scan(&c.Algorithm, &c.Operation, &c.Status, &c.Error, &c.Unit, &n, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached); err != nil {
+			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached, &c.Variant, &peak); err != nil {
 			return nil, fmt.Errorf("cells of run %d: %w", runID, err)
 		}
-		if v[7].Valid || v[8].Valid {
+		if v[7].Valid || v[8].Valid || peak.Valid {
 			c.Memory = &artifacts.Memory{}
+		}
+		if peak.Valid {
+			p := int(peak.Int64)
+			c.Memory.PeakHeapBytes = &p
 		}
 		if v[7].Valid {
 			h := v[7].Float64
@@ -557,4 +562,12 @@ func (s *Store) ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, e
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// peakHeap is a cell's board-reported peak heap for the cells table, or NULL.
+func peakHeap(c artifacts.Cell) any {
+	if c.Memory != nil && c.Memory.PeakHeapBytes != nil {
+		return *c.Memory.PeakHeapBytes
+	}
+	return nil
 }
