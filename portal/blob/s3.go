@@ -39,6 +39,12 @@ type S3Config struct {
 	Region string
 	// TLS is false only for a server on a trusted network (a loopback test server).
 	TLS bool
+	// S3Credentials sign requests; they come from the environment, never from the URL.
+	S3Credentials
+}
+
+// S3Credentials are an S3 key pair.
+type S3Credentials struct {
 	// AccessKey and SecretKey sign requests; both empty means anonymous access.
 	AccessKey, SecretKey string
 	// SessionToken goes with temporary credentials.
@@ -149,10 +155,11 @@ func validBucket(b string) bool {
 	return true
 }
 
-// S3CredentialsFromEnv fills c's credentials from getenv: PQREPRO_S3_ACCESS_KEY and
+// S3CredentialsFromEnv reads credentials through getenv: PQREPRO_S3_ACCESS_KEY and
 // PQREPRO_S3_SECRET_KEY, else AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
 // One key without the other is an error naming the missing variable.
-func S3CredentialsFromEnv(c *S3Config, getenv func(string) string) error {
+func S3CredentialsFromEnv(getenv func(string) string) (S3Credentials, error) {
+	var c S3Credentials
 	a, s := getenv("PQREPRO_S3_ACCESS_KEY"), getenv("PQREPRO_S3_SECRET_KEY")
 	names := [2]string{"PQREPRO_S3_ACCESS_KEY", "PQREPRO_S3_SECRET_KEY"}
 	if a == "" && s == "" {
@@ -162,12 +169,12 @@ func S3CredentialsFromEnv(c *S3Config, getenv func(string) string) error {
 	}
 	switch {
 	case a != "" && s == "":
-		return fmt.Errorf("%s is set but %s is not", names[0], names[1])
+		return S3Credentials{}, fmt.Errorf("%s is set but %s is not", names[0], names[1])
 	case a == "" && s != "":
-		return fmt.Errorf("%s is set but %s is not", names[1], names[0])
+		return S3Credentials{}, fmt.Errorf("%s is set but %s is not", names[1], names[0])
 	}
 	c.AccessKey, c.SecretKey = a, s
-	return nil
+	return c, nil
 }
 
 // S3 stores blobs and named objects in a bucket of an S3-compatible server. Put uploads into
@@ -367,6 +374,20 @@ func (s *S3) discard(key string, multipart bool) {
 	if err := s.client.RemoveObject(ctx, s.cfg.Bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
 		s.log.Warn("could not remove a temporary blob; the next start's sweep will", "key", key, "err", err)
 	}
+}
+
+// HasBlobs reports whether the store holds at least one blob (the portal refuses to start a
+// fresh database beside a bucket of an earlier one).
+func (s *S3) HasBlobs(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for o := range s.client.ListObjects(ctx, s.cfg.Bucket, minio.ListObjectsOptions{Prefix: s.cfg.Prefix + "sha256/", Recursive: true, MaxKeys: 1}) {
+		if o.Err != nil {
+			return false, fmt.Errorf("list blobs in %s: %w", s.cfg, o.Err)
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // SweepTemporaries removes temporary objects and incomplete multipart uploads under

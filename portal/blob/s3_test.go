@@ -62,6 +62,22 @@ func TestSuiteS3(t *testing.T) {
 			t.Errorf("left after the sweep: %v", got)
 		}
 	})
+	t.Run("has blobs", func(t *testing.T) {
+		s := openS3Bucket(t, srv)
+		ctx := context.Background()
+		if err := s.WriteFile(ctx, "checkpoint", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if has, err := s.HasBlobs(ctx); err != nil || has {
+			t.Fatalf("empty store: HasBlobs %v %v", has, err)
+		}
+		if _, _, err := s.Put(ctx, strings.NewReader("x"), 10); err != nil {
+			t.Fatal(err)
+		}
+		if has, err := s.HasBlobs(ctx); err != nil || !has {
+			t.Fatalf("after a put: HasBlobs %v %v", has, err)
+		}
+	})
 	t.Run("start checks", func(t *testing.T) {
 		b := srv.Bucket(t)
 		cfg, _ := ParseS3URL(b.URL())
@@ -128,15 +144,14 @@ func TestParseS3URL(t *testing.T) {
 
 func TestS3CredentialsFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	var c S3Config
-	if err := S3CredentialsFromEnv(&c, env(map[string]string{"PQREPRO_S3_ACCESS_KEY": "a", "PQREPRO_S3_SECRET_KEY": "s", "AWS_ACCESS_KEY_ID": "x"})); err != nil || c.AccessKey != "a" || c.SecretKey != "s" {
+	c, err := S3CredentialsFromEnv(env(map[string]string{"PQREPRO_S3_ACCESS_KEY": "a", "PQREPRO_S3_SECRET_KEY": "s", "AWS_ACCESS_KEY_ID": "x"}))
+	if err != nil || c.AccessKey != "a" || c.SecretKey != "s" {
 		t.Errorf("pqrepro names: %+v %v", c, err)
 	}
-	c = S3Config{}
-	if err := S3CredentialsFromEnv(&c, env(map[string]string{"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_SESSION_TOKEN": "t"})); err != nil || c.AccessKey != "x" || c.SecretKey != "y" || c.SessionToken != "t" {
+	if c, err := S3CredentialsFromEnv(env(map[string]string{"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_SESSION_TOKEN": "t"})); err != nil || c.AccessKey != "x" || c.SecretKey != "y" || c.SessionToken != "t" {
 		t.Errorf("AWS names: %+v %v", c, err)
 	}
-	if err := S3CredentialsFromEnv(&c, env(map[string]string{"PQREPRO_S3_ACCESS_KEY": "a"})); err == nil || !strings.Contains(err.Error(), "PQREPRO_S3_SECRET_KEY") {
+	if _, err := S3CredentialsFromEnv(env(map[string]string{"PQREPRO_S3_ACCESS_KEY": "a"})); err == nil || !strings.Contains(err.Error(), "PQREPRO_S3_SECRET_KEY") {
 		t.Errorf("half a key pair: %v", err)
 	}
 }
