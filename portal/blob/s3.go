@@ -361,7 +361,7 @@ func (s *S3) Put(ctx context.Context, r io.Reader, max int64) (string, int64, er
 }
 
 // discard removes a temporary object, and an incomplete multipart upload of it when
-// multipart, on a context of its own (the request's may be what was cancelled). What it
+// multipart (minio-go aborts a failed one itself; this is the second try), on a context of its own (the request's may be what was cancelled). What it
 // cannot remove, SweepTemporaries will.
 func (s *S3) discard(key string, multipart bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -381,13 +381,11 @@ func (s *S3) discard(key string, multipart bool) {
 func (s *S3) HasBlobs(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for o := range s.client.ListObjects(ctx, s.cfg.Bucket, minio.ListObjectsOptions{Prefix: s.cfg.Prefix + "sha256/", Recursive: true, MaxKeys: 1}) {
-		if o.Err != nil {
-			return false, fmt.Errorf("list blobs in %s: %w", s.cfg, o.Err)
-		}
-		return true, nil
+	o, ok := <-s.client.ListObjects(ctx, s.cfg.Bucket, minio.ListObjectsOptions{Prefix: s.cfg.Prefix + "sha256/", Recursive: true, MaxKeys: 1})
+	if ok && o.Err != nil {
+		return false, fmt.Errorf("list blobs in %s: %w", s.cfg, o.Err)
 	}
-	return false, nil
+	return ok, nil
 }
 
 // SweepTemporaries removes temporary objects and incomplete multipart uploads under

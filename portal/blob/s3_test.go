@@ -38,13 +38,25 @@ func (s *S3) keys(t testing.TB, sub string) []string {
 	return out
 }
 
+// uploads lists the keys of incomplete multipart uploads under the store's tmp/.
+func (s *S3) uploads(t testing.TB) []string {
+	var out []string
+	for up := range s.client.ListIncompleteUploads(context.Background(), s.cfg.Bucket, s.cfg.Prefix+"tmp/", true) {
+		if up.Err != nil {
+			t.Fatalf("list uploads: %v", up.Err)
+		}
+		out = append(out, "upload of "+up.Key)
+	}
+	return out
+}
+
 func TestSuiteS3(t *testing.T) {
 	srv := s3test.Start(t)
 	runSuite(t, func(t *testing.T) suiteStore {
 		s := openS3Bucket(t, srv)
 		return suiteStore{Store: s, Files: s,
 			blobs: func() []string { return s.keys(t, "sha256/") },
-			temps: func() []string { return s.keys(t, "tmp/") }}
+			temps: func() []string { return append(s.keys(t, "tmp/"), s.uploads(t)...) }}
 	})
 	t.Run("sweep of temporaries", func(t *testing.T) {
 		s := openS3Bucket(t, srv)
@@ -52,14 +64,22 @@ func TestSuiteS3(t *testing.T) {
 		if _, err := s.client.PutObject(ctx, s.cfg.Bucket, s.cfg.Prefix+"tmp/put-abandoned", bytes.NewReader([]byte("x")), 1, minio.PutObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := s.SweepTemporaries(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
-			t.Fatalf("sweep with an hour's cutoff removed %d (%v), want 0: the upload is recent", n, err)
+		// What a process killed in the middle of a long Put leaves: a multipart upload begun.
+		core := minio.Core{Client: s.client}
+		if _, err := core.NewMultipartUpload(ctx, s.cfg.Bucket, s.cfg.Prefix+"tmp/put-killed", minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
 		}
-		if n, err := s.SweepTemporaries(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
-			t.Fatalf("sweep removed %d (%v), want 1", n, err)
+		if n, err := s.SweepTemporaries(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+			t.Fatalf("sweep with an hour's cutoff removed %d (%v), want 0: the uploads are recent", n, err)
+		}
+		if n, err := s.SweepTemporaries(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+			t.Fatalf("sweep removed %d (%v), want 2", n, err)
 		}
 		if got := s.keys(t, "tmp/"); len(got) != 0 {
 			t.Errorf("left after the sweep: %v", got)
+		}
+		for up := range s.client.ListIncompleteUploads(ctx, s.cfg.Bucket, s.cfg.Prefix+"tmp/", true) {
+			t.Errorf("upload left after the sweep: %+v", up)
 		}
 	})
 	t.Run("has blobs", func(t *testing.T) {
