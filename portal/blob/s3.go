@@ -302,8 +302,8 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n > l.max {
 		return 0, fault.New(fault.TooLarge, "upload is larger than the limit of %d bytes", l.max)
 	}
-	if rest := l.max + 1 - l.n; int64(len(p)) > rest {
-		p = p[:rest]
+	if allowed := l.max - l.n; allowed < int64(len(p)) {
+		p = p[:allowed+1] // one byte past the limit tells a longer stream from one at it
 	}
 	n, err := l.r.Read(p)
 	l.n += int64(n)
@@ -315,12 +315,19 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 
 // Put implements Store.
 func (s *S3) Put(ctx context.Context, r io.Reader, max int64) (string, int64, error) {
+	if max < 0 {
+		return "", 0, fault.New(fault.Invalid, "negative upload limit %d", max)
+	}
 	h := sha256.New()
 	lr := &limitedReader{r: r, max: max}
 	src := io.TeeReader(lr, h)
 	// A stream that fits one part goes up as one PUT of known size; a longer one as a
 	// multipart upload that continues from the bytes already read.
-	first := make([]byte, min(max+1, s3PartSize))
+	bufLen := int64(s3PartSize)
+	if max < bufLen {
+		bufLen = max + 1
+	}
+	first := make([]byte, bufLen)
 	n, err := io.ReadFull(src, first)
 	size := int64(-1)
 	var body io.Reader
