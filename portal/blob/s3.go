@@ -194,6 +194,9 @@ var (
 	_ Files = (*S3)(nil)
 )
 
+// The server-side copy that publishes a blob is one CopyObject, which S3 allows up to 5 GiB:
+// far above the portal's limits (bundles at most 256 MiB).
+
 // s3PartSize is how much of a Put is buffered: a stream no longer goes up as one PUT, a
 // longer one as a multipart upload of parts this size (so at most 10,000 × 8 MiB).
 const s3PartSize = 8 << 20
