@@ -225,7 +225,13 @@ func OpenS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 	if region == "" {
 		region = "us-east-1"
 	}
-	cl, err := minio.New(endpoint, &minio.Options{Creds: creds, Secure: cfg.TLS, Region: region, BucketLookup: minio.BucketLookupPath})
+	// A named server gets path-style requests (what S3-compatible servers all accept); AWS
+	// gets virtual-hosted ones where the bucket's name allows.
+	lookup := minio.BucketLookupPath
+	if cfg.Endpoint == "" {
+		lookup = minio.BucketLookupAuto
+	}
+	cl, err := minio.New(endpoint, &minio.Options{Creds: creds, Secure: cfg.TLS, Region: region, BucketLookup: lookup})
 	if err != nil {
 		return nil, fmt.Errorf("blob store %s: %w", cfg, err)
 	}

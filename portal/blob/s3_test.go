@@ -82,6 +82,37 @@ func TestSuiteS3(t *testing.T) {
 			t.Errorf("upload left after the sweep: %+v", up)
 		}
 	})
+	t.Run("two portals on one bucket", func(t *testing.T) {
+		b := srv.Bucket(t)
+		cfg, _ := ParseS3URL(b.URL())
+		cfg.AccessKey, cfg.SecretKey = b.AccessKey, b.SecretKey
+		ctx := context.Background()
+		one, err := OpenS3(ctx, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, err := OpenS3(ctx, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := pattern(12345)
+		d, _, err := one.Put(ctx, bytes.NewReader(data), 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readBlob(t, two, d); !bytes.Equal(got, data) {
+			t.Fatalf("the other replica read %d bytes", len(got))
+		}
+		if err := two.WriteFile(ctx, "checkpoint", []byte("size 1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := one.WriteFile(ctx, "checkpoint", []byte("size 2")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := two.ReadFile(ctx, "checkpoint"); err != nil || string(got) != "size 2" {
+			t.Fatalf("the other replica read %q %v, want the newer checkpoint", got, err)
+		}
+	})
 	t.Run("has blobs", func(t *testing.T) {
 		s := openS3Bucket(t, srv)
 		ctx := context.Background()
