@@ -44,6 +44,12 @@ type Config struct {
 	PublicURL string
 	// DataDir holds portal.db, blobs/ and the local runner's identity.
 	DataDir string
+	// Blobs is where bundles and firmware are stored: "" for the folder DataDir/blobs, or an
+	// S3 bucket as s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=R&tls=BOOL (blob.ParseS3URL),
+	// signed with S3Credentials.
+	Blobs string
+	// S3Credentials sign requests to an S3 Blobs (from the environment, never the URL).
+	S3Credentials blob.S3Credentials
 	// AdminToken, when set, becomes the administrator's token (else one is generated on first start).
 	AdminToken string
 	// LocalRunner starts the in-process runner with the host board.
@@ -117,6 +123,13 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory is empty"))
 	}
+	if c.Blobs != "" {
+		if !blob.IsS3URL(c.Blobs) {
+			errs = append(errs, fmt.Errorf("blobs: want s3://BUCKET/PREFIX?endpoint=HOST:PORT, or nothing for the folder %s", filepath.Join(c.DataDir, blobsDir)))
+		} else if _, err := blob.ParseS3URL(c.Blobs); err != nil {
+			errs = append(errs, fmt.Errorf("blobs: %w", err))
+		}
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("admin token must be at least 16 characters"))
 	}
@@ -188,12 +201,24 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load experiments: %w", err)
 	}
-	bs, err := blob.OpenFS(filepath.Join(cfg.DataDir, blobsDir))
+	bs, err := openBlobs(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkDataDir(cfg.DataDir, cfg.Init); err != nil {
+	exists, err := checkDataDir(cfg.DataDir, cfg.Init)
+	if err != nil {
 		return nil, err
+	}
+	if s3, ok := bs.(*blob.S3); ok && !exists && !cfg.Init {
+		// The folder check above sees only the local folder; a bucket is checked here.
+		has, err := s3.HasBlobs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if has {
+			return nil, fmt.Errorf("database %s is missing or empty, but the blob store %s holds blobs of an earlier database: "+
+				"restore portal.db, or start with --init to begin a fresh database beside them", filepath.Join(cfg.DataDir, dbFile), cfg.BlobsLocation())
+		}
 	}
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
 	if err != nil {
@@ -214,6 +239,32 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.echo.IPExtractor = clientIP(proxies)
 	s.routes()
 	return s, nil
+}
+
+// openBlobs opens the configured blob store: the folder DataDir/blobs, or the S3 bucket of
+// cfg.Blobs (checked to exist and be writable).
+func openBlobs(ctx context.Context, cfg Config, log *slog.Logger) (blob.Store, error) {
+	if cfg.Blobs == "" {
+		return blob.OpenFS(filepath.Join(cfg.DataDir, blobsDir))
+	}
+	c, err := blob.ParseS3URL(cfg.Blobs)
+	if err != nil {
+		return nil, fmt.Errorf("blobs: %w", err)
+	}
+	c.S3Credentials = cfg.S3Credentials
+	return blob.OpenS3(ctx, c, log)
+}
+
+// BlobsLocation says where blobs are stored, for people: the folder's path, or the bucket's
+// URL (which never holds credentials).
+func (c Config) BlobsLocation() string {
+	if c.Blobs == "" {
+		return filepath.Join(c.DataDir, blobsDir)
+	}
+	if s3, err := blob.ParseS3URL(c.Blobs); err == nil {
+		return s3.String()
+	}
+	return c.Blobs
 }
 
 // Store returns the server's store (for seeding tools and tests).

@@ -16,6 +16,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal"
+	"pqrepro/portal/blob"
 	"pqrepro/runner"
 )
 
@@ -31,6 +32,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the portal's public URL, signed into runners' bundles (default http://ADDR)")
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database, blobs, local runner identity)")
+	fs.StringVar(&cfg.Blobs, "blobs", cfg.Blobs, "blob store: s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=R&tls=BOOL, keys in PQREPRO_S3_ACCESS_KEY and PQREPRO_S3_SECRET_KEY (default: the folder DATA/blobs)")
 	noLocal := fs.Bool("no-local-runner", false, "do not start the in-process runner with the host board")
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
 	fs.Int64Var(&cfg.MaxBundleBytes, "max-bundle-bytes", cfg.MaxBundleBytes, "largest accepted bundle upload")
@@ -74,6 +76,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		env("PQREPRO_ADDR", "addr", func(v string) error { cfg.Addr = v; return nil }),
 		env("PQREPRO_PUBLIC_URL", "public-url", func(v string) error { cfg.PublicURL = v; return nil }),
 		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
+		env("PQREPRO_BLOBS", "blobs", func(v string) error { cfg.Blobs = v; return nil }),
 		env("PQREPRO_NO_LOCAL_RUNNER", "no-local-runner", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			cfg.LocalRunner = !b
@@ -93,6 +96,11 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 			cfg.TrustedProxies = list
 			return nil
 		}),
+	}
+	if cfg.Blobs != "" {
+		creds, err := blob.S3CredentialsFromEnv(os.Getenv)
+		cfg.S3Credentials = creds
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, osslCfg, usageError{err.Error()}
@@ -135,8 +143,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	base := "http://" + loopback(ln.Addr())
 	abs, _ := filepath.Abs(cfg.DataDir)
+	blobs := filepath.Join(abs, "blobs")
+	if cfg.Blobs != "" {
+		blobs = cfg.BlobsLocation()
+	}
 	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs,
-		filepath.Join(abs, "portal.db"), filepath.Join(abs, "blobs"))
+		filepath.Join(abs, "portal.db"), blobs)
 	tok, err := srv.SetupAdmin(ctx)
 	if err != nil {
 		ln.Close()
