@@ -135,6 +135,9 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 		if err != nil {
 			return err
 		}
+		if err := queueLogEntry(ctx, tx, id, r.Bundle, now); err != nil {
+			return err
+		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
 			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
