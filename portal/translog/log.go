@@ -179,7 +179,7 @@ func VerifierKeyOf(skey string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("log signing key: %w", err)
 	}
-	parts := strings.Split(skey, "+")
+	parts := strings.SplitN(skey, "+", 5)
 	if len(parts) != 5 {
 		return "", errors.New("log signing key: malformed")
 	}

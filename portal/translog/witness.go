@@ -151,3 +151,49 @@ func (l *Log) AcceptCosignature(ctx context.Context, msg []byte) (int, error) {
 	}
 	return kept, nil
 }
+
+// Witnessing is one witness following one log: it fetches the checkpoint from Src, checks
+// the log's signature (LogKey pinned) and consistency with the last checkpoint it saw
+// (StateFile), records the new one, and cosigns it with both keys.
+type Witnessing struct {
+	Src       Source
+	LogKey    string
+	Cosigner  *Cosigner
+	StateFile string
+}
+
+// Once fetches, checks and cosigns the current checkpoint. It returns the checkpoint and the
+// note with the witness's two cosignatures added (to submit to the log). A fork or a
+// rollback is an error wrapping ErrInconsistent, and nothing is cosigned or recorded.
+func (w *Witnessing) Once(ctx context.Context) (VerifiedCheckpoint, []byte, error) {
+	msg, err := w.Src.Get(ctx, CheckpointFile)
+	if err != nil {
+		return VerifiedCheckpoint{}, nil, err
+	}
+	vc, err := VerifyCheckpoint(msg, Trust{LogKey: w.LogKey})
+	if err != nil {
+		return VerifiedCheckpoint{}, nil, err
+	}
+	seen, err := LoadSeen(w.StateFile)
+	if err != nil {
+		return VerifiedCheckpoint{}, nil, err
+	}
+	if err := CheckConsistent(ctx, w.Src, seen, vc.Checkpoint); err != nil {
+		return VerifiedCheckpoint{}, nil, err
+	}
+	if err := SaveSeen(w.StateFile, vc.Checkpoint); err != nil {
+		return VerifiedCheckpoint{}, nil, fmt.Errorf("record checkpoint %d: %w", vc.Size, err)
+	}
+	lv, _ := ParseVKey(w.LogKey)
+	logOnly := &note.Note{Text: vc.Note.Text}
+	for _, s := range vc.Note.Sigs {
+		if s.Name == lv.Name() && s.Hash == lv.KeyHash() {
+			logOnly.Sigs = append(logOnly.Sigs, s)
+		}
+	}
+	out, err := note.Sign(logOnly, w.Cosigner.Signers()...)
+	if err != nil {
+		return VerifiedCheckpoint{}, nil, fmt.Errorf("cosign checkpoint %d: %w", vc.Size, err)
+	}
+	return vc, out, nil
+}
