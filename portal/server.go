@@ -31,6 +31,7 @@ import (
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/translog"
 	"pqrepro/templates"
 )
 
@@ -79,6 +80,9 @@ type Config struct {
 	Init bool
 	// Check runs PRAGMA quick_check at start even when the last shutdown was clean.
 	Check bool
+	// LogOrigin is the transparency log's origin line and key name (default: the public
+	// URL's host and path + "/log").
+	LogOrigin string
 }
 
 // DefaultConfig returns the defaults.
@@ -151,6 +155,9 @@ type Server struct {
 	catalog *experiments.Catalog
 	echo    *echo.Echo
 	queue   *signal
+	// tlog is the transparency log of published runs; logPoke wakes its sequencer.
+	tlog    *translog.Log
+	logPoke chan struct{}
 
 	// algList and opList cache the algorithms and operations leaderboards offer (the
 	// catalogue's and the measured ones); publish clears them.
@@ -206,7 +213,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.Logs != (sqlite.LogLimits{}) {
 		st.Logs = cfg.Logs
 	}
-	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal()}
+	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
+	if s.tlog, err = openLog(cfg, st, bs, s); err != nil {
+		st.Close()
+		return nil, err
+	}
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -289,6 +300,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go s.Sweep(ctx)
+	go s.SequenceLog(ctx)
 	select {
 	case err := <-errc:
 		return err

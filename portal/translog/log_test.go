@@ -28,7 +28,7 @@ const origin = "pqrepro.example/log"
 
 // testLog is a log over a real SQLite file and a real blob folder.
 type testLog struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	db    *sqlite.Store
 	files *blob.FS
@@ -38,7 +38,7 @@ type testLog struct {
 	runs  []string // bundle digests published, by run
 }
 
-func newTestLog(t *testing.T) *testLog {
+func newTestLog(t testing.TB) *testLog {
 	t.Helper()
 	dir := t.TempDir()
 	skey, vkey, err := note.GenerateKey(rand.Reader, origin)
@@ -55,7 +55,7 @@ func newTestLog(t *testing.T) *testLog {
 	return tl
 }
 
-func openDB(t *testing.T, file string) *sqlite.Store {
+func openDB(t testing.TB, file string) *sqlite.Store {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), file)
 	if err != nil {
