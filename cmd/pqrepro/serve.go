@@ -137,6 +137,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	abs, _ := filepath.Abs(cfg.DataDir)
 	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs,
 		filepath.Join(abs, "portal.db"), filepath.Join(abs, "blobs"))
+	fmt.Fprintf(stdout, "transparency log: %s/log, key (pin it with --log-key):\n  %s\n", base, srv.Log().VerifierKey())
 	tok, err := srv.SetupAdmin(ctx)
 	if err != nil {
 		ln.Close()
