@@ -79,13 +79,8 @@ func TestVerifyAgainstLog(t *testing.T) {
 		t.Fatalf("tampered entry bundle: exit %d %s", code, errOut)
 	}
 	os.WriteFile(tile, orig, 0o644)
-	htile := filepath.Join(copyDir, "tile/0/000.p/1")
-	horig, _ := os.ReadFile(htile)
-	os.WriteFile(htile, append([]byte{horig[0] ^ 1}, horig[1:]...), 0o644)
-	if code, _, errOut = pq(t, args(copyDir)...); code == 0 || !strings.Contains(errOut, "tiles do not match the checkpoint") {
-		t.Fatalf("tampered hash tile: exit %d %s", code, errOut)
-	}
-	os.WriteFile(htile, horig, 0o644)
+	// (A tampered hash tile is refused in portal/translog's TestTamperRefused: a one-leaf
+	// tree's proof reads no tile.)
 	cp := filepath.Join(copyDir, "checkpoint")
 	msg, _ := os.ReadFile(cp)
 	os.WriteFile(cp, []byte(strings.Replace(string(msg), "\n1\n", "\n2\n", 1)), 0o644)
