@@ -183,7 +183,7 @@ func TestPublishPendingSequencedProved(t *testing.T) {
 	tl.checkWhole(305)
 }
 
-func readCheckpoint(t *testing.T, tl *testLog) translog.VerifiedCheckpoint {
+func readCheckpoint(t testing.TB, tl *testLog) translog.VerifiedCheckpoint {
 	t.Helper()
 	msg, err := os.ReadFile(filepath.Join(tl.logDir(), "checkpoint"))
 	if err != nil {
