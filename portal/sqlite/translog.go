@@ -100,15 +100,42 @@ type txHashes struct {
 func (r txHashes) ReadHashes(idx []int64) ([]tlog.Hash, error) { return readHashes(r.ctx, r.tx, idx) }
 
 func readHashes(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, idx []int64) ([]tlog.Hash, error) {
+	got := make(map[int64]tlog.Hash, len(idx))
+	for start := 0; start < len(idx); start += 500 {
+		part := idx[start:min(start+500, len(idx))]
+		args := make([]any, len(part))
+		for i, x := range part {
+			args[i] = x
+		}
+		rows, err := q.QueryContext(ctx, `SELECT id, hash FROM log_hashes WHERE `+inList("id", len(part)), args...)
+		if err != nil {
+			return nil, fmt.Errorf("read log hashes: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var b []byte
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			var h tlog.Hash
+			copy(h[:], b)
+			got[id] = h
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]tlog.Hash, len(idx))
 	for i, x := range idx {
-		var b []byte
-		if err := q.QueryRowContext(ctx, `SELECT hash FROM log_hashes WHERE id = ?`, x).Scan(&b); err != nil {
-			return nil, fmt.Errorf("read log hash %d: %w", x, err)
+		h, ok := got[x]
+		if !ok {
+			return nil, fmt.Errorf("read log hashes: hash %d is not stored", x)
 		}
-		copy(out[i][:], b)
+		out[i] = h
 	}
 	return out, nil
 }

@@ -250,7 +250,7 @@ func LoadSeen(file string) (*SeenState, error) {
 
 // SaveSeen writes a state file atomically.
 func SaveSeen(file string, c Checkpoint) error {
-	b, _ := json.MarshalIndent(SeenState{Origin: c.Origin, Size: c.Size, Hash: c.Hash}, "", "  ")
+	b, _ := json.MarshalIndent(SeenState(c), "", "  ")
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
