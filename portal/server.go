@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -120,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory is empty"))
+	}
+	if o := c.logOrigin(); len(o) > 200 || strings.ContainsAny(o, " \t\n+") || !utf8.ValidString(o) {
+		errs = append(errs, fmt.Errorf("log origin %q: want at most 200 bytes without spaces or '+'", o))
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("admin token must be at least 16 characters"))

@@ -47,6 +47,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		return nil
 	})
 	fs.BoolVar(&cfg.Init, "init", false, "start a fresh database even though portal.db is missing or empty beside stored blobs")
+	fs.StringVar(&cfg.LogOrigin, "log-origin", cfg.LogOrigin, "the transparency log's origin line and key name (default: the public URL's host + /log; fixed once the log key exists)")
 	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -74,6 +75,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		env("PQREPRO_ADDR", "addr", func(v string) error { cfg.Addr = v; return nil }),
 		env("PQREPRO_PUBLIC_URL", "public-url", func(v string) error { cfg.PublicURL = v; return nil }),
 		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
+		env("PQREPRO_LOG_ORIGIN", "log-origin", func(v string) error { cfg.LogOrigin = v; return nil }),
 		env("PQREPRO_NO_LOCAL_RUNNER", "no-local-runner", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			cfg.LocalRunner = !b
