@@ -193,4 +193,39 @@ func LogStatus(v LogStatusView) templ.Component {
 	})
 }
 
+// LogWitnessForm registers a transparency-log witness (for the administrator's page): the
+// two keys and the proof that `pqrepro witness --register` prints.
+func LogWitnessForm(p Page) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<section class=\"log-witnesses\" id=\"log-witnesses\"><h2>Transparency-log witnesses</h2><p>Cosignatures are kept only from registered witnesses. Ask the witness to run <code>pqrepro witness --register</code> and paste what it prints; the proof is its fresh cosignature of this log's checkpoint with both keys.</p><form method=\"post\" action=\"/admin/log/witnesses\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = CSRFField(p).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<label>Ed25519 key (type 0x04) <input name=\"ed25519\" required></label> <label>ML-DSA-44 key (type 0x06) <input name=\"mldsa44\" required></label> <label>Proof <textarea name=\"proof\" rows=\"8\" required></textarea></label> <button type=\"submit\">Register witness</button></form></section>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
 var _ = templruntime.GeneratedTemplate
