@@ -82,14 +82,20 @@ func TestWitnessCosignsAndReaderVerifies(t *testing.T) {
 	}
 	// A tampered cosignature (one byte of the ML-DSA-44 signature) is refused, named.
 	lines := strings.Split(strings.TrimSuffix(string(msg), "\n"), "\n")
-	last := lines[len(lines)-1]
-	name, b64, _ := strings.Cut(strings.TrimPrefix(last, "— "), " ")
-	raw, _ := base64.StdEncoding.DecodeString(b64)
-	if len(raw) != 4+8+2420 {
-		t.Fatalf("last line is not an ML-DSA-44 cosignature (%d bytes)", len(raw))
+	mlLine := -1
+	var name string
+	var raw []byte
+	for i, l := range lines {
+		n, b64, _ := strings.Cut(strings.TrimPrefix(l, "— "), " ")
+		if r, err := base64.StdEncoding.DecodeString(b64); err == nil && strings.HasPrefix(l, "— ") && len(r) == 4+8+2420 {
+			mlLine, name, raw = i, n, r
+		}
+	}
+	if mlLine < 0 {
+		t.Fatalf("no ML-DSA-44 cosignature in\n%s", msg)
 	}
 	raw[50] ^= 1
-	lines[len(lines)-1] = "— " + name + " " + base64.StdEncoding.EncodeToString(raw)
+	lines[mlLine] = "— " + name + " " + base64.StdEncoding.EncodeToString(raw)
 	if _, err := translog.VerifyCheckpoint([]byte(strings.Join(lines, "\n")+"\n"), trust); err == nil || !strings.Contains(err.Error(), "witness.example/w1 does not verify") {
 		t.Fatalf("tampered cosignature: %v", err)
 	}
