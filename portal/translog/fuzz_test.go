@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"pqrepro/portal/translog"
@@ -122,4 +123,41 @@ func FuzzAcceptCosignature(f *testing.F) {
 		}
 		translog.VerifyCheckpoint(msg, translog.Trust{LogKey: tl.vkey, Witnesses: []string{ed, ml}})
 	})
+}
+
+// FuzzVerifyCheckpoint feeds arbitrary notes to the reader's and witness's checkpoint check
+// with a pinned log key and a pinned witness (both cosignature types).
+func FuzzVerifyCheckpoint(f *testing.F) {
+	skey, vkey, err := note.GenerateKey(bytes.NewReader(make([]byte, 64)), "pqrepro.example/log")
+	if err != nil {
+		f.Fatal(err)
+	}
+	signer, _ := note.NewSigner(skey)
+	w, _ := translog.NewCosigner("w.example/w", bytes.Repeat([]byte{7}, translog.CosignerSeedSize))
+	w.Now = func() time.Time { return time.Unix(1764590000, 0) }
+	ed, ml := w.VKeys()
+	body := translog.Checkpoint{Origin: "pqrepro.example/log", Size: 3, Hash: tlog.RecordHash([]byte("r"))}.Format()
+	signed, _ := note.Sign(&note.Note{Text: string(body)}, signer)
+	n, _ := note.Open(signed, note.VerifierList(mustVerifier(f, vkey)))
+	cosigned, _ := note.Sign(n, w.Signers()...)
+	f.Add(signed)
+	f.Add(cosigned)
+	trust := translog.Trust{LogKey: vkey, Witnesses: []string{ed, ml}}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		vc, err := translog.VerifyCheckpoint(msg, trust)
+		if err != nil {
+			return
+		}
+		if len(vc.Witnessed) != 1 || vc.Origin != "pqrepro.example/log" {
+			t.Fatalf("accepted %q: %+v", msg, vc)
+		}
+	})
+}
+
+func mustVerifier(tb testing.TB, vkey string) note.Verifier {
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
 }
