@@ -37,3 +37,13 @@ CREATE TABLE log_cosignatures (
 	line    TEXT NOT NULL,
 	PRIMARY KEY (size, name, key_id)
 );
+-- Runs published before the log existed are queued too, in run order, with the same leaf
+-- encoding as translog.Leaf.Encode (a digest that is not sha256:<64 hex> cannot be a leaf and
+-- is left out: no bundle the portal stored has one).
+INSERT INTO log_entries (run_id, leaf, queued_at)
+SELECT id, CAST('pqrepro-run/v1' || char(10) || 'run ' || id || char(10) || 'bundle ' || bundle_digest || char(10) ||
+		'published ' || published_at || char(10) AS BLOB), published_at
+	FROM runs
+	WHERE length(bundle_digest) = 71 AND substr(bundle_digest, 1, 7) = 'sha256:' AND substr(bundle_digest, 8) NOT GLOB '*[^0-9a-f]*'
+		AND published_at >= 0
+	ORDER BY id;
