@@ -44,8 +44,9 @@ func (c Config) logOrigin() string {
 }
 
 // openLog opens the transparency log over the store and the blob folder's named files,
-// making the log's key on first start. A key whose name is not the configured origin is
-// refused: changing the origin needs a new log.
+// making the log's key on first start, named by the origin. Without a configured origin the
+// key's name is the origin (so a new address keeps the log); a key whose name is not the
+// configured origin is refused: changing the origin needs a new log.
 func openLog(cfg Config, st *sqlite.Store, files blob.Files, s *Server) (*translog.Log, error) {
 	file := filepath.Join(cfg.DataDir, logKeyFile)
 	skey, err := os.ReadFile(file)
@@ -62,7 +63,14 @@ func openLog(cfg Config, st *sqlite.Store, files blob.Files, s *Server) (*transl
 	} else if err != nil {
 		return nil, fmt.Errorf("read the log key %s: %w", file, err)
 	}
-	l, err := translog.New(translog.Config{Origin: cfg.logOrigin(), SKey: strings.TrimSpace(string(skey))}, st, st, st, files, s.log.With("component", "translog"))
+	origin := cfg.logOrigin()
+	if cfg.LogOrigin == "" {
+		// The log keeps the origin it was made with when the address changes.
+		if signer, err := note.NewSigner(strings.TrimSpace(string(skey))); err == nil {
+			origin = signer.Name()
+		}
+	}
+	l, err := translog.New(translog.Config{Origin: origin, SKey: strings.TrimSpace(string(skey))}, st, st, st, files, s.log.With("component", "translog"))
 	if err != nil {
 		return nil, fmt.Errorf("log key %s: %w", file, err)
 	}
