@@ -95,8 +95,8 @@ type Publication struct {
 	LeaseID  string
 }
 
-// Publish inserts a run with its cells and verdicts in one transaction, so a run is visible
-// whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
+// Publish inserts a run with its cells, verdicts and pending transparency-log leaf in one
+// transaction, so a run is visible whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
 // refuses the publication with a conflict and nothing is stored. A bundle digest is published
 // once: a second publication of it returns a *DuplicateBundleError naming the first run.
 func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
