@@ -128,6 +128,7 @@ func (s *Server) routes() {
 	add(GET, "/log/checkpoint", s.logCheckpoint, 0, "")
 	add(GET, "/log/tile/*", s.logTile, 0, "")
 	add(GET, "/api/v1/runs/:id/inclusion", s.apiRunInclusion, 0, "")
+	add(GET, "/api/v1/log", s.apiTransparencyLog, 0, "")
 	add(POST, "/api/v1/log/cosignature", s.apiLogCosignature, 64<<10, limitSubmit)
 	add(POST, "/admin/log/witnesses", s.adminLogWitness, small, "", s.requireAdmin)
 }

@@ -193,3 +193,37 @@ func (s *Server) runLogStatus(ctx context.Context, runID int64) templates.LogSta
 	}
 	return v
 }
+
+// logInfo is GET /api/v1/log: what to pin and how far the log is.
+type logInfo struct {
+	Origin string `json:"origin"`
+	// LogKey is the log's verifier key. Fetched from the portal itself it is only
+	// trust-on-first-use: pin it from a source the operator cannot change alone.
+	LogKey    string             `json:"log_key"`
+	Witnesses []translog.Witness `json:"witnesses"`
+	// Size is the published checkpoint's size; Integrated may be ahead while tiles are written.
+	Size       int64 `json:"size"`
+	Integrated int64 `json:"integrated"`
+	Pending    int   `json:"pending"`
+}
+
+// apiTransparencyLog describes the log: origin, key, registered witnesses and sizes.
+func (s *Server) apiTransparencyLog(c echo.Context) error {
+	ctx := c.Request().Context()
+	st, err := s.store.LogState(ctx)
+	if err != nil {
+		return err
+	}
+	ws, err := s.store.Witnesses(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := s.store.PendingLogEntries(ctx)
+	if err != nil {
+		return err
+	}
+	if ws == nil {
+		ws = []translog.Witness{}
+	}
+	return c.JSON(http.StatusOK, logInfo{Origin: s.tlog.Origin(), LogKey: s.tlog.VerifierKey(), Witnesses: ws, Size: st.Published, Integrated: st.Size, Pending: n})
+}

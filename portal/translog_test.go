@@ -126,6 +126,15 @@ func TestTransparencyLogOverHTTP(t *testing.T) {
 	if err != nil || len(wvc.Witnessed) != 1 {
 		t.Fatalf("witnessed checkpoint: %v", err)
 	}
+	var info struct {
+		LogKey    string `json:"log_key"`
+		Size      int64  `json:"size"`
+		Witnesses []struct{ Name, Ed25519, MLDSA44 string }
+	}
+	getJSON(t, p.URL+"/api/v1/log", &info)
+	if info.LogKey != logKey || info.Size != 1 || len(info.Witnesses) != 1 || info.Witnesses[0].MLDSA44 != ml {
+		t.Fatalf("/api/v1/log: %+v", info)
+	}
 	if v := p.Server.RunLogStatus(ctx, 1); v.Witnessed != 2 {
 		t.Fatalf("run page cosignatures: %+v", v)
 	}

@@ -81,10 +81,10 @@ type Reader interface {
 
 // Witness is a registered witness: its name and both cosignature verifier keys.
 type Witness struct {
-	Name    string
-	Ed25519 string // vkey of type 0x04
-	MLDSA44 string // vkey of type 0x06
-	Added   time.Time
+	Name    string    `json:"name"`
+	Ed25519 string    `json:"ed25519"` // vkey of type 0x04
+	MLDSA44 string    `json:"mldsa44"` // vkey of type 0x06
+	Added   time.Time `json:"added"`
 }
 
 // WitnessStore keeps registered witnesses and the cosignatures they submitted.
