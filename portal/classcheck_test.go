@@ -189,7 +189,7 @@ func TestLeaderboardsNeverMixMethods(t *testing.T) {
 			Stats: &artifacts.Stats{N: 5, Min: c.median, P25: c.median, Median: c.median, P75: c.median, Max: c.median, Mean: c.median}}
 		_, err := p.Server.Store().Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: c.method, BoardClass: c.board, BoardName: c.board, Level: "host", ClassStatus: artifacts.ClassVerified, Origin: "community",
-			Signer: "s", PublicKeys: id.Public(), Bundle: "sha256:" + itoa(int64(i)), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]",
+			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(itoa(int64(i))), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]",
 			CellsTotal: 1, CellsOK: 1}, Cells: []artifacts.Cell{cell}})
 		if err != nil {
 			t.Fatal(err)

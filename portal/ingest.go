@@ -216,6 +216,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		return 0, err
 	}
 	s.invalidate()
+	s.pokeLog()
 	s.log.Info("published run", "run", id, "experiment", res.Experiment, "board", res.Board, "class", class.Status, "origin", in.Origin, "signer", v.KeyFingerprint)
 	return id, nil
 }

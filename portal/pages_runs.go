@@ -47,6 +47,7 @@ func (s *Server) runPage(c echo.Context) error {
 	v.Page = s.page(c, fmt.Sprintf("Run %d", id))
 	v.SignerRevoked = whenSet(rev)
 	v.Cells, v.Columns, v.Plot, v.PlotNote = runCells(cells)
+	v.Log = s.runLogStatus(ctx, id)
 	// Drawn from the bundle's own samples when it can be read: whiskers at 1.5×IQR and the
 	// outliers as dots, so one slow iteration does not hide the box. The stored statistics'
 	// min-to-max figure above stays when the bundle cannot be read.

@@ -126,4 +126,12 @@ func (s *Server) routes() {
 	add(GET, "/api/v1/jobs/:id", s.jobJSON, 0, "")
 	add(POST, artifacts.RouteSubmissions, s.apiSubmit, bundle, limitSubmit)
 	add(POST, artifacts.RouteSubmitKeys, s.apiRegisterKeys, small, limitSubmit)
+
+	// Transparency log (C2SP tlog-tiles paths), inclusion proofs and witnesses.
+	add(GET, "/log/checkpoint", s.logCheckpoint, 0, "")
+	add(GET, "/log/tile/*", s.logTile, 0, "")
+	add(GET, "/api/v1/runs/:id/inclusion", s.apiRunInclusion, 0, "")
+	add(GET, "/api/v1/log", s.apiTransparencyLog, 0, "")
+	add(POST, "/api/v1/log/cosignature", s.apiLogCosignature, 64<<10, limitSubmit)
+	add(POST, "/admin/log/witnesses", s.adminLogWitness, small, "", s.requireAdmin)
 }

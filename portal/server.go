@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -31,6 +32,7 @@ import (
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/translog"
 	"pqrepro/templates"
 )
 
@@ -85,6 +87,9 @@ type Config struct {
 	Init bool
 	// Check runs PRAGMA quick_check at start even when the last shutdown was clean.
 	Check bool
+	// LogOrigin is the transparency log's origin line and key name (default: the public
+	// URL's host and path + "/log").
+	LogOrigin string
 }
 
 // DefaultConfig returns the defaults.
@@ -130,6 +135,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("blobs: %w", err))
 		}
 	}
+	if o := c.logOrigin(); len(o) > 200 || strings.ContainsAny(o, " \t\n+") || !utf8.ValidString(o) {
+		errs = append(errs, fmt.Errorf("log origin %q: want at most 200 bytes without spaces or '+'", o))
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("admin token must be at least 16 characters"))
 	}
@@ -164,6 +172,9 @@ type Server struct {
 	catalog *experiments.Catalog
 	echo    *echo.Echo
 	queue   *signal
+	// tlog is the transparency log of published runs; logPoke wakes its sequencer.
+	tlog    *translog.Log
+	logPoke chan struct{}
 
 	// algList and opList cache the algorithms and operations leaderboards offer (the
 	// catalogue's and the measured ones); publish clears them.
@@ -231,7 +242,18 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.Logs != (sqlite.LogLimits{}) {
 		st.Logs = cfg.Logs
 	}
-	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal()}
+	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
+	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
+	// blobs, so every replica serves the same log.
+	files, ok := bs.(blob.Files)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("the blob store %T keeps no named objects for the transparency log", bs)
+	}
+	if s.tlog, err = openLog(cfg, st, files, s); err != nil {
+		st.Close()
+		return nil, err
+	}
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -340,6 +362,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go s.Sweep(ctx)
+	go s.SequenceLog(ctx)
 	select {
 	case err := <-errc:
 		return err

@@ -312,6 +312,8 @@ type ClaimResultRow struct {
 // RunView is a run's page.
 type RunView struct {
 	Page
+	// Log is the run's place in the transparency log (pending, or its index and proof).
+	Log LogStatusView
 	ID                                                int64
 	JobID                                             int64
 	Experiment, Paper, Kind, Method, Board, BoardName string

@@ -405,6 +405,8 @@ func boardLabel(class, status string) string {
 func cmdVerify(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	key := fs.String("key", "", "pin the signer: a runner.pub.json file")
+	var lf logFlags
+	lf.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -427,6 +429,11 @@ func cmdVerify(args []string, stdout io.Writer) error {
 	who := "keys carried in the bundle (not pinned: this proves integrity, not who signed; pass --key to pin)"
 	if v.Pinned {
 		who = "pinned key " + *key
+	}
+	if lf.log != "" {
+		if err := verifyInLog(context.Background(), pos[0], &lf, stdout); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "VERIFIED %s: %s on %s, %d cells, signer %s, %s (%s)\n", pos[0], res.Experiment, res.Board, len(res.Cells), v.KeyFingerprint, who,
 		time.Since(start).Round(time.Microsecond))

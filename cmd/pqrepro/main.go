@@ -38,6 +38,10 @@ Usage:
               [--out DIR|FILE.tar.gz] [--iterations N] [--map FILE] [--firmware ELF]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
+              [--log URL|DIR --log-key VKEY [--witness VKEY]... | --trust FILE] [--log-state FILE]
+                                        and its inclusion in the portal's transparency log
+  pqrepro witness --log URL --key DIR --log-key VKEY [--name NAME] [--once] [--register]
+                                        follow a portal's log, refuse forks, cosign checkpoints
   pqrepro show BUNDLE [--key FILE]      verify a bundle, then print its cells and comparison
   pqrepro submit BUNDLE --portal URL --token T [--register-keys]
                                         submit a signed bundle to a portal as a community result
@@ -92,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdKeys(args[1:], stdout)
 	case "boards":
 		err = cmdBoards(ctx, args[1:], stdout)
+	case "witness":
+		err = cmdWitness(ctx, args[1:], stdout)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "rebuild":

@@ -49,6 +49,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		return nil
 	})
 	fs.BoolVar(&cfg.Init, "init", false, "start a fresh database even though portal.db is missing or empty beside stored blobs")
+	fs.StringVar(&cfg.LogOrigin, "log-origin", cfg.LogOrigin, "the transparency log's origin line and key name (default: the public URL's host + /log; fixed once the log key exists)")
 	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -77,6 +78,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		env("PQREPRO_PUBLIC_URL", "public-url", func(v string) error { cfg.PublicURL = v; return nil }),
 		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
 		env("PQREPRO_BLOBS", "blobs", func(v string) error { cfg.Blobs = v; return nil }),
+		env("PQREPRO_LOG_ORIGIN", "log-origin", func(v string) error { cfg.LogOrigin = v; return nil }),
 		env("PQREPRO_NO_LOCAL_RUNNER", "no-local-runner", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			cfg.LocalRunner = !b
@@ -149,6 +151,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs,
 		filepath.Join(abs, "portal.db"), blobs)
+	fmt.Fprintf(stdout, "transparency log: %s/log, key (pin it with --log-key):\n  %s\n", base, srv.Log().VerifierKey())
 	tok, err := srv.SetupAdmin(ctx)
 	if err != nil {
 		ln.Close()

@@ -29,7 +29,7 @@ func TestClaimTalliesPerBoard(t *testing.T) {
 		now := time.Now()
 		_, err := st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: "in-process", BoardClass: board, BoardName: board, Level: level, Origin: "community",
-			Signer: "s", PublicKeys: id.Public(), Bundle: "sha256:" + string(rune('a'+n)), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]"},
+			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(string(rune('a' + n))), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]"},
 			Claims: []sqlite.ClaimVerdict{{Paper: "paper001", ClaimID: "C001-01", Verdict: verdict, Reason: "r", ClassStatus: status}}})
 		if err != nil {
 			t.Fatal(err)

@@ -41,7 +41,7 @@ func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
 			Stats: &artifacts.Stats{N: 5, Min: 1, P25: 2, Median: float64(10 + i), P75: 4, Max: 5, Mean: 3}}
 		_, err := st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: "in-process", BoardClass: board, BoardName: board, Level: level, Origin: "community",
-			Signer: "s", PublicKeys: id.Public(), Bundle: fmt.Sprintf("sha256:%d", i), StartedAt: ts, FinishedAt: ts, Environment: "{}", Report: "{}", Checks: "[]",
+			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(fmt.Sprint(i)), StartedAt: ts, FinishedAt: ts, Environment: "{}", Report: "{}", Checks: "[]",
 			CellsTotal: 1, CellsOK: 1}, Cells: []artifacts.Cell{c}})
 		if err != nil {
 			t.Fatal(err)

@@ -98,8 +98,8 @@ type Publication struct {
 	LeaseID  string
 }
 
-// Publish inserts a run with its cells and verdicts in one transaction, so a run is visible
-// whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
+// Publish inserts a run with its cells, verdicts and pending transparency-log leaf in one
+// transaction, so a run is visible whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
 // refuses the publication with a conflict and nothing is stored. A bundle digest is published
 // once: a second publication of it returns a *DuplicateBundleError naming the first run.
 func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
@@ -136,6 +136,9 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 			nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
 			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding, r.ReportVersion).Scan(&id)
 		if err != nil {
+			return err
+		}
+		if err := queueLogEntry(ctx, tx, id, r.Bundle, now); err != nil {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,

@@ -32,7 +32,7 @@ func TestValueStandings(t *testing.T) {
 		now := time.Now()
 		_, err := st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: "in-process", BoardClass: board, BoardName: board, Level: level, Origin: "community",
-			Signer: "s", PublicKeys: id.Public(), Bundle: "sha256:" + board, StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]",
+			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(board), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]",
 			CellsTotal: 1, CellsOK: 1}, Cells: []artifacts.Cell{c}})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"pqrepro/portal/translog"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// logFlags are verify's transparency-log options.
+type logFlags struct {
+	log, logKey, trust, state string
+	witnesses                 stringList
+	quorum                    int
+}
+
+func (f *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.log, "log", "", "check the bundle's inclusion in a transparency log: the portal's URL or a directory copy of its log files")
+	fs.StringVar(&f.logKey, "log-key", os.Getenv("PQREPRO_LOG_KEY"), "pin the log's key (vkey, as `pqrepro serve` prints it)")
+	fs.Var(&f.witnesses, "witness", "pin a witness key (vkey; repeat for each key, both types of one witness)")
+	fs.IntVar(&f.quorum, "quorum", 0, "how many pinned witnesses must have cosigned (default: all)")
+	fs.StringVar(&f.trust, "trust", "", "a JSON trust file {\"log_key\", \"witnesses\", \"quorum\"} instead of the flags")
+	fs.StringVar(&f.state, "log-state", "", "the file remembering the last checkpoint seen (default: in the user config directory)")
+}
+
+func (f *logFlags) trustPolicy() (translog.Trust, error) {
+	t := translog.Trust{LogKey: f.logKey, Witnesses: f.witnesses, Quorum: f.quorum}
+	if f.trust != "" {
+		b, err := os.ReadFile(f.trust)
+		if err != nil {
+			return t, err
+		}
+		if err := json.Unmarshal(b, &t); err != nil {
+			return t, fmt.Errorf("trust file %s: %w", f.trust, err)
+		}
+	}
+	if t.LogKey == "" {
+		return t, usageError{"--log needs the log's key: --log-key VKEY or --trust FILE"}
+	}
+	return t, nil
+}
+
+func defaultStateFile(kind, origin string) string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, origin)
+	return filepath.Join(dir, "pqrepro", kind+"-"+safe+".json")
+}
+
+// verifyInLog checks that the bundle archive at path is in the log: the checkpoint's log
+// signature and pinned cosignatures, consistency with the last checkpoint seen, and the
+// leaf's inclusion through the tiles. It prints what held; any failure names what failed.
+func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer) error {
+	t, err := f.trustPolicy()
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%s: --log checks the .tar.gz as published (its digest is the log's leaf), not a directory", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	src := translog.OpenSource(f.log)
+	msg, err := src.Get(ctx, translog.CheckpointFile)
+	if err != nil {
+		return fmt.Errorf("log %s: %w", f.log, err)
+	}
+	vc, err := translog.VerifyCheckpoint(msg, t)
+	if err != nil {
+		return fmt.Errorf("log %s: FAILED: %w", f.log, err)
+	}
+	stateFile := f.state
+	if stateFile == "" {
+		stateFile = defaultStateFile("log-seen", vc.Origin)
+	}
+	seen, err := translog.LoadSeen(stateFile)
+	if err != nil {
+		return err
+	}
+	if err := translog.CheckConsistent(ctx, src, seen, vc.Checkpoint); err != nil {
+		return fmt.Errorf("log %s: FAILED: %w (state %s)", f.log, err, stateFile)
+	}
+	found, err := translog.ProveBundle(ctx, src, vc.Checkpoint, digest)
+	if err != nil {
+		return fmt.Errorf("log %s: FAILED: %w", f.log, err)
+	}
+	if err := translog.SaveSeen(stateFile, vc.Checkpoint); err != nil {
+		return fmt.Errorf("remember checkpoint %d in %s: %w", vc.Size, stateFile, err)
+	}
+	fmt.Fprintf(stdout, "ok  checkpoint of log %s (size %d) is signed by the pinned log key\n", vc.Origin, vc.Size)
+	if seen != nil {
+		fmt.Fprintf(stdout, "ok  consistent with the checkpoint of size %d seen before (%s)\n", seen.Size, stateFile)
+	}
+	fmt.Fprintf(stdout, "ok  bundle %s is leaf %d: run %d, published %s; its inclusion proof holds through the tiles\n",
+		digest, found.Index, found.Leaf.RunID, found.Leaf.Published.Format(time.RFC3339))
+	if len(vc.Witnessed) > 0 {
+		fmt.Fprintf(stdout, "ok  cosigned by pinned witnesses: %s\n", strings.Join(vc.Witnessed, ", "))
+	} else {
+		fmt.Fprintf(stdout, "NOTE no pinned witness cosigned this checkpoint: the log's signature alone does not show that the operator did not fork the log\n")
+	}
+	return nil
+}
+
+// witnessKey is a witness's identity file in its key directory.
+type witnessKey struct {
+	Name string `json:"name"`
+	Seed string `json:"seed"` // hex, translog.CosignerSeedSize bytes
+}
+
+func loadOrCreateWitness(dir, name string) (*translog.Cosigner, bool, error) {
+	file := filepath.Join(dir, "witness.key.json")
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		if name == "" {
+			return nil, false, usageError{"a new witness needs --name (a schema-less URL, e.g. witness.example.org/w1)"}
+		}
+		seed := make([]byte, translog.CosignerSeedSize)
+		rand.Read(seed)
+		c, err := translog.NewCosigner(name, seed)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, false, err
+		}
+		out, _ := json.MarshalIndent(witnessKey{Name: name, Seed: hex.EncodeToString(seed)}, "", "  ")
+		if err := os.WriteFile(file, append(out, '\n'), 0o600); err != nil {
+			return nil, false, err
+		}
+		return c, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var k witnessKey
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, false, fmt.Errorf("witness key %s: %w", file, err)
+	}
+	seed, err := hex.DecodeString(k.Seed)
+	if err != nil {
+		return nil, false, fmt.Errorf("witness key %s: seed: %w", file, err)
+	}
+	if name != "" && name != k.Name {
+		return nil, false, fmt.Errorf("witness key %s is named %q, not %q", file, k.Name, name)
+	}
+	c, err := translog.NewCosigner(k.Name, seed)
+	return c, false, err
+}
+
+// cmdWitness follows a log: fetch its checkpoint, check it against the last one seen
+// (refusing a fork or rollback loudly), cosign it and submit the cosignature.
+func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("witness", flag.ContinueOnError)
+	logURL := fs.String("log", "", "the portal's URL")
+	keyDir := fs.String("key", "", "the witness's key and state directory (made on first use)")
+	name := fs.String("name", "", "the witness's name, for a new key (e.g. witness.example.org/w1)")
+	logKey := fs.String("log-key", os.Getenv("PQREPRO_LOG_KEY"), "pin the log's key (vkey)")
+	once := fs.Bool("once", false, "cosign once and exit")
+	register := fs.Bool("register", false, "print the keys and a fresh proof of possession for the portal's administrator, submit nothing")
+	interval := fs.Duration("interval", 30*time.Second, "time between checkpoints")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	if *logURL == "" || *keyDir == "" || *logKey == "" {
+		return usageError{"witness needs --log URL, --key DIR and --log-key VKEY"}
+	}
+	c, created, err := loadOrCreateWitness(*keyDir, *name)
+	if err != nil {
+		return err
+	}
+	ed, ml := c.VKeys()
+	if created {
+		fmt.Fprintf(stdout, "made witness %s in %s\n", c.Name, *keyDir)
+	}
+	lk, err := translog.ParseVKey(*logKey)
+	if err != nil {
+		return fmt.Errorf("--log-key: %w", err)
+	}
+	w := &translog.Witnessing{Src: translog.OpenSource(*logURL), LogKey: *logKey, Cosigner: c,
+		StateFile: filepath.Join(*keyDir, defaultStateName(lk.Name()))}
+	for {
+		vc, cosigned, err := w.Once(ctx)
+		switch {
+		case errors.Is(err, translog.ErrInconsistent):
+			return fmt.Errorf("REFUSED: the log showed a checkpoint that does not extend the one this witness saw: %w", err)
+		case err != nil:
+			return err
+		case *register:
+			fmt.Fprintf(stdout, "witness %s\ned25519: %s\nmldsa44: %s\nproof (the log's checkpoint %d, cosigned now; valid for a few minutes):\n%s",
+				c.Name, ed, ml, vc.Size, cosigned)
+			return nil
+		}
+		if err := submitCosignature(ctx, *logURL, cosigned); err != nil {
+			return fmt.Errorf("submit the cosignature of checkpoint %d: %w", vc.Size, err)
+		}
+		fmt.Fprintf(stdout, "cosigned checkpoint %d of %s\n", vc.Size, vc.Origin)
+		if *once {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(*interval):
+		}
+	}
+}
+
+func defaultStateName(origin string) string {
+	return filepath.Base(defaultStateFile("seen", origin))
+}
+
+func submitCosignature(ctx context.Context, portalURL string, note []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(portalURL, "/")+"/api/v1/log/cosignature", bytes.NewReader(note))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("portal answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package portal
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/mod/sumdb/note"
+
+	"pqrepro/portal/blob"
+	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlite"
+	"pqrepro/portal/translog"
+	"pqrepro/templates"
+)
+
+// logKeyFile is the log's note signing key in the data directory, made on first start.
+const logKeyFile = "log.skey"
+
+// witnessProofAge is how fresh a witness's registration proof (its cosignature of this log's
+// checkpoint) must be.
+const witnessProofAge = 10 * time.Minute
+
+// logOrigin is the configured origin, or the portal URL's host and path followed by "/log".
+func (c Config) logOrigin() string {
+	if c.LogOrigin != "" {
+		return c.LogOrigin
+	}
+	u, err := url.Parse(c.PortalURL())
+	if err != nil || u.Host == "" {
+		return "pqrepro.localhost/log"
+	}
+	return strings.TrimRight(u.Host+u.Path, "/") + "/log"
+}
+
+// openLog opens the transparency log over the store and the blob folder's named files,
+// making the log's key on first start, named by the origin. Without a configured origin the
+// key's name is the origin (so a new address keeps the log); a key whose name is not the
+// configured origin is refused: changing the origin needs a new log.
+func openLog(cfg Config, st *sqlite.Store, files blob.Files, s *Server) (*translog.Log, error) {
+	file := filepath.Join(cfg.DataDir, logKeyFile)
+	skey, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		k, _, gerr := note.GenerateKey(rand.Reader, cfg.logOrigin())
+		if gerr != nil {
+			return nil, fmt.Errorf("make the log key: %w", gerr)
+		}
+		if err := os.WriteFile(file, []byte(k+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("write the log key %s: %w", file, err)
+		}
+		skey = []byte(k)
+		s.log.Info("made the transparency log's key", "file", file, "origin", cfg.logOrigin())
+	} else if err != nil {
+		return nil, fmt.Errorf("read the log key %s: %w", file, err)
+	}
+	origin := cfg.logOrigin()
+	if cfg.LogOrigin == "" {
+		// The log keeps the origin it was made with when the address changes.
+		if signer, err := note.NewSigner(strings.TrimSpace(string(skey))); err == nil {
+			origin = signer.Name()
+		}
+	}
+	l, err := translog.New(translog.Config{Origin: origin, SKey: strings.TrimSpace(string(skey))}, st, st, st, files, s.log.With("component", "translog"))
+	if err != nil {
+		return nil, fmt.Errorf("log key %s: %w", file, err)
+	}
+	return l, nil
+}
+
+// Log returns the portal's transparency log.
+func (s *Server) Log() *translog.Log { return s.tlog }
+
+// pokeLog wakes the sequencer after a publication.
+func (s *Server) pokeLog() {
+	select {
+	case s.logPoke <- struct{}{}:
+	default:
+	}
+}
+
+// SequenceLog integrates published runs into the log until ctx is cancelled: on every
+// publication and every few seconds (another replica may have published, a witness may have
+// cosigned). Serve runs it; every replica may, the store's lock lets one at a time work.
+func (s *Server) SequenceLog(ctx context.Context) {
+	t := time.NewTicker(3 * time.Second)
+	defer t.Stop()
+	for {
+		if _, err := s.tlog.Sequence(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("sequence the transparency log", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.logPoke:
+		}
+	}
+}
+
+// logCheckpoint serves the current checkpoint with its cosignatures (never cached).
+func (s *Server) logCheckpoint(c echo.Context) error {
+	b, err := s.tlog.Checkpoint(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b)
+}
+
+// logTile serves a hash tile or an entry bundle by its C2SP path; their content never
+// changes, so they are cached as immutable.
+func (s *Server) logTile(c echo.Context) error {
+	name := "tile/" + c.Param("*")
+	b, err := s.tlog.ReadFile(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	return c.Blob(http.StatusOK, "application/octet-stream", b)
+}
+
+// apiLogCosignature takes a witness's cosigned checkpoint (text/plain signed note).
+func (s *Server) apiLogCosignature(c echo.Context) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, translog.MaxCosignatureBytes+1))
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "read the cosignature")
+	}
+	n, err := s.tlog.AcceptCosignature(c.Request().Context(), body)
+	if err != nil {
+		return err
+	}
+	s.pokeLog()
+	return c.JSON(http.StatusAccepted, map[string]int{"kept": n})
+}
+
+// adminLogWitness registers a witness: form fields ed25519 and mldsa44 (vkeys) and proof
+// (the log's checkpoint cosigned with both keys, as `pqrepro witness --register` prints).
+func (s *Server) adminLogWitness(c echo.Context) error {
+	w, err := s.tlog.RegisterWitness(c.Request().Context(), strings.TrimSpace(c.FormValue("ed25519")), strings.TrimSpace(c.FormValue("mldsa44")),
+		[]byte(strings.ReplaceAll(c.FormValue("proof"), "\r\n", "\n")), witnessProofAge)
+	if err != nil {
+		return err
+	}
+	s.log.Info("registered a log witness", "witness", w.Name)
+	return c.JSON(http.StatusOK, map[string]string{"registered": w.Name})
+}
+
+// apiRunInclusion returns a run's log index, the checkpoint and the inclusion proof, or
+// {"pending": true} until the run is integrated.
+func (s *Server) apiRunInclusion(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	inc, err := s.tlog.Inclusion(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, inc)
+}
+
+// runLogStatus builds the run page's log status: pending, or the index, tree size and
+// proof. A run published before the log existed has no entry and says so.
+func (s *Server) runLogStatus(ctx context.Context, runID int64) templates.LogStatusView {
+	v := templates.LogStatusView{RunID: runID, Origin: s.tlog.Origin(), InclusionURL: fmt.Sprintf("/api/v1/runs/%d/inclusion", runID)}
+	inc, err := s.tlog.Inclusion(ctx, runID)
+	switch {
+	case fault.KindOf(err) == fault.NotFound:
+		v.NotLogged = true
+		return v
+	case err != nil:
+		s.log.Error("log status of run", "run", runID, "err", err)
+		v.Unavailable = true
+		return v
+	}
+	v.Pending = inc.Pending
+	if !inc.Pending {
+		v.Index, v.TreeSize = inc.Index, inc.TreeSize
+		for _, h := range inc.Proof {
+			v.Proof = append(v.Proof, h.String())
+		}
+		v.Witnessed = strings.Count(inc.Checkpoint, "\n— ") - 1
+	}
+	return v
+}
+
+// logInfo is GET /api/v1/log: what to pin and how far the log is.
+type logInfo struct {
+	Origin string `json:"origin"`
+	// LogKey is the log's verifier key. Fetched from the portal itself it is only
+	// trust-on-first-use: pin it from a source the operator cannot change alone.
+	LogKey    string             `json:"log_key"`
+	Witnesses []translog.Witness `json:"witnesses"`
+	// Size is the published checkpoint's size; Integrated may be ahead while tiles are written.
+	Size       int64 `json:"size"`
+	Integrated int64 `json:"integrated"`
+	Pending    int   `json:"pending"`
+}
+
+// apiTransparencyLog describes the log: origin, key, registered witnesses and sizes.
+func (s *Server) apiTransparencyLog(c echo.Context) error {
+	ctx := c.Request().Context()
+	st, err := s.store.LogState(ctx)
+	if err != nil {
+		return err
+	}
+	ws, err := s.store.Witnesses(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := s.store.PendingLogEntries(ctx)
+	if err != nil {
+		return err
+	}
+	if ws == nil {
+		ws = []translog.Witness{}
+	}
+	return c.JSON(http.StatusOK, logInfo{Origin: s.tlog.Origin(), LogKey: s.tlog.VerifierKey(), Witnesses: ws, Size: st.Published, Integrated: st.Size, Pending: n})
+}

@@ -1,0 +1,34 @@
+package templates
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestLogStatusRenders(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		v    LogStatusView
+		want []string
+	}{
+		{"pending", LogStatusView{RunID: 3, Origin: "pqrepro.example/log", Pending: true}, []string{"Inclusion pending", "pqrepro.example/log"}},
+		{"included", LogStatusView{RunID: 3, Origin: "o/log", Index: 41, TreeSize: 99, Proof: []string{"aGFzaA=="}, InclusionURL: "/api/v1/runs/3/inclusion"},
+			[]string{"Entry <strong>41</strong>", "size 99", "not yet witnessed", "Inclusion proof (1 hashes)", "aGFzaA==", `href="/api/v1/runs/3/inclusion"`}},
+		{"witnessed", LogStatusView{Index: 0, TreeSize: 1, Witnessed: 2}, []string{"with 2 witness cosignatures"}},
+		{"before the log", LogStatusView{NotLogged: true}, []string{"before the transparency log existed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := LogStatus(c.v).Render(context.Background(), &b); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("missing %q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

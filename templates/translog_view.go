@@ -1,0 +1,23 @@
+package templates
+
+// LogStatusView is a run's place in the portal's transparency log, for the run page.
+type LogStatusView struct {
+	RunID int64
+	// Origin is the log's origin line.
+	Origin string
+	// Pending: published, not yet in a checkpoint.
+	Pending bool
+	// NotLogged: the run was published before the log existed.
+	NotLogged bool
+	// Unavailable: the status could not be read (logged).
+	Unavailable bool
+	// Index and TreeSize place the leaf in the checkpoint the proof is against.
+	Index    int64
+	TreeSize int64
+	// Proof is the inclusion path (base64 hashes, leaf to root).
+	Proof []string
+	// Witnessed counts cosignature lines on that checkpoint (two per witness).
+	Witnessed int
+	// InclusionURL is the API answer with checkpoint and proof.
+	InclusionURL string
+}
