@@ -378,25 +378,7 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 	}
 	s.mu.Unlock()
 	wait := func(what string, cond func() bool) error {
-		deadline := time.Now().Add(mqttWait)
-		for {
-			mu.Lock()
-			ok := cond()
-			mu.Unlock()
-			if ok {
-				return nil
-			}
-			if err := s.failedLink(); err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("timed out after %s waiting for %s", mqttWait, what)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		return AwaitDelivery(ctx, &mu, s.failedLink, mqttWait, what, cond)
 	}
 
 	rng := newDRBG(m.Spec.Seed, artifacts.AEADAscon128Std+"/"+artifacts.OpTelemetry)
@@ -520,4 +502,29 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 		},
 		samples: samples,
 	}, nil
+}
+
+// AwaitDelivery polls cond (under mu) until it holds, the broker link fails (failed), ctx ends
+// or timeout passes, naming what it waited for. The host's and a board's telemetry runs wait
+// for the gateway's verdicts this way.
+func AwaitDelivery(ctx context.Context, mu *sync.Mutex, failed func() error, timeout time.Duration, what string, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		mu.Lock()
+		ok := cond()
+		mu.Unlock()
+		if ok {
+			return nil
+		}
+		if err := failed(); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

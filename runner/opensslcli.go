@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/internal/osroot"
 	"regexp"
 	"slices"
 	"strconv"
@@ -115,7 +116,7 @@ func ResolveOpenSSL(ctx context.Context, cfg OpenSSLConfig) (*OpenSSL, error) {
 		if _, err := os.Stat(bin); err != nil {
 			return nil, fmt.Errorf("openssl root %s has no usr/bin/openssl (make one with scripts/openssl-root %s): %w", root, cfg.Root, err)
 		}
-		loader, err := rootLoader(root, bin)
+		loader, err := osroot.Loader(root, bin)
 		if err != nil {
 			return nil, err
 		}
@@ -156,56 +157,6 @@ func ResolveOpenSSL(ctx context.Context, cfg OpenSSLConfig) (*OpenSSL, error) {
 		return nil, fmt.Errorf("%s is %q: %w; %s", o.Invocation[len(o.Invocation)-1], o.Version, ErrOpenSSLTooOld, opensslHowTo)
 	}
 	return o, nil
-}
-
-// rootLoader finds the dynamic loader inside root for bin: its PT_INTERP path resolved inside
-// root (symlinks followed within root), else root/lib64/ld-linux-*.so.* or root/lib/ld-linux-*.so.*.
-func rootLoader(root, bin string) (string, error) {
-	if f, err := elf.Open(bin); err == nil {
-		defer f.Close()
-		for _, p := range f.Progs {
-			if p.Type != elf.PT_INTERP {
-				continue
-			}
-			b := make([]byte, p.Filesz)
-			if _, err := p.ReadAt(b, 0); err == nil {
-				if l, ok := inRoot(root, string(bytes.TrimRight(b, "\x00"))); ok {
-					return l, nil
-				}
-			}
-		}
-	}
-	for _, pat := range []string{"lib64/ld-linux-*.so.*", "lib/ld-linux-*.so.*"} {
-		if m, _ := filepath.Glob(filepath.Join(root, pat)); len(m) > 0 {
-			return m[0], nil
-		}
-	}
-	return "", fmt.Errorf("openssl root %s: no dynamic loader (PT_INTERP of usr/bin/openssl, lib64/ld-linux-*.so.*, lib/ld-linux-*.so.*)", root)
-}
-
-// inRoot resolves an absolute path as if root were /, following symlinks of the last element
-// inside root, and reports whether it names a regular file.
-func inRoot(root, p string) (string, bool) {
-	for range 16 {
-		full := filepath.Join(root, p)
-		st, err := os.Lstat(full)
-		if err != nil {
-			return "", false
-		}
-		if st.Mode()&os.ModeSymlink == 0 {
-			return full, st.Mode().IsRegular()
-		}
-		t, err := os.Readlink(full)
-		if err != nil {
-			return "", false
-		}
-		if filepath.IsAbs(t) {
-			p = t
-		} else {
-			p = filepath.Join(filepath.Dir(p), t)
-		}
-	}
-	return "", false
 }
 
 // rootLibraryPath is the --library-path of a Debian root: usr/lib/<triplet> and lib/<triplet>

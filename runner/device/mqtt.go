@@ -394,25 +394,7 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	}
 	s.mu.Unlock()
 	wait := func(what string, cond func() bool) error {
-		deadline := time.Now().Add(mqttWait)
-		for {
-			mu.Lock()
-			ok := cond()
-			mu.Unlock()
-			if ok {
-				return nil
-			}
-			if err := s.failedLink(); err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("timed out after %s waiting for %s", mqttWait, what)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		return runner.AwaitDelivery(ctx, &mu, s.failedLink, mqttWait, what, cond)
 	}
 
 	frames := make([]wire.TelFrame, 0, n)

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/internal/osroot"
 	"regexp"
 	"slices"
 	"strconv"
@@ -84,7 +84,7 @@ func NewOpenSSL(ctx context.Context, root string) (*OpenSSL, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("openssl root %s has no usr/bin/openssl: %w: %w", root, err, ErrNoOpenSSL)
 	}
-	loader, err := rootLoader(root, bin)
+	loader, err := osroot.Loader(root, bin)
 	if err != nil {
 		return nil, err
 	}
@@ -116,54 +116,6 @@ func NewOpenSSL(ctx context.Context, root string) (*OpenSSL, error) {
 		return nil, fmt.Errorf("openssl in %s is %q, older than 3.5 (no ML-KEM, ML-DSA): rebuild it with scripts/openssl-root", root, o.Version)
 	}
 	return o, nil
-}
-
-// rootLoader finds the dynamic loader inside root for bin (as runner/opensslcli.go does).
-func rootLoader(root, bin string) (string, error) {
-	if f, err := elf.Open(bin); err == nil {
-		defer f.Close()
-		for _, p := range f.Progs {
-			if p.Type != elf.PT_INTERP {
-				continue
-			}
-			b := make([]byte, p.Filesz)
-			if _, err := p.ReadAt(b, 0); err == nil {
-				if l, ok := inRoot(root, string(bytes.TrimRight(b, "\x00"))); ok {
-					return l, nil
-				}
-			}
-		}
-	}
-	for _, pat := range []string{"lib64/ld-linux-*.so.*", "lib/ld-linux-*.so.*"} {
-		if m, _ := filepath.Glob(filepath.Join(root, pat)); len(m) > 0 {
-			return m[0], nil
-		}
-	}
-	return "", fmt.Errorf("openssl root %s: no dynamic loader", root)
-}
-
-// inRoot resolves an absolute path as if root were /, following symlinks inside root.
-func inRoot(root, p string) (string, bool) {
-	for range 16 {
-		full := filepath.Join(root, p)
-		st, err := os.Lstat(full)
-		if err != nil {
-			return "", false
-		}
-		if st.Mode()&os.ModeSymlink == 0 {
-			return full, st.Mode().IsRegular()
-		}
-		t, err := os.Readlink(full)
-		if err != nil {
-			return "", false
-		}
-		if filepath.IsAbs(t) {
-			p = t
-		} else {
-			p = filepath.Join(filepath.Dir(p), t)
-		}
-	}
-	return "", false
 }
 
 // Command is one openssl invocation; the caller runs it. ctx kills it.
