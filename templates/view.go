@@ -313,7 +313,7 @@ type ClaimResultRow struct {
 type RunView struct {
 	Page
 	// Log is the run's place in the transparency log (pending, or its index and proof).
-	Log LogStatusView
+	Log                                               LogStatusView
 	ID                                                int64
 	JobID                                             int64
 	Experiment, Paper, Kind, Method, Board, BoardName string
