@@ -233,42 +233,12 @@ func compareRow(row experiments.Row, c artifacts.Cell, run Run, m *artifacts.Man
 		return rc
 	}
 	stat, statName, bound := pick(c.Stats, row.Stat)
-	if statName == "" {
-		rc.Reasons = append(rc.Reasons, fmt.Sprintf("statistic differs: the paper gives %q", row.Stat))
-	}
 	if v, ok := convert(stat, c.Unit, row.Unit); ok && statName != "" {
 		rc.Measured = &v
 		r := v / row.Value
 		rc.Ratio = &r
-	} else if !ok {
-		rc.Reasons = append(rc.Reasons, fmt.Sprintf("unit differs: measured %s, published %s", c.Unit, row.Unit))
 	}
-	switch {
-	case row.Board == "":
-		rc.Reasons = append(rc.Reasons, "the published number is not tied to a board")
-	case row.Board != run.Result.Board:
-		rc.Reasons = append(rc.Reasons, fmt.Sprintf("board differs: measured on %s, published on %s", run.Result.Board, row.Board))
-	}
-	cli := row.Scenario == "openssl_cli"
-	method := m.Spec.Method
-	switch {
-	case cli && method == artifacts.MethodProcessPerOperation:
-		rc.Reasons = append(rc.Reasons, reasonProcessVsCLI)
-	case cli && method != artifacts.MethodOpenSSLCLI:
-		rc.Reasons = append(rc.Reasons, reasonInProcVsCLI)
-	case !cli && method == artifacts.MethodOpenSSLCLI:
-		rc.Reasons = append(rc.Reasons, reasonCLIVsInProc)
-	case !cli && method == artifacts.MethodProcessPerOperation:
-		rc.Reasons = append(rc.Reasons, reasonProcVsInProc)
-	case !cli && row.Scenario != "" && m.Spec.Scenario != "" && row.Scenario != m.Spec.Scenario:
-		rc.Reasons = append(rc.Reasons, fmt.Sprintf("scenario differs: measured %s, published %s", m.Spec.Scenario, row.Scenario))
-	}
-	if c.Variant != "" {
-		rc.Reasons = append(rc.Reasons, "not the paper's method: "+c.Variant)
-	}
-	if c.Keys == artifacts.KeysParsed && startsFromEncodedKeys(row.Library) {
-		rc.Reasons = append(rc.Reasons, reasonParsedKeys)
-	}
+	rc.Reasons = append(rc.Reasons, rowReasons(row, c, run.Result.Board, m)...)
 	if len(rc.Reasons) > 0 || rc.Ratio == nil {
 		return rc
 	}
@@ -285,6 +255,46 @@ func compareRow(row experiments.Row, c artifacts.Cell, run Run, m *artifacts.Man
 		rc.Verdict = verdictIf(math.Abs(r-1) <= tol)
 	}
 	return rc
+}
+
+// rowReasons are the reasons a published row cannot stand beside cell c measured on board
+// under manifest m, from what they are rather than from the numbers: the statistic, the unit,
+// the board, the method and scenario, a variant, the key form. Compare and Preview share them.
+func rowReasons(row experiments.Row, c artifacts.Cell, board string, m *artifacts.Manifest) []string {
+	var reasons []string
+	if _, statName, _ := pick(&artifacts.Stats{}, row.Stat); statName == "" {
+		reasons = append(reasons, fmt.Sprintf("statistic differs: the paper gives %q", row.Stat))
+	}
+	if _, ok := convert(1, c.Unit, row.Unit); !ok {
+		reasons = append(reasons, fmt.Sprintf("unit differs: measured %s, published %s", c.Unit, row.Unit))
+	}
+	switch {
+	case row.Board == "":
+		reasons = append(reasons, "the published number is not tied to a board")
+	case row.Board != board:
+		reasons = append(reasons, fmt.Sprintf("board differs: measured on %s, published on %s", board, row.Board))
+	}
+	cli := row.Scenario == "openssl_cli"
+	method := m.Spec.Method
+	switch {
+	case cli && method == artifacts.MethodProcessPerOperation:
+		reasons = append(reasons, reasonProcessVsCLI)
+	case cli && method != artifacts.MethodOpenSSLCLI:
+		reasons = append(reasons, reasonInProcVsCLI)
+	case !cli && method == artifacts.MethodOpenSSLCLI:
+		reasons = append(reasons, reasonCLIVsInProc)
+	case !cli && method == artifacts.MethodProcessPerOperation:
+		reasons = append(reasons, reasonProcVsInProc)
+	case !cli && row.Scenario != "" && m.Spec.Scenario != "" && row.Scenario != m.Spec.Scenario:
+		reasons = append(reasons, fmt.Sprintf("scenario differs: measured %s, published %s", m.Spec.Scenario, row.Scenario))
+	}
+	if c.Variant != "" {
+		reasons = append(reasons, "not the paper's method: "+c.Variant)
+	}
+	if c.Keys == artifacts.KeysParsed && startsFromEncodedKeys(row.Library) {
+		reasons = append(reasons, reasonParsedKeys)
+	}
+	return reasons
 }
 
 // startsFromEncodedKeys reports whether a published row's library starts every operation

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"pqrepro/compare"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,6 +133,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 		return err
 	}
 	v.Runs = runRows(runs)
+	v.Comparable, v.Claims = experimentPreview(m, p, v.Boards)
 	if m.Kind == artifacts.KindTLSMatrix && len(runs) > 0 {
 		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {
 			return err
@@ -240,4 +242,63 @@ func runnableOn(runners []sqlite.Runner, m *artifacts.Manifest) []string {
 		}
 	}
 	return out
+}
+
+// experimentPreview says before a run which published figures a run on each offered board
+// (and on each board the paper measured) could be compared with, by Compare's own rules, and
+// which of the manifest's claims a run can give a verdict.
+func experimentPreview(m *artifacts.Manifest, p *experiments.Paper, opts []templates.BoardOption) ([]templates.ComparablePreview, []templates.ClaimPreview) {
+	var targets []compare.PreviewTarget
+	seen := map[string]bool{}
+	add := func(board, unit string) {
+		if !seen[board] {
+			seen[board] = true
+			targets = append(targets, compare.PreviewTarget{Board: board, Unit: unit})
+		}
+	}
+	add("host", artifacts.UnitNanoseconds) // the board every portal's own runner has
+	for _, o := range opts {
+		unit := artifacts.UnitNanoseconds
+		if strings.HasPrefix(o.Class, "qemu-") {
+			unit = artifacts.UnitInstructions
+		}
+		add(o.Class, unit)
+	}
+	for _, row := range p.Reference {
+		if row.Board != "" && row.Metric == "latency" {
+			add(row.Board, artifacts.UnitNanoseconds) // a runner on that board times in ns
+		}
+	}
+	var out []templates.ComparablePreview
+	for _, pb := range compare.Preview(m, p, targets) {
+		if pb.Figures == 0 {
+			continue
+		}
+		unit := "timed in ns"
+		if i := slices.IndexFunc(targets, func(t compare.PreviewTarget) bool { return t.Board == pb.Board }); i >= 0 && targets[i].Unit == artifacts.UnitInstructions {
+			unit = "counts emulated instructions"
+		}
+		out = append(out, templates.ComparablePreview{Board: pb.Board, Unit: unit, Comparable: pb.Comparable, Figures: pb.Figures, Reasons: pb.Reasons})
+	}
+	var claims []templates.ClaimPreview
+	for _, id := range m.Spec.Reference.Claims {
+		cl, ok := p.Claim(id)
+		if !ok {
+			continue
+		}
+		judged := "a run checks it (1 check)"
+		if len(cl.Checks) != 1 {
+			judged = fmt.Sprintf("a run checks it (%d checks)", len(cl.Checks))
+		}
+		switch {
+		case cl.Scope != "":
+			judged = "shown, never given a verdict by one run: " + cl.Reason
+		case len(cl.Checks) == 0:
+			judged = "no check a run can make"
+		case len(cl.Boards) > 0:
+			judged = fmt.Sprintf("verdict only on %s; elsewhere its checks run and are reported", strings.Join(cl.Boards, ", "))
+		}
+		claims = append(claims, templates.ClaimPreview{ID: cl.ID, Claim: cl.Claim, Judged: judged})
+	}
+	return out, claims
 }

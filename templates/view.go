@@ -197,6 +197,23 @@ type ExperimentView struct {
 	Runs                                             []RunRow
 	// HeatMap is the latest run's matrix of a tls-matrix experiment; nil otherwise.
 	HeatMap *HeatMap
+	// Comparable says, before any run, which of the paper's figures a run on each board
+	// could stand beside, and Claims which of the manifest's claims a run can judge.
+	Comparable []ComparablePreview
+	Claims     []ClaimPreview
+}
+
+// ComparablePreview is one board's answer: Comparable of Figures published numbers, and why
+// not the rest.
+type ComparablePreview struct {
+	Board, Unit         string
+	Comparable, Figures int
+	Reasons             []string
+}
+
+// ClaimPreview is one claim the manifest checks: whether a run gives it a verdict, or why not.
+type ClaimPreview struct {
+	ID, Claim, Judged string
 }
 
 // JobView is a job's page: live progress and the log tail.
