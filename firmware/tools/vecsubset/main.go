@@ -34,18 +34,18 @@ func asconSubset(dir, out string) error {
 	for _, f := range asconpick.Files {
 		text, err := os.ReadFile(filepath.Join(dir, f.Rel))
 		if err != nil {
-			return fmt.Errorf("Ascon KAT subset: %w", err)
+			return fmt.Errorf("ascon KAT subset: %w", err)
 		}
 		sub, err := f.Subset(text)
 		if err != nil {
-			return fmt.Errorf("Ascon KAT subset: %w", err)
+			return fmt.Errorf("ascon KAT subset: %w", err)
 		}
 		dst := filepath.Join(out, f.Rel)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
 		if err := os.WriteFile(dst, sub, 0o644); err != nil {
-			return fmt.Errorf("Ascon KAT subset: %w", err)
+			return fmt.Errorf("ascon KAT subset: %w", err)
 		}
 	}
 	return nil
