@@ -510,11 +510,22 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", err)
 	}
 	defer s.close()
-	hs, err := s.handshake(ctx, c)
-	if err != nil {
-		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
+	// The stream's session is opened in the manifest's mode.
+	var sid [8]byte
+	if s.fs {
+		hs, err := s.handshakeFS(ctx, c)
+		if err != nil {
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: forward-secret handshake through %s: %w", s.broker, err)
+		}
+		sid = hs.SessionID
+	} else {
+		hs, err := s.handshake(ctx, c)
+		if err != nil {
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
+		}
+		sid = hs.SessionID
 	}
-	topic := dataTopic(hs.SessionID)
+	topic := dataTopic(sid)
 	n := m.Spec.Iterations
 	var (
 		mu        sync.Mutex
