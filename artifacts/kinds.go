@@ -107,7 +107,7 @@ var kindDefs = []KindDef{
 	},
 	{
 		Name: KindMQTTTelemetry, Summary: "paper003's telemetry: ML-KEM-512 handshakes and Ascon-AEAD128 frames through an MQTT broker to a verifying gateway, and the AEADs' seal and open costs fitted as fixed plus per-byte",
-		Methods: []string{MethodInProcess}, Firmware: true, firmwareCannot: mqttFirmwareCannot,
+		Methods: []string{MethodInProcess}, Firmware: true,
 		defaults:  mqttDefaults,
 		check:     func(v *validator, m *Manifest) { v.checkMQTT(m) },
 		cells:     mqttCells,

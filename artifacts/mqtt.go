@@ -302,16 +302,6 @@ func (v *validator) checkMQTT(m *Manifest) {
 	}
 }
 
-// mqttFirmwareCannot: the firmware's telemetry device (firmware/PROTOCOL.md, Telemetry
-// device) has the pinned mode only; the forward-secret mode needs ML-DSA verification on the
-// board.
-func mqttFirmwareCannot(m *Manifest) string {
-	if m.Spec.MQTT != nil && m.Spec.MQTT.ForwardSecret {
-		return "the board firmware's telemetry device has the pinned mode only (forward-secret handshakes need ML-DSA-44 verification on the board: host only)"
-	}
-	return ""
-}
-
 // MQTTHandshakeAlgorithm names the handshake cell's algorithm for the spec's mode.
 func (s *MQTTSpec) MQTTHandshakeAlgorithm() string {
 	if s.ForwardSecret {

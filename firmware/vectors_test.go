@@ -1,11 +1,15 @@
 package firmware
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"pqrepro/firmware/tools/asconpick"
 )
 
 // TestBoardVectorsAreNISTs checks the project's shortened copy of the ACVP ML-KEM, ML-DSA and
@@ -60,6 +64,35 @@ func TestBoardVectorsAreNISTs(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("%s: no tests kept", name)
+		}
+	}
+}
+
+// TestBoardAsconVectorsAreTheDesigners checks the project's copy of the Ascon KAT records
+// (vectors/ascon) against the full files: exactly the records asconpick names, each one's
+// text unchanged.
+func TestBoardAsconVectorsAreTheDesigners(t *testing.T) {
+	for _, f := range asconpick.Files {
+		full, err := os.ReadFile(filepath.Join(asconKATDir, f.Rel))
+		if err != nil {
+			t.Skipf("the full Ascon KAT files are not next to the repository: %v", err)
+		}
+		want, err := f.Subset(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("vectors", "ascon", f.Rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("vectors/ascon/%s is not the designers' records %v", f.Rel, f.Board)
+		}
+		for _, c := range f.Board {
+			rec := fmt.Sprintf("Count = %d\n", c)
+			if !bytes.Contains(full, []byte(rec)) || !bytes.Contains(got, []byte(rec)) {
+				t.Errorf("%s: record %d missing", f.Rel, c)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 /* The dispatcher: HELLO, ALGS, SEED, BENCH, SELFTEST and RESEND (firmware/PROTOCOL.md). */
 #include "fw.h"
 
+#include "../crypto/ascon/ascon.h"
 #include "../crypto/keccak/keccak.h"
 #include "../crypto/pqmem.h"
 #include "../crypto/sha2/sha2.h"
@@ -804,19 +805,87 @@ static int hash_one(const struct fw_kat_hash *h, uint8_t *out)
 	return 0;
 }
 
+#if FW_HAVE_TEL
+/* ascon_one checks one Ascon KAT record: an AEAD record seals to CT || tag, opens back to PT,
+ * and refuses the ciphertext with its last tag bit flipped; a hash record gives MD. With
+ * wrong set (SELFTEST fault=ascon) each record runs through another mode than its own
+ * (SP 800-232 AEAD128 records through v1.2 Ascon-128a, v1.2 records through AEAD128,
+ * Hash256 through XOF128, XOF128 through CXOF128 with an empty Z, CXOF128 through XOF128):
+ * every record must then fail, which shows a vector wired to the wrong mode is caught. */
+static int ascon_one(const struct fw_kat_ascon *v, int wrong)
+{
+	uint8_t *ct = st_a, *pt = st_b, tag[ASCON_TAGBYTES];
+	static const ascon_mode aead_wrong[3] = {ASCON_128A_V12, ASCON_AEAD128, ASCON_AEAD128};
+	ascon_mode mode;
+	unsigned int hmode;
+
+	if (v->outlen > sizeof st_md || (v->mode > 2))
+		return 0;
+	if (v->key == 0) { /* a hash record */
+		hmode = wrong ? (v->mode == 0 ? 1u : v->mode == 1 ? 2u : 1u) : v->mode;
+		if (hmode == 0) {
+			if (v->outlen != ASCON_HASH256_BYTES)
+				return 0;
+			ascon_hash256(st_md, v->in, v->inlen);
+		} else if (hmode == 1) {
+			ascon_xof128(st_md, v->outlen, v->in, v->inlen);
+		} else if (ascon_cxof128(st_md, v->outlen, v->ad, wrong ? 0 : v->adlen, v->in, v->inlen) != 0) {
+			return 0;
+		}
+		return memcmp(st_md, v->out, v->outlen) == 0;
+	}
+	if (v->outlen != v->inlen + ASCON_TAGBYTES || v->inlen > sizeof st_b)
+		return 0;
+	mode = wrong ? aead_wrong[v->mode] : (ascon_mode)v->mode;
+	ascon_aead_encrypt(mode, ct, tag, v->in, v->inlen, v->ad, v->adlen, v->nonce, v->key);
+	if (memcmp(ct, v->out, v->inlen) != 0 || memcmp(tag, v->out + v->inlen, ASCON_TAGBYTES) != 0)
+		return 0;
+	if (ascon_aead_decrypt(mode, pt, v->out, v->inlen, v->out + v->inlen, ASCON_TAGBYTES, v->ad,
+			       v->adlen, v->nonce, v->key) != 0 ||
+	    memcmp(pt, v->in, v->inlen) != 0)
+		return 0;
+	memcpy(tag, v->out + v->inlen, ASCON_TAGBYTES);
+	tag[ASCON_TAGBYTES - 1] ^= 0x80;
+	return ascon_aead_decrypt(mode, pt, v->out, v->inlen, tag, ASCON_TAGBYTES, v->ad, v->adlen,
+				  v->nonce, v->key) != 0;
+}
+
+/* selftest_ascon runs the Ascon KAT records, one group per algorithm (fn=kat); first_fail
+ * is the record's Count. */
+static void selftest_ascon(uint32_t re, int wrong)
+{
+	uint32_t i, j, pass, fail, first;
+
+	for (i = 0; i < fw_n_kat_ascons; i = j) {
+		pass = fail = first = 0;
+		for (j = i; j < fw_n_kat_ascons && fw_streq(fw_kat_ascons[j].alg, fw_kat_ascons[i].alg); j++) {
+			ST_COUNT(ascon_one(&fw_kat_ascons[j], wrong), fw_kat_ascons[j].count);
+			busy_poll();
+		}
+		st_group(re, fw_kat_ascons[i].alg, "kat", pass, fail, first);
+	}
+}
+#endif
+
 static void do_selftest(const struct fw_req *r)
 {
 	uint32_t i, j, pass, fail, first;
 	const char *full = fw_req_get(r, "full");
+	const char *fault = fw_req_get(r, "fault");
 
 	if (full != 0 && !fw_streq(full, "0") && !fw_streq(full, "1")) {
 		send_error(r->seq, "badarg", "full");
 		return;
 	}
+	if (fault != 0 && !(FW_HAVE_TEL && fw_streq(fault, "ascon"))) {
+		send_error(r->seq, "badarg", "fault");
+		return;
+	}
 	st_full = full != 0 && fw_streq(full, "1");
 
 	st_pass = st_fail = st_groups = 0;
-	for (i = 0; i < fw_n_kat_hashes; i = j) {
+	/* fault=ascon runs the Ascon groups alone, each through a wrong mode. */
+	for (i = 0; fault == 0 && i < fw_n_kat_hashes; i = j) {
 		/* Hash vectors are grouped by algorithm, in table order. */
 		pass = fail = first = 0;
 		for (j = i; j < fw_n_kat_hashes && fw_streq(fw_kat_hashes[j].alg, fw_kat_hashes[i].alg); j++)
@@ -825,10 +894,13 @@ static void do_selftest(const struct fw_req *r)
 				 j - i);
 		st_group(r->seq, fw_kat_hashes[i].alg, "hash", pass, fail, first);
 	}
-	for (i = 0; i < fw_n_kat_kems; i++)
+	for (i = 0; fault == 0 && i < fw_n_kat_kems; i++)
 		selftest_kem(r->seq, &fw_kat_kems[i]);
-	for (i = 0; FW_HAVE_SIG && i < fw_n_kat_sigs; i++)
+	for (i = 0; FW_HAVE_SIG && fault == 0 && i < fw_n_kat_sigs; i++)
 		selftest_sig(r->seq, &fw_kat_sigs[i]);
+#if FW_HAVE_TEL
+	selftest_ascon(r->seq, fault != 0);
+#endif
 	fw_frame_begin("SELFTEST");
 	fw_kv_u64("re", r->seq);
 	fw_kv_u64("pass", st_pass);

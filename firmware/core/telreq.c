@@ -1,4 +1,4 @@
-/* TELEK, TELHS, TELSEAL and AEADBENCH: the board as the telemetry device (telreq.h,
+/* TELEK, TELHS, TELSK, TELRQ, TELOF, TELFS, TELSEAL and AEADBENCH: the board as the telemetry device (telreq.h,
  * firmware/PROTOCOL.md "Telemetry device", firmware/TELEMETRY.md). */
 #include "telreq.h"
 
@@ -31,6 +31,21 @@ static uint8_t t_psk[TEL_MAX_PSK];
 static uint8_t t_frame[TEL_MAX_PAYLOAD + TEL_OVERHEAD];
 static uint8_t t_pt[TEL_MAX_PAYLOAD];
 static uint8_t t_key[16], t_nonce[16], t_ad[TEL_MAX_AD];
+/* Forward-secret mode: the pinned ML-DSA-44 gateway key (received in chunks, checked once),
+ * the outstanding request's nonce, the offer (received in chunks) and the ephemeral key. */
+static uint8_t t_sigpk[TEL_SIGPK], t_sigpkh[32];
+static uint32_t t_sk_have;
+static int t_sk_pinned;
+static uint8_t t_rq_nonce[TEL_NONCE];
+static int t_rq_open; /* a request is outstanding: TELFS may complete it once */
+static size_t t_rq_devlen, t_rq_psklen;
+/* The offer shares the frame buffer (the RP2040's SRAM has no room for both): TELSEAL and
+ * AEADBENCH discard an offer received and not yet checked. */
+#define t_offer t_frame
+_Static_assert(TEL_OFFER <= TEL_MAX_PAYLOAD + TEL_OVERHEAD, "the offer fits the frame buffer");
+static uint32_t t_of_have;
+static struct tel_pin t_eph;
+static uint8_t t_hs_fs[TEL_HS_FS];
 
 static void tel_error(uint32_t re, const char *code, const char *msg)
 {
@@ -197,6 +212,217 @@ static void do_telhs(const struct fw_req *r)
 	fw_frame_end();
 }
 
+/* TELSK off=<n> pk=<hex>: the next chunk of the pinned ML-DSA-44 gateway public key. When the
+ * 1,312 bytes are in, the key is pinned once: its Ascon-Hash256 (pkh, first 8 bytes) is what
+ * the runner compares with the gateway's. */
+static void do_telsk(const struct fw_req *r)
+{
+	const char *off_s = fw_req_get(r, "off"), *pk_s = fw_req_get(r, "pk");
+	uint32_t off;
+	long n;
+	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_sk_have)) {
+		tel_error(r->seq, "badarg", "off");
+		return;
+	}
+	if (pk_s == 0 ||
+	    (n = fw_parse_hex(pk_s, t_sigpk + off, off < TEL_SIGPK ? TEL_SIGPK - off : 0)) <= 0) {
+		tel_error(r->seq, "badarg", "pk");
+		return;
+	}
+	if (off == 0)
+		t_sk_pinned = 0;
+	t_sk_have = off + (uint32_t)n;
+	fw_frame_begin("TELSK");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("off", off);
+	fw_kv_u64("len", (uint64_t)n);
+	fw_kv_u64("have", t_sk_have);
+	if (t_sk_have == TEL_SIGPK) {
+		ascon_hash256(t_sigpkh, t_sigpk, TEL_SIGPK);
+		t_sk_pinned = 1;
+		fw_kv_u64("pinned", 1);
+		fw_kv_hex("pkh", t_sigpkh, 8);
+	}
+	fw_frame_end();
+}
+
+/* TELRQ dev=<id> [psk=<hex>]: a forward-secret key request, its nonce from the DRBG. Any
+ * earlier request and session end here. */
+static void do_telrq(const struct fw_req *r)
+{
+	const char *dev = fw_req_get(r, "dev"), *psk = fw_req_get(r, "psk");
+	uint8_t rq[TEL_RQ];
+	long n = 0;
+	size_t dl = dev ? strlen(dev) : 0;
+
+	if (dev == 0 || tel_valid_device(dev, dl) != 0) {
+		tel_error(r->seq, "badarg", "dev");
+		return;
+	}
+	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
+		tel_error(r->seq, "badarg", "psk");
+		return;
+	}
+	if (!t_sk_pinned) {
+		tel_error(r->seq, "setup", "pk");
+		return;
+	}
+	memcpy(t_dev, dev, dl + 1);
+	t_rq_devlen = dl;
+	t_rq_psklen = (size_t)n;
+	t_sess.open = 0;
+	fw_drbg_read(t_rq_nonce, sizeof t_rq_nonce);
+	t_rq_open = 1;
+	t_of_have = 0;
+	tel_fs_request(rq, t_rq_nonce);
+	fw_frame_begin("TELRQ");
+	fw_kv_u64("re", r->seq);
+	fw_kv_hex("rq", rq, TEL_RQ);
+	fw_frame_end();
+}
+
+/* TELOF off=<n> of=<hex>: the next chunk of the gateway's offer (3,245 bytes). */
+static void do_telof(const struct fw_req *r)
+{
+	const char *off_s = fw_req_get(r, "off"), *of_s = fw_req_get(r, "of");
+	uint32_t off;
+	long n;
+	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_of_have)) {
+		tel_error(r->seq, "badarg", "off");
+		return;
+	}
+	if (of_s == 0 ||
+	    (n = fw_parse_hex(of_s, t_offer + off, off < TEL_OFFER ? TEL_OFFER - off : 0)) <= 0) {
+		tel_error(r->seq, "badarg", "of");
+		return;
+	}
+	t_of_have = off + (uint32_t)n;
+	fw_frame_begin("TELOF");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("off", off);
+	fw_kv_u64("len", (uint64_t)n);
+	fw_kv_u64("have", t_of_have);
+	fw_frame_end();
+}
+
+/* parse_unix reads a decimal number below 2^63 (Unix seconds); -1 on error. */
+static int parse_unix(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (*s == 0)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (0x7fffffffffffffffull - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+struct fs_job {
+	uint64_t now, expiry;
+	int rc;      /* enum tel_offer_err, or 1 when the encapsulation or derivation failed */
+	int stage;   /* 0 verify, 1 accept, 2 handshake */
+	uint64_t c_verify, c_accept, c_encaps, c_kdf;
+};
+
+/* fs_run is the timed forward-secret handshake: ML-DSA-44 verification of the offer, the nonce,
+ * expiry and modulus checks, ML-KEM-512 encapsulation to ek_e, then H(ct) and the key
+ * derivation, with the counter read between them. */
+static void fs_run(void *arg)
+{
+	struct fs_job *j = arg;
+	uint64_t t0, t1, t2, t3, t4;
+	plat_counter_align();
+	t0 = plat_counter();
+	j->rc = tel_fs_verify(t_offer, t_of_have, t_sigpk, t_dev, t_rq_devlen);
+	t1 = plat_counter();
+	t2 = t3 = t4 = t1;
+	if (j->rc == TEL_OFFER_OK) {
+		j->stage = 1;
+		j->rc = tel_fs_accept(&t_eph, &j->expiry, t_offer, t_rq_nonce, j->now);
+		t2 = plat_counter();
+		t3 = t4 = t2;
+		if (j->rc == TEL_OFFER_OK) {
+			j->stage = 2;
+			if (tel_fs_encaps(t_hs_fs, t_ss, &t_eph, t_rq_nonce, t_m) != 0)
+				j->rc = 1;
+			t3 = plat_counter();
+			if (j->rc == 0 && tel_derive_fs(&t_sess, &t_eph, t_hs_fs, t_ss, j->expiry, t_dev,
+							 t_rq_devlen, t_psk, t_rq_psklen) != 0)
+				j->rc = 1;
+			t4 = plat_counter();
+		}
+	}
+	plat_timed_end();
+	j->c_verify = t1 - t0;
+	j->c_accept = t2 - t1;
+	j->c_encaps = t3 - t2;
+	j->c_kdf = t4 - t3;
+}
+
+/* TELFS now=<Unix seconds>: checks the offer received by TELOF against the pinned key, the
+ * outstanding request's nonce and now, encapsulates to its key (m from the DRBG) and opens the
+ * session: the handshake payload in TELCT frames, then TELFS with the counts. A refused offer
+ * is TELFS ok=0 reason=malformed|signature|nonce|expired; the request stays outstanding (a
+ * broker's forgery does not cancel it) until a handshake completes it, once. */
+static void do_telfs(const struct fw_req *r)
+{
+	const char *now_s = fw_req_get(r, "now");
+	struct fs_job j;
+	uint32_t stack;
+
+	if (now_s == 0 || parse_unix(now_s, &j.now) != 0) {
+		tel_error(r->seq, "badarg", "now");
+		return;
+	}
+	if (!t_sk_pinned) {
+		tel_error(r->seq, "setup", "pk");
+		return;
+	}
+	if (!t_rq_open) {
+		tel_error(r->seq, "setup", "request");
+		return;
+	}
+	j.rc = -1;
+	j.stage = 0;
+	j.expiry = 0;
+	j.c_verify = j.c_accept = j.c_encaps = j.c_kdf = 0;
+	t_sess.open = 0;
+	fw_drbg_read(t_m, sizeof t_m);
+	stack = plat_stack_run(fs_run, &j);
+	memset(t_ss, 0, sizeof t_ss);
+	memset(t_m, 0, sizeof t_m);
+	t_of_have = 0;
+	if (j.rc > 0) {
+		t_sess.open = 0;
+		tel_error(r->seq, "setup", "handshake");
+		return;
+	}
+	if (j.rc == TEL_OFFER_OK) {
+		t_rq_open = 0;
+		send_chunks("TELCT", "hs", r->seq, 0, 0, t_hs_fs, TEL_HS_FS);
+	}
+	fw_frame_begin("TELFS");
+	fw_kv_u64("re", r->seq);
+	if (j.rc == TEL_OFFER_OK) {
+		fw_kv_hex("sid", t_sess.sid, TEL_SID);
+		fw_kv_u64("len", TEL_HS_FS);
+		fw_kv_u64("expiry", j.expiry);
+	}
+	fw_kv_u64("count", j.c_verify + j.c_accept + j.c_encaps + j.c_kdf);
+	fw_kv_u64("count_verify", j.c_verify);
+	fw_kv_u64("count_accept", j.c_accept);
+	fw_kv_u64("count_encaps", j.c_encaps);
+	fw_kv_u64("count_kdf", j.c_kdf);
+	fw_kv_u64("stack", stack);
+	fw_kv_u64("ok", j.rc == TEL_OFFER_OK);
+	if (j.rc != TEL_OFFER_OK)
+		fw_kv_str("reason", tel_offer_reason(j.rc));
+	fw_frame_end();
+}
+
 struct seal_job {
 	size_t plen;
 	int rc;
@@ -219,6 +445,7 @@ static void seal_run(void *arg)
  * under the session's next counter; TELF frames carry it, TELSEALED its count. */
 static void do_telseal(const struct fw_req *r)
 {
+	t_of_have = 0; /* the frame buffer holds the offer until TELFS */
 	const char *n_s = fw_req_get(r, "n");
 	uint32_t sizes[TEL_MAX_SIZES], n, i, stack, nok = 0;
 	unsigned int k;
@@ -343,6 +570,7 @@ static const char *aead_one(struct aead_job *j, uint32_t *stack)
  * bytes; SAMPLE and SUMMARY as BENCH, SAMPLE also size=. */
 static void do_aeadbench(const struct fw_req *r)
 {
+	t_of_have = 0; /* the frame buffer holds the offer until TELFS */
 	const char *a_s = fw_req_get(r, "aead"), *op = fw_req_get(r, "op");
 	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup"), *ad_s = fw_req_get(r, "adlen");
 	uint32_t sizes[TEL_MAX_SIZES], n, warmup = 0, adlen = 0, i, stack, nok = 0, nfail = 0, stack_max = 0;
@@ -440,6 +668,14 @@ int fw_tel_dispatch(const struct fw_req *r)
 		do_telek(r);
 	else if (fw_streq(r->type, "TELHS"))
 		do_telhs(r);
+	else if (fw_streq(r->type, "TELSK"))
+		do_telsk(r);
+	else if (fw_streq(r->type, "TELRQ"))
+		do_telrq(r);
+	else if (fw_streq(r->type, "TELOF"))
+		do_telof(r);
+	else if (fw_streq(r->type, "TELFS"))
+		do_telfs(r);
 	else if (fw_streq(r->type, "TELSEAL"))
 		do_telseal(r);
 	else if (fw_streq(r->type, "AEADBENCH"))

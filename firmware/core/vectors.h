@@ -80,12 +80,27 @@ struct fw_kat_sig {
 	uint8_t internal;
 };
 
+/* Ascon: one record of the Ascon designers' NIST LWC KAT files. alg is Ascon-AEAD128,
+ * Ascon-128, Ascon-128a (mode: the firmware's ascon_mode; key, nonce, in = PT, ad = AD,
+ * out = CT || 16-byte tag) or Ascon-Hash256, Ascon-XOF128, Ascon-CXOF128 (mode 0, 1, 2;
+ * in = Msg, ad = Z for CXOF128, out = MD, outlen bytes of output). Rows of one alg are
+ * adjacent. */
+struct fw_kat_ascon {
+	const char *alg;
+	uint8_t mode;
+	uint16_t count; /* the record's Count */
+	const uint8_t *key, *nonce, *in, *ad, *out;
+	uint16_t inlen, adlen, outlen;
+};
+
 extern const struct fw_kat_kem fw_kat_kems[];
 extern const struct fw_kat_sig fw_kat_sigs[];
 extern const unsigned int fw_n_kat_sigs;
 extern const unsigned int fw_n_kat_kems;
 extern const struct fw_kat_hash fw_kat_hashes[];
 extern const unsigned int fw_n_kat_hashes;
+extern const struct fw_kat_ascon fw_kat_ascons[];
+extern const unsigned int fw_n_kat_ascons;
 /* fw_kat_source names where the vectors came from, e.g. "acvp-v1.1.0.43". */
 extern const char fw_kat_source[];
 

@@ -24,6 +24,10 @@
  *   tel-frames EK M DEV PSK PT[,PT...]           -> HS FRAME... | fail
  *       (the telemetry scheme's pinned handshake to EK with randomness M, device id DEV,
  *       then one frame per plaintext, counters from 0: firmware/TELEMETRY.md)
+ *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
+ *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
+ *       pinned ML-DSA-44 key SIGPK at Unix time NOW, encapsulation with randomness M, then
+ *       one frame per plaintext; REASON is malformed, signature, nonce or expired)
  * SET is 512, 768 or 1024; DSET is 44, 65 or 87; MODE is aead128, 128v12 or
  * 128av12; IFACE is pure (ML-DSA.Sign/Verify with CTX), internal (MSG is
  * M'), mu (MSG is the 64-byte external mu) or prehash (MSG is PH(M), OID
@@ -419,6 +423,53 @@ static int tel(char *ek, char *m, char *dev, char *psk, char *pts)
 	return 0;
 }
 
+/* telfs runs tel-fs. */
+static int telfs(char *sigpk, char *dev, char *psk, char *nonce, char *offer, char *now_s, char *m,
+		 char *pts)
+{
+	static struct tel_pin eph;
+	static struct tel_session s;
+	static uint8_t rq[TEL_RQ], hs[TEL_HS_FS], ss[32], frame[TEL_MAX_PAYLOAD + TEL_OVERHEAD];
+	static uint8_t pk[TEL_SIGPK], nc[TEL_NONCE], mm[32];
+	long np, no, n;
+	uint64_t ctr, expiry, now;
+	char *pt, *end;
+	int rc;
+	if (pts == NULL || unhex(pk, sigpk) != TEL_SIGPK || unhex(nc, nonce) != TEL_NONCE ||
+	    unhex(mm, m) != 32 || (np = unhex(o2, psk)) < 0 || (no = unhex(a, offer)) < 0)
+		return -1;
+	now = strtoull(now_s, &end, 10);
+	if (*end != 0)
+		return -1;
+	tel_fs_request(rq, nc);
+	rc = tel_fs_verify(a, (size_t)no, pk, dev, strlen(dev));
+	if (rc == TEL_OFFER_OK)
+		rc = tel_fs_accept(&eph, &expiry, a, nc, now);
+	if (rc != TEL_OFFER_OK) {
+		printf("refused %s", tel_offer_reason(rc));
+		return 0;
+	}
+	if (tel_fs_encaps(hs, ss, &eph, nc, mm) != 0 ||
+	    tel_derive_fs(&s, &eph, hs, ss, expiry, dev, strlen(dev), o2, (size_t)np) != 0) {
+		printf("fail");
+		return 0;
+	}
+	puthex(rq, TEL_RQ);
+	printf(" ");
+	puthex(hs, TEL_HS_FS);
+	for (pt = strtok(pts, ","); pt != NULL; pt = strtok(NULL, ",")) {
+		if ((n = unhex(o1, pt)) < 0 || n > TEL_MAX_PAYLOAD)
+			return -1;
+		if (tel_seal(&s, frame, o1, (size_t)n, &ctr) != 0) {
+			printf(" fail");
+			return 0;
+		}
+		printf(" ");
+		puthex(frame, (size_t)n + TEL_OVERHEAD);
+	}
+	return 0;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
@@ -429,7 +480,11 @@ int main(void)
 		long n;
 		if (cmd == NULL)
 			continue;
-		if (strcmp(cmd, "tel-frames") == 0) {
+		if (strcmp(cmd, "tel-fs") == 0) {
+			char *mm = strtok(NULL, " \r\n");
+			if (telfs(x, y, z, v, w, u, mm, strtok(NULL, " \r\n")) != 0)
+				goto bad;
+		} else if (strcmp(cmd, "tel-frames") == 0) {
 			if (tel(x, y, z, v, w) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "slhdsa-", 7) == 0) {

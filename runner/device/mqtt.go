@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cloudflare/circl/kem/mlkem/mlkem512"
+	"github.com/cloudflare/circl/sign/mldsa/mldsa44"
 
 	"pqrepro/artifacts"
 	"pqrepro/ascon"
@@ -24,7 +25,9 @@ import (
 // firmware is the device of firmware/TELEMETRY.md, the runner is its network (what the board
 // sends on the serial line, the runner publishes on the broker) and runs the gateway, which
 // verifies and decrypts every frame before it counts. Counts are the board's: instructions
-// under QEMU. The pinned mode only: the firmware does not verify ML-DSA yet.
+// under QEMU. Both modes: pinned, and forward-secret (the board verifies the gateway's
+// ML-DSA-44-signed ephemeral key, which the runner relays from the broker, TELSK/TELRQ/TELOF/
+// TELFS).
 
 const (
 	// BoardDevice is the device id a board runs under.
@@ -45,6 +48,8 @@ type mqttRun struct {
 	gl      *mqtt.GatewayLink
 	net     *mqtt.Client // the board's network: publishes what the board sends
 	ek, psk []byte
+	fs      bool                   // forward-secret handshakes
+	offers  chan telemetry.Message // the gateway's offers, as the board's network receives them
 
 	mu       sync.Mutex
 	sessions chan telemetry.SessionID
@@ -81,11 +86,19 @@ func boardGatewayKey(seed string) (ek []byte, sk *mlkem512.PrivateKey, psk []byt
 	return ek, sk, p[:16]
 }
 
+// boardSigningKey derives the gateway's ML-DSA-44 key of the forward-secret mode from the
+// manifest seed, as boardGatewayKey does (a benchmark key; the ephemeral keys and signatures
+// are drawn from crypto/rand by the gateway).
+func boardSigningKey(seed string) (*mldsa44.PublicKey, *mldsa44.PrivateKey) {
+	h := sha256.Sum256([]byte("pqrepro board gateway signing key\x00" + seed))
+	return mldsa44.NewKeyFromSeed(&h)
+}
+
 // newMQTTRun starts the broker (embedded unless the spec names one), the gateway and the
 // board's network link, and pins the gateway's key on the board.
 func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name string, log io.Writer) (*mqttRun, error) {
 	spec := m.Spec.MQTT
-	s := &mqttRun{sessions: make(chan telemetry.SessionID, 16)}
+	s := &mqttRun{sessions: make(chan telemetry.SessionID, 16), fs: spec.ForwardSecret, offers: make(chan telemetry.Message, 4)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -109,7 +122,12 @@ func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name s
 	ek, sk, psk := boardGatewayKey(m.Spec.Seed)
 	s.ek, s.psk = ek, psk
 	var err error
-	s.gw, err = telemetry.NewGateway(telemetry.GatewayConfig{DecapsulationKey: sk, Devices: map[string][]byte{BoardDevice: psk}})
+	gcfg := telemetry.GatewayConfig{DecapsulationKey: sk, Devices: map[string][]byte{BoardDevice: psk}}
+	var spk *mldsa44.PublicKey
+	if s.fs {
+		spk, gcfg.SigningKey = boardSigningKey(m.Spec.Seed)
+	}
+	s.gw, err = telemetry.NewGateway(gcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -134,11 +152,36 @@ func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name s
 		return nil, fmt.Errorf("broker %s: %w", s.broker, err)
 	}
 	s.closers = append(s.closers, func() { s.gl.Close() })
-	s.net, err = mqtt.Dial(ctx, s.addr, "pqrepro-dev-"+BoardDevice, nil)
+	var onOffer mqtt.Handler
+	if s.fs {
+		onOffer = func(msg telemetry.Message) {
+			if msg.Topic != mqtt.OfferTopic(BoardDevice) {
+				return
+			}
+			select {
+			case s.offers <- msg:
+			default:
+			}
+		}
+	}
+	s.net, err = mqtt.Dial(ctx, s.addr, "pqrepro-dev-"+BoardDevice, onOffer)
 	if err != nil {
 		return nil, fmt.Errorf("broker %s: the board's link: %w", s.broker, err)
 	}
 	s.closers = append(s.closers, func() { s.net.Close() })
+	if s.fs {
+		if err := s.net.Subscribe(ctx, mqtt.OfferTopic(BoardDevice)); err != nil {
+			return nil, fmt.Errorf("broker %s: the board's offer topic: %w", s.broker, err)
+		}
+		pkh, err := c.TelPinSigner(ctx, spk.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("pinning the gateway's signing key on the board: %w", err)
+		}
+		if h := ascon.Sum256(spk.Bytes()); !bytes.Equal(pkh, h[:8]) {
+			return nil, fmt.Errorf("%w: the board's H(pk) %x differs from the signing key's %x", wire.ErrProtocol, pkh, h[:8])
+		}
+		fmt.Fprintf(log, "mqtt %s: gateway signing key (ML-DSA-44) pinned on the board (H(pk) %x…)\n", name, pkh)
+	}
 	ekh, err := c.TelPin(ctx, ek)
 	if err != nil {
 		return nil, fmt.Errorf("pinning the gateway key on the board: %w", err)
@@ -175,6 +218,67 @@ func (s *mqttRun) handshake(ctx context.Context, c *wire.Conn) (wire.TelHandshak
 			return hs, ctx.Err()
 		case <-timer.C:
 			return hs, fmt.Errorf("the gateway opened no session %x within %s", hs.SessionID, mqttWait)
+		}
+	}
+}
+
+// handshakeFS is the forward-secret handshake: the board's request published, the gateway's
+// signed offer relayed from the broker to the board, which checks it (against the runner's
+// clock: the board has none) and encapsulates; its handshake published; then as handshake.
+// An offer the board refuses is an error naming the board's reason.
+func (s *mqttRun) handshakeFS(ctx context.Context, c *wire.Conn) (wire.TelFSHandshake, error) {
+	for len(s.offers) > 0 {
+		<-s.offers
+	}
+	rq, err := c.TelRequest(ctx, BoardDevice, s.psk)
+	if err != nil {
+		return wire.TelFSHandshake{}, err
+	}
+	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/rq", Payload: rq}); err != nil {
+		return wire.TelFSHandshake{}, fmt.Errorf("broker %s: key request: %w", s.broker, err)
+	}
+	var offer telemetry.Message
+	select {
+	case offer = <-s.offers:
+	case <-s.net.Gone():
+		return wire.TelFSHandshake{}, s.net.Err()
+	case <-ctx.Done():
+		return wire.TelFSHandshake{}, ctx.Err()
+	case <-time.After(mqttWait):
+		return wire.TelFSHandshake{}, fmt.Errorf("the gateway sent no signed key within %s", mqttWait)
+	}
+	if err := c.TelOffer(ctx, offer.Payload); err != nil {
+		return wire.TelFSHandshake{}, err
+	}
+	hs, err := c.TelForwardSecret(ctx, time.Now().Unix())
+	if err != nil {
+		return hs, err
+	}
+	if !hs.OK {
+		return hs, fmt.Errorf("the board refused the gateway's signed key: %s", hs.Reason)
+	}
+	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/hs", Payload: hs.Payload}); err != nil {
+		return hs, fmt.Errorf("broker %s: handshake: %w", s.broker, err)
+	}
+	return hs, s.awaitSession(ctx, hs.SessionID)
+}
+
+// awaitSession waits for the gateway to open session sid.
+func (s *mqttRun) awaitSession(ctx context.Context, sid [8]byte) error {
+	timer := time.NewTimer(mqttWait)
+	defer timer.Stop()
+	for {
+		select {
+		case got := <-s.sessions:
+			if got == telemetry.SessionID(sid) {
+				return nil
+			}
+		case <-s.gl.Client().Gone():
+			return s.gl.Client().Err()
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return fmt.Errorf("the gateway opened no session %x within %s", sid, mqttWait)
 		}
 	}
 }
@@ -222,9 +326,6 @@ func (s *mqttRun) roundTrip(ctx context.Context, c *wire.Conn, sid [8]byte) erro
 func runMQTTCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, log io.Writer, progress func(int)) (runner.CellResult, error) {
 	spec := m.Spec.MQTT
 	fw := h.Firmware + " " + h.Version
-	if ref.Operation == artifacts.OpSession && spec.ForwardSecret {
-		return skipped(fmt.Sprintf("firmware %s does not verify ML-DSA-44: forward-secret handshakes run on the host only (firmware/TELEMETRY.md section 7)", fw)), nil
-	}
 	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
 		return runner.CellResult{}, err
 	}
@@ -234,7 +335,11 @@ func runMQTTCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.M
 	case artifacts.OpSeal, artifacts.OpOpen:
 		r, err = boardAEADCell(ctx, c, m, ref, progress)
 	case artifacts.OpSession:
-		r, err = boardHandshakeCell(ctx, c, m, log, progress)
+		if spec.ForwardSecret {
+			r, err = boardFSHandshakeCell(ctx, c, m, log, progress)
+		} else {
+			r, err = boardHandshakeCell(ctx, c, m, log, progress)
+		}
 	case artifacts.OpTelemetry:
 		r, err = boardTelemetryCell(ctx, c, m, log, progress)
 	default:
@@ -242,7 +347,7 @@ func runMQTTCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.M
 	}
 	var de *wire.DeviceError
 	if errors.As(err, &de) && de.Code == "unknown" {
-		return skipped(fmt.Sprintf("firmware %s is not a telemetry device (it does not know %s)", fw, "TELEK/TELHS/TELSEAL/AEADBENCH")), nil
+		return skipped(fmt.Sprintf("firmware %s is not a telemetry device (it does not know %s)", fw, "TELEK/TELHS/TELSK/TELRQ/TELOF/TELFS/TELSEAL/AEADBENCH")), nil
 	}
 	return r, err
 }
@@ -339,6 +444,54 @@ func boardHandshakeCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	return r, nil
 }
 
+// boardFSHandshakeCell: forward-secret handshakes through the broker, each checked with a
+// frame the gateway must deliver. A sample is the board's count for one handshake: the
+// ML-DSA-44 verification of the offer, its nonce, expiry and key checks, the ML-KEM-512
+// encapsulation and the key derivation; the log gives the verification apart.
+func boardFSHandshakeCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, log io.Writer, progress func(int)) (runner.CellResult, error) {
+	s, err := newMQTTRun(ctx, c, m, "handshake", log)
+	if err != nil {
+		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry forward-secret handshake: %w", err)
+	}
+	defer s.close()
+	var (
+		samples                     []float64
+		stackMax                    uint32
+		verify, accept, encaps, kdf []float64
+	)
+	for i := -m.Spec.Warmup; i < m.Spec.Iterations; i++ {
+		hs, err := s.handshakeFS(ctx, c)
+		if err != nil {
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry forward-secret handshake %d: %w", i, err)
+		}
+		if err := s.roundTrip(ctx, c, hs.SessionID); err != nil {
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry forward-secret handshake %d: its check frame: %w", i, err)
+		}
+		if i < 0 {
+			continue
+		}
+		samples = append(samples, float64(hs.Count))
+		verify, accept = append(verify, float64(hs.Verify)), append(accept, float64(hs.Accept))
+		encaps, kdf = append(encaps, float64(hs.Encaps)), append(kdf, float64(hs.KDF))
+		stackMax = max(stackMax, hs.StackBytes)
+		progress(len(samples))
+	}
+	if err := s.failedLink(); err != nil {
+		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry forward-secret handshake: %w", err)
+	}
+	med := func(x []float64) float64 { return artifacts.Summarize(x).Median }
+	fmt.Fprintf(log, "mqtt forward-secret handshake: median %.0f = ML-DSA-44 verification %.0f + offer checks %.0f + encapsulation %.0f + key derivation %.0f (board counter), stack %d bytes\n",
+		med(samples), med(verify), med(accept), med(encaps), med(kdf), stackMax)
+	r := runner.CellResult{Samples: samples}
+	r.Cell.Status = artifacts.StatusOK
+	stack := int(stackMax)
+	r.Cell.Memory = &artifacts.Memory{StackBytes: &stack}
+	r.Cell.MQTT = &artifacts.MQTTCell{Broker: s.broker, Mode: "forward-secret",
+		HandshakeBytes: wire.TelRequestSize + wire.TelOfferSize + wire.TelFSHandshakeSize}
+	r.Cell.Counter = "the board's counter around its ML-DSA-44 verification of the signed ephemeral key, the nonce/expiry/key checks, its ML-KEM-512 encapsulation and the Ascon key derivation (the broker and gateway are not in the count)"
+	return r, nil
+}
+
 type boardDelivery struct {
 	pt    []byte
 	times int
@@ -357,11 +510,22 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", err)
 	}
 	defer s.close()
-	hs, err := s.handshake(ctx, c)
-	if err != nil {
-		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
+	// The stream's session is opened in the manifest's mode.
+	var sid [8]byte
+	if s.fs {
+		hs, err := s.handshakeFS(ctx, c)
+		if err != nil {
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: forward-secret handshake through %s: %w", s.broker, err)
+		}
+		sid = hs.SessionID
+	} else {
+		hs, err := s.handshake(ctx, c)
+		if err != nil {
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
+		}
+		sid = hs.SessionID
 	}
-	topic := dataTopic(hs.SessionID)
+	topic := dataTopic(sid)
 	n := m.Spec.Iterations
 	var (
 		mu        sync.Mutex

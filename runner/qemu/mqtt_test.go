@@ -113,9 +113,68 @@ func TestMQTTTelemetryOnBoards(t *testing.T) {
 	}
 }
 
+// TestMQTTForwardSecretOnBoards: the forward-secret handshake cell on the emulated boards: the
+// runner relays the gateway's signed ephemeral key from the broker to the board, which verifies
+// it with the pinned ML-DSA-44 key and encapsulates to it; the cell is ok in instructions and
+// says its mode and bytes on the wire (request, offer and handshake). One board (64
+// handshakes, the fewest a manifest allows, about 20 s); runner/wire's
+// TestQEMUTelemetryForwardSecret runs the board side on qemu-riscv32-virt too.
+func TestMQTTForwardSecretOnBoards(t *testing.T) {
+	for _, class := range []string{"qemu-mps2-an386"} {
+		t.Run(class, func(t *testing.T) {
+			mc, _ := LookupMachine(class)
+			q, _ := newBoard(t, mc)
+			q.SkipSelfTest = true
+			y := `apiVersion: pqrepro/v1
+kind: mqtt-telemetry
+metadata: {paper: paper003, name: board-fs-test}
+spec:
+  warmup: 0
+  seed: "qemu forward-secret test"
+  boards: [` + class + `]
+  mqtt:
+    payloadSizes: [16, 64]
+    framesPerSize: 32
+    replays: 0
+    tamperings: 1
+    aeads: [Ascon-AEAD128]
+    forwardSecret: true
+`
+			m, err := artifacts.ParseManifest([]byte(y), "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, res, err := execute(t, q, m, nil)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, runLog(err))
+			}
+			if _, err := artifacts.Verify(b, nil); err != nil {
+				t.Fatalf("bundle does not verify: %v", err)
+			}
+			found := false
+			for _, c := range res.Cells {
+				if c.Status != artifacts.StatusOK || c.Unit != artifacts.UnitInstructions {
+					t.Fatalf("cell %s %s: %+v", c.Algorithm, c.Operation, c)
+				}
+				if c.Operation == artifacts.OpSession {
+					found = true
+					if c.MQTT == nil || c.MQTT.Mode != "forward-secret" || c.MQTT.HandshakeBytes != 17+3245+786 || c.Stats.Min < 1e6 {
+						t.Fatalf("forward-secret handshake cell: %+v %+v", c.MQTT, c.Stats)
+					}
+					t.Logf("%s: forward-secret handshake median %.0f instructions (n %d), stack %d", class, c.Stats.Median, c.Stats.N, *c.Memory.StackBytes)
+				}
+			}
+			if !found {
+				t.Fatal("no handshake cell")
+			}
+		})
+	}
+}
+
 // TestMQTTTelemetryNotOnSmallBoards: the 16 KiB qemu-microbit has no Ascon: the portal does
 // not offer it mqtt-telemetry, and a run there skips every cell with the reason; the
-// forward-secret manifest is offered to no emulated board.
+// forward-secret manifest is offered to the boards that hold the telemetry device (they
+// verify ML-DSA-44), and to no other.
 func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 	cat, err := experiments.Load()
 	if err != nil {
@@ -145,8 +204,8 @@ func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 		if (why == "") != (mc.Class != "qemu-microbit") {
 			t.Errorf("%s: BoardCanRun(pinned telemetry) = %q", mc.Class, why)
 		}
-		if why := experiments.BoardCanRun(info, fs); why == "" {
-			t.Errorf("%s is offered the forward-secret telemetry run", mc.Class)
+		if why := experiments.BoardCanRun(info, fs); (why == "") != (mc.Class != "qemu-microbit") {
+			t.Errorf("%s: BoardCanRun(forward-secret telemetry) = %q", mc.Class, why)
 		}
 	}
 	mc, _ := LookupMachine("qemu-microbit")

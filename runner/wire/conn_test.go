@@ -204,8 +204,9 @@ func TestConnHostFirmware(t *testing.T) {
 			// encapsulation, 30 decapsulation, 60 key checks; ML-DSA 75 keyGen and the
 			// 45 deterministic sigGen and 45 sigVer tests of pure ML-DSA; 126 hash vectors;
 			// and of SLH-DSA, as on the boards, 1 keyGen and 2 sigVer tests per set and 1
-			// sigGen test of SHAKE-128f and SHA2-256f (12 + 24 + 2; 26 groups).
-			if st.Fail != 0 || st.Pass != 569 || len(st.Groups) != 56 {
+			// sigGen test of SHAKE-128f and SHA2-256f (12 + 24 + 2; 26 groups); and every record of
+			// the six Ascon KAT files (3 × 1,089 + 2 × 1,025 + 1,089 = 6,406; 6 groups).
+			if st.Fail != 0 || st.Pass != 569+6406 || len(st.Groups) != 56+6 {
 				t.Fatalf("SelfTest = %+v", st)
 			}
 			var samples []Sample

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -194,6 +195,38 @@ func FuzzParseTel(f *testing.F) {
 			if b, err := chunk(fr, key, 0); err == nil && len(b) > TelChunk {
 				t.Fatalf("chunk accepted %d bytes", len(b))
 			}
+		}
+	})
+}
+
+// FuzzParseTelFS feeds arbitrary lines to the forward-secret handshake's TELFS parser: nothing
+// may panic, and what it accepts is in range (its counts add up; a refusal names one of the
+// board's reasons; an acceptance has its session id and an expiry below 2^63).
+func FuzzParseTelFS(f *testing.F) {
+	for _, fr := range []Frame{
+		{Seq: 55, Type: "TELFS", Fields: []Field{{"re", "34"}, {"sid", "0011223344556677"}, {"len", "786"}, {"expiry", "1790000060"},
+			{"count", "3404760"}, {"count_verify", "2394400"}, {"count_accept", "151680"}, {"count_encaps", "686880"}, {"count_kdf", "171800"}, {"stack", "9608"}, {"ok", "1"}}},
+		{Seq: 56, Type: "TELFS", Fields: []Field{{"re", "35"}, {"count", "2394400"}, {"count_verify", "2394400"}, {"count_accept", "0"},
+			{"count_encaps", "0"}, {"count_kdf", "0"}, {"stack", "9608"}, {"ok", "0"}, {"reason", "signature"}}},
+	} {
+		b, err := Encode(fr)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fr, err := Decode(line)
+		if err != nil {
+			return
+		}
+		h, err := parseTelFS(fr)
+		if err != nil {
+			return
+		}
+		if h.Verify+h.Accept+h.Encaps+h.KDF != h.Count || h.OK && (h.Expiry > telMaxUnix || h.Reason != "") ||
+			!h.OK && !slices.Contains(strings.Fields(telOfferReasons), h.Reason) {
+			t.Fatalf("parseTelFS accepted %+v", h)
 		}
 	})
 }

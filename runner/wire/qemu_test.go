@@ -348,6 +348,10 @@ func TestQEMUBoards(t *testing.T) {
 					}
 				}
 				checkSLHGroups(t, st, full)
+				checkAsconGroups(t, st, boardAsconKATs, false)
+				if run == 0 {
+					asconWrongMode(ctx, t, s.conn, boardAsconKATs)
+				}
 				if err := s.conn.Seed(ctx, []byte("qemu repeatability")); err != nil {
 					cancel()
 					t.Fatalf("Seed: %v", err)

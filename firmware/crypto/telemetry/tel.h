@@ -11,6 +11,7 @@
 
 #define TEL_VERSION 1
 #define TEL_MODE_PINNED 1
+#define TEL_MODE_FS 2    /* forward-secret: encapsulation to a signed ephemeral key */
 #define TEL_EK 800       /* ML-KEM-512 encapsulation key */
 #define TEL_CT 768       /* ML-KEM-512 ciphertext */
 #define TEL_HS (2 + TEL_CT) /* the handshake payload: version || mode || ct */
@@ -22,6 +23,29 @@
 #define TEL_MAX_COUNTER 0xfffffffffffffffeull /* 2^64 - 2; 2^64 - 1 is never sent */
 /* "pqrepro/tm/v1/" (14) + device (64) + "/d/" (3) + sid in hex (16) */
 #define TEL_MAX_TOPIC (14 + TEL_MAX_DEV + 3 + 2 * TEL_SID)
+
+/* Forward-secret mode (TELEMETRY.md section 7). */
+#define TEL_NONCE 16      /* the device's fresh nonce */
+#define TEL_SIGPK 1312    /* ML-DSA-44 public key */
+#define TEL_SIG 2420      /* ML-DSA-44 signature */
+#define TEL_RQ (1 + TEL_NONCE) /* the request: version || nonce */
+/* the offer: version || nonce || u64be expiry || ek_e || signature */
+#define TEL_OFFER (1 + TEL_NONCE + 8 + TEL_EK + TEL_SIG)
+#define TEL_HS_FS (2 + TEL_NONCE + TEL_CT) /* version || mode || nonce || ct */
+#define TEL_MAX_OFFER_LIFE 600 /* seconds: an offer may expire at most 10 minutes ahead */
+
+/* Why tel_fs_check refuses an offer, in the order the Go device checks. */
+enum tel_offer_err {
+	TEL_OFFER_OK = 0,
+	TEL_OFFER_MALFORMED = -1, /* length, version, or ek_e fails the modulus check */
+	TEL_OFFER_SIGNATURE = -2, /* ML-DSA-44 verification under the pinned key fails */
+	TEL_OFFER_NONCE = -3,     /* answers another request */
+	TEL_OFFER_EXPIRED = -4    /* expiry <= now or expiry > now + 10 min */
+};
+
+/* tel_offer_reason names an enum tel_offer_err value as the protocol reports it:
+ * ok, malformed, signature, nonce, expired. */
+const char *tel_offer_reason(int err);
 
 /* tel_pin is the device's provisioning: the gateway's encapsulation key and its
  * Ascon-Hash256, which every handshake's key derivation binds. */
@@ -57,6 +81,33 @@ int tel_encaps(uint8_t hs[TEL_HS], uint8_t ss[32], const struct tel_pin *p, cons
  * device id or psk. */
 int tel_derive(struct tel_session *s, const struct tel_pin *p, const uint8_t hs[TEL_HS],
 	       const uint8_t ss[32], const char *dev, size_t devlen, const uint8_t *psk, size_t psklen);
+
+/* tel_fs_request writes the key request rq = version || nonce. */
+void tel_fs_request(uint8_t rq[TEL_RQ], const uint8_t nonce[TEL_NONCE]);
+
+/* tel_fs_verify is the signature check of step 3: ML-DSA-44 Verify under the pinned key sigpk
+ * with context "pqrepro/tm/v1 ephemeral key" of M = u8 len(dev) || dev || n || u64be expiry
+ * || ek_e, taken from the offer (n bytes). TEL_OFFER_OK, TEL_OFFER_MALFORMED (length,
+ * version, device id) or TEL_OFFER_SIGNATURE. */
+int tel_fs_verify(const uint8_t *offer, size_t n, const uint8_t sigpk[TEL_SIGPK], const char *dev,
+		  size_t devlen);
+
+/* tel_fs_accept is the rest of step 3 on a verified offer: its nonce must equal the request's
+ * (TEL_OFFER_NONCE), now < expiry <= now + 600 s (TEL_OFFER_EXPIRED; now in Unix seconds), and
+ * ek_e must pass the modulus check (TEL_OFFER_MALFORMED); then eph holds ek_e and its hash
+ * and *expiry the offer's expiry. */
+int tel_fs_accept(struct tel_pin *eph, uint64_t *expiry, const uint8_t offer[TEL_OFFER],
+		  const uint8_t nonce[TEL_NONCE], uint64_t now);
+
+/* tel_fs_encaps encapsulates to the accepted ephemeral key: hs = version || 2 || nonce || ct. */
+int tel_fs_encaps(uint8_t hs[TEL_HS_FS], uint8_t ss[32], const struct tel_pin *eph,
+		  const uint8_t nonce[TEL_NONCE], const uint8_t m[32]);
+
+/* tel_derive_fs is tel_derive for a forward-secret handshake hs: mode 2, H(ek_e), and
+ * nonce || u64be expiry appended to the key-derivation input. */
+int tel_derive_fs(struct tel_session *s, const struct tel_pin *eph, const uint8_t hs[TEL_HS_FS],
+		  const uint8_t ss[32], uint64_t expiry, const char *dev, size_t devlen,
+		  const uint8_t *psk, size_t psklen);
 
 /* tel_seal writes the frame u64be counter || C || tag (plen + 24 bytes) for plaintext p
  * under the session's next counter, which it then advances; *ctr is the counter used.

@@ -11,6 +11,10 @@
 // SLH-DSA: per set 1 keyGen and 2 sigVer tests (one refused, one accepted), and 1
 // deterministic sigGen test of SHAKE-128f and SHA2-256f, on every build (see slhdsaTables).
 //
+// Ascon: the Ascon designers' KAT files named by asconpick (SP 800-232 AEAD128, Hash256,
+// XOF128, CXOF128; v1.2 Ascon-128 and Ascon-128a): every record with -max 0, else the boards'
+// four per file (the records firmware/vectors/ascon holds).
+//
 // -max limits the vectors per ACVP test group (0 keeps all); when a group
 // mixes outcomes (valid and modified ciphertexts, passing and failing key
 // checks) the kept vectors alternate between them.
@@ -31,7 +35,9 @@ import (
 	"slices"
 	"strings"
 
+	"pqrepro/ascon/kat"
 	"pqrepro/firmware/tools/acvppick"
+	"pqrepro/firmware/tools/asconpick"
 )
 
 type acvpFile struct {
@@ -61,6 +67,7 @@ func main() {
 	dir := flag.String("acvp", "../shared/test-vectors/acvp", "ACVP vector directory")
 	max := flag.Int("max", 0, "vectors kept per ACVP test group (0 = all)")
 	out := flag.String("o", "vectors.c", "output C file")
+	asconDir := flag.String("ascon", "../shared/test-vectors/ascon", "Ascon KAT directory (NIST LWC KAT files)")
 	algs := flag.String("algs", "", "comma-separated algorithms whose ACVP vectors are kept (default all): a board with a declared subset")
 	flag.Parse()
 	keepAlg = func(string) bool { return true }
@@ -71,7 +78,7 @@ func main() {
 		}
 		keepAlg = func(a string) bool { return want[a] }
 	}
-	if err := run(*dir, *max, *out); err != nil {
+	if err := run(*dir, *asconDir, *max, *out); err != nil {
 		log.Fatalf("vecgen: %v", err)
 	}
 }
@@ -103,9 +110,10 @@ func pick(tests []acvpTest, max int) []acvpTest {
 var keepAlg func(string) bool
 
 type gen struct {
-	buf bytes.Buffer
-	n   int
-	err error
+	buf    bytes.Buffer
+	n      int
+	err    error
+	shared map[string]string
 }
 
 // bytesVar emits a byte array from hex and returns its name.
@@ -118,6 +126,20 @@ func (g *gen) bytesVar(hexs string, want int) string {
 		g.err = fmt.Errorf("vector field has %d bytes, want %d", len(b), want)
 	}
 	return g.raw(b)
+}
+
+// rawShared is raw for inputs that repeat across records (the KAT files' keys, nonces and
+// messages are prefixes of one counting sequence): one array per distinct value.
+func (g *gen) rawShared(b []byte) string {
+	if g.shared == nil {
+		g.shared = map[string]string{}
+	}
+	if name, ok := g.shared[string(b)]; ok {
+		return name
+	}
+	name := g.raw(b)
+	g.shared[string(b)] = name
+	return name
 }
 
 func (g *gen) raw(b []byte) string {
@@ -143,7 +165,7 @@ var sizes = map[string]struct{ ek, dk, ct int }{
 	"ML-KEM-1024": {1568, 3168, 1568},
 }
 
-func run(dir string, max int, out string) error {
+func run(dir, asconDir string, max int, out string) error {
 	kg, err := load(filepath.Join(dir, "ML-KEM-keyGen-FIPS203", "internalProjection.json"))
 	if err != nil {
 		return err
@@ -210,6 +232,10 @@ func run(dir string, max int, out string) error {
 		return err
 	}
 	sigs = append(sigs, slh...)
+	asconRows, err := asconTable(g, asconDir, max)
+	if err != nil {
+		return err
+	}
 	if g.err != nil {
 		return g.err
 	}
@@ -255,8 +281,9 @@ func run(dir string, max int, out string) error {
 		" * ML-KEM-encapDecap-FIPS203 (vsId %d), internalProjection.json, max %d per group.\n"+
 		" * ML-DSA: NIST ACVP ML-DSA-keyGen/sigGen/sigVer-FIPS204 (vsId %d).\n"+
 		" * SLH-DSA: NIST ACVP SLH-DSA-keyGen/sigGen/sigVer-FIPS205, a few per set on every build.\n"+
+		" * Ascon: the Ascon designers' NIST LWC KAT files (SP 800-232 and v1.2), %s.\n"+
 		" * Hashes: Go standard library digests of prefixes of one message. */\n"+
-		"#include <stdint.h>\n#include \"vectors.h\"\n\n", kg.VsID, ed.VsID, max, dsaVS)
+		"#include <stdint.h>\n#include \"vectors.h\"\n\n", kg.VsID, ed.VsID, max, dsaVS, asconNote(max))
 	fmt.Fprintf(&w, "const char fw_kat_source[] = \"acvp-vs%d-vs%d\";\n\n", kg.VsID, ed.VsID)
 	w.Write(g.buf.Bytes())
 	list := func(typ, name string, items []string) string {
@@ -299,10 +326,76 @@ func run(dir string, max int, out string) error {
 	fmt.Fprintf(&w, "const unsigned int fw_n_kat_sigs = %d;\n", len(sigRows))
 	fmt.Fprintf(&w, "const struct fw_kat_hash fw_kat_hashes[] = {\n\t%s,\n};\n", strings.Join(hashes, ",\n\t"))
 	fmt.Fprintf(&w, "const unsigned int fw_n_kat_hashes = %d;\n", len(hashes))
+	fmt.Fprintf(&w, "const struct fw_kat_ascon fw_kat_ascons[] = {\n\t%s,\n};\n", strings.Join(orEmpty(asconRows), ",\n\t"))
+	fmt.Fprintf(&w, "const unsigned int fw_n_kat_ascons = %d;\n", len(asconRows))
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(out, w.Bytes(), 0o644)
+}
+
+// Ascon -----------------------------------------------------------------------------------
+
+func asconNote(max int) string {
+	if max == 0 {
+		return "every record"
+	}
+	return "the boards' records (asconpick)"
+}
+
+// asconTable reads the six Ascon KAT files (asconpick.Files) and emits one fw_kat_ascon row
+// per record kept: all of them when max is 0, else the boards' few. A record whose lengths do
+// not fit the mode's (CT = PT + 16 bytes, a 32-byte Hash256 digest) is an error.
+func asconTable(g *gen, dir string, max int) ([]string, error) {
+	var rows []string
+	for _, f := range asconpick.Files {
+		if !keepAlg(f.Alg) {
+			continue
+		}
+		recs, err := kat.ReadFile(filepath.Join(dir, f.Rel))
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, r := range recs {
+			if max > 0 && !f.Keep(r.Count) {
+				continue
+			}
+			get := func(name string) []byte {
+				b, err := r.Get(name)
+				if err != nil && g.err == nil {
+					g.err = fmt.Errorf("%s: %w", f.Rel, err)
+				}
+				return b
+			}
+			var key, nonce, in, ad, want []byte
+			switch f.Kind {
+			case asconpick.AEAD:
+				key, nonce, in, ad, want = get("Key"), get("Nonce"), get("PT"), get("AD"), get("CT")
+				if len(key) != 16 || len(nonce) != 16 || len(want) != len(in)+16 {
+					return nil, fmt.Errorf("%s Count %d: key %d, nonce %d, PT %d, CT %d bytes", f.Rel, r.Count, len(key), len(nonce), len(in), len(want))
+				}
+			case asconpick.Hash:
+				in, want = get("Msg"), get("MD")
+			case asconpick.CXOF:
+				in, ad, want = get("Msg"), get("Z"), get("MD")
+			}
+			if f.Alg == "Ascon-Hash256" && len(want) != 32 || len(want) > 256 || len(in) > 65535 || len(ad) > 255 {
+				return nil, fmt.Errorf("%s Count %d: lengths Msg/PT %d, AD/Z %d, out %d", f.Rel, r.Count, len(in), len(ad), len(want))
+			}
+			k, nv := "0", "0"
+			if f.Kind == asconpick.AEAD {
+				k, nv = g.rawShared(key), g.rawShared(nonce)
+			}
+			rows = append(rows, fmt.Sprintf("{%q, %d, %d, %s, %s, %s, %s, %s, %d, %d, %d}", f.Alg, f.Mode, r.Count,
+				k, nv, g.rawShared(in), g.rawShared(ad), g.raw(want), len(in), len(ad), len(want)))
+			n++
+		}
+		if n == 0 || max > 0 && n != len(f.Board) {
+			return nil, fmt.Errorf("%s: %d records kept, want %d", f.Rel, n, len(f.Board))
+		}
+	}
+	return rows, nil
 }
 
 // orEmpty gives an empty table one zero row (C has no empty arrays); its count stays 0.

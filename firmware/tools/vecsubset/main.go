@@ -8,6 +8,9 @@
 // tests per set, 2 sigVer tests per external/pure group (one failing, one passing) and 1
 // deterministic external/pure sigGen test per set (prompt.json and its expectedResults.json).
 //
+// Ascon: the few records per KAT file that asconpick names, each record's text unchanged, into
+// -ascon-o (firmware/vectors/ascon).
+//
 // Each kept test is NIST's JSON object, unchanged; only the lists of groups and tests are
 // shortened.
 package main
@@ -22,7 +25,31 @@ import (
 	"path/filepath"
 
 	"pqrepro/firmware/tools/acvppick"
+	"pqrepro/firmware/tools/asconpick"
 )
+
+// asconSubset copies the records of each Ascon KAT file the boards keep (asconpick), each
+// record's text unchanged, to the same relative path under out.
+func asconSubset(dir, out string) error {
+	for _, f := range asconpick.Files {
+		text, err := os.ReadFile(filepath.Join(dir, f.Rel))
+		if err != nil {
+			return fmt.Errorf("ascon KAT subset: %w", err)
+		}
+		sub, err := f.Subset(text)
+		if err != nil {
+			return fmt.Errorf("ascon KAT subset: %w", err)
+		}
+		dst := filepath.Join(out, f.Rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, sub, 0o644); err != nil {
+			return fmt.Errorf("ascon KAT subset: %w", err)
+		}
+	}
+	return nil
+}
 
 var files = []string{"ML-KEM-keyGen-FIPS203", "ML-KEM-encapDecap-FIPS203"}
 
@@ -68,7 +95,12 @@ func main() {
 	dir := flag.String("acvp", "../shared/test-vectors/acvp", "ACVP vector directory")
 	max := flag.Int("max", 4, "tests kept per group")
 	out := flag.String("o", "firmware/vectors/acvp", "output directory")
+	asconDir := flag.String("ascon", "../shared/test-vectors/ascon", "Ascon KAT directory")
+	asconOut := flag.String("ascon-o", "firmware/vectors/ascon", "output directory of the Ascon records")
 	flag.Parse()
+	if err := asconSubset(*asconDir, *asconOut); err != nil {
+		log.Fatalf("vecsubset: %v", err)
+	}
 	for _, f := range files {
 		if _, err := subset(filepath.Join(*dir, f, "internalProjection.json"), filepath.Join(*out, f, "internalProjection.json"), *max, nil, nil); err != nil {
 			log.Fatalf("vecsubset: %v", err)
