@@ -118,7 +118,13 @@ func startQEMU(t *testing.T, b qemuBoard, elf string) *qemuSession {
 		t.Fatalf("raw mode on %s: %v", ptyPath, rawErr)
 	}
 	s.pty = f
-	s.conn = NewConn(f, Options{Log: s.log, RetryInterval: 500 * time.Millisecond})
+	opts := Options{Log: s.log, RetryInterval: 500 * time.Millisecond}
+	// The SLH-DSA report's SHAKE "s" sets run a single call for minutes without a frame:
+	// PQREPRO_QEMU_SILENCE (a duration) raises the default 30 s silence timeout for it.
+	if d, err := time.ParseDuration(os.Getenv("PQREPRO_QEMU_SILENCE")); err == nil && d > 0 {
+		opts.SilenceTimeout = d
+	}
+	s.conn = NewConn(f, opts)
 
 	if err := qmpCont(sock); err != nil {
 		t.Fatalf("QMP: %v", err)
