@@ -17,7 +17,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 func (s *Server) healthz(c echo.Context) error {
@@ -41,7 +41,7 @@ func pathID(c echo.Context, name string) (int64, error) {
 	return id, nil
 }
 
-func runnerOf(c echo.Context) sqlite.Runner { return c.Get("runner").(sqlite.Runner) }
+func runnerOf(c echo.Context) store.Runner { return c.Get("runner").(store.Runner) }
 
 // apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest whose proof
 // signs a challenge from POST /api/v1/challenges with both keys. New keys need a usable
@@ -77,7 +77,7 @@ func (s *Server) apiEnrol(c echo.Context) error {
 	if err := s.checkPossession(ctx, artifacts.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
 		return err
 	}
-	e := sqlite.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: hashToken(tok)}
+	e := store.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: hashToken(tok)}
 	if req.Token != "" {
 		e.EnrolTokenHash = hashToken(req.Token)
 	}
@@ -232,13 +232,13 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if j.State == sqlite.JobPublished && j.RunnerID == r.ID {
+	if j.State == store.JobPublished && j.RunnerID == r.ID {
 		// A retried completion (the answer to the first was lost) gets the same answer.
 		if run, err := s.store.Run(ctx, j.RunID); err == nil && run.Bundle == bundleDigest(data) {
 			return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID)})
 		}
 	}
-	if j.State != sqlite.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
+	if j.State != store.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
 		return fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
 	}
 	b, err := s.readBundle(data)
@@ -246,7 +246,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 		return bundleRefused(err)
 	}
 	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
-	var dup *sqlite.DuplicateBundleError
+	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
 	}
@@ -291,7 +291,7 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 // A bundle already published (the same bytes) is not published again: its run's id is
 // returned, with nothing stored, to its own submitter at once and to anyone else only after
 // the same checks (so someone else's bundle is refused as signed by a key that is not theirs).
-func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte) (int64, error) {
+func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte) (int64, error) {
 	if run, err := s.store.RunByBundle(ctx, bundleDigest(data)); err == nil && run.SubmitterID == u.ID {
 		return run.ID, nil
 	} else if err != nil && !fault.Is(err, fault.NotFound) {
@@ -319,7 +319,7 @@ func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte
 		return 0, fault.New(fault.Invalid, "revoked key: %s was revoked by the administrator at %s", v.KeyFingerprint, k.RevokedAt.Format(time.RFC3339))
 	}
 	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.ID})
-	var dup *sqlite.DuplicateBundleError
+	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return dup.RunID, nil // published meanwhile by a concurrent submission
 	}
@@ -328,17 +328,17 @@ func (s *Server) submitCommunity(ctx context.Context, u sqlite.User, data []byte
 
 // submitterOf authenticates a tool by its bearer token: a submitter's (or any member's)
 // account token.
-func (s *Server) submitterOf(c echo.Context) (sqlite.User, error) {
+func (s *Server) submitterOf(c echo.Context) (store.User, error) {
 	tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
 	if !ok {
-		return sqlite.User{}, fault.New(fault.Unauthorized, "missing submitter token")
+		return store.User{}, fault.New(fault.Unauthorized, "missing submitter token")
 	}
 	u, err := s.store.UserByToken(c.Request().Context(), hashToken(tok))
 	if err != nil {
 		if fault.Is(err, fault.NotFound) {
-			return sqlite.User{}, fault.New(fault.Unauthorized, "unknown submitter token")
+			return store.User{}, fault.New(fault.Unauthorized, "unknown submitter token")
 		}
-		return sqlite.User{}, err
+		return store.User{}, err
 	}
 	return u, nil
 }
@@ -363,7 +363,7 @@ func (s *Server) apiRegisterKeys(c echo.Context) error {
 }
 
 // addSubmitterKeys checks the proof of possession of the keys and registers them under u.
-func (s *Server) addSubmitterKeys(ctx context.Context, u sqlite.User, req artifacts.KeyRegistration) (string, error) {
+func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req artifacts.KeyRegistration) (string, error) {
 	if err := req.PublicKeys.Validate(); err != nil {
 		return "", fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
 	}
@@ -418,21 +418,21 @@ type apiRunJSON struct {
 	Signer      string `json:"signer"`
 	// SignerRevoked is when the keys that signed the run were revoked (absent if they were
 	// not); the run stays published, flagged.
-	SignerRevoked *time.Time            `json:"signerRevoked,omitempty"`
-	Bundle        string                `json:"bundle"`
-	Firmware      string                `json:"firmware,omitempty"`
-	StartedAt     time.Time             `json:"startedAt"`
-	FinishedAt    time.Time             `json:"finishedAt"`
-	PublishedAt   time.Time             `json:"publishedAt"`
-	CellsOK       int                   `json:"cellsOk"`
-	CellsTotal    int                   `json:"cellsTotal"`
-	Cells         []artifacts.Cell      `json:"cells,omitempty"`
-	Comparison    json.RawMessage       `json:"comparison,omitempty"`
-	Environment   json.RawMessage       `json:"environment,omitempty"`
-	Claims        []sqlite.ClaimVerdict `json:"claims,omitempty"`
+	SignerRevoked *time.Time           `json:"signerRevoked,omitempty"`
+	Bundle        string               `json:"bundle"`
+	Firmware      string               `json:"firmware,omitempty"`
+	StartedAt     time.Time            `json:"startedAt"`
+	FinishedAt    time.Time            `json:"finishedAt"`
+	PublishedAt   time.Time            `json:"publishedAt"`
+	CellsOK       int                  `json:"cellsOk"`
+	CellsTotal    int                  `json:"cellsTotal"`
+	Cells         []artifacts.Cell     `json:"cells,omitempty"`
+	Comparison    json.RawMessage      `json:"comparison,omitempty"`
+	Environment   json.RawMessage      `json:"environment,omitempty"`
+	Claims        []store.ClaimVerdict `json:"claims,omitempty"`
 }
 
-func runJSON(r sqlite.Run) apiRunJSON {
+func runJSON(r store.Run) apiRunJSON {
 	return apiRunJSON{ID: r.ID, URL: fmt.Sprintf("/runs/%d", r.ID), Experiment: r.Experiment, Paper: r.Paper, ManifestID: r.ManifestID, Kind: r.Kind,
 		Board: r.BoardClass, Level: r.Level, Method: r.Method, ClassStatus: r.ClassStatus, Origin: r.Origin, Binding: r.Binding, Signer: r.Signer, Bundle: r.Bundle, Firmware: r.Firmware,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, PublishedAt: r.PublishedAt, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal}

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -27,8 +27,8 @@ func (s *Server) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func currentUser(c echo.Context) (sqlite.User, bool) {
-	u, ok := c.Get("user").(sqlite.User)
+func currentUser(c echo.Context) (store.User, bool) {
+	u, ok := c.Get("user").(store.User)
 	return u, ok
 }
 
@@ -47,7 +47,7 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(c.Request().URL.Path))
 		}
-		if u.Role != sqlite.RoleAdmin {
+		if u.Role != store.RoleAdmin {
 			return fault.New(fault.Forbidden, "only the administrator can do this")
 		}
 		return next(c)
@@ -80,7 +80,7 @@ func (s *Server) requireRunner(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) page(c echo.Context, title string) templates.Page {
 	p := templates.Page{Title: title, Path: url.QueryEscape(c.Request().URL.RequestURI())}
 	if u, ok := currentUser(c); ok {
-		p.User, p.Admin = u.Name, u.Role == sqlite.RoleAdmin
+		p.User, p.Admin = u.Name, u.Role == store.RoleAdmin
 	}
 	p.CSRF, _ = c.Get("csrf").(string)
 	if f := takeFlash(c); f.Msg != "" {

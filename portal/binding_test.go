@@ -13,7 +13,7 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -74,7 +74,7 @@ func legacy(t testing.TB, archive []byte, id *artifacts.Identity) []byte {
 // stored counts what a portal has published: runs and blobs.
 func stored(t testing.TB, p *portaltest.Portal) (runs, blobs int) {
 	t.Helper()
-	rs, err := p.Server.Store().Runs(context.Background(), sqlite.RunFilter{Limit: 1000})
+	rs, err := p.Server.Store().Runs(context.Background(), store.RunFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestRunnerCompletionRefusesUnboundBundles(t *testing.T) {
 			if runs, blobs := stored(t, p); runs != 0 || blobs != 0 {
 				t.Fatalf("after a refused bundle: %d runs, %d blobs stored", runs, blobs)
 			}
-			if j, _ := p.Server.Store().Job(ctx, tc.lease.JobID); j.State != sqlite.JobRunning {
+			if j, _ := p.Server.Store().Job(ctx, tc.lease.JobID); j.State != store.JobRunning {
 				t.Fatalf("job %d is %s after a refused bundle, want still running", j.ID, j.State)
 			}
 		})
@@ -186,7 +186,7 @@ func TestRunnerCompletionRefusesUnboundBundles(t *testing.T) {
 			t.Fatalf("job %d: %v", l.JobID, err)
 		}
 		run, _ := p.Server.Store().Run(ctx, resp.RunID)
-		if run.Binding != sqlite.BindingJob || run.JobID != l.JobID || run.Origin != artifacts.OriginPortalRunner {
+		if run.Binding != store.BindingJob || run.JobID != l.JobID || run.Origin != artifacts.OriginPortalRunner {
 			t.Errorf("run %d: binding %q, job %d, origin %s", run.ID, run.Binding, run.JobID, run.Origin)
 		}
 	}
@@ -222,7 +222,7 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 		t.Fatalf("after a duplicate: %d runs, %d blobs, want 1 and 1", runs, blobs)
 	}
 	run, _ := p.Server.Store().Run(ctx, first.RunID)
-	if run.Origin != artifacts.OriginCommunity || run.Binding != sqlite.BindingUnbound {
+	if run.Origin != artifacts.OriginCommunity || run.Binding != store.BindingUnbound {
 		t.Errorf("community run: origin %s, binding %s", run.Origin, run.Binding)
 	}
 	// A legacy bundle is accepted only as a community result, and labelled legacy.
@@ -230,7 +230,7 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run, _ := p.Server.Store().Run(ctx, old.RunID); run.Binding != sqlite.BindingLegacy || run.Origin != artifacts.OriginCommunity {
+	if run, _ := p.Server.Store().Run(ctx, old.RunID); run.Binding != store.BindingLegacy || run.Origin != artifacts.OriginCommunity {
 		t.Errorf("legacy run: origin %s, binding %s", run.Origin, run.Binding)
 	}
 	for id, want := range map[int64]string{first.RunID: "unbound: a community submission", old.RunID: "legacy: a v1 bundle"} {

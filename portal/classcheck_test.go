@@ -14,7 +14,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -102,7 +102,7 @@ func TestCommunityBundleWithAMismatchingClassIsRefused(t *testing.T) {
 			t.Errorf("refusal %q does not say %q", body, want)
 		}
 	}
-	runs, _ := p.Server.Store().Runs(context.Background(), sqlite.RunFilter{})
+	runs, _ := p.Server.Store().Runs(context.Background(), store.RunFilter{})
 	if len(runs) != 0 || countBlobs(t, p.Config.DataDir) != 0 {
 		t.Fatalf("after the refusal: %d runs, %d blobs", len(runs), countBlobs(t, p.Config.DataDir))
 	}
@@ -121,7 +121,7 @@ func TestDeclaredClassIsNeverRankedWithVerified(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	runs, err := p.Server.Store().Runs(ctx, sqlite.RunFilter{})
+	runs, err := p.Server.Store().Runs(ctx, store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestLeaderboardsNeverMixMethods(t *testing.T) {
 		now := time.Now()
 		cell := artifacts.Cell{Algorithm: "ML-KEM-768", Operation: "encaps", Status: artifacts.StatusOK, Unit: "ns",
 			Stats: &artifacts.Stats{N: 5, Min: c.median, P25: c.median, Median: c.median, P75: c.median, Max: c.median, Mean: c.median}}
-		_, err := p.Server.Store().Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
+		_, err := p.Server.Store().Publish(ctx, store.Publication{Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: c.method, BoardClass: c.board, BoardName: c.board, Level: "host", ClassStatus: artifacts.ClassVerified, Origin: "community",
 			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(itoa(int64(i))), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]",
 			CellsTotal: 1, CellsOK: 1}, Cells: []artifacts.Cell{cell}})

@@ -15,7 +15,7 @@ import (
 	"pqrepro/compare"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -79,7 +79,7 @@ func (c PairCell) name() string {
 }
 
 // loadRun reads a run's stored bundle for its result and samples.
-func (s *Server) loadRun(ctx context.Context, r sqlite.Run) (compare.Run, error) {
+func (s *Server) loadRun(ctx context.Context, r store.Run) (compare.Run, error) {
 	rc, err := s.blobs.Open(ctx, r.Bundle)
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("open bundle of run %d: %w", r.ID, err)
@@ -108,7 +108,7 @@ func summarise(samples []float64, unit string) *Summary {
 
 // computePair compares run b with run a cell by cell. Cells compare when both ran them ok,
 // in the same unit and timing method, with at least compare.MinSamples samples each.
-func computePair(a, b sqlite.Run, ra, rb compare.Run) PairReport {
+func computePair(a, b store.Run, ra, rb compare.Run) PairReport {
 	rep := PairReport{Version: PairCodeVersion, A: a.ID, B: b.ID}
 	byKey := func(run compare.Run) map[artifacts.CellKey]artifacts.Cell {
 		m := map[artifacts.CellKey]artifacts.Cell{}
@@ -180,7 +180,7 @@ func computePair(a, b sqlite.Run, ra, rb compare.Run) PairReport {
 
 // pairReport returns run b against run a: the stored report for this code version, or one
 // computed from both bundles now and stored for every later request.
-func (s *Server) pairReport(ctx context.Context, a, b sqlite.Run) (PairReport, error) {
+func (s *Server) pairReport(ctx context.Context, a, b store.Run) (PairReport, error) {
 	var rep PairReport
 	stored, ok, err := s.store.PairReport(ctx, a.ID, b.ID, PairCodeVersion)
 	if err != nil {
@@ -245,7 +245,7 @@ func (s *Server) comparePage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	var runs []sqlite.Run
+	var runs []store.Run
 	for _, id := range ids {
 		r, err := s.store.Run(ctx, id)
 		if err != nil {
@@ -277,7 +277,7 @@ func (s *Server) apiCompare(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	var runs []sqlite.Run
+	var runs []store.Run
 	for _, id := range ids {
 		r, err := s.store.Run(ctx, id)
 		if err != nil {
@@ -302,7 +302,7 @@ func (s *Server) apiCompare(c echo.Context) error {
 
 // compareView builds /compare from the runs (the first is A) and the stored pair reports of
 // every other run against A.
-func compareView(runs []sqlite.Run, pairs []PairReport) (templates.CompareView, error) {
+func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, error) {
 	v := templates.CompareView{Method: compare.Method}
 	for i, r := range runs {
 		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: r.Method,
@@ -458,7 +458,7 @@ func compareView(runs []sqlite.Run, pairs []PairReport) (templates.CompareView, 
 
 // paperCharts is one run against its paper's figures: per comparable cell, the run's median
 // with p25-p75 and the published figure in the same unit.
-func paperCharts(r sqlite.Run, rep compare.Report) []*plot.Chart {
+func paperCharts(r store.Run, rep compare.Report) []*plot.Chart {
 	units := map[string][]plot.Group{}
 	var order []string
 	for _, cc := range rep.Cells {
@@ -494,7 +494,7 @@ func paperCharts(r sqlite.Run, rep compare.Report) []*plot.Chart {
 // RunSampleBoxPlot is a run's cells as box plots drawn from the bundle's samples (whiskers
 // at 1.5×IQR, outliers as dots), one figure per unit in cell order, for the run page. It
 // reads the stored bundle: call it when rendering a run page that shows the samples.
-func (s *Server) RunSampleBoxPlot(ctx context.Context, r sqlite.Run) ([]*plot.Figure, error) {
+func (s *Server) RunSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Figure, error) {
 	run, err := s.loadRun(ctx, r)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/compare"
 	"pqrepro/experiments"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 func reportJSON(t *testing.T, rep compare.Report) string {
@@ -32,8 +32,8 @@ func TestCompareViewRowsAndPaperFigures(t *testing.T) {
 			Rows: []compare.RowComparison{{Ref: ref, Verdict: compare.Reproduced, Ratio: &ratio}, {Ref: ref, Verdict: compare.NotComparable, Reasons: []string{"board differs"}}}},
 		{Algorithm: "ML-KEM-768", Operation: "decaps", Status: "ok", Unit: "ns", Stats: &artifacts.Stats{N: 20, Median: 15000}, Note: "no figure"},
 	}}
-	a := sqlite.Run{ID: 1, Experiment: "paper002/x", Report: reportJSON(t, rep), Method: "in-process", Level: "host", Origin: "community", ClassStatus: "verified"}
-	b := sqlite.Run{ID: 2, Experiment: "paper002/x", Report: reportJSON(t, compare.Report{Dataset: "paper002"}), Method: "in-process", Level: "host", Origin: "community"}
+	a := store.Run{ID: 1, Experiment: "paper002/x", Report: reportJSON(t, rep), Method: "in-process", Level: "host", Origin: "community", ClassStatus: "verified"}
+	b := store.Run{ID: 2, Experiment: "paper002/x", Report: reportJSON(t, compare.Report{Dataset: "paper002"}), Method: "in-process", Level: "host", Origin: "community"}
 	sum := func(med float64) *Summary {
 		return &Summary{N: 20, Unit: "ns", Box: [5]float64{med * .9, med * .95, med, med * 1.05, med * 1.1}}
 	}
@@ -44,7 +44,7 @@ func TestCompareViewRowsAndPaperFigures(t *testing.T) {
 		{Algorithm: "ML-KEM-1024", Operation: "keygen", Unit: "ns", Reason: "not measured in run 2"},
 		{Algorithm: "ML-KEM-512", Operation: "keygen", Unit: "ns", Reason: "units differ (ns, instructions)"},
 	}}
-	v, err := compareView([]sqlite.Run{a, b}, []PairReport{pair})
+	v, err := compareView([]store.Run{a, b}, []PairReport{pair})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestCompareViewRowsAndPaperFigures(t *testing.T) {
 	}
 
 	// One run: its paper's figures only.
-	v, err = compareView([]sqlite.Run{a}, nil)
+	v, err = compareView([]store.Run{a}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestComputePairRefusesWhatCannotCompare(t *testing.T) {
 		map[string][]float64{"K/a": samples(1), "K/b": samples(1), "K/c": samples(1), "K/d": samples(1)[:3]})
 	rb := mk([]artifacts.Cell{cell("K", "a", "ns", "ok", 30), cell("K", "b", "ns", "ok", 30), cell("K", "c", "instructions", "ok", 30), cell("K", "d", "ns", "ok", 3), cell("K", "e", "ns", "ok", 30), cell("K", "f", "ns", "ok", 30)},
 		map[string][]float64{"K/a": samples(2), "K/b": samples(1), "K/c": samples(1), "K/d": samples(1)[:3], "K/e": samples(1), "K/f": samples(1)})
-	rep := computePair(sqlite.Run{ID: 1, Method: "in-process", Bundle: "x"}, sqlite.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb)
+	rep := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb)
 	want := map[string]string{"a": PairHigher, "b": PairWithin, "c": "units differ (ns, instructions)", "d": "too few samples for an interval (need 5 in each run)",
 		"e": "cell failed in run 1", "f": "not measured in run 1"}
 	if len(rep.Cells) != len(want) {
@@ -130,7 +130,7 @@ func TestComputePairRefusesWhatCannotCompare(t *testing.T) {
 	if a := rep.Cells[0]; !(a.Lo > 1.8 && a.Hi < 2.2 && a.Point == 2) {
 		t.Errorf("twice as slow: %v [%v, %v]", a.Point, a.Lo, a.Hi)
 	}
-	again := computePair(sqlite.Run{ID: 1, Method: "in-process", Bundle: "x"}, sqlite.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb)
+	again := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb)
 	if again.Cells[0].Lo != rep.Cells[0].Lo || again.Cells[0].Seed != rep.Cells[0].Seed {
 		t.Errorf("the interval is not reproducible: %v vs %v", again.Cells[0], rep.Cells[0])
 	}

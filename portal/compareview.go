@@ -8,7 +8,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/compare"
 	"pqrepro/experiments"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -78,7 +78,7 @@ func claimResultRows(rep compare.Report, origin string) []templates.ClaimResultR
 // claimViews builds a paper's claims with their verdict tallies, one per board class,
 // assurance level and class status (never one tally across host and emulated boards), and
 // the latest verdicts.
-func claimViews(p *experiments.Paper, verdicts []sqlite.ClaimVerdict, tallies []sqlite.ClaimTally) []templates.ClaimView {
+func claimViews(p *experiments.Paper, verdicts []store.ClaimVerdict, tallies []store.ClaimTally) []templates.ClaimView {
 	var out []templates.ClaimView
 	for _, cl := range p.Claims {
 		cv := templates.ClaimView{ID: cl.ID, Claim: cl.Claim, Published: cl.Published, Source: cl.Source, Scope: cl.Scope, Reason: cl.Reason, Checks: len(cl.Checks)}

@@ -10,7 +10,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/compare"
 	"pqrepro/experiments"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -22,7 +22,7 @@ func TestPaperPageTalliesPerBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := cat.Paper("paper002")
-	tallies := []sqlite.ClaimTally{
+	tallies := []store.ClaimTally{
 		{ClaimID: "C002-07", BoardClass: "qemu-mps2-an386", Level: "emulated", Verdict: compare.Holds, Runs: 3},
 		{ClaimID: "C002-07", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: compare.Holds, Runs: 2},
 		{ClaimID: "C002-07", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: compare.Inconclusive, Runs: 1},

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -20,7 +20,7 @@ const heatSteps = 7
 // runHeatMap reads a tls-matrix run's result.json and manifest.yaml from its stored bundle
 // (the cells table keeps only the latency statistics, not each cell's TLS figures) and
 // builds its heat map.
-func (s *Server) runHeatMap(ctx context.Context, r sqlite.Run) (*templates.HeatMap, error) {
+func (s *Server) runHeatMap(ctx context.Context, r store.Run) (*templates.HeatMap, error) {
 	rc, err := s.blobs.Open(ctx, r.Bundle)
 	if err != nil {
 		return nil, fmt.Errorf("open bundle of run %d: %w", r.ID, err)

@@ -14,7 +14,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -43,7 +43,7 @@ func TestJobWithNoOkCellFailsWithTheReason(t *testing.T) {
 		t.Errorf("%d runs, %d blobs stored for a run that measured nothing", runs, blobs)
 	}
 	j, _ := p.Server.Store().Job(ctx, job)
-	if j.State != sqlite.JobFailed || !strings.Contains(j.Error, "the board faulted") || !strings.Contains(j.Error, "of 9 cells") {
+	if j.State != store.JobFailed || !strings.Contains(j.Error, "the board faulted") || !strings.Contains(j.Error, "of 9 cells") {
 		t.Errorf("job %s with error %q, want failed with the cells' reason", j.State, j.Error)
 	}
 	_, body := newBrowser(t, p.URL).get("/jobs/" + itoa(job))
@@ -195,7 +195,7 @@ func TestRebuildRederivesOldReports(t *testing.T) {
 		t.Fatalf("stored cell: requested %d, keys %q", cells[1].Requested, cells[1].Keys)
 	}
 	// Make it look like a run published before versions: no version, no cell details.
-	if err := st.SaveRebuilt(ctx, sqlite.Rebuilt{RunID: run.ID, Report: run.Report, ReportVersion: 0, Cells: make([]artifacts.Cell, len(cells))}); err != nil {
+	if err := st.SaveRebuilt(ctx, store.Rebuilt{RunID: run.ID, Report: run.Report, ReportVersion: 0, Cells: make([]artifacts.Cell, len(cells))}); err != nil {
 		t.Fatal(err)
 	}
 	b := newBrowser(t, p.URL)

@@ -16,7 +16,7 @@ import (
 	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // incoming is a signed bundle arriving from a runner (with its job and lease) or from a
@@ -29,7 +29,7 @@ type incoming struct {
 	Origin    string
 	RunnerID  int64
 	Submitter int64
-	Job       *sqlite.Job
+	Job       *store.Job
 	LeaseID   string
 }
 
@@ -83,7 +83,7 @@ func bundleDigest(data []byte) string {
 // checkBinding refuses a runner's bundle that is not bound to the job, lease and portal it
 // is completed on, naming the field that differs. The signing keys were checked against the
 // leasing runner's by Verify.
-func (s *Server) checkBinding(v *artifacts.Verification, j *sqlite.Job) error {
+func (s *Server) checkBinding(v *artifacts.Verification, j *store.Job) error {
 	p := v.Statement.Predicate
 	refuse := func(field, format string, args ...any) error {
 		return fault.New(fault.Invalid, "bundle refused: %s: "+format, append([]any{field}, args...)...)
@@ -121,15 +121,15 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		}
 		return 0, verifyRefusal(err)
 	}
-	binding := sqlite.BindingUnbound
+	binding := store.BindingUnbound
 	switch {
 	case in.Job != nil:
 		if err := s.checkBinding(v, in.Job); err != nil {
 			return 0, err
 		}
-		binding = sqlite.BindingJob
+		binding = store.BindingJob
 	case v.Legacy:
-		binding = sqlite.BindingLegacy
+		binding = store.BindingLegacy
 	case v.Statement.Predicate.Job != nil && v.Statement.Predicate.Job.Portal == s.cfg.PortalURL():
 		return 0, fault.New(fault.Invalid, "bundle refused: job: the bundle was signed for job %d of this portal; only that job's runner publishes it, by completing the job", v.Statement.Predicate.Job.JobID)
 	}
@@ -200,14 +200,14 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if err != nil {
 		return 0, err
 	}
-	run := sqlite.Run{
+	run := store.Run{
 		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
 		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, SubmitterID: in.Submitter,
 		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: repJSON, ReportVersion: ReportVersion, Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
 	}
-	pub := sqlite.Publication{Run: run, Cells: res.Cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
+	pub := store.Publication{Run: run, Cells: res.Cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
 	if in.Job != nil {
 		pub.JobID = in.Job.ID
 	}
@@ -231,17 +231,17 @@ const ReportVersion = 1
 
 // compareRun compares a run with its paper (the manifest's reference dataset, else its
 // paper) and returns the report as stored JSON and the claim verdicts.
-func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, board artifacts.BoardIdentity, m *artifacts.Manifest) (string, []sqlite.ClaimVerdict, error) {
+func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, board artifacts.BoardIdentity, m *artifacts.Manifest) (string, []store.ClaimVerdict, error) {
 	paperID := m.Spec.Reference.Dataset
 	if paperID == "" {
 		paperID = m.Metadata.Paper
 	}
 	var rep compare.Report
-	var verdicts []sqlite.ClaimVerdict
+	var verdicts []store.ClaimVerdict
 	if p, ok := s.catalog.Paper(paperID); ok {
 		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: board}, m, p)
 		for _, cr := range rep.Claims {
-			verdicts = append(verdicts, sqlite.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
+			verdicts = append(verdicts, store.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
 		}
 	} else {
 		rep = compare.Report{Dataset: paperID, Board: res.Board, Assurance: res.Assurance, ClassStatus: board.ClassStatus}

@@ -18,7 +18,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -107,9 +107,9 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		st.Assurance = st.Level + "/" + st.Origin
 		title := unitTitle(st.Unit)
 		switch metric {
-		case sqlite.MetricHeap:
+		case store.MetricHeap:
 			title = "heap bytes per operation"
-		case sqlite.MetricStack:
+		case store.MetricStack:
 			title = "stack high-water mark per operation"
 		}
 		st.group, st.groupTitle = rankGroup(st, title)
@@ -134,7 +134,7 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		lb.Measured[i].Rank = rank
 	}
 	// Published numbers of the same kind stand beside the measured ones, labelled.
-	published := map[string]string{sqlite.MetricLatency: "latency", sqlite.MetricEnergy: "energy_j"}[metric]
+	published := map[string]string{store.MetricLatency: "latency", store.MetricEnergy: "energy_j"}[metric]
 	if published != "" {
 		for _, p := range s.catalog.Papers {
 			for _, r := range p.Reference {
@@ -258,10 +258,10 @@ func leaderQuery(c echo.Context) (alg, op, metric string, err error) {
 		alg, op = pair[:i], pair[i+1:]
 	}
 	if metric == "" {
-		metric = sqlite.MetricLatency
+		metric = store.MetricLatency
 	}
-	if !slices.Contains([]string{sqlite.MetricLatency, sqlite.MetricHeap, sqlite.MetricStack, sqlite.MetricEnergy}, metric) {
-		return "", "", "", fault.New(fault.Invalid, "metric must be %s, %s, %s or %s", sqlite.MetricLatency, sqlite.MetricHeap, sqlite.MetricStack, sqlite.MetricEnergy)
+	if !slices.Contains([]string{store.MetricLatency, store.MetricHeap, store.MetricStack, store.MetricEnergy}, metric) {
+		return "", "", "", fault.New(fault.Invalid, "metric must be %s, %s, %s or %s", store.MetricLatency, store.MetricHeap, store.MetricStack, store.MetricEnergy)
 	}
 	if len(alg) > 100 || len(op) > 100 {
 		return "", "", "", fault.New(fault.Invalid, "algorithm or operation too long")
@@ -316,10 +316,10 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 		}
 	}
 	v.Metrics = []templates.Option{
-		{Value: sqlite.MetricLatency, Label: "latency: median per operation", Selected: metric == sqlite.MetricLatency},
-		{Value: sqlite.MetricHeap, Label: "heap bytes per operation", Selected: metric == sqlite.MetricHeap},
-		{Value: sqlite.MetricStack, Label: "stack high-water mark (firmware boards)", Selected: metric == sqlite.MetricStack},
-		{Value: sqlite.MetricEnergy, Label: "energy per operation", Selected: metric == sqlite.MetricEnergy},
+		{Value: store.MetricLatency, Label: "latency: median per operation", Selected: metric == store.MetricLatency},
+		{Value: store.MetricHeap, Label: "heap bytes per operation", Selected: metric == store.MetricHeap},
+		{Value: store.MetricStack, Label: "stack high-water mark (firmware boards)", Selected: metric == store.MetricStack},
+		{Value: store.MetricEnergy, Label: "energy per operation", Selected: metric == store.MetricEnergy},
 	}
 	lb, err := s.leaderboard(ctx, alg, op, metric)
 	if err != nil {

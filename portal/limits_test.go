@@ -18,7 +18,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // signinTries posts n sign-ins from this process (one TCP peer), the i-th claiming to come
@@ -213,7 +213,7 @@ func TestNegativeProgressIsRefused(t *testing.T) {
 // bounded head and tail; a poll with the last position gets only what is new; an index out of
 // range and a retried dropped chunk are not stored.
 func TestLogIsBounded(t *testing.T) {
-	lim := sqlite.LogLimits{AttemptBytes: 64 << 10, JobBytes: 96 << 10, HeadBytes: 4 << 10, MaxChunks: 50, MaxIndex: 1000}
+	lim := store.LogLimits{AttemptBytes: 64 << 10, JobBytes: 96 << 10, HeadBytes: 4 << 10, MaxChunks: 50, MaxIndex: 1000}
 	p := portaltest.Start(t, func(c *portal.Config) {
 		c.Logs = lim
 		c.RateLimits.Runner = portal.Budget{PerSecond: 1000, Burst: 1000} // 200 chunks at once; the log limits are under test

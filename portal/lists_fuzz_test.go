@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // FuzzListQueries feeds raw query strings to the list and compare parsers: every answer is a
@@ -27,7 +27,7 @@ func FuzzListQueries(f *testing.F) {
 				if !fault.Is(err, fault.Invalid) {
 					t.Fatalf("%q: %v is not an invalid-input error", raw, err)
 				}
-			} else if lf.Limit < 1 || lf.Limit > sqlite.MaxPage || (!lf.From.IsZero() && !lf.To.IsZero() && !lf.From.Before(lf.To)) {
+			} else if lf.Limit < 1 || lf.Limit > store.MaxPage || (!lf.From.IsZero() && !lf.To.IsZero() && !lf.From.Before(lf.To)) {
 				t.Fatalf("%q: filter out of bounds: %+v", raw, lf)
 			}
 		}

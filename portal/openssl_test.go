@@ -9,7 +9,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -27,8 +27,8 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := p.Server.Store()
-	osslJob, err := store.CreateJob(ctx, sqlite.NewJob{Experiment: om.Ref(), Paper: om.Metadata.Paper, ManifestYAML: string(om.YAML()),
+	st := p.Server.Store()
+	osslJob, err := st.CreateJob(ctx, store.NewJob{Experiment: om.Ref(), Paper: om.Metadata.Paper, ManifestYAML: string(om.YAML()),
 		ManifestID: om.ID(), BoardClass: "host", Method: om.Spec.Method})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	if l == nil || l.JobID != osslJob {
 		t.Fatalf("runner with OpenSSL 3.5: lease %+v, want the openssl-cli job %d", l, osslJob)
 	}
-	rs, err := store.Runners(ctx)
+	rs, err := st.Runners(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

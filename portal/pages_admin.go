@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -86,7 +86,7 @@ func (s *Server) createEnrolToken(c echo.Context) error {
 	if label == "" || len(label) > 100 {
 		return fault.New(fault.Invalid, "give the token a label of at most 100 characters")
 	}
-	opt := sqlite.EnrolTokenOptions{MaxUses: 1}
+	opt := store.EnrolTokenOptions{MaxUses: 1}
 	if v := strings.TrimSpace(c.FormValue("uses")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {

@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -69,7 +69,7 @@ func (s *Server) boardRows(ctx context.Context) ([]templates.BoardRow, error) {
 	return out, nil
 }
 
-func runnerRows(rs []sqlite.Runner, within time.Duration) []templates.RunnerRow {
+func runnerRows(rs []store.Runner, within time.Duration) []templates.RunnerRow {
 	var out []templates.RunnerRow
 	for _, r := range rs {
 		var boards []string
@@ -117,7 +117,7 @@ func (s *Server) boardPage(c echo.Context) error {
 			v.Board = r
 		}
 	}
-	runs, err := s.store.Runs(ctx, sqlite.RunFilter{BoardClass: class, Limit: 100})
+	runs, err := s.store.Runs(ctx, store.RunFilter{BoardClass: class, Limit: 100})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -80,7 +80,7 @@ func (s *Server) boardOptions(ctx context.Context, m *artifacts.Manifest) ([]tem
 
 // methodUnavailable says why a board cannot run an experiment with the method, naming what
 // the portal's connected runners have.
-func methodUnavailable(method string, runners []sqlite.Runner) string {
+func methodUnavailable(method string, runners []store.Runner) string {
 	if method != artifacts.MethodOpenSSLCLI {
 		return "its runner does not run " + method + " experiments"
 	}
@@ -128,7 +128,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 		return err
 	}
 	v.Jobs = jobRows(jobs)
-	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Experiment: m.Ref(), Limit: 30})
+	runs, err := s.store.Runs(ctx, store.RunFilter{Experiment: m.Ref(), Limit: 30})
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (s *Server) startJob(c echo.Context) error {
 			}
 		}
 	}
-	id, err := s.store.CreateJob(ctx, sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
+	id, err := s.store.CreateJob(ctx, store.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
 		BoardClass: board, Firmware: firmware, Method: m.Spec.Method, RequestedBy: u.ID})
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func coverage(b artifacts.BoardInfo, m *artifacts.Manifest) string {
 // runnableOn lists the board classes the runners offer that can run the manifest now: the
 // board available, its runner running the method, its firmware covering every algorithm and
 // the kind (experiments.BoardCanRun).
-func runnableOn(runners []sqlite.Runner, m *artifacts.Manifest) []string {
+func runnableOn(runners []store.Runner, m *artifacts.Manifest) []string {
 	var out []string
 	for _, r := range runners {
 		for _, b := range r.Boards {

@@ -15,7 +15,7 @@ import (
 
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -48,7 +48,7 @@ var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 func (s *Server) uploadFirmware(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	f := sqlite.Firmware{BoardClass: strings.TrimSpace(c.FormValue("board_class")), Toolchain: strings.TrimSpace(c.FormValue("toolchain")),
+	f := store.Firmware{BoardClass: strings.TrimSpace(c.FormValue("board_class")), Toolchain: strings.TrimSpace(c.FormValue("toolchain")),
 		Libraries: strings.TrimSpace(c.FormValue("libraries")), SourceURL: strings.TrimSpace(c.FormValue("source_url")),
 		SourceCommit: strings.TrimSpace(c.FormValue("source_commit"))}
 	switch {

@@ -11,14 +11,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
 // highlights are the home page's small leaderboards.
 var highlights = [][2]string{{"ML-KEM-768", "encaps"}, {"ML-DSA-65", "sign"}, {"ML-DSA-65", "verify"}}
 
-func runRows(runs []sqlite.Run) []templates.RunRow {
+func runRows(runs []store.Run) []templates.RunRow {
 	var out []templates.RunRow
 	for _, r := range runs {
 		by := ""
@@ -33,7 +33,7 @@ func runRows(runs []sqlite.Run) []templates.RunRow {
 	return out
 }
 
-func jobRows(jobs []sqlite.Job) []templates.JobRow {
+func jobRows(jobs []store.Job) []templates.JobRow {
 	var out []templates.JobRow
 	for _, j := range jobs {
 		out = append(out, templates.JobRow{ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State, When: when(j.CreatedAt), RunID: j.RunID})
@@ -65,7 +65,7 @@ func (s *Server) home(c echo.Context) error {
 		slices.Sort(card.Runnable)
 		v.Papers = append(v.Papers, card)
 	}
-	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Limit: 15})
+	runs, err := s.store.Runs(ctx, store.RunFilter{Limit: 15})
 	if err != nil {
 		return err
 	}
@@ -75,12 +75,12 @@ func (s *Server) home(c echo.Context) error {
 		return err
 	}
 	for _, j := range jobRows(jobs) {
-		if j.State == sqlite.JobQueued || j.State == sqlite.JobRunning {
+		if j.State == store.JobQueued || j.State == store.JobRunning {
 			v.Jobs = append(v.Jobs, j)
 		}
 	}
 	for _, h := range highlights {
-		lb, err := s.leaderboard(ctx, h[0], h[1], sqlite.MetricLatency)
+		lb, err := s.leaderboard(ctx, h[0], h[1], store.MetricLatency)
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func (s *Server) home(c echo.Context) error {
 // (unit, assurance, method, class status), its first five boards, never two rankings in
 // one list; one empty list when nothing was measured.
 func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.Highlight {
-	link := leaderLink(alg, op, sqlite.MetricLatency)
+	link := leaderLink(alg, op, store.MetricLatency)
 	if len(groups) == 0 {
 		return []templates.Highlight{{Algorithm: alg, Operation: op, Link: link}}
 	}
@@ -106,12 +106,12 @@ func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.
 	return out
 }
 
-func (s *Server) connectedRunners(ctx context.Context) ([]sqlite.Runner, error) {
+func (s *Server) connectedRunners(ctx context.Context) ([]store.Runner, error) {
 	all, err := s.store.Runners(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []sqlite.Runner
+	var out []store.Runner
 	for _, r := range all {
 		if time.Since(r.LastSeen) <= s.cfg.ConnectedWithin {
 			out = append(out, r)

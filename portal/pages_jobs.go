@@ -13,12 +13,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
 // jobProgress computes percent, detail and ETA from a job's last heartbeat.
-func jobProgress(j sqlite.Job) (percent int, detail, eta string) {
+func jobProgress(j store.Job) (percent int, detail, eta string) {
 	p := j.Progress
 	frac := 0.0
 	if p.CellsTotal > 0 {
@@ -29,28 +29,28 @@ func jobProgress(j sqlite.Job) (percent int, detail, eta string) {
 		frac /= float64(p.CellsTotal)
 	}
 	switch j.State {
-	case sqlite.JobPublished:
+	case store.JobPublished:
 		frac = 1
-	case sqlite.JobRunning:
+	case store.JobRunning:
 		if el := time.Since(j.StartedAt); frac > 0.01 {
 			eta = (time.Duration(float64(el)/frac) - el).Round(time.Second).String()
 		}
 	}
 	detail = fmt.Sprintf("%d of %d cells done", p.CellsDone, p.CellsTotal)
-	if p.Current != "" && j.State == sqlite.JobRunning {
+	if p.Current != "" && j.State == store.JobRunning {
 		detail += fmt.Sprintf(" · current cell %s (%d/%d iterations)", p.Current, p.Iteration, p.Requested)
 	}
 	if eta != "" {
 		detail += " · ETA " + eta
 	}
 	switch {
-	case j.State == sqlite.JobQueued:
+	case j.State == store.JobQueued:
 		detail = "waiting for a runner with board " + j.BoardClass
-	case j.State == sqlite.JobRunning && p.CellsTotal == 0:
+	case j.State == store.JobRunning && p.CellsTotal == 0:
 		detail = "the runner is preparing board " + j.BoardClass + " (no progress reported yet)"
-	case j.State == sqlite.JobFailed:
+	case j.State == store.JobFailed:
 		detail = "failed"
-	case j.State == sqlite.JobPublished:
+	case j.State == store.JobPublished:
 		detail = fmt.Sprintf("published as run #%d", j.RunID)
 	}
 	return int(frac * 100), detail, eta
@@ -82,7 +82,7 @@ func (s *Server) jobPage(c echo.Context) error {
 // jobView is a job's page from its row and log: the states it went through (queued, picked
 // up, measuring, published or failed), progress as the runner reported it, and the log as
 // human lines with the raw frames kept.
-func jobView(j sqlite.Job, log sqlite.LogView, now time.Time) templates.JobView {
+func jobView(j store.Job, log store.LogView, now time.Time) templates.JobView {
 	pct, detail, eta := jobProgress(j)
 	v := templates.JobView{ID: j.ID, Experiment: j.Experiment, Board: j.BoardClass, State: j.State,
 		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
@@ -108,17 +108,17 @@ func jobView(j sqlite.Job, log sqlite.LogView, now time.Time) templates.JobView 
 	}
 	v.Steps = []templates.JobStep{step("Queued", "done", when(j.CreatedAt))}
 	switch j.State {
-	case sqlite.JobQueued:
+	case store.JobQueued:
 		v.Steps[0].State = "current"
 		v.Steps = append(v.Steps, step("Picked up by a runner", "todo", ""), step("Measuring", "todo", ""), step("Published", "todo", ""))
-	case sqlite.JobRunning:
+	case store.JobRunning:
 		cur := "current"
 		v.Steps = append(v.Steps, step("Picked up by "+cmpName(j.RunnerName), map[bool]string{true: "done", false: cur}[measuring], when(j.StartedAt)))
 		v.Steps = append(v.Steps, step("Measuring", map[bool]string{true: cur, false: "todo"}[measuring], ""), step("Published", "todo", ""))
-	case sqlite.JobPublished:
+	case store.JobPublished:
 		v.Steps = append(v.Steps, step("Picked up by "+cmpName(j.RunnerName), "done", when(j.StartedAt)), step("Measured", "done", ""),
 			step(fmt.Sprintf("Published as run #%d", j.RunID), "done", when(j.FinishedAt)))
-	case sqlite.JobFailed:
+	case store.JobFailed:
 		v.Steps = append(v.Steps, step("Picked up by "+cmpName(j.RunnerName), done(!j.StartedAt.IsZero()), when(j.StartedAt)),
 			step("Failed", "failed", when(j.FinishedAt)))
 	}
@@ -193,15 +193,15 @@ const (
 )
 
 // jobWithLog loads the job named by the :id parameter and its log's head and tail.
-func (s *Server) jobWithLog(c echo.Context) (sqlite.Job, sqlite.LogView, error) {
+func (s *Server) jobWithLog(c echo.Context) (store.Job, store.LogView, error) {
 	ctx := c.Request().Context()
 	id, err := pathID(c, "id")
 	if err != nil {
-		return sqlite.Job{}, sqlite.LogView{}, err
+		return store.Job{}, store.LogView{}, err
 	}
 	j, err := s.store.Job(ctx, id)
 	if err != nil {
-		return sqlite.Job{}, sqlite.LogView{}, err
+		return store.Job{}, store.LogView{}, err
 	}
 	log, err := s.store.JobLogView(ctx, id, 0, jobLogHead, jobLogTail)
 	return j, log, err

@@ -12,7 +12,7 @@ import (
 
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -48,7 +48,7 @@ func (s *Server) paperPage(c echo.Context) error {
 	}
 	v.Claims = claimViews(p, verdicts, tallies)
 	v.Figures = inTextFigures(p)
-	runs, err := s.store.Runs(ctx, sqlite.RunFilter{Paper: p.ID, Limit: 30})
+	runs, err := s.store.Runs(ctx, store.RunFilter{Paper: p.ID, Limit: 30})
 	if err != nil {
 		return err
 	}

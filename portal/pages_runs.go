@@ -21,7 +21,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/compare"
 	"pqrepro/portal/plot"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -89,7 +89,7 @@ func (s *Server) runPage(c echo.Context) error {
 }
 
 // runHeader is the run page's facts from the run's row.
-func runHeader(r sqlite.Run) templates.RunView {
+func runHeader(r store.Run) templates.RunView {
 	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
 		Kind: r.Kind, Method: r.Method, Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
 		BindingNote: bindingNote(r.Binding),
@@ -105,7 +105,7 @@ func runHeader(r sqlite.Run) templates.RunView {
 // reportView decodes the run's stored comparison report into the page: an undecodable
 // report is an error, never an empty comparison; a report older than this portal's
 // comparison is shown as stored, labelled.
-func reportView(v *templates.RunView, r sqlite.Run) error {
+func reportView(v *templates.RunView, r store.Run) error {
 	var rep compare.Report
 	if err := json.Unmarshal([]byte(r.Report), &rep); err != nil {
 		return fmt.Errorf("run %d report: %w", r.ID, err)
@@ -347,9 +347,9 @@ func firmwareBuildKVs(raw json.RawMessage) []templates.KV {
 // bindingNote says, for a run page, how the run's signed bundle is bound.
 func bindingNote(binding string) string {
 	switch binding {
-	case sqlite.BindingUnbound:
+	case store.BindingUnbound:
 		return "unbound: a community submission, signed without a job of this portal"
-	case sqlite.BindingLegacy:
+	case store.BindingLegacy:
 		return "legacy: a v1 bundle (or one published before bundles were bound to their job); its signature is checked, its job binding cannot be"
 	}
 	return ""

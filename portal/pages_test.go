@@ -21,6 +21,7 @@ import (
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -173,8 +174,8 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	}
 	var jobID int64
 	fmt.Sscanf(loc, "/jobs/%d", &jobID)
-	j := waitJob(t, p, jobID, func(j sqlite.Job) bool { return j.Terminal() }, 30*time.Second)
-	if j.State != sqlite.JobPublished {
+	j := waitJob(t, p, jobID, func(j store.Job) bool { return j.Terminal() }, 30*time.Second)
+	if j.State != store.JobPublished {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
 	if _, body := anon.get(loc); !strings.Contains(body, "run #") || strings.Contains(body, `http-equiv="refresh"`) {

@@ -17,7 +17,7 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -45,7 +45,7 @@ func smallManifest(t testing.TB, iterations int) *artifacts.Manifest {
 
 func queueJob(t testing.TB, p *portaltest.Portal, m *artifacts.Manifest) int64 {
 	t.Helper()
-	id, err := p.Server.Store().CreateJob(context.Background(), sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper,
+	id, err := p.Server.Store().CreateJob(context.Background(), store.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper,
 		ManifestYAML: string(m.YAML()), ManifestID: m.ID(), BoardClass: "host"})
 	if err != nil {
 		t.Fatal(err)
@@ -169,8 +169,8 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(agentCtx) }()
 
-	j := waitJob(t, p, jobID, func(j sqlite.Job) bool { return j.Terminal() }, 20*time.Second)
-	if j.State != sqlite.JobPublished || j.Attempt != 2 {
+	j := waitJob(t, p, jobID, func(j store.Job) bool { return j.Terminal() }, 20*time.Second)
+	if j.State != store.JobPublished || j.Attempt != 2 {
 		t.Fatalf("job ended %s after %d attempts (error %q), want published on attempt 2", j.State, j.Attempt, j.Error)
 	}
 	run, err := p.Server.Store().Run(ctx, j.RunID)
@@ -193,7 +193,7 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	}
 }
 
-func waitJob(t testing.TB, p *portaltest.Portal, id int64, cond func(sqlite.Job) bool, within time.Duration) sqlite.Job {
+func waitJob(t testing.TB, p *portaltest.Portal, id int64, cond func(store.Job) bool, within time.Duration) store.Job {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -277,7 +277,7 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 			if tc.want != "" && !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
 				t.Errorf("reason %q does not say %q", err, tc.want)
 			}
-			runs, _ := p.Server.Store().Runs(ctx, sqlite.RunFilter{})
+			runs, _ := p.Server.Store().Runs(ctx, store.RunFilter{})
 			if len(runs) != 0 || countBlobs(t, p.Config.DataDir) != 0 {
 				t.Fatalf("after a refused bundle: %d runs, %d blobs stored", len(runs), countBlobs(t, p.Config.DataDir))
 			}
@@ -289,7 +289,7 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	j, _ := p.Server.Store().Job(ctx, jobID)
-	if j.State != sqlite.JobPublished || j.RunID != resp.RunID || countBlobs(t, p.Config.DataDir) != 1 {
+	if j.State != store.JobPublished || j.RunID != resp.RunID || countBlobs(t, p.Config.DataDir) != 1 {
 		t.Fatalf("job %s run %d (response %d), %d blobs", j.State, j.RunID, resp.RunID, countBlobs(t, p.Config.DataDir))
 	}
 	// A retried completion (its answer lost) gets the same run, and nothing more is stored.
@@ -297,7 +297,7 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 	if err != nil || again.RunID != resp.RunID {
 		t.Errorf("completing twice with the same bundle: run %d, %v; want run %d", again.RunID, err, resp.RunID)
 	}
-	if runs, _ := p.Server.Store().Runs(ctx, sqlite.RunFilter{}); len(runs) != 1 || countBlobs(t, p.Config.DataDir) != 1 {
+	if runs, _ := p.Server.Store().Runs(ctx, store.RunFilter{}); len(runs) != 1 || countBlobs(t, p.Config.DataDir) != 1 {
 		t.Errorf("after a retried completion: %d runs, %d blobs, want 1 and 1", len(runs), countBlobs(t, p.Config.DataDir))
 	}
 	// Another bundle for the finished job is refused.
@@ -345,7 +345,7 @@ func TestLogChunksAreIdempotentAndLeaseBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	j, _ := p.Server.Store().Job(ctx, jobID)
-	if j.State != sqlite.JobFailed || j.Error != "board went silent" {
+	if j.State != store.JobFailed || j.Error != "board went silent" {
 		t.Errorf("job %s %q", j.State, j.Error)
 	}
 }
@@ -397,7 +397,7 @@ func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
 		t.Fatal(err)
 	}
 	newJob := func(firmware string) int64 {
-		id, err := p.Server.Store().CreateJob(ctx, sqlite.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()),
+		id, err := p.Server.Store().CreateJob(ctx, store.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()),
 			ManifestID: m.ID(), BoardClass: "qemu-mps2-an386", Firmware: firmware})
 		if err != nil {
 			t.Fatal(err)

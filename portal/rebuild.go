@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"pqrepro/artifacts"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // RebuildStats says what Rebuild did.
@@ -92,5 +92,5 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	return s.store.SaveRebuilt(ctx, sqlite.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells})
+	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells})
 }

@@ -13,7 +13,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -32,9 +32,9 @@ const dateLayout = "2006-01-02"
 // job list's filters; a filter the list does not have is refused by name. defLimit is the
 // page size when none is given; lenient makes an invalid limit defLimit instead of an error
 // (the run API always did so).
-func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (sqlite.ListFilter, url.Values, error) {
+func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.ListFilter, url.Values, error) {
 	q := c.QueryParams()
-	var f sqlite.ListFilter
+	var f store.ListFilter
 	keep := url.Values{}
 	for _, k := range listParams {
 		v := q.Get(k)
@@ -57,7 +57,7 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (sqlite.Li
 	if f.Level != "" && !slices.Contains([]string{artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware}, f.Level) {
 		return f, nil, fault.New(fault.Invalid, "filter assurance: %q is not host, emulated or hardware", f.Level)
 	}
-	if f.State != "" && !slices.Contains([]string{sqlite.JobQueued, sqlite.JobRunning, sqlite.JobPublished, sqlite.JobFailed}, f.State) {
+	if f.State != "" && !slices.Contains([]string{store.JobQueued, store.JobRunning, store.JobPublished, store.JobFailed}, f.State) {
 		return f, nil, fault.New(fault.Invalid, "filter state: %q is not queued, running, published or failed", f.State)
 	}
 	for _, d := range []struct {
@@ -82,16 +82,16 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (sqlite.Li
 	if v := keep.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		switch {
-		case err == nil && n >= 1 && n <= sqlite.MaxPage:
+		case err == nil && n >= 1 && n <= store.MaxPage:
 			f.Limit = n
 		case lenient:
 			keep.Del("limit")
 		default:
-			return f, nil, fault.New(fault.Invalid, "limit: a page holds 1 to %d rows", sqlite.MaxPage)
+			return f, nil, fault.New(fault.Invalid, "limit: a page holds 1 to %d rows", store.MaxPage)
 		}
 	}
 	if v := q.Get("after"); v != "" {
-		cur, err := sqlite.ParseCursor(v)
+		cur, err := store.ParseCursor(v)
 		if err != nil {
 			return f, nil, err
 		}
@@ -101,7 +101,7 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (sqlite.Li
 }
 
 // nextLink is base with the list's filters and the cursor of the next page.
-func nextLink(base string, keep url.Values, next *sqlite.Cursor) string {
+func nextLink(base string, keep url.Values, next *store.Cursor) string {
 	if next == nil {
 		return ""
 	}
@@ -114,7 +114,7 @@ func nextLink(base string, keep url.Values, next *sqlite.Cursor) string {
 }
 
 // capNote says where a capped search stopped.
-func capNote[T any](p sqlite.ListPage[T]) string {
+func capNote[T any](p store.ListPage[T]) string {
 	if !p.Capped {
 		return ""
 	}
@@ -183,7 +183,7 @@ func filterSelect(name, label string, values []string, selected string) template
 	return fl
 }
 
-func runListRow(r sqlite.Run) templates.RunListRow {
+func runListRow(r store.Run) templates.RunListRow {
 	by := r.Submitter
 	if by == "" {
 		by = r.RunnerName
@@ -218,7 +218,7 @@ func (s *Server) jobsPage(c echo.Context) error {
 		filterSelect("paper", "Paper", facets.Papers, f.Paper),
 		filterSelect("experiment", "Experiment", facets.Experiments, f.Experiment),
 		filterSelect("board", "Board class", facets.Boards, f.BoardClass),
-		filterSelect("state", "State", []string{sqlite.JobQueued, sqlite.JobRunning, sqlite.JobPublished, sqlite.JobFailed}, f.State),
+		filterSelect("state", "State", []string{store.JobQueued, store.JobRunning, store.JobPublished, store.JobFailed}, f.State),
 		filterSelect("method", "Method", facets.Methods, f.Method),
 	}
 	for _, j := range p.Items {
@@ -231,7 +231,7 @@ func (s *Server) jobsPage(c echo.Context) error {
 // setNext announces the next page of an API list: a Link header (rel="next") and
 // X-Next-Cursor, so the body stays the array it always was; X-Scan-Capped says a capped
 // search stopped before the page was full.
-func setNext[T any](c echo.Context, base string, keep url.Values, p sqlite.ListPage[T]) {
+func setNext[T any](c echo.Context, base string, keep url.Values, p store.ListPage[T]) {
 	h := c.Response().Header()
 	if p.Next != nil {
 		h.Set("Link", "<"+nextLink(base, keep, p.Next)+`>; rel="next"`)

@@ -13,7 +13,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
@@ -62,7 +62,7 @@ func (s *Server) schemesPage(c echo.Context) error {
 
 // schemeSections groups scheme rows (ordered by algorithm, operation) into one section per
 // unit, method and class status, verified classes first.
-func schemeSections(rows []sqlite.SchemeRow, level, board string) []templates.SchemeSection {
+func schemeSections(rows []store.SchemeRow, level, board string) []templates.SchemeSection {
 	// Operations in the papers' order: key generation, then encapsulation and decapsulation,
 	// then signing and verification, then the rest by name.
 	rank := func(op string) int {
@@ -72,12 +72,12 @@ func schemeSections(rows []sqlite.SchemeRow, level, board string) []templates.Sc
 		return 5
 	}
 	rows = slices.Clone(rows)
-	slices.SortStableFunc(rows, func(a, b sqlite.SchemeRow) int {
+	slices.SortStableFunc(rows, func(a, b store.SchemeRow) int {
 		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
 	})
 	type key struct{ unit, method, status string }
 	var order []key
-	byKey := map[key][]sqlite.SchemeRow{}
+	byKey := map[key][]store.SchemeRow{}
 	for _, r := range rows {
 		k := key{r.Unit, r.Method, r.ClassStatus}
 		if _, ok := byKey[k]; !ok {

@@ -32,6 +32,7 @@ import (
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
 	"pqrepro/templates"
 )
@@ -76,8 +77,8 @@ type Config struct {
 	TrustedProxies []string
 	// RateLimits are the per-address budgets of sign-in, enrolment, submission and runner routes.
 	RateLimits RateLimits
-	// Logs bounds what is kept of job logs (zero: sqlite.DefaultLogLimits).
-	Logs sqlite.LogLimits
+	// Logs bounds what is kept of job logs (zero: store.DefaultLogLimits).
+	Logs store.LogLimits
 	// ChallengeTTL is how long a proof-of-possession challenge stays usable.
 	ChallengeTTL time.Duration
 	// Version is shown and recorded.
@@ -167,7 +168,7 @@ func (c Config) Validate() error {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *sqlite.Store
+	store   store.Store
 	blobs   blob.Store
 	catalog *experiments.Catalog
 	echo    *echo.Echo
@@ -239,7 +240,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	if cfg.Logs != (sqlite.LogLimits{}) {
+	if cfg.Logs != (store.LogLimits{}) {
 		st.Logs = cfg.Logs
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
@@ -290,7 +291,7 @@ func (c Config) BlobsLocation() string {
 }
 
 // Store returns the server's store (for seeding tools and tests).
-func (s *Server) Store() *sqlite.Store { return s.store }
+func (s *Server) Store() store.Store { return s.store }
 
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -334,7 +335,7 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 	if name == "" || len(name) > 100 {
 		return "", fault.New(fault.Invalid, "give the account a name of at most 100 characters")
 	}
-	if role != sqlite.RoleSubmitter && role != sqlite.RoleMember {
+	if role != store.RoleSubmitter && role != store.RoleMember {
 		return "", fault.New(fault.Invalid, "role must be submitter or member")
 	}
 	tok := newToken("pqu")
@@ -348,7 +349,7 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 // enrols one runner within ttl.
 func (s *Server) CreateEnrolToken(ctx context.Context, label string, ttl time.Duration) (string, error) {
 	tok := newToken("pqe")
-	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0, sqlite.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
+	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0, store.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
 		return "", err
 	}
 	return tok, nil

@@ -10,9 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"pqrepro/portal/store"
 	"time"
-
-	"pqrepro/portal/sqlite"
 )
 
 // Names in the data directory.
@@ -95,7 +94,7 @@ func countFiles(dir string) (int, error) {
 // checkDatabase runs PRAGMA quick_check when the last run did not shut down cleanly (its
 // marker file is still there), when force asks, or when the database is small; a failed
 // check refuses to start. It then writes the marker, which Close removes.
-func checkDatabase(ctx context.Context, dir string, st *sqlite.Store, force bool, log *slog.Logger) error {
+func checkDatabase(ctx context.Context, dir string, st store.Store, force bool, log *slog.Logger) error {
 	marker := filepath.Join(dir, runMarker)
 	_, merr := os.Stat(marker)
 	unclean := merr == nil

@@ -19,7 +19,7 @@ import (
 
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
 	"pqrepro/templates"
 )
@@ -47,7 +47,7 @@ func (c Config) logOrigin() string {
 // making the log's key on first start, named by the origin. Without a configured origin the
 // key's name is the origin (so a new address keeps the log); a key whose name is not the
 // configured origin is refused: changing the origin needs a new log.
-func openLog(cfg Config, st *sqlite.Store, files blob.Files, s *Server) (*translog.Log, error) {
+func openLog(cfg Config, st store.Store, files blob.Files, s *Server) (*translog.Log, error) {
 	file := filepath.Join(cfg.DataDir, logKeyFile)
 	skey, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {

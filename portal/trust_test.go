@@ -22,7 +22,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -62,8 +62,8 @@ func prove(t *testing.T, id *artifacts.Identity, purpose string, ch []byte) arti
 
 // runnerState is what an attack on a runner must leave unchanged.
 type runnerState struct {
-	Runners []sqlite.Runner
-	Tokens  []sqlite.EnrolToken
+	Runners []store.Runner
+	Tokens  []store.EnrolToken
 	Signers []string
 }
 
@@ -81,7 +81,7 @@ func stateOf(t *testing.T, p *portaltest.Portal) runnerState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := p.Server.Store().Runs(ctx, sqlite.RunFilter{Limit: 100})
+	runs, err := p.Server.Store().Runs(ctx, store.RunFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +220,14 @@ func TestEnrolmentTokensAreSingleUseExpireAndRevoke(t *testing.T) {
 	}
 	sameState(t, "a reused token", before, stateOf(t, p))
 
-	mk := func(label string, opt sqlite.EnrolTokenOptions) string {
+	mk := func(label string, opt store.EnrolTokenOptions) string {
 		tok := "pqe_" + label + "-0123456789abcdef"
 		if _, err := st.CreateEnrolToken(ctx, label, portal.HashToken(tok), 0, opt); err != nil {
 			t.Fatal(err)
 		}
 		return tok
 	}
-	two := mk("two", sqlite.EnrolTokenOptions{MaxUses: 2})
+	two := mk("two", store.EnrolTokenOptions{MaxUses: 2})
 	for i := range 2 {
 		if err := enrolWith(two); err != nil {
 			t.Fatalf("use %d of 2: %v", i+1, err)
@@ -236,7 +236,7 @@ func TestEnrolmentTokensAreSingleUseExpireAndRevoke(t *testing.T) {
 	if err := enrolWith(two); !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), "used up (2 of 2 uses)") {
 		t.Errorf("third use of a two-use token: %v", err)
 	}
-	expired := mk("old", sqlite.EnrolTokenOptions{MaxUses: 5, Expires: time.Now().Add(-time.Second)})
+	expired := mk("old", store.EnrolTokenOptions{MaxUses: 5, Expires: time.Now().Add(-time.Second)})
 	if err := enrolWith(expired); !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), "expired at") {
 		t.Errorf("expired token: %v", err)
 	}
@@ -390,7 +390,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 	runID := publishAs(t, p, victim)
 	mallory, alice, bob := "mallory-token-0123456789abcdef", "alice-token-0123456789abcdefgh", "bob-token-0123456789abcdefghij"
 	for name, tok := range map[string]string{"mallory": mallory, "alice": alice, "bob": bob} {
-		if _, err := st.CreateUser(ctx, name, sqlite.RoleSubmitter, portal.HashToken(tok)); err != nil {
+		if _, err := st.CreateUser(ctx, name, store.RoleSubmitter, portal.HashToken(tok)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -476,7 +476,7 @@ func TestAccountNamesAreUnique(t *testing.T) {
 	if len(us) != 2 { // the administrator and Alice
 		t.Errorf("%d accounts, want 2", len(us))
 	}
-	if _, err := p.Server.CreateAccount(context.Background(), "ADMIN", sqlite.RoleMember); err == nil {
+	if _, err := p.Server.CreateAccount(context.Background(), "ADMIN", store.RoleMember); err == nil {
 		t.Error("an account named like the administrator was created")
 	}
 }

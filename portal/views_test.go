@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 func TestCellRowPrintsEveryNumberInItsUnitColumn(t *testing.T) {
@@ -148,25 +148,25 @@ func FuzzHumanLog(f *testing.F) {
 
 func TestJobViewStates(t *testing.T) {
 	now := time.Now()
-	queued := jobView(sqlite.Job{ID: 1, State: sqlite.JobQueued, BoardClass: "host", CreatedAt: now}, sqlite.LogView{}, now)
+	queued := jobView(store.Job{ID: 1, State: store.JobQueued, BoardClass: "host", CreatedAt: now}, store.LogView{}, now)
 	if queued.Steps[0].State != "current" || len(queued.Steps) != 4 || !strings.Contains(queued.Detail, "waiting for a runner") {
 		t.Errorf("queued: %+v %q", queued.Steps, queued.Detail)
 	}
-	preparing := jobView(sqlite.Job{ID: 1, State: sqlite.JobRunning, BoardClass: "qemu-mps2-an386", RunnerName: "lab", CreatedAt: now, StartedAt: now}, sqlite.LogView{}, now)
+	preparing := jobView(store.Job{ID: 1, State: store.JobRunning, BoardClass: "qemu-mps2-an386", RunnerName: "lab", CreatedAt: now, StartedAt: now}, store.LogView{}, now)
 	if strings.Contains(preparing.Detail, "0 of 0") || preparing.Steps[1].State != "current" || preparing.Steps[2].State != "todo" {
 		t.Errorf("running before the first heartbeat: %+v %q", preparing.Steps, preparing.Detail)
 	}
-	j := sqlite.Job{ID: 1, State: sqlite.JobRunning, RunnerName: "lab", CreatedAt: now, StartedAt: now}
+	j := store.Job{ID: 1, State: store.JobRunning, RunnerName: "lab", CreatedAt: now, StartedAt: now}
 	j.Progress.CellsTotal, j.Progress.CellsDone = 9, 3
-	measuring := jobView(j, sqlite.LogView{}, now)
+	measuring := jobView(j, store.LogView{}, now)
 	if measuring.Steps[2].State != "current" || !strings.Contains(measuring.Detail, "3 of 9 cells") {
 		t.Errorf("measuring: %+v %q", measuring.Steps, measuring.Detail)
 	}
-	pub := jobView(sqlite.Job{ID: 1, State: sqlite.JobPublished, RunID: 42, CreatedAt: now, StartedAt: now, FinishedAt: now}, sqlite.LogView{}, now)
+	pub := jobView(store.Job{ID: 1, State: store.JobPublished, RunID: 42, CreatedAt: now, StartedAt: now, FinishedAt: now}, store.LogView{}, now)
 	if last := pub.Steps[len(pub.Steps)-1]; last.State != "done" || !strings.Contains(last.Name, "run #42") {
 		t.Errorf("published: %+v", pub.Steps)
 	}
-	failed := jobView(sqlite.Job{ID: 1, State: sqlite.JobFailed, Error: "no cell ran ok", CreatedAt: now}, sqlite.LogView{}, now)
+	failed := jobView(store.Job{ID: 1, State: store.JobFailed, Error: "no cell ran ok", CreatedAt: now}, store.LogView{}, now)
 	if last := failed.Steps[len(failed.Steps)-1]; last.State != "failed" {
 		t.Errorf("failed: %+v", failed.Steps)
 	}

@@ -9,24 +9,8 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
 )
-
-// Roles of accounts.
-const (
-	RoleAdmin     = "admin"
-	RoleSubmitter = "submitter"
-	RoleMember    = "member"
-)
-
-// User is an account. Its token is stored only as a hash.
-type User struct {
-	ID        int64
-	Name      string
-	Role      string
-	CreatedAt time.Time
-	// RevokedAt is when the administrator revoked the account (zero if not).
-	RevokedAt time.Time
-}
 
 // SetAdminToken makes tokenHash the administrator's token, creating the administrator when
 // there is none. It reports whether the administrator was created.
@@ -57,41 +41,41 @@ func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
 }
 
 // CreateUser adds an account signing in with the token whose hash is given.
-func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (User, error) {
-	u := User{Name: name, Role: role, CreatedAt: s.Now().UTC()}
+func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (store.User, error) {
+	u := store.User{Name: name, Role: role, CreatedAt: s.Now().UTC()}
 	err := s.write.QueryRowContext(ctx, `INSERT INTO users (name, role, token_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
 		name, role, tokenHash, ms0(u.CreatedAt)).Scan(&u.ID)
 	if err != nil {
 		if isUnique(err) {
-			return User{}, fault.New(fault.Conflict, "an account named %q already exists (names are unique regardless of case)", name)
+			return store.User{}, fault.New(fault.Conflict, "an account named %q already exists (names are unique regardless of case)", name)
 		}
-		return User{}, fmt.Errorf("create user %s: %w", name, err)
+		return store.User{}, fmt.Errorf("create user %s: %w", name, err)
 	}
 	return u, nil
 }
 
 // UserByToken returns the account signing in with the token of that hash.
-func (s *Store) UserByToken(ctx context.Context, tokenHash string) (User, error) {
-	var u User
+func (s *Store) UserByToken(ctx context.Context, tokenHash string) (store.User, error) {
+	var u store.User
 	var created sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT id, name, role, created_at FROM users WHERE token_hash = ? AND revoked_at IS NULL`, tokenHash).Scan(&u.ID, &u.Name, &u.Role, &created)
 	if err != nil {
-		return User{}, notFound(err, "unknown token")
+		return store.User{}, notFound(err, "unknown token")
 	}
 	u.CreatedAt = fromMS(created)
 	return u, nil
 }
 
 // Users lists every account.
-func (s *Store) Users(ctx context.Context) ([]User, error) {
+func (s *Store) Users(ctx context.Context) ([]store.User, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id, name, role, created_at, revoked_at FROM users ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	defer rows.Close()
-	var out []User
+	var out []store.User
 	for rows.Next() {
-		var u User
+		var u store.User
 		var c, rev sql.NullInt64
 		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &c, &rev); err != nil {
 			return nil, err
@@ -112,13 +96,13 @@ func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int6
 }
 
 // UserBySession returns the user of an unexpired session.
-func (s *Store) UserBySession(ctx context.Context, tokenHash string) (User, error) {
-	var u User
+func (s *Store) UserBySession(ctx context.Context, tokenHash string) (store.User, error) {
+	var u store.User
 	var c sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at FROM sessions s JOIN users u ON u.id = s.user_id
 		WHERE s.token_hash = ? AND s.expires_at > ? AND u.revoked_at IS NULL`, tokenHash, ms0(s.Now())).Scan(&u.ID, &u.Name, &u.Role, &c)
 	if err != nil {
-		return User{}, notFound(err, "no such session")
+		return store.User{}, notFound(err, "no such session")
 	}
 	u.CreatedAt = fromMS(c)
 	return u, nil
@@ -130,43 +114,23 @@ func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 	return err
 }
 
-// Runner is an enrolled runner.
-type Runner struct {
-	ID          int64
-	Name        string
-	Fingerprint string
-	PublicKeys  artifacts.PublicKeys
-	Boards      []artifacts.BoardInfo
-	// Capabilities are what the runner reported at its last enrolment (its openssl).
-	Capabilities artifacts.Capabilities
-	Version      string
-	CreatedAt    time.Time
-	LastSeen     time.Time
-	// RevokedAt is when the administrator revoked the runner (zero if not): its token no
-	// longer works and its published runs are flagged.
-	RevokedAt time.Time
-	// ReenrolAllowed: the administrator released the runner's keys for one re-enrolment
-	// without its current token.
-	ReenrolAllowed bool
-}
-
 const runnerCols = `id, name, fingerprint, public_keys, boards, version, created_at, last_seen, capabilities, revoked_at, reenrol_allowed`
 
-func scanRunner(sc interface{ Scan(...any) error }) (Runner, error) {
-	var r Runner
+func scanRunner(sc interface{ Scan(...any) error }) (store.Runner, error) {
+	var r store.Runner
 	var keys, boards, caps string
 	var c, l, rev sql.NullInt64
 	if err := sc.Scan(&r.ID, &r.Name, &r.Fingerprint, &keys, &boards, &r.Version, &c, &l, &caps, &rev, &r.ReenrolAllowed); err != nil {
-		return Runner{}, err
+		return store.Runner{}, err
 	}
 	if err := json.Unmarshal([]byte(caps), &r.Capabilities); err != nil {
-		return Runner{}, fmt.Errorf("runner %d capabilities: %w", r.ID, err)
+		return store.Runner{}, fmt.Errorf("runner %d capabilities: %w", r.ID, err)
 	}
 	if err := json.Unmarshal([]byte(keys), &r.PublicKeys); err != nil {
-		return Runner{}, fmt.Errorf("runner %d keys: %w", r.ID, err)
+		return store.Runner{}, fmt.Errorf("runner %d keys: %w", r.ID, err)
 	}
 	if err := json.Unmarshal([]byte(boards), &r.Boards); err != nil {
-		return Runner{}, fmt.Errorf("runner %d boards: %w", r.ID, err)
+		return store.Runner{}, fmt.Errorf("runner %d boards: %w", r.ID, err)
 	}
 	r.CreatedAt, r.LastSeen, r.RevokedAt = fromMS(c), fromMS(l), fromMS(rev)
 	return r, nil
@@ -182,10 +146,10 @@ func (s *Store) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts
 }
 
 // RunnerByToken returns the runner whose bearer token has that hash, and marks it seen.
-func (s *Store) RunnerByToken(ctx context.Context, tokenHash string) (Runner, error) {
+func (s *Store) RunnerByToken(ctx context.Context, tokenHash string) (store.Runner, error) {
 	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE token_hash = ? AND revoked_at IS NULL`, tokenHash))
 	if err != nil {
-		return Runner{}, notFound(err, "unknown runner token")
+		return store.Runner{}, notFound(err, "unknown runner token")
 	}
 	return r, nil
 }
@@ -198,22 +162,22 @@ func (s *Store) TouchRunner(ctx context.Context, id int64) error {
 }
 
 // Runner returns a runner by id.
-func (s *Store) Runner(ctx context.Context, id int64) (Runner, error) {
+func (s *Store) Runner(ctx context.Context, id int64) (store.Runner, error) {
 	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE id = ?`, id))
 	if err != nil {
-		return Runner{}, notFound(err, "runner %d not found", id)
+		return store.Runner{}, notFound(err, "runner %d not found", id)
 	}
 	return r, nil
 }
 
 // Runners lists every runner, most recently seen first.
-func (s *Store) Runners(ctx context.Context) ([]Runner, error) {
+func (s *Store) Runners(ctx context.Context) ([]store.Runner, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+runnerCols+` FROM runners ORDER BY last_seen DESC LIMIT 500`)
 	if err != nil {
 		return nil, fmt.Errorf("list runners: %w", err)
 	}
 	defer rows.Close()
-	var out []Runner
+	var out []store.Runner
 	for rows.Next() {
 		r, err := scanRunner(rows)
 		if err != nil {
@@ -224,54 +188,40 @@ func (s *Store) Runners(ctx context.Context) ([]Runner, error) {
 	return out, rows.Err()
 }
 
-// SubmitterKey is a public key pair a community member registered for their runner.
-type SubmitterKey struct {
-	ID          int64
-	UserID      int64
-	UserName    string
-	Label       string
-	Fingerprint string
-	PublicKeys  artifacts.PublicKeys
-	CreatedAt   time.Time
-	// RevokedAt is when the administrator revoked the keys (zero if not): bundles they sign
-	// are no longer accepted and runs they signed are flagged.
-	RevokedAt time.Time
-}
-
 const submitterKeyCols = `k.id, k.user_id, u.name, k.label, k.fingerprint, k.public_keys, k.created_at, k.revoked_at`
 
-func scanSubmitterKey(sc interface{ Scan(...any) error }) (SubmitterKey, error) {
-	var k SubmitterKey
+func scanSubmitterKey(sc interface{ Scan(...any) error }) (store.SubmitterKey, error) {
+	var k store.SubmitterKey
 	var keys string
 	var c, rev sql.NullInt64
 	if err := sc.Scan(&k.ID, &k.UserID, &k.UserName, &k.Label, &k.Fingerprint, &keys, &c, &rev); err != nil {
-		return SubmitterKey{}, err
+		return store.SubmitterKey{}, err
 	}
 	if err := json.Unmarshal([]byte(keys), &k.PublicKeys); err != nil {
-		return SubmitterKey{}, err
+		return store.SubmitterKey{}, err
 	}
 	k.CreatedAt, k.RevokedAt = fromMS(c), fromMS(rev)
 	return k, nil
 }
 
 // SubmitterKeyByFingerprint returns the registered keys with that fingerprint, revoked or not.
-func (s *Store) SubmitterKeyByFingerprint(ctx context.Context, fp string) (SubmitterKey, error) {
+func (s *Store) SubmitterKeyByFingerprint(ctx context.Context, fp string) (store.SubmitterKey, error) {
 	k, err := scanSubmitterKey(s.read.QueryRowContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, fp))
 	if err != nil {
-		return SubmitterKey{}, notFound(err, "unknown key %s", fp)
+		return store.SubmitterKey{}, notFound(err, "unknown key %s", fp)
 	}
 	return k, nil
 }
 
 // SubmitterKeys lists a user's registered keys (all users' when userID is 0).
-func (s *Store) SubmitterKeys(ctx context.Context, userID int64) ([]SubmitterKey, error) {
+func (s *Store) SubmitterKeys(ctx context.Context, userID int64) ([]store.SubmitterKey, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id
 		WHERE ? = 0 OR k.user_id = ? ORDER BY k.id`, userID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
 	defer rows.Close()
-	var out []SubmitterKey
+	var out []store.SubmitterKey
 	for rows.Next() {
 		k, err := scanSubmitterKey(rows)
 		if err != nil {
@@ -282,23 +232,9 @@ func (s *Store) SubmitterKeys(ctx context.Context, userID int64) ([]SubmitterKey
 	return out, rows.Err()
 }
 
-// Firmware is a stored firmware build.
-type Firmware struct {
-	Digest       string
-	Filename     string
-	Size         int64
-	BoardClass   string
-	Toolchain    string
-	Libraries    string
-	SourceURL    string
-	SourceCommit string
-	UploadedBy   string
-	CreatedAt    time.Time
-}
-
 // AddFirmware records a firmware build whose blob is already stored. Re-adding a digest is
 // a conflict.
-func (s *Store) AddFirmware(ctx context.Context, f Firmware, by int64) error {
+func (s *Store) AddFirmware(ctx context.Context, f store.Firmware, by int64) error {
 	_, err := s.write.ExecContext(ctx, `INSERT INTO firmware (digest, filename, size, board_class, toolchain, libraries, source_url, source_commit, uploaded_by, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Digest, f.Filename, f.Size, f.BoardClass, f.Toolchain, f.Libraries, f.SourceURL, f.SourceCommit, by, ms0(s.Now()))
 	if err != nil {
@@ -312,8 +248,8 @@ func (s *Store) AddFirmware(ctx context.Context, f Firmware, by int64) error {
 
 const firmwareCols = `f.digest, f.filename, f.size, f.board_class, f.toolchain, f.libraries, f.source_url, f.source_commit, COALESCE(u.name, ''), f.created_at`
 
-func scanFirmware(sc interface{ Scan(...any) error }) (Firmware, error) {
-	var f Firmware
+func scanFirmware(sc interface{ Scan(...any) error }) (store.Firmware, error) {
+	var f store.Firmware
 	var c sql.NullInt64
 	err := sc.Scan(&f.Digest, &f.Filename, &f.Size, &f.BoardClass, &f.Toolchain, &f.Libraries, &f.SourceURL, &f.SourceCommit, &f.UploadedBy, &c)
 	f.CreatedAt = fromMS(c)
@@ -321,23 +257,23 @@ func scanFirmware(sc interface{ Scan(...any) error }) (Firmware, error) {
 }
 
 // FirmwareBuild returns one firmware build.
-func (s *Store) FirmwareBuild(ctx context.Context, digest string) (Firmware, error) {
+func (s *Store) FirmwareBuild(ctx context.Context, digest string) (store.Firmware, error) {
 	f, err := scanFirmware(s.read.QueryRowContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by WHERE f.digest = ?`, digest))
 	if err != nil {
-		return Firmware{}, notFound(err, "firmware %s not found", digest)
+		return store.Firmware{}, notFound(err, "firmware %s not found", digest)
 	}
 	return f, nil
 }
 
 // FirmwareBuilds lists builds, for one board class or all ("").
-func (s *Store) FirmwareBuilds(ctx context.Context, boardClass string) ([]Firmware, error) {
+func (s *Store) FirmwareBuilds(ctx context.Context, boardClass string) ([]store.Firmware, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by
 		WHERE ? = '' OR f.board_class = ? ORDER BY f.created_at DESC LIMIT 500`, boardClass, boardClass)
 	if err != nil {
 		return nil, fmt.Errorf("list firmware: %w", err)
 	}
 	defer rows.Close()
-	var out []Firmware
+	var out []store.Firmware
 	for rows.Next() {
 		f, err := scanFirmware(rows)
 		if err != nil {

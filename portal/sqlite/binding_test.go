@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // TestMigrationPublishesABundleOnce upgrades a database from before migration 0009 in which
@@ -60,11 +61,11 @@ func TestMigrationPublishesABundleOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	runs, err := st.Runs(ctx, sqlite.RunFilter{})
+	runs, err := st.Runs(ctx, store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 || runs[0].ID != 2 || runs[1].ID != 1 || runs[1].Binding != sqlite.BindingLegacy {
+	if len(runs) != 2 || runs[0].ID != 2 || runs[1].ID != 1 || runs[1].Binding != store.BindingLegacy {
 		t.Fatalf("after the migration: %+v", runs)
 	}
 	if n, _ := st.CountCells(ctx); n != 2 {
@@ -73,9 +74,9 @@ func TestMigrationPublishesABundleOnce(t *testing.T) {
 	if j, _ := st.Job(ctx, 1); j.RunID != 1 {
 		t.Errorf("the job that published a repeat points at run %d, want 1", j.RunID)
 	}
-	_, err = st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x", Kind: "kem-bench",
+	_, err = st.Publish(ctx, store.Publication{Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x", Kind: "kem-bench",
 		Method: "in-process", BoardClass: "host", BoardName: "b", Level: "host", Origin: "community", Bundle: "sha256:same", Environment: "{}", Report: "{}", Checks: "[]"}})
-	var dup *sqlite.DuplicateBundleError
+	var dup *store.DuplicateBundleError
 	if !errors.As(err, &dup) || dup.RunID != 1 {
 		t.Errorf("publishing the digest again: %v, want a duplicate of run 1", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // TestClaimTalliesPerBoard stores verdicts from host, emulated and declared-class runs in a
@@ -27,10 +28,10 @@ func TestClaimTalliesPerBoard(t *testing.T) {
 	publish := func(board, level, status, verdict string) {
 		n++
 		now := time.Now()
-		_, err := st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
+		_, err := st.Publish(ctx, store.Publication{Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: "in-process", BoardClass: board, BoardName: board, Level: level, Origin: "community",
 			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(string(rune('a' + n))), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]"},
-			Claims: []sqlite.ClaimVerdict{{Paper: "paper001", ClaimID: "C001-01", Verdict: verdict, Reason: "r", ClassStatus: status}}})
+			Claims: []store.ClaimVerdict{{Paper: "paper001", ClaimID: "C001-01", Verdict: verdict, Reason: "r", ClassStatus: status}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func TestClaimTalliesPerBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[sqlite.ClaimTally]bool{
+	want := map[store.ClaimTally]bool{
 		{ClaimID: "C001-01", BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1}: true,
 		{ClaimID: "C001-01", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 2}:                true,
 		{ClaimID: "C001-01", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "inconclusive", Runs: 1}:         true,

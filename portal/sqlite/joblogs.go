@@ -8,43 +8,17 @@ import (
 	"unicode/utf8"
 
 	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
 )
 
 // finalChunk is the index of the log a runner sends with a failure (when it did not stream it).
 const finalChunk = 1000000000
 
-// LogLimits bound what the store keeps of job logs. Beyond AttemptBytes (or MaxChunks chunks)
-// in one attempt, or JobBytes over all of a job's attempts, the oldest chunks after the head
-// are dropped (older attempts' first), so the run header (the first HeadBytes) and the most
-// recent output stay; readers show "… N bytes dropped …" where the middle was.
-type LogLimits struct {
-	// AttemptBytes bounds one attempt's stored log; JobBytes all of a job's attempts.
-	AttemptBytes, JobBytes int64
-	// HeadBytes: chunks starting within the first HeadBytes of an attempt's log are kept.
-	HeadBytes int64
-	// MaxChunks bounds one attempt's stored chunks; MaxIndex the index a runner may use (a
-	// runner sends one chunk a second at most).
-	MaxChunks, MaxIndex int
-}
-
-// DefaultLogLimits: 4 MiB per attempt, 8 MiB per job, a 64 KiB head, 4096 chunks, indexes
-// below 10 million (115 days of one chunk a second).
-func DefaultLogLimits() LogLimits {
-	return LogLimits{AttemptBytes: 4 << 20, JobBytes: 8 << 20, HeadBytes: 64 << 10, MaxChunks: 4096, MaxIndex: 10_000_000}
-}
-
-func (l LogLimits) orDefault() LogLimits {
-	if l.AttemptBytes <= 0 || l.JobBytes <= 0 || l.HeadBytes <= 0 || l.MaxChunks <= 0 || l.MaxIndex <= 0 {
-		return DefaultLogLimits()
-	}
-	return l
-}
-
 // AppendLog stores log chunk idx of the current attempt, then trims the job's log to the
 // limits. A chunk stored before (or dropped before) is left as it was, so a retried request
 // is harmless. An index outside [0, MaxIndex) is invalid.
 func (s *Store) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
-	lim := s.Logs.orDefault()
+	lim := s.Logs.OrDefault()
 	if idx < 0 || idx >= lim.MaxIndex {
 		return fault.New(fault.Invalid, "log chunk index must be between 0 and %d", lim.MaxIndex-1)
 	}
@@ -114,7 +88,7 @@ func insertChunk(ctx context.Context, tx *sql.Tx, jobID int64, attempt, idx int,
 // trimLog drops the oldest chunks outside the head until the attempt and the job are within
 // the limits: the attempt's own first when it is over, else older attempts' first. The chunk
 // just stored (keep) is the newest output and stays.
-func trimLog(ctx context.Context, tx *sql.Tx, lim LogLimits, jobID int64, attempt, keep int) error {
+func trimLog(ctx context.Context, tx *sql.Tx, lim store.LogLimits, jobID int64, attempt, keep int) error {
 	for {
 		st, err := logState(ctx, tx, jobID, attempt)
 		if err != nil {
@@ -192,20 +166,6 @@ func cutFwd(s string, n int) int {
 	return n
 }
 
-// LogView is a bounded view of one attempt's log: its head, its tail and how much of the
-// middle is not shown (dropped by the store or left out by the reader).
-type LogView struct {
-	// Attempt is the attempt shown (the latest with a log); 0 when there is no log.
-	Attempt int
-	// Text is the head, a DropMarker where bytes are left out, and the tail.
-	Text string
-	// End is the position just after the last byte of the attempt's streamed log, as the
-	// runner sent it (dropped parts included): where LogSince continues.
-	End int64
-	// Omitted counts the bytes not in Text.
-	Omitted int64
-}
-
 // latestAttempt is attempt when > 0, else the job's latest attempt with a log (0 when none).
 func (s *Store) latestAttempt(ctx context.Context, jobID int64, attempt int) (int, error) {
 	if attempt > 0 {
@@ -221,12 +181,12 @@ func (s *Store) latestAttempt(ctx context.Context, jobID int64, attempt int) (in
 
 // JobLogView returns the latest attempt's log (or attempt's when > 0) bounded to its first
 // headBytes and last tailBytes. It reads only the chunks it shows.
-func (s *Store) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (LogView, error) {
+func (s *Store) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (store.LogView, error) {
 	a, err := s.latestAttempt(ctx, jobID, attempt)
 	if err != nil || a == 0 {
-		return LogView{}, err
+		return store.LogView{}, err
 	}
-	v := LogView{Attempt: a}
+	v := store.LogView{Attempt: a}
 	var end int64
 	err = s.read.QueryRowContext(ctx, `SELECT end_pos FROM job_log_state WHERE job_id = ? AND attempt = ?`, jobID, a).Scan(&end)
 	if err != nil && err != sql.ErrNoRows {
@@ -349,7 +309,7 @@ func (s *Store) LogSince(ctx context.Context, jobID int64, attempt int, after in
 // JobLog returns the latest attempt's log (or attempt's when > 0) bounded as JobLogView with
 // the store's head and the rest of the attempt limit as tail.
 func (s *Store) JobLog(ctx context.Context, jobID int64, attempt int) (string, error) {
-	lim := s.Logs.orDefault()
+	lim := s.Logs.OrDefault()
 	v, err := s.JobLogView(ctx, jobID, attempt, int(lim.HeadBytes), int(lim.AttemptBytes))
 	return v.Text, err
 }

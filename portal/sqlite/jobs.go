@@ -9,62 +9,11 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
 )
-
-// Job states.
-const (
-	JobQueued    = "queued"
-	JobRunning   = "running"
-	JobPublished = "published"
-	JobFailed    = "failed"
-)
-
-// MaxAttempts is how many leases a job gets before an expired lease fails it for good.
-const MaxAttempts = 3
-
-// Job is a request to run an experiment on a board class.
-type Job struct {
-	ID           int64
-	Experiment   string
-	Paper        string
-	ManifestYAML string
-	ManifestID   string
-	BoardClass   string
-	Firmware     string
-	// Method is the manifest's timing method (an openssl-cli job needs a runner with OpenSSL 3.5).
-	Method      string
-	State       string
-	RequestedBy string
-	CreatedAt   time.Time
-	StartedAt   time.Time
-	FinishedAt  time.Time
-	RunnerID    int64
-	RunnerName  string
-	LeaseID     string
-	// LeaseNonce is the random value issued with the current lease ("" when none is held).
-	LeaseNonce   string
-	LeaseExpires time.Time
-	Attempt      int
-	Progress     artifacts.Progress
-	ProgressAt   time.Time
-	Note         string
-	Error        string
-	RunID        int64
-}
-
-// Terminal reports whether the job has finished (published or failed).
-func (j Job) Terminal() bool { return j.State == JobPublished || j.State == JobFailed }
-
-// NewJob is what CreateJob needs.
-type NewJob struct {
-	Experiment, Paper, ManifestYAML, ManifestID, BoardClass, Firmware string
-	// Method is the manifest's spec.method; empty means in-process.
-	Method      string
-	RequestedBy int64
-}
 
 // CreateJob queues a job.
-func (s *Store) CreateJob(ctx context.Context, n NewJob) (int64, error) {
+func (s *Store) CreateJob(ctx context.Context, n store.NewJob) (int64, error) {
 	var id int64
 	method := n.Method
 	if method == "" {
@@ -92,14 +41,14 @@ const jobCols = `j.id, j.experiment, j.paper, j.manifest_yaml, j.manifest_id, j.
 
 const jobFrom = ` FROM jobs j LEFT JOIN users u ON u.id = j.requested_by LEFT JOIN runners r ON r.id = j.runner_id`
 
-func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
-	var j Job
+func scanJob(sc interface{ Scan(...any) error }) (store.Job, error) {
+	var j store.Job
 	var c, st, fin, le, pa sql.NullInt64
 	var prog string
 	err := sc.Scan(&j.ID, &j.Experiment, &j.Paper, &j.ManifestYAML, &j.ManifestID, &j.BoardClass, &j.Firmware, &j.State, &j.RequestedBy,
 		&c, &st, &fin, &j.RunnerID, &j.RunnerName, &j.LeaseID, &le, &j.Attempt, &prog, &pa, &j.Note, &j.Error, &j.RunID, &j.Method, &j.LeaseNonce)
 	if err != nil {
-		return Job{}, err
+		return store.Job{}, err
 	}
 	j.CreatedAt, j.StartedAt, j.FinishedAt, j.LeaseExpires, j.ProgressAt = fromMS(c), fromMS(st), fromMS(fin), fromMS(le), fromMS(pa)
 	if prog != "" {
@@ -109,22 +58,22 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 }
 
 // Job returns a job by id.
-func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
+func (s *Store) Job(ctx context.Context, id int64) (store.Job, error) {
 	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = ?`, id))
 	if err != nil {
-		return Job{}, notFound(err, "job %d not found", id)
+		return store.Job{}, notFound(err, "job %d not found", id)
 	}
 	return j, nil
 }
 
 // Jobs lists recent jobs, of one experiment or all (""), newest first.
-func (s *Store) Jobs(ctx context.Context, experiment string, limit int) ([]Job, error) {
+func (s *Store) Jobs(ctx context.Context, experiment string, limit int) ([]store.Job, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE ? = '' OR j.experiment = ? ORDER BY j.id DESC LIMIT ?`, experiment, experiment, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []Job
+	var out []store.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -143,7 +92,7 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, lease_id = NULL, lease_nonce = NULL,
 			error = 'the lease expired on every one of ' || attempt || ' attempts: no runner finished the job'
-			WHERE state = 'running' AND lease_expires < ? AND attempt >= ?`, now, now, MaxAttempts); err != nil {
+			WHERE state = 'running' AND lease_expires < ? AND attempt >= ?`, now, now, store.MaxAttempts); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_id = NULL, lease_nonce = NULL, lease_expires = NULL, progress = '', progress_at = NULL,
@@ -166,12 +115,12 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 // openssl-cli job goes only to a board class in opensslClasses (the runner's boards that run
 // openssl-cli: OpenSSL 3.5 or later). One UPDATE selects and claims the job, so two runners
 // never lease the same job.
-func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (Job, error) {
+func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (store.Job, error) {
 	if len(classes) == 0 && len(firmwareOnly) == 0 {
-		return Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
+		return store.Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
 	}
 	if _, err := s.RequeueExpired(ctx); err != nil {
-		return Job{}, err
+		return store.Job{}, err
 	}
 	now := ms0(s.Now())
 	args := []any{runnerID, leaseID, nonce, ms0(expires), now}
@@ -195,7 +144,7 @@ func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareO
 			ORDER BY id LIMIT 1)
 		RETURNING id`, args...).Scan(&id)
 	if err != nil {
-		return Job{}, notFound(err, "no job")
+		return store.Job{}, notFound(err, "no job")
 	}
 	return s.Job(ctx, id)
 }
@@ -213,7 +162,7 @@ func checkLease(ctx context.Context, q interface {
 		return 0, notFound(err, "job %d not found", jobID)
 	}
 	switch {
-	case state != JobRunning || lease == "":
+	case state != store.JobRunning || lease == "":
 		return 0, fault.New(fault.LeaseLost, "job %d is %s: the lease is no longer held", jobID, state)
 	case !owner.Valid || owner.Int64 != runnerID || lease != leaseID:
 		return 0, fault.New(fault.LeaseLost, "job %d is leased to another runner or under another lease", jobID)
@@ -251,7 +200,7 @@ func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, rea
 		}
 		if log != "" && st.end == 0 { // a log that was streamed is not stored twice
 			// The log sent with a failure is one chunk: bounded as a whole (head and tail kept).
-			lim := s.Logs.orDefault()
+			lim := s.Logs.OrDefault()
 			log = BoundText(log, int(lim.HeadBytes), int(lim.AttemptBytes-lim.HeadBytes))
 			if err := insertChunk(ctx, tx, jobID, attempt, finalChunk, log, 0, true, now); err != nil {
 				return err

@@ -7,71 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"pqrepro/portal/store"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
-
-	"pqrepro/portal/fault"
 )
-
-// ScanCap is how many rows of its leading index one page of a list examines at most. A list
-// with one indexed filter never reaches it (every row examined matches); a list with more
-// filters, or filtered by algorithm, examines rows of the leading filter's index and tests
-// the rest on each: when ScanCap rows did not fill the page, the page ends early with a
-// cursor that continues the search where it stopped.
-const ScanCap = 5000
-
-// MaxPage is the largest page a list returns.
-const MaxPage = 500
-
-// Cursor is a keyset position in a list: the (time, id) of the last row examined. The next
-// page holds the rows strictly after it in the list's order (time descending, then id
-// descending), so pages neither repeat nor skip rows however many share a time.
-type Cursor struct {
-	At int64 // Unix milliseconds: published_at of a run, created_at of a job
-	ID int64
-}
-
-// String is the cursor as a query parameter: "<ms>.<id>".
-func (c Cursor) String() string {
-	return strconv.FormatInt(c.At, 10) + "." + strconv.FormatInt(c.ID, 10)
-}
-
-// ParseCursor reads a cursor written by Cursor.String.
-func ParseCursor(s string) (Cursor, error) {
-	a, b, ok := strings.Cut(s, ".")
-	at, err1 := strconv.ParseInt(a, 10, 64)
-	id, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil || at < 0 || id <= 0 {
-		return Cursor{}, fault.New(fault.Invalid, "cursor %q: want the value of a next link (<milliseconds>.<id>)", s)
-	}
-	return Cursor{At: at, ID: id}, nil
-}
-
-// ListFilter selects runs or jobs. Empty fields match everything. From and To bound the
-// run's publication (the job's creation) time: From <= t < To; zero times are unbounded.
-type ListFilter struct {
-	Paper, Experiment, Kind, Algorithm, BoardClass, Level, Method, State string
-	// Submitter is an account name (case-insensitive); runs it submitted match.
-	Submitter string
-	From, To  time.Time
-	After     *Cursor
-	Limit     int
-}
-
-// ListPage is one page of a list.
-type ListPage[T any] struct {
-	Items []T
-	// Next continues the list after this page; nil at its end.
-	Next *Cursor
-	// Examined is the number of index rows this page examined; Capped says the search
-	// stopped at ScanCap rows before the page was full (Next continues it).
-	Examined int
-	Capped   bool
-	// Lead names the filter whose index the page walked ("" for the plain time order).
-	Lead string
-}
 
 // column is a filter's column with its value.
 type column struct {
@@ -80,7 +19,7 @@ type column struct {
 
 // runLeads are the run filters with an index ending in (published_at, id), in the order
 // one is chosen to lead: the most selective first.
-func runColumns(f ListFilter) []column {
+func runColumns(f store.ListFilter) []column {
 	return []column{
 		{"experiment", "r.experiment", f.Experiment},
 		{"paper", "r.paper", f.Paper},
@@ -91,7 +30,7 @@ func runColumns(f ListFilter) []column {
 	}
 }
 
-func jobColumns(f ListFilter) []column {
+func jobColumns(f store.ListFilter) []column {
 	return []column{
 		{"experiment", "j.experiment", f.Experiment},
 		{"paper", "j.paper", f.Paper},
@@ -112,7 +51,7 @@ type keyset struct {
 	lead       string
 }
 
-func buildKeyset(cols []column, timeCol, idCol string, f ListFilter, extraTest func(*keyset)) keyset {
+func buildKeyset(cols []column, timeCol, idCol string, f store.ListFilter, extraTest func(*keyset)) keyset {
 	var k keyset
 	for _, c := range cols {
 		if c.val == "" {
@@ -138,7 +77,7 @@ func buildKeyset(cols []column, timeCol, idCol string, f ListFilter, extraTest f
 		k.where = append(k.where, timeCol+" < ?")
 		k.params = append(k.params, ms0(f.To))
 	}
-	after := Cursor{At: math.MaxInt64, ID: math.MaxInt64}
+	after := store.Cursor{At: math.MaxInt64, ID: math.MaxInt64}
 	if f.After != nil {
 		after = *f.After
 	}
@@ -150,26 +89,26 @@ func buildKeyset(cols []column, timeCol, idCol string, f ListFilter, extraTest f
 
 // scanKeys walks the keyset's index (at most ScanCap rows) and returns the ids of the rows
 // whose filters all hold, up to limit, with the page's continuation.
-func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, ListPage[struct{}], error) {
+func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, store.ListPage[struct{}], error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	limit = min(limit, MaxPage)
+	limit = min(limit, store.MaxPage)
 	test := "1"
 	if len(k.test) > 0 {
 		test = "CASE WHEN " + strings.Join(k.test, " AND ") + " THEN 1 ELSE 0 END"
 	}
 	q := `SELECT ` + idCol + `, ` + timeCol + `, ` + test + ` FROM ` + table + ` WHERE ` + strings.Join(k.where, " AND ") +
 		` ORDER BY ` + timeCol + ` DESC, ` + idCol + ` DESC LIMIT ?`
-	params := append(append(append([]any{}, k.testParams...), k.params...), ScanCap)
+	params := append(append(append([]any{}, k.testParams...), k.params...), store.ScanCap)
 	rows, err := s.read.QueryContext(ctx, q, params...)
 	if err != nil {
-		return nil, ListPage[struct{}]{}, fmt.Errorf("scan %s: %w", table, err)
+		return nil, store.ListPage[struct{}]{}, fmt.Errorf("scan %s: %w", table, err)
 	}
 	defer rows.Close()
-	page := ListPage[struct{}]{Lead: k.lead}
+	page := store.ListPage[struct{}]{Lead: k.lead}
 	var ids []int64
-	var last Cursor
+	var last store.Cursor
 	for rows.Next() {
 		var id, at int64
 		var ok int
@@ -185,12 +124,12 @@ func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k ke
 			ids = append(ids, id)
 		}
 		page.Examined++
-		last = Cursor{At: at, ID: id}
+		last = store.Cursor{At: at, ID: id}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, page, fmt.Errorf("scan %s: %w", table, err)
 	}
-	if page.Examined == ScanCap {
+	if page.Examined == store.ScanCap {
 		// The search stopped at the cap: more rows may match further back.
 		page.Capped = len(ids) < limit
 		page.Next = &last
@@ -200,7 +139,7 @@ func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k ke
 
 // ListPlan is the query plan of the index walk of ListRuns for f (EXPLAIN QUERY PLAN's
 // details, "; "-separated), to check which filters an index serves.
-func (s *Store) ListPlan(ctx context.Context, f ListFilter) (string, error) {
+func (s *Store) ListPlan(ctx context.Context, f store.ListFilter) (string, error) {
 	k := buildKeyset(runColumns(f), "r.published_at", "r.id", f, nil)
 	q := `EXPLAIN QUERY PLAN SELECT r.id, r.published_at FROM runs r WHERE ` + strings.Join(k.where, " AND ") + ` ORDER BY r.published_at DESC, r.id DESC LIMIT 10`
 	rows, err := s.read.QueryContext(ctx, q, k.params...)
@@ -222,15 +161,15 @@ func (s *Store) ListPlan(ctx context.Context, f ListFilter) (string, error) {
 
 // ListRuns returns one page of runs, newest first by (published_at, id), without their large
 // JSON fields. See ListPage for how far a page searches.
-func (s *Store) ListRuns(ctx context.Context, f ListFilter) (ListPage[Run], error) {
+func (s *Store) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[store.Run], error) {
 	var subID int64
 	if f.Submitter != "" {
 		err := s.read.QueryRowContext(ctx, `SELECT id FROM users WHERE lower(name) = lower(?)`, f.Submitter).Scan(&subID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ListPage[Run]{}, nil // nobody by that name submitted anything
+			return store.ListPage[store.Run]{}, nil // nobody by that name submitted anything
 		}
 		if err != nil {
-			return ListPage[Run]{}, fmt.Errorf("list runs: submitter %q: %w", f.Submitter, err)
+			return store.ListPage[store.Run]{}, fmt.Errorf("list runs: submitter %q: %w", f.Submitter, err)
 		}
 	}
 	cols := runColumns(f)
@@ -253,9 +192,9 @@ func (s *Store) ListRuns(ctx context.Context, f ListFilter) (ListPage[Run], erro
 	})
 	ids, p, err := s.scanKeys(ctx, "runs r", "r.published_at", "r.id", k, f.Limit)
 	if err != nil {
-		return ListPage[Run]{}, fmt.Errorf("list runs: %w", err)
+		return store.ListPage[store.Run]{}, fmt.Errorf("list runs: %w", err)
 	}
-	out := ListPage[Run]{Next: p.Next, Examined: p.Examined, Capped: p.Capped, Lead: p.Lead}
+	out := store.ListPage[store.Run]{Next: p.Next, Examined: p.Examined, Capped: p.Capped, Lead: p.Lead}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -280,13 +219,13 @@ func (s *Store) ListRuns(ctx context.Context, f ListFilter) (ListPage[Run], erro
 
 // ListJobs returns one page of jobs, newest first by (created_at, id), without their
 // manifests' text. Algorithm, kind, assurance and submitter do not apply to jobs.
-func (s *Store) ListJobs(ctx context.Context, f ListFilter) (ListPage[Job], error) {
+func (s *Store) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[store.Job], error) {
 	k := buildKeyset(jobColumns(f), "j.created_at", "j.id", f, nil)
 	ids, p, err := s.scanKeys(ctx, "jobs j", "j.created_at", "j.id", k, f.Limit)
 	if err != nil {
-		return ListPage[Job]{}, fmt.Errorf("list jobs: %w", err)
+		return store.ListPage[store.Job]{}, fmt.Errorf("list jobs: %w", err)
 	}
-	out := ListPage[Job]{Next: p.Next, Examined: p.Examined, Capped: p.Capped, Lead: p.Lead}
+	out := store.ListPage[store.Job]{Next: p.Next, Examined: p.Examined, Capped: p.Capped, Lead: p.Lead}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -310,15 +249,9 @@ func (s *Store) ListJobs(ctx context.Context, f ListFilter) (ListPage[Job], erro
 	return out, rows.Err()
 }
 
-// RunFacets are the values the run filters can take, for the filter form: each list is
-// read from its index (a distinct scan), so it costs a few index pages per value.
-type RunFacets struct {
-	Papers, Experiments, Boards, Levels, Kinds, Methods []string
-}
-
 // Facets lists the distinct values of the run filters that have runs.
-func (s *Store) Facets(ctx context.Context) (RunFacets, error) {
-	var f RunFacets
+func (s *Store) Facets(ctx context.Context) (store.RunFacets, error) {
+	var f store.RunFacets
 	for _, q := range []struct {
 		col string
 		dst *[]string
@@ -343,22 +276,12 @@ func (s *Store) Facets(ctx context.Context) (RunFacets, error) {
 	return f, nil
 }
 
-// SchemeRow is one (algorithm, operation) on one assurance level and board class, for one
-// unit, timing method and class status: the median of its runs' medians, the lowest p25 and
-// highest p75 among them, its runs and the newest run.
-type SchemeRow struct {
-	Algorithm, Operation, Unit, Method, ClassStatus string
-	Median, P25, P75                                float64
-	N, Runs                                         int
-	LatestRun                                       int64
-}
-
 // Schemes aggregates every ok cell of one assurance level and board class per algorithm,
 // operation, unit, method and class status. The database does the work, as for Standings:
 // one grouped range scan of the covering index cells_scheme, then per group the median of
 // its runs' medians read at the middle offset of the same index (ordered by median within a
 // group), so a few rows come back however many runs there are.
-func (s *Store) Schemes(ctx context.Context, level, board string) ([]SchemeRow, error) {
+func (s *Store) Schemes(ctx context.Context, level, board string) ([]store.SchemeRow, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
 		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
 		GROUP BY algorithm, operation, unit, method, class_status
@@ -366,9 +289,9 @@ func (s *Store) Schemes(ctx context.Context, level, board string) ([]SchemeRow, 
 	if err != nil {
 		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
 	}
-	var out []SchemeRow
+	var out []store.SchemeRow
 	for rows.Next() {
-		var r SchemeRow
+		var r store.SchemeRow
 		if err := rows.Scan(&r.Algorithm, &r.Operation, &r.Unit, &r.Method, &r.ClassStatus, &r.P25, &r.P75, &r.N, &r.Runs, &r.LatestRun); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
@@ -409,25 +332,22 @@ func (s *Store) Schemes(ctx context.Context, level, board string) ([]SchemeRow, 
 	return out, nil
 }
 
-// BoardLevel is an (assurance level, board class) with runs.
-type BoardLevel struct{ Level, BoardClass string }
-
 // BoardLevels lists the (level, board class) pairs that have runs.
-func (s *Store) BoardLevels(ctx context.Context) ([]BoardLevel, error) {
+func (s *Store) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM runs`) // the index runs_board_level
 	if err != nil {
 		return nil, fmt.Errorf("board levels: %w", err)
 	}
 	defer rows.Close()
-	var out []BoardLevel
+	var out []store.BoardLevel
 	for rows.Next() {
-		var b BoardLevel
+		var b store.BoardLevel
 		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
 			return nil, fmt.Errorf("board levels: %w", err)
 		}
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(a, b BoardLevel) int {
+	slices.SortFunc(out, func(a, b store.BoardLevel) int {
 		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
 	})
 	return out, rows.Err()

@@ -11,6 +11,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // listStore is a real SQLite store with n runs published at a few distinct milliseconds
@@ -39,7 +40,7 @@ func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
 		st.Now = func() time.Time { return ts }
 		c := artifacts.Cell{Algorithm: alg, Operation: "keygen", Status: artifacts.StatusOK, Unit: "ns",
 			Stats: &artifacts.Stats{N: 5, Min: 1, P25: 2, Median: float64(10 + i), P75: 4, Max: 5, Mean: 3}}
-		_, err := st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
+		_, err := st.Publish(ctx, store.Publication{Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: "in-process", BoardClass: board, BoardName: board, Level: level, Origin: "community",
 			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(fmt.Sprint(i)), StartedAt: ts, FinishedAt: ts, Environment: "{}", Report: "{}", Checks: "[]",
 			CellsTotal: 1, CellsOK: 1}, Cells: []artifacts.Cell{c}})
@@ -51,7 +52,7 @@ func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
 }
 
 // walk pages through a list with page size limit and returns the ids in order.
-func walk(t *testing.T, st *sqlite.Store, f sqlite.ListFilter) (ids []int64, pages int) {
+func walk(t *testing.T, st *sqlite.Store, f store.ListFilter) (ids []int64, pages int) {
 	t.Helper()
 	for {
 		p, err := st.ListRuns(context.Background(), f)
@@ -78,7 +79,7 @@ func TestListRunsKeysetWithTies(t *testing.T) {
 	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	// 23 runs at 5 distinct times: i/5 groups of five share a millisecond.
 	st := listStore(t, 23, func(i int) time.Time { return base.Add(time.Duration(i/5) * time.Hour) })
-	all, err := st.ListRuns(context.Background(), sqlite.ListFilter{Limit: 100})
+	all, err := st.ListRuns(context.Background(), store.ListFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestListRunsKeysetWithTies(t *testing.T) {
 		want = append(want, r.ID)
 	}
 	for _, limit := range []int{1, 2, 3, 5, 7, 22, 23} {
-		got, pages := walk(t, st, sqlite.ListFilter{Limit: limit})
+		got, pages := walk(t, st, store.ListFilter{Limit: limit})
 		if !slices.Equal(got, want) {
 			t.Errorf("limit %d: %v, want %v", limit, got, want)
 		}
@@ -107,14 +108,14 @@ func TestListRunsKeysetWithTies(t *testing.T) {
 	// Filters: by board (an indexed lead), by board and algorithm (a tested residual), by
 	// level and a date range.
 	cases := []struct {
-		f    sqlite.ListFilter
+		f    store.ListFilter
 		keep func(i int) bool
 	}{
-		{sqlite.ListFilter{BoardClass: "qemu-mps2-an386"}, func(i int) bool { return i%3 == 1 }},
-		{sqlite.ListFilter{BoardClass: "host", Algorithm: "ML-DSA-65"}, func(i int) bool { return i%3 != 1 && i%4 == 0 }},
-		{sqlite.ListFilter{Algorithm: "ML-KEM-768"}, func(i int) bool { return i%4 != 0 }},
-		{sqlite.ListFilter{Level: "host", From: base.Add(time.Hour), To: base.Add(3 * time.Hour)}, func(i int) bool { return i%3 != 1 && i/5 >= 1 && i/5 < 3 }},
-		{sqlite.ListFilter{Paper: "paper002"}, func(int) bool { return false }},
+		{store.ListFilter{BoardClass: "qemu-mps2-an386"}, func(i int) bool { return i%3 == 1 }},
+		{store.ListFilter{BoardClass: "host", Algorithm: "ML-DSA-65"}, func(i int) bool { return i%3 != 1 && i%4 == 0 }},
+		{store.ListFilter{Algorithm: "ML-KEM-768"}, func(i int) bool { return i%4 != 0 }},
+		{store.ListFilter{Level: "host", From: base.Add(time.Hour), To: base.Add(3 * time.Hour)}, func(i int) bool { return i%3 != 1 && i/5 >= 1 && i/5 < 3 }},
+		{store.ListFilter{Paper: "paper002"}, func(int) bool { return false }},
 	}
 	for _, tc := range cases {
 		var exp []int64
@@ -137,27 +138,27 @@ func TestListRunsCapsResidualScans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes ScanCap+ runs")
 	}
-	n := sqlite.ScanCap + 40
+	n := store.ScanCap + 40
 	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	st := listStore(t, n, func(i int) time.Time { return base.Add(time.Duration(i) * time.Millisecond) })
 	// An algorithm no run has: the search examines ScanCap runs, stops, and continues.
 	ctx := context.Background()
-	p, err := st.ListRuns(ctx, sqlite.ListFilter{Algorithm: "none-such", Limit: 10})
+	p, err := st.ListRuns(ctx, store.ListFilter{Algorithm: "none-such", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Items) != 0 || !p.Capped || p.Examined != sqlite.ScanCap || p.Next == nil {
+	if len(p.Items) != 0 || !p.Capped || p.Examined != store.ScanCap || p.Next == nil {
 		t.Fatalf("capped search: %d items, capped %v, examined %d, next %v", len(p.Items), p.Capped, p.Examined, p.Next)
 	}
-	p2, err := st.ListRuns(ctx, sqlite.ListFilter{Algorithm: "none-such", Limit: 10, After: p.Next})
+	p2, err := st.ListRuns(ctx, store.ListFilter{Algorithm: "none-such", Limit: 10, After: p.Next})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p2.Capped || p2.Examined != n-sqlite.ScanCap || p2.Next != nil {
-		t.Fatalf("continued search: capped %v, examined %d (want %d), next %v", p2.Capped, p2.Examined, n-sqlite.ScanCap, p2.Next)
+	if p2.Capped || p2.Examined != n-store.ScanCap || p2.Next != nil {
+		t.Fatalf("continued search: capped %v, examined %d (want %d), next %v", p2.Capped, p2.Examined, n-store.ScanCap, p2.Next)
 	}
 	// One indexed filter never caps: every examined row matches.
-	p3, err := st.ListRuns(ctx, sqlite.ListFilter{BoardClass: "host", Limit: 10})
+	p3, err := st.ListRuns(ctx, store.ListFilter{BoardClass: "host", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,13 +168,13 @@ func TestListRunsCapsResidualScans(t *testing.T) {
 }
 
 func TestCursorRoundTrip(t *testing.T) {
-	c := sqlite.Cursor{At: 1764590400123, ID: 42}
-	got, err := sqlite.ParseCursor(c.String())
+	c := store.Cursor{At: 1764590400123, ID: 42}
+	got, err := store.ParseCursor(c.String())
 	if err != nil || got != c {
 		t.Fatalf("%v %v", got, err)
 	}
 	for _, bad := range []string{"", "1", "a.b", "1.0", "-1.2", "1.2.3"} {
-		if _, err := sqlite.ParseCursor(bad); err == nil {
+		if _, err := store.ParseCursor(bad); err == nil {
 			t.Errorf("cursor %q accepted", bad)
 		}
 	}
@@ -184,8 +185,8 @@ func TestCursorRoundTrip(t *testing.T) {
 func TestListPlansUseTheirIndex(t *testing.T) {
 	st := listStore(t, 3, func(int) time.Time { return time.Now() })
 	from, to := time.Now().Add(-time.Hour), time.Now()
-	cur := &sqlite.Cursor{At: to.UnixMilli(), ID: 9}
-	for index, f := range map[string]sqlite.ListFilter{
+	cur := &store.Cursor{At: to.UnixMilli(), ID: 9}
+	for index, f := range map[string]store.ListFilter{
 		"runs_list":            {From: from, To: to, After: cur},
 		"runs_list_paper":      {Paper: "p", From: from, After: cur},
 		"runs_list_experiment": {Experiment: "p/e", Paper: "p", BoardClass: "b", Algorithm: "a"},
@@ -214,7 +215,7 @@ func TestSchemesMedianOfMedians(t *testing.T) {
 	}
 	// Host runs are i%3 != 1: ML-DSA-65 at i = 0, 8, 12 (medians 10, 18, 22); ML-KEM-768 at
 	// i = 2, 3, 5, 6, 9, 11 (medians 12, 13, 15, 16, 19, 21).
-	want := []sqlite.SchemeRow{
+	want := []store.SchemeRow{
 		{Algorithm: "ML-DSA-65", Operation: "keygen", Unit: "ns", Method: "in-process", ClassStatus: "declared", Median: 18, P25: 2, P75: 4, N: 15, Runs: 3, LatestRun: 13},
 		{Algorithm: "ML-KEM-768", Operation: "keygen", Unit: "ns", Method: "in-process", ClassStatus: "declared", Median: 15.5, P25: 2, P75: 4, N: 30, Runs: 6, LatestRun: 12},
 	}
@@ -233,14 +234,14 @@ func FuzzParseCursor(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := sqlite.ParseCursor(s)
+		c, err := store.ParseCursor(s)
 		if err != nil {
 			return
 		}
 		if c.ID <= 0 || c.At < 0 {
 			t.Fatalf("%q parsed to %+v", s, c)
 		}
-		again, err := sqlite.ParseCursor(c.String())
+		again, err := store.ParseCursor(c.String())
 		if err != nil || again != c {
 			t.Fatalf("%q: %+v does not round-trip (%v, %v)", s, c, again, err)
 		}

@@ -4,8 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
-	"pqrepro/artifacts"
+	"pqrepro/portal/store"
 )
 
 // RunsToRebuild lists the ids of runs whose stored comparison report is older than version
@@ -28,21 +27,9 @@ func (s *Store) RunsToRebuild(ctx context.Context, version int, all bool, after 
 	return out, rows.Err()
 }
 
-// Rebuilt is what a rebuild recomputed for one run from its stored bundle.
-type Rebuilt struct {
-	RunID         int64
-	Report        string
-	ReportVersion int
-	// Claims replace the run's claim verdicts.
-	Claims []ClaimVerdict
-	// Cells are the bundle's cells in order; their key form, requested iterations and budget
-	// flag are written to the stored cells (which must match them one for one).
-	Cells []artifacts.Cell
-}
-
 // SaveRebuilt stores a rebuilt report, the run's claim verdicts and its cells' details in
 // one transaction.
-func (s *Store) SaveRebuilt(ctx context.Context, r Rebuilt) error {
+func (s *Store) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {

@@ -6,103 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/portal/store"
 )
-
-// Run is a published, verified result.
-type Run struct {
-	ID         int64
-	JobID      int64
-	Experiment string
-	Paper      string
-	ManifestID string
-	Kind       string
-	Method     string
-	BoardClass string
-	BoardName  string
-	Level      string
-	// ClassStatus is verified or declared: how BoardClass was established (the portal's own
-	// check of the bundle's environment, never the bundle's word).
-	ClassStatus string
-	Origin      string
-	// Binding is how the attestation binds the run: BindingJob, BindingUnbound or
-	// BindingLegacy.
-	Binding    string
-	RunnerID   int64
-	RunnerName string
-	// Submitter is the submitting account's (unique) name; SubmitterID identifies it, and is
-	// what a community run is attributed by.
-	Submitter   string
-	SubmitterID int64
-	Signer      string
-	PublicKeys  artifacts.PublicKeys
-	Bundle      string
-	BundleSize  int64
-	Firmware    string
-	StartedAt   time.Time
-	FinishedAt  time.Time
-	PublishedAt time.Time
-	// Environment, Report (a compare.Report) and Checks (the verification's checks) are JSON.
-	Environment string
-	Report      string
-	Checks      string
-	// ReportVersion is the version of the comparison code that made Report (0: before
-	// versions were recorded).
-	ReportVersion int
-	CellsTotal    int
-	CellsOK       int
-}
-
-// Run bindings.
-const (
-	BindingJob     = "job"     // a v2 bundle signed for the job and lease it answered
-	BindingUnbound = "unbound" // a v2 bundle with no job (a community submission)
-	BindingLegacy  = "legacy"  // a v1 bundle, signed before job binding existed
-)
-
-// DuplicateBundleError refuses to publish a bundle that is already published as RunID.
-type DuplicateBundleError struct {
-	RunID  int64
-	Digest string
-}
-
-func (e *DuplicateBundleError) Error() string {
-	return fmt.Sprintf("bundle %s is already published as run %d", e.Digest, e.RunID)
-}
-
-// ClaimVerdict is the verdict one run gave one claim.
-type ClaimVerdict struct {
-	RunID      int64
-	Paper      string
-	ClaimID    string
-	Verdict    string
-	Reason     string
-	BoardClass string
-	Level      string
-	Origin     string
-	// ClassStatus is how the board class was established (verified, declared, or empty for
-	// verdicts published before it was recorded).
-	ClassStatus string
-}
-
-// Publication is a verified run to publish, with its cells and claim verdicts. When JobID is
-// set the job's lease is checked in the same transaction, and the job is marked published.
-type Publication struct {
-	Run      Run
-	Cells    []artifacts.Cell
-	Claims   []ClaimVerdict
-	JobID    int64
-	RunnerID int64
-	LeaseID  string
-}
 
 // Publish inserts a run with its cells, verdicts and pending transparency-log leaf in one
 // transaction, so a run is visible whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
 // refuses the publication with a conflict and nothing is stored. A bundle digest is published
 // once: a second publication of it returns a *DuplicateBundleError naming the first run.
-func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
+func (s *Store) Publish(ctx context.Context, p store.Publication) (int64, error) {
 	now := s.Now()
 	r := p.Run
 	keys, _ := json.Marshal(r.PublicKeys)
@@ -116,13 +29,13 @@ func (s *Store) Publish(ctx context.Context, p Publication) (int64, error) {
 		var dup int64
 		switch err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE bundle_digest = ?`, r.Bundle).Scan(&dup); {
 		case err == nil:
-			return &DuplicateBundleError{RunID: dup, Digest: r.Bundle}
+			return &store.DuplicateBundleError{RunID: dup, Digest: r.Bundle}
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
 		binding := r.Binding
 		if binding == "" {
-			binding = BindingUnbound
+			binding = store.BindingUnbound
 		}
 		classStatus := r.ClassStatus
 		if classStatus == "" {
@@ -203,14 +116,14 @@ const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_
 
 const runFrom = ` FROM runs r LEFT JOIN runners rn ON rn.id = r.runner_id LEFT JOIN users u ON u.id = r.submitter_id`
 
-func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
-	var r Run
+func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error) {
+	var r store.Run
 	var keys string
 	var st, fin, pub sql.NullInt64
 	dest := []any{&r.ID, &r.JobID, &r.Experiment, &r.Paper, &r.ManifestID, &r.Kind, &r.Method, &r.BoardClass, &r.BoardName, &r.Level, &r.ClassStatus, &r.Origin,
 		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK, &r.Binding}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
-		return Run{}, err
+		return store.Run{}, err
 	}
 	json.Unmarshal([]byte(keys), &r.PublicKeys)
 	r.StartedAt, r.FinishedAt, r.PublishedAt = fromMS(st), fromMS(fin), fromMS(pub)
@@ -218,12 +131,12 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
 }
 
 // Run returns a run with its environment, report and checks.
-func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
+func (s *Store) Run(ctx context.Context, id int64) (store.Run, error) {
 	var env, rep, checks string
 	var version int
 	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+`, r.environment, r.report, r.checks, r.report_version`+runFrom+` WHERE r.id = ?`, id), &env, &rep, &checks, &version)
 	if err != nil {
-		return Run{}, notFound(err, "run %d not found", id)
+		return store.Run{}, notFound(err, "run %d not found", id)
 	}
 	r.Environment, r.Report, r.Checks, r.ReportVersion = env, rep, checks, version
 	return r, nil
@@ -231,22 +144,16 @@ func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 
 // RunByBundle returns the run that published the bundle with this digest; fault.NotFound
 // when none did.
-func (s *Store) RunByBundle(ctx context.Context, digest string) (Run, error) {
+func (s *Store) RunByBundle(ctx context.Context, digest string) (store.Run, error) {
 	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+runFrom+` WHERE r.bundle_digest = ?`, digest))
 	if err != nil {
-		return Run{}, notFound(err, "no run published bundle %s", digest)
+		return store.Run{}, notFound(err, "no run published bundle %s", digest)
 	}
 	return r, nil
 }
 
-// RunFilter selects runs for listings; empty fields match everything.
-type RunFilter struct {
-	Experiment, Paper, BoardClass string
-	Limit                         int
-}
-
 // Runs lists runs, newest first, without their large JSON fields.
-func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
+func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -257,7 +164,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	defer rows.Close()
-	var out []Run
+	var out []store.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -316,7 +223,7 @@ func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error
 
 // ClaimVerdicts returns the verdicts runs gave a paper's claims (or one run's when runID > 0),
 // newest run first.
-func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error) {
+func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]store.ClaimVerdict, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin, v.class_status
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
 		WHERE (? = '' OR v.paper = ?) AND (? = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
@@ -324,9 +231,9 @@ func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([
 		return nil, fmt.Errorf("claim verdicts: %w", err)
 	}
 	defer rows.Close()
-	var out []ClaimVerdict
+	var out []store.ClaimVerdict
 	for rows.Next() {
-		var v ClaimVerdict
+		var v store.ClaimVerdict
 		if err := rows.Scan(&v.RunID, &v.Paper, &v.ClaimID, &v.Verdict, &v.Reason, &v.BoardClass, &v.Level, &v.Origin, &v.ClassStatus); err != nil {
 			return nil, err
 		}
@@ -335,30 +242,12 @@ func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([
 	return out, rows.Err()
 }
 
-// Standing is one board's aggregate for a leaderboard: for one unit, assurance level, timing
-// method, board class status, board class and origin, the median of its runs' medians, the
-// lowest p25 and highest p75 among them, the total n, the number of runs and the latest run.
-type Standing struct {
-	Unit, Level, Method, ClassStatus, BoardClass, Origin string
-	Median, P25, P75                                     float64
-	N, Runs                                              int
-	LatestRun                                            int64
-}
-
-// Leaderboard metrics.
-const (
-	MetricLatency = "latency" // median time (or instructions) per operation, p25-p75 spread
-	MetricHeap    = "heap"    // heap bytes allocated per operation (host board)
-	MetricStack   = "stack"   // stack high-water mark per operation (firmware boards)
-	MetricEnergy  = "energy"  // median joules per operation (RAPL or a meter)
-)
-
 // Standings aggregates every successful measurement of an (algorithm, operation) per unit,
 // level, method, class status, board class and origin. The database does the work: one grouped scan of the
 // covering index cells_rank, then for each group the median of its runs' medians read at
 // the middle offset of that index (ordered by median within a group), so a few rows come
 // back however many runs there are. For MetricHeap the unit is "B".
-func (s *Store) Standings(ctx context.Context, algorithm, operation, metric string) ([]Standing, error) {
+func (s *Store) Standings(ctx context.Context, algorithm, operation, metric string) ([]store.Standing, error) {
 	if col, unit, ok := valueMetric(metric); ok {
 		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
@@ -368,9 +257,9 @@ func (s *Store) Standings(ctx context.Context, algorithm, operation, metric stri
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
 	}
-	var out []Standing
+	var out []store.Standing
 	for rows.Next() {
-		var st Standing
+		var st store.Standing
 		if err := rows.Scan(&st.Unit, &st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.P25, &st.P75, &st.N, &st.Runs, &st.LatestRun); err != nil {
 			rows.Close()
 			return nil, err
@@ -412,11 +301,11 @@ func (s *Store) Standings(ctx context.Context, algorithm, operation, metric stri
 // comes from this fixed table only, never from a request.
 func valueMetric(metric string) (col, unit string, ok bool) {
 	switch metric {
-	case MetricHeap:
+	case store.MetricHeap:
 		return "heap_per_op", "B", true
-	case MetricStack:
+	case store.MetricStack:
 		return "stack_bytes", "B", true
-	case MetricEnergy:
+	case store.MetricEnergy:
 		return "energy_j_per_op", "J", true
 	}
 	return "", "", false
@@ -424,7 +313,7 @@ func valueMetric(metric string) (col, unit string, ok bool) {
 
 // valueStandings is Standings for a one-value-per-cell metric (heap, stack, energy): a
 // rarer query, aggregated in Go.
-func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]Standing, error) {
+func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]store.Standing, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, `+col+`, n, run_id FROM cells
 		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND `+col+` IS NOT NULL
 		ORDER BY level, method, class_status, board_class, origin, `+col, algorithm, operation)
@@ -432,10 +321,10 @@ func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, u
 		return nil, fmt.Errorf("%s leaderboard %s %s: %w", col, algorithm, operation, err)
 	}
 	defer rows.Close()
-	var out []Standing
+	var out []store.Standing
 	var vals [][]float64
 	for rows.Next() {
-		var st Standing
+		var st store.Standing
 		var v float64
 		if err := rows.Scan(&st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &v, &st.N, &st.LatestRun); err != nil {
 			return nil, err
@@ -465,19 +354,16 @@ func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, u
 	return out, rows.Err()
 }
 
-// AlgOp is an (algorithm, operation) pair that has measurements.
-type AlgOp struct{ Algorithm, Operation string }
-
 // MeasuredAlgOps lists the (algorithm, operation) pairs with at least one ok cell.
-func (s *Store) MeasuredAlgOps(ctx context.Context) ([]AlgOp, error) {
+func (s *Store) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT algorithm, operation FROM cells WHERE status = 'ok' ORDER BY algorithm, operation`)
 	if err != nil {
 		return nil, fmt.Errorf("measured algorithms: %w", err)
 	}
 	defer rows.Close()
-	var out []AlgOp
+	var out []store.AlgOp
 	for rows.Next() {
-		var a AlgOp
+		var a store.AlgOp
 		if err := rows.Scan(&a.Algorithm, &a.Operation); err != nil {
 			return nil, err
 		}
@@ -486,23 +372,16 @@ func (s *Store) MeasuredAlgOps(ctx context.Context) ([]AlgOp, error) {
 	return out, rows.Err()
 }
 
-// BoardCount is a board class with its number of runs.
-type BoardCount struct {
-	BoardClass string
-	Runs       int
-	Levels     string
-}
-
 // BoardCounts counts runs per board class.
-func (s *Store) BoardCounts(ctx context.Context) ([]BoardCount, error) {
+func (s *Store) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT board_class, COUNT(*), MIN(level) FROM runs GROUP BY board_class ORDER BY board_class`)
 	if err != nil {
 		return nil, fmt.Errorf("count runs per board: %w", err)
 	}
 	defer rows.Close()
-	var out []BoardCount
+	var out []store.BoardCount
 	for rows.Next() {
-		var b BoardCount
+		var b store.BoardCount
 		if err := rows.Scan(&b.BoardClass, &b.Runs, &b.Levels); err != nil {
 			return nil, err
 		}
@@ -537,17 +416,10 @@ func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
 	return out, rows.Err()
 }
 
-// ClaimTally is how many runs gave one claim one verdict on one board class, assurance level
-// and class status.
-type ClaimTally struct {
-	ClaimID, BoardClass, Level, ClassStatus, Verdict string
-	Runs                                             int
-}
-
 // ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
 // how many runs gave each verdict; verdicts from different boards or levels are never summed.
 // Rows come ordered by claim, level, board class and class status.
-func (s *Store) ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, error) {
+func (s *Store) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT v.claim_id, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.paper = ?
 		GROUP BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict
@@ -556,9 +428,9 @@ func (s *Store) ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, e
 		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 	}
 	defer rows.Close()
-	var out []ClaimTally
+	var out []store.ClaimTally
 	for rows.Next() {
-		var t ClaimTally
+		var t store.ClaimTally
 		if err := rows.Scan(&t.ClaimID, &t.BoardClass, &t.Level, &t.ClassStatus, &t.Verdict, &t.Runs); err != nil {
 			return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 		}

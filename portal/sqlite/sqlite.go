@@ -25,6 +25,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
 )
 
 //go:embed migrations/*.sql
@@ -37,7 +38,7 @@ type Store struct {
 	// Now returns the current time; tests may replace it before use.
 	Now func() time.Time
 	// Logs bounds job logs (zero values: DefaultLogLimits); set it before use.
-	Logs LogLimits
+	Logs store.LogLimits
 }
 
 // Open opens (creating if needed) the database file at path and applies pending migrations.
@@ -68,7 +69,7 @@ func Open(ctx context.Context, file string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	read.SetMaxOpenConns(8)
-	s := &Store{read: read, write: write, Now: time.Now, Logs: DefaultLogLimits()}
+	s := &Store{read: read, write: write, Now: time.Now, Logs: store.DefaultLogLimits()}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -234,3 +235,9 @@ func (s *Store) QuickCheck(ctx context.Context) error {
 	}
 	return fmt.Errorf("quick_check: %s", strings.Join(msgs, "; "))
 }
+
+// Listen returns at once: only one process opens a SQLite file as a portal, and it raises
+// its own events.
+func (s *Store) Listen(ctx context.Context, fn func(event string)) error { return nil }
+
+var _ store.Store = (*Store)(nil)

@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 )
 
 // TestValueStandings ranks boards by the one-value-per-cell metrics (heap, stack, energy)
@@ -30,7 +31,7 @@ func TestValueStandings(t *testing.T) {
 		c.Algorithm, c.Operation, c.Status, c.Unit = "ML-KEM-768", "encaps", artifacts.StatusOK, "instructions"
 		c.Stats = &artifacts.Stats{N: 5, Min: 1, P25: 1, Median: 1, P75: 1, Max: 1, Mean: 1}
 		now := time.Now()
-		_, err := st.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
+		_, err := st.Publish(ctx, store.Publication{Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",
 			Kind: "kem-bench", Method: "in-process", BoardClass: board, BoardName: board, Level: level, Origin: "community",
 			Signer: "s", PublicKeys: id.Public(), Bundle: fakeDigest(board), StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]",
 			CellsTotal: 1, CellsOK: 1}, Cells: []artifacts.Cell{c}})
@@ -43,7 +44,7 @@ func TestValueStandings(t *testing.T) {
 	publish("host", "host", artifacts.Cell{Memory: &artifacts.Memory{HeapBytesPerOp: f(1216)},
 		Energy: &artifacts.Energy{Source: "rapl", JoulesPerOp: &artifacts.Stats{N: 3, Median: 0.0004}}})
 
-	stack, err := st.Standings(ctx, "ML-KEM-768", "encaps", sqlite.MetricStack)
+	stack, err := st.Standings(ctx, "ML-KEM-768", "encaps", store.MetricStack)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestValueStandings(t *testing.T) {
 	if got["qemu-mps2-an386"] != 3632 || got["qemu-riscv32-virt"] != 3728 {
 		t.Errorf("stack medians %v", got)
 	}
-	energy, err := st.Standings(ctx, "ML-KEM-768", "encaps", sqlite.MetricEnergy)
+	energy, err := st.Standings(ctx, "ML-KEM-768", "encaps", store.MetricEnergy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestMigrationClassStatus(t *testing.T) {
 	}
 	defer st.Close()
 	want := map[string]string{"host": "verified", "rpi4-b": "declared", "lab-box": "declared", "qemu-mps2-an386": "verified"}
-	runs, err := st.Runs(ctx, sqlite.RunFilter{})
+	runs, err := st.Runs(ctx, store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestMigrationClassStatus(t *testing.T) {
 			t.Errorf("run on %s migrated as %q, want %q", r.BoardClass, r.ClassStatus, want[r.BoardClass])
 		}
 	}
-	rows, err := st.Standings(ctx, "ML-KEM-768", "encaps", sqlite.MetricLatency)
+	rows, err := st.Standings(ctx, "ML-KEM-768", "encaps", store.MetricLatency)
 	if err != nil {
 		t.Fatal(err)
 	}

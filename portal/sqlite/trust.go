@@ -11,6 +11,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
 )
 
 // isUnique reports whether err is a unique-constraint violation.
@@ -76,17 +77,9 @@ func (s *Store) UseChallenge(ctx context.Context, challenge, purpose string) err
 	}
 }
 
-// EnrolTokenOptions are the administrator's choices for a new enrolment token.
-type EnrolTokenOptions struct {
-	// MaxUses is how many runners the token may enrol (at least 1).
-	MaxUses int
-	// Expires is when the token stops working; zero for never.
-	Expires time.Time
-}
-
 // CreateEnrolToken records a runner enrolment token (by hash) created by the user by (0 for
 // the portal itself).
-func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt EnrolTokenOptions) (int64, error) {
+func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt store.EnrolTokenOptions) (int64, error) {
 	if opt.MaxUses < 1 {
 		opt.MaxUses = 1
 	}
@@ -106,53 +99,26 @@ func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, b
 	return id, nil
 }
 
-// EnrolToken is an enrolment token's record.
-type EnrolToken struct {
-	ID        int64
-	Label     string
-	CreatedAt time.Time
-	// Expires is zero for a token that does not expire.
-	Expires   time.Time
-	RevokedAt time.Time
-	MaxUses   int
-	Uses      int
-	// Runners is how many runners it enrolled that still exist.
-	Runners int
-}
-
-// Usable says whether the token can enrol another runner at now, and if not, why.
-func (t EnrolToken) Usable(now time.Time) (bool, string) {
-	switch {
-	case !t.RevokedAt.IsZero():
-		return false, fmt.Sprintf("enrolment token %d (%s) was revoked", t.ID, t.Label)
-	case !t.Expires.IsZero() && !now.Before(t.Expires):
-		return false, fmt.Sprintf("enrolment token %d (%s) expired at %s", t.ID, t.Label, t.Expires.Format(time.RFC3339))
-	case t.Uses >= t.MaxUses:
-		return false, fmt.Sprintf("enrolment token %d (%s) is used up (%d of %d uses)", t.ID, t.Label, t.Uses, t.MaxUses)
-	}
-	return true, ""
-}
-
 const enrolTokenCols = `t.id, t.label, t.created_at, t.expires_at, t.revoked_at, t.max_uses, t.uses, (SELECT COUNT(*) FROM runners r WHERE r.enrol_token = t.id)`
 
-func scanEnrolToken(sc interface{ Scan(...any) error }) (EnrolToken, error) {
-	var t EnrolToken
+func scanEnrolToken(sc interface{ Scan(...any) error }) (store.EnrolToken, error) {
+	var t store.EnrolToken
 	var c, e, r sql.NullInt64
 	if err := sc.Scan(&t.ID, &t.Label, &c, &e, &r, &t.MaxUses, &t.Uses, &t.Runners); err != nil {
-		return EnrolToken{}, err
+		return store.EnrolToken{}, err
 	}
 	t.CreatedAt, t.Expires, t.RevokedAt = fromMS(c), fromMS(e), fromMS(r)
 	return t, nil
 }
 
 // EnrolTokens lists the newest 200 enrolment tokens.
-func (s *Store) EnrolTokens(ctx context.Context) ([]EnrolToken, error) {
+func (s *Store) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
 	if err != nil {
 		return nil, fmt.Errorf("list enrolment tokens: %w", err)
 	}
 	defer rows.Close()
-	var out []EnrolToken
+	var out []store.EnrolToken
 	for rows.Next() {
 		t, err := scanEnrolToken(rows)
 		if err != nil {
@@ -163,26 +129,12 @@ func (s *Store) EnrolTokens(ctx context.Context) ([]EnrolToken, error) {
 	return out, rows.Err()
 }
 
-// Enrolment is a runner's enrolment, its proof of possession already checked.
-type Enrolment struct {
-	// EnrolTokenHash is the hash of the enrolment token ("" when none was given).
-	EnrolTokenHash string
-	// CurrentTokenHash is the hash of the runner token the caller holds ("" when none).
-	CurrentTokenHash string
-	Name, Version    string
-	Keys             artifacts.PublicKeys
-	Boards           []artifacts.BoardInfo
-	Capabilities     artifacts.Capabilities
-	// NewTokenHash is the hash of the runner token the enrolment hands out.
-	NewTokenHash string
-}
-
 // Enrol registers a runner whose keys nobody holds yet, spending one use of a usable
 // enrolment token; or re-enrols the runner holding the same keys when the caller presents
 // that runner's current token or the administrator released it, without an enrolment token.
 // Keys held by another runner or by a submitter are a conflict and nothing changes; a
 // revoked runner's keys are refused for good.
-func (s *Store) Enrol(ctx context.Context, e Enrolment) (id int64, reenrolled bool, err error) {
+func (s *Store) Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrolled bool, err error) {
 	keysJSON, _ := json.Marshal(e.Keys)
 	boardsJSON, _ := json.Marshal(e.Boards)
 	capsJSON, _ := json.Marshal(e.Capabilities)
@@ -248,9 +200,9 @@ func (s *Store) Enrol(ctx context.Context, e Enrolment) (id int64, reenrolled bo
 
 // AddSubmitterKey registers keys (their possession already proven) for a user. Keys
 // registered before by anyone, or enrolled by a runner, are a conflict and nothing changes.
-func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (SubmitterKey, error) {
+func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (store.SubmitterKey, error) {
 	keysJSON, _ := json.Marshal(keys)
-	k := SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
+	k := store.SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var owner sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT u.name FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, k.Fingerprint).Scan(&owner)
@@ -276,7 +228,7 @@ func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string,
 		return err
 	})
 	if err != nil {
-		return SubmitterKey{}, fmt.Errorf("register keys: %w", err)
+		return store.SubmitterKey{}, fmt.Errorf("register keys: %w", err)
 	}
 	return k, nil
 }
@@ -347,7 +299,7 @@ func (s *Store) AllowReenrolKeys(ctx context.Context, fp string) error {
 
 // SignerRevoked says whether the keys that signed run r were revoked: its runner's, for a
 // portal runner's run, or the registered submitter keys with its signer fingerprint; and when.
-func (s *Store) SignerRevoked(ctx context.Context, r Run) (time.Time, error) {
+func (s *Store) SignerRevoked(ctx context.Context, r store.Run) (time.Time, error) {
 	var rev sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT MIN(t) FROM (
 		SELECT revoked_at AS t FROM runners WHERE id = ? AND revoked_at IS NOT NULL

@@ -21,6 +21,7 @@ import (
 
 	"pqrepro/portal/blob"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
 )
 
@@ -86,7 +87,7 @@ func (tl *testLog) publish(n int) {
 	tl.t.Helper()
 	for range n {
 		d := digestOf(fmt.Sprintf("bundle %d %s", len(tl.runs), tl.dir))
-		if _, err := tl.db.Publish(context.Background(), sqlite.Publication{Run: sqlite.Run{Experiment: "demo/x", Level: "host", Origin: "community", Bundle: d, BundleSize: 1}}); err != nil {
+		if _, err := tl.db.Publish(context.Background(), store.Publication{Run: store.Run{Experiment: "demo/x", Level: "host", Origin: "community", Bundle: d, BundleSize: 1}}); err != nil {
 			tl.t.Fatal(err)
 		}
 		tl.runs = append(tl.runs, d)
@@ -275,7 +276,7 @@ func TestFailedPublishQueuesNothing(t *testing.T) {
 	ctx := context.Background()
 	tl := newTestLog(t)
 	// A publication answering a job whose lease is not held is refused in its transaction.
-	_, err := tl.db.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "demo/x", Level: "host", Origin: "community", Bundle: digestOf("x")}, JobID: 12345, RunnerID: 1, LeaseID: "nope"})
+	_, err := tl.db.Publish(ctx, store.Publication{Run: store.Run{Experiment: "demo/x", Level: "host", Origin: "community", Bundle: digestOf("x")}, JobID: 12345, RunnerID: 1, LeaseID: "nope"})
 	if err == nil {
 		t.Fatal("publication without a lease was accepted")
 	}
@@ -285,7 +286,7 @@ func TestFailedPublishQueuesNothing(t *testing.T) {
 	}
 	// A duplicate bundle is refused too and queues no second leaf.
 	tl.publish(1)
-	if _, err := tl.db.Publish(ctx, sqlite.Publication{Run: sqlite.Run{Experiment: "demo/x", Level: "host", Origin: "community", Bundle: tl.runs[0]}}); err == nil {
+	if _, err := tl.db.Publish(ctx, store.Publication{Run: store.Run{Experiment: "demo/x", Level: "host", Origin: "community", Bundle: tl.runs[0]}}); err == nil {
 		t.Fatal("duplicate accepted")
 	}
 	if n, _ := tl.db.PendingLogEntries(ctx); n != 1 {
