@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -23,9 +23,9 @@ const maxOpenChallenges = 100000
 
 // IssueChallenge records a proof-of-possession challenge (lowercase hex) for purpose, valid
 // once until expires. Expired challenges older than an hour are deleted on the way.
-func (s *Store) IssueChallenge(ctx context.Context, challenge, purpose string, expires time.Time) error {
+func (s *DB) IssueChallenge(ctx context.Context, challenge, purpose string, expires time.Time) error {
 	now := ms0(s.Now())
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM pop_challenges WHERE expires_at < ?`, now-int64(time.Hour/time.Millisecond)); err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func (s *Store) IssueChallenge(ctx context.Context, challenge, purpose string, e
 // UseChallenge marks a challenge used, once: it fails (unauthorized, with the reason) when
 // the challenge is unknown, was issued for another purpose, is already used or has expired.
 // The marking commits on its own, so a challenge is spent even if what it was for is refused.
-func (s *Store) UseChallenge(ctx context.Context, challenge, purpose string) error {
+func (s *DB) UseChallenge(ctx context.Context, challenge, purpose string) error {
 	now := ms0(s.Now())
 	res, err := s.write.ExecContext(ctx, `UPDATE pop_challenges SET used_at = ? WHERE challenge = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`,
 		now, challenge, purpose, now)
@@ -79,7 +79,7 @@ func (s *Store) UseChallenge(ctx context.Context, challenge, purpose string) err
 
 // CreateEnrolToken records a runner enrolment token (by hash) created by the user by (0 for
 // the portal itself).
-func (s *Store) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt store.EnrolTokenOptions) (int64, error) {
+func (s *DB) CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt store.EnrolTokenOptions) (int64, error) {
 	if opt.MaxUses < 1 {
 		opt.MaxUses = 1
 	}
@@ -112,7 +112,7 @@ func scanEnrolToken(sc interface{ Scan(...any) error }) (store.EnrolToken, error
 }
 
 // EnrolTokens lists the newest 200 enrolment tokens.
-func (s *Store) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
+func (s *DB) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
 	if err != nil {
 		return nil, fmt.Errorf("list enrolment tokens: %w", err)
@@ -134,13 +134,13 @@ func (s *Store) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
 // that runner's current token or the administrator released it, without an enrolment token.
 // Keys held by another runner or by a submitter are a conflict and nothing changes; a
 // revoked runner's keys are refused for good.
-func (s *Store) Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrolled bool, err error) {
+func (s *DB) Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrolled bool, err error) {
 	keysJSON, _ := json.Marshal(e.Keys)
 	boardsJSON, _ := json.Marshal(e.Boards)
 	capsJSON, _ := json.Marshal(e.Capabilities)
 	fp := e.Keys.Fingerprint()
 	now := s.Now()
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM submitter_keys WHERE fingerprint = ?`, fp).Scan(&n); err != nil {
 			return err
@@ -200,10 +200,10 @@ func (s *Store) Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrol
 
 // AddSubmitterKey registers keys (their possession already proven) for a user. Keys
 // registered before by anyone, or enrolled by a runner, are a conflict and nothing changes.
-func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (store.SubmitterKey, error) {
+func (s *DB) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (store.SubmitterKey, error) {
 	keysJSON, _ := json.Marshal(keys)
 	k := store.SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *Tx) error {
 		var owner sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT u.name FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, k.Fingerprint).Scan(&owner)
 		switch {
@@ -235,37 +235,40 @@ func (s *Store) AddSubmitterKey(ctx context.Context, userID int64, label string,
 
 // revoke sets revoked_at on one row of table (by id) that is not revoked yet; what names the
 // row in errors.
-func (s *Store) revoke(ctx context.Context, table string, id int64, what string, extra string) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE `+table+` SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`+extra, ms0(s.Now()), id)
-	if err != nil {
-		return fmt.Errorf("revoke %s %d: %w", what, id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fault.New(fault.NotFound, "no %s %d that could be revoked (unknown, or revoked already)", what, id)
-	}
-	return nil
+func (s *DB) revoke(ctx context.Context, table string, id int64, what string, extra string) error {
+	err := s.tx(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE `+table+` SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`+extra, ms0(s.Now()), id)
+		if err != nil {
+			return fmt.Errorf("revoke %s %d: %w", what, id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fault.New(fault.NotFound, "no %s %d that could be revoked (unknown, or revoked already)", what, id)
+		}
+		return tx.notify(ctx, store.EventRuns)
+	})
+	return err
 }
 
 // RevokeEnrolToken stops an enrolment token from enrolling more runners.
-func (s *Store) RevokeEnrolToken(ctx context.Context, id int64) error {
+func (s *DB) RevokeEnrolToken(ctx context.Context, id int64) error {
 	return s.revoke(ctx, "enrol_tokens", id, "enrolment token", "")
 }
 
 // RevokeRunner revokes a runner: its token stops working at once, its keys can never enrol
 // again, and its published runs are flagged.
-func (s *Store) RevokeRunner(ctx context.Context, id int64) error {
+func (s *DB) RevokeRunner(ctx context.Context, id int64) error {
 	return s.revoke(ctx, "runners", id, "runner", "")
 }
 
 // RevokeSubmitterKey revokes registered keys: bundles they sign are refused from now on and
 // runs they signed are flagged.
-func (s *Store) RevokeSubmitterKey(ctx context.Context, id int64) error {
+func (s *DB) RevokeSubmitterKey(ctx context.Context, id int64) error {
 	return s.revoke(ctx, "submitter_keys", id, "submitter key", "")
 }
 
 // RevokeUser revokes an account (never the administrator's): its token and sessions stop
 // working. Its published runs stay.
-func (s *Store) RevokeUser(ctx context.Context, id int64) error {
+func (s *DB) RevokeUser(ctx context.Context, id int64) error {
 	if err := s.revoke(ctx, "users", id, "account", ` AND role <> 'admin'`); err != nil {
 		return err
 	}
@@ -277,7 +280,7 @@ func (s *Store) RevokeUser(ctx context.Context, id int64) error {
 
 // AllowReenrol releases a (not revoked) runner's keys for one re-enrolment without its
 // current token, for a runner that lost it.
-func (s *Store) AllowReenrol(ctx context.Context, id int64) error {
+func (s *DB) AllowReenrol(ctx context.Context, id int64) error {
 	res, err := s.write.ExecContext(ctx, `UPDATE runners SET reenrol_allowed = 1 WHERE id = ? AND revoked_at IS NULL`, id)
 	if err != nil {
 		return fmt.Errorf("release runner %d: %w", id, err)
@@ -290,7 +293,7 @@ func (s *Store) AllowReenrol(ctx context.Context, id int64) error {
 
 // AllowReenrolKeys is AllowReenrol for the runner holding the keys of fingerprint fp; it does
 // nothing when no runner holds them.
-func (s *Store) AllowReenrolKeys(ctx context.Context, fp string) error {
+func (s *DB) AllowReenrolKeys(ctx context.Context, fp string) error {
 	if _, err := s.write.ExecContext(ctx, `UPDATE runners SET reenrol_allowed = 1 WHERE fingerprint = ? AND revoked_at IS NULL`, fp); err != nil {
 		return fmt.Errorf("release runner %s: %w", fp, err)
 	}
@@ -299,7 +302,7 @@ func (s *Store) AllowReenrolKeys(ctx context.Context, fp string) error {
 
 // SignerRevoked says whether the keys that signed run r were revoked: its runner's, for a
 // portal runner's run, or the registered submitter keys with its signer fingerprint; and when.
-func (s *Store) SignerRevoked(ctx context.Context, r store.Run) (time.Time, error) {
+func (s *DB) SignerRevoked(ctx context.Context, r store.Run) (time.Time, error) {
 	var rev sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT MIN(t) FROM (
 		SELECT revoked_at AS t FROM runners WHERE id = ? AND revoked_at IS NOT NULL

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -17,13 +17,13 @@ const finalChunk = 1000000000
 // AppendLog stores log chunk idx of the current attempt, then trims the job's log to the
 // limits. A chunk stored before (or dropped before) is left as it was, so a retried request
 // is harmless. An index outside [0, MaxIndex) is invalid.
-func (s *Store) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
+func (s *DB) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
 	lim := s.Logs.OrDefault()
 	if idx < 0 || idx >= lim.MaxIndex {
 		return fault.New(fault.Invalid, "log chunk index must be between 0 and %d", lim.MaxIndex-1)
 	}
 	now := ms0(s.Now())
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		attempt, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now)
 		if err != nil {
 			return err
@@ -51,7 +51,7 @@ type attemptLog struct {
 	chunks, maxDropped   int
 }
 
-func logState(ctx context.Context, tx *sql.Tx, jobID int64, attempt int) (attemptLog, error) {
+func logState(ctx context.Context, tx *Tx, jobID int64, attempt int) (attemptLog, error) {
 	st := attemptLog{maxDropped: -1}
 	err := tx.QueryRowContext(ctx, `SELECT end_pos, stored_bytes, stored_chunks, dropped_bytes, max_dropped_idx FROM job_log_state WHERE job_id = ? AND attempt = ?`,
 		jobID, attempt).Scan(&st.end, &st.stored, &st.chunks, &st.dropped, &st.maxDropped)
@@ -66,7 +66,7 @@ func logState(ctx context.Context, tx *sql.Tx, jobID int64, attempt int) (attemp
 
 // insertChunk stores a chunk at position pos and counts it in the attempt's state; a streamed
 // chunk moves the attempt's end.
-func insertChunk(ctx context.Context, tx *sql.Tx, jobID int64, attempt, idx int, data string, pos int64, head bool, now int64) error {
+func insertChunk(ctx context.Context, tx *Tx, jobID int64, attempt, idx int, data string, pos int64, head bool, now int64) error {
 	size := int64(len(data))
 	if _, err := tx.ExecContext(ctx, `INSERT INTO job_logs (job_id, attempt, idx, data, created_at, size, pos, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (job_id, attempt, idx) DO NOTHING`, jobID, attempt, idx, data, now, size, pos, head); err != nil {
@@ -88,7 +88,7 @@ func insertChunk(ctx context.Context, tx *sql.Tx, jobID int64, attempt, idx int,
 // trimLog drops the oldest chunks outside the head until the attempt and the job are within
 // the limits: the attempt's own first when it is over, else older attempts' first. The chunk
 // just stored (keep) is the newest output and stays.
-func trimLog(ctx context.Context, tx *sql.Tx, lim store.LogLimits, jobID int64, attempt, keep int) error {
+func trimLog(ctx context.Context, tx *Tx, lim store.LogLimits, jobID int64, attempt, keep int) error {
 	for {
 		st, err := logState(ctx, tx, jobID, attempt)
 		if err != nil {
@@ -167,7 +167,7 @@ func cutFwd(s string, n int) int {
 }
 
 // latestAttempt is attempt when > 0, else the job's latest attempt with a log (0 when none).
-func (s *Store) latestAttempt(ctx context.Context, jobID int64, attempt int) (int, error) {
+func (s *DB) latestAttempt(ctx context.Context, jobID int64, attempt int) (int, error) {
 	if attempt > 0 {
 		return attempt, nil
 	}
@@ -181,7 +181,7 @@ func (s *Store) latestAttempt(ctx context.Context, jobID int64, attempt int) (in
 
 // JobLogView returns the latest attempt's log (or attempt's when > 0) bounded to its first
 // headBytes and last tailBytes. It reads only the chunks it shows.
-func (s *Store) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (store.LogView, error) {
+func (s *DB) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (store.LogView, error) {
 	a, err := s.latestAttempt(ctx, jobID, attempt)
 	if err != nil || a == 0 {
 		return store.LogView{}, err
@@ -227,7 +227,7 @@ func (s *Store) JobLogView(ctx context.Context, jobID int64, attempt int, headBy
 
 // readChunks concatenates the attempt's streamed chunks matching cond in pos order until
 // limit bytes; it returns the text and the position just after the last chunk read.
-func (s *Store) readChunks(ctx context.Context, jobID int64, attempt int, cond string, args []any, order string, limit int) (string, int64, error) {
+func (s *DB) readChunks(ctx context.Context, jobID int64, attempt int, cond string, args []any, order string, limit int) (string, int64, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT pos, size, data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx < ? AND `+cond+` ORDER BY `+order,
 		append([]any{jobID, attempt, finalChunk}, args...)...)
 	if err != nil {
@@ -249,7 +249,7 @@ func (s *Store) readChunks(ctx context.Context, jobID int64, attempt int, cond s
 }
 
 // readTail returns the last limit bytes of the attempt's streamed log from position from on.
-func (s *Store) readTail(ctx context.Context, jobID int64, attempt int, from int64, limit int) (string, error) {
+func (s *DB) readTail(ctx context.Context, jobID int64, attempt int, from int64, limit int) (string, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx < ? AND pos >= ? ORDER BY pos DESC`,
 		jobID, attempt, finalChunk, from)
 	if err != nil {
@@ -281,7 +281,7 @@ func (s *Store) readTail(ctx context.Context, jobID int64, attempt int, from int
 // limit bytes (the newest, with a DropMarker before them when more is new or a part was
 // dropped), and the new end. ok is false when after is not a position of this attempt's log
 // (another attempt, or beyond its end): the reader should fetch JobLogView afresh.
-func (s *Store) LogSince(ctx context.Context, jobID int64, attempt int, after int64, limit int) (text string, end int64, ok bool, err error) {
+func (s *DB) LogSince(ctx context.Context, jobID int64, attempt int, after int64, limit int) (text string, end int64, ok bool, err error) {
 	latest, err := s.latestAttempt(ctx, jobID, 0)
 	if err != nil || latest != attempt || after < 0 {
 		return "", 0, false, err
@@ -308,7 +308,7 @@ func (s *Store) LogSince(ctx context.Context, jobID int64, attempt int, after in
 
 // JobLog returns the latest attempt's log (or attempt's when > 0) bounded as JobLogView with
 // the store's head and the rest of the attempt limit as tail.
-func (s *Store) JobLog(ctx context.Context, jobID int64, attempt int) (string, error) {
+func (s *DB) JobLog(ctx context.Context, jobID int64, attempt int) (string, error) {
 	lim := s.Logs.OrDefault()
 	v, err := s.JobLogView(ctx, jobID, attempt, int(lim.HeadBytes), int(lim.AttemptBytes))
 	return v.Text, err

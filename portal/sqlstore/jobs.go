@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -13,15 +13,21 @@ import (
 )
 
 // CreateJob queues a job.
-func (s *Store) CreateJob(ctx context.Context, n store.NewJob) (int64, error) {
+func (s *DB) CreateJob(ctx context.Context, n store.NewJob) (int64, error) {
 	var id int64
 	method := n.Method
 	if method == "" {
 		method = artifacts.MethodInProcess
 	}
-	err := s.write.QueryRowContext(ctx, `INSERT INTO jobs (experiment, paper, manifest_yaml, manifest_id, board_class, firmware_digest, method, state, requested_by, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id`, n.Experiment, n.Paper, n.ManifestYAML, n.ManifestID, n.BoardClass, n.Firmware,
-		method, nullID(n.RequestedBy), ms0(s.Now())).Scan(&id)
+	err := s.tx(ctx, func(tx *Tx) error {
+		err := tx.QueryRowContext(ctx, `INSERT INTO jobs (experiment, paper, manifest_yaml, manifest_id, board_class, firmware_digest, method, state, requested_by, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id`, n.Experiment, n.Paper, n.ManifestYAML, n.ManifestID, n.BoardClass, n.Firmware,
+			method, nullID(n.RequestedBy), ms0(s.Now())).Scan(&id)
+		if err != nil {
+			return err
+		}
+		return tx.notify(ctx, store.EventJobs)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("queue job %s: %w", n.Experiment, err)
 	}
@@ -58,7 +64,7 @@ func scanJob(sc interface{ Scan(...any) error }) (store.Job, error) {
 }
 
 // Job returns a job by id.
-func (s *Store) Job(ctx context.Context, id int64) (store.Job, error) {
+func (s *DB) Job(ctx context.Context, id int64) (store.Job, error) {
 	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = ?`, id))
 	if err != nil {
 		return store.Job{}, notFound(err, "job %d not found", id)
@@ -67,7 +73,7 @@ func (s *Store) Job(ctx context.Context, id int64) (store.Job, error) {
 }
 
 // Jobs lists recent jobs, of one experiment or all (""), newest first.
-func (s *Store) Jobs(ctx context.Context, experiment string, limit int) ([]store.Job, error) {
+func (s *DB) Jobs(ctx context.Context, experiment string, limit int) ([]store.Job, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE ? = '' OR j.experiment = ? ORDER BY j.id DESC LIMIT ?`, experiment, experiment, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -86,10 +92,10 @@ func (s *Store) Jobs(ctx context.Context, experiment string, limit int) ([]store
 
 // RequeueExpired returns jobs whose lease expired to the queue, or fails them after
 // MaxAttempts, and reports how many were re-queued.
-func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
+func (s *DB) RequeueExpired(ctx context.Context) (int, error) {
 	now := ms0(s.Now())
 	var n int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, lease_id = NULL, lease_nonce = NULL,
 			error = 'the lease expired on every one of ' || attempt || ' attempts: no runner finished the job'
 			WHERE state = 'running' AND lease_expires < ? AND attempt >= ?`, now, now, store.MaxAttempts); err != nil {
@@ -101,7 +107,9 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		n, _ = res.RowsAffected()
+		if n, _ = res.RowsAffected(); n > 0 {
+			return tx.notify(ctx, store.EventJobs)
+		}
 		return nil
 	})
 	if err != nil {
@@ -114,8 +122,9 @@ func (s *Store) RequeueExpired(ctx context.Context) (int, error) {
 // new lease id and nonce until expires, and returns it; fault.NotFound when there is none. An
 // openssl-cli job goes only to a board class in opensslClasses (the runner's boards that run
 // openssl-cli: OpenSSL 3.5 or later). One UPDATE selects and claims the job, so two runners
-// never lease the same job.
-func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (store.Job, error) {
+// never lease the same job; where writers run in parallel (PostgreSQL) the candidate row is
+// locked and rows other leases hold are skipped (the dialect's LeaseLock).
+func (s *DB) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (store.Job, error) {
 	if len(classes) == 0 && len(firmwareOnly) == 0 {
 		return store.Job{}, fault.New(fault.NotFound, "no job: the runner offers no available board")
 	}
@@ -141,7 +150,7 @@ func (s *Store) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareO
 		WHERE id = (SELECT id FROM jobs WHERE state = 'queued'
 			AND (`+inList("board_class", len(classes))+` OR (firmware_digest <> '' AND `+inList("board_class", len(firmwareOnly))+`))
 			AND (method <> ? OR `+inList("board_class", len(opensslClasses))+`)
-			ORDER BY id LIMIT 1)
+			ORDER BY id LIMIT 1 `+s.d.LeaseLock+`)
 		RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return store.Job{}, notFound(err, "no job")
@@ -173,10 +182,10 @@ func checkLease(ctx context.Context, q interface {
 }
 
 // Heartbeat extends a held lease until expires and records progress.
-func (s *Store) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error {
+func (s *DB) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error {
 	prog, _ := json.Marshal(p)
 	now := ms0(s.Now())
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		if _, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now); err != nil {
 			return err
 		}
@@ -187,9 +196,9 @@ func (s *Store) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID st
 
 // FailJob ends a held lease with a failure; the job is failed for good (a run that broke is
 // reported, not retried), and log, when not empty, is kept as a final chunk.
-func (s *Store) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason, log string) error {
+func (s *DB) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason, log string) error {
 	now := ms0(s.Now())
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		attempt, err := checkLease(ctx, tx, jobID, runnerID, leaseID, now)
 		if err != nil {
 			return err

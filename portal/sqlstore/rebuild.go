@@ -1,15 +1,14 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"pqrepro/portal/store"
 )
 
 // RunsToRebuild lists the ids of runs whose stored comparison report is older than version
 // (every run when all is set), oldest first, after the run id after (for batches).
-func (s *Store) RunsToRebuild(ctx context.Context, version int, all bool, after int64, limit int) ([]int64, error) {
+func (s *DB) RunsToRebuild(ctx context.Context, version int, all bool, after int64, limit int) ([]int64, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE id > ? AND (? OR report_version < ?) ORDER BY id LIMIT ?`,
 		after, all, version, limit)
 	if err != nil {
@@ -29,8 +28,8 @@ func (s *Store) RunsToRebuild(ctx context.Context, version int, all bool, after 
 
 // SaveRebuilt stores a rebuilt report, the run's claim verdicts and its cells' details in
 // one transaction.
-func (s *Store) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {
 			return fmt.Errorf("count cells of run %d: %w", r.RunID, err)

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 
 // SetAdminToken makes tokenHash the administrator's token, creating the administrator when
 // there is none. It reports whether the administrator was created.
-func (s *Store) SetAdminToken(ctx context.Context, tokenHash string) (created bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) SetAdminToken(ctx context.Context, tokenHash string) (created bool, err error) {
+	err = s.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET token_hash = ? WHERE role = 'admin'`, tokenHash)
 		if err != nil {
 			return err
@@ -34,14 +34,14 @@ func (s *Store) SetAdminToken(ctx context.Context, tokenHash string) (created bo
 }
 
 // HasAdmin reports whether an administrator exists.
-func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
+func (s *DB) HasAdmin(ctx context.Context) (bool, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE role = 'admin'`).Scan(&n)
 	return n > 0, err
 }
 
 // CreateUser adds an account signing in with the token whose hash is given.
-func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (store.User, error) {
+func (s *DB) CreateUser(ctx context.Context, name, role, tokenHash string) (store.User, error) {
 	u := store.User{Name: name, Role: role, CreatedAt: s.Now().UTC()}
 	err := s.write.QueryRowContext(ctx, `INSERT INTO users (name, role, token_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
 		name, role, tokenHash, ms0(u.CreatedAt)).Scan(&u.ID)
@@ -55,7 +55,7 @@ func (s *Store) CreateUser(ctx context.Context, name, role, tokenHash string) (s
 }
 
 // UserByToken returns the account signing in with the token of that hash.
-func (s *Store) UserByToken(ctx context.Context, tokenHash string) (store.User, error) {
+func (s *DB) UserByToken(ctx context.Context, tokenHash string) (store.User, error) {
 	var u store.User
 	var created sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT id, name, role, created_at FROM users WHERE token_hash = ? AND revoked_at IS NULL`, tokenHash).Scan(&u.ID, &u.Name, &u.Role, &created)
@@ -67,7 +67,7 @@ func (s *Store) UserByToken(ctx context.Context, tokenHash string) (store.User, 
 }
 
 // Users lists every account.
-func (s *Store) Users(ctx context.Context) ([]store.User, error) {
+func (s *DB) Users(ctx context.Context) ([]store.User, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id, name, role, created_at, revoked_at FROM users ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -87,7 +87,7 @@ func (s *Store) Users(ctx context.Context) ([]store.User, error) {
 }
 
 // CreateSession records a session for user until expires.
-func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int64, expires time.Time) error {
+func (s *DB) CreateSession(ctx context.Context, tokenHash string, userID int64, expires time.Time) error {
 	_, err := s.write.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (?, ?, ?)`, tokenHash, userID, ms0(expires))
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
@@ -96,7 +96,7 @@ func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int6
 }
 
 // UserBySession returns the user of an unexpired session.
-func (s *Store) UserBySession(ctx context.Context, tokenHash string) (store.User, error) {
+func (s *DB) UserBySession(ctx context.Context, tokenHash string) (store.User, error) {
 	var u store.User
 	var c sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at FROM sessions s JOIN users u ON u.id = s.user_id
@@ -109,7 +109,7 @@ func (s *Store) UserBySession(ctx context.Context, tokenHash string) (store.User
 }
 
 // DeleteSession ends a session.
-func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
+func (s *DB) DeleteSession(ctx context.Context, tokenHash string) error {
 	_, err := s.write.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
 	return err
 }
@@ -137,7 +137,7 @@ func scanRunner(sc interface{ Scan(...any) error }) (store.Runner, error) {
 }
 
 // SetRunnerCapabilities records the capabilities a runner reported when it enrolled.
-func (s *Store) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Capabilities) error {
+func (s *DB) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Capabilities) error {
 	b, _ := json.Marshal(c)
 	if _, err := s.write.ExecContext(ctx, `UPDATE runners SET capabilities = ? WHERE id = ?`, string(b), id); err != nil {
 		return fmt.Errorf("record runner %d capabilities: %w", id, err)
@@ -146,7 +146,7 @@ func (s *Store) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts
 }
 
 // RunnerByToken returns the runner whose bearer token has that hash, and marks it seen.
-func (s *Store) RunnerByToken(ctx context.Context, tokenHash string) (store.Runner, error) {
+func (s *DB) RunnerByToken(ctx context.Context, tokenHash string) (store.Runner, error) {
 	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE token_hash = ? AND revoked_at IS NULL`, tokenHash))
 	if err != nil {
 		return store.Runner{}, notFound(err, "unknown runner token")
@@ -156,13 +156,13 @@ func (s *Store) RunnerByToken(ctx context.Context, tokenHash string) (store.Runn
 
 // TouchRunner records that the runner was heard from now. Failures are not worth failing a
 // request over, so it only returns them.
-func (s *Store) TouchRunner(ctx context.Context, id int64) error {
+func (s *DB) TouchRunner(ctx context.Context, id int64) error {
 	_, err := s.write.ExecContext(ctx, `UPDATE runners SET last_seen = ? WHERE id = ?`, ms0(s.Now()), id)
 	return err
 }
 
 // Runner returns a runner by id.
-func (s *Store) Runner(ctx context.Context, id int64) (store.Runner, error) {
+func (s *DB) Runner(ctx context.Context, id int64) (store.Runner, error) {
 	r, err := scanRunner(s.read.QueryRowContext(ctx, `SELECT `+runnerCols+` FROM runners WHERE id = ?`, id))
 	if err != nil {
 		return store.Runner{}, notFound(err, "runner %d not found", id)
@@ -171,7 +171,7 @@ func (s *Store) Runner(ctx context.Context, id int64) (store.Runner, error) {
 }
 
 // Runners lists every runner, most recently seen first.
-func (s *Store) Runners(ctx context.Context) ([]store.Runner, error) {
+func (s *DB) Runners(ctx context.Context) ([]store.Runner, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+runnerCols+` FROM runners ORDER BY last_seen DESC LIMIT 500`)
 	if err != nil {
 		return nil, fmt.Errorf("list runners: %w", err)
@@ -205,7 +205,7 @@ func scanSubmitterKey(sc interface{ Scan(...any) error }) (store.SubmitterKey, e
 }
 
 // SubmitterKeyByFingerprint returns the registered keys with that fingerprint, revoked or not.
-func (s *Store) SubmitterKeyByFingerprint(ctx context.Context, fp string) (store.SubmitterKey, error) {
+func (s *DB) SubmitterKeyByFingerprint(ctx context.Context, fp string) (store.SubmitterKey, error) {
 	k, err := scanSubmitterKey(s.read.QueryRowContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.fingerprint = ?`, fp))
 	if err != nil {
 		return store.SubmitterKey{}, notFound(err, "unknown key %s", fp)
@@ -214,7 +214,7 @@ func (s *Store) SubmitterKeyByFingerprint(ctx context.Context, fp string) (store
 }
 
 // SubmitterKeys lists a user's registered keys (all users' when userID is 0).
-func (s *Store) SubmitterKeys(ctx context.Context, userID int64) ([]store.SubmitterKey, error) {
+func (s *DB) SubmitterKeys(ctx context.Context, userID int64) ([]store.SubmitterKey, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id
 		WHERE ? = 0 OR k.user_id = ? ORDER BY k.id`, userID, userID)
 	if err != nil {
@@ -234,7 +234,7 @@ func (s *Store) SubmitterKeys(ctx context.Context, userID int64) ([]store.Submit
 
 // AddFirmware records a firmware build whose blob is already stored. Re-adding a digest is
 // a conflict.
-func (s *Store) AddFirmware(ctx context.Context, f store.Firmware, by int64) error {
+func (s *DB) AddFirmware(ctx context.Context, f store.Firmware, by int64) error {
 	_, err := s.write.ExecContext(ctx, `INSERT INTO firmware (digest, filename, size, board_class, toolchain, libraries, source_url, source_commit, uploaded_by, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Digest, f.Filename, f.Size, f.BoardClass, f.Toolchain, f.Libraries, f.SourceURL, f.SourceCommit, by, ms0(s.Now()))
 	if err != nil {
@@ -257,7 +257,7 @@ func scanFirmware(sc interface{ Scan(...any) error }) (store.Firmware, error) {
 }
 
 // FirmwareBuild returns one firmware build.
-func (s *Store) FirmwareBuild(ctx context.Context, digest string) (store.Firmware, error) {
+func (s *DB) FirmwareBuild(ctx context.Context, digest string) (store.Firmware, error) {
 	f, err := scanFirmware(s.read.QueryRowContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by WHERE f.digest = ?`, digest))
 	if err != nil {
 		return store.Firmware{}, notFound(err, "firmware %s not found", digest)
@@ -266,7 +266,7 @@ func (s *Store) FirmwareBuild(ctx context.Context, digest string) (store.Firmwar
 }
 
 // FirmwareBuilds lists builds, for one board class or all ("").
-func (s *Store) FirmwareBuilds(ctx context.Context, boardClass string) ([]store.Firmware, error) {
+func (s *DB) FirmwareBuilds(ctx context.Context, boardClass string) ([]store.Firmware, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by
 		WHERE ? = '' OR f.board_class = ? ORDER BY f.created_at DESC LIMIT 500`, boardClass, boardClass)
 	if err != nil {

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 )
 
 var (
-	_ translog.Store        = (*Store)(nil)
-	_ translog.Reader       = (*Store)(nil)
-	_ translog.WitnessStore = (*Store)(nil)
+	_ translog.Store        = (*DB)(nil)
+	_ translog.Reader       = (*DB)(nil)
+	_ translog.WitnessStore = (*DB)(nil)
 )
 
 // queueLogEntry queues a published run's leaf in the publish transaction, so a run is
 // published with its pending log entry or not at all.
-func queueLogEntry(ctx context.Context, tx *sql.Tx, runID int64, bundle string, published time.Time) error {
+func queueLogEntry(ctx context.Context, tx *Tx, runID int64, bundle string, published time.Time) error {
 	leaf, err := translog.Leaf{RunID: runID, Bundle: bundle, Published: time.UnixMilli(ms0(published))}.Encode()
 	if err != nil {
 		return fmt.Errorf("log leaf of run %d: %w", runID, err)
@@ -33,9 +33,9 @@ func queueLogEntry(ctx context.Context, tx *sql.Tx, runID int64, bundle string, 
 const sequencerLock = "sequencer"
 
 // LockSequencer implements translog.Store.
-func (s *Store) LockSequencer(ctx context.Context, holder string, until time.Time) (bool, error) {
+func (s *DB) LockSequencer(ctx context.Context, holder string, until time.Time) (bool, error) {
 	var got bool
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO log_lock (name, holder, expires_at) VALUES (?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
 			WHERE log_lock.holder = excluded.holder OR log_lock.expires_at < ?`, sequencerLock, holder, ms0(until), ms0(s.Now()))
@@ -53,14 +53,14 @@ func (s *Store) LockSequencer(ctx context.Context, holder string, until time.Tim
 }
 
 // UnlockSequencer implements translog.Store.
-func (s *Store) UnlockSequencer(ctx context.Context, holder string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) UnlockSequencer(ctx context.Context, holder string) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM log_lock WHERE name = ? AND holder = ?`, sequencerLock, holder)
 		return err
 	})
 }
 
-func holdsLock(ctx context.Context, tx *sql.Tx, holder string, now time.Time) error {
+func holdsLock(ctx context.Context, tx *Tx, holder string, now time.Time) error {
 	var h string
 	var exp int64
 	err := tx.QueryRowContext(ctx, `SELECT holder, expires_at FROM log_lock WHERE name = ?`, sequencerLock).Scan(&h, &exp)
@@ -90,11 +90,11 @@ func tlogState(ctx context.Context, q interface {
 }
 
 // LogState implements translog.Store.
-func (s *Store) LogState(ctx context.Context) (translog.State, error) { return tlogState(ctx, s.read) }
+func (s *DB) LogState(ctx context.Context) (translog.State, error) { return tlogState(ctx, s.read) }
 
 type txHashes struct {
 	ctx context.Context
-	tx  *sql.Tx
+	tx  *Tx
 }
 
 func (r txHashes) ReadHashes(idx []int64) ([]tlog.Hash, error) { return readHashes(r.ctx, r.tx, idx) }
@@ -141,9 +141,9 @@ func readHashes(ctx context.Context, q interface {
 }
 
 // Integrate implements translog.Store.
-func (s *Store) Integrate(ctx context.Context, holder string, max int, fn translog.IntegrateFunc) (int, error) {
+func (s *DB) Integrate(ctx context.Context, holder string, max int, fn translog.IntegrateFunc) (int, error) {
 	var n int
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *Tx) error {
 		if err := holdsLock(ctx, tx, holder, s.Now()); err != nil {
 			return err
 		}
@@ -214,8 +214,8 @@ func (s *Store) Integrate(ctx context.Context, holder string, max int, fn transl
 }
 
 // MarkPublished implements translog.Store.
-func (s *Store) MarkPublished(ctx context.Context, holder string, size int64, checkpoint []byte) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) MarkPublished(ctx context.Context, holder string, size int64, checkpoint []byte) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		if err := holdsLock(ctx, tx, holder, s.Now()); err != nil {
 			return err
 		}
@@ -231,12 +231,12 @@ func (s *Store) MarkPublished(ctx context.Context, holder string, size int64, ch
 }
 
 // ReadHashes implements translog.Reader.
-func (s *Store) ReadHashes(ctx context.Context, idx []int64) ([]tlog.Hash, error) {
+func (s *DB) ReadHashes(ctx context.Context, idx []int64) ([]tlog.Hash, error) {
 	return readHashes(ctx, s.read, idx)
 }
 
 // Leaves implements translog.Reader.
-func (s *Store) Leaves(ctx context.Context, start, end int64) ([][]byte, error) {
+func (s *DB) Leaves(ctx context.Context, start, end int64) ([][]byte, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT idx, leaf FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
 	if err != nil {
 		return nil, fmt.Errorf("read log leaves %d-%d: %w", start, end, err)
@@ -264,7 +264,7 @@ func (s *Store) Leaves(ctx context.Context, start, end int64) ([][]byte, error) 
 }
 
 // LogEntry implements translog.Reader.
-func (s *Store) LogEntry(ctx context.Context, runID int64) (translog.Entry, error) {
+func (s *DB) LogEntry(ctx context.Context, runID int64) (translog.Entry, error) {
 	e := translog.Entry{RunID: runID}
 	var idx sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT leaf, idx FROM log_entries WHERE run_id = ?`, runID).Scan(&e.Leaf, &idx)
@@ -279,15 +279,15 @@ func (s *Store) LogEntry(ctx context.Context, runID int64) (translog.Entry, erro
 }
 
 // PendingLogEntries counts queued leaves.
-func (s *Store) PendingLogEntries(ctx context.Context) (int, error) {
+func (s *DB) PendingLogEntries(ctx context.Context) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM log_entries WHERE idx IS NULL`).Scan(&n)
 	return n, err
 }
 
 // AddWitness implements translog.WitnessStore.
-func (s *Store) AddWitness(ctx context.Context, w translog.Witness) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) AddWitness(ctx context.Context, w translog.Witness) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (name, ed25519, mldsa44, added_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET ed25519 = excluded.ed25519, mldsa44 = excluded.mldsa44, added_at = excluded.added_at`,
 			w.Name, w.Ed25519, w.MLDSA44, ms0(w.Added))
@@ -296,7 +296,7 @@ func (s *Store) AddWitness(ctx context.Context, w translog.Witness) error {
 }
 
 // Witnesses implements translog.WitnessStore.
-func (s *Store) Witnesses(ctx context.Context) ([]translog.Witness, error) {
+func (s *DB) Witnesses(ctx context.Context) ([]translog.Witness, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT name, ed25519, mldsa44, added_at FROM log_witnesses ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list witnesses: %w", err)
@@ -316,8 +316,8 @@ func (s *Store) Witnesses(ctx context.Context) ([]translog.Witness, error) {
 }
 
 // AddCosignature implements translog.WitnessStore.
-func (s *Store) AddCosignature(ctx context.Context, size int64, name string, keyID uint32, line string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) AddCosignature(ctx context.Context, size int64, name string, keyID uint32, line string) error {
+	return s.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO log_cosignatures (size, name, key_id, line) VALUES (?, ?, ?, ?)
 			ON CONFLICT (size, name, key_id) DO UPDATE SET line = excluded.line`, size, name, int64(keyID), line)
 		return err
@@ -325,7 +325,7 @@ func (s *Store) AddCosignature(ctx context.Context, size int64, name string, key
 }
 
 // Cosignatures implements translog.WitnessStore.
-func (s *Store) Cosignatures(ctx context.Context, size int64) ([]string, error) {
+func (s *DB) Cosignatures(ctx context.Context, size int64) ([]string, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT line FROM log_cosignatures WHERE size = ? ORDER BY name, key_id`, size)
 	if err != nil {
 		return nil, fmt.Errorf("read cosignatures: %w", err)

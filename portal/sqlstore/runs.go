@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 // transaction, so a run is visible whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
 // refuses the publication with a conflict and nothing is stored. A bundle digest is published
 // once: a second publication of it returns a *DuplicateBundleError naming the first run.
-func (s *Store) Publish(ctx context.Context, p store.Publication) (int64, error) {
+func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 	now := s.Now()
 	r := p.Run
 	keys, _ := json.Marshal(r.PublicKeys)
 	var id int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *Tx) error {
 		if p.JobID != 0 {
 			if _, err := checkLease(ctx, tx, p.JobID, p.RunnerID, p.LeaseID, ms0(now)); err != nil {
 				return err
@@ -102,7 +102,7 @@ func (s *Store) Publish(ctx context.Context, p store.Publication) (int64, error)
 				return err
 			}
 		}
-		return nil
+		return tx.notify(ctx, store.EventRuns)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("publish run of %s: %w", r.Experiment, err)
@@ -131,7 +131,7 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error
 }
 
 // Run returns a run with its environment, report and checks.
-func (s *Store) Run(ctx context.Context, id int64) (store.Run, error) {
+func (s *DB) Run(ctx context.Context, id int64) (store.Run, error) {
 	var env, rep, checks string
 	var version int
 	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+`, r.environment, r.report, r.checks, r.report_version`+runFrom+` WHERE r.id = ?`, id), &env, &rep, &checks, &version)
@@ -144,7 +144,7 @@ func (s *Store) Run(ctx context.Context, id int64) (store.Run, error) {
 
 // RunByBundle returns the run that published the bundle with this digest; fault.NotFound
 // when none did.
-func (s *Store) RunByBundle(ctx context.Context, digest string) (store.Run, error) {
+func (s *DB) RunByBundle(ctx context.Context, digest string) (store.Run, error) {
 	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+runFrom+` WHERE r.bundle_digest = ?`, digest))
 	if err != nil {
 		return store.Run{}, notFound(err, "no run published bundle %s", digest)
@@ -153,7 +153,7 @@ func (s *Store) RunByBundle(ctx context.Context, digest string) (store.Run, erro
 }
 
 // Runs lists runs, newest first, without their large JSON fields.
-func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+func (s *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -176,7 +176,7 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 }
 
 // Cells returns a run's cells in order.
-func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
+func (s *DB) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
 		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes
 		FROM cells WHERE run_id = ? ORDER BY idx`, runID)
@@ -223,7 +223,7 @@ func (s *Store) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error
 
 // ClaimVerdicts returns the verdicts runs gave a paper's claims (or one run's when runID > 0),
 // newest run first.
-func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]store.ClaimVerdict, error) {
+func (s *DB) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]store.ClaimVerdict, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin, v.class_status
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
 		WHERE (? = '' OR v.paper = ?) AND (? = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
@@ -247,7 +247,7 @@ func (s *Store) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([
 // covering index cells_rank, then for each group the median of its runs' medians read at
 // the middle offset of that index (ordered by median within a group), so a few rows come
 // back however many runs there are. For MetricHeap the unit is "B".
-func (s *Store) Standings(ctx context.Context, algorithm, operation, metric string) ([]store.Standing, error) {
+func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string) ([]store.Standing, error) {
 	if col, unit, ok := valueMetric(metric); ok {
 		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
@@ -313,7 +313,7 @@ func valueMetric(metric string) (col, unit string, ok bool) {
 
 // valueStandings is Standings for a one-value-per-cell metric (heap, stack, energy): a
 // rarer query, aggregated in Go.
-func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]store.Standing, error) {
+func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]store.Standing, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, `+col+`, n, run_id FROM cells
 		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND `+col+` IS NOT NULL
 		ORDER BY level, method, class_status, board_class, origin, `+col, algorithm, operation)
@@ -355,7 +355,7 @@ func (s *Store) valueStandings(ctx context.Context, algorithm, operation, col, u
 }
 
 // MeasuredAlgOps lists the (algorithm, operation) pairs with at least one ok cell.
-func (s *Store) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
+func (s *DB) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT algorithm, operation FROM cells WHERE status = 'ok' ORDER BY algorithm, operation`)
 	if err != nil {
 		return nil, fmt.Errorf("measured algorithms: %w", err)
@@ -373,7 +373,7 @@ func (s *Store) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
 }
 
 // BoardCounts counts runs per board class.
-func (s *Store) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
+func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT board_class, COUNT(*), MIN(level) FROM runs GROUP BY board_class ORDER BY board_class`)
 	if err != nil {
 		return nil, fmt.Errorf("count runs per board: %w", err)
@@ -391,14 +391,14 @@ func (s *Store) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
 }
 
 // CountCells returns the number of stored cells.
-func (s *Store) CountCells(ctx context.Context) (int, error) {
+func (s *DB) CountCells(ctx context.Context) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells`).Scan(&n)
 	return n, err
 }
 
 // RunCounts counts runs per paper.
-func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
+func (s *DB) RunCounts(ctx context.Context) (map[string]int, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT paper, COUNT(*) FROM runs GROUP BY paper`)
 	if err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
@@ -419,7 +419,7 @@ func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
 // ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
 // how many runs gave each verdict; verdicts from different boards or levels are never summed.
 // Rows come ordered by claim, level, board class and class status.
-func (s *Store) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
+func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT v.claim_id, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.paper = ?
 		GROUP BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict

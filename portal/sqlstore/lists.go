@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"cmp"
@@ -89,7 +89,7 @@ func buildKeyset(cols []column, timeCol, idCol string, f store.ListFilter, extra
 
 // scanKeys walks the keyset's index (at most ScanCap rows) and returns the ids of the rows
 // whose filters all hold, up to limit, with the page's continuation.
-func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, store.ListPage[struct{}], error) {
+func (s *DB) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, store.ListPage[struct{}], error) {
 	if limit <= 0 {
 		limit = 50
 	}
@@ -137,31 +137,30 @@ func (s *Store) scanKeys(ctx context.Context, table, timeCol, idCol string, k ke
 	return ids, page, nil
 }
 
-// ListPlan is the query plan of the index walk of ListRuns for f (EXPLAIN QUERY PLAN's
-// details, "; "-separated), to check which filters an index serves.
-func (s *Store) ListPlan(ctx context.Context, f store.ListFilter) (string, error) {
+// ListPlan is the query plan of the index walk of ListRuns for f, in the dialect's words
+// (SQLite: EXPLAIN QUERY PLAN's details; PostgreSQL: the plan's nodes and index names), to
+// check which filters an index serves.
+func (s *DB) ListPlan(ctx context.Context, f store.ListFilter) (string, error) {
 	k := buildKeyset(runColumns(f), "r.published_at", "r.id", f, nil)
-	q := `EXPLAIN QUERY PLAN SELECT r.id, r.published_at FROM runs r WHERE ` + strings.Join(k.where, " AND ") + ` ORDER BY r.published_at DESC, r.id DESC LIMIT 10`
-	rows, err := s.read.QueryContext(ctx, q, k.params...)
+	q := `SELECT r.id, r.published_at FROM runs r WHERE ` + strings.Join(k.where, " AND ") + ` ORDER BY r.published_at DESC, r.id DESC LIMIT 10`
+	return s.Explain(ctx, q, k.params...)
+}
+
+// Explain is the dialect's plan of query q.
+func (s *DB) Explain(ctx context.Context, q string, args ...any) (string, error) {
+	if s.d.Explain == nil {
+		return "", fmt.Errorf("plan: %s has no EXPLAIN", s.d.Name)
+	}
+	out, err := s.d.Explain(ctx, s.read, q, args)
 	if err != nil {
 		return "", fmt.Errorf("plan: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			return "", fmt.Errorf("plan: %w", err)
-		}
-		out = append(out, detail)
-	}
-	return strings.Join(out, "; "), rows.Err()
+	return out, nil
 }
 
 // ListRuns returns one page of runs, newest first by (published_at, id), without their large
 // JSON fields. See ListPage for how far a page searches.
-func (s *Store) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[store.Run], error) {
+func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[store.Run], error) {
 	var subID int64
 	if f.Submitter != "" {
 		err := s.read.QueryRowContext(ctx, `SELECT id FROM users WHERE lower(name) = lower(?)`, f.Submitter).Scan(&subID)
@@ -219,7 +218,7 @@ func (s *Store) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPag
 
 // ListJobs returns one page of jobs, newest first by (created_at, id), without their
 // manifests' text. Algorithm, kind, assurance and submitter do not apply to jobs.
-func (s *Store) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[store.Job], error) {
+func (s *DB) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[store.Job], error) {
 	k := buildKeyset(jobColumns(f), "j.created_at", "j.id", f, nil)
 	ids, p, err := s.scanKeys(ctx, "jobs j", "j.created_at", "j.id", k, f.Limit)
 	if err != nil {
@@ -250,7 +249,7 @@ func (s *Store) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPag
 }
 
 // Facets lists the distinct values of the run filters that have runs.
-func (s *Store) Facets(ctx context.Context) (store.RunFacets, error) {
+func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	var f store.RunFacets
 	for _, q := range []struct {
 		col string
@@ -281,7 +280,7 @@ func (s *Store) Facets(ctx context.Context) (store.RunFacets, error) {
 // one grouped range scan of the covering index cells_scheme, then per group the median of
 // its runs' medians read at the middle offset of the same index (ordered by median within a
 // group), so a few rows come back however many runs there are.
-func (s *Store) Schemes(ctx context.Context, level, board string) ([]store.SchemeRow, error) {
+func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRow, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
 		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
 		GROUP BY algorithm, operation, unit, method, class_status
@@ -333,7 +332,7 @@ func (s *Store) Schemes(ctx context.Context, level, board string) ([]store.Schem
 }
 
 // BoardLevels lists the (level, board class) pairs that have runs.
-func (s *Store) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
+func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM runs`) // the index runs_board_level
 	if err != nil {
 		return nil, fmt.Errorf("board levels: %w", err)
@@ -355,7 +354,7 @@ func (s *Store) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
 
 // PairReport returns the stored report of run b against run a for a code version; ok is
 // false when none is stored.
-func (s *Store) PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error) {
+func (s *DB) PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error) {
 	err = s.read.QueryRowContext(ctx, `SELECT report FROM run_pair_intervals WHERE run_a = ? AND run_b = ? AND code_version = ?`, a, b, version).Scan(&report)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -368,7 +367,7 @@ func (s *Store) PairReport(ctx context.Context, a, b int64, version string) (rep
 
 // SavePairReport keeps the report of run b against run a for a code version; a report
 // already stored (another request computed it first) is kept.
-func (s *Store) SavePairReport(ctx context.Context, a, b int64, version, report string) error {
+func (s *DB) SavePairReport(ctx context.Context, a, b int64, version, report string) error {
 	_, err := s.write.ExecContext(ctx, `INSERT INTO run_pair_intervals (run_a, run_b, code_version, computed_at, report) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (run_a, run_b, code_version) DO NOTHING`, a, b, version, ms0(s.Now()), report)
 	if err != nil {
@@ -378,7 +377,7 @@ func (s *Store) SavePairReport(ctx context.Context, a, b int64, version, report 
 }
 
 // PairReports counts the stored pair reports (for tests and the rebuild command).
-func (s *Store) PairReports(ctx context.Context) (int, error) {
+func (s *DB) PairReports(ctx context.Context) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_pair_intervals`).Scan(&n)
 	return n, err

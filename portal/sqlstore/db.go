@@ -1,0 +1,228 @@
+// Package sqlstore is the portal's store written once in portable SQL over database/sql, for
+// every engine: portal/sqlite and portal/postgres open their connections and migrations and
+// hand them to New with a Dialect, which says what differs (placeholders, the lease's row
+// lock, how other processes are told about new jobs, which errors mean "run the transaction
+// again").
+//
+// The SQL is hand-written and parameterised: BIGINT Unix milliseconds for times, INSERT ...
+// ON CONFLICT, UPDATE ... RETURNING, no engine-only functions; queries are written with `?`
+// placeholders and rebound for engines that number theirs.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
+)
+
+// Dialect is what one engine does differently.
+type Dialect struct {
+	// Name is the engine's name, for errors.
+	Name string
+	// Numbered placeholders: `?` becomes $1, $2, ... (PostgreSQL).
+	Numbered bool
+	// LeaseLock is appended to the lease's candidate query to lock the chosen row and skip
+	// rows another transaction holds ("FOR UPDATE SKIP LOCKED"); empty where writers are
+	// serialised anyway (SQLite's single write connection).
+	LeaseLock string
+	// Notify raises an event for other processes inside tx, delivered when it commits
+	// (PostgreSQL's pg_notify); nil where one process owns the database.
+	Notify func(ctx context.Context, tx *Tx, event string) error
+	// Retry reports whether a failed transaction may simply run again (a serialisation
+	// failure or a deadlock); nil: never.
+	Retry func(err error) bool
+	// TxOptions are the options of write transactions (PostgreSQL: serializable).
+	TxOptions *sql.TxOptions
+	// Explain returns the engine's plan of a query, in a line.
+	Explain func(ctx context.Context, c *Conn, query string, args []any) (string, error)
+}
+
+// DB is the store over one engine's connection pools. It is safe for concurrent use.
+type DB struct {
+	read  *Conn
+	write *Conn
+	d     Dialect
+	// Now returns the current time; tests may replace it before use.
+	Now func() time.Time
+	// Logs bounds job logs (zero values: DefaultLogLimits); set it before use.
+	Logs store.LogLimits
+}
+
+// New returns a store reading through read and writing through write (which may be the
+// same pool).
+func New(read, write *sql.DB, d Dialect) *DB {
+	return &DB{read: &Conn{db: read, d: &d}, write: &Conn{db: write, d: &d}, d: d, Now: time.Now, Logs: store.DefaultLogLimits()}
+}
+
+// Read and Write are the connection pools, for the engine's own queries.
+func (s *DB) Read() *Conn  { return s.read }
+func (s *DB) Write() *Conn { return s.write }
+
+// Close closes both connection pools.
+func (s *DB) Close() error {
+	if s.read.db == s.write.db {
+		return s.write.db.Close()
+	}
+	return errors.Join(s.read.db.Close(), s.write.db.Close())
+}
+
+// Conn is a connection pool whose queries are rebound for its dialect.
+type Conn struct {
+	db *sql.DB
+	d  *Dialect
+}
+
+// DB is the underlying pool.
+func (c *Conn) DB() *sql.DB { return c.db }
+
+func (c *Conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return c.db.ExecContext(ctx, c.d.rebind(q), args...)
+}
+
+func (c *Conn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.db.QueryContext(ctx, c.d.rebind(q), args...)
+}
+
+func (c *Conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return c.db.QueryRowContext(ctx, c.d.rebind(q), args...)
+}
+
+// Tx is a transaction whose queries are rebound for its dialect.
+type Tx struct {
+	tx *sql.Tx
+	d  *Dialect
+}
+
+func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.d.rebind(q), args...)
+}
+
+func (t *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.d.rebind(q), args...)
+}
+
+func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.d.rebind(q), args...)
+}
+
+// notify raises event for other processes when the transaction commits.
+func (t *Tx) notify(ctx context.Context, event string) error {
+	if t.d.Notify == nil {
+		return nil
+	}
+	return t.d.Notify(ctx, t, event)
+}
+
+// maxRetries bounds how often a transaction that lost a serialisation race runs again.
+const maxRetries = 20
+
+// Tx runs fn in a write transaction, committing when it returns nil. Where the dialect says
+// a failure was a lost race (serialisation, deadlock) the whole of fn runs again, so fn must
+// do nothing but database work.
+func (s *DB) Tx(ctx context.Context, fn func(*Tx) error) error { return s.tx(ctx, fn) }
+
+func (s *DB) tx(ctx context.Context, fn func(*Tx) error) error {
+	return s.txOpts(ctx, s.d.TxOptions, fn)
+}
+
+func (s *DB) txOpts(ctx context.Context, opts *sql.TxOptions, fn func(*Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := s.once(ctx, opts, fn)
+		if err == nil || s.d.Retry == nil || !s.d.Retry(err) || attempt >= maxRetries || ctx.Err() != nil {
+			return err
+		}
+		// A short, growing pause spreads the racers apart.
+		t := time.NewTimer(time.Duration(attempt+1) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+func (s *DB) once(ctx context.Context, opts *sql.TxOptions, fn func(*Tx) error) error {
+	tx, err := s.write.db.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := fn(&Tx{tx: tx, d: &s.d}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// rebind numbers the `?` placeholders of q for dialects that need it, leaving quoted text
+// alone.
+func (d *Dialect) rebind(q string) string {
+	if !d.Numbered || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// ms0 is t as Unix milliseconds.
+func ms0(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMS turns Unix milliseconds into a UTC time; 0 and NULL become the zero time.
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid || v.Int64 == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fault.Wrap(fault.NotFound, err, format, args...)
+	}
+	return fmt.Errorf(fmt.Sprintf(format, args...)+": %w", err)
+}
+
+// inList is "col IN (?, ...)" for n parameters, or a false condition when n is 0 (an empty
+// IN list is not portable SQL).
+func inList(col string, n int) string {
+	if n == 0 {
+		return "1 = 0"
+	}
+	return col + " IN (" + placeholders(n) + ")"
+}
+
+// placeholders returns "?, ?, ?" for n values.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func (t *Tx) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	return t.tx.PrepareContext(ctx, t.d.rebind(q))
+}
