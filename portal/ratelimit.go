@@ -1,8 +1,10 @@
 package portal
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
+	"pqrepro/portal/store"
 )
 
 // Budget is one rate limit: a token bucket per client address that refills at PerSecond and
@@ -61,6 +64,10 @@ func (b Budget) validate(name string) error {
 type limiter struct {
 	budget Budget
 	now    func() time.Time
+	// take, when set, spends the budget in buckets the store keeps (shared by every portal
+	// process on the database); the local buckets stand in only while the store fails.
+	take func(ctx context.Context, key string) (bool, time.Duration, error)
+	log  *slog.Logger
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -102,6 +109,26 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	return false, time.Duration((1 - b.tokens) / l.budget.PerSecond * float64(time.Second))
 }
 
+// shareIn makes the limiter spend its budget in the store's buckets, named class|address.
+func (l *limiter) shareIn(st store.Store, class string, log *slog.Logger) {
+	l.log = log
+	l.take = func(ctx context.Context, key string) (bool, time.Duration, error) {
+		return st.TakeToken(ctx, class+"|"+key, l.budget.PerSecond, l.budget.Burst, l.now())
+	}
+}
+
+// allowCtx is allow through the store's buckets when the limiter shares them.
+func (l *limiter) allowCtx(ctx context.Context, key string) (bool, time.Duration) {
+	if l.take != nil && l.budget.Burst > 0 {
+		ok, wait, err := l.take(ctx, key)
+		if err == nil {
+			return ok, wait
+		}
+		l.log.Warn("shared rate limit failed; counting in this process", "err", err)
+	}
+	return l.allow(key)
+}
+
 // prune drops buckets that have refilled completely; if none has, it drops half of them.
 func (l *limiter) prune(now time.Time) {
 	full := time.Duration(float64(l.budget.Burst) / l.budget.PerSecond * float64(time.Second))
@@ -131,7 +158,7 @@ func rateLimit(class func(method, route string) string, limiters map[string]*lim
 			if l == nil {
 				return next(c)
 			}
-			if ok, wait := l.allow(c.RealIP()); !ok {
+			if ok, wait := l.allowCtx(c.Request().Context(), c.RealIP()); !ok {
 				secs := max(int(math.Ceil(wait.Seconds())), 1)
 				c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 				return fault.New(fault.RateLimited, "too many requests from this address: try again in %d s", secs)

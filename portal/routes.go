@@ -43,6 +43,13 @@ func (s *Server) routes() {
 	rl := s.cfg.RateLimits
 	limiters := map[string]*limiter{limitSignIn: newLimiter(rl.SignIn), limitEnrol: newLimiter(rl.Enrol),
 		limitSubmit: newLimiter(rl.Submit), limitRunner: newLimiter(rl.Runner)}
+	if s.shared() {
+		// Many portal processes share the database: each budget is spent in its buckets
+		// there, so a client gets one budget however a load balancer spreads its requests.
+		for class, l := range limiters {
+			l.shareIn(s.store, class, s.log)
+		}
+	}
 
 	e.Use(middleware.Recover())
 	// Rate limits per client address (see clientIP), then body limits, before anything reads

@@ -31,7 +31,7 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/sqlite"
+	"pqrepro/portal/postgres"
 	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
 	"pqrepro/templates"
@@ -79,6 +79,9 @@ type Config struct {
 	RateLimits RateLimits
 	// Logs bounds what is kept of job logs (zero: store.DefaultLogLimits).
 	Logs store.LogLimits
+	// Database is a PostgreSQL URL (postgres://…) shared by any number of portal processes;
+	// empty: the SQLite file portal.db in DataDir.
+	Database string
 	// ChallengeTTL is how long a proof-of-possession challenge stays usable.
 	ChallengeTTL time.Duration
 	// Version is shown and recorded.
@@ -128,6 +131,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory is empty"))
+	}
+	if c.Database != "" && !postgres.IsURL(c.Database) {
+		errs = append(errs, fmt.Errorf("database: want postgres://USER@HOST:PORT/NAME, or nothing for the SQLite file %s", filepath.Join(c.DataDir, dbFile)))
 	}
 	if c.Blobs != "" {
 		if !blob.IsS3URL(c.Blobs) {
@@ -217,7 +223,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	exists, err := checkDataDir(cfg.DataDir, cfg.Init)
+	st, exists, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -225,23 +231,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		// The folder check above sees only the local folder; a bucket is checked here.
 		has, err := s3.HasBlobs(ctx)
 		if err != nil {
+			st.Close()
 			return nil, err
 		}
 		if has {
+			st.Close()
 			return nil, fmt.Errorf("database %s is missing or empty, but the blob store %s holds blobs of an earlier database: "+
-				"restore portal.db, or start with --init to begin a fresh database beside them", filepath.Join(cfg.DataDir, dbFile), cfg.BlobsLocation())
+				"restore the database, or start with --init to begin a fresh database beside them", cfg.DatabaseLocation(), cfg.BlobsLocation())
 		}
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
-	if err != nil {
-		return nil, fmt.Errorf("%w (if the file is damaged, restore it from a backup)", err)
-	}
-	if err := checkDatabase(ctx, cfg.DataDir, st, cfg.Check, log); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if cfg.Logs != (store.LogLimits{}) {
-		st.Logs = cfg.Logs
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
 	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
@@ -385,14 +382,28 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 // Sweep re-queues jobs whose lease expired until ctx is cancelled, so job pages show it even
-// when no runner asks. Serve runs it; call it only when serving the Handler another way.
+// when no runner asks, drops idle rate-limit buckets, and hears what other portal processes
+// on the same database raise (see listen). Serve runs it; call it only when serving the
+// Handler another way.
 func (s *Server) Sweep(ctx context.Context) {
+	heard := make(chan struct{})
+	go func() {
+		s.listen(ctx)
+		close(heard)
+	}()
+	defer func() { <-heard }()
 	t := time.NewTicker(max(s.cfg.LeaseDuration/2, 200*time.Millisecond))
 	defer t.Stop()
+	prune := time.NewTicker(10 * time.Minute)
+	defer prune.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-prune.C:
+			if _, err := s.store.PruneTokens(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
+				s.log.Error("prune rate limits", "err", err)
+			}
 		case <-t.C:
 			n, err := s.store.RequeueExpired(ctx)
 			if err != nil && ctx.Err() == nil {
@@ -403,6 +414,42 @@ func (s *Server) Sweep(ctx context.Context) {
 				s.queue.broadcast()
 			}
 		}
+	}
+}
+
+// listen relays the events other portal processes on the same database raise until ctx
+// ends: queued jobs wake this process's long polls, and publications (and revocations) drop
+// its caches and wake its log sequencer. When the connection breaks it listens again after a
+// pause, and acts as if both had happened, since events raised meanwhile are lost.
+func (s *Server) listen(ctx context.Context) {
+	pause := 100 * time.Millisecond
+	for {
+		start := time.Now()
+		err := s.store.Listen(ctx, func(event string) {
+			switch event {
+			case store.EventJobs:
+				s.queue.broadcast()
+			case store.EventRuns:
+				s.invalidate()
+				s.pokeLog()
+			}
+		})
+		if err == nil || ctx.Err() != nil {
+			return // the store has no other process to hear, or the portal stops
+		}
+		if time.Since(start) > time.Minute {
+			pause = 100 * time.Millisecond
+		}
+		s.log.Warn("listening for other portal processes failed; listening again", "err", err, "in", pause)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 10*time.Second)
+		s.queue.broadcast()
+		s.invalidate()
+		s.pokeLog()
 	}
 }
 

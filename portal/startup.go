@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"pqrepro/portal/postgres"
+	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
 	"time"
 )
@@ -28,6 +30,73 @@ const quickCheckBelow = 64 << 20
 
 // sqliteHeader begins every SQLite 3 database file.
 var sqliteHeader = []byte("SQLite format 3\x00")
+
+// openStore opens the configured database: the SQLite file in the data directory (checked
+// before and after opening, see checkDataDir and checkDatabase), or the PostgreSQL database
+// of cfg.Database. It reports whether the database held a portal already (SQLite: the file
+// had content; PostgreSQL: an administrator exists), for the check against orphaned blobs.
+func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, bool, error) {
+	if cfg.Database != "" {
+		st, err := postgres.Open(ctx, cfg.Database)
+		if err != nil {
+			return nil, false, err
+		}
+		if cfg.Logs != (store.LogLimits{}) {
+			st.Logs = cfg.Logs
+		}
+		if err := st.QuickCheck(ctx); err != nil {
+			st.Close()
+			return nil, false, err
+		}
+		exists, err := st.HasAdmin(ctx)
+		if err != nil {
+			st.Close()
+			return nil, false, err
+		}
+		if !exists && cfg.Blobs == "" && !cfg.Init {
+			n, err := countFiles(filepath.Join(cfg.DataDir, blobsDir))
+			if err != nil {
+				st.Close()
+				return nil, false, err
+			}
+			if n > 0 {
+				st.Close()
+				return nil, false, fmt.Errorf("database %s holds no portal yet, but %s holds %d stored files of an earlier database: "+
+					"restore the database, or start with --init to begin a fresh database beside them", cfg.DatabaseLocation(), filepath.Join(cfg.DataDir, blobsDir), n)
+			}
+		}
+		log.Info("database", "engine", "PostgreSQL", "at", cfg.DatabaseLocation())
+		return st, exists, nil
+	}
+	exists, err := checkDataDir(cfg.DataDir, cfg.Init)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w (if the file is damaged, restore it from a backup)", err)
+	}
+	if err := checkDatabase(ctx, cfg.DataDir, st, cfg.Check, log); err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	if cfg.Logs != (store.LogLimits{}) {
+		st.Logs = cfg.Logs
+	}
+	return st, exists, nil
+}
+
+// DatabaseLocation says where the database is, for people: the SQLite file's path, or the
+// PostgreSQL URL without its password.
+func (c Config) DatabaseLocation() string {
+	if c.Database == "" {
+		return filepath.Join(c.DataDir, dbFile)
+	}
+	return postgres.Redact(c.Database)
+}
+
+// shared reports whether other portal processes may share the store (PostgreSQL).
+func (s *Server) shared() bool { return s.cfg.Database != "" }
 
 // checkDataDir refuses a data directory whose database is missing or empty while its blob
 // store holds files (a lost or truncated portal.db would otherwise start an empty portal

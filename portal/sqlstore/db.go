@@ -32,6 +32,9 @@ type Dialect struct {
 	// rows another transaction holds ("FOR UPDATE SKIP LOCKED"); empty where writers are
 	// serialised anyway (SQLite's single write connection).
 	LeaseLock string
+	// RowLock is appended to a SELECT that reads a row it will update in a read-committed
+	// transaction ("FOR UPDATE"); empty where writers are serialised anyway.
+	RowLock string
 	// Notify raises an event for other processes inside tx, delivered when it commits
 	// (PostgreSQL's pg_notify); nil where one process owns the database.
 	Notify func(ctx context.Context, tx *Tx, event string) error

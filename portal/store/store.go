@@ -37,6 +37,13 @@ type Store interface {
 	// raises its own events.
 	Listen(ctx context.Context, fn func(event string)) error
 
+	// TakeToken takes one token from the rate-limit bucket named key (refilling at perSecond
+	// up to burst); when none is left it reports false and how long until one is. It holds
+	// across every process sharing the database.
+	TakeToken(ctx context.Context, key string, perSecond float64, burst int, now time.Time) (ok bool, wait time.Duration, err error)
+	// PruneTokens drops rate-limit buckets untouched since before.
+	PruneTokens(ctx context.Context, before time.Time) (int, error)
+
 	// The methods below are documented on the shared SQL implementation (portal/sqlstore).
 	AddCosignature(ctx context.Context, size int64, name string, keyID uint32, line string) error
 	AddFirmware(ctx context.Context, f Firmware, by int64) error
