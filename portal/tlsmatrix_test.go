@@ -11,6 +11,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal/portaltest"
+	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/runner"
 )
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
 		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // portaltest may have started PostgreSQL (PQREPRO_TEST_DATABASE=postgres)
 }
 
 const tlsMatrixSrc = `apiVersion: pqrepro/v1

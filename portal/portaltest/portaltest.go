@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
 	"pqrepro/portal"
+	"pqrepro/portal/postgres/pgtest"
 )
 
 // Portal is a running portal.
@@ -24,7 +26,8 @@ type Portal struct {
 	Config     portal.Config
 }
 
-// Start opens a portal in t.TempDir() with cfg adjusted by mod (may be nil), serves it on a
+// Start opens a portal in t.TempDir() (on PostgreSQL instead of SQLite when
+// PQREPRO_TEST_DATABASE=postgres) with cfg adjusted by mod (may be nil), serves it on a
 // free loopback port and stops it when the test ends.
 func Start(tb testing.TB, mod func(*portal.Config)) *Portal {
 	tb.Helper()
@@ -33,6 +36,11 @@ func Start(tb testing.TB, mod func(*portal.Config)) *Portal {
 	cfg.LocalRunner = false
 	cfg.AdminToken = "admin-token-for-tests-0123456789"
 	cfg.LongPoll = 5 * time.Second
+	if os.Getenv("PQREPRO_TEST_DATABASE") == "postgres" {
+		// The same tests on a fresh PostgreSQL database (scripts/test runs the portal's tests
+		// both ways); the package's TestMain must call pgtest.Main.
+		cfg.Database = pgtest.DSN(tb)
+	}
 	if mod != nil {
 		mod(&cfg)
 	}

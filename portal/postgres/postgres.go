@@ -53,6 +53,7 @@ var _ store.Store = (*Store)(nil)
 var dialect = sqlstore.Dialect{
 	Name:      "PostgreSQL",
 	Numbered:  true,
+	IntBools:  true,
 	LeaseLock: "FOR UPDATE SKIP LOCKED",
 	RowLock:   "FOR UPDATE",
 	Notify: func(ctx context.Context, tx *sqlstore.Tx, event string) error {

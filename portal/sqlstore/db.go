@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type Dialect struct {
 	Name string
 	// Numbered placeholders: `?` becomes $1, $2, ... (PostgreSQL).
 	Numbered bool
+	// IntBools: Go booleans are sent as 0 and 1, as the schema's flag columns are integers
+	// (SQLite's driver does this itself; PostgreSQL's does not).
+	IntBools bool
 	// LeaseLock is appended to the lease's candidate query to lock the chosen row and skip
 	// rows another transaction holds ("FOR UPDATE SKIP LOCKED"); empty where writers are
 	// serialised anyway (SQLite's single write connection).
@@ -86,15 +90,15 @@ type Conn struct {
 func (c *Conn) DB() *sql.DB { return c.db }
 
 func (c *Conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return c.db.ExecContext(ctx, c.d.rebind(q), args...)
+	return c.db.ExecContext(ctx, c.d.rebind(q), c.d.args(args)...)
 }
 
 func (c *Conn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return c.db.QueryContext(ctx, c.d.rebind(q), args...)
+	return c.db.QueryContext(ctx, c.d.rebind(q), c.d.args(args)...)
 }
 
 func (c *Conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return c.db.QueryRowContext(ctx, c.d.rebind(q), args...)
+	return c.db.QueryRowContext(ctx, c.d.rebind(q), c.d.args(args)...)
 }
 
 // Tx is a transaction whose queries are rebound for its dialect.
@@ -104,15 +108,15 @@ type Tx struct {
 }
 
 func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(ctx, t.d.rebind(q), args...)
+	return t.tx.ExecContext(ctx, t.d.rebind(q), t.d.args(args)...)
 }
 
 func (t *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(ctx, t.d.rebind(q), args...)
+	return t.tx.QueryContext(ctx, t.d.rebind(q), t.d.args(args)...)
 }
 
 func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(ctx, t.d.rebind(q), args...)
+	return t.tx.QueryRowContext(ctx, t.d.rebind(q), t.d.args(args)...)
 }
 
 // notify raises event for other processes when the transaction commits.
@@ -194,6 +198,29 @@ func (d *Dialect) rebind(q string) string {
 	return b.String()
 }
 
+// args converts arguments the engine's driver would refuse.
+func (d *Dialect) args(args []any) []any {
+	if !d.IntBools {
+		return args
+	}
+	var out []any
+	for i, a := range args {
+		if b, ok := a.(bool); ok {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i] = int64(0)
+			if b {
+				out[i] = int64(1)
+			}
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
 // ms0 is t as Unix milliseconds.
 func ms0(t time.Time) int64 { return t.UnixMilli() }
 
@@ -226,6 +253,22 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-func (t *Tx) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	return t.tx.PrepareContext(ctx, t.d.rebind(q))
+func (t *Tx) PrepareContext(ctx context.Context, q string) (*Stmt, error) {
+	st, err := t.tx.PrepareContext(ctx, t.d.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	return &Stmt{st: st, d: t.d}, nil
 }
+
+// Stmt is a prepared statement whose arguments are converted for its dialect.
+type Stmt struct {
+	st *sql.Stmt
+	d  *Dialect
+}
+
+func (s *Stmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return s.st.ExecContext(ctx, s.d.args(args)...)
+}
+
+func (s *Stmt) Close() error { return s.st.Close() }

@@ -77,7 +77,7 @@ func insertChunk(ctx context.Context, tx *Tx, jobID int64, attempt, idx int, dat
 		grow = 0
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO job_log_state (job_id, attempt, end_pos, stored_bytes, stored_chunks) VALUES (?, ?, ?, ?, 1)
-		ON CONFLICT (job_id, attempt) DO UPDATE SET end_pos = end_pos + ?, stored_bytes = stored_bytes + ?, stored_chunks = stored_chunks + 1`,
+		ON CONFLICT (job_id, attempt) DO UPDATE SET end_pos = job_log_state.end_pos + ?, stored_bytes = job_log_state.stored_bytes + ?, stored_chunks = job_log_state.stored_chunks + 1`,
 		jobID, attempt, grow, size, grow, size)
 	if err != nil {
 		return fmt.Errorf("job %d log state: %w", jobID, err)

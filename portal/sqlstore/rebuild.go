@@ -9,7 +9,7 @@ import (
 // RunsToRebuild lists the ids of runs whose stored comparison report is older than version
 // (every run when all is set), oldest first, after the run id after (for batches).
 func (s *DB) RunsToRebuild(ctx context.Context, version int, all bool, after int64, limit int) ([]int64, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE id > ? AND (? OR report_version < ?) ORDER BY id LIMIT ?`,
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE id > ? AND (? = 1 OR report_version < ?) ORDER BY id LIMIT ?`,
 		after, all, version, limit)
 	if err != nil {
 		return nil, fmt.Errorf("runs to rebuild: %w", err)

@@ -15,7 +15,18 @@ import (
 )
 
 // isUnique reports whether err is a unique-constraint violation.
-func isUnique(err error) bool { return err != nil && strings.Contains(err.Error(), "UNIQUE") }
+// isUnique reports a unique-constraint violation: SQLite's "UNIQUE constraint failed",
+// PostgreSQL's SQLSTATE 23505.
+func isUnique(err error) bool {
+	if err == nil {
+		return false
+	}
+	var coded interface{ SQLState() string }
+	if errors.As(err, &coded) && coded.SQLState() == "23505" {
+		return true
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
 
 // maxOpenChallenges bounds how many unexpired challenges may be outstanding at once, so
 // asking for challenges cannot fill the database.
