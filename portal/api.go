@@ -119,6 +119,9 @@ func (s *Server) apiLease(c echo.Context) error {
 	ctx := c.Request().Context()
 	deadline := time.Now().Add(wait)
 	poll := min(max(s.cfg.LeaseDuration/4, 100*time.Millisecond), 2*time.Second)
+	if s.cfg.LeasePoll > 0 {
+		poll = s.cfg.LeasePoll
+	}
 	for {
 		woken := s.queue.wait()
 		leaseID, nonce := newToken("lease"), newToken("nonce")

@@ -61,6 +61,10 @@ type Config struct {
 	LeaseDuration time.Duration
 	// LongPoll is the longest a lease request waits for a job.
 	LongPoll time.Duration
+	// LeasePoll is how often a waiting lease request looks for a job when nothing woke it
+	// (a job queued on this or, through the store's events, another replica wakes it at
+	// once); zero: a quarter of LeaseDuration, between 100 ms and 2 s.
+	LeasePoll time.Duration
 	// ConnectedWithin: a runner heard from within this long counts as connected.
 	ConnectedWithin time.Duration
 	// MaxBundleBytes and MaxFirmwareBytes limit uploads.
@@ -91,6 +95,9 @@ type Config struct {
 	Init bool
 	// Check runs PRAGMA quick_check at start even when the last shutdown was clean.
 	Check bool
+	// LogKeyFile is the transparency log's signing key (made on first start; default
+	// DataDir/log.key). Every replica of one portal must use the same key and origin.
+	LogKeyFile string
 	// LogOrigin is the transparency log's origin line and key name (default: the public
 	// URL's host and path + "/log").
 	LogOrigin string

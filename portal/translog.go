@@ -48,7 +48,10 @@ func (c Config) logOrigin() string {
 // key's name is the origin (so a new address keeps the log); a key whose name is not the
 // configured origin is refused: changing the origin needs a new log.
 func openLog(cfg Config, st store.Store, files blob.Files, s *Server) (*translog.Log, error) {
-	file := filepath.Join(cfg.DataDir, logKeyFile)
+	file := cfg.LogKeyFile
+	if file == "" {
+		file = filepath.Join(cfg.DataDir, logKeyFile)
+	}
 	skey, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		k, _, gerr := note.GenerateKey(rand.Reader, cfg.logOrigin())

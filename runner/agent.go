@@ -693,3 +693,18 @@ func (p *HTTPPortal) Fail(ctx context.Context, jobID int64, req artifacts.FailRe
 	_, err := p.doJSON(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteFail, jobID), req, nil)
 	return err
 }
+
+// Token is the runner token the last enrolment returned ("" before one).
+func (p *HTTPPortal) Token() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.token
+}
+
+// SetToken makes the client use a runner token obtained elsewhere (another client's
+// enrolment, a saved token).
+func (p *HTTPPortal) SetToken(tok string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.token = tok
+}

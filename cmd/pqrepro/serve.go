@@ -32,6 +32,8 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the portal's public URL, signed into runners' bundles (default http://ADDR)")
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database, blobs, local runner identity)")
+	fs.StringVar(&cfg.LogKeyFile, "log-key-file", cfg.LogKeyFile, "the transparency log's signing key, made on first start (default DATA/log.key); replicas of one portal share it")
+	fs.StringVar(&cfg.Database, "db", cfg.Database, "database: postgres://USER[:PASSWORD]@HOST:PORT/NAME, shared by any number of portal processes (default: the SQLite file DATA/portal.db)")
 	fs.StringVar(&cfg.Blobs, "blobs", cfg.Blobs, "blob store: s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=R&tls=BOOL, keys in PQREPRO_S3_ACCESS_KEY and PQREPRO_S3_SECRET_KEY (default: the folder DATA/blobs)")
 	noLocal := fs.Bool("no-local-runner", false, "do not start the in-process runner with the host board")
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
@@ -77,6 +79,8 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		env("PQREPRO_ADDR", "addr", func(v string) error { cfg.Addr = v; return nil }),
 		env("PQREPRO_PUBLIC_URL", "public-url", func(v string) error { cfg.PublicURL = v; return nil }),
 		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
+		env("PQREPRO_LOG_KEY_FILE", "log-key-file", func(v string) error { cfg.LogKeyFile = v; return nil }),
+		env("PQREPRO_DB", "db", func(v string) error { cfg.Database = v; return nil }),
 		env("PQREPRO_BLOBS", "blobs", func(v string) error { cfg.Blobs = v; return nil }),
 		env("PQREPRO_LOG_ORIGIN", "log-origin", func(v string) error { cfg.LogOrigin = v; return nil }),
 		env("PQREPRO_NO_LOCAL_RUNNER", "no-local-runner", func(v string) error {
@@ -149,8 +153,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Blobs != "" {
 		blobs = cfg.BlobsLocation()
 	}
-	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs,
-		filepath.Join(abs, "portal.db"), blobs)
+	db := filepath.Join(abs, "portal.db")
+	if cfg.Database != "" {
+		db = cfg.DatabaseLocation()
+	}
+	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs, db, blobs)
 	fmt.Fprintf(stdout, "transparency log: %s/log, key (pin it with --log-key):\n  %s\n", base, srv.Log().VerifierKey())
 	tok, err := srv.SetupAdmin(ctx)
 	if err != nil {
