@@ -60,6 +60,16 @@ type DB struct {
 	Now func() time.Time
 	// Logs bounds job logs (zero values: DefaultLogLimits); set it before use.
 	Logs store.LogLimits
+	// Hook, when set, is called at named points of a publication ("publish:uncommitted"
+	// inside its transaction once everything is written, "publish:committed" after it), for
+	// fault tests that kill the process there.
+	Hook func(point string)
+}
+
+func (s *DB) hook(point string) {
+	if s.Hook != nil {
+		s.Hook(point)
+	}
 }
 
 // New returns a store reading through read and writing through write (which may be the

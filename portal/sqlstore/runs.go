@@ -102,11 +102,16 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 				return err
 			}
 		}
-		return tx.notify(ctx, store.EventRuns)
+		if err := tx.notify(ctx, store.EventRuns); err != nil {
+			return err
+		}
+		s.hook("publish:uncommitted")
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("publish run of %s: %w", r.Experiment, err)
 	}
+	s.hook("publish:committed")
 	return id, nil
 }
 
