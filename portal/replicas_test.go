@@ -17,8 +17,8 @@ import (
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/blob/s3test"
-	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/portal/portaltest"
+	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
