@@ -1,14 +1,12 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"pqrepro/portal/store"
-	"slices"
 	"strings"
 )
 
@@ -248,14 +246,19 @@ func (s *DB) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[s
 	return out, rows.Err()
 }
 
-// Facets lists the distinct values of the run filters that have runs.
+// Facets lists the distinct values of the run filters that have runs, from the maintained
+// counts (summaries.go), not from the runs.
 func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	var f store.RunFacets
+	byDim := `SELECT key FROM run_counts WHERE dimension = '%s' ORDER BY key`
 	for _, q := range []struct {
-		col string
-		dst *[]string
-	}{{"paper", &f.Papers}, {"experiment", &f.Experiments}, {"board_class", &f.Boards}, {"level", &f.Levels}, {"kind", &f.Kinds}, {"method", &f.Methods}} {
-		rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT `+q.col+` FROM runs ORDER BY `+q.col)
+		col, query string
+		dst        *[]string
+	}{{"paper", fmt.Sprintf(byDim, store.CountPaper), &f.Papers}, {"experiment", fmt.Sprintf(byDim, store.CountExperiment), &f.Experiments},
+		{"board_class", `SELECT DISTINCT board_class FROM board_counts ORDER BY board_class`, &f.Boards},
+		{"level", `SELECT DISTINCT level FROM board_counts ORDER BY level`, &f.Levels},
+		{"kind", fmt.Sprintf(byDim, store.CountKind), &f.Kinds}, {"method", fmt.Sprintf(byDim, store.CountMethod), &f.Methods}} {
+		rows, err := s.read.QueryContext(ctx, q.query)
 		if err != nil {
 			return f, fmt.Errorf("run facets %s: %w", q.col, err)
 		}
@@ -329,27 +332,6 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 		}
 	}
 	return out, nil
-}
-
-// BoardLevels lists the (level, board class) pairs that have runs.
-func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM runs`) // the index runs_board_level
-	if err != nil {
-		return nil, fmt.Errorf("board levels: %w", err)
-	}
-	defer rows.Close()
-	var out []store.BoardLevel
-	for rows.Next() {
-		var b store.BoardLevel
-		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
-			return nil, fmt.Errorf("board levels: %w", err)
-		}
-		out = append(out, b)
-	}
-	slices.SortFunc(out, func(a, b store.BoardLevel) int {
-		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
-	})
-	return out, rows.Err()
 }
 
 // PairReport returns the stored report of run b against run a for a code version; ok is

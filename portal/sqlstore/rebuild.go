@@ -27,7 +27,8 @@ func (s *DB) RunsToRebuild(ctx context.Context, version int, all bool, after int
 }
 
 // SaveRebuilt stores a rebuilt report, the run's claim verdicts and its cells' details in
-// one transaction.
+// one transaction; the claim tallies lose the run's old verdicts and gain its new ones in
+// the same transaction.
 func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 	return s.tx(ctx, func(tx *Tx) error {
 		var n int
@@ -46,6 +47,20 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 				return fmt.Errorf("update cell %d of run %d: %w", i, r.RunID, err)
 			}
 		}
+		sums, err := oldVerdicts(ctx, tx, r.RunID)
+		if err != nil {
+			return err
+		}
+		var board, level string
+		if err := tx.QueryRowContext(ctx, `SELECT board_class, level FROM runs WHERE id = ?`, r.RunID).Scan(&board, &level); err != nil {
+			return fmt.Errorf("board of run %d: %w", r.RunID, err)
+		}
+		for _, v := range r.Claims {
+			sums.verdict(v, board, level, 1)
+		}
+		if err := sums.apply(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM claim_verdicts WHERE run_id = ?`, r.RunID); err != nil {
 			return fmt.Errorf("clear claim verdicts of run %d: %w", r.RunID, err)
 		}
@@ -57,4 +72,24 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 		}
 		return nil
 	})
+}
+
+// oldVerdicts is a summary delta taking a run's stored claim verdicts off the tallies.
+func oldVerdicts(ctx context.Context, tx *Tx, runID int64) (*summaryDelta, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT v.paper, v.claim_id, v.verdict, v.class_status, r.board_class, r.level
+		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("claim verdicts of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	d := newSummaryDelta()
+	for rows.Next() {
+		var v store.ClaimVerdict
+		var board, level string
+		if err := rows.Scan(&v.Paper, &v.ClaimID, &v.Verdict, &v.ClassStatus, &board, &level); err != nil {
+			return nil, fmt.Errorf("claim verdicts of run %d: %w", runID, err)
+		}
+		d.verdict(v, board, level, -1)
+	}
+	return d, rows.Err()
 }

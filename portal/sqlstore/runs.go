@@ -95,6 +95,14 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 				return err
 			}
 		}
+		sums := newSummaryDelta()
+		sums.run(r, 1)
+		for _, v := range p.Claims {
+			sums.verdict(v, r.BoardClass, r.Level, 1)
+		}
+		if err := sums.apply(ctx, tx); err != nil {
+			return err
+		}
 		if p.JobID != 0 {
 			prog, _ := json.Marshal(artifacts.Progress{CellsDone: len(p.Cells), CellsTotal: len(p.Cells)})
 			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'published', run_id = ?, finished_at = ?, lease_id = NULL, progress = ? WHERE id = ?`,
@@ -377,71 +385,11 @@ func (s *DB) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
 	return out, rows.Err()
 }
 
-// BoardCounts counts runs per board class.
-func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT board_class, COUNT(*), MIN(level) FROM runs GROUP BY board_class ORDER BY board_class`)
-	if err != nil {
-		return nil, fmt.Errorf("count runs per board: %w", err)
-	}
-	defer rows.Close()
-	var out []store.BoardCount
-	for rows.Next() {
-		var b store.BoardCount
-		if err := rows.Scan(&b.BoardClass, &b.Runs, &b.Levels); err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
-}
-
 // CountCells returns the number of stored cells.
 func (s *DB) CountCells(ctx context.Context) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells`).Scan(&n)
 	return n, err
-}
-
-// RunCounts counts runs per paper.
-func (s *DB) RunCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT paper, COUNT(*) FROM runs GROUP BY paper`)
-	if err != nil {
-		return nil, fmt.Errorf("count runs: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var p string
-		var n int
-		if err := rows.Scan(&p, &n); err != nil {
-			return nil, err
-		}
-		out[p] = n
-	}
-	return out, rows.Err()
-}
-
-// ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
-// how many runs gave each verdict; verdicts from different boards or levels are never summed.
-// Rows come ordered by claim, level, board class and class status.
-func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT v.claim_id, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
-		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.paper = ?
-		GROUP BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict
-		ORDER BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict`, paper)
-	if err != nil {
-		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
-	}
-	defer rows.Close()
-	var out []store.ClaimTally
-	for rows.Next() {
-		var t store.ClaimTally
-		if err := rows.Scan(&t.ClaimID, &t.BoardClass, &t.Level, &t.ClassStatus, &t.Verdict, &t.Runs); err != nil {
-			return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // peakHeap is a cell's board-reported peak heap for the cells table, or NULL.

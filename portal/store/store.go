@@ -59,6 +59,7 @@ type Store interface {
 	ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error)
 	Cosignatures(ctx context.Context, size int64) ([]string, error)
 	CountCells(ctx context.Context) (int, error)
+	CountsBy(ctx context.Context, dimension string) (map[string]int, error)
 	CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt EnrolTokenOptions) (int64, error)
 	CreateJob(ctx context.Context, n NewJob) (int64, error)
 	CreateSession(ctx context.Context, tokenHash string, userID int64, expires time.Time) error
@@ -72,6 +73,7 @@ type Store interface {
 	FirmwareBuilds(ctx context.Context, boardClass string) ([]Firmware, error)
 	HasAdmin(ctx context.Context) (bool, error)
 	Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error
+	Highlights(ctx context.Context, algorithm, operation, metric string) ([]Standing, time.Time, error)
 	Integrate(ctx context.Context, holder string, max int, fn translog.IntegrateFunc) (int, error)
 	IssueChallenge(ctx context.Context, challenge, purpose string, expires time.Time) error
 	Job(ctx context.Context, id int64) (Job, error)
@@ -92,6 +94,7 @@ type Store interface {
 	PairReports(ctx context.Context) (int, error)
 	PendingLogEntries(ctx context.Context) (int, error)
 	Publish(ctx context.Context, p Publication) (int64, error)
+	RebuildSummaries(ctx context.Context) error
 	ReadHashes(ctx context.Context, idx []int64) ([]tlog.Hash, error)
 	RequeueExpired(ctx context.Context) (int, error)
 	RevokeEnrolToken(ctx context.Context, id int64) error
@@ -100,12 +103,14 @@ type Store interface {
 	RevokeUser(ctx context.Context, id int64) error
 	Run(ctx context.Context, id int64) (Run, error)
 	RunByBundle(ctx context.Context, digest string) (Run, error)
+	RunCount(ctx context.Context, dimension, key string) (int, error)
 	RunCounts(ctx context.Context) (map[string]int, error)
 	Runner(ctx context.Context, id int64) (Runner, error)
 	RunnerByToken(ctx context.Context, tokenHash string) (Runner, error)
 	Runners(ctx context.Context) ([]Runner, error)
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 	RunsToRebuild(ctx context.Context, version int, all bool, after int64, limit int) ([]int64, error)
+	SaveHighlights(ctx context.Context, algorithm, operation, metric string, rows []Standing, at time.Time) error
 	SavePairReport(ctx context.Context, a, b int64, version, report string) error
 	SaveRebuilt(ctx context.Context, r Rebuilt) error
 	Schemes(ctx context.Context, level, board string) ([]SchemeRow, error)

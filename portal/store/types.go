@@ -379,6 +379,16 @@ type BoardCount struct {
 	Levels     string
 }
 
+// Dimensions of the maintained run counts (Store.CountsBy, RunCount).
+const (
+	CountPaper      = "paper"
+	CountExperiment = "experiment"
+	CountKind       = "kind"
+	CountMethod     = "method"
+	// CountRunner counts by the runner's id (decimal); uploaded runs have none.
+	CountRunner = "runner"
+)
+
 // ClaimTally is how many runs gave one claim one verdict on one board class, assurance level
 // and class status.
 type ClaimTally struct {
