@@ -101,38 +101,7 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 	if err != nil {
 		return lb, err
 	}
-	for _, r := range rows {
-		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
-			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
-		st.Assurance = st.Level + "/" + st.Origin
-		title := unitTitle(st.Unit)
-		switch metric {
-		case store.MetricHeap:
-			title = "heap bytes per operation"
-		case store.MetricStack:
-			title = "stack high-water mark per operation"
-		}
-		st.group, st.groupTitle = rankGroup(st, title)
-		lb.Measured = append(lb.Measured, st)
-	}
-	sort.Slice(lb.Measured, func(i, j int) bool {
-		a, b := lb.Measured[i], lb.Measured[j]
-		if a.group != b.group {
-			return a.group < b.group
-		}
-		if a.Median != b.Median {
-			return a.Median < b.Median
-		}
-		return a.Board < b.Board
-	})
-	rank, group := 0, ""
-	for i := range lb.Measured {
-		if lb.Measured[i].group != group {
-			rank, group = 0, lb.Measured[i].group
-		}
-		rank++
-		lb.Measured[i].Rank = rank
-	}
+	lb.Measured = rankStandings(rows, metric)
 	// Published numbers of the same kind stand beside the measured ones, labelled.
 	published := map[string]string{store.MetricLatency: "latency", store.MetricEnergy: "energy_j"}[metric]
 	if published != "" {
@@ -147,6 +116,45 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 		}
 	}
 	return lb, nil
+}
+
+// rankStandings turns the store's aggregates into ranked standings: grouped (one ranking
+// per unit, level, method and class status), by median within a group.
+func rankStandings(rows []store.Standing, metric string) []Standing {
+	out := []Standing{}
+	for _, r := range rows {
+		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
+			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
+		st.Assurance = st.Level + "/" + st.Origin
+		title := unitTitle(st.Unit)
+		switch metric {
+		case store.MetricHeap:
+			title = "heap bytes per operation"
+		case store.MetricStack:
+			title = "stack high-water mark per operation"
+		}
+		st.group, st.groupTitle = rankGroup(st, title)
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.group != b.group {
+			return a.group < b.group
+		}
+		if a.Median != b.Median {
+			return a.Median < b.Median
+		}
+		return a.Board < b.Board
+	})
+	rank, group := 0, ""
+	for i := range out {
+		if out[i].group != group {
+			rank, group = 0, out[i].group
+		}
+		rank++
+		out[i].Rank = rank
+	}
+	return out
 }
 
 // rankGroup is the ranking a standing belongs to and its title: one unit, one assurance

@@ -21,7 +21,8 @@ type RebuildStats struct {
 // Rebuild re-derives, from each run's stored bundle, the comparison report (and the claim
 // verdicts it decides) and the cell details the run page reads from the cells table (key
 // form, requested iterations, time budget): for the runs whose report is older than
-// ReportVersion, or every run with all (after the reference data changed). It is what
+// ReportVersion, or every run with all (after the reference data changed); then the claim
+// tallies and run counts (RebuildSummaries) and the home page's highlights. It is what
 // `pqrepro rebuild` runs; pages never recompute a report. The bundle's signatures were
 // checked when it was published and its board class status is kept as published.
 func (s *Server) Rebuild(ctx context.Context, all bool) (RebuildStats, error) {
@@ -48,6 +49,14 @@ func (s *Server) Rebuild(ctx context.Context, all bool) (RebuildStats, error) {
 			}
 			st.Rebuilt++
 		}
+	}
+	// The counters the pages read are recomputed from the runs too, and the home page's
+	// highlights from the cells: a reference-data change or a doubt about either is mended here.
+	if err := s.store.RebuildSummaries(ctx); err != nil {
+		return st, err
+	}
+	if err := s.RefreshHighlights(ctx); err != nil {
+		return st, err
 	}
 	s.invalidate()
 	return st, nil

@@ -50,7 +50,8 @@ Usage:
   pqrepro serve [--addr A] [--data DIR] [--no-local-runner]
                                         run the portal (and a local runner with the host board)
   pqrepro rebuild [--data DIR] [--all]  re-derive the portal's stored comparison reports from
-                                        their bundles (older than this build's, or all)
+                                        their bundles (older than this build's, or all),
+                                        and recompute the pages' counts from the runs
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
   pqrepro tls-serve --group G --sig S [--listen A] [--ca-dir DIR] [--n N]
                                         the TLS engine as the server a board's client connects to

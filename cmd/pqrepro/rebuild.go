@@ -13,8 +13,10 @@ import (
 
 // cmdRebuild re-derives the portal's stored comparison reports (and the claim verdicts and
 // cell details that come with them) from the stored bundles: those older than this build's
-// report version, or all of them with --all (after the reference data changed). Run it with
-// the portal stopped, or beside it: each run is rewritten in one transaction.
+// report version, or all of them with --all (after the reference data changed); then it
+// recomputes the pages' summaries (claim tallies, run counts, home highlights) from the runs.
+// Run it with the portal stopped, or beside it: each run is rewritten in one transaction, and
+// so are the summaries.
 func cmdRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := portal.DefaultConfig()
 	cfg.Version = buildVersion()
@@ -41,7 +43,7 @@ func cmdRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	fmt.Fprintf(stdout, "rebuilt %d run(s) to report version %d", st.Rebuilt, portal.ReportVersion)
+	fmt.Fprintf(stdout, "rebuilt %d run(s) to report version %d; recomputed the claim tallies, run counts and highlights", st.Rebuilt, portal.ReportVersion)
 	if st.Failed > 0 {
 		fmt.Fprintf(stdout, "; %d could not be rebuilt:\n", st.Failed)
 		for _, e := range st.Errors {
