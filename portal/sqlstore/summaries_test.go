@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -31,10 +32,10 @@ type summaryStore interface {
 // engines opens a fresh store on each engine: a SQLite file, and a PostgreSQL database from
 // pgtest (skipped, with the reason, where PostgreSQL cannot start).
 var engines = []struct {
-	name string
-	open func(t *testing.T) summaryStore
+	name, migration string
+	open            func(t *testing.T) summaryStore
 }{
-	{"sqlite", func(t *testing.T) summaryStore {
+	{"sqlite", "../sqlite/migrations/0015_summaries.sql", func(t *testing.T) summaryStore {
 		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +43,7 @@ var engines = []struct {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}},
-	{"postgres", func(t *testing.T) summaryStore {
+	{"postgres", "../postgres/migrations/0003_summaries.sql", func(t *testing.T) summaryStore {
 		st, err := postgres.Open(context.Background(), pgtest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
@@ -332,6 +333,55 @@ func TestSummariesUnderConcurrentPublishers(t *testing.T) {
 				t.Error(err)
 			}
 			checkAgainstRebuild(t, st, workers*each)
+		})
+	}
+}
+
+// TestSummariesMigrationBackfill: the migration that adds the summaries fills them from the
+// runs already stored as the maintained counters would have them.
+func TestSummariesMigrationBackfill(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			st := e.open(t)
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(14, 3))
+			runners := addRunners(t, st, 2)
+			for i := range 40 {
+				if _, err := st.Publish(ctx, randomPublication(rng, runners, fmt.Sprintf("sha256:%064d", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			maintained := readSummaries(t, st)
+			src, err := os.ReadFile(e.migration)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var code []string
+			for _, line := range strings.Split(string(src), "\n") {
+				if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+					code = append(code, line)
+				}
+			}
+			backfills := 0
+			for _, table := range []string{"claim_tallies", "board_counts", "run_counts"} {
+				if _, err := st.Write().ExecContext(ctx, `DELETE FROM `+table); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, stmt := range strings.Split(strings.Join(code, "\n"), ";") {
+				if strings.HasPrefix(strings.TrimSpace(stmt), "INSERT") {
+					if _, err := st.Write().ExecContext(ctx, stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+					backfills++
+				}
+			}
+			if backfills != 7 {
+				t.Fatalf("%d backfill statements in %s", backfills, e.migration)
+			}
+			if got := readSummaries(t, st); !reflect.DeepEqual(got, maintained) {
+				t.Errorf("the migration's backfill differs from the maintained counters:\nbackfill   %v\nmaintained %v", got, maintained)
+			}
 		})
 	}
 }
