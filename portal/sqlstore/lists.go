@@ -250,7 +250,7 @@ func (s *DB) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[s
 // counts (summaries.go), not from the runs.
 func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	var f store.RunFacets
-	byDim := `SELECT key FROM run_counts WHERE dimension = '%s' ORDER BY key`
+	byDim := `SELECT DISTINCT key FROM run_counts WHERE dimension = '%s' ORDER BY key`
 	for _, q := range []struct {
 		col, query string
 		dst        *[]string

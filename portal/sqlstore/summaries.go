@@ -22,16 +22,22 @@ type countKey struct{ dimension, key string }
 
 type boardKey struct{ board, level string }
 
-// summaryDelta is what one transaction adds to (or, negative, takes off) the counters.
+// summaryDelta is what one transaction adds to (or, negative, takes off) the counters of
+// one run, in that run's shard.
 type summaryDelta struct {
+	shard   int64
 	tallies map[tallyKey]int
 	counts  map[countKey]int
 	boards  map[boardKey]int
 }
 
-func newSummaryDelta() *summaryDelta {
-	return &summaryDelta{tallies: map[tallyKey]int{}, counts: map[countKey]int{}, boards: map[boardKey]int{}}
+// newSummaryDelta starts the delta of run runID.
+func (s *DB) newSummaryDelta(runID int64) *summaryDelta {
+	return &summaryDelta{shard: runID % s.shards(), tallies: map[tallyKey]int{}, counts: map[countKey]int{}, boards: map[boardKey]int{}}
 }
+
+// shards is the number of rows each counter is spread over (Dialect.CounterShards).
+func (s *DB) shards() int64 { return int64(max(s.d.CounterShards, 1)) }
 
 // run counts run r (sign +1) or takes it off (-1) per board and level and per dimension.
 func (d *summaryDelta) run(r store.Run, sign int) {
@@ -62,14 +68,14 @@ func (d *summaryDelta) apply(ctx context.Context, tx *Tx) error {
 	})
 	for _, k := range tk {
 		n := d.tallies[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, n) VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (paper, claim_id, level, board_class, class_status, verdict) DO UPDATE SET n = claim_tallies.n + excluded.n`,
-			k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, n); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, shard, n) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (paper, claim_id, level, board_class, class_status, verdict, shard) DO UPDATE SET n = claim_tallies.n + excluded.n`,
+			k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, d.shard, n); err != nil {
 			return fmt.Errorf("count claim verdict %s/%s: %w", k.paper, k.claim, err)
 		}
 		if n < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM claim_tallies WHERE paper = ? AND claim_id = ? AND level = ? AND board_class = ? AND class_status = ? AND verdict = ? AND n <= 0`,
-				k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM claim_tallies WHERE paper = ? AND claim_id = ? AND level = ? AND board_class = ? AND class_status = ? AND verdict = ? AND shard = ? AND n <= 0`,
+				k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, d.shard); err != nil {
 				return fmt.Errorf("drop claim tally %s/%s: %w", k.paper, k.claim, err)
 			}
 		}
@@ -79,12 +85,12 @@ func (d *summaryDelta) apply(ctx context.Context, tx *Tx) error {
 	})
 	for _, k := range bk {
 		n := d.boards[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO board_counts (board_class, level, n) VALUES (?, ?, ?)
-			ON CONFLICT (board_class, level) DO UPDATE SET n = board_counts.n + excluded.n`, k.board, k.level, n); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO board_counts (board_class, level, shard, n) VALUES (?, ?, ?, ?)
+			ON CONFLICT (board_class, level, shard) DO UPDATE SET n = board_counts.n + excluded.n`, k.board, k.level, d.shard, n); err != nil {
 			return fmt.Errorf("count runs of board %s: %w", k.board, err)
 		}
 		if n < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE board_class = ? AND level = ? AND n <= 0`, k.board, k.level); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE board_class = ? AND level = ? AND shard = ? AND n <= 0`, k.board, k.level, d.shard); err != nil {
 				return fmt.Errorf("drop board count %s: %w", k.board, err)
 			}
 		}
@@ -94,12 +100,12 @@ func (d *summaryDelta) apply(ctx context.Context, tx *Tx) error {
 	})
 	for _, k := range ck {
 		n := d.counts[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (dimension, key, n) VALUES (?, ?, ?)
-			ON CONFLICT (dimension, key) DO UPDATE SET n = run_counts.n + excluded.n`, k.dimension, k.key, n); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (dimension, key, shard, n) VALUES (?, ?, ?, ?)
+			ON CONFLICT (dimension, key, shard) DO UPDATE SET n = run_counts.n + excluded.n`, k.dimension, k.key, d.shard, n); err != nil {
 			return fmt.Errorf("count runs of %s %s: %w", k.dimension, k.key, err)
 		}
 		if n < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM run_counts WHERE dimension = ? AND key = ? AND n <= 0`, k.dimension, k.key); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM run_counts WHERE dimension = ? AND key = ? AND shard = ? AND n <= 0`, k.dimension, k.key, d.shard); err != nil {
 				return fmt.Errorf("drop run count %s %s: %w", k.dimension, k.key, err)
 			}
 		}
@@ -120,22 +126,23 @@ func sortedKeys[K comparable](m map[K]int, cmp func(a, b K) int) []K {
 }
 
 // rebuildSummaries is the SQL that recomputes the counters from the runs and their verdicts
-// (migration 0015 fills them the same way).
+// (the migrations fill them the same way); {shard} stands for the expression of a run's
+// shard, r.id % CounterShards.
 var rebuildSummaries = []string{
 	`DELETE FROM claim_tallies`,
 	`DELETE FROM board_counts`,
 	`DELETE FROM run_counts`,
-	`INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, n)
-		SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, COUNT(*)
+	`INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, shard, n)
+		SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, {shard}, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
-		GROUP BY v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict`,
-	`INSERT INTO board_counts (board_class, level, n) SELECT board_class, level, COUNT(*) FROM runs GROUP BY board_class, level`,
-	`INSERT INTO run_counts (dimension, key, n) SELECT 'paper', paper, COUNT(*) FROM runs GROUP BY paper`,
-	`INSERT INTO run_counts (dimension, key, n) SELECT 'experiment', experiment, COUNT(*) FROM runs GROUP BY experiment`,
-	`INSERT INTO run_counts (dimension, key, n) SELECT 'kind', kind, COUNT(*) FROM runs GROUP BY kind`,
-	`INSERT INTO run_counts (dimension, key, n) SELECT 'method', method, COUNT(*) FROM runs GROUP BY method`,
-	`INSERT INTO run_counts (dimension, key, n)
-		SELECT 'runner', CAST(runner_id AS TEXT), COUNT(*) FROM runs WHERE runner_id IS NOT NULL GROUP BY runner_id`,
+		GROUP BY v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, {shard}`,
+	`INSERT INTO board_counts (board_class, level, shard, n) SELECT r.board_class, r.level, {shard}, COUNT(*) FROM runs r GROUP BY r.board_class, r.level, {shard}`,
+	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'paper', r.paper, {shard}, COUNT(*) FROM runs r GROUP BY r.paper, {shard}`,
+	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'experiment', r.experiment, {shard}, COUNT(*) FROM runs r GROUP BY r.experiment, {shard}`,
+	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'kind', r.kind, {shard}, COUNT(*) FROM runs r GROUP BY r.kind, {shard}`,
+	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'method', r.method, {shard}, COUNT(*) FROM runs r GROUP BY r.method, {shard}`,
+	`INSERT INTO run_counts (dimension, key, shard, n)
+		SELECT 'runner', CAST(r.runner_id AS TEXT), {shard}, COUNT(*) FROM runs r WHERE r.runner_id IS NOT NULL GROUP BY r.runner_id, {shard}`,
 }
 
 // RebuildSummaries recomputes the claim tallies and run counts from the stored runs and
@@ -143,8 +150,9 @@ var rebuildSummaries = []string{
 // scans every run: pages never call it.
 func (s *DB) RebuildSummaries(ctx context.Context) error {
 	err := s.tx(ctx, func(tx *Tx) error {
+		shard := "(r.id % " + strconv.FormatInt(s.shards(), 10) + ")" // a constant of the dialect, never input
 		for _, q := range rebuildSummaries {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
+			if _, err := tx.ExecContext(ctx, strings.ReplaceAll(q, "{shard}", shard)); err != nil {
 				return err
 			}
 		}
@@ -157,9 +165,9 @@ func (s *DB) RebuildSummaries(ctx context.Context) error {
 }
 
 // BoardCounts returns the runs per board class (and the lowest assurance level among them),
-// from the maintained counts: one row per board class and level.
+// from the maintained counts: a row per board class, level and shard.
 func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level, n FROM board_counts ORDER BY board_class, level`)
+	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level, SUM(n) FROM board_counts GROUP BY board_class, level ORDER BY board_class, level`)
 	if err != nil {
 		return nil, fmt.Errorf("count runs per board: %w", err)
 	}
@@ -183,7 +191,7 @@ func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
 
 // BoardLevels lists the (level, board class) pairs that have runs, from the maintained counts.
 func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level FROM board_counts ORDER BY level, board_class`)
+	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM board_counts`)
 	if err != nil {
 		return nil, fmt.Errorf("board levels: %w", err)
 	}
@@ -208,9 +216,9 @@ func (s *DB) RunCounts(ctx context.Context) (map[string]int, error) {
 }
 
 // CountsBy returns the runs per value of one dimension (store.CountPaper, CountExperiment,
-// CountKind, CountMethod, CountRunner), from the maintained counts: one row per value.
+// CountKind, CountMethod, CountRunner), from the maintained counts: a row per value and shard.
 func (s *DB) CountsBy(ctx context.Context, dimension string) (map[string]int, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT key, n FROM run_counts WHERE dimension = ?`, dimension)
+	rows, err := s.read.QueryContext(ctx, `SELECT key, SUM(n) FROM run_counts WHERE dimension = ? GROUP BY dimension, key`, dimension)
 	if err != nil {
 		return nil, fmt.Errorf("count runs per %s: %w", dimension, err)
 	}
@@ -228,7 +236,7 @@ func (s *DB) CountsBy(ctx context.Context, dimension string) (map[string]int, er
 }
 
 // RunCount returns the number of runs with one value of a dimension (0 for none), from the
-// maintained counts: one row.
+// maintained counts: a row per shard.
 func (s *DB) RunCount(ctx context.Context, dimension, key string) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM run_counts WHERE dimension = ? AND key = ?`, dimension, key).Scan(&n)
@@ -241,10 +249,11 @@ func (s *DB) RunCount(ctx context.Context, dimension, key string) (int, error) {
 // ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
 // how many runs gave each verdict; verdicts from different boards or levels are never summed.
 // Rows come ordered by claim, level, board class and class status, from the maintained
-// tallies (a range of their primary key, however many runs there are).
+// tallies (a range of their primary key, a row per shard, however many runs there are).
 func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, board_class, level, class_status, verdict, n FROM claim_tallies
-		WHERE paper = ? ORDER BY paper, claim_id, level, board_class, class_status, verdict`, paper)
+	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, board_class, level, class_status, verdict, SUM(n) FROM claim_tallies
+		WHERE paper = ? GROUP BY paper, claim_id, level, board_class, class_status, verdict
+		ORDER BY paper, claim_id, level, board_class, class_status, verdict`, paper)
 	if err != nil {
 		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 	}

@@ -121,9 +121,9 @@ func readSummaries(t *testing.T, st summaryStore) summaries {
 		dst   *[]string
 		query string
 	}{
-		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '=' || CAST(n AS TEXT) FROM claim_tallies ORDER BY 1`},
-		{&s.Boards, `SELECT board_class || '|' || level || '=' || CAST(n AS TEXT) FROM board_counts ORDER BY 1`},
-		{&s.Counts, `SELECT dimension || '|' || key || '=' || CAST(n AS TEXT) FROM run_counts ORDER BY 1`},
+		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '#' || CAST(shard AS TEXT) || '=' || CAST(n AS TEXT) FROM claim_tallies ORDER BY 1`},
+		{&s.Boards, `SELECT board_class || '|' || level || '#' || CAST(shard AS TEXT) || '=' || CAST(n AS TEXT) FROM board_counts ORDER BY 1`},
+		{&s.Counts, `SELECT dimension || '|' || key || '#' || CAST(shard AS TEXT) || '=' || CAST(n AS TEXT) FROM run_counts ORDER BY 1`},
 	} {
 		rows, err := st.Read().QueryContext(context.Background(), q.query)
 		if err != nil {
@@ -301,7 +301,7 @@ func TestSummariesUnderConcurrentPublishers(t *testing.T) {
 			st := e.open(t)
 			ctx := context.Background()
 			runners := addRunners(t, st, 3)
-			const workers, each = 8, 15
+			const workers, each = 16, 12
 			var wg sync.WaitGroup
 			errs := make(chan error, workers*each)
 			for w := range workers {

@@ -4,6 +4,10 @@
 -- added); RebuildSummaries (pqrepro rebuild) recomputes them from the runs. A row whose count
 -- fell to zero is deleted. Revoking a signer changes none of them: the pages count a revoked
 -- signer's runs, labelled on the run's own page.
+--
+-- Each counter may be spread over several rows (shard: the run's id modulo the engine's
+-- CounterShards, 1 on SQLite, 16 on PostgreSQL), so concurrent publishers add to different
+-- rows; readers sum them.
 
 -- Claim verdicts per paper, claim, assurance level, board class, class status and verdict.
 CREATE TABLE claim_tallies (
@@ -13,16 +17,18 @@ CREATE TABLE claim_tallies (
 	board_class   TEXT    NOT NULL,
 	class_status  TEXT    NOT NULL,
 	verdict       TEXT    NOT NULL,
+	shard         INTEGER NOT NULL,
 	n             INTEGER NOT NULL,
-	PRIMARY KEY (paper, claim_id, level, board_class, class_status, verdict)
+	PRIMARY KEY (paper, claim_id, level, board_class, class_status, verdict, shard)
 );
 
 -- Runs per board class and assurance level.
 CREATE TABLE board_counts (
 	board_class  TEXT    NOT NULL,
 	level        TEXT    NOT NULL,
+	shard        INTEGER NOT NULL,
 	n            INTEGER NOT NULL,
-	PRIMARY KEY (board_class, level)
+	PRIMARY KEY (board_class, level, shard)
 );
 
 -- Runs per value of one run column: dimension is paper, experiment, kind, method or runner
@@ -30,8 +36,9 @@ CREATE TABLE board_counts (
 CREATE TABLE run_counts (
 	dimension  TEXT    NOT NULL,
 	key        TEXT    NOT NULL,
+	shard      INTEGER NOT NULL,
 	n          INTEGER NOT NULL,
-	PRIMARY KEY (dimension, key)
+	PRIMARY KEY (dimension, key, shard)
 );
 
 -- The home page's small leaderboards, recomputed by a periodic job (never per view): the
@@ -57,15 +64,15 @@ CREATE TABLE leader_highlights (
 	PRIMARY KEY (algorithm, operation, metric, pos)
 );
 
-INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, n)
-	SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, COUNT(*)
+INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, shard, n)
+	SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, 0, COUNT(*)
 	FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
 	GROUP BY v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict;
-INSERT INTO board_counts (board_class, level, n)
-	SELECT board_class, level, COUNT(*) FROM runs GROUP BY board_class, level;
-INSERT INTO run_counts (dimension, key, n) SELECT 'paper', paper, COUNT(*) FROM runs GROUP BY paper;
-INSERT INTO run_counts (dimension, key, n) SELECT 'experiment', experiment, COUNT(*) FROM runs GROUP BY experiment;
-INSERT INTO run_counts (dimension, key, n) SELECT 'kind', kind, COUNT(*) FROM runs GROUP BY kind;
-INSERT INTO run_counts (dimension, key, n) SELECT 'method', method, COUNT(*) FROM runs GROUP BY method;
-INSERT INTO run_counts (dimension, key, n)
-	SELECT 'runner', CAST(runner_id AS TEXT), COUNT(*) FROM runs WHERE runner_id IS NOT NULL GROUP BY runner_id;
+INSERT INTO board_counts (board_class, level, shard, n)
+	SELECT board_class, level, 0, COUNT(*) FROM runs GROUP BY board_class, level;
+INSERT INTO run_counts (dimension, key, shard, n) SELECT 'paper', paper, 0, COUNT(*) FROM runs GROUP BY paper;
+INSERT INTO run_counts (dimension, key, shard, n) SELECT 'experiment', experiment, 0, COUNT(*) FROM runs GROUP BY experiment;
+INSERT INTO run_counts (dimension, key, shard, n) SELECT 'kind', kind, 0, COUNT(*) FROM runs GROUP BY kind;
+INSERT INTO run_counts (dimension, key, shard, n) SELECT 'method', method, 0, COUNT(*) FROM runs GROUP BY method;
+INSERT INTO run_counts (dimension, key, shard, n)
+	SELECT 'runner', CAST(runner_id AS TEXT), 0, COUNT(*) FROM runs WHERE runner_id IS NOT NULL GROUP BY runner_id;
