@@ -1,7 +1,8 @@
 package portal
 
-// The home page's small leaderboards: recomputed by a periodic job into the store, never per
-// view, so the home page reads a few stored rows however many cells there are.
+// The summary job: it folds the rows publications appended to the store's counters
+// (CompactSummaries) and recomputes the home page's small leaderboards into the store, never
+// per view, so the home page reads a few stored rows however many cells there are.
 
 import (
 	"context"
@@ -14,7 +15,7 @@ import (
 // highlights are the home page's small leaderboards.
 var highlights = [][2]string{{"ML-KEM-768", "encaps"}, {"ML-DSA-65", "sign"}, {"ML-DSA-65", "verify"}}
 
-// defaultHighlightsEvery is how often the highlight job looks for new runs when
+// defaultHighlightsEvery is how often the summary job looks for new runs when
 // Config.HighlightsEvery is zero.
 const defaultHighlightsEvery = time.Minute
 
@@ -35,10 +36,11 @@ func (s *Server) RefreshHighlights(ctx context.Context) error {
 	return nil
 }
 
-// refreshHighlightsLoop refreshes the highlights at start and then, every interval, when a
-// run was published (here or, through the store's events, by another portal process) since
-// the last refresh, until ctx ends. A failed refresh is logged and tried again next time.
-func (s *Server) refreshHighlightsLoop(ctx context.Context) {
+// summaryLoop compacts the counters and refreshes the highlights at start and then, every
+// interval, when a run was published (here or, through the store's events, by another portal
+// process) since the last time, until ctx ends. A failure is logged and tried again next time.
+// Every process sharing a database runs it; they do the same work, in transactions.
+func (s *Server) summaryLoop(ctx context.Context) {
 	every := s.cfg.HighlightsEvery
 	if every <= 0 {
 		every = defaultHighlightsEvery
@@ -51,6 +53,9 @@ func (s *Server) refreshHighlightsLoop(ctx context.Context) {
 		gen := s.generation
 		s.measuredMu.Unlock()
 		if !ok || gen != done {
+			if _, err := s.store.CompactSummaries(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("compact summaries", "err", err)
+			}
 			if err := s.RefreshHighlights(ctx); err != nil {
 				if ctx.Err() == nil {
 					s.log.Error("refresh highlights", "err", err)

@@ -98,8 +98,9 @@ type Config struct {
 	// LogKeyFile is the transparency log's signing key (made on first start; default
 	// DataDir/log.key). Every replica of one portal must use the same key and origin.
 	LogKeyFile string
-	// HighlightsEvery is how often the home page's small leaderboards are recomputed when runs
-	// were published since (zero: a minute); the home page shows them as last computed.
+	// HighlightsEvery is how often the summary job folds the counters' appended rows and
+	// recomputes the home page's small leaderboards when runs were published since (zero: a
+	// minute); the home page shows them as last computed.
 	HighlightsEvery time.Duration
 	// LogOrigin is the transparency log's origin line and key name (default: the public
 	// URL's host and path + "/log").
@@ -392,8 +393,8 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 // Sweep re-queues jobs whose lease expired until ctx is cancelled, so job pages show it even
-// when no runner asks, drops idle rate-limit buckets, recomputes the home page's highlights
-// (refreshHighlightsLoop), and hears what other portal processes
+// when no runner asks, drops idle rate-limit buckets, folds the counters and recomputes the
+// home page's highlights (summaryLoop), and hears what other portal processes
 // on the same database raise (see listen). Serve runs it; call it only when serving the
 // Handler another way.
 func (s *Server) Sweep(ctx context.Context) {
@@ -405,7 +406,7 @@ func (s *Server) Sweep(ctx context.Context) {
 	defer func() { <-heard }()
 	lit := make(chan struct{})
 	go func() {
-		s.refreshHighlightsLoop(ctx)
+		s.summaryLoop(ctx)
 		close(lit)
 	}()
 	defer func() { <-lit }()

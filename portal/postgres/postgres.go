@@ -62,10 +62,7 @@ var dialect = sqlstore.Dialect{
 	},
 	Retry:     retryable,
 	TxOptions: &sql.TxOptions{Isolation: sql.LevelSerializable},
-	// Publishers on several processes would otherwise all update one row per counter and
-	// lose serialisation races on it; migration 0003 fills the counters with 16 too.
-	CounterShards: 16,
-	Explain:       explain,
+	Explain:   explain,
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or postgresql://).

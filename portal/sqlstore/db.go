@@ -47,11 +47,6 @@ type Dialect struct {
 	Retry func(err error) bool
 	// TxOptions are the options of write transactions (PostgreSQL: serializable).
 	TxOptions *sql.TxOptions
-	// CounterShards spreads each maintained counter (summaries.go) over this many rows, a run
-	// counted in the row of its id modulo CounterShards, so concurrent publishers (whose ids
-	// are consecutive) add to different rows and seldom lose a serialisation race on one;
-	// readers sum the rows. 0 or 1: one row (where writers are serialised anyway).
-	CounterShards int
 	// Explain returns the engine's plan of a query, in a line.
 	Explain func(ctx context.Context, c *Conn, query string, args []any) (string, error)
 }

@@ -250,13 +250,13 @@ func (s *DB) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[s
 // counts (summaries.go), not from the runs.
 func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	var f store.RunFacets
-	byDim := `SELECT DISTINCT key FROM run_counts WHERE dimension = '%s' ORDER BY key`
+	byDim := `SELECT key FROM run_counts WHERE dimension = '%s' GROUP BY key HAVING SUM(n) <> 0 ORDER BY key`
 	for _, q := range []struct {
 		col, query string
 		dst        *[]string
 	}{{"paper", fmt.Sprintf(byDim, store.CountPaper), &f.Papers}, {"experiment", fmt.Sprintf(byDim, store.CountExperiment), &f.Experiments},
-		{"board_class", `SELECT DISTINCT board_class FROM board_counts ORDER BY board_class`, &f.Boards},
-		{"level", `SELECT DISTINCT level FROM board_counts ORDER BY level`, &f.Levels},
+		{"board_class", `SELECT board_class FROM board_counts GROUP BY board_class HAVING SUM(n) <> 0 ORDER BY board_class`, &f.Boards},
+		{"level", `SELECT level FROM board_counts GROUP BY level HAVING SUM(n) <> 0 ORDER BY level`, &f.Levels},
 		{"kind", fmt.Sprintf(byDim, store.CountKind), &f.Kinds}, {"method", fmt.Sprintf(byDim, store.CountMethod), &f.Methods}} {
 		rows, err := s.read.QueryContext(ctx, q.query)
 		if err != nil {

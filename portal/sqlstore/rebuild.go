@@ -47,7 +47,7 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 				return fmt.Errorf("update cell %d of run %d: %w", i, r.RunID, err)
 			}
 		}
-		sums, err := s.oldVerdicts(ctx, tx, r.RunID)
+		sums, err := oldVerdicts(ctx, tx, r.RunID)
 		if err != nil {
 			return err
 		}
@@ -75,14 +75,14 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 }
 
 // oldVerdicts is a summary delta taking a run's stored claim verdicts off the tallies.
-func (s *DB) oldVerdicts(ctx context.Context, tx *Tx, runID int64) (*summaryDelta, error) {
+func oldVerdicts(ctx context.Context, tx *Tx, runID int64) (*summaryDelta, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT v.paper, v.claim_id, v.verdict, v.class_status, r.board_class, r.level
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("claim verdicts of run %d: %w", runID, err)
 	}
 	defer rows.Close()
-	d := s.newSummaryDelta(runID)
+	d := newSummaryDelta()
 	for rows.Next() {
 		var v store.ClaimVerdict
 		var board, level string

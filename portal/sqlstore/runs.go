@@ -95,7 +95,7 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 				return err
 			}
 		}
-		sums := s.newSummaryDelta(id)
+		sums := newSummaryDelta()
 		sums.run(r, 1)
 		for _, v := range p.Claims {
 			sums.verdict(v, r.BoardClass, r.Level, 1)

@@ -1,8 +1,9 @@
 package sqlstore
 
 // The summaries pages read instead of counting every run (migration 0015 / PostgreSQL 0003):
-// claim_tallies, board_counts and run_counts, kept by the transactions that change what they
-// count, and leader_highlights, written by a periodic job.
+// claim_tallies, board_counts and run_counts, appended to by the transactions that change
+// what they count and folded by CompactSummaries, and leader_highlights, written by a
+// periodic job.
 
 import (
 	"cmp"
@@ -22,22 +23,16 @@ type countKey struct{ dimension, key string }
 
 type boardKey struct{ board, level string }
 
-// summaryDelta is what one transaction adds to (or, negative, takes off) the counters of
-// one run, in that run's shard.
+// summaryDelta is what one transaction adds to (or, negative, takes off) the counters.
 type summaryDelta struct {
-	shard   int64
 	tallies map[tallyKey]int
 	counts  map[countKey]int
 	boards  map[boardKey]int
 }
 
-// newSummaryDelta starts the delta of run runID.
-func (s *DB) newSummaryDelta(runID int64) *summaryDelta {
-	return &summaryDelta{shard: runID % s.shards(), tallies: map[tallyKey]int{}, counts: map[countKey]int{}, boards: map[boardKey]int{}}
+func newSummaryDelta() *summaryDelta {
+	return &summaryDelta{tallies: map[tallyKey]int{}, counts: map[countKey]int{}, boards: map[boardKey]int{}}
 }
-
-// shards is the number of rows each counter is spread over (Dialect.CounterShards).
-func (s *DB) shards() int64 { return int64(max(s.d.CounterShards, 1)) }
 
 // run counts run r (sign +1) or takes it off (-1) per board and level and per dimension.
 func (d *summaryDelta) run(r store.Run, sign int) {
@@ -56,93 +51,150 @@ func (d *summaryDelta) verdict(v store.ClaimVerdict, board, level string, sign i
 	d.tallies[tallyKey{v.Paper, v.ClaimID, level, board, v.ClassStatus, v.Verdict}] += sign
 }
 
-// apply writes the delta in tx: one upsert per changed counter, in key order (so two
-// transactions never take the same rows in opposite orders), and deletes the counters it
-// brought to zero. Each upsert adds to the stored value, so concurrent publishers never
-// overwrite each other's counts; on PostgreSQL a lost serialisation race retries the whole
-// transaction.
+// apply appends the delta's non-zero changes in tx, one multi-row INSERT per table. It reads
+// no counter, so two transactions applying deltas never conflict over one.
 func (d *summaryDelta) apply(ctx context.Context, tx *Tx) error {
-	tk := sortedKeys(d.tallies, func(a, b tallyKey) int {
-		return cmp.Or(strings.Compare(a.paper, b.paper), strings.Compare(a.claim, b.claim), strings.Compare(a.level, b.level),
-			strings.Compare(a.board, b.board), strings.Compare(a.classStatus, b.classStatus), strings.Compare(a.verdict, b.verdict))
-	})
-	for _, k := range tk {
-		n := d.tallies[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, shard, n) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (paper, claim_id, level, board_class, class_status, verdict, shard) DO UPDATE SET n = claim_tallies.n + excluded.n`,
-			k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, d.shard, n); err != nil {
-			return fmt.Errorf("count claim verdict %s/%s: %w", k.paper, k.claim, err)
-		}
-		if n < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM claim_tallies WHERE paper = ? AND claim_id = ? AND level = ? AND board_class = ? AND class_status = ? AND verdict = ? AND shard = ? AND n <= 0`,
-				k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, d.shard); err != nil {
-				return fmt.Errorf("drop claim tally %s/%s: %w", k.paper, k.claim, err)
-			}
+	var tallies, boards, counts [][]any
+	for k, n := range d.tallies {
+		if n != 0 {
+			tallies = append(tallies, []any{k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, n})
 		}
 	}
-	bk := sortedKeys(d.boards, func(a, b boardKey) int {
-		return cmp.Or(strings.Compare(a.board, b.board), strings.Compare(a.level, b.level))
-	})
-	for _, k := range bk {
-		n := d.boards[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO board_counts (board_class, level, shard, n) VALUES (?, ?, ?, ?)
-			ON CONFLICT (board_class, level, shard) DO UPDATE SET n = board_counts.n + excluded.n`, k.board, k.level, d.shard, n); err != nil {
-			return fmt.Errorf("count runs of board %s: %w", k.board, err)
-		}
-		if n < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE board_class = ? AND level = ? AND shard = ? AND n <= 0`, k.board, k.level, d.shard); err != nil {
-				return fmt.Errorf("drop board count %s: %w", k.board, err)
-			}
+	for k, n := range d.boards {
+		if n != 0 {
+			boards = append(boards, []any{k.board, k.level, n})
 		}
 	}
-	ck := sortedKeys(d.counts, func(a, b countKey) int {
-		return cmp.Or(strings.Compare(a.dimension, b.dimension), strings.Compare(a.key, b.key))
-	})
-	for _, k := range ck {
-		n := d.counts[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (dimension, key, shard, n) VALUES (?, ?, ?, ?)
-			ON CONFLICT (dimension, key, shard) DO UPDATE SET n = run_counts.n + excluded.n`, k.dimension, k.key, d.shard, n); err != nil {
-			return fmt.Errorf("count runs of %s %s: %w", k.dimension, k.key, err)
+	for k, n := range d.counts {
+		if n != 0 {
+			counts = append(counts, []any{k.dimension, k.key, n})
 		}
-		if n < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM run_counts WHERE dimension = ? AND key = ? AND shard = ? AND n <= 0`, k.dimension, k.key, d.shard); err != nil {
-				return fmt.Errorf("drop run count %s %s: %w", k.dimension, k.key, err)
-			}
+	}
+	for _, t := range []struct {
+		table summaryTable
+		rows  [][]any
+	}{{summaryTables[0], tallies}, {summaryTables[1], boards}, {summaryTables[2], counts}} {
+		if err := insertRows(ctx, tx, t.table, t.rows); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// sortedKeys returns m's keys with a non-zero value, sorted by cmp.
-func sortedKeys[K comparable](m map[K]int, cmp func(a, b K) int) []K {
-	out := make([]K, 0, len(m))
-	for k, n := range m {
-		if n != 0 {
-			out = append(out, k)
-		}
-	}
-	slices.SortFunc(out, cmp)
-	return out
+// summaryTable is one counter table: its key columns, then n.
+type summaryTable struct {
+	name string
+	keys []string
 }
 
-// rebuildSummaries is the SQL that recomputes the counters from the runs and their verdicts
-// (the migrations fill them the same way); {shard} stands for the expression of a run's
-// shard, r.id % CounterShards.
+var summaryTables = []summaryTable{
+	{"claim_tallies", []string{"paper", "claim_id", "level", "board_class", "class_status", "verdict"}},
+	{"board_counts", []string{"board_class", "level"}},
+	{"run_counts", []string{"dimension", "key"}},
+}
+
+// insertRows appends rows (key values, then n) to a counter table, 100 rows a statement.
+func insertRows(ctx context.Context, tx *Tx, t summaryTable, rows [][]any) error {
+	cols := strings.Join(t.keys, ", ") + ", n"
+	tuple := "(" + placeholders(len(t.keys)+1) + ")"
+	for len(rows) > 0 {
+		batch := rows[:min(len(rows), 100)]
+		rows = rows[len(batch):]
+		var args []any
+		for _, r := range batch {
+			args = append(args, r...)
+		}
+		q := `INSERT INTO ` + t.name + ` (` + cols + `) VALUES ` + strings.TrimSuffix(strings.Repeat(tuple+", ", len(batch)), ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("count in %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// CompactSummaries folds each counter's rows into one, dropping counters that sum to zero,
+// in one transaction, and returns how many rows it removed. The periodic summary job runs
+// it; readers are right before and after. Rows appended by transactions that commit
+// meanwhile are not in its snapshot, so it neither deletes nor counts them (on SQLite no
+// writer runs meanwhile).
+func (s *DB) CompactSummaries(ctx context.Context) (int, error) {
+	removed := 0
+	err := s.tx(ctx, func(tx *Tx) error {
+		removed = 0
+		for _, t := range summaryTables {
+			keys := strings.Join(t.keys, ", ")
+			var rows int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+t.name).Scan(&rows); err != nil {
+				return err
+			}
+			q, err := tx.QueryContext(ctx, `SELECT `+keys+`, SUM(n) FROM `+t.name+` GROUP BY `+keys)
+			if err != nil {
+				return err
+			}
+			var sums [][]any
+			zero := false
+			for q.Next() {
+				vals := make([]string, len(t.keys))
+				dest := make([]any, len(t.keys)+1)
+				for i := range vals {
+					dest[i] = &vals[i]
+				}
+				var n int
+				dest[len(vals)] = &n
+				if err := q.Scan(dest...); err != nil {
+					q.Close()
+					return err
+				}
+				if n == 0 {
+					zero = true
+					continue
+				}
+				row := make([]any, 0, len(vals)+1)
+				for _, v := range vals {
+					row = append(row, v)
+				}
+				sums = append(sums, append(row, n))
+			}
+			q.Close()
+			if err := q.Err(); err != nil {
+				return err
+			}
+			if rows == len(sums) && !zero {
+				continue // one row per counter already
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t.name); err != nil {
+				return err
+			}
+			if err := insertRows(ctx, tx, t, sums); err != nil {
+				return err
+			}
+			removed += rows - len(sums)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("compact summaries: %w", err)
+	}
+	return removed, nil
+}
+
+// rebuildSummaries is the SQL that recomputes the counters from the runs and their verdicts,
+// one row per counter (migration 0015 fills them the same way).
 var rebuildSummaries = []string{
 	`DELETE FROM claim_tallies`,
 	`DELETE FROM board_counts`,
 	`DELETE FROM run_counts`,
-	`INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, shard, n)
-		SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, {shard}, COUNT(*)
+	`INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, n)
+		SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
-		GROUP BY v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, {shard}`,
-	`INSERT INTO board_counts (board_class, level, shard, n) SELECT r.board_class, r.level, {shard}, COUNT(*) FROM runs r GROUP BY r.board_class, r.level, {shard}`,
-	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'paper', r.paper, {shard}, COUNT(*) FROM runs r GROUP BY r.paper, {shard}`,
-	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'experiment', r.experiment, {shard}, COUNT(*) FROM runs r GROUP BY r.experiment, {shard}`,
-	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'kind', r.kind, {shard}, COUNT(*) FROM runs r GROUP BY r.kind, {shard}`,
-	`INSERT INTO run_counts (dimension, key, shard, n) SELECT 'method', r.method, {shard}, COUNT(*) FROM runs r GROUP BY r.method, {shard}`,
-	`INSERT INTO run_counts (dimension, key, shard, n)
-		SELECT 'runner', CAST(r.runner_id AS TEXT), {shard}, COUNT(*) FROM runs r WHERE r.runner_id IS NOT NULL GROUP BY r.runner_id, {shard}`,
+		GROUP BY v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict`,
+	`INSERT INTO board_counts (board_class, level, n) SELECT board_class, level, COUNT(*) FROM runs GROUP BY board_class, level`,
+	`INSERT INTO run_counts (dimension, key, n) SELECT 'paper', paper, COUNT(*) FROM runs GROUP BY paper`,
+	`INSERT INTO run_counts (dimension, key, n) SELECT 'experiment', experiment, COUNT(*) FROM runs GROUP BY experiment`,
+	`INSERT INTO run_counts (dimension, key, n) SELECT 'kind', kind, COUNT(*) FROM runs GROUP BY kind`,
+	`INSERT INTO run_counts (dimension, key, n) SELECT 'method', method, COUNT(*) FROM runs GROUP BY method`,
+	`INSERT INTO run_counts (dimension, key, n)
+		SELECT 'runner', CAST(runner_id AS TEXT), COUNT(*) FROM runs WHERE runner_id IS NOT NULL GROUP BY runner_id`,
 }
 
 // RebuildSummaries recomputes the claim tallies and run counts from the stored runs and
@@ -150,9 +202,8 @@ var rebuildSummaries = []string{
 // scans every run: pages never call it.
 func (s *DB) RebuildSummaries(ctx context.Context) error {
 	err := s.tx(ctx, func(tx *Tx) error {
-		shard := "(r.id % " + strconv.FormatInt(s.shards(), 10) + ")" // a constant of the dialect, never input
 		for _, q := range rebuildSummaries {
-			if _, err := tx.ExecContext(ctx, strings.ReplaceAll(q, "{shard}", shard)); err != nil {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return err
 			}
 		}
@@ -165,9 +216,9 @@ func (s *DB) RebuildSummaries(ctx context.Context) error {
 }
 
 // BoardCounts returns the runs per board class (and the lowest assurance level among them),
-// from the maintained counts: a row per board class, level and shard.
+// from the maintained counts: the rows of each board class and level.
 func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level, SUM(n) FROM board_counts GROUP BY board_class, level ORDER BY board_class, level`)
+	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level, SUM(n) FROM board_counts GROUP BY board_class, level HAVING SUM(n) <> 0 ORDER BY board_class, level`)
 	if err != nil {
 		return nil, fmt.Errorf("count runs per board: %w", err)
 	}
@@ -191,7 +242,7 @@ func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
 
 // BoardLevels lists the (level, board class) pairs that have runs, from the maintained counts.
 func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM board_counts`)
+	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level FROM board_counts GROUP BY board_class, level HAVING SUM(n) <> 0`)
 	if err != nil {
 		return nil, fmt.Errorf("board levels: %w", err)
 	}
@@ -216,9 +267,9 @@ func (s *DB) RunCounts(ctx context.Context) (map[string]int, error) {
 }
 
 // CountsBy returns the runs per value of one dimension (store.CountPaper, CountExperiment,
-// CountKind, CountMethod, CountRunner), from the maintained counts: a row per value and shard.
+// CountKind, CountMethod, CountRunner), from the maintained counts: the rows of each value.
 func (s *DB) CountsBy(ctx context.Context, dimension string) (map[string]int, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT key, SUM(n) FROM run_counts WHERE dimension = ? GROUP BY dimension, key`, dimension)
+	rows, err := s.read.QueryContext(ctx, `SELECT key, SUM(n) FROM run_counts WHERE dimension = ? GROUP BY dimension, key HAVING SUM(n) <> 0`, dimension)
 	if err != nil {
 		return nil, fmt.Errorf("count runs per %s: %w", dimension, err)
 	}
@@ -236,7 +287,7 @@ func (s *DB) CountsBy(ctx context.Context, dimension string) (map[string]int, er
 }
 
 // RunCount returns the number of runs with one value of a dimension (0 for none), from the
-// maintained counts: a row per shard.
+// maintained counts: the rows of that value.
 func (s *DB) RunCount(ctx context.Context, dimension, key string) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM run_counts WHERE dimension = ? AND key = ?`, dimension, key).Scan(&n)
@@ -249,10 +300,11 @@ func (s *DB) RunCount(ctx context.Context, dimension, key string) (int, error) {
 // ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
 // how many runs gave each verdict; verdicts from different boards or levels are never summed.
 // Rows come ordered by claim, level, board class and class status, from the maintained
-// tallies (a range of their primary key, a row per shard, however many runs there are).
+// tallies: a range of claim_tallies_key, one row per tally plus those appended since the last
+// compaction, however many runs there are.
 func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, board_class, level, class_status, verdict, SUM(n) FROM claim_tallies
-		WHERE paper = ? GROUP BY paper, claim_id, level, board_class, class_status, verdict
+		WHERE paper = ? GROUP BY paper, claim_id, level, board_class, class_status, verdict HAVING SUM(n) <> 0
 		ORDER BY paper, claim_id, level, board_class, class_status, verdict`, paper)
 	if err != nil {
 		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)

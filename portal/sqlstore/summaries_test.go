@@ -109,7 +109,7 @@ func randomPublication(rng *rand.Rand, runners []int64, bundle string) store.Pub
 		StartedAt: now, FinishedAt: now, Environment: "{}", Report: "{}", Checks: "[]"}, Claims: randomClaims(rng, paper)}
 }
 
-// summaries is every maintained counter, as the tables hold them.
+// summaries is every maintained counter: the sum of its rows.
 type summaries struct {
 	Tallies, Boards, Counts []string
 }
@@ -121,9 +121,10 @@ func readSummaries(t *testing.T, st summaryStore) summaries {
 		dst   *[]string
 		query string
 	}{
-		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '#' || CAST(shard AS TEXT) || '=' || CAST(n AS TEXT) FROM claim_tallies ORDER BY 1`},
-		{&s.Boards, `SELECT board_class || '|' || level || '#' || CAST(shard AS TEXT) || '=' || CAST(n AS TEXT) FROM board_counts ORDER BY 1`},
-		{&s.Counts, `SELECT dimension || '|' || key || '#' || CAST(shard AS TEXT) || '=' || CAST(n AS TEXT) FROM run_counts ORDER BY 1`},
+		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '=' || CAST(SUM(n) AS TEXT)
+			FROM claim_tallies GROUP BY paper, claim_id, level, board_class, class_status, verdict HAVING SUM(n) <> 0 ORDER BY 1`},
+		{&s.Boards, `SELECT board_class || '|' || level || '=' || CAST(SUM(n) AS TEXT) FROM board_counts GROUP BY board_class, level HAVING SUM(n) <> 0 ORDER BY 1`},
+		{&s.Counts, `SELECT dimension || '|' || key || '=' || CAST(SUM(n) AS TEXT) FROM run_counts GROUP BY dimension, key HAVING SUM(n) <> 0 ORDER BY 1`},
 	} {
 		rows, err := st.Read().QueryContext(context.Background(), q.query)
 		if err != nil {
@@ -178,6 +179,17 @@ func checkAgainstRebuild(t *testing.T, st summaryStore, wantRuns int) {
 	if total != wantRuns {
 		t.Errorf("run counts per paper sum to %d, %d runs were published", total, wantRuns)
 	}
+	removed, err := st.CompactSummaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compacted := readSummaries(t, st)
+	if !reflect.DeepEqual(maintained, compacted) {
+		t.Errorf("compaction changed the summaries:\n    before %v\ncompacted %v", maintained, compacted)
+	}
+	if n := summaryRows(t, st); n != len(compacted.Tallies)+len(compacted.Boards)+len(compacted.Counts) {
+		t.Errorf("%d counter rows after compaction (%d removed), %d counters", n, removed, len(compacted.Tallies)+len(compacted.Boards)+len(compacted.Counts))
+	}
 	if err := st.RebuildSummaries(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +200,20 @@ func checkAgainstRebuild(t *testing.T, st summaryStore, wantRuns int) {
 	if len(rebuilt.Tallies) == 0 || len(rebuilt.Boards) == 0 || len(rebuilt.Counts) == 0 {
 		t.Errorf("nothing to compare: %+v", rebuilt)
 	}
+}
+
+// summaryRows counts the rows of the counter tables.
+func summaryRows(t *testing.T, st summaryStore) int {
+	t.Helper()
+	total := 0
+	for _, table := range []string{"claim_tallies", "board_counts", "run_counts"} {
+		var n int
+		if err := st.Read().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
 }
 
 // oracleTallies is ClaimTallies as it was computed before the counters: over every verdict.
@@ -292,9 +318,9 @@ func TestSummariesMatchRebuild(t *testing.T) {
 	}
 }
 
-// TestSummariesUnderConcurrentPublishers: many goroutines publish (and rebuild) at once;
-// no increment is lost, on either engine (on PostgreSQL the serialisable transaction that
-// loses a race on a counter runs again).
+// TestSummariesUnderConcurrentPublishers: many goroutines publish (and rebuild) at once
+// while another compacts the counters; no increment is lost and none counted twice, on
+// either engine.
 func TestSummariesUnderConcurrentPublishers(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
@@ -303,7 +329,28 @@ func TestSummariesUnderConcurrentPublishers(t *testing.T) {
 			runners := addRunners(t, st, 3)
 			const workers, each = 16, 12
 			var wg sync.WaitGroup
-			errs := make(chan error, workers*each)
+			errs := make(chan error, workers*each+1000)
+			// A compactor folds the counters while the publishers append to them, as the
+			// summary job of every portal process does.
+			stop := make(chan struct{})
+			compacted := make(chan int)
+			go func() {
+				n := 0
+				defer func() { compacted <- n }()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, err := st.CompactSummaries(ctx); err != nil {
+						errs <- fmt.Errorf("compaction: %w", err)
+						return
+					}
+					n++
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
 			for w := range workers {
 				wg.Add(1)
 				go func() {
@@ -328,6 +375,10 @@ func TestSummariesUnderConcurrentPublishers(t *testing.T) {
 				}()
 			}
 			wg.Wait()
+			close(stop)
+			if n := <-compacted; n < 2 {
+				t.Errorf("the compactor ran %d times beside the publishers", n)
+			}
 			close(errs)
 			for err := range errs {
 				t.Error(err)

@@ -58,6 +58,7 @@ type Store interface {
 	ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, error)
 	ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error)
 	Cosignatures(ctx context.Context, size int64) ([]string, error)
+	CompactSummaries(ctx context.Context) (int, error)
 	CountCells(ctx context.Context) (int, error)
 	CountsBy(ctx context.Context, dimension string) (map[string]int, error)
 	CreateEnrolToken(ctx context.Context, label, tokenHash string, by int64, opt EnrolTokenOptions) (int64, error)
