@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -195,5 +194,3 @@ func isDuplicate(err error) (*store.DuplicateBundleError, bool) {
 	var d *store.DuplicateBundleError
 	return d, errors.As(err, &d)
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
