@@ -67,6 +67,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Integrate", testIntegrate},
 		{"Witnesses", testWitnesses},
 		{"ConcurrentLeases", testConcurrentLeases},
+		{"RacePublish", testRacePublish},
+		{"RaceEnrolToken", testRaceEnrolToken},
+		{"RaceChallenge", testRaceChallenge},
+		{"RaceAppendLog", testRaceAppendLog},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
