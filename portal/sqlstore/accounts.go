@@ -216,7 +216,7 @@ func (s *DB) SubmitterKeyByFingerprint(ctx context.Context, fp string) (store.Su
 // SubmitterKeys lists a user's registered keys (all users' when userID is 0).
 func (s *DB) SubmitterKeys(ctx context.Context, userID int64) ([]store.SubmitterKey, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id
-		WHERE ? = 0 OR k.user_id = ? ORDER BY k.id`, userID, userID)
+		WHERE CAST(? AS BIGINT) = 0 OR k.user_id = ? ORDER BY k.id`, userID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}

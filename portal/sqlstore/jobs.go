@@ -150,7 +150,7 @@ func (s *DB) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly
 		WHERE id = (SELECT id FROM jobs WHERE state = 'queued'
 			AND (`+inList("board_class", len(classes))+` OR (firmware_digest <> '' AND `+inList("board_class", len(firmwareOnly))+`))
 			AND (method <> ? OR `+inList("board_class", len(opensslClasses))+`)
-			ORDER BY id LIMIT 1 `+s.d.LeaseLock+`)
+			ORDER BY id LIMIT 1 `+s.d.LeaseLock+`) AND state = 'queued'
 		RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return store.Job{}, notFound(err, "no job")

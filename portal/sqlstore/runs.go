@@ -231,7 +231,7 @@ func (s *DB) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
 func (s *DB) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]store.ClaimVerdict, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin, v.class_status
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
-		WHERE (? = '' OR v.paper = ?) AND (? = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
+		WHERE (? = '' OR v.paper = ?) AND (CAST(? AS BIGINT) = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
 	if err != nil {
 		return nil, fmt.Errorf("claim verdicts: %w", err)
 	}
@@ -257,7 +257,7 @@ func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string)
 		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, method, class_status, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
-		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok'
+		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL
 		GROUP BY unit, level, method, class_status, board_class, origin`, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
@@ -278,7 +278,7 @@ func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string)
 	for i := range out {
 		st := &out[i]
 		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
-			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
+			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
 			ORDER BY median LIMIT ? OFFSET ?`, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
 		if err != nil {
 			return nil, fmt.Errorf("leaderboard %s %s median: %w", algorithm, operation, err)
