@@ -208,7 +208,7 @@ func Demo(ctx context.Context, cfg Config, progress io.Writer) (rep *Report, err
 	// Queue through the live replicas in turn while the runners lease; the kill waits for
 	// the posts in flight (a post cut off by the kill would leave it unknown whether its job
 	// was queued).
-	rep = &Report{Queued: make([]int, replicas)}
+	rep = &Report{Queued: make([]int, replicas), Dir: dir, Kept: cfg.Keep}
 	setup := time.Since(start)
 	queueStart := time.Now()
 	var gate sync.RWMutex
@@ -257,8 +257,9 @@ func Demo(ctx context.Context, cfg Config, progress io.Writer) (rep *Report, err
 		err    error
 	}
 	witnessc := make(chan witnessKeys, 1)
+	var witnessRestarts atomic.Int32
 	go func() {
-		ed, ml, err := startWitness(ctx, ps, admin, bin, public, logKey[1], filepath.Join(dir, "witness"))
+		ed, ml, err := startWitness(ctx, ps, admin, bin, public, logKey[1], filepath.Join(dir, "witness"), &witnessRestarts)
 		if err == nil {
 			say("the log has a checkpoint: witness %s registered (ed25519 and ML-DSA-44 keys, proof of possession) and cosigning every second", witnessName)
 		}
@@ -300,7 +301,9 @@ func Demo(ctx context.Context, cfg Config, progress io.Writer) (rep *Report, err
 	rep.Setup = setup
 	if waitErr == nil {
 		say("every job is terminal; waiting for the log to integrate every run and the witness to cosign it")
-		waitErr = waitLog(ctx, db, public, rep)
+		if waitErr = waitLog(ctx, db, public, rep); waitErr != nil {
+			waitErr = fmt.Errorf("%w; the witness's output:\n%s", waitErr, witnessOutput(logs))
+		}
 	}
 	// What the database holds is counted even after a timeout: then lost says what is missing.
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -312,14 +315,12 @@ func Demo(ctx context.Context, cfg Config, progress io.Writer) (rep *Report, err
 	}
 	qmu.Unlock()
 	rep.Served = bal.Served()
+	rep.WitnessRestarts = int(witnessRestarts.Load())
 	if waitErr != nil {
 		return rep, waitErr
 	}
 	if err := rep.verify(sctx, db, bin, public, logKey[1], wk.ed, wk.ml, dir, runnerDirs); err != nil {
 		return rep, err
-	}
-	if cfg.Keep {
-		rep.Dir = dir
 	}
 	return rep, nil
 }
@@ -327,7 +328,7 @@ func Demo(ctx context.Context, cfg Config, progress io.Writer) (rep *Report, err
 // startWitness registers a witness's keys with the proof of possession `pqrepro witness
 // --register` prints (which needs the log's first checkpoint: it waits for one), then starts
 // the witness's loop. It returns the witness's two verifier keys.
-func startWitness(ctx context.Context, ps *procs, admin *browser, bin, public, logKey, dir string) (string, string, error) {
+func startWitness(ctx context.Context, ps *procs, admin *browser, bin, public, logKey, dir string, witnessRestarts *atomic.Int32) (string, string, error) {
 	err := waitFor(ctx, "the log's first checkpoint", 5*time.Minute, func() (bool, error) {
 		_, err := download(ctx, public, "/log/checkpoint")
 		return err == nil, nil
@@ -348,9 +349,27 @@ func startWitness(ctx context.Context, ps *procs, admin *browser, bin, public, l
 	if err := admin.registerWitness(ctx, string(ed[1]), string(ml[1]), proof, 1); err != nil {
 		return "", "", err
 	}
-	if _, err := ps.start("witness", nil, bin, "witness", "--log", public, "--key", dir, "--log-key", logKey, "--interval", "1s"); err != nil {
+	// `pqrepro witness` exits on any failed fetch or submission (an answer cut off by the
+	// replica's kill is one), so it runs under a supervisor that restarts it, as a service
+	// manager would; its state file keeps the last checkpoint it cosigned across restarts.
+	first, err := ps.start("witness", nil, bin, "witness", "--log", public, "--key", dir, "--log-key", logKey, "--interval", "1s")
+	if err != nil {
 		return "", "", err
 	}
+	go func() {
+		for p := first; ; {
+			<-p.done
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(time.Second)
+			restarts := witnessRestarts.Add(1)
+			var err error
+			if p, err = ps.start(fmt.Sprintf("witness-restart-%d", restarts), nil, bin, "witness", "--log", public, "--key", dir, "--log-key", logKey, "--interval", "1s"); err != nil {
+				return
+			}
+		}
+	}()
 	return string(ed[1]), string(ml[1]), nil
 }
 
@@ -452,6 +471,17 @@ func (r *Report) verify(ctx context.Context, db *sql.DB, bin, public, logKey, ed
 	r.VerifyOutput = strings.ReplaceAll(strings.TrimSpace(string(out)), dir+"/", "")
 	r.VerifyOK = err == nil && strings.Contains(r.VerifyOutput, "cosigned by pinned witnesses: "+witnessName) && strings.Contains(r.VerifyOutput, "VERIFIED")
 	return nil
+}
+
+// witnessOutput is the last lines each witness process wrote.
+func witnessOutput(logs string) string {
+	files, _ := filepath.Glob(filepath.Join(logs, "witness*.log"))
+	var out []string
+	for _, f := range files {
+		p := &proc{name: filepath.Base(f), log: f}
+		out = append(out, p.name+":"+p.tail())
+	}
+	return strings.Join(out, "\n")
 }
 
 func randomHex(n int) string {

@@ -61,13 +61,22 @@ func (p *proc) tail() string {
 // procs starts and stops the demonstration's processes. Each runs in its own process group,
 // so a Ctrl-C at the terminal reaches only the demonstration, which then stops them in order.
 type procs struct {
-	logs string
-	mu   sync.Mutex
-	list []*proc
+	logs     string
+	mu       sync.Mutex
+	list     []*proc
+	stopping bool
 }
+
+// errStopping is start's error once stopAll has begun.
+var errStopping = errors.New("the demonstration is stopping")
 
 // start runs bin with args and env added to the environment, its output in logs/name.log.
 func (ps *procs) start(name string, env []string, bin string, args ...string) (*proc, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.stopping {
+		return nil, errStopping
+	}
 	f, err := os.Create(filepath.Join(ps.logs, name+".log"))
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -82,9 +91,7 @@ func (ps *procs) start(name string, env []string, bin string, args ...string) (*
 	}
 	p := &proc{name: name, cmd: cmd, log: f.Name(), done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	ps.mu.Lock()
 	ps.list = append(ps.list, p)
-	ps.mu.Unlock()
 	return p, nil
 }
 
@@ -92,6 +99,7 @@ func (ps *procs) start(name string, env []string, bin string, args ...string) (*
 // SIGKILLs those that have not stopped within five seconds.
 func (ps *procs) stopAll() {
 	ps.mu.Lock()
+	ps.stopping = true
 	list := append([]*proc(nil), ps.list...)
 	ps.mu.Unlock()
 	for i := len(list) - 1; i >= 0; i-- {

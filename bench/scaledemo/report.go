@@ -40,6 +40,8 @@ type Report struct {
 	// signature lines kept (two per size: Ed25519 and ML-DSA-44); CheckpointWitnessSigs the
 	// witness's lines on the final checkpoint.
 	CosignedSizes, Cosignatures, CheckpointWitnessSigs int
+	// WitnessRestarts counts the witness's restarts by the demonstration's supervisor.
+	WitnessRestarts int
 	// Killed says what was SIGKILLed, and KilledAt after how many publications.
 	Killed   string
 	KilledAt int
@@ -49,8 +51,9 @@ type Report struct {
 	VerifyRun    int64
 	VerifyOutput string
 	VerifyOK     bool
-	// Dir is the kept folder (-keep).
-	Dir string
+	// Dir is the demonstration's temporary folder, removed at its end unless Kept (-keep).
+	Dir  string
+	Kept bool
 }
 
 // count fills the figures from the database; ids are the jobs the client queued.
@@ -158,8 +161,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "runs: %d; log entries: %d (of no published run: %d); log size (checkpoint cosigned by the witness): %d\n",
 		r.Runs, r.LogEntries, r.LogOrphans, r.LogSize)
-	fmt.Fprintf(w, "witness cosignatures: %d checkpoints cosigned, %d signature lines kept; %d on the final checkpoint\n",
-		r.CosignedSizes, r.Cosignatures, r.CheckpointWitnessSigs)
+	fmt.Fprintf(w, "witness cosignatures: %d checkpoints cosigned, %d signature lines kept; %d on the final checkpoint (witness restarted %d times)\n",
+		r.CosignedSizes, r.Cosignatures, r.CheckpointWitnessSigs, r.WitnessRestarts)
 	fmt.Fprintf(w, "balancer answers per replica: %s\n", joinInts64(r.Served))
 	if r.VerifyRun != 0 {
 		verdict := "FAILED"
@@ -171,7 +174,7 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
-	if r.Dir != "" {
+	if r.Kept {
 		fmt.Fprintf(w, "kept: %s\n", r.Dir)
 	}
 }
