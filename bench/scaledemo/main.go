@@ -24,12 +24,16 @@
 //     table in the shared database, so a sign-in on one replica holds on every other.
 //   - CSRF: Echo's double-submit cookie: the form's token must equal the pqrepro_csrf cookie's,
 //     and no replica keeps any state for it, so a form from one replica posts to another.
-//   - Enrolment challenges: rows of pop_challenges in the shared database; the enrolment
-//     marks its challenge used in the same transaction that enrols, so a challenge is spent
-//     once whichever replica the challenge and the enrolment reach.
+//   - Enrolment challenges: rows of pop_challenges in the shared database, issued by one
+//     replica and spent by whichever the enrolment reaches, with one conditional UPDATE
+//     (used_at IS NULL and not expired) that commits before the enrolment is looked at: of
+//     two replicas racing with one challenge exactly one changes the row.
 //   - Rate limits: when the store is shared, each budget's token bucket is a row of
-//     rate_buckets in the database, taken under the transaction, so a client has one budget
-//     however the balancer spreads its requests.
+//     rate_buckets, refilled and taken in one transaction holding the row, so a client has
+//     one budget however the balancer spreads its requests (a replica whose database
+//     fails counts in its own memory meanwhile).
+//   - The flash message after a form (and a token shown once) travels in a cookie: no
+//     replica state either.
 //   - Long polls: queuing a job raises pg_notify in the queuing transaction; every replica
 //     LISTENs and wakes its own waiting lease requests, so a runner waiting on one replica
 //     gets a job queued through another at once.

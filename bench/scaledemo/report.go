@@ -45,6 +45,8 @@ type Report struct {
 	// Killed says what was SIGKILLed, and KilledAt after how many publications.
 	Killed   string
 	KilledAt int
+	// PerRunner is the runs each runner published, by runner name.
+	PerRunner []string
 	// Served is the balancer's answers per replica.
 	Served []int64
 	// VerifyRun is the run whose bundle was verified; VerifyOutput what `pqrepro verify` said.
@@ -121,7 +123,21 @@ func (r *Report) count(ctx context.Context, db *sql.DB, ids map[int64]bool) erro
 		return fmt.Errorf("count runs and the log: %w", err)
 	}
 	r.Duplicates += orphans
-	return nil
+	per, err := db.QueryContext(ctx, `SELECT u.name, COUNT(*) FROM runs r JOIN runners u ON u.id = r.runner_id GROUP BY u.name ORDER BY u.name`)
+	if err != nil {
+		return fmt.Errorf("count runs per runner: %w", err)
+	}
+	defer per.Close()
+	r.PerRunner = nil
+	for per.Next() {
+		var name string
+		var n int
+		if err := per.Scan(&name, &n); err != nil {
+			return fmt.Errorf("count runs per runner: %w", err)
+		}
+		r.PerRunner = append(r.PerRunner, fmt.Sprintf("%s: %d", name, n))
+	}
+	return per.Err()
 }
 
 // Problems says why the demonstration failed, "" when it held.
@@ -163,6 +179,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Runs, r.LogEntries, r.LogOrphans, r.LogSize)
 	fmt.Fprintf(w, "witness cosignatures: %d checkpoints cosigned, %d signature lines kept; %d on the final checkpoint (witness restarted %d times)\n",
 		r.CosignedSizes, r.Cosignatures, r.CheckpointWitnessSigs, r.WitnessRestarts)
+	fmt.Fprintf(w, "runs per runner: %s\n", strings.Join(r.PerRunner, ", "))
 	fmt.Fprintf(w, "balancer answers per replica: %s\n", joinInts64(r.Served))
 	if r.VerifyRun != 0 {
 		verdict := "FAILED"
