@@ -298,6 +298,7 @@ func Demo(ctx context.Context, cfg Config, progress io.Writer) (rep *Report, err
 		}
 	})
 	rep.Wall = time.Since(queueStart)
+	rep.Interrupted = waitErr != nil
 	rep.Setup = setup
 	if waitErr == nil {
 		say("every job is terminal; waiting for the log to integrate every run and the witness to cosign it")

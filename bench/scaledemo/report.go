@@ -53,13 +53,23 @@ type Report struct {
 	VerifyRun    int64
 	VerifyOutput string
 	VerifyOK     bool
+	// Interrupted: the demonstration was stopped (Ctrl-C) or timed out before the end, so
+	// lost counts the jobs not yet terminal.
+	Interrupted bool
 	// Dir is the demonstration's temporary folder, removed at its end unless Kept (-keep).
 	Dir  string
 	Kept bool
 }
 
-// count fills the figures from the database; ids are the jobs the client queued.
-func (r *Report) count(ctx context.Context, db *sql.DB, ids map[int64]bool) error {
+// count fills the figures from one snapshot of the database (a read-only REPEATABLE READ
+// transaction, so runs published while it counts do not skew one count against another);
+// ids are the jobs the client queued.
+func (r *Report) count(ctx context.Context, sdb *sql.DB, ids map[int64]bool) error {
+	db, err := sdb.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("count: %w", err)
+	}
+	defer db.Rollback()
 	rows, err := db.QueryContext(ctx, `SELECT j.id, j.state, j.attempt, j.error, COALESCE(j.run_id, 0),
 		(SELECT COUNT(*) FROM runs r WHERE r.job_id = j.id),
 		(SELECT COUNT(*) FROM runs r WHERE r.job_id = j.id AND r.id = j.run_id)
@@ -161,6 +171,9 @@ func (r *Report) Problems() string {
 // Print writes the report.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n== scale demonstration: 3 replicas (PostgreSQL + versitygw), 5 runners, 1 witness ==\n")
+	if r.Interrupted {
+		fmt.Fprintf(w, "INTERRUPTED before every job was terminal: the counts below are of an unfinished demonstration (lost counts the jobs still open)\n")
+	}
 	fmt.Fprintf(w, "setup (PostgreSQL, versitygw, build, replicas, enrolment): %v\n", r.Setup.Round(time.Millisecond))
 	fmt.Fprintf(w, "wall time, first job queued to last job terminal:         %v\n", r.Wall.Round(time.Millisecond))
 	fmt.Fprintf(w, "jobs queued:              %d (through replicas 0/1/2: %s)\n", r.Jobs, joinInts(r.Queued))
