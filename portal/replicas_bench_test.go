@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/artifacts"
 	"pqrepro/internal/lb"
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
@@ -31,7 +32,8 @@ const leaseBenchClients = 8
 // 1,000 jobs (untimed, spread over the replicas), then times the clients leasing until the
 // queue is empty (a lease request with no wait answering "no job"); every job must be
 // leased exactly once, or the benchmark fails. Leases last ten minutes, so none expires and
-// comes back during the benchmark. The runner routes' rate limit is off: every client here
+// comes back during the benchmark; after each iteration (untimed) the clients end their
+// leases (reporting the jobs failed), so every iteration starts from the same queue. The runner routes' rate limit is off: every client here
 // shares the address 127.0.0.1, and one budget for all of them would measure the limiter,
 // not the queue.
 func BenchmarkLeaseReplicas(b *testing.B) {
@@ -112,6 +114,7 @@ func benchLeases(b *testing.B, s *site) {
 			queued[queueJob(b, s.replicas[i%len(s.replicas)], m)] = true
 		}
 		seen := make(map[int64]int, leaseBenchJobs)
+		var held []heldLease
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		errs := make(chan error, len(clients))
@@ -132,6 +135,7 @@ func benchLeases(b *testing.B, s *site) {
 					}
 					mu.Lock()
 					seen[l.JobID]++
+					held = append(held, heldLease{c, l.JobID, l.LeaseID})
 					mu.Unlock()
 				}
 			}()
@@ -153,11 +157,50 @@ func benchLeases(b *testing.B, s *site) {
 		}
 		leasing += elapsed
 		leased += len(seen)
+		endLeases(b, held)
 		b.StartTimer()
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(leased)/leasing.Seconds(), "jobs/s")
 	b.ReportMetric(float64(leasing.Nanoseconds())/float64(leased), "ns/lease")
-	b.Logf("%d replicas, b.N %d: %d jobs leased in %v; the balancer's answers per replica (enrolment included): %v",
+	b.Logf("%d replicas, b.N %d: %d jobs leased in %v; the balancer's answers per replica (enrolments and lease endings included): %v",
 		len(s.replicas), b.N, leased, leasing.Round(time.Millisecond), s.lb.Served())
+}
+
+// heldLease is a lease a benchmark client took.
+type heldLease struct {
+	c     *runner.HTTPPortal
+	job   int64
+	lease string
+}
+
+// endLeases ends the leased jobs (as failed, through the clients, 8 at a time), so the next
+// iteration's queue looks like this one's instead of growing a backlog of running jobs.
+func endLeases(b *testing.B, held []heldLease) {
+	b.Helper()
+	ctx := context.Background()
+	work := make(chan heldLease)
+	errs := make(chan error, leaseBenchClients)
+	var wg sync.WaitGroup
+	for range leaseBenchClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range work {
+				if err := h.c.Fail(ctx, h.job, artifacts.FailRequest{LeaseID: h.lease, Reason: "benchmark lease ended"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for _, h := range held {
+		work <- h
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatalf("end a lease: %v", err)
+	}
 }
