@@ -15,7 +15,10 @@
 // re-queued, duplicates and lost (both must be 0), the log's size and the witness's
 // cosignatures, the balancer's answers per replica, and the verdict of `pqrepro verify
 // --log` on a random run's bundle (inclusion, the pinned log key and the pinned witness).
-// It exits 1 when duplicates or lost are not 0 or the verification fails. Every process and
+// It exits 1 when duplicates or lost are not 0, a log entry is of no published run, or the
+// verification fails (2 for bad flags). The pqrepro binary is built once, into the
+// temporary folder; `pqrepro witness`, which exits on a refused cosignature or a failed
+// fetch, runs under a supervisor that restarts it, as a service manager would. Every process and
 // folder is removed on exit, also on Ctrl-C (-keep keeps the folder: data, logs, bundle).
 //
 // What one site needs across replicas, and where it lives:
