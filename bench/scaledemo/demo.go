@@ -350,9 +350,10 @@ func startWitness(ctx context.Context, ps *procs, admin *browser, bin, public, l
 	if err := admin.registerWitness(ctx, string(ed[1]), string(ml[1]), proof, 1); err != nil {
 		return "", "", err
 	}
-	// `pqrepro witness` exits on any failed fetch or submission (an answer cut off by the
-	// replica's kill is one), so it runs under a supervisor that restarts it, as a service
-	// manager would; its state file keeps the last checkpoint it cosigned across restarts.
+	// `pqrepro witness` tries again after a failed fetch or submission (an answer cut off by
+	// the replica's kill is one) and exits only on a fork; it still runs under a supervisor
+	// that would restart it, as a service manager would (its state file keeps the last
+	// checkpoint it cosigned across restarts), and the report counts the restarts.
 	first, err := ps.start("witness", nil, bin, "witness", "--log", public, "--key", dir, "--log-key", logKey, "--interval", "1s")
 	if err != nil {
 		return "", "", err

@@ -17,8 +17,9 @@
 // --log` on a random run's bundle (inclusion, the pinned log key and the pinned witness).
 // It exits 1 when duplicates or lost are not 0, a log entry is of no published run, or the
 // verification fails (2 for bad flags). The pqrepro binary is built once, into the
-// temporary folder; `pqrepro witness`, which exits on a refused cosignature or a failed
-// fetch, runs under a supervisor that restarts it, as a service manager would. Every process and
+// temporary folder; `pqrepro witness`, which tries again after a failed fetch or a refused
+// cosignature and exits only on a fork, runs under a supervisor that would restart it, as a
+// service manager would. Every process and
 // folder is removed on exit, also on Ctrl-C (-keep keeps the folder: data, logs, bundle).
 //
 // What one site needs across replicas, and where it lives:
