@@ -78,8 +78,16 @@ type Home struct {
 	Papers     []PaperCard
 	Runs       []RunRow
 	Jobs       []JobRow
+	// RunsMore and JobsMore link to the filtered lists when a list shows one page of more.
+	RunsMore   []MoreLink
+	JobsMore   []MoreLink
 	Highlights []Highlight
 	Runners    int
+}
+
+// MoreLink leads from a page's bounded list to the rest of it on /runs or /jobs.
+type MoreLink struct {
+	Href, Label string
 }
 
 // ExperimentRow lists an experiment on a paper page.
@@ -165,6 +173,7 @@ type PaperView struct {
 	Figures    []FigureRow
 	Claims     []ClaimView
 	Runs       []RunRow
+	RunsMore   []MoreLink
 	Provenance string
 }
 
@@ -195,6 +204,7 @@ type ExperimentView struct {
 	SignedIn                                         bool
 	Jobs                                             []JobRow
 	Runs                                             []RunRow
+	JobsMore, RunsMore                               []MoreLink
 	// HeatMap is the latest run's matrix of a tls-matrix experiment; nil otherwise.
 	HeatMap *HeatMap
 	// Comparable says, before any run, which of the paper's figures a run on each board
@@ -466,8 +476,9 @@ type BoardsView struct {
 // BoardView is one board class with its runs.
 type BoardView struct {
 	Page
-	Board BoardRow
-	Runs  []RunRow
+	Board    BoardRow
+	Runs     []RunRow
+	RunsMore []MoreLink
 }
 
 // FirmwareRow is a stored firmware build.

@@ -72,24 +72,6 @@ func (s *DB) Job(ctx context.Context, id int64) (store.Job, error) {
 	return j, nil
 }
 
-// Jobs lists recent jobs, of one experiment or all (""), newest first.
-func (s *DB) Jobs(ctx context.Context, experiment string, limit int) ([]store.Job, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE ? = '' OR j.experiment = ? ORDER BY j.id DESC LIMIT ?`, experiment, experiment, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
-}
-
 // RequeueExpired returns jobs whose lease expired to the queue, or fails them after
 // MaxAttempts, and reports how many were re-queued.
 func (s *DB) RequeueExpired(ctx context.Context) (int, error) {

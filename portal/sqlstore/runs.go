@@ -157,27 +157,11 @@ func (s *DB) RunByBundle(ctx context.Context, digest string) (store.Run, error) 
 	return r, nil
 }
 
-// Runs lists runs, newest first, without their large JSON fields.
+// Runs lists the newest runs (f.Limit, 50 when unset, at most store.MaxPage), newest first,
+// without their large JSON fields: the first page of ListRuns for the same filters.
 func (s *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+runCols+runFrom+`
-		WHERE (? = '' OR r.experiment = ?) AND (? = '' OR r.paper = ?) AND (? = '' OR r.board_class = ?)
-		ORDER BY r.id DESC LIMIT ?`, f.Experiment, f.Experiment, f.Paper, f.Paper, f.BoardClass, f.BoardClass, f.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	p, err := s.ListRuns(ctx, store.ListFilter{Experiment: f.Experiment, Paper: f.Paper, BoardClass: f.BoardClass, Limit: f.Limit})
+	return p.Items, err
 }
 
 // Cells returns a run's cells in order.

@@ -77,7 +77,6 @@ type Store interface {
 	Job(ctx context.Context, id int64) (Job, error)
 	JobLog(ctx context.Context, jobID int64, attempt int) (string, error)
 	JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (LogView, error)
-	Jobs(ctx context.Context, experiment string, limit int) ([]Job, error)
 	LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (Job, error)
 	Leaves(ctx context.Context, start, end int64) ([][]byte, error)
 	ListJobs(ctx context.Context, f ListFilter) (ListPage[Job], error)

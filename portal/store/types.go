@@ -345,7 +345,8 @@ type Publication struct {
 	LeaseID  string
 }
 
-// RunFilter selects runs for listings; empty fields match everything.
+// RunFilter selects runs for Runs (the first page of ListRuns); empty fields match
+// everything; Limit is at most MaxPage.
 type RunFilter struct {
 	Experiment, Paper, BoardClass string
 	Limit                         int
