@@ -75,9 +75,9 @@ type Highlight struct {
 // Home is the home page.
 type Home struct {
 	Page
-	Papers     []PaperCard
-	Runs       []RunRow
-	Jobs       []JobRow
+	Papers []PaperCard
+	Runs   []RunRow
+	Jobs   []JobRow
 	// RunsMore and JobsMore link to the filtered lists when a list shows one page of more.
 	RunsMore   []MoreLink
 	JobsMore   []MoreLink

@@ -87,6 +87,19 @@ func buildKeyset(cols []column, timeCol, idCol string, f store.ListFilter, extra
 	return k
 }
 
+// keysetQuery is the index walk of a page of limit rows: ids, times and whether the filters
+// that do not lead hold, newest first. Without such filters every row examined is kept, so
+// the walk stops one row past the page; with them, at ScanCap rows.
+func keysetQuery(table, timeCol, idCol string, k keyset, limit int) (string, []any) {
+	test, walk := "1", limit+1
+	if len(k.test) > 0 {
+		test, walk = "CASE WHEN "+strings.Join(k.test, " AND ")+" THEN 1 ELSE 0 END", store.ScanCap
+	}
+	q := `SELECT ` + idCol + `, ` + timeCol + `, ` + test + ` FROM ` + table + ` WHERE ` + strings.Join(k.where, " AND ") +
+		` ORDER BY ` + timeCol + ` DESC, ` + idCol + ` DESC LIMIT ?`
+	return q, append(append(append([]any{}, k.testParams...), k.params...), walk)
+}
+
 // scanKeys walks the keyset's index (at most ScanCap rows) and returns the ids of the rows
 // whose filters all hold, up to limit, with the page's continuation.
 func (s *DB) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, store.ListPage[struct{}], error) {
@@ -94,13 +107,7 @@ func (s *DB) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyse
 		limit = 50
 	}
 	limit = min(limit, store.MaxPage)
-	test := "1"
-	if len(k.test) > 0 {
-		test = "CASE WHEN " + strings.Join(k.test, " AND ") + " THEN 1 ELSE 0 END"
-	}
-	q := `SELECT ` + idCol + `, ` + timeCol + `, ` + test + ` FROM ` + table + ` WHERE ` + strings.Join(k.where, " AND ") +
-		` ORDER BY ` + timeCol + ` DESC, ` + idCol + ` DESC LIMIT ?`
-	params := append(append(append([]any{}, k.testParams...), k.params...), store.ScanCap)
+	q, params := keysetQuery(table, timeCol, idCol, k, limit)
 	rows, err := s.read.QueryContext(ctx, q, params...)
 	if err != nil {
 		return nil, store.ListPage[struct{}]{}, fmt.Errorf("scan %s: %w", table, err)
@@ -158,21 +165,9 @@ func (s *DB) Explain(ctx context.Context, q string, args ...any) (string, error)
 	return out, nil
 }
 
-// ListRuns returns one page of runs, newest first by (published_at, id), without their large
-// JSON fields. See ListPage for how far a page searches.
-func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[store.Run], error) {
-	var subID int64
-	if f.Submitter != "" {
-		err := s.read.QueryRowContext(ctx, `SELECT id FROM users WHERE lower(name) = lower(?)`, f.Submitter).Scan(&subID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ListPage[store.Run]{}, nil // nobody by that name submitted anything
-		}
-		if err != nil {
-			return store.ListPage[store.Run]{}, fmt.Errorf("list runs: submitter %q: %w", f.Submitter, err)
-		}
-	}
-	cols := runColumns(f)
-	k := buildKeyset(cols, "r.published_at", "r.id", f, func(k *keyset) {
+// runKeyset is ListRuns' index walk for f, with the submitter's user id (0 for none).
+func runKeyset(f store.ListFilter, subID int64) keyset {
+	return buildKeyset(runColumns(f), "r.published_at", "r.id", f, func(k *keyset) {
 		if subID != 0 {
 			if k.lead == "" {
 				k.lead = "submitter"
@@ -189,6 +184,22 @@ func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[s
 			k.testParams = append(k.testParams, f.Algorithm)
 		}
 	})
+}
+
+// ListRuns returns one page of runs, newest first by (published_at, id), without their large
+// JSON fields. See ListPage for how far a page searches.
+func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[store.Run], error) {
+	var subID int64
+	if f.Submitter != "" {
+		err := s.read.QueryRowContext(ctx, `SELECT id FROM users WHERE lower(name) = lower(?)`, f.Submitter).Scan(&subID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ListPage[store.Run]{}, nil // nobody by that name submitted anything
+		}
+		if err != nil {
+			return store.ListPage[store.Run]{}, fmt.Errorf("list runs: submitter %q: %w", f.Submitter, err)
+		}
+	}
+	k := runKeyset(f, subID)
 	ids, p, err := s.scanKeys(ctx, "runs r", "r.published_at", "r.id", k, f.Limit)
 	if err != nil {
 		return store.ListPage[store.Run]{}, fmt.Errorf("list runs: %w", err)
@@ -248,14 +259,26 @@ func (s *DB) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[s
 	return out, rows.Err()
 }
 
-// Facets lists the distinct values of the run filters that have runs.
+// facetCols are the run columns Facets lists, each the first column of an index.
+var facetCols = []string{"paper", "experiment", "board_class", "level", "kind", "method"}
+
+// qDistinct is a loose index scan of a runs column (one of facetCols, never a request's):
+// its distinct values in order, each found by one probe of an index leading with the column
+// (the least value after the last), so the cost grows with the values, not with the runs.
+func qDistinct(col string) string {
+	return `WITH RECURSIVE v (x) AS (SELECT MIN(` + col + `) FROM runs
+		UNION ALL SELECT (SELECT MIN(` + col + `) FROM runs WHERE ` + col + ` > v.x) FROM v WHERE v.x IS NOT NULL)
+		SELECT x FROM v WHERE x IS NOT NULL`
+}
+
+// Facets lists the distinct values of the run filters that have runs, in order.
 func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	var f store.RunFacets
 	for _, q := range []struct {
 		col string
 		dst *[]string
-	}{{"paper", &f.Papers}, {"experiment", &f.Experiments}, {"board_class", &f.Boards}, {"level", &f.Levels}, {"kind", &f.Kinds}, {"method", &f.Methods}} {
-		rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT `+q.col+` FROM runs ORDER BY `+q.col)
+	}{{facetCols[0], &f.Papers}, {facetCols[1], &f.Experiments}, {facetCols[2], &f.Boards}, {facetCols[3], &f.Levels}, {facetCols[4], &f.Kinds}, {facetCols[5], &f.Methods}} {
+		rows, err := s.read.QueryContext(ctx, qDistinct(q.col))
 		if err != nil {
 			return f, fmt.Errorf("run facets %s: %w", q.col, err)
 		}
@@ -275,16 +298,21 @@ func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	return f, nil
 }
 
+const qSchemes = `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
+		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
+		GROUP BY algorithm, operation, unit, method, class_status
+		ORDER BY algorithm, operation, unit, method, class_status`
+
+// qBoardLevels is BoardLevels' query: a scan of the covering index runs_board_level.
+const qBoardLevels = `SELECT DISTINCT board_class, level FROM runs`
+
 // Schemes aggregates every ok cell of one assurance level and board class per algorithm,
 // operation, unit, method and class status. The database does the work, as for Standings:
 // one grouped range scan of the covering index cells_scheme, then per group the median of
 // its runs' medians read at the middle offset of the same index (ordered by median within a
 // group), so a few rows come back however many runs there are.
 func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRow, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
-		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
-		GROUP BY algorithm, operation, unit, method, class_status
-		ORDER BY algorithm, operation, unit, method, class_status`, level, board)
+	rows, err := s.read.QueryContext(ctx, qSchemes, level, board)
 	if err != nil {
 		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
 	}
@@ -333,7 +361,7 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 
 // BoardLevels lists the (level, board class) pairs that have runs.
 func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT board_class, level FROM runs`) // the index runs_board_level
+	rows, err := s.read.QueryContext(ctx, qBoardLevels)
 	if err != nil {
 		return nil, fmt.Errorf("board levels: %w", err)
 	}

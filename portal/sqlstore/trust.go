@@ -122,9 +122,13 @@ func scanEnrolToken(sc interface{ Scan(...any) error }) (store.EnrolToken, error
 	return t, nil
 }
 
+// qEnrolTokens is the page query of EnrolTokens; each token's runners are counted from
+// runners_enrol_token.
+const qEnrolTokens = `SELECT ` + enrolTokenCols + ` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`
+
 // EnrolTokens lists the newest 200 enrolment tokens.
 func (s *DB) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
+	rows, err := s.read.QueryContext(ctx, qEnrolTokens)
 	if err != nil {
 		return nil, fmt.Errorf("list enrolment tokens: %w", err)
 	}

@@ -176,6 +176,17 @@ type NewJob struct {
 // cursor that continues the search where it stopped.
 const ScanCap = 5000
 
+// VerdictsPerClaim is how many of a claim's newest verdicts a paper's page lists (its
+// tallies count them all); MaxClaimsPerPaper bounds the claims read.
+const (
+	VerdictsPerClaim  = 20
+	MaxClaimsPerPaper = 500
+)
+
+// AdminList is how many rows an administrator's list (accounts, runners, keys, enrolment
+// tokens, firmware builds) holds at most, newest first.
+const AdminList = 500
+
 // MaxPage is the largest page a list returns.
 const MaxPage = 500
 
