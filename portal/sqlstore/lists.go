@@ -179,8 +179,10 @@ func runKeyset(f store.ListFilter, subID int64) keyset {
 			}
 		}
 		if f.Algorithm != "" {
-			// Cells of one run are read by their primary key (run_id, idx): a few rows per run.
-			k.test = append(k.test, "EXISTS (SELECT 1 FROM cells c WHERE c.run_id = r.id AND c.algorithm = ?)")
+			// Cells of one run are probed on cells_run_algorithm: a few rows per run. A scalar
+			// subquery, not EXISTS, which PostgreSQL may turn into a hash of every cell of the
+			// algorithm (growing with the cells, not with the page).
+			k.test = append(k.test, "(SELECT 1 FROM cells c WHERE c.run_id = r.id AND c.algorithm = ? LIMIT 1) IS NOT NULL")
 			k.testParams = append(k.testParams, f.Algorithm)
 		}
 	})
@@ -266,9 +268,24 @@ var facetCols = []string{"paper", "experiment", "board_class", "level", "kind", 
 // its distinct values in order, each found by one probe of an index leading with the column
 // (the least value after the last), so the cost grows with the values, not with the runs.
 func qDistinct(col string) string {
-	return `WITH RECURSIVE v (x) AS (SELECT MIN(` + col + `) FROM runs
-		UNION ALL SELECT (SELECT MIN(` + col + `) FROM runs WHERE ` + col + ` > v.x) FROM v WHERE v.x IS NOT NULL)
-		SELECT x FROM v WHERE x IS NOT NULL`
+	return `WITH RECURSIVE vals (x) AS (SELECT MIN(` + col + `) FROM runs
+		UNION ALL SELECT (SELECT MIN(` + col + `) FROM runs WHERE ` + col + ` > vals.x) FROM vals WHERE vals.x IS NOT NULL)
+		SELECT x FROM vals WHERE x IS NOT NULL`
+}
+
+// qDistinct2 is qDistinct for the distinct pairs of two columns of a table (constants, never a
+// request's) on an index leading with (a, b): the values of a by one probe each, then for
+// each the values of b after it, in (a, b) order; keep, when set, is a condition on the
+// pair (x, y) tested once per pair.
+func qDistinct2(table, a, b, keep string) string {
+	if keep == "" {
+		keep = "1 = 1"
+	}
+	return `WITH RECURSIVE firsts (x) AS (SELECT MIN(` + a + `) FROM ` + table + `
+		UNION ALL SELECT (SELECT MIN(` + a + `) FROM ` + table + ` WHERE ` + a + ` > firsts.x) FROM firsts WHERE firsts.x IS NOT NULL),
+	pairs (x, y) AS (SELECT x, (SELECT MIN(` + b + `) FROM ` + table + ` WHERE ` + a + ` = firsts.x) FROM firsts WHERE firsts.x IS NOT NULL
+		UNION ALL SELECT x, (SELECT MIN(` + b + `) FROM ` + table + ` WHERE ` + a + ` = pairs.x AND ` + b + ` > pairs.y) FROM pairs WHERE pairs.y IS NOT NULL)
+	SELECT x, y FROM pairs WHERE y IS NOT NULL AND ` + keep + ` ORDER BY x, y`
 }
 
 // Facets lists the distinct values of the run filters that have runs, in order.
@@ -303,8 +320,8 @@ const qSchemes = `SELECT algorithm, operation, unit, method, class_status, MIN(p
 		GROUP BY algorithm, operation, unit, method, class_status
 		ORDER BY algorithm, operation, unit, method, class_status`
 
-// qBoardLevels is BoardLevels' query: a scan of the covering index runs_board_level.
-const qBoardLevels = `SELECT DISTINCT board_class, level FROM runs`
+// qBoardLevels is BoardLevels' query: a loose scan of runs_board_level.
+var qBoardLevels = qDistinct2("runs", "board_class", "level", "")
 
 // Schemes aggregates every ok cell of one assurance level and board class per algorithm,
 // operation, unit, method and class status. The database does the work, as for Standings:

@@ -284,8 +284,13 @@ const (
 	qStandingMedian = `SELECT median FROM cells
 			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
 			ORDER BY median LIMIT ? OFFSET ?`
-	qMeasuredAlgOps = `SELECT DISTINCT algorithm, operation FROM cells WHERE status = 'ok' ORDER BY algorithm, operation`
 )
+
+// qMeasuredAlgOps is MeasuredAlgOps' query: a loose scan of cells_leaderboard (algorithm,
+// operation, status), one probe per pair and one for its first ok cell (a scalar subquery:
+// PostgreSQL would make an EXISTS a hash of every ok cell).
+var qMeasuredAlgOps = qDistinct2("cells", "algorithm", "operation",
+	"(SELECT 1 FROM cells c WHERE c.algorithm = pairs.x AND c.operation = pairs.y AND c.status = 'ok' LIMIT 1) IS NOT NULL")
 
 // Standings aggregates every successful measurement of an (algorithm, operation) per unit,
 // level, method, class status, board class and origin. The database does the work: one grouped scan of the

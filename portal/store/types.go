@@ -185,7 +185,7 @@ const (
 
 // AdminList is how many rows an administrator's list (accounts, runners, keys, enrolment
 // tokens, firmware builds) holds at most, newest first.
-const AdminList = 500
+const AdminList = 200
 
 // MaxPage is the largest page a list returns.
 const MaxPage = 500

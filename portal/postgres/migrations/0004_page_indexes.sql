@@ -7,4 +7,5 @@ CREATE INDEX runners_last_seen ON runners (last_seen);
 CREATE INDEX runners_enrol_token ON runners (enrol_token);
 CREATE INDEX firmware_list ON firmware (created_at);
 CREATE INDEX firmware_list_board ON firmware (board_class, created_at);
+DROP INDEX firmware_board_class; -- firmware_list_board serves its queries
 CREATE INDEX submitter_keys_user ON submitter_keys (user_id, id);
