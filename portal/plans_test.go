@@ -40,7 +40,7 @@ var pagePlanIndexes = map[string][]string{
 	"run log entry":              {"pk:log_entries"},
 	"leaderboard algorithms":     {"cells_leaderboard|cells_rank"},
 	"leaderboard":                {"cells_rank"},
-	"leaderboard median":         {"cells_rank"},
+	"leaderboard median":         {"cells_rank|cells_scheme"}, // both lead with its equalities, then median
 	"schemes boards":             {"runs_board_level"},
 	"schemes":                    {"cells_scheme"},
 	"runs":                       {"runs_list"},
@@ -65,6 +65,8 @@ var pagePlanIndexes = map[string][]string{
 	"jobs by board":              {"jobs_list_board"},
 	"jobs by state":              {"jobs_list_state"},
 	"jobs by method":             {"jobs_list_method"},
+	"compare report":             {"pk:run_pair_intervals"},
+	"job":                        {"pk:jobs"},
 	"jobs rows":                  {"pk:jobs"},
 	"users":                      {"pk:users"},
 	"enrolment tokens":           {"pk:enrol_tokens", "runners_enrol_token"},
@@ -97,7 +99,7 @@ func digestOf(s string) string {
 // queries with. A filter on a rare value is the case a filter's index exists for (a common
 // one finds its page in the time order anyway). Accounts, runners (each enrolled with a
 // token of its own), submitter keys, enrolment tokens and firmware builds come by the
-// hundred, more than an administrator's list shows.
+// hundred, more than an administrator's list shows; every other run has a stored comparison.
 func seedPlans(t *testing.T, st store.Store, n int) {
 	t.Helper()
 	ctx := context.Background()
@@ -190,8 +192,15 @@ func seedPlans(t *testing.T, st store.Store, n int) {
 			}
 			pub.JobID, pub.RunnerID, pub.LeaseID, pub.Run.RunnerID = jid, rid, lease, rid
 		}
-		if _, err := st.Publish(ctx, pub); err != nil {
+		rid, err := st.Publish(ctx, pub)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			// A comparison someone asked for: the run against the one before.
+			if err := st.SavePairReport(ctx, rid-1, rid, "v1", "{}"); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	// Jobs in progress: a few running, then a few queued (the newest job).

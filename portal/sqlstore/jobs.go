@@ -63,9 +63,12 @@ func scanJob(sc interface{ Scan(...any) error }) (store.Job, error) {
 	return j, nil
 }
 
+// qJob is Job's page query, by the primary key.
+const qJob = `SELECT ` + jobCols + jobFrom + ` WHERE j.id = ?`
+
 // Job returns a job by id.
 func (s *DB) Job(ctx context.Context, id int64) (store.Job, error) {
-	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = ?`, id))
+	j, err := scanJob(s.read.QueryRowContext(ctx, qJob, id))
 	if err != nil {
 		return store.Job{}, notFound(err, "job %d not found", id)
 	}

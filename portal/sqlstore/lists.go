@@ -397,10 +397,13 @@ func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
 	return out, rows.Err()
 }
 
+// qPairReport is PairReport's query (/compare), by the primary key.
+const qPairReport = `SELECT report FROM run_pair_intervals WHERE run_a = ? AND run_b = ? AND code_version = ?`
+
 // PairReport returns the stored report of run b against run a for a code version; ok is
 // false when none is stored.
 func (s *DB) PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error) {
-	err = s.read.QueryRowContext(ctx, `SELECT report FROM run_pair_intervals WHERE run_a = ? AND run_b = ? AND code_version = ?`, a, b, version).Scan(&report)
+	err = s.read.QueryRowContext(ctx, qPairReport, a, b, version).Scan(&report)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

@@ -52,7 +52,8 @@ func (s *DB) planSample(ctx context.Context) (planSample, error) {
 }
 
 // pageQueries lists every query a page or the JSON API runs against the store, by page,
-// except the summaries (RunCounts, BoardCounts, ClaimTallies) and the job log's reads.
+// except the summaries (RunCounts, BoardCounts, ClaimTallies, maintained elsewhere) and the
+// job log's reads (bounded per attempt by store.LogLimits, on job_logs' primary key).
 func (s *DB) pageQueries(p planSample) []pageQuery {
 	now := time.Now()
 	cur := &store.Cursor{At: now.UnixMilli(), ID: p.runID}
@@ -81,12 +82,14 @@ func (s *DB) pageQueries(p planSample) []pageQuery {
 	jobList("experiment jobs", store.ListFilter{Experiment: p.jobExperiment, Limit: 10})
 	out = append(out, pageQuery{"firmware builds", qFirmware, []any{store.AdminList}},
 		pageQuery{"firmware builds of a board", qBoardFirmware, []any{p.firmBoard, store.AdminList}})
-	// A run (and /api/v1/runs/:id): the run, its cells, its verdicts, its signer's revocation.
+	// A run (and /api/v1/runs/:id): the run, its cells, its verdicts, its signer's revocation,
+	// its transparency-log entry; /compare's stored report of a pair.
 	out = append(out, pageQuery{"run", qRun, []any{p.runID}},
 		pageQuery{"run cells", qCells, []any{p.runID}},
 		pageQuery{"run verdicts", qRunVerdicts, []any{p.runID}},
 		pageQuery{"run signer revoked", qSignerRevoked, []any{p.runnerID, p.fp}},
-		pageQuery{"run log entry", qLogEntry, []any{p.runID}})
+		pageQuery{"run log entry", qLogEntry, []any{p.runID}},
+		pageQuery{"compare report", qPairReport, []any{p.runID - 1, p.runID, "v1"}})
 	// The leaderboards (and /api/v1/leaderboards, the home page's highlights).
 	out = append(out, pageQuery{"leaderboard algorithms", qMeasuredAlgOps, nil},
 		pageQuery{"leaderboard", qStandings, []any{p.algorithm, p.operation}},
@@ -116,6 +119,7 @@ func (s *DB) pageQueries(p planSample) []pageQuery {
 	jobList("jobs by board", store.ListFilter{BoardClass: p.board, Limit: 50})
 	jobList("jobs by state", store.ListFilter{State: p.jobState, Limit: 50})
 	jobList("jobs by method", store.ListFilter{Method: p.method, Limit: 50})
+	out = append(out, pageQuery{"job", qJob, []any{1}})
 	out = append(out, pageQuery{"jobs rows", `SELECT ` + jobCols + jobFrom + ` WHERE ` + inList("j.id", 2) + ` ORDER BY j.created_at DESC, j.id DESC`, []any{1, 2}})
 	// The administrator's page and the submit page.
 	out = append(out, pageQuery{"users", qUsers, []any{store.AdminList}},
