@@ -269,6 +269,14 @@ func TestPagePlansUseTheirIndexes(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	st := p.Server.Store()
 	seedPlans(t, st, n)
+	// The administrator's lists hold their newest rows and say they are partial.
+	b := newBrowser(t, p.URL)
+	b.signIn(p.AdminToken)
+	if code, body := b.get("/admin"); code != 200 || !strings.Contains(body, `id="admin-list-note"`) ||
+		strings.Count(body, `action="/admin/users/`) != store.AdminList || !strings.Contains(body, fmt.Sprintf("member-%04d", 8*store.AdminList-1)) {
+		t.Errorf("admin page: %d, note %v, %d account rows (want %d, the newest first)", code, strings.Contains(body, "admin-list-note"),
+			strings.Count(body, `action="/admin/users/`), store.AdminList)
+	}
 	plans, err := st.PagePlans(context.Background())
 	if err != nil {
 		t.Fatal(err)

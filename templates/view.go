@@ -549,6 +549,8 @@ type AdminView struct {
 	Users                  []UserRow
 	Runners                []RunnerRow
 	Keys                   []KeyRow
+	// ListNote says which lists are at their bound and show only their newest rows.
+	ListNote string
 }
 
 // ErrorView is an error page. Message is safe to show.

@@ -123,7 +123,7 @@ func (s *DB) pageQueries(p planSample) []pageQuery {
 	out = append(out, pageQuery{"jobs rows", `SELECT ` + jobCols + jobFrom + ` WHERE ` + inList("j.id", 2) + ` ORDER BY j.created_at DESC, j.id DESC`, []any{1, 2}})
 	// The administrator's page and the submit page.
 	out = append(out, pageQuery{"users", qUsers, []any{store.AdminList}},
-		pageQuery{"enrolment tokens", qEnrolTokens, nil},
+		pageQuery{"enrolment tokens", qEnrolTokens, []any{store.EnrolTokenList}},
 		pageQuery{"submitter keys", qAllKeys, []any{store.AdminList}},
 		pageQuery{"submitter keys of a user", qUserKeys, []any{p.userID, store.AdminList}})
 	return out

@@ -124,11 +124,11 @@ func scanEnrolToken(sc interface{ Scan(...any) error }) (store.EnrolToken, error
 
 // qEnrolTokens is the page query of EnrolTokens; each token's runners are counted from
 // runners_enrol_token.
-const qEnrolTokens = `SELECT ` + enrolTokenCols + ` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`
+const qEnrolTokens = `SELECT ` + enrolTokenCols + ` FROM enrol_tokens t ORDER BY t.id DESC LIMIT ?`
 
-// EnrolTokens lists the newest 200 enrolment tokens.
+// EnrolTokens lists the newest store.EnrolTokenList enrolment tokens.
 func (s *DB) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
-	rows, err := s.read.QueryContext(ctx, qEnrolTokens)
+	rows, err := s.read.QueryContext(ctx, qEnrolTokens, store.EnrolTokenList)
 	if err != nil {
 		return nil, fmt.Errorf("list enrolment tokens: %w", err)
 	}

@@ -187,6 +187,9 @@ const (
 // tokens, firmware builds) holds at most, newest first.
 const AdminList = 200
 
+// EnrolTokenList is how many enrolment tokens the administrator's page lists, newest first.
+const EnrolTokenList = 200
+
 // MaxPage is the largest page a list returns.
 const MaxPage = 500
 
