@@ -68,6 +68,7 @@ var dialect = sqlstore.Dialect{
 	Retry:     retryable,
 	TxOptions: &sql.TxOptions{Isolation: sql.LevelSerializable},
 	Explain:   explain,
+	Analyze:   "VACUUM (ANALYZE)",
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or postgresql://).

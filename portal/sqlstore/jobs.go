@@ -63,31 +63,16 @@ func scanJob(sc interface{ Scan(...any) error }) (store.Job, error) {
 	return j, nil
 }
 
+// qJob is Job's page query, by the primary key.
+const qJob = `SELECT ` + jobCols + jobFrom + ` WHERE j.id = ?`
+
 // Job returns a job by id.
 func (s *DB) Job(ctx context.Context, id int64) (store.Job, error) {
-	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = ?`, id))
+	j, err := scanJob(s.read.QueryRowContext(ctx, qJob, id))
 	if err != nil {
 		return store.Job{}, notFound(err, "job %d not found", id)
 	}
 	return j, nil
-}
-
-// Jobs lists recent jobs, of one experiment or all (""), newest first.
-func (s *DB) Jobs(ctx context.Context, experiment string, limit int) ([]store.Job, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE ? = '' OR j.experiment = ? ORDER BY j.id DESC LIMIT ?`, experiment, experiment, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
 }
 
 // RequeueExpired returns jobs whose lease expired to the queue, or fails them after

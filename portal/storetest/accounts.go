@@ -95,8 +95,8 @@ func testUsers(e *env) {
 	e.wantKind(err, fault.NotFound, "unknown token")
 	us, err := e.st.Users(e.ctx)
 	e.must(err, "users")
-	if len(us) != 2 || us[0].ID != a.ID || us[1].ID != b.ID || !us[0].RevokedAt.IsZero() {
-		e.Fatalf("users %+v, want Alice then bob", us)
+	if len(us) != 2 || us[0].ID != b.ID || us[1].ID != a.ID || !us[1].RevokedAt.IsZero() {
+		e.Fatalf("users %+v, want the newest first: bob then Alice", us)
 	}
 }
 
@@ -335,8 +335,8 @@ func testSubmitterKeys(e *env) {
 	e.must(err, "erin's keys")
 	all, err := e.st.SubmitterKeys(e.ctx, 0)
 	e.must(err, "all keys")
-	if len(mine) != 1 || mine[0].ID != k.ID || len(all) != 2 || all[0].ID != k.ID || all[1].ID != k2.ID {
-		e.Fatalf("erin's keys %+v, all %+v", mine, all)
+	if len(mine) != 1 || mine[0].ID != k.ID || len(all) != 2 || all[0].ID != k2.ID || all[1].ID != k.ID {
+		e.Fatalf("erin's keys %+v, all %+v (want the newest first)", mine, all)
 	}
 	e.must(e.st.RevokeSubmitterKey(e.ctx, k.ID), "revoke")
 	if got, _ = e.st.SubmitterKeyByFingerprint(e.ctx, keys.Fingerprint()); got.RevokedAt.IsZero() {

@@ -37,14 +37,14 @@ func testCreateJob(e *env) {
 	}
 	_, err = e.st.Job(e.ctx, 987654)
 	e.wantKind(err, fault.NotFound, "unknown job")
-	all, err := e.st.Jobs(e.ctx, "", 10)
+	all, err := e.st.ListJobs(e.ctx, store.ListFilter{Limit: 10})
 	e.must(err, "jobs")
-	mine, err := e.st.Jobs(e.ctx, "paper001/mlkem", 10)
+	mine, err := e.st.ListJobs(e.ctx, store.ListFilter{Experiment: "paper001/mlkem", Limit: 10})
 	e.must(err, "jobs of one experiment")
-	two, err := e.st.Jobs(e.ctx, "", 2)
+	two, err := e.st.ListJobs(e.ctx, store.ListFilter{Limit: 2})
 	e.must(err, "two jobs")
-	if ids(all) != fmt.Sprint([]int64{id3, id2, id}) || ids(mine) != fmt.Sprint([]int64{id2}) || ids(two) != fmt.Sprint([]int64{id3, id2}) {
-		e.Fatalf("jobs %s, of paper001/mlkem %s, limit 2 %s", ids(all), ids(mine), ids(two))
+	if ids(all.Items) != fmt.Sprint([]int64{id3, id2, id}) || ids(mine.Items) != fmt.Sprint([]int64{id2}) || ids(two.Items) != fmt.Sprint([]int64{id3, id2}) {
+		e.Fatalf("jobs %s, of paper001/mlkem %s, limit 2 %s", ids(all.Items), ids(mine.Items), ids(two.Items))
 	}
 }
 
