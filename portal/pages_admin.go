@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -62,6 +63,18 @@ func (s *Server) adminView(c echo.Context) (templates.AdminView, error) {
 	}
 	for _, k := range keys {
 		v.Keys = append(v.Keys, templates.KeyRow{ID: k.ID, Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt), Revoked: whenSet(k.RevokedAt)})
+	}
+	var full []string
+	for _, l := range []struct {
+		name   string
+		n, max int
+	}{{"enrolment tokens", len(toks), store.EnrolTokenList}, {"runners", len(rs), store.AdminList}, {"submitter keys", len(keys), store.AdminList}, {"accounts", len(users), store.AdminList}} {
+		if l.n >= l.max {
+			full = append(full, fmt.Sprintf("%s (the newest %d)", l.name, l.max))
+		}
+	}
+	if len(full) > 0 {
+		v.ListNote = "Shown in part: " + strings.Join(full, ", ") + "."
 	}
 	if f := takeFlash(c); f.Token != "" {
 		v.NewToken, v.NewTokenKind = f.Token, f.TokenKind

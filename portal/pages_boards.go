@@ -117,11 +117,11 @@ func (s *Server) boardPage(c echo.Context) error {
 			v.Board = r
 		}
 	}
-	runs, err := s.store.Runs(ctx, store.RunFilter{BoardClass: class, Limit: 100})
+	runs, more, err := s.runsPage1(ctx, store.ListFilter{BoardClass: class, Limit: boardRuns})
 	if err != nil {
 		return err
 	}
-	v.Runs = runRows(runs)
+	v.Runs, v.RunsMore = runRows(runs), more
 	return s.render(c, http.StatusOK, templates.BoardPage(v))
 }
 

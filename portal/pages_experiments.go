@@ -123,16 +123,16 @@ func (s *Server) experimentPage(c echo.Context) error {
 		v.Firmware = append(v.Firmware, templates.FirmwareOption{Digest: f.Digest, BoardClass: f.BoardClass,
 			Label: fmt.Sprintf("%s for %s (%s, %s)", shortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
 	}
-	jobs, err := s.store.Jobs(ctx, m.Ref(), 10)
+	jobs, jobsMore, err := s.jobsPage1(ctx, store.ListFilter{Experiment: m.Ref(), Limit: experimentJobs})
 	if err != nil {
 		return err
 	}
-	v.Jobs = jobRows(jobs)
-	runs, err := s.store.Runs(ctx, store.RunFilter{Experiment: m.Ref(), Limit: 30})
+	v.Jobs, v.JobsMore = jobRows(jobs), jobsMore
+	runs, runsMore, err := s.runsPage1(ctx, store.ListFilter{Experiment: m.Ref(), Limit: experimentRuns})
 	if err != nil {
 		return err
 	}
-	v.Runs = runRows(runs)
+	v.Runs, v.RunsMore = runRows(runs), runsMore
 	v.Comparable, v.Claims = experimentPreview(m, p, v.Boards)
 	if m.Kind == artifacts.KindTLSMatrix && len(runs) > 0 {
 		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {

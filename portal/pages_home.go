@@ -3,8 +3,10 @@ package portal
 // The home page and the run and job rows every listing shares.
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +16,66 @@ import (
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
+
+// How many rows a page's list shows before its link to the rest (on /runs or /jobs).
+const (
+	homeRuns       = 15
+	homeJobs       = 10 // of each of running and queued
+	paperRuns      = 30
+	boardRuns      = 100
+	experimentRuns = 30
+	experimentJobs = 10
+)
+
+// runsPage1 is the first page of the runs f selects, newest first, from f's index, and when
+// there are more a link to the same filter on /runs.
+func (s *Server) runsPage1(ctx context.Context, f store.ListFilter) ([]store.Run, []templates.MoreLink, error) {
+	p, err := s.store.ListRuns(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Next == nil {
+		return p.Items, nil, nil
+	}
+	q, what := url.Values{}, "All runs"
+	for _, kv := range [][3]string{{"paper", f.Paper, " of paper "}, {"experiment", f.Experiment, " of "}, {"board", f.BoardClass, " on "}} {
+		if kv[1] != "" {
+			q.Set(kv[0], kv[1])
+			what += kv[2] + kv[1]
+		}
+	}
+	href := "/runs"
+	if len(q) > 0 {
+		href += "?" + q.Encode()
+	}
+	return p.Items, []templates.MoreLink{{Href: href, Label: what + " →"}}, nil
+}
+
+// jobsPage1 is runsPage1 for jobs, linking to /jobs.
+func (s *Server) jobsPage1(ctx context.Context, f store.ListFilter) ([]store.Job, []templates.MoreLink, error) {
+	p, err := s.store.ListJobs(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Next == nil {
+		return p.Items, nil, nil
+	}
+	q, what := url.Values{}, "All"
+	if f.State != "" {
+		q.Set("state", f.State)
+		what += " " + f.State
+	}
+	what += " jobs"
+	if f.Experiment != "" {
+		q.Set("experiment", f.Experiment)
+		what += " of " + f.Experiment
+	}
+	href := "/jobs"
+	if len(q) > 0 {
+		href += "?" + q.Encode()
+	}
+	return p.Items, []templates.MoreLink{{Href: href, Label: what + " →"}}, nil
+}
 
 func runRows(runs []store.Run) []templates.RunRow {
 	var out []templates.RunRow
@@ -62,20 +124,24 @@ func (s *Server) home(c echo.Context) error {
 		slices.Sort(card.Runnable)
 		v.Papers = append(v.Papers, card)
 	}
-	runs, err := s.store.Runs(ctx, store.RunFilter{Limit: 15})
+	runs, more, err := s.runsPage1(ctx, store.ListFilter{Limit: homeRuns})
 	if err != nil {
 		return err
 	}
-	v.Runs = runRows(runs)
-	jobs, err := s.store.Jobs(ctx, "", 20)
-	if err != nil {
-		return err
-	}
-	for _, j := range jobRows(jobs) {
-		if j.State == store.JobQueued || j.State == store.JobRunning {
-			v.Jobs = append(v.Jobs, j)
+	v.Runs, v.RunsMore = runRows(runs), more
+	// Jobs in progress: one page of the running and one of the queued, newest first, each
+	// from its own index, with links to the rest.
+	var jobs []store.Job
+	for _, state := range []string{store.JobRunning, store.JobQueued} {
+		js, more, err := s.jobsPage1(ctx, store.ListFilter{State: state, Limit: homeJobs})
+		if err != nil {
+			return err
 		}
+		jobs = append(jobs, js...)
+		v.JobsMore = append(v.JobsMore, more...)
 	}
+	slices.SortFunc(jobs, func(a, b store.Job) int { return cmp.Compare(b.ID, a.ID) })
+	v.Jobs = jobRows(jobs)
 	for _, h := range highlights {
 		measured, err := s.storedHighlights(ctx, h[0], h[1])
 		if err != nil {

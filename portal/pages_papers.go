@@ -48,11 +48,11 @@ func (s *Server) paperPage(c echo.Context) error {
 	}
 	v.Claims = claimViews(p, verdicts, tallies)
 	v.Figures = inTextFigures(p)
-	runs, err := s.store.Runs(ctx, store.RunFilter{Paper: p.ID, Limit: 30})
+	runs, more, err := s.runsPage1(ctx, store.ListFilter{Paper: p.ID, Limit: paperRuns})
 	if err != nil {
 		return err
 	}
-	v.Runs = runRows(runs)
+	v.Runs, v.RunsMore = runRows(runs), more
 	return s.render(c, http.StatusOK, templates.PaperPage(v))
 }
 

@@ -75,11 +75,19 @@ type Highlight struct {
 // Home is the home page.
 type Home struct {
 	Page
-	Papers     []PaperCard
-	Runs       []RunRow
-	Jobs       []JobRow
+	Papers []PaperCard
+	Runs   []RunRow
+	Jobs   []JobRow
+	// RunsMore and JobsMore link to the filtered lists when a list shows one page of more.
+	RunsMore   []MoreLink
+	JobsMore   []MoreLink
 	Highlights []Highlight
 	Runners    int
+}
+
+// MoreLink leads from a page's bounded list to the rest of it on /runs or /jobs.
+type MoreLink struct {
+	Href, Label string
 }
 
 // ExperimentRow lists an experiment on a paper page.
@@ -165,6 +173,7 @@ type PaperView struct {
 	Figures    []FigureRow
 	Claims     []ClaimView
 	Runs       []RunRow
+	RunsMore   []MoreLink
 	Provenance string
 }
 
@@ -195,6 +204,7 @@ type ExperimentView struct {
 	SignedIn                                         bool
 	Jobs                                             []JobRow
 	Runs                                             []RunRow
+	JobsMore, RunsMore                               []MoreLink
 	// HeatMap is the latest run's matrix of a tls-matrix experiment; nil otherwise.
 	HeatMap *HeatMap
 	// Comparable says, before any run, which of the paper's figures a run on each board
@@ -466,8 +476,9 @@ type BoardsView struct {
 // BoardView is one board class with its runs.
 type BoardView struct {
 	Page
-	Board BoardRow
-	Runs  []RunRow
+	Board    BoardRow
+	Runs     []RunRow
+	RunsMore []MoreLink
 }
 
 // FirmwareRow is a stored firmware build.
@@ -538,6 +549,8 @@ type AdminView struct {
 	Users                  []UserRow
 	Runners                []RunnerRow
 	Keys                   []KeyRow
+	// ListNote says which lists are at their bound and show only their newest rows.
+	ListNote string
 }
 
 // ErrorView is an error page. Message is safe to show.

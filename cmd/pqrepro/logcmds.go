@@ -213,28 +213,39 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	w := &translog.Witnessing{Src: translog.OpenSource(*logURL), LogKey: *logKey, Cosigner: c,
 		StateFile: filepath.Join(*keyDir, defaultStateName(lk.Name()))}
 	for {
+		wait := *interval
 		vc, cosigned, err := w.Once(ctx)
 		switch {
 		case errors.Is(err, translog.ErrInconsistent):
 			return fmt.Errorf("REFUSED: the log showed a checkpoint that does not extend the one this witness saw: %w", err)
-		case err != nil:
-			return err
-		case *register:
+		case err == nil && *register:
 			fmt.Fprintf(stdout, "witness %s\ned25519: %s\nmldsa44: %s\nproof (the log's checkpoint %d, cosigned now; valid for a few minutes):\n%s",
 				c.Name, ed, ml, vc.Size, cosigned)
 			return nil
+		case err == nil:
+			err = submitCosignature(ctx, *logURL, cosigned)
+			if err != nil {
+				err = fmt.Errorf("submit the cosignature of checkpoint %d: %w", vc.Size, err)
+			} else {
+				fmt.Fprintf(stdout, "cosigned checkpoint %d of %s\n", vc.Size, vc.Origin)
+			}
 		}
-		if err := submitCosignature(ctx, *logURL, cosigned); err != nil {
-			return fmt.Errorf("submit the cosignature of checkpoint %d: %w", vc.Size, err)
-		}
-		fmt.Fprintf(stdout, "cosigned checkpoint %d of %s\n", vc.Size, vc.Origin)
-		if *once {
+		if err != nil {
+			if *once || *register || ctx.Err() != nil {
+				return err
+			}
+			// Running as a service, a failure that is not a fork (the portal unreachable, a
+			// checkpoint the log replaced while this one was being cosigned, a checkpoint that
+			// does not verify) cosigns nothing and is tried again soon.
+			wait = min(*interval, 5*time.Second)
+			fmt.Fprintf(stdout, "not cosigned: %v (trying again in %v)\n", err, wait)
+		} else if *once {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(*interval):
+		case <-time.After(wait):
 		}
 	}
 }

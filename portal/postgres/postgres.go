@@ -12,6 +12,11 @@
 //     replica wakes when a job is queued on another);
 //   - migrations (migrations/, numbered for this engine) run under an advisory lock, so
 //     replicas starting together apply each once.
+//
+// Two differences stay: text sorts by the database's collation (create it with
+// --locale=C, as scripts/postgres does, for SQLite's byte order in facet and name lists), and
+// lower() in the unique index of account names folds non-ASCII letters too, where SQLite
+// folds ASCII only.
 package postgres
 
 import (
@@ -63,6 +68,7 @@ var dialect = sqlstore.Dialect{
 	Retry:     retryable,
 	TxOptions: &sql.TxOptions{Isolation: sql.LevelSerializable},
 	Explain:   explain,
+	Analyze:   "VACUUM (ANALYZE)",
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or postgresql://).

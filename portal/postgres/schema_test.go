@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -18,10 +17,31 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// column is what the schemas must agree on for one column.
+type column struct {
+	// typ is the PostgreSQL type (SQLite's declared type mapped: INTEGER and BIGINT to bigint,
+	// REAL and DOUBLE PRECISION to double precision, BLOB to bytea).
+	typ     string
+	notNull bool
+	// def is the default with quotes and PostgreSQL casts removed ("" for none).
+	def string
+}
+
 // schema is a database's tables with their columns, and its named indexes.
 type schema struct {
-	columns map[string][]string // table -> sorted column names
-	indexes map[string]string   // index name -> table
+	tables  map[string]map[string]column // table -> column -> column
+	indexes map[string]string            // index name -> table
+}
+
+var sqliteTypes = map[string]string{"INTEGER": "bigint", "BIGINT": "bigint", "TEXT": "text", "REAL": "double precision",
+	"DOUBLE PRECISION": "double precision", "BLOB": "bytea"}
+
+// normDefault removes quotes, parentheses and ::casts from a column default.
+func normDefault(d string) string {
+	if i := strings.Index(d, "::"); i >= 0 {
+		d = d[:i]
+	}
+	return strings.Trim(d, "'()")
 }
 
 // sqliteSchema reads the schema SQLite's migrations leave behind.
@@ -38,7 +58,7 @@ func sqliteSchema(t *testing.T) schema {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := schema{columns: map[string][]string{}, indexes: map[string]string{}}
+	s := schema{tables: map[string]map[string]column{}, indexes: map[string]string{}}
 	rows, err := db.QueryContext(ctx, `SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'`)
 	if err != nil {
 		t.Fatal(err)
@@ -57,19 +77,28 @@ func sqliteSchema(t *testing.T) schema {
 	}
 	rows.Close()
 	for _, tbl := range tables {
-		cols, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, tbl)
+		if tbl == "schema_migrations" {
+			continue // made by the store's migration code, not by a migration
+		}
+		s.tables[tbl] = map[string]column{}
+		cols, err := db.QueryContext(ctx, `SELECT name, type, "notnull", COALESCE(dflt_value, ''), pk FROM pragma_table_info(?)`, tbl)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for cols.Next() {
-			var c string
-			if err := cols.Scan(&c); err != nil {
+			var name, typ, def string
+			var notNull, pk int
+			if err := cols.Scan(&name, &typ, &notNull, &def, &pk); err != nil {
 				t.Fatal(err)
 			}
-			s.columns[tbl] = append(s.columns[tbl], c)
+			pgType, ok := sqliteTypes[typ]
+			if !ok {
+				t.Fatalf("column %s.%s: SQLite type %q has no PostgreSQL mapping here", tbl, name, typ)
+			}
+			// A primary key column is NOT NULL in PostgreSQL; SQLite reports it nullable.
+			s.tables[tbl][name] = column{typ: pgType, notNull: notNull == 1 || pk > 0, def: normDefault(def)}
 		}
 		cols.Close()
-		sort.Strings(s.columns[tbl])
 	}
 	return s
 }
@@ -89,17 +118,24 @@ func postgresSchema(t *testing.T) schema {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := schema{columns: map[string][]string{}, indexes: map[string]string{}}
-	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`)
+	s := schema{tables: map[string]map[string]column{}, indexes: map[string]string{}}
+	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name, data_type, is_nullable, COALESCE(column_default, ''), is_identity
+		FROM information_schema.columns WHERE table_schema = 'public'`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var tbl, col string
-		if err := rows.Scan(&tbl, &col); err != nil {
+		var tbl, name, typ, nullable, def, identity string
+		if err := rows.Scan(&tbl, &name, &typ, &nullable, &def, &identity); err != nil {
 			t.Fatal(err)
 		}
-		s.columns[tbl] = append(s.columns[tbl], col)
+		if tbl == "schema_migrations" {
+			continue // made by the store's migration code (the same SQL on both engines)
+		}
+		if s.tables[tbl] == nil {
+			s.tables[tbl] = map[string]column{}
+		}
+		s.tables[tbl][name] = column{typ: typ, notNull: nullable == "NO", def: normDefault(def)}
 	}
 	rows.Close()
 	rows, err = db.QueryContext(ctx, `SELECT indexname, tablename FROM pg_indexes WHERE schemaname = 'public'`)
@@ -118,31 +154,39 @@ func postgresSchema(t *testing.T) schema {
 }
 
 // TestSchemaMatchesSQLite: every table, column and named index of the SQLite schema exists
-// in the PostgreSQL one (same names, same tables), and PostgreSQL has nothing more than the
-// indexes of its primary keys and unique columns (named <table>_pkey and <table>_<col>_key;
-// SQLite's are sqlite_autoindex_*).
+// in the PostgreSQL one with the same name, the mapped type, the same nullability and the same
+// default, and PostgreSQL has nothing more than the indexes of its primary keys and unique
+// columns (named <table>_pkey and <table>_<col>_key; SQLite's are sqlite_autoindex_*).
 func TestSchemaMatchesSQLite(t *testing.T) {
 	lite := sqliteSchema(t)
 	pg := postgresSchema(t)
-	for tbl, cols := range lite.columns {
-		got, ok := pg.columns[tbl]
+	var names []string
+	for tbl := range lite.tables {
+		names = append(names, tbl)
+	}
+	sort.Strings(names)
+	for _, tbl := range names {
+		got, ok := pg.tables[tbl]
 		if !ok {
 			t.Errorf("table %s is missing in PostgreSQL", tbl)
 			continue
 		}
-		for _, c := range cols {
-			if !slices.Contains(got, c) {
-				t.Errorf("column %s.%s is missing in PostgreSQL", tbl, c)
+		for name, want := range lite.tables[tbl] {
+			switch g, ok := got[name]; {
+			case !ok:
+				t.Errorf("column %s.%s is missing in PostgreSQL", tbl, name)
+			case g != want:
+				t.Errorf("column %s.%s is %+v in PostgreSQL, %+v in SQLite", tbl, name, g, want)
 			}
 		}
-		for _, c := range got {
-			if !slices.Contains(cols, c) {
-				t.Errorf("column %s.%s is in PostgreSQL only", tbl, c)
+		for name := range got {
+			if _, ok := lite.tables[tbl][name]; !ok {
+				t.Errorf("column %s.%s is in PostgreSQL only", tbl, name)
 			}
 		}
 	}
-	for tbl := range pg.columns {
-		if _, ok := lite.columns[tbl]; !ok {
+	for tbl := range pg.tables {
+		if _, ok := lite.tables[tbl]; !ok {
 			t.Errorf("table %s is in PostgreSQL only", tbl)
 		}
 	}
@@ -159,8 +203,10 @@ func TestSchemaMatchesSQLite(t *testing.T) {
 			t.Errorf("index %s (on %s) is in PostgreSQL only", name, tbl)
 		}
 	}
-	if len(lite.indexes) < 30 || len(lite.columns) < 15 {
-		t.Fatalf("read %d indexes and %d tables of SQLite: the schema was not read", len(lite.indexes), len(lite.columns))
+	if len(lite.indexes) < 30 || len(lite.tables) < 15 {
+		t.Fatalf("read %d indexes and %d tables of SQLite: the schema was not read", len(lite.indexes), len(lite.tables))
 	}
-	t.Logf("%d tables and %d named indexes match; cluster started in %v", len(lite.columns), len(lite.indexes), pgtest.StartupTime())
+	if !t.Failed() {
+		t.Logf("%d tables and %d named indexes match; the test cluster started in %v", len(lite.tables), len(lite.indexes), pgtest.StartupTime())
+	}
 }

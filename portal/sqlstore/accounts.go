@@ -66,9 +66,19 @@ func (s *DB) UserByToken(ctx context.Context, tokenHash string) (store.User, err
 	return u, nil
 }
 
-// Users lists every account.
+// Page queries of the administrator's lists (plans.go explains them).
+const (
+	qUsers         = `SELECT id, name, role, created_at, revoked_at FROM users ORDER BY id DESC LIMIT ?`
+	qRunners       = `SELECT ` + runnerCols + ` FROM runners ORDER BY last_seen DESC LIMIT ?`
+	qAllKeys       = `SELECT ` + submitterKeyCols + ` FROM submitter_keys k JOIN users u ON u.id = k.user_id ORDER BY k.id DESC LIMIT ?`
+	qUserKeys      = `SELECT ` + submitterKeyCols + ` FROM submitter_keys k JOIN users u ON u.id = k.user_id WHERE k.user_id = ? ORDER BY k.id DESC LIMIT ?`
+	qFirmware      = `SELECT ` + firmwareCols + ` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by ORDER BY f.created_at DESC LIMIT ?`
+	qBoardFirmware = `SELECT ` + firmwareCols + ` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by WHERE f.board_class = ? ORDER BY f.created_at DESC LIMIT ?`
+)
+
+// Users lists the newest store.AdminList accounts, newest first.
 func (s *DB) Users(ctx context.Context) ([]store.User, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, name, role, created_at, revoked_at FROM users ORDER BY id`)
+	rows, err := s.read.QueryContext(ctx, qUsers, store.AdminList)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
@@ -170,9 +180,10 @@ func (s *DB) Runner(ctx context.Context, id int64) (store.Runner, error) {
 	return r, nil
 }
 
-// Runners lists every runner, most recently seen first.
+// Runners lists the store.AdminList most recently seen runners, most recently seen first
+// (the connected ones are among them).
 func (s *DB) Runners(ctx context.Context) ([]store.Runner, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+runnerCols+` FROM runners ORDER BY last_seen DESC LIMIT 500`)
+	rows, err := s.read.QueryContext(ctx, qRunners, store.AdminList)
 	if err != nil {
 		return nil, fmt.Errorf("list runners: %w", err)
 	}
@@ -213,10 +224,14 @@ func (s *DB) SubmitterKeyByFingerprint(ctx context.Context, fp string) (store.Su
 	return k, nil
 }
 
-// SubmitterKeys lists a user's registered keys (all users' when userID is 0).
+// SubmitterKeys lists a user's registered keys (all users' when userID is 0), the newest
+// store.AdminList, newest first.
 func (s *DB) SubmitterKeys(ctx context.Context, userID int64) ([]store.SubmitterKey, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+submitterKeyCols+` FROM submitter_keys k JOIN users u ON u.id = k.user_id
-		WHERE ? = 0 OR k.user_id = ? ORDER BY k.id`, userID, userID)
+	q, args := qAllKeys, []any{store.AdminList}
+	if userID != 0 {
+		q, args = qUserKeys, []any{userID, store.AdminList}
+	}
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
@@ -265,10 +280,14 @@ func (s *DB) FirmwareBuild(ctx context.Context, digest string) (store.Firmware, 
 	return f, nil
 }
 
-// FirmwareBuilds lists builds, for one board class or all ("").
+// FirmwareBuilds lists the newest store.AdminList builds, for one board class or all (""),
+// newest first.
 func (s *DB) FirmwareBuilds(ctx context.Context, boardClass string) ([]store.Firmware, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by
-		WHERE ? = '' OR f.board_class = ? ORDER BY f.created_at DESC LIMIT 500`, boardClass, boardClass)
+	q, args := qFirmware, []any{store.AdminList}
+	if boardClass != "" {
+		q, args = qBoardFirmware, []any{boardClass, store.AdminList}
+	}
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list firmware: %w", err)
 	}

@@ -47,6 +47,9 @@ type Dialect struct {
 	Retry func(err error) bool
 	// TxOptions are the options of write transactions (PostgreSQL: serializable).
 	TxOptions *sql.TxOptions
+	// Analyze is the statement that refreshes the planner's statistics ("ANALYZE" when
+	// empty; PostgreSQL's VACUUM (ANALYZE) also marks pages all-visible for index-only scans).
+	Analyze string
 	// Explain returns the engine's plan of a query, in a line.
 	Explain func(ctx context.Context, c *Conn, query string, args []any) (string, error)
 }

@@ -63,31 +63,16 @@ func scanJob(sc interface{ Scan(...any) error }) (store.Job, error) {
 	return j, nil
 }
 
+// qJob is Job's page query, by the primary key.
+const qJob = `SELECT ` + jobCols + jobFrom + ` WHERE j.id = ?`
+
 // Job returns a job by id.
 func (s *DB) Job(ctx context.Context, id int64) (store.Job, error) {
-	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = ?`, id))
+	j, err := scanJob(s.read.QueryRowContext(ctx, qJob, id))
 	if err != nil {
 		return store.Job{}, notFound(err, "job %d not found", id)
 	}
 	return j, nil
-}
-
-// Jobs lists recent jobs, of one experiment or all (""), newest first.
-func (s *DB) Jobs(ctx context.Context, experiment string, limit int) ([]store.Job, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+jobCols+jobFrom+` WHERE ? = '' OR j.experiment = ? ORDER BY j.id DESC LIMIT ?`, experiment, experiment, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
 }
 
 // RequeueExpired returns jobs whose lease expired to the queue, or fails them after
@@ -150,7 +135,7 @@ func (s *DB) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly
 		WHERE id = (SELECT id FROM jobs WHERE state = 'queued'
 			AND (`+inList("board_class", len(classes))+` OR (firmware_digest <> '' AND `+inList("board_class", len(firmwareOnly))+`))
 			AND (method <> ? OR `+inList("board_class", len(opensslClasses))+`)
-			ORDER BY id LIMIT 1 `+s.d.LeaseLock+`)
+			ORDER BY id LIMIT 1 `+s.d.LeaseLock+`) AND state = 'queued'
 		RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return store.Job{}, notFound(err, "no job")

@@ -1,12 +1,14 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"pqrepro/portal/store"
+	"slices"
 	"strings"
 )
 
@@ -85,6 +87,19 @@ func buildKeyset(cols []column, timeCol, idCol string, f store.ListFilter, extra
 	return k
 }
 
+// keysetQuery is the index walk of a page of limit rows: ids, times and whether the filters
+// that do not lead hold, newest first. Without such filters every row examined is kept, so
+// the walk stops one row past the page; with them, at ScanCap rows.
+func keysetQuery(table, timeCol, idCol string, k keyset, limit int) (string, []any) {
+	test, walk := "1", limit+1
+	if len(k.test) > 0 {
+		test, walk = "CASE WHEN "+strings.Join(k.test, " AND ")+" THEN 1 ELSE 0 END", store.ScanCap
+	}
+	q := `SELECT ` + idCol + `, ` + timeCol + `, ` + test + ` FROM ` + table + ` WHERE ` + strings.Join(k.where, " AND ") +
+		` ORDER BY ` + timeCol + ` DESC, ` + idCol + ` DESC LIMIT ?`
+	return q, append(append(append([]any{}, k.testParams...), k.params...), walk)
+}
+
 // scanKeys walks the keyset's index (at most ScanCap rows) and returns the ids of the rows
 // whose filters all hold, up to limit, with the page's continuation.
 func (s *DB) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyset, limit int) ([]int64, store.ListPage[struct{}], error) {
@@ -92,13 +107,7 @@ func (s *DB) scanKeys(ctx context.Context, table, timeCol, idCol string, k keyse
 		limit = 50
 	}
 	limit = min(limit, store.MaxPage)
-	test := "1"
-	if len(k.test) > 0 {
-		test = "CASE WHEN " + strings.Join(k.test, " AND ") + " THEN 1 ELSE 0 END"
-	}
-	q := `SELECT ` + idCol + `, ` + timeCol + `, ` + test + ` FROM ` + table + ` WHERE ` + strings.Join(k.where, " AND ") +
-		` ORDER BY ` + timeCol + ` DESC, ` + idCol + ` DESC LIMIT ?`
-	params := append(append(append([]any{}, k.testParams...), k.params...), store.ScanCap)
+	q, params := keysetQuery(table, timeCol, idCol, k, limit)
 	rows, err := s.read.QueryContext(ctx, q, params...)
 	if err != nil {
 		return nil, store.ListPage[struct{}]{}, fmt.Errorf("scan %s: %w", table, err)
@@ -156,6 +165,29 @@ func (s *DB) Explain(ctx context.Context, q string, args ...any) (string, error)
 	return out, nil
 }
 
+// runKeyset is ListRuns' index walk for f, with the submitter's user id (0 for none).
+func runKeyset(f store.ListFilter, subID int64) keyset {
+	return buildKeyset(runColumns(f), "r.published_at", "r.id", f, func(k *keyset) {
+		if subID != 0 {
+			if k.lead == "" {
+				k.lead = "submitter"
+				k.where = append(k.where, "r.submitter_id = ?")
+				k.params = append(k.params, subID)
+			} else {
+				k.test = append(k.test, "r.submitter_id = ?")
+				k.testParams = append(k.testParams, subID)
+			}
+		}
+		if f.Algorithm != "" {
+			// Cells of one run are probed on cells_run_algorithm: a few rows per run. A scalar
+			// subquery, not EXISTS, which PostgreSQL may turn into a hash of every cell of the
+			// algorithm (growing with the cells, not with the page).
+			k.test = append(k.test, "(SELECT 1 FROM cells c WHERE c.run_id = r.id AND c.algorithm = ? LIMIT 1) IS NOT NULL")
+			k.testParams = append(k.testParams, f.Algorithm)
+		}
+	})
+}
+
 // ListRuns returns one page of runs, newest first by (published_at, id), without their large
 // JSON fields. See ListPage for how far a page searches.
 func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[store.Run], error) {
@@ -169,24 +201,7 @@ func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[s
 			return store.ListPage[store.Run]{}, fmt.Errorf("list runs: submitter %q: %w", f.Submitter, err)
 		}
 	}
-	cols := runColumns(f)
-	k := buildKeyset(cols, "r.published_at", "r.id", f, func(k *keyset) {
-		if subID != 0 {
-			if k.lead == "" {
-				k.lead = "submitter"
-				k.where = append(k.where, "r.submitter_id = ?")
-				k.params = append(k.params, subID)
-			} else {
-				k.test = append(k.test, "r.submitter_id = ?")
-				k.testParams = append(k.testParams, subID)
-			}
-		}
-		if f.Algorithm != "" {
-			// Cells of one run are read by their primary key (run_id, idx): a few rows per run.
-			k.test = append(k.test, "EXISTS (SELECT 1 FROM cells c WHERE c.run_id = r.id AND c.algorithm = ?)")
-			k.testParams = append(k.testParams, f.Algorithm)
-		}
-	})
+	k := runKeyset(f, subID)
 	ids, p, err := s.scanKeys(ctx, "runs r", "r.published_at", "r.id", k, f.Limit)
 	if err != nil {
 		return store.ListPage[store.Run]{}, fmt.Errorf("list runs: %w", err)
@@ -246,19 +261,41 @@ func (s *DB) ListJobs(ctx context.Context, f store.ListFilter) (store.ListPage[s
 	return out, rows.Err()
 }
 
-// Facets lists the distinct values of the run filters that have runs, from the maintained
-// counts (summaries.go), not from the runs.
+// facetCols are the run columns Facets lists, each the first column of an index.
+var facetCols = []string{"paper", "experiment", "board_class", "level", "kind", "method"}
+
+// qDistinct is a loose index scan of a runs column (one of facetCols, never a request's):
+// its distinct values in order, each found by one probe of an index leading with the column
+// (the least value after the last), so the cost grows with the values, not with the runs.
+func qDistinct(col string) string {
+	return `WITH RECURSIVE vals (x) AS (SELECT MIN(` + col + `) FROM runs
+		UNION ALL SELECT (SELECT MIN(` + col + `) FROM runs WHERE ` + col + ` > vals.x) FROM vals WHERE vals.x IS NOT NULL)
+		SELECT x FROM vals WHERE x IS NOT NULL`
+}
+
+// qDistinct2 is qDistinct for the distinct pairs of two columns of a table (constants, never a
+// request's) on an index leading with (a, b): the values of a by one probe each, then for
+// each the values of b after it, in (a, b) order; keep, when set, is a condition on the
+// pair (x, y) tested once per pair.
+func qDistinct2(table, a, b, keep string) string {
+	if keep == "" {
+		keep = "1 = 1"
+	}
+	return `WITH RECURSIVE firsts (x) AS (SELECT MIN(` + a + `) FROM ` + table + `
+		UNION ALL SELECT (SELECT MIN(` + a + `) FROM ` + table + ` WHERE ` + a + ` > firsts.x) FROM firsts WHERE firsts.x IS NOT NULL),
+	pairs (x, y) AS (SELECT x, (SELECT MIN(` + b + `) FROM ` + table + ` WHERE ` + a + ` = firsts.x) FROM firsts WHERE firsts.x IS NOT NULL
+		UNION ALL SELECT x, (SELECT MIN(` + b + `) FROM ` + table + ` WHERE ` + a + ` = pairs.x AND ` + b + ` > pairs.y) FROM pairs WHERE pairs.y IS NOT NULL)
+	SELECT x, y FROM pairs WHERE y IS NOT NULL AND ` + keep + ` ORDER BY x, y`
+}
+
+// Facets lists the distinct values of the run filters that have runs, in order.
 func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	var f store.RunFacets
-	byDim := `SELECT key FROM run_counts WHERE dimension = '%s' GROUP BY key HAVING SUM(n) <> 0 ORDER BY key`
 	for _, q := range []struct {
-		col, query string
-		dst        *[]string
-	}{{"paper", fmt.Sprintf(byDim, store.CountPaper), &f.Papers}, {"experiment", fmt.Sprintf(byDim, store.CountExperiment), &f.Experiments},
-		{"board_class", `SELECT board_class FROM board_counts GROUP BY board_class HAVING SUM(n) <> 0 ORDER BY board_class`, &f.Boards},
-		{"level", `SELECT level FROM board_counts GROUP BY level HAVING SUM(n) <> 0 ORDER BY level`, &f.Levels},
-		{"kind", fmt.Sprintf(byDim, store.CountKind), &f.Kinds}, {"method", fmt.Sprintf(byDim, store.CountMethod), &f.Methods}} {
-		rows, err := s.read.QueryContext(ctx, q.query)
+		col string
+		dst *[]string
+	}{{facetCols[0], &f.Papers}, {facetCols[1], &f.Experiments}, {facetCols[2], &f.Boards}, {facetCols[3], &f.Levels}, {facetCols[4], &f.Kinds}, {facetCols[5], &f.Methods}} {
+		rows, err := s.read.QueryContext(ctx, qDistinct(q.col))
 		if err != nil {
 			return f, fmt.Errorf("run facets %s: %w", q.col, err)
 		}
@@ -278,16 +315,21 @@ func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	return f, nil
 }
 
+const qSchemes = `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
+		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
+		GROUP BY algorithm, operation, unit, method, class_status
+		ORDER BY algorithm, operation, unit, method, class_status`
+
+// qBoardLevels is BoardLevels' query: a loose scan of runs_board_level.
+var qBoardLevels = qDistinct2("runs", "board_class", "level", "")
+
 // Schemes aggregates every ok cell of one assurance level and board class per algorithm,
 // operation, unit, method and class status. The database does the work, as for Standings:
 // one grouped range scan of the covering index cells_scheme, then per group the median of
 // its runs' medians read at the middle offset of the same index (ordered by median within a
 // group), so a few rows come back however many runs there are.
 func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRow, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
-		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
-		GROUP BY algorithm, operation, unit, method, class_status
-		ORDER BY algorithm, operation, unit, method, class_status`, level, board)
+	rows, err := s.read.QueryContext(ctx, qSchemes, level, board)
 	if err != nil {
 		return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
 	}
@@ -334,10 +376,34 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 	return out, nil
 }
 
+// BoardLevels lists the (level, board class) pairs that have runs.
+func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
+	rows, err := s.read.QueryContext(ctx, qBoardLevels)
+	if err != nil {
+		return nil, fmt.Errorf("board levels: %w", err)
+	}
+	defer rows.Close()
+	var out []store.BoardLevel
+	for rows.Next() {
+		var b store.BoardLevel
+		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
+			return nil, fmt.Errorf("board levels: %w", err)
+		}
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b store.BoardLevel) int {
+		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
+	})
+	return out, rows.Err()
+}
+
+// qPairReport is PairReport's query (/compare), by the primary key.
+const qPairReport = `SELECT report FROM run_pair_intervals WHERE run_a = ? AND run_b = ? AND code_version = ?`
+
 // PairReport returns the stored report of run b against run a for a code version; ok is
 // false when none is stored.
 func (s *DB) PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error) {
-	err = s.read.QueryRowContext(ctx, `SELECT report FROM run_pair_intervals WHERE run_a = ? AND run_b = ? AND code_version = ?`, a, b, version).Scan(&report)
+	err = s.read.QueryRowContext(ctx, qPairReport, a, b, version).Scan(&report)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

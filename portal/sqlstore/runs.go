@@ -143,11 +143,20 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error
 	return r, nil
 }
 
+// qRun is Run's page query (by the primary key); qCells is Cells' (by the primary key
+// (run_id, idx), in order: a run's cells are bounded by artifacts.MaxCells).
+const (
+	qRun   = `SELECT ` + runCols + `, r.environment, r.report, r.checks, r.report_version` + runFrom + ` WHERE r.id = ?`
+	qCells = `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
+		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes
+		FROM cells WHERE run_id = ? ORDER BY idx`
+)
+
 // Run returns a run with its environment, report and checks.
 func (s *DB) Run(ctx context.Context, id int64) (store.Run, error) {
 	var env, rep, checks string
 	var version int
-	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runCols+`, r.environment, r.report, r.checks, r.report_version`+runFrom+` WHERE r.id = ?`, id), &env, &rep, &checks, &version)
+	r, err := scanRun(s.read.QueryRowContext(ctx, qRun, id), &env, &rep, &checks, &version)
 	if err != nil {
 		return store.Run{}, notFound(err, "run %d not found", id)
 	}
@@ -165,34 +174,16 @@ func (s *DB) RunByBundle(ctx context.Context, digest string) (store.Run, error) 
 	return r, nil
 }
 
-// Runs lists runs, newest first, without their large JSON fields.
+// Runs lists the newest runs (f.Limit, 50 when unset, at most store.MaxPage), newest first,
+// without their large JSON fields: the first page of ListRuns for the same filters.
 func (s *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+runCols+runFrom+`
-		WHERE (? = '' OR r.experiment = ?) AND (? = '' OR r.paper = ?) AND (? = '' OR r.board_class = ?)
-		ORDER BY r.id DESC LIMIT ?`, f.Experiment, f.Experiment, f.Paper, f.Paper, f.BoardClass, f.BoardClass, f.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	p, err := s.ListRuns(ctx, store.ListFilter{Experiment: f.Experiment, Paper: f.Paper, BoardClass: f.BoardClass, Limit: f.Limit})
+	return p.Items, err
 }
 
 // Cells returns a run's cells in order.
 func (s *DB) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes
-		FROM cells WHERE run_id = ? ORDER BY idx`, runID)
+	rows, err := s.read.QueryContext(ctx, qCells, runID)
 	if err != nil {
 		return nil, fmt.Errorf("cells of run %d: %w", runID, err)
 	}
@@ -234,12 +225,49 @@ func (s *DB) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
 	return out, rows.Err()
 }
 
-// ClaimVerdicts returns the verdicts runs gave a paper's claims (or one run's when runID > 0),
-// newest run first.
+const verdictCols = `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin, v.class_status
+		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id`
+
+// Page queries of ClaimVerdicts (plans.go explains them).
+const (
+	// qRunVerdicts: one run's verdicts, by the primary key (run_id, claim_id).
+	qRunVerdicts = verdictCols + ` WHERE v.run_id = ? ORDER BY v.claim_id`
+	// qNextClaim: the paper's next claim with a verdict after a claim id, from
+	// claim_verdicts_latest (a loose scan: one probe per claim, however many runs).
+	qNextClaim = `SELECT MIN(claim_id) FROM claim_verdicts WHERE paper = ? AND claim_id > ?`
+	// qClaimVerdicts: a claim's newest verdicts, walking claim_verdicts_latest backwards.
+	qClaimVerdicts = verdictCols + ` WHERE v.paper = ? AND v.claim_id = ? ORDER BY v.run_id DESC LIMIT ?`
+)
+
+// ClaimVerdicts returns one run's verdicts (runID > 0, by claim), or a paper's newest
+// store.VerdictsPerClaim verdicts of each claim (by claim, newest run first): a bounded read
+// however many runs judged the paper; ClaimTallies counts them all.
 func (s *DB) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]store.ClaimVerdict, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT v.run_id, v.paper, v.claim_id, v.verdict, v.reason, r.board_class, r.level, r.origin, v.class_status
-		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
-		WHERE (? = '' OR v.paper = ?) AND (? = 0 OR v.run_id = ?) ORDER BY v.run_id DESC LIMIT 2000`, paper, paper, runID, runID)
+	if runID > 0 {
+		return s.verdicts(ctx, qRunVerdicts, runID)
+	}
+	var out []store.ClaimVerdict
+	claim := ""
+	for range store.MaxClaimsPerPaper {
+		var next sql.NullString
+		if err := s.read.QueryRowContext(ctx, qNextClaim, paper, claim).Scan(&next); err != nil {
+			return nil, fmt.Errorf("claim verdicts of %s: %w", paper, err)
+		}
+		if !next.Valid {
+			break
+		}
+		claim = next.String
+		vs, err := s.verdicts(ctx, qClaimVerdicts, paper, claim, store.VerdictsPerClaim)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+func (s *DB) verdicts(ctx context.Context, q string, args ...any) ([]store.ClaimVerdict, error) {
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim verdicts: %w", err)
 	}
@@ -248,12 +276,29 @@ func (s *DB) ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]st
 	for rows.Next() {
 		var v store.ClaimVerdict
 		if err := rows.Scan(&v.RunID, &v.Paper, &v.ClaimID, &v.Verdict, &v.Reason, &v.BoardClass, &v.Level, &v.Origin, &v.ClassStatus); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("claim verdicts: %w", err)
 		}
 		out = append(out, v)
 	}
 	return out, rows.Err()
 }
+
+// Page queries of Standings: the grouped scan and each group's median probe, both on the
+// covering index cells_rank.
+const (
+	qStandings = `SELECT unit, level, method, class_status, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
+		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL
+		GROUP BY unit, level, method, class_status, board_class, origin`
+	qStandingMedian = `SELECT median FROM cells
+			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
+			ORDER BY median LIMIT ? OFFSET ?`
+)
+
+// qMeasuredAlgOps is MeasuredAlgOps' query: a loose scan of cells_leaderboard (algorithm,
+// operation, status), one probe per pair and one for its first ok cell (a scalar subquery:
+// PostgreSQL would make an EXISTS a hash of every ok cell).
+var qMeasuredAlgOps = qDistinct2("cells", "algorithm", "operation",
+	"(SELECT 1 FROM cells c WHERE c.algorithm = pairs.x AND c.operation = pairs.y AND c.status = 'ok' LIMIT 1) IS NOT NULL")
 
 // Standings aggregates every successful measurement of an (algorithm, operation) per unit,
 // level, method, class status, board class and origin. The database does the work: one grouped scan of the
@@ -264,9 +309,7 @@ func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string)
 	if col, unit, ok := valueMetric(metric); ok {
 		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, method, class_status, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
-		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok'
-		GROUP BY unit, level, method, class_status, board_class, origin`, algorithm, operation)
+	rows, err := s.read.QueryContext(ctx, qStandings, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
 	}
@@ -285,9 +328,7 @@ func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string)
 	}
 	for i := range out {
 		st := &out[i]
-		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
-			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
-			ORDER BY median LIMIT ? OFFSET ?`, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
+		mid, err := s.read.QueryContext(ctx, qStandingMedian, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
 		if err != nil {
 			return nil, fmt.Errorf("leaderboard %s %s median: %w", algorithm, operation, err)
 		}
@@ -369,7 +410,7 @@ func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit
 
 // MeasuredAlgOps lists the (algorithm, operation) pairs with at least one ok cell.
 func (s *DB) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT DISTINCT algorithm, operation FROM cells WHERE status = 'ok' ORDER BY algorithm, operation`)
+	rows, err := s.read.QueryContext(ctx, qMeasuredAlgOps)
 	if err != nil {
 		return nil, fmt.Errorf("measured algorithms: %w", err)
 	}

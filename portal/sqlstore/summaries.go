@@ -6,10 +6,8 @@ package sqlstore
 // periodic job.
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,27 +235,6 @@ func (s *DB) BoardCounts(ctx context.Context) ([]store.BoardCount, error) {
 		}
 		out = append(out, store.BoardCount{BoardClass: board, Runs: n, Levels: level})
 	}
-	return out, rows.Err()
-}
-
-// BoardLevels lists the (level, board class) pairs that have runs, from the maintained counts.
-func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT board_class, level FROM board_counts GROUP BY board_class, level HAVING SUM(n) <> 0`)
-	if err != nil {
-		return nil, fmt.Errorf("board levels: %w", err)
-	}
-	defer rows.Close()
-	var out []store.BoardLevel
-	for rows.Next() {
-		var b store.BoardLevel
-		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
-			return nil, fmt.Errorf("board levels: %w", err)
-		}
-		out = append(out, b)
-	}
-	slices.SortFunc(out, func(a, b store.BoardLevel) int {
-		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
-	})
 	return out, rows.Err()
 }
 

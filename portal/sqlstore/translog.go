@@ -263,11 +263,14 @@ func (s *DB) Leaves(ctx context.Context, start, end int64) ([][]byte, error) {
 	return out, nil
 }
 
+// qLogEntry is LogEntry's query, by the primary key.
+const qLogEntry = `SELECT leaf, idx FROM log_entries WHERE run_id = ?`
+
 // LogEntry implements translog.Reader.
 func (s *DB) LogEntry(ctx context.Context, runID int64) (translog.Entry, error) {
 	e := translog.Entry{RunID: runID}
 	var idx sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT leaf, idx FROM log_entries WHERE run_id = ?`, runID).Scan(&e.Leaf, &idx)
+	err := s.read.QueryRowContext(ctx, qLogEntry, runID).Scan(&e.Leaf, &idx)
 	if err != nil {
 		return translog.Entry{}, notFound(err, "log entry of run %d", runID)
 	}

@@ -122,9 +122,13 @@ func scanEnrolToken(sc interface{ Scan(...any) error }) (store.EnrolToken, error
 	return t, nil
 }
 
-// EnrolTokens lists the newest 200 enrolment tokens.
+// qEnrolTokens is the page query of EnrolTokens; each token's runners are counted from
+// runners_enrol_token.
+const qEnrolTokens = `SELECT ` + enrolTokenCols + ` FROM enrol_tokens t ORDER BY t.id DESC LIMIT ?`
+
+// EnrolTokens lists the newest store.EnrolTokenList enrolment tokens.
 func (s *DB) EnrolTokens(ctx context.Context) ([]store.EnrolToken, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens t ORDER BY t.id DESC LIMIT 200`)
+	rows, err := s.read.QueryContext(ctx, qEnrolTokens, store.EnrolTokenList)
 	if err != nil {
 		return nil, fmt.Errorf("list enrolment tokens: %w", err)
 	}
@@ -311,13 +315,17 @@ func (s *DB) AllowReenrolKeys(ctx context.Context, fp string) error {
 	return nil
 }
 
+// qSignerRevoked is SignerRevoked's query: a runner by its primary key, keys by their unique
+// fingerprint.
+const qSignerRevoked = `SELECT MIN(t) FROM (
+		SELECT revoked_at AS t FROM runners WHERE id = ? AND revoked_at IS NOT NULL
+		UNION ALL SELECT revoked_at FROM submitter_keys WHERE fingerprint = ? AND revoked_at IS NOT NULL) x`
+
 // SignerRevoked says whether the keys that signed run r were revoked: its runner's, for a
 // portal runner's run, or the registered submitter keys with its signer fingerprint; and when.
 func (s *DB) SignerRevoked(ctx context.Context, r store.Run) (time.Time, error) {
 	var rev sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT MIN(t) FROM (
-		SELECT revoked_at AS t FROM runners WHERE id = ? AND revoked_at IS NOT NULL
-		UNION ALL SELECT revoked_at FROM submitter_keys WHERE fingerprint = ? AND revoked_at IS NOT NULL) x`, r.RunnerID, r.Signer).Scan(&rev)
+	err := s.read.QueryRowContext(ctx, qSignerRevoked, r.RunnerID, r.Signer).Scan(&rev)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("revocation of run %d's signer: %w", r.ID, err)
 	}

@@ -31,6 +31,10 @@ type Store interface {
 	QuickCheck(ctx context.Context) error
 	// ListPlan describes how the database will walk the list f selects (for plan tests).
 	ListPlan(ctx context.Context, f ListFilter) (string, error)
+	// PagePlans describes, by name, how the database will run every query behind a page (for
+	// the plan tests); Analyze refreshes the statistics those plans are chosen from.
+	PagePlans(ctx context.Context) (map[string]string, error)
+	Analyze(ctx context.Context) error
 	// Listen calls fn for each event any process on the same database raised until ctx ends
 	// (EventJobs, EventRuns), and returns ctx's error or the connection's. A store that only
 	// one process opens has no other process to hear and returns nil at once: its portal
@@ -80,7 +84,6 @@ type Store interface {
 	Job(ctx context.Context, id int64) (Job, error)
 	JobLog(ctx context.Context, jobID int64, attempt int) (string, error)
 	JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (LogView, error)
-	Jobs(ctx context.Context, experiment string, limit int) ([]Job, error)
 	LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (Job, error)
 	Leaves(ctx context.Context, start, end int64) ([][]byte, error)
 	ListJobs(ctx context.Context, f ListFilter) (ListPage[Job], error)

@@ -176,6 +176,20 @@ type NewJob struct {
 // cursor that continues the search where it stopped.
 const ScanCap = 5000
 
+// VerdictsPerClaim is how many of a claim's newest verdicts a paper's page lists (its
+// tallies count them all); MaxClaimsPerPaper bounds the claims read.
+const (
+	VerdictsPerClaim  = 20
+	MaxClaimsPerPaper = 500
+)
+
+// AdminList is how many rows an administrator's list (accounts, runners, keys, enrolment
+// tokens, firmware builds) holds at most, newest first.
+const AdminList = 200
+
+// EnrolTokenList is how many enrolment tokens the administrator's page lists, newest first.
+const EnrolTokenList = 200
+
 // MaxPage is the largest page a list returns.
 const MaxPage = 500
 
@@ -345,7 +359,8 @@ type Publication struct {
 	LeaseID  string
 }
 
-// RunFilter selects runs for listings; empty fields match everything.
+// RunFilter selects runs for Runs (the first page of ListRuns); empty fields match
+// everything; Limit is at most MaxPage.
 type RunFilter struct {
 	Experiment, Paper, BoardClass string
 	Limit                         int

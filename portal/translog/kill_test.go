@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"pqrepro/portal/blob"
-	"pqrepro/portal/sqlite"
 	"pqrepro/portal/translog"
 )
 
@@ -67,7 +66,7 @@ func TestSequencerChild(t *testing.T) {
 		t.Skip("only as TestKilledSequencerProcess's child")
 	}
 	dir := os.Getenv("PQREPRO_TLOG_DIR")
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "portal.db"))
+	db, err := openStore(filepath.Join(dir, "portal.db"), func() string { t.Fatal("the parent made no database"); return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

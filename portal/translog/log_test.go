@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,18 +21,22 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"pqrepro/portal/blob"
+	"pqrepro/portal/postgres"
+	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
 )
 
 const origin = "pqrepro.example/log"
 
-// testLog is a log over a real SQLite file and a real blob folder.
+// testLog is a log over a real SQLite file (or, with PQREPRO_TEST_DATABASE=postgres, a real
+// PostgreSQL database) and a real blob folder.
 type testLog struct {
 	t     testing.TB
 	dir   string
-	db    *sqlite.Store
+	db    *sqlstore.DB
 	files *blob.FS
 	skey  string
 	vkey  string
@@ -56,9 +61,12 @@ func newTestLog(t testing.TB) *testLog {
 	return tl
 }
 
-func openDB(t testing.TB, file string) *sqlite.Store {
+// openDB opens the store whose SQLite file is file; on PostgreSQL a fresh database is made
+// the first time and its DSN kept beside file, so opening file again (in this process or a
+// child) opens the same database.
+func openDB(t testing.TB, file string) *sqlstore.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), file)
+	db, err := openStore(file, func() string { return pgtest.DSN(t) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +74,34 @@ func openDB(t testing.TB, file string) *sqlite.Store {
 	return db
 }
 
-func (tl *testLog) newLog(db *sqlite.Store) *translog.Log {
+func openStore(file string, fresh func() string) (*sqlstore.DB, error) {
+	ctx := context.Background()
+	if os.Getenv("PQREPRO_TEST_DATABASE") != "postgres" {
+		st, err := sqlite.Open(ctx, file)
+		if err != nil {
+			return nil, err
+		}
+		return st.DB, nil
+	}
+	dsnFile := file + ".dsn"
+	dsn, err := os.ReadFile(dsnFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		dsn = []byte(fresh())
+		err = os.WriteFile(dsnFile, dsn, 0o600)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := postgres.Open(ctx, string(dsn))
+	if err != nil {
+		return nil, err
+	}
+	return st.DB, nil
+}
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func (tl *testLog) newLog(db *sqlstore.DB) *translog.Log {
 	tl.t.Helper()
 	l, err := translog.New(translog.Config{Origin: origin, SKey: tl.skey, Batch: 100}, db, db, db, tl.files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -18,7 +18,7 @@ CREATE TABLE claim_tallies (
 	board_class   TEXT    NOT NULL,
 	class_status  TEXT    NOT NULL,
 	verdict       TEXT    NOT NULL,
-	n             INTEGER NOT NULL
+	n             BIGINT  NOT NULL
 );
 CREATE INDEX claim_tallies_key ON claim_tallies (paper, claim_id, level, board_class, class_status, verdict);
 
@@ -26,7 +26,7 @@ CREATE INDEX claim_tallies_key ON claim_tallies (paper, claim_id, level, board_c
 CREATE TABLE board_counts (
 	board_class  TEXT    NOT NULL,
 	level        TEXT    NOT NULL,
-	n            INTEGER NOT NULL
+	n            BIGINT  NOT NULL
 );
 CREATE INDEX board_counts_key ON board_counts (board_class, level);
 
@@ -35,7 +35,7 @@ CREATE INDEX board_counts_key ON board_counts (board_class, level);
 CREATE TABLE run_counts (
 	dimension  TEXT    NOT NULL,
 	key        TEXT    NOT NULL,
-	n          INTEGER NOT NULL
+	n          BIGINT  NOT NULL
 );
 CREATE INDEX run_counts_key ON run_counts (dimension, key);
 
@@ -45,7 +45,7 @@ CREATE TABLE leader_highlights (
 	algorithm     TEXT    NOT NULL,
 	operation     TEXT    NOT NULL,
 	metric        TEXT    NOT NULL,
-	pos           INTEGER NOT NULL,
+	pos           BIGINT  NOT NULL,
 	unit          TEXT    NOT NULL,
 	level         TEXT    NOT NULL,
 	method        TEXT    NOT NULL,

@@ -205,10 +205,10 @@ func start() (*cluster, error) {
 	}
 	// initdb: C collation, so text sorts by bytes as in SQLite, and lower() folds ASCII only,
 	// as SQLite's does.
-	if out, err := c.run(60*time.Second, filepath.Join(bin, "initdb"), "-D", c.data, "-U", "postgres", "-A", "trust",
+	if _, err := c.run(60*time.Second, filepath.Join(bin, "initdb"), "-D", c.data, "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("initdb: %w: %s", err, lastLines(out, 20))
+		return nil, err
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -254,7 +254,7 @@ func (c *cluster) run(timeout time.Duration, prog string, args ...string) ([]byt
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if err != nil {
-		return out.Bytes(), fmt.Errorf("%s: %w: %s", filepath.Base(prog), err, lastLines(out.Bytes(), 20))
+		return out.Bytes(), fmt.Errorf("%s: %w; its output:\n%s", filepath.Base(prog), err, lastLines(out.Bytes(), 20))
 	}
 	return out.Bytes(), nil
 }
