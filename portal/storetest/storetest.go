@@ -61,6 +61,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListJobs", testListJobs},
 		{"PairReports", testPairReports},
 		{"Rebuild", testRebuild},
+		{"Summaries", testSummaries},
+		{"Highlights", testHighlights},
 		{"LogQueue", testLogQueue},
 		{"Sequencer", testSequencer},
 		{"SequencerExclusive", testSequencerExclusive},
@@ -71,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RaceEnrolToken", testRaceEnrolToken},
 		{"RaceChallenge", testRaceChallenge},
 		{"RaceAppendLog", testRaceAppendLog},
+		{"RaceSummaries", testRaceSummaries},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
