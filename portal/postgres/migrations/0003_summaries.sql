@@ -11,6 +11,7 @@
 -- the pages count a revoked signer's runs, labelled on the run's own page.
 
 -- Claim verdicts per paper, claim, assurance level, board class, class status and verdict.
+-- Each key index covers n (rows are appended, never updated), so a reader sums from it alone.
 CREATE TABLE claim_tallies (
 	paper         TEXT    NOT NULL,
 	claim_id      TEXT    NOT NULL,
@@ -20,7 +21,7 @@ CREATE TABLE claim_tallies (
 	verdict       TEXT    NOT NULL,
 	n             BIGINT  NOT NULL
 );
-CREATE INDEX claim_tallies_key ON claim_tallies (paper, claim_id, level, board_class, class_status, verdict);
+CREATE INDEX claim_tallies_key ON claim_tallies (paper, claim_id, level, board_class, class_status, verdict, n);
 
 -- Runs per board class and assurance level.
 CREATE TABLE board_counts (
@@ -28,7 +29,7 @@ CREATE TABLE board_counts (
 	level        TEXT    NOT NULL,
 	n            BIGINT  NOT NULL
 );
-CREATE INDEX board_counts_key ON board_counts (board_class, level);
+CREATE INDEX board_counts_key ON board_counts (board_class, level, n);
 
 -- Runs per value of one run column: dimension is paper, experiment, kind, method or runner
 -- (the runner's id; runs uploaded without a runner are not counted under it).
@@ -37,7 +38,7 @@ CREATE TABLE run_counts (
 	key        TEXT    NOT NULL,
 	n          BIGINT  NOT NULL
 );
-CREATE INDEX run_counts_key ON run_counts (dimension, key);
+CREATE INDEX run_counts_key ON run_counts (dimension, key, n);
 
 -- The home page's small leaderboards, recomputed by a periodic job (never per view): the
 -- standings of one (algorithm, operation, metric) as store.Standings returns them, in order.
