@@ -15,8 +15,12 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
+	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/runner"
 )
+
+// TestMain stops the PostgreSQL portaltest starts with PQREPRO_TEST_DATABASE=postgres.
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // publishRun measures paper001/mlkem on the host (5 samples a cell) and submits it to p as
 // a community result, returning the run's id.

@@ -13,6 +13,9 @@
 //	go run ./bench/seed -data /tmp/pq-load -cells 100000
 //	pqrepro serve --data /tmp/pq-load --no-local-runner
 //
+// With -postgres DSN the runs go into that PostgreSQL database (the portal's Config.Database)
+// and the data directory holds only the blobs; serve it with --db DSN.
+//
 // Speed: -workers goroutines build, sign and submit bundles at once against the in-process
 // portal (its ingest verifies and compares in parallel; SQLite serialises the commits), and
 // -samples sets the samples per cell (default 5, the fewest the comparison draws an interval
@@ -56,6 +59,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal"
@@ -96,6 +101,9 @@ type options struct {
 	Samples int
 	// Every is the interval between progress lines (0: none).
 	Every time.Duration
+	// Postgres is a PostgreSQL URL to seed instead of the SQLite file in Dir (Dir still
+	// holds the blobs).
+	Postgres string
 }
 
 // summary is what a seed did.
@@ -106,8 +114,11 @@ type summary struct {
 	Runs int
 	// Elapsed is the time from the first submission to the last answer.
 	Elapsed time.Duration
-	// DBBytes (portal.db with its WAL) and BlobBytes (blobs/) are measured after the portal closed.
+	// DBBytes (portal.db with its WAL, or PostgreSQL's pg_database_size) and BlobBytes
+	// (blobs/) are measured after the portal closed.
 	DBBytes, BlobBytes int64
+	// Postgres is set when the database is PostgreSQL's.
+	Postgres bool
 	// Interrupted is set when ctx ended before the target was reached.
 	Interrupted bool
 }
@@ -119,6 +130,7 @@ func main() {
 	flag.IntVar(&o.Workers, "workers", max(2, runtime.NumCPU()), "bundles built and submitted at once")
 	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
 	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
+	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL URL (postgres://…) of the database to seed instead of DIR/portal.db; DIR holds the blobs")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole seed to this file")
 	flag.Parse()
 	if err := run(o, *cpuprofile); err != nil {
@@ -148,7 +160,11 @@ func run(o options, cpuprofile string) error {
 	if err != nil {
 		return err
 	}
-	sum.print(os.Stdout, o.Dir)
+	where := o.Dir
+	if o.Postgres != "" {
+		where = "the PostgreSQL database (blobs in " + o.Dir + ")"
+	}
+	sum.print(os.Stdout, where)
 	return nil
 }
 
@@ -164,7 +180,7 @@ type template struct {
 // progress to out every o.Every. It returns what it did; an error means a submission was
 // refused or the portal failed (what was published before stays published).
 func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
-	var sum summary
+	sum := summary{Postgres: o.Postgres != ""}
 	if o.Workers < 1 {
 		return sum, fmt.Errorf("workers: %d, want at least 1", o.Workers)
 	}
@@ -173,6 +189,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	}
 	cfg := portal.DefaultConfig()
 	cfg.DataDir = o.Dir
+	cfg.Database = o.Postgres
 	cfg.LocalRunner = false
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
@@ -199,14 +216,26 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	go func() { srv.SequenceLog(seqCtx); close(seqDone) }()
 	defer func() { stopSeq(); <-seqDone }()
 
+	// The administrator is set up as serve's first start would, so a database seeded anew
+	// is a portal's (a PostgreSQL database without one beside stored blobs is refused on the
+	// next start).
+	if tok, err := srv.SetupAdmin(ctx); err != nil {
+		return sum, fmt.Errorf("set up the administrator: %w", err)
+	} else if tok != "" {
+		fmt.Fprintf(out, "seed: a new portal: its administrator token (shown once; only its hash is stored): %s\n", tok)
+	}
+	where := o.Dir
+	if o.Postgres != "" {
+		where = "the PostgreSQL database (blobs in " + o.Dir + ")"
+	}
 	st := srv.Store()
 	if sum.Before, err = st.CountCells(ctx); err != nil {
 		return sum, fmt.Errorf("count the stored cells: %w", err)
 	}
 	sum.Cells = sum.Before
 	if sum.Before >= o.Cells {
-		fmt.Fprintf(out, "seed: %s already holds %d cells (target %d); nothing to add\n", o.Dir, sum.Before, o.Cells)
-		return sum, finish(srv, hs, &sum, o.Dir, stopSeq, seqDone, closePortal)
+		fmt.Fprintf(out, "seed: %s already holds %d cells (target %d); nothing to add\n", where, sum.Before, o.Cells)
+		return sum, finish(srv, hs, &sum, o.Dir, o.Postgres, stopSeq, seqDone, closePortal)
 	}
 	cat, err := experiments.Load()
 	if err != nil {
@@ -259,7 +288,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 		}
 		tpls = append(tpls, template{m: c, res: res, env: env, samples: samples})
 	}
-	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell\n", o.Dir, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples)
+	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell\n", where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples)
 
 	// The dispenser hands out runs until the cells given out reach the target; a worker
 	// builds, signs and submits the run it was handed and reports its cells back.
@@ -354,12 +383,13 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if sum.Cells, err = st.CountCells(subCtx); err != nil {
 		return sum, fmt.Errorf("count the stored cells: %w", err)
 	}
-	return sum, finish(srv, hs, &sum, o.Dir, stopSeq, seqDone, closePortal)
+	return sum, finish(srv, hs, &sum, o.Dir, o.Postgres, stopSeq, seqDone, closePortal)
 }
 
 // finish waits (at most a minute) for the transparency log to integrate what was
-// published, closes the portal and measures the directory.
-func finish(srv *portal.Server, hs *httptest.Server, sum *summary, dir string, stopSeq func(), seqDone <-chan struct{}, closePortal func() error) error {
+// published, closes the portal and measures the directory and the database (the SQLite
+// files, or PostgreSQL's pg_database_size of dsn).
+func finish(srv *portal.Server, hs *httptest.Server, sum *summary, dir, dsn string, stopSeq func(), seqDone <-chan struct{}, closePortal func() error) error {
 	ctx := context.Background()
 	for deadline := time.Now().Add(time.Minute); !sum.Interrupted && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		n, err := srv.Store().PendingLogEntries(ctx)
@@ -376,7 +406,18 @@ func finish(srv *portal.Server, hs *httptest.Server, sum *summary, dir string, s
 	if err := closePortal(); err != nil {
 		return fmt.Errorf("close the portal: %w", err)
 	}
-	sum.DBBytes = fileSize(filepath.Join(dir, "portal.db")) + fileSize(filepath.Join(dir, "portal.db-wal")) + fileSize(filepath.Join(dir, "portal.db-shm"))
+	if sum.Postgres {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return fmt.Errorf("connect to PostgreSQL to measure the database: %w", err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&sum.DBBytes); err != nil {
+			return fmt.Errorf("measure the PostgreSQL database: %w", err)
+		}
+	} else {
+		sum.DBBytes = fileSize(filepath.Join(dir, "portal.db")) + fileSize(filepath.Join(dir, "portal.db-wal")) + fileSize(filepath.Join(dir, "portal.db-shm"))
+	}
 	sum.BlobBytes = dirSize(filepath.Join(dir, "blobs"))
 	return nil
 }
@@ -398,7 +439,11 @@ func (s summary) print(w io.Writer, dir string) {
 	}
 	fmt.Fprintln(w)
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	fmt.Fprintf(w, "seed: disk: %.1f MiB (database %.1f MiB, blobs %.1f MiB)", mib(s.DBBytes+s.BlobBytes), mib(s.DBBytes), mib(s.BlobBytes))
+	db := "database"
+	if s.Postgres {
+		db = "PostgreSQL database"
+	}
+	fmt.Fprintf(w, "seed: disk: %.1f MiB (%s %.1f MiB, blobs %.1f MiB)", mib(s.DBBytes+s.BlobBytes), db, mib(s.DBBytes), mib(s.BlobBytes))
 	if s.Cells > 0 {
 		per := 1e6 / float64(s.Cells)
 		fmt.Fprintf(w, ", %.0f MiB per million cells (database %.0f, blobs %.0f)", mib(s.DBBytes+s.BlobBytes)*per, mib(s.DBBytes)*per, mib(s.BlobBytes)*per)

@@ -5,22 +5,31 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
 	"pqrepro/portal"
+	"pqrepro/portal/postgres/pgtest"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) } // stops a PostgreSQL the tests started
 
 // TestSeedPublishesThroughIngest seeds a small portal with several workers: every run goes
 // through the real ingest (verification, re-derivation, the class check, the comparison,
 // the rate limits it is exempt from), so a change there that the seeder does not follow
 // fails here. Seeding the same directory again adds only the rest, and a target already
 // reached adds nothing.
+// With PQREPRO_TEST_DATABASE=postgres it seeds a fresh PostgreSQL database instead.
 func TestSeedPublishesThroughIngest(t *testing.T) {
 	dir := t.TempDir()
+	var dsn string
+	if os.Getenv("PQREPRO_TEST_DATABASE") == "postgres" {
+		dsn = pgtest.DSN(t)
+	}
 	ctx := context.Background()
 	var out bytes.Buffer
-	first, err := seed(ctx, options{Dir: dir, Cells: 100, Workers: 3, Samples: 5}, &out)
+	first, err := seed(ctx, options{Dir: dir, Cells: 100, Workers: 3, Samples: 5, Postgres: dsn}, &out)
 	if err != nil {
 		t.Fatalf("seed: %v\n%s", err, out.String())
 	}
@@ -31,7 +40,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	if first.DBBytes == 0 || first.BlobBytes == 0 {
 		t.Errorf("first seed measured no disk: %+v", first)
 	}
-	second, err := seed(ctx, options{Dir: dir, Cells: 200, Workers: 2, Samples: 5}, &out)
+	second, err := seed(ctx, options{Dir: dir, Cells: 200, Workers: 2, Samples: 5, Postgres: dsn}, &out)
 	if err != nil {
 		t.Fatalf("resumed seed: %v\n%s", err, out.String())
 	}
@@ -41,7 +50,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	if second.Cells-second.Before != second.Runs*9 {
 		t.Errorf("resumed seed published %d runs for %d cells, want 9 cells a run", second.Runs, second.Cells-second.Before)
 	}
-	again, err := seed(ctx, options{Dir: dir, Cells: 150, Workers: 2, Samples: 5}, &out)
+	again, err := seed(ctx, options{Dir: dir, Cells: 150, Workers: 2, Samples: 5, Postgres: dsn}, &out)
 	if err != nil || again.Runs != 0 || again.Cells != second.Cells {
 		t.Fatalf("seed to a reached target: %+v, %v", again, err)
 	}
@@ -53,7 +62,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 
 	// What the seeder counted is what the portal serves: every run published and in the log.
 	cfg := portal.DefaultConfig()
-	cfg.DataDir, cfg.LocalRunner = dir, false
+	cfg.DataDir, cfg.LocalRunner, cfg.Database = dir, false, dsn
 	srv, err := portal.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
