@@ -193,3 +193,17 @@ func TestReadPaths(t *testing.T) {
 		t.Errorf("readPaths of a path without / = %v, want an error naming line 2", err)
 	}
 }
+
+// FuzzParseStatus: any text of /proc/PID/status either parses to both figures or is an
+// error; it never panics.
+func FuzzParseStatus(f *testing.F) {
+	f.Add("Name:\tpqrepro\nVmHWM:\t  52344 kB\nVmRSS:\t   48100 kB\n")
+	f.Add("VmRSS: 1 kB\nVmRSS: 2 kB\n")
+	f.Add("VmHWM:\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := parseStatus(text)
+		if err == nil && !strings.Contains(text, "VmRSS") {
+			t.Errorf("parsed %+v from a text without VmRSS", m)
+		}
+	})
+}
