@@ -362,7 +362,7 @@ func readMemory(pid int) (memory, error) {
 // parseStatus takes VmRSS and VmHWM (in kB) from the text of /proc/PID/status.
 func parseStatus(text string) (memory, error) {
 	var m memory
-	found := 0
+	var rss, hwm bool
 	for line := range strings.Lines(text) {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || (k != "VmRSS" && k != "VmHWM") {
@@ -377,13 +377,12 @@ func parseStatus(text string) (memory, error) {
 			return m, fmt.Errorf("/proc status: %s: %w", k, err)
 		}
 		if k == "VmRSS" {
-			m.RSSKB = n
+			m.RSSKB, rss = n, true
 		} else {
-			m.HWMKB = n
+			m.HWMKB, hwm = n, true
 		}
-		found++
 	}
-	if found != 2 {
+	if !rss || !hwm {
 		return m, errors.New("/proc status: VmRSS or VmHWM missing (a kernel thread, or not Linux)")
 	}
 	return m, nil

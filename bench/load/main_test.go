@@ -151,6 +151,7 @@ func TestParseStatus(t *testing.T) {
 	}{
 		{"both", "Name:\tpqrepro\nVmHWM:\t  52344 kB\nVmRSS:\t   48100 kB\nThreads:\t9\n", memory{RSSKB: 48100, HWMKB: 52344}, false},
 		{"kernel thread", "Name:\tkthreadd\nThreads:\t1\n", memory{}, true},
+		{"twice one", "VmRSS:\t1 kB\nVmRSS:\t2 kB\n", memory{}, true},
 		{"bad unit", "VmHWM:\t1 MB\nVmRSS:\t1 kB\n", memory{}, true},
 		{"bad number", "VmHWM:\tx kB\nVmRSS:\t1 kB\n", memory{}, true},
 	} {
@@ -202,8 +203,8 @@ func FuzzParseStatus(f *testing.F) {
 	f.Add("VmHWM:\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		m, err := parseStatus(text)
-		if err == nil && !strings.Contains(text, "VmRSS") {
-			t.Errorf("parsed %+v from a text without VmRSS", m)
+		if err == nil && (!strings.Contains(text, "VmRSS") || !strings.Contains(text, "VmHWM")) {
+			t.Errorf("parsed %+v from a text without VmRSS and VmHWM", m)
 		}
 	})
 }
