@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/portal"
 	"pqrepro/portal/postgres/pgtest"
@@ -77,5 +78,44 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	}
 	if counts, err := srv.Store().RunCounts(ctx); err != nil || len(counts) == 0 {
 		t.Errorf("run counts: %v, %v", counts, err)
+	}
+}
+
+// cancelOnProgress cancels once a progress line reports a stored run.
+type cancelOnProgress struct {
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (c *cancelOnProgress) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("cells stored (+")) && !bytes.Contains(p, []byte("(+0 ")) {
+		c.cancel()
+	}
+	return c.buf.Write(p)
+}
+
+// TestSeedInterrupted: an interrupt stops handing out runs, the runs in flight are
+// published, and the summary counts exactly what the store holds.
+func TestSeedInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOnProgress{cancel: cancel}
+	sum, err := seed(ctx, options{Dir: dir, Cells: 1_000_000, Workers: 2, Samples: 5, Every: time.Millisecond}, w)
+	if err != nil {
+		t.Fatalf("interrupted seed: %v\n%s", err, w.buf.String())
+	}
+	if !sum.Interrupted || sum.Runs == 0 || sum.Cells != 9*sum.Runs {
+		t.Fatalf("interrupted seed: %+v", sum)
+	}
+	cfg := portal.DefaultConfig()
+	cfg.DataDir, cfg.LocalRunner = dir, false
+	srv, err := portal.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if n, err := srv.Store().CountCells(context.Background()); err != nil || n != sum.Cells {
+		t.Errorf("stored cells after the interrupt: %d, %v; the summary says %d", n, err, sum.Cells)
 	}
 }
