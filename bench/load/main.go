@@ -3,7 +3,9 @@
 // every answer is 200 with its whole body read, and prints per path the requests, p50, p99
 // and max latency (request sent to last body byte), requests per second and bytes per
 // response (as sent, compressed when the portal compressed), and, with -pid, the portal's
-// resident memory (VmRSS, VmHWM of /proc/PID/status) before and after.
+// resident memory (VmRSS, VmHWM of /proc/PID/status) before and after, its CPU time per
+// request and the share of the machine's CPU other processes used meanwhile (from
+// /proc/PID/stat and /proc/stat), which says how far a shared machine disturbed the figures.
 //
 //	go run ./bench/load -url http://127.0.0.1:8080 -c 16 -n 400 -pid 1234 / /papers/paper001
 //	go run ./bench/load -url http://127.0.0.1:8080 -discover -json
@@ -70,6 +72,11 @@ type result struct {
 	FirstError string      `json:"firstError,omitempty"`
 	// RSSAfterKB is the portal's VmRSS after the path (with -pid).
 	RSSAfterKB int64 `json:"rssAfterKB,omitempty"`
+	// CPUMSPerReq is the portal's CPU time (user + system) per timed request, and
+	// OthersCPU the share of the machine's CPU capacity that other processes (this tool
+	// among them) used meanwhile, 0..1 (with -pid, from /proc; warm-up excluded).
+	CPUMSPerReq float64 `json:"cpuMsPerRequest,omitempty"`
+	OthersCPU   float64 `json:"othersCpuShare,omitempty"`
 }
 
 // memory is a process's resident memory in KiB.
@@ -248,7 +255,18 @@ func measure(ctx context.Context, client *http.Client, cfg config, paths []strin
 		rep.Before = &m
 	}
 	for _, p := range paths {
-		r := measurePath(ctx, client, cfg, p)
+		var before, after cpuSample
+		r := measurePath(ctx, client, cfg, p, func(at *cpuSample) {
+			if cfg.PID != 0 {
+				*at = sampleCPU(cfg.PID)
+			}
+		}, &before, &after)
+		if cfg.PID != 0 && before.ok && after.ok && r.Requests > 0 {
+			r.CPUMSPerReq = (after.proc - before.proc) * 1000 / float64(r.Requests)
+			if span := (after.total - before.total); span > 0 {
+				r.OthersCPU = max(0, (after.busy-before.busy)-(after.proc-before.proc)) / span
+			}
+		}
 		if cfg.PID != 0 {
 			m, err := readMemory(cfg.PID)
 			if err != nil {
@@ -271,7 +289,7 @@ func measure(ctx context.Context, client *http.Client, cfg config, paths []strin
 
 // measurePath requests path cfg.Warmup times untimed, then cfg.Requests times from
 // cfg.Concurrency workers. Every answer must be 200 with its body read.
-func measurePath(ctx context.Context, client *http.Client, cfg config, path string) result {
+func measurePath(ctx context.Context, client *http.Client, cfg config, path string, sample func(*cpuSample), before, after *cpuSample) result {
 	r := result{Path: path, Statuses: map[int]int{}}
 	fail := func(status int, err error) {
 		if err != nil {
@@ -297,6 +315,7 @@ func measurePath(ctx context.Context, client *http.Client, cfg config, path stri
 		next  int
 		wg    sync.WaitGroup
 	)
+	sample(before)
 	start := time.Now()
 	for range min(cfg.Concurrency, cfg.Requests) {
 		wg.Add(1)
@@ -328,6 +347,7 @@ func measurePath(ctx context.Context, client *http.Client, cfg config, path stri
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	sample(after)
 	r.OK = len(lat)
 	r.Failed = r.Non200 > 0 || r.Errors > 0
 	if len(r.Statuses) == 0 {
@@ -349,6 +369,64 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// cpuSample is the CPU seconds a process and the whole machine had used at one moment.
+type cpuSample struct {
+	ok bool
+	// proc is the process's user + system time; busy the machine's non-idle time over
+	// all CPUs; total the machine's time over all CPUs (busy + idle + iowait).
+	proc, busy, total float64
+}
+
+// userHZ is the unit of /proc's CPU times: USER_HZ, 100 on every Linux ABI.
+const userHZ = 100
+
+// sampleCPU reads /proc/PID/stat and /proc/stat; ok is false when either is unreadable.
+func sampleCPU(pid int) cpuSample {
+	ps, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return cpuSample{}
+	}
+	st, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuSample{}
+	}
+	return parseCPU(string(ps), string(st))
+}
+
+// parseCPU takes utime and stime from a /proc/PID/stat line and the aggregate "cpu" line of
+// /proc/stat (user nice system idle iowait irq softirq steal ...).
+func parseCPU(pidStat, stat string) cpuSample {
+	// The command name (field 2) is in parentheses and may hold spaces: fields are
+	// counted from the last ')'.
+	i := strings.LastIndexByte(pidStat, ')')
+	if i < 0 {
+		return cpuSample{}
+	}
+	f := strings.Fields(pidStat[i+1:])
+	if len(f) < 13 {
+		return cpuSample{}
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)  // field 14
+	stt, err2 := strconv.ParseFloat(f[12], 64) // field 15
+	line, _, _ := strings.Cut(stat, "\n")
+	cf := strings.Fields(line)
+	if err1 != nil || err2 != nil || len(cf) < 6 || cf[0] != "cpu" {
+		return cpuSample{}
+	}
+	var total, idle float64
+	for k, v := range cf[1:min(len(cf), 9)] { // user..steal; guest time is inside user
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return cpuSample{}
+		}
+		total += n
+		if k == 3 || k == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	return cpuSample{ok: true, proc: (ut + stt) / userHZ, busy: (total - idle) / userHZ, total: total / userHZ}
+}
 
 // readMemory reads VmRSS and VmHWM of a process from /proc/PID/status.
 func readMemory(pid int) (memory, error) {
@@ -400,7 +478,7 @@ func (rep *report) table(w io.Writer) {
 	mem := rep.Before != nil
 	head := fmt.Sprintf("%-*s\trequests\tok\tp50 ms\tp99 ms\tmax ms\treq/s\tbytes/resp\tgzip\t", width, "path")
 	if mem {
-		head += "RSS after MiB\t"
+		head += "RSS after MiB\tCPU ms/req\tothers' CPU\t"
 	}
 	fmt.Fprintln(tw, head+"status\t")
 	for _, r := range rep.Paths {
@@ -421,7 +499,7 @@ func (rep *report) table(w io.Writer) {
 		}
 		line := fmt.Sprintf("%-*s\t%d\t%d\t%s\t%s\t%s\t%.0f\t%d\t%s\t", width, r.Path, r.Requests, r.OK, f1(r.P50MS, r.OK), f1(r.P99MS, r.OK), f1(r.MaxMS, r.OK), r.ReqPerS, r.Bytes, gz)
 		if mem {
-			line += fmt.Sprintf("%.1f\t", float64(r.RSSAfterKB)/1024)
+			line += fmt.Sprintf("%.1f\t%.1f\t%.0f%%\t", float64(r.RSSAfterKB)/1024, r.CPUMSPerReq, 100*r.OthersCPU)
 		}
 		fmt.Fprintln(tw, line+status+"\t")
 	}

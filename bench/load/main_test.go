@@ -99,8 +99,8 @@ func TestMeasureRealPortal(t *testing.T) {
 		if !(r.P50MS > 0 && r.P50MS <= r.P99MS && r.P99MS <= r.MaxMS) || r.ReqPerS <= 0 || r.Bytes <= 0 {
 			t.Errorf("%s: figures out of order or missing: %+v", r.Path, r)
 		}
-		if r.RSSAfterKB <= 0 {
-			t.Errorf("%s: no resident memory after: %+v", r.Path, r)
+		if r.RSSAfterKB <= 0 || r.CPUMSPerReq < 0 || r.OthersCPU < 0 || r.OthersCPU > 1 {
+			t.Errorf("%s: no resident memory after, or CPU figures out of range: %+v", r.Path, r)
 		}
 	}
 	if rep.Before == nil || rep.After == nil || rep.Before.RSSKB <= 0 || rep.After.HWMKB < rep.After.RSSKB {
@@ -207,4 +207,18 @@ func FuzzParseStatus(f *testing.F) {
 			t.Errorf("parsed %+v from a text without VmRSS and VmHWM", m)
 		}
 	})
+}
+
+func TestParseCPU(t *testing.T) {
+	pid := "4242 (pq repro) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0 100 2000000 3000 18446744073709551615\n"
+	stat := "cpu  1000 10 290 8000 700 0 0 0 0 0\ncpu0 500 5 145 4000 350 0 0 0 0 0\n"
+	c := parseCPU(pid, stat)
+	if !c.ok || c.proc != 3 || c.busy != 13 || c.total != 100 {
+		t.Errorf("parseCPU = %+v, want 3 s of the process, 13 s busy of 100 s", c)
+	}
+	for _, bad := range [][2]string{{"4242 pqrepro S 1", stat}, {pid, "intr 1 2 3\n"}, {pid, "cpu 1 2 x 4 5 6\n"}} {
+		if c := parseCPU(bad[0], bad[1]); c.ok {
+			t.Errorf("parseCPU(%q, %q) = %+v, want not ok", bad[0], bad[1], c)
+		}
+	}
 }
