@@ -74,9 +74,11 @@ type result struct {
 	RSSAfterKB int64 `json:"rssAfterKB,omitempty"`
 	// CPUMSPerReq is the portal's CPU time (user + system) per timed request, and
 	// OthersCPU the share of the machine's CPU capacity that other processes (this tool
-	// among them) used meanwhile, 0..1 (with -pid, from /proc; warm-up excluded).
-	CPUMSPerReq float64 `json:"cpuMsPerRequest,omitempty"`
-	OthersCPU   float64 `json:"othersCpuShare,omitempty"`
+	// among them) used meanwhile, 0..1 (with -pid, from /proc; warm-up excluded). Both are
+	// measured only when CPUMeasured: the path took at least 2 s of machine time.
+	CPUMeasured bool    `json:"cpuMeasured"`
+	CPUMSPerReq float64 `json:"cpuMsPerRequest"`
+	OthersCPU   float64 `json:"othersCpuShare"`
 }
 
 // memory is a process's resident memory in KiB.
@@ -261,11 +263,12 @@ func measure(ctx context.Context, client *http.Client, cfg config, paths []strin
 				*at = sampleCPU(cfg.PID)
 			}
 		}, &before, &after)
-		if cfg.PID != 0 && before.ok && after.ok && r.Requests > 0 {
+		// /proc counts in hundredths of a second: below 2 s of machine time (1 s on 2 CPUs)
+		// the figures would be mostly rounding, and are left out.
+		if span := after.total - before.total; cfg.PID != 0 && before.ok && after.ok && r.Requests > 0 && span >= 2 {
+			r.CPUMeasured = true
 			r.CPUMSPerReq = (after.proc - before.proc) * 1000 / float64(r.Requests)
-			if span := (after.total - before.total); span > 0 {
-				r.OthersCPU = max(0, (after.busy-before.busy)-(after.proc-before.proc)) / span
-			}
+			r.OthersCPU = max(0, (after.busy-before.busy)-(after.proc-before.proc)) / span
 		}
 		if cfg.PID != 0 {
 			m, err := readMemory(cfg.PID)
@@ -499,7 +502,11 @@ func (rep *report) table(w io.Writer) {
 		}
 		line := fmt.Sprintf("%-*s\t%d\t%d\t%s\t%s\t%s\t%.0f\t%d\t%s\t", width, r.Path, r.Requests, r.OK, f1(r.P50MS, r.OK), f1(r.P99MS, r.OK), f1(r.MaxMS, r.OK), r.ReqPerS, r.Bytes, gz)
 		if mem {
-			line += fmt.Sprintf("%.1f\t%.1f\t%.0f%%\t", float64(r.RSSAfterKB)/1024, r.CPUMSPerReq, 100*r.OthersCPU)
+			cpu, others := "-", "-"
+			if r.CPUMeasured {
+				cpu, others = strconv.FormatFloat(r.CPUMSPerReq, 'f', 1, 64), fmt.Sprintf("%.0f%%", 100*r.OthersCPU)
+			}
+			line += fmt.Sprintf("%.1f\t%s\t%s\t", float64(r.RSSAfterKB)/1024, cpu, others)
 		}
 		fmt.Fprintln(tw, line+status+"\t")
 	}
