@@ -31,7 +31,8 @@
 // bundle file whose run was never committed stays in blobs/, which nothing lists. An
 // interrupt (SIGINT, SIGTERM) stops handing out work, lets the bundles in flight finish and
 // prints the summary. The transparency log is sequenced while seeding, as a serving portal
-// does, so a finished directory has no entries left to integrate.
+// does, so a finished directory has no entries left to integrate; a new portal's
+// administrator is set up as serve's first start does, its token printed once.
 package main
 
 import (
