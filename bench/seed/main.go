@@ -4,13 +4,35 @@
 // (host, two declared lab classes, two emulated and one hardware class), recomputes the
 // statistics from the scaled samples, signs a fresh bundle and submits it over HTTP as a
 // community result of a "seed" submitter. Every seeded bundle is distinct and
-// self-consistent, so it passes verification, re-derivation, the board-class check and the
-// bundle-digest uniqueness like any upload; the numbers are synthetic (scaled copies of
-// one real run), which the submitter name, the board names ("<class>-seeded") and the
-// run log say. A seeded data directory is for load tests only, never for a public portal.
+// self-consistent, so it passes verification, re-derivation, the board-class check, the
+// comparison with the paper and the bundle-digest uniqueness like any upload; the numbers
+// are synthetic (scaled copies of one real run), which the submitter name, the board names
+// ("<class>-seeded") and the run log say. A seeded data directory is for load tests only,
+// never for a public portal.
 //
 //	go run ./bench/seed -data /tmp/pq-load -cells 100000
 //	pqrepro serve --data /tmp/pq-load --no-local-runner
+//
+// With -postgres DSN the runs go into that PostgreSQL database (the portal's Config.Database)
+// and the data directory holds only the blobs; serve it with --db DSN.
+//
+// Speed: -workers goroutines build, sign and submit bundles at once against the in-process
+// portal (its ingest verifies and compares in parallel; SQLite serialises the commits), and
+// -samples sets the samples per cell (default 5, the fewest the comparison draws an interval
+// from: the portal's bootstrap costs in proportion to them). Nothing is written to the
+// database except by the portal's own publication.
+//
+// Resuming: the target is the number of cells stored, counted through the portal's store
+// when seed starts, so running it again on the same directory adds only the rest (each
+// start registers a fresh seed submitter, "seed (synthetic load-test data) #2" and on, with a
+// fresh key: the token of the last one is not kept).
+// A run is published in one transaction after its bundle verified, so a seed killed
+// mid-way loses at most the bundles in flight and leaves no half-published run; at worst a
+// bundle file whose run was never committed stays in blobs/, which nothing lists. An
+// interrupt (SIGINT, SIGTERM) stops handing out work, lets the bundles in flight finish and
+// prints the summary. The transparency log is sequenced while seeding, as a serving portal
+// does, so a finished directory has no entries left to integrate; a new portal's
+// administrator is set up as serve's first start does, its token printed once.
 package main
 
 import (
@@ -18,6 +40,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,13 +49,23 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal"
+	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
 
@@ -52,18 +85,88 @@ var boards = []board{
 	{"esp32c6", artifacts.AssuranceHardware, "serial", artifacts.UnitCycles, 60},
 }
 
+// seedUser is the name of the submitter seeded runs are published by; a resumed seed adds
+// " #2", " #3"...
+const seedUser = "seed (synthetic load-test data)"
+
+// options are the seed's flags.
+type options struct {
+	// Dir is the portal data directory (created if missing).
+	Dir string
+	// Cells is the number of cells the directory should hold when seed ends.
+	Cells int
+	// Workers is how many bundles are built and submitted at once.
+	Workers int
+	// Samples is the number of samples per cell (at least compare.MinSamples for the
+	// comparison to draw intervals; the catalogue's manifests ask for more).
+	Samples int
+	// Every is the interval between progress lines (0: none).
+	Every time.Duration
+	// Postgres is a PostgreSQL URL to seed instead of the SQLite file in Dir (Dir still
+	// holds the blobs).
+	Postgres string
+}
+
+// summary is what a seed did.
+type summary struct {
+	// Before and Cells are the cells stored when seed started and when it ended.
+	Before, Cells int
+	// Runs is the number of runs seed published.
+	Runs int
+	// Elapsed is the time from the first submission to the last answer.
+	Elapsed time.Duration
+	// DBBytes (portal.db with its WAL, or PostgreSQL's pg_database_size) and BlobBytes
+	// (blobs/) are measured after the portal closed.
+	DBBytes, BlobBytes int64
+	// Postgres is set when the database is PostgreSQL's.
+	Postgres bool
+	// Interrupted is set when ctx ended before the target was reached.
+	Interrupted bool
+}
+
 func main() {
-	data := flag.String("data", "", "portal data directory to fill (created if missing)")
-	cells := flag.Int("cells", 100000, "number of cells to store")
+	var o options
+	flag.StringVar(&o.Dir, "data", "", "portal data directory to fill (created if missing)")
+	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
+	flag.IntVar(&o.Workers, "workers", max(2, runtime.NumCPU()), "bundles built and submitted at once")
+	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
+	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
+	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL URL (postgres://…) of the database to seed instead of DIR/portal.db; DIR holds the blobs")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole seed to this file")
 	flag.Parse()
-	if *data == "" {
-		fmt.Fprintln(os.Stderr, "seed: -data DIR is required")
-		os.Exit(2)
-	}
-	if err := seed(context.Background(), *data, *cells, os.Stdout); err != nil {
+	if err := run(o, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
 	}
+}
+
+func run(o options, cpuprofile string) error {
+	if o.Dir == "" {
+		return errors.New("-data DIR is required")
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return fmt.Errorf("create the CPU profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("start the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := seed(ctx, o, os.Stdout)
+	if err != nil {
+		return err
+	}
+	where := o.Dir
+	if o.Postgres != "" {
+		where = "the PostgreSQL database (blobs in " + o.Dir + ")"
+	}
+	sum.print(os.Stdout, where)
+	return nil
 }
 
 // template is one real host run that seeded runs are scaled from.
@@ -74,35 +177,90 @@ type template struct {
 	samples artifacts.Samples
 }
 
-func seed(ctx context.Context, dir string, want int, out io.Writer) error {
+// seed publishes runs into o.Dir until it holds o.Cells cells or ctx ends, printing
+// progress to out every o.Every. It returns what it did; an error means a submission was
+// refused or the portal failed (what was published before stays published).
+func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
+	sum := summary{Postgres: o.Postgres != ""}
+	if o.Workers < 1 {
+		return sum, fmt.Errorf("workers: %d, want at least 1", o.Workers)
+	}
+	if o.Samples < 1 {
+		return sum, fmt.Errorf("samples: %d, want at least 1", o.Samples)
+	}
 	cfg := portal.DefaultConfig()
-	cfg.DataDir = dir
+	cfg.DataDir = o.Dir
+	cfg.Database = o.Postgres
 	cfg.LocalRunner = false
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
 	cfg.RateLimits.Submit = portal.Budget{}
-	srv, err := portal.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// Opening and closing happen on a context of their own: an interrupt stops the seeding,
+	// not the portal's shutdown.
+	srv, err := portal.Open(context.WithoutCancel(ctx), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
-		return err
+		return sum, err
 	}
-	defer srv.Close()
+	closed := false
+	closePortal := func() error {
+		if closed {
+			return nil
+		}
+		closed = true
+		return srv.Close()
+	}
+	defer closePortal()
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
+	seqCtx, stopSeq := context.WithCancel(context.WithoutCancel(ctx))
+	seqDone := make(chan struct{})
+	go func() { srv.SequenceLog(seqCtx); close(seqDone) }()
+	defer func() { stopSeq(); <-seqDone }()
+
+	// The administrator is set up as serve's first start would, so a database seeded anew
+	// is a portal's (a PostgreSQL database without one beside stored blobs is refused on the
+	// next start).
+	if tok, err := srv.SetupAdmin(ctx); err != nil {
+		return sum, fmt.Errorf("set up the administrator: %w", err)
+	} else if tok != "" {
+		fmt.Fprintf(out, "seed: a new portal: its administrator token (shown once; only its hash is stored): %s\n", tok)
+	}
+	where := o.Dir
+	if o.Postgres != "" {
+		where = "the PostgreSQL database (blobs in " + o.Dir + ")"
+	}
+	st := srv.Store()
+	if sum.Before, err = st.CountCells(ctx); err != nil {
+		return sum, fmt.Errorf("count the stored cells: %w", err)
+	}
+	sum.Cells = sum.Before
+	if sum.Before >= o.Cells {
+		fmt.Fprintf(out, "seed: %s already holds %d cells (target %d); nothing to add\n", where, sum.Before, o.Cells)
+		return sum, finish(srv, hs, &sum, o.Dir, o.Postgres, stopSeq, seqDone, closePortal)
+	}
 	cat, err := experiments.Load()
 	if err != nil {
-		return err
+		return sum, err
 	}
 	id, err := artifacts.GenerateIdentity()
 	if err != nil {
-		return err
+		return sum, err
 	}
 	token := "seed_" + strconv.FormatInt(time.Now().UnixNano(), 36) + "_load-test-only"
-	u, err := srv.Store().CreateUser(ctx, "seed (synthetic load-test data)", "submitter", portal.HashToken(token))
+	users, err := st.Users(ctx)
 	if err != nil {
-		return fmt.Errorf("create the seed submitter: %w", err)
+		return sum, fmt.Errorf("list the accounts: %w", err)
 	}
-	if _, err := srv.Store().AddSubmitterKey(ctx, u.ID, "seed", id.Public()); err != nil {
-		return fmt.Errorf("register the seed keys: %w", err)
+	name := seedUser
+	for k := 2; slices.ContainsFunc(users, func(u store.User) bool { return strings.EqualFold(u.Name, name) }); k++ {
+		name = fmt.Sprintf("%s #%d", seedUser, k) // a resumed seed's own submitter
+	}
+	u, err := st.CreateUser(ctx, name, "submitter", portal.HashToken(token))
+	if err != nil {
+		return sum, fmt.Errorf("create the seed submitter: %w", err)
+	}
+	if _, err := st.AddSubmitterKey(ctx, u.ID, "seed", id.Public()); err != nil {
+		return sum, fmt.Errorf("register the seed keys: %w", err)
 	}
 	client := runner.NewSubmitter(hs.URL, token)
 
@@ -110,50 +268,188 @@ func seed(ctx context.Context, dir string, want int, out io.Writer) error {
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa"} {
 		m, err := cat.Manifest(ref)
 		if err != nil {
-			return err
+			return sum, err
 		}
 		c, err := artifacts.ParseManifest(m.YAML(), ref)
 		if err != nil {
-			return err
+			return sum, err
 		}
-		c.Spec.Iterations, c.Spec.Warmup = 20, 2
+		c.Spec.Iterations, c.Spec.Warmup = o.Samples, 2
 		b, res, err := runner.Execute(ctx, &runner.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: artifacts.OriginLocal})
 		if err != nil {
-			return err
+			return sum, fmt.Errorf("measure %s on the host: %w", ref, err)
 		}
 		samples, err := artifacts.ParseSamples(b.Files[artifacts.FileSamples])
 		if err != nil {
-			return err
+			return sum, err
 		}
 		var env artifacts.Environment
 		if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
-			return err
+			return sum, err
 		}
 		tpls = append(tpls, template{m: c, res: res, env: env, samples: samples})
 	}
-	have, err := srv.Store().CountCells(ctx)
-	if err != nil {
-		return err
+	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell\n", where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples)
+
+	// The dispenser hands out runs until the cells given out reach the target; a worker
+	// builds, signs and submits the run it was handed and reports its cells back.
+	var (
+		mu        sync.Mutex
+		handed    = sum.Before // cells stored or in flight
+		stored    = sum.Before
+		runs      int
+		firstErr  error
+		nextIndex int
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if handed >= o.Cells || firstErr != nil || ctx.Err() != nil {
+			return 0, false
+		}
+		i := nextIndex
+		nextIndex++
+		handed += len(tpls[i%len(tpls)].res.Cells)
+		return i, true
 	}
+	// Submissions run on a context an interrupt does not cancel, so the bundles in flight
+	// are published or refused, never cut off.
+	subCtx := context.WithoutCancel(ctx)
 	start := time.Now()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	runs := 0
-	for have < want {
-		tp := tpls[runs%len(tpls)]
-		bd := boards[rng.IntN(len(boards))]
-		data, err := replica(tp, bd, id, rng)
-		if err != nil {
-			return err
-		}
-		if _, err := client.Submit(ctx, data); err != nil {
-			return fmt.Errorf("submit seeded run %d (%s on %s): %w", runs, tp.m.Ref(), bd.class, err)
-		}
-		have += len(tp.res.Cells)
-		runs++
+	var wg sync.WaitGroup
+	for w := range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
+			for {
+				i, ok := take()
+				if !ok {
+					return
+				}
+				tp := tpls[i%len(tpls)]
+				bd := boards[rng.IntN(len(boards))]
+				data, err := replica(tp, bd, id, rng)
+				if err == nil {
+					_, err = client.Submit(subCtx, data)
+					if err != nil {
+						err = fmt.Errorf("submit seeded run %d (%s on %s): %w", i, tp.m.Ref(), bd.class, err)
+					}
+				}
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+				} else {
+					stored += len(tp.res.Cells)
+					runs++
+				}
+				mu.Unlock()
+			}
+		}()
 	}
-	fmt.Fprintf(out, "seeded %d runs (%d cells in total) into %s through the portal's ingest in %s; the directory holds %.1f MiB\n",
-		runs, have, dir, time.Since(start).Round(time.Millisecond), float64(dirSize(dir))/(1<<20))
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var tick <-chan time.Time
+	if o.Every > 0 {
+		t := time.NewTicker(o.Every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-tick:
+			mu.Lock()
+			c, r := stored, runs
+			mu.Unlock()
+			el := time.Since(start)
+			rate := float64(c-sum.Before) / el.Seconds()
+			eta := "?"
+			if rate > 0 {
+				eta = (time.Duration(float64(o.Cells-c)/rate) * time.Second).Round(time.Second).String()
+			}
+			fmt.Fprintf(out, "seed: %d cells stored (+%d in %d runs) after %s: %.1f runs/s, %.0f cells/s; ETA %s\n",
+				c, c-sum.Before, r, el.Round(time.Second), float64(r)/el.Seconds(), rate, eta)
+		}
+	}
+	sum.Elapsed = time.Since(start)
+	sum.Runs, sum.Cells = runs, stored
+	sum.Interrupted = ctx.Err() != nil && stored < o.Cells
+	if firstErr != nil {
+		return sum, firstErr
+	}
+	if sum.Cells, err = st.CountCells(subCtx); err != nil {
+		return sum, fmt.Errorf("count the stored cells: %w", err)
+	}
+	return sum, finish(srv, hs, &sum, o.Dir, o.Postgres, stopSeq, seqDone, closePortal)
+}
+
+// finish waits (at most a minute) for the transparency log to integrate what was
+// published, closes the portal and measures the directory and the database (the SQLite
+// files, or PostgreSQL's pg_database_size of dsn).
+func finish(srv *portal.Server, hs *httptest.Server, sum *summary, dir, dsn string, stopSeq func(), seqDone <-chan struct{}, closePortal func() error) error {
+	ctx := context.Background()
+	for deadline := time.Now().Add(time.Minute); !sum.Interrupted && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		n, err := srv.Store().PendingLogEntries(ctx)
+		if err != nil {
+			return fmt.Errorf("count the log entries to integrate: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	stopSeq()
+	<-seqDone
+	hs.Close()
+	if err := closePortal(); err != nil {
+		return fmt.Errorf("close the portal: %w", err)
+	}
+	if sum.Postgres {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return fmt.Errorf("connect to PostgreSQL to measure the database: %w", err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&sum.DBBytes); err != nil {
+			return fmt.Errorf("measure the PostgreSQL database: %w", err)
+		}
+	} else {
+		sum.DBBytes = fileSize(filepath.Join(dir, "portal.db")) + fileSize(filepath.Join(dir, "portal.db-wal")) + fileSize(filepath.Join(dir, "portal.db-shm"))
+	}
+	sum.BlobBytes = dirSize(filepath.Join(dir, "blobs"))
 	return nil
+}
+
+// print writes the summary: what was added, how fast, and the directory's size, per
+// million cells.
+func (s summary) print(w io.Writer, dir string) {
+	added := s.Cells - s.Before
+	state := "reached the target"
+	if s.Interrupted {
+		state = "interrupted"
+	}
+	fmt.Fprintf(w, "seed: %s: %s holds %d cells; this seed published %d runs (%d cells) in %s",
+		state, dir, s.Cells, s.Runs, added, s.Elapsed.Round(time.Millisecond))
+	if s.Runs > 0 && s.Elapsed > 0 {
+		sec := s.Elapsed.Seconds()
+		fmt.Fprintf(w, ": %.1f runs/s, %.0f cells/s, %s per million cells", float64(s.Runs)/sec, float64(added)/sec,
+			(time.Duration(sec/float64(added)*1e6) * time.Second).Round(time.Second))
+	}
+	fmt.Fprintln(w)
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	db := "database"
+	if s.Postgres {
+		db = "PostgreSQL database"
+	}
+	fmt.Fprintf(w, "seed: disk: %.1f MiB (%s %.1f MiB, blobs %.1f MiB)", mib(s.DBBytes+s.BlobBytes), db, mib(s.DBBytes), mib(s.BlobBytes))
+	if s.Cells > 0 {
+		per := 1e6 / float64(s.Cells)
+		fmt.Fprintf(w, ", %.0f MiB per million cells (database %.0f, blobs %.0f)", mib(s.DBBytes+s.BlobBytes)*per, mib(s.DBBytes)*per, mib(s.BlobBytes)*per)
+	}
+	fmt.Fprintln(w)
 }
 
 // replica is a signed bundle of tp scaled onto bd: every sample of every ok cell multiplied
@@ -240,4 +536,13 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// fileSize is a file's size, 0 when it does not exist.
+func fileSize(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
