@@ -144,13 +144,13 @@ func (s *DB) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly
 }
 
 // checkLease returns a conflict error unless the job is running under that runner's
-// unexpired lease.
-func checkLease(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, jobID, runnerID int64, leaseID string, now int64) (attempt int, err error) {
+// unexpired lease, and locks the job's row.
+func checkLease(ctx context.Context, q *Tx, jobID, runnerID int64, leaseID string, now int64) (attempt int, err error) {
 	var state, lease string
 	var owner, expires sql.NullInt64
-	err = q.QueryRowContext(ctx, `SELECT state, COALESCE(lease_id, ''), runner_id, lease_expires, attempt FROM jobs WHERE id = ?`, jobID).
+	// The job's row is locked until the transaction ends (where writers run in parallel), so
+	// no re-queue or other completion changes it between this check and the writes after it.
+	err = q.QueryRowContext(ctx, `SELECT state, COALESCE(lease_id, ''), runner_id, lease_expires, attempt FROM jobs WHERE id = ? `+q.d.RowLock, jobID).
 		Scan(&state, &lease, &owner, &expires, &attempt)
 	if err != nil {
 		return 0, notFound(err, "job %d not found", jobID)

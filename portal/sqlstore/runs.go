@@ -11,6 +11,10 @@ import (
 	"pqrepro/portal/store"
 )
 
+// errSameBundle: the bundle's unique index refused the run, another transaction having just
+// published the same bundle.
+var errSameBundle = errors.New("the bundle was published by a concurrent transaction")
+
 // Publish inserts a run with its cells, verdicts and pending transparency-log leaf in one
 // transaction, so a run is visible whole or not at all. With a job, a lease that is not held (expired, foreign, finished)
 // refuses the publication with a conflict and nothing is stored. A bundle digest is published
@@ -20,7 +24,12 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 	r := p.Run
 	keys, _ := json.Marshal(r.PublicKeys)
 	var id int64
-	err := s.tx(ctx, func(tx *Tx) error {
+	// Publication runs at the engine's default isolation (PostgreSQL: read committed), not
+	// serializable: what it reads it locks or a constraint guards (the job's row is locked by
+	// checkLease; a bundle published twice at once is refused by the unique index on
+	// bundle_digest; counters are appended rows nobody reads here), so concurrent publishers
+	// never lose a serialisation race, however many there are.
+	err := s.txOpts(ctx, nil, func(tx *Tx) error {
 		if p.JobID != 0 {
 			if _, err := checkLease(ctx, tx, p.JobID, p.RunnerID, p.LeaseID, ms0(now)); err != nil {
 				return err
@@ -48,6 +57,9 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
 			nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
 			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding, r.ReportVersion).Scan(&id)
+		if isUnique(err) {
+			return errSameBundle // published a moment ago by another transaction
+		}
 		if err != nil {
 			return err
 		}
@@ -116,6 +128,12 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 		s.hook("publish:uncommitted")
 		return nil
 	})
+	if errors.Is(err, errSameBundle) {
+		var dup int64
+		if derr := s.read.QueryRowContext(ctx, `SELECT id FROM runs WHERE bundle_digest = ?`, r.Bundle).Scan(&dup); derr == nil {
+			return 0, &store.DuplicateBundleError{RunID: dup, Digest: r.Bundle}
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("publish run of %s: %w", r.Experiment, err)
 	}
