@@ -46,7 +46,8 @@ func TestReplicaKilledWhilePublishing(t *testing.T) {
 	for _, point := range []string{"publish:uncommitted", "publish:committed"} {
 		t.Run(point, func(t *testing.T) {
 			ctx := context.Background()
-			s := startSite(t, 1, func(c *portal.Config) { c.LeaseDuration = 800 * time.Millisecond })
+			// The child must reach its kill point within the lease, on a loaded machine too.
+			s := startSite(t, 1, func(c *portal.Config) { c.LeaseDuration = 5 * time.Second })
 			live := s.replicas[0]
 			m := smallManifest(t, 3)
 			jobID := queueJob(t, live, m)

@@ -231,7 +231,8 @@ func TestReplicasServeOneSite(t *testing.T) {
 // is refused; exactly one run exists for the job.
 func TestKilledRunnerRequeuedAcrossReplicasPublishedOnce(t *testing.T) {
 	ctx := context.Background()
-	s := startSite(t, 3, func(c *portal.Config) { c.LeaseDuration = 700 * time.Millisecond })
+	// The lease is long enough for a bundle to be made on a loaded machine.
+	s := startSite(t, 3, func(c *portal.Config) { c.LeaseDuration = 4 * time.Second })
 	m := smallManifest(t, 3)
 	jobID := queueJob(t, s.replicas[0], m)
 	dead := enrol(t, s.replicas[0], "dies")
