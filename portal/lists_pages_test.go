@@ -52,7 +52,7 @@ func TestPageListsAreBoundedWithALinkToTheRest(t *testing.T) {
 		{"/", 15, []string{`href="/runs"`, `href="/jobs?state=queued"`}, []string{`href="/jobs?state=running"`}, 10},
 		{"/papers/paper001", 30, []string{`href="/runs?paper=paper001"`}, nil, 0},
 		{"/papers/paper003", 3, nil, []string{`href="/runs?paper=paper003"`}, 0},
-		{"/boards/host", 100, []string{`href="/runs?board=host"`}, nil, 0},
+		{"/boards/host", 30, []string{`href="/runs?board=host"`}, nil, 0},
 		{"/experiments/paper001/mlkem", 30, []string{`href="/runs?experiment=paper001%2Fmlkem"`, `href="/jobs?experiment=paper001%2Fmlkem"`}, nil, 10},
 	} {
 		a := fetch(t, p.URL+tc.path)

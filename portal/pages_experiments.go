@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -133,7 +134,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 		return err
 	}
 	v.Runs, v.RunsMore = runRows(runs), runsMore
-	v.Comparable, v.Claims = experimentPreview(m, p, v.Boards)
+	v.Comparable, v.Claims = s.previews.get(m, p, v.Boards)
 	if m.Kind == artifacts.KindTLSMatrix && len(runs) > 0 {
 		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {
 			return err
@@ -242,6 +243,43 @@ func runnableOn(runners []store.Runner, m *artifacts.Manifest) []string {
 		}
 	}
 	return out
+}
+
+// previewCache keeps each experiment's comparability preview per set of offered boards: it
+// depends only on the manifest, the paper's reference data (fixed while the portal runs) and
+// the boards, so a page view need not recompute it.
+type previewCache struct {
+	mu sync.Mutex
+	m  map[string]cachedPreview
+}
+
+type cachedPreview struct {
+	comparable []templates.ComparablePreview
+	claims     []templates.ClaimPreview
+}
+
+// maxPreviews bounds the cache (experiments × board sets); past it the cache starts over.
+const maxPreviews = 2000
+
+func (c *previewCache) get(m *artifacts.Manifest, p *experiments.Paper, opts []templates.BoardOption) ([]templates.ComparablePreview, []templates.ClaimPreview) {
+	key := m.ID()
+	for _, o := range opts {
+		key += "\x00" + o.Class
+	}
+	c.mu.Lock()
+	v, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return v.comparable, v.claims
+	}
+	v.comparable, v.claims = experimentPreview(m, p, opts)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxPreviews {
+		c.m = map[string]cachedPreview{}
+	}
+	c.m[key] = v
+	c.mu.Unlock()
+	return v.comparable, v.claims
 }
 
 // experimentPreview says before a run which published figures a run on each offered board

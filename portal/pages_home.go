@@ -22,7 +22,7 @@ const (
 	homeRuns       = 15
 	homeJobs       = 10 // of each of running and queued
 	paperRuns      = 30
-	boardRuns      = 100
+	boardRuns      = 30
 	experimentRuns = 30
 	experimentJobs = 10
 )

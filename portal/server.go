@@ -205,6 +205,8 @@ type Server struct {
 	// boards caches computed leaderboards by algorithm, operation and metric; they change
 	// only when a run is published, which clears it.
 	boards map[string]Leaderboard
+	// previews caches experiment pages' comparability previews.
+	previews previewCache
 	// generation counts publications, so a leaderboard computed across one is not cached.
 	generation uint64
 }

@@ -214,7 +214,7 @@ func (s *DB) ListRuns(ctx context.Context, f store.ListFilter) (store.ListPage[s
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+runCols+runFrom+` WHERE `+inList("r.id", len(ids))+` ORDER BY r.published_at DESC, r.id DESC`, args...)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+runListCols+runFrom+` WHERE `+inList("r.id", len(ids))+` ORDER BY r.published_at DESC, r.id DESC`, args...)
 	if err != nil {
 		return out, fmt.Errorf("list runs: %w", err)
 	}

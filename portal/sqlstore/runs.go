@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/store"
@@ -145,6 +146,10 @@ const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_
 	COALESCE(r.runner_id, 0), COALESCE(rn.name, ''), COALESCE(u.name, ''), r.signer, r.public_keys, r.bundle_digest, r.bundle_size, r.firmware_digest,
 	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok, r.binding`
 
+// runListCols are runCols without the public keys (an ML-DSA-65 key is kilobytes of JSON
+// per row) for lists, whose rows never show them; a listed Run has empty PublicKeys.
+var runListCols = strings.Replace(runCols, "r.public_keys", "''", 1)
+
 const runFrom = ` FROM runs r LEFT JOIN runners rn ON rn.id = r.runner_id LEFT JOIN users u ON u.id = r.submitter_id`
 
 func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error) {
@@ -156,7 +161,9 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return store.Run{}, err
 	}
-	json.Unmarshal([]byte(keys), &r.PublicKeys)
+	if keys != "" {
+		json.Unmarshal([]byte(keys), &r.PublicKeys)
+	}
 	r.StartedAt, r.FinishedAt, r.PublishedAt = fromMS(st), fromMS(fin), fromMS(pub)
 	return r, nil
 }
