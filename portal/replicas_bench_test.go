@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,10 +12,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/internal/lb"
 	"pqrepro/portal"
-	"pqrepro/portal/blob"
-	"pqrepro/portal/blob/s3test"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/runner"
 )
 
@@ -43,7 +39,7 @@ func BenchmarkLeaseReplicas(b *testing.B) {
 	}
 	for _, n := range []int{1, 3} {
 		b.Run("replicas="+strconv.Itoa(n), func(b *testing.B) {
-			benchLeases(b, benchSite(b, n, mod))
+			benchLeases(b, startSite(b, n, mod))
 		})
 	}
 	b.Run("sqlite/replicas=1", func(b *testing.B) {
@@ -59,38 +55,6 @@ func BenchmarkLeaseReplicas(b *testing.B) {
 		b.Cleanup(front.Close)
 		benchLeases(b, &site{replicas: []*portaltest.Portal{p}, lb: bal, url: front.URL})
 	})
-}
-
-// benchSite is startSite for a benchmark: n replicas on a fresh PostgreSQL database and
-// bucket, one log key, behind a balancer whose URL is their public URL.
-func benchSite(b *testing.B, n int, mod func(*portal.Config)) *site {
-	b.Helper()
-	dsn := pgtest.DSN(b)
-	bucket := s3test.Start(b).Bucket(b)
-	keyFile := filepath.Join(b.TempDir(), "log.key")
-	front := httptest.NewUnstartedServer(nil)
-	s := &site{url: "http://" + front.Listener.Addr().String()}
-	var urls []string
-	for range n {
-		p := portaltest.Start(b, func(c *portal.Config) {
-			c.Database = dsn
-			c.Blobs, c.S3Credentials = bucket.URL(), blob.S3Credentials{AccessKey: bucket.AccessKey, SecretKey: bucket.SecretKey}
-			c.LogKeyFile, c.PublicURL = keyFile, s.url
-			c.TrustedProxies = []string{"127.0.0.1"}
-			mod(c)
-		})
-		s.replicas = append(s.replicas, p)
-		urls = append(urls, p.URL)
-	}
-	bal, err := lb.New(urls...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s.lb = bal
-	front.Config.Handler = bal
-	front.Start()
-	b.Cleanup(front.Close)
-	return s
 }
 
 // benchLeases runs the iterations on s and reports jobs/s over all of them.

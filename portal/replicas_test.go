@@ -33,7 +33,7 @@ type site struct {
 
 // startSite starts n replicas sharing a fresh database, a fresh bucket and the log's key,
 // all answering as one public URL (the balancer's), each with mod applied to its Config.
-func startSite(t *testing.T, n int, mod func(*portal.Config)) *site {
+func startSite(t testing.TB, n int, mod func(*portal.Config)) *site {
 	t.Helper()
 	dsn := pgtest.DSN(t)
 	bucket := s3test.Start(t).Bucket(t)

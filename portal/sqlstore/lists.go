@@ -378,22 +378,30 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 
 // BoardLevels lists the (level, board class) pairs that have runs.
 func (s *DB) BoardLevels(ctx context.Context) ([]store.BoardLevel, error) {
-	rows, err := s.read.QueryContext(ctx, qBoardLevels)
-	if err != nil {
-		return nil, fmt.Errorf("board levels: %w", err)
-	}
-	defer rows.Close()
-	var out []store.BoardLevel
-	for rows.Next() {
-		var b store.BoardLevel
-		if err := rows.Scan(&b.BoardClass, &b.Level); err != nil {
-			return nil, fmt.Errorf("board levels: %w", err)
-		}
-		out = append(out, b)
-	}
+	out, err := queryPairs(ctx, s.read, qBoardLevels, "board levels", func(board, level string) store.BoardLevel {
+		return store.BoardLevel{BoardClass: board, Level: level}
+	})
 	slices.SortFunc(out, func(a, b store.BoardLevel) int {
 		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.BoardClass, b.BoardClass))
 	})
+	return out, err
+}
+
+// queryPairs runs q, whose rows are two strings, and makes a T of each.
+func queryPairs[T any](ctx context.Context, c *Conn, q, what string, mk func(a, b string) T) ([]T, error) {
+	rows, err := c.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var a, b string
+		if err := rows.Scan(&a, &b); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, mk(a, b))
+	}
 	return out, rows.Err()
 }
 

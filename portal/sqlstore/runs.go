@@ -435,20 +435,9 @@ func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit
 
 // MeasuredAlgOps lists the (algorithm, operation) pairs with at least one ok cell.
 func (s *DB) MeasuredAlgOps(ctx context.Context) ([]store.AlgOp, error) {
-	rows, err := s.read.QueryContext(ctx, qMeasuredAlgOps)
-	if err != nil {
-		return nil, fmt.Errorf("measured algorithms: %w", err)
-	}
-	defer rows.Close()
-	var out []store.AlgOp
-	for rows.Next() {
-		var a store.AlgOp
-		if err := rows.Scan(&a.Algorithm, &a.Operation); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryPairs(ctx, s.read, qMeasuredAlgOps, "measured algorithms", func(alg, op string) store.AlgOp {
+		return store.AlgOp{Algorithm: alg, Operation: op}
+	})
 }
 
 // CountCells returns the number of stored cells.
