@@ -22,6 +22,9 @@ type Files interface {
 	WriteFile(ctx context.Context, name string, data []byte) error
 	// ReadFile returns name's content; a missing object is a fault.NotFound error.
 	ReadFile(ctx context.Context, name string) ([]byte, error)
+	// RemoveFiles removes every object under dir ("dir/…") and reports how many it removed;
+	// an absent dir removes nothing.
+	RemoveFiles(ctx context.Context, dir string) (int, error)
 }
 
 var _ Files = (*FS)(nil)
@@ -104,4 +107,35 @@ func (s *FS) ReadFile(_ context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return b, nil
+}
+
+// RemoveFiles implements Files.
+func (s *FS) RemoveFiles(ctx context.Context, dir string) (int, error) {
+	p, err := s.filePath(dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err == nil {
+		err = os.RemoveAll(p)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return n, nil
 }

@@ -514,3 +514,22 @@ func (s *S3) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// RemoveFiles implements Files: the objects listed under dir/, removed one by one.
+func (s *S3) RemoveFiles(ctx context.Context, dir string) (int, error) {
+	key, err := s.fileKey(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for obj := range s.client.ListObjects(ctx, s.cfg.Bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true}) {
+		if obj.Err != nil {
+			return n, fmt.Errorf("list %s in %s: %w", dir, s.cfg, obj.Err)
+		}
+		if err := s.client.RemoveObject(ctx, s.cfg.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			return n, fmt.Errorf("remove %s in %s: %w", obj.Key, s.cfg, err)
+		}
+		n++
+	}
+	return n, nil
+}

@@ -181,6 +181,29 @@ func runSuite(t *testing.T, open func(t *testing.T) suiteStore) {
 		if got := s.blobs(); len(got) != 0 {
 			t.Errorf("named objects show as blobs: %v", got)
 		}
+		// Removing a directory of objects: only what is under it goes.
+		for _, name := range []string{"tile/0/x001/234.p/1", "tile/0/x001/234.p/17", "tile/0/x001/2345"} {
+			if err := s.WriteFile(ctx, name, []byte(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := s.RemoveFiles(ctx, "tile/0/x001/234.p"); err != nil || n != 2 {
+			t.Fatalf("RemoveFiles: %d, %v; want 2 removed", n, err)
+		}
+		if _, err := s.ReadFile(ctx, "tile/0/x001/234.p/17"); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("a removed object reads: %v", err)
+		}
+		for _, kept := range []string{"tile/0/x001/234", "tile/0/x001/2345", "checkpoint"} {
+			if _, err := s.ReadFile(ctx, kept); err != nil {
+				t.Fatalf("%s went with the directory beside it: %v", kept, err)
+			}
+		}
+		if n, err := s.RemoveFiles(ctx, "tile/9/none.p"); err != nil || n != 0 {
+			t.Fatalf("RemoveFiles of nothing: %d, %v", n, err)
+		}
+		if _, err := s.RemoveFiles(ctx, "a/../b"); !fault.Is(err, fault.Invalid) {
+			t.Fatalf("RemoveFiles of a bad name: %v", err)
+		}
 	})
 }
 

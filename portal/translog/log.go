@@ -304,7 +304,8 @@ func (l *Log) integrate(size int64, pending []Pending, r tlog.HashReader) ([]tlo
 // follows from the stored hashes, so a round stopped anywhere is finished by the next.
 func (l *Log) publish(ctx context.Context, st State) error {
 	hr := l.hashReader(ctx)
-	for _, t := range tlog.NewTiles(TileHeight, st.Published, st.Size) {
+	tiles := tlog.NewTiles(TileHeight, st.Published, st.Size)
+	for _, t := range tiles {
 		data, err := tlog.ReadTileData(t, hr)
 		if err != nil {
 			return fmt.Errorf("read tile %s: %w", TilePath(t), err)
@@ -348,7 +349,33 @@ func (l *Log) publish(ctx context.Context, st State) error {
 		return fmt.Errorf("mark checkpoint %d published: %w", st.Size, err)
 	}
 	l.log.Info("log checkpoint", "size", st.Size, "root", st.Root.String())
+	l.prunePartials(ctx, tiles)
 	return nil
+}
+
+// prunePartials removes the partial tiles and entry bundles ("<N>.p/<W>") of every tile this
+// round completed, as C2SP tlog-tiles allows once the full tile is served: the checkpoint
+// naming the larger tree is already written, and proofs against it read full tiles. Without
+// this the log keeps one partial per sequencing round and tile, most of its files. A reader
+// still holding an older checkpoint reads the full tile (its hashes are the same) or fetches
+// the newer checkpoint. A failure only leaves files behind, so it is logged, not returned.
+func (l *Log) prunePartials(ctx context.Context, tiles []tlog.Tile) {
+	for _, t := range tiles {
+		if t.W != 1<<TileHeight {
+			continue
+		}
+		dirs := []tlog.Tile{t}
+		if t.L == 0 {
+			et := t
+			et.L = -1
+			dirs = append(dirs, et)
+		}
+		for _, d := range dirs {
+			if _, err := l.files.RemoveFiles(ctx, TilePath(d)+".p"); err != nil {
+				l.log.Warn("prune partial tiles", "tile", TilePath(d), "err", err)
+			}
+		}
+	}
 }
 
 // refreshCheckpoint rewrites the checkpoint file when the cosignatures kept for the
