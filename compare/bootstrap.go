@@ -36,6 +36,16 @@ type Interval struct {
 	Seed string `json:"seed"`
 	// Verdict is this pair's verdict (holds, fails, inconclusive).
 	Verdict string `json:"verdict"`
+	// Exact is set when every sample of the cells involved is identical (emulated
+	// instruction counts of inputs that do not change the path): Point is then the exact
+	// ratio and Lo = Hi = Point describe no uncertainty, only that there is none to resample.
+	Exact bool `json:"exact,omitempty"`
+	// PFail is the interval's bootstrap p-value of "outside the claimed band" (see
+	// allowed.pFail), which Holm's correction ranks; 0 when outside for certain (absent in
+	// reports made before it existed).
+	PFail float64 `json:"pFail,omitempty"`
+	// Note qualifies the verdict: a "fails" that Holm's correction did not confirm.
+	Note string `json:"note,omitempty"`
 }
 
 // BootstrapSeed derives the 32-byte ChaCha8 seed of one interval from the manifest's id, the
@@ -57,18 +67,42 @@ func BootstrapSeed(manifestID, metric, num, den string) [32]byte {
 // two medians; Lo and Hi are the 2.5% and 97.5% quantiles of those ratios (type 7). Both
 // slices must be non-empty, den with a positive median; neither is modified.
 func RatioInterval(num, den []float64, seed [32]byte) (point, lo, hi float64) {
+	point, ratios := ratioReplicates(num, den, seed)
+	lo, hi = percentiles(ratios)
+	return point, lo, hi
+}
+
+// ratioReplicates is RatioInterval's observed ratio and its Resamples replicates, sorted.
+func ratioReplicates(num, den []float64, seed [32]byte) (point float64, ratios []float64) {
 	sn, sd := slices.Sorted(slices.Values(num)), slices.Sorted(slices.Values(den))
 	point = sortedMedian(sn) / sortedMedian(sd)
 	rng := rand.New(rand.NewChaCha8(seed))
 	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
-	ratios := make([]float64, Resamples)
+	ratios = make([]float64, Resamples)
 	for b := range ratios {
 		mn := resampledMedian(sn, cn, rng)
 		ratios[b] = mn / resampledMedian(sd, cd, rng)
 	}
 	slices.Sort(ratios)
+	return point, ratios
+}
+
+// percentiles are the central Confidence interval of sorted replicates (type 7 quantiles).
+func percentiles(sorted []float64) (lo, hi float64) {
 	alpha := (1 - Confidence) / 2
-	return point, quantile(ratios, alpha), quantile(ratios, 1-alpha)
+	return quantile(sorted, alpha), quantile(sorted, 1-alpha)
+}
+
+// constant reports whether every value of every slice equals that slice's first value.
+func constant(samples ...[]float64) bool {
+	for _, s := range samples {
+		for _, v := range s {
+			if v != s[0] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // resampledMedian draws len(sorted) indices with replacement and returns the median of the

@@ -12,8 +12,10 @@ import (
 )
 
 // CheckClaim tests a claim's checks on one run, measured with the given method. A scoped
-// claim is never verdicted; otherwise the claim holds only when every check is testable and
-// holds (see the verdict constants).
+// claim is never verdicted; otherwise the claim holds only when every check it rests on (every
+// check but the info ones) is testable and holds (see the verdict constants). A claim decided
+// from several intervals controls the family-wise error (holm). The reason says what the
+// verdict rests on; Compare adds the scope sentence of the paper's setting.
 func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 	res := run.Result
 	if method == "" {
@@ -33,10 +35,19 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		return cr
 	}
 	n := map[string]int{}
+	total := 0
 	for _, ch := range cl.Checks {
 		r := runCheck(ch, run, method)
-		n[r.Verdict]++
 		cr.Checks = append(cr.Checks, r)
+	}
+	if m := holm(cr.Checks); m > 0 {
+		cr.Multiplicity = fmt.Sprintf(MultiplicityHolm, m)
+	}
+	for _, r := range cr.Checks {
+		if !r.Check.Info {
+			n[r.Verdict]++
+			total++
+		}
 	}
 	if len(cl.Boards) > 0 && !slices.Contains(cl.Boards, res.Board) {
 		// The checks ran and keep their own verdicts, but they are about this board, not the
@@ -45,7 +56,23 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		cr.Reason = strings.ReplaceAll(cl.OffBoard, "{board}", res.Board)
 		return cr
 	}
-	total := len(cl.Checks)
+	if boardGated(cl) && run.Board.ClassStatus != artifacts.ClassVerified {
+		// A claim about a named board is verdicted only on that board, established: a class an
+		// operator declared and nothing could check unlocks no verdict.
+		cr.Verdict = NotVerdicted
+		status := run.Board.ClassStatus
+		if status == "" {
+			status = "of unknown status (the bundle does not say)"
+		}
+		cr.Reason = fmt.Sprintf("board class %s is %s, not verified: a claim about %s is verdicted only on a board whose class the catalogue or its driver established; the checks are shown as measured",
+			res.Board, status, res.Board)
+		return cr
+	}
+	if why := withheld(cl, run); why != "" {
+		cr.Verdict = NotVerdicted
+		cr.Reason = why
+		return cr
+	}
 	testable := total - n[Untestable]
 	switch {
 	case n[Fails] > 0:
@@ -68,7 +95,24 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 			cr.Reason = strings.TrimSpace(fmt.Sprintf("%d of %d checks testable on this run. %s", testable, total, cl.Reason))
 		}
 	}
+	if cl.ByDesign != "" && cr.Verdict != Untestable && cr.Verdict != PartlyTestable {
+		met := "met by this run"
+		if cr.Verdict != Holds {
+			met = "NOT met by this run (" + cr.Verdict + "): the implementation breaks its own design"
+		}
+		cr.Verdict = ByDesign
+		cr.Reason = strings.TrimSpace(fmt.Sprintf("%s; %s. %s", cl.ByDesign, met, cl.Reason))
+	}
 	return cr
+}
+
+// boardGated reports whether a claim's verdict depends on the board class: the claim or one of
+// the checks it rests on names the boards it is about.
+func boardGated(cl experiments.Claim) bool {
+	if len(cl.Boards) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(cl.Checks, func(ch experiments.Check) bool { return !ch.Info && len(ch.Boards) > 0 })
 }
 
 // sampled is one cell's samples as a check reads them.
@@ -81,6 +125,9 @@ type sampled struct {
 
 func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	cr = CheckResult{Check: ch, Verdict: Untestable}
+	if ch.Info {
+		defer func() { cr.Detail = "information, not part of the verdict: " + cr.Detail }()
+	}
 	if ch.Method != "" && ch.Method != method {
 		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
 		return cr
@@ -95,6 +142,7 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	if ch.Label != "" {
 		defer func() { cr.Detail = strings.ReplaceAll(ch.Label, "{board}", run.Result.Board) + ": " + cr.Detail }()
 	}
+
 	if ch.Kind != "order" && ch.Kind != "ratio" {
 		cr = runHandshakeCheck(ch, run)
 		return cr
@@ -135,25 +183,13 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		return cr
 	}
 	cr.Method, cr.Resamples, cr.Unit = Method, Resamples, unit
-	interval := func(num, den sampled) Interval {
-		seed := BootstrapSeed(run.Result.ManifestID, metric, num.ref, den.ref)
-		p, lo, hi := RatioInterval(num.values, den.values, seed)
-		return Interval{Num: num.ref, Den: den.ref, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
-	}
 	var parts []string
 	if ch.Kind == "order" {
 		// Each consecutive pair a < b: the interval of median(b)/median(a) against 1.
 		cr.Verdict = Holds
 		for i := 1; i < len(cells); i++ {
-			iv := interval(cells[i], cells[i-1])
-			switch {
-			case iv.Lo > 1:
-				iv.Verdict = Holds
-			case iv.Hi < 1:
-				iv.Verdict = Fails
-			default:
-				iv.Verdict = Inconclusive
-			}
+			iv, reps := pairInterval(run.Result.ManifestID, metric, cells[i], cells[i-1])
+			above(1).judge(&iv, reps)
 			cr.Verdict = worse(cr.Verdict, iv.Verdict)
 			cr.Intervals = append(cr.Intervals, iv)
 			parts = append(parts, fmt.Sprintf("%s / %s = %s", iv.Num, iv.Den, fmtInterval(iv)))
@@ -170,15 +206,8 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
 	} else {
 		lo, hi, want := band(ch)
-		iv := interval(cells[0], cells[1])
-		switch {
-		case iv.Lo >= lo && iv.Hi <= hi:
-			iv.Verdict = Holds
-		case iv.Hi < lo || iv.Lo > hi:
-			iv.Verdict = Fails
-		default:
-			iv.Verdict = Inconclusive
-		}
+		iv, reps := pairInterval(run.Result.ManifestID, metric, cells[0], cells[1])
+		between(lo, hi).judge(&iv, reps)
 		cr.Verdict = iv.Verdict
 		cr.Intervals = []Interval{iv}
 		cr.Detail = fmt.Sprintf("%s / %s = %s (claim: %s)", iv.Num, iv.Den, fmtInterval(iv), want)
@@ -186,6 +215,7 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	if metric == "time" && unit == artifacts.UnitInstructions {
 		notes = append(notes, "tested on emulated instruction counts, not time")
 	}
+	notes = append(notes, exactness(cr.Intervals, unit)...)
 	if len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
@@ -289,7 +319,49 @@ func samplesOf(run Run, ref, metric string) (sampled, string) {
 }
 
 func fmtInterval(iv Interval) string {
+	if iv.Exact {
+		return fmt.Sprintf("%.3f exactly (every sample identical)", iv.Point)
+	}
 	return fmt.Sprintf("%.3f, 95%% interval [%.3f, %.3f]", iv.Point, iv.Lo, iv.Hi)
+}
+
+// pairInterval is the interval of median(num)/median(den) with its sorted bootstrap
+// replicates, seeded from the manifest, the metric and the two cells; when every sample of
+// both cells is identical it is the exact ratio, with no replicates.
+func pairInterval(manifestID, metric string, num, den sampled) (Interval, []float64) {
+	seed := BootstrapSeed(manifestID, metric, num.ref, den.ref)
+	iv := Interval{Num: num.ref, Den: den.ref, Seed: seedHex(seed)}
+	if constant(num.values, den.values) {
+		iv.Point = num.values[0] / den.values[0]
+		iv.Lo, iv.Hi, iv.Exact = iv.Point, iv.Point, true
+		return iv, nil
+	}
+	p, reps := ratioReplicates(num.values, den.values, seed)
+	iv.Point = p
+	iv.Lo, iv.Hi = percentiles(reps)
+	return iv, reps
+}
+
+// exactness says what a check's intervals describe when the samples come from a deterministic
+// counter: nothing to resample (exact), or the variation over the seeded inputs, which
+// repeats exactly in every run of the manifest.
+func exactness(ivs []Interval, unit string) []string {
+	if len(ivs) == 0 {
+		return nil
+	}
+	exact := 0
+	for _, iv := range ivs {
+		if iv.Exact {
+			exact++
+		}
+	}
+	switch {
+	case exact == len(ivs):
+		return []string{"every sample of the cells is identical, so the ratio is exact and no interval is drawn"}
+	case unit == artifacts.UnitInstructions:
+		return []string{"the interval describes how the counts vary with the seeded inputs (messages, randomness), not measurement noise: the same manifest gives the same counts in every run"}
+	}
+	return nil
 }
 
 // fmtVal prints a value with four significant digits in positional notation (never

@@ -203,6 +203,53 @@ func TestInstructionCountsSaySo(t *testing.T) {
 	if r.Verdict != Holds || !strings.Contains(r.Checks[0].Detail, "tested on emulated instruction counts, not time") {
 		t.Errorf("verdict %s, detail %q", r.Verdict, r.Checks[0].Detail)
 	}
+	// Identical samples: the exact ratio, never a "95% interval" [2.5, 2.5].
+	iv := r.Checks[0].Intervals[0]
+	if !iv.Exact || iv.Point != 2.5 || strings.Contains(r.Checks[0].Detail, "95%") || !strings.Contains(r.Checks[0].Detail, "2.500 exactly") {
+		t.Errorf("interval %+v, detail %q", iv, r.Checks[0].Detail)
+	}
+	// Counts that vary with the seeded inputs keep their interval, and say what it describes.
+	varied := sampledRun(artifacts.UnitInstructions, map[string][]float64{
+		"A/sign": {100, 120, 100, 140, 100, 100},
+		"B/sign": {250, 250, 250, 250, 250, 250},
+	})
+	r = CheckClaim(experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/sign", Den: "A/sign", Min: f(1)}}}, varied, "")
+	if r.Checks[0].Intervals[0].Exact || !strings.Contains(r.Checks[0].Detail, "vary with the seeded inputs") {
+		t.Errorf("detail %q", r.Checks[0].Detail)
+	}
+}
+
+// TestWithheld: a host run during which other processes used the CPU has its checks computed
+// and shown, and no verdict; a claim about timing noise is withheld on a virtual machine; an
+// emulated run's counts are never withheld for the host's load.
+func TestWithheld(t *testing.T) {
+	run := sampledRun("ns", map[string][]float64{"A/verify": noisy(1, 100, 100, 10), "A/sign": noisy(2, 100, 200, 20)})
+	cl := experiments.Claim{Checks: []experiments.Check{order("A/verify", "A/sign")}}
+	if r := CheckClaim(cl, run, ""); r.Verdict != Holds {
+		t.Fatalf("quiet run: %s", r.Verdict)
+	}
+	run.Timing = &artifacts.TimingContext{Virtualization: "kvm", External: &artifacts.ExternalLoad{Mean: 0.62, P90: 1.1, Max: 1.9, Intervals: 143, Threshold: 0.2, Exceeded: true}}
+	r := CheckClaim(cl, run, "")
+	if r.Verdict != NotVerdicted || !strings.Contains(r.Reason, "other processes used the CPU") || !strings.Contains(r.Reason, "mean 0.62 CPUs") {
+		t.Fatalf("loaded run: %s (%s)", r.Verdict, r.Reason)
+	}
+	if len(r.Checks) != 1 || r.Checks[0].Verdict != Holds || len(r.Checks[0].Intervals) != 1 {
+		t.Errorf("a withheld claim's checks must be computed and shown: %+v", r.Checks)
+	}
+	run.Timing.External.Exceeded = false
+	if r := CheckClaim(cl, run, ""); r.Verdict != Holds {
+		t.Errorf("below the threshold on a VM: %s", r.Verdict)
+	}
+	noise := experiments.Claim{TimingNoise: true, Checks: cl.Checks}
+	if r := CheckClaim(noise, run, ""); r.Verdict != NotVerdicted || !strings.Contains(r.Reason, "virtual machine (kvm)") {
+		t.Errorf("timing noise on a VM: %s (%s)", r.Verdict, r.Reason)
+	}
+	emu := sampledRun(artifacts.UnitInstructions, map[string][]float64{"A/verify": {100, 100, 100, 100, 100}, "A/sign": {300, 310, 300, 320, 300}})
+	emu.Result.Assurance = artifacts.AssuranceEmulated
+	emu.Timing = &artifacts.TimingContext{Virtualization: "kvm", External: &artifacts.ExternalLoad{Mean: 1.5, Threshold: 0.2, Exceeded: true}}
+	if r := CheckClaim(noise, emu, ""); r.Verdict != Holds {
+		t.Errorf("emulated counts withheld for the host's load: %s (%s)", r.Verdict, r.Reason)
+	}
 }
 
 func TestSamplesMustMatchTheResult(t *testing.T) {

@@ -39,13 +39,19 @@ const (
 	// Untestable: no check could be tested on this run (or the claim has none).
 	Untestable = "untestable"
 	// NotVerdicted: the claim is scoped (board-specific, cross-board, caveat, kind,
-	// firmware): it is shown with its reason and never given a verdict by one run.
+	// firmware), about a board this run is not (or a class only declared), or the run was
+	// loaded: it is shown with its reason, and its checks where they ran, but given no
+	// verdict by this run.
 	NotVerdicted = "not verdicted"
+	// ByDesign: the claim holds by construction in this project (a layout it chose, counts
+	// its manifest sets); the checks show whether the implementation meets its design, and
+	// the result is no evidence about the paper.
+	ByDesign = "implementation property (by design)"
 )
 
 // Verdicts lists the claim verdicts in the order pages tally them.
 func Verdicts() []string {
-	return []string{Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted}
+	return []string{Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted, ByDesign}
 }
 
 // Report is the comparison of one result with one reference dataset.
@@ -109,6 +115,9 @@ type ClaimResult struct {
 	ClassStatus string `json:"classStatus,omitempty"`
 	Assurance   string `json:"assurance"`
 	Method      string `json:"method,omitempty"`
+	// Multiplicity says how the family-wise error of a claim decided from several intervals
+	// is controlled; empty for a claim decided from one interval.
+	Multiplicity string `json:"multiplicity,omitempty"`
 }
 
 // CheckResult is one check of a claim.
@@ -132,6 +141,9 @@ type Run struct {
 	Samples artifacts.Samples
 	// Board is environment.json's board identity; the zero value when the bundle has none.
 	Board artifacts.BoardIdentity
+	// Timing is environment.json's timing context (virtualization, other processes' load);
+	// nil when the bundle has none.
+	Timing *artifacts.TimingContext
 }
 
 // RunFromBundle reads a bundle's result.json, samples.csv and environment.json. Errors name
@@ -151,7 +163,7 @@ func RunFromBundle(b *artifacts.Bundle) (Run, error) {
 		if err := json.Unmarshal(data, &env); err != nil {
 			return Run{}, fmt.Errorf("read %s: %w", artifacts.FileEnvironment, err)
 		}
-		run.Board = env.Board
+		run.Board, run.Timing = env.Board, env.Timing
 	}
 	return run, nil
 }
@@ -187,7 +199,9 @@ func Compare(run Run, m *artifacts.Manifest, paper *experiments.Paper) Report {
 	}
 	for _, id := range m.Spec.Reference.Claims {
 		if cl, ok := paper.Claim(id); ok {
-			rep.Claims = append(rep.Claims, CheckClaim(cl, run, m.Spec.Method))
+			cr := CheckClaim(cl, run, m.Spec.Method)
+			withBasis(&cr, run, paper)
+			rep.Claims = append(rep.Claims, cr)
 		}
 	}
 	return rep

@@ -127,3 +127,37 @@ func TestDeclaredClassAndCollapsedReasons(t *testing.T) {
 		t.Errorf("collapsed %q, want %q", got, want)
 	}
 }
+
+// TestEveryVerdictSaysWhy: every claim of a report carries a reason that names the board,
+// the implementation and, off the paper's setting, the scope sentence.
+func TestEveryVerdictSaysWhy(t *testing.T) {
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := cat.Paper("paper001")
+	m, err := cat.Manifest("paper001/mlkem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := map[string][]float64{}
+	for i, c := range m.Cells() {
+		cells[c.Algorithm+"/"+c.Operation] = noisy(uint64(i+1), 50, float64(100*(i+1)), 5)
+	}
+	run := sampledRun("ns", cells)
+	run.Board.ClassStatus = artifacts.ClassVerified
+	rep := Compare(run, m, p)
+	if len(rep.Claims) == 0 {
+		t.Fatal("no claims")
+	}
+	for _, cr := range rep.Claims {
+		if cr.Claim.Scope != "" {
+			continue
+		}
+		for _, want := range []string{"Rests on host (verified, host)", "pqrepro's Go implementations", "liboqs 0.14.0 built at -Og on an ESP32-C6", "not a reproduction"} {
+			if !strings.Contains(cr.Reason, want) {
+				t.Errorf("%s %s: reason %q lacks %q", cr.Claim.ID, cr.Verdict, cr.Reason, want)
+			}
+		}
+	}
+}

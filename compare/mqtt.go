@@ -164,22 +164,23 @@ func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
 		return cr
 	}
 	slices.Sort(ratios)
-	alpha := (1 - Confidence) / 2
-	iv := Interval{Num: ch.Num, Den: ch.Den, Point: num / den, Lo: quantile(ratios, alpha), Hi: quantile(ratios, 1-alpha), Seed: seedHex(seed)}
-	lo, hi, want := band(ch)
-	switch {
-	case iv.Lo >= lo && iv.Hi <= hi:
-		iv.Verdict = Holds
-	case iv.Hi < lo || iv.Lo > hi:
-		iv.Verdict = Fails
-	default:
-		iv.Verdict = Inconclusive
+	iv := Interval{Num: ch.Num, Den: ch.Den, Point: num / den, Seed: seedHex(seed)}
+	if constant(sides[0].groups...) && constant(sides[1].groups...) {
+		// Every size's samples identical (emulated counts): the slopes are exact.
+		iv.Lo, iv.Hi, iv.Exact, ratios = iv.Point, iv.Point, true, nil
+	} else {
+		iv.Lo, iv.Hi = percentiles(ratios)
 	}
+	lo, hi, want := band(ch)
+	between(lo, hi).judge(&iv, ratios)
 	cr.Verdict, cr.Intervals, cr.Method, cr.Resamples = iv.Verdict, []Interval{iv}, MethodSlope, Resamples
 	cr.Unit += "/B"
 	cr.Detail = fmt.Sprintf("per-byte slope %s / %s = %.4g / %.4g = %s (claim: %s)", ch.Num, ch.Den, num, den, fmtInterval(iv), want)
 	if ch.Note != "" {
 		cr.Detail += "; " + strings.Join(strings.Fields(ch.Note), " ")
+	}
+	if notes := exactness(cr.Intervals, strings.TrimSuffix(cr.Unit, "/B")); len(notes) > 0 {
+		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
 	return cr
 }

@@ -97,7 +97,7 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("parse samples: %w", err)
 	}
-	rep, verdicts, err := s.compareRun(res, samples, env.Board, m)
+	rep, verdicts, err := s.compareRun(res, samples, env, m)
 	if err != nil {
 		return err
 	}

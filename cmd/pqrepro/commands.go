@@ -386,7 +386,10 @@ func printComparison(w io.Writer, rep compare.Report) {
 	for _, cl := range rep.Claims {
 		fmt.Fprintf(w, "  %s %s: %s\n", cl.Claim.ID, strings.ToUpper(cl.Verdict), cl.Claim.Claim)
 		if cl.Reason != "" {
-			fmt.Fprintf(w, "      %s\n", cl.Reason)
+			fmt.Fprintf(w, "      why: %s\n", cl.Reason)
+		}
+		if cl.Multiplicity != "" {
+			fmt.Fprintf(w, "      multiplicity: %s\n", cl.Multiplicity)
 		}
 		for _, ch := range cl.Checks {
 			fmt.Fprintf(w, "      [%s] %s\n", ch.Verdict, ch.Detail)
