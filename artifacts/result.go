@@ -312,7 +312,9 @@ type TimingContext struct {
 	// emulated and hardware boards it is the host's context only, and their cells count
 	// instructions or cycles that it does not affect.
 	Scope string `json:"scope,omitempty"`
-	// Loaded is true when the 1-minute load average before or after the run was above
+	// Loaded is true when other processes' measured CPU demand (External) was above its
+	// threshold; for runs without External (recorded before it existed, or a machine without
+	// /proc/stat), when the 1-minute load average before or after the run was above
 	// LoadThreshold × CPUs.
 	Loaded bool `json:"loaded,omitempty"`
 	// LoadThreshold is the per-CPU 1-minute load average above which the run is loaded.

@@ -206,6 +206,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: repJSON, ReportVersion: ReportVersion, Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
+		Loaded: loadedRun(res, env),
 	}
 	pub := store.Publication{Run: run, Cells: res.Cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
 	if in.Job != nil {
@@ -256,6 +257,13 @@ func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, en
 		return "", nil, fmt.Errorf("encode report: %w", err)
 	}
 	return string(repJSON), verdicts, nil
+}
+
+// loadedRun reports whether a host run was measured while other processes used the CPU above
+// the runner's threshold: its claims are not verdicted (compare) and its cells stay out of the
+// home page's highlights. Emulated and hardware counts are never loaded by the host.
+func loadedRun(res *artifacts.Result, env artifacts.Environment) bool {
+	return res.Assurance == artifacts.AssuranceHost && env.Timing != nil && env.Timing.External != nil && env.Timing.External.Exceeded
 }
 
 // noCellError refuses a job's bundle in which no cell ran ok.

@@ -101,5 +101,5 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells})
+	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells, Loaded: loadedRun(res, env)})
 }

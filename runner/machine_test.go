@@ -174,6 +174,35 @@ func TestHostDeclaredClassRecorded(t *testing.T) {
 	}
 }
 
+// TestExternalLoadRecorded: a host run on this machine records other processes' CPU demand,
+// sampled while it measured, with the threshold it was judged against.
+func TestExternalLoadRecorded(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc/stat")
+	}
+	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest(t, kemSrc)
+	m.Spec.Iterations = 5
+	b, _, err := Execute(context.Background(), &Host{}, m, Options{Identity: id, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
+		t.Fatal(err)
+	}
+	x := env.Timing.External
+	if x == nil || x.Absent != "" || x.Intervals < 1 || len(x.CPUs) != x.Intervals || x.Threshold != ExternalThreshold*float64(env.CPUs) || !strings.Contains(x.Method, "process tree") {
+		t.Fatalf("external load %+v", x)
+	}
+	if env.Timing.Loaded != x.Exceeded {
+		t.Errorf("loaded %v but external exceeded %v: the measured external load decides", env.Timing.Loaded, x.Exceeded)
+	}
+}
+
 func TestTimingContextOnThisMachine(t *testing.T) {
 	tc := startTiming(Roots{}, true)
 	finishTiming(tc, Roots{}, true, 2)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -130,7 +131,9 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if id.ClassNote != "" && id.ClassStatus == artifacts.ClassDeclared {
 		fmt.Fprintf(log, "board class: %s\n", id.ClassNote)
 	}
+	sampler := startLoadSampler(opt.Roots, os.Getpid(), loadInterval)
 	cells, err := board.Run(ctx, m, obs, log)
+	timing.External = sampler.finish()
 	if err != nil {
 		return fail(fmt.Errorf("run %s on %s: %w", m.Ref(), id.Name, err))
 	}
