@@ -140,7 +140,7 @@ type VerdictRow struct {
 // ClaimTally is how many runs on one board class, assurance level and class status gave a
 // claim each verdict. Tallies from different boards or levels are never summed.
 type ClaimTally struct {
-	Board, Level, ClassStatus                                            string
+	Board, Level, ClassStatus                                                      string
 	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted, ByDesign int
 }
 
@@ -337,10 +337,10 @@ type ClaimResultRow struct {
 	ID, Claim, Verdict, Reason string
 	// Multiplicity says how a claim decided from several intervals controls its family-wise
 	// error; empty for one interval.
-	Multiplicity string
-	Board, ClassStatus         string
-	Assurance                  Assurance
-	Checks                     []CheckRow
+	Multiplicity       string
+	Board, ClassStatus string
+	Assurance          Assurance
+	Checks             []CheckRow
 }
 
 // RunView is a run's page.

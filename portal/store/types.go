@@ -293,7 +293,7 @@ type Run struct {
 	// runner's threshold (environment.json timing.external.exceeded): its claims were not
 	// verdicted and its cells stay out of the home page's highlights.
 	Loaded bool
-	Origin      string
+	Origin string
 	// Binding is how the attestation binds the run: BindingJob, BindingUnbound or
 	// BindingLegacy.
 	Binding    string
