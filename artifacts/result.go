@@ -45,6 +45,18 @@ type Result struct {
 	FinishedAt time.Time `json:"finishedAt"`
 	// Cells hold the measurements, in the manifest's order.
 	Cells []Cell `json:"cells"`
+	// Schedule says how the cells were interleaved (the host board's rounds); nil for a run
+	// whose cells ran one after another (emulated and firmware boards, whose counts drift
+	// cannot change, and runs from before rounds).
+	Schedule *Schedule `json:"schedule,omitempty"`
+}
+
+// Schedule is a run's interleaving of its cells: Rounds rounds, each visiting every cell still
+// running once for one block of its iterations (Cell.Block), in an order Order describes.
+// Every sample's round and start offset are in samples.csv.
+type Schedule struct {
+	Rounds int    `json:"rounds"`
+	Order  string `json:"order"`
 }
 
 // Cell is one measured (algorithm, operation).
@@ -65,6 +77,9 @@ type Cell struct {
 	Requested int `json:"requested"`
 	// BudgetReached is true when the cell stopped at its time budget before Requested.
 	BudgetReached bool `json:"budgetReached,omitempty"`
+	// Block is the iterations of one of the cell's turns in a run's rounds (Result.Schedule);
+	// 0 when the run was not interleaved.
+	Block int `json:"block,omitempty"`
 	// Sizes of the objects the operation produced, measured from its outputs, in bytes.
 	Sizes *Sizes `json:"sizes,omitempty"`
 	// Memory figures per operation, where the board can measure them.

@@ -46,6 +46,11 @@ type Interval struct {
 	PFail float64 `json:"pFail,omitempty"`
 	// Note qualifies the verdict: a "fails" that Holm's correction did not confirm.
 	Note string `json:"note,omitempty"`
+	// Rounds is the number of rounds the cells shared, when the interval resampled rounds
+	// (MethodRounds), and Block the moving block's length in rounds; 0 when the samples were
+	// resampled cell by cell (cells not measured in rounds: emulated counts, older bundles).
+	Rounds int `json:"rounds,omitempty"`
+	Block  int `json:"block,omitempty"`
 }
 
 // BootstrapSeed derives the 32-byte ChaCha8 seed of one interval from the manifest's id, the
@@ -207,3 +212,108 @@ func selectK(v []float64, k int) float64 {
 
 // seedHex is the seed as stored in a result.
 func seedHex(s [32]byte) string { return hex.EncodeToString(s[:]) }
+
+// The bootstrap of cells measured in rounds (see docs/DECISIONS.md, "Comparison"): the host
+// runner interleaves a run's cells in rounds, so the samples of one round were taken at about
+// the same time. Resampling whole rounds, several consecutive rounds at a time (a moving-block
+// bootstrap), keeps every cell's samples of a round together: drift common to the cells (a
+// neighbour's load, a frequency step) moves numerator and denominator alike and cancels in the
+// ratio, and drift slower than a block is kept in the resamples rather than averaged away.
+const (
+	// MethodRounds names the criterion of a check decided over rounds.
+	MethodRounds = "moving-block bootstrap over rounds of the ratio of medians (blocks of consecutive rounds; a round's samples of every cell resampled together)"
+	// MinRounds is the fewest rounds two cells must share for an interval.
+	MinRounds = 5
+)
+
+// blockLength is the moving-block length for n rounds: the cube root of n, rounded, at least 1
+// (the usual order for a block bootstrap of a smooth statistic).
+func blockLength(n int) int { return max(1, int(math.Round(math.Cbrt(float64(n))))) }
+
+// roundGroups are the samples of several cells grouped by the rounds all of them share.
+type roundGroups struct {
+	rounds []int         // the shared rounds, ascending
+	by     [][][]float64 // by[cell][j] are the cell's samples in rounds[j]
+}
+
+// groupRounds groups each cell's values by round over the rounds every cell has samples in.
+func groupRounds(values [][]float64, rounds [][]int) roundGroups {
+	count := map[int]int{}
+	for _, rs := range rounds {
+		seen := map[int]bool{}
+		for _, r := range rs {
+			if !seen[r] {
+				seen[r] = true
+				count[r]++
+			}
+		}
+	}
+	var g roundGroups
+	for r, n := range count {
+		if n == len(rounds) {
+			g.rounds = append(g.rounds, r)
+		}
+	}
+	slices.Sort(g.rounds)
+	at := map[int]int{}
+	for j, r := range g.rounds {
+		at[r] = j
+	}
+	g.by = make([][][]float64, len(values))
+	for c := range values {
+		g.by[c] = make([][]float64, len(g.rounds))
+		for i, r := range rounds[c] {
+			if j, ok := at[r]; ok {
+				g.by[c][j] = append(g.by[c][j], values[c][i])
+			}
+		}
+	}
+	return g
+}
+
+// all is every cell's samples over the shared rounds, each cell's sorted.
+func (g roundGroups) all() [][]float64 {
+	out := make([][]float64, len(g.by))
+	for c, rs := range g.by {
+		for _, v := range rs {
+			out[c] = append(out[c], v...)
+		}
+		slices.Sort(out[c])
+	}
+	return out
+}
+
+// blockBootstrap returns stat over the shared rounds' samples and its Resamples replicates,
+// sorted: each replicate draws blocks of blockLength consecutive rounds (a start uniform over
+// the rounds where a whole block fits, from a ChaCha8 stream seeded with seed) until it holds
+// as many rounds as were shared, and evaluates stat on every cell's samples of those rounds,
+// each sorted. stat must not keep the slices.
+func (g roundGroups) blockBootstrap(seed [32]byte, stat func(sorted [][]float64) float64) (point float64, reps []float64) {
+	point = stat(g.all())
+	n := len(g.rounds)
+	l := min(blockLength(n), n)
+	rng := rand.New(rand.NewChaCha8(seed))
+	draw := make([][]float64, len(g.by))
+	idx := make([]int, 0, n+l)
+	reps = make([]float64, Resamples)
+	for b := range reps {
+		idx = idx[:0]
+		for len(idx) < n {
+			s := rng.IntN(n - l + 1)
+			for j := s; j < s+l; j++ {
+				idx = append(idx, j)
+			}
+		}
+		idx = idx[:n]
+		for c := range draw {
+			draw[c] = draw[c][:0]
+			for _, j := range idx {
+				draw[c] = append(draw[c], g.by[c][j]...)
+			}
+			slices.Sort(draw[c])
+		}
+		reps[b] = stat(draw)
+	}
+	slices.Sort(reps)
+	return point, reps
+}

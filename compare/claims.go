@@ -119,6 +119,8 @@ func boardGated(cl experiments.Claim) bool {
 type sampled struct {
 	ref    string
 	values []float64
+	// rounds are each sample's round when the cell was measured in rounds; nil otherwise.
+	rounds []int
 	unit   string
 	note   string
 }
@@ -188,7 +190,10 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		// Each consecutive pair a < b: the interval of median(b)/median(a) against 1.
 		cr.Verdict = Holds
 		for i := 1; i < len(cells); i++ {
-			iv, reps := pairInterval(run.Result.ManifestID, metric, cells[i], cells[i-1])
+			iv, reps, why := pairInterval(run.Result.ManifestID, metric, cells[i], cells[i-1])
+			if why != "" {
+				return untestable(cr, why)
+			}
 			above(1).judge(&iv, reps)
 			cr.Verdict = worse(cr.Verdict, iv.Verdict)
 			cr.Intervals = append(cr.Intervals, iv)
@@ -206,7 +211,10 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
 	} else {
 		lo, hi, want := band(ch)
-		iv, reps := pairInterval(run.Result.ManifestID, metric, cells[0], cells[1])
+		iv, reps, why := pairInterval(run.Result.ManifestID, metric, cells[0], cells[1])
+		if why != "" {
+			return untestable(cr, why)
+		}
 		between(lo, hi).judge(&iv, reps)
 		cr.Verdict = iv.Verdict
 		cr.Intervals = []Interval{iv}
@@ -216,9 +224,17 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		notes = append(notes, "tested on emulated instruction counts, not time")
 	}
 	notes = append(notes, exactness(cr.Intervals, unit)...)
+	cr.Method = methodOf(cr.Method, cr.Intervals)
 	if len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
+	return cr
+}
+
+// untestable turns a check whose interval cannot be drawn into an untestable one, saying why.
+func untestable(cr CheckResult, why string) CheckResult {
+	cr.Verdict, cr.Detail = Untestable, why
+	cr.Method, cr.Resamples, cr.Unit, cr.Intervals = "", 0, "", nil
 	return cr
 }
 
@@ -301,12 +317,15 @@ func samplesOf(run Run, ref, metric string) (sampled, string) {
 		}
 		s.values, s.unit = v, artifacts.UnitJoules
 	} else {
-		s.values, s.unit = run.Samples.Values[k], c.Unit
+		s.values, s.unit, s.rounds = run.Samples.Values[k], c.Unit, run.Samples.Rounds[k]
 		if len(s.values) == 0 {
 			return s, "no samples for this cell in the bundle"
 		}
 		if c.Stats != nil && c.Stats.N != len(s.values) {
 			return s, fmt.Sprintf("samples.csv holds %d samples, result.json says n=%d", len(s.values), c.Stats.N)
+		}
+		if run.Result.Assurance == artifacts.AssuranceHost && len(s.rounds) == 0 {
+			return s, "its samples were not taken in rounds (the cells ran one after another, a bundle from before rounds), so drift of the machine between cells cannot be told from an effect"
 		}
 	}
 	if len(s.values) < MinSamples {
@@ -328,18 +347,62 @@ func fmtInterval(iv Interval) string {
 // pairInterval is the interval of median(num)/median(den) with its sorted bootstrap
 // replicates, seeded from the manifest, the metric and the two cells; when every sample of
 // both cells is identical it is the exact ratio, with no replicates.
-func pairInterval(manifestID, metric string, num, den sampled) (Interval, []float64) {
+//
+// Cells measured in rounds are resampled by rounds (roundGroups.blockBootstrap) over the rounds
+// they share; with fewer than MinRounds shared the interval is not drawn (why says so).
+func pairInterval(manifestID, metric string, num, den sampled) (iv Interval, reps []float64, why string) {
 	seed := BootstrapSeed(manifestID, metric, num.ref, den.ref)
-	iv := Interval{Num: num.ref, Den: den.ref, Seed: seedHex(seed)}
+	iv = Interval{Num: num.ref, Den: den.ref, Seed: seedHex(seed)}
 	if constant(num.values, den.values) {
 		iv.Point = num.values[0] / den.values[0]
 		iv.Lo, iv.Hi, iv.Exact = iv.Point, iv.Point, true
-		return iv, nil
+		return iv, nil, ""
+	}
+	if num.rounds != nil && den.rounds != nil {
+		iv, reps, why = roundsInterval([]sampled{num, den}, seed, func(s [][]float64) float64 { return sortedMedian(s[0]) / sortedMedian(s[1]) })
+		iv.Num, iv.Den = num.ref, den.ref
+		return iv, reps, why
 	}
 	p, reps := ratioReplicates(num.values, den.values, seed)
 	iv.Point = p
 	iv.Lo, iv.Hi = percentiles(reps)
-	return iv, reps
+	return iv, reps, ""
+}
+
+// roundsInterval is stat's interval over cells measured in rounds, resampling the rounds they
+// share in moving blocks; why is set when they share fewer than MinRounds.
+func roundsInterval(cells []sampled, seed [32]byte, stat func(sorted [][]float64) float64) (Interval, []float64, string) {
+	iv := Interval{Seed: seedHex(seed)}
+	values, rounds := make([][]float64, len(cells)), make([][]int, len(cells))
+	for i, c := range cells {
+		values[i], rounds[i] = c.values, c.rounds
+	}
+	g := groupRounds(values, rounds)
+	if len(g.rounds) < MinRounds {
+		var refs []string
+		for _, c := range cells {
+			refs = append(refs, c.ref)
+		}
+		return iv, nil, fmt.Sprintf("%s share %d rounds, need %d for an interval over rounds", strings.Join(refs, ", "), len(g.rounds), MinRounds)
+	}
+	var reps []float64
+	iv.Point, reps = g.blockBootstrap(seed, stat)
+	iv.Lo, iv.Hi = percentiles(reps)
+	iv.Rounds, iv.Block = len(g.rounds), min(blockLength(len(g.rounds)), len(g.rounds))
+	return iv, reps, ""
+}
+
+// methodOf is a check's method: base, or the rounds version when its intervals resampled rounds.
+func methodOf(base string, ivs []Interval) string {
+	for _, iv := range ivs {
+		if iv.Rounds > 0 {
+			if base == Method {
+				return MethodRounds
+			}
+			return base + "; resampling rounds in moving blocks (the cells' samples of a round together)"
+		}
+	}
+	return base
 }
 
 // exactness says what a check's intervals describe when the samples come from a deterministic

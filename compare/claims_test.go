@@ -31,6 +31,10 @@ func sampledRun(unit string, cells map[string][]float64) Run {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	if unit == artifacts.UnitInstructions {
+		run.Result.Assurance = artifacts.AssuranceEmulated
+	}
+	run.Samples.Rounds = map[artifacts.CellKey][]int{}
 	for _, ref := range names {
 		alg, op, _ := strings.Cut(ref, "/")
 		v := cells[ref]
@@ -38,8 +42,21 @@ func sampledRun(unit string, cells map[string][]float64) Run {
 			Stats: &artifacts.Stats{N: len(v), Median: median(slices.Clone(v))}}
 		run.Result.Cells = append(run.Result.Cells, c)
 		run.Samples.Values[artifacts.KeyOf(c)] = v
+		if run.Result.Assurance == artifacts.AssuranceHost {
+			// A host run's cells share rounds: up to 20, the samples spread evenly over them.
+			run.Samples.Rounds[artifacts.KeyOf(c)] = evenRounds(len(v), min(len(v), 20))
+		}
 	}
 	return run
+}
+
+// evenRounds spreads n samples over r rounds in order.
+func evenRounds(n, r int) []int {
+	out := make([]int, n)
+	for j := range out {
+		out[j] = j * r / n
+	}
+	return out
 }
 
 func f(v float64) *float64 { return &v }
@@ -89,7 +106,7 @@ func TestBootstrapChecks(t *testing.T) {
 				}
 				return
 			}
-			if r.Method != Method || r.Resamples != Resamples || len(r.Intervals) == 0 {
+			if r.Method != MethodRounds || r.Resamples != Resamples || len(r.Intervals) == 0 || r.Intervals[0].Rounds != 20 || r.Intervals[0].Block != 3 {
 				t.Fatalf("method %q resamples %d intervals %d", r.Method, r.Resamples, len(r.Intervals))
 			}
 			for _, iv := range r.Intervals {
@@ -268,6 +285,7 @@ func TestVariantCellStandsInForAFailedCommand(t *testing.T) {
 		artifacts.Cell{Algorithm: "B", Operation: "sign", Status: artifacts.StatusFailed, Error: "the paper's command fails"},
 		artifacts.Cell{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256", Status: artifacts.StatusOK, Unit: "ns", Stats: &artifacts.Stats{N: 20}})
 	run.Samples.Values[artifacts.CellKey{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256"}] = v
+	run.Samples.Rounds[artifacts.CellKey{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256"}] = evenRounds(20, 20)
 	r := runCheck(order("A/sign", "B/sign"), run, "")
 	if r.Verdict != Holds || !strings.Contains(r.Detail, "variant (-rawin -digest sha256)") {
 		t.Errorf("verdict %s detail %q", r.Verdict, r.Detail)

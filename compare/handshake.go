@@ -83,7 +83,10 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		var worst []string
 		for _, a := range ch.Cells {
 			for _, b := range ch.Than {
-				iv, reps := pairInterval(run.Result.ManifestID, "time", cells[a], cells[b])
+				iv, reps, why := pairInterval(run.Result.ManifestID, "time", cells[a], cells[b])
+				if why != "" {
+					return untestable(cr, why)
+				}
 				atMost(1+tol).judge(&iv, reps)
 				if iv.Verdict == Fails {
 					worst = append(worst, fmt.Sprintf("%s is slower than %s (%s)", a, b, fmtInterval(iv)))
@@ -103,9 +106,12 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		cr.Verdict = Holds
 		for _, a := range ch.Cells {
 			for _, b := range ch.Than {
-				iv, reps := bootstrapInterval([][]float64{cells[a].values, cells[b].values}, seed(a, b), func(s [][]float64) float64 {
+				iv, reps, why := bootstrapInterval([]sampled{cells[a], cells[b]}, seed(a, b), func(s [][]float64) float64 {
 					return spread(s[0]) / spread(s[1])
 				})
+				if why != "" {
+					return untestable(cr, why)
+				}
 				iv.Num, iv.Den = "spread "+a, "spread "+b
 				above(1).judge(&iv, reps)
 				cr.Verdict = worse(cr.Verdict, iv.Verdict)
@@ -124,9 +130,9 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		checkAdditive(&cr, run, ch, cells, tol, seed(refs...))
 	case "range":
 		cr.Method = MethodRange
-		vals := make([][]float64, len(refs))
+		vals := make([]sampled, len(refs))
 		for i, ref := range refs {
-			vals[i] = cells[ref].values
+			vals[i] = cells[ref]
 		}
 		maxMin := func(s [][]float64) float64 {
 			lo, hi := math.Inf(1), math.Inf(-1)
@@ -136,7 +142,10 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 			}
 			return hi / lo
 		}
-		iv, reps := bootstrapInterval(vals, seed(ch.Operation), maxMin)
+		iv, reps, why := bootstrapInterval(vals, seed(ch.Operation), maxMin)
+		if why != "" {
+			return untestable(cr, why)
+		}
 		iv.Num, iv.Den = "max median", "min median"
 		limit := *ch.Max
 		atMost(limit).judge(&iv, reps)
@@ -145,6 +154,9 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		cr.Detail = fmt.Sprintf("%d cells: max/min of medians = %s (claim \"similar\", read as max/min ≤ %.3g); fastest %s %s, slowest %s %s",
 			len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), unit),
 			slowest, fmtTime(median(slices.Clone(cells[slowest].values)), unit))
+	}
+	if cr.Verdict != Untestable {
+		cr.Method = methodOf(cr.Method, cr.Intervals)
 	}
 	return cr
 }
@@ -156,7 +168,11 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 func checkFaster(cr *CheckResult, slow, fast sampled, tol float64, manifestID string) {
 	cr.Method = Method
 	p := cr.Check.Percent / 100
-	iv, reps := pairInterval(manifestID, "time", slow, fast)
+	iv, reps, why := pairInterval(manifestID, "time", slow, fast)
+	if why != "" {
+		*cr = untestable(*cr, why)
+		return
+	}
 	readings := []struct {
 		name string
 		r    float64
@@ -215,9 +231,13 @@ func checkAdditive(cr *CheckResult, run Run, ch experiments.Check, cells map[str
 	}
 	h, x, k := cells[ch.Num], cells[ch.Cells[0]], cells[ch.Cells[1]]
 	predict := func(mx, mk float64) float64 { return (mx+mk)/2 + (kx[0]+kx[1])/2 }
-	iv, reps := bootstrapInterval([][]float64{h.values, x.values, k.values}, seed, func(s [][]float64) float64 {
+	iv, reps, why := bootstrapInterval([]sampled{h, x, k}, seed, func(s [][]float64) float64 {
 		return sortedMedian(s[0]) / predict(sortedMedian(s[1]), sortedMedian(s[2]))
 	})
+	if why != "" {
+		*cr = untestable(*cr, why)
+		return
+	}
 	iv.Num, iv.Den = "t("+ch.Num+")", "t("+ch.Cells[0]+") + t("+ch.Cells[1]+") - base"
 	between(1-tol, 1+tol).judge(&iv, reps)
 	cr.Method, cr.Verdict, cr.Intervals = MethodAdditive, iv.Verdict, []Interval{iv}
@@ -252,10 +272,18 @@ func rangeCells(run Run, ch experiments.Check) ([]string, string) {
 	return refs, ""
 }
 
-// bootstrapInterval is stat's interval over the samples (see bootstrap) with its sorted
-// replicates; when every sample is identical it is exact, with no replicates.
-func bootstrapInterval(samples [][]float64, seed [32]byte, stat func(sorted [][]float64) float64) (Interval, []float64) {
+// bootstrapInterval is stat's interval over the cells' samples with its sorted replicates:
+// over the rounds they share when every cell was measured in rounds (roundsInterval), else
+// each cell resampled on its own (bootstrap); when every sample is identical it is exact,
+// with no replicates. why says why no interval could be drawn.
+func bootstrapInterval(cells []sampled, seed [32]byte, stat func(sorted [][]float64) float64) (Interval, []float64, string) {
 	iv := Interval{Seed: seedHex(seed)}
+	samples := make([][]float64, len(cells))
+	inRounds := true
+	for i, c := range cells {
+		samples[i] = c.values
+		inRounds = inRounds && c.rounds != nil
+	}
 	if constant(samples...) {
 		sorted := make([][]float64, len(samples))
 		for i, s := range samples {
@@ -263,12 +291,15 @@ func bootstrapInterval(samples [][]float64, seed [32]byte, stat func(sorted [][]
 		}
 		iv.Point = stat(sorted)
 		iv.Lo, iv.Hi, iv.Exact = iv.Point, iv.Point, true
-		return iv, nil
+		return iv, nil, ""
+	}
+	if inRounds {
+		return roundsInterval(cells, seed, stat)
 	}
 	var reps []float64
 	iv.Point, reps = bootstrap(samples, seed, stat)
 	iv.Lo, iv.Hi = percentiles(reps)
-	return iv, reps
+	return iv, reps, ""
 }
 
 // bootstrap returns stat of the observed samples and its Resamples percentile bootstrap

@@ -19,10 +19,10 @@ func withheld(cl experiments.Claim, run Run) string {
 	}
 	tc := run.Timing
 	if cl.TimingNoise && tc.Virtualization != "" && tc.Virtualization != "none" {
-		return fmt.Sprintf("not verdicted: a claim about timing noise, and this run was on a virtual machine (%s), whose hypervisor adds noise of its own", tc.Virtualization)
+		return fmt.Sprintf("a claim about timing noise, and this run was on a virtual machine (%s), whose hypervisor adds noise of its own", tc.Virtualization)
 	}
 	if x := tc.External; x != nil && x.Exceeded {
-		return fmt.Sprintf("not verdicted: other processes used the CPU while this run measured (mean %.2f CPUs, 90th percentile %.2f, max %.2f over %d intervals; a run is verdicted only below a mean of %.2f); the checks are shown as measured",
+		return fmt.Sprintf("other processes used the CPU while this run measured (mean %.2f CPUs, 90th percentile %.2f, max %.2f over %d intervals; a run is verdicted only below a mean of %.2f); the checks are shown as measured",
 			x.Mean, x.P90, x.Max, x.Intervals, x.Threshold)
 	}
 	return ""

@@ -15,7 +15,7 @@ import (
 func aeadRun(perByte map[string]float64, frames artifacts.FrameCounts, overhead []artifacts.SizeOverhead) Run {
 	sizes := []int{16, 64, 256, 1024}
 	run := Run{Result: &artifacts.Result{ManifestID: "sha256:test", Board: "host", Assurance: artifacts.AssuranceHost},
-		Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{}}}
+		Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{}, Rounds: map[artifacts.CellKey][]int{}}}
 	seed := uint64(1)
 	for _, alg := range slices.Sorted(maps.Keys(perByte)) {
 		b := perByte[alg]
@@ -28,6 +28,7 @@ func aeadRun(perByte map[string]float64, frames artifacts.FrameCounts, overhead 
 		c := artifacts.Cell{Algorithm: alg, Operation: artifacts.OpSeal, Status: artifacts.StatusOK, Unit: "ns", MQTT: &artifacts.MQTTCell{Sizes: sizes}}
 		run.Result.Cells = append(run.Result.Cells, c)
 		run.Samples.Values[artifacts.KeyOf(c)] = v
+		run.Samples.Rounds[artifacts.KeyOf(c)] = evenRounds(len(v), 20)
 	}
 	run.Result.Cells = append(run.Result.Cells, artifacts.Cell{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpTelemetry, Status: artifacts.StatusOK, Unit: "ns",
 		MQTT: &artifacts.MQTTCell{Sizes: sizes, Frames: &frames, Overhead: overhead}})
@@ -116,6 +117,7 @@ func TestAsconDenominator(t *testing.T) {
 			o.Operation = artifacts.OpOpen
 			run.Result.Cells = append(run.Result.Cells, o)
 			run.Samples.Values[artifacts.KeyOf(o)] = run.Samples.Values[artifacts.KeyOf(c)]
+			run.Samples.Rounds[artifacts.KeyOf(o)] = run.Samples.Rounds[artifacts.KeyOf(c)]
 		}
 	}
 	cr := CheckClaim(cl, run, "")

@@ -3,6 +3,8 @@ package runner
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,48 +29,95 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
-// TestOwnTreeIsNotExternal: CPU burnt by this process counts as external load for a sampler
-// told another process is the run, and as the run's own for one told it is this process; a
-// child this process starts counts as its own too. Real /proc, real CPU time.
+// TestOwnTreeIsNotExternal: the sampler's own tree is the process it is given and every
+// descendant: a busy child's CPU time is inside this process's tree, and this process's is not
+// inside a sleeping child's. Real /proc, real CPU time, compared in ticks (not shares), so a
+// busy machine cannot change the outcome.
 func TestOwnTreeIsNotExternal(t *testing.T) {
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skip("no /proc/stat")
 	}
-	burn := func(d time.Duration) {
-		for end := time.Now().Add(d); time.Now().Before(end); {
-		}
-	}
-	other := exec.Command("sleep", "30")
-	if err := other.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer other.Process.Kill()
-	s := startLoadSampler(Roots{}, other.Process.Pid, 100*time.Millisecond)
-	burn(800 * time.Millisecond)
-	x := s.finish()
-	if x.Absent != "" || x.Intervals < 4 || x.Mean < 0.3 || len(x.CPUs) != x.Intervals {
-		t.Errorf("this process's busy loop, sampled as another's: %+v; want at least 0.3 CPUs external", x)
-	}
-
-	s = startLoadSampler(Roots{}, os.Getpid(), 100*time.Millisecond)
-	burn(800 * time.Millisecond)
-	if own := s.ownMean(); own < 0.3 {
-		t.Errorf("own tree used %.2f CPUs during a busy loop, want at least 0.3", own)
-	}
-	s.finish()
-
 	child := exec.Command("sh", "-c", "while :; do :; done")
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s = startLoadSampler(Roots{}, os.Getpid(), 100*time.Millisecond)
-	time.Sleep(800 * time.Millisecond)
-	own := s.ownMean()
-	s.finish()
-	child.Process.Kill()
-	child.Wait()
-	if own < 0.3 {
-		t.Errorf("a busy child counted %.2f CPUs as the run's own, want at least 0.3", own)
+	defer func() { child.Process.Kill(); child.Wait() }()
+	self := &loadSampler{roots: Roots{}, self: os.Getpid()}
+	ticks := func(pid int) uint64 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := parsePIDStat(b)
+		if !ok {
+			t.Fatalf("cannot parse %s", b)
+		}
+		return st.ticks
+	}
+	tree0, c0 := self.treeTicks(), ticks(child.Process.Pid)
+	for end := time.Now().Add(time.Second); time.Now().Before(end) && ticks(child.Process.Pid) < c0+5; {
+		time.Sleep(50 * time.Millisecond)
+	}
+	c1, tree1 := ticks(child.Process.Pid), self.treeTicks()
+	if c1 == c0 || tree1-tree0 < c1-c0 {
+		t.Errorf("the child used %d ticks, the tree grew by %d: a child's time is the run's own", c1-c0, tree1-tree0)
+	}
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	other := &loadSampler{roots: Roots{}, self: sleeper.Process.Pid}
+	o0, me0 := other.treeTicks(), ticks(os.Getpid())
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+	}
+	if o1, me1 := other.treeTicks(), ticks(os.Getpid()); me1 == me0 || o1-o0 >= me1-me0 {
+		t.Errorf("this process used %d ticks, a sleeping child's tree %d: this process is not in its tree", me1-me0, o1-o0)
+	}
+}
+
+// TestExternalArithmetic: from two readings of a /proc laid out in a folder, other processes'
+// demand is the machine's busy and steal ticks minus the run's tree, over the total, × CPUs.
+func TestExternalArithmetic(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pidStat := func(ppid, ticks int) string {
+		return "1 (x) S " + strconv.Itoa(ppid) + " 0 0 0 -1 0 0 0 0 0 " + strconv.Itoa(ticks) + " 0 0 0 20 0 1 0 1 1 1"
+	}
+	// Two CPUs; the run is pid 100 with a child 101; pid 200 is someone else.
+	write("stat", "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0 0 0\n")
+	write("100/stat", pidStat(1, 50))
+	write("101/stat", pidStat(100, 10))
+	write("200/stat", pidStat(1, 30))
+	write("pressure/cpu", "some avg10=0 avg60=0 avg300=0 total=1000\nfull avg10=0 avg60=0 avg300=0 total=0\n")
+	s := &loadSampler{roots: Roots{Proc: dir}, self: 100, every: time.Second, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	close(s.done) // no sampling goroutine: the test takes the readings
+	s.prev = s.read()
+	if !s.prev.ok || s.prev.own != 60 || s.prev.ncpu != 2 {
+		t.Fatalf("first reading %+v", s.prev)
+	}
+	s.prev.at = time.Now().Add(-time.Second)
+	// 200 ticks pass (one second on two CPUs at 100 Hz): 130 busy (steal included), of which the run's tree 60
+	// (its child 40, itself 20); so 70 are others' (steal counted as another's): 0.7 CPUs.
+	write("stat", "cpu  180 0 140 870 0 0 0 10 0 0\ncpu0 90 0 65 435 0 0 0 5 0 0\ncpu1 90 0 65 435 0 0 0 5 0 0\n")
+	write("100/stat", pidStat(1, 70))
+	write("101/stat", pidStat(100, 50))
+	write("200/stat", pidStat(1, 90))
+	write("pressure/cpu", "some avg10=0 avg60=0 avg300=0 total=251000\n")
+	s.sample(false)
+	x := s.finish()
+	if x.Intervals != 1 || x.Mean < 0.69 || x.Mean > 0.71 || x.Threshold != 0.2 || !x.Exceeded {
+		t.Fatalf("external %+v, want 0.7 CPUs against a threshold of 0.2", x)
+	}
+	if x.MeanPressure == nil || *x.MeanPressure < 0.24 || *x.MeanPressure > 0.26 {
+		t.Errorf("pressure %v, want about 0.25", x.MeanPressure)
 	}
 }
 
