@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"pqrepro/artifacts"
 )
 
 // The bootstrap behind every claim check (see docs/DECISIONS.md, "Comparison").
@@ -18,7 +20,7 @@ const (
 	Confidence = 0.95
 	// MinSamples is the fewest samples a cell needs for an interval: with fewer, the
 	// resampled medians take so few distinct values that the interval means little.
-	MinSamples = 5
+	MinSamples = artifacts.MinClaimSamples
 	// seedDomain separates this use of SHA-256 from any other.
 	seedDomain = "pqrepro/compare/bootstrap/v1"
 )

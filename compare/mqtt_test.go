@@ -182,3 +182,23 @@ func paper003(t *testing.T) *experiments.Paper {
 	}
 	return p
 }
+
+// TestPaper003HandshakeNote: a session cell has no published figure of its own operation, and
+// its note names the paper's handshake medians and why they do not stand beside it.
+func TestPaper003HandshakeNote(t *testing.T) {
+	p := paper003(t)
+	run := aeadRun(nil, artifacts.FrameCounts{}, nil)
+	run.Result.Cells = append(run.Result.Cells, artifacts.Cell{Algorithm: "ML-KEM-512", Operation: artifacts.OpSession, Status: artifacts.StatusOK, Unit: "ns"})
+	rep := Compare(run, p.Manifests[0], p)
+	for _, cc := range rep.Cells {
+		if cc.Operation == artifacts.OpSession {
+			for _, want := range []string{"median 210.5 ms on esp32", "median 232.0 ms on esp32c3", "another operation or quantity"} {
+				if !strings.Contains(cc.Note, want) {
+					t.Errorf("note %q lacks %q", cc.Note, want)
+				}
+			}
+			return
+		}
+	}
+	t.Fatal("no session cell")
+}

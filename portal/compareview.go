@@ -41,6 +41,9 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 			}
 			if rc.Ratio != nil {
 				row.Ratio = fmt.Sprintf("%.3f", *rc.Ratio)
+				if rc.RatioLo != nil && rc.RatioHi != nil {
+					row.Ratio += fmt.Sprintf(" [%.3f, %.3f]", *rc.RatioLo, *rc.RatioHi)
+				}
 			}
 			rows = append(rows, row)
 		}

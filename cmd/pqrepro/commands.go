@@ -366,8 +366,12 @@ func printComparison(w io.Writer, rep compare.Report) {
 		}
 		comparable, other := c.Split()
 		for _, r := range comparable {
-			fmt.Fprintf(w, "  %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", name, r.Verdict,
-				r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
+			iv := ""
+			if r.RatioLo != nil && r.RatioHi != nil {
+				iv = fmt.Sprintf(" [%.3f, %.3f] (%s)", *r.RatioLo, *r.RatioHi, r.Interval)
+			}
+			fmt.Fprintf(w, "  %s: %s vs published %s %s (%s, %s %s): ratio %.3f%s\n", name, r.Verdict,
+				r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio, iv)
 			for _, n := range r.Notes {
 				fmt.Fprintf(w, "      note: %s\n", n)
 			}
