@@ -1,0 +1,65 @@
+package qemu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"pqrepro/runner/wire"
+)
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, 100 on every Linux ABI.
+const userHZ = 100
+
+// procActivity reads how an emulator process is doing from /proc: its CPU time (all
+// threads, user and system), whether it is stopped by a signal, and whether any of its
+// threads is running or waiting for a CPU. This is the board's liveness for wire.Conn: the
+// guest's instructions are the emulator's CPU time under -icount, and a starved or stopped
+// emulator is not a silent board.
+func procActivity(pid int) (wire.Activity, error) {
+	state, cpu, err := readStat(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return wire.Activity{}, err
+	}
+	if state == 'Z' || state == 'X' {
+		return wire.Activity{}, fmt.Errorf("QEMU (pid %d) has exited", pid)
+	}
+	a := wire.Activity{Work: cpu, Paused: state == 'T' || state == 't'}
+	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "stat"))
+	for _, t := range tasks {
+		if st, _, err := readStat(t); err == nil && st == 'R' {
+			a.Runnable = true
+			break
+		}
+	}
+	return a, nil
+}
+
+// readStat parses the state and utime+stime of a /proc stat file. The command name (field
+// 2) is in parentheses and may hold spaces, so fields are counted after its last ')'.
+func readStat(path string) (state byte, cpu time.Duration, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("%s: no command name", path)
+	}
+	f := strings.Fields(s[i+1:])
+	// After the name: state (3), ppid, pgrp, session, tty_nr, tpgid, flags, minflt, cminflt,
+	// majflt, cmajflt, utime (14), stime (15).
+	if len(f) < 13 || len(f[0]) != 1 {
+		return 0, 0, fmt.Errorf("%s: %d fields after the command name", path, len(f))
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("%s: utime %q stime %q", path, f[11], f[12])
+	}
+	return f[0][0], time.Duration(ut+st) * time.Second / userHZ, nil
+}
