@@ -318,14 +318,14 @@ func (e *DeviceError) Error() string {
 // up. Without Options.Activity it counts wall time since the last valid frame; with it, only
 // the time the board was idle, and the work it did without a frame.
 type silence struct {
-	c                 *Conn
-	lastHeard         time.Time
-	lastTick          time.Time
-	nextRetry         time.Time
-	backoff           time.Duration
-	lastWork, workAt  time.Duration // Activity.Work at the last tick and at the last frame heard
-	idle              time.Duration
-	probed            bool
+	c                *Conn
+	lastHeard        time.Time
+	lastTick         time.Time
+	nextRetry        time.Time
+	backoff          time.Duration
+	lastWork, workAt time.Duration // Activity.Work at the last tick and at the last frame heard
+	idle             time.Duration
+	probed           bool
 }
 
 func newSilence(c *Conn, now time.Time) *silence {
