@@ -15,7 +15,7 @@ import (
 const userHZ = 100
 
 // procActivity reads how an emulator process is doing from /proc: its CPU time (all
-// threads, user and system), whether it is stopped by a signal, and whether any of its
+// threads, from schedstat in ns where the kernel keeps it, else stat's ticks), whether it is stopped by a signal, and whether any of its
 // threads is running or waiting for a CPU. This is the board's liveness for wire.Conn: the
 // guest's instructions are the emulator's CPU time under -icount, and a starved or stopped
 // emulator is not a silent board.
@@ -28,14 +28,43 @@ func procActivity(pid int) (wire.Activity, error) {
 		return wire.Activity{}, fmt.Errorf("QEMU (pid %d) has exited", pid)
 	}
 	a := wire.Activity{Work: cpu, Paused: state == 'T' || state == 't'}
-	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "stat"))
+	// Each thread's schedstat has its time on a CPU in nanoseconds (stat's is in 10 ms
+	// ticks, too coarse to tell a short busy spell from an idle one); stat's state says
+	// whether it runs or waits for a CPU.
+	var ns time.Duration
+	schedOK := true
+	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*"))
 	for _, t := range tasks {
-		if st, _, err := readStat(t); err == nil && st == 'R' {
+		if st, _, err := readStat(filepath.Join(t, "stat")); err == nil && st == 'R' {
 			a.Runnable = true
-			break
+		}
+		if d, err := readSchedstat(filepath.Join(t, "schedstat")); err == nil {
+			ns += d
+		} else {
+			schedOK = false
 		}
 	}
+	if schedOK && len(tasks) > 0 {
+		a.Work = ns
+	}
 	return a, nil
+}
+
+// readSchedstat reads the first field of a /proc schedstat file: time spent on a CPU, in ns.
+func readSchedstat(path string) (time.Duration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, fmt.Errorf("%s: empty", path)
+	}
+	v, err := strconv.ParseUint(f[0], 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return time.Duration(v), nil
 }
 
 // readStat parses the state and utime+stime of a /proc stat file. The command name (field
