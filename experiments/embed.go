@@ -1,7 +1,8 @@
 // Package experiments holds the project's data: one folder per source paper with its
 // experiment manifests (<name>.yaml), its reference dataset (reference.csv, built from the
 // shared reference data by ./build), its claims as checks (claims.yaml) and its metadata
-// (paper.yaml). The data is embedded so the binary works from any directory.
+// (paper.yaml), and paper002's raw power captures (Traces). The data is embedded so the binary
+// works from any directory.
 package experiments
 
 import (
@@ -22,6 +23,26 @@ import (
 
 //go:embed boards.csv paper*/*.yaml paper*/*.csv paper*/*.md
 var embedded embed.FS
+
+// traces holds the papers' raw power captures, gzip-compressed CSV exports of the meter
+// (paper002: 7 boards x 53 FNB58 captures, about 4.3 MB), built by ./build.
+//
+//go:embed paper002/traces
+var traces embed.FS
+
+// Traces returns a paper's raw power captures as <board>/<name>.csv.gz (the authors' board
+// ids and file names, each file the gzip of their CSV byte for byte), or false when the
+// project holds none for that paper.
+func Traces(paper string) (fs.FS, bool) {
+	sub, err := fs.Sub(traces, paper+"/traces")
+	if err != nil {
+		return nil, false
+	}
+	if _, err := fs.Stat(sub, "."); err != nil {
+		return nil, false
+	}
+	return sub, true
+}
 
 // Paper is one source paper with everything pqrepro knows about it.
 type Paper struct {
