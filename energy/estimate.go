@@ -288,15 +288,26 @@ func politisWhite(x []float64) float64 {
 	mMax := int(math.Ceil(math.Sqrt(fn))) + kn
 	mMax = min(mMax, n-1)
 	mean := kahanSum(x) / fn
-	cov := make([]float64, mMax+1) // autocovariances, lag 0..mMax
-	for k := range cov {
-		var s float64
-		for i := k; i < n; i++ {
-			s += (x[i] - mean) * (x[i-k] - mean)
-		}
-		cov[k] = s / fn
+	d := make([]float64, n)
+	for i, v := range x {
+		d[i] = v - mean
 	}
-	if cov[0] == 0 {
+	// Autocovariances are computed lag by lag as far as the search below needs them: the
+	// memory of most captures is short, and each lag costs a pass over the capture.
+	var cov []float64
+	at := func(k int) float64 {
+		for len(cov) <= k {
+			l := len(cov)
+			var s float64
+			for i := l; i < n; i++ {
+				s += d[i] * d[i-l]
+			}
+			cov = append(cov, s/fn)
+		}
+		return cov[k]
+	}
+	c0 := at(0)
+	if c0 == 0 {
 		return 1 // a constant capture: any block gives the same (zero) spread
 	}
 	// The smallest lag after which kn autocorrelations in a row are insignificant.
@@ -305,7 +316,7 @@ func politisWhite(x []float64) float64 {
 	for m := 1; m+kn <= mMax; m++ {
 		quiet := true
 		for j := 1; j <= kn; j++ {
-			if math.Abs(cov[m+j]/cov[0]) >= thresh {
+			if math.Abs(at(m+j)/c0) >= thresh {
 				quiet = false
 				break
 			}
@@ -316,6 +327,7 @@ func politisWhite(x []float64) float64 {
 		}
 	}
 	M := min(2*mHat, mMax)
+	at(M)
 	lambda := func(t float64) float64 {
 		t = math.Abs(t)
 		switch {
@@ -332,11 +344,11 @@ func politisWhite(x []float64) float64 {
 		g += 2 * w * cov[k]
 		G += 2 * w * float64(k) * cov[k]
 	}
-	d := 4.0 / 3 * g * g
-	if d <= 0 || G == 0 {
+	dcb := 4.0 / 3 * g * g
+	if dcb <= 0 || G == 0 {
 		return 1
 	}
-	return math.Cbrt(2*G*G/d) * math.Cbrt(fn)
+	return math.Cbrt(2*G*G/dcb) * math.Cbrt(fn)
 }
 
 // percentile is the central interval of replicates at confidence c (type 7 quantiles)
