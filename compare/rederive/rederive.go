@@ -89,6 +89,14 @@ var Paper002 = Layout{
 		"slh-dsa-sha2-256s": "SLH-DSA-SHA2-256s", "slh-dsa-sha2-256f": "SLH-DSA-SHA2-256f", "slh-dsa-shake-256s": "SLH-DSA-SHAKE-256s"},
 }
 
+// LayoutOf returns the layout of a paper's traces, or false when the project knows none.
+func LayoutOf(paper string) (Layout, bool) {
+	if paper == "paper002" {
+		return Paper002, true
+	}
+	return Layout{}, false
+}
+
 // Capture is one capture file as the layout names it.
 type Capture struct {
 	// Path is its path in the traces folder ("pi1/07_pi1_keys_ml-kem-768.csv.gz").
