@@ -99,10 +99,15 @@ type QEMU struct {
 	Firmware string
 	// Binary overrides the QEMU binary (default: the machine's, from PATH).
 	Binary string
-	// BootTimeout bounds starting QEMU and the first HELLO (default 20s).
+	// BootTimeout bounds starting QEMU (wall time) and the emulator's CPU time before the
+	// first HELLO (default 20s). A busy host slows the boot but does not fail it: the HELLO
+	// has ten times as long in wall time.
 	BootTimeout time.Duration
-	// RetryInterval and SilenceTimeout tune the line (see wire.Options); a firmware that
-	// stays silent for SilenceTimeout (default 30s) ends the run with wire.ErrTimeout.
+	// RetryInterval and SilenceTimeout tune the line (see wire.Options). Liveness follows
+	// the emulator, not the wall clock: the line ends with wire.ErrTimeout when the
+	// emulated CPU has been idle for SilenceTimeout (default 30s) without answering, or has
+	// worked for the cell's operation limit (the manifest's, else wire's default) without
+	// a frame; QEMU exiting ends it at once. A starved or stopped emulator is waited for.
 	RetryInterval, SilenceTimeout time.Duration
 	// SkipSelfTest skips the firmware's known-answer vectors (a fraction of a second),
 	// which otherwise run before measuring; a failing vector stops the run.
@@ -229,21 +234,56 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	if err := device.CheckPin(m, img); err != nil {
 		return nil, err
 	}
-	var cells []runner.CellResult
-	err = q.session(ctx, mc, img, log, func(ctx context.Context, s *session, h wire.Hello) error {
-		var err error
-		cells, err = device.Run(ctx, s.conn, h, m, obs, log, device.RunOptions{
-			Counter: mc.Counter, SelfTest: !q.SkipSelfTest,
-			EnergyAbsent: "emulated board: instruction counts say nothing about energy",
-		})
-		return err
+	var cur *session
+	defer func() {
+		if cur != nil {
+			cur.stop(log)
+		}
+	}()
+	boot := func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
+		if cur != nil {
+			cur.stop(log)
+			cur = nil
+		}
+		s, h, err := q.boot(ctx, mc, img, log)
+		if err != nil {
+			return nil, wire.Hello{}, err
+		}
+		cur = s
+		return s.conn, h, nil
+	}
+	conn, h, err := boot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var lastWork time.Duration
+	clock := func() time.Duration { // the emulator's CPU time: the board's own time
+		if cur != nil {
+			if a, err := cur.activity(); err == nil {
+				lastWork = a.Work
+			}
+		}
+		return lastWork
+	}
+	cells, err := device.Run(ctx, conn, h, m, obs, log, device.RunOptions{
+		Counter: mc.Counter, SelfTest: !q.SkipSelfTest, Class: q.Class, Clock: clock,
+		Reboot: func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
+			lastWork = 0
+			return boot(ctx)
+		},
+		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
 	})
+	if cur != nil {
+		fmt.Fprintf(log, "link: %s\n", cur.conn.Stats())
+		if err != nil {
+			err = cur.explain(ctx, err)
+		}
+	}
 	return cells, err
 }
 
-// session boots img, says HELLO, checks the build-id and calls fn; QEMU is stopped and
-// reaped before session returns, whatever happened.
-func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io.Writer, fn func(context.Context, *session, wire.Hello) error) error {
+// boot starts QEMU with img, says HELLO and checks the build-id; the caller stops the session.
+func (q *QEMU) boot(ctx context.Context, m Machine, img *device.Image, log io.Writer) (*session, wire.Hello, error) {
 	elf := img.Path
 	if q.bootImage != "" {
 		elf = q.bootImage
@@ -251,22 +291,40 @@ func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io
 	fmt.Fprintf(log, "flash: starting %s %s with %s (%s, build-id %s)\n", m.Binary, strings.Join(m.Args, " "), img.Path, img.Digest, img.BuildID)
 	s, err := start(ctx, m, elf, log, wire.Options{Log: log, RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout}, q.bootTimeout(), q.line)
 	if err != nil {
-		return err
+		if s != nil {
+			s.stop(log)
+		}
+		return nil, wire.Hello{}, err
 	}
-	defer s.stop(log)
 	if q.started != nil {
 		q.started(s)
 	}
-	hctx, cancel := context.WithTimeout(ctx, q.bootTimeout())
+	hctx, cancel := context.WithTimeout(ctx, 10*q.bootTimeout())
+	s.conn.SetWorkLimit(q.bootTimeout())
 	h, err := s.conn.Hello(hctx)
+	s.conn.SetWorkLimit(0)
 	cancel()
-	if err != nil {
-		return s.explain(ctx, fmt.Errorf("HELLO: %w", err))
+	if err == nil {
+		fmt.Fprintln(log, device.DescribeHello(h))
+		err = device.CheckHello(h, img)
+	} else {
+		err = s.explain(ctx, fmt.Errorf("HELLO: %w", err))
 	}
-	fmt.Fprintln(log, device.DescribeHello(h))
-	if err := device.CheckHello(h, img); err != nil {
+	if err != nil {
+		s.stop(log)
+		return nil, wire.Hello{}, err
+	}
+	return s, h, nil
+}
+
+// session boots img, says HELLO, checks the build-id and calls fn; QEMU is stopped and
+// reaped before session returns, whatever happened.
+func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io.Writer, fn func(context.Context, *session, wire.Hello) error) error {
+	s, h, err := q.boot(ctx, m, img, log)
+	if err != nil {
 		return err
 	}
+	defer s.stop(log)
 	if err := fn(ctx, s, h); err != nil {
 		return s.explain(ctx, err)
 	}
@@ -371,6 +429,7 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	if wrap != nil {
 		line = wrap(s.port)
 	}
+	opts.Activity = s.activity
 	s.conn = wire.NewConn(line, opts)
 	go func() { // a dead QEMU ends the conversation at once, not at the silence timeout
 		select {
@@ -383,6 +442,17 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return s, err
 	}
 	return s, nil
+}
+
+// activity is the board's liveness for the line: the emulator's CPU time and scheduling
+// state, or an error once it has exited.
+func (s *session) activity() (wire.Activity, error) {
+	select {
+	case <-s.exited:
+		return wire.Activity{}, fmt.Errorf("QEMU (pid %d) exited: %s", s.pid, exitText(s.waitErr))
+	default:
+	}
+	return wire.ProcessActivity(s.pid)()
 }
 
 // alive returns an error once the process has exited.
