@@ -240,4 +240,3 @@ func BenchmarkPerOperation(b *testing.B) {
 		}
 	}
 }
-

@@ -197,7 +197,7 @@ type PaperEnergyView struct {
 
 // EnergyTally counts a group of published energies by verdict.
 type EnergyTally struct {
-	Source                                                    string
+	Source                                                 string
 	Cells, Rederived, Inside, Outside, NoCapture, NoTiming int
 }
 

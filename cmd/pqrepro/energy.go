@@ -50,4 +50,3 @@ func cmdEnergy(args []string, stdout io.Writer) error {
 	}
 	return tab.Write(stdout, boards...)
 }
-

@@ -184,10 +184,10 @@ func (c *Capture) parseExtremesLine(s string) error {
 	}
 	var err error
 	if c.PMin, err = number(lo); err != nil {
-		return fmt.Errorf("P min: %w", err)
+		return fmt.Errorf("field P min: %w", err)
 	}
 	if c.PMax, err = number(hi); err != nil {
-		return fmt.Errorf("P max: %w", err)
+		return fmt.Errorf("field P max: %w", err)
 	}
 	return nil
 }
