@@ -87,7 +87,9 @@ func TestRP2040JSPicoW(t *testing.T) {
 	conn := NewConn(struct {
 		io.Reader
 		io.Writer
-	}{stdout, stdin}, Options{Log: log, RetryInterval: 2 * time.Second, SilenceTimeout: 60 * time.Second})
+	}{stdout, stdin}, Options{Log: log, RetryInterval: 2 * time.Second, SilenceTimeout: 60 * time.Second,
+		// the emulator is a node process: its CPU time is the board's progress
+		Activity: ProcessActivity(cmd.Process.Pid)})
 	t.Cleanup(func() {
 		conn.Close()
 		stdin.Close()
