@@ -386,10 +386,10 @@ func (l *switchLog) Write(p []byte) (int, error) {
 
 // session is one running QEMU with the firmware's UART open on a pty.
 type session struct {
-	cmd  *exec.Cmd
-	pid  int
-	dir  string
-	qmp  *qmp
+	cmd   *exec.Cmd
+	pid   int
+	dir   string
+	qmp   *qmp
 	port  serial.Port
 	conn  *wire.Conn
 	hello wire.Hello // the board's answer to the boot's HELLO
