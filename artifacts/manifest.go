@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -91,6 +92,10 @@ type Spec struct {
 	Budget Duration `yaml:"budget,omitempty" json:"budget,omitempty"`
 	// MinIterations is the least n a budgeted cell runs even when over budget (default 1).
 	MinIterations int `yaml:"minIterations,omitempty" json:"minIterations,omitempty"`
+	// BoardBudgets replace Budget and MinIterations on the board classes they name, and
+	// bound one operation there (an emulated Cortex-M4 signs one SLH-DSA "s" message in a
+	// minute or more of emulator time, where the host takes a second).
+	BoardBudgets map[string]BoardBudget `yaml:"boardBudgets,omitempty" json:"boardBudgets,omitempty"`
 	// Method is in-process (default), process-per-operation, openssl-cli, or loopback-tcp
 	// (tls-matrix, its default).
 	Method string `yaml:"method,omitempty" json:"method"`
@@ -109,6 +114,33 @@ type Spec struct {
 	Reference Reference `yaml:"reference,omitempty" json:"reference"`
 	// MQTT is the mqtt-telemetry kind's own section.
 	MQTT *MQTTSpec `yaml:"mqtt,omitempty" json:"mqtt,omitempty"`
+}
+
+// BoardBudget is a cell's budget on one board class (Spec.BoardBudgets).
+type BoardBudget struct {
+	// Budget stops a cell on this board once this much time has been spent measuring it
+	// (an emulated board's time is its emulator's CPU time, so a busy host does not change
+	// the n reached); required.
+	Budget Duration `yaml:"budget" json:"budget"`
+	// MinIterations is the least n a cell runs there even when over budget (default: the
+	// spec's minIterations, else 1).
+	MinIterations int `yaml:"minIterations,omitempty" json:"minIterations,omitempty"`
+	// OperationLimit is the longest one operation may run there without the board saying
+	// anything; a cell whose operation passes it is failed as "budget exhausted" with what
+	// it measured. 0: the driver's default.
+	OperationLimit Duration `yaml:"operationLimit,omitempty" json:"operationLimit,omitempty"`
+}
+
+// BudgetOn is the budget of a cell on a board class: the class's entry of BoardBudgets, else
+// the spec's own Budget and MinIterations (no operation limit).
+func (s *Spec) BudgetOn(class string) BoardBudget {
+	if b, ok := s.BoardBudgets[class]; ok {
+		if b.MinIterations == 0 {
+			b.MinIterations = max(s.MinIterations, 1)
+		}
+		return b
+	}
+	return BoardBudget{Budget: s.Budget, MinIterations: s.MinIterations}
 }
 
 // Message describes the message signed in sig-bench and kem-sig-sequence runs.
@@ -431,6 +463,24 @@ func (v *validator) check(m *Manifest) {
 	}
 	if need := min(MinClaimSamples, s.Iterations); s.Budget > 0 && len(s.Reference.Claims) > 0 && s.MinIterations < need {
 		v.add("spec.minIterations", "%d is below the %d samples a claim check needs (spec.reference.claims): the budget would stop slow cells where no claim can be tested", s.MinIterations, need)
+	}
+	for _, class := range slices.Sorted(maps.Keys(s.BoardBudgets)) {
+		b, at := s.BoardBudgets[class], "spec.boardBudgets."+class
+		if !ValidBoardClass(class) {
+			v.add(at, "not a board class: %q", class)
+		}
+		if b.Budget <= 0 {
+			v.add(at+".budget", "must be a positive duration")
+		}
+		if b.MinIterations < 0 || b.MinIterations > s.Iterations {
+			v.add(at+".minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, b.MinIterations)
+		}
+		if need := min(MinClaimSamples, s.Iterations); b.MinIterations > 0 && b.MinIterations < need && len(s.Reference.Claims) > 0 {
+			v.add(at+".minIterations", "%d is below the %d samples a claim check needs (spec.reference.claims)", b.MinIterations, need)
+		}
+		if b.OperationLimit < 0 {
+			v.add(at+".operationLimit", "must not be negative")
+		}
 	}
 	switch {
 	case !slices.Contains(Methods(), s.Method):

@@ -25,6 +25,13 @@ func UnknownFields(n *yaml.Node, t reflect.Type, prefix string) []Problem {
 		}
 		t = t.Elem()
 	}
+	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map {
+		// A map's keys are data (checked by the validator); its values have fields.
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out = append(out, UnknownFields(n.Content[i+1], t.Elem(), prefix+"."+n.Content[i].Value)...)
+		}
+		return out
+	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 		return nil
 	}

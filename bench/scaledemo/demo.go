@@ -428,7 +428,9 @@ func waitLog(ctx context.Context, db *sql.DB, public string, rep *Report) error 
 			}
 		}
 		rep.LogSize, rep.CheckpointWitnessSigs = info.Size, sigs
-		return sigs > 0, nil
+		// The witness's two signatures (Ed25519, ML-DSA-44) may reach the checkpoint one poll
+		// apart: wait for both.
+		return sigs >= 2, nil
 	})
 }
 

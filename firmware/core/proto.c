@@ -292,6 +292,12 @@ int fw_rx_poll(struct fw_req *req)
 	while ((c = plat_getc()) >= 0) {
 		if (c == '\r')
 			continue;
+		if (c == '@') {
+			/* '@' only starts a frame (PROTOCOL.md): whatever came before it on the line
+			 * (noise, or a frame whose newline was lost) is dropped, not run together. */
+			rxlen = 0;
+			rxoverflow = 0;
+		}
 		if (c != '\n') {
 			if (rxlen + 1 >= sizeof rxbuf)
 				rxoverflow = 1;

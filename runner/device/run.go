@@ -93,6 +93,33 @@ type RunOptions struct {
 	// CA per signature scheme across runs, the CAs a lab builds into its boards (no folder: the
 	// cells are skipped); TLSName is the server name checked (default DefaultTLSName).
 	TLSListen, TLSHost, TLSCADir, TLSName string
+	// Class is the board's class: it picks the manifest's budget for this board
+	// (artifacts.Spec.BudgetOn).
+	Class string
+	// Clock is the board's own time, read at the start and end of budgeted spans (an
+	// emulator's CPU time, so that a busy host does not change the n a budget reaches).
+	// Default: the wall clock.
+	Clock func() time.Duration
+	// Reboot starts the board afresh (a new emulator, a reset) and returns its line after
+	// HELLO and the build-id check. When a cell breaks the conversation (the board timed out
+	// or answered nonsense), the cell is failed with the reason and the run goes on after a
+	// Reboot; without Reboot, or when it fails or the board is gone, the cells not yet run
+	// are failed as not run. Either way the cells that finished are kept.
+	Reboot func(ctx context.Context) (*wire.Conn, wire.Hello, error)
+}
+
+// maxReboots bounds the reboots of one run.
+const maxReboots = 3
+
+// ErrNoCellMeasured is returned by Run when the conversation broke and no cell was measured:
+// there is nothing to publish.
+var ErrNoCellMeasured = errors.New("no cell was measured")
+
+// linkBroken reports whether err broke the conversation (rather than being the board's answer
+// about one cell).
+func linkBroken(err error) bool {
+	return errors.Is(err, wire.ErrTimeout) || errors.Is(err, wire.ErrGone) || errors.Is(err, wire.ErrLost) ||
+		errors.Is(err, wire.ErrProtocol) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // unit maps HELLO's unit to the result's.
@@ -155,13 +182,34 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 	if m.Spec.Keys == artifacts.KeysParsed {
 		fmt.Fprintln(log, "keys: the manifest asks for parsed keys; the firmware decodes every key from its encoding, so cells record keys: encoded")
 	}
+	if b := m.Spec.BudgetOn(opt.Class); b.Budget > 0 {
+		fmt.Fprintln(log, PlanText(m, opt.Class, len(cells)))
+	}
+	clock := opt.Clock
+	if clock == nil {
+		t0 := time.Now()
+		clock = func() time.Duration { return time.Since(t0) }
+	}
 	var out []runner.CellResult
+	reboots := 0
+	var broken error // set once the board cannot go on: every later cell is not run
 	for i, ref := range cells {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 		obs.CellStarted(i, len(cells), ref)
+		if broken != nil {
+			r := failedCell(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", broken))
+			r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
+			fmt.Fprintf(log, "cell %s %s: failed: not run, the board was lost\n", ref.Algorithm, ref.Operation)
+			out = append(out, r)
+			obs.CellDone(i, len(cells), r.Cell)
+			continue
+		}
 		t0 := time.Now()
+		link0 := c.Stats()
+		budget := m.Spec.BudgetOn(opt.Class)
+		c.SetWorkLimit(time.Duration(budget.OperationLimit))
 		progress := func(done int) { obs.Iteration(i, done, m.Spec.Iterations) }
 		var r runner.CellResult
 		var err error
@@ -171,10 +219,43 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		case artifacts.KindMQTTTelemetry:
 			r, err = runMQTTCell(ctx, c, h, m, ref, log, progress)
 		default:
-			r, err = runCell(ctx, c, h, m, ref, progress)
+			r, err = runCell(ctx, c, h, m, ref, budget, clock, progress)
 		}
 		if err != nil {
-			return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
+			if ctx.Err() != nil || !linkBroken(err) {
+				return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
+			}
+			// The conversation broke in this cell: fail it with what happened, and go on
+			// with a fresh board when there is one.
+			why := fmt.Sprintf("the board link broke: %v", err)
+			if errors.Is(err, wire.ErrWorkLimit) {
+				why = fmt.Sprintf("budget exhausted: one operation ran past its limit of %v on this board (%v)", c.WorkLimit(), err)
+			}
+			if n := len(r.Samples); n > 0 {
+				why += fmt.Sprintf("; %d samples measured before it are not published", n)
+			}
+			r = failedCell(why)
+			fmt.Fprintf(log, "cell %s %s: %s\n", ref.Algorithm, ref.Operation, why)
+			switch {
+			case errors.Is(err, wire.ErrGone):
+				broken = err
+			case opt.Reboot == nil:
+				broken = fmt.Errorf("no way to restart it: %w", err)
+			case reboots >= maxReboots:
+				broken = fmt.Errorf("restarted %d times already: %w", reboots, err)
+			default:
+				reboots++
+				fmt.Fprintf(log, "board: restarting it for the remaining cells (restart %d of at most %d)\n", reboots, maxReboots)
+				nc, nh, rerr := opt.Reboot(ctx)
+				if rerr != nil {
+					if ctx.Err() != nil {
+						return out, rerr
+					}
+					broken = fmt.Errorf("restart failed: %w", rerr)
+				} else {
+					c, h = nc, nh
+				}
+			}
 		}
 		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 		if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
@@ -193,11 +274,50 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		if r.Cell.Status == artifacts.StatusOK && opt.EnergyAbsent != "" {
 			r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
 		}
-		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), r.Cell.Error)
+		budgetNote := ""
+		if r.Cell.BudgetReached {
+			budgetNote = " (stopped at its budget)"
+		}
+		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s%s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), budgetNote, r.Cell.Error)
+		if d := linkDelta(link0, c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
+			fmt.Fprintf(log, "link: cell %s %s: %s\n", ref.Algorithm, ref.Operation, d)
+		}
 		out = append(out, r)
 		obs.CellDone(i, len(cells), r.Cell)
 	}
+	ok := 0
+	for _, r := range out {
+		if r.Cell.Status == artifacts.StatusOK {
+			ok++
+		}
+	}
+	if broken != nil && ok == 0 {
+		return out, fmt.Errorf("%w: %w", ErrNoCellMeasured, broken)
+	}
 	return out, nil
+}
+
+// linkDelta is what the line counted between two snapshots.
+func linkDelta(a, b wire.LinkStats) wire.LinkStats {
+	return wire.LinkStats{
+		Frames: b.Frames - a.Frames, Duplicates: b.Duplicates - a.Duplicates, Corrupt: b.Corrupt - a.Corrupt,
+		Gaps: b.Gaps - a.Gaps, Requests: b.Requests - a.Requests, Repeats: b.Repeats - a.Repeats,
+		Resends: b.Resends - a.Resends, BoardErrors: b.BoardErrors - a.BoardErrors, KeepAlives: b.KeepAlives - a.KeepAlives,
+	}
+}
+
+// PlanText states, before a budgeted run starts, how long it may take on a board class: every
+// cell stops at its budget once it has its minimum samples, and may pass the budget by about
+// one operation.
+func PlanText(m *artifacts.Manifest, class string, cells int) string {
+	b := m.Spec.BudgetOn(class)
+	total := time.Duration(b.Budget) * time.Duration(cells)
+	limit := ""
+	if b.OperationLimit > 0 {
+		limit = fmt.Sprintf("; one operation may run at most %v, else its cell is failed as budget exhausted", time.Duration(b.OperationLimit))
+	}
+	return fmt.Sprintf("budget: %d cells of at most %v each on %s: expect at most about %v of board time, more when a slow cell's first %d samples take longer than its budget%s",
+		cells, time.Duration(b.Budget), orNone(class), total.Round(time.Second), b.MinIterations, limit)
 }
 
 func skipped(reason string) runner.CellResult {
@@ -236,7 +356,7 @@ func chunkSize(left, done, minIter int, elapsed, budget time.Duration) int {
 	return min(left, max(n, 1), chunk)
 }
 
-func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, progress func(int)) (runner.CellResult, error) {
+func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, bb artifacts.BoardBudget, clock func() time.Duration, progress func(int)) (runner.CellResult, error) {
 	fw := h.Firmware + " " + h.Version
 	switch {
 	case !firmwareKind(m.Kind):
@@ -262,8 +382,9 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		firstBad *wire.Sample
 		bad      int
 	)
-	budget := time.Duration(m.Spec.Budget)
-	start := time.Now()
+	budget := time.Duration(bb.Budget)
+	start := clock()
+	elapsed := func() time.Duration { return clock() - start }
 	budgetReached := false
 	for len(samples)+bad < m.Spec.Iterations {
 		n := m.Spec.Iterations - len(samples) - bad
@@ -272,7 +393,7 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 			warm = m.Spec.Warmup
 		}
 		if budget > 0 {
-			n = chunkSize(n, len(samples)+bad, m.Spec.MinIterations, time.Since(start), budget)
+			n = chunkSize(n, len(samples)+bad, bb.MinIterations, elapsed(), budget)
 		}
 		req := wire.BenchRequest{Algorithm: ref.Algorithm, Operation: ref.Operation, Iterations: n, Warmup: warm, Message: msg, MessageLen: msgLen}
 		okBefore := len(samples)
@@ -299,13 +420,13 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		case errors.As(err, &de) && (de.Code == "setup" || de.Code == "badarg"):
 			return failedCell(fmt.Sprintf("the firmware could not run the benchmark: %v", de)), nil
 		case err != nil:
-			return runner.CellResult{}, err
+			return runner.CellResult{Samples: samples}, err
 		}
 		if sum.OK != len(samples)-okBefore || sum.Fail != sum.N-sum.OK {
 			return runner.CellResult{}, fmt.Errorf("%w: the firmware's summary (%d ok, %d failed) disagrees with the samples it sent (%d ok)",
 				wire.ErrProtocol, sum.OK, sum.Fail, len(samples)-okBefore)
 		}
-		if budget > 0 && time.Since(start) >= budget && len(samples)+bad >= max(m.Spec.MinIterations, 1) && len(samples)+bad < m.Spec.Iterations {
+		if budget > 0 && elapsed() >= budget && len(samples)+bad >= max(bb.MinIterations, 1) && len(samples)+bad < m.Spec.Iterations {
 			budgetReached = true
 			break
 		}

@@ -99,10 +99,15 @@ type QEMU struct {
 	Firmware string
 	// Binary overrides the QEMU binary (default: the machine's, from PATH).
 	Binary string
-	// BootTimeout bounds starting QEMU and the first HELLO (default 20s).
+	// BootTimeout bounds starting QEMU (wall time) and the emulator's CPU time before the
+	// first HELLO (default 20s). A busy host slows the boot but does not fail it: the HELLO
+	// has ten times as long in wall time.
 	BootTimeout time.Duration
-	// RetryInterval and SilenceTimeout tune the line (see wire.Options); a firmware that
-	// stays silent for SilenceTimeout (default 30s) ends the run with wire.ErrTimeout.
+	// RetryInterval and SilenceTimeout tune the line (see wire.Options). Liveness follows
+	// the emulator, not the wall clock: the line ends with wire.ErrTimeout when the
+	// emulated CPU has been idle for SilenceTimeout (default 30s) without answering, or has
+	// worked for the cell's operation limit (the manifest's, else wire's default) without
+	// a frame; QEMU exiting ends it at once. A starved or stopped emulator is waited for.
 	RetryInterval, SilenceTimeout time.Duration
 	// SkipSelfTest skips the firmware's known-answer vectors (a fraction of a second),
 	// which otherwise run before measuring; a failing vector stops the run.
@@ -111,6 +116,7 @@ type QEMU struct {
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
 	idLog      []byte // what Identity's session said, replayed at the top of Run's log
+	parked     *parkedSession
 
 	// Test hooks: bootImage replaces the ELF QEMU boots (not the one checked against), and
 	// started sees each session once the machine runs.
@@ -183,23 +189,24 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 	if err != nil {
 		return artifacts.BoardIdentity{}, err
 	}
-	var h wire.Hello
+	q.unpark()
+	log := &switchLog{}
 	var buf syncBuffer
-	defer func() {
-		q.mu.Lock()
-		q.idLog = buf.bytes()
-		q.mu.Unlock()
-	}()
-	err = q.session(ctx, m, img, &buf, func(ctx context.Context, s *session, hello wire.Hello) error {
-		h = hello
-		return nil
-	})
+	log.to(&buf)
+	s, h, err := q.boot(ctx, m, img, log)
+	q.mu.Lock()
+	q.idLog = buf.bytes()
+	if err == nil {
+		q.identified = img.Digest
+		// The booted board waits for Run, which takes it instead of booting again (one
+		// boot per run); stopped if no Run comes within parkFor.
+		q.parked = &parkedSession{s: s, log: log, buf: &buf, digest: img.Digest}
+		q.parked.timer = time.AfterFunc(parkFor, q.unpark)
+	}
+	q.mu.Unlock()
 	if err != nil {
 		return artifacts.BoardIdentity{}, err
 	}
-	q.mu.Lock()
-	q.identified = img.Digest
-	q.mu.Unlock()
 	id := device.Identity(h, img)
 	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver+" (-icount shift=0)", artifacts.AssuranceEmulated
 	id.ClassStatus = artifacts.ClassVerified // the emulated machine is its class
@@ -220,30 +227,86 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	}
 	q.mu.Lock()
 	identified := q.identified
+	parked := q.parked
+	q.parked = nil
+	if parked != nil {
+		parked.timer.Stop()
+		// What the identity session said so far goes first, as it always did; from here on
+		// the same board writes into the run's log.
+		parked.log.to(io.Discard)
+		q.idLog = parked.buf.bytes()
+	}
 	device.ReplayIdentityLog(log, q.idLog)
 	q.idLog = nil
 	q.mu.Unlock()
+	var cur *session
+	defer func() {
+		if cur != nil {
+			cur.stop(log)
+		}
+	}()
+	if parked != nil {
+		if parked.digest == img.Digest {
+			parked.log.to(log)
+			cur = parked.s
+			fmt.Fprintf(log, "board: measuring on the board identity booted (qemu pid %d)\n", cur.pid)
+		} else {
+			parked.s.stop(io.Discard)
+		}
+	}
 	if identified != "" && identified != img.Digest {
 		return nil, &device.MismatchError{What: "the image " + img.Path + " (it changed after the board was identified)", Want: identified, Got: img.Digest}
 	}
 	if err := device.CheckPin(m, img); err != nil {
 		return nil, err
 	}
-	var cells []runner.CellResult
-	err = q.session(ctx, mc, img, log, func(ctx context.Context, s *session, h wire.Hello) error {
-		var err error
-		cells, err = device.Run(ctx, s.conn, h, m, obs, log, device.RunOptions{
-			Counter: mc.Counter, SelfTest: !q.SkipSelfTest,
-			EnergyAbsent: "emulated board: instruction counts say nothing about energy",
-		})
-		return err
+	boot := func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
+		if cur != nil {
+			cur.stop(log)
+			cur = nil
+		}
+		s, h, err := q.boot(ctx, mc, img, log)
+		if err != nil {
+			return nil, wire.Hello{}, err
+		}
+		cur = s
+		return s.conn, h, nil
+	}
+	var conn *wire.Conn
+	var h wire.Hello
+	if cur != nil {
+		conn, h = cur.conn, cur.hello
+	} else if conn, h, err = boot(ctx); err != nil {
+		return nil, err
+	}
+	var lastWork time.Duration
+	clock := func() time.Duration { // the emulator's CPU time: the board's own time
+		if cur != nil {
+			if a, err := cur.activity(); err == nil {
+				lastWork = a.Work
+			}
+		}
+		return lastWork
+	}
+	cells, err := device.Run(ctx, conn, h, m, obs, log, device.RunOptions{
+		Counter: mc.Counter, SelfTest: !q.SkipSelfTest, Class: q.Class, Clock: clock,
+		Reboot: func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
+			lastWork = 0
+			return boot(ctx)
+		},
+		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
 	})
+	if cur != nil {
+		fmt.Fprintf(log, "link: %s\n", cur.conn.Stats())
+		if err != nil {
+			err = cur.explain(ctx, err)
+		}
+	}
 	return cells, err
 }
 
-// session boots img, says HELLO, checks the build-id and calls fn; QEMU is stopped and
-// reaped before session returns, whatever happened.
-func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io.Writer, fn func(context.Context, *session, wire.Hello) error) error {
+// boot starts QEMU with img, says HELLO and checks the build-id; the caller stops the session.
+func (q *QEMU) boot(ctx context.Context, m Machine, img *device.Image, log io.Writer) (*session, wire.Hello, error) {
 	elf := img.Path
 	if q.bootImage != "" {
 		elf = q.bootImage
@@ -251,36 +314,85 @@ func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io
 	fmt.Fprintf(log, "flash: starting %s %s with %s (%s, build-id %s)\n", m.Binary, strings.Join(m.Args, " "), img.Path, img.Digest, img.BuildID)
 	s, err := start(ctx, m, elf, log, wire.Options{Log: log, RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout}, q.bootTimeout(), q.line)
 	if err != nil {
-		return err
+		if s != nil {
+			s.stop(log)
+		}
+		return nil, wire.Hello{}, err
 	}
-	defer s.stop(log)
 	if q.started != nil {
 		q.started(s)
 	}
-	hctx, cancel := context.WithTimeout(ctx, q.bootTimeout())
+	hctx, cancel := context.WithTimeout(ctx, 10*q.bootTimeout())
+	s.conn.SetWorkLimit(q.bootTimeout())
 	h, err := s.conn.Hello(hctx)
+	s.conn.SetWorkLimit(0)
 	cancel()
+	if err == nil {
+		fmt.Fprintln(log, device.DescribeHello(h))
+		err = device.CheckHello(h, img)
+		s.hello = h
+	} else {
+		err = s.explain(ctx, fmt.Errorf("HELLO: %w", err))
+	}
 	if err != nil {
-		return s.explain(ctx, fmt.Errorf("HELLO: %w", err))
+		s.stop(log)
+		return nil, wire.Hello{}, err
 	}
-	fmt.Fprintln(log, device.DescribeHello(h))
-	if err := device.CheckHello(h, img); err != nil {
-		return err
+	return s, h, nil
+}
+
+// parkFor is how long a board booted by Identity waits for Run before it is stopped.
+const parkFor = time.Minute
+
+// parkedSession is the board Identity booted, kept for the Run that follows.
+type parkedSession struct {
+	s      *session
+	log    *switchLog
+	buf    *syncBuffer
+	digest string
+	timer  *time.Timer
+}
+
+// unpark stops a board Identity booted that no Run took.
+func (q *QEMU) unpark() {
+	q.mu.Lock()
+	p := q.parked
+	q.parked = nil
+	q.mu.Unlock()
+	if p != nil {
+		p.timer.Stop()
+		p.s.stop(p.log)
 	}
-	if err := fn(ctx, s, h); err != nil {
-		return s.explain(ctx, err)
-	}
-	return nil
+}
+
+// switchLog is a session's log writer, pointed at the identity's buffer and then at the
+// run's log when Run takes the board.
+type switchLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *switchLog) to(w io.Writer) {
+	l.mu.Lock()
+	l.w = w
+	l.mu.Unlock()
+}
+
+func (l *switchLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // session is one running QEMU with the firmware's UART open on a pty.
 type session struct {
-	cmd  *exec.Cmd
-	pid  int
-	dir  string
-	qmp  *qmp
-	port serial.Port
-	conn *wire.Conn
+	cmd   *exec.Cmd
+	pid   int
+	dir   string
+	qmp   *qmp
+	port  serial.Port
+	conn  *wire.Conn
+	hello wire.Hello // the board's answer to the boot's HELLO
 
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // Wait's error, valid after exited
@@ -371,6 +483,7 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	if wrap != nil {
 		line = wrap(s.port)
 	}
+	opts.Activity = s.activity
 	s.conn = wire.NewConn(line, opts)
 	go func() { // a dead QEMU ends the conversation at once, not at the silence timeout
 		select {
@@ -383,6 +496,17 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return s, err
 	}
 	return s, nil
+}
+
+// activity is the board's liveness for the line: the emulator's CPU time and scheduling
+// state, or an error once it has exited.
+func (s *session) activity() (wire.Activity, error) {
+	select {
+	case <-s.exited:
+		return wire.Activity{}, fmt.Errorf("QEMU (pid %d) exited: %s", s.pid, exitText(s.waitErr))
+	default:
+	}
+	return wire.ProcessActivity(s.pid)()
 }
 
 // alive returns an error once the process has exited.

@@ -157,7 +157,7 @@ func (s *Serial) Identity(ctx context.Context) (artifacts.BoardIdentity, error) 
 		s.idLog = buf.Bytes()
 		s.mu.Unlock()
 	}()
-	err := s.session(ctx, &syncWriter{w: &buf}, func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image) error {
+	err := s.session(ctx, &syncWriter{w: &buf}, func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
 		h, img = hello, i
 		return nil
 	})
@@ -182,13 +182,14 @@ func (s *Serial) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Obse
 	s.idLog = nil
 	s.mu.Unlock()
 	var cells []runner.CellResult
-	err := s.session(ctx, log, func(ctx context.Context, c *wire.Conn, h wire.Hello, img *device.Image) error {
+	err := s.session(ctx, log, func(ctx context.Context, c *wire.Conn, h wire.Hello, img *device.Image, rb reboot) error {
 		if err := device.CheckPin(m, img); err != nil {
 			return err
 		}
 		var err error
 		cells, err = device.Run(ctx, c, h, m, obs, log, device.RunOptions{
 			SelfTest: !s.SkipSelfTest, EnergyAbsent: "no energy meter is attached to this board",
+			Class: s.Class, Reboot: rb,
 			TLSListen: s.TLS.Listen, TLSHost: s.TLS.Host, TLSCADir: s.TLS.CADir, TLSName: s.TLS.Name,
 		})
 		return err
@@ -196,7 +197,11 @@ func (s *Serial) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Obse
 	return cells, err
 }
 
-func (s *Serial) session(ctx context.Context, log io.Writer, fn func(context.Context, *wire.Conn, wire.Hello, *device.Image) error) error {
+// reboot resets a board and says HELLO again (device.RunOptions.Reboot); nil when the board
+// has no reset the runner can drive.
+type reboot = func(ctx context.Context) (*wire.Conn, wire.Hello, error)
+
+func (s *Serial) session(ctx context.Context, log io.Writer, fn func(context.Context, *wire.Conn, wire.Hello, *device.Image, reboot) error) error {
 	if s.Firmware == "" {
 		return fmt.Errorf("serial board %s: no firmware image to flash and check", s.Name)
 	}
@@ -220,26 +225,40 @@ func (s *Serial) session(ctx context.Context, log io.Writer, fn func(context.Con
 		conn.Close()
 		fmt.Fprintf(log, "serial: closed %s\n", path)
 	}()
-	if s.Reset == ResetDTRRTS {
-		if err := resetDTRRTS(port); err != nil {
-			return fmt.Errorf("%w: reset %s by DTR/RTS: %w (a port without modem-control lines, such as a pty, needs reset: none)", ErrInfrastructure, path, err)
+	hello := func(ctx context.Context) (wire.Hello, error) {
+		if s.Reset == ResetDTRRTS {
+			if err := resetDTRRTS(port); err != nil {
+				return wire.Hello{}, fmt.Errorf("%w: reset %s by DTR/RTS: %w (a port without modem-control lines, such as a pty, needs reset: none)", ErrInfrastructure, path, err)
+			}
+			fmt.Fprintf(log, "serial: reset by DTR/RTS\n")
 		}
-		fmt.Fprintf(log, "serial: reset by DTR/RTS\n")
+		hctx, cancel := context.WithTimeout(ctx, s.bootTimeout())
+		h, err := conn.Hello(hctx)
+		cancel()
+		if err != nil {
+			return h, fmt.Errorf("HELLO on %s: %w", path, err)
+		}
+		fmt.Fprintln(log, device.DescribeHello(h))
+		if err := device.CheckHello(h, img); err != nil {
+			s.mu.Lock()
+			s.flashed = "" // whatever is on the board, flash again next time
+			s.mu.Unlock()
+			return h, err
+		}
+		return h, nil
 	}
-	hctx, cancel := context.WithTimeout(ctx, s.bootTimeout())
-	h, err := conn.Hello(hctx)
-	cancel()
+	h, err := hello(ctx)
 	if err != nil {
-		return fmt.Errorf("HELLO on %s: %w", path, err)
-	}
-	fmt.Fprintln(log, device.DescribeHello(h))
-	if err := device.CheckHello(h, img); err != nil {
-		s.mu.Lock()
-		s.flashed = "" // whatever is on the board, flash again next time
-		s.mu.Unlock()
 		return err
 	}
-	return fn(ctx, conn, h, img)
+	var rb reboot
+	if s.Reset == ResetDTRRTS {
+		rb = func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
+			h, err := hello(ctx)
+			return conn, h, err
+		}
+	}
+	return fn(ctx, conn, h, img, rb)
 }
 
 // flash writes img unless this value already flashed it.

@@ -19,35 +19,96 @@ type Options struct {
 	// every line written, prefixed "> ", as they happen, so the log is
 	// complete even when an exchange fails. Nil discards.
 	Log io.Writer
-	// RetryInterval is how long an exchange waits without a valid frame
-	// before it repeats its request (nothing heard yet) or asks the board
-	// to resend what it may have missed. Default 1s.
+	// RetryInterval is how often an exchange looks at a silent board, and the first wait
+	// before it repeats its request (nothing heard yet) or asks the board to resend what it
+	// may have missed; each further retry of the same silence waits twice as long, up to
+	// MaxRetryInterval, so a board busy with one long operation is not flooded with requests
+	// it cannot read until it is done. Default 1s.
 	RetryInterval time.Duration
-	// SilenceTimeout ends an exchange with ErrTimeout when no valid frame
-	// has arrived for this long, even if ctx has no deadline. Default 30s;
-	// raise it for operations that take longer per iteration.
+	// SilenceTimeout ends an exchange with ErrTimeout when the board has been silent this
+	// long. Without Activity it is wall time without a valid frame (a real board; its
+	// keep-alive lines count as heard). With Activity it is only the time the board was idle
+	// (not working, not paused, not waiting for a CPU) without answering: an emulator
+	// starved by a busy host or stopped by a signal is not silent. Default 30s.
 	SilenceTimeout time.Duration
+	// Activity, when set, reports the board's own progress, seen from outside the
+	// conversation (an emulator's CPU time and scheduling state). Liveness then follows
+	// the board instead of the wall clock: a working board is never timed out by silence
+	// (WorkLimit bounds it), an idle one is asked again, and a board that is gone (the
+	// emulator exited) ends the exchange at once with ErrGone.
+	Activity func() (Activity, error)
+	// WorkLimit, with Activity, is the most work (Activity.Work) the board may do without
+	// a valid frame before the exchange ends with ErrTimeout: the longest single operation
+	// plus margin. Default 5m; Conn.SetWorkLimit changes it per cell.
+	WorkLimit time.Duration
 }
+
+// MaxRetryInterval caps the back-off between retries of one silence.
+const MaxRetryInterval = 30 * time.Second
+
+// Activity is a snapshot of a board's progress taken outside the conversation.
+type Activity struct {
+	// Work is how much the board has worked so far (an emulator's CPU time); it only grows.
+	Work time.Duration
+	// Paused means the board is stopped from outside (an emulator under SIGSTOP): its
+	// silence is not its own and is not counted.
+	Paused bool
+	// Runnable means the board wants to run (an emulator thread is running or waiting for
+	// a CPU): a starved board is working, only slowly.
+	Runnable bool
+}
+
+// LinkStats counts what happened on the line, for the log and for tests of the link under
+// load. A healthy link has only Frames and Requests.
+type LinkStats struct {
+	Frames       int // valid frames received, duplicates included
+	Duplicates   int // valid frames received again (answers to a RESEND that were not missed)
+	Corrupt      int // lines that looked like a frame but failed their CRC or syntax
+	Gaps         int // frames that arrived ahead of one missing
+	Requests     int // requests sent, retries excluded
+	Repeats      int // a request sent again because nothing answered it
+	Resends      int // RESEND requests sent
+	BoardErrors  int // ERROR frames of the board about our lines: badframe, overflow
+	KeepAlives   int // keep-alive lines heard
+	SlowestFrame time.Duration
+}
+
+// Bad is the number of events that mean bytes were lost or damaged on the line.
+func (s LinkStats) Bad() int { return s.Corrupt + s.Gaps + s.BoardErrors }
+
+// String is one log line.
+func (s LinkStats) String() string {
+	return fmt.Sprintf("%d frames (%d duplicates), %d corrupt, %d gaps, %d requests, %d repeated, %d RESEND, %d board errors (badframe/overflow), %d keep-alives",
+		s.Frames, s.Duplicates, s.Corrupt, s.Gaps, s.Requests, s.Repeats, s.Resends, s.BoardErrors, s.KeepAlives)
+}
+
+// ErrWorkLimit means the board worked past Options.WorkLimit without a frame: one operation
+// ran longer than it may. It comes wrapped with ErrTimeout.
+var ErrWorkLimit = errors.New("wire: operation limit passed")
+
+// ErrGone means the board is no longer there (the emulator exited); nothing will answer.
+var ErrGone = errors.New("wire: board gone")
 
 // Conn is the runner's end of one firmware conversation. It is not safe for
 // concurrent use: one exchange (Hello, Seed, Bench, SelfTest) at a time.
 type Conn struct {
-	rw    io.ReadWriter
-	opts  Options
-	lines chan []byte
-	done  chan struct{}
+	rw   io.ReadWriter
+	opts Options
+	in   *lineQueue
+	done chan struct{}
 
 	logMu     sync.Mutex
 	closeOnce sync.Once
-
-	readErrMu sync.Mutex
-	readErr   error
 
 	seq    uint32 // last request sequence number used
 	synced bool   // expect is valid
 	expect uint32 // next frame sequence number wanted from the board
 
 	boardMaxLine int // the board's max_line from HELLO; 0 until known
+	workLimit    time.Duration
+
+	statsMu sync.Mutex
+	stats   LinkStats
 }
 
 // overflowRetries is how many times a request that fits the board's max_line is sent
@@ -58,7 +119,9 @@ const overflowRetries = 2
 
 // NewConn starts reading rw in a goroutine. The goroutine ends when a read
 // from rw fails; closing the port (or calling Close, which closes rw when it
-// is an io.Closer) ends it.
+// is an io.Closer) ends it. The reader never waits for the exchange: what the
+// board sends is taken off the port at once (a pty or a UART driver that fills
+// up drops bytes) and queued, up to maxQueued bytes.
 func NewConn(rw io.ReadWriter, opts Options) *Conn {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = time.Second
@@ -66,14 +129,44 @@ func NewConn(rw io.ReadWriter, opts Options) *Conn {
 	if opts.SilenceTimeout <= 0 {
 		opts.SilenceTimeout = 30 * time.Second
 	}
-	c := &Conn{rw: rw, opts: opts, lines: make(chan []byte, 256), done: make(chan struct{})}
+	if opts.WorkLimit <= 0 {
+		opts.WorkLimit = 5 * time.Minute
+	}
+	c := &Conn{rw: rw, opts: opts, in: newLineQueue(), done: make(chan struct{}), workLimit: opts.WorkLimit}
 	go c.readLoop()
 	return c
+}
+
+// SetWorkLimit sets the most work the board may do without a valid frame (see
+// Options.WorkLimit) for the exchanges that follow; without Activity it raises the wall
+// silence limit instead, to at least d. 0 restores the options' limits.
+func (c *Conn) SetWorkLimit(d time.Duration) {
+	if d <= 0 {
+		d = c.opts.WorkLimit
+	}
+	c.workLimit = d
+}
+
+// WorkLimit is the limit SetWorkLimit set (or the options' default).
+func (c *Conn) WorkLimit() time.Duration { return c.workLimit }
+
+// Stats returns the line's counters so far.
+func (c *Conn) Stats() LinkStats {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return c.stats
+}
+
+func (c *Conn) count(f func(*LinkStats)) {
+	c.statsMu.Lock()
+	f(&c.stats)
+	c.statsMu.Unlock()
 }
 
 // Close stops the reader and closes the underlying port if it is an io.Closer.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() { close(c.done) })
+	c.in.close(nil)
 	if cl, ok := c.rw.(io.Closer); ok {
 		return cl.Close()
 	}
@@ -83,8 +176,12 @@ func (c *Conn) Close() error {
 // maxLine bounds what the reader keeps of one line; longer noise is cut.
 const maxLine = 8192
 
+// KeepAlive is the line a board may send while one operation runs for long, so that a
+// runner without another view of the board (a real board on a UART) knows it is working.
+// It is not a frame: it carries no sequence number and is never re-sent.
+const KeepAlive = "~alive"
+
 func (c *Conn) readLoop() {
-	defer close(c.lines)
 	r := bufio.NewReaderSize(c.rw, 4096)
 	var line []byte
 	for {
@@ -98,18 +195,12 @@ func (c *Conn) readLoop() {
 		// A complete line, or what came before a read error (noise or a cut frame).
 		if len(line) > 0 {
 			l := strings.TrimRight(string(line), "\r\n")
-			line = nil
+			line = line[:0]
 			c.log("< ", l)
-			select {
-			case c.lines <- []byte(l):
-			case <-c.done:
-				return
-			}
+			c.in.push(l)
 		}
 		if err != nil {
-			c.readErrMu.Lock()
-			c.readErr = err
-			c.readErrMu.Unlock()
+			c.in.close(err)
 			return
 		}
 	}
@@ -136,13 +227,78 @@ func (c *Conn) send(f Frame) error {
 	return nil
 }
 
-func (c *Conn) lostReader() error {
-	c.readErrMu.Lock()
-	defer c.readErrMu.Unlock()
-	if c.readErr == nil || errors.Is(c.readErr, io.EOF) {
+func (c *Conn) lostReader(readErr error) error {
+	if readErr == nil || errors.Is(readErr, io.EOF) {
 		return fmt.Errorf("wire: board closed the line: %w", io.ErrUnexpectedEOF)
 	}
-	return fmt.Errorf("wire: read: %w", c.readErr)
+	return fmt.Errorf("wire: read: %w", readErr)
+}
+
+// maxQueued bounds the bytes read from the board and not yet taken by an exchange; past
+// it the oldest lines are dropped (and counted as a gap by the sequence numbers).
+const maxQueued = 16 << 20
+
+// lineQueue holds the lines the reader took off the port until an exchange takes them. It
+// never blocks the reader.
+type lineQueue struct {
+	mu     sync.Mutex
+	lines  []string
+	bytes  int
+	closed bool
+	err    error
+	ready  chan struct{} // has a token while lines are waiting or the queue is closed
+}
+
+func newLineQueue() *lineQueue { return &lineQueue{ready: make(chan struct{}, 1)} }
+
+func (q *lineQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *lineQueue) push(l string) {
+	q.mu.Lock()
+	q.lines = append(q.lines, l)
+	q.bytes += len(l)
+	for q.bytes > maxQueued && len(q.lines) > 1 {
+		q.bytes -= len(q.lines[0])
+		q.lines = q.lines[1:]
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *lineQueue) close(err error) {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed, q.err = true, err
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// pop returns the oldest line; ok false when none is waiting. closed reports a queue that
+// is empty and will stay so, with the read error that closed it.
+func (q *lineQueue) pop() (line string, ok, closed bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.lines) > 0 {
+		line = q.lines[0]
+		q.lines[0] = ""
+		q.lines = q.lines[1:]
+		q.bytes -= len(line)
+		if len(q.lines) > 0 {
+			q.signal()
+		}
+		return line, true, false, nil
+	}
+	if q.closed {
+		q.signal()
+		return "", false, true, q.err
+	}
+	return "", false, false, nil
 }
 
 // DeviceError is an ERROR frame the firmware sent in answer to a request.
@@ -158,22 +314,109 @@ func (e *DeviceError) Error() string {
 	return "firmware error " + e.Code
 }
 
+// silence follows one exchange's quiet spells: when to ask the board again and when to give
+// up. Without Options.Activity it counts wall time since the last valid frame; with it, only
+// the time the board was idle, and the work it did without a frame.
+type silence struct {
+	c                *Conn
+	lastHeard        time.Time
+	lastTick         time.Time
+	nextRetry        time.Time
+	backoff          time.Duration
+	lastWork, workAt time.Duration // Activity.Work at the last tick and at the last frame heard
+	idle             time.Duration
+	probed           bool
+}
+
+func newSilence(c *Conn, now time.Time) *silence {
+	s := &silence{c: c, lastTick: now}
+	s.heard(now)
+	return s
+}
+
+// heard restarts the silence: a valid frame or a keep-alive arrived.
+func (s *silence) heard(now time.Time) {
+	s.lastHeard = now
+	s.backoff = s.c.opts.RetryInterval
+	s.nextRetry = now.Add(s.backoff)
+	s.idle = 0
+	s.workAt = s.lastWork
+}
+
+// retryDue reports whether the back-off has passed, and starts the next, longer one.
+func (s *silence) retryDue(now time.Time) bool {
+	if now.Before(s.nextRetry) {
+		return false
+	}
+	s.backoff = min(2*s.backoff, max(MaxRetryInterval, s.c.opts.RetryInterval))
+	s.nextRetry = now.Add(s.backoff)
+	return true
+}
+
+// tick looks at the board at a retry tick: retry says to ask again (the request or a
+// RESEND); an error ends the exchange.
+func (s *silence) tick(typ string, now time.Time) (retry bool, err error) {
+	elapsed := now.Sub(s.lastTick)
+	s.lastTick = now
+	c := s.c
+	if c.opts.Activity == nil {
+		limit := c.opts.SilenceTimeout
+		if c.workLimit != c.opts.WorkLimit {
+			limit = max(limit, c.workLimit)
+		}
+		if now.Sub(s.lastHeard) >= limit {
+			return false, fmt.Errorf("%s: %w: nothing valid for %v", typ, ErrTimeout, limit)
+		}
+		return s.retryDue(now), nil
+	}
+	a, err := c.opts.Activity()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w: %v", typ, ErrGone, err)
+	}
+	if !s.probed {
+		// The first look: work before it is not this silence's.
+		s.probed, s.lastWork, s.workAt = true, a.Work, a.Work
+		return false, nil
+	}
+	worked := a.Work - s.lastWork
+	s.lastWork = a.Work
+	if a.Work-s.workAt >= c.workLimit {
+		return false, fmt.Errorf("%s: %w (%w): the board worked %v without a valid frame (its limit for one operation is %v)",
+			typ, ErrTimeout, ErrWorkLimit, (a.Work - s.workAt).Round(time.Millisecond), c.workLimit)
+	}
+	// Working (5 % of a CPU or more since the last tick, or a thread wanting a CPU) or
+	// stopped from outside: the silence is not the board's, so nothing is sent to it (it
+	// reads its line only between operations) and no idle time is counted.
+	if a.Paused || a.Runnable || worked*20 >= elapsed {
+		s.idle = 0
+		s.nextRetry = now.Add(s.backoff)
+		return false, nil
+	}
+	s.idle += elapsed
+	if s.idle >= c.opts.SilenceTimeout {
+		return false, fmt.Errorf("%s: %w: the board was idle for %v without answering (nothing valid for %v)",
+			typ, ErrTimeout, s.idle.Round(time.Millisecond), now.Sub(s.lastHeard).Round(time.Millisecond))
+	}
+	return s.retryDue(now), nil
+}
+
 // exchange sends one request and feeds every in-order frame answering it
 // to handle until handle reports done or an error. It repeats the request
 // when nothing answers it, asks for missing or corrupt frames with RESEND,
-// drops duplicates and frames of earlier exchanges, and gives up on ctx or
-// after SilenceTimeout without a valid frame.
+// drops duplicates and frames of earlier exchanges, and gives up on ctx, when
+// the board is gone, or when it stays silent (see Options).
 func (c *Conn) exchange(ctx context.Context, typ string, fields []Field, handle func(Frame) (bool, error)) error {
 	c.seq++
 	req := Frame{Seq: c.seq, Type: typ, Fields: fields}
 	reqSeq := strconv.FormatUint(uint64(req.Seq), 10)
+	c.count(func(s *LinkStats) { s.Requests++ })
 	if err := c.send(req); err != nil {
 		return err
 	}
 	overflows := 0
-	retry := time.NewTimer(c.opts.RetryInterval)
-	defer retry.Stop()
-	lastHeard := time.Now()
+	tick := time.NewTicker(c.opts.RetryInterval)
+	defer tick.Stop()
+	sil := newSilence(c, time.Now())
 	answered := false // a frame of this exchange has arrived
 	var resentFor uint32
 	var resentAt time.Time
@@ -187,109 +430,134 @@ func (c *Conn) exchange(ctx context.Context, typ string, fields []Field, handle 
 		}
 		resentFor, resentAt = c.expect, time.Now()
 		c.seq++
+		c.count(func(s *LinkStats) { s.Resends++ })
 		return c.send(Frame{Seq: c.seq, Type: "RESEND", Fields: []Field{{"from", strconv.FormatUint(uint64(c.expect), 10)}}})
+	}
+	repeat := func() error {
+		c.count(func(s *LinkStats) { s.Repeats++ })
+		return c.send(req) // the firmware replays, never re-runs, a repeated request
 	}
 
 	for {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w: %w", typ, ErrTimeout, ctx.Err())
-		case <-retry.C:
-			if time.Since(lastHeard) >= c.opts.SilenceTimeout {
-				return fmt.Errorf("%s: %w: nothing valid for %v", typ, ErrTimeout, c.opts.SilenceTimeout)
+		raw, ok, closed, readErr := c.in.pop()
+		if !ok {
+			if closed {
+				return c.lostReader(readErr)
 			}
-			var err error
-			if !answered {
-				err = c.send(req) // the firmware replays, never re-runs, a repeated request
-			} else {
-				resentFor = c.expect + 1 // force a fresh RESEND
-				err = askResend()
-			}
-			if err != nil {
-				return err
-			}
-			retry.Reset(c.opts.RetryInterval)
-		case line, ok := <-c.lines:
-			if !ok {
-				return c.lostReader()
-			}
-			f, err := Decode(line)
-			if errors.Is(err, ErrNoFrame) {
-				continue
-			}
-			if err != nil {
-				if err := askResend(); err != nil {
-					return err
-				}
-				continue
-			}
-			if !c.synced {
-				// Only the answer to our HELLO tells where the board's count stands.
-				if re, _ := f.Get("re"); f.Type != "HELLO" || re != reqSeq {
-					continue
-				}
-				c.synced, c.expect = true, f.Seq
-			}
-			if f.Seq < c.expect {
-				continue // a duplicate
-			}
-			if f.Seq > c.expect {
-				if code, _ := f.Get("code"); f.Type == "ERROR" && code == "gone" {
-					return fmt.Errorf("%s: %w (wanted frame %d)", typ, ErrLost, c.expect)
-				}
-				if err := askResend(); err != nil {
-					return err
-				}
-				continue
-			}
-			c.expect++
-			lastHeard = time.Now()
-			retry.Reset(c.opts.RetryInterval)
-			re, _ := f.Get("re")
-			if re != reqSeq {
-				code, _ := f.Get("code")
-				switch {
-				case f.Type == "ERROR" && code == "badframe" && !answered:
-					// The board could not read our request: send it again.
-					if err := c.send(req); err != nil {
-						return err
-					}
-				case f.Type == "ERROR" && code == "gone":
-					return fmt.Errorf("%s: %w", typ, ErrLost)
-				}
-				continue // a frame of an earlier exchange
-			}
-			if code, _ := f.Get("code"); f.Type == "ERROR" && code == "overflow" && !answered {
-				// The board read a line longer than its max_line that started with this
-				// request's number. A request that fits was run together with something
-				// else on the line: send it again, a few times.
-				b, err := Encode(req)
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s: %w: %w", typ, ErrTimeout, ctx.Err())
+			case now := <-tick.C:
+				retry, err := sil.tick(typ, now)
 				if err != nil {
 					return err
 				}
-				if (c.boardMaxLine == 0 || len(b) <= c.boardMaxLine) && overflows < overflowRetries {
-					overflows++
-					if err := c.send(req); err != nil {
+				if retry {
+					if !answered {
+						err = repeat()
+					} else {
+						resentFor = c.expect + 1 // force a fresh RESEND
+						err = askResend()
+					}
+					if err != nil {
 						return err
 					}
-					continue
 				}
-				msg, _ := f.Get("msg")
-				return fmt.Errorf("%s: request of %d bytes, board max_line %d: %w", typ, len(b), c.boardMaxLine, &DeviceError{Code: code, Msg: msg})
+			case <-c.in.ready:
 			}
-			answered = true
-			if f.Type == "ERROR" {
-				code, _ := f.Get("code")
-				msg, _ := f.Get("msg")
-				return fmt.Errorf("%s: %w", typ, &DeviceError{Code: code, Msg: msg})
+			continue
+		}
+		if strings.HasPrefix(raw, KeepAlive) {
+			c.count(func(s *LinkStats) { s.KeepAlives++ })
+			sil.heard(time.Now())
+			continue
+		}
+		f, err := Decode([]byte(raw))
+		if errors.Is(err, ErrNoFrame) {
+			continue
+		}
+		if err != nil {
+			c.count(func(s *LinkStats) { s.Corrupt++ })
+			if err := askResend(); err != nil {
+				return err
 			}
-			done, err := handle(f)
+			continue
+		}
+		c.count(func(s *LinkStats) { s.Frames++ })
+		if !c.synced {
+			// Only the answer to our HELLO tells where the board's count stands.
+			if re, _ := f.Get("re"); f.Type != "HELLO" || re != reqSeq {
+				continue
+			}
+			c.synced, c.expect = true, f.Seq
+		}
+		if f.Seq < c.expect {
+			c.count(func(s *LinkStats) { s.Duplicates++ })
+			continue
+		}
+		if f.Seq > c.expect {
+			if code, _ := f.Get("code"); f.Type == "ERROR" && code == "gone" {
+				return fmt.Errorf("%s: %w (wanted frame %d)", typ, ErrLost, c.expect)
+			}
+			c.count(func(s *LinkStats) { s.Gaps++ })
+			if err := askResend(); err != nil {
+				return err
+			}
+			continue
+		}
+		c.expect++
+		now := time.Now()
+		if d := now.Sub(sil.lastHeard); d > c.Stats().SlowestFrame {
+			c.count(func(s *LinkStats) { s.SlowestFrame = d })
+		}
+		sil.heard(now)
+		re, _ := f.Get("re")
+		if code, _ := f.Get("code"); f.Type == "ERROR" && (code == "badframe" || code == "overflow") {
+			c.count(func(s *LinkStats) { s.BoardErrors++ })
+		}
+		if re != reqSeq {
+			code, _ := f.Get("code")
+			switch {
+			case f.Type == "ERROR" && code == "badframe" && !answered:
+				// The board could not read our request: send it again.
+				if err := repeat(); err != nil {
+					return err
+				}
+			case f.Type == "ERROR" && code == "gone":
+				return fmt.Errorf("%s: %w", typ, ErrLost)
+			}
+			continue // a frame of an earlier exchange
+		}
+		if code, _ := f.Get("code"); f.Type == "ERROR" && code == "overflow" && !answered {
+			// The board read a line longer than its max_line that started with this
+			// request's number. A request that fits was run together with something
+			// else on the line: send it again, a few times.
+			b, err := Encode(req)
 			if err != nil {
-				return fmt.Errorf("%s: %w", typ, err)
+				return err
 			}
-			if done {
-				return nil
+			if (c.boardMaxLine == 0 || len(b) <= c.boardMaxLine) && overflows < overflowRetries {
+				overflows++
+				if err := repeat(); err != nil {
+					return err
+				}
+				continue
 			}
+			msg, _ := f.Get("msg")
+			return fmt.Errorf("%s: request of %d bytes, board max_line %d: %w", typ, len(b), c.boardMaxLine, &DeviceError{Code: code, Msg: msg})
+		}
+		answered = true
+		if f.Type == "ERROR" {
+			code, _ := f.Get("code")
+			msg, _ := f.Get("msg")
+			return fmt.Errorf("%s: %w", typ, &DeviceError{Code: code, Msg: msg})
+		}
+		done, err := handle(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", typ, err)
+		}
+		if done {
+			return nil
 		}
 	}
 }
