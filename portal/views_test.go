@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +140,43 @@ func TestJobViewReadsTheLog(t *testing.T) {
 	host := jobView(store.Job{ID: 1, State: store.JobRunning}, store.LogView{Text: "host run\ncell ok"}, time.Now())
 	if host.Framed || host.HumanLog != host.Log {
 		t.Errorf("a log without frames is changed: %q", host.HumanLog)
+	}
+}
+
+// TestRunLogViewReadsRealLogs: the run log page of a real emulated board's log shows human
+// lines and keeps the raw frames behind the toggle; a log with link trouble says what the
+// link recovered; a log too long for the page keeps every summary line.
+func TestRunLogViewReadsRealLogs(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "artifacts", "logtext", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	qemu := read("qemu-mps2-an386-mlkem.log")
+	v := runLogView(store.Run{ID: 3, Experiment: "paper001/mlkem", BoardClass: "qemu-mps2-an386"}, qemu)
+	if !v.Framed || v.Omitted != 0 || v.Log != string(qemu) || v.Trouble != "" || strings.Contains(v.HumanLog, "< @") ||
+		!strings.Contains(v.HumanLog, "← 5 SAMPLE frames") || !strings.Contains(v.HumanLog, "cell ML-KEM-1024 decaps: ok n=5") {
+		t.Errorf("QEMU log: framed %v, omitted %d, trouble %q\n%s", v.Framed, v.Omitted, v.Trouble, v.HumanLog)
+	}
+	trouble := read("host-link-trouble.log")
+	if v := runLogView(store.Run{ID: 4}, trouble); !strings.Contains(v.Trouble, "RESEND") || !strings.Contains(v.Trouble, "damaged lines") {
+		t.Errorf("trouble: %q", v.Trouble)
+	}
+	long := strings.Repeat(string(trouble), (runLogHead+runLogTail)/len(trouble)*3)
+	v = runLogView(store.Run{ID: 5}, []byte(long))
+	if v.Omitted == 0 || len(v.Log) > runLogHead+runLogTail+runLogSummary {
+		t.Fatalf("long log: %d bytes shown, %d omitted", len(v.Log), v.Omitted)
+	}
+	n := 0
+	for _, l := range strings.Split(long, "\n") {
+		if strings.HasPrefix(l, "cell ") {
+			n++
+		}
+	}
+	if got := strings.Count(v.HumanLog, "\ncell "); got != n {
+		t.Errorf("long log: %d cell lines in the human reading, %d in the log", got, n)
 	}
 }
 
