@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,15 @@ type Agent struct {
 	FlushEvery time.Duration
 	// OnJob, when set, is called as each job starts (tests use it to stop a runner mid-job).
 	OnJob func(l *artifacts.Lease)
+	// Discover, when set, returns the runner's boards as they are now (the discovery Boards
+	// came from). Between jobs, every DiscoverEvery, the agent takes the list it returns; when
+	// the boards as the portal sees them changed (a firmware was built, an emulator installed,
+	// a board plugged in or removed) it enrols again with its runner token, so the portal
+	// offers the boards that became available without a restart. Lease requests then wait at
+	// most DiscoverEvery.
+	Discover func(ctx context.Context) []AgentBoard
+	// DiscoverEvery is how often Discover is called (default 10s).
+	DiscoverEvery time.Duration
 
 	// token is the runner token of the last enrolment.
 	token string
@@ -127,6 +137,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.FlushEvery <= 0 {
 		a.FlushEvery = time.Second
 	}
+	if a.DiscoverEvery <= 0 {
+		a.DiscoverEvery = 10 * time.Second
+	}
+	wait := a.LeaseWait
+	if a.Discover != nil {
+		wait = min(wait, a.DiscoverEvery)
+	}
 	log := a.logger()
 	if err := a.enrol(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -135,8 +152,18 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	backoff := time.Second
+	discovered := time.Now()
 	for ctx.Err() == nil {
-		l, err := a.Portal.Lease(ctx, a.LeaseWait)
+		if a.Discover != nil && time.Since(discovered) >= a.DiscoverEvery {
+			discovered = time.Now()
+			if err := a.rediscover(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+		l, err := a.Portal.Lease(ctx, wait)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -160,6 +187,41 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rediscover takes the boards Discover returns now and, when the portal would see them
+// differently, enrols again so that it does; an enrolment the portal refuses is returned.
+func (a *Agent) rediscover(ctx context.Context) error {
+	boards := a.Discover(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	before := boardInfos(a.Boards)
+	a.Boards = boards
+	after := boardInfos(boards)
+	if reflect.DeepEqual(before, after) {
+		return nil
+	}
+	a.logger().Info("boards changed; enrolling again so the portal offers them", "available", availableNames(after), "before", availableNames(before))
+	return a.enrol(ctx)
+}
+
+func boardInfos(bs []AgentBoard) []artifacts.BoardInfo {
+	out := make([]artifacts.BoardInfo, len(bs))
+	for i, b := range bs {
+		out[i] = b.Info
+	}
+	return out
+}
+
+func availableNames(infos []artifacts.BoardInfo) string {
+	var names []string
+	for _, b := range infos {
+		if b.Available {
+			names = append(names, b.Name)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 func sleep(ctx context.Context, d time.Duration) {
