@@ -5,7 +5,8 @@
 #   make firmware-test   build, then run the firmware and runner/wire tests,
 #                        including the QEMU boards (installs QEMU if missing)
 #   make rp2040js        the RP2040 emulator the pico-w test boots its image in: npm ci
-#                        from firmware/tools/rp2040js's lockfile into .cache/rp2040js
+#                        from firmware/tools/rp2040js's lockfile into the cache folder
+#                        (scripts/cachedir)/rp2040js
 
 # go.mod names Go 1.27: every go command here uses that toolchain.
 export GOTOOLCHAIN := go1.27.3
@@ -36,8 +37,9 @@ firmware-qemu:
 firmware: firmware-toolchains
 	$(MAKE) -C firmware all
 
-# Installed again only when the lockfile changed (npm ci removes node_modules first).
-RP2040JS_DIR := .cache/rp2040js
+# Installed again only when the lockfile changed (npm ci removes node_modules first), in the
+# cache folder outside the checkout (scripts/cachedir), so a fresh clone reuses it.
+RP2040JS_DIR ?= $(shell scripts/cachedir)/rp2040js
 rp2040js:
 	@command -v npm >/dev/null || { echo "installing: nodejs npm"; $(call apt_install,nodejs npm); }
 	@mkdir -p $(RP2040JS_DIR)

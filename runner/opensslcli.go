@@ -100,7 +100,7 @@ func clip(s string, n int) string {
 }
 
 // opensslHowTo is what an operator without OpenSSL 3.5 is told to do.
-const opensslHowTo = "openssl-cli needs OpenSSL 3.5 or later (ML-KEM, ML-DSA and SLH-DSA built in); Debian 12 has 3.0: run scripts/openssl-root to make a Debian 13 root (about 1 minute, 220 MB) and pass --openssl-root .cache/trixie-openssl, or give --openssl PATH"
+const opensslHowTo = "openssl-cli needs OpenSSL 3.5 or later (ML-KEM, ML-DSA and SLH-DSA built in); Debian 12 has 3.0: run scripts/openssl-root to make a Debian 13 root (about 1 minute, 220 MB) and pass --openssl-root with the path it prints, or give --openssl PATH"
 
 // ResolveOpenSSL finds the configured openssl, runs `openssl version` and refuses anything
 // older than 3.5 with an error naming the version found (wrapping ErrOpenSSLTooOld).

@@ -26,7 +26,7 @@ func testOpenSSL(t *testing.T) OpenSSLConfig {
 	t.Helper()
 	root := os.Getenv("PQREPRO_OPENSSL_ROOT")
 	if root == "" {
-		t.Skip("PQREPRO_OPENSSL_ROOT is not set: make an OpenSSL 3.5 root with scripts/openssl-root and set PQREPRO_OPENSSL_ROOT=$PWD/.cache/trixie-openssl (scripts/test does both)")
+		t.Skip("PQREPRO_OPENSSL_ROOT is not set: make an OpenSSL 3.5 root with scripts/openssl-root and set PQREPRO_OPENSSL_ROOT to the root it prints (scripts/test does both)")
 	}
 	cfg := OpenSSLConfig{Root: root}
 	if _, err := ResolveOpenSSL(context.Background(), cfg); err != nil {

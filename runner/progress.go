@@ -22,6 +22,8 @@ type Progress struct {
 	current   string
 	iter, req int
 	last      time.Time
+	// Bound, when set, is the run's stated upper bound (cells × budget), shown beside the ETA.
+	Bound time.Duration
 }
 
 var _ Observer = (*Progress)(nil)
@@ -73,6 +75,9 @@ func (p *Progress) draw(force bool) {
 	eta := "ETA --"
 	if elapsed := now.Sub(p.start); frac > 0.01 {
 		eta = "ETA " + (time.Duration(float64(elapsed)/frac) - elapsed).Round(time.Second).String()
+	}
+	if p.Bound > 0 {
+		eta += fmt.Sprintf(" (budget %v)", p.Bound.Round(time.Second))
 	}
 	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d cells  %s  %s (%d/%d)", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
 		p.done, p.total, eta, p.current, p.iter, p.req)

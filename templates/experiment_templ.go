@@ -240,7 +240,7 @@ func ExperimentPage(v ExperimentView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, " --openssl PATH</code>, or on Debian 12 make a Debian 13 root with <code>scripts/openssl-root</code> and add <code>--openssl-root .cache/trixie-openssl</code>. Only runners with OpenSSL 3.5 take it.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, " --openssl PATH</code>, or on Debian 12 make a Debian 13 root with <code>scripts/openssl-root</code> and add <code>--openssl-root</code> with the path it prints. Only runners with OpenSSL 3.5 take it.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

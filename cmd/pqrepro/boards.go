@@ -36,17 +36,19 @@ func boardsConfig(mapFile, firmwareDir, hostClass string) (boards.Config, error)
 
 // selectBoard finds --board among the runner's boards and opens it, with --firmware when
 // given. An unknown name is a usage error; an unavailable board says why.
-func selectBoard(ctx context.Context, name, mapFile, firmwareDir, firmware, hostClass string) (runner.Board, error) {
+// The board's class comes with it.
+func selectBoard(ctx context.Context, name, mapFile, firmwareDir, firmware, hostClass string) (runner.Board, string, error) {
 	cfg, err := boardsConfig(mapFile, firmwareDir, hostClass)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	entries := boards.Discover(ctx, cfg)
 	e, err := boards.Find(entries, name)
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, "", usageError{err.Error()}
 	}
-	return e.Board(firmware)
+	b, err := e.Board(firmware)
+	return b, e.Info.Class, err
 }
 
 func cmdBoards(ctx context.Context, args []string, stdout io.Writer) error {

@@ -21,6 +21,7 @@ import (
 	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/runner"
+	"pqrepro/runner/device"
 )
 
 func cmdList(stdout io.Writer) error {
@@ -118,7 +119,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	b, err := selectBoard(ctx, *board, *mapFile, *firmwareDir, *firmware, *boardClass)
+	b, class, err := selectBoard(ctx, *board, *mapFile, *firmwareDir, *firmware, *boardClass)
 	if err != nil {
 		return err
 	}
@@ -151,10 +152,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("bundle destination %s already exists", dest)
 	}
 	var obs runner.Observer = runner.NopObserver{}
+	budget := m.Spec.BudgetOn(class)
 	if f, ok := stderr.(*os.File); ok && !*quiet && term.IsTerminal(int(f.Fd())) {
-		obs = runner.NewProgress(stderr)
+		p := runner.NewProgress(stderr)
+		if budget.Budget > 0 {
+			p.Bound = time.Duration(budget.Budget) * time.Duration(len(m.Cells()))
+		}
+		obs = p
 	}
 	fmt.Fprintf(stdout, "running %s (%s, %d cells, method %s) on %s, manifest %s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, *board, short(m.ID()))
+	if budget.Budget > 0 {
+		fmt.Fprintln(stdout, device.PlanText(m, class, len(m.Cells())))
+	}
 	start := time.Now()
 	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: artifacts.OriginLocal, Observer: obs})
 	if err != nil {

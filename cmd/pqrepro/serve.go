@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"pqrepro/internal/cachedir"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ import (
 
 // serveConfig builds the portal's Config: defaults, then flags, then PQREPRO_* environment.
 // It also returns the local runner's openssl: --openssl or --openssl-root, else the cached
-// root ($PQREPRO_OPENSSL_ROOT, or .cache/trixie-openssl under the working directory) when it
+// root ($PQREPRO_OPENSSL_ROOT, or the one scripts/openssl-root made) when it
 // exists, else openssl on PATH.
 func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSLConfig, error) {
 	cfg := portal.DefaultConfig()
@@ -124,11 +125,12 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 }
 
 // cachedOpenSSLRoot is the root scripts/openssl-root makes, when it exists:
-// $PQREPRO_OPENSSL_ROOT, else .cache/trixie-openssl under the working directory; "" otherwise.
+// $PQREPRO_OPENSSL_ROOT, else .cache/trixie-openssl under the working directory, else
+// trixie-openssl in the cache folder (internal/cachedir); "" otherwise.
 func cachedOpenSSLRoot() string {
 	dir := os.Getenv("PQREPRO_OPENSSL_ROOT")
 	if dir == "" {
-		dir = filepath.Join(".cache", "trixie-openssl")
+		dir = cachedir.Find(cachedir.OpenSSLRoot, ".")
 	}
 	if st, err := os.Stat(filepath.Join(dir, "usr", "bin", "openssl")); err == nil && st.Mode().IsRegular() {
 		return dir

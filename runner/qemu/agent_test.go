@@ -2,6 +2,7 @@ package qemu
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"strings"
@@ -24,6 +25,7 @@ type jobPortal struct {
 	lease     *artifacts.Lease
 	logs      map[int]string
 	completed int
+	bundle    []byte
 	failed    []artifacts.FailRequest
 	done      chan struct{}
 }
@@ -60,10 +62,11 @@ func (p *jobPortal) AppendLog(_ context.Context, _ int64, _ string, index int, c
 	return nil
 }
 
-func (p *jobPortal) Complete(context.Context, int64, string, []byte) (artifacts.CompleteResponse, error) {
+func (p *jobPortal) Complete(_ context.Context, _ int64, _ string, bundle []byte) (artifacts.CompleteResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.completed++
+	p.bundle = bundle
 	close(p.done)
 	return artifacts.CompleteResponse{RunID: 1}, nil
 }
@@ -76,9 +79,10 @@ func (p *jobPortal) Fail(_ context.Context, _ int64, req artifacts.FailRequest) 
 	return nil
 }
 
-// TestAgentFailsTheJobOfASilentBoard: through the runner agent, a firmware that stops
-// answering mid-run fails the job with the reason and the log, and nothing is published.
-func TestAgentFailsTheJobOfASilentBoard(t *testing.T) {
+// TestAgentKeepsWhatASilentBoardMeasured: through the runner agent, a firmware that stops
+// answering mid-run fails its cell with the reason; the board is restarted for the cells
+// left and the job completes with a signed bundle holding that cell marked failed.
+func TestAgentKeepsWhatASilentBoardMeasured(t *testing.T) {
 	mc, _ := LookupMachine("qemu-mps2-an386")
 	q, _ := newBoard(t, mc)
 	q.SkipSelfTest, q.SilenceTimeout = true, 2*time.Second // the silence is made during a BENCH
@@ -106,7 +110,7 @@ func TestAgentFailsTheJobOfASilentBoard(t *testing.T) {
 	}
 	m := testManifest(t, mc.Class, 3)
 	p := &jobPortal{logs: map[int]string{}, done: make(chan struct{}), lease: &artifacts.Lease{
-		JobID: 1, LeaseID: "l1", Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
+		JobID: 1, LeaseID: "l1", Attempt: 1, Nonce: "nonce-of-this-lease-1", PortalURL: "http://portal.test", Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
 		BoardClass: mc.Class, ExpiresAt: time.Now().Add(time.Minute), LeaseSeconds: 60}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -122,17 +126,31 @@ func TestAgentFailsTheJobOfASilentBoard(t *testing.T) {
 	cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.completed != 0 || len(p.failed) != 1 {
-		t.Fatalf("completed %d, failed %d", p.completed, len(p.failed))
+	if p.completed != 1 || len(p.failed) != 0 {
+		t.Fatalf("completed %d, failed %v", p.completed, p.failed)
 	}
-	f := p.failed[0]
-	var streamed strings.Builder
-	for i := 0; i < len(p.logs); i++ {
-		streamed.WriteString(p.logs[i])
+	b, err := artifacts.ReadTarGz(bytes.NewReader(p.bundle), 64<<20)
+	if err != nil {
+		t.Fatal(err)
 	}
-	log := f.Log + streamed.String()
-	if !strings.Contains(f.Reason, "timed out") || !strings.Contains(log, ":SAMPLE:") || !strings.Contains(log, "run failed") {
-		t.Fatalf("reason %q, log:\n%s", f.Reason, log)
+	if _, err := artifacts.Verify(b, nil); err != nil {
+		t.Fatalf("the completed bundle does not verify: %v", err)
+	}
+	_, res, err := artifacts.RederiveBundle(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, c := range res.Cells {
+		if c.Status == artifacts.StatusFailed {
+			failed++
+			if !strings.Contains(c.Error, "idle for") {
+				t.Errorf("cell %s %s failed with %q, want the idle board's timeout", c.Algorithm, c.Operation, c.Error)
+			}
+		}
+	}
+	if failed != 1 || !strings.Contains(string(b.Files[artifacts.FileLog]), "restarting it for the remaining cells") {
+		t.Fatalf("%d failed cells, log:\n%s", failed, b.Files[artifacts.FileLog])
 	}
 }
 

@@ -452,7 +452,7 @@ func (s *session) activity() (wire.Activity, error) {
 		return wire.Activity{}, fmt.Errorf("QEMU (pid %d) exited: %s", s.pid, exitText(s.waitErr))
 	default:
 	}
-	return procActivity(s.pid)
+	return wire.ProcessActivity(s.pid)()
 }
 
 // alive returns an error once the process has exited.

@@ -283,7 +283,8 @@ func TestConnSilence(t *testing.T) {
 			if !errors.Is(err, ErrTimeout) {
 				t.Fatalf("Bench on a silent board: err = %v, want ErrTimeout", err)
 			}
-			if el := time.Since(start); el > 5*time.Second {
+			// It gives up rather than hanging (the bound is loose: a busy host is slow).
+			if el := time.Since(start); el > time.Minute {
 				t.Fatalf("gave up after %v", el)
 			}
 			// The runner kept asking, and the log kept what was said.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/internal/cachedir"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,9 +16,10 @@ import (
 	"time"
 )
 
-// rp2040js is the RP2040 emulator (npm package, pinned in firmware/tools/rp2040js); `make
-// rp2040js` at the repository root installs it with npm ci into .cache/rp2040js.
-const rp2040jsDir = "../../.cache/rp2040js"
+// rp2040jsDir is where `make rp2040js` at the repository root installs the RP2040 emulator
+// (npm package, pinned in firmware/tools/rp2040js) with npm ci: rp2040js in the cache folder
+// (internal/cachedir), or an older checkout's .cache/rp2040js.
+var rp2040jsDir = cachedir.Find("rp2040js", "../..")
 
 // TestRP2040JSPicoW boots the pico-w image (the UF2 that goes onto a real Pico W) in
 // rp2040js, from its second stage on (checked and copied to SRAM as the bootrom does; a
@@ -85,7 +87,9 @@ func TestRP2040JSPicoW(t *testing.T) {
 	conn := NewConn(struct {
 		io.Reader
 		io.Writer
-	}{stdout, stdin}, Options{Log: log, RetryInterval: 2 * time.Second, SilenceTimeout: 60 * time.Second})
+	}{stdout, stdin}, Options{Log: log, RetryInterval: 2 * time.Second, SilenceTimeout: 60 * time.Second,
+		// the emulator is a node process: its CPU time is the board's progress
+		Activity: ProcessActivity(cmd.Process.Pid)})
 	t.Cleanup(func() {
 		conn.Close()
 		stdin.Close()

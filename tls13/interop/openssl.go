@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/internal/cachedir"
 	"pqrepro/internal/osroot"
 	"regexp"
 	"slices"
@@ -27,7 +28,7 @@ import (
 const OpenSSLRootEnv = "PQREPRO_OPENSSL_ROOT"
 
 // ErrNoOpenSSL is returned (wrapped) by FindOpenSSL when no root is configured or found.
-var ErrNoOpenSSL = errors.New("no OpenSSL 3.5 root: run scripts/openssl-root (it makes .cache/trixie-openssl) or set " + OpenSSLRootEnv)
+var ErrNoOpenSSL = errors.New("no OpenSSL 3.5 root: run scripts/openssl-root (it makes trixie-openssl in the cache folder, scripts/cachedir) or set " + OpenSSLRootEnv)
 
 // OpenSSL is the openssl of a root directory (scripts/openssl-root), executed through the
 // root's own dynamic loader with --library-path, never through chroot. The few lines that
@@ -42,7 +43,8 @@ type OpenSSL struct {
 }
 
 // FindOpenSSL resolves the root named by PQREPRO_OPENSSL_ROOT, else .cache/trixie-openssl in
-// the first parent of the working directory holding go.mod, and checks it is OpenSSL 3.5 or
+// the first parent of the working directory holding go.mod, else trixie-openssl in the cache
+// folder (internal/cachedir, where scripts/openssl-root makes it), and checks it is OpenSSL 3.5 or
 // later. Without either it returns ErrNoOpenSSL.
 func FindOpenSSL(ctx context.Context) (*OpenSSL, error) {
 	root := os.Getenv(OpenSSLRootEnv)
@@ -64,6 +66,9 @@ func FindOpenSSL(ctx context.Context) (*OpenSSL, error) {
 				break
 			}
 			dir = parent
+		}
+		if root == "" {
+			root = cachedir.Find(cachedir.OpenSSLRoot)
 		}
 		if root == "" {
 			return nil, ErrNoOpenSSL

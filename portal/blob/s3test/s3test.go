@@ -1,6 +1,6 @@
 // Package s3test starts a real S3-compatible server, versitygw serving a temporary folder, on
 // a free loopback port, for the blob store's tests, the portal's and the benchmarks. The
-// binary is $PQREPRO_VERSITYGW, else .cache/bin/versitygw under the module root (scripts/test
+// binary is $PQREPRO_VERSITYGW, else the one scripts/versitygw installed (scripts/test
 // installs it there), else versitygw on PATH. Without it a test is skipped, except under CI
 // (CI set), where it fails: a CI run must not pass without the S3 tests.
 package s3test
@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/internal/cachedir"
 	"strconv"
 	"sync"
 	"testing"
@@ -33,7 +34,12 @@ type Server struct {
 	buckets int
 }
 
-// Binary returns the path of the versitygw binary, or "" when there is none.
+// VersitygwVersion is the version scripts/versitygw installs into the cache folder.
+const VersitygwVersion = "v1.8.0"
+
+// Binary returns the path of the versitygw binary, or "" when there is none: $PQREPRO_VERSITYGW,
+// an older checkout's .cache/bin/versitygw, scripts/versitygw's in the cache folder
+// (internal/cachedir), or one on PATH.
 func Binary() string {
 	if p := os.Getenv("PQREPRO_VERSITYGW"); p != "" {
 		return p
@@ -50,6 +56,12 @@ func Binary() string {
 			if filepath.Dir(dir) == dir {
 				break
 			}
+		}
+	}
+	if d := cachedir.Find("versitygw-" + VersitygwVersion); d != "" {
+		p := filepath.Join(d, "versitygw")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
 		}
 	}
 	if p, err := exec.LookPath("versitygw"); err == nil {

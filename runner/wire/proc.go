@@ -1,4 +1,4 @@
-package qemu
+package wire
 
 import (
 	"fmt"
@@ -7,27 +7,31 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"pqrepro/runner/wire"
 )
 
 // userHZ is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, 100 on every Linux ABI.
 const userHZ = 100
+
+// ProcessActivity is Options.Activity for a board that is a local process (an emulator): see
+// procActivity. The process must be the caller's child or otherwise visible in /proc.
+func ProcessActivity(pid int) func() (Activity, error) {
+	return func() (Activity, error) { return procActivity(pid) }
+}
 
 // procActivity reads how an emulator process is doing from /proc: its CPU time (all
 // threads, from schedstat in ns where the kernel keeps it, else stat's ticks), whether it is stopped by a signal, and whether any of its
 // threads is running or waiting for a CPU. This is the board's liveness for wire.Conn: the
 // guest's instructions are the emulator's CPU time under -icount, and a starved or stopped
 // emulator is not a silent board.
-func procActivity(pid int) (wire.Activity, error) {
+func procActivity(pid int) (Activity, error) {
 	state, cpu, err := readStat(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return wire.Activity{}, err
+		return Activity{}, err
 	}
 	if state == 'Z' || state == 'X' {
-		return wire.Activity{}, fmt.Errorf("QEMU (pid %d) has exited", pid)
+		return Activity{}, fmt.Errorf("process %d has exited", pid)
 	}
-	a := wire.Activity{Work: cpu, Paused: state == 'T' || state == 't'}
+	a := Activity{Work: cpu, Paused: state == 'T' || state == 't'}
 	// Each thread's schedstat has its time on a CPU in nanoseconds (stat's is in 10 ms
 	// ticks, too coarse to tell a short busy spell from an idle one); stat's state says
 	// whether it runs or waits for a CPU.
