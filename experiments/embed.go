@@ -1,7 +1,8 @@
 // Package experiments holds the project's data: one folder per source paper with its
 // experiment manifests (<name>.yaml), its reference dataset (reference.csv, built from the
 // shared reference data by ./build), its claims as checks (claims.yaml) and its metadata
-// (paper.yaml). The data is embedded so the binary works from any directory.
+// (paper.yaml), and paper002's raw power captures (Traces). The data is embedded so the binary
+// works from any directory.
 package experiments
 
 import (
@@ -22,6 +23,26 @@ import (
 
 //go:embed boards.csv paper*/*.yaml paper*/*.csv paper*/*.md
 var embedded embed.FS
+
+// traces holds the papers' raw power captures, gzip-compressed CSV exports of the meter
+// (paper002: 7 boards x 53 FNB58 captures, about 4.3 MB), built by ./build.
+//
+//go:embed paper002/traces
+var traces embed.FS
+
+// Traces returns a paper's raw power captures as <board>/<name>.csv.gz (the authors' board
+// ids and file names, each file the gzip of their CSV byte for byte), or false when the
+// project holds none for that paper.
+func Traces(paper string) (fs.FS, bool) {
+	sub, err := fs.Sub(traces, paper+"/traces")
+	if err != nil {
+		return nil, false
+	}
+	if _, err := fs.Stat(sub, "."); err != nil {
+		return nil, false
+	}
+	return sub, true
+}
 
 // Paper is one source paper with everything pqrepro knows about it.
 type Paper struct {
@@ -70,6 +91,60 @@ type Claim struct {
 	Boards   []string `yaml:"boards,omitempty"`
 	OffBoard string   `yaml:"offBoard,omitempty"`
 	Checks   []Check  `yaml:"checks,omitempty"`
+	// Traces are checks of the claim on the paper's own raw power traces (energies
+	// re-derived from its captures), separate from any run's verdict; a scoped claim's are
+	// tested too, since the paper's data spans every board it compares.
+	Traces []TraceCheck `yaml:"traces,omitempty"`
+}
+
+// TraceCheck is a ratio of two energies (or powers above idle) re-derived from a paper's own
+// power captures, with the band the claim allows.
+type TraceCheck struct {
+	// Kind is "ratio": Num / Den.
+	Kind string `yaml:"kind"`
+	// Metric is "energy" (J per operation, the default) or "delta-power" (W above idle).
+	Metric string `yaml:"metric,omitempty"`
+	// Num and Den name cells "BOARD ALGORITHM/operation"; a BOARD of "*" stands for each of
+	// Boards in turn (every board with captures when Boards is empty), in both.
+	Num    string   `yaml:"num"`
+	Den    string   `yaml:"den"`
+	Boards []string `yaml:"boards,omitempty"`
+	// Min and Max bound the ratio the claim allows (either may be absent).
+	Min *float64 `yaml:"min,omitempty"`
+	Max *float64 `yaml:"max,omitempty"`
+	// Published is the paper's own figure for this ratio as written ("3.43"), when it states
+	// one; it is checked against the re-derived interval within its rounding.
+	Published string `yaml:"published,omitempty"`
+	Note      string `yaml:"note,omitempty"`
+}
+
+// TraceMetrics lists the metrics a TraceCheck can compare.
+func TraceMetrics() []string { return []string{"energy", "delta-power"} }
+
+// validate checks a trace check's shape.
+func (tc TraceCheck) validate() error {
+	numB, numC, ok1 := strings.Cut(tc.Num, " ")
+	denB, denC, ok2 := strings.Cut(tc.Den, " ")
+	switch {
+	case tc.Kind != "ratio":
+		return fmt.Errorf("unknown kind %q (valid: ratio)", tc.Kind)
+	case tc.Metric != "" && !slices.Contains(TraceMetrics(), tc.Metric):
+		return fmt.Errorf("unknown metric %q (valid: %s)", tc.Metric, strings.Join(TraceMetrics(), ", "))
+	case !ok1 || !ok2 || !strings.Contains(numC, "/") || !strings.Contains(denC, "/"):
+		return fmt.Errorf("num %q and den %q must name cells as \"BOARD ALGORITHM/operation\"", tc.Num, tc.Den)
+	case (numB == "*") != (denB == "*"):
+		return fmt.Errorf("num %q and den %q: a board of \"*\" must be in both or neither", tc.Num, tc.Den)
+	case len(tc.Boards) > 0 && numB != "*":
+		return fmt.Errorf("boards are given but num %q names its board", tc.Num)
+	case tc.Min == nil && tc.Max == nil:
+		return fmt.Errorf("a ratio needs min or max")
+	}
+	if tc.Published != "" {
+		if _, err := strconv.ParseFloat(tc.Published, 64); err != nil {
+			return fmt.Errorf("published %q is not a number", tc.Published)
+		}
+	}
+	return nil
 }
 
 // CheckKinds lists the check kinds: order and ratio compare medians of two or more cells;
@@ -96,6 +171,11 @@ func (cl Claim) validate() error {
 	}
 	if len(cl.Boards) > 0 && cl.OffBoard == "" {
 		return fmt.Errorf("boards %s need offBoard: the reason shown instead of a verdict on any other board", strings.Join(cl.Boards, ", "))
+	}
+	for i, tc := range cl.Traces {
+		if err := tc.validate(); err != nil {
+			return fmt.Errorf("trace check %d: %w", i+1, err)
+		}
 	}
 	for i, ch := range cl.Checks {
 		ratio := ch.Kind == "ratio" || ch.Kind == CheckSlopeRatio

@@ -2,11 +2,16 @@ package experiments
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pqrepro/internal/shareddata"
 )
 
 func TestCatalogLoads(t *testing.T) {
@@ -38,10 +43,7 @@ func TestCatalogLoads(t *testing.T) {
 // TestReferenceMatchesShared rebuilds the reference datasets from the shared reference data
 // and checks the committed copies are what the builder produces.
 func TestReferenceMatchesShared(t *testing.T) {
-	shared := filepath.Join("..", "..", "shared", "reference-data")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skip("shared reference data not present next to the repository")
-	}
+	shared := shareddata.Dir(t, "reference-data")
 	out := t.TempDir()
 	cmd := exec.Command("go", "run", "./build", "-shared", shared, "-out", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -67,6 +69,14 @@ func TestClaimValidation(t *testing.T) {
 		{"caveat with reason", Claim{Scope: "caveat", Reason: "the paper's command failed"}, ""},
 		{"unknown method", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x", Min: &one, Method: "openssl"}}}, "unknown method"},
 		{"unknown scope", Claim{Scope: "caveats", Reason: "r"}, "unknown scope"},
+		{"trace ratio", Claim{Traces: []TraceCheck{{Kind: "ratio", Num: "* A/x", Den: "* B/x", Boards: []string{"b"}, Min: &one, Published: "1.2"}}}, ""},
+		{"trace kind", Claim{Traces: []TraceCheck{{Kind: "order", Num: "b A/x", Den: "b B/x", Min: &one}}}, "trace check 1: unknown kind"},
+		{"trace metric", Claim{Traces: []TraceCheck{{Kind: "ratio", Metric: "power", Num: "b A/x", Den: "b B/x", Min: &one}}}, "unknown metric \"power\""},
+		{"trace cell without a board", Claim{Traces: []TraceCheck{{Kind: "ratio", Num: "A/x", Den: "b B/x", Min: &one}}}, "BOARD ALGORITHM/operation"},
+		{"trace star in one", Claim{Traces: []TraceCheck{{Kind: "ratio", Num: "* A/x", Den: "b B/x", Min: &one}}}, "must be in both or neither"},
+		{"trace boards without star", Claim{Traces: []TraceCheck{{Kind: "ratio", Num: "b A/x", Den: "b B/x", Boards: []string{"c"}, Min: &one}}}, "boards are given"},
+		{"trace without band", Claim{Traces: []TraceCheck{{Kind: "ratio", Num: "b A/x", Den: "b B/x"}}}, "needs min or max"},
+		{"trace published", Claim{Traces: []TraceCheck{{Kind: "ratio", Num: "b A/x", Den: "b B/x", Min: &one, Published: "243%"}}}, "published \"243%\""},
 		{"scope without reason", Claim{Scope: "caveat"}, "needs a reason"},
 		{"unknown metric", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}, Metric: "power"}}}, "unknown metric"},
 		{"faster", Claim{Checks: []Check{{Kind: "faster", Num: "A/x", Den: "B/x", Percent: 41}}}, ""},
@@ -150,5 +160,47 @@ func TestDisagreeingSourcesAreNotMixed(t *testing.T) {
 	}
 	if cv := p.CaveatsFor(find("rpi-zero-wh", "ML-DSA-44", "sign", "openssl_cli", "energy_j")); strings.Contains(strings.Join(cv, " "), "0.53676") {
 		t.Errorf("Pi Zero ML-DSA-44 sign energy is not one of the 23 rows but carries %q", cv)
+	}
+}
+
+// TestTracesMatchShared checks that every raw power capture in the shared data is embedded,
+// and that each embedded copy decompresses to its CSV byte for byte.
+func TestTracesMatchShared(t *testing.T) {
+	shared := shareddata.Dir(t, "reference-data", "paper002-energy-openssl", "raw", "power_readings")
+	fsys, ok := Traces("paper002")
+	if !ok {
+		t.Fatal("paper002 has no embedded traces")
+	}
+	files, _ := filepath.Glob(filepath.Join(shared, "*", "csv_files", "*.csv"))
+	if len(files) != 371 {
+		t.Fatalf("%d shared CSV captures, want 371", len(files))
+	}
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(filepath.Dir(f))) + "/" + strings.TrimSuffix(filepath.Base(f), ".csv") + ".csv.gz"
+		zf, err := fsys.Open(name)
+		if err != nil {
+			t.Errorf("%s is not embedded: run go run ./experiments/build", name)
+			continue
+		}
+		zr, err := gzip.NewReader(zf)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := io.ReadAll(zr)
+		zf.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, _ := os.ReadFile(f)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s: run go run ./experiments/build", name, f)
+		}
+	}
+	embedded, _ := fs.Glob(fsys, "*/*.csv.gz")
+	if len(embedded) != len(files) {
+		t.Errorf("%d embedded captures, %d shared", len(embedded), len(files))
+	}
+	if _, ok := Traces("paper001"); ok {
+		t.Error("paper001 has traces")
 	}
 }

@@ -53,6 +53,7 @@ func (s *Server) paperPage(c echo.Context) error {
 		return err
 	}
 	v.Runs, v.RunsMore = runRows(runs), more
+	v.Energy = s.energyView(p)
 	return s.render(c, http.StatusOK, templates.PaperPage(v))
 }
 

@@ -79,6 +79,7 @@ func (s *Server) routes() {
 	add(GET, "/", s.home, 0, "")
 	add(GET, "/papers/:paper", s.paperPage, 0, "")
 	add(GET, "/papers/:paper/reference", s.paperReference, 0, "")
+	add(GET, "/papers/:paper/energy", s.paperEnergy, 0, "")
 	add(GET, "/experiments/:paper/:name", s.experimentPage, 0, "")
 	add(POST, "/experiments/:paper/:name/jobs", s.startJob, small, "", s.requireUser)
 	add(GET, "/jobs", s.jobsPage, 0, "")

@@ -213,6 +213,8 @@ type Server struct {
 	previews previewCache
 	// generation counts publications, so a leaderboard computed across one is not cached.
 	generation uint64
+	// energy caches the papers' energies re-derived from their traces.
+	energy energyViews
 }
 
 // invalidate drops what publication changes: the measured pairs and the leaderboards.

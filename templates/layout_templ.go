@@ -424,9 +424,9 @@ func Verdict(v string) templ.Component {
 
 func verdictClass(v string) string {
 	switch v {
-	case "reproduced", "holds", "published", "ok":
+	case "reproduced", "holds", "published", "ok", "inside":
 		return "good"
-	case "deviates", "fails", "failed":
+	case "deviates", "fails", "failed", "outside":
 		return "bad"
 	case "running", "queued":
 		return "busy"

@@ -158,6 +158,77 @@ type FigureRow struct {
 	Board, Algorithm, Operation, Scenario, Metric, Stat, Value, Unit, Source, Note string
 }
 
+// EnergyView is a paper's published energies re-derived from its authors' own power traces
+// (nothing re-run), with what they leave out.
+type EnergyView struct {
+	// Paper is the paper's id.
+	Paper string
+	// Label says what the numbers are; Method, Replicates and Seed how the intervals were
+	// drawn; Caveat what they leave out.
+	Label, Method, Caveat, Seed string
+	Replicates                  int
+	// Error replaces everything below when the re-derivation failed.
+	Error string
+	// All tallies every published energy; BySource each published table's.
+	All      EnergyTally
+	BySource []EnergyTally
+	// Widths are the intervals' relative widths: smallest, median, largest.
+	WidthMin, WidthMedian, WidthMax string
+	// FewOps counts cells whose load capture spans few operations; Disagreements the
+	// published energies computed from powers that are not their captures' means.
+	FewOps, Disagreements, MinOps int
+	Outside                       []EnergyOutside
+	Boards                        []EnergyBoard
+	Claims                        []EnergyClaim
+	// Plot draws one cell's idle and load captures; PlotCaption says which.
+	Plot        *plot.TraceFigure
+	PlotCaption string
+	// Unused says which captures no published energy uses, and why.
+	Unused string
+}
+
+// PaperEnergyView is a page of a paper's energies re-derived from its traces: one board's
+// (Board), or all.
+type PaperEnergyView struct {
+	Page
+	Board  string
+	Energy EnergyView
+}
+
+// EnergyTally counts a group of published energies by verdict.
+type EnergyTally struct {
+	Source                                                 string
+	Cells, Rederived, Inside, Outside, NoCapture, NoTiming int
+}
+
+// EnergyOutside is a published energy outside its re-derived interval, and why.
+type EnergyOutside struct {
+	Ref, Reason, Detail string
+}
+
+// EnergyBoard is one board's published energies and their re-derivations.
+type EnergyBoard struct {
+	Board                  string
+	Cells, Inside, Outside int
+	Rows                   []EnergyRow
+}
+
+// EnergyRow is one published energy beside its re-derivation (J per operation).
+type EnergyRow struct {
+	Algorithm, Operation, Published, Sources, Rederived, Interval, Width, Verdict, Note string
+}
+
+// EnergyClaim is a claim checked on the re-derived energies.
+type EnergyClaim struct {
+	ID, Claim, Published, Verdict, Reason string
+	Checks                                []EnergyCheck
+}
+
+// EnergyCheck is one ratio of a claim's check, said in a line.
+type EnergyCheck struct {
+	Verdict, Text string
+}
+
 // PaperView is a paper's page.
 type PaperView struct {
 	Page
@@ -175,6 +246,9 @@ type PaperView struct {
 	Runs       []RunRow
 	RunsMore   []MoreLink
 	Provenance string
+	// Energy is the paper's energies re-derived from its traces; nil when the project holds
+	// no traces of the paper.
+	Energy *EnergyView
 }
 
 // BoardOption is a board class a connected runner offers.

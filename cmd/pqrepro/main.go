@@ -55,6 +55,9 @@ Usage:
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
   pqrepro tls-serve --group G --sig S [--listen A] [--ca-dir DIR] [--n N]
                                         the TLS engine as the server a board's client connects to
+  pqrepro energy paper002 [--board B]... [--json]
+                                        re-derive the paper's published energies from its
+                                        authors' power traces (in the binary), with intervals
 
 Environment: PQREPRO_KEYS (identity directory), PQREPRO_RUNS (default bundle folder),
 PQREPRO_MAP (hardware map), PQREPRO_FIRMWARE (firmware build folder), PQREPRO_TLS_CA (the
@@ -107,6 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRunner(ctx, args[1:], stdout, stderr)
 	case "tls-serve":
 		err = cmdTLSServe(ctx, args[1:], stdout)
+	case "energy":
+		err = cmdEnergy(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -2,7 +2,8 @@
 //
 //	go run ./experiments/build [-shared ../shared/reference-data] [-out experiments]
 //
-// Rows are copied as published (no value is converted, rounded or estimated). Where the same
+// Papers with raw power captures (paper002) also get them compressed under traces/ (see
+// traces.go). Rows are copied as published (no value is converted, rounded or estimated). Where the same
 // number (board, algorithm, operation, scenario, metric, statistic) appears in several files,
 // the published table wins over the appendix, and both over the authors' repository data; a
 // "file" column records where each row came from, beside the paper's own "source" column.
@@ -53,7 +54,16 @@ func main() {
 			fmt.Fprintln(os.Stderr, "build reference:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("%s: %d rows\n", p.id, n)
+		t, err := packTraces(filepath.Join(*shared, p.folder), filepath.Join(*out, p.id))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "build reference: traces:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d rows", p.id, n)
+		if t > 0 {
+			fmt.Printf(", %d power captures", t)
+		}
+		fmt.Println()
 	}
 	b, err := os.ReadFile(filepath.Join(*shared, "boards.csv"))
 	if err == nil {

@@ -3,6 +3,7 @@ package plot
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -141,5 +142,51 @@ func TestIntervalsGroupsAndSeries(t *testing.T) {
 	}
 	if c.Log {
 		t.Errorf("10..32 should be linear")
+	}
+}
+
+func TestTraces(t *testing.T) {
+	format := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	idle := make([]float64, 15000) // 300 s at 50 samples/s, one spike
+	for i := range idle {
+		idle[i] = 2.28 + 0.01*float64(i%5)
+	}
+	idle[7000] = 2.6
+	load := make([]float64, 1500)
+	for i := range load {
+		load[i] = 2.5
+	}
+	f := Traces([]Capture{
+		{Label: "idle", Rate: 50, Power: idle, Mean: 2.3, Lo: 2.29, Hi: 2.31},
+		{Label: "load", Rate: 50, Power: load, Mean: 2.5, Lo: 2.49, Hi: 2.51},
+		{Label: "empty", Rate: 50},
+	}, format)
+	if f == nil || len(f.Panels) != 2 {
+		t.Fatalf("figure of %d panels, want 2", len(f.Panels))
+	}
+	a, b := f.Panels[0], f.Panels[1]
+	if len(a.YTicks) == 0 || len(a.YTicks) != len(b.YTicks) || a.YTicks[0].Label != b.YTicks[0].Label {
+		t.Errorf("the panels do not share the power axis: %v, %v", a.YTicks, b.YTicks)
+	}
+	if a.Bottom >= b.Top || f.Height <= b.Bottom {
+		t.Errorf("panels overlap: %d-%d and %d-%d, height %d", a.Top, a.Bottom, b.Top, b.Bottom, f.Height)
+	}
+	// The spike is the figure's highest sample: the band reaches the top of the axis's range,
+	// 5% below the panel's top.
+	top := float64(a.Top) + 0.05/1.1*float64(a.Bottom-a.Top)
+	if !strings.Contains(a.Envelope, " "+strconv.FormatFloat(top, 'f', 1, 64)+"L") {
+		t.Errorf("the spike at %.1f is not in the band: %.120s…", top, a.Envelope)
+	}
+	if !strings.HasPrefix(a.Envelope, "M56.5 ") || !strings.HasSuffix(a.Envelope, "Z") || strings.Count(a.Envelope, "L") != 2*(f.PlotRight-f.PlotLeft)-1 {
+		t.Errorf("envelope of %d columns: %d segments", f.PlotRight-f.PlotLeft, strings.Count(a.Envelope, "L"))
+	}
+	if !(a.HiY < a.MeanY && a.MeanY < a.LoY) || !(b.HiY < b.MeanY && b.MeanY < b.LoY) || b.MeanY-float64(b.Top) >= a.MeanY-float64(a.Top) {
+		t.Errorf("mean lines: idle %.1f in [%.1f, %.1f], load %.1f in [%.1f, %.1f]", a.MeanY, a.HiY, a.LoY, b.MeanY, b.HiY, b.LoY)
+	}
+	if last := a.XTicks[len(a.XTicks)-1]; last.Label != "300" || b.XTicks[len(b.XTicks)-1].Label != "30" {
+		t.Errorf("time ticks end at %s and %s, want 300 and 30", last.Label, b.XTicks[len(b.XTicks)-1].Label)
+	}
+	if Traces(nil, format) != nil || Traces([]Capture{{Rate: 50, Power: []float64{1}}}, format) != nil {
+		t.Error("a figure of nothing")
 	}
 }

@@ -116,6 +116,7 @@ type QEMU struct {
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
 	idLog      []byte // what Identity's session said, replayed at the top of Run's log
+	parked     *parkedSession
 
 	// Test hooks: bootImage replaces the ELF QEMU boots (not the one checked against), and
 	// started sees each session once the machine runs.
@@ -188,23 +189,24 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 	if err != nil {
 		return artifacts.BoardIdentity{}, err
 	}
-	var h wire.Hello
+	q.unpark()
+	log := &switchLog{}
 	var buf syncBuffer
-	defer func() {
-		q.mu.Lock()
-		q.idLog = buf.bytes()
-		q.mu.Unlock()
-	}()
-	err = q.session(ctx, m, img, &buf, func(ctx context.Context, s *session, hello wire.Hello) error {
-		h = hello
-		return nil
-	})
+	log.to(&buf)
+	s, h, err := q.boot(ctx, m, img, log)
+	q.mu.Lock()
+	q.idLog = buf.bytes()
+	if err == nil {
+		q.identified = img.Digest
+		// The booted board waits for Run, which takes it instead of booting again (one
+		// boot per run); stopped if no Run comes within parkFor.
+		q.parked = &parkedSession{s: s, log: log, buf: &buf, digest: img.Digest}
+		q.parked.timer = time.AfterFunc(parkFor, q.unpark)
+	}
+	q.mu.Unlock()
 	if err != nil {
 		return artifacts.BoardIdentity{}, err
 	}
-	q.mu.Lock()
-	q.identified = img.Digest
-	q.mu.Unlock()
 	id := device.Identity(h, img)
 	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver+" (-icount shift=0)", artifacts.AssuranceEmulated
 	id.ClassStatus = artifacts.ClassVerified // the emulated machine is its class
@@ -225,21 +227,39 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	}
 	q.mu.Lock()
 	identified := q.identified
+	parked := q.parked
+	q.parked = nil
+	if parked != nil {
+		parked.timer.Stop()
+		// What the identity session said so far goes first, as it always did; from here on
+		// the same board writes into the run's log.
+		parked.log.to(io.Discard)
+		q.idLog = parked.buf.bytes()
+	}
 	device.ReplayIdentityLog(log, q.idLog)
 	q.idLog = nil
 	q.mu.Unlock()
-	if identified != "" && identified != img.Digest {
-		return nil, &device.MismatchError{What: "the image " + img.Path + " (it changed after the board was identified)", Want: identified, Got: img.Digest}
-	}
-	if err := device.CheckPin(m, img); err != nil {
-		return nil, err
-	}
 	var cur *session
 	defer func() {
 		if cur != nil {
 			cur.stop(log)
 		}
 	}()
+	if parked != nil {
+		if parked.digest == img.Digest {
+			parked.log.to(log)
+			cur = parked.s
+			fmt.Fprintf(log, "board: measuring on the board identity booted (qemu pid %d)\n", cur.pid)
+		} else {
+			parked.s.stop(io.Discard)
+		}
+	}
+	if identified != "" && identified != img.Digest {
+		return nil, &device.MismatchError{What: "the image " + img.Path + " (it changed after the board was identified)", Want: identified, Got: img.Digest}
+	}
+	if err := device.CheckPin(m, img); err != nil {
+		return nil, err
+	}
 	boot := func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
 		if cur != nil {
 			cur.stop(log)
@@ -252,8 +272,11 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		cur = s
 		return s.conn, h, nil
 	}
-	conn, h, err := boot(ctx)
-	if err != nil {
+	var conn *wire.Conn
+	var h wire.Hello
+	if cur != nil {
+		conn, h = cur.conn, cur.hello
+	} else if conn, h, err = boot(ctx); err != nil {
 		return nil, err
 	}
 	var lastWork time.Duration
@@ -307,6 +330,7 @@ func (q *QEMU) boot(ctx context.Context, m Machine, img *device.Image, log io.Wr
 	if err == nil {
 		fmt.Fprintln(log, device.DescribeHello(h))
 		err = device.CheckHello(h, img)
+		s.hello = h
 	} else {
 		err = s.explain(ctx, fmt.Errorf("HELLO: %w", err))
 	}
@@ -317,28 +341,58 @@ func (q *QEMU) boot(ctx context.Context, m Machine, img *device.Image, log io.Wr
 	return s, h, nil
 }
 
-// session boots img, says HELLO, checks the build-id and calls fn; QEMU is stopped and
-// reaped before session returns, whatever happened.
-func (q *QEMU) session(ctx context.Context, m Machine, img *device.Image, log io.Writer, fn func(context.Context, *session, wire.Hello) error) error {
-	s, h, err := q.boot(ctx, m, img, log)
-	if err != nil {
-		return err
+// parkFor is how long a board booted by Identity waits for Run before it is stopped.
+const parkFor = time.Minute
+
+// parkedSession is the board Identity booted, kept for the Run that follows.
+type parkedSession struct {
+	s      *session
+	log    *switchLog
+	buf    *syncBuffer
+	digest string
+	timer  *time.Timer
+}
+
+// unpark stops a board Identity booted that no Run took.
+func (q *QEMU) unpark() {
+	q.mu.Lock()
+	p := q.parked
+	q.parked = nil
+	q.mu.Unlock()
+	if p != nil {
+		p.timer.Stop()
+		p.s.stop(p.log)
 	}
-	defer s.stop(log)
-	if err := fn(ctx, s, h); err != nil {
-		return s.explain(ctx, err)
-	}
-	return nil
+}
+
+// switchLog is a session's log writer, pointed at the identity's buffer and then at the
+// run's log when Run takes the board.
+type switchLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *switchLog) to(w io.Writer) {
+	l.mu.Lock()
+	l.w = w
+	l.mu.Unlock()
+}
+
+func (l *switchLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // session is one running QEMU with the firmware's UART open on a pty.
 type session struct {
-	cmd  *exec.Cmd
-	pid  int
-	dir  string
-	qmp  *qmp
-	port serial.Port
-	conn *wire.Conn
+	cmd   *exec.Cmd
+	pid   int
+	dir   string
+	qmp   *qmp
+	port  serial.Port
+	conn  *wire.Conn
+	hello wire.Hello // the board's answer to the boot's HELLO
 
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // Wait's error, valid after exited

@@ -141,7 +141,7 @@ func TestRunsAreIdenticalAndVerify(t *testing.T) {
 					t.Errorf("mps2 clock = %d", bi.ClockHz)
 				}
 				log := string(b.Files[artifacts.FileLog])
-				for _, want := range []string{"flash: starting", "board says: " + m.Class, "@1:HELLO:", "SAMPLE", "stopped: quit over QMP"} {
+				for _, want := range []string{"identify: flash: starting", "board says: " + m.Class, "@1:HELLO:", "measuring on the board identity booted", "SAMPLE", "stopped: quit over QMP"} {
 					if !strings.Contains(log, want) {
 						t.Errorf("log lacks %q", want)
 					}
@@ -150,8 +150,8 @@ func TestRunsAreIdenticalAndVerify(t *testing.T) {
 			if !bytes.Equal(samples[0], samples[1]) {
 				t.Fatalf("instruction counts differ between two runs:\n%s\n%s", samples[0], samples[1])
 			}
-			if len(*sessions) != 4 { // identity + run, twice
-				t.Errorf("%d QEMU sessions, want 4", len(*sessions))
+			if len(*sessions) != 2 { // one boot per run: the run measures on the board identity booted
+				t.Errorf("%d QEMU sessions, want 2", len(*sessions))
 			}
 			t.Logf("%s: identical counts in two runs:\n%s", m.Class, samples[0])
 		})
@@ -468,8 +468,8 @@ func TestFirmwareStopsAnswering(t *testing.T) {
 	if _, err := artifacts.Verify(b, nil); err != nil {
 		t.Fatalf("bundle does not verify: %v", err)
 	}
-	if len(*sessions) != 3 { // identity, the run, the restart
-		t.Errorf("%d QEMU sessions, want 3 (the board restarted once)", len(*sessions))
+	if len(*sessions) != 2 { // identity's boot, which the run measures on, and the restart
+		t.Errorf("%d QEMU sessions, want 2 (the board restarted once)", len(*sessions))
 	}
 	log := string(b.Files[artifacts.FileLog])
 	// The pause lands inside cell 1's BENCH or just after it (the next cell's SEED then goes
@@ -525,8 +525,8 @@ func TestStoppedEmulatorIsWaitedFor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a run stopped by SIGSTOP for %v failed: %v\n%s", 3*q.SilenceTimeout, err, runLog(err))
 	}
-	if len(*sessions) != 4 { // identity and run, twice
-		t.Errorf("%d QEMU sessions, want 4 (no restart)", len(*sessions))
+	if len(*sessions) != 2 { // one boot per run
+		t.Errorf("%d QEMU sessions, want 2 (no restart)", len(*sessions))
 	}
 	for i, c := range res.Cells {
 		if c.Status != artifacts.StatusOK || c.Stats.Median != quiet.Cells[i].Stats.Median || c.Stats.Max != quiet.Cells[i].Stats.Max {
@@ -569,8 +569,8 @@ func TestOperationLimit(t *testing.T) {
 	if c := res.Cells[1]; c.Status != artifacts.StatusOK || c.Stats.N != 2 {
 		t.Errorf("ML-DSA cell after the restart = %s %q n=%d", c.Status, c.Error, c.Stats.N)
 	}
-	if len(*sessions) != 3 { // identity, the run, the restart
-		t.Errorf("%d QEMU sessions, want 3", len(*sessions))
+	if len(*sessions) != 2 { // the run's boot and the restart
+		t.Errorf("%d QEMU sessions, want 2", len(*sessions))
 	}
 }
 
