@@ -300,8 +300,17 @@ func (m *Manifest) applyDefaults() {
 	}
 	if m.Spec.Budget > 0 && m.Spec.MinIterations == 0 {
 		m.Spec.MinIterations = 1
+		if len(m.Spec.Reference.Claims) > 0 {
+			m.Spec.MinIterations = min(MinClaimSamples, max(m.Spec.Iterations, 1))
+		}
 	}
 }
+
+// MinClaimSamples is the fewest samples a cell needs for a claim check's interval (and, in a
+// run's rounds, the fewest rounds two slow cells must share): a budgeted manifest that checks
+// claims never stops a cell below it (spec.minIterations), unless it asks for fewer
+// iterations altogether.
+const MinClaimSamples = 5
 
 // Ref is the manifest's address, <paper>/<name>.
 func (m *Manifest) Ref() string { return m.Metadata.Paper + "/" + m.Metadata.Name }
@@ -452,6 +461,9 @@ func (v *validator) check(m *Manifest) {
 	if s.MinIterations > 0 && s.Budget == 0 {
 		v.add("spec.minIterations", "only applies with spec.budget")
 	}
+	if need := min(MinClaimSamples, s.Iterations); s.Budget > 0 && len(s.Reference.Claims) > 0 && s.MinIterations < need {
+		v.add("spec.minIterations", "%d is below the %d samples a claim check needs (spec.reference.claims): the budget would stop slow cells where no claim can be tested", s.MinIterations, need)
+	}
 	for _, class := range slices.Sorted(maps.Keys(s.BoardBudgets)) {
 		b, at := s.BoardBudgets[class], "spec.boardBudgets."+class
 		if !ValidBoardClass(class) {
@@ -462,6 +474,9 @@ func (v *validator) check(m *Manifest) {
 		}
 		if b.MinIterations < 0 || b.MinIterations > s.Iterations {
 			v.add(at+".minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, b.MinIterations)
+		}
+		if need := min(MinClaimSamples, s.Iterations); b.MinIterations > 0 && b.MinIterations < need && len(s.Reference.Claims) > 0 {
+			v.add(at+".minIterations", "%d is below the %d samples a claim check needs (spec.reference.claims)", b.MinIterations, need)
 		}
 		if b.OperationLimit < 0 {
 			v.add(at+".operationLimit", "must not be negative")

@@ -97,9 +97,9 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("parse samples: %w", err)
 	}
-	rep, verdicts, err := s.compareRun(res, samples, env.Board, m)
+	rep, verdicts, err := s.compareRun(res, samples, env, m)
 	if err != nil {
 		return err
 	}
-	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells})
+	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells, Loaded: loadedRun(res, env)})
 }

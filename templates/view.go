@@ -140,8 +140,8 @@ type VerdictRow struct {
 // ClaimTally is how many runs on one board class, assurance level and class status gave a
 // claim each verdict. Tallies from different boards or levels are never summed.
 type ClaimTally struct {
-	Board, Level, ClassStatus                                            string
-	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted int
+	Board, Level, ClassStatus                                                      string
+	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted, ByDesign int
 }
 
 // ClaimView is a paper's claim with the verdicts runs gave it.
@@ -389,6 +389,10 @@ func (n NotComparableRow) Why() string { return strings.Join(n.Reasons, "; ") }
 // IntervalRow is one bootstrap interval of a check: the ratio of medians and its bounds.
 type IntervalRow struct {
 	Ratio, Point, Lo, Hi, Verdict string
+	// Exact: every sample identical, Point is the exact ratio (Lo and Hi are not shown).
+	Exact bool
+	// Note qualifies the verdict (a "fails" Holm's correction did not confirm).
+	Note string
 	// Seed is the full hex seed; ShortSeed its first 16 digits, for display.
 	Seed, ShortSeed string
 }
@@ -405,9 +409,12 @@ type CheckRow struct {
 // ClaimResultRow is a claim's verdict on a run, with the board it was obtained on.
 type ClaimResultRow struct {
 	ID, Claim, Verdict, Reason string
-	Board, ClassStatus         string
-	Assurance                  Assurance
-	Checks                     []CheckRow
+	// Multiplicity says how a claim decided from several intervals controls its family-wise
+	// error; empty for one interval.
+	Multiplicity       string
+	Board, ClassStatus string
+	Assurance          Assurance
+	Checks             []CheckRow
 }
 
 // RunView is a run's page.

@@ -282,6 +282,8 @@ type Rebuilt struct {
 	// Cells are the bundle's cells in order; their key form, requested iterations and budget
 	// flag are written to the stored cells (which must match them one for one).
 	Cells []artifacts.Cell
+	// Loaded is the run's loaded flag as re-derived (see Run.Loaded), written to its cells.
+	Loaded bool
 }
 
 // Run is a published, verified result.
@@ -299,7 +301,11 @@ type Run struct {
 	// ClassStatus is verified or declared: how BoardClass was established (the portal's own
 	// check of the bundle's environment, never the bundle's word).
 	ClassStatus string
-	Origin      string
+	// Loaded is set for a host run during which other processes used the CPU above the
+	// runner's threshold (environment.json timing.external.exceeded): its claims were not
+	// verdicted and its cells stay out of the home page's highlights.
+	Loaded bool
+	Origin string
 	// Binding is how the attestation binds the run: BindingJob, BindingUnbound or
 	// BindingLegacy.
 	Binding    string
