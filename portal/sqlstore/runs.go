@@ -117,6 +117,7 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 			return err
 		}
 		if p.JobID != 0 {
+			tx.change(genWork)
 			prog, _ := json.Marshal(artifacts.Progress{CellsDone: len(p.Cells), CellsTotal: len(p.Cells)})
 			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'published', run_id = ?, finished_at = ?, lease_id = NULL, progress = ? WHERE id = ?`,
 				id, ms0(now), string(prog), p.JobID); err != nil {
@@ -130,6 +131,9 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 		return nil
 	})
 	if errors.Is(err, errSameBundle) {
+		// The first publication may have committed in a process that stopped before it
+		// advanced the counters (PostgreSQL advances them after the commit): advance them now.
+		s.changed(ctx, genRuns, genWork)
 		var dup int64
 		if derr := s.read.QueryRowContext(ctx, `SELECT id FROM runs WHERE bundle_digest = ?`, r.Bundle).Scan(&dup); derr == nil {
 			return 0, &store.DuplicateBundleError{RunID: dup, Digest: r.Bundle}

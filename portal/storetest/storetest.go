@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RaceChallenge", testRaceChallenge},
 		{"RaceAppendLog", testRaceAppendLog},
 		{"RaceSummaries", testRaceSummaries},
+		{"Generations", testGenerations},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
