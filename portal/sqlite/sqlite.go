@@ -36,7 +36,8 @@ var _ store.Store = (*Store)(nil)
 // so the lease needs no row lock and nothing needs retrying.
 // The change counters are rows of generations, advanced inside the writing transaction.
 var dialect = sqlstore.Dialect{Name: "SQLite", Explain: explain,
-	Generations: `SELECT (SELECT n FROM generations WHERE name = 'runs'), (SELECT n FROM generations WHERE name = 'work')`,
+	Generations: `SELECT (SELECT n FROM generations WHERE name = 'runs'), (SELECT n FROM generations WHERE name = 'work'),
+		(SELECT n FROM generations WHERE name = 'log')`,
 	Advance:     func(name string) string { return `UPDATE generations SET n = n + 1 WHERE name = '` + name + `'` },
 	AdvanceInTx: true,
 }

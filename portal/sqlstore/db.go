@@ -53,7 +53,7 @@ type Dialect struct {
 	// Explain returns the engine's plan of a query, in a line.
 	Explain func(ctx context.Context, c *Conn, query string, args []any) (string, error)
 	// Generations is the query that reads the change counters (store.Generations) as one row
-	// of two columns, runs then work; Advance returns the statement that advances one of
+	// of three columns, runs, work and log; Advance returns the statement that advances one of
 	// them (named by GenerationNames). AdvanceInTx: the statement runs inside the writing
 	// transaction, just before it commits (SQLite: writers are serialised, so a reader sees
 	// the counter and the data it counts together); otherwise right after the commit

@@ -11,12 +11,13 @@ import (
 const (
 	genRuns = iota
 	genWork
+	genLog
 	generations
 )
 
 // GenerationNames are the counters' names, by bit position, as the engines name their rows
 // or sequences (Dialect.Advance).
-var GenerationNames = [generations]string{genRuns: "runs", genWork: "work"}
+var GenerationNames = [generations]string{genRuns: "runs", genWork: "work", genLog: "log"}
 
 // change marks generation gen to be advanced with the transaction.
 func (t *Tx) change(gen int) { t.changed |= 1 << gen }
@@ -62,7 +63,7 @@ func (s *DB) changed(ctx context.Context, gens ...int) {
 // Generations returns the change counters, read in one query through the read pool.
 func (s *DB) Generations(ctx context.Context) (store.Generations, error) {
 	var g store.Generations
-	if err := s.read.QueryRowContext(ctx, s.d.Generations).Scan(&g.Runs, &g.Work); err != nil {
+	if err := s.read.QueryRowContext(ctx, s.d.Generations).Scan(&g.Runs, &g.Work, &g.Log); err != nil {
 		return g, fmt.Errorf("read the change counters: %w", err)
 	}
 	return g, nil

@@ -32,6 +32,9 @@ type Generations struct {
 	// runner enrols or changes what it offers, and when firmware is uploaded. Heartbeats and
 	// a runner's last-seen time do not advance it: pages showing them bound their age instead.
 	Work int64
+	// Log advances when the transparency log publishes a checkpoint, a witness cosigns one
+	// or a witness is registered (a run's page shows its inclusion in the latest checkpoint).
+	Log int64
 }
 
 // Store is the portal's database. portal/sqlite (one file, the default) and portal/postgres

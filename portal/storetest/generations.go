@@ -5,6 +5,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/store"
+	"pqrepro/portal/translog"
 )
 
 // testGenerations: every write that changes what pages show advances its change counter
@@ -13,20 +14,27 @@ import (
 func testGenerations(e *env) {
 	last, err := e.st.Generations(e.ctx)
 	e.must(err, "generations")
-	step := func(what string, runs, work bool, write func()) {
+	var stepLog func(what string, runs, work, log bool, write func())
+	stepLog = func(what string, runs, work, log bool, write func()) {
 		e.Helper()
 		write()
 		g, err := e.st.Generations(e.ctx)
 		e.must(err, "generations after "+what)
 		switch {
-		case g.Runs < last.Runs || g.Work < last.Work:
+		case g.Runs < last.Runs || g.Work < last.Work || g.Log < last.Log:
 			e.Fatalf("%s: generations went back from %+v to %+v", what, last, g)
 		case (g.Runs > last.Runs) != runs:
 			e.Fatalf("%s: runs generation %d → %d, want advanced %v", what, last.Runs, g.Runs, runs)
 		case (g.Work > last.Work) != work:
 			e.Fatalf("%s: work generation %d → %d, want advanced %v", what, last.Work, g.Work, work)
+		case (g.Log > last.Log) != log:
+			e.Fatalf("%s: log generation %d → %d, want advanced %v", what, last.Log, g.Log, log)
 		}
 		last = g
+	}
+	step := func(what string, runs, work bool, write func()) {
+		e.Helper()
+		stepLog(what, runs, work, false, write)
 	}
 	var r, job int64
 	step("enrol a runner", false, true, func() { r, _ = e.runner("gen") })
@@ -53,4 +61,10 @@ func testGenerations(e *env) {
 	})
 	step("revoke the runner", true, false, func() { e.must(e.st.RevokeRunner(e.ctx, r), "revoke runner") })
 	step("rebuild the counters", true, false, func() { e.must(e.st.RebuildSummaries(e.ctx), "rebuild summaries") })
+	stepLog("register a witness", false, false, true, func() {
+		e.must(e.st.AddWitness(e.ctx, translog.Witness{Name: "w1", Ed25519: "w1+1+AA", MLDSA44: "w1+2+AA", Added: time.Now()}), "add witness")
+	})
+	stepLog("a cosignature", false, false, true, func() {
+		e.must(e.st.AddCosignature(e.ctx, 1, "w1", 7, "— w1 AAAA"), "add cosignature")
+	})
 }

@@ -5,4 +5,5 @@
 -- here so that last_value moves with the first nextval after it.
 CREATE SEQUENCE generation_runs;
 CREATE SEQUENCE generation_work;
-SELECT nextval('generation_runs'), nextval('generation_work');
+CREATE SEQUENCE generation_log;
+SELECT nextval('generation_runs'), nextval('generation_work'), nextval('generation_log');

@@ -5,4 +5,4 @@ CREATE TABLE generations (
 	name TEXT PRIMARY KEY,
 	n    BIGINT NOT NULL
 );
-INSERT INTO generations (name, n) VALUES ('runs', 1), ('work', 1);
+INSERT INTO generations (name, n) VALUES ('runs', 1), ('work', 1), ('log', 1);
