@@ -95,6 +95,9 @@ func unmaskCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 // writePage sends a rendered page: the CSRF token masked afresh, gzip-compressed when the
 // client accepts it and the page shows no one-time secret.
 func (s *Server) writePage(c echo.Context, status int, page []byte) error {
+	if capture, _ := c.Get(cacheCaptureKey).(bool); capture {
+		return c.HTMLBlob(status, page) // cachePages masks and compresses (pagecache.go)
+	}
 	if tok, _ := c.Get("csrf").(string); tok != "" {
 		page = bytes.ReplaceAll(page, []byte(tok), []byte(maskToken(tok)))
 	}

@@ -109,6 +109,9 @@ type Config struct {
 	// LogOrigin is the transparency log's origin line and key name (default: the public
 	// URL's host and path + "/log").
 	LogOrigin string
+	// PageCacheBytes bounds the response cache of anonymous pages and the public API
+	// (pagecache.go); zero turns it off.
+	PageCacheBytes int
 }
 
 // DefaultConfig returns the defaults.
@@ -118,7 +121,7 @@ func DefaultConfig() Config {
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
 		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, ChallengeTTL: 5 * time.Minute, Version: "dev",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
-		RateLimits: DefaultRateLimits(),
+		RateLimits: DefaultRateLimits(), PageCacheBytes: 64 << 20,
 	}
 }
 
@@ -169,6 +172,9 @@ func (c Config) Validate() error {
 	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
 		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
+	if c.PageCacheBytes < 0 {
+		errs = append(errs, errors.New("page cache bytes must not be negative"))
+	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
 	}
@@ -215,6 +221,8 @@ type Server struct {
 	generation uint64
 	// energy caches the papers' energies re-derived from their traces.
 	energy energyViews
+	// pages is the response cache (nil when Config.PageCacheBytes is zero).
+	pages *pageCache
 }
 
 // invalidate drops what publication changes: the measured pairs and the leaderboards.
@@ -223,6 +231,9 @@ func (s *Server) invalidate() {
 	defer s.measuredMu.Unlock()
 	s.algList, s.opList, s.algOpsOf, s.boards = nil, nil, nil, nil
 	s.generation++
+	if s.pages != nil {
+		s.pages.drop()
+	}
 }
 
 // Open opens the data directory (creating it), the database and the blob store, and loads
@@ -260,6 +271,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
+	if cfg.PageCacheBytes > 0 {
+		s.pages = newPageCache(cfg.PageCacheBytes)
+	}
 	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
 	// blobs, so every replica serves the same log.
 	files, ok := bs.(blob.Files)
