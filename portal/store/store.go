@@ -119,6 +119,7 @@ type Store interface {
 	PairReports(ctx context.Context) (int, error)
 	PendingLogEntries(ctx context.Context) (int, error)
 	Publish(ctx context.Context, p Publication) (int64, error)
+	PublishBatch(ctx context.Context, ps []Publication) ([]int64, error)
 	RebuildSummaries(ctx context.Context) error
 	ReadHashes(ctx context.Context, idx []int64) ([]tlog.Hash, error)
 	RequeueExpired(ctx context.Context) (int, error)

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LogKeepsSummaryLines", testLogKeepsSummaryLines},
 		{"PublishRun", testPublishRun},
 		{"DuplicateBundle", testDuplicateBundle},
+		{"PublishBatch", testPublishBatch},
 		{"Aggregates", testAggregates},
 		{"Claims", testClaims},
 		{"SignerRevoked", testSignerRevoked},
