@@ -112,6 +112,10 @@ type Config struct {
 	// PageCacheBytes bounds the response cache of anonymous pages and the public API
 	// (pagecache.go); zero turns it off.
 	PageCacheBytes int
+	// PublishBatch: above 1, runs verified by concurrent ingests are published together, at
+	// most this many in one transaction (batch.go; bench/seed's bulk load); zero or one: each
+	// in its own.
+	PublishBatch int
 }
 
 // DefaultConfig returns the defaults.
@@ -172,8 +176,8 @@ func (c Config) Validate() error {
 	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
 		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
-	if c.PageCacheBytes < 0 {
-		errs = append(errs, errors.New("page cache bytes must not be negative"))
+	if c.PageCacheBytes < 0 || c.PublishBatch < 0 || c.PublishBatch > 10000 {
+		errs = append(errs, errors.New("page cache bytes must not be negative, and publish batches between 0 and 10000"))
 	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
@@ -223,6 +227,8 @@ type Server struct {
 	energy energyViews
 	// pages is the response cache (nil when Config.PageCacheBytes is zero).
 	pages *pageCache
+	// batch publishes concurrent ingests' runs together (nil unless Config.PublishBatch > 1).
+	batch *committer
 }
 
 // invalidate drops what publication changes: the measured pairs and the leaderboards.
@@ -273,6 +279,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
 	if cfg.PageCacheBytes > 0 {
 		s.pages = newPageCache(cfg.PageCacheBytes)
+	}
+	if cfg.PublishBatch > 1 {
+		s.batch = newCommitter(st, cfg.PublishBatch)
 	}
 	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
 	// blobs, so every replica serves the same log.
@@ -329,6 +338,9 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Close closes the store and removes the running marker, so the next start knows this one
 // shut down cleanly.
 func (s *Server) Close() error {
+	if s.batch != nil {
+		s.batch.close()
+	}
 	err := s.store.Close()
 	if err == nil {
 		if rerr := os.Remove(filepath.Join(s.cfg.DataDir, runMarker)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
