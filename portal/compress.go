@@ -2,7 +2,6 @@ package portal
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -106,14 +105,8 @@ func (s *Server) writePage(c echo.Context, status int, page []byte) error {
 	if secret, _ := c.Get(pageSecretKey).(bool); secret || len(page) < 1024 || !acceptsGzip(c.Request()) {
 		return c.HTMLBlob(status, page)
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(page)
-	if err := zw.Close(); err != nil {
-		return err
-	}
 	h.Set(echo.HeaderContentEncoding, "gzip")
-	return c.Blob(status, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
+	return c.Blob(status, echo.MIMETextHTMLCharsetUTF8, gzipBytes(page))
 }
 
 // pageSecretKey marks a request whose page shows a one-time secret (not compressed).

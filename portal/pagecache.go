@@ -21,11 +21,14 @@ package portal
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"container/list"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"hash/crc32"
 	"net/http"
 	"strings"
 	"sync"
@@ -107,8 +110,10 @@ type cacheEntry struct {
 	// replaced by the cache's slot (slot set).
 	body []byte
 	slot bool
-	// gz is body gzip-compressed (nil when small or slotted: those are compressed per response).
-	gz []byte
+	// gz is body gzip-compressed (nil when small or slotted); parts are a slotted body's
+	// pieces between its slots, each deflated alone (see gzipSlotted).
+	gz    []byte
+	parts []deflated
 	// etag is a digest of body (a slotted page's is combined with each requester's token).
 	etag string
 }
@@ -372,13 +377,13 @@ func (s *Server) render4cache(c echo.Context, next echo.HandlerFunc, key string,
 	keep := status == http.StatusOK && !secret && len(rec.header.Values("Set-Cookie")) == 0 && len(e.body) <= maxCacheEntry
 	sum := sha256.Sum256(e.body)
 	e.etag = hex.EncodeToString(sum[:12])
-	if !e.slot && len(e.body) >= 1024 {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		zw.Write(e.body)
-		if zw.Close() == nil {
-			e.gz = buf.Bytes()
+	switch {
+	case e.slot:
+		for _, part := range bytes.Split(e.body, s.pages.slot) {
+			e.parts = append(e.parts, deflatePart(part))
 		}
+	case len(e.body) >= 1024:
+		e.gz = gzipBytes(e.body)
 	}
 	return e, keep, nil
 }
@@ -422,18 +427,10 @@ func (s *Server) serveCached(c echo.Context, e *cacheEntry, how string) error {
 	}
 	body, gz := e.body, false
 	switch {
+	case e.slot && len(e.body) >= 1024 && acceptsGzip(c.Request()):
+		body, gz = gzipSlotted(e.parts, []byte(maskToken(tok))), true
 	case e.slot:
 		body = bytes.ReplaceAll(e.body, s.pages.slot, []byte(maskToken(tok)))
-		gz = len(body) >= 1024 && acceptsGzip(c.Request())
-		if gz {
-			var buf bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-			zw.Write(body)
-			if err := zw.Close(); err != nil {
-				return err
-			}
-			body = buf.Bytes()
-		}
 	case e.gz != nil && acceptsGzip(c.Request()):
 		body, gz = e.gz, true
 	}
@@ -456,4 +453,70 @@ func etagMatch(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// A page with a CSRF form is compressed per response without compressing it again: its
+// pieces between the token's places were deflated once, each by a fresh compressor ended with
+// a sync flush (so each is whole, byte-aligned and refers to nothing before it), and each
+// response joins them with the token as stored (uncompressed) blocks, ends the stream with an
+// empty final block and wraps it as gzip (RFC 1951, 1952). The token is never compressed with
+// the page's text, so the sizes of responses tell nothing about it (BREACH; compress.go).
+
+// deflated is one piece of a page (raw) and its deflate blocks, ending in a sync flush.
+type deflated struct {
+	raw, blocks []byte
+}
+
+var flatePool = sync.Pool{New: func() any { w, _ := flate.NewWriter(nil, flate.BestSpeed); return w }}
+
+func deflatePart(p []byte) deflated {
+	var buf bytes.Buffer
+	w := flatePool.Get().(*flate.Writer)
+	w.Reset(&buf)
+	w.Write(p)
+	w.Flush()
+	flatePool.Put(w)
+	return deflated{raw: p, blocks: buf.Bytes()}
+}
+
+// gzipSlotted is the gzip member of parts joined by tok.
+func gzipSlotted(parts []deflated, tok []byte) []byte {
+	size := 10 + 8 + 5
+	for _, p := range parts {
+		size += len(p.blocks) + 5 + len(tok)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff) // gzip, deflate, no name, no time, unknown OS
+	crc, n := uint32(0), 0
+	for i, p := range parts {
+		if i > 0 {
+			// A stored block (BFINAL 0, BTYPE 00, padded to the byte), LEN, NLEN, the bytes.
+			l := uint16(len(tok))
+			out = append(out, 0, byte(l), byte(l>>8), ^byte(l), ^byte(l>>8))
+			out = append(out, tok...)
+			crc = crc32.Update(crc, crc32.IEEETable, tok)
+			n += len(tok)
+		}
+		out = append(out, p.blocks...)
+		crc = crc32.Update(crc, crc32.IEEETable, p.raw)
+		n += len(p.raw)
+	}
+	out = append(out, 1, 0, 0, 0xff, 0xff) // the final block: stored, empty
+	out = binary.LittleEndian.AppendUint32(out, crc)
+	out = binary.LittleEndian.AppendUint32(out, uint32(n))
+	return out
+}
+
+var gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed); return w }}
+
+// gzipBytes is p gzip-compressed (fastest level), by a pooled compressor (each holds about
+// 800 KB of state: making one per response cost more than compressing).
+func gzipBytes(p []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzipPool.Get().(*gzip.Writer)
+	zw.Reset(&buf)
+	zw.Write(p)
+	zw.Close()
+	gzipPool.Put(zw)
+	return buf.Bytes()
 }
