@@ -300,8 +300,21 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 			// The render was not cacheable (an error, another status): render this one.
 		}
 		pc.misses.Add(1)
-		e, keep, err := s.render4cache(c, next, key, v, pol, now)
+		landed := !lead
 		if lead {
+			// The waiters are released as soon as the render ends, and even when it panics.
+			defer func() {
+				if !landed {
+					pc.land(key, f, nil)
+				}
+			}()
+		}
+		e, keep, err := s.render4cache(c, next, key, v, pol, now)
+		if keep {
+			pc.put(e)
+		}
+		if !landed {
+			landed = true
 			if keep {
 				pc.land(key, f, e)
 			} else {
@@ -310,9 +323,6 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if err != nil {
 			return err
-		}
-		if keep {
-			pc.put(e)
 		}
 		return s.serveCached(c, e, "miss")
 	}
@@ -358,9 +368,13 @@ func (s *Server) render4cache(c echo.Context, next echo.HandlerFunc, key string,
 	rec := &recorder{header: http.Header{}}
 	c.SetResponse(echo.NewResponse(rec, c.Echo()))
 	c.Set(cacheCaptureKey, true)
+	restore := func() {
+		c.Set(cacheCaptureKey, false)
+		c.SetResponse(orig)
+	}
+	defer restore() // also when the handler panics: the recovery answers on the real response
 	err := next(c)
-	c.Set(cacheCaptureKey, false)
-	c.SetResponse(orig)
+	restore()
 	if err != nil {
 		return nil, false, err
 	}
