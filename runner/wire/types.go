@@ -39,7 +39,7 @@ type Hello struct {
 	// algorithms listed without them have no entry.
 	Implementations map[string]Implementation
 	NumAlgs         int // HELLO nalgs
-	Operations []string
+	Operations      []string
 	// MaxMessage is the longest message a signature BENCH signs (HELLO max_msg); 0 when the
 	// firmware does not say (it then has no signature schemes).
 	MaxMessage int

@@ -31,7 +31,6 @@ import (
 	"pqrepro/firmware/impltable"
 )
 
-
 // Metadata is the JSON document written next to the ELF.
 type Metadata struct {
 	Target         string      `json:"target"`
