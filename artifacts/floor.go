@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -86,4 +87,27 @@ func CheckFloor(res *Result, s Samples, env *Environment) error {
 		}
 	}
 	return nil
+}
+
+// CheckPublishable applies to a bundle the refusals a portal applies before it publishes one
+// (after verifying its signatures): a cell ran ok (CheckSomeCellOK) and no timing is below the
+// physical floor (CheckFloor). pqrepro submit runs it so that such a bundle never leaves the
+// machine.
+func CheckPublishable(b *Bundle) error {
+	res, err := ParseResult(b.Files[FileResult])
+	if err != nil {
+		return err
+	}
+	if err := CheckSomeCellOK(res); err != nil {
+		return err
+	}
+	var env Environment
+	if err := json.Unmarshal(b.Files[FileEnvironment], &env); err != nil {
+		return fmt.Errorf("parse %s: %w", FileEnvironment, err)
+	}
+	s, err := ParseBundleSamples(b)
+	if err != nil {
+		return err
+	}
+	return CheckFloor(res, s, &env)
 }

@@ -550,6 +550,11 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// What the portal would refuse is refused here, before anything is uploaded: a run with no
+	// ok cell, timings below the physical floor.
+	if err := artifacts.CheckPublishable(b); err != nil {
+		return fmt.Errorf("%s is not submitted: %w", pos[0], err)
+	}
 	client := runner.NewSubmitter(*portalURL, *token)
 	if *register {
 		id, err := artifacts.LoadIdentity(keysDir(*keys))
