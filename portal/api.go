@@ -552,6 +552,21 @@ func (s *Server) runBundle(c echo.Context) error {
 }
 
 // runResultJSON serves result.json from the stored bundle.
+// runManifest serves the manifest a run ran, from its stored bundle: what an "own manifest"
+// run links to instead of a catalogue experiment.
+func (s *Server) runManifest(c echo.Context) error {
+	rc, id, err := s.openRunBundle(c)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	b, err := artifacts.ReadTarGz(rc, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return fmt.Errorf("read stored bundle of run %d: %w", id, err)
+	}
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Files[artifacts.FileManifest])
+}
+
 func (s *Server) runResultJSON(c echo.Context) error {
 	rc, id, err := s.openRunBundle(c)
 	if err != nil {

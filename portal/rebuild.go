@@ -97,9 +97,11 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("parse samples: %w", err)
 	}
-	rep, verdicts, err := s.compareRun(res, samples, env.Board, m)
+	catalogue := s.catalogueManifest(m, r.JobID != 0)
+	rep, verdicts, err := s.compareRun(res, samples, env.Board, m, catalogue)
 	if err != nil {
 		return err
 	}
-	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts, Cells: res.Cells})
+	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts,
+		Cells: fileCells(m, &env, res.Cells), Catalogue: catalogue})
 }

@@ -121,8 +121,8 @@ func readSummaries(t *testing.T, st summaryStore) summaries {
 		dst   *[]string
 		query string
 	}{
-		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '=' || CAST(SUM(n) AS TEXT)
-			FROM claim_tallies GROUP BY paper, claim_id, level, board_class, class_status, verdict HAVING SUM(n) <> 0 ORDER BY 1`},
+		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || origin || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '=' || CAST(SUM(n) AS TEXT)
+			FROM claim_tallies GROUP BY paper, claim_id, origin, level, board_class, class_status, verdict HAVING SUM(n) <> 0 ORDER BY 1`},
 		{&s.Boards, `SELECT board_class || '|' || level || '=' || CAST(SUM(n) AS TEXT) FROM board_counts GROUP BY board_class, level HAVING SUM(n) <> 0 ORDER BY 1`},
 		{&s.Counts, `SELECT dimension || '|' || key || '=' || CAST(SUM(n) AS TEXT) FROM run_counts GROUP BY dimension, key HAVING SUM(n) <> 0 ORDER BY 1`},
 	} {
@@ -218,10 +218,10 @@ func summaryRows(t *testing.T, st summaryStore) int {
 
 // oracleTallies is ClaimTallies as it was computed before the counters: over every verdict.
 func oracleTallies(t *testing.T, st summaryStore, paper string) []store.ClaimTally {
-	rows, err := st.Read().QueryContext(context.Background(), `SELECT v.claim_id, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
+	rows, err := st.Read().QueryContext(context.Background(), `SELECT v.claim_id, r.origin, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.paper = ?
-		GROUP BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict
-		ORDER BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict`, paper)
+		GROUP BY v.claim_id, r.origin, r.level, r.board_class, v.class_status, v.verdict
+		ORDER BY v.claim_id, r.origin, r.level, r.board_class, v.class_status, v.verdict`, paper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func oracleTallies(t *testing.T, st summaryStore, paper string) []store.ClaimTal
 	var out []store.ClaimTally
 	for rows.Next() {
 		var c store.ClaimTally
-		if err := rows.Scan(&c.ClaimID, &c.BoardClass, &c.Level, &c.ClassStatus, &c.Verdict, &c.Runs); err != nil {
+		if err := rows.Scan(&c.ClaimID, &c.Origin, &c.BoardClass, &c.Level, &c.ClassStatus, &c.Verdict, &c.Runs); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, c)
