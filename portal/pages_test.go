@@ -188,7 +188,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 		"/api/v1/runs/" + fmt.Sprint(j.RunID): {`"origin":"portal-runner"`, `"claims":[{`, `"cells":[{`},
 		"/papers/paper001":                    {`<table class="tallies">`, "never added up", "C001-01"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=encaps":                   {"portal-runner", "table class=\"leaders\""},
-		"/api/v1/leaderboards?algorithm=ML-KEM-768&operation=encaps&format=csv": {"ML-KEM-768,encaps,latency,measured,1,host,host,portal-runner,in-process,verified,ns"},
+		"/api/v1/leaderboards?algorithm=ML-KEM-768&operation=encaps&format=csv": {"ML-KEM-768,encaps,latency,measured,1,host,host,portal-runner,in-process,verified,github.com/cloudflare/circl v", ",encoded,0,ns,"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=keygen&metric=heap":       {"heap bytes per operation"},
 		"/boards/host": {run},
 	}

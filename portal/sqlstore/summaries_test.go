@@ -32,10 +32,12 @@ type summaryStore interface {
 // engines opens a fresh store on each engine: a SQLite file, and a PostgreSQL database from
 // pgtest (skipped, with the reason, where PostgreSQL cannot start).
 var engines = []struct {
-	name, migration string
-	open            func(t *testing.T) summaryStore
+	// migration adds the summaries; tallies is the later one that refills the claim tallies
+	// per origin.
+	name, migration, tallies string
+	open                     func(t *testing.T) summaryStore
 }{
-	{"sqlite", "../sqlite/migrations/0015_summaries.sql", func(t *testing.T) summaryStore {
+	{"sqlite", "../sqlite/migrations/0015_summaries.sql", "../sqlite/migrations/0019_implementation.sql", func(t *testing.T) summaryStore {
 		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +45,7 @@ var engines = []struct {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}},
-	{"postgres", "../postgres/migrations/0003_summaries.sql", func(t *testing.T) summaryStore {
+	{"postgres", "../postgres/migrations/0003_summaries.sql", "../postgres/migrations/0007_implementation.sql", func(t *testing.T) summaryStore {
 		st, err := postgres.Open(context.Background(), pgtest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
@@ -403,15 +405,18 @@ func TestSummariesMigrationBackfill(t *testing.T) {
 				}
 			}
 			maintained := readSummaries(t, st)
-			src, err := os.ReadFile(e.migration)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var code []string
-			for _, line := range strings.Split(string(src), "\n") {
-				if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-					code = append(code, line)
+			statements := func(file string) []string {
+				src, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
 				}
+				var code []string
+				for _, line := range strings.Split(string(src), "\n") {
+					if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+						code = append(code, line)
+					}
+				}
+				return strings.Split(strings.Join(code, "\n"), ";")
 			}
 			backfills := 0
 			for _, table := range []string{"claim_tallies", "board_counts", "run_counts"} {
@@ -419,7 +424,7 @@ func TestSummariesMigrationBackfill(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, stmt := range strings.Split(strings.Join(code, "\n"), ";") {
+			for _, stmt := range statements(e.migration) {
 				if strings.HasPrefix(strings.TrimSpace(stmt), "INSERT") {
 					if _, err := st.Write().ExecContext(ctx, stmt); err != nil {
 						t.Fatalf("%s: %v", stmt, err)
@@ -429,6 +434,19 @@ func TestSummariesMigrationBackfill(t *testing.T) {
 			}
 			if backfills != 7 {
 				t.Fatalf("%d backfill statements in %s", backfills, e.migration)
+			}
+			// The later migration refills the claim tallies per origin, as they are maintained.
+			refills := 0
+			for _, stmt := range statements(e.tallies) {
+				if s := strings.TrimSpace(stmt); strings.HasPrefix(s, "DELETE FROM claim_tallies") || strings.HasPrefix(s, "INSERT INTO claim_tallies") {
+					if _, err := st.Write().ExecContext(ctx, stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+					refills++
+				}
+			}
+			if refills != 2 {
+				t.Fatalf("%d claim tally refill statements in %s", refills, e.tallies)
 			}
 			if got := readSummaries(t, st); !reflect.DeepEqual(got, maintained) {
 				t.Errorf("the migration's backfill differs from the maintained counters:\nbackfill   %v\nmaintained %v", got, maintained)
