@@ -59,7 +59,7 @@ static void do_resend(const struct fw_req *r)
  * with room to spare whatever names the table holds. A frame that also carries an
  * implementation (impl=, impl_ver=, impl_src=) has that much less room (algs_cap). */
 #define FW_ALGS_CHARS 200
-/* The rest of an ALG frame: "@<seq>:ALG:re=<seq> kind=sig impl= impl_ver= impl_src= algs=",
+/* The rest of an ALG frame: "@<seq>:ALG:re=<seq> kind=sig impl= impl_commit= impl_src= algs=",
  * the CRC and the newline, with room to spare. */
 #define FW_ALG_FRAME_FIXED 90
 
@@ -81,8 +81,15 @@ static void send_alg(uint32_t re, unsigned int kind, const char *names, const st
 	fw_kv_u64("re", re);
 	fw_kv_str("kind", kind_names[kind]);
 	if (im) {
+		/* A value cannot hold ':' (PROTOCOL.md, Frames): the table's "commit:<hex>" is sent
+		 * as impl_commit=<hex>, a version as impl_ver=. */
+		static const char commit[] = "commit:";
+		const size_t cl = sizeof commit - 1;
 		fw_kv_strn("impl", im->name, im->name_len);
-		fw_kv_strn("impl_ver", im->version, im->version_len);
+		if (im->version_len > cl && memcmp(im->version, commit, cl) == 0)
+			fw_kv_strn("impl_commit", im->version + cl, im->version_len - cl);
+		else
+			fw_kv_strn("impl_ver", im->version, im->version_len);
 		fw_kv_strn("impl_src", im->source, im->source_len);
 	}
 	fw_kv_str("algs", names);

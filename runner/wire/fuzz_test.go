@@ -63,7 +63,7 @@ func FuzzParseAlgs(f *testing.F) {
 	f.Add([]byte("@3:ALG:re=2 kind=sig algs=ML-DSA-44,SLH-DSA-SHA2-128s*00000000"))
 	f.Add([]byte("@3:ALG:re=2 kind=kem algs=A,,A*00000000"))
 	f.Add([]byte("@3:ALG:re=2 kind=kem impl=pqrepro-fw impl_ver=0.1.0 impl_src=9ae715eee9771b0e06ac3f40461d3d15af54b723f6869699e047e157ac7e1af4 algs=ML-KEM-512*00000000"))
-	f.Add([]byte("@3:ALG:re=2 kind=kem impl=x impl_ver=commit:abcdef0 impl_src=00 algs=ML-KEM-512*00000000"))
+	f.Add([]byte("@3:ALG:re=2 kind=kem impl=x impl_commit=abcdef0 impl_src=00 algs=ML-KEM-512*00000000"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		fr, err := Decode(line)
 		if err != nil {

@@ -121,25 +121,28 @@ var (
 	implSourceRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
-// frameImplementation reads an ALG frame's implementation fields: ok false when the frame
-// has none, an error when they are partial or malformed.
+// frameImplementation reads an ALG frame's implementation fields (impl=, impl_ver= or
+// impl_commit=, impl_src=): ok false when the frame has none, an error when they are partial
+// or malformed.
 func frameImplementation(f Frame) (im Implementation, ok bool, err error) {
 	name, hasName := f.Get("impl")
 	ver, hasVer := f.Get("impl_ver")
+	commit, hasCommit := f.Get("impl_commit")
 	src, hasSrc := f.Get("impl_src")
-	if !hasName && !hasVer && !hasSrc {
+	if !hasName && !hasVer && !hasCommit && !hasSrc {
 		return im, false, nil
 	}
 	if !implTokenRE.MatchString(name) || !implSourceRE.MatchString(src) {
 		return im, false, fmt.Errorf("%w: ALG impl=%.70q impl_src=%.70q: want a name and 64 hex digits", ErrProtocol, name, src)
 	}
 	im.Name, im.Source = name, src
-	if c, isCommit := strings.CutPrefix(ver, "commit:"); isCommit && implCommitRE.MatchString(c) {
-		im.Commit = c
-	} else if implTokenRE.MatchString(ver) && !isCommit {
+	switch {
+	case hasVer && !hasCommit && implTokenRE.MatchString(ver):
 		im.Version = ver
-	} else {
-		return im, false, fmt.Errorf("%w: ALG impl_ver=%.70q: want a version or commit:<hex>", ErrProtocol, ver)
+	case hasCommit && !hasVer && implCommitRE.MatchString(commit):
+		im.Commit = commit
+	default:
+		return im, false, fmt.Errorf("%w: ALG impl_ver=%.70q impl_commit=%.70q: want a version or a commit (hex), one of them", ErrProtocol, ver, commit)
 	}
 	return im, true, nil
 }
