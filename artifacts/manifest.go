@@ -300,7 +300,37 @@ func (m *Manifest) applyDefaults() {
 	}
 	if m.Spec.Budget > 0 && m.Spec.MinIterations == 0 {
 		m.Spec.MinIterations = 1
+		if len(m.Spec.Reference.Claims) > 0 {
+			m.Spec.MinIterations = min(MinClaimSamples, max(m.Spec.Iterations, 1))
+		}
 	}
+}
+
+// MinClaimSamples is the fewest samples a cell needs for a claim check's interval (and, in a
+// run's rounds, the fewest rounds two slow cells must share). A budgeted manifest that checks
+// claims defaults its spec.minIterations to it, and MinIterationsProblem says when one asks
+// for less; that is not a parse error, so bundles published before the rule still parse.
+const MinClaimSamples = 5
+
+// MinIterationsProblem says why a manifest's budget could stop a cell below the samples its
+// claim checks need (spec.minIterations, or a board budget's, below MinClaimSamples while
+// the manifest checks claims), or "" when it cannot. The project's own manifests must have
+// none (experiments.Load refuses them).
+func (m *Manifest) MinIterationsProblem() string {
+	s := &m.Spec
+	if len(s.Reference.Claims) == 0 {
+		return ""
+	}
+	need := min(MinClaimSamples, s.Iterations)
+	if s.Budget > 0 && s.MinIterations < need {
+		return fmt.Sprintf("spec.minIterations %d is below the %d samples a claim check needs (spec.reference.claims): the budget would stop slow cells where no claim can be tested", s.MinIterations, need)
+	}
+	for _, class := range slices.Sorted(maps.Keys(s.BoardBudgets)) {
+		if b := s.BoardBudgets[class]; b.MinIterations > 0 && b.MinIterations < need {
+			return fmt.Sprintf("spec.boardBudgets.%s.minIterations %d is below the %d samples a claim check needs (spec.reference.claims)", class, b.MinIterations, need)
+		}
+	}
+	return ""
 }
 
 // Ref is the manifest's address, <paper>/<name>.

@@ -100,6 +100,14 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 	if !slices.Contains([]string{AssuranceHost, AssuranceEmulated, AssuranceHardware}, res.Assurance) {
 		return whole("assurance", "%q is not host, emulated or hardware", res.Assurance)
 	}
+	if sc := res.Schedule; sc != nil {
+		switch {
+		case res.Assurance != AssuranceHost:
+			return whole("schedule", "a %s run's cells are never interleaved (its counts do not drift with the host)", res.Assurance)
+		case sc.Rounds < 1 || sc.Rounds > MaxSamplesPerCell:
+			return whole("schedule.rounds", "%d, want 1..%d", sc.Rounds, MaxSamplesPerCell)
+		}
+	}
 	asked := map[CellRef]bool{}
 	for _, c := range m.Cells() {
 		asked[c] = true
@@ -208,6 +216,16 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 		}
 		if err := kind.CheckCell(m, &res.Cells[i]); err != nil {
 			return bad("sizes", "%v", err)
+		}
+		if rs := samples.Rounds[k]; len(rs) > 0 {
+			switch {
+			case res.Schedule == nil:
+				return rederiveErr(FileSamples, i, k, "round", "samples in rounds, result.json records no schedule")
+			case rs[len(rs)-1] >= res.Schedule.Rounds:
+				return rederiveErr(FileSamples, i, k, "round", "round %d, the schedule has %d", rs[len(rs)-1], res.Schedule.Rounds)
+			case c.Block < 1:
+				return bad("block", "%d iterations a turn for a cell in rounds", c.Block)
+			}
 		}
 		if kind.rederive != nil {
 			if file, field, err := kind.rederive(m, &res.Cells[i], samples); err != nil {

@@ -45,6 +45,18 @@ type Result struct {
 	FinishedAt time.Time `json:"finishedAt"`
 	// Cells hold the measurements, in the manifest's order.
 	Cells []Cell `json:"cells"`
+	// Schedule says how the cells were interleaved (the host board's rounds); nil for a run
+	// whose cells ran one after another (emulated and firmware boards, whose counts drift
+	// cannot change, and runs from before rounds).
+	Schedule *Schedule `json:"schedule,omitempty"`
+}
+
+// Schedule is a run's interleaving of its cells: Rounds rounds, each visiting every cell still
+// running once for one block of its iterations (Cell.Block), in an order Order describes.
+// Every sample's round and start offset are in samples.csv.
+type Schedule struct {
+	Rounds int    `json:"rounds"`
+	Order  string `json:"order"`
 }
 
 // Cell is one measured (algorithm, operation).
@@ -65,6 +77,9 @@ type Cell struct {
 	Requested int `json:"requested"`
 	// BudgetReached is true when the cell stopped at its time budget before Requested.
 	BudgetReached bool `json:"budgetReached,omitempty"`
+	// Block is the iterations of one of the cell's turns in a run's rounds (Result.Schedule);
+	// 0 when the run was not interleaved.
+	Block int `json:"block,omitempty"`
 	// Sizes of the objects the operation produced, measured from its outputs, in bytes.
 	Sizes *Sizes `json:"sizes,omitempty"`
 	// Memory figures per operation, where the board can measure them.
@@ -326,7 +341,9 @@ type TimingContext struct {
 	// emulated and hardware boards it is the host's context only, and their cells count
 	// instructions or cycles that it does not affect.
 	Scope string `json:"scope,omitempty"`
-	// Loaded is true when the 1-minute load average before or after the run was above
+	// Loaded is true when other processes' measured CPU demand (External) was above its
+	// threshold; for runs without External (recorded before it existed, or a machine without
+	// /proc/stat), when the 1-minute load average before or after the run was above
 	// LoadThreshold × CPUs.
 	Loaded bool `json:"loaded,omitempty"`
 	// LoadThreshold is the per-CPU 1-minute load average above which the run is loaded.
@@ -334,7 +351,47 @@ type TimingContext struct {
 	// Warnings say why timings from this run are noisier than a quiet machine's ("virtual
 	// machine", "load average 2.1 on 2 CPUs before the run"); empty on a quiet machine.
 	Warnings []string `json:"warnings,omitempty"`
+	// External is the CPU demand of other processes, sampled every second while the board
+	// measured; nil for runs recorded before it existed (their Loaded came from the load
+	// average alone, which counts the run's own work).
+	External *ExternalLoad `json:"external,omitempty"`
 }
+
+// ExternalLoad is what other processes demanded of the CPUs while a run measured: per
+// interval (about a second), the machine's busy and steal time (/proc/stat: user, nice, system,
+// steal) minus the CPU time of the run's own process tree (the runner, its threads and every
+// child it started, alive or reaped), in CPUs; and, where the kernel has pressure stall
+// information, /proc/pressure/cpu's "some" share. Interrupt time is left out of both sides:
+// the kernel does not attribute it to a process.
+type ExternalLoad struct {
+	// Method says how the figures were measured, in words.
+	Method string `json:"method"`
+	// Seconds is how long the sampler ran; Intervals the number of intervals recorded.
+	Seconds   float64 `json:"seconds"`
+	Intervals int     `json:"intervals"`
+	// CPUs holds, per interval, the CPUs other processes kept busy (1 = one CPU fully busy;
+	// steal counts as another's demand); at most MaxLoadIntervals, the rest summarised below.
+	CPUs []float64 `json:"cpus,omitempty"`
+	// PressureSome holds, per interval, the share of time some runnable task waited for a CPU
+	// (0..1; it counts the run's own tasks too); nil where /proc/pressure/cpu is absent.
+	PressureSome []float64 `json:"pressureSome,omitempty"`
+	// Mean, P90 and Max summarise CPUs over every interval; MeanPressure PressureSome.
+	Mean         float64  `json:"mean"`
+	P90          float64  `json:"p90"`
+	Max          float64  `json:"max"`
+	MeanPressure *float64 `json:"meanPressure,omitempty"`
+	// Threshold is the mean external demand, in CPUs, above which the run is loaded, and
+	// Exceeded whether the mean was above it: a loaded host run's claims are computed and
+	// shown, never verdicted.
+	Threshold float64 `json:"threshold"`
+	Exceeded  bool    `json:"exceeded"`
+	// Absent says why no figure could be measured (no /proc/stat); empty otherwise.
+	Absent string `json:"absent,omitempty"`
+}
+
+// MaxLoadIntervals bounds the per-interval series an environment.json keeps (a day of
+// seconds); longer runs keep their summary.
+const MaxLoadIntervals = 86400
 
 // OpenSSLInfo is the openssl an openssl-cli run executed and how.
 type OpenSSLInfo struct {

@@ -37,17 +37,33 @@ type Samples struct {
 	// TLS holds tls.csv's rows (tls-matrix runs: per-batch CPU, per-handshake phases) by
 	// cell and series; nil when the bundle has no tls.csv (see ParseBundleSamples).
 	TLS map[CellKey]map[TLSSeriesKey][]float64
+	// Rounds and Offsets hold, for a cell whose samples were taken in rounds (the host
+	// runner's interleaving: every round visits every cell once, in a seeded order), each
+	// timed sample's round and its start in ns since the run's measurement began, in
+	// iteration order. A cell without them (a bundle from before rounds, an emulated or
+	// firmware board, whose counts are not interleaved) has no entry.
+	Rounds  map[CellKey][]int
+	Offsets map[CellKey][]float64
 }
 
-// SamplesHeader is samples.csv's header. The variant column is optional when reading
-// (bundles written before it existed have five columns).
-var SamplesHeader = []string{"algorithm", "operation", "iteration", "value", "unit", "variant"}
+// SamplesHeader is samples.csv's header without the round columns, and SamplesRoundsHeader
+// with them (what the host runner writes). The variant column and the round and offset columns
+// are optional when reading (bundles written before they existed have five or six columns);
+// a row of a cell not measured in rounds leaves round and offset empty.
+var (
+	SamplesHeader       = []string{"algorithm", "operation", "iteration", "value", "unit", "variant"}
+	SamplesRoundsHeader = append(slices.Clone(SamplesHeader), "round", "offset")
+)
 
 // ParseSamples reads samples.csv. Every row must have the header's columns, a finite
 // value, one unit per cell's timed rows, at most MaxSamplesPerCell samples per cell, and
-// iterations numbered 0, 1, 2, ... per cell and unit; errors name the line and the column.
+// iterations numbered 0, 1, 2, ... per cell and unit; where the round and offset columns are
+// present, a cell's timed rows give both on every row or on none, rounds are non-negative and
+// never decrease, offsets are finite, non-negative and never decrease, and energy rows give
+// neither. Errors name the line and the column.
 func ParseSamples(data []byte) (Samples, error) {
-	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]string{}}
+	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]string{},
+		Rounds: map[CellKey][]int{}, Offsets: map[CellKey][]float64{}}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = true
 	head, err := r.Read()
@@ -58,8 +74,8 @@ func ParseSamples(data []byte) (Samples, error) {
 		return s, fmt.Errorf("%s: %w", FileSamples, err)
 	}
 	cols := len(head)
-	if (cols != 5 && cols != 6) || !slices.Equal(head, SamplesHeader[:cols]) {
-		return s, fmt.Errorf("%s line 1: header %v, want %v", FileSamples, head, SamplesHeader)
+	if (cols != 5 && cols != 6 && cols != 8) || !slices.Equal(head, SamplesRoundsHeader[:cols]) {
+		return s, fmt.Errorf("%s line 1: header %v, want %v", FileSamples, head, SamplesRoundsHeader)
 	}
 	for line := 2; ; line++ {
 		rec, err := r.Read()
@@ -70,7 +86,7 @@ func ParseSamples(data []byte) (Samples, error) {
 			return s, fmt.Errorf("%s: %w", FileSamples, err)
 		}
 		k := CellKey{Algorithm: rec[0], Operation: rec[1]}
-		if cols == 6 {
+		if cols >= 6 {
 			k.Variant = rec[5]
 		}
 		if k.Algorithm == "" || k.Operation == "" {
@@ -98,6 +114,47 @@ func ParseSamples(data []byte) (Samples, error) {
 		if it != len(m[k]) {
 			return s, fmt.Errorf("%s line %d: iteration %d of %s %s, want %d", FileSamples, line, it, k.Algorithm, k.Operation, len(m[k]))
 		}
+		if cols == 8 {
+			if err := s.parseRound(rec[6], rec[7], k, rec[4] == UnitJoules, it); err != nil {
+				return s, fmt.Errorf("%s line %d: %w", FileSamples, line, err)
+			}
+		}
 		m[k] = append(m[k], v)
 	}
 }
+
+// parseRound reads one row's round and offset columns into s.
+func (s *Samples) parseRound(round, offset string, k CellKey, energy bool, it int) error {
+	if round == "" && offset == "" {
+		if !energy && len(s.Rounds[k]) > 0 {
+			return fmt.Errorf("round and offset of %s %s: empty, earlier rows gave them", k.Algorithm, k.Operation)
+		}
+		return nil
+	}
+	if energy {
+		return fmt.Errorf("round %q: an energy row has no round", round)
+	}
+	if it != len(s.Rounds[k]) {
+		return fmt.Errorf("round %q of %s %s: earlier rows gave none", round, k.Algorithm, k.Operation)
+	}
+	r, err := strconv.Atoi(round)
+	if err != nil || r < 0 || r > MaxSamplesPerCell {
+		return fmt.Errorf("round %q: not an integer in 0..%d", round, MaxSamplesPerCell)
+	}
+	o, err := strconv.ParseFloat(offset, 64)
+	if err != nil || math.IsNaN(o) || math.IsInf(o, 0) || o < 0 {
+		return fmt.Errorf("offset %q: not a finite non-negative number", offset)
+	}
+	if rs := s.Rounds[k]; len(rs) > 0 && r < rs[len(rs)-1] {
+		return fmt.Errorf("round %d of %s %s after round %d: rounds never decrease", r, k.Algorithm, k.Operation, rs[len(rs)-1])
+	}
+	if os := s.Offsets[k]; len(os) > 0 && o < os[len(os)-1] {
+		return fmt.Errorf("offset %s of %s %s before the previous sample's: offsets never decrease", offset, k.Algorithm, k.Operation)
+	}
+	s.Rounds[k] = append(s.Rounds[k], r)
+	s.Offsets[k] = append(s.Offsets[k], o)
+	return nil
+}
+
+// InRounds reports whether a cell's samples were taken in rounds.
+func (s Samples) InRounds(k CellKey) bool { return len(s.Rounds[k]) > 0 }

@@ -35,6 +35,9 @@ func Summarize(samples []float64) *Stats {
 	}
 }
 
+// Quantile is the type 7 quantile of sorted s (non-empty) at q in [0, 1], as Summarize's.
+func Quantile(s []float64, q float64) float64 { return statsQuantile(s, q) }
+
 // quantile of sorted s at q in [0,1], type 7.
 func statsQuantile(s []float64, q float64) float64 {
 	h := q * float64(len(s)-1)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"pqrepro/artifacts"
 )
 
 // The bootstrap behind every claim check (see docs/DECISIONS.md, "Comparison").
@@ -18,7 +20,7 @@ const (
 	Confidence = 0.95
 	// MinSamples is the fewest samples a cell needs for an interval: with fewer, the
 	// resampled medians take so few distinct values that the interval means little.
-	MinSamples = 5
+	MinSamples = artifacts.MinClaimSamples
 	// seedDomain separates this use of SHA-256 from any other.
 	seedDomain = "pqrepro/compare/bootstrap/v1"
 )
@@ -36,6 +38,21 @@ type Interval struct {
 	Seed string `json:"seed"`
 	// Verdict is this pair's verdict (holds, fails, inconclusive).
 	Verdict string `json:"verdict"`
+	// Exact is set when every sample of the cells involved is identical (emulated
+	// instruction counts of inputs that do not change the path): Point is then the exact
+	// ratio and Lo = Hi = Point describe no uncertainty, only that there is none to resample.
+	Exact bool `json:"exact,omitempty"`
+	// PFail is the interval's bootstrap p-value of "outside the claimed band" (see
+	// allowed.pFail), which Holm's correction ranks; 0 when outside for certain (absent in
+	// reports made before it existed).
+	PFail float64 `json:"pFail,omitempty"`
+	// Note qualifies the verdict: a "fails" that Holm's correction did not confirm.
+	Note string `json:"note,omitempty"`
+	// Rounds is the number of rounds the cells shared, when the interval resampled rounds
+	// (MethodRounds), and Block the moving block's length in rounds; 0 when the samples were
+	// resampled cell by cell (cells not measured in rounds: emulated counts, older bundles).
+	Rounds int `json:"rounds,omitempty"`
+	Block  int `json:"block,omitempty"`
 }
 
 // BootstrapSeed derives the 32-byte ChaCha8 seed of one interval from the manifest's id, the
@@ -57,18 +74,42 @@ func BootstrapSeed(manifestID, metric, num, den string) [32]byte {
 // two medians; Lo and Hi are the 2.5% and 97.5% quantiles of those ratios (type 7). Both
 // slices must be non-empty, den with a positive median; neither is modified.
 func RatioInterval(num, den []float64, seed [32]byte) (point, lo, hi float64) {
+	point, ratios := ratioReplicates(num, den, seed)
+	lo, hi = percentiles(ratios)
+	return point, lo, hi
+}
+
+// ratioReplicates is RatioInterval's observed ratio and its Resamples replicates, sorted.
+func ratioReplicates(num, den []float64, seed [32]byte) (point float64, ratios []float64) {
 	sn, sd := slices.Sorted(slices.Values(num)), slices.Sorted(slices.Values(den))
 	point = sortedMedian(sn) / sortedMedian(sd)
 	rng := rand.New(rand.NewChaCha8(seed))
 	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
-	ratios := make([]float64, Resamples)
+	ratios = make([]float64, Resamples)
 	for b := range ratios {
 		mn := resampledMedian(sn, cn, rng)
 		ratios[b] = mn / resampledMedian(sd, cd, rng)
 	}
 	slices.Sort(ratios)
+	return point, ratios
+}
+
+// percentiles are the central Confidence interval of sorted replicates (type 7 quantiles).
+func percentiles(sorted []float64) (lo, hi float64) {
 	alpha := (1 - Confidence) / 2
-	return point, quantile(ratios, alpha), quantile(ratios, 1-alpha)
+	return quantile(sorted, alpha), quantile(sorted, 1-alpha)
+}
+
+// constant reports whether every value of every slice equals that slice's first value.
+func constant(samples ...[]float64) bool {
+	for _, s := range samples {
+		for _, v := range s {
+			if v != s[0] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // resampledMedian draws len(sorted) indices with replacement and returns the median of the
@@ -173,3 +214,166 @@ func selectK(v []float64, k int) float64 {
 
 // seedHex is the seed as stored in a result.
 func seedHex(s [32]byte) string { return hex.EncodeToString(s[:]) }
+
+// The bootstrap of cells measured in rounds (see docs/DECISIONS.md, "Comparison"): the host
+// runner interleaves a run's cells in rounds, so the samples of one round were taken at about
+// the same time. Resampling whole rounds, several consecutive rounds at a time (a moving-block
+// bootstrap), keeps every cell's samples of a round together: drift common to the cells (a
+// neighbour's load, a frequency step) moves numerator and denominator alike and cancels in the
+// ratio, and drift slower than a block is kept in the resamples rather than averaged away.
+const (
+	// MethodRounds names the criterion of a check decided over rounds.
+	MethodRounds = "moving-block bootstrap over rounds of the ratio of medians (blocks of consecutive rounds; a round's samples of every cell resampled together)"
+	// MinRounds is the fewest rounds two cells must share for an interval.
+	MinRounds = 5
+)
+
+// blockLength is the moving-block length for n rounds: the cube root of n, rounded, at least 1
+// (the usual order for a block bootstrap of a smooth statistic).
+func blockLength(n int) int { return max(1, int(math.Round(math.Cbrt(float64(n))))) }
+
+// roundGroups are the samples of several cells grouped by the rounds all of them share.
+type roundGroups struct {
+	rounds []int         // the shared rounds, ascending
+	by     [][][]float64 // by[cell][j] are the cell's samples in rounds[j]
+}
+
+// groupRounds groups each cell's values by round over the rounds every cell has samples in.
+func groupRounds(values [][]float64, rounds [][]int) roundGroups {
+	count := map[int]int{}
+	for _, rs := range rounds {
+		seen := map[int]bool{}
+		for _, r := range rs {
+			if !seen[r] {
+				seen[r] = true
+				count[r]++
+			}
+		}
+	}
+	var g roundGroups
+	for r, n := range count {
+		if n == len(rounds) {
+			g.rounds = append(g.rounds, r)
+		}
+	}
+	slices.Sort(g.rounds)
+	at := map[int]int{}
+	for j, r := range g.rounds {
+		at[r] = j
+	}
+	g.by = make([][][]float64, len(values))
+	for c := range values {
+		g.by[c] = make([][]float64, len(g.rounds))
+		for i, r := range rounds[c] {
+			if j, ok := at[r]; ok {
+				g.by[c][j] = append(g.by[c][j], values[c][i])
+			}
+		}
+	}
+	return g
+}
+
+// all is every cell's samples over the shared rounds, each cell's sorted.
+func (g roundGroups) all() [][]float64 {
+	out := make([][]float64, len(g.by))
+	for c, rs := range g.by {
+		for _, v := range rs {
+			out[c] = append(out[c], v...)
+		}
+		slices.Sort(out[c])
+	}
+	return out
+}
+
+// blockBootstrap returns stat over the shared rounds' samples and its Resamples replicates,
+// sorted: each replicate draws blocks of blockLength consecutive rounds (a start uniform over
+// the rounds where a whole block fits, from a ChaCha8 stream seeded with seed) until it holds
+// as many rounds as were shared, and evaluates stat on every cell's samples of those rounds,
+// each sorted. stat must not keep the slices.
+func (g roundGroups) blockBootstrap(seed [32]byte, stat func(sorted [][]float64) float64) (point float64, reps []float64) {
+	point = stat(g.all())
+	n := len(g.rounds)
+	l := min(blockLength(n), n)
+	rng := rand.New(rand.NewChaCha8(seed))
+	draw := make([][]float64, len(g.by))
+	idx := make([]int, 0, n+l)
+	reps = make([]float64, Resamples)
+	for b := range reps {
+		idx = idx[:0]
+		for len(idx) < n {
+			s := rng.IntN(n - l + 1)
+			for j := s; j < s+l; j++ {
+				idx = append(idx, j)
+			}
+		}
+		idx = idx[:n]
+		for c := range draw {
+			draw[c] = draw[c][:0]
+			for _, j := range idx {
+				draw[c] = append(draw[c], g.by[c][j]...)
+			}
+			slices.Sort(draw[c])
+		}
+		reps[b] = stat(draw)
+	}
+	slices.Sort(reps)
+	return point, reps
+}
+
+// MethodRuns names how two runs' cells are compared (RunsRatio).
+const MethodRuns = "ratio of medians of two runs, each run resampled on its own: its rounds in moving blocks where it was measured in rounds (its own drift kept), else its samples"
+
+// RunsRatio is the interval of median(num)/median(den) for one cell measured in two runs:
+// each run is resampled on its own, by its rounds in moving blocks where rounds are given
+// (nil otherwise) and by its samples otherwise, from a ChaCha8 stream seeded with seed; the
+// interval is the central Confidence of Resamples replicates. Two runs cannot show the
+// variance between runs; this carries each run's variance within it, drift included.
+func RunsRatio(num []float64, numRounds []int, den []float64, denRounds []int, seed [32]byte) (point, lo, hi float64) {
+	rng := rand.New(rand.NewChaCha8(seed))
+	type side struct {
+		g      roundGroups
+		sorted []float64
+		counts []int32
+	}
+	mk := func(v []float64, r []int) side {
+		s := side{sorted: slices.Sorted(slices.Values(v))}
+		if len(r) == len(v) && len(r) > 0 {
+			s.g = groupRounds([][]float64{v}, [][]int{r})
+		}
+		if len(s.g.rounds) < MinRounds {
+			s.g = roundGroups{}
+			s.counts = make([]int32, len(v))
+		}
+		return s
+	}
+	a, b := mk(num, numRounds), mk(den, denRounds)
+	point = sortedMedian(a.sorted) / sortedMedian(b.sorted)
+	draw := func(s side, buf []float64) ([]float64, float64) {
+		if s.g.rounds == nil {
+			return buf, resampledMedian(s.sorted, s.counts, rng)
+		}
+		n := len(s.g.rounds)
+		l := min(blockLength(n), n)
+		buf = buf[:0]
+		for taken := 0; taken < n; {
+			st := rng.IntN(n - l + 1)
+			for j := st; j < st+l && taken < n; j++ {
+				buf = append(buf, s.g.by[0][j]...)
+				taken++
+			}
+		}
+		slices.Sort(buf)
+		return buf, sortedMedian(buf)
+	}
+	reps := make([]float64, Resamples)
+	var ba, bb []float64
+	for i := range reps {
+		var ma, mb float64
+		ba, ma = draw(a, ba)
+		bb, mb = draw(b, bb)
+		reps[i] = ma / mb
+	}
+	slices.Sort(reps)
+	lo, hi = percentiles(reps)
+	return point, lo, hi
+}

@@ -12,8 +12,10 @@ import (
 )
 
 // CheckClaim tests a claim's checks on one run, measured with the given method. A scoped
-// claim is never verdicted; otherwise the claim holds only when every check is testable and
-// holds (see the verdict constants).
+// claim is never verdicted; otherwise the claim holds only when every check it rests on (every
+// check but the info ones) is testable and holds (see the verdict constants). A claim decided
+// from several intervals controls the family-wise error (holm). The reason says what the
+// verdict rests on; Compare adds the scope sentence of the paper's setting.
 func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 	res := run.Result
 	if method == "" {
@@ -33,10 +35,19 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		return cr
 	}
 	n := map[string]int{}
+	total := 0
 	for _, ch := range cl.Checks {
 		r := runCheck(ch, run, method)
-		n[r.Verdict]++
 		cr.Checks = append(cr.Checks, r)
+	}
+	if m := holm(cr.Checks); m > 0 {
+		cr.Multiplicity = fmt.Sprintf(MultiplicityHolm, m)
+	}
+	for _, r := range cr.Checks {
+		if !r.Check.Info {
+			n[r.Verdict]++
+			total++
+		}
 	}
 	if len(cl.Boards) > 0 && !slices.Contains(cl.Boards, res.Board) {
 		// The checks ran and keep their own verdicts, but they are about this board, not the
@@ -45,7 +56,23 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		cr.Reason = strings.ReplaceAll(cl.OffBoard, "{board}", res.Board)
 		return cr
 	}
-	total := len(cl.Checks)
+	if boardGated(cl) && run.Board.ClassStatus != artifacts.ClassVerified {
+		// A claim about a named board is verdicted only on that board, established: a class an
+		// operator declared and nothing could check unlocks no verdict.
+		cr.Verdict = NotVerdicted
+		status := run.Board.ClassStatus
+		if status == "" {
+			status = "of unknown status (the bundle does not say)"
+		}
+		cr.Reason = fmt.Sprintf("board class %s is %s, not verified: a claim about %s is verdicted only on a board whose class the catalogue or its driver established; the checks are shown as measured",
+			res.Board, status, res.Board)
+		return cr
+	}
+	if why := withheld(cl, run); why != "" {
+		cr.Verdict = NotVerdicted
+		cr.Reason = why
+		return cr
+	}
 	testable := total - n[Untestable]
 	switch {
 	case n[Fails] > 0:
@@ -56,6 +83,12 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		cr.Verdict = Untestable
 		if cr.Reason == "" {
 			cr.Reason = "no check could be tested on this run"
+			for _, r := range cr.Checks {
+				if !r.Check.Info && r.Detail != "" {
+					cr.Reason += " (the first: " + r.Detail + ")"
+					break
+				}
+			}
 		}
 	case testable < total:
 		cr.Verdict = PartlyTestable
@@ -68,19 +101,41 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 			cr.Reason = strings.TrimSpace(fmt.Sprintf("%d of %d checks testable on this run. %s", testable, total, cl.Reason))
 		}
 	}
+	if cl.ByDesign != "" && cr.Verdict != Untestable && cr.Verdict != PartlyTestable {
+		met := "met by this run"
+		if cr.Verdict != Holds {
+			met = "NOT met by this run (" + cr.Verdict + "): the implementation breaks its own design"
+		}
+		cr.Verdict = ByDesign
+		cr.Reason = strings.TrimSpace(fmt.Sprintf("%s; %s. %s", cl.ByDesign, met, cl.Reason))
+	}
 	return cr
+}
+
+// boardGated reports whether a claim's verdict depends on the board class: the claim or one of
+// the checks it rests on names the boards it is about.
+func boardGated(cl experiments.Claim) bool {
+	if len(cl.Boards) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(cl.Checks, func(ch experiments.Check) bool { return !ch.Info && len(ch.Boards) > 0 })
 }
 
 // sampled is one cell's samples as a check reads them.
 type sampled struct {
 	ref    string
 	values []float64
+	// rounds are each sample's round when the cell was measured in rounds; nil otherwise.
+	rounds []int
 	unit   string
 	note   string
 }
 
 func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	cr = CheckResult{Check: ch, Verdict: Untestable}
+	if ch.Info {
+		defer func() { cr.Detail = "information, not part of the verdict: " + cr.Detail }()
+	}
 	if ch.Method != "" && ch.Method != method {
 		cr.Detail = fmt.Sprintf("applies to %s runs; this run was %s", ch.Method, method)
 		return cr
@@ -95,6 +150,7 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	if ch.Label != "" {
 		defer func() { cr.Detail = strings.ReplaceAll(ch.Label, "{board}", run.Result.Board) + ": " + cr.Detail }()
 	}
+
 	if ch.Kind != "order" && ch.Kind != "ratio" {
 		cr = runHandshakeCheck(ch, run)
 		return cr
@@ -135,25 +191,16 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		return cr
 	}
 	cr.Method, cr.Resamples, cr.Unit = Method, Resamples, unit
-	interval := func(num, den sampled) Interval {
-		seed := BootstrapSeed(run.Result.ManifestID, metric, num.ref, den.ref)
-		p, lo, hi := RatioInterval(num.values, den.values, seed)
-		return Interval{Num: num.ref, Den: den.ref, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
-	}
 	var parts []string
 	if ch.Kind == "order" {
 		// Each consecutive pair a < b: the interval of median(b)/median(a) against 1.
 		cr.Verdict = Holds
 		for i := 1; i < len(cells); i++ {
-			iv := interval(cells[i], cells[i-1])
-			switch {
-			case iv.Lo > 1:
-				iv.Verdict = Holds
-			case iv.Hi < 1:
-				iv.Verdict = Fails
-			default:
-				iv.Verdict = Inconclusive
+			iv, reps, why := pairInterval(run.Result.ManifestID, metric, cells[i], cells[i-1])
+			if why != "" {
+				return untestable(cr, why)
 			}
+			above(1).judge(&iv, reps)
 			cr.Verdict = worse(cr.Verdict, iv.Verdict)
 			cr.Intervals = append(cr.Intervals, iv)
 			parts = append(parts, fmt.Sprintf("%s / %s = %s", iv.Num, iv.Den, fmtInterval(iv)))
@@ -170,15 +217,11 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
 	} else {
 		lo, hi, want := band(ch)
-		iv := interval(cells[0], cells[1])
-		switch {
-		case iv.Lo >= lo && iv.Hi <= hi:
-			iv.Verdict = Holds
-		case iv.Hi < lo || iv.Lo > hi:
-			iv.Verdict = Fails
-		default:
-			iv.Verdict = Inconclusive
+		iv, reps, why := pairInterval(run.Result.ManifestID, metric, cells[0], cells[1])
+		if why != "" {
+			return untestable(cr, why)
 		}
+		between(lo, hi).judge(&iv, reps)
 		cr.Verdict = iv.Verdict
 		cr.Intervals = []Interval{iv}
 		cr.Detail = fmt.Sprintf("%s / %s = %s (claim: %s)", iv.Num, iv.Den, fmtInterval(iv), want)
@@ -186,9 +229,18 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	if metric == "time" && unit == artifacts.UnitInstructions {
 		notes = append(notes, "tested on emulated instruction counts, not time")
 	}
+	notes = append(notes, exactness(cr.Intervals, unit)...)
+	cr.Method = methodOf(cr.Method, cr.Intervals)
 	if len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
+	return cr
+}
+
+// untestable turns a check whose interval cannot be drawn into an untestable one, saying why.
+func untestable(cr CheckResult, why string) CheckResult {
+	cr.Verdict, cr.Detail = Untestable, why
+	cr.Method, cr.Resamples, cr.Unit, cr.Intervals = "", 0, "", nil
 	return cr
 }
 
@@ -271,12 +323,15 @@ func samplesOf(run Run, ref, metric string) (sampled, string) {
 		}
 		s.values, s.unit = v, artifacts.UnitJoules
 	} else {
-		s.values, s.unit = run.Samples.Values[k], c.Unit
+		s.values, s.unit, s.rounds = run.Samples.Values[k], c.Unit, run.Samples.Rounds[k]
 		if len(s.values) == 0 {
 			return s, "no samples for this cell in the bundle"
 		}
 		if c.Stats != nil && c.Stats.N != len(s.values) {
 			return s, fmt.Sprintf("samples.csv holds %d samples, result.json says n=%d", len(s.values), c.Stats.N)
+		}
+		if run.Result.Assurance == artifacts.AssuranceHost && len(s.rounds) == 0 {
+			return s, "its samples were not taken in rounds (the cells ran one after another, a bundle from before rounds), so drift of the machine between cells cannot be told from an effect"
 		}
 	}
 	if len(s.values) < MinSamples {
@@ -289,7 +344,93 @@ func samplesOf(run Run, ref, metric string) (sampled, string) {
 }
 
 func fmtInterval(iv Interval) string {
+	if iv.Exact {
+		return fmt.Sprintf("%.3f exactly (every sample identical)", iv.Point)
+	}
 	return fmt.Sprintf("%.3f, 95%% interval [%.3f, %.3f]", iv.Point, iv.Lo, iv.Hi)
+}
+
+// pairInterval is the interval of median(num)/median(den) with its sorted bootstrap
+// replicates, seeded from the manifest, the metric and the two cells; when every sample of
+// both cells is identical it is the exact ratio, with no replicates.
+//
+// Cells measured in rounds are resampled by rounds (roundGroups.blockBootstrap) over the rounds
+// they share; with fewer than MinRounds shared the interval is not drawn (why says so).
+func pairInterval(manifestID, metric string, num, den sampled) (iv Interval, reps []float64, why string) {
+	seed := BootstrapSeed(manifestID, metric, num.ref, den.ref)
+	iv = Interval{Num: num.ref, Den: den.ref, Seed: seedHex(seed)}
+	if constant(num.values, den.values) {
+		iv.Point = num.values[0] / den.values[0]
+		iv.Lo, iv.Hi, iv.Exact = iv.Point, iv.Point, true
+		return iv, nil, ""
+	}
+	if num.rounds != nil && den.rounds != nil {
+		iv, reps, why = roundsInterval([]sampled{num, den}, seed, func(s [][]float64) float64 { return sortedMedian(s[0]) / sortedMedian(s[1]) })
+		iv.Num, iv.Den = num.ref, den.ref
+		return iv, reps, why
+	}
+	p, reps := ratioReplicates(num.values, den.values, seed)
+	iv.Point = p
+	iv.Lo, iv.Hi = percentiles(reps)
+	return iv, reps, ""
+}
+
+// roundsInterval is stat's interval over cells measured in rounds, resampling the rounds they
+// share in moving blocks; why is set when they share fewer than MinRounds.
+func roundsInterval(cells []sampled, seed [32]byte, stat func(sorted [][]float64) float64) (Interval, []float64, string) {
+	iv := Interval{Seed: seedHex(seed)}
+	values, rounds := make([][]float64, len(cells)), make([][]int, len(cells))
+	for i, c := range cells {
+		values[i], rounds[i] = c.values, c.rounds
+	}
+	g := groupRounds(values, rounds)
+	if len(g.rounds) < MinRounds {
+		var refs []string
+		for _, c := range cells {
+			refs = append(refs, c.ref)
+		}
+		return iv, nil, fmt.Sprintf("%s share %d rounds, need %d for an interval over rounds", strings.Join(refs, ", "), len(g.rounds), MinRounds)
+	}
+	var reps []float64
+	iv.Point, reps = g.blockBootstrap(seed, stat)
+	iv.Lo, iv.Hi = percentiles(reps)
+	iv.Rounds, iv.Block = len(g.rounds), min(blockLength(len(g.rounds)), len(g.rounds))
+	return iv, reps, ""
+}
+
+// methodOf is a check's method: base, or the rounds version when its intervals resampled rounds.
+func methodOf(base string, ivs []Interval) string {
+	for _, iv := range ivs {
+		if iv.Rounds > 0 {
+			if base == Method {
+				return MethodRounds
+			}
+			return base + "; resampling rounds in moving blocks (the cells' samples of a round together)"
+		}
+	}
+	return base
+}
+
+// exactness says what a check's intervals describe when the samples come from a deterministic
+// counter: nothing to resample (exact), or the variation over the seeded inputs, which
+// repeats exactly in every run of the manifest.
+func exactness(ivs []Interval, unit string) []string {
+	if len(ivs) == 0 {
+		return nil
+	}
+	exact := 0
+	for _, iv := range ivs {
+		if iv.Exact {
+			exact++
+		}
+	}
+	switch {
+	case exact == len(ivs):
+		return []string{"every sample of the cells is identical, so the ratio is exact and no interval is drawn"}
+	case unit == artifacts.UnitInstructions:
+		return []string{"the interval describes how the counts vary with the seeded inputs (messages, randomness), not measurement noise: the same manifest gives the same counts in every run"}
+	}
+	return nil
 }
 
 // fmtVal prints a value with four significant digits in positional notation (never

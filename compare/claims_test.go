@@ -31,6 +31,10 @@ func sampledRun(unit string, cells map[string][]float64) Run {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	if unit == artifacts.UnitInstructions {
+		run.Result.Assurance = artifacts.AssuranceEmulated
+	}
+	run.Samples.Rounds = map[artifacts.CellKey][]int{}
 	for _, ref := range names {
 		alg, op, _ := strings.Cut(ref, "/")
 		v := cells[ref]
@@ -38,8 +42,21 @@ func sampledRun(unit string, cells map[string][]float64) Run {
 			Stats: &artifacts.Stats{N: len(v), Median: median(slices.Clone(v))}}
 		run.Result.Cells = append(run.Result.Cells, c)
 		run.Samples.Values[artifacts.KeyOf(c)] = v
+		if run.Result.Assurance == artifacts.AssuranceHost {
+			// A host run's cells share rounds: up to 20, the samples spread evenly over them.
+			run.Samples.Rounds[artifacts.KeyOf(c)] = evenRounds(len(v), min(len(v), 20))
+		}
 	}
 	return run
+}
+
+// evenRounds spreads n samples over r rounds in order.
+func evenRounds(n, r int) []int {
+	out := make([]int, n)
+	for j := range out {
+		out[j] = j * r / n
+	}
+	return out
 }
 
 func f(v float64) *float64 { return &v }
@@ -89,7 +106,7 @@ func TestBootstrapChecks(t *testing.T) {
 				}
 				return
 			}
-			if r.Method != Method || r.Resamples != Resamples || len(r.Intervals) == 0 {
+			if r.Method != MethodRounds || r.Resamples != Resamples || len(r.Intervals) == 0 || r.Intervals[0].Rounds != 20 || r.Intervals[0].Block != 3 {
 				t.Fatalf("method %q resamples %d intervals %d", r.Method, r.Resamples, len(r.Intervals))
 			}
 			for _, iv := range r.Intervals {
@@ -203,6 +220,53 @@ func TestInstructionCountsSaySo(t *testing.T) {
 	if r.Verdict != Holds || !strings.Contains(r.Checks[0].Detail, "tested on emulated instruction counts, not time") {
 		t.Errorf("verdict %s, detail %q", r.Verdict, r.Checks[0].Detail)
 	}
+	// Identical samples: the exact ratio, never a "95% interval" [2.5, 2.5].
+	iv := r.Checks[0].Intervals[0]
+	if !iv.Exact || iv.Point != 2.5 || strings.Contains(r.Checks[0].Detail, "95%") || !strings.Contains(r.Checks[0].Detail, "2.500 exactly") {
+		t.Errorf("interval %+v, detail %q", iv, r.Checks[0].Detail)
+	}
+	// Counts that vary with the seeded inputs keep their interval, and say what it describes.
+	varied := sampledRun(artifacts.UnitInstructions, map[string][]float64{
+		"A/sign": {100, 120, 100, 140, 100, 100},
+		"B/sign": {250, 250, 250, 250, 250, 250},
+	})
+	r = CheckClaim(experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/sign", Den: "A/sign", Min: f(1)}}}, varied, "")
+	if r.Checks[0].Intervals[0].Exact || !strings.Contains(r.Checks[0].Detail, "vary with the seeded inputs") {
+		t.Errorf("detail %q", r.Checks[0].Detail)
+	}
+}
+
+// TestWithheld: a host run during which other processes used the CPU has its checks computed
+// and shown, and no verdict; a claim about timing noise is withheld on a virtual machine; an
+// emulated run's counts are never withheld for the host's load.
+func TestWithheld(t *testing.T) {
+	run := sampledRun("ns", map[string][]float64{"A/verify": noisy(1, 100, 100, 10), "A/sign": noisy(2, 100, 200, 20)})
+	cl := experiments.Claim{Checks: []experiments.Check{order("A/verify", "A/sign")}}
+	if r := CheckClaim(cl, run, ""); r.Verdict != Holds {
+		t.Fatalf("quiet run: %s", r.Verdict)
+	}
+	run.Timing = &artifacts.TimingContext{Virtualization: "kvm", External: &artifacts.ExternalLoad{Mean: 0.62, P90: 1.1, Max: 1.9, Intervals: 143, Threshold: 0.2, Exceeded: true}}
+	r := CheckClaim(cl, run, "")
+	if r.Verdict != NotVerdicted || !strings.Contains(r.Reason, "other processes used the CPU") || !strings.Contains(r.Reason, "mean 0.62 CPUs") {
+		t.Fatalf("loaded run: %s (%s)", r.Verdict, r.Reason)
+	}
+	if len(r.Checks) != 1 || r.Checks[0].Verdict != Holds || len(r.Checks[0].Intervals) != 1 {
+		t.Errorf("a withheld claim's checks must be computed and shown: %+v", r.Checks)
+	}
+	run.Timing.External.Exceeded = false
+	if r := CheckClaim(cl, run, ""); r.Verdict != Holds {
+		t.Errorf("below the threshold on a VM: %s", r.Verdict)
+	}
+	noise := experiments.Claim{TimingNoise: true, Checks: cl.Checks}
+	if r := CheckClaim(noise, run, ""); r.Verdict != NotVerdicted || !strings.Contains(r.Reason, "virtual machine (kvm)") {
+		t.Errorf("timing noise on a VM: %s (%s)", r.Verdict, r.Reason)
+	}
+	emu := sampledRun(artifacts.UnitInstructions, map[string][]float64{"A/verify": {100, 100, 100, 100, 100}, "A/sign": {300, 310, 300, 320, 300}})
+	emu.Result.Assurance = artifacts.AssuranceEmulated
+	emu.Timing = &artifacts.TimingContext{Virtualization: "kvm", External: &artifacts.ExternalLoad{Mean: 1.5, Threshold: 0.2, Exceeded: true}}
+	if r := CheckClaim(noise, emu, ""); r.Verdict != Holds {
+		t.Errorf("emulated counts withheld for the host's load: %s (%s)", r.Verdict, r.Reason)
+	}
 }
 
 func TestSamplesMustMatchTheResult(t *testing.T) {
@@ -221,6 +285,7 @@ func TestVariantCellStandsInForAFailedCommand(t *testing.T) {
 		artifacts.Cell{Algorithm: "B", Operation: "sign", Status: artifacts.StatusFailed, Error: "the paper's command fails"},
 		artifacts.Cell{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256", Status: artifacts.StatusOK, Unit: "ns", Stats: &artifacts.Stats{N: 20}})
 	run.Samples.Values[artifacts.CellKey{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256"}] = v
+	run.Samples.Rounds[artifacts.CellKey{Algorithm: "B", Operation: "sign", Variant: "-rawin -digest sha256"}] = evenRounds(20, 20)
 	r := runCheck(order("A/sign", "B/sign"), run, "")
 	if r.Verdict != Holds || !strings.Contains(r.Detail, "variant (-rawin -digest sha256)") {
 		t.Errorf("verdict %s detail %q", r.Verdict, r.Detail)

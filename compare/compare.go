@@ -7,7 +7,6 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -39,13 +38,19 @@ const (
 	// Untestable: no check could be tested on this run (or the claim has none).
 	Untestable = "untestable"
 	// NotVerdicted: the claim is scoped (board-specific, cross-board, caveat, kind,
-	// firmware): it is shown with its reason and never given a verdict by one run.
+	// firmware), about a board this run is not (or a class only declared), or the run was
+	// loaded: it is shown with its reason, and its checks where they ran, but given no
+	// verdict by this run.
 	NotVerdicted = "not verdicted"
+	// ByDesign: the claim holds by construction in this project (a layout it chose, counts
+	// its manifest sets); the checks show whether the implementation meets its design, and
+	// the result is no evidence about the paper.
+	ByDesign = "implementation property (by design)"
 )
 
 // Verdicts lists the claim verdicts in the order pages tally them.
 func Verdicts() []string {
-	return []string{Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted}
+	return []string{Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted, ByDesign}
 }
 
 // Report is the comparison of one result with one reference dataset.
@@ -85,8 +90,14 @@ type RowComparison struct {
 	// units cannot be converted.
 	Measured *float64 `json:"measured,omitempty"`
 	// Ratio is measured / published; nil when not computable.
-	Ratio   *float64 `json:"ratio,omitempty"`
-	Verdict string   `json:"verdict"`
+	Ratio *float64 `json:"ratio,omitempty"`
+	// RatioLo and RatioHi bound the 95% bootstrap interval of the same statistic from the
+	// run's samples, over the published value (Interval says how it was drawn); nil for a
+	// statistic with no interval (min, max) or a report made before intervals.
+	RatioLo  *float64 `json:"ratioLo,omitempty"`
+	RatioHi  *float64 `json:"ratioHi,omitempty"`
+	Interval string   `json:"interval,omitempty"`
+	Verdict  string   `json:"verdict"`
 	// Reasons explain "not comparable" (board, unit, statistic, method, scenario, key form,
 	// variant differ).
 	Reasons []string `json:"reasons,omitempty"`
@@ -109,6 +120,9 @@ type ClaimResult struct {
 	ClassStatus string `json:"classStatus,omitempty"`
 	Assurance   string `json:"assurance"`
 	Method      string `json:"method,omitempty"`
+	// Multiplicity says how the family-wise error of a claim decided from several intervals
+	// is controlled; empty for a claim decided from one interval.
+	Multiplicity string `json:"multiplicity,omitempty"`
 }
 
 // CheckResult is one check of a claim.
@@ -132,6 +146,9 @@ type Run struct {
 	Samples artifacts.Samples
 	// Board is environment.json's board identity; the zero value when the bundle has none.
 	Board artifacts.BoardIdentity
+	// Timing is environment.json's timing context (virtualization, other processes' load);
+	// nil when the bundle has none.
+	Timing *artifacts.TimingContext
 }
 
 // RunFromBundle reads a bundle's result.json, samples.csv and environment.json. Errors name
@@ -151,7 +168,7 @@ func RunFromBundle(b *artifacts.Bundle) (Run, error) {
 		if err := json.Unmarshal(data, &env); err != nil {
 			return Run{}, fmt.Errorf("read %s: %w", artifacts.FileEnvironment, err)
 		}
-		run.Board = env.Board
+		run.Board, run.Timing = env.Board, env.Timing
 	}
 	return run, nil
 }
@@ -176,6 +193,9 @@ func Compare(run Run, m *artifacts.Manifest, paper *experiments.Paper) Report {
 		}
 		if len(cc.Rows) == 0 {
 			cc.Note = fmt.Sprintf("%s publishes no latency figure for %s %s", paper.ID, c.Algorithm, c.Operation)
+			if other := otherLatencies(paper, c); other != "" {
+				cc.Note = other
+			}
 			if c.Operation == artifacts.OpHandshake {
 				cc.Note = fmt.Sprintf("%s publishes no latency figure for %s: its figures are relative (41%% faster on the Pico W, 8.9x on the ESP32) and are checked as claims", paper.ID, c.Algorithm)
 			}
@@ -187,10 +207,41 @@ func Compare(run Run, m *artifacts.Manifest, paper *experiments.Paper) Report {
 	}
 	for _, id := range m.Spec.Reference.Claims {
 		if cl, ok := paper.Claim(id); ok {
-			rep.Claims = append(rep.Claims, CheckClaim(cl, run, m.Spec.Method))
+			cr := CheckClaim(cl, run, m.Spec.Method)
+			withBasis(&cr, run, paper)
+			rep.Claims = append(rep.Claims, cr)
 		}
 	}
 	return rep
+}
+
+// otherLatencies says which latency figures a paper publishes for the cell's algorithm when none
+// is of the cell's operation (paper003's handshake medians beside a session cell): they exist,
+// but are another operation or quantity, on the paper's boards. "" when there are none.
+func otherLatencies(paper *experiments.Paper, c artifacts.Cell) string {
+	var figs []string
+	var ops []string
+	for _, row := range paper.Reference {
+		if row.Metric != "latency" || row.Algorithm != c.Algorithm {
+			continue
+		}
+		figs = append(figs, fmt.Sprintf("%s %s %s on %s", row.Stat, row.Text, row.Unit, cmpOr(row.Board, "an unnamed board")))
+		if !slices.Contains(ops, row.Operation) {
+			ops = append(ops, row.Operation)
+		}
+	}
+	if len(figs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s's latency figures for %s are of %s (%s): another operation or quantity than this cell's %s, on the paper's boards, so none stands beside it",
+		paper.ID, c.Algorithm, strings.Join(ops, ", "), strings.Join(figs, "; "), c.Operation)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // rowMatches selects published latency figures for the cell's algorithm and operation.
@@ -245,16 +296,83 @@ func compareRow(row experiments.Row, c artifacts.Cell, run Run, m *artifacts.Man
 	if run.Board.ClassStatus == artifacts.ClassDeclared {
 		rc.Notes = append(rc.Notes, noteDeclaredClass)
 	}
+	if c.Stats.Mean < c.Stats.P25 || c.Stats.Mean > c.Stats.P75 {
+		rc.Notes = append(rc.Notes, fmt.Sprintf("the run's mean %s lies outside its own p25-p75 [%s, %s]: a few slow samples pull it", fmtTime(c.Stats.Mean, c.Unit), fmtTime(c.Stats.P25, c.Unit), fmtTime(c.Stats.P75, c.Unit)))
+	}
 	r := *rc.Ratio
+	lo, hi := r, r
+	if l, h, how, ok := statInterval(run, c, statName, row.Value, c.Unit, row.Unit); ok {
+		lo, hi = l, h
+		rc.RatioLo, rc.RatioHi, rc.Interval = &l, &h, how
+	}
 	switch bound {
 	case "lower":
-		rc.Verdict = verdictIf(r >= 1-tol)
+		rc.Verdict = judgeCell(lo >= 1-tol, hi < 1-tol)
 	case "upper":
-		rc.Verdict = verdictIf(r <= 1+tol)
+		rc.Verdict = judgeCell(hi <= 1+tol, lo > 1+tol)
 	default:
-		rc.Verdict = verdictIf(math.Abs(r-1) <= tol)
+		rc.Verdict = judgeCell(lo >= 1-tol && hi <= 1+tol, hi < 1-tol || lo > 1+tol)
 	}
 	return rc
+}
+
+// judgeCell is a published figure's verdict from the run's interval of the same statistic:
+// reproduced when it lies within the tolerance, deviates when wholly outside, inconclusive
+// when it straddles a bound.
+func judgeCell(inside, outside bool) string {
+	switch {
+	case inside:
+		return Reproduced
+	case outside:
+		return Deviates
+	}
+	return Inconclusive
+}
+
+// statInterval is the 95% bootstrap interval of the run's statistic (mean or median) of cell
+// c, in the published unit, over the published value: over the cell's rounds in moving blocks
+// when it was measured in rounds, else its samples resampled. ok is false for min and max, or
+// without samples.
+func statInterval(run Run, c artifacts.Cell, statName string, published float64, from, to string) (lo, hi float64, how string, ok bool) {
+	var stat func(sorted []float64) float64
+	switch statName {
+	case "mean":
+		stat = func(s []float64) float64 {
+			var sum float64
+			for _, v := range s {
+				sum += v
+			}
+			return sum / float64(len(s))
+		}
+	case "median":
+		stat = sortedMedian
+	default:
+		return 0, 0, "", false
+	}
+	k := artifacts.KeyOf(c)
+	vals := run.Samples.Values[k]
+	if len(vals) < MinSamples || !(published > 0) {
+		return 0, 0, "", false
+	}
+	f, okc := convert(1, from, to)
+	if !okc {
+		return 0, 0, "", false
+	}
+	seed := BootstrapSeed(run.Result.ManifestID, "published/"+statName, k.Algorithm+"/"+k.Operation+"/"+k.Variant, "")
+	var reps []float64
+	how = "percentile bootstrap of the run's " + statName
+	if rs := run.Samples.Rounds[k]; len(rs) > 0 {
+		g := groupRounds([][]float64{vals}, [][]int{rs})
+		if len(g.rounds) >= MinRounds {
+			_, reps = g.blockBootstrap(seed, func(s [][]float64) float64 { return stat(s[0]) })
+			how = "moving-block bootstrap over rounds of the run's " + statName
+		}
+	}
+	if reps == nil {
+		_, reps = bootstrap([][]float64{vals}, seed, func(s [][]float64) float64 { return stat(s[0]) })
+	}
+	l, h := percentiles(reps)
+	return l * f / published, h * f / published, how + ", 95%", true
 }
 
 // rowReasons are the reasons a published row cannot stand beside cell c measured on board
@@ -339,13 +457,6 @@ func CollapseReasons(rows []RowComparison) []string {
 		out[boardAt] = fmt.Sprintf("board differs: measured on %s, published on %s", measuredOn, strings.Join(boards, ", "))
 	}
 	return out
-}
-
-func verdictIf(ok bool) string {
-	if ok {
-		return Reproduced
-	}
-	return Deviates
 }
 
 // pick returns the measured statistic matching a published one. "approx" and "value" figures

@@ -127,3 +127,71 @@ func TestDeclaredClassAndCollapsedReasons(t *testing.T) {
 		t.Errorf("collapsed %q, want %q", got, want)
 	}
 }
+
+// TestEveryVerdictSaysWhy: every claim of a report carries a reason that names the board,
+// the implementation and, off the paper's setting, the scope sentence.
+func TestEveryVerdictSaysWhy(t *testing.T) {
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := cat.Paper("paper001")
+	m, err := cat.Manifest("paper001/mlkem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := map[string][]float64{}
+	for i, c := range m.Cells() {
+		cells[c.Algorithm+"/"+c.Operation] = noisy(uint64(i+1), 50, float64(100*(i+1)), 5)
+	}
+	run := sampledRun("ns", cells)
+	run.Board.ClassStatus = artifacts.ClassVerified
+	rep := Compare(run, m, p)
+	if len(rep.Claims) == 0 {
+		t.Fatal("no claims")
+	}
+	for _, cr := range rep.Claims {
+		if cr.Claim.Scope != "" {
+			continue
+		}
+		for _, want := range []string{"Rests on host (verified, host)", "pqrepro's Go implementations", "liboqs 0.14.0 built at -Og on an ESP32-C6", "not a reproduction"} {
+			if !strings.Contains(cr.Reason, want) {
+				t.Errorf("%s %s: reason %q lacks %q", cr.Claim.ID, cr.Verdict, cr.Reason, want)
+			}
+		}
+	}
+}
+
+// TestCellVerdictFromTheRunsInterval: a published mean is compared with the bootstrap interval
+// of the run's own mean: inside the tolerance reproduced, straddling it inconclusive; and a
+// mean pulled outside the run's own p25-p75 by a few slow samples says so.
+func TestCellVerdictFromTheRunsInterval(t *testing.T) {
+	paper := &experiments.Paper{ID: "px", Reference: []experiments.Row{
+		{Board: "rpi4-b", Algorithm: "ML-KEM-512", Operation: "keygen", Scenario: "openssl_cli", Metric: "latency", Stat: "mean", Value: 0.025, Text: "0.025", Unit: "s"},
+	}}
+	m := &artifacts.Manifest{Spec: artifacts.Spec{Method: artifacts.MethodOpenSSLCLI, Reference: artifacts.Reference{Tolerance: 0.1}}}
+	verdict := func(vals []float64) RowComparison {
+		st := artifacts.Summarize(vals)
+		c := artifacts.Cell{Algorithm: "ML-KEM-512", Operation: "keygen", Status: artifacts.StatusOK, Unit: "ns", Stats: st}
+		run := Run{Result: &artifacts.Result{Board: "rpi4-b", ManifestID: "sha256:m", Cells: []artifacts.Cell{c}},
+			Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{artifacts.KeyOf(c): vals}, Rounds: map[artifacts.CellKey][]int{artifacts.KeyOf(c): evenRounds(len(vals), 20)}}}
+		return Compare(run, m, paper).Cells[0].Rows[0]
+	}
+	tight := verdict(noisy(1, 100, 25.2e6, 0.3e6))
+	if tight.Verdict != Reproduced || tight.RatioLo == nil || !strings.Contains(tight.Interval, "over rounds of the run's mean") {
+		t.Errorf("tight: %s %+v", tight.Verdict, tight)
+	}
+	// Mostly 26 ms, ten samples at 60 ms: the mean's interval straddles 1.1, and the mean lies
+	// above the run's p75.
+	vals := noisy(2, 100, 26e6, 0.2e6)
+	for i := 0; i < 100; i += 10 {
+		vals[i] = 60e6
+	}
+	wide := verdict(vals)
+	if wide.Verdict != Inconclusive && wide.Verdict != Deviates {
+		t.Errorf("skewed: %s [%v, %v]", wide.Verdict, *wide.RatioLo, *wide.RatioHi)
+	}
+	if !slices.ContainsFunc(wide.Notes, func(n string) bool { return strings.Contains(n, "outside its own p25-p75") }) {
+		t.Errorf("notes %v: the mean outside the run's own p25-p75 must be said", wide.Notes)
+	}
+}

@@ -83,15 +83,13 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		var worst []string
 		for _, a := range ch.Cells {
 			for _, b := range ch.Than {
-				iv := interval(run.Result.ManifestID, cells[a], cells[b])
-				switch {
-				case iv.Hi <= 1+tol:
-					iv.Verdict = Holds
-				case iv.Lo > 1+tol:
-					iv.Verdict = Fails
+				iv, reps, why := pairInterval(run.Result.ManifestID, "time", cells[a], cells[b])
+				if why != "" {
+					return untestable(cr, why)
+				}
+				atMost(1+tol).judge(&iv, reps)
+				if iv.Verdict == Fails {
 					worst = append(worst, fmt.Sprintf("%s is slower than %s (%s)", a, b, fmtInterval(iv)))
-				default:
-					iv.Verdict = Inconclusive
 				}
 				cr.Verdict = worse(cr.Verdict, iv.Verdict)
 				cr.Intervals = append(cr.Intervals, iv)
@@ -108,18 +106,14 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		cr.Verdict = Holds
 		for _, a := range ch.Cells {
 			for _, b := range ch.Than {
-				p, lo, hi := bootstrap([][]float64{cells[a].values, cells[b].values}, seed(a, b), func(s [][]float64) float64 {
+				iv, reps, why := bootstrapInterval([]sampled{cells[a], cells[b]}, seed(a, b), func(s [][]float64) float64 {
 					return spread(s[0]) / spread(s[1])
 				})
-				iv := Interval{Num: "spread " + a, Den: "spread " + b, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed(a, b))}
-				switch {
-				case lo > 1:
-					iv.Verdict = Holds
-				case hi < 1:
-					iv.Verdict = Fails
-				default:
-					iv.Verdict = Inconclusive
+				if why != "" {
+					return untestable(cr, why)
 				}
+				iv.Num, iv.Den = "spread "+a, "spread "+b
+				above(1).judge(&iv, reps)
 				cr.Verdict = worse(cr.Verdict, iv.Verdict)
 				cr.Intervals = append(cr.Intervals, iv)
 			}
@@ -136,9 +130,9 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		checkAdditive(&cr, run, ch, cells, tol, seed(refs...))
 	case "range":
 		cr.Method = MethodRange
-		vals := make([][]float64, len(refs))
+		vals := make([]sampled, len(refs))
 		for i, ref := range refs {
-			vals[i] = cells[ref].values
+			vals[i] = cells[ref]
 		}
 		maxMin := func(s [][]float64) float64 {
 			lo, hi := math.Inf(1), math.Inf(-1)
@@ -148,22 +142,21 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 			}
 			return hi / lo
 		}
-		p, lo, hi := bootstrap(vals, seed(ch.Operation), maxMin)
-		iv := Interval{Num: "max median", Den: "min median", Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed(ch.Operation))}
-		limit := *ch.Max
-		switch {
-		case hi <= limit:
-			iv.Verdict = Holds
-		case lo > limit:
-			iv.Verdict = Fails
-		default:
-			iv.Verdict = Inconclusive
+		iv, reps, why := bootstrapInterval(vals, seed(ch.Operation), maxMin)
+		if why != "" {
+			return untestable(cr, why)
 		}
+		iv.Num, iv.Den = "max median", "min median"
+		limit := *ch.Max
+		atMost(limit).judge(&iv, reps)
 		cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
 		fastest, slowest := extremes(cells, refs)
 		cr.Detail = fmt.Sprintf("%d cells: max/min of medians = %s (claim \"similar\", read as max/min ≤ %.3g); fastest %s %s, slowest %s %s",
 			len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), unit),
 			slowest, fmtTime(median(slices.Clone(cells[slowest].values)), unit))
+	}
+	if cr.Verdict != Untestable {
+		cr.Method = methodOf(cr.Method, cr.Intervals)
 	}
 	return cr
 }
@@ -175,7 +168,11 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 func checkFaster(cr *CheckResult, slow, fast sampled, tol float64, manifestID string) {
 	cr.Method = Method
 	p := cr.Check.Percent / 100
-	iv := interval(manifestID, slow, fast)
+	iv, reps, why := pairInterval(manifestID, "time", slow, fast)
+	if why != "" {
+		*cr = untestable(*cr, why)
+		return
+	}
 	readings := []struct {
 		name string
 		r    float64
@@ -183,23 +180,24 @@ func checkFaster(cr *CheckResult, slow, fast sampled, tol float64, manifestID st
 		{fmt.Sprintf("%.3g%% lower time", cr.Check.Percent), 1 / (1 - p)},
 		{fmt.Sprintf("%.3g%% higher speed (%.3gx)", cr.Check.Percent, 1+p), 1 + p},
 	}
-	iv.Verdict = Fails
+	verdict, pFail := Fails, 0.0
 	var fits, parts []string
 	for _, rd := range readings {
 		lo, hi := rd.r*(1-tol), rd.r*(1+tol)
-		v := Fails
-		switch {
-		case iv.Lo >= lo && iv.Hi <= hi:
-			v = Holds
+		one := iv
+		between(lo, hi).judge(&one, reps)
+		v := one.Verdict
+		if v == Holds {
 			fits = append(fits, rd.name)
-		case !(iv.Hi < lo || iv.Lo > hi):
-			v = Inconclusive
 		}
-		if v == Holds || (v == Inconclusive && iv.Verdict == Fails) {
-			iv.Verdict = v
+		if v == Holds || (v == Inconclusive && verdict == Fails) {
+			verdict = v
 		}
+		// The check fails only when it misses both readings: at the larger of the two levels.
+		pFail = max(pFail, one.PFail)
 		parts = append(parts, fmt.Sprintf("as %s the ratio would be %.3f, band [%.3f, %.3f]: %s", rd.name, rd.r, lo, hi, v))
 	}
+	iv.Verdict, iv.PFail = verdict, pFail
 	cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
 	lower := func(r float64) float64 { return 100 * (1 - 1/r) }
 	cr.Detail = fmt.Sprintf("%s / %s = %s; measured: %.1f%% lower time [%.1f, %.1f], %.1f%% higher speed [%.1f, %.1f]; %s",
@@ -233,18 +231,15 @@ func checkAdditive(cr *CheckResult, run Run, ch experiments.Check, cells map[str
 	}
 	h, x, k := cells[ch.Num], cells[ch.Cells[0]], cells[ch.Cells[1]]
 	predict := func(mx, mk float64) float64 { return (mx+mk)/2 + (kx[0]+kx[1])/2 }
-	p, lo, hi := bootstrap([][]float64{h.values, x.values, k.values}, seed, func(s [][]float64) float64 {
+	iv, reps, why := bootstrapInterval([]sampled{h, x, k}, seed, func(s [][]float64) float64 {
 		return sortedMedian(s[0]) / predict(sortedMedian(s[1]), sortedMedian(s[2]))
 	})
-	iv := Interval{Num: "t(" + ch.Num + ")", Den: "t(" + ch.Cells[0] + ") + t(" + ch.Cells[1] + ") - base", Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
-	switch {
-	case lo >= 1-tol && hi <= 1+tol:
-		iv.Verdict = Holds
-	case hi < 1-tol || lo > 1+tol:
-		iv.Verdict = Fails
-	default:
-		iv.Verdict = Inconclusive
+	if why != "" {
+		*cr = untestable(*cr, why)
+		return
 	}
+	iv.Num, iv.Den = "t("+ch.Num+")", "t("+ch.Cells[0]+") + t("+ch.Cells[1]+") - base"
+	between(1-tol, 1+tol).judge(&iv, reps)
 	cr.Method, cr.Verdict, cr.Intervals = MethodAdditive, iv.Verdict, []Interval{iv}
 	mh, mx, mk := median(slices.Clone(h.values)), median(slices.Clone(x.values)), median(slices.Clone(k.values))
 	base := ((mx - kx[0]) + (mk - kx[1])) / 2
@@ -277,19 +272,41 @@ func rangeCells(run Run, ch experiments.Check) ([]string, string) {
 	return refs, ""
 }
 
-// interval is the ratio-of-medians interval of num over den, seeded as in runCheck.
-func interval(manifestID string, num, den sampled) Interval {
-	seed := BootstrapSeed(manifestID, "time", num.ref, den.ref)
-	p, lo, hi := RatioInterval(num.values, den.values, seed)
-	return Interval{Num: num.ref, Den: den.ref, Point: p, Lo: lo, Hi: hi, Seed: seedHex(seed)}
+// bootstrapInterval is stat's interval over the cells' samples with its sorted replicates:
+// over the rounds they share when every cell was measured in rounds (roundsInterval), else
+// each cell resampled on its own (bootstrap); when every sample is identical it is exact,
+// with no replicates. why says why no interval could be drawn.
+func bootstrapInterval(cells []sampled, seed [32]byte, stat func(sorted [][]float64) float64) (Interval, []float64, string) {
+	iv := Interval{Seed: seedHex(seed)}
+	samples := make([][]float64, len(cells))
+	inRounds := true
+	for i, c := range cells {
+		samples[i] = c.values
+		inRounds = inRounds && c.rounds != nil
+	}
+	if constant(samples...) {
+		sorted := make([][]float64, len(samples))
+		for i, s := range samples {
+			sorted[i] = slices.Clone(s)
+		}
+		iv.Point = stat(sorted)
+		iv.Lo, iv.Hi, iv.Exact = iv.Point, iv.Point, true
+		return iv, nil, ""
+	}
+	if inRounds {
+		return roundsInterval(cells, seed, stat)
+	}
+	var reps []float64
+	iv.Point, reps = bootstrap(samples, seed, stat)
+	iv.Lo, iv.Hi = percentiles(reps)
+	return iv, reps, ""
 }
 
-// bootstrap returns stat of the observed samples and its percentile bootstrap interval:
-// each of Resamples rounds draws every slice anew, independently and with replacement
+// bootstrap returns stat of the observed samples and its Resamples percentile bootstrap
+// replicates, sorted: each round draws every slice anew, independently and with replacement
 // (len values each, from a ChaCha8 stream seeded with seed), sorts the draws and evaluates
-// stat on them; Lo and Hi are the 2.5% and 97.5% quantiles. stat receives sorted slices it
-// must not keep; samples are not modified.
-func bootstrap(samples [][]float64, seed [32]byte, stat func(sorted [][]float64) float64) (point, lo, hi float64) {
+// stat on them. stat receives sorted slices it must not keep; samples are not modified.
+func bootstrap(samples [][]float64, seed [32]byte, stat func(sorted [][]float64) float64) (point float64, reps []float64) {
 	sorted := make([][]float64, len(samples))
 	draw := make([][]float64, len(samples))
 	for i, s := range samples {
@@ -309,8 +326,7 @@ func bootstrap(samples [][]float64, seed [32]byte, stat func(sorted [][]float64)
 		vals[b] = stat(draw)
 	}
 	slices.Sort(vals)
-	alpha := (1 - Confidence) / 2
-	return point, quantile(vals, alpha), quantile(vals, 1-alpha)
+	return point, vals
 }
 
 // spread is (p75 - p25) / median of sorted values (type 7 quantiles): a dispersion that

@@ -49,7 +49,12 @@ func TestCheckBoardClass(t *testing.T) {
 		{"pi zero on an EPYC VM", "rpi-zero-wh", envEPYCVM, "refused", []string{"arm32", "AMD EPYC"}},
 		{"laptop on an EPYC VM", "thinkpad-t480s-intel", envEPYCVM, "refused", []string{"CPU differs", "AMD EPYC", "Intel Core i7-8550U"}},
 		{"laptop on the laptop", "thinkpad-t480s-intel", envT480s, artifacts.ClassVerified, []string{"i7-8550U"}},
-		{"pico-w: the catalogue gives nothing", "pico-w", envEPYCVM, artifacts.ClassDeclared, []string{"no architecture", "no CPU"}},
+		{"pico-w on the host driver: a microcontroller", "pico-w", envEPYCVM, "refused", []string{"Pico W", "microcontroller", "AMD EPYC"}},
+		{"pico2-w on the host driver", "pico2-w", envRPi4, "refused", []string{"microcontroller"}},
+		{"pico-w board", "pico-w", withDriver(envEPYCVM, "serial"), artifacts.ClassVerified, nil},
+		{"rpi-zero (variant not stated) on an EPYC VM", "rpi-zero", envEPYCVM, "refused", []string{"rpi-zero-wh", "rpi-zero-2-wh", "AMD EPYC"}},
+		{"rpi-zero on a Pi Zero W", "rpi-zero", envPiZero, artifacts.ClassDeclared, []string{"which variant", "agrees with rpi-zero-wh", "ARM1176"}},
+		{"rpi-zero on a Pi 4", "rpi-zero", envRPi4, "refused", []string{"none of them"}},
 		{"unknown class", "my-lab-box", envEPYCVM, artifacts.ClassDeclared, []string{"not in the board catalogue"}},
 		{"machine reports no CPU", "rpi4-b", envARMNoCPU, artifacts.ClassDeclared, []string{"no CPU model"}},
 		{"host", "host", envEPYCVM, artifacts.ClassVerified, nil},
@@ -57,7 +62,7 @@ func TestCheckBoardClass(t *testing.T) {
 		{"qemu board", "qemu-mps2-an386", withDriver(envEPYCVM, "qemu"), artifacts.ClassVerified, nil},
 		{"qemu driver under a catalogue class", "rpi4-b", withDriver(envEPYCVM, "qemu"), "refused", []string{"qemu"}},
 		{"firmware board", "esp32c6", withDriver(envEPYCVM, "serial"), artifacts.ClassVerified, nil},
-		{"firmware class on the host driver", "esp32c6", envEPYCVM, "refused", []string{"riscv32"}},
+		{"firmware class on the host driver", "esp32c6", envEPYCVM, "refused", []string{"ESP32-C6", "microcontroller"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

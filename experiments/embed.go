@@ -52,6 +52,12 @@ type Paper struct {
 	Summary  string   `yaml:"summary"`
 	Measured []string `yaml:"measured"`
 	Boards   []string `yaml:"boards"`
+	// Setting is the paper's measurement in one phrase (library, build, boards), quoted in
+	// every verdict's reason when a run's board or implementation differs from it.
+	Setting string `yaml:"setting"`
+	// Method is the timing method (artifacts.Methods) that reproduces the paper's own, where
+	// one does (paper002: openssl-cli); empty when no run here uses the paper's implementation.
+	Method string `yaml:"method,omitempty"`
 	// Manifests are the paper's experiments, sorted by name.
 	Manifests []*artifacts.Manifest `yaml:"-"`
 	// Reference holds every published number, each with its source.
@@ -90,7 +96,16 @@ type Claim struct {
 	// the claim gets none: its reason is OffBoard with "{board}" replaced by the run's board.
 	Boards   []string `yaml:"boards,omitempty"`
 	OffBoard string   `yaml:"offBoard,omitempty"`
-	Checks   []Check  `yaml:"checks,omitempty"`
+	// ByDesign says why the claim holds by construction in this project (a frame layout the
+	// project chose, counts the manifest sets): its checks run and show whether the
+	// implementation meets its design, but the verdict is "implementation property (by
+	// design)", never "holds", since it is no evidence about the paper.
+	ByDesign string `yaml:"byDesign,omitempty"`
+	// TimingNoise marks a claim about timing variability (paper000's ML-DSA spread): it is
+	// never verdicted from a virtual machine, whose hypervisor adds noise of its own, nor from
+	// a loaded run.
+	TimingNoise bool    `yaml:"timingNoise,omitempty"`
+	Checks      []Check `yaml:"checks,omitempty"`
 	// Traces are checks of the claim on the paper's own raw power traces (energies
 	// re-derived from its captures), separate from any run's verdict; a scoped claim's are
 	// tested too, since the paper's data spans every board it compares.
@@ -169,6 +184,12 @@ func (cl Claim) validate() error {
 	if cl.Scope != "" && cl.Reason == "" {
 		return fmt.Errorf("scope %s needs a reason: a scoped claim is shown with it instead of a verdict", cl.Scope)
 	}
+	if cl.ByDesign != "" && cl.Scope != "" {
+		return fmt.Errorf("byDesign and scope %s exclude each other: a scoped claim is never tested", cl.Scope)
+	}
+	if len(cl.Checks) > 0 && !slices.ContainsFunc(cl.Checks, func(ch Check) bool { return !ch.Info }) {
+		return fmt.Errorf("every check is info: a claim needs a check its verdict rests on")
+	}
 	if len(cl.Boards) > 0 && cl.OffBoard == "" {
 		return fmt.Errorf("boards %s need offBoard: the reason shown instead of a verdict on any other board", strings.Join(cl.Boards, ", "))
 	}
@@ -246,6 +267,10 @@ type Check struct {
 	Boards []string `yaml:"boards,omitempty"`
 	// Label starts the check's detail; "{board}" is replaced by the run's board class.
 	Label string `yaml:"label,omitempty"`
+	// Info marks a check shown as information beside the verdict and never part of it (the
+	// Ascon-128 ratio beside C003-01's Ascon-128a one; a conclusion the paper scoped to
+	// hardware the project cannot identify).
+	Info bool `yaml:"info,omitempty"`
 	// Than are the cells Cells are compared with (notslower, spread: every pair).
 	Than []string `yaml:"than,omitempty"`
 	// Percent is the published "percent faster" of a faster check.
@@ -386,6 +411,9 @@ func loadPaper(fsys fs.FS, dir string) (*Paper, error) {
 			if !slices.ContainsFunc(p.Claims, func(c Claim) bool { return c.ID == id }) {
 				return nil, fmt.Errorf("experiments/%s: unknown claim %s", f, id)
 			}
+		}
+		if why := m.MinIterationsProblem(); why != "" {
+			return nil, fmt.Errorf("experiments/%s: %s", f, why)
 		}
 		p.Manifests = append(p.Manifests, m)
 	}

@@ -88,6 +88,8 @@ func TestClaimValidation(t *testing.T) {
 		{"unknown kind", Claim{Checks: []Check{{Kind: "spreads", Cells: []string{"A/x"}}}}, "unknown check kind"},
 		{"ratio without band", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x"}}}, "expected"},
 		{"order of one", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x"}}}}, "two or more"},
+		{"by design and scoped", Claim{ByDesign: "the layout is ours", Scope: "caveat", Reason: "r"}, "exclude each other"},
+		{"only information", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}, Info: true}}}, "every check is info"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,13 +107,16 @@ func TestClaimValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := c.Paper("paper002")
-	for _, id := range []string{"C002-05", "C002-09"} {
+	for _, id := range []string{"C002-05", "C002-09", "C002-11"} {
 		cl, _ := p.Claim(id)
 		for _, ch := range cl.Checks {
 			if ch.Method != "openssl-cli" {
 				t.Errorf("%s: check %+v is not gated on openssl-cli", id, ch)
 			}
 		}
+	}
+	if cl, _ := p.Claim("C002-11"); cl.Checks[0].Metric != "energy" {
+		t.Errorf("C002-11 is about the energy of whole processes: metric %q", cl.Checks[0].Metric)
 	}
 	if cl, _ := p.Claim("C002-04"); cl.Scope != "caveat" {
 		t.Errorf("C002-04 scope %q, want caveat", cl.Scope)

@@ -23,9 +23,20 @@ import (
 // PairCodeVersion names the code that computes a pair of runs' intervals: a stored pair
 // report of another version is not read (it is computed again and kept beside the old one).
 //
-// pair-v2: cells of different key forms or message sizes are not compared; different
+// pair-v3: cells of different key forms or message sizes are not compared; different
 // implementations are, and each pair says whose they are.
-var PairCodeVersion = fmt.Sprintf("pair-v2 %s, %d resamples, %.0f%%", compare.Method, compare.Resamples, compare.Confidence*100)
+var PairCodeVersion = fmt.Sprintf("pair-v3 %s, %d resamples, %.0f%%, minimum effect %.0f%%", compare.MethodRuns, compare.Resamples, compare.Confidence*100, MinEffect*100)
+
+// MinEffect is the smallest difference /compare calls beyond the noise in timed cells: two
+// runs cannot show the variance between runs (a neighbour's load, a frequency step, the
+// layout of one process against another), and identical host runs of this project have
+// differed by more than their own intervals. A ratio whose interval lies beyond 1 but within
+// ±MinEffect is "within the minimum effect". Emulated instruction counts repeat exactly, so
+// any difference in them is called.
+const MinEffect = 0.10
+
+// PairNoise is what /compare says of its intervals.
+var PairNoise = fmt.Sprintf("Each run is resampled on its own (its rounds in moving blocks where it ran in rounds, so its drift is in the interval); the variance between runs cannot be estimated from two runs, so a timed difference is called only beyond ±%.0f%% and never for a run during which other processes used the CPU. Emulated instruction counts repeat exactly and are called at any difference.", MinEffect*100)
 
 // PairReport is run B against run A, cell by cell: what /compare shows, computed once from
 // both bundles' samples and stored (run_pair_intervals), never per request.
@@ -75,7 +86,21 @@ const (
 	PairHigher = "higher, beyond the noise"
 	PairLower  = "lower, beyond the noise"
 	PairWithin = "within the noise"
+	// PairSmall: the interval excludes 1 but the difference is within MinEffect.
+	PairSmall = "within the minimum effect"
+	// PairLoaded: a run was loaded (other processes used the CPU); no difference is called.
+	PairLoaded = "not called: a run was loaded"
 )
+
+// runLoaded reports whether a stored run's environment says other processes used the CPU
+// above the runner's threshold while it measured.
+func runLoaded(r store.Run) bool {
+	var env artifacts.Environment
+	if json.Unmarshal([]byte(r.Environment), &env) != nil || env.Timing == nil || env.Timing.External == nil {
+		return false
+	}
+	return r.Level == artifacts.AssuranceHost && env.Timing.External.Exceeded
+}
 
 func (c PairCell) name() string {
 	n := c.Algorithm + " " + c.Operation
@@ -196,13 +221,21 @@ func computePair(a, b store.Run, ra, rb compare.Run, qa, qb []artifacts.Cell) Pa
 		if pc.Reason == "" {
 			num, den := fmt.Sprintf("run %d %s", b.ID, pc.name()), fmt.Sprintf("run %d %s", a.ID, pc.name())
 			seed := compare.BootstrapSeed("compare/"+a.Bundle+"/"+b.Bundle, "time", num, den)
-			pc.Point, pc.Lo, pc.Hi = compare.RatioInterval(rb.Samples.Values[k], ra.Samples.Values[k], seed)
+			pc.Point, pc.Lo, pc.Hi = compare.RunsRatio(rb.Samples.Values[k], rb.Samples.Rounds[k], ra.Samples.Values[k], ra.Samples.Rounds[k], seed)
 			pc.Seed = fmt.Sprintf("%x", seed)
+			eff := MinEffect
+			if x.Unit == artifacts.UnitInstructions {
+				eff = 0
+			}
 			switch {
-			case pc.Lo > 1:
+			case runLoaded(a) || runLoaded(b):
+				pc.Verdict = PairLoaded
+			case pc.Lo > 1+eff:
 				pc.Verdict = PairHigher
-			case pc.Hi < 1:
+			case pc.Hi < 1/(1+eff):
 				pc.Verdict = PairLower
+			case pc.Lo > 1 || pc.Hi < 1:
+				pc.Verdict = PairSmall
 			default:
 				pc.Verdict = PairWithin
 			}
@@ -331,7 +364,8 @@ func (s *Server) apiCompare(c echo.Context) error {
 		Runs   []int64      `json:"runs"`
 		Method string       `json:"method"`
 		Pairs  []PairReport `json:"pairs"`
-	}{Runs: ids, Method: compare.Method, Pairs: []PairReport{}}
+		Noise  string       `json:"noise"`
+	}{Runs: ids, Method: compare.MethodRuns, Noise: PairNoise, Pairs: []PairReport{}}
 	for _, r := range runs[1:] {
 		p, err := s.pairReport(ctx, runs[0], r)
 		if err != nil {
@@ -345,7 +379,7 @@ func (s *Server) apiCompare(c echo.Context) error {
 // compareView builds /compare from the runs (the first is A) and the stored pair reports of
 // every other run against A.
 func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, error) {
-	v := templates.CompareView{Method: compare.Method}
+	v := templates.CompareView{Method: compare.MethodRuns + ". " + PairNoise}
 	for i, r := range runs {
 		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: r.Method,
 			Published: when(r.PublishedAt), Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin}, Declared: r.ClassStatus == artifacts.ClassDeclared})
@@ -454,11 +488,11 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 					val.Ratio = fmt.Sprintf("%.3f", pc.Point)
 					val.Interval = fmt.Sprintf("95%%: %.3f – %.3f", pc.Lo, pc.Hi)
 					val.Verdict = pc.Verdict
-					if pc.Verdict != PairWithin {
+					switch pc.Verdict {
+					case PairHigher:
 						val.VerdictClass = "bad"
-						if pc.Verdict == PairLower {
-							val.VerdictClass = "good"
-						}
+					case PairLower:
+						val.VerdictClass = "good"
 					}
 				}
 			} else {

@@ -130,6 +130,18 @@ func TestComputePairRefusesWhatCannotCompare(t *testing.T) {
 	if a := rep.Cells[0]; !(a.Lo > 1.8 && a.Hi < 2.2 && a.Point == 2) {
 		t.Errorf("twice as slow: %v [%v, %v]", a.Point, a.Lo, a.Hi)
 	}
+	// 5% slower with an interval that excludes 1: within the minimum effect, not "beyond the
+	// noise"; the same difference in instructions is called; a loaded run calls nothing.
+	small := mk([]artifacts.Cell{cell("K", "a", "ns", "ok", 30), cell("K", "i", "instructions", "ok", 30)}, map[string][]float64{"K/a": samples(1.05), "K/i": samples(1.05)})
+	base := mk([]artifacts.Cell{cell("K", "a", "ns", "ok", 30), cell("K", "i", "instructions", "ok", 30)}, map[string][]float64{"K/a": samples(1), "K/i": samples(1)})
+	sr := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, base, small, nil, nil)
+	if sr.Cells[0].Verdict != PairSmall || !(sr.Cells[0].Lo > 1) || sr.Cells[1].Verdict != PairHigher {
+		t.Errorf("5%% apart: %s [%v, %v] in ns, %s in instructions", sr.Cells[0].Verdict, sr.Cells[0].Lo, sr.Cells[0].Hi, sr.Cells[1].Verdict)
+	}
+	loaded := store.Run{ID: 2, Method: "in-process", Bundle: "y", Level: artifacts.AssuranceHost, Environment: `{"timing":{"external":{"mean":1,"threshold":0.2,"exceeded":true}}}`}
+	if lr := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, loaded, ra, rb, nil, nil); lr.Cells[0].Verdict != PairLoaded {
+		t.Errorf("a loaded run: %s", lr.Cells[0].Verdict)
+	}
 	again := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb, nil, nil)
 	if again.Cells[0].Lo != rep.Cells[0].Lo || again.Cells[0].Seed != rep.Cells[0].Seed {
 		t.Errorf("the interval is not reproducible: %v vs %v", again.Cells[0], rep.Cells[0])

@@ -41,6 +41,9 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 			}
 			if rc.Ratio != nil {
 				row.Ratio = fmt.Sprintf("%.3f", *rc.Ratio)
+				if rc.RatioLo != nil && rc.RatioHi != nil {
+					row.Ratio += fmt.Sprintf(" [%.3f, %.3f]", *rc.RatioLo, *rc.RatioHi)
+				}
 			}
 			rows = append(rows, row)
 		}
@@ -60,13 +63,14 @@ func claimResultRows(rep compare.Report, origin string) []templates.ClaimResultR
 		if board == "" {
 			board, level = rep.Board, rep.Assurance // reports published before verdicts carried them
 		}
-		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason,
+		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason, Multiplicity: cr.Multiplicity,
 			Board: board, ClassStatus: cr.ClassStatus, Assurance: templates.Assurance{Level: level, Origin: origin}}
 		for _, ch := range cr.Checks {
 			cv := templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail, Method: ch.Method, Resamples: ch.Resamples}
 			for _, iv := range ch.Intervals {
 				cv.Intervals = append(cv.Intervals, templates.IntervalRow{Ratio: iv.Num + " / " + iv.Den, Point: fmt.Sprintf("%.3f", iv.Point),
-					Lo: fmt.Sprintf("%.3f", iv.Lo), Hi: fmt.Sprintf("%.3f", iv.Hi), Verdict: iv.Verdict, Seed: iv.Seed, ShortSeed: shortSeed(iv.Seed)})
+					Lo: fmt.Sprintf("%.3f", iv.Lo), Hi: fmt.Sprintf("%.3f", iv.Hi), Verdict: iv.Verdict, Seed: iv.Seed, ShortSeed: shortSeed(iv.Seed),
+					Exact: iv.Exact, Note: iv.Note})
 			}
 			row.Checks = append(row.Checks, cv)
 		}
@@ -104,6 +108,8 @@ func claimViews(p *experiments.Paper, verdicts []store.ClaimVerdict, tallies []s
 				ct.PartlyTestable += t.Runs
 			case compare.NotVerdicted:
 				ct.NotVerdicted += t.Runs
+			case compare.ByDesign:
+				ct.ByDesign += t.Runs
 			default:
 				ct.Untestable += t.Runs
 			}

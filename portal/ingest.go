@@ -193,7 +193,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	}
 	catalogue := s.catalogueManifest(m, in.Job != nil)
 	cells := fileCells(m, &env, res.Cells)
-	repJSON, verdicts, err := s.compareRun(res, samples, env.Board, m, catalogue)
+	repJSON, verdicts, err := s.compareRun(res, samples, env, m, catalogue)
 	if err != nil {
 		return 0, err
 	}
@@ -208,6 +208,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: repJSON, ReportVersion: ReportVersion, Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
+		Loaded: loadedRun(res, env),
 	}
 	pub := store.Publication{Run: run, Cells: cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
 	if in.Job != nil {
@@ -229,15 +230,20 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 // Pages show a stored report as it is, never recomputing it while rendering.
 //
 //	1: reports with a version (measured values in the published unit, claim verdicts per board).
-//	2: cells filed by implementation and message size (leaderboards, schemes, highlights never
+//	2: claims scoped as the papers scoped them (declared classes never verdicted on board-gated
+//	   claims, C000-04/07 on the paper's devices, C003-01 against Ascon-128a, C002-11 energy of
+//	   openssl processes, by-design properties), Holm's correction, exact ratios, a reason for
+//	   every verdict, loaded host runs withheld.
+//	3: cells filed by implementation and message size (leaderboards, schemes, highlights never
 //	   pool them); claim verdicts counted only for runs of the catalogue's manifests.
-const ReportVersion = 2
+const ReportVersion = 3
 
 // compareRun compares a run with its paper (the manifest's reference dataset, else its
 // paper) and returns the report as stored JSON and the claim verdicts. The report checks the
 // claims of any run; only a run of the catalogue's manifest (catalogue) gives verdicts that
 // count toward the paper's claims, the others' are shown on their page only.
-func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, board artifacts.BoardIdentity, m *artifacts.Manifest, catalogue bool) (string, []store.ClaimVerdict, error) {
+func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, env artifacts.Environment, m *artifacts.Manifest, catalogue bool) (string, []store.ClaimVerdict, error) {
+	board := env.Board
 	paperID := m.Spec.Reference.Dataset
 	if paperID == "" {
 		paperID = m.Metadata.Paper
@@ -245,7 +251,7 @@ func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, bo
 	var rep compare.Report
 	var verdicts []store.ClaimVerdict
 	if p, ok := s.catalog.Paper(paperID); ok {
-		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: board}, m, p)
+		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: board, Timing: env.Timing}, m, p)
 		for _, cr := range rep.Claims {
 			if catalogue {
 				verdicts = append(verdicts, store.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
@@ -259,6 +265,13 @@ func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, bo
 		return "", nil, fmt.Errorf("encode report: %w", err)
 	}
 	return string(repJSON), verdicts, nil
+}
+
+// loadedRun reports whether a host run was measured while other processes used the CPU above
+// the runner's threshold: its claims are not verdicted (compare) and its cells stay out of the
+// home page's highlights. Emulated and hardware counts are never loaded by the host.
+func loadedRun(res *artifacts.Result, env artifacts.Environment) bool {
+	return res.Assurance == artifacts.AssuranceHost && env.Timing != nil && env.Timing.External != nil && env.Timing.External.Exceeded
 }
 
 // catalogueManifest reports whether a run ran a manifest of this portal's catalogue: it

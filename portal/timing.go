@@ -57,6 +57,21 @@ func (s *Server) runTiming(classStatus string, env *artifacts.Environment) templ
 	if tc.LoadThreshold > 0 {
 		threshold = fmt.Sprintf("1-minute load average above %.1f × CPUs (%.2f here), before or after the run", tc.LoadThreshold, tc.LoadThreshold*float64(env.CPUs))
 	}
+	external := "not measured (recorded before the runner sampled it)"
+	if x := tc.External; x != nil {
+		switch {
+		case x.Absent != "":
+			external = "not measured: " + x.Absent
+		default:
+			external = fmt.Sprintf("mean %.2f CPUs, 90th percentile %.2f, max %.2f over %d intervals of about a second", x.Mean, x.P90, x.Max, x.Intervals)
+			if x.MeanPressure != nil {
+				external += fmt.Sprintf("; CPU pressure (some) %.0f%% of the time", *x.MeanPressure*100)
+			}
+			if hostTimed {
+				threshold = fmt.Sprintf("other processes' mean demand above %.2f CPUs: such a run's claims are shown, not verdicted", x.Threshold)
+			}
+		}
+	}
 	t.Facts = []templates.KV{
 		{Key: "Clock source", Value: text(tc.ClockSource)},
 		{Key: "Clock resolution", Value: ns(tc.ResolutionNs) + " (smallest non-zero step between successive reads)"},
@@ -64,6 +79,7 @@ func (s *Server) runTiming(classStatus string, env *artifacts.Environment) templ
 		{Key: "GOMAXPROCS", Value: strconv.Itoa(tc.GOMAXPROCS)},
 		{Key: "Load before", Value: load(tc.LoadBefore)},
 		{Key: "Load after", Value: load(tc.LoadAfter)},
+		{Key: "Other processes' CPU demand", Value: external},
 		{Key: "Loaded when", Value: threshold},
 		{Key: "CPU 0 governor", Value: text(tc.Governor)},
 		{Key: "CPU 0 frequency", Value: khz(tc.FrequencyKHz) + " now, " + khz(tc.MaxFrequencyKHz) + " max"},

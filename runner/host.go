@@ -38,6 +38,8 @@ type Host struct {
 	// tlsEnv is the latest tls-matrix run's record for environment.json.
 	tlsMu  sync.Mutex
 	tlsEnv *artifacts.TLSEnvironment
+	// schedule is the latest run's interleaving of its cells (under tlsMu).
+	schedule *artifacts.Schedule
 
 	once sync.Once
 	kems map[string]*kemImpl
@@ -108,59 +110,106 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 			fmt.Fprintf(log, "inputs: %s: %s\n", alg, text)
 		}
 	}
-	var out []CellResult
+	// The cells run in rounds (rounds.go); a cell whose run breaks (an error, not a failed
+	// cell) cancels the others and its error is the run's.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([][]CellResult, len(cells))
+	var firstErr error // the first cell whose run broke (one cell runs at a time)
+	sched := newScheduler(m.Spec.Seed, time.Now())
+	finished := 0 // cells done, for the observer
 	for i, ref := range cells {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		obs.CellStarted(i, len(cells), ref)
-		for _, alg := range []string{ref.Algorithm, pairPart(ref.Algorithm, 0), pairPart(ref.Algorithm, 1)} {
-			if k := kems[alg]; k != nil {
-				note(alg, k.rngNote)
+		sched.add(func(t *turns) {
+			obs.CellStarted(finished, len(cells), ref)
+			for _, alg := range []string{ref.Algorithm, pairPart(ref.Algorithm, 0), pairPart(ref.Algorithm, 1)} {
+				if k := kems[alg]; k != nil {
+					note(alg, k.rngNote)
+				}
+				if s := sigs[alg]; s != nil {
+					note(alg, s.rngNote)
+				}
 			}
-			if s := sigs[alg]; s != nil {
-				note(alg, s.rngNote)
+			plan := cellPlan{
+				warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
+				budget: time.Duration(m.Spec.Budget), energy: meter,
+				progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
+				turns:    t, process: m.Spec.Method == artifacts.MethodProcessPerOperation,
 			}
-		}
-		plan := cellPlan{
-			warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
-			budget: time.Duration(m.Spec.Budget), energy: meter,
-			progress: func(done int) { obs.Iteration(i, done, m.Spec.Iterations) },
-		}
-		t0 := time.Now()
-		var r cellRun
-		var err error
-		if m.Spec.Method == artifacts.MethodProcessPerOperation {
-			r, err = h.runProcessCell(ctx, m, ref, plan, log)
-		} else if exec := hostKinds[m.Kind]; exec != nil {
-			r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st, tls: tlsState, exe: h.Exe, tlsFault: h.tlsFault})
-		} else {
-			r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
-		}
-		if err != nil {
-			return out, err
-		}
-		var last CellResult
-		for _, r := range append([]cellRun{r}, r.variants...) {
-			r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
-			r.cell.Requested = m.Spec.Iterations
-			if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
-				r.cell.Energy = &artifacts.Energy{Absent: reason}
+			var r cellRun
+			var err error
+			if m.Spec.Method == artifacts.MethodProcessPerOperation {
+				r, err = h.runProcessCell(ctx, m, ref, plan, log)
+			} else if exec := hostKinds[m.Kind]; exec != nil {
+				r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st, tls: tlsState, exe: h.Exe, tlsFault: h.tlsFault})
+			} else {
+				r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
 			}
-			why, variant := "", ""
-			if r.cell.Error != "" {
-				why = ": " + r.cell.Error
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err // the cells cancelled after it return ctx.Err(), not the cause
+				}
+				cancel()
+				return
 			}
-			if r.cell.Variant != "" {
-				variant = " [" + r.cell.Variant + "]"
-			}
-			fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, variant, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), why)
-			last = CellResult{Cell: r.cell, Samples: r.samples, TLS: r.tls}
-			out = append(out, last)
-		}
-		obs.CellDone(i, len(cells), last.Cell)
+			results[i] = h.cellResults(m, ref, r, meter, reason, t.elapsed(), log)
+			finished++
+			obs.CellDone(finished-1, len(cells), results[i][len(results[i])-1].Cell)
+		})
+	}
+	rounds, err := sched.run(ctx)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: RoundOrder})
+	var out []CellResult
+	for _, rs := range results {
+		out = append(out, rs...)
 	}
 	return out, nil
+}
+
+// cellResults turns a cell's run (and its variants) into the run's cell results, and logs
+// each with the time its turns took.
+func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r cellRun, meter *raplMeter, reason string, took time.Duration, log io.Writer) []CellResult {
+	var out []CellResult
+	for _, r := range append([]cellRun{r}, r.variants...) {
+		r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
+		r.cell.Requested = m.Spec.Iterations
+		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
+			r.cell.Energy = &artifacts.Energy{Absent: reason}
+		}
+		why, variant := "", ""
+		if r.cell.Error != "" {
+			why = ": " + r.cell.Error
+		}
+		if r.cell.Variant != "" {
+			variant = " [" + r.cell.Variant + "]"
+		}
+		blocks := ""
+		if r.cell.Block > 0 {
+			blocks = fmt.Sprintf(", %d a turn", r.cell.Block)
+		}
+		fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s%s\n", ref.Algorithm, ref.Operation, variant, r.cell.Status, len(r.samples), took.Round(time.Millisecond), blocks, why)
+		out = append(out, CellResult{Cell: r.cell, Samples: r.samples, TLS: r.tls, Rounds: r.rounds, Offsets: r.offsets})
+	}
+	return out
+}
+
+// noteSchedule keeps the latest run's schedule for its result (scheduleNoter).
+func (h *Host) noteSchedule(s *artifacts.Schedule) {
+	h.tlsMu.Lock()
+	defer h.tlsMu.Unlock()
+	h.schedule = s
+}
+
+// lastSchedule is the latest run's schedule.
+func (h *Host) lastSchedule() *artifacts.Schedule {
+	h.tlsMu.Lock()
+	defer h.tlsMu.Unlock()
+	return h.schedule
 }
 
 // hostCell is what a kind's host executor gets for one cell: the manifest, the cell, its

@@ -66,9 +66,11 @@ func TestFixtureClassChecks(t *testing.T) {
 		{"rpi4", "arm64", "rpi3-a-plus", "refused"},
 		{"pizero", "arm", "rpi-zero-wh", artifacts.ClassVerified},
 		{"pizero", "arm", "rpi4-b", "refused"},
-		{"pizero", "arm", "rpi-zero", artifacts.ClassDeclared}, // the catalogue gives no CPU for it
+		{"pizero", "arm", "rpi-zero", artifacts.ClassDeclared}, // the catalogue does not say which Pi Zero
 		{"epyc-vm", "amd64", "rpi4-b", "refused"},
-		{"epyc-vm", "amd64", "pico-w", artifacts.ClassDeclared},
+		{"epyc-vm", "amd64", "pico-w", "refused"}, // a microcontroller is never a Linux process
+		{"epyc-vm", "amd64", "rpi-zero", "refused"},
+		{"epyc-vm", "amd64", "my-lab-box", artifacts.ClassDeclared},
 		{"epyc-vm", "amd64", "host", artifacts.ClassVerified},
 	}
 	for _, tc := range cases {
@@ -116,6 +118,22 @@ func TestHostDeclaredRPi4Refused(t *testing.T) {
 	}
 }
 
+// TestHostPicoWRefused: `pqrepro run paper000/matrix --board-class pico-w` on an amd64 VM
+// is refused before anything runs: a Pico W is a microcontroller, never the host driver.
+func TestHostPicoWRefused(t *testing.T) {
+	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, class := range []string{"pico-w", "pico2-w", "esp32"} {
+		b, _, err := Execute(context.Background(), &Host{Class: class, Roots: fixture("epyc-vm")}, manifest(t, kemSrc), Options{Identity: id, Version: "test"})
+		var me *experiments.ClassMismatchError
+		if b != nil || !errors.As(err, &me) || !strings.Contains(err.Error(), "microcontroller") {
+			t.Errorf("%s on the host driver: bundle %v, err %v", class, b != nil, err)
+		}
+	}
+}
+
 // TestHostDeclaredClassRecorded: a class the catalogue cannot check runs and is recorded
 // as declared, with the reason.
 func TestHostDeclaredClassRecorded(t *testing.T) {
@@ -125,7 +143,7 @@ func TestHostDeclaredClassRecorded(t *testing.T) {
 	}
 	m := manifest(t, strings.Replace(strings.Replace(kemSrc, "[ML-KEM-512, X25519, ECDH-P256]", "[X25519]", 1), "[keygen, encaps, decaps, derive]", "[keygen, derive]", 1))
 	m.Spec.Iterations = 3
-	b, res, err := Execute(context.Background(), &Host{Class: "pico-w", Roots: fixture("epyc-vm")}, m, Options{Identity: id, Version: "test", Roots: fixture("epyc-vm")})
+	b, res, err := Execute(context.Background(), &Host{Class: "my-lab-box", Roots: fixture("epyc-vm")}, m, Options{Identity: id, Version: "test", Roots: fixture("epyc-vm")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +151,7 @@ func TestHostDeclaredClassRecorded(t *testing.T) {
 	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
 		t.Fatal(err)
 	}
-	if res.Board != "pico-w" || env.Board.ClassStatus != artifacts.ClassDeclared || !strings.Contains(env.Board.ClassNote, "no CPU") {
+	if res.Board != "my-lab-box" || env.Board.ClassStatus != artifacts.ClassDeclared || !strings.Contains(env.Board.ClassNote, "not in the board catalogue") {
 		t.Errorf("board %s recorded as %q (%s), want declared", res.Board, env.Board.ClassStatus, env.Board.ClassNote)
 	}
 	tc := env.Timing
@@ -153,6 +171,35 @@ func TestHostDeclaredClassRecorded(t *testing.T) {
 	}
 	if !virtual || !load {
 		t.Errorf("warnings %q miss the virtual machine or the load", tc.Warnings)
+	}
+}
+
+// TestExternalLoadRecorded: a host run on this machine records other processes' CPU demand,
+// sampled while it measured, with the threshold it was judged against.
+func TestExternalLoadRecorded(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc/stat")
+	}
+	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest(t, kemSrc)
+	m.Spec.Iterations = 5
+	b, _, err := Execute(context.Background(), &Host{}, m, Options{Identity: id, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
+		t.Fatal(err)
+	}
+	x := env.Timing.External
+	if x == nil || x.Absent != "" || x.Intervals < 1 || len(x.CPUs) != x.Intervals || x.Threshold != ExternalThreshold*float64(env.CPUs) || !strings.Contains(x.Method, "process tree") {
+		t.Fatalf("external load %+v", x)
+	}
+	if env.Timing.Loaded != x.Exceeded {
+		t.Errorf("loaded %v but external exceeded %v: the measured external load decides", env.Timing.Loaded, x.Exceeded)
 	}
 }
 

@@ -296,6 +296,9 @@ func mqttHandshakeCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 	}
 	defer s.close()
 	p.noPasses = true
+	// The whole cell is one turn: its device holds the broker session under the device's
+	// client id, which the telemetry cell's device takes over on a shared broker.
+	p.turns = nil
 	t := trial[struct{}, *telemetry.Session]{
 		prep: func(int) (struct{}, error) { return struct{}{}, nil },
 		op:   func(struct{}) (*telemetry.Session, error) { return s.handshake(ctx) },

@@ -548,35 +548,58 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Obs
 	}
 	defer os.RemoveAll(work)
 	cells := m.Cells()
-	var out []CellResult
+	// The cells run in rounds (rounds.go), one iteration a turn: every iteration starts
+	// processes, so nothing stays warm across iterations anyway.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([][]CellResult, len(cells))
+	var firstErr error
+	sched := newScheduler(m.Spec.Seed, time.Now())
+	finished := 0
 	for i, ref := range cells {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		obs.CellStarted(i, len(cells), ref)
-		plan := cellPlan{
-			warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
-			budget:   time.Duration(m.Spec.Budget),
-			progress: func(done int) { obs.Iteration(i, done, m.Spec.Iterations) },
-		}
-		t0 := time.Now()
-		runs, err := o.osslCells(ctx, work, m, ref, plan)
-		if err != nil {
-			return out, err
-		}
-		for _, r := range runs {
-			r.cell.Algorithm, r.cell.Operation, r.cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
-			detail := ""
-			if r.cell.Variant != "" {
-				detail = " [" + r.cell.Variant + "]"
+		sched.add(func(t *turns) {
+			obs.CellStarted(finished, len(cells), ref)
+			plan := cellPlan{
+				warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
+				budget:   time.Duration(m.Spec.Budget),
+				progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
+				turns:    t, process: true,
 			}
-			if r.cell.Error != "" {
-				detail += ": " + r.cell.Error
+			runs, err := o.osslCells(ctx, work, m, ref, plan)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				cancel()
+				return
 			}
-			fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), time.Since(t0).Round(time.Millisecond), detail)
-			out = append(out, CellResult{Cell: r.cell, Samples: r.samples})
-		}
-		obs.CellDone(i, len(cells), out[len(out)-len(runs)].Cell)
+			for _, r := range runs {
+				r.cell.Algorithm, r.cell.Operation, r.cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
+				detail := ""
+				if r.cell.Variant != "" {
+					detail = " [" + r.cell.Variant + "]"
+				}
+				if r.cell.Error != "" {
+					detail += ": " + r.cell.Error
+				}
+				fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), t.elapsed().Round(time.Millisecond), detail)
+				results[i] = append(results[i], CellResult{Cell: r.cell, Samples: r.samples, Rounds: r.rounds, Offsets: r.offsets})
+			}
+			finished++
+			obs.CellDone(finished-1, len(cells), results[i][0].Cell)
+		})
+	}
+	rounds, err := sched.run(ctx)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: RoundOrder})
+	var out []CellResult
+	for _, rs := range results {
+		out = append(out, rs...)
 	}
 	return out, nil
 }

@@ -10,11 +10,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/logtext"
 )
 
 // Board is anything experiments can run on: the host CPU in-process, an emulated board, a
@@ -33,11 +36,20 @@ type environmentNoter interface {
 	noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment)
 }
 
+// scheduleNoter is a board that interleaved its last run's cells in rounds (the host).
+type scheduleNoter interface {
+	lastSchedule() *artifacts.Schedule
+}
+
 // CellResult is a cell as measured: its record (status, sizes, memory, energy) and the raw
 // timed samples, from which the executor computes the statistics.
 type CellResult struct {
 	Cell    artifacts.Cell
 	Samples []float64
+	// Rounds and Offsets are each sample's round and start (ns since the run's measurement
+	// began) when the board ran its cells in rounds; nil otherwise.
+	Rounds  []int
+	Offsets []float64
 	// TLS are a tls-matrix cell's per-batch CPU and per-handshake phase series, written to
 	// tls.csv; the cell's TLS record summarises them.
 	TLS []artifacts.TLSSeries
@@ -130,7 +142,9 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if id.ClassNote != "" && id.ClassStatus == artifacts.ClassDeclared {
 		fmt.Fprintf(log, "board class: %s\n", id.ClassNote)
 	}
+	sampler := startLoadSampler(opt.Roots, os.Getpid(), loadInterval)
 	cells, err := board.Run(ctx, m, obs, log)
+	timing.External = sampler.finish()
 	if err != nil {
 		return fail(fmt.Errorf("run %s on %s: %w", m.Ref(), id.Name, err))
 	}
@@ -141,9 +155,12 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		Schema: artifacts.ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method,
 		Board: id.Class, Assurance: id.Assurance, StartedAt: started, FinishedAt: time.Now().UTC(),
 	}
+	if sn, ok := board.(scheduleNoter); ok && slices.ContainsFunc(cells, func(c CellResult) bool { return len(c.Rounds) > 0 }) {
+		res.Schedule = sn.lastSchedule()
+	}
 	var samples bytes.Buffer
 	w := csv.NewWriter(&samples)
-	w.Write(artifacts.SamplesHeader)
+	w.Write(artifacts.SamplesRoundsHeader)
 	if len(cells) > artifacts.MaxCells {
 		return fail(fmt.Errorf("the board returned %d cells, more than the limit of %d", len(cells), artifacts.MaxCells))
 	}
@@ -156,8 +173,15 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 			cell.Stats = Summarize(c.Samples)
 		}
 		res.Cells = append(res.Cells, cell)
+		if len(c.Rounds) > 0 && (len(c.Rounds) != len(c.Samples) || len(c.Offsets) != len(c.Samples)) {
+			return fail(fmt.Errorf("cell %s %s: %d samples, %d rounds, %d offsets", cell.Algorithm, cell.Operation, len(c.Samples), len(c.Rounds), len(c.Offsets)))
+		}
 		for i, v := range c.Samples {
-			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit, cell.Variant})
+			round, offset := "", ""
+			if len(c.Rounds) > 0 {
+				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
+			}
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit, cell.Variant, round, offset})
 		}
 	}
 	w.Flush()
@@ -212,7 +236,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	files[artifacts.FileManifest] = m.YAML()
 	files[artifacts.FileResult] = append(resJSON, '\n')
 	files[artifacts.FileEnvironment] = append(envJSON, '\n')
-	files[artifacts.FileLog] = bytes.Clone(log.buf.Bytes())
+	files[artifacts.FileLog] = bundleLog(log.buf.Bytes())
 	b := &artifacts.Bundle{Files: files}
 	summary, _ := json.Marshal(Summary(res))
 	origin := opt.Origin
@@ -299,4 +323,16 @@ func tlsSamples(cells []CellResult) []byte {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// bundleLog is the run's whole log for log.txt; a log beyond the bundle's limit for that file
+// (artifacts.MaxFileBytes), which no reader would accept, keeps its head, every summary line
+// and its tail (logtext.Bound) instead of making the whole bundle unreadable.
+func bundleLog(b []byte) []byte {
+	limit := int(artifacts.MaxFileBytes(artifacts.FileLog))
+	if len(b) <= limit {
+		return bytes.Clone(b)
+	}
+	out, _ := logtext.Bound(string(b), limit/8, limit/4, limit/2)
+	return []byte(out)
 }

@@ -9,9 +9,10 @@ import (
 	"pqrepro/artifacts"
 )
 
-// LoadThreshold is the 1-minute load average per CPU above which a run is marked loaded:
-// above half the CPUs busy, before or after the run, other work competes with the timed
-// loop often enough to widen the spread (see docs/DECISIONS.md).
+// LoadThreshold is the 1-minute load average per CPU above which a run is marked loaded when
+// the external load could not be measured (no /proc/stat): above half the CPUs busy, before
+// or after the run (see docs/DECISIONS.md). The load average counts the run's own work too;
+// ExternalThreshold on the measured external load decides wherever it exists.
 const LoadThreshold = 0.5
 
 const (
@@ -80,12 +81,25 @@ func startTiming(r Roots, hostTimed bool) *artifacts.TimingContext {
 
 // finishTiming records the load after the run and the warnings of a host-timed run: a
 // virtual machine, or a 1-minute load average above LoadThreshold × CPUs before or after.
+//
+// With the external load measured (tc.External, sampled while the board ran), a run is loaded
+// when other processes' mean demand was above its threshold; the load average, which counts
+// the run's own work (on two CPUs a TLS client and its server child cross 0.5 × CPUs alone),
+// decides only for a machine whose /proc/stat could not be read. An emulated or hardware run
+// records the external load but is never loaded: the host does not time it.
 func finishTiming(tc *artifacts.TimingContext, r Roots, hostTimed bool, cpus int) {
 	tc.LoadAfter = readLoadavg(r)
+	if x := tc.External; x != nil && !hostTimed {
+		x.Exceeded = false
+	}
 	if !hostTimed {
 		return
 	}
 	tc.Warnings = timingWarnings(tc, cpus)
+	if x := tc.External; x != nil && x.Absent == "" {
+		tc.Loaded = x.Exceeded
+		return
+	}
 	tc.Loaded = loaded(tc.LoadBefore, cpus) || loaded(tc.LoadAfter, cpus)
 }
 
@@ -97,6 +111,13 @@ func timingWarnings(tc *artifacts.TimingContext, cpus int) []string {
 	var w []string
 	if tc.Virtualization != "" && tc.Virtualization != "none" {
 		w = append(w, fmt.Sprintf("virtual machine (%s): the hypervisor shares and schedules the CPUs, so timings are noisier than a bare machine's", tc.Virtualization))
+	}
+	if x := tc.External; x != nil && x.Absent == "" {
+		if x.Exceeded {
+			w = append(w, fmt.Sprintf("loaded machine: other processes used %.2f CPUs on average (90th percentile %.2f, max %.2f) while the run measured, above %.2f (%.1f × CPUs): its claims are shown, not verdicted",
+				x.Mean, x.P90, x.Max, x.Threshold, ExternalThreshold))
+		}
+		return w
 	}
 	for _, at := range []struct {
 		l    *[3]float64

@@ -127,8 +127,16 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 	}
 	n := c.m.Spec.Iterations
 	for done := 0; done < n && len(active) > 0; {
+		// In rounds, each turn is one batch; the cell's server children stay up between
+		// its turns.
+		if tt := c.plan.turns; tt != nil && done > 0 {
+			if err := tt.yield(ctx); err != nil {
+				return cellRun{}, err
+			}
+		}
 		size := min(spec.Batch, n-done)
 		for _, t := range slices.Clone(active) {
+			t.turns = c.plan.turns
 			if err := t.runBatch(size); err != nil {
 				if ctx.Err() != nil {
 					return cellRun{}, ctx.Err()
@@ -151,6 +159,9 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 	}
 	for i, stack := range spec.Stacks {
 		runs[i].cell.Variant = artifacts.TLSStackVariant(stack)
+		if c.plan.turns != nil && runs[i].cell.Status == artifacts.StatusOK {
+			runs[i].cell.Block = spec.Batch
+		}
 	}
 	out := runs[0]
 	out.variants = runs[1:]
@@ -210,8 +221,13 @@ type tlsMeasure struct {
 	index  int // the stack's place in spec.tls.stacks
 	dialed int // connections the child has been offered
 
-	srvPrev              int64 // the child's CPU at the end of the previous batch
-	samples              []float64
+	srvPrev int64 // the child's CPU at the end of the previous batch
+	samples []float64
+	// turns is the cell's place in the run's rounds (nil when not in rounds); rounds and
+	// offsets are each sample's round and start.
+	turns                *turns
+	rounds               []int
+	offsets              []float64
 	clientCPU, serverCPU []float64
 	clients, servers     []tlsHandshake
 	retry                bool
@@ -291,7 +307,13 @@ func (t *tlsMeasure) runBatch(size int) error {
 	}
 	var samples []float64
 	var clients []tlsHandshake
+	var rounds []int
+	var offsets []float64
 	for range size {
+		if t.turns != nil {
+			r, off := t.turns.now()
+			rounds, offsets = append(rounds, r), append(offsets, float64(off.Nanoseconds()))
+		}
 		rec, d, err := t.one()
 		if err != nil {
 			return t.fail(len(t.samples)+len(samples), err)
@@ -311,6 +333,7 @@ func (t *tlsMeasure) runBatch(size int) error {
 		return err
 	}
 	t.samples = append(t.samples, samples...)
+	t.rounds, t.offsets = append(t.rounds, rounds...), append(t.offsets, offsets...)
 	t.clients = append(t.clients, clients...)
 	t.servers = append(t.servers, resp.Handshakes...)
 	for _, c := range clients {
@@ -361,7 +384,7 @@ func (t *tlsMeasure) result(batch int) (cellRun, error) {
 			cell.TLS.Phases = append(cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: side.name, Stats: Summarize(vals)})
 		}
 	}
-	return cellRun{cell: cell, samples: t.samples, tls: series}, nil
+	return cellRun{cell: cell, samples: t.samples, tls: series, rounds: t.rounds, offsets: t.offsets}, nil
 }
 
 // noteTLS adds a tls-matrix run's chains and methods to environment.json.

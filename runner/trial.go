@@ -33,6 +33,12 @@ type cellPlan struct {
 	// noPasses skips the memory and energy passes, which measure this process: an operation
 	// that runs in child processes has neither.
 	noPasses bool
+	// turns, when set, runs the cell in the run's rounds (rounds.go): the trial yields after
+	// every block of iterations and its budget counts only its own turns.
+	turns *turns
+	// process says every iteration starts processes (openssl-cli, process-per-operation):
+	// its blocks are one iteration and nothing is re-warmed.
+	process bool
 }
 
 // cellRun is a cell's raw outcome before statistics.
@@ -44,15 +50,30 @@ type cellRun struct {
 	// variants are cells measured beside this one (a tls-matrix's other stacks), recorded
 	// right after it.
 	variants []cellRun
+	// rounds and offsets are each sample's round and start (since the run's measurement
+	// began), for a cell run in rounds; nil otherwise.
+	rounds  []int
+	offsets []float64
 }
 
 // runTrial executes warm-up, timed iterations, then the memory and energy passes. A failed
 // check ends the cell as failed with no timing. ctx cancellation returns ctx.Err().
+//
+// In rounds (p.turns), the first turn runs the warm-up and the first block; each later block
+// waits for the cell's next turn, and a fast in-process cell (an iteration under warmTurn)
+// starts every turn with one untimed iteration, so no timed iteration meets cold caches. The
+// block length comes from the warm-up's last iteration, or the first timed one (blockSize).
 func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun, error) {
 	var r cellRun
 	start := time.Now()
+	elapsed := func() time.Duration {
+		if p.turns != nil {
+			return p.turns.elapsed()
+		}
+		return time.Since(start)
+	}
 	over := func(frac float64) bool {
-		return p.budget > 0 && time.Since(start) >= time.Duration(float64(p.budget)*frac)
+		return p.budget > 0 && elapsed() >= time.Duration(float64(p.budget)*frac)
 	}
 	one := func(i int) (float64, O, I, error) {
 		var zero O
@@ -75,10 +96,12 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 		return float64(d.Nanoseconds()), out, in, nil
 	}
 	// Warm-up takes at most half the budget, so slow cells still get timed iterations.
+	var perIteration time.Duration // the last warm-up or first timed iteration, for the block length
 	for i := 0; i < p.warmup && !over(0.5); i++ {
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
+		t0 := time.Now()
 		if _, _, _, err := one(-1 - i); err != nil {
 			if ctx.Err() != nil {
 				return r, ctx.Err() // a cancelled child process is not a failed operation
@@ -86,6 +109,11 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 			r.cell = failed("warm-up " + err.Error())
 			return r, nil
 		}
+		perIteration = time.Since(t0)
+	}
+	block, inBlock := 0, 0
+	if p.warmup > 0 && perIteration > 0 {
+		block = blockSize(p.process, p.iterations, perIteration)
 	}
 	r.samples = make([]float64, 0, min(p.iterations, 1<<16))
 	for i := 0; i < p.iterations; i++ {
@@ -96,13 +124,33 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 			r.cell.BudgetReached = true
 			break
 		}
+		if p.turns != nil && i > 0 && inBlock == 0 {
+			if err := p.turns.yield(ctx); err != nil {
+				return r, err
+			}
+			if !p.process && perIteration < warmTurn {
+				if _, _, _, err := one(-1_000_000 - i); err != nil {
+					if ctx.Err() != nil {
+						return r, ctx.Err()
+					}
+					r.cell = failed("re-warming at the start of a turn: " + err.Error())
+					r.samples, r.rounds, r.offsets = nil, nil, nil
+					return r, nil
+				}
+			}
+		}
+		var round int
+		var offset time.Duration
+		if p.turns != nil {
+			round, offset = p.turns.now()
+		}
 		ns, out, in, err := one(i)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r, ctx.Err()
 			}
 			r.cell = failed(err.Error())
-			r.samples = nil
+			r.samples, r.rounds, r.offsets = nil, nil, nil
 			return r, nil
 		}
 		if i == 0 && t.sizes != nil {
@@ -110,11 +158,23 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 			r.cell.Sizes = &s
 		}
 		r.samples = append(r.samples, ns)
+		if p.turns != nil {
+			r.rounds = append(r.rounds, round)
+			r.offsets = append(r.offsets, float64(offset.Nanoseconds()))
+			if block == 0 {
+				perIteration = time.Duration(ns)
+				block = blockSize(p.process, p.iterations, perIteration)
+			}
+			if inBlock++; inBlock >= block {
+				inBlock = 0
+			}
+		}
 		if p.progress != nil {
 			p.progress(len(r.samples))
 		}
 	}
 	r.cell.Status = artifacts.StatusOK
+	r.cell.Block = block
 	r.cell.Unit = artifacts.UnitNanoseconds
 	r.cell.Counter = "monotonic clock (time.Now/time.Since), ns"
 	if p.noPasses {

@@ -143,9 +143,9 @@ type VerdictRow struct {
 // claim each verdict. Tallies from different boards or levels are never summed.
 type ClaimTally struct {
 	// Origin is whose runs gave the verdicts: the portal's own runners or community members.
-	Origin                                                               string
-	Board, Level, ClassStatus                                            string
-	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted int
+	Origin                                                                         string
+	Board, Level, ClassStatus                                                      string
+	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted, ByDesign int
 }
 
 // ClaimView is a paper's claim with the verdicts runs gave it.
@@ -395,6 +395,10 @@ func (n NotComparableRow) Why() string { return strings.Join(n.Reasons, "; ") }
 // IntervalRow is one bootstrap interval of a check: the ratio of medians and its bounds.
 type IntervalRow struct {
 	Ratio, Point, Lo, Hi, Verdict string
+	// Exact: every sample identical, Point is the exact ratio (Lo and Hi are not shown).
+	Exact bool
+	// Note qualifies the verdict (a "fails" Holm's correction did not confirm).
+	Note string
 	// Seed is the full hex seed; ShortSeed its first 16 digits, for display.
 	Seed, ShortSeed string
 }
@@ -411,9 +415,12 @@ type CheckRow struct {
 // ClaimResultRow is a claim's verdict on a run, with the board it was obtained on.
 type ClaimResultRow struct {
 	ID, Claim, Verdict, Reason string
-	Board, ClassStatus         string
-	Assurance                  Assurance
-	Checks                     []CheckRow
+	// Multiplicity says how a claim decided from several intervals controls its family-wise
+	// error; empty for one interval.
+	Multiplicity       string
+	Board, ClassStatus string
+	Assurance          Assurance
+	Checks             []CheckRow
 }
 
 // RunView is a run's page.
@@ -673,4 +680,20 @@ func originText(origin string) string {
 		return "not recorded"
 	}
 	return origin
+}
+
+// RunLogView is a run's log page: the bundle's log.txt as human lines, the raw log behind a
+// toggle when it holds a board's frames.
+type RunLogView struct {
+	Page
+	ID                int64
+	Experiment, Board string
+	// Log is the raw log and HumanLog its human reading (artifacts/logtext), both bounded to
+	// the log's head, every summary line and its tail; Omitted counts the bytes left out.
+	Log, HumanLog string
+	Framed        bool
+	Omitted       int64
+	// Size is the whole log's size in words; Trouble what the link did to recover lost or
+	// damaged lines, counted in the whole log ("" when nothing).
+	Size, Trouble string
 }

@@ -393,8 +393,12 @@ func printComparison(w io.Writer, rep compare.Report) {
 		}
 		comparable, other := c.Split()
 		for _, r := range comparable {
-			fmt.Fprintf(w, "  %s: %s vs published %s %s (%s, %s %s): ratio %.3f\n", name, r.Verdict,
-				r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio)
+			iv := ""
+			if r.RatioLo != nil && r.RatioHi != nil {
+				iv = fmt.Sprintf(" [%.3f, %.3f] (%s)", *r.RatioLo, *r.RatioHi, r.Interval)
+			}
+			fmt.Fprintf(w, "  %s: %s vs published %s %s (%s, %s %s): ratio %.3f%s\n", name, r.Verdict,
+				r.Ref.Text, r.Ref.Unit, r.Ref.Board, r.Ref.Stat, r.Ref.Source, *r.Ratio, iv)
 			for _, n := range r.Notes {
 				fmt.Fprintf(w, "      note: %s\n", n)
 			}
@@ -409,11 +413,14 @@ func printComparison(w io.Writer, rep compare.Report) {
 	if len(rep.Claims) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nCLAIMS (on %s, %s; checks: %s, %d resamples, 95%% intervals)\n", boardLabel(rep.Board, rep.ClassStatus), rep.Assurance, compare.Method, compare.Resamples)
+	fmt.Fprintf(w, "\nCLAIMS (on %s, %s; checks: 95%% bootstrap intervals, %d resamples, over rounds where the cells ran in rounds)\n", boardLabel(rep.Board, rep.ClassStatus), rep.Assurance, compare.Resamples)
 	for _, cl := range rep.Claims {
 		fmt.Fprintf(w, "  %s %s: %s\n", cl.Claim.ID, strings.ToUpper(cl.Verdict), cl.Claim.Claim)
 		if cl.Reason != "" {
-			fmt.Fprintf(w, "      %s\n", cl.Reason)
+			fmt.Fprintf(w, "      why: %s\n", cl.Reason)
+		}
+		if cl.Multiplicity != "" {
+			fmt.Fprintf(w, "      multiplicity: %s\n", cl.Multiplicity)
 		}
 		for _, ch := range cl.Checks {
 			fmt.Fprintf(w, "      [%s] %s\n", ch.Verdict, ch.Detail)

@@ -42,9 +42,9 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 			return fmt.Errorf("update report of run %d: %w", r.RunID, err)
 		}
 		for i, c := range r.Cells {
-			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ?, variant = ?, peak_heap_bytes = ?, implementation = ?, msg_bytes = ?
-				WHERE run_id = ? AND idx = ?`,
-				c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), cellImplementation(c), cellMessage(c), r.RunID, i); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ?, variant = ?, peak_heap_bytes = ?, loaded = ?,
+				implementation = ?, msg_bytes = ? WHERE run_id = ? AND idx = ?`,
+				c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded, cellImplementation(c), cellMessage(c), r.RunID, i); err != nil {
 				return fmt.Errorf("update cell %d of run %d: %w", i, r.RunID, err)
 			}
 		}

@@ -68,9 +68,9 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes,
+			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
 			implementation, msg_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func (s *DB) Publish(ctx context.Context, p store.Publication) (int64, error) {
 				method += " · " + c.Variant
 			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c),
+				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
 				cellImplementation(c), cellMessage(c)); err != nil {
 				return err
 			}
@@ -330,6 +330,14 @@ const (
 			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
 			AND implementation = ? AND keys = ? AND msg_bytes = ?
 			ORDER BY median LIMIT ? OFFSET ?`
+	// The home page's highlights leave out cells of loaded runs (cells.loaded).
+	qQuietStandings = `SELECT unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
+		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND loaded = 0
+		GROUP BY unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes`
+	qQuietStandingMedian = `SELECT median FROM cells
+			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND loaded = 0 AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
+			AND implementation = ? AND keys = ? AND msg_bytes = ?
+			ORDER BY median LIMIT ? OFFSET ?`
 )
 
 // qMeasuredAlgOps is MeasuredAlgOps' query: a loose scan of cells_leaderboard (algorithm,
@@ -347,7 +355,17 @@ func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string)
 	if col, unit, ok := valueMetric(metric); ok {
 		return s.valueStandings(ctx, algorithm, operation, col, unit)
 	}
-	rows, err := s.read.QueryContext(ctx, qStandings, algorithm, operation)
+	return s.standings(ctx, qStandings, qStandingMedian, algorithm, operation)
+}
+
+// QuietStandings is Standings by latency without the cells of loaded runs (host runs during
+// which other processes used the CPU above the runner's threshold): the home page's highlights.
+func (s *DB) QuietStandings(ctx context.Context, algorithm, operation string) ([]store.Standing, error) {
+	return s.standings(ctx, qQuietStandings, qQuietStandingMedian, algorithm, operation)
+}
+
+func (s *DB) standings(ctx context.Context, qGroups, qMedian, algorithm, operation string) ([]store.Standing, error) {
+	rows, err := s.read.QueryContext(ctx, qGroups, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s %s: %w", algorithm, operation, err)
 	}
@@ -367,7 +385,7 @@ func (s *DB) Standings(ctx context.Context, algorithm, operation, metric string)
 	}
 	for i := range out {
 		st := &out[i]
-		mid, err := s.read.QueryContext(ctx, qStandingMedian, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin,
+		mid, err := s.read.QueryContext(ctx, qMedian, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin,
 			st.Implementation, st.Keys, st.MessageBytes, 2-st.Runs%2, (st.Runs-1)/2)
 		if err != nil {
 			return nil, fmt.Errorf("leaderboard %s %s median: %w", algorithm, operation, err)

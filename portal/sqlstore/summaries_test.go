@@ -37,7 +37,7 @@ var engines = []struct {
 	name, migration, tallies string
 	open                     func(t *testing.T) summaryStore
 }{
-	{"sqlite", "../sqlite/migrations/0015_summaries.sql", "../sqlite/migrations/0019_implementation.sql", func(t *testing.T) summaryStore {
+	{"sqlite", "../sqlite/migrations/0015_summaries.sql", "../sqlite/migrations/0020_implementation.sql", func(t *testing.T) summaryStore {
 		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ var engines = []struct {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}},
-	{"postgres", "../postgres/migrations/0003_summaries.sql", "../postgres/migrations/0007_implementation.sql", func(t *testing.T) summaryStore {
+	{"postgres", "../postgres/migrations/0003_summaries.sql", "../postgres/migrations/0008_implementation.sql", func(t *testing.T) summaryStore {
 		st, err := postgres.Open(context.Background(), pgtest.DSN(t))
 		if err != nil {
 			t.Fatal(err)

@@ -122,6 +122,7 @@ type Store interface {
 	SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Capabilities) error
 	SignerRevoked(ctx context.Context, r Run) (time.Time, error)
 	Standings(ctx context.Context, algorithm, operation, metric string) ([]Standing, error)
+	QuietStandings(ctx context.Context, algorithm, operation string) ([]Standing, error)
 	SubmitterKeyByFingerprint(ctx context.Context, fp string) (SubmitterKey, error)
 	SubmitterKeys(ctx context.Context, userID int64) ([]SubmitterKey, error)
 	TouchRunner(ctx context.Context, id int64) error

@@ -1,0 +1,74 @@
+package compare
+
+import (
+	"slices"
+	"strings"
+
+	"pqrepro/artifacts"
+	"pqrepro/experiments"
+)
+
+// basis says what a claim's verdict rests on: the board with its class status and assurance,
+// and the method and implementation that ran; and, when the board or the implementation is not
+// the paper's, the scope sentence (the paper's setting, and that the verdict is about this
+// board and implementation).
+func basis(run Run, method string, paper *experiments.Paper) string {
+	res := run.Result
+	board := res.Board + " ("
+	if run.Board.ClassStatus != "" {
+		board += run.Board.ClassStatus + ", "
+	}
+	board += res.Assurance + ")"
+	s := "Rests on " + board + ", " + implementation(res, method) + "."
+	if paper == nil || paper.Setting == "" {
+		return s
+	}
+	samePaperBoard := slices.Contains(paper.Boards, res.Board) && run.Board.ClassStatus == artifacts.ClassVerified
+	sameImpl := paper.Method != "" && paper.Method == method && res.Assurance != artifacts.AssuranceEmulated
+	switch {
+	case samePaperBoard && sameImpl:
+		return s + " The paper's board and method."
+	case samePaperBoard:
+		return s + " The paper measured " + paper.Setting + ": the board is the paper's, the implementation is not, so the verdict is about this implementation on it."
+	}
+	return s + " The paper measured " + paper.Setting + ": the verdict is about this board and implementation, not a reproduction of the paper's figures."
+}
+
+// implementation names the code and method a run measured, in a phrase.
+func implementation(res *artifacts.Result, method string) string {
+	switch {
+	case res.Assurance == artifacts.AssuranceEmulated:
+		return "the project's C firmware under QEMU, counted in retired instructions"
+	case res.Kind == artifacts.KindTLSMatrix && res.Assurance == artifacts.AssuranceHardware:
+		return "the board's TLS client against pqrepro's own TLS 1.3 engine as server"
+	case res.Assurance == artifacts.AssuranceHardware:
+		return "the project's firmware on the board, timed by the board"
+	case res.Kind == artifacts.KindTLSMatrix:
+		return "pqrepro's own TLS 1.3 engine (Go, circl) at both ends, timed in process"
+	case res.Kind == artifacts.KindMQTTTelemetry:
+		return "pqrepro's own telemetry scheme and Ascon (Go), timed in process"
+	case method == artifacts.MethodOpenSSLCLI:
+		return "the openssl command line, whole processes timed"
+	case method == artifacts.MethodProcessPerOperation:
+		return "pqrepro's own binary (Go, circl), one process per operation"
+	}
+	return "pqrepro's Go implementations (circl and the standard library), timed in process"
+}
+
+// withBasis adds what the verdict rests on to a claim result's reason (scoped claims, which
+// never ran, keep their reason alone).
+func withBasis(cr *ClaimResult, run Run, paper *experiments.Paper) {
+	if cr.Claim.Scope != "" {
+		return
+	}
+	b := basis(run, cr.Method, paper)
+	r := strings.TrimSpace(cr.Reason)
+	switch {
+	case r == "":
+		cr.Reason = b
+	case strings.HasSuffix(r, "."):
+		cr.Reason = r + " " + b
+	default:
+		cr.Reason = r + ". " + b
+	}
+}
