@@ -146,10 +146,12 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 		return fmt.Errorf("parse samples: %w", err)
 	}
 	catalogue := s.catalogueManifest(m, r.JobID != 0)
-	rep, verdicts, err := s.compareRun(res, samples, env, m, catalogue)
+	filed := *res // compared as filed: each cell with its implementation
+	filed.Cells = fileCells(m, &env, res.Cells)
+	rep, verdicts, err := s.compareRun(&filed, samples, env, m, catalogue)
 	if err != nil {
 		return err
 	}
 	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts,
-		Cells: fileCells(m, &env, res.Cells), Catalogue: catalogue, Loaded: loadedRun(res, env)})
+		Cells: filed.Cells, Catalogue: catalogue, Loaded: loadedRun(res, env)})
 }
