@@ -251,7 +251,7 @@ func ParseSpec(data []byte, version string) ([]SpecRow, error) {
 		}
 		f := strings.Fields(l)
 		if len(f) < 4 {
-			return nil, fmt.Errorf("line %d: want <algorithm> <implementation> <version> <source>...", n)
+			return nil, fmt.Errorf("line %d: want <algorithm> <implementation> <version> and one or more <source> files", n)
 		}
 		r := SpecRow{Line: n, Algorithm: f[0], Name: f[1], Version: strings.ReplaceAll(f[2], "@VERSION@", version), Sources: f[3:]}
 		if !algRE.MatchString(r.Algorithm) || !tokenRE.MatchString(r.Name) {
