@@ -230,7 +230,7 @@ func TestMQTTTelemetryBoardMosquitto(t *testing.T) {
 	mc, _ := LookupMachine("qemu-mps2-an386")
 	q, _ := newBoard(t, mc)
 	q.SkipSelfTest = true
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // a hang guard: liveness bounds a silent board
 	defer cancel()
 	mos, err := mqtt.StartMosquitto(ctx, t.TempDir(), 0)
 	if err != nil {
