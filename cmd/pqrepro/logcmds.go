@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/internal/webclient"
 	"pqrepro/portal/translog"
 )
 
@@ -31,6 +32,7 @@ type logFlags struct {
 	log, logKey, trust, state string
 	witnesses                 stringList
 	quorum                    int
+	timeout, request          time.Duration
 }
 
 func (f *logFlags) register(fs *flag.FlagSet) {
@@ -40,6 +42,24 @@ func (f *logFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.quorum, "quorum", 0, "how many pinned witnesses must have cosigned (default: all)")
 	fs.StringVar(&f.trust, "trust", "", "a JSON trust file {\"log_key\", \"witnesses\", \"quorum\"} instead of the flags")
 	fs.StringVar(&f.state, "log-state", "", "the file remembering the last checkpoint seen (default: in the user config directory)")
+	fs.DurationVar(&f.timeout, "log-timeout", time.Minute, "longest the whole log check may take")
+	requestTimeoutFlag(fs, &f.request)
+}
+
+// requestTimeoutFlag registers --request-timeout: the bound of one request to a log or
+// portal, and of a stall within it.
+func requestTimeoutFlag(fs *flag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "request-timeout", webclient.Default.Request, "longest one request to the log may take (and may go without a byte)")
+}
+
+// boundedClient is the HTTP client of the log commands: every request at most d (and at most
+// d without a byte).
+func boundedClient(d time.Duration) *http.Client {
+	cfg := webclient.Default
+	if d > 0 {
+		cfg.Header, cfg.Stall, cfg.Request = d, d, d
+	}
+	return webclient.New(cfg)
 }
 
 func (f *logFlags) trustPolicy() (translog.Trust, error) {
@@ -94,10 +114,15 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	}
 	sum := sha256.Sum256(data)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	src := translog.OpenSource(f.log)
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("the log check took longer than --log-timeout %v", f.timeout))
+		defer cancel()
+	}
+	src := translog.OpenSourceWith(f.log, boundedClient(f.request))
 	msg, err := src.Get(ctx, translog.CheckpointFile)
 	if err != nil {
-		return fmt.Errorf("log %s: %w", f.log, err)
+		return fmt.Errorf("log %s: %w", f.log, logFetchError(ctx, err))
 	}
 	vc, err := translog.VerifyCheckpoint(msg, t)
 	if err != nil {
@@ -112,9 +137,15 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 		return err
 	}
 	if err := translog.CheckConsistent(ctx, src, seen, vc.Checkpoint); err != nil {
+		if errors.Is(err, translog.ErrFetch) {
+			return fmt.Errorf("log %s: not checked: %w", f.log, logFetchError(ctx, err))
+		}
 		return fmt.Errorf("log %s: FAILED: %w (state %s)", f.log, err, stateFile)
 	}
 	found, err := translog.ProveBundle(ctx, src, vc.Checkpoint, digest)
+	if errors.Is(err, translog.ErrFetch) {
+		return fmt.Errorf("log %s: not checked: %w", f.log, logFetchError(ctx, err))
+	}
 	if err != nil {
 		return fmt.Errorf("log %s: FAILED: %w", f.log, err)
 	}
@@ -133,6 +164,15 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 		fmt.Fprintf(stdout, "NOTE no pinned witness cosigned this checkpoint: the log's signature alone does not show that the operator did not fork the log\n")
 	}
 	return nil
+}
+
+// logFetchError says why a file of the log could not be read: the whole check's deadline
+// (its cause), an interruption (context.Canceled, exit 130), or the request's own error.
+func logFetchError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w, nothing was verified", context.Cause(ctx))
+	}
+	return err
 }
 
 // witnessKey is a witness's identity file in its key directory.
@@ -192,6 +232,8 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	once := fs.Bool("once", false, "cosign once and exit")
 	register := fs.Bool("register", false, "print the keys and a fresh proof of possession for the portal's administrator, submit nothing")
 	interval := fs.Duration("interval", 30*time.Second, "time between checkpoints")
+	var request time.Duration
+	requestTimeoutFlag(fs, &request)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -210,7 +252,8 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--log-key: %w", err)
 	}
-	w := &translog.Witnessing{Src: translog.OpenSource(*logURL), LogKey: *logKey, Cosigner: c,
+	client := boundedClient(request)
+	w := &translog.Witnessing{Src: translog.OpenSourceWith(*logURL, client), LogKey: *logKey, Cosigner: c,
 		StateFile: filepath.Join(*keyDir, defaultStateName(lk.Name()))}
 	for {
 		wait := *interval
@@ -223,7 +266,7 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 				c.Name, ed, ml, vc.Size, cosigned)
 			return nil
 		case err == nil:
-			err = submitCosignature(ctx, *logURL, cosigned)
+			err = submitCosignature(ctx, client, *logURL, cosigned)
 			if err != nil {
 				err = fmt.Errorf("submit the cosignature of checkpoint %d: %w", vc.Size, err)
 			} else {
@@ -254,20 +297,43 @@ func defaultStateName(origin string) string {
 	return filepath.Base(defaultStateFile("seen", origin))
 }
 
-func submitCosignature(ctx context.Context, portalURL string, note []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(portalURL, "/")+"/api/v1/log/cosignature", bytes.NewReader(note))
+// submitCosignature posts a cosigned checkpoint to the portal's API. logURL is the portal's
+// address or its log's URL as `pqrepro serve` prints it (".../log"); either names the same
+// portal. A refusal is returned with the portal's own message, never a whole page.
+func submitCosignature(ctx context.Context, client *http.Client, logURL string, note []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, translog.PortalURL(logURL)+"/api/v1/log/cosignature", bytes.NewReader(note))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("post the cosignature: %w", webclient.Transport(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("portal answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		b, _ := webclient.ReadBody(resp, 64<<10)
+		return fmt.Errorf("portal answered %s: %s", resp.Status, answerMessage(resp.Header.Get("Content-Type"), b))
 	}
 	return nil
+}
+
+// answerMessage is the short reason in an error answer: a JSON answer's "error" field, the
+// first line of a plain-text one, and for an HTML page only that it was one (a page means the
+// URL is not the API's).
+func answerMessage(contentType string, body []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	switch {
+	case strings.HasPrefix(contentType, "application/json") && json.Unmarshal(body, &e) == nil && e.Error != "":
+		return e.Error
+	case strings.HasPrefix(contentType, "text/html"):
+		return "an HTML page, not an API answer (is the URL the portal's or its log's?)"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	return line
 }
