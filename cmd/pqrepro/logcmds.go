@@ -280,7 +280,13 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 			// Running as a service, a failure that is not a fork (the portal unreachable, a
 			// checkpoint the log replaced while this one was being cosigned, a checkpoint that
 			// does not verify) cosigns nothing and is tried again soon.
+			// A refusal that will not change by itself (keys not registered, a malformed
+			// note) is retried at the interval, not every few seconds.
 			wait = min(*interval, 5*time.Second)
+			var ref *refusal
+			if errors.As(err, &ref) && ref.lasting() {
+				wait = *interval
+			}
 			fmt.Fprintf(stdout, "not cosigned: %v (trying again in %v)\n", err, wait)
 		} else if *once {
 			return nil
@@ -313,9 +319,23 @@ func submitCosignature(ctx context.Context, client *http.Client, logURL string, 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		b, _ := webclient.ReadBody(resp, 64<<10)
-		return fmt.Errorf("portal answered %s: %s", resp.Status, answerMessage(resp.Header.Get("Content-Type"), b))
+		return &refusal{status: resp.StatusCode, text: resp.Status, msg: answerMessage(resp.Header.Get("Content-Type"), b)}
 	}
 	return nil
+}
+
+// refusal is a portal's answer refusing a cosignature.
+type refusal struct {
+	status    int
+	text, msg string
+}
+
+func (r *refusal) Error() string { return "portal answered " + r.text + ": " + r.msg }
+
+// lasting is true for a refusal that retrying soon will not change: a 4xx other than a
+// conflict (the checkpoint moved on) or a rate limit.
+func (r *refusal) lasting() bool {
+	return r.status >= 400 && r.status < 500 && r.status != http.StatusConflict && r.status != http.StatusTooManyRequests
 }
 
 // answerMessage is the short reason in an error answer: a JSON answer's "error" field, the
