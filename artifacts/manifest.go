@@ -307,10 +307,31 @@ func (m *Manifest) applyDefaults() {
 }
 
 // MinClaimSamples is the fewest samples a cell needs for a claim check's interval (and, in a
-// run's rounds, the fewest rounds two slow cells must share): a budgeted manifest that checks
-// claims never stops a cell below it (spec.minIterations), unless it asks for fewer
-// iterations altogether.
+// run's rounds, the fewest rounds two slow cells must share). A budgeted manifest that checks
+// claims defaults its spec.minIterations to it, and MinIterationsProblem says when one asks
+// for less; that is not a parse error, so bundles published before the rule still parse.
 const MinClaimSamples = 5
+
+// MinIterationsProblem says why a manifest's budget could stop a cell below the samples its
+// claim checks need (spec.minIterations, or a board budget's, below MinClaimSamples while
+// the manifest checks claims), or "" when it cannot. The project's own manifests must have
+// none (experiments.Load refuses them).
+func (m *Manifest) MinIterationsProblem() string {
+	s := &m.Spec
+	if len(s.Reference.Claims) == 0 {
+		return ""
+	}
+	need := min(MinClaimSamples, s.Iterations)
+	if s.Budget > 0 && s.MinIterations < need {
+		return fmt.Sprintf("spec.minIterations %d is below the %d samples a claim check needs (spec.reference.claims): the budget would stop slow cells where no claim can be tested", s.MinIterations, need)
+	}
+	for _, class := range slices.Sorted(maps.Keys(s.BoardBudgets)) {
+		if b := s.BoardBudgets[class]; b.MinIterations > 0 && b.MinIterations < need {
+			return fmt.Sprintf("spec.boardBudgets.%s.minIterations %d is below the %d samples a claim check needs (spec.reference.claims)", class, b.MinIterations, need)
+		}
+	}
+	return ""
+}
 
 // Ref is the manifest's address, <paper>/<name>.
 func (m *Manifest) Ref() string { return m.Metadata.Paper + "/" + m.Metadata.Name }
@@ -461,9 +482,6 @@ func (v *validator) check(m *Manifest) {
 	if s.MinIterations > 0 && s.Budget == 0 {
 		v.add("spec.minIterations", "only applies with spec.budget")
 	}
-	if need := min(MinClaimSamples, s.Iterations); s.Budget > 0 && len(s.Reference.Claims) > 0 && s.MinIterations < need {
-		v.add("spec.minIterations", "%d is below the %d samples a claim check needs (spec.reference.claims): the budget would stop slow cells where no claim can be tested", s.MinIterations, need)
-	}
 	for _, class := range slices.Sorted(maps.Keys(s.BoardBudgets)) {
 		b, at := s.BoardBudgets[class], "spec.boardBudgets."+class
 		if !ValidBoardClass(class) {
@@ -474,9 +492,6 @@ func (v *validator) check(m *Manifest) {
 		}
 		if b.MinIterations < 0 || b.MinIterations > s.Iterations {
 			v.add(at+".minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, b.MinIterations)
-		}
-		if need := min(MinClaimSamples, s.Iterations); b.MinIterations > 0 && b.MinIterations < need && len(s.Reference.Claims) > 0 {
-			v.add(at+".minIterations", "%d is below the %d samples a claim check needs (spec.reference.claims)", b.MinIterations, need)
 		}
 		if b.OperationLimit < 0 {
 			v.add(at+".operationLimit", "must not be negative")

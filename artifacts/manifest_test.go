@@ -99,9 +99,7 @@ func TestParseManifestBad(t *testing.T) {
 		{"negative warmup", func(s string) string { return strings.Replace(s, "warmup: 5", "warmup: -1", 1) }, 11, "spec.warmup", "between 0"},
 		{"iterations not a number", func(s string) string { return strings.Replace(s, "iterations: 100", "iterations: many", 1) }, 12, "(value)", "cannot unmarshal"},
 		{"bad duration", func(s string) string { return strings.Replace(s, "  seed:", "  budget: soon\n  seed:", 1) }, 13, "(value)", "not a duration"},
-		{"minIterations below a claim check", func(s string) string {
-			return strings.Replace(s, "  seed:", "  budget: 30s\n  minIterations: 3\n  seed:", 1)
-		}, 14, "spec.minIterations", "below the 5 samples a claim check needs"},
+
 		{"no seed", func(s string) string { return strings.Replace(s, "  seed: \"s1\"\n", "", 1) }, 0, "spec.seed", "required"},
 		{"no message for sig-bench", func(s string) string {
 			return strings.Replace(s, "  message:\n    text: \"Test message for ML-DSA benchmark\"\n", "", 1)
@@ -142,5 +140,25 @@ func TestParseManifestBad(t *testing.T) {
 			}
 			t.Fatalf("no problem with field %q line %d containing %q in:\n%v", tt.field, tt.line, tt.msgSubstr, err)
 		})
+	}
+}
+
+// TestMinIterationsProblem: a budgeted manifest that checks claims and could stop a cell
+// below the samples a check needs says so; it still parses (bundles published before the rule
+// must), and the default minIterations meets the rule.
+func TestMinIterationsProblem(t *testing.T) {
+	low, err := ParseManifest([]byte(strings.Replace(goodManifest, "  seed:", "  budget: 30s\n  minIterations: 3\n  seed:", 1)), "m.yaml")
+	if err != nil {
+		t.Fatalf("a manifest from before the rule no longer parses: %v", err)
+	}
+	if why := low.MinIterationsProblem(); !strings.Contains(why, "below the 5 samples a claim check needs") {
+		t.Errorf("problem %q", why)
+	}
+	def, err := ParseManifest([]byte(strings.Replace(goodManifest, "  seed:", "  budget: 30s\n  seed:", 1)), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Spec.MinIterations != MinClaimSamples || def.MinIterationsProblem() != "" {
+		t.Errorf("default minIterations %d, problem %q", def.Spec.MinIterations, def.MinIterationsProblem())
 	}
 }

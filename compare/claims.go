@@ -83,6 +83,12 @@ func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
 		cr.Verdict = Untestable
 		if cr.Reason == "" {
 			cr.Reason = "no check could be tested on this run"
+			for _, r := range cr.Checks {
+				if !r.Check.Info && r.Detail != "" {
+					cr.Reason += " (the first: " + r.Detail + ")"
+					break
+				}
+			}
 		}
 	case testable < total:
 		cr.Verdict = PartlyTestable

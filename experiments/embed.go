@@ -412,6 +412,9 @@ func loadPaper(fsys fs.FS, dir string) (*Paper, error) {
 				return nil, fmt.Errorf("experiments/%s: unknown claim %s", f, id)
 			}
 		}
+		if why := m.MinIterationsProblem(); why != "" {
+			return nil, fmt.Errorf("experiments/%s: %s", f, why)
+		}
 		p.Manifests = append(p.Manifests, m)
 	}
 	rows, err := readReference(fsys, path.Join(dir, "reference.csv"))

@@ -5,13 +5,13 @@ package portal
 import (
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts/logtext"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
@@ -88,7 +88,7 @@ func jobView(j store.Job, log store.LogView, now time.Time) templates.JobView {
 		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
 		Detail: detail, ETA: eta, Percent: pct, Log: log.Text, LogEnd: log.End, LogAttempt: log.Attempt, Created: when(j.CreatedAt), Started: when(j.StartedAt),
 		Finished: when(j.FinishedAt), Terminal: j.Terminal()}
-	v.HumanLog, v.Framed = humanLog(log.Text)
+	v.HumanLog, v.Framed = logtext.Human(log.Text)
 	if !j.StartedAt.IsZero() {
 		end := j.FinishedAt
 		if end.IsZero() {
@@ -132,59 +132,6 @@ func cmpName(runner string) string {
 	return "runner " + runner
 }
 
-// frameRE matches a logged protocol frame: "< " (read) or "> " (written), then
-// @seq:TYPE:payload*crc (firmware/PROTOCOL.md).
-var frameRE = regexp.MustCompile(`^([<>]) .*@\d+:([A-Z]+):(.*)\*[0-9a-f]{8}$`)
-
-// humanLog turns a log with protocol frames into lines a person reads: requests and answers
-// as "→ TYPE fields" and "← TYPE fields" without sequence numbers and checksums, a run of
-// SAMPLE (or HANDSHAKE) frames as one count, the runner's own lines as they are. framed is
-// false when the log has no frame (a host run's log is already human).
-func humanLog(raw string) (human string, framed bool) {
-	var out []string
-	repeat, repeated := "", 0
-	flush := func() {
-		if repeated > 0 {
-			out = append(out, fmt.Sprintf("← %d %s frames", repeated, repeat))
-			repeat, repeated = "", 0
-		}
-	}
-	for _, line := range strings.Split(raw, "\n") {
-		m := frameRE.FindStringSubmatch(line)
-		if m == nil {
-			flush()
-			switch {
-			case strings.HasPrefix(line, "< "):
-				line = "← " + line[2:]
-			case strings.HasPrefix(line, "> "):
-				line = "→ " + line[2:]
-			}
-			out = append(out, line)
-			continue
-		}
-		framed = true
-		if typ := m[2]; m[1] == "<" && (typ == "SAMPLE" || typ == "HANDSHAKE") {
-			if repeat != typ {
-				flush()
-			}
-			repeat = typ
-			repeated++
-			continue
-		}
-		flush()
-		arrow := "← "
-		if m[1] == ">" {
-			arrow = "→ "
-		}
-		out = append(out, strings.TrimSpace(arrow+m[2]+" "+m[3]))
-	}
-	flush()
-	if !framed {
-		return raw, false
-	}
-	return strings.Join(out, "\n"), true
-}
-
 // Bounds of the job page's log: its head (the run header) and its most recent tail, and the
 // most one poll adds.
 const (
@@ -210,7 +157,9 @@ func (s *Server) jobWithLog(c echo.Context) (store.Job, store.LogView, error) {
 // jobJSON is the job page's data for scripts: GET /jobs/:id.json and /api/v1/jobs/:id. The log
 // is its bounded head and tail ("log"), or with ?after=END&attempt=A only what was appended
 // since position END of attempt A ("logAppend"; "logReset" with a fresh "log" when the
-// attempt changed). "logEnd" and "logAttempt" are where the next poll continues.
+// attempt changed). "logHuman" and "humanAppend" are the same read by logtext.Human, and
+// "logFramed" says whether that reading differs from the raw log (a board's frames). "logEnd"
+// and "logAttempt" are where the next poll continues.
 func (s *Server) jobJSON(c echo.Context) error {
 	ctx := c.Request().Context()
 	id, err := pathID(c, "id")
@@ -237,6 +186,7 @@ func (s *Server) jobJSON(c echo.Context) error {
 		}
 		if ok {
 			out["logAppend"], out["logEnd"], out["logAttempt"] = text, end, attempt
+			out["humanAppend"], out["logFramed"] = logtext.Human(text)
 			return c.JSON(http.StatusOK, out)
 		}
 		out["logReset"] = true
@@ -246,5 +196,6 @@ func (s *Server) jobJSON(c echo.Context) error {
 		return err
 	}
 	out["log"], out["logEnd"], out["logAttempt"] = log.Text, log.End, log.Attempt
+	out["logHuman"], out["logFramed"] = logtext.Human(log.Text)
 	return c.JSON(http.StatusOK, out)
 }

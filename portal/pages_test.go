@@ -185,6 +185,8 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	checks := map[string][]string{
 		run:                                   {"Comparison with paper001", "C001-01", "portal-runner", "<svg", "ed25519 signature verifies", "Heap/op", "too few samples for an interval (4, need 5)"},
 		run + "/cells.csv":                    {"host,host,portal-runner,in-process,verified,ML-KEM-1024,decaps,ok,ns,4,"},
+		run + "/log":                          {"Log of run #", "cell ML-KEM-1024 decaps: ok n=4", "the whole log.txt"},
+		run + "/log.txt":                      {"paper001/mlkem (kem-bench) on board host", "cell ML-KEM-512 keygen: ok n=4"},
 		"/api/v1/runs/" + fmt.Sprint(j.RunID): {`"origin":"portal-runner"`, `"claims":[{`, `"cells":[{`},
 		"/papers/paper001":                    {`<table class="tallies">`, "never added up", "C001-01"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=encaps":                   {"portal-runner", "table class=\"leaders\""},

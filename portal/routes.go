@@ -91,6 +91,8 @@ func (s *Server) routes() {
 	add(GET, "/runs/:id/bundle.tar.gz", s.runBundle, 0, "")
 	add(GET, "/runs/:id/cells.csv", s.runCSV, 0, "")
 	add(GET, "/runs/:id/result.json", s.runResultJSON, 0, "")
+	add(GET, "/runs/:id/log", s.runLogPage, 0, "")
+	add(GET, "/runs/:id/log.txt", s.runLogText, 0, "")
 	add(GET, "/leaderboards", s.leaderboardPage, 0, "")
 	add(GET, "/boards", s.boardsPage, 0, "")
 	add(GET, "/boards/:class", s.boardPage, 0, "")

@@ -57,6 +57,10 @@ type Config struct {
 	AdminToken string
 	// LocalRunner starts the in-process runner with the host board.
 	LocalRunner bool
+	// LocalRunnerRediscover is how often `pqrepro serve`'s local runner looks for its boards
+	// again between jobs, so that a firmware built while the portal runs makes its board
+	// available (runner.Agent.DiscoverEvery; zero: its default).
+	LocalRunnerRediscover time.Duration
 	// LeaseDuration is how long a lease lasts without a heartbeat.
 	LeaseDuration time.Duration
 	// LongPoll is the longest a lease request waits for a job.
@@ -110,7 +114,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		Addr: "127.0.0.1:8080", DataDir: "pqrepro-data", LocalRunner: true,
+		Addr: "127.0.0.1:8080", DataDir: "pqrepro-data", LocalRunner: true, LocalRunnerRediscover: 10 * time.Second,
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
 		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, ChallengeTTL: 5 * time.Minute, Version: "dev",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,

@@ -2,6 +2,10 @@ package portal
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,19 +107,23 @@ func TestBoardLabelNamesOnce(t *testing.T) {
 	}
 }
 
-func TestHumanLog(t *testing.T) {
+// TestJobViewReadsTheLog: a board's log is shown as human lines (logtext.Human) with the raw
+// one kept; a host run's log, already human, is shown as it is.
+func TestJobViewReadsTheLog(t *testing.T) {
+	crc := func(body string) string { return fmt.Sprintf("@%s*%08x", body, crc32.ChecksumIEEE([]byte(body))) }
 	raw := strings.Join([]string{
 		"flash: starting qemu-system-arm",
 		"< pqrepro-fw 0.1.0 ready",
-		"> @3:BENCH:alg=ML-KEM-768 op=encaps n=3 warmup=1*0a1b2c3d",
-		"< @7:BENCH:re=3 alg=ML-KEM-768 op=encaps n=3*11111111",
-		"< @8:SAMPLE:re=3 i=0 v=100*22222222",
-		"< @9:SAMPLE:re=3 i=1 v=101*33333333",
-		"< @10:SAMPLE:re=3 i=2 v=99*44444444",
-		"< @11:SUMMARY:re=3 n=3*55555555",
+		"> " + crc("3:BENCH:alg=ML-KEM-768 op=encaps n=3 warmup=1"),
+		"< " + crc("7:BENCH:re=3 alg=ML-KEM-768 op=encaps n=3"),
+		"< " + crc("8:SAMPLE:re=3 i=0 v=100"),
+		"< " + crc("9:SAMPLE:re=3 i=1 v=101"),
+		"> " + crc("4:RESEND:from=10"),
+		"< " + crc("10:SAMPLE:re=3 i=2 v=99"),
+		"< " + crc("11:SUMMARY:re=3 n=3"),
 		"cell ML-KEM-768 encaps: ok n=3 in 12ms",
 	}, "\n")
-	human, framed := humanLog(raw)
+	v := jobView(store.Job{ID: 1, State: store.JobRunning}, store.LogView{Text: raw}, time.Now())
 	want := strings.Join([]string{
 		"flash: starting qemu-system-arm",
 		"← pqrepro-fw 0.1.0 ready",
@@ -123,27 +131,53 @@ func TestHumanLog(t *testing.T) {
 		"← BENCH re=3 alg=ML-KEM-768 op=encaps n=3",
 		"← 3 SAMPLE frames",
 		"← SUMMARY re=3 n=3",
+		"link, in the frames above: 1 RESEND",
 		"cell ML-KEM-768 encaps: ok n=3 in 12ms",
 	}, "\n")
-	if !framed || human != want {
-		t.Errorf("human log:\n%s\nwant:\n%s", human, want)
+	if !v.Framed || v.HumanLog != want || v.Log != raw {
+		t.Errorf("human log:\n%s\nwant:\n%s", v.HumanLog, want)
 	}
-	if h, framed := humanLog("host run\ncell ok"); framed || h != "host run\ncell ok" {
-		t.Errorf("a log without frames is changed: %q", h)
+	host := jobView(store.Job{ID: 1, State: store.JobRunning}, store.LogView{Text: "host run\ncell ok"}, time.Now())
+	if host.Framed || host.HumanLog != host.Log {
+		t.Errorf("a log without frames is changed: %q", host.HumanLog)
 	}
 }
 
-// FuzzHumanLog: any log (runner input) reads as lines without a panic, and a log without a
-// frame is left as it is.
-func FuzzHumanLog(f *testing.F) {
-	f.Add("> @3:BENCH:alg=X op=y*0a1b2c3d\n< @4:SAMPLE:v=1*00000000")
-	f.Add("plain\nlines")
-	f.Fuzz(func(t *testing.T, raw string) {
-		h, framed := humanLog(raw)
-		if !framed && h != raw {
-			t.Fatalf("unframed log changed: %q → %q", raw, h)
+// TestRunLogViewReadsRealLogs: the run log page of a real emulated board's log shows human
+// lines and keeps the raw frames behind the toggle; a log with link trouble says what the
+// link recovered; a log too long for the page keeps every summary line.
+func TestRunLogViewReadsRealLogs(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "artifacts", "logtext", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
+		return b
+	}
+	qemu := read("qemu-mps2-an386-mlkem.log")
+	v := runLogView(store.Run{ID: 3, Experiment: "paper001/mlkem", BoardClass: "qemu-mps2-an386"}, qemu)
+	if !v.Framed || v.Omitted != 0 || v.Log != string(qemu) || v.Trouble != "" || strings.Contains(v.HumanLog, "< @") ||
+		!strings.Contains(v.HumanLog, "← 5 SAMPLE frames") || !strings.Contains(v.HumanLog, "cell ML-KEM-1024 decaps: ok n=5") {
+		t.Errorf("QEMU log: framed %v, omitted %d, trouble %q\n%s", v.Framed, v.Omitted, v.Trouble, v.HumanLog)
+	}
+	trouble := read("host-link-trouble.log")
+	if v := runLogView(store.Run{ID: 4}, trouble); !strings.Contains(v.Trouble, "RESEND") || !strings.Contains(v.Trouble, "damaged lines") {
+		t.Errorf("trouble: %q", v.Trouble)
+	}
+	long := strings.Repeat(string(trouble), (runLogHead+runLogTail)/len(trouble)*3)
+	v = runLogView(store.Run{ID: 5}, []byte(long))
+	if v.Omitted == 0 || len(v.Log) > runLogHead+runLogTail+runLogSummary {
+		t.Fatalf("long log: %d bytes shown, %d omitted", len(v.Log), v.Omitted)
+	}
+	n := 0
+	for _, l := range strings.Split(long, "\n") {
+		if strings.HasPrefix(l, "cell ") {
+			n++
+		}
+	}
+	if got := strings.Count(v.HumanLog, "\ncell "); got != n {
+		t.Errorf("long log: %d cell lines in the human reading, %d in the log", got, n)
+	}
 }
 
 func TestJobViewStates(t *testing.T) {

@@ -13,12 +13,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/logtext"
 	"pqrepro/internal/webclient"
 )
 
@@ -91,6 +93,15 @@ type Agent struct {
 	FlushEvery time.Duration
 	// OnJob, when set, is called as each job starts (tests use it to stop a runner mid-job).
 	OnJob func(l *artifacts.Lease)
+	// Discover, when set, returns the runner's boards as they are now (the discovery Boards
+	// came from). Between jobs, every DiscoverEvery, the agent takes the list it returns; when
+	// the boards as the portal sees them changed (a firmware was built, an emulator installed,
+	// a board plugged in or removed) it enrols again with its runner token, so the portal
+	// offers the boards that became available without a restart. Lease requests then wait at
+	// most DiscoverEvery.
+	Discover func(ctx context.Context) []AgentBoard
+	// DiscoverEvery is how often Discover is called (default 10s).
+	DiscoverEvery time.Duration
 
 	// token is the runner token of the last enrolment.
 	token string
@@ -127,6 +138,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.FlushEvery <= 0 {
 		a.FlushEvery = time.Second
 	}
+	if a.DiscoverEvery <= 0 {
+		a.DiscoverEvery = 10 * time.Second
+	}
+	wait := a.LeaseWait
+	if a.Discover != nil {
+		wait = min(wait, a.DiscoverEvery)
+	}
 	log := a.logger()
 	if err := a.enrol(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -135,8 +153,18 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	backoff := time.Second
+	discovered := time.Now()
 	for ctx.Err() == nil {
-		l, err := a.Portal.Lease(ctx, a.LeaseWait)
+		if a.Discover != nil && time.Since(discovered) >= a.DiscoverEvery {
+			discovered = time.Now()
+			if err := a.rediscover(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+		l, err := a.Portal.Lease(ctx, wait)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -160,6 +188,41 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rediscover takes the boards Discover returns now and, when the portal would see them
+// differently, enrols again so that it does; an enrolment the portal refuses is returned.
+func (a *Agent) rediscover(ctx context.Context) error {
+	boards := a.Discover(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	before := boardInfos(a.Boards)
+	a.Boards = boards
+	after := boardInfos(boards)
+	if reflect.DeepEqual(before, after) {
+		return nil
+	}
+	a.logger().Info("boards changed; enrolling again so the portal offers them", "available", availableNames(after), "before", availableNames(before))
+	return a.enrol(ctx)
+}
+
+func boardInfos(bs []AgentBoard) []artifacts.BoardInfo {
+	out := make([]artifacts.BoardInfo, len(bs))
+	for i, b := range bs {
+		out[i] = b.Info
+	}
+	return out
+}
+
+func availableNames(infos []artifacts.BoardInfo) string {
+	var names []string
+	for _, b := range infos {
+		if b.Available {
+			names = append(names, b.Name)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -272,7 +335,13 @@ func (o *jobProgress) get() artifacts.Progress {
 	return o.p
 }
 
-// logStream buffers the run's log and sends it in indexed chunks.
+// maxLogChunk bounds one log chunk: the portal takes at most 1 MiB a request.
+const maxLogChunk = 512 << 10
+
+// maxFailLog bounds the log sent with a failure (the portal takes at most 17 MiB).
+const maxFailLog = 8 << 20
+
+// logStream buffers the run's log and sends it in indexed chunks of whole lines.
 type logStream struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer
@@ -285,27 +354,50 @@ func (l *logStream) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// flush sends what is buffered as the next chunk, retrying the same index on failure.
-func (l *logStream) flush(ctx context.Context, p Portal, jobID int64, leaseID string) error {
+// take removes the next chunk from the buffer: whole lines, at most maxLogChunk bytes (a
+// longer line is cut at a UTF-8 boundary); a line still being written stays for the next
+// flush unless final. It returns nil when there is nothing to send.
+func (l *logStream) take(final bool) []byte {
 	l.mu.Lock()
-	chunk := bytes.Clone(l.buf.Bytes())
-	l.buf.Reset()
-	idx := l.next
-	if len(chunk) > 0 {
-		l.next++
+	defer l.mu.Unlock()
+	b := l.buf.Bytes()
+	n := len(b)
+	switch {
+	case n > maxLogChunk:
+		n = logtext.HeadCut(string(b[:maxLogChunk+1]), maxLogChunk)
+	case !final:
+		n = bytes.LastIndexByte(b, '\n') + 1
 	}
-	l.mu.Unlock()
-	if len(chunk) == 0 {
+	if n == 0 {
 		return nil
 	}
-	var err error
-	for try := 0; try < 3; try++ {
-		if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || artifacts.KindOf(err).Permanent() || ctx.Err() != nil {
+	return bytes.Clone(l.buf.Next(n))
+}
+
+// flush sends what is buffered as chunks (see take), each retried under its index on
+// failure. The portal keeps the summary lines of every chunk whole (portal/sqlstore), which
+// is why a chunk ends at a line end.
+func (l *logStream) flush(ctx context.Context, p Portal, jobID int64, leaseID string, final bool) error {
+	for {
+		chunk := l.take(final)
+		if chunk == nil {
+			return nil
+		}
+		l.mu.Lock()
+		idx := l.next
+		l.next++
+		l.mu.Unlock()
+		var err error
+		for try := 0; try < 3; try++ {
+			if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || artifacts.KindOf(err).Permanent() || ctx.Err() != nil {
+				break
+			}
+			sleep(ctx, retryDelay(err, time.Duration(try+1)*200*time.Millisecond))
+		}
+		if err != nil {
 			return err
 		}
-		sleep(ctx, retryDelay(err, time.Duration(try+1)*200*time.Millisecond))
 	}
-	return err
 }
 
 // runJob runs one leased job: heartbeats carry progress, the log streams in chunks, and the
@@ -321,7 +413,10 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	fail := func(reason string, runLog []byte) {
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer fcancel()
-		if err := a.Portal.Fail(fctx, l.JobID, artifacts.FailRequest{LeaseID: l.LeaseID, Reason: reason, Log: string(runLog)}); err != nil {
+		// The log goes along in case streaming it failed; it keeps its head, every summary
+		// line and its tail within what the portal takes.
+		failLog, _ := logtext.Bound(string(runLog), maxFailLog/8, maxFailLog/4, maxFailLog/2)
+		if err := a.Portal.Fail(fctx, l.JobID, artifacts.FailRequest{LeaseID: l.LeaseID, Reason: reason, Log: failLog}); err != nil {
 			log.Warn("report failure", "err", err)
 		}
 		log.Info("job failed", "reason", reason)
@@ -400,7 +495,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 				return
 			case <-t.C:
 			}
-			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID); err != nil && artifacts.KindOf(err) == artifacts.KindLeaseLost {
+			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && artifacts.KindOf(err) == artifacts.KindLeaseLost {
 				cancel(ErrLeaseLost)
 				return
 			}
@@ -420,7 +515,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer fcancel()
-	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID); ferr != nil && artifacts.KindOf(ferr) == artifacts.KindLeaseLost {
+	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID, true); ferr != nil && artifacts.KindOf(ferr) == artifacts.KindLeaseLost {
 		log.Warn("lease lost before completion; dropping the job")
 		return
 	}

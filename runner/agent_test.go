@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -312,5 +314,134 @@ func TestAgentLoadsFirmwareCheckedByDigest(t *testing.T) {
 				t.Fatalf("completed %d, loaded %q", len(mp.completed), b.loaded)
 			}
 		})
+	}
+}
+
+// TestLogStreamSendsWholeLines: a flush sends the whole lines written so far and keeps a line
+// still being written for the next one (the portal keeps summary lines per chunk); a burst
+// larger than a request may carry goes as several chunks of whole lines; the last flush sends
+// the rest.
+func TestLogStreamSendsWholeLines(t *testing.T) {
+	p := &memPortal{}
+	ctx := context.Background()
+	s := &logStream{}
+	io.WriteString(s, "cell ML-KEM-512 keygen: ok n=3\ncell ML-KEM-5")
+	if err := s.flush(ctx, p, 1, "L", false); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(s, "12 encaps: ok n=3\n")
+	s.flush(ctx, p, 1, "L", false)
+	if p.logs[0] != "cell ML-KEM-512 keygen: ok n=3\n" || p.logs[1] != "cell ML-KEM-512 encaps: ok n=3\n" {
+		t.Fatalf("chunks %v", p.logs)
+	}
+	line := strings.Repeat("x", 999) + "\n"
+	for range 1300 { // 1.3 MB at once
+		io.WriteString(s, line)
+	}
+	io.WriteString(s, "the last line, unfinished")
+	s.flush(ctx, p, 1, "L", false)
+	n := len(p.logs)
+	if n < 5 {
+		t.Fatalf("%d chunks for 1.3 MB", n)
+	}
+	for i := 2; i < n; i++ {
+		if c := p.logs[i]; len(c) > maxLogChunk || !strings.HasSuffix(c, "\n") || strings.Count(c, line) != len(c)/len(line) {
+			t.Fatalf("chunk %d: %d bytes, not whole lines", i, len(c))
+		}
+	}
+	s.flush(ctx, p, 1, "L", true)
+	if got := p.log(); !strings.HasSuffix(got, line+"the last line, unfinished") || len(got) != 2*31+1300*len(line)+25 {
+		t.Fatalf("the stream sent %d bytes", len(got))
+	}
+}
+
+// enrolPortal is a memPortal that records enrolments and hands out a new runner token each time.
+type enrolPortal struct {
+	memPortal
+	enrols []artifacts.EnrolRequest
+}
+
+func (p *enrolPortal) Enrol(_ context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enrols = append(p.enrols, req)
+	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: fmt.Sprint("token-", len(p.enrols))}, nil
+}
+
+func (p *enrolPortal) enrolments() []artifacts.EnrolRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.enrols)
+}
+
+// TestAgentRediscoversBoards: between leases the agent looks at its boards again; an
+// unchanged list enrols nothing, a board that became available (its firmware built) is
+// enrolled again with the runner token of the last enrolment and runs the next job.
+func TestAgentRediscoversBoards(t *testing.T) {
+	m := testManifest(t, 2)
+	p := &enrolPortal{memPortal: memPortal{done: make(chan struct{})}}
+	// A board that appears (as an emulated board does once its firmware is built); it runs
+	// the job in-process, since the board's own driver is not under test.
+	appears := artifacts.BoardInfo{Name: "lab", Class: "lab-board", Driver: "host", Reason: "firmware not built"}
+	var mu sync.Mutex
+	built, calls := false, 0
+	discover := func(context.Context) []AgentBoard {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		b := AgentBoard{Info: appears}
+		if built {
+			b.Info.Available, b.Info.Reason = true, ""
+			b.Board = &Host{Class: "lab-board"}
+		}
+		return append(HostBoards(""), b)
+	}
+	id, err := artifacts.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &Agent{Portal: p, EnrolToken: "single-use", Name: "t", Identity: id, Boards: discover(ctx), Version: "test",
+		LeaseWait: time.Hour, FlushEvery: 10 * time.Millisecond, Discover: discover, DiscoverEvery: 20 * time.Millisecond}
+	errc := make(chan error, 1)
+	go func() { errc <- a.Run(ctx) }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("a few discoveries", func() bool { mu.Lock(); defer mu.Unlock(); return calls >= 4 })
+	if n := len(p.enrolments()); n != 1 {
+		t.Fatalf("%d enrolments while the boards stayed the same", n)
+	}
+	mu.Lock()
+	built = true
+	mu.Unlock()
+	waitFor("a second enrolment", func() bool { return len(p.enrolments()) == 2 })
+	second := p.enrolments()[1]
+	if second.CurrentToken != "token-1" || len(second.Boards) != 2 || !second.Boards[1].Available {
+		t.Fatalf("second enrolment: token %q, boards %+v", second.CurrentToken, second.Boards)
+	}
+	p.mu.Lock()
+	p.leases = append(p.leases, lease(m, "lab-board", time.Minute))
+	p.mu.Unlock()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job on the board that appeared never finished")
+	}
+	if len(p.completed) != 1 || len(p.failed) != 0 {
+		t.Fatalf("completed %d, failed %v", len(p.completed), p.failed)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.enrolments()); n != 2 {
+		t.Errorf("%d enrolments, want 2", n)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/logtext"
 )
 
 // Board is anything experiments can run on: the host CPU in-process, an emulated board, a
@@ -222,7 +223,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	files[artifacts.FileManifest] = m.YAML()
 	files[artifacts.FileResult] = append(resJSON, '\n')
 	files[artifacts.FileEnvironment] = append(envJSON, '\n')
-	files[artifacts.FileLog] = bytes.Clone(log.buf.Bytes())
+	files[artifacts.FileLog] = bundleLog(log.buf.Bytes())
 	b := &artifacts.Bundle{Files: files}
 	summary, _ := json.Marshal(Summary(res))
 	origin := opt.Origin
@@ -309,4 +310,16 @@ func tlsSamples(cells []CellResult) []byte {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// bundleLog is the run's whole log for log.txt; a log beyond the bundle's limit for that file
+// (artifacts.MaxFileBytes), which no reader would accept, keeps its head, every summary line
+// and its tail (logtext.Bound) instead of making the whole bundle unreadable.
+func bundleLog(b []byte) []byte {
+	limit := int(artifacts.MaxFileBytes(artifacts.FileLog))
+	if len(b) <= limit {
+		return bytes.Clone(b)
+	}
+	out, _ := logtext.Bound(string(b), limit/8, limit/4, limit/2)
+	return []byte(out)
 }

@@ -10,47 +10,43 @@
     var id = job.getAttribute("data-job");
     var log = document.getElementById("job-log");
     // The log is polled by position: each poll asks only for what was appended since the
-    // last one, and the page keeps at most MAX characters (the head, a marker, the tail).
-    var MAX = 256 * 1024, HEAD = 16 * 1024;
+    // last one. The server reads it (logtext.Human: frames condensed, the link's trouble
+    // counted) and sends both texts; once the page holds more than MAX characters it asks for
+    // the whole log afresh, which the server bounds to its head, every summary line and its
+    // tail.
+    var MAX = 256 * 1024;
     var end = log ? log.getAttribute("data-log-end") : "0";
     var attempt = log ? log.getAttribute("data-log-attempt") : "0";
-    var show = function (text) {
-      if (text.length > MAX) {
-        var keep = MAX - HEAD;
-        text = text.slice(0, HEAD) + "\n… " + (text.length - MAX) + " characters dropped …\n" + text.slice(text.length - keep);
-      }
-      log.textContent = text;
-      log.scrollTop = log.scrollHeight;
+    var afresh = false;
+    // humanView returns the human log's element, made (with the raw log moved behind a
+    // toggle, as the server renders a board's log) the first time the log holds frames.
+    var humanView = function () {
       var human = document.getElementById("job-log-human");
-      if (human) { human.textContent = humanLog(text); human.scrollTop = human.scrollHeight; }
+      if (human || !log) return human;
+      human = document.createElement("pre");
+      human.id = "job-log-human";
+      human.className = "log";
+      var raw = document.createElement("details");
+      raw.className = "raw-log";
+      var label = document.createElement("summary");
+      label.textContent = "Raw log with every protocol frame";
+      raw.appendChild(label);
+      log.parentNode.insertBefore(human, log);
+      log.parentNode.insertBefore(raw, log);
+      raw.appendChild(log);
+      return human;
     };
-    // The same reading of protocol frames as the server's humanLog (portal/pages_jobs.go).
-    var FRAME = /^([<>]) .*@\d+:([A-Z]+):(.*)\*[0-9a-f]{8}$/;
-    var humanLog = function (raw) {
-      var out = [], rep = "", n = 0;
-      var flush = function () { if (n > 0) { out.push("\u2190 " + n + " " + rep + " frames"); rep = ""; n = 0; } };
-      raw.split("\n").forEach(function (line) {
-        var m = FRAME.exec(line);
-        if (!m) {
-          flush();
-          if (line.indexOf("< ") === 0) line = "\u2190 " + line.slice(2);
-          else if (line.indexOf("> ") === 0) line = "\u2192 " + line.slice(2);
-          out.push(line);
-          return;
-        }
-        if (m[1] === "<" && (m[2] === "SAMPLE" || m[2] === "HANDSHAKE")) {
-          if (rep !== m[2]) flush();
-          rep = m[2]; n++;
-          return;
-        }
-        flush();
-        out.push(((m[1] === ">" ? "\u2192 " : "\u2190 ") + m[2] + " " + m[3]).trim());
-      });
-      flush();
-      return out.join("\n");
+    var show = function (raw, human, framed) {
+      log.textContent = raw;
+      log.scrollTop = log.scrollHeight;
+      var h = framed ? humanView() : document.getElementById("job-log-human");
+      if (h) { h.textContent = human; h.scrollTop = h.scrollHeight; }
+      if (raw.length > MAX) afresh = true;
     };
     var tick = function () {
-      var url = "/jobs/" + id + ".json?after=" + encodeURIComponent(end) + "&attempt=" + encodeURIComponent(attempt);
+      var url = "/jobs/" + id + ".json";
+      if (!afresh) url += "?after=" + encodeURIComponent(end) + "&attempt=" + encodeURIComponent(attempt);
+      afresh = false;
       fetch(url, { headers: { Accept: "application/json" } })
         .then(function (r) { return r.json(); })
         .then(function (j) {
@@ -63,8 +59,10 @@
           var st = document.getElementById("job-state");
           if (st) st.textContent = j.state;
           if (log) {
-            if (typeof j.log === "string") show(j.log);
-            else if (j.logAppend) show(log.textContent + j.logAppend);
+            var human = document.getElementById("job-log-human");
+            var shown = human ? human.textContent : log.textContent;
+            if (typeof j.log === "string") show(j.log, j.logHuman, j.logFramed);
+            else if (j.logAppend) show(log.textContent + j.logAppend, shown + j.humanAppend, j.logFramed || !!human);
           }
           if (j.logEnd !== undefined) end = String(j.logEnd);
           if (j.logAttempt !== undefined) attempt = String(j.logAttempt);

@@ -491,7 +491,7 @@ func JobPage(v JobView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</pre><details class=\"raw-log\"><summary>Raw protocol frames</summary><pre id=\"job-log\" class=\"log\" data-log-end=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</pre><details class=\"raw-log\"><summary>Raw log with every protocol frame</summary><pre id=\"job-log\" class=\"log\" data-log-end=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -458,6 +458,8 @@ func (s summary) print(w io.Writer, dir string) {
 func replica(tp template, bd board, id *artifacts.Identity, rng *rand.Rand) ([]byte, error) {
 	res := *tp.res
 	res.Board, res.Assurance = bd.class, bd.level
+	// A replica's samples.csv has no round columns: its cells were not run in rounds.
+	res.Schedule = nil
 	res.StartedAt = time.Now().UTC()
 	res.FinishedAt = res.StartedAt
 	res.Cells = nil

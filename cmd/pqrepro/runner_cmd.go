@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
@@ -25,6 +26,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	boardClass := fs.String("board-class", "", "declare the host's board class (e.g. rpi4-b on a Raspberry Pi 4)")
 	mapFile := fs.String("map", os.Getenv("PQREPRO_MAP"), "hardware map YAML (PQREPRO_MAP; default: the host and the emulated boards)")
 	firmwareDir := fs.String("firmware-dir", os.Getenv("PQREPRO_FIRMWARE"), "firmware builds, <dir>/<class>/pqrepro-fw.elf (PQREPRO_FIRMWARE)")
+	rediscoverEvery := fs.Duration("rediscover", 10*time.Second, "how often to look for boards again between jobs (a firmware built meanwhile makes its board available)")
 	ossl := opensslFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
@@ -51,7 +53,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "created runner identity %s in %s\n", id.Public().Fingerprint(), keysDir(*keys))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	bs, caps, err := agentBoards(ctx, *mapFile, *firmwareDir, *boardClass, ossl.config())
+	bs, caps, rediscover, err := agentBoards(ctx, *mapFile, *firmwareDir, *boardClass, ossl.config())
 	if err != nil {
 		return err
 	}
@@ -59,7 +61,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	printAgentBoards(stdout, bs)
 	printCapabilities(stdout, caps)
 	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: *portalURL}, EnrolToken: *token, TokenFile: tokenFile, Name: *name, Identity: id,
-		Boards: bs, Capabilities: caps, Version: buildVersion(), Log: log}
+		Boards: bs, Capabilities: caps, Version: buildVersion(), Log: log, Discover: rediscover, DiscoverEvery: *rediscoverEvery}
 	return agent.Run(ctx)
 }
 
@@ -68,16 +70,24 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // board is reported to the portal with its availability; boards other than the host can be
 // reopened with a firmware build a job names. The host board runs openssl-cli only when ossl
 // resolves to OpenSSL 3.5 or later; the capabilities returned say which openssl it found.
-func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl runner.OpenSSLConfig) ([]runner.AgentBoard, artifacts.Capabilities, error) {
-	caps := runner.ProbeOpenSSL(ctx, ossl)
+// rediscover repeats the discovery with the same map and capabilities, for Agent.Discover: a
+// firmware built (or an emulator installed) while the agent runs makes its board available.
+func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl runner.OpenSSLConfig) (bs []runner.AgentBoard, caps artifacts.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
+	caps = runner.ProbeOpenSSL(ctx, ossl)
 	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
 	if mapFile != "" {
 		m, err := boards.LoadMap(mapFile)
 		if err != nil {
-			return nil, caps, err
+			return nil, caps, nil, err
 		}
 		cfg.Map = m
 	}
+	rediscover = func(ctx context.Context) []runner.AgentBoard { return discoverAgentBoards(ctx, cfg, caps, ossl) }
+	return rediscover(ctx), caps, rediscover, nil
+}
+
+// discoverAgentBoards is one discovery of agentBoards.
+func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps artifacts.Capabilities, ossl runner.OpenSSLConfig) []runner.AgentBoard {
 	entries := boards.Discover(ctx, cfg)
 	out := boards.AgentBoards(entries)
 	for i := range out {
@@ -93,7 +103,7 @@ func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, os
 			h.OpenSSL = ossl
 		}
 	}
-	return out, caps, nil
+	return out
 }
 
 // opensslOptions are the --openssl and --openssl-root flags of run, runner and serve.

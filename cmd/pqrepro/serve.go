@@ -37,6 +37,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.StringVar(&cfg.Database, "db", cfg.Database, "database: postgres://USER[:PASSWORD]@HOST:PORT/NAME, shared by any number of portal processes (default: the SQLite file DATA/portal.db)")
 	fs.StringVar(&cfg.Blobs, "blobs", cfg.Blobs, "blob store: s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=R&tls=BOOL, keys in PQREPRO_S3_ACCESS_KEY and PQREPRO_S3_SECRET_KEY (default: the folder DATA/blobs)")
 	noLocal := fs.Bool("no-local-runner", false, "do not start the in-process runner with the host board")
+	fs.DurationVar(&cfg.LocalRunnerRediscover, "rediscover", cfg.LocalRunnerRediscover, "how often the local runner looks for its boards again between jobs (a firmware built meanwhile makes its board available)")
 	fs.DurationVar(&cfg.LeaseDuration, "lease", cfg.LeaseDuration, "job lease duration without a heartbeat")
 	fs.Int64Var(&cfg.MaxBundleBytes, "max-bundle-bytes", cfg.MaxBundleBytes, "largest accepted bundle upload")
 	fs.Int64Var(&cfg.MaxFirmwareBytes, "max-firmware-bytes", cfg.MaxFirmwareBytes, "largest accepted firmware upload")
@@ -92,6 +93,11 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		env("PQREPRO_LEASE", "lease", func(v string) error {
 			d, err := time.ParseDuration(v)
 			cfg.LeaseDuration = d
+			return err
+		}),
+		env("PQREPRO_REDISCOVER", "rediscover", func(v string) error {
+			d, err := time.ParseDuration(v)
+			cfg.LocalRunnerRediscover = d
 			return err
 		}),
 		env("PQREPRO_ADMIN_TOKEN", "", func(v string) error { cfg.AdminToken = v; return nil }),
@@ -208,14 +214,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			return err
 		}
-		bs, caps, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "", ossl)
+		bs, caps, rediscover, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "", ossl)
 		if err != nil {
 			cancel()
 			<-errc
 			return err
 		}
 		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
-			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner")}
+			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner"),
+			Discover: rediscover, DiscoverEvery: cfg.LocalRunnerRediscover}
 		go func() {
 			if err := agent.Run(ctx); err != nil {
 				log.Error("local runner stopped", "err", err)

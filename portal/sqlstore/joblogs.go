@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"pqrepro/artifacts/logtext"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -14,9 +14,10 @@ import (
 // finalChunk is the index of the log a runner sends with a failure (when it did not stream it).
 const finalChunk = 1000000000
 
-// AppendLog stores log chunk idx of the current attempt, then trims the job's log to the
-// limits. A chunk stored before (or dropped before) is left as it was, so a retried request
-// is harmless. An index outside [0, MaxIndex) is invalid.
+// AppendLog stores log chunk idx of the current attempt and its summary lines (see
+// insertSummaries), then trims the job's log to the limits. A chunk stored before (or dropped
+// before) is left as it was, so a retried request is harmless. An index outside [0, MaxIndex)
+// is invalid.
 func (s *DB) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error {
 	lim := s.Logs.OrDefault()
 	if idx < 0 || idx >= lim.MaxIndex {
@@ -42,19 +43,22 @@ func (s *DB) AppendLog(ctx context.Context, jobID, runnerID int64, leaseID strin
 		if err := insertChunk(ctx, tx, jobID, attempt, idx, data, st.end, st.end < lim.HeadBytes, now); err != nil {
 			return err
 		}
+		if err := insertSummaries(ctx, tx, lim, jobID, attempt, st, data); err != nil {
+			return err
+		}
 		return trimLog(ctx, tx, lim, jobID, attempt, idx)
 	})
 }
 
 type attemptLog struct {
-	end, stored, dropped int64
-	chunks, maxDropped   int
+	end, stored, dropped, summaries int64
+	chunks, maxDropped              int
 }
 
 func logState(ctx context.Context, tx *Tx, jobID int64, attempt int) (attemptLog, error) {
 	st := attemptLog{maxDropped: -1}
-	err := tx.QueryRowContext(ctx, `SELECT end_pos, stored_bytes, stored_chunks, dropped_bytes, max_dropped_idx FROM job_log_state WHERE job_id = ? AND attempt = ?`,
-		jobID, attempt).Scan(&st.end, &st.stored, &st.chunks, &st.dropped, &st.maxDropped)
+	err := tx.QueryRowContext(ctx, `SELECT end_pos, stored_bytes, stored_chunks, dropped_bytes, max_dropped_idx, summary_bytes FROM job_log_state WHERE job_id = ? AND attempt = ?`,
+		jobID, attempt).Scan(&st.end, &st.stored, &st.chunks, &st.dropped, &st.maxDropped, &st.summaries)
 	if err == sql.ErrNoRows {
 		return st, nil
 	}
@@ -83,6 +87,55 @@ func insertChunk(ctx context.Context, tx *Tx, jobID int64, attempt, idx int, dat
 		return fmt.Errorf("job %d log state: %w", jobID, err)
 	}
 	return nil
+}
+
+// insertSummaries keeps the summary lines (logtext.IsSummary) of a streamed chunk that starts
+// at st.end, each at its position in the attempt's log, while the attempt's summary lines stay
+// within lim.SummaryBytes. Trimming never drops them, so a bounded log still shows every
+// cell's outcome. A chunk is read as starting at a line start and only its whole lines count:
+// a runner sends whole lines (runner.Agent does), or the lines it splits are not kept.
+func insertSummaries(ctx context.Context, tx *Tx, lim store.LogLimits, jobID int64, attempt int, st attemptLog, data string) error {
+	lines, offsets := logtext.Summaries(data, true)
+	var added int64
+	for i, l := range lines {
+		if st.summaries+added+int64(len(l)) > lim.SummaryBytes {
+			break
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO job_log_lines (job_id, attempt, pos, line) VALUES (?, ?, ?, ?) ON CONFLICT (job_id, attempt, pos) DO NOTHING`,
+			jobID, attempt, st.end+int64(offsets[i]), l); err != nil {
+			return fmt.Errorf("job %d log summary lines: %w", jobID, err)
+		}
+		added += int64(len(l))
+	}
+	if added == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE job_log_state SET summary_bytes = summary_bytes + ? WHERE job_id = ? AND attempt = ?`, added, jobID, attempt); err != nil {
+		return fmt.Errorf("job %d log state: %w", jobID, err)
+	}
+	return nil
+}
+
+// summaryLines returns the attempt's kept summary lines whose positions are in [from, to).
+func (s *DB) summaryLines(ctx context.Context, jobID int64, attempt int, from, to int64) ([]string, error) {
+	if from >= to {
+		return nil, nil
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT line FROM job_log_lines WHERE job_id = ? AND attempt = ? AND pos >= ? AND pos < ? ORDER BY pos`,
+		jobID, attempt, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("job %d log summary lines: %w", jobID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
 }
 
 // trimLog drops the oldest chunks outside the head until the attempt and the job are within
@@ -128,44 +181,6 @@ func trimLog(ctx context.Context, tx *Tx, lim store.LogLimits, jobID int64, atte
 	}
 }
 
-// boundText keeps the first head and the last tail bytes of s (cut at UTF-8 boundaries) with
-// a marker between them saying how many bytes were left out; s itself when it fits.
-func boundText(s string, head, tail int) (string, int64) {
-	if len(s) <= head+tail {
-		return s, 0
-	}
-	h, t := s[:cutBack(s, head)], s[cutFwd(s, len(s)-tail):]
-	n := int64(len(s) - len(h) - len(t))
-	return h + DropMarker(n) + t, n
-}
-
-// BoundText is boundText for callers outside the store (a failure's log before it is stored).
-func BoundText(s string, head, tail int) string {
-	t, _ := boundText(s, head, tail)
-	return t
-}
-
-// DropMarker is the line that stands where a log's middle was left out.
-func DropMarker(n int64) string { return fmt.Sprintf("\n… %d bytes dropped …\n", n) }
-
-// cutBack returns the largest i ≤ n that starts a UTF-8 sequence in s.
-func cutBack(s string, n int) int {
-	n = min(max(n, 0), len(s))
-	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
-}
-
-// cutFwd returns the smallest i ≥ n that starts a UTF-8 sequence in s.
-func cutFwd(s string, n int) int {
-	n = min(max(n, 0), len(s))
-	for n < len(s) && !utf8.RuneStart(s[n]) {
-		n++
-	}
-	return n
-}
-
 // latestAttempt is attempt when > 0, else the job's latest attempt with a log (0 when none).
 func (s *DB) latestAttempt(ctx context.Context, jobID int64, attempt int) (int, error) {
 	if attempt > 0 {
@@ -180,12 +195,15 @@ func (s *DB) latestAttempt(ctx context.Context, jobID int64, attempt int) (int, 
 }
 
 // JobLogView returns the latest attempt's log (or attempt's when > 0) bounded to its first
-// headBytes and last tailBytes. It reads only the chunks it shows.
+// headBytes and last tailBytes, cut at line ends, and between them a marker and the summary
+// lines of the part left out (up to the limits' SummaryBytes). It reads only the chunks it
+// shows.
 func (s *DB) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes, tailBytes int) (store.LogView, error) {
 	a, err := s.latestAttempt(ctx, jobID, attempt)
 	if err != nil || a == 0 {
 		return store.LogView{}, err
 	}
+	summaryBytes := int(s.Logs.OrDefault().SummaryBytes)
 	v := store.LogView{Attempt: a}
 	var end int64
 	err = s.read.QueryRowContext(ctx, `SELECT end_pos FROM job_log_state WHERE job_id = ? AND attempt = ?`, jobID, a).Scan(&end)
@@ -199,7 +217,7 @@ func (s *DB) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes
 		if err != nil && err != sql.ErrNoRows {
 			return v, fmt.Errorf("job %d log: %w", jobID, err)
 		}
-		v.Text, v.Omitted = boundText(data, headBytes, tailBytes)
+		v.Text, v.Omitted = logtext.Bound(data, headBytes, summaryBytes, tailBytes)
 		return v, nil
 	}
 	head, headEnd, err := s.readChunks(ctx, jobID, a, `pos < ?`, []any{int64(headBytes)}, "pos", headBytes)
@@ -207,21 +225,26 @@ func (s *DB) JobLogView(ctx context.Context, jobID int64, attempt int, headBytes
 		return v, err
 	}
 	if int64(len(head)) >= end { // the whole log is in the head's chunks
-		v.Text, v.Omitted = boundText(head, headBytes, tailBytes)
+		v.Text, v.Omitted = logtext.Bound(head, headBytes, summaryBytes, tailBytes)
 		return v, nil
 	}
-	h := head[:cutBack(head, headBytes)]
-	tail, err := s.readTail(ctx, jobID, a, headEnd, tailBytes)
+	h := head[:logtext.HeadCut(head, headBytes)]
+	tail, tailStart, err := s.readTail(ctx, jobID, a, headEnd, tailBytes)
 	if err != nil {
 		return v, err
 	}
 	shown := int64(len(h) + len(tail))
 	v.Omitted = max(end-shown, 0)
-	if v.Omitted > 0 {
-		v.Text = h + DropMarker(v.Omitted) + tail
-	} else {
+	if v.Omitted == 0 {
 		v.Text = h + tail
+		return v, nil
 	}
+	lines, err := s.summaryLines(ctx, jobID, a, int64(len(h)), tailStart)
+	if err != nil {
+		return v, err
+	}
+	kept, n := logtext.KeepSummaries(lines, summaryBytes)
+	v.Text = h + logtext.Marker(v.Omitted, n, h == "" || strings.HasSuffix(h, "\n")) + kept + tail
 	return v, nil
 }
 
@@ -248,38 +271,41 @@ func (s *DB) readChunks(ctx context.Context, jobID int64, attempt int, cond stri
 	return b.String(), after, rows.Err()
 }
 
-// readTail returns the last limit bytes of the attempt's streamed log from position from on.
-func (s *DB) readTail(ctx context.Context, jobID int64, attempt int, from int64, limit int) (string, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx < ? AND pos >= ? ORDER BY pos DESC`,
+// readTail returns the last limit bytes of the attempt's streamed log from position from on,
+// cut at a line start (logtext.TailCut), and the position where that text begins.
+func (s *DB) readTail(ctx context.Context, jobID int64, attempt int, from int64, limit int) (string, int64, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT pos, data FROM job_logs WHERE job_id = ? AND attempt = ? AND idx < ? AND pos >= ? ORDER BY pos DESC`,
 		jobID, attempt, finalChunk, from)
 	if err != nil {
-		return "", fmt.Errorf("job %d log: %w", jobID, err)
+		return "", 0, fmt.Errorf("job %d log: %w", jobID, err)
 	}
 	defer rows.Close()
 	var parts []string
 	n := 0
+	start := from
 	for n < limit && rows.Next() {
 		var data string
-		if err := rows.Scan(&data); err != nil {
-			return "", err
+		if err := rows.Scan(&start, &data); err != nil {
+			return "", 0, err
 		}
 		parts = append(parts, data)
 		n += len(data)
 	}
 	if err := rows.Err(); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	var b strings.Builder
 	for i := len(parts) - 1; i >= 0; i-- {
 		b.WriteString(parts[i])
 	}
 	t := b.String()
-	return t[cutFwd(t, len(t)-min(limit, len(t))):], nil
+	cut := logtext.TailCut(t, limit)
+	return t[cut:], start + int64(cut), nil
 }
 
 // LogSince returns what the attempt's streamed log holds from position after on, at most
-// limit bytes (the newest, with a DropMarker before them when more is new or a part was
-// dropped), and the new end. ok is false when after is not a position of this attempt's log
+// limit bytes (the newest, with a logtext.Marker and the summary lines left out before them
+// when more is new or a part was dropped), and the new end. ok is false when after is not a position of this attempt's log
 // (another attempt, or beyond its end): the reader should fetch JobLogView afresh.
 func (s *DB) LogSince(ctx context.Context, jobID int64, attempt int, after int64, limit int) (text string, end int64, ok bool, err error) {
 	latest, err := s.latestAttempt(ctx, jobID, 0)
@@ -296,12 +322,17 @@ func (s *DB) LogSince(ctx context.Context, jobID int64, attempt int, after int64
 	if after == end {
 		return "", end, true, nil
 	}
-	tail, err := s.readTail(ctx, jobID, attempt, after, limit)
+	tail, tailStart, err := s.readTail(ctx, jobID, attempt, after, limit)
 	if err != nil {
 		return "", 0, false, err
 	}
 	if gap := end - after - int64(len(tail)); gap > 0 {
-		tail = DropMarker(gap) + tail
+		lines, err := s.summaryLines(ctx, jobID, attempt, after, tailStart)
+		if err != nil {
+			return "", 0, false, err
+		}
+		kept, n := logtext.KeepSummaries(lines, int(s.Logs.OrDefault().SummaryBytes))
+		tail = logtext.Marker(gap, n, false) + kept + tail
 	}
 	return tail, end, true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/logtext"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -193,9 +194,11 @@ func (s *DB) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason
 			return err
 		}
 		if log != "" && st.end == 0 { // a log that was streamed is not stored twice
-			// The log sent with a failure is one chunk: bounded as a whole (head and tail kept).
+			// The log sent with a failure is one chunk: bounded as a whole (head, summary lines
+			// and tail kept).
 			lim := s.Logs.OrDefault()
-			log = BoundText(log, int(lim.HeadBytes), int(lim.AttemptBytes-lim.HeadBytes))
+			summaries := min(lim.SummaryBytes, (lim.AttemptBytes-lim.HeadBytes)/2)
+			log, _ = logtext.Bound(log, int(lim.HeadBytes), int(summaries), int(lim.AttemptBytes-lim.HeadBytes-summaries))
 			if err := insertChunk(ctx, tx, jobID, attempt, finalChunk, log, 0, true, now); err != nil {
 				return err
 			}

@@ -79,26 +79,37 @@ type Firmware struct {
 // LogLimits bound what the store keeps of job logs. Beyond AttemptBytes (or MaxChunks chunks)
 // in one attempt, or JobBytes over all of a job's attempts, the oldest chunks after the head
 // are dropped (older attempts' first), so the run header (the first HeadBytes) and the most
-// recent output stay; readers show "… N bytes dropped …" where the middle was.
+// recent output stay; readers show "… N bytes dropped …" where the middle was, followed by
+// the summary lines of the dropped part (artifacts/logtext: "cell ...", "link: ..."), which
+// are kept apart up to SummaryBytes per attempt.
 type LogLimits struct {
 	// AttemptBytes bounds one attempt's stored log; JobBytes all of a job's attempts.
 	AttemptBytes, JobBytes int64
 	// HeadBytes: chunks starting within the first HeadBytes of an attempt's log are kept.
 	HeadBytes int64
+	// SummaryBytes bounds the summary lines kept of one attempt's log beside its chunks (zero:
+	// the default).
+	SummaryBytes int64
 	// MaxChunks bounds one attempt's stored chunks; MaxIndex the index a runner may use (a
 	// runner sends one chunk a second at most).
 	MaxChunks, MaxIndex int
 }
 
-// DefaultLogLimits: 4 MiB per attempt, 8 MiB per job, a 64 KiB head, 4096 chunks, indexes
-// below 10 million (115 days of one chunk a second).
+// DefaultLogLimits: 4 MiB per attempt, 8 MiB per job, a 64 KiB head, 1 MiB of summary lines
+// per attempt (two lines of every cell of the largest manifest, artifacts.MaxCells), 4096
+// chunks, indexes below 10 million (115 days of one chunk a second).
 func DefaultLogLimits() LogLimits {
-	return LogLimits{AttemptBytes: 4 << 20, JobBytes: 8 << 20, HeadBytes: 64 << 10, MaxChunks: 4096, MaxIndex: 10_000_000}
+	return LogLimits{AttemptBytes: 4 << 20, JobBytes: 8 << 20, HeadBytes: 64 << 10, SummaryBytes: 1 << 20, MaxChunks: 4096, MaxIndex: 10_000_000}
 }
 
+// OrDefault returns the defaults when a limit other than SummaryBytes is not positive, else l
+// with SummaryBytes defaulted.
 func (l LogLimits) OrDefault() LogLimits {
 	if l.AttemptBytes <= 0 || l.JobBytes <= 0 || l.HeadBytes <= 0 || l.MaxChunks <= 0 || l.MaxIndex <= 0 {
 		return DefaultLogLimits()
+	}
+	if l.SummaryBytes <= 0 {
+		l.SummaryBytes = DefaultLogLimits().SummaryBytes
 	}
 	return l
 }
@@ -108,7 +119,8 @@ func (l LogLimits) OrDefault() LogLimits {
 type LogView struct {
 	// Attempt is the attempt shown (the latest with a log); 0 when there is no log.
 	Attempt int
-	// Text is the head, a DropMarker where bytes are left out, and the tail.
+	// Text is the head, where bytes are left out a logtext.Marker and the summary lines among
+	// them, and the tail.
 	Text string
 	// End is the position just after the last byte of the attempt's streamed log, as the
 	// runner sent it (dropped parts included): where LogSince continues.

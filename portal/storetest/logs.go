@@ -2,10 +2,13 @@ package storetest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/logtext"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -162,4 +165,87 @@ func testLogBounded(e *env) {
 	check("after the limit")
 	e.must(e.st.AppendLog(e.ctx, job, r, "l1", 1, chunk(1)), "retry a dropped chunk")
 	check("after retrying a dropped chunk")
+}
+
+// realLog is a log a runner wrote (six cells on the host firmware over a line that damages
+// frames, artifacts/logtext/testdata), read from the engine's package directory.
+func (e *env) realLog() string {
+	e.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "artifacts", "logtext", "testdata", "host-link-trouble.log"))
+	e.must(err, "read the runner's log")
+	return string(b)
+}
+
+// summaryLines is the sequence of s's summary lines.
+func summaryLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if logtext.IsSummary(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// testLogKeepsSummaryLines: a long log sent in chunks of whole lines, far beyond the attempt
+// limit, keeps every summary line of the chunks trimming dropped and of the middle a view
+// leaves out: the view, a poll from the start and a failure's log show all of them once, in
+// their order.
+func testLogKeepsSummaryLines(e *env) {
+	lim := store.DefaultLogLimits()
+	one := e.realLog()
+	var b strings.Builder
+	for i := 0; b.Len() <= int(lim.AttemptBytes)+(1<<20); i++ {
+		b.WriteString(fmt.Sprintf("repeat %d of the runner's log\n", i))
+		b.WriteString(one)
+	}
+	raw := b.String()
+	want := summaryLines(raw)
+	check := func(what, text string) {
+		e.Helper()
+		got := summaryLines(text)
+		if len(got) != len(want) {
+			e.Fatalf("%s: %d summary lines, want %d", what, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				e.Fatalf("%s: summary line %d is %q, want %q", what, i, got[i], want[i])
+			}
+		}
+		if !strings.Contains(text, "summary lines among them follow") {
+			e.Fatalf("%s: no marker before the kept summary lines", what)
+		}
+	}
+
+	job, r := e.leased()
+	idx := 0
+	for rest := raw; rest != ""; idx++ {
+		n := logtext.HeadCut(rest, 64<<10)
+		e.must(e.st.AppendLog(e.ctx, job, r, "l1", idx, rest[:n]), fmt.Sprint("append chunk ", idx))
+		rest = rest[n:]
+	}
+	v, err := e.st.JobLogView(e.ctx, job, 0, 16<<10, 64<<10)
+	e.must(err, "log view")
+	if v.End != int64(len(raw)) || v.Omitted < int64(len(raw))-lim.AttemptBytes {
+		e.Fatalf("view: end %d of %d, omitted %d", v.End, len(raw), v.Omitted)
+	}
+	check("view of the bounded log", v.Text)
+	full, err := e.st.JobLog(e.ctx, job, 0)
+	e.must(err, "job log")
+	check("the stored log", full)
+	text, end, ok, err := e.st.LogSince(e.ctx, job, 1, 0, 64<<10)
+	e.must(err, "log since the start")
+	if !ok || end != int64(len(raw)) {
+		e.Fatalf("log since the start: end %d, ok %v", end, ok)
+	}
+	check("a poll from the start", text)
+
+	job2, r2 := e.leased()
+	e.must(e.st.FailJob(e.ctx, job2, r2, "l1", "exit status 1", raw), "fail with the whole log")
+	failed, err := e.st.JobLog(e.ctx, job2, 0)
+	e.must(err, "failure's log")
+	if len(failed) > int(lim.AttemptBytes)+(64<<10) {
+		e.Fatalf("a failure's log of %d bytes stored as %d", len(raw), len(failed))
+	}
+	check("a failure's log", failed)
 }

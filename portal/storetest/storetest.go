@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LogFailure", testLogFailure},
 		{"LogAttempts", testLogAttempts},
 		{"LogBounded", testLogBounded},
+		{"LogKeepsSummaryLines", testLogKeepsSummaryLines},
 		{"PublishRun", testPublishRun},
 		{"DuplicateBundle", testDuplicateBundle},
 		{"Aggregates", testAggregates},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,5 +256,42 @@ func TestHostEntryIsTheHostBoard(t *testing.T) {
 	}
 	if e[0].Info.ClassStatus != artifacts.ClassDeclared {
 		t.Errorf("the host entry offers lab-box-7 as %q", e[0].Info.ClassStatus)
+	}
+}
+
+// TestFirmwareDirsFromAnyWorkingDirectory: without a firmware directory given, firmware is
+// looked for under the working directory, the pqrepro checkout above it, and the checkout
+// this binary was built from, so a command run from anywhere finds its checkout's builds; a
+// build under the working directory comes first; "firmware not built" names every place.
+func TestFirmwareDirsFromAnyWorkingDirectory(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join("..", "..", "firmware", "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FirmwareDirs("/given"); len(got) != 1 || got[0] != "/given" {
+		t.Errorf("FirmwareDirs with a directory given: %v", got)
+	}
+	tmp := t.TempDir()
+	os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module pqrepro\n\ngo 1.27\n"), 0o644)
+	wd := filepath.Join(tmp, "a", "b")
+	os.MkdirAll(wd, 0o755)
+	t.Chdir(wd)
+	dirs := FirmwareDirs("")
+	want := []string{filepath.Join(wd, "firmware", "build"), filepath.Join(tmp, "firmware", "build")}
+	if len(dirs) < 3 || dirs[0] != want[0] || dirs[1] != want[1] || !slices.Contains(dirs, src) {
+		t.Fatalf("FirmwareDirs from %s = %v, want %v and then the source checkout's %s", wd, dirs, want, src)
+	}
+	why := notBuilt("qemu-nowhere", "")
+	for _, d := range dirs {
+		if !strings.Contains(why, filepath.Join(d, "qemu-nowhere", FirmwareFile)) {
+			t.Errorf("reason %q does not name %s", why, d)
+		}
+	}
+	// A build in the working directory's firmware/build is found first.
+	mb := filepath.Join(wd, "firmware", "build", "qemu-microbit")
+	os.MkdirAll(mb, 0o755)
+	elf := buildELF(t, mb)
+	if got := findFirmware("qemu-microbit", ""); got != elf {
+		t.Errorf("findFirmware = %q, want %q", got, elf)
 	}
 }

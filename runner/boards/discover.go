@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -27,8 +28,8 @@ type Config struct {
 	// Map is the hardware map; nil means DefaultMap().
 	Map *Map
 	// FirmwareDir holds <class>/pqrepro-fw.elf for boards whose map entry names no firmware.
-	// Empty: firmware/build under the working directory, then under the repository root
-	// (the nearest parent with this module's go.mod).
+	// Empty: the directories FirmwareDirs lists (firmware/build of the working directory, of
+	// the repository above it, of the executable's checkout and of the source checkout).
 	FirmwareDir string
 	// HostClass declares the host's board class (default "host", or the map's).
 	HostClass string
@@ -181,7 +182,7 @@ func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwRe
 	}
 	switch {
 	case fw == "":
-		fwReason = fmt.Sprintf("firmware not built: no %s (run make firmware)", filepath.Join("firmware", "build", s.Class, FirmwareFile))
+		fwReason = notBuilt(s.Class, cfg.FirmwareDir)
 	default:
 		img, err := device.LoadImage(fw)
 		switch {
@@ -271,21 +272,66 @@ func findFirmware(class, dir string) string {
 	return ""
 }
 
-// FirmwareDirs lists where firmware builds are looked for: dir when given, else
-// firmware/build under the working directory and under the repository root.
+// notBuilt is the reason a board has no firmware: every place FirmwareDirs looked.
+func notBuilt(class, dir string) string {
+	var where []string
+	for _, d := range FirmwareDirs(dir) {
+		where = append(where, filepath.Join(d, class, FirmwareFile))
+	}
+	if len(where) == 0 {
+		return fmt.Sprintf("firmware not built: no %s (no directory to look in; run make firmware, or give --firmware-dir)", filepath.Join("firmware", "build", class, FirmwareFile))
+	}
+	return fmt.Sprintf("firmware not built: looked for %s (run make firmware, or give --firmware-dir)", strings.Join(where, ", "))
+}
+
+// FirmwareDirs lists where firmware builds are looked for, each once, in this order: dir when
+// given (and only it); else firmware/build under the working directory, under the repository
+// root above it, under the checkout holding this executable (a binary built in the repository,
+// `go build -o pqrepro ./cmd/pqrepro`), and under the checkout this binary was built from (its
+// source directory as the compiler recorded it, when that is still a pqrepro module on disk:
+// `go run ./cmd/pqrepro` from anywhere, or a binary copied elsewhere). So the command line finds
+// its checkout's firmware from any working directory.
 func FirmwareDirs(dir string) []string {
 	if dir != "" {
 		return []string{dir}
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil
+	var dirs []string
+	add := func(root string) {
+		if root == "" {
+			return
+		}
+		d := filepath.Join(root, "firmware", "build")
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
 	}
-	dirs := []string{filepath.Join(wd, "firmware", "build")}
-	if root := repoRoot(wd); root != "" && root != wd {
-		dirs = append(dirs, filepath.Join(root, "firmware", "build"))
+	if wd, err := os.Getwd(); err == nil {
+		add(wd)
+		add(repoRoot(wd))
 	}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		add(repoRoot(filepath.Dir(exe)))
+	}
+	add(sourceRoot())
 	return dirs
+}
+
+// sourceRoot is the module root this package was compiled from, as the compiler recorded this
+// file's path, when that directory is still a pqrepro module; "" otherwise (a -trimpath build
+// records no directory).
+func sourceRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // runner/boards/discover.go
+	if repoRoot(root) != root {
+		return ""
+	}
+	return root
 }
 
 // repoRoot is the nearest directory at or above dir whose go.mod declares module pqrepro.

@@ -210,6 +210,9 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 	id := device.Identity(h, img)
 	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver+" (-icount shift=0)", artifacts.AssuranceEmulated
 	id.ClassStatus = artifacts.ClassVerified // the emulated machine is its class
+	// The machine's nominal clock (HELLO clock_hz, the log keeps it) only scales its timer
+	// into instructions under -icount: an instruction count has no clock, so none is recorded.
+	id.ClockHz = 0
 	return id, nil
 }
 

@@ -137,8 +137,8 @@ func TestRunsAreIdenticalAndVerify(t *testing.T) {
 					env.TimerSource != m.Counter {
 					t.Fatalf("environment board = %+v, timer %q", bi, env.TimerSource)
 				}
-				if m.Class == "qemu-mps2-an386" && bi.ClockHz != 25_000_000 {
-					t.Errorf("mps2 clock = %d", bi.ClockHz)
+				if bi.ClockHz != 0 {
+					t.Errorf("an emulated board records a clock of %d Hz for an instruction count", bi.ClockHz)
 				}
 				log := string(b.Files[artifacts.FileLog])
 				for _, want := range []string{"identify: flash: starting", "board says: " + m.Class, "@1:HELLO:", "measuring on the board identity booted", "SAMPLE", "stopped: quit over QMP"} {

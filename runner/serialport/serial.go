@@ -168,8 +168,9 @@ func (s *Serial) Identity(ctx context.Context) (artifacts.BoardIdentity, error) 
 	id.Name, id.Class, id.Driver, id.Assurance = s.Name, s.Class, "serial", artifacts.AssuranceHardware
 	id.ClassStatus = artifacts.ClassVerified // the firmware built for the class answers for it
 	if h.Unit == "instructions" {
-		// Only an emulator counts instructions (firmware/PROTOCOL.md): label it so.
-		id.Assurance = artifacts.AssuranceEmulated
+		// Only an emulator counts instructions (firmware/PROTOCOL.md): label it so, and
+		// record no clock for an instruction count.
+		id.Assurance, id.ClockHz = artifacts.AssuranceEmulated, 0
 	}
 	return id, nil
 }
