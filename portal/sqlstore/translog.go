@@ -291,16 +291,16 @@ func (s *DB) PendingLogEntries(ctx context.Context) (int, error) {
 // AddWitness implements translog.WitnessStore.
 func (s *DB) AddWitness(ctx context.Context, w translog.Witness) error {
 	return s.tx(ctx, func(tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (name, ed25519, mldsa44, added_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET ed25519 = excluded.ed25519, mldsa44 = excluded.mldsa44, added_at = excluded.added_at`,
-			w.Name, w.Ed25519, w.MLDSA44, ms0(w.Added))
+		_, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (name, ed25519, mldsa44, url, added_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET ed25519 = excluded.ed25519, mldsa44 = excluded.mldsa44, url = excluded.url, added_at = excluded.added_at`,
+			w.Name, w.Ed25519, w.MLDSA44, w.URL, ms0(w.Added))
 		return err
 	})
 }
 
 // Witnesses implements translog.WitnessStore.
 func (s *DB) Witnesses(ctx context.Context) ([]translog.Witness, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT name, ed25519, mldsa44, added_at FROM log_witnesses ORDER BY name`)
+	rows, err := s.read.QueryContext(ctx, `SELECT name, ed25519, mldsa44, url, added_at FROM log_witnesses ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list witnesses: %w", err)
 	}
@@ -309,7 +309,7 @@ func (s *DB) Witnesses(ctx context.Context) ([]translog.Witness, error) {
 	for rows.Next() {
 		var w translog.Witness
 		var at sql.NullInt64
-		if err := rows.Scan(&w.Name, &w.Ed25519, &w.MLDSA44, &at); err != nil {
+		if err := rows.Scan(&w.Name, &w.Ed25519, &w.MLDSA44, &w.URL, &at); err != nil {
 			return nil, err
 		}
 		w.Added = fromMS(at)

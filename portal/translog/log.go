@@ -79,12 +79,20 @@ type Reader interface {
 	LogEntry(ctx context.Context, runID int64) (Entry, error)
 }
 
-// Witness is a registered witness: its name and both cosignature verifier keys.
+// Witness is a registered witness: its name, its cosignature verifier keys and, for a
+// witness the log pushes checkpoints to, its C2SP tlog-witness URL.
 type Witness struct {
-	Name    string    `json:"name"`
-	Ed25519 string    `json:"ed25519"` // vkey of type 0x04
-	MLDSA44 string    `json:"mldsa44"` // vkey of type 0x06
-	Added   time.Time `json:"added"`
+	Name string `json:"name"`
+	// Ed25519 is its cosignature/v1 vkey (type 0x04): every witness has one.
+	Ed25519 string `json:"ed25519"`
+	// MLDSA44 is its ML-DSA-44 cosignature vkey (type 0x06), "" for a witness without one
+	// (the ecosystem's witnesses cosign with Ed25519 only).
+	MLDSA44 string `json:"mldsa44,omitempty"`
+	// URL is the witness's tlog-witness prefix: the log POSTs URL + "/add-checkpoint" with each
+	// new checkpoint. "" for a witness that follows the log itself (pqrepro witness) and
+	// submits its cosignatures.
+	URL   string    `json:"url,omitempty"`
+	Added time.Time `json:"added"`
 }
 
 // WitnessStore keeps registered witnesses and the cosignatures they submitted.
@@ -137,6 +145,7 @@ type Log struct {
 	files    blob.Files
 	log      *slog.Logger
 	holder   string
+	push     pushState
 	// Hook, when set, is called after each step of sequencing; an error (or a panic) there
 	// stops the round as a crash would. Only tests set it.
 	Hook func(Step) error
