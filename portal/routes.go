@@ -140,6 +140,8 @@ func (s *Server) routes() {
 	// Transparency log (C2SP tlog-tiles paths), inclusion proofs and witnesses.
 	add(GET, "/log/checkpoint", s.logCheckpoint, 0, "")
 	add(GET, "/log/tile/*", s.logTile, 0, "")
+	add(GET, "/log/policy", s.logPolicy, 0, "")
+	add(GET, "/log/policy/:name", s.logPolicy, 0, "")
 	add(GET, "/api/v1/runs/:id/inclusion", s.apiRunInclusion, 0, "")
 	add(GET, "/api/v1/log", s.apiTransparencyLog, 0, "")
 	add(POST, "/api/v1/log/cosignature", s.apiLogCosignature, 64<<10, limitSubmit)

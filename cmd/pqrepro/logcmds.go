@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // logFlags are verify's transparency-log options.
 type logFlags struct {
 	log, logKey, trust, state string
-	witnesses                 stringList
+	witnesses, policies       stringList
 	quorum                    int
 	timeout, request          time.Duration
 }
@@ -42,6 +43,7 @@ func (f *logFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.quorum, "quorum", 0, "how many pinned witnesses must have cosigned (default: all)")
 	fs.StringVar(&f.trust, "trust", "", "a JSON trust file {\"log_key\", \"witnesses\", \"quorum\"} instead of the flags")
 	fs.StringVar(&f.state, "log-state", "", "the file remembering the last checkpoint seen (default: in the user config directory)")
+	fs.Var(&f.policies, "policy", "require a witness policy (a file in the Sigsum/torchwood text form, e.g. a pinned copy of the log's /log/policy); repeatable")
 	fs.DurationVar(&f.timeout, "log-timeout", time.Minute, "longest the whole log check may take")
 	requestTimeoutFlag(fs, &f.request)
 }
@@ -60,6 +62,29 @@ func boundedClient(d time.Duration) *http.Client {
 		cfg.Header, cfg.Stall, cfg.Request = d, d, d
 	}
 	return webclient.New(cfg)
+}
+
+// witnessPolicies reads the --policy files; a policy's log key must be the pinned one.
+func (f *logFlags) witnessPolicies(logKey string) ([]translog.Policy, error) {
+	var out []translog.Policy
+	for _, file := range f.policies {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		p, err := translog.ParsePolicy(b)
+		if err != nil {
+			return nil, fmt.Errorf("--policy %s: %w", file, err)
+		}
+		if p.LogKey != logKey {
+			return nil, fmt.Errorf("--policy %s names the log key %s, not the pinned %s", file, p.LogKey, logKey)
+		}
+		if p.Name == "" {
+			p.Name = filepath.Base(file)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func (f *logFlags) trustPolicy() (translog.Trust, error) {
@@ -108,6 +133,10 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	if st.IsDir() {
 		return fmt.Errorf("%s: --log checks the .tar.gz as published (its digest is the log's leaf), not a directory", path)
 	}
+	policies, err := f.witnessPolicies(t.LogKey)
+	if err != nil {
+		return err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -127,6 +156,17 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	vc, err := translog.VerifyCheckpoint(msg, t)
 	if err != nil {
 		return fmt.Errorf("log %s: FAILED: %w", f.log, err)
+	}
+	var results []translog.PolicyResult
+	for _, p := range policies {
+		r, err := translog.CheckPolicy(msg, p)
+		if err != nil {
+			return fmt.Errorf("log %s: FAILED: policy %s: %w", f.log, p.Name, err)
+		}
+		if !r.Satisfied {
+			return fmt.Errorf("log %s: FAILED: the checkpoint does not satisfy the witness policy %s", f.log, r)
+		}
+		results = append(results, r)
 	}
 	stateFile := f.state
 	if stateFile == "" {
@@ -158,12 +198,24 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	}
 	fmt.Fprintf(stdout, "ok  bundle %s is leaf %d: run %d, published %s; its inclusion proof holds through the tiles\n",
 		digest, found.Index, found.Leaf.RunID, found.Leaf.Published.Format(time.RFC3339))
+	for _, r := range results {
+		fmt.Fprintf(stdout, "ok  witness policy %s\n", r)
+	}
 	if len(vc.Witnessed) > 0 {
 		fmt.Fprintf(stdout, "ok  cosigned by pinned witnesses: %s\n", strings.Join(vc.Witnessed, ", "))
-	} else {
+	} else if len(results) == 0 || allQuorumNone(results) {
 		fmt.Fprintf(stdout, "NOTE no pinned witness cosigned this checkpoint: the log's signature alone does not show that the operator did not fork the log\n")
 	}
 	return nil
+}
+
+func allQuorumNone(rs []translog.PolicyResult) bool {
+	for _, r := range rs {
+		if r.Threshold > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // logFetchError says why a file of the log could not be read: the whole check's deadline
@@ -232,13 +284,14 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	once := fs.Bool("once", false, "cosign once and exit")
 	register := fs.Bool("register", false, "print the keys and a fresh proof of possession for the portal's administrator, submit nothing")
 	interval := fs.Duration("interval", 30*time.Second, "time between checkpoints")
+	listen := fs.String("listen", "", "serve C2SP tlog-witness add-checkpoint on this address (host:port) for the log to push to, instead of following it")
 	var request time.Duration
 	requestTimeoutFlag(fs, &request)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	if *logURL == "" || *keyDir == "" || *logKey == "" {
-		return usageError{"witness needs --log URL, --key DIR and --log-key VKEY"}
+	if (*logURL == "" && *listen == "") || *keyDir == "" || *logKey == "" {
+		return usageError{"witness needs --log URL (or --listen ADDR), --key DIR and --log-key VKEY"}
 	}
 	c, created, err := loadOrCreateWitness(*keyDir, *name)
 	if err != nil {
@@ -252,9 +305,13 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--log-key: %w", err)
 	}
+	stateFile := filepath.Join(*keyDir, defaultStateName(lk.Name()))
+	if *listen != "" {
+		return serveWitness(ctx, *listen, &translog.WitnessServer{LogKey: *logKey, Cosigner: c, StateFile: stateFile}, stdout)
+	}
 	client := boundedClient(request)
 	w := &translog.Witnessing{Src: translog.OpenSourceWith(*logURL, client), LogKey: *logKey, Cosigner: c,
-		StateFile: filepath.Join(*keyDir, defaultStateName(lk.Name()))}
+		StateFile: stateFile}
 	for {
 		wait := *interval
 		vc, cosigned, err := w.Once(ctx)
@@ -296,6 +353,30 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 			return ctx.Err()
 		case <-time.After(wait):
 		}
+	}
+}
+
+// serveWitness serves ws (C2SP tlog-witness add-checkpoint) on addr until ctx ends.
+func serveWitness(ctx context.Context, addr string, ws *translog.WitnessServer, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	ed, ml := ws.Cosigner.VKeys()
+	fmt.Fprintf(stdout, "witness %s serving add-checkpoint on http://%s for %s\n  register it on the portal's admin page with URL http://%s (as it reaches this host),\n  ed25519: %s\n  mldsa44: %s\n",
+		ws.Cosigner.Name, ln.Addr(), strings.SplitN(ws.LogKey, "+", 2)[0], ln.Addr(), ed, ml)
+	srv := &http.Server{Handler: ws, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return ctx.Err()
+	case err := <-errc:
+		return err
 	}
 }
 

@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"pqrepro/portal/translog"
 )
 
 // served is what `pqrepro serve` printed on its first start.
@@ -139,4 +142,71 @@ func waitCheckpoint(t *testing.T, logURL, want1, want2 string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("the checkpoint never had %q and %q:\n%s", want1, want2, last)
+}
+
+// TestWitnessListensForPushes runs `pqrepro witness --listen` (the push side of C2SP
+// tlog-witness), registers it on the admin page of a `pqrepro serve` by its URL, and has
+// `pqrepro verify --log` require both of the portal's published witness policies, pinned as
+// files: both are satisfied, the post-quantum one by the witness's ML-DSA-44 cosignature.
+func TestWitnessListensForPushes(t *testing.T) {
+	s := startServe(t)
+	bundle, keys := runOnce(t, filepath.Join(t.TempDir(), "bundle.tar.gz"))
+	if code, out, errOut := pq(t, "submit", bundle, "--portal", s.portal, "--token", s.adminToken, "--register-keys", "--keys", keys); code != 0 {
+		t.Fatalf("submit: %s%s", out, errOut)
+	}
+	waitCheckpoint(t, s.logURL, "\n1\n", "")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wout, werr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"witness", "--listen", "127.0.0.1:0", "--key", filepath.Join(t.TempDir(), "w"), "--name", "witness.example/pushed", "--log-key", s.logKey}, &wout, &werr)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	re := regexp.MustCompile(`serving add-checkpoint on (http://\S+) for (?s:.*)ed25519: (\S+)\n  mldsa44: (\S+)\n`)
+	var m []string
+	for deadline := time.Now().Add(time.Minute); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		m = re.FindStringSubmatch(wout.String())
+	}
+	if m == nil {
+		t.Fatalf("witness --listen printed:\n%s%s", wout.String(), werr.String())
+	}
+	c, csrf := adminSession(t, s.portal, s.adminToken)
+	resp, err := c.PostForm(s.portal+"/admin/log/witnesses", url.Values{"ed25519": {m[2]}, "mldsa44": {m[3]}, "url": {m[1]}, "_csrf": {csrf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("register the pushed witness: %s %s", resp.Status, body)
+	}
+	waitCheckpoint(t, s.logURL, "\n1\n", "— witness.example/pushed ")
+	dir := t.TempDir()
+	var args []string
+	for _, name := range []string{"policy", "policy/post-quantum"} {
+		r, err := http.Get(s.logURL + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		f := filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".txt")
+		os.WriteFile(f, b, 0o644)
+		args = append(args, "--policy", f)
+	}
+	args = append([]string{"verify", bundle, "--log", s.logURL, "--log-key", s.logKey, "--log-state", filepath.Join(dir, "seen.json")}, args...)
+	code, out, errOut := pq(t, args...)
+	if code != 0 || !strings.Contains(out, "ok  witness policy ecosystem: satisfied") || !strings.Contains(out, "ok  witness policy post-quantum: satisfied (1 of 1 witnesses cosigned, 1 needed: witness.example/pushed)") {
+		t.Fatalf("verify --policy: exit %d\n%s%s", code, out, errOut)
+	}
+	// A pinned policy naming a witness that did not cosign fails the check.
+	other, _ := translog.NewCosigner("witness.example/absent", make([]byte, translog.CosignerSeedSize))
+	oed, _ := other.VKeys()
+	strict := filepath.Join(dir, "strict.txt")
+	os.WriteFile(strict, []byte("log "+s.logKey+"\nwitness absent "+oed+"\ngroup g any absent\nquorum g\n"), 0o644)
+	code, out, errOut = pq(t, "verify", bundle, "--log", s.logURL, "--log-key", s.logKey, "--log-state", filepath.Join(dir, "seen.json"), "--policy", strict)
+	if code != 1 || !strings.Contains(errOut, "does not satisfy the witness policy g: NOT satisfied (0 of 1") {
+		t.Fatalf("verify with an unmet policy: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -206,6 +206,9 @@ type PolicyResult struct {
 
 // String says it in one line: "ecosystem: satisfied (2 of 3 witnesses cosigned, 2 needed)".
 func (r PolicyResult) String() string {
+	if r.Threshold == 0 {
+		return fmt.Sprintf("%s: no witness required (quorum none): the log's signature alone, which does not show the log was not forked", r.Policy)
+	}
 	state := "NOT satisfied"
 	if r.Satisfied {
 		state = "satisfied"
