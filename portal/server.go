@@ -188,7 +188,7 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	rl := c.RateLimits
-	errs = append(errs, rl.SignIn.validate("sign-in"), rl.Enrol.validate("enrol"), rl.Submit.validate("submit"), rl.Runner.validate("runner"))
+	errs = append(errs, rl.SignIn.validate("sign-in"), rl.Enrol.validate("enrol"), rl.EnrolNetwork.validate("enrol network"), rl.Submit.validate("submit"), rl.Runner.validate("runner"))
 	return errors.Join(errs...)
 }
 
