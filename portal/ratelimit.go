@@ -53,8 +53,8 @@ func DefaultRateLimits() RateLimits {
 		Enrol:  Budget{PerSecond: 0.5, Burst: 20},
 		// 8 clients' worth: a lab's runners behind one network still enrol.
 		EnrolNetwork: Budget{PerSecond: 4, Burst: 160},
-		Submit: Budget{PerSecond: 2, Burst: 30},
-		Runner: Budget{PerSecond: 50, Burst: 200},
+		Submit:       Budget{PerSecond: 2, Burst: 30},
+		Runner:       Budget{PerSecond: 50, Burst: 200},
 	}
 }
 

@@ -361,6 +361,9 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 	if name == "" || len(name) > 100 {
 		return "", fault.New(fault.Invalid, "give the account a name of at most 100 characters")
 	}
+	if err := artifacts.CheckName("account name", name, 100); err != nil {
+		return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
+	}
 	if role != store.RoleSubmitter && role != store.RoleMember {
 		return "", fault.New(fault.Invalid, "role must be submitter or member")
 	}
