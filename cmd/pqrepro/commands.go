@@ -199,7 +199,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		b, err := os.ReadFile(arg)
+		b, err := artifacts.ReadYAMLFile(arg, "manifest")
 		if err != nil {
 			return nil, err
 		}
