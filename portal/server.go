@@ -435,10 +435,14 @@ func (s *Server) Sweep(ctx context.Context) {
 	defer t.Stop()
 	prune := time.NewTicker(10 * time.Minute)
 	defer prune.Stop()
+	temps := time.NewTicker(time.Minute)
+	defer temps.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-temps.C:
+			s.SweepTemporaries(ctx)
 		case <-prune.C:
 			if _, err := s.store.PruneTokens(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
 				s.log.Error("prune rate limits", "err", err)
@@ -454,6 +458,26 @@ func (s *Server) Sweep(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// SweepTemporaries removes what interrupted uploads left in the blob store (a process killed
+// mid-upload; an aborted multipart upload the server kept) once it is older than any upload in
+// progress can be: the read timeout (an upload's body) plus the write timeout (storing it)
+// plus a minute, at least 2 minutes. Sweep runs it every minute, on every replica (each
+// upload's age bounds it, whichever replica started it). It returns how many it removed.
+func (s *Server) SweepTemporaries(ctx context.Context) int {
+	sw, ok := s.blobs.(blob.TempSweeper)
+	if !ok {
+		return 0
+	}
+	age := max(s.cfg.ReadTimeout+s.cfg.WriteTimeout+time.Minute, 2*time.Minute)
+	n, err := sw.SweepTemporaries(ctx, time.Now().Add(-age))
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("sweep of temporary blob uploads failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("removed abandoned temporary blob uploads", "count", n, "older than", age)
+	}
+	return n
 }
 
 // listen relays the events other portal processes on the same database raise until ctx
