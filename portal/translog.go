@@ -1,6 +1,8 @@
 package portal
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -124,14 +126,28 @@ func (s *Server) logCheckpoint(c echo.Context) error {
 }
 
 // logTile serves a hash tile or an entry bundle by its C2SP path; their content never
-// changes, so they are cached as immutable.
+// changes, so they are cached as immutable. Entry bundles (text leaves) go gzip-compressed to
+// a client that accepts it, as C2SP tlog-tiles asks (Content-Encoding: gzip; a reader sees
+// the bundle's own bytes); hash tiles are random and go as they are.
 func (s *Server) logTile(c echo.Context) error {
 	name := "tile/" + c.Param("*")
 	b, err := s.tlog.ReadFile(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	if strings.HasPrefix(name, "tile/entries/") {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(c.Request()) {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			zw.Write(b)
+			zw.Close()
+			h.Set("Content-Encoding", "gzip")
+			return c.Blob(http.StatusOK, "application/octet-stream", buf.Bytes())
+		}
+	}
 	return c.Blob(http.StatusOK, "application/octet-stream", b)
 }
 
