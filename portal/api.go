@@ -523,7 +523,8 @@ func (s *Server) runCSV(c echo.Context) error {
 	}
 	var buf bytes.Buffer
 	w := newCSV(&buf)
-	w.Write([]string{"run", "experiment", "board", "level", "origin", "method", "class_status", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error"})
+	w.Write([]string{"run", "experiment", "board", "level", "origin", "method", "class_status", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error",
+		"implementation", "keys", "message_bytes"})
 	for _, cl := range cells {
 		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, r.Level, r.Origin, r.Method, r.ClassStatus, cl.Algorithm, cl.Operation, cl.Status, cl.Unit}
 		if st := cl.Stats; st != nil {
@@ -531,6 +532,14 @@ func (s *Server) runCSV(c echo.Context) error {
 		} else {
 			row = append(row, "0", "", "", "", "", "", "", "", cl.Error)
 		}
+		impl, msg := "", 0
+		if cl.Implementation != nil {
+			impl = cl.Implementation.Name // the key the cell is filed under
+		}
+		if cl.Sizes != nil {
+			msg = cl.Sizes.Message
+		}
+		row = append(row, impl, cl.Keys, strconv.Itoa(msg))
 		w.Write(row)
 	}
 	w.Flush()
@@ -567,6 +576,21 @@ func (s *Server) runBundle(c echo.Context) error {
 }
 
 // runResultJSON serves result.json from the stored bundle.
+// runManifest serves the manifest a run ran, from its stored bundle: what an "own manifest"
+// run links to instead of a catalogue experiment.
+func (s *Server) runManifest(c echo.Context) error {
+	rc, id, err := s.openRunBundle(c)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	b, err := artifacts.ReadTarGz(rc, s.cfg.MaxBundleBytes)
+	if err != nil {
+		return fmt.Errorf("read stored bundle of run %d: %w", id, err)
+	}
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Files[artifacts.FileManifest])
+}
+
 func (s *Server) runResultJSON(c echo.Context) error {
 	rc, id, err := s.openRunBundle(c)
 	if err != nil {

@@ -6,9 +6,13 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"pqrepro/firmware/impltable"
 )
 
 // archMachines is, per catalogue architecture (boards.csv arch), the ELF machine and class a
@@ -110,4 +114,51 @@ func checkFirmwareMeta(raw []byte, class string, file io.Reader) (firmwareMeta, 
 			m.ELFSHA256[:min(12, len(m.ELFSHA256))], got[:12])
 	}
 	return m, nil
+}
+
+// declaredLibraries splits an upload's declared libraries ("mlkem-native 1.0.0, pqrepro-fw
+// 0.1.0": entries separated by commas, semicolons or new lines) into entries with single
+// spaces, in the order given, each once.
+func declaredLibraries(s string) []string {
+	var out []string
+	for _, e := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '\n' || r == '\r' }) {
+		e = strings.Join(strings.Fields(e), " ")
+		if e != "" && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, e) }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkLibraries checks an upload's declared libraries against the implementation table the
+// ELF carries (firmware/impltable: section .pqrepro_impl) and returns the libraries to record:
+// the table's when nothing was declared, the declaration when it names exactly the table's
+// implementations (in any order), else an error naming both. An ELF without a table (a build
+// made before it existed, or another project's firmware) is recorded as declared, and note
+// says it could not be checked (or, with nothing declared, that they are unknown).
+func checkLibraries(declared string, elfFile io.ReaderAt) (libraries, note string, err error) {
+	table, err := impltable.ReadELF(elfFile)
+	switch {
+	case errors.Is(err, impltable.ErrNoTable):
+		if declared == "" {
+			return "", fmt.Sprintf("its implementations are unknown: no libraries were declared and the ELF has no implementation table (section %s)", impltable.Section), nil
+		}
+		return declared, fmt.Sprintf("its libraries are as declared: the ELF has no implementation table (section %s) to check them against", impltable.Section), nil
+	case err != nil:
+		return "", "", fmt.Errorf("the ELF's implementation table (section %s) is unreadable: %w", impltable.Section, err)
+	}
+	built := impltable.Libraries(table)
+	if declared == "" {
+		return strings.Join(built, ", "), "", nil
+	}
+	decl := declaredLibraries(declared)
+	same := len(decl) == len(built)
+	for _, d := range decl {
+		same = same && slices.ContainsFunc(built, func(b string) bool { return strings.EqualFold(b, d) })
+	}
+	if !same {
+		return "", "", fmt.Errorf("the declared libraries (%s) are not what the ELF's implementation table (section %s) says it links (%s): declare what the build links, or leave the field empty to take the table's",
+			strings.Join(decl, ", "), impltable.Section, strings.Join(built, ", "))
+	}
+	return strings.Join(decl, ", "), "", nil
 }

@@ -93,9 +93,16 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 			return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
 		}
 		f.Toolchain = cmp.Or(f.Toolchain, meta.Toolchain)
-		if f.Libraries == "" && meta.Firmware != "" {
-			f.Libraries = strings.TrimSpace(meta.Firmware + " " + meta.Version)
-		}
+	}
+	// The declared libraries must be what the ELF's implementation table says it links: an
+	// upload cannot publish another project's implementation under the project's name.
+	libs, libNote, err := checkLibraries(f.Libraries, io.NewSectionReader(file, 0, fh.Size))
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
+	}
+	f.Libraries = libs
+	if libNote != "" {
+		note = strings.TrimPrefix(strings.TrimSpace(note+"; "+libNote), "; ")
 	}
 	if f.Toolchain == "" {
 		return fault.New(fault.Invalid, "give the toolchain that built the firmware (or upload the build's metadata.json, which names it)")

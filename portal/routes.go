@@ -94,6 +94,7 @@ func (s *Server) routes() {
 	add(GET, "/runs/:id/bundle.tar.gz", s.runBundle, 0, "")
 	add(GET, "/runs/:id/cells.csv", s.runCSV, 0, "")
 	add(GET, "/runs/:id/result.json", s.runResultJSON, 0, "")
+	add(GET, "/runs/:id/manifest.yaml", s.runManifest, 0, "")
 	add(GET, "/runs/:id/log", s.runLogPage, 0, "")
 	add(GET, "/runs/:id/log.txt", s.runLogText, 0, "")
 	add(GET, "/leaderboards", s.leaderboardPage, 0, "")

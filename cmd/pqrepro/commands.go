@@ -319,6 +319,24 @@ func printCells(w io.Writer, res *artifacts.Result) {
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
+	// The code each cell timed, once per implementation with the cells that ran it.
+	var impls []string
+	cellsOf := map[string][]string{}
+	for _, c := range res.Cells {
+		if c.Implementation == nil {
+			continue
+		}
+		k := artifacts.ShortImplementation(c.Implementation.Key())
+		if _, ok := cellsOf[k]; !ok {
+			impls = append(impls, k)
+		}
+		if name := c.Algorithm; !slices.Contains(cellsOf[k], name) {
+			cellsOf[k] = append(cellsOf[k], name)
+		}
+	}
+	for _, k := range impls {
+		fmt.Fprintf(w, "implementation: %s (%s)\n", k, strings.Join(cellsOf[k], ", "))
+	}
 	for _, c := range res.Cells {
 		if c.Status == artifacts.StatusOK && c.Unit != artifacts.UnitNanoseconds {
 			fmt.Fprintf(w, "values in %s (%s)\n", c.Unit, c.Counter)
@@ -557,6 +575,11 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	b, v, err := openVerified(pos[0], "")
 	if err != nil {
 		return err
+	}
+	// What the portal would refuse is refused here, before anything is uploaded: a run with no
+	// ok cell, timings below the physical floor.
+	if err := artifacts.CheckPublishable(b); err != nil {
+		return fmt.Errorf("%s is not submitted: %w", pos[0], err)
 	}
 	client := runner.NewSubmitter(*portalURL, *token)
 	client.Timeout = *timeout

@@ -58,6 +58,9 @@ type Store interface {
 	AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error
 	BoardCounts(ctx context.Context) ([]BoardCount, error)
 	BoardLevels(ctx context.Context) ([]BoardLevel, error)
+	// Cells returns a run's cells in order, as filed: a cell's Implementation holds only the
+	// key it is filed under, in Name (the bundle keeps the structured record), and Sizes only
+	// the message size.
 	Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error)
 	ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, error)
 	ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error)

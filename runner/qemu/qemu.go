@@ -467,7 +467,8 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 			s.stop(log)
 		}
 	}()
-	bctx, cancel := context.WithTimeout(ctx, bootTimeout)
+	// QEMU starting up on a busy host is slow: the wall bound is three boot timeouts.
+	bctx, cancel := context.WithTimeout(ctx, 3*bootTimeout)
 	defer cancel()
 	s.qmp, err = dialQMP(bctx, sock, s.alive)
 	if err != nil {

@@ -144,7 +144,7 @@ func execute(t *testing.T, b runner.Board, m *artifacts.Manifest) (*artifacts.Bu
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // a hang guard only: a busy host slows a run
 	defer cancel()
 	return runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: "test"})
 }

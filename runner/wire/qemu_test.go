@@ -293,7 +293,7 @@ func TestQEMUBoards(t *testing.T) {
 			var runs [][]uint64
 			for run := 0; run < 2; run++ {
 				s := startQEMU(t, b, elf)
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // a hang guard: liveness bounds a silent board
 				h, err := s.conn.Hello(ctx)
 				if err != nil {
 					cancel()

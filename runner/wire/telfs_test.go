@@ -171,7 +171,7 @@ func TestQEMUTelemetryForwardSecret(t *testing.T) {
 			var runs []string
 			for run := 0; run < 1; run++ {
 				s := startQEMU(t, b, filepath.Join(dir, "pqrepro-fw.elf"))
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // a hang guard: liveness bounds a silent board
 				if _, err := s.conn.Hello(ctx); err != nil {
 					t.Fatal(err)
 				}
