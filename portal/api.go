@@ -575,23 +575,19 @@ func (s *Server) runBundle(c echo.Context) error {
 	return c.Stream(http.StatusOK, "application/gzip", rc)
 }
 
-// runResultJSON serves result.json from the stored bundle.
 // runManifest serves the manifest a run ran, from its stored bundle: what an "own manifest"
 // run links to instead of a catalogue experiment.
 func (s *Server) runManifest(c echo.Context) error {
-	rc, id, err := s.openRunBundle(c)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	b, err := artifacts.ReadTarGz(rc, s.cfg.MaxBundleBytes)
-	if err != nil {
-		return fmt.Errorf("read stored bundle of run %d: %w", id, err)
-	}
-	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Files[artifacts.FileManifest])
+	return s.serveBundleFile(c, artifacts.FileManifest, "text/plain; charset=utf-8")
 }
 
+// runResultJSON serves result.json from the stored bundle.
 func (s *Server) runResultJSON(c echo.Context) error {
+	return s.serveBundleFile(c, artifacts.FileResult, "application/json")
+}
+
+// serveBundleFile serves one file of the run's stored bundle.
+func (s *Server) serveBundleFile(c echo.Context, name, contentType string) error {
 	rc, id, err := s.openRunBundle(c)
 	if err != nil {
 		return err
@@ -601,5 +597,5 @@ func (s *Server) runResultJSON(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("read stored bundle of run %d: %w", id, err)
 	}
-	return c.Blob(http.StatusOK, "application/json", b.Files[artifacts.FileResult])
+	return c.Blob(http.StatusOK, contentType, b.Files[name])
 }
