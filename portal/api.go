@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -59,9 +60,15 @@ func (s *Server) apiEnrol(c echo.Context) error {
 	if req.Name == "" || len(req.Name) > 100 || len(req.Boards) > 64 {
 		return fault.New(fault.Invalid, "a runner needs a name (at most 100 characters) and at most 64 boards")
 	}
+	if err := artifacts.CheckName("runner name", req.Name, 100); err != nil {
+		return fault.Wrap(fault.Invalid, err, "%s", err.Error())
+	}
 	for _, b := range req.Boards {
 		if b.Name == "" || len(b.Name) > 100 || !artifacts.ValidBoardClass(b.Class) {
 			return fault.New(fault.Invalid, "every board needs a name (at most 100 characters) and a class (a lower-case slug like qemu-mps2-an386)")
+		}
+		if err := artifacts.CheckName("board name", b.Name, 100); err != nil {
+			return fault.Wrap(fault.Invalid, err, "%s", err.Error())
 		}
 	}
 	tok := newToken("pqr")
@@ -376,6 +383,14 @@ func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req artifac
 	label := strings.TrimSpace(req.Label)
 	if len(label) > 200 {
 		label = label[:200]
+		for !utf8.ValidString(label) { // not cut inside a character
+			label = label[:len(label)-1]
+		}
+	}
+	if label != "" {
+		if err := artifacts.CheckName("key label", label, 200); err != nil {
+			return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
+		}
 	}
 	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, req.PublicKeys); err != nil {
 		s.log.Info("key registration refused", "account", u.ID, "keys", req.PublicKeys.Fingerprint(), "reason", fault.Message(err))

@@ -29,6 +29,14 @@ var archMachines = map[string]struct {
 	"x86_64":  {elf.EM_X86_64, elf.ELFCLASS64},
 }
 
+// siliconArchs gives, for the board classes whose catalogue row (the papers' specifications)
+// names no architecture but whose chip is known, the architectures a firmware for them can be
+// built for: this project builds both Pico images itself (firmware/Makefile).
+var siliconArchs = map[string][]string{
+	"pico-w":  {"arm32"},            // RP2040: two Cortex-M0+ cores
+	"pico2-w": {"arm32", "riscv32"}, // RP2350: two Cortex-M33 or two Hazard3 RISC-V cores, chosen at boot
+}
+
 // firmwareMeta is the part of a build's metadata.json (firmware/tools/fwmeta) an upload is
 // checked against.
 type firmwareMeta struct {
@@ -41,8 +49,8 @@ type firmwareMeta struct {
 
 // checkFirmwareELF checks an uploaded file is an ELF executable for the board class's
 // architecture (arch as the catalogue names it; "" when the catalogue does not know it: then
-// the machine is not checked and note says so). Every refusal says what the file is and
-// what the class needs.
+// the chip's (siliconArchs), and when that is unknown too the machine is not checked and note
+// says so). Every refusal says what the file is and what the class needs.
 func checkFirmwareELF(r io.ReaderAt, size int64, class, arch string) (note string, err error) {
 	if size < 52 { // an ELF32 header alone is 52 bytes
 		return "", fmt.Errorf("the file is %d bytes: too small to be a firmware ELF (build the firmware with make in firmware/ and upload its .elf)", size)
@@ -62,15 +70,26 @@ func checkFirmwareELF(r io.ReaderAt, size int64, class, arch string) (note strin
 	if f.Type != elf.ET_EXEC {
 		return "", fmt.Errorf("the ELF is %s, not an executable (ET_EXEC): upload the linked firmware, not an object file or library", f.Type)
 	}
-	want, ok := archMachines[arch]
-	if !ok {
+	archs := []string{arch}
+	if arch == "" {
+		archs = siliconArchs[class]
+	}
+	var needs []string
+	for _, a := range archs {
+		want, ok := archMachines[a]
+		if !ok {
+			continue
+		}
+		if f.Machine == want.machine && f.Class == want.class {
+			return "", nil
+		}
+		needs = append(needs, fmt.Sprintf("%s (%s, %s)", a, want.machine, want.class))
+	}
+	if len(needs) == 0 {
 		return fmt.Sprintf("ELF machine %s not checked: the board catalogue gives no architecture for %s", f.Machine, class), nil
 	}
-	if f.Machine != want.machine || f.Class != want.class {
-		return "", fmt.Errorf("the ELF is for %s (%s), but board class %s is %s and needs %s (%s): choose the board class the firmware was built for, or build it for %s",
-			f.Machine, f.Class, class, arch, want.machine, want.class, class)
-	}
-	return "", nil
+	return "", fmt.Errorf("the ELF is for %s (%s), but board class %s needs %s: choose the board class the firmware was built for, or build it for %s",
+		f.Machine, f.Class, class, strings.Join(needs, " or "), class)
 }
 
 // checkFirmwareMeta checks a build's metadata.json against the upload: the target is the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
@@ -138,11 +139,11 @@ func (s *Server) boardArch(class string) string {
 func sanitizeName(n string) string {
 	n = n[strings.LastIndexAny(n, `/\`)+1:]
 	n = strings.Map(func(r rune) rune {
-		if r < 32 || r == 127 {
+		if artifacts.Hidden(r) { // controls, bidi overrides, zero-width characters
 			return -1
 		}
 		return r
-	}, n)
+	}, strings.ToValidUTF8(n, ""))
 	if len(n) > 200 {
 		n = n[:200]
 	}

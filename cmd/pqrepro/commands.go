@@ -199,7 +199,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		b, err := os.ReadFile(arg)
+		b, err := artifacts.ReadYAMLFile(arg, "manifest")
 		if err != nil {
 			return nil, err
 		}
@@ -436,7 +436,7 @@ func boardLabel(class, status string) string {
 	return class
 }
 
-func cmdVerify(args []string, stdout io.Writer) error {
+func cmdVerify(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	key := fs.String("key", "", "pin the signer: a runner.pub.json file")
 	var lf logFlags
@@ -465,7 +465,7 @@ func cmdVerify(args []string, stdout io.Writer) error {
 		who = "pinned key " + *key
 	}
 	if lf.log != "" {
-		if err := verifyInLog(context.Background(), pos[0], &lf, stdout); err != nil {
+		if err := verifyInLog(ctx, pos[0], &lf, stdout); err != nil {
 			return err
 		}
 	}
@@ -564,6 +564,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	token := fs.String("token", os.Getenv("PQREPRO_SUBMIT_TOKEN"), "your submitter token (PQREPRO_SUBMIT_TOKEN)")
 	register := fs.Bool("register-keys", false, "first register this runner's public keys (from --keys) under the token")
 	keys := fs.String("keys", "", "runner identity directory")
+	timeout := fs.Duration("timeout", 5*time.Minute, "longest each request to the portal may take")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -581,6 +582,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s is not submitted: %w", pos[0], err)
 	}
 	client := runner.NewSubmitter(*portalURL, *token)
+	client.Timeout = *timeout
 	if *register {
 		id, err := artifacts.LoadIdentity(keysDir(*keys))
 		if err != nil {

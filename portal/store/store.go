@@ -96,6 +96,9 @@ type Store interface {
 	LogSince(ctx context.Context, jobID int64, attempt int, after int64, limit int) (text string, end int64, ok bool, err error)
 	LogState(ctx context.Context) (translog.State, error)
 	MarkPublished(ctx context.Context, holder string, size int64, checkpoint []byte) error
+	QueuePartials(ctx context.Context, dirs []string, due time.Time) error
+	DuePartials(ctx context.Context, now time.Time, max int) ([]string, error)
+	DropPartials(ctx context.Context, dirs []string) error
 	MeasuredAlgOps(ctx context.Context) ([]AlgOp, error)
 	PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error)
 	PairReports(ctx context.Context) (int, error)
