@@ -104,6 +104,9 @@ type Cell struct {
 	TLS *TLSCell `json:"tls,omitempty"`
 	// MQTT is what an mqtt-telemetry cell records beyond its statistics.
 	MQTT *MQTTCell `json:"mqtt,omitempty"`
+	// Implementation is the code the cell timed (CellImplementation derives it from the
+	// environment for bundles made before cells recorded it).
+	Implementation *Implementation `json:"implementation,omitempty"`
 }
 
 // Rounds summarise how many rejection-sampling rounds each timed signature of a cell took.
@@ -238,6 +241,11 @@ func (r *Result) Validate() error {
 		if c.Status != StatusOK && c.Error == "" {
 			return fmt.Errorf("result: cells[%d] (%s %s): %s without a reason", i, c.Algorithm, c.Operation, c.Status)
 		}
+		if c.Implementation != nil {
+			if err := c.Implementation.Validate(); err != nil {
+				return fmt.Errorf("result: cells[%d] (%s %s): %w", i, c.Algorithm, c.Operation, err)
+			}
+		}
 	}
 	return nil
 }
@@ -282,6 +290,12 @@ type Environment struct {
 	Hostname string `json:"hostname,omitempty"`
 	// Libraries maps module path to version as read from the binary's build info.
 	Libraries map[string]string `json:"libraries"`
+	// LibrarySums maps module path to its go.sum hash ("h1:..."), from the same build info;
+	// absent in bundles made before it was recorded.
+	LibrarySums map[string]string `json:"librarySums,omitempty"`
+	// RunnerRevision is the source revision pqrepro was built from (the build's VCS
+	// stamp, "+modified" when the tree had changes); empty when the build has none.
+	RunnerRevision string `json:"runnerRevision,omitempty"`
 	// TimerSource names the clock or counter behind every sample.
 	TimerSource string `json:"timerSource"`
 	// EnergySource names the energy meter, or says why there is none.
@@ -393,6 +407,9 @@ type OpenSSLInfo struct {
 	// 0 when the binary runs directly.
 	LoaderOverheadNs     float64 `json:"loaderOverheadNs,omitempty"`
 	LoaderOverheadMethod string  `json:"loaderOverheadMethod,omitempty"`
+	// BinaryDigest is "sha256:<hex>" of the openssl executable that ran (inside the root for
+	// a root's openssl); empty when it could not be read.
+	BinaryDigest string `json:"binaryDigest,omitempty"`
 }
 
 // BoardIdentity is what a board says it is (never what a document says it should be).

@@ -2,6 +2,9 @@ package artifacts
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"strconv"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -125,4 +128,27 @@ func (v *validator) checkWritten(m *Manifest) {
 	if err := yaml.Unmarshal(y, &root); err == nil && countNodes(&root, MaxManifestNodes+1) > MaxManifestNodes {
 		v.add("(document)", "written out, this manifest would have more than %d YAML nodes (MaxManifestNodes)", MaxManifestNodes)
 	}
+}
+
+// ReadYAMLFile reads a manifest or hardware map file of at most MaxManifestBytes, reading no
+// more than one byte past the limit: a file too large is refused by its size, naming the
+// file, before it is read whole.
+func ReadYAMLFile(path, kind string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", kind, path, err)
+	}
+	if len(b) > MaxManifestBytes {
+		size := "more than " + strconv.Itoa(MaxManifestBytes) + " bytes"
+		if st, err := f.Stat(); err == nil && st.Size() > MaxManifestBytes {
+			size = strconv.FormatInt(st.Size(), 10) + " bytes"
+		}
+		return nil, fmt.Errorf("%s: a %s is at most %d bytes (MaxManifestBytes), this file is %s", path, kind, MaxManifestBytes, size)
+	}
+	return b, nil
 }

@@ -2,7 +2,10 @@ package artifacts
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -108,4 +111,51 @@ func FuzzParseYAMLBounded(f *testing.F) {
 			t.Fatalf("accepted a repeated key: %v", d)
 		}
 	})
+}
+
+// TestReadYAMLFileBounded: a 150 MB file named as a manifest is refused by its size after
+// reading one byte more than the limit, naming the file and its size; a small one is read.
+func TestReadYAMLFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(150 << 20); err != nil { // sparse: no 150 MB written
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = ReadYAMLFile(big, "manifest")
+	if err == nil || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "157286400 bytes") {
+		t.Fatalf("150 MB manifest: %v", err)
+	}
+	small := filepath.Join(dir, "small.yaml")
+	os.WriteFile(small, []byte("apiVersion: pqrepro/v1\n"), 0o644)
+	if b, err := ReadYAMLFile(small, "manifest"); err != nil || len(b) != 23 {
+		t.Fatalf("small manifest: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestReadYAMLFileStopsAtTheLimit reads a manifest from a pipe that never ends: the read stops
+// one byte past the limit instead of waiting for the end of the file.
+func TestReadYAMLFileStopsAtTheLimit(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "endless.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer w.Close()
+		w.Write(make([]byte, MaxManifestBytes+4096))
+		<-done // never at end of file while the test runs
+	}()
+	if _, err := ReadYAMLFile(fifo, "manifest"); err == nil || !strings.Contains(err.Error(), "more than 65536 bytes") {
+		t.Fatalf("endless manifest: %v", err)
+	}
 }

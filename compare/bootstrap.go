@@ -97,7 +97,7 @@ func ratioReplicates(num, den []float64, seed [32]byte) (point float64, ratios [
 // percentiles are the central Confidence interval of sorted replicates (type 7 quantiles).
 func percentiles(sorted []float64) (lo, hi float64) {
 	alpha := (1 - Confidence) / 2
-	return quantile(sorted, alpha), quantile(sorted, 1-alpha)
+	return artifacts.Quantile(sorted, alpha), artifacts.Quantile(sorted, 1-alpha)
 }
 
 // constant reports whether every value of every slice equals that slice's first value.
@@ -146,16 +146,6 @@ func sortedMedian(s []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// quantile is the type 7 quantile of sorted values.
-func quantile(sorted []float64, p float64) float64 {
-	h := p * float64(len(sorted)-1)
-	i := int(math.Floor(h))
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // median returns the median of v (the mean of the two middle values for even n), reordering

@@ -412,7 +412,28 @@ func rowReasons(row experiments.Row, c artifacts.Cell, board string, m *artifact
 	if c.Keys == artifacts.KeysParsed && startsFromEncodedKeys(row.Library) {
 		reasons = append(reasons, reasonParsedKeys)
 	}
+	if im := c.Implementation; im != nil && row.Library != "" && !sameImplementation(im.Name, row.Library) {
+		reasons = append(reasons, fmt.Sprintf("implementation differs: measured %s, published %s", artifacts.ShortImplementation(im.Key()), row.Library))
+	}
 	return reasons
+}
+
+// sameImplementation reports whether a cell's implementation (its name) is the library a
+// published row names: the same project, whatever its version ("openssl" and "OpenSSL 3.5
+// (openssl CLI)" are; circl and liboqs, or the project's firmware and a board SDK whose
+// implementation the paper does not name, are not). A re-run of the same library at another
+// version is a reproduction; another library is another quantity.
+func sameImplementation(name, library string) bool {
+	family := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(s))
+		s = s[strings.LastIndexByte(s, '/')+1:] // github.com/cloudflare/circl is circl
+		if i := strings.IndexAny(s, " (,"); i >= 0 {
+			s = s[:i]
+		}
+		return s
+	}
+	a, b := family(name), family(library)
+	return a != "" && a == b
 }
 
 // startsFromEncodedKeys reports whether a published row's library starts every operation

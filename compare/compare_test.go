@@ -195,3 +195,28 @@ func TestCellVerdictFromTheRunsInterval(t *testing.T) {
 		t.Errorf("notes %v: the mean outside the run's own p25-p75 must be said", wide.Notes)
 	}
 }
+
+// TestImplementationDiffers: a published figure stands beside a cell of the same library
+// (another version is a reproduction) and is not comparable with another library's, the reason
+// naming both.
+func TestImplementationDiffers(t *testing.T) {
+	m := &artifacts.Manifest{Kind: artifacts.KindKEMBench}
+	row := experiments.Row{Board: "esp32c6", Library: "liboqs 0.14.0 (ESP-IDF 5.5.1, -Og debug profile)", Algorithm: "ML-KEM-768", Operation: "encaps", Metric: "latency", Stat: "mean", Unit: "ms"}
+	for _, tc := range []struct {
+		im   *artifacts.Implementation
+		want string
+	}{
+		{&artifacts.Implementation{Name: "pqrepro-fw", Version: "0.1.0"}, "implementation differs: measured pqrepro-fw 0.1.0, published liboqs 0.14.0"},
+		{&artifacts.Implementation{Name: "liboqs", Version: "0.15.0"}, ""},
+		{nil, ""},
+	} {
+		c := artifacts.Cell{Algorithm: "ML-KEM-768", Operation: "encaps", Unit: "ns", Implementation: tc.im}
+		got := strings.Join(rowReasons(row, c, "esp32c6", m), "; ")
+		if tc.want == "" && strings.Contains(got, "implementation") || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: reasons %q, want %q", tc.im, got, tc.want)
+		}
+	}
+	if !sameImplementation(artifacts.ImplOpenSSL, "OpenSSL 3.5 (openssl CLI)") || sameImplementation(artifacts.CirclModule, "liboqs 0.14.0") {
+		t.Error("sameImplementation")
+	}
+}

@@ -15,9 +15,8 @@ type allowed struct {
 	loOpen, hiOpen bool
 }
 
-func atLeast(lo float64) allowed { return allowed{lo: lo, hi: math.Inf(1)} }
-func above(lo float64) allowed   { return allowed{lo: lo, hi: math.Inf(1), loOpen: true} }
-func atMost(hi float64) allowed  { return allowed{lo: math.Inf(-1), hi: hi} }
+func above(lo float64) allowed  { return allowed{lo: lo, hi: math.Inf(1), loOpen: true} }
+func atMost(hi float64) allowed { return allowed{lo: math.Inf(-1), hi: hi} }
 func between(lo, hi float64) allowed {
 	return allowed{lo: lo, hi: hi}
 }

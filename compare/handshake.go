@@ -332,7 +332,7 @@ func bootstrap(samples [][]float64, seed [32]byte, stat func(sorted [][]float64)
 // spread is (p75 - p25) / median of sorted values (type 7 quantiles): a dispersion that
 // does not grow with the handshake's own length, so slow and fast cells compare fairly.
 func spread(sorted []float64) float64 {
-	return (quantile(sorted, 0.75) - quantile(sorted, 0.25)) / sortedMedian(sorted)
+	return (artifacts.Quantile(sorted, 0.75) - artifacts.Quantile(sorted, 0.25)) / sortedMedian(sorted)
 }
 
 func medians(cells map[string]sampled, refs []string, unit string) string {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -59,9 +60,15 @@ func (s *Server) apiEnrol(c echo.Context) error {
 	if req.Name == "" || len(req.Name) > 100 || len(req.Boards) > 64 {
 		return fault.New(fault.Invalid, "a runner needs a name (at most 100 characters) and at most 64 boards")
 	}
+	if err := artifacts.CheckName("runner name", req.Name, 100); err != nil {
+		return fault.Wrap(fault.Invalid, err, "%s", err.Error())
+	}
 	for _, b := range req.Boards {
 		if b.Name == "" || len(b.Name) > 100 || !artifacts.ValidBoardClass(b.Class) {
 			return fault.New(fault.Invalid, "every board needs a name (at most 100 characters) and a class (a lower-case slug like qemu-mps2-an386)")
+		}
+		if err := artifacts.CheckName("board name", b.Name, 100); err != nil {
+			return fault.Wrap(fault.Invalid, err, "%s", err.Error())
 		}
 	}
 	tok := newToken("pqr")
@@ -376,6 +383,14 @@ func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req artifac
 	label := strings.TrimSpace(req.Label)
 	if len(label) > 200 {
 		label = label[:200]
+		for !utf8.ValidString(label) { // not cut inside a character
+			label = label[:len(label)-1]
+		}
+	}
+	if label != "" {
+		if err := artifacts.CheckName("key label", label, 200); err != nil {
+			return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
+		}
 	}
 	if _, err := s.store.AddSubmitterKey(ctx, u.ID, label, req.PublicKeys); err != nil {
 		s.log.Info("key registration refused", "account", u.ID, "keys", req.PublicKeys.Fingerprint(), "reason", fault.Message(err))
@@ -508,7 +523,8 @@ func (s *Server) runCSV(c echo.Context) error {
 	}
 	var buf bytes.Buffer
 	w := newCSV(&buf)
-	w.Write([]string{"run", "experiment", "board", "level", "origin", "method", "class_status", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error"})
+	w.Write([]string{"run", "experiment", "board", "level", "origin", "method", "class_status", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error",
+		"implementation", "keys", "message_bytes"})
 	for _, cl := range cells {
 		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, r.Level, r.Origin, r.Method, r.ClassStatus, cl.Algorithm, cl.Operation, cl.Status, cl.Unit}
 		if st := cl.Stats; st != nil {
@@ -516,6 +532,14 @@ func (s *Server) runCSV(c echo.Context) error {
 		} else {
 			row = append(row, "0", "", "", "", "", "", "", "", cl.Error)
 		}
+		impl, msg := "", 0
+		if cl.Implementation != nil {
+			impl = cl.Implementation.Name // the key the cell is filed under
+		}
+		if cl.Sizes != nil {
+			msg = cl.Sizes.Message
+		}
+		row = append(row, impl, cl.Keys, strconv.Itoa(msg))
 		w.Write(row)
 	}
 	w.Flush()
@@ -551,8 +575,19 @@ func (s *Server) runBundle(c echo.Context) error {
 	return c.Stream(http.StatusOK, "application/gzip", rc)
 }
 
+// runManifest serves the manifest a run ran, from its stored bundle: what an "own manifest"
+// run links to instead of a catalogue experiment.
+func (s *Server) runManifest(c echo.Context) error {
+	return s.serveBundleFile(c, artifacts.FileManifest, "text/plain; charset=utf-8")
+}
+
 // runResultJSON serves result.json from the stored bundle.
 func (s *Server) runResultJSON(c echo.Context) error {
+	return s.serveBundleFile(c, artifacts.FileResult, "application/json")
+}
+
+// serveBundleFile serves one file of the run's stored bundle.
+func (s *Server) serveBundleFile(c echo.Context, name, contentType string) error {
 	rc, id, err := s.openRunBundle(c)
 	if err != nil {
 		return err
@@ -562,5 +597,5 @@ func (s *Server) runResultJSON(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("read stored bundle of run %d: %w", id, err)
 	}
-	return c.Blob(http.StatusOK, "application/json", b.Files[artifacts.FileResult])
+	return c.Blob(http.StatusOK, contentType, b.Files[name])
 }

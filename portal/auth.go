@@ -123,7 +123,19 @@ func (s *Server) signout(c echo.Context) error {
 
 // safeNext keeps redirects on this site.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+	// Browsers drop tabs and newlines from a URL and read "\\" as "/", so "/\t/evil.example"
+	// is "//evil.example" to them: only printable ASCII without a backslash is let through,
+	// and it must be a path on this site.
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +22,10 @@ import (
 
 // PairCodeVersion names the code that computes a pair of runs' intervals: a stored pair
 // report of another version is not read (it is computed again and kept beside the old one).
-var PairCodeVersion = fmt.Sprintf("pair-v2 %s, %d resamples, %.0f%%, minimum effect %.0f%%", compare.MethodRuns, compare.Resamples, compare.Confidence*100, MinEffect*100)
+//
+// pair-v3: cells of different key forms or message sizes are not compared; different
+// implementations are, and each pair says whose they are.
+var PairCodeVersion = fmt.Sprintf("pair-v3 %s, %d resamples, %.0f%%, minimum effect %.0f%%", compare.MethodRuns, compare.Resamples, compare.Confidence*100, MinEffect*100)
 
 // MinEffect is the smallest difference /compare calls beyond the noise in timed cells: two
 // runs cannot show the variance between runs (a neighbour's load, a frequency step, the
@@ -54,11 +58,14 @@ type PairCell struct {
 	A *Summary `json:"a,omitempty"`
 	B *Summary `json:"b,omitempty"`
 	// Reason says why the cell is not comparable; empty when it is.
-	Reason string  `json:"reason,omitempty"`
-	Point  float64 `json:"point,omitempty"`
-	Lo     float64 `json:"lo,omitempty"`
-	Hi     float64 `json:"hi,omitempty"`
-	Seed   string  `json:"seed,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Note says what differs between two comparable cells: their implementations (the ratio
+	// then compares two implementations, as well as two runs).
+	Note  string  `json:"note,omitempty"`
+	Point float64 `json:"point,omitempty"`
+	Lo    float64 `json:"lo,omitempty"`
+	Hi    float64 `json:"hi,omitempty"`
+	Seed  string  `json:"seed,omitempty"`
 	// Verdict is higher, lower (the interval excludes 1) or within the noise.
 	Verdict string `json:"verdict,omitempty"`
 }
@@ -132,8 +139,11 @@ func summarise(samples []float64, unit string) *Summary {
 }
 
 // computePair compares run b with run a cell by cell. Cells compare when both ran them ok,
-// in the same unit and timing method, with at least compare.MinSamples samples each.
-func computePair(a, b store.Run, ra, rb compare.Run) PairReport {
+// in the same unit and timing method, with the same key form and message size, with at least
+// compare.MinSamples samples each; qa and qb are the runs' stored cells (their
+// implementations and message sizes as the portal filed them; nil when not at hand), and a
+// pair of cells of two implementations says so.
+func computePair(a, b store.Run, ra, rb compare.Run, qa, qb []artifacts.Cell) PairReport {
 	rep := PairReport{Version: PairCodeVersion, A: a.ID, B: b.ID}
 	byKey := func(run compare.Run) map[artifacts.CellKey]artifacts.Cell {
 		m := map[artifacts.CellKey]artifacts.Cell{}
@@ -143,6 +153,23 @@ func computePair(a, b store.Run, ra, rb compare.Run) PairReport {
 		return m
 	}
 	ca, cb := byKey(ra), byKey(rb)
+	filed := func(cells []artifacts.Cell) map[artifacts.CellKey]artifacts.Cell {
+		m := map[artifacts.CellKey]artifacts.Cell{}
+		for _, c := range cells {
+			m[artifacts.KeyOf(c)] = c
+		}
+		return m
+	}
+	fa, fb := filed(qa), filed(qb)
+	message := func(c, stored artifacts.Cell) int {
+		if stored.Sizes != nil && stored.Sizes.Message > 0 {
+			return stored.Sizes.Message
+		}
+		if c.Sizes != nil {
+			return c.Sizes.Message
+		}
+		return 0
+	}
 	var keys []artifacts.CellKey
 	for _, c := range ra.Result.Cells {
 		keys = append(keys, artifacts.KeyOf(c))
@@ -175,6 +202,10 @@ func computePair(a, b store.Run, ra, rb compare.Run) PairReport {
 			pc.Reason = fmt.Sprintf("units differ (%s, %s)", x.Unit, y.Unit)
 		case a.Method != b.Method:
 			pc.Reason = fmt.Sprintf("timing methods differ (%s, %s)", a.Method, b.Method)
+		case x.Keys != y.Keys:
+			pc.Reason = fmt.Sprintf("key forms differ (%s, %s)", cmp.Or(x.Keys, "not recorded"), cmp.Or(y.Keys, "not recorded"))
+		case message(x, fa[k]) != message(y, fb[k]):
+			pc.Reason = fmt.Sprintf("message sizes differ (%d, %d bytes)", message(x, fa[k]), message(y, fb[k]))
 		case pc.A == nil || pc.B == nil || pc.A.N < compare.MinSamples || pc.B.N < compare.MinSamples:
 			pc.Reason = fmt.Sprintf("too few samples for an interval (need %d in each run)", compare.MinSamples)
 		case !(pc.A.Box[2] > 0):
@@ -183,6 +214,9 @@ func computePair(a, b store.Run, ra, rb compare.Run) PairReport {
 		pc.Unit = x.Unit
 		if !okA {
 			pc.Unit = y.Unit
+		}
+		if ia, ib := storedImplementation(fa[k]), storedImplementation(fb[k]); pc.Reason == "" && ia != ib {
+			pc.Note = fmt.Sprintf("implementations differ: run %d %s; run %d %s", a.ID, implementationText(ia), b.ID, implementationText(ib))
 		}
 		if pc.Reason == "" {
 			num, den := fmt.Sprintf("run %d %s", b.ID, pc.name()), fmt.Sprintf("run %d %s", a.ID, pc.name())
@@ -233,7 +267,15 @@ func (s *Server) pairReport(ctx context.Context, a, b store.Run) (PairReport, er
 	if err != nil {
 		return rep, err
 	}
-	rep = computePair(a, b, ra, rb)
+	qa, err := s.store.Cells(ctx, a.ID)
+	if err != nil {
+		return rep, err
+	}
+	qb, err := s.store.Cells(ctx, b.ID)
+	if err != nil {
+		return rep, err
+	}
+	rep = computePair(a, b, ra, rb, qa, qb)
 	data, err := json.Marshal(rep)
 	if err != nil {
 		return rep, fmt.Errorf("encode pair report %d/%d: %w", a.ID, b.ID, err)
@@ -442,6 +484,7 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 				if pc.Reason != "" {
 					val.Verdict, val.Note = "not comparable", pc.Reason
 				} else {
+					val.Note = pc.Note
 					val.Ratio = fmt.Sprintf("%.3f", pc.Point)
 					val.Interval = fmt.Sprintf("95%%: %.3f – %.3f", pc.Lo, pc.Hi)
 					val.Verdict = pc.Verdict
@@ -557,4 +600,12 @@ func (s *Server) RunSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Fig
 		out = append(out, plot.Layout(rows[u], unitTitle(u), func(x float64) string { return axisLabel(x, u) }))
 	}
 	return out, nil
+}
+
+// storedImplementation is the implementation key a stored cell is filed under ("" when none).
+func storedImplementation(c artifacts.Cell) string {
+	if c.Implementation == nil {
+		return ""
+	}
+	return c.Implementation.Name // a stored cell's Implementation holds its key (sqlstore Cells)
 }

@@ -112,7 +112,7 @@ func TestComputePairRefusesWhatCannotCompare(t *testing.T) {
 		map[string][]float64{"K/a": samples(1), "K/b": samples(1), "K/c": samples(1), "K/d": samples(1)[:3]})
 	rb := mk([]artifacts.Cell{cell("K", "a", "ns", "ok", 30), cell("K", "b", "ns", "ok", 30), cell("K", "c", "instructions", "ok", 30), cell("K", "d", "ns", "ok", 3), cell("K", "e", "ns", "ok", 30), cell("K", "f", "ns", "ok", 30)},
 		map[string][]float64{"K/a": samples(2), "K/b": samples(1), "K/c": samples(1), "K/d": samples(1)[:3], "K/e": samples(1), "K/f": samples(1)})
-	rep := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb)
+	rep := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb, nil, nil)
 	want := map[string]string{"a": PairHigher, "b": PairWithin, "c": "units differ (ns, instructions)", "d": "too few samples for an interval (need 5 in each run)",
 		"e": "cell failed in run 1", "f": "not measured in run 1"}
 	if len(rep.Cells) != len(want) {
@@ -134,16 +134,59 @@ func TestComputePairRefusesWhatCannotCompare(t *testing.T) {
 	// noise"; the same difference in instructions is called; a loaded run calls nothing.
 	small := mk([]artifacts.Cell{cell("K", "a", "ns", "ok", 30), cell("K", "i", "instructions", "ok", 30)}, map[string][]float64{"K/a": samples(1.05), "K/i": samples(1.05)})
 	base := mk([]artifacts.Cell{cell("K", "a", "ns", "ok", 30), cell("K", "i", "instructions", "ok", 30)}, map[string][]float64{"K/a": samples(1), "K/i": samples(1)})
-	sr := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, base, small)
+	sr := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, base, small, nil, nil)
 	if sr.Cells[0].Verdict != PairSmall || !(sr.Cells[0].Lo > 1) || sr.Cells[1].Verdict != PairHigher {
 		t.Errorf("5%% apart: %s [%v, %v] in ns, %s in instructions", sr.Cells[0].Verdict, sr.Cells[0].Lo, sr.Cells[0].Hi, sr.Cells[1].Verdict)
 	}
 	loaded := store.Run{ID: 2, Method: "in-process", Bundle: "y", Level: artifacts.AssuranceHost, Environment: `{"timing":{"external":{"mean":1,"threshold":0.2,"exceeded":true}}}`}
-	if lr := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, loaded, ra, rb); lr.Cells[0].Verdict != PairLoaded {
+	if lr := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, loaded, ra, rb, nil, nil); lr.Cells[0].Verdict != PairLoaded {
 		t.Errorf("a loaded run: %s", lr.Cells[0].Verdict)
 	}
-	again := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb)
+	again := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb, nil, nil)
 	if again.Cells[0].Lo != rep.Cells[0].Lo || again.Cells[0].Seed != rep.Cells[0].Seed {
 		t.Errorf("the interval is not reproducible: %v vs %v", again.Cells[0], rep.Cells[0])
+	}
+}
+
+// TestComputePairQuantities: two runs' cells of different key forms or message sizes are not
+// compared; cells of two implementations are, and the pair names both.
+func TestComputePairQuantities(t *testing.T) {
+	vals := make([]float64, 30)
+	for i := range vals {
+		vals[i] = 100 + float64(i%7)
+	}
+	cell := func(op, keys string, msg int) artifacts.Cell {
+		c := artifacts.Cell{Algorithm: "ML-DSA-44", Operation: op, Unit: "ns", Status: "ok", Stats: &artifacts.Stats{N: 30}, Keys: keys}
+		if msg > 0 {
+			c.Sizes = &artifacts.Sizes{Message: msg}
+		}
+		return c
+	}
+	mk := func(cells ...artifacts.Cell) compare.Run {
+		s := artifacts.Samples{Values: map[artifacts.CellKey][]float64{}}
+		for _, c := range cells {
+			s.Values[artifacts.KeyOf(c)] = vals
+		}
+		return compare.Run{Result: &artifacts.Result{Cells: cells}, Samples: s}
+	}
+	ra := mk(cell("sign", "encoded", 33), cell("verify", "encoded", 33), cell("keygen", "", 0))
+	rb := mk(cell("sign", "encoded", 19600), cell("verify", "parsed", 33), cell("keygen", "", 0))
+	filed := func(impl string) []artifacts.Cell {
+		return []artifacts.Cell{{Algorithm: "ML-DSA-44", Operation: "keygen", Implementation: &artifacts.Implementation{Name: impl}}}
+	}
+	rep := computePair(store.Run{ID: 1, Method: "in-process", Bundle: "x"}, store.Run{ID: 2, Method: "in-process", Bundle: "y"}, ra, rb,
+		filed("github.com/cloudflare/circl v1.6.1"), filed("pqrepro-fw 0.1.0"))
+	got := map[string]PairCell{}
+	for _, pc := range rep.Cells {
+		got[pc.Operation] = pc
+	}
+	if r := got["sign"].Reason; r != "message sizes differ (33, 19600 bytes)" {
+		t.Errorf("sign: %q", r)
+	}
+	if r := got["verify"].Reason; r != "key forms differ (encoded, parsed)" {
+		t.Errorf("verify: %q", r)
+	}
+	if k := got["keygen"]; k.Reason != "" || k.Verdict != PairWithin || k.Note != "implementations differ: run 1 github.com/cloudflare/circl v1.6.1; run 2 pqrepro-fw 0.1.0" {
+		t.Errorf("keygen: %+v", k)
 	}
 }

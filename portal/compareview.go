@@ -79,8 +79,9 @@ func claimResultRows(rep compare.Report, origin string) []templates.ClaimResultR
 	return out
 }
 
-// claimViews builds a paper's claims with their verdict tallies, one per board class,
-// assurance level and class status (never one tally across host and emulated boards), and
+// claimViews builds a paper's claims with their verdict tallies, one per origin, board class,
+// assurance level and class status (never one tally across host and emulated boards, or
+// across the portal's runners and community submissions), and
 // the latest verdicts.
 func claimViews(p *experiments.Paper, verdicts []store.ClaimVerdict, tallies []store.ClaimTally) []templates.ClaimView {
 	var out []templates.ClaimView
@@ -91,8 +92,8 @@ func claimViews(p *experiments.Paper, verdicts []store.ClaimVerdict, tallies []s
 				continue
 			}
 			i := len(cv.Tallies) - 1
-			if i < 0 || cv.Tallies[i].Board != t.BoardClass || cv.Tallies[i].Level != t.Level || cv.Tallies[i].ClassStatus != t.ClassStatus {
-				cv.Tallies = append(cv.Tallies, templates.ClaimTally{Board: t.BoardClass, Level: t.Level, ClassStatus: t.ClassStatus})
+			if i < 0 || cv.Tallies[i].Origin != t.Origin || cv.Tallies[i].Board != t.BoardClass || cv.Tallies[i].Level != t.Level || cv.Tallies[i].ClassStatus != t.ClassStatus {
+				cv.Tallies = append(cv.Tallies, templates.ClaimTally{Origin: t.Origin, Board: t.BoardClass, Level: t.Level, ClassStatus: t.ClassStatus})
 				i++
 			}
 			ct := &cv.Tallies[i]

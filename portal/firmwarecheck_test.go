@@ -45,11 +45,18 @@ func TestCheckFirmwareELF(t *testing.T) {
 		want              string // "" accepted
 	}{
 		{"arm build for a cortex-m4 class", "qemu-mps2-an386", "arm32", arm, ""},
-		{"risc-v build labelled cortex-m4", "qemu-mps2-an386", "arm32", rv, "the ELF is for EM_RISCV (ELFCLASS32), but board class qemu-mps2-an386 is arm32 and needs EM_ARM"},
+		{"risc-v build labelled cortex-m4", "qemu-mps2-an386", "arm32", rv, "the ELF is for EM_RISCV (ELFCLASS32), but board class qemu-mps2-an386 needs arm32 (EM_ARM, ELFCLASS32)"},
+		// The Picos' rows in the catalogue name no architecture; their chips do.
+		{"x86-64 build for a pico-w", "pico-w", "", testELF(elf.EM_X86_64, elf.ELFCLASS64, elf.ET_EXEC, 256), "board class pico-w needs arm32 (EM_ARM, ELFCLASS32)"},
+		{"risc-v build for a pico-w", "pico-w", "", rv, "needs arm32"},
+		{"arm build for a pico-w", "pico-w", "", arm, ""},
+		{"x86-64 build for a pico2-w", "pico2-w", "", testELF(elf.EM_X86_64, elf.ELFCLASS64, elf.ET_EXEC, 256), "needs arm32 (EM_ARM, ELFCLASS32) or riscv32 (EM_RISCV, ELFCLASS32)"},
+		{"arm build for a pico2-w", "pico2-w", "", arm, ""},
+		{"risc-v build for a pico2-w (Hazard3 cores)", "pico2-w", "", rv, ""},
 		{"17-byte text file", "qemu-mps2-an386", "arm32", []byte("not a firmware!!\n"), "17 bytes: too small"},
 		{"text file", "qemu-riscv32-virt", "riscv32", bytes.Repeat([]byte("hello "), 20), "not an ELF"},
 		{"object file", "qemu-mps2-an386", "arm32", testELF(elf.EM_ARM, elf.ELFCLASS32, elf.ET_REL, 256), "not an executable"},
-		{"64-bit arm for a 32-bit class", "qemu-mps2-an386", "arm32", testELF(elf.EM_AARCH64, elf.ELFCLASS64, elf.ET_EXEC, 256), "needs EM_ARM"},
+		{"64-bit arm for a 32-bit class", "qemu-mps2-an386", "arm32", testELF(elf.EM_AARCH64, elf.ELFCLASS64, elf.ET_EXEC, 256), "needs arm32 (EM_ARM"},
 		{"risc-v for risc-v", "qemu-riscv32-virt", "riscv32", rv, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +69,7 @@ func TestCheckFirmwareELF(t *testing.T) {
 			}
 		})
 	}
-	note, err := checkFirmwareELF(bytes.NewReader(arm), int64(len(arm)), "pico-w", "")
+	note, err := checkFirmwareELF(bytes.NewReader(arm), int64(len(arm)), "board-nobody-catalogued", "")
 	if err != nil || !strings.Contains(note, "not checked") {
 		t.Errorf("a class without a catalogued architecture: note %q, err %v", note, err)
 	}

@@ -2,15 +2,12 @@ package portal
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"pqrepro/artifacts"
 	"pqrepro/compare"
@@ -185,13 +182,20 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 			ok++
 		}
 	}
-	if ok == 0 && in.Job != nil {
-		// A run that measured nothing is not a result: the job fails with why, and nothing
-		// is published.
-		nc := &noCellError{why: noCellReason(res.Cells)}
+	if err := artifacts.CheckSomeCellOK(res); err != nil {
+		// A run that measured nothing is not a result, whoever sends it: nothing is
+		// published, and a job fails with why.
+		nc := &noCellError{err: err}
 		return 0, fault.Wrap(fault.Invalid, nc, "bundle refused: %s", nc.Error())
 	}
-	repJSON, verdicts, err := s.compareRun(res, samples, env, m)
+	if err := artifacts.CheckFloor(res, samples, &env); err != nil {
+		return 0, fault.Wrap(fault.Invalid, err, "bundle refused: %s", err.Error())
+	}
+	catalogue := s.catalogueManifest(m, in.Job != nil)
+	cells := fileCells(m, &env, res.Cells)
+	filed := *res // compared as filed: each cell with its implementation
+	filed.Cells = cells
+	repJSON, verdicts, err := s.compareRun(&filed, samples, env, m, catalogue)
 	if err != nil {
 		return 0, err
 	}
@@ -202,13 +206,13 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	}
 	run := store.Run{
 		Experiment: res.Experiment, Paper: m.Metadata.Paper, ManifestID: res.ManifestID, Kind: res.Kind, Method: res.Method,
-		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, RunnerID: in.RunnerID, SubmitterID: in.Submitter,
+		BoardClass: res.Board, BoardName: env.Board.Name, Level: level, ClassStatus: class.Status, Origin: in.Origin, Catalogue: catalogue, RunnerID: in.RunnerID, SubmitterID: in.Submitter,
 		Binding: binding, Signer: v.KeyFingerprint, PublicKeys: in.Keys, Bundle: digest, BundleSize: size, Firmware: env.Board.FirmwareDigest,
 		StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Environment: string(b.Files[artifacts.FileEnvironment]),
 		Report: repJSON, ReportVersion: ReportVersion, Checks: string(checksJSON), CellsTotal: len(res.Cells), CellsOK: ok,
 		Loaded: loadedRun(res, env),
 	}
-	pub := store.Publication{Run: run, Cells: res.Cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
+	pub := store.Publication{Run: run, Cells: cells, Claims: verdicts, RunnerID: in.RunnerID, LeaseID: in.LeaseID}
 	if in.Job != nil {
 		pub.JobID = in.Job.ID
 	}
@@ -232,11 +236,15 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 //	   claims, C000-04/07 on the paper's devices, C003-01 against Ascon-128a, C002-11 energy of
 //	   openssl processes, by-design properties), Holm's correction, exact ratios, a reason for
 //	   every verdict, loaded host runs withheld.
-const ReportVersion = 2
+//	3: cells filed by implementation and message size (leaderboards, schemes, highlights never
+//	   pool them); claim verdicts counted only for runs of the catalogue's manifests.
+const ReportVersion = 3
 
 // compareRun compares a run with its paper (the manifest's reference dataset, else its
-// paper) and returns the report as stored JSON and the claim verdicts.
-func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, env artifacts.Environment, m *artifacts.Manifest) (string, []store.ClaimVerdict, error) {
+// paper) and returns the report as stored JSON and the claim verdicts. The report checks the
+// claims of any run; only a run of the catalogue's manifest (catalogue) gives verdicts that
+// count toward the paper's claims, the others' are shown on their page only.
+func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, env artifacts.Environment, m *artifacts.Manifest, catalogue bool) (string, []store.ClaimVerdict, error) {
 	board := env.Board
 	paperID := m.Spec.Reference.Dataset
 	if paperID == "" {
@@ -247,7 +255,9 @@ func (s *Server) compareRun(res *artifacts.Result, samples artifacts.Samples, en
 	if p, ok := s.catalog.Paper(paperID); ok {
 		rep = compare.Compare(compare.Run{Result: res, Samples: samples, Board: board, Timing: env.Timing}, m, p)
 		for _, cr := range rep.Claims {
-			verdicts = append(verdicts, store.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
+			if catalogue {
+				verdicts = append(verdicts, store.ClaimVerdict{Paper: p.ID, ClaimID: cr.Claim.ID, Verdict: cr.Verdict, Reason: cr.Reason, ClassStatus: cr.ClassStatus})
+			}
 		}
 	} else {
 		rep = compare.Report{Dataset: paperID, Board: res.Board, Assurance: res.Assurance, ClassStatus: board.ClassStatus}
@@ -266,32 +276,43 @@ func loadedRun(res *artifacts.Result, env artifacts.Environment) bool {
 	return res.Assurance == artifacts.AssuranceHost && env.Timing != nil && env.Timing.External != nil && env.Timing.External.Exceeded
 }
 
-// noCellError refuses a job's bundle in which no cell ran ok.
-type noCellError struct{ why string }
-
-func (e *noCellError) Error() string { return "no cell ran ok: " + e.why }
-
-// noCellReason says why no cell ran: the distinct cell errors, most common first, at most three.
-func noCellReason(cells []artifacts.Cell) string {
-	if len(cells) == 0 {
-		return "the result has no cells"
+// catalogueManifest reports whether a run ran a manifest of this portal's catalogue: it
+// answered a job of this portal (whose manifest the portal took from its catalogue), or its
+// manifest is, digest for digest, the catalogue's experiment of that name. Only such runs
+// count toward a paper's claims; any other manifest (a renamed, edited or unknown experiment)
+// is the submitter's own.
+func (s *Server) catalogueManifest(m *artifacts.Manifest, job bool) bool {
+	if job {
+		return true
 	}
-	count := map[string]int{}
-	var order []string
-	for _, c := range cells {
-		e := cmp.Or(strings.TrimSpace(c.Error), c.Status)
-		if count[e] == 0 {
-			order = append(order, e)
-		}
-		count[e]++
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
-	var parts []string
-	for _, e := range order[:min(len(order), 3)] {
-		parts = append(parts, fmt.Sprintf("%d of %d cells: %s", count[e], len(cells), e))
-	}
-	if len(order) > 3 {
-		parts = append(parts, fmt.Sprintf("and %d other reasons", len(order)-3))
-	}
-	return strings.Join(parts, "; ")
+	cm, err := s.catalog.Manifest(m.Ref())
+	return err == nil && cm.ID() == m.ID()
 }
+
+// fileCells are a run's cells as the store files them: each with the implementation it
+// timed (recorded, or derived from the environment for bundles that predate it) and the
+// size of the message it signed (recorded, or the manifest's), so that rankings group by
+// them. The bundle itself is not changed.
+func fileCells(m *artifacts.Manifest, env *artifacts.Environment, cells []artifacts.Cell) []artifacts.Cell {
+	out := make([]artifacts.Cell, len(cells))
+	for i, c := range cells {
+		im := artifacts.CellImplementation(m.Kind, m.Spec.Method, env, c)
+		c.Implementation = &im
+		if n := artifacts.CellMessageBytes(m, c); n > 0 && (c.Sizes == nil || c.Sizes.Message == 0) {
+			sz := artifacts.Sizes{}
+			if c.Sizes != nil {
+				sz = *c.Sizes
+			}
+			sz.Message = n
+			c.Sizes = &sz
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// noCellError refuses a bundle in which no cell ran ok (artifacts.ErrNoCellOK).
+type noCellError struct{ err error }
+
+func (e *noCellError) Error() string { return e.err.Error() }
+func (e *noCellError) Unwrap() error { return e.err }

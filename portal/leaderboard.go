@@ -26,7 +26,7 @@ func newCSV(w io.Writer) *csv.Writer { return csv.NewWriter(w) }
 
 // Standing is a board's place in a leaderboard: the median of its runs' medians, the widest
 // p25-p75 spread among them, the total n, for one unit, assurance level, timing method,
-// board class status and origin.
+// board class status, origin, implementation, key form and message size.
 type Standing struct {
 	Rank   int    `json:"rank"`
 	Board  string `json:"board"`
@@ -34,22 +34,28 @@ type Standing struct {
 	Origin string `json:"origin"`
 	// Method is the timing method (in-process, process-per-operation, openssl-cli); ClassStatus
 	// is verified or declared. Rankings never mix either.
-	Method      string  `json:"method,omitempty"`
-	ClassStatus string  `json:"classStatus,omitempty"`
-	Unit        string  `json:"unit"`
-	Median      float64 `json:"median"`
-	P25         float64 `json:"p25"`
-	P75         float64 `json:"p75"`
-	N           int     `json:"n"`
-	Runs        int     `json:"runs"`
-	LatestRun   int64   `json:"latestRun"`
-	Assurance   string  `json:"assurance"`
-	Measured    bool    `json:"measured"`
-	Source      string  `json:"source,omitempty"`
-	Paper       string  `json:"paper,omitempty"`
-	Statistic   string  `json:"statistic,omitempty"`
-	Scenario    string  `json:"scenario,omitempty"`
-	ValueText   string  `json:"valueText,omitempty"`
+	Method      string `json:"method,omitempty"`
+	ClassStatus string `json:"classStatus,omitempty"`
+	// Implementation is the code the row's cells timed (artifacts.Implementation.Key), Keys
+	// their key form and MessageBytes the size of the message they signed: two of any of
+	// them are two rows. Key form and message size also separate rankings (another quantity).
+	Implementation string  `json:"implementation,omitempty"`
+	Keys           string  `json:"keys,omitempty"`
+	MessageBytes   int     `json:"messageBytes,omitempty"`
+	Unit           string  `json:"unit"`
+	Median         float64 `json:"median"`
+	P25            float64 `json:"p25"`
+	P75            float64 `json:"p75"`
+	N              int     `json:"n"`
+	Runs           int     `json:"runs"`
+	LatestRun      int64   `json:"latestRun"`
+	Assurance      string  `json:"assurance"`
+	Measured       bool    `json:"measured"`
+	Source         string  `json:"source,omitempty"`
+	Paper          string  `json:"paper,omitempty"`
+	Statistic      string  `json:"statistic,omitempty"`
+	Scenario       string  `json:"scenario,omitempty"`
+	ValueText      string  `json:"valueText,omitempty"`
 	// Library is the implementation a published number was measured with.
 	Library    string `json:"library,omitempty"`
 	group      string
@@ -124,6 +130,7 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 	out := []Standing{}
 	for _, r := range rows {
 		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
+			Implementation: r.Implementation, Keys: r.Keys, MessageBytes: r.MessageBytes,
 			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
 		title := unitTitle(st.Unit)
@@ -144,7 +151,10 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 		if a.Median != b.Median {
 			return a.Median < b.Median
 		}
-		return a.Board < b.Board
+		if a.Board != b.Board {
+			return a.Board < b.Board
+		}
+		return a.Implementation < b.Implementation
 	})
 	rank, group := 0, ""
 	for i := range out {
@@ -158,9 +168,11 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 }
 
 // rankGroup is the ranking a standing belongs to and its title: one unit, one assurance
-// level, one timing method and one class status per ranking (verified classes first), so
-// instruction counts never stand beside times, in-process times never beside whole
-// processes, and a declared board class never among verified ones.
+// level, one timing method, one class status (verified classes first), one key form and one
+// message size per ranking, so instruction counts never stand beside times, in-process times
+// never beside whole processes, a declared board class never among verified ones, a reused
+// key object never beside one decoded from its bytes, and signing 33 bytes never beside
+// signing 19.6 KB. Implementations are ranked together, each its own row.
 func rankGroup(st Standing, title string) (key, heading string) {
 	method := st.Method
 	if method == "" {
@@ -168,11 +180,31 @@ func rankGroup(st Standing, title string) (key, heading string) {
 	}
 	status := "0"
 	heading = fmt.Sprintf("%s · %s · %s", title, st.Level, method)
+	if st.Keys != "" {
+		heading += " · keys " + st.Keys
+	}
+	if st.MessageBytes > 0 {
+		heading += " · " + messageText(st.MessageBytes)
+	}
 	if st.ClassStatus != artifacts.ClassVerified {
 		status = "1"
 		heading += " · declared board class, not verified"
 	}
-	return st.Unit + "|" + st.Level + "|" + method + "|" + status, heading
+	return st.Unit + "|" + st.Level + "|" + method + "|" + status + "|" + st.Keys + "|" + strconv.Itoa(st.MessageBytes), heading
+}
+
+// messageText names a message size for a ranking's title ("33-byte messages").
+func messageText(n int) string {
+	return groupDigits(int64(n)) + "-byte messages"
+}
+
+// implementationText is an implementation key as rows show it: digests abbreviated, and
+// "not recorded" for cells published before implementations were (until pqrepro rebuild).
+func implementationText(key string) string {
+	if key == "" {
+		return "not recorded (run pqrepro rebuild)"
+	}
+	return artifacts.ShortImplementation(key)
 }
 
 // algOps lists the (algorithm, operation) pairs the catalogue's manifests ask for, plus
@@ -359,8 +391,9 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 		for ; j < len(st) && st[j].group == st[i].group; j++ {
 			r := st[j]
 			g.Rows = append(g.Rows, templates.LeaderRow{Rank: r.Rank, Board: r.Board, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
-				Median: human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
-			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
+				Implementation: implementationText(r.Implementation),
+				Median:         human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
+			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ", " + implementationText(r.Implementation) + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
 		}
 		g.Plot = plot.Layout(rows, unitTitle(g.Unit), func(v float64) string { return human(v, g.Unit) })
 		out = append(out, g)
@@ -387,13 +420,15 @@ func (s *Server) apiLeaderboard(c echo.Context) error {
 	}
 	var buf bytes.Buffer
 	w := newCSV(&buf)
-	w.Write([]string{"algorithm", "operation", "metric", "kind", "rank", "board", "level", "origin", "method", "class_status", "unit", "median", "p25", "p75", "n", "runs", "latest_run", "paper", "statistic", "source"})
+	w.Write([]string{"algorithm", "operation", "metric", "kind", "rank", "board", "level", "origin", "method", "class_status", "implementation", "keys", "message_bytes",
+		"unit", "median", "p25", "p75", "n", "runs", "latest_run", "paper", "statistic", "source"})
 	for _, r := range lb.Measured {
-		w.Write([]string{alg, op, metric, "measured", strconv.Itoa(r.Rank), r.Board, r.Level, r.Origin, r.Method, r.ClassStatus, r.Unit, ff(r.Median), ff(r.P25), ff(r.P75),
-			strconv.Itoa(r.N), strconv.Itoa(r.Runs), strconv.FormatInt(r.LatestRun, 10), "", "median", ""})
+		w.Write([]string{alg, op, metric, "measured", strconv.Itoa(r.Rank), r.Board, r.Level, r.Origin, r.Method, r.ClassStatus, r.Implementation, r.Keys, strconv.Itoa(r.MessageBytes),
+			r.Unit, ff(r.Median), ff(r.P25), ff(r.P75), strconv.Itoa(r.N), strconv.Itoa(r.Runs), strconv.FormatInt(r.LatestRun, 10), "", "median", ""})
 	}
 	for _, r := range lb.Published {
-		w.Write([]string{alg, op, metric, "published", "", r.Board, "", "published", "", "", r.Unit, r.ValueText, "", "", strconv.Itoa(r.N), "", "", r.Paper, r.Statistic, r.Source})
+		w.Write([]string{alg, op, metric, "published", "", r.Board, "", "published", "", "", r.Library, "", "",
+			r.Unit, r.ValueText, "", "", strconv.Itoa(r.N), "", "", r.Paper, r.Statistic, r.Source})
 	}
 	w.Flush()
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
@@ -92,9 +93,16 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 			return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
 		}
 		f.Toolchain = cmp.Or(f.Toolchain, meta.Toolchain)
-		if f.Libraries == "" && meta.Firmware != "" {
-			f.Libraries = strings.TrimSpace(meta.Firmware + " " + meta.Version)
-		}
+	}
+	// The declared libraries must be what the ELF's implementation table says it links: an
+	// upload cannot publish another project's implementation under the project's name.
+	libs, libNote, err := checkLibraries(f.Libraries, io.NewSectionReader(file, 0, fh.Size))
+	if err != nil {
+		return fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error())
+	}
+	f.Libraries = libs
+	if libNote != "" {
+		note = strings.TrimPrefix(strings.TrimSpace(note+"; "+libNote), "; ")
 	}
 	if f.Toolchain == "" {
 		return fault.New(fault.Invalid, "give the toolchain that built the firmware (or upload the build's metadata.json, which names it)")
@@ -131,11 +139,11 @@ func (s *Server) boardArch(class string) string {
 func sanitizeName(n string) string {
 	n = n[strings.LastIndexAny(n, `/\`)+1:]
 	n = strings.Map(func(r rune) rune {
-		if r < 32 || r == 127 {
+		if artifacts.Hidden(r) { // controls, bidi overrides, zero-width characters
 			return -1
 		}
 		return r
-	}, n)
+	}, strings.ToValidUTF8(n, ""))
 	if len(n) > 200 {
 		n = n[:200]
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
@@ -86,7 +87,7 @@ func runRows(runs []store.Run) []templates.RunRow {
 		} else if r.RunnerName != "" {
 			by = " · " + r.RunnerName
 		}
-		out = append(out, templates.RunRow{ID: r.ID, Experiment: r.Experiment, Board: r.BoardClass, When: when(r.PublishedAt),
+		out = append(out, templates.RunRow{ID: r.ID, Experiment: r.Experiment, Board: r.BoardClass, When: when(r.PublishedAt), OwnManifest: !r.Catalogue,
 			Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin}, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, Signer: r.Signer, By: by})
 	}
 	return out
@@ -153,8 +154,9 @@ func (s *Server) home(c echo.Context) error {
 }
 
 // highlightLists are the home page's lists for one (algorithm, operation): one per ranking
-// (unit, assurance, method, class status), its first five boards, never two rankings in
-// one list; one empty list when nothing was measured.
+// (unit, assurance, method, class status, key form, message size) and origin (the portal's
+// own runners first, then community submissions: never one list of both), its first five
+// rows ranked within it; one empty list when nothing was measured.
 func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.Highlight {
 	link := leaderLink(alg, op, store.MetricLatency)
 	if len(groups) == 0 {
@@ -162,9 +164,20 @@ func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.
 	}
 	var out []templates.Highlight
 	for _, g := range groups {
-		hl := templates.Highlight{Algorithm: alg, Operation: op, Link: link, Ranking: g.Title, Declared: g.Declared}
-		hl.Rows = g.Rows[:min(len(g.Rows), 5)]
-		out = append(out, hl)
+		for _, o := range []struct{ origin, title string }{
+			{artifacts.OriginPortalRunner, "the portal's runners"}, {artifacts.OriginCommunity, "community submissions"},
+		} {
+			hl := templates.Highlight{Algorithm: alg, Operation: op, Link: link, Ranking: g.Title + " · " + o.title, Declared: g.Declared}
+			for _, r := range g.Rows {
+				if r.Assurance.Origin == o.origin && len(hl.Rows) < 5 {
+					r.Rank = len(hl.Rows) + 1
+					hl.Rows = append(hl.Rows, r)
+				}
+			}
+			if len(hl.Rows) > 0 {
+				out = append(out, hl)
+			}
+		}
 	}
 	return out
 }

@@ -92,8 +92,8 @@ func (s *Server) runPage(c echo.Context) error {
 func runHeader(r store.Run) templates.RunView {
 	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
 		Kind: r.Kind, Method: r.Method, Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
-		BindingNote: bindingNote(r.Binding),
-		Runner:      r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
+		BindingNote: bindingNote(r.Binding), OwnManifest: !r.Catalogue,
+		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
 		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
 		Duration: r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()}
 	if v.Firmware == "" {
@@ -156,7 +156,11 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 // cellRow is one cell's row; its statistics share the unit of its Unit column.
 func cellRow(cl artifacts.Cell) templates.CellRow {
 	row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit,
-		Heap: "–", Stack: "–", Energy: "–", Keys: cmp.Or(cl.Keys, "–")}
+		Heap: "–", Stack: "–", Energy: "–", Keys: cmp.Or(cl.Keys, "–"), Implementation: implementationText("")}
+	if cl.Implementation != nil {
+		// A stored cell's Implementation holds its key (sqlstore Cells).
+		row.Implementation = implementationText(cl.Implementation.Name)
+	}
 	if cl.Variant != "" {
 		// A variant (a corrected command, the crypto/tls stack) is never the paper's method:
 		// the row says which it is, so it is not read as a repeat of the cell above.
@@ -280,7 +284,7 @@ func environmentKVs(env artifacts.Environment) []templates.KV {
 func librariesRan(env artifacts.Environment) string {
 	b := env.Board
 	if b.Driver != "" && b.Driver != "host" {
-		fw := cmp.Or(b.Firmware, "firmware")
+		fw := "harness " + cmp.Or(b.Firmware, "firmware")
 		if b.FirmwareVersion != "" {
 			fw += " " + b.FirmwareVersion
 		}
@@ -290,7 +294,7 @@ func librariesRan(env artifacts.Environment) string {
 		if len(b.FirmwareBuild) > 0 && json.Unmarshal(b.FirmwareBuild, &meta) == nil && meta.Toolchain != "" {
 			fw += ", built with " + meta.Toolchain
 		}
-		return fw + " (the board's firmware; the runner's Go modules did not run on it)"
+		return fw + " (the board's firmware; each cell's implementation is in its row of the cells table; the runner's Go modules did not run on it)"
 	}
 	var libs []string
 	for _, mod := range measuredLibraries {

@@ -184,13 +184,13 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	run := fmt.Sprintf("/runs/%d", j.RunID)
 	checks := map[string][]string{
 		run:                                   {"Comparison with paper001", "C001-01", "portal-runner", "<svg", "ed25519 signature verifies", "Heap/op", "too few samples for an interval (4, need 5)"},
-		run + "/cells.csv":                    {"host,host,portal-runner,in-process,verified,ML-KEM-1024,decaps,ok,ns,4,"},
+		run + "/cells.csv":                    {"host,host,portal-runner,in-process,verified,ML-KEM-1024,decaps,ok,ns,4,", ",github.com/cloudflare/circl v", ",encoded,0\n"},
 		run + "/log":                          {"Log of run #", "cell ML-KEM-1024 decaps: ok n=4", "the whole log.txt"},
 		run + "/log.txt":                      {"paper001/mlkem (kem-bench) on board host", "cell ML-KEM-512 keygen: ok n=4"},
 		"/api/v1/runs/" + fmt.Sprint(j.RunID): {`"origin":"portal-runner"`, `"claims":[{`, `"cells":[{`},
 		"/papers/paper001":                    {`<table class="tallies">`, "never added up", "C001-01"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=encaps":                   {"portal-runner", "table class=\"leaders\""},
-		"/api/v1/leaderboards?algorithm=ML-KEM-768&operation=encaps&format=csv": {"ML-KEM-768,encaps,latency,measured,1,host,host,portal-runner,in-process,verified,ns"},
+		"/api/v1/leaderboards?algorithm=ML-KEM-768&operation=encaps&format=csv": {"ML-KEM-768,encaps,latency,measured,1,host,host,portal-runner,in-process,verified,github.com/cloudflare/circl v", ",encoded,0,ns,"},
 		"/leaderboards?algorithm=ML-KEM-768&operation=keygen&metric=heap":       {"heap bytes per operation"},
 		"/boards/host": {run},
 	}

@@ -141,7 +141,9 @@ func TestTwoRunnersNeverLeaseTheSameJob(t *testing.T) {
 }
 
 func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
-	p := portaltest.Start(t, func(c *portal.Config) { c.LeaseDuration = time.Second })
+	// Long enough that runner B's heartbeats keep its lease on a busy host (a one-second lease
+	// expired under load and the job went to a third attempt), short enough to wait for A's.
+	p := portaltest.Start(t, func(c *portal.Config) { c.LeaseDuration = 5 * time.Second })
 	m := smallManifest(t, 3)
 	jobID := queueJob(t, p, m)
 	ctx := context.Background()
@@ -169,7 +171,7 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(agentCtx) }()
 
-	j := waitJob(t, p, jobID, func(j store.Job) bool { return j.Terminal() }, 20*time.Second)
+	j := waitJob(t, p, jobID, func(j store.Job) bool { return j.Terminal() }, 2*time.Minute)
 	if j.State != store.JobPublished || j.Attempt != 2 {
 		t.Fatalf("job ended %s after %d attempts (error %q), want published on attempt 2", j.State, j.Attempt, j.Error)
 	}

@@ -31,8 +31,12 @@ type Budget struct {
 type RateLimits struct {
 	// SignIn counts POST /signin.
 	SignIn Budget
-	// Enrol counts runner enrolments.
+	// Enrol counts runner enrolments and proof-of-possession challenges, per client.
 	Enrol Budget
+	// EnrolNetwork counts the same per network (an IPv4 /24, an IPv6 /48), so that the
+	// outstanding challenges the store holds cannot be exhausted from the many addresses one
+	// network has.
+	EnrolNetwork Budget
 	// Submit counts community submissions and key registrations (API and forms).
 	Submit Budget
 	// Runner counts every bearer-authenticated runner route (lease, heartbeat, log,
@@ -47,8 +51,10 @@ func DefaultRateLimits() RateLimits {
 	return RateLimits{
 		SignIn: Budget{PerSecond: 2, Burst: 20},
 		Enrol:  Budget{PerSecond: 0.5, Burst: 20},
-		Submit: Budget{PerSecond: 2, Burst: 30},
-		Runner: Budget{PerSecond: 50, Burst: 200},
+		// 8 clients' worth: a lab's runners behind one network still enrol.
+		EnrolNetwork: Budget{PerSecond: 4, Burst: 160},
+		Submit:       Budget{PerSecond: 2, Burst: 30},
+		Runner:       Budget{PerSecond: 50, Burst: 200},
 	}
 }
 
@@ -148,17 +154,26 @@ func (l *limiter) prune(now time.Time) {
 	}
 }
 
-// rateLimit refuses a request with 429 and Retry-After once its client address has spent the
-// budget of its kind of route (class gives the kind by method and route pattern, "" for
-// routes without a limit). It runs before anything reads the body or the database.
-func rateLimit(class func(method, route string) string, limiters map[string]*limiter) echo.MiddlewareFunc {
+// rateLimit refuses a request with 429 and Retry-After once its client has spent the budget
+// of its kind of route (class gives the kind by method and route pattern, "" for routes
+// without a limit), and, for a kind with a network budget (networks: class → the class of its
+// network limiter), once its network has. A client is its address, an IPv6 one its /64 (one
+// host or one LAN: a host picks addresses in its /64 freely); a network is an IPv4 /24 or an
+// IPv6 /48. It runs before anything reads the body or the database.
+func rateLimit(class func(method, route string) string, limiters map[string]*limiter, networks map[string]string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			l := limiters[class(c.Request().Method, c.Path())]
+			k := class(c.Request().Method, c.Path())
+			l := limiters[k]
 			if l == nil {
 				return next(c)
 			}
-			if ok, wait := l.allowCtx(c.Request().Context(), c.RealIP()); !ok {
+			ip := c.RealIP()
+			ok, wait := l.allowCtx(c.Request().Context(), addrKey(ip, 32, 64))
+			if nl := limiters[networks[k]]; ok && nl != nil {
+				ok, wait = nl.allowCtx(c.Request().Context(), addrKey(ip, 24, 48))
+			}
+			if !ok {
 				secs := max(int(math.Ceil(wait.Seconds())), 1)
 				c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 				return fault.New(fault.RateLimited, "too many requests from this address: try again in %d s", secs)
@@ -166,6 +181,25 @@ func rateLimit(class func(method, route string) string, limiters map[string]*lim
 			return next(c)
 		}
 	}
+}
+
+// addrKey is the rate-limit key of a client address: its prefix of v4 bits (IPv4) or v6 bits
+// (IPv6), in canonical form; a string that is no address is its own key.
+func addrKey(ip string, v4, v6 int) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap().WithZone("")
+	bits := v6
+	if a.Is4() {
+		bits = v4
+	}
+	p, err := a.Prefix(bits)
+	if err != nil {
+		return a.String()
+	}
+	return p.String()
 }
 
 // ParseTrustedProxies parses CIDRs (or single addresses) of reverse proxies whose forwarded

@@ -15,8 +15,10 @@ import (
 const (
 	limitSignIn = "signin"
 	limitEnrol  = "enrol"
-	limitSubmit = "submit"
-	limitRunner = "runner"
+	// limitEnrolNetwork counts enrolments and challenges per network (RateLimits.EnrolNetwork).
+	limitEnrolNetwork = "enrol-network"
+	limitSubmit       = "submit"
+	limitRunner       = "runner"
 )
 
 // routes lists every route of the portal, each with its request body limit and, where it has
@@ -41,7 +43,7 @@ func (s *Server) routes() {
 	bundle := s.cfg.MaxBundleBytes + 1<<20
 	firmware := s.cfg.MaxFirmwareBytes + 1<<20
 	rl := s.cfg.RateLimits
-	limiters := map[string]*limiter{limitSignIn: newLimiter(rl.SignIn), limitEnrol: newLimiter(rl.Enrol),
+	limiters := map[string]*limiter{limitSignIn: newLimiter(rl.SignIn), limitEnrol: newLimiter(rl.Enrol), limitEnrolNetwork: newLimiter(rl.EnrolNetwork),
 		limitSubmit: newLimiter(rl.Submit), limitRunner: newLimiter(rl.Runner)}
 	if s.shared() {
 		// Many portal processes share the database: each budget is spent in its buckets
@@ -54,7 +56,8 @@ func (s *Server) routes() {
 	e.Use(middleware.Recover())
 	// Rate limits per client address (see clientIP), then body limits, before anything reads
 	// the body (the CSRF check parses forms) or the database.
-	e.Use(rateLimit(func(method, route string) string { return classes[method+" "+route] }, limiters))
+	e.Use(rateLimit(func(method, route string) string { return classes[method+" "+route] }, limiters,
+		map[string]string{limitEnrol: limitEnrolNetwork}))
 	e.Use(bodyLimit(bodies, noBody))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
 		ReferrerPolicy: "same-origin", ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"}))
@@ -92,6 +95,7 @@ func (s *Server) routes() {
 	add(GET, "/runs/:id/bundle.tar.gz", s.runBundle, 0, "")
 	add(GET, "/runs/:id/cells.csv", s.runCSV, 0, "")
 	add(GET, "/runs/:id/result.json", s.runResultJSON, 0, "")
+	add(GET, "/runs/:id/manifest.yaml", s.runManifest, 0, "")
 	add(GET, "/runs/:id/log", s.runLogPage, 0, "")
 	add(GET, "/runs/:id/log.txt", s.runLogText, 0, "")
 	add(GET, "/leaderboards", s.leaderboardPage, 0, "")
@@ -141,6 +145,8 @@ func (s *Server) routes() {
 	// Transparency log (C2SP tlog-tiles paths), inclusion proofs and witnesses.
 	add(GET, "/log/checkpoint", s.logCheckpoint, 0, "")
 	add(GET, "/log/tile/*", s.logTile, 0, "")
+	add(GET, "/log/policy", s.logPolicy, 0, "")
+	add(GET, "/log/policy/:name", s.logPolicy, 0, "")
 	add(GET, "/api/v1/runs/:id/inclusion", s.apiRunInclusion, 0, "")
 	add(GET, "/api/v1/log", s.apiTransparencyLog, 0, "")
 	add(POST, "/api/v1/log/cosignature", s.apiLogCosignature, 64<<10, limitSubmit)

@@ -189,7 +189,7 @@ func runListRow(r store.Run) templates.RunListRow {
 		by = r.RunnerName
 	}
 	return templates.RunListRow{ID: r.ID, Paper: r.Paper, Experiment: r.Experiment, Kind: r.Kind, Method: r.Method, Board: r.BoardClass,
-		Declared: r.ClassStatus == artifacts.ClassDeclared, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
 		Published: when(r.PublishedAt), CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, By: by}
 }
 

@@ -61,7 +61,8 @@ func (s *Server) schemesPage(c echo.Context) error {
 }
 
 // schemeSections groups scheme rows (ordered by algorithm, operation) into one section per
-// unit, method and class status, verified classes first.
+// unit, method, class status, key form and message size, verified classes first; each
+// implementation is a row of its own.
 func schemeSections(rows []store.SchemeRow, level, board string) []templates.SchemeSection {
 	// Operations in the papers' order: key generation, then encapsulation and decapsulation,
 	// then signing and verification, then the rest by name.
@@ -75,11 +76,14 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 	slices.SortStableFunc(rows, func(a, b store.SchemeRow) int {
 		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
 	})
-	type key struct{ unit, method, status string }
+	type key struct {
+		unit, method, status, keys string
+		msg                        int
+	}
 	var order []key
 	byKey := map[key][]store.SchemeRow{}
 	for _, r := range rows {
-		k := key{r.Unit, r.Method, r.ClassStatus}
+		k := key{r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
 		if _, ok := byKey[k]; !ok {
 			order = append(order, k)
 		}
@@ -93,6 +97,16 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 				continue
 			}
 			sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", unitTitle(k.unit), k.method), Declared: declared}
+			if k.keys != "" {
+				sec.Title += " · keys " + k.keys
+			}
+			if k.msg > 0 {
+				sec.Title += " · " + messageText(k.msg)
+			}
+			impls := map[string]bool{}
+			for _, r := range byKey[k] {
+				impls[r.Implementation] = true
+			}
 			if declared {
 				sec.Title += " · declared board class, not verified"
 			}
@@ -101,7 +115,7 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 			last := ""
 			for _, r := range byKey[k] {
 				q := url.Values{"algorithm": {r.Algorithm}, "board": {board}, "assurance": {level}}
-				sec.Rows = append(sec.Rows, templates.SchemeCell{Algorithm: r.Algorithm, Operation: r.Operation, Median: human(r.Median, r.Unit),
+				sec.Rows = append(sec.Rows, templates.SchemeCell{Algorithm: r.Algorithm, Operation: r.Operation, Implementation: implementationText(r.Implementation), Median: human(r.Median, r.Unit),
 					Spread: human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit), N: r.N, Runs: r.Runs, RunsLink: "/runs?" + q.Encode(), LatestRun: r.LatestRun,
 					First: r.Algorithm != last})
 				last = r.Algorithm
@@ -116,10 +130,15 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 					groups = append(groups, plot.Group{Label: r.Operation})
 					gi = len(groups) - 1
 				}
-				if _, ok := series[r.Algorithm]; !ok {
-					series[r.Algorithm] = len(series)
+				name := r.Algorithm
+				if len(impls) > 1 {
+					// Two implementations in one chart: each point says whose it is.
+					name += " (" + implementationText(r.Implementation) + ")"
 				}
-				groups[gi].Points = append(groups[gi].Points, plot.Point{Name: r.Algorithm, Value: r.Median, Lo: r.P25, Hi: r.P75, Series: series[r.Algorithm],
+				if _, ok := series[name]; !ok {
+					series[name] = len(series)
+				}
+				groups[gi].Points = append(groups[gi].Points, plot.Point{Name: name, Value: r.Median, Lo: r.P25, Hi: r.P75, Series: series[name],
 					Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
 			}
 			unit := k.unit

@@ -29,6 +29,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
+	"pqrepro/internal/webclient"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/postgres"
@@ -109,6 +110,9 @@ type Config struct {
 	// LogOrigin is the transparency log's origin line and key name (default: the public
 	// URL's host and path + "/log").
 	LogOrigin string
+	// WitnessQuorum is how many witnesses the log's published witness policies require (each
+	// policy needs at most as many as it has members; default 1).
+	WitnessQuorum int
 	// PageCacheBytes bounds the response cache of anonymous pages and the public API
 	// (pagecache.go); zero turns it off.
 	PageCacheBytes int
@@ -125,7 +129,7 @@ func DefaultConfig() Config {
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
 		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, ChallengeTTL: 5 * time.Minute, Version: "dev",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
-		RateLimits: DefaultRateLimits(), PageCacheBytes: 64 << 20,
+		RateLimits: DefaultRateLimits(), WitnessQuorum: 1, PageCacheBytes: 64 << 20,
 	}
 }
 
@@ -170,6 +174,9 @@ func (c Config) Validate() error {
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("admin token must be at least 16 characters"))
 	}
+	if c.WitnessQuorum < 0 || c.WitnessQuorum > 100 {
+		errs = append(errs, fmt.Errorf("witness quorum %d: want 0..100", c.WitnessQuorum))
+	}
 	if c.LeaseDuration < 100*time.Millisecond {
 		errs = append(errs, errors.New("lease duration must be at least 100ms"))
 	}
@@ -191,7 +198,7 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	rl := c.RateLimits
-	errs = append(errs, rl.SignIn.validate("sign-in"), rl.Enrol.validate("enrol"), rl.Submit.validate("submit"), rl.Runner.validate("runner"))
+	errs = append(errs, rl.SignIn.validate("sign-in"), rl.Enrol.validate("enrol"), rl.EnrolNetwork.validate("enrol network"), rl.Submit.validate("submit"), rl.Runner.validate("runner"))
 	return errors.Join(errs...)
 }
 
@@ -204,9 +211,11 @@ type Server struct {
 	catalog *experiments.Catalog
 	echo    *echo.Echo
 	queue   *signal
-	// tlog is the transparency log of published runs; logPoke wakes its sequencer.
-	tlog    *translog.Log
-	logPoke chan struct{}
+	// tlog is the transparency log of published runs; logPoke wakes its sequencer;
+	// witnessClient pushes checkpoints to witnesses (each request bounded).
+	tlog          *translog.Log
+	logPoke       chan struct{}
+	witnessClient *http.Client
 
 	// algList and opList cache the algorithms and operations leaderboards offer (the
 	// catalogue's and the measured ones); publish clears them.
@@ -276,7 +285,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 				"restore the database, or start with --init to begin a fresh database beside them", cfg.DatabaseLocation(), cfg.BlobsLocation())
 		}
 	}
-	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1),
+		witnessClient: webclient.New(webclient.Config{Request: 15 * time.Second})}
 	if cfg.PageCacheBytes > 0 {
 		s.pages = newPageCache(cfg.PageCacheBytes)
 	}
@@ -377,6 +387,9 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 	if name == "" || len(name) > 100 {
 		return "", fault.New(fault.Invalid, "give the account a name of at most 100 characters")
 	}
+	if err := artifacts.CheckName("account name", name, 100); err != nil {
+		return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
+	}
 	if role != store.RoleSubmitter && role != store.RoleMember {
 		return "", fault.New(fault.Invalid, "role must be submitter or member")
 	}
@@ -448,10 +461,14 @@ func (s *Server) Sweep(ctx context.Context) {
 	defer t.Stop()
 	prune := time.NewTicker(10 * time.Minute)
 	defer prune.Stop()
+	temps := time.NewTicker(time.Minute)
+	defer temps.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-temps.C:
+			s.SweepTemporaries(ctx)
 		case <-prune.C:
 			if _, err := s.store.PruneTokens(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
 				s.log.Error("prune rate limits", "err", err)
@@ -467,6 +484,26 @@ func (s *Server) Sweep(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// SweepTemporaries removes what interrupted uploads left in the blob store (a process killed
+// mid-upload; an aborted multipart upload the server kept) once it is older than any upload in
+// progress can be: the read timeout (an upload's body) plus the write timeout (storing it)
+// plus a minute, at least 2 minutes. Sweep runs it every minute, on every replica (each
+// upload's age bounds it, whichever replica started it). It returns how many it removed.
+func (s *Server) SweepTemporaries(ctx context.Context) int {
+	sw, ok := s.blobs.(blob.TempSweeper)
+	if !ok {
+		return 0
+	}
+	age := max(s.cfg.ReadTimeout+s.cfg.WriteTimeout+time.Minute, 2*time.Minute)
+	n, err := sw.SweepTemporaries(ctx, time.Now().Add(-age))
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("sweep of temporary blob uploads failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("removed abandoned temporary blob uploads", "count", n, "older than", age)
+	}
+	return n
 }
 
 // listen relays the events other portal processes on the same database raise until ctx

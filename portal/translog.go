@@ -1,6 +1,8 @@
 package portal
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -101,6 +103,9 @@ func (s *Server) SequenceLog(ctx context.Context) {
 		if _, err := s.tlog.Sequence(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("sequence the transparency log", "err", err)
 		}
+		// Witnesses with a URL are sent each new checkpoint (C2SP tlog-witness); what they
+		// answer is written into the checkpoint file by the next round.
+		s.tlog.PushWitnesses(ctx, s.witnessClient)
 		select {
 		case <-ctx.Done():
 			return
@@ -121,14 +126,28 @@ func (s *Server) logCheckpoint(c echo.Context) error {
 }
 
 // logTile serves a hash tile or an entry bundle by its C2SP path; their content never
-// changes, so they are cached as immutable.
+// changes, so they are cached as immutable. Entry bundles (text leaves) go gzip-compressed to
+// a client that accepts it, as C2SP tlog-tiles asks (Content-Encoding: gzip; a reader sees
+// the bundle's own bytes); hash tiles are random and go as they are.
 func (s *Server) logTile(c echo.Context) error {
 	name := "tile/" + c.Param("*")
 	b, err := s.tlog.ReadFile(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	if strings.HasPrefix(name, "tile/entries/") {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(c.Request()) {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			zw.Write(b)
+			zw.Close()
+			h.Set("Content-Encoding", "gzip")
+			return c.Blob(http.StatusOK, "application/octet-stream", buf.Bytes())
+		}
+	}
 	return c.Blob(http.StatusOK, "application/octet-stream", b)
 }
 
@@ -146,16 +165,72 @@ func (s *Server) apiLogCosignature(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]int{"kept": n})
 }
 
-// adminLogWitness registers a witness: form fields ed25519 and mldsa44 (vkeys) and proof
-// (the log's checkpoint cosigned with both keys, as `pqrepro witness --register` prints).
+// adminLogWitness registers a witness: form fields ed25519 (a cosignature/v1 vkey) and
+// mldsa44 (an ML-DSA-44 cosignature vkey, optional: the ecosystem's witnesses have none), and
+// either url (a C2SP tlog-witness the log pushes to: it is sent the current checkpoint and
+// registered when it cosigns under the keys given) or proof (the log's checkpoint cosigned
+// with each key, as `pqrepro witness --register` prints).
 func (s *Server) adminLogWitness(c echo.Context) error {
-	w, err := s.tlog.RegisterWitness(c.Request().Context(), strings.TrimSpace(c.FormValue("ed25519")), strings.TrimSpace(c.FormValue("mldsa44")),
-		[]byte(strings.ReplaceAll(c.FormValue("proof"), "\r\n", "\n")), witnessProofAge)
+	ctx := c.Request().Context()
+	ed, ml := strings.TrimSpace(c.FormValue("ed25519")), strings.TrimSpace(c.FormValue("mldsa44"))
+	var w translog.Witness
+	var err error
+	if u := strings.TrimSpace(c.FormValue("url")); u != "" {
+		w, err = s.tlog.RegisterPushWitness(ctx, s.witnessClient, ed, ml, u)
+	} else {
+		w, err = s.tlog.RegisterWitness(ctx, ed, ml, []byte(c.FormValue("proof")), witnessProofAge)
+	}
 	if err != nil {
 		return err
 	}
-	s.log.Info("registered a log witness", "witness", w.Name)
+	s.log.Info("registered a log witness", "witness", w.Name, "url", w.URL, "mldsa44", w.MLDSA44 != "")
+	s.pokeLog()
 	return c.JSON(http.StatusOK, map[string]string{"registered": w.Name})
+}
+
+// logPolicies returns the log's witness policies (translog.Policies) with the quorum configured.
+func (s *Server) logPolicies(ctx context.Context) ([]translog.Policy, error) {
+	return s.tlog.Policies(ctx, s.cfg.PortalURL()+"/log", s.cfg.WitnessQuorum)
+}
+
+// logPolicy serves a witness policy in the text form Sigsum, Tessera and torchwood read:
+// /log/policy is the ecosystem one (Ed25519), /log/policy/post-quantum the ML-DSA-44 one.
+func (s *Server) logPolicy(c echo.Context) error {
+	name := c.Param("name")
+	if name == "" {
+		name = translog.PolicyEcosystem
+	}
+	ps, err := s.logPolicies(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if p.Name == name {
+			c.Response().Header().Set("Cache-Control", "no-cache")
+			return c.Blob(http.StatusOK, "text/plain; charset=utf-8", p.Format())
+		}
+	}
+	return fault.New(fault.NotFound, "no witness policy %q (there are %s and %s)", name, translog.PolicyEcosystem, translog.PolicyPostQuantum)
+}
+
+// checkpointPolicies states which of the log's policies checkpoint note cp satisfies; nil
+// (logged) when they cannot be read.
+func (s *Server) checkpointPolicies(ctx context.Context, cp []byte) []translog.PolicyResult {
+	ps, err := s.logPolicies(ctx)
+	if err != nil {
+		s.log.Error("read the log's witness policies", "err", err)
+		return nil
+	}
+	var out []translog.PolicyResult
+	for _, p := range ps {
+		r, err := translog.CheckPolicy(cp, p)
+		if err != nil {
+			s.log.Error("check the checkpoint against a witness policy", "policy", p.Name, "err", err)
+			return nil
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // apiRunInclusion returns a run's log index, the checkpoint and the inclusion proof, or
@@ -193,6 +268,10 @@ func (s *Server) runLogStatus(ctx context.Context, runID int64) templates.LogSta
 			v.Proof = append(v.Proof, h.String())
 		}
 		v.Witnessed = strings.Count(inc.Checkpoint, "\n— ") - 1
+		for _, r := range s.checkpointPolicies(ctx, []byte(inc.Checkpoint)) {
+			v.Policies = append(v.Policies, templates.LogPolicyView{Name: r.Policy, Satisfied: r.Satisfied, Cosigned: len(r.Cosigned),
+				Threshold: r.Threshold, Members: r.Members, URL: policyURL(r.Policy)})
+		}
 	}
 	return v
 }
@@ -204,6 +283,9 @@ type logInfo struct {
 	// trust-on-first-use: pin it from a source the operator cannot change alone.
 	LogKey    string             `json:"log_key"`
 	Witnesses []translog.Witness `json:"witnesses"`
+	// Policies say which of the log's witness policies (/log/policy, /log/policy/post-quantum)
+	// the published checkpoint satisfies.
+	Policies []translog.PolicyResult `json:"policies"`
 	// Size is the published checkpoint's size; Integrated may be ahead while tiles are written.
 	Size       int64 `json:"size"`
 	Integrated int64 `json:"integrated"`
@@ -228,5 +310,22 @@ func (s *Server) apiTransparencyLog(c echo.Context) error {
 	if ws == nil {
 		ws = []translog.Witness{}
 	}
-	return c.JSON(http.StatusOK, logInfo{Origin: s.tlog.Origin(), LogKey: s.tlog.VerifierKey(), Witnesses: ws, Size: st.Published, Integrated: st.Size, Pending: n})
+	info := logInfo{Origin: s.tlog.Origin(), LogKey: s.tlog.VerifierKey(), Witnesses: ws, Size: st.Published, Integrated: st.Size, Pending: n,
+		Policies: []translog.PolicyResult{}}
+	if st.Published > 0 {
+		if cp, err := s.tlog.Checkpoint(ctx); err == nil {
+			if rs := s.checkpointPolicies(ctx, cp); rs != nil {
+				info.Policies = rs
+			}
+		}
+	}
+	return c.JSON(http.StatusOK, info)
+}
+
+// policyURL is where a policy is served.
+func policyURL(name string) string {
+	if name == translog.PolicyEcosystem {
+		return "/log/policy"
+	}
+	return "/log/policy/" + name
 }

@@ -21,6 +21,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/internal/webclient"
 )
 
 // Portal is the runner protocol as the agent uses it; the contract (routes, interface, error
@@ -608,6 +609,8 @@ func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func
 
 // FetchFirmware implements FirmwareSource: GET url (relative to BaseURL), at most max bytes.
 func (p *HTTPPortal) FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error) {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.BaseURL, "/")+url, nil)
 	if err != nil {
 		return nil, err
@@ -620,12 +623,9 @@ func (p *HTTPPortal) FetchFirmware(ctx context.Context, url string, max int64) (
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("fetch firmware %s: status %d", url, resp.StatusCode)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	data, err := webclient.ReadBody(resp, max)
 	if err != nil {
-		return nil, fmt.Errorf("fetch firmware: %w", err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("firmware %s is larger than %d bytes", url, max)
+		return nil, fmt.Errorf("fetch firmware %s: %w", url, err)
 	}
 	return data, nil
 }
@@ -634,8 +634,12 @@ func (p *HTTPPortal) FetchFirmware(ctx context.Context, url string, max int64) (
 type HTTPPortal struct {
 	// BaseURL is the portal's address, e.g. "http://127.0.0.1:8080".
 	BaseURL string
-	// Client defaults to a client without an overall timeout (long polls are bounded per request).
+	// Client defaults to portalClient: 10 s to connect, 60 s at most without a byte while a
+	// body moves, and no overall bound of its own (each call bounds itself; see do).
 	Client *http.Client
+	// Timeout bounds a call whose context has no deadline of its own (default 5 min: a
+	// bundle upload over a slow link; a call that stalls ends sooner, at the stall bound).
+	Timeout time.Duration
 
 	mu    sync.Mutex
 	token string
@@ -643,11 +647,26 @@ type HTTPPortal struct {
 
 var _ Portal = (*HTTPPortal)(nil)
 
+// portalClient is the runner's default HTTP client (shared: one connection pool).
+var portalClient = webclient.New(webclient.Config{Stall: time.Minute})
+
 func (p *HTTPPortal) client() *http.Client {
 	if p.Client != nil {
 		return p.Client
 	}
-	return http.DefaultClient
+	return portalClient
+}
+
+// bound gives ctx the call deadline p.Timeout (default 5 minutes) unless it has one.
+func (p *HTTPPortal) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	d := p.Timeout
+	if d <= 0 {
+		d = 5 * time.Minute
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil). Status 204 returns
@@ -656,6 +675,8 @@ func (p *HTTPPortal) client() *http.Client {
 // its answer names none; the status code is not interpreted.
 func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader, contentType string, header map[string]string, out any) (bool, error) {
 	op := method + " " + strings.SplitN(path, "?", 2)[0]
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	unavailable := func(msg string, err error) error {
 		return &artifacts.RemoteError{Op: op, Kind: artifacts.KindUnavailable, Message: msg, Err: err}
 	}
@@ -679,7 +700,7 @@ func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader
 		return false, unavailable(err.Error(), err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	data, err := webclient.ReadBody(resp, 4<<20)
 	if err != nil {
 		return false, unavailable("read answer: "+err.Error(), err)
 	}

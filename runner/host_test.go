@@ -163,25 +163,33 @@ func TestFailedCheckIsNeverTimed(t *testing.T) {
 
 	m := manifest(t, kemSrc)
 	m.Spec.Algorithms = []string{"ML-KEM-512"}
-	_, res, err := Execute(context.Background(), h, m, Options{Identity: identity(t)})
+	cells, err := h.Run(context.Background(), m, NopObserver{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range res.Cells {
+	for _, r := range cells {
+		c := r.Cell
 		if c.Operation == "keygen" || c.Operation == "encaps" || c.Operation == "decaps" {
 			if c.Status != artifacts.StatusFailed || c.Stats != nil || !strings.Contains(c.Error, "output check failed") {
 				t.Errorf("%s: status %s stats %v error %q; want failed, untimed, naming the failed check", c.Operation, c.Status, c.Stats, c.Error)
 			}
 		}
 	}
+	// A run in which no cell ran ok is not signed: Execute fails it with why, keeping its log.
+	b, _, err := Execute(context.Background(), h, m, Options{Identity: identity(t)})
+	var re *RunError
+	if b != nil || !errors.Is(err, artifacts.ErrNoCellOK) || !errors.As(err, &re) ||
+		!strings.Contains(err.Error(), "3 cells: warm-up iteration -1: output check failed") || !strings.Contains(string(re.Log), "run failed: no cell ran ok") {
+		t.Fatalf("Execute of a run with no ok cell: bundle %v, err %v", b != nil, err)
+	}
 	m = manifest(t, sigSrc)
 	m.Spec.Algorithms = []string{"Ed25519"}
 	m.Spec.Operations = []string{"sign"}
-	_, res, err = Execute(context.Background(), h, m, Options{Identity: identity(t)})
+	cells, err = h.Run(context.Background(), m, NopObserver{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Cells[0]; c.Status != artifacts.StatusFailed || c.Stats != nil || !strings.Contains(c.Error, "does not verify") {
+	if c := cells[0].Cell; c.Status != artifacts.StatusFailed || c.Stats != nil || !strings.Contains(c.Error, "does not verify") {
 		t.Errorf("bad signer: %+v", c)
 	}
 }

@@ -120,20 +120,6 @@ func (s *loadSampler) finish() *artifacts.ExternalLoad {
 	return x
 }
 
-// ownMean is the mean CPU use of the run's own process tree over the intervals so far.
-func (s *loadSampler) ownMean() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.own) == 0 {
-		return 0
-	}
-	var sum float64
-	for _, v := range s.own {
-		sum += v
-	}
-	return sum / float64(len(s.own))
-}
-
 // sample reads the machine and records the interval since the last read. A final read
 // shorter than a tenth of an interval is dropped (too short to say anything), unless it is the
 // run's only one.

@@ -3,9 +3,12 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,6 +280,9 @@ func ParseOpenSSLProviders(out string) []string {
 // for a root, the loader's own overhead (see measureLoaderOverhead).
 func (o *OpenSSL) Info(ctx context.Context) artifacts.OpenSSLInfo {
 	info := artifacts.OpenSSLInfo{Version: o.Version, Invocation: slices.Clone(o.Invocation), Env: slices.Clone(o.Env)}
+	if d, err := fileDigest(o.Invocation[len(o.Invocation)-1]); err == nil {
+		info.BinaryDigest = d
+	}
 	if out, _, err := o.output(ctx, "", "list", "-providers"); err == nil {
 		info.Providers = ParseOpenSSLProviders(out)
 	}
@@ -284,6 +290,27 @@ func (o *OpenSSL) Info(ctx context.Context) artifacts.OpenSSLInfo {
 		info.LoaderOverheadNs, info.LoaderOverheadMethod = o.measureLoaderOverhead(ctx)
 	}
 	return info
+}
+
+// fileDigest is "sha256:<hex>" of the file at path (a command name is looked up in PATH).
+func fileDigest(path string) (string, error) {
+	if !strings.ContainsRune(path, os.PathSeparator) {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", err
+		}
+		path = p
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, 1<<30)); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // loaderSamples is how many runs each side of the loader-overhead comparison gets.

@@ -188,6 +188,11 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := res.Validate(); err != nil {
 		return fail(err)
 	}
+	// A run in which no cell ran ok is not a result: it is not signed, and its log is kept
+	// as a failed run's (the portal and pqrepro submit refuse such a bundle too).
+	if err := artifacts.CheckSomeCellOK(res); err != nil {
+		return fail(err)
+	}
 	files := map[string][]byte{artifacts.FileSamples: samples.Bytes()}
 	if tlsCSV := tlsSamples(cells); tlsCSV != nil {
 		files[artifacts.FileTLS] = tlsCSV
@@ -216,6 +221,14 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	env.EnergySource = energySourceOf(res.Cells)
 	if n, ok := board.(environmentNoter); ok {
 		n.noteEnvironment(m, &env)
+	}
+	// Every cell names the code it timed: a firmware board's cells the implementation its
+	// table reports, the rest what the environment says ran (artifacts.DeriveImplementation).
+	for i := range res.Cells {
+		if res.Cells[i].Implementation == nil {
+			im := artifacts.DeriveImplementation(m.Kind, m.Spec.Method, &env, res.Cells[i])
+			res.Cells[i].Implementation = &im
+		}
 	}
 	resJSON, _ := json.MarshalIndent(res, "", "  ")
 	envJSON, _ := json.MarshalIndent(env, "", "  ")

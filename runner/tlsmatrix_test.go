@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -109,11 +110,11 @@ func TestTLSMatrixFaults(t *testing.T) {
 	} {
 		t.Run(tt.fault, func(t *testing.T) {
 			m := manifest(t, strings.Replace(src, "[pqrepro, crypto/tls]", "[pqrepro]", 1))
-			_, res, err := Execute(context.Background(), &Host{tlsFault: tt.fault}, m, Options{Identity: identity(t)})
+			cells, err := (&Host{tlsFault: tt.fault}).Run(context.Background(), m, NopObserver{}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := res.Cells[0]
+			c := cells[0].Cell
 			if c.Status != artifacts.StatusFailed || c.Stats != nil || c.TLS != nil || !strings.Contains(c.Error, tt.want) {
 				t.Fatalf("cell %s %q stats %v, want failed with %q and nothing counted", c.Status, c.Error, c.Stats, tt.want)
 			}

@@ -1,7 +1,10 @@
 package templates
 
 import (
+	"strconv"
 	"unicode/utf8"
+
+	"github.com/a-h/templ"
 
 	"pqrepro/portal/plot"
 )
@@ -17,9 +20,11 @@ type RunListRow struct {
 	ID                                     int64
 	Paper, Experiment, Kind, Method, Board string
 	Declared                               bool
-	Assurance                              Assurance
-	Published, By                          string
-	CellsOK, CellsTotal                    int
+	// OwnManifest: the run ran its own manifest, not the catalogue's experiment of its name.
+	OwnManifest         bool
+	Assurance           Assurance
+	Published, By       string
+	CellsOK, CellsTotal int
 }
 
 // RunsView is /runs: the filter form, one page of runs, the next page's link.
@@ -57,10 +62,12 @@ type JobsView struct {
 // SchemeCell is one scheme x operation of the scheme table.
 type SchemeCell struct {
 	Algorithm, Operation string
-	Median, Spread       string
-	N, Runs              int
-	RunsLink             string
-	LatestRun            int64
+	// Implementation is the code the row's cells timed (digests abbreviated).
+	Implementation string
+	Median, Spread string
+	N, Runs        int
+	RunsLink       string
+	LatestRun      int64
 	// First is true on a scheme's first row (its name is shown once).
 	First bool
 }
@@ -151,4 +158,13 @@ func joinReasons(rs []string) string {
 type OptGroup struct {
 	Label   string
 	Options []Option
+}
+
+// ExperimentLink is where a run's experiment name leads: the catalogue's experiment, or the
+// run's own manifest.yaml when it ran its own manifest.
+func ExperimentLink(id int64, experiment string, own bool) templ.SafeURL {
+	if own {
+		return templ.SafeURL("/runs/" + strconv.FormatInt(id, 10) + "/manifest.yaml")
+	}
+	return templ.URL("/experiments/" + experiment)
 }

@@ -16,8 +16,19 @@ type LogStatusView struct {
 	TreeSize int64
 	// Proof is the inclusion path (base64 hashes, leaf to root).
 	Proof []string
-	// Witnessed counts cosignature lines on that checkpoint (two per witness).
+	// Witnessed counts cosignature lines on that checkpoint (one per witness key).
 	Witnessed int
+	// Policies say which of the log's witness policies that checkpoint satisfies.
+	Policies []LogPolicyView
 	// InclusionURL is the API answer with checkpoint and proof.
 	InclusionURL string
+}
+
+// LogPolicyView is how a checkpoint stands against one of the log's witness policies.
+type LogPolicyView struct {
+	// Name is the policy's ("ecosystem", "post-quantum"); URL where its text is served.
+	Name, URL string
+	// Satisfied: at least Threshold of its Members cosigned; Cosigned of them did.
+	Satisfied                    bool
+	Cosigned, Threshold, Members int
 }

@@ -50,9 +50,11 @@ type PaperCard struct {
 type RunRow struct {
 	ID                      int64
 	Experiment, Board, When string
-	Assurance               Assurance
-	CellsOK, CellsTotal     int
-	Signer, By              string
+	// OwnManifest: the run ran its own manifest, not the catalogue's experiment of its name.
+	OwnManifest         bool
+	Assurance           Assurance
+	CellsOK, CellsTotal int
+	Signer, By          string
 }
 
 // JobRow is a job in a listing.
@@ -140,6 +142,8 @@ type VerdictRow struct {
 // ClaimTally is how many runs on one board class, assurance level and class status gave a
 // claim each verdict. Tallies from different boards or levels are never summed.
 type ClaimTally struct {
+	// Origin is whose runs gave the verdicts: the portal's own runners or community members.
+	Origin                                                                         string
 	Board, Level, ClassStatus                                                      string
 	Holds, Fails, Inconclusive, PartlyTestable, Untestable, NotVerdicted, ByDesign int
 }
@@ -148,7 +152,7 @@ type ClaimTally struct {
 type ClaimView struct {
 	ID, Claim, Published, Source, Scope, Reason string
 	Checks                                      int
-	// Tallies are per board class, assurance level and class status.
+	// Tallies are per origin, board class, assurance level and class status.
 	Tallies  []ClaimTally
 	Verdicts []VerdictRow
 }
@@ -335,7 +339,9 @@ type JobStep struct {
 
 // CellRow is a run's cell with its statistics.
 type CellRow struct {
-	Algorithm, Operation, Status, Error, Unit      string
+	Algorithm, Operation, Status, Error, Unit string
+	// Implementation is the code the cell timed, with its version and digest (abbreviated).
+	Implementation                                 string
 	N                                              int
 	Min, P25, Median, P75, Max, Mean, Stddev, Heap string
 	// Stack is the firmware's stack high-water mark, "–" when the board does not report one.
@@ -426,6 +432,9 @@ type RunView struct {
 	JobID                                             int64
 	Experiment, Paper, Kind, Method, Board, BoardName string
 	Assurance                                         Assurance
+	// OwnManifest marks a run of a manifest that is not the catalogue's experiment of that
+	// name: its experiment link is its own manifest.yaml, and its claims are not counted.
+	OwnManifest bool
 	// BindingNote says how the signed bundle is bound: "" for a bundle bound to the job it
 	// answered, else why not (a community submission, a legacy v1 bundle).
 	BindingNote                                             string
@@ -475,9 +484,11 @@ func (t RunTiming) classNoteSuffix() string {
 
 // LeaderRow is a board's standing in a leaderboard.
 type LeaderRow struct {
-	Rank                   int
-	Board                  string
-	Assurance              Assurance
+	Rank      int
+	Board     string
+	Assurance Assurance
+	// Implementation is the code the row's cells timed (digests abbreviated).
+	Implementation         string
 	Median, P25, P75, Unit string
 	N, Runs                int
 	RunID                  int64
@@ -656,6 +667,19 @@ func orDash(s string) string {
 		return "–"
 	}
 	return s
+}
+
+// originText names whose runs a tally counts.
+func originText(origin string) string {
+	switch origin {
+	case "portal-runner":
+		return "the portal's runners"
+	case "community":
+		return "community submissions"
+	case "":
+		return "not recorded"
+	}
+	return origin
 }
 
 // RunLogView is a run's log page: the bundle's log.txt as human lines, the raw log behind a

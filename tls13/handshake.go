@@ -141,6 +141,9 @@ func (c *Conn) clientHandshake() error {
 	if err != nil {
 		return err
 	}
+	if err := c.atRecordBoundary("ServerHello"); err != nil {
+		return err
+	}
 	sh, err := parseServerHello(msg[4:])
 	if err != nil {
 		return err
@@ -176,6 +179,9 @@ func (c *Conn) clientHandshake() error {
 			return err
 		}
 		if msg, err = c.expect(typeServerHello); err != nil {
+			return err
+		}
+		if err := c.atRecordBoundary("ServerHello"); err != nil {
 			return err
 		}
 		hrrSuite := sh.cipherSuite
@@ -434,6 +440,9 @@ func (c *Conn) serverHandshake() error {
 	if err != nil {
 		return err
 	}
+	if err := c.atRecordBoundary("ClientHello"); err != nil {
+		return err
+	}
 	start := time.Now()
 	c.stats.Wait = 0
 	ch, err := parseClientHello(msg[4:])
@@ -616,6 +625,9 @@ func (c *Conn) helloRetry(transcript hash.Hash, ch1Msg []byte, ch1 *clientHelloM
 	if err != nil {
 		return nil, err
 	}
+	if err := c.atRecordBoundary("second ClientHello"); err != nil {
+		return nil, err
+	}
 	ch2, err := parseClientHello(msg[4:])
 	if err != nil {
 		return nil, err
@@ -628,4 +640,15 @@ func (c *Conn) helloRetry(transcript hash.Hash, ch1Msg []byte, ch1 *clientHelloM
 	}
 	transcript.Write(msg)
 	return ch2.keyShares[0].data, nil
+}
+
+// atRecordBoundary refuses handshake bytes left in the record after msg: a ClientHello or
+// ServerHello precedes a key change and must end its record (RFC 8446 §5.1). Checked as soon
+// as the message is read, so the unexpected_message alert goes out in the clear, before any
+// ServerHello, not under keys the peer never had.
+func (c *Conn) atRecordBoundary(msg string) error {
+	if len(c.hsBuf) > 0 {
+		return &alertCause{AlertUnexpectedMessage, fmt.Errorf("%s does not end its record: %d more handshake bytes follow it", msg, len(c.hsBuf))}
+	}
+	return nil
 }

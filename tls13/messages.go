@@ -256,9 +256,15 @@ func parseClientHello(body []byte) (*clientHelloMsg, error) {
 		return nil, decodeErr("ClientHello: malformed legacy_compression_methods")
 	}
 	m.compression = comp
+	psk := false
 	err := parseExtensions(&s, "ClientHello", func(typ uint16, d cryptobyte.String) error {
 		bad := func() error { return decodeErr("ClientHello: malformed extension %d", typ) }
+		if psk {
+			return &alertCause{AlertIllegalParameter, errors.New("ClientHello: pre_shared_key is not the last extension (RFC 8446 §4.2.11)")}
+		}
 		switch typ {
+		case extPreSharedKey:
+			psk = true // not used (no resumption); only its place is checked
 		case extServerName:
 			var list cryptobyte.String
 			if !d.ReadUint16LengthPrefixed(&list) || list.Empty() || !d.Empty() {

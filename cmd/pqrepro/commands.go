@@ -199,7 +199,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		b, err := os.ReadFile(arg)
+		b, err := artifacts.ReadYAMLFile(arg, "manifest")
 		if err != nil {
 			return nil, err
 		}
@@ -319,6 +319,24 @@ func printCells(w io.Writer, res *artifacts.Result) {
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
+	// The code each cell timed, once per implementation with the cells that ran it.
+	var impls []string
+	cellsOf := map[string][]string{}
+	for _, c := range res.Cells {
+		if c.Implementation == nil {
+			continue
+		}
+		k := artifacts.ShortImplementation(c.Implementation.Key())
+		if _, ok := cellsOf[k]; !ok {
+			impls = append(impls, k)
+		}
+		if name := c.Algorithm; !slices.Contains(cellsOf[k], name) {
+			cellsOf[k] = append(cellsOf[k], name)
+		}
+	}
+	for _, k := range impls {
+		fmt.Fprintf(w, "implementation: %s (%s)\n", k, strings.Join(cellsOf[k], ", "))
+	}
 	for _, c := range res.Cells {
 		if c.Status == artifacts.StatusOK && c.Unit != artifacts.UnitNanoseconds {
 			fmt.Fprintf(w, "values in %s (%s)\n", c.Unit, c.Counter)
@@ -418,7 +436,7 @@ func boardLabel(class, status string) string {
 	return class
 }
 
-func cmdVerify(args []string, stdout io.Writer) error {
+func cmdVerify(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	key := fs.String("key", "", "pin the signer: a runner.pub.json file")
 	var lf logFlags
@@ -447,7 +465,7 @@ func cmdVerify(args []string, stdout io.Writer) error {
 		who = "pinned key " + *key
 	}
 	if lf.log != "" {
-		if err := verifyInLog(context.Background(), pos[0], &lf, stdout); err != nil {
+		if err := verifyInLog(ctx, pos[0], &lf, stdout); err != nil {
 			return err
 		}
 	}
@@ -546,6 +564,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	token := fs.String("token", os.Getenv("PQREPRO_SUBMIT_TOKEN"), "your submitter token (PQREPRO_SUBMIT_TOKEN)")
 	register := fs.Bool("register-keys", false, "first register this runner's public keys (from --keys) under the token")
 	keys := fs.String("keys", "", "runner identity directory")
+	timeout := fs.Duration("timeout", 5*time.Minute, "longest each request to the portal may take")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -557,7 +576,13 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// What the portal would refuse is refused here, before anything is uploaded: a run with no
+	// ok cell, timings below the physical floor.
+	if err := artifacts.CheckPublishable(b); err != nil {
+		return fmt.Errorf("%s is not submitted: %w", pos[0], err)
+	}
 	client := runner.NewSubmitter(*portalURL, *token)
+	client.Timeout = *timeout
 	if *register {
 		id, err := artifacts.LoadIdentity(keysDir(*keys))
 		if err != nil {

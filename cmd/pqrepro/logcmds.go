@@ -11,12 +11,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"pqrepro/internal/webclient"
 	"pqrepro/portal/translog"
 )
 
@@ -29,8 +31,9 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // logFlags are verify's transparency-log options.
 type logFlags struct {
 	log, logKey, trust, state string
-	witnesses                 stringList
+	witnesses, policies       stringList
 	quorum                    int
+	timeout, request          time.Duration
 }
 
 func (f *logFlags) register(fs *flag.FlagSet) {
@@ -40,6 +43,48 @@ func (f *logFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.quorum, "quorum", 0, "how many pinned witnesses must have cosigned (default: all)")
 	fs.StringVar(&f.trust, "trust", "", "a JSON trust file {\"log_key\", \"witnesses\", \"quorum\"} instead of the flags")
 	fs.StringVar(&f.state, "log-state", "", "the file remembering the last checkpoint seen (default: in the user config directory)")
+	fs.Var(&f.policies, "policy", "require a witness policy (a file in the Sigsum/torchwood text form, e.g. a pinned copy of the log's /log/policy); repeatable")
+	fs.DurationVar(&f.timeout, "log-timeout", time.Minute, "longest the whole log check may take")
+	requestTimeoutFlag(fs, &f.request)
+}
+
+// requestTimeoutFlag registers --request-timeout: the bound of one request to a log or
+// portal, and of a stall within it.
+func requestTimeoutFlag(fs *flag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "request-timeout", webclient.Default.Request, "longest one request to the log may take (and may go without a byte)")
+}
+
+// boundedClient is the HTTP client of the log commands: every request at most d (and at most
+// d without a byte).
+func boundedClient(d time.Duration) *http.Client {
+	cfg := webclient.Default
+	if d > 0 {
+		cfg.Header, cfg.Stall, cfg.Request = d, d, d
+	}
+	return webclient.New(cfg)
+}
+
+// witnessPolicies reads the --policy files; a policy's log key must be the pinned one.
+func (f *logFlags) witnessPolicies(logKey string) ([]translog.Policy, error) {
+	var out []translog.Policy
+	for _, file := range f.policies {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		p, err := translog.ParsePolicy(b)
+		if err != nil {
+			return nil, fmt.Errorf("--policy %s: %w", file, err)
+		}
+		if p.LogKey != logKey {
+			return nil, fmt.Errorf("--policy %s names the log key %s, not the pinned %s", file, p.LogKey, logKey)
+		}
+		if p.Name == "" {
+			p.Name = filepath.Base(file)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func (f *logFlags) trustPolicy() (translog.Trust, error) {
@@ -88,20 +133,40 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	if st.IsDir() {
 		return fmt.Errorf("%s: --log checks the .tar.gz as published (its digest is the log's leaf), not a directory", path)
 	}
+	policies, err := f.witnessPolicies(t.LogKey)
+	if err != nil {
+		return err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	sum := sha256.Sum256(data)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	src := translog.OpenSource(f.log)
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("the log check took longer than --log-timeout %v", f.timeout))
+		defer cancel()
+	}
+	src := translog.OpenSourceWith(f.log, boundedClient(f.request))
 	msg, err := src.Get(ctx, translog.CheckpointFile)
 	if err != nil {
-		return fmt.Errorf("log %s: %w", f.log, err)
+		return fmt.Errorf("log %s: %w", f.log, logFetchError(ctx, err))
 	}
 	vc, err := translog.VerifyCheckpoint(msg, t)
 	if err != nil {
 		return fmt.Errorf("log %s: FAILED: %w", f.log, err)
+	}
+	var results []translog.PolicyResult
+	for _, p := range policies {
+		r, err := translog.CheckPolicy(msg, p)
+		if err != nil {
+			return fmt.Errorf("log %s: FAILED: policy %s: %w", f.log, p.Name, err)
+		}
+		if !r.Satisfied {
+			return fmt.Errorf("log %s: FAILED: the checkpoint does not satisfy the witness policy %s", f.log, r)
+		}
+		results = append(results, r)
 	}
 	stateFile := f.state
 	if stateFile == "" {
@@ -112,9 +177,15 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 		return err
 	}
 	if err := translog.CheckConsistent(ctx, src, seen, vc.Checkpoint); err != nil {
+		if errors.Is(err, translog.ErrFetch) {
+			return fmt.Errorf("log %s: not checked: %w", f.log, logFetchError(ctx, err))
+		}
 		return fmt.Errorf("log %s: FAILED: %w (state %s)", f.log, err, stateFile)
 	}
 	found, err := translog.ProveBundle(ctx, src, vc.Checkpoint, digest)
+	if errors.Is(err, translog.ErrFetch) {
+		return fmt.Errorf("log %s: not checked: %w", f.log, logFetchError(ctx, err))
+	}
 	if err != nil {
 		return fmt.Errorf("log %s: FAILED: %w", f.log, err)
 	}
@@ -127,12 +198,33 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	}
 	fmt.Fprintf(stdout, "ok  bundle %s is leaf %d: run %d, published %s; its inclusion proof holds through the tiles\n",
 		digest, found.Index, found.Leaf.RunID, found.Leaf.Published.Format(time.RFC3339))
+	for _, r := range results {
+		fmt.Fprintf(stdout, "ok  witness policy %s\n", r)
+	}
 	if len(vc.Witnessed) > 0 {
 		fmt.Fprintf(stdout, "ok  cosigned by pinned witnesses: %s\n", strings.Join(vc.Witnessed, ", "))
-	} else {
+	} else if len(results) == 0 || allQuorumNone(results) {
 		fmt.Fprintf(stdout, "NOTE no pinned witness cosigned this checkpoint: the log's signature alone does not show that the operator did not fork the log\n")
 	}
 	return nil
+}
+
+func allQuorumNone(rs []translog.PolicyResult) bool {
+	for _, r := range rs {
+		if r.Threshold > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// logFetchError says why a file of the log could not be read: the whole check's deadline
+// (its cause), an interruption (context.Canceled, exit 130), or the request's own error.
+func logFetchError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w, nothing was verified", context.Cause(ctx))
+	}
+	return err
 }
 
 // witnessKey is a witness's identity file in its key directory.
@@ -192,11 +284,14 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	once := fs.Bool("once", false, "cosign once and exit")
 	register := fs.Bool("register", false, "print the keys and a fresh proof of possession for the portal's administrator, submit nothing")
 	interval := fs.Duration("interval", 30*time.Second, "time between checkpoints")
+	listen := fs.String("listen", "", "serve C2SP tlog-witness add-checkpoint on this address (host:port) for the log to push to, instead of following it")
+	var request time.Duration
+	requestTimeoutFlag(fs, &request)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	if *logURL == "" || *keyDir == "" || *logKey == "" {
-		return usageError{"witness needs --log URL, --key DIR and --log-key VKEY"}
+	if (*logURL == "" && *listen == "") || *keyDir == "" || *logKey == "" {
+		return usageError{"witness needs --log URL (or --listen ADDR), --key DIR and --log-key VKEY"}
 	}
 	c, created, err := loadOrCreateWitness(*keyDir, *name)
 	if err != nil {
@@ -210,8 +305,13 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--log-key: %w", err)
 	}
-	w := &translog.Witnessing{Src: translog.OpenSource(*logURL), LogKey: *logKey, Cosigner: c,
-		StateFile: filepath.Join(*keyDir, defaultStateName(lk.Name()))}
+	stateFile := filepath.Join(*keyDir, defaultStateName(lk.Name()))
+	if *listen != "" {
+		return serveWitness(ctx, *listen, &translog.WitnessServer{LogKey: *logKey, Cosigner: c, StateFile: stateFile}, stdout)
+	}
+	client := boundedClient(request)
+	w := &translog.Witnessing{Src: translog.OpenSourceWith(*logURL, client), LogKey: *logKey, Cosigner: c,
+		StateFile: stateFile}
 	for {
 		wait := *interval
 		vc, cosigned, err := w.Once(ctx)
@@ -223,7 +323,7 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 				c.Name, ed, ml, vc.Size, cosigned)
 			return nil
 		case err == nil:
-			err = submitCosignature(ctx, *logURL, cosigned)
+			err = submitCosignature(ctx, client, *logURL, cosigned)
 			if err != nil {
 				err = fmt.Errorf("submit the cosignature of checkpoint %d: %w", vc.Size, err)
 			} else {
@@ -237,7 +337,13 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 			// Running as a service, a failure that is not a fork (the portal unreachable, a
 			// checkpoint the log replaced while this one was being cosigned, a checkpoint that
 			// does not verify) cosigns nothing and is tried again soon.
+			// A refusal that will not change by itself (keys not registered, a malformed
+			// note) is retried at the interval, not every few seconds.
 			wait = min(*interval, 5*time.Second)
+			var ref *refusal
+			if errors.As(err, &ref) && ref.lasting() {
+				wait = *interval
+			}
 			fmt.Fprintf(stdout, "not cosigned: %v (trying again in %v)\n", err, wait)
 		} else if *once {
 			return nil
@@ -250,24 +356,85 @@ func cmdWitness(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
+// serveWitness serves ws (C2SP tlog-witness add-checkpoint) on addr until ctx ends.
+func serveWitness(ctx context.Context, addr string, ws *translog.WitnessServer, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	ed, ml := ws.Cosigner.VKeys()
+	fmt.Fprintf(stdout, "witness %s serving add-checkpoint on http://%s for %s\n  register it on the portal's admin page with URL http://%s (as it reaches this host),\n  ed25519: %s\n  mldsa44: %s\n",
+		ws.Cosigner.Name, ln.Addr(), strings.SplitN(ws.LogKey, "+", 2)[0], ln.Addr(), ed, ml)
+	srv := &http.Server{Handler: ws, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return ctx.Err()
+	case err := <-errc:
+		return err
+	}
+}
+
 func defaultStateName(origin string) string {
 	return filepath.Base(defaultStateFile("seen", origin))
 }
 
-func submitCosignature(ctx context.Context, portalURL string, note []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(portalURL, "/")+"/api/v1/log/cosignature", bytes.NewReader(note))
+// submitCosignature posts a cosigned checkpoint to the portal's API. logURL is the portal's
+// address or its log's URL as `pqrepro serve` prints it (".../log"); either names the same
+// portal. A refusal is returned with the portal's own message, never a whole page.
+func submitCosignature(ctx context.Context, client *http.Client, logURL string, note []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, translog.PortalURL(logURL)+"/api/v1/log/cosignature", bytes.NewReader(note))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("post the cosignature: %w", webclient.Transport(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("portal answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		b, _ := webclient.ReadBody(resp, 64<<10)
+		return &refusal{status: resp.StatusCode, text: resp.Status, msg: answerMessage(resp.Header.Get("Content-Type"), b)}
 	}
 	return nil
+}
+
+// refusal is a portal's answer refusing a cosignature.
+type refusal struct {
+	status    int
+	text, msg string
+}
+
+func (r *refusal) Error() string { return "portal answered " + r.text + ": " + r.msg }
+
+// lasting is true for a refusal that retrying soon will not change: a 4xx other than a
+// conflict (the checkpoint moved on) or a rate limit.
+func (r *refusal) lasting() bool {
+	return r.status >= 400 && r.status < 500 && r.status != http.StatusConflict && r.status != http.StatusTooManyRequests
+}
+
+// answerMessage is the short reason in an error answer: a JSON answer's "error" field, the
+// first line of a plain-text one, and for an HTML page only that it was one (a page means the
+// URL is not the API's).
+func answerMessage(contentType string, body []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	switch {
+	case strings.HasPrefix(contentType, "application/json") && json.Unmarshal(body, &e) == nil && e.Error != "":
+		return e.Error
+	case strings.HasPrefix(contentType, "text/html"):
+		return "an HTML page, not an API answer (is the URL the portal's or its log's?)"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	return line
 }

@@ -39,9 +39,12 @@ Usage:
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
               [--log URL|DIR --log-key VKEY [--witness VKEY]... | --trust FILE] [--log-state FILE]
+              [--policy FILE]... [--log-timeout 1m] [--request-timeout 30s]
                                         and its inclusion in the portal's transparency log
   pqrepro witness --log URL --key DIR --log-key VKEY [--name NAME] [--once] [--register]
-                                        follow a portal's log, refuse forks, cosign checkpoints
+              [--request-timeout 30s]   follow a portal's log, refuse forks, cosign checkpoints
+  pqrepro witness --listen ADDR --key DIR --log-key VKEY [--name NAME]
+                                        be a C2SP tlog-witness the portal pushes checkpoints to
   pqrepro show BUNDLE [--key FILE]      verify a bundle, then print its cells and comparison
   pqrepro submit BUNDLE --portal URL --token T [--register-keys]
                                         submit a signed bundle to a portal as a community result
@@ -91,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "run":
 		err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "verify":
-		err = cmdVerify(args[1:], stdout)
+		err = cmdVerify(ctx, args[1:], stdout)
 	case "show":
 		err = cmdShow(args[1:], stdout)
 	case "submit":

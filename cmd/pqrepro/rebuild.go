@@ -43,15 +43,19 @@ func cmdRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	fmt.Fprintf(stdout, "rebuilt %d run(s) to report version %d; recomputed the claim tallies, run counts and highlights", st.Rebuilt, portal.ReportVersion)
+	fmt.Fprintf(stdout, "rebuilt %d run(s) to report version %d; recomputed the claim tallies, run counts and highlights\n", st.Rebuilt, portal.ReportVersion)
+	fmt.Fprintf(stdout, "latency leaderboards: %d rows before, %d after (%d split by implementation, key form or message size)\n",
+		st.RowsBefore, st.RowsAfter, st.RowsAfter-st.RowsBefore)
+	for _, s := range st.Split {
+		fmt.Fprintln(stdout, "  "+s)
+	}
 	if st.Failed > 0 {
-		fmt.Fprintf(stdout, "; %d could not be rebuilt:\n", st.Failed)
+		fmt.Fprintf(stdout, "%d could not be rebuilt:\n", st.Failed)
 		for _, e := range st.Errors {
 			fmt.Fprintln(stdout, "  "+e)
 		}
 		return fmt.Errorf("%d run(s) not rebuilt", st.Failed)
 	}
-	fmt.Fprintln(stdout)
 	return nil
 }
 

@@ -55,6 +55,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	})
 	fs.BoolVar(&cfg.Init, "init", false, "start a fresh database even though portal.db is missing or empty beside stored blobs")
 	fs.StringVar(&cfg.LogOrigin, "log-origin", cfg.LogOrigin, "the transparency log's origin line and key name (default: the public URL's host + /log; fixed once the log key exists)")
+	fs.IntVar(&cfg.WitnessQuorum, "witness-quorum", cfg.WitnessQuorum, "how many witnesses each published witness policy (/log/policy) requires")
 	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -46,6 +46,7 @@ func cmdTLSServe(ctx context.Context, args []string, stdout io.Writer) error {
 	suite := fs.String("suite", "TLS_AES_128_GCM_SHA256", "cipher suite ("+strings.Join(artifacts.TLSCipherSuites(), ", ")+")")
 	echo := fs.Int("echo", 32, "bytes the client sends after the handshake and reads back")
 	n := fs.Int("n", 0, "stop after this many connections (0: serve until interrupted)")
+	connTimeout := fs.Duration("conn-timeout", 30*time.Second, "longest one connection may take, handshake and echo (a client silent longer is dropped)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
@@ -60,6 +61,8 @@ func cmdTLSServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return usageError{fmt.Sprintf("--echo %d: want 0..%d", *echo, artifacts.MaxTLSEcho)}
 	case *n < 0:
 		return usageError{"--n must not be negative"}
+	case *connTimeout <= 0:
+		return usageError{"--conn-timeout must be positive"}
 	}
 	scheme, err := tls13.ParseSignatureScheme(*sig)
 	if err != nil {
@@ -74,7 +77,9 @@ func cmdTLSServe(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := runner.StartTLSBoardServer(*listen, runner.TLSBoardCell{Group: *group, Scheme: *sig, Suite: *suite, Echo: *echo}, chain)
+	// Concurrent: one idle socket or a board that resets mid-handshake delays no other client.
+	srv, err := runner.StartTLSBoardServerWith(*listen, runner.TLSBoardCell{Group: *group, Scheme: *sig, Suite: *suite, Echo: *echo}, chain,
+		runner.TLSBoardOptions{Concurrent: true, ConnTimeout: *connTimeout})
 	if err != nil {
 		return err
 	}
@@ -95,12 +100,12 @@ func cmdTLSServe(ctx context.Context, args []string, stdout io.Writer) error {
 			r.Err = fmt.Sprintf("negotiated %s+%s", r.Group, r.Scheme)
 		}
 		if r.Err != "" {
-			fmt.Fprintf(stdout, "%d failed: %s\n", i, r.Err)
+			fmt.Fprintf(stdout, "%d failed (%s): %s\n", i, r.Remote, r.Err)
 			continue
 		}
 		us := func(k string) string { return fmt.Sprintf("%.0f µs", r.Phases[k]/1e3) }
-		fmt.Fprintf(stdout, "%d ok: handshake %s (encapsulate %s, sign %s, wait %s), bytes in %d out %d, %d flights\n",
-			i, us("handshake"), us("encapsulate"), us("sign"), us("wait"), r.Received, r.Sent, r.Flights)
+		fmt.Fprintf(stdout, "%d ok (%s): handshake %s (encapsulate %s, sign %s, wait %s), bytes in %d out %d, %d flights\n",
+			i, r.Remote, us("handshake"), us("encapsulate"), us("sign"), us("wait"), r.Received, r.Sent, r.Flights)
 		hs = append(hs, r.Phases["handshake"])
 	}
 	if len(hs) > 0 {

@@ -2,6 +2,7 @@ package rederive
 
 import (
 	"math"
+	"pqrepro/artifacts"
 	"slices"
 )
 
@@ -82,16 +83,7 @@ func (t *Table) Summarize() Summary {
 	if len(widths) > 0 {
 		slices.Sort(widths)
 		s.WidthMin, s.WidthMax = widths[0], widths[len(widths)-1]
-		s.WidthMedian = quantile(widths, 0.5)
+		s.WidthMedian = artifacts.Quantile(widths, 0.5)
 	}
 	return s
-}
-
-func quantile(sorted []float64, p float64) float64 {
-	h := p * float64(len(sorted)-1)
-	i := int(math.Floor(h))
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }

@@ -7,6 +7,7 @@
 #include "../crypto/sha2/sha2.h"
 #include "algs.h"
 #include "drbg.h"
+#include "impl.h"
 #include "proto.h"
 #include "telreq.h"
 #include "vectors.h"
@@ -55,18 +56,57 @@ static void do_resend(const struct fw_req *r)
 }
 
 /* FW_ALGS_CHARS bounds the algs= list of one ALG frame, so that the frame fits FW_MAX_LINE
- * with room to spare whatever names the table holds. */
+ * with room to spare whatever names the table holds. A frame that also carries an
+ * implementation (impl=, impl_ver=, impl_src=) has that much less room (algs_cap). */
 #define FW_ALGS_CHARS 200
+/* The rest of an ALG frame: "@<seq>:ALG:re=<seq> kind=sig impl= impl_commit= impl_src= algs=",
+ * the CRC and the newline, with room to spare. */
+#define FW_ALG_FRAME_FIXED 90
 
 static const char *const kind_names[] = {"", "kem", "sig"};
 
-/* do_algs answers ALGS: the algorithm table as ALG frames (one kind each, names
- * comma-separated, at most FW_ALGS_CHARS characters), then ALGS with the totals. */
+/* algs_cap is how many characters of names an ALG frame carrying im (or none) may hold. */
+static size_t algs_cap(const struct fw_impl *im)
+{
+	size_t left;
+	if (im == 0)
+		return FW_ALGS_CHARS;
+	left = FW_MAX_LINE - FW_ALG_FRAME_FIXED - im->name_len - im->version_len - im->source_len;
+	return left < FW_ALGS_CHARS ? left : FW_ALGS_CHARS;
+}
+
+static void send_alg(uint32_t re, unsigned int kind, const char *names, const struct fw_impl *im)
+{
+	fw_frame_begin("ALG");
+	fw_kv_u64("re", re);
+	fw_kv_str("kind", kind_names[kind]);
+	if (im) {
+		/* A value cannot hold ':' (PROTOCOL.md, Frames): the table's "commit:<hex>" is sent
+		 * as impl_commit=<hex>, a version as impl_ver=. */
+		static const char commit[] = "commit:";
+		const size_t cl = sizeof commit - 1;
+		fw_kv_strn("impl", im->name, im->name_len);
+		if (im->version_len > cl && memcmp(im->version, commit, cl) == 0)
+			fw_kv_strn("impl_commit", im->version + cl, im->version_len - cl);
+		else
+			fw_kv_strn("impl_ver", im->version, im->version_len);
+		fw_kv_strn("impl_src", im->source, im->source_len);
+	}
+	fw_kv_str("algs", names);
+	fw_frame_end();
+}
+
+/* do_algs answers ALGS: the algorithm table as ALG frames (one kind and one implementation
+ * each, names comma-separated, at most algs_cap characters), then ALGS with the totals. An
+ * algorithm's implementation comes from the implementation table (core/impl.h); one without
+ * a line there is listed in a frame without impl=. */
 static void do_algs(const struct fw_req *r)
 {
 	char buf[FW_ALGS_CHARS + 1];
 	size_t n, l;
 	unsigned int i, k, frames = 0;
+	struct fw_impl cur = {0}, im = {0};
+	int have_cur = 0, have_im = 0;
 
 	for (k = FW_KEM; k <= FW_SIG; k++) {
 		n = 0;
@@ -74,21 +114,26 @@ static void do_algs(const struct fw_req *r)
 			int flush = i == fw_nalgs;
 			if (!flush && fw_algs[i].kind != (enum fw_alg_kind)k)
 				continue;
-			l = flush ? 0 : strlen(fw_algs[i].name);
-			if (n > 0 && (flush || n + 1 + l > FW_ALGS_CHARS)) {
+			l = 0;
+			if (!flush) {
+				l = strlen(fw_algs[i].name);
+				have_im = fw_impl_find(fw_algs[i].name, &im) == 0;
+			}
+			if (n > 0 && (flush || n + 1 + l > algs_cap(have_cur ? &cur : 0) || have_im != have_cur ||
+				      (have_im && !fw_impl_same(&im, &cur)))) {
 				buf[n] = 0;
-				fw_frame_begin("ALG");
-				fw_kv_u64("re", r->seq);
-				fw_kv_str("kind", kind_names[k]);
-				fw_kv_str("algs", buf);
-				fw_frame_end();
+				send_alg(r->seq, k, buf, have_cur ? &cur : 0);
 				frames++;
 				n = 0;
 			}
-			if (flush || l > FW_ALGS_CHARS)
+			if (flush || l > algs_cap(have_im ? &im : 0))
 				continue;
-			if (n > 0)
+			if (n == 0) {
+				cur = im;
+				have_cur = have_im;
+			} else {
 				buf[n++] = ',';
+			}
 			memcpy(buf + n, fw_algs[i].name, l);
 			n += l;
 		}

@@ -87,6 +87,12 @@ void fw_kv_str(const char *key, const char *val)
 	tx_put(val, strlen(val));
 }
 
+void fw_kv_strn(const char *key, const char *val, size_t n)
+{
+	kv_key(key);
+	tx_put(val, n);
+}
+
 void fw_kv_u64(const char *key, uint64_t v)
 {
 	char num[20];

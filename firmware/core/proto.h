@@ -25,6 +25,8 @@ uint32_t fw_crc32(const uint8_t *p, size_t n);
  * stores the frame in the resend ring and writes it. */
 void fw_frame_begin(const char *type);
 void fw_kv_str(const char *key, const char *val);
+/* fw_kv_strn adds a field whose value is the n bytes at val (no NUL needed). */
+void fw_kv_strn(const char *key, const char *val, size_t n);
 void fw_kv_u64(const char *key, uint64_t v);
 void fw_kv_hex(const char *key, const uint8_t *p, size_t n);
 void fw_frame_end(void);

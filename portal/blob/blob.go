@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"pqrepro/portal/fault"
 )
@@ -30,6 +31,18 @@ type Store interface {
 	// Stat returns the blob's size; a missing blob is a fault.NotFound error.
 	Stat(ctx context.Context, digest string) (int64, error)
 }
+
+// TempSweeper is a store whose interrupted uploads can leave temporaries behind (a process
+// killed mid-upload): SweepTemporaries removes those last written before cutoff and returns
+// how many. Both stores implement it; call it with a cutoff older than any upload in progress.
+type TempSweeper interface {
+	SweepTemporaries(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+var (
+	_ TempSweeper = (*FS)(nil)
+	_ TempSweeper = (*S3)(nil)
+)
 
 // FS stores blobs under Dir as sha256/<2 hex>/<64 hex>, with temporary files in Dir/tmp.
 // It is safe for concurrent use.
@@ -47,6 +60,31 @@ func OpenFS(dir string) (*FS, error) {
 		}
 	}
 	return &FS{Dir: dir}, nil
+}
+
+// SweepTemporaries implements TempSweeper: it removes the files in Dir/tmp modified before
+// cutoff.
+func (s *FS) SweepTemporaries(ctx context.Context, cutoff time.Time) (int, error) {
+	dir := filepath.Join(s.Dir, "tmp")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("list temporaries in %s: %w", dir, err)
+	}
+	n := 0
+	for _, e := range ents {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, fmt.Errorf("remove temporary %s: %w", e.Name(), err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

@@ -384,11 +384,11 @@ func (s *S3) discard(key string, multipart bool) {
 	defer cancel()
 	if multipart {
 		if err := s.client.RemoveIncompleteUpload(ctx, s.cfg.Bucket, key); err != nil && !isNotFound(err) {
-			s.log.Warn("could not abort a temporary blob upload; the next start's sweep will", "key", key, "err", err)
+			s.log.Warn("could not abort a temporary blob upload; the temporaries' sweep will", "key", key, "err", err)
 		}
 	}
 	if err := s.client.RemoveObject(ctx, s.cfg.Bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
-		s.log.Warn("could not remove a temporary blob; the next start's sweep will", "key", key, "err", err)
+		s.log.Warn("could not remove a temporary blob; the temporaries' sweep will", "key", key, "err", err)
 	}
 }
 

@@ -47,11 +47,11 @@ func TestClaimTalliesPerBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[store.ClaimTally]bool{
-		{ClaimID: "C001-01", BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1}: true,
-		{ClaimID: "C001-01", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 2}:                true,
-		{ClaimID: "C001-01", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "inconclusive", Runs: 1}:         true,
-		{ClaimID: "C001-01", BoardClass: "rpi4-b", Level: "host", ClassStatus: "declared", Verdict: "fails", Runs: 1}:              true,
-		{ClaimID: "C001-01", BoardClass: "rpi4-b", Level: "host", ClassStatus: "verified", Verdict: "fails", Runs: 1}:              true,
+		{ClaimID: "C001-01", Origin: "community", BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1}: true,
+		{ClaimID: "C001-01", Origin: "community", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 2}:                true,
+		{ClaimID: "C001-01", Origin: "community", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "inconclusive", Runs: 1}:         true,
+		{ClaimID: "C001-01", Origin: "community", BoardClass: "rpi4-b", Level: "host", ClassStatus: "declared", Verdict: "fails", Runs: 1}:              true,
+		{ClaimID: "C001-01", Origin: "community", BoardClass: "rpi4-b", Level: "host", ClassStatus: "verified", Verdict: "fails", Runs: 1}:              true,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("tallies %+v, want %d rows", got, len(want))

@@ -315,16 +315,16 @@ func (s *DB) Facets(ctx context.Context) (store.RunFacets, error) {
 	return f, nil
 }
 
-const qSchemes = `SELECT algorithm, operation, unit, method, class_status, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
+const qSchemes = `SELECT algorithm, operation, unit, method, class_status, implementation, keys, msg_bytes, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id) FROM cells
 		WHERE level = ? AND board_class = ? AND status = 'ok' AND median IS NOT NULL
-		GROUP BY algorithm, operation, unit, method, class_status
-		ORDER BY algorithm, operation, unit, method, class_status`
+		GROUP BY algorithm, operation, unit, method, class_status, implementation, keys, msg_bytes
+		ORDER BY algorithm, operation, unit, method, class_status, implementation, keys, msg_bytes`
 
 // qBoardLevels is BoardLevels' query: a loose scan of runs_board_level.
 var qBoardLevels = qDistinct2("runs", "board_class", "level", "")
 
 // Schemes aggregates every ok cell of one assurance level and board class per algorithm,
-// operation, unit, method and class status. The database does the work, as for Standings:
+// operation, unit, method, class status, implementation, key form and message size. The database does the work, as for Standings:
 // one grouped range scan of the covering index cells_scheme, then per group the median of
 // its runs' medians read at the middle offset of the same index (ordered by median within a
 // group), so a few rows come back however many runs there are.
@@ -336,7 +336,8 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 	var out []store.SchemeRow
 	for rows.Next() {
 		var r store.SchemeRow
-		if err := rows.Scan(&r.Algorithm, &r.Operation, &r.Unit, &r.Method, &r.ClassStatus, &r.P25, &r.P75, &r.N, &r.Runs, &r.LatestRun); err != nil {
+		if err := rows.Scan(&r.Algorithm, &r.Operation, &r.Unit, &r.Method, &r.ClassStatus, &r.Implementation, &r.Keys, &r.MessageBytes,
+			&r.P25, &r.P75, &r.N, &r.Runs, &r.LatestRun); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("schemes on %s %s: %w", level, board, err)
 		}
@@ -349,8 +350,10 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 	for i := range out {
 		r := &out[i]
 		mid, err := s.read.QueryContext(ctx, `SELECT median FROM cells
-			WHERE level = ? AND board_class = ? AND status = 'ok' AND algorithm = ? AND operation = ? AND unit = ? AND method = ? AND class_status = ? AND median IS NOT NULL
-			ORDER BY median LIMIT ? OFFSET ?`, level, board, r.Algorithm, r.Operation, r.Unit, r.Method, r.ClassStatus, 2-r.Runs%2, (r.Runs-1)/2)
+			WHERE level = ? AND board_class = ? AND status = 'ok' AND algorithm = ? AND operation = ? AND unit = ? AND method = ? AND class_status = ?
+			AND implementation = ? AND keys = ? AND msg_bytes = ? AND median IS NOT NULL
+			ORDER BY median LIMIT ? OFFSET ?`, level, board, r.Algorithm, r.Operation, r.Unit, r.Method, r.ClassStatus,
+			r.Implementation, r.Keys, r.MessageBytes, 2-r.Runs%2, (r.Runs-1)/2)
 		if err != nil {
 			return nil, fmt.Errorf("schemes on %s %s median: %w", level, board, err)
 		}

@@ -23,6 +23,8 @@ type planSample struct {
 	runID                                               int64
 	paper, experiment, board, level, kind, method, fp   string
 	algorithm, operation, unit, classStatus, origin     string
+	implementation, keys                                string
+	msgBytes                                            int
 	claim, jobExperiment, jobState, jobPaper, firmBoard string
 	runnerID, userID                                    int64
 }
@@ -37,8 +39,8 @@ func (s *DB) planSample(ctx context.Context) (planSample, error) {
 	}{
 		{`SELECT id, paper, experiment, board_class, level, kind, method, signer, COALESCE(runner_id, 0) FROM runs ORDER BY id DESC LIMIT 1`,
 			[]any{&p.runID, &p.paper, &p.experiment, &p.board, &p.level, &p.kind, &p.method, &p.fp, &p.runnerID}},
-		{`SELECT algorithm, operation, unit, class_status, origin FROM cells WHERE run_id = (SELECT MAX(id) FROM runs) AND status = 'ok' ORDER BY idx LIMIT 1`,
-			[]any{&p.algorithm, &p.operation, &p.unit, &p.classStatus, &p.origin}},
+		{`SELECT algorithm, operation, unit, class_status, origin, implementation, keys, msg_bytes FROM cells WHERE run_id = (SELECT MAX(id) FROM runs) AND status = 'ok' ORDER BY idx LIMIT 1`,
+			[]any{&p.algorithm, &p.operation, &p.unit, &p.classStatus, &p.origin, &p.implementation, &p.keys, &p.msgBytes}},
 		{`SELECT claim_id FROM claim_verdicts WHERE run_id = (SELECT MAX(id) FROM runs) ORDER BY claim_id LIMIT 1`, []any{&p.claim}},
 		{`SELECT experiment, state, paper FROM jobs ORDER BY id DESC LIMIT 1`, []any{&p.jobExperiment, &p.jobState, &p.jobPaper}},
 		{`SELECT board_class FROM firmware ORDER BY created_at DESC LIMIT 1`, []any{&p.firmBoard}},
@@ -93,7 +95,8 @@ func (s *DB) pageQueries(p planSample) []pageQuery {
 	// The leaderboards (and /api/v1/leaderboards, the home page's highlights).
 	out = append(out, pageQuery{"leaderboard algorithms", qMeasuredAlgOps, nil},
 		pageQuery{"leaderboard", qStandings, []any{p.algorithm, p.operation}},
-		pageQuery{"leaderboard median", qStandingMedian, []any{p.algorithm, p.operation, p.unit, p.level, p.method, p.classStatus, p.board, p.origin, 1, 0}},
+		pageQuery{"leaderboard median", qStandingMedian, []any{p.algorithm, p.operation, p.unit, p.level, p.method, p.classStatus, p.board, p.origin,
+			p.implementation, p.keys, p.msgBytes, 1, 0}},
 		pageQuery{"schemes boards", qBoardLevels, nil},
 		pageQuery{"schemes", qSchemes, []any{p.level, p.board}})
 	// /runs (and /api/v1/runs) with each filter that leads an index, a date range and a

@@ -39,12 +39,13 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 		if n != len(r.Cells) {
 			return fmt.Errorf("run %d stores %d cells, its bundle has %d", r.RunID, n, len(r.Cells))
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET report = ?, report_version = ? WHERE id = ?`, r.Report, r.ReportVersion, r.RunID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET report = ?, report_version = ?, catalogue = ? WHERE id = ?`, r.Report, r.ReportVersion, boolInt(r.Catalogue), r.RunID); err != nil {
 			return fmt.Errorf("update report of run %d: %w", r.RunID, err)
 		}
 		for i, c := range r.Cells {
-			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ?, variant = ?, peak_heap_bytes = ?, loaded = ? WHERE run_id = ? AND idx = ?`,
-				c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded, r.RunID, i); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE cells SET keys = ?, requested = ?, budget_reached = ?, variant = ?, peak_heap_bytes = ?, loaded = ?,
+				implementation = ?, msg_bytes = ? WHERE run_id = ? AND idx = ?`,
+				c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded, cellImplementation(c), cellMessage(c), r.RunID, i); err != nil {
 				return fmt.Errorf("update cell %d of run %d: %w", i, r.RunID, err)
 			}
 		}
@@ -52,12 +53,12 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 		if err != nil {
 			return err
 		}
-		var board, level string
-		if err := tx.QueryRowContext(ctx, `SELECT board_class, level FROM runs WHERE id = ?`, r.RunID).Scan(&board, &level); err != nil {
+		var origin, board, level string
+		if err := tx.QueryRowContext(ctx, `SELECT origin, board_class, level FROM runs WHERE id = ?`, r.RunID).Scan(&origin, &board, &level); err != nil {
 			return fmt.Errorf("board of run %d: %w", r.RunID, err)
 		}
 		for _, v := range r.Claims {
-			sums.verdict(v, board, level, 1)
+			sums.verdict(v, origin, board, level, 1)
 		}
 		if err := sums.apply(ctx, tx); err != nil {
 			return err
@@ -77,7 +78,7 @@ func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 
 // oldVerdicts is a summary delta taking a run's stored claim verdicts off the tallies.
 func oldVerdicts(ctx context.Context, tx *Tx, runID int64) (*summaryDelta, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT v.paper, v.claim_id, v.verdict, v.class_status, r.board_class, r.level
+	rows, err := tx.QueryContext(ctx, `SELECT v.paper, v.claim_id, v.verdict, v.class_status, r.origin, r.board_class, r.level
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("claim verdicts of run %d: %w", runID, err)
@@ -86,11 +87,11 @@ func oldVerdicts(ctx context.Context, tx *Tx, runID int64) (*summaryDelta, error
 	d := newSummaryDelta()
 	for rows.Next() {
 		var v store.ClaimVerdict
-		var board, level string
-		if err := rows.Scan(&v.Paper, &v.ClaimID, &v.Verdict, &v.ClassStatus, &board, &level); err != nil {
+		var origin, board, level string
+		if err := rows.Scan(&v.Paper, &v.ClaimID, &v.Verdict, &v.ClassStatus, &origin, &board, &level); err != nil {
 			return nil, fmt.Errorf("claim verdicts of run %d: %w", runID, err)
 		}
-		d.verdict(v, board, level, -1)
+		d.verdict(v, origin, board, level, -1)
 	}
 	return d, rows.Err()
 }

@@ -82,11 +82,11 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
 			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
-			environment, report, checks, cells_total, cells_ok, binding, report_version)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			environment, report, checks, cells_total, cells_ok, binding, report_version, catalogue)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
 			nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
-			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding, r.ReportVersion).Scan(&id)
+			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding, r.ReportVersion, boolInt(r.Catalogue)).Scan(&id)
 		if isUnique(err) {
 			return errSameBundle // published a moment ago by another transaction
 		}
@@ -97,8 +97,9 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
+			implementation, msg_bytes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,8 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 				method += " · " + c.Variant
 			}
 			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded); err != nil {
+				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
+				cellImplementation(c), cellMessage(c)); err != nil {
 				return err
 			}
 		}
@@ -140,7 +142,7 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 		sums := newSummaryDelta()
 		sums.run(r, 1)
 		for _, v := range p.Claims {
-			sums.verdict(v, r.BoardClass, r.Level, 1)
+			sums.verdict(v, r.Origin, r.BoardClass, r.Level, 1)
 		}
 		if err := sums.apply(ctx, tx); err != nil {
 			return err
@@ -188,7 +190,7 @@ func (s *DB) within(ctx context.Context, tx *Tx, fn func(*Tx) error) error {
 
 const runCols = `r.id, COALESCE(r.job_id, 0), r.experiment, r.paper, r.manifest_id, r.kind, r.method, r.board_class, r.board_name, r.level, r.class_status, r.origin,
 	COALESCE(r.runner_id, 0), COALESCE(rn.name, ''), COALESCE(u.name, ''), r.signer, r.public_keys, r.bundle_digest, r.bundle_size, r.firmware_digest,
-	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok, r.binding`
+	r.started_at, r.finished_at, r.published_at, r.cells_total, r.cells_ok, r.binding, r.catalogue`
 
 // runListCols are runCols without the public keys (an ML-DSA-65 key is kilobytes of JSON
 // per row) for lists, whose rows never show them; a listed Run has empty PublicKeys.
@@ -201,7 +203,7 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error
 	var keys string
 	var st, fin, pub sql.NullInt64
 	dest := []any{&r.ID, &r.JobID, &r.Experiment, &r.Paper, &r.ManifestID, &r.Kind, &r.Method, &r.BoardClass, &r.BoardName, &r.Level, &r.ClassStatus, &r.Origin,
-		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK, &r.Binding}
+		&r.RunnerID, &r.RunnerName, &r.Submitter, &r.Signer, &keys, &r.Bundle, &r.BundleSize, &r.Firmware, &st, &fin, &pub, &r.CellsTotal, &r.CellsOK, &r.Binding, &r.Catalogue}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return store.Run{}, err
 	}
@@ -217,7 +219,7 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error
 const (
 	qRun   = `SELECT ` + runCols + `, r.environment, r.report, r.checks, r.report_version` + runFrom + ` WHERE r.id = ?`
 	qCells = `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes
+		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes, implementation, msg_bytes
 		FROM cells WHERE run_id = ? ORDER BY idx`
 )
 
@@ -263,9 +265,19 @@ func (s *DB) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
 		var n int
 		var v [10]sql.NullFloat64
 		var peak sql.NullInt64
+		var impl string
+		var msg int
 		if err := rows.Scan(&c.Algorithm, &c.Operation, &c.Status, &c.Error, &c.Unit, &n, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached, &c.Variant, &peak); err != nil {
+			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached, &c.Variant, &peak, &impl, &msg); err != nil {
 			return nil, fmt.Errorf("cells of run %d: %w", runID, err)
+		}
+		if impl != "" {
+			// The table keeps the implementation's key (its identity as rankings group it);
+			// the bundle holds the full record.
+			c.Implementation = &artifacts.Implementation{Name: impl}
+		}
+		if msg > 0 {
+			c.Sizes = &artifacts.Sizes{Message: msg}
 		}
 		if v[7].Valid || v[8].Valid || peak.Valid {
 			c.Memory = &artifacts.Memory{}
@@ -355,18 +367,20 @@ func (s *DB) verdicts(ctx context.Context, q string, args ...any) ([]store.Claim
 // Page queries of Standings: the grouped scan and each group's median probe, both on the
 // covering index cells_rank.
 const (
-	qStandings = `SELECT unit, level, method, class_status, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
+	qStandings = `SELECT unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
 		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL
-		GROUP BY unit, level, method, class_status, board_class, origin`
+		GROUP BY unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes`
 	qStandingMedian = `SELECT median FROM cells
 			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
+			AND implementation = ? AND keys = ? AND msg_bytes = ?
 			ORDER BY median LIMIT ? OFFSET ?`
 	// The home page's highlights leave out cells of loaded runs (cells.loaded).
-	qQuietStandings = `SELECT unit, level, method, class_status, board_class, origin, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
+	qQuietStandings = `SELECT unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes, MIN(p25), MAX(p75), SUM(n), COUNT(*), MAX(run_id)
 		FROM cells WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND loaded = 0
-		GROUP BY unit, level, method, class_status, board_class, origin`
+		GROUP BY unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes`
 	qQuietStandingMedian = `SELECT median FROM cells
 			WHERE algorithm = ? AND operation = ? AND status = 'ok' AND median IS NOT NULL AND loaded = 0 AND unit = ? AND level = ? AND method = ? AND class_status = ? AND board_class = ? AND origin = ?
+			AND implementation = ? AND keys = ? AND msg_bytes = ?
 			ORDER BY median LIMIT ? OFFSET ?`
 )
 
@@ -402,7 +416,8 @@ func (s *DB) standings(ctx context.Context, qGroups, qMedian, algorithm, operati
 	var out []store.Standing
 	for rows.Next() {
 		var st store.Standing
-		if err := rows.Scan(&st.Unit, &st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.P25, &st.P75, &st.N, &st.Runs, &st.LatestRun); err != nil {
+		if err := rows.Scan(&st.Unit, &st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.Implementation, &st.Keys, &st.MessageBytes,
+			&st.P25, &st.P75, &st.N, &st.Runs, &st.LatestRun); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -414,7 +429,8 @@ func (s *DB) standings(ctx context.Context, qGroups, qMedian, algorithm, operati
 	}
 	for i := range out {
 		st := &out[i]
-		mid, err := s.read.QueryContext(ctx, qMedian, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin, 2-st.Runs%2, (st.Runs-1)/2)
+		mid, err := s.read.QueryContext(ctx, qMedian, algorithm, operation, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin,
+			st.Implementation, st.Keys, st.MessageBytes, 2-st.Runs%2, (st.Runs-1)/2)
 		if err != nil {
 			return nil, fmt.Errorf("leaderboard %s %s median: %w", algorithm, operation, err)
 		}
@@ -454,9 +470,9 @@ func valueMetric(metric string) (col, unit string, ok bool) {
 // valueStandings is Standings for a one-value-per-cell metric (heap, stack, energy): a
 // rarer query, aggregated in Go.
 func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]store.Standing, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, `+col+`, n, run_id FROM cells
+	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, implementation, keys, msg_bytes, `+col+`, n, run_id FROM cells
 		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND `+col+` IS NOT NULL
-		ORDER BY level, method, class_status, board_class, origin, `+col, algorithm, operation)
+		ORDER BY level, method, class_status, board_class, origin, implementation, keys, msg_bytes, `+col, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("%s leaderboard %s %s: %w", col, algorithm, operation, err)
 	}
@@ -466,12 +482,12 @@ func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit
 	for rows.Next() {
 		var st store.Standing
 		var v float64
-		if err := rows.Scan(&st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &v, &st.N, &st.LatestRun); err != nil {
+		if err := rows.Scan(&st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.Implementation, &st.Keys, &st.MessageBytes, &v, &st.N, &st.LatestRun); err != nil {
 			return nil, err
 		}
 		k := len(out) - 1
 		if k < 0 || out[k].Level != st.Level || out[k].Method != st.Method || out[k].ClassStatus != st.ClassStatus ||
-			out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin {
+			out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin || out[k].Quantity != st.Quantity {
 			st.Unit, st.P25, st.P75, st.N = unit, v, v, 0
 			out = append(out, st)
 			vals = append(vals, nil)
@@ -506,6 +522,30 @@ func (s *DB) CountCells(ctx context.Context) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells`).Scan(&n)
 	return n, err
+}
+
+// cellImplementation is the implementation key a cell is filed under ("" when none is set).
+func cellImplementation(c artifacts.Cell) string {
+	if c.Implementation == nil {
+		return ""
+	}
+	return c.Implementation.Key()
+}
+
+// cellMessage is the message size a cell is filed under (0 when it signs none).
+func cellMessage(c artifacts.Cell) int {
+	if c.Sizes == nil {
+		return 0
+	}
+	return c.Sizes.Message
+}
+
+// boolInt is a flag as the integer columns store it.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // peakHeap is a cell's board-reported peak heap for the cells table, or NULL.

@@ -15,7 +15,7 @@ import (
 	"pqrepro/portal/store"
 )
 
-type tallyKey struct{ paper, claim, level, board, classStatus, verdict string }
+type tallyKey struct{ paper, claim, origin, level, board, classStatus, verdict string }
 
 type countKey struct{ dimension, key string }
 
@@ -44,9 +44,10 @@ func (d *summaryDelta) run(r store.Run, sign int) {
 	}
 }
 
-// verdict counts one claim verdict of a run on board class and level (sign +1), or takes it off (-1).
-func (d *summaryDelta) verdict(v store.ClaimVerdict, board, level string, sign int) {
-	d.tallies[tallyKey{v.Paper, v.ClaimID, level, board, v.ClassStatus, v.Verdict}] += sign
+// verdict counts one claim verdict of a run of origin on board class and level (sign +1), or
+// takes it off (-1).
+func (d *summaryDelta) verdict(v store.ClaimVerdict, origin, board, level string, sign int) {
+	d.tallies[tallyKey{v.Paper, v.ClaimID, origin, level, board, v.ClassStatus, v.Verdict}] += sign
 }
 
 // apply appends the delta's non-zero changes in tx, one multi-row INSERT per table. It reads
@@ -55,7 +56,7 @@ func (d *summaryDelta) apply(ctx context.Context, tx *Tx) error {
 	var tallies, boards, counts [][]any
 	for k, n := range d.tallies {
 		if n != 0 {
-			tallies = append(tallies, []any{k.paper, k.claim, k.level, k.board, k.classStatus, k.verdict, n})
+			tallies = append(tallies, []any{k.paper, k.claim, k.origin, k.level, k.board, k.classStatus, k.verdict, n})
 		}
 	}
 	for k, n := range d.boards {
@@ -86,7 +87,7 @@ type summaryTable struct {
 }
 
 var summaryTables = []summaryTable{
-	{"claim_tallies", []string{"paper", "claim_id", "level", "board_class", "class_status", "verdict"}},
+	{"claim_tallies", []string{"paper", "claim_id", "origin", "level", "board_class", "class_status", "verdict"}},
 	{"board_counts", []string{"board_class", "level"}},
 	{"run_counts", []string{"dimension", "key"}},
 }
@@ -182,10 +183,10 @@ var rebuildSummaries = []string{
 	`DELETE FROM claim_tallies`,
 	`DELETE FROM board_counts`,
 	`DELETE FROM run_counts`,
-	`INSERT INTO claim_tallies (paper, claim_id, level, board_class, class_status, verdict, n)
-		SELECT v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict, COUNT(*)
+	`INSERT INTO claim_tallies (paper, claim_id, origin, level, board_class, class_status, verdict, n)
+		SELECT v.paper, v.claim_id, r.origin, r.level, r.board_class, v.class_status, v.verdict, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id
-		GROUP BY v.paper, v.claim_id, r.level, r.board_class, v.class_status, v.verdict`,
+		GROUP BY v.paper, v.claim_id, r.origin, r.level, r.board_class, v.class_status, v.verdict`,
 	`INSERT INTO board_counts (board_class, level, n) SELECT board_class, level, COUNT(*) FROM runs GROUP BY board_class, level`,
 	`INSERT INTO run_counts (dimension, key, n) SELECT 'paper', paper, COUNT(*) FROM runs GROUP BY paper`,
 	`INSERT INTO run_counts (dimension, key, n) SELECT 'experiment', experiment, COUNT(*) FROM runs GROUP BY experiment`,
@@ -274,15 +275,15 @@ func (s *DB) RunCount(ctx context.Context, dimension, key string) (int, error) {
 	return n, nil
 }
 
-// ClaimTallies counts, per claim of a paper, board class, assurance level and class status,
-// how many runs gave each verdict; verdicts from different boards or levels are never summed.
-// Rows come ordered by claim, level, board class and class status, from the maintained
-// tallies: a range of claim_tallies_key, one row per tally plus those appended since the last
-// compaction, however many runs there are.
+// ClaimTallies counts, per claim of a paper, origin (portal runners, community), board class,
+// assurance level and class status, how many runs gave each verdict; verdicts from different
+// origins, boards or levels are never summed. Rows come ordered by claim, origin, level, board
+// class and class status, from the maintained tallies: a range of claim_tallies_key, one row
+// per tally plus those appended since the last compaction, however many runs there are.
 func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, board_class, level, class_status, verdict, SUM(n) FROM claim_tallies
-		WHERE paper = ? GROUP BY paper, claim_id, level, board_class, class_status, verdict HAVING SUM(n) <> 0
-		ORDER BY paper, claim_id, level, board_class, class_status, verdict`, paper)
+	rows, err := s.read.QueryContext(ctx, `SELECT claim_id, origin, board_class, level, class_status, verdict, SUM(n) FROM claim_tallies
+		WHERE paper = ? GROUP BY paper, claim_id, origin, level, board_class, class_status, verdict HAVING SUM(n) <> 0
+		ORDER BY paper, claim_id, origin, level, board_class, class_status, verdict`, paper)
 	if err != nil {
 		return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 	}
@@ -290,7 +291,7 @@ func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally
 	var out []store.ClaimTally
 	for rows.Next() {
 		var t store.ClaimTally
-		if err := rows.Scan(&t.ClaimID, &t.BoardClass, &t.Level, &t.ClassStatus, &t.Verdict, &t.Runs); err != nil {
+		if err := rows.Scan(&t.ClaimID, &t.Origin, &t.BoardClass, &t.Level, &t.ClassStatus, &t.Verdict, &t.Runs); err != nil {
 			return nil, fmt.Errorf("claim tallies of %s: %w", paper, err)
 		}
 		out = append(out, t)
@@ -308,9 +309,9 @@ func (s *DB) SaveHighlights(ctx context.Context, algorithm, operation, metric st
 		}
 		for i, st := range rows {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO leader_highlights (algorithm, operation, metric, pos, unit, level, method, class_status, board_class, origin,
-				median, p25, p75, n, runs, latest_run, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				implementation, keys, msg_bytes, median, p25, p75, n, runs, latest_run, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				algorithm, operation, metric, i, st.Unit, st.Level, st.Method, st.ClassStatus, st.BoardClass, st.Origin,
-				st.Median, st.P25, st.P75, st.N, st.Runs, st.LatestRun, ms0(at)); err != nil {
+				st.Implementation, st.Keys, st.MessageBytes, st.Median, st.P25, st.P75, st.N, st.Runs, st.LatestRun, ms0(at)); err != nil {
 				return err
 			}
 		}
@@ -325,7 +326,7 @@ func (s *DB) SaveHighlights(ctx context.Context, algorithm, operation, metric st
 // Highlights returns the stored highlight standings of one (algorithm, operation, metric)
 // in the order saved, and when they were computed (zero when never).
 func (s *DB) Highlights(ctx context.Context, algorithm, operation, metric string) ([]store.Standing, time.Time, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, method, class_status, board_class, origin, median, p25, p75, n, runs, latest_run, computed_at
+	rows, err := s.read.QueryContext(ctx, `SELECT unit, level, method, class_status, board_class, origin, implementation, keys, msg_bytes, median, p25, p75, n, runs, latest_run, computed_at
 		FROM leader_highlights WHERE algorithm = ? AND operation = ? AND metric = ? ORDER BY algorithm, operation, metric, pos`, algorithm, operation, metric)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("highlights %s %s %s: %w", algorithm, operation, metric, err)
@@ -336,7 +337,7 @@ func (s *DB) Highlights(ctx context.Context, algorithm, operation, metric string
 	for rows.Next() {
 		var st store.Standing
 		var c int64
-		if err := rows.Scan(&st.Unit, &st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.Median, &st.P25, &st.P75,
+		if err := rows.Scan(&st.Unit, &st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.Implementation, &st.Keys, &st.MessageBytes, &st.Median, &st.P25, &st.P75,
 			&st.N, &st.Runs, &st.LatestRun, &c); err != nil {
 			return nil, time.Time{}, fmt.Errorf("highlights %s %s %s: %w", algorithm, operation, metric, err)
 		}

@@ -32,10 +32,12 @@ type summaryStore interface {
 // engines opens a fresh store on each engine: a SQLite file, and a PostgreSQL database from
 // pgtest (skipped, with the reason, where PostgreSQL cannot start).
 var engines = []struct {
-	name, migration string
-	open            func(t *testing.T) summaryStore
+	// migration adds the summaries; tallies is the later one that refills the claim tallies
+	// per origin.
+	name, migration, tallies string
+	open                     func(t *testing.T) summaryStore
 }{
-	{"sqlite", "../sqlite/migrations/0015_summaries.sql", func(t *testing.T) summaryStore {
+	{"sqlite", "../sqlite/migrations/0015_summaries.sql", "../sqlite/migrations/0020_implementation.sql", func(t *testing.T) summaryStore {
 		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +45,7 @@ var engines = []struct {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}},
-	{"postgres", "../postgres/migrations/0003_summaries.sql", func(t *testing.T) summaryStore {
+	{"postgres", "../postgres/migrations/0003_summaries.sql", "../postgres/migrations/0008_implementation.sql", func(t *testing.T) summaryStore {
 		st, err := postgres.Open(context.Background(), pgtest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
@@ -121,8 +123,8 @@ func readSummaries(t *testing.T, st summaryStore) summaries {
 		dst   *[]string
 		query string
 	}{
-		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '=' || CAST(SUM(n) AS TEXT)
-			FROM claim_tallies GROUP BY paper, claim_id, level, board_class, class_status, verdict HAVING SUM(n) <> 0 ORDER BY 1`},
+		{&s.Tallies, `SELECT paper || '|' || claim_id || '|' || origin || '|' || level || '|' || board_class || '|' || class_status || '|' || verdict || '=' || CAST(SUM(n) AS TEXT)
+			FROM claim_tallies GROUP BY paper, claim_id, origin, level, board_class, class_status, verdict HAVING SUM(n) <> 0 ORDER BY 1`},
 		{&s.Boards, `SELECT board_class || '|' || level || '=' || CAST(SUM(n) AS TEXT) FROM board_counts GROUP BY board_class, level HAVING SUM(n) <> 0 ORDER BY 1`},
 		{&s.Counts, `SELECT dimension || '|' || key || '=' || CAST(SUM(n) AS TEXT) FROM run_counts GROUP BY dimension, key HAVING SUM(n) <> 0 ORDER BY 1`},
 	} {
@@ -218,10 +220,10 @@ func summaryRows(t *testing.T, st summaryStore) int {
 
 // oracleTallies is ClaimTallies as it was computed before the counters: over every verdict.
 func oracleTallies(t *testing.T, st summaryStore, paper string) []store.ClaimTally {
-	rows, err := st.Read().QueryContext(context.Background(), `SELECT v.claim_id, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
+	rows, err := st.Read().QueryContext(context.Background(), `SELECT v.claim_id, r.origin, r.board_class, r.level, v.class_status, v.verdict, COUNT(*)
 		FROM claim_verdicts v JOIN runs r ON r.id = v.run_id WHERE v.paper = ?
-		GROUP BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict
-		ORDER BY v.claim_id, r.level, r.board_class, v.class_status, v.verdict`, paper)
+		GROUP BY v.claim_id, r.origin, r.level, r.board_class, v.class_status, v.verdict
+		ORDER BY v.claim_id, r.origin, r.level, r.board_class, v.class_status, v.verdict`, paper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func oracleTallies(t *testing.T, st summaryStore, paper string) []store.ClaimTal
 	var out []store.ClaimTally
 	for rows.Next() {
 		var c store.ClaimTally
-		if err := rows.Scan(&c.ClaimID, &c.BoardClass, &c.Level, &c.ClassStatus, &c.Verdict, &c.Runs); err != nil {
+		if err := rows.Scan(&c.ClaimID, &c.Origin, &c.BoardClass, &c.Level, &c.ClassStatus, &c.Verdict, &c.Runs); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, c)
@@ -403,15 +405,18 @@ func TestSummariesMigrationBackfill(t *testing.T) {
 				}
 			}
 			maintained := readSummaries(t, st)
-			src, err := os.ReadFile(e.migration)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var code []string
-			for _, line := range strings.Split(string(src), "\n") {
-				if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-					code = append(code, line)
+			statements := func(file string) []string {
+				src, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
 				}
+				var code []string
+				for _, line := range strings.Split(string(src), "\n") {
+					if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+						code = append(code, line)
+					}
+				}
+				return strings.Split(strings.Join(code, "\n"), ";")
 			}
 			backfills := 0
 			for _, table := range []string{"claim_tallies", "board_counts", "run_counts"} {
@@ -419,7 +424,7 @@ func TestSummariesMigrationBackfill(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, stmt := range strings.Split(strings.Join(code, "\n"), ";") {
+			for _, stmt := range statements(e.migration) {
 				if strings.HasPrefix(strings.TrimSpace(stmt), "INSERT") {
 					if _, err := st.Write().ExecContext(ctx, stmt); err != nil {
 						t.Fatalf("%s: %v", stmt, err)
@@ -429,6 +434,19 @@ func TestSummariesMigrationBackfill(t *testing.T) {
 			}
 			if backfills != 7 {
 				t.Fatalf("%d backfill statements in %s", backfills, e.migration)
+			}
+			// The later migration refills the claim tallies per origin, as they are maintained.
+			refills := 0
+			for _, stmt := range statements(e.tallies) {
+				if s := strings.TrimSpace(stmt); strings.HasPrefix(s, "DELETE FROM claim_tallies") || strings.HasPrefix(s, "INSERT INTO claim_tallies") {
+					if _, err := st.Write().ExecContext(ctx, stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+					refills++
+				}
+			}
+			if refills != 2 {
+				t.Fatalf("%d claim tally refill statements in %s", refills, e.tallies)
 			}
 			if got := readSummaries(t, st); !reflect.DeepEqual(got, maintained) {
 				t.Errorf("the migration's backfill differs from the maintained counters:\nbackfill   %v\nmaintained %v", got, maintained)

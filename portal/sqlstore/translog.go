@@ -231,6 +231,51 @@ func (s *DB) MarkPublished(ctx context.Context, holder string, size int64, check
 	})
 }
 
+// QueuePartials implements translog.Store.
+func (s *DB) QueuePartials(ctx context.Context, dirs []string, due time.Time) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *Tx) error {
+		for _, d := range dirs {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO log_partials (dir, due_at) VALUES (?, ?) ON CONFLICT (dir) DO NOTHING`, d, ms0(due)); err != nil {
+				return fmt.Errorf("queue partial tiles %s: %w", d, err)
+			}
+		}
+		return nil
+	})
+}
+
+// DuePartials implements translog.Store.
+func (s *DB) DuePartials(ctx context.Context, now time.Time, max int) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT dir FROM log_partials WHERE due_at <= ? ORDER BY due_at, dir LIMIT ?`, ms0(now), max)
+	if err != nil {
+		return nil, fmt.Errorf("read due partial tiles: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DropPartials implements translog.Store.
+func (s *DB) DropPartials(ctx context.Context, dirs []string) error {
+	return s.tx(ctx, func(tx *Tx) error {
+		for _, d := range dirs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM log_partials WHERE dir = ?`, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // ReadHashes implements translog.Reader.
 func (s *DB) ReadHashes(ctx context.Context, idx []int64) ([]tlog.Hash, error) {
 	return readHashes(ctx, s.read, idx)
@@ -293,16 +338,16 @@ func (s *DB) PendingLogEntries(ctx context.Context) (int, error) {
 func (s *DB) AddWitness(ctx context.Context, w translog.Witness) error {
 	return s.tx(ctx, func(tx *Tx) error {
 		tx.change(genLog)
-		_, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (name, ed25519, mldsa44, added_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET ed25519 = excluded.ed25519, mldsa44 = excluded.mldsa44, added_at = excluded.added_at`,
-			w.Name, w.Ed25519, w.MLDSA44, ms0(w.Added))
+		_, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (name, ed25519, mldsa44, url, added_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET ed25519 = excluded.ed25519, mldsa44 = excluded.mldsa44, url = excluded.url, added_at = excluded.added_at`,
+			w.Name, w.Ed25519, w.MLDSA44, w.URL, ms0(w.Added))
 		return err
 	})
 }
 
 // Witnesses implements translog.WitnessStore.
 func (s *DB) Witnesses(ctx context.Context) ([]translog.Witness, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT name, ed25519, mldsa44, added_at FROM log_witnesses ORDER BY name`)
+	rows, err := s.read.QueryContext(ctx, `SELECT name, ed25519, mldsa44, url, added_at FROM log_witnesses ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list witnesses: %w", err)
 	}
@@ -311,7 +356,7 @@ func (s *DB) Witnesses(ctx context.Context) ([]translog.Witness, error) {
 	for rows.Next() {
 		var w translog.Witness
 		var at sql.NullInt64
-		if err := rows.Scan(&w.Name, &w.Ed25519, &w.MLDSA44, &at); err != nil {
+		if err := rows.Scan(&w.Name, &w.Ed25519, &w.MLDSA44, &w.URL, &at); err != nil {
 			return nil, err
 		}
 		w.Added = fromMS(at)

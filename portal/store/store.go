@@ -79,6 +79,9 @@ type Store interface {
 	AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error
 	BoardCounts(ctx context.Context) ([]BoardCount, error)
 	BoardLevels(ctx context.Context) ([]BoardLevel, error)
+	// Cells returns a run's cells in order, as filed: a cell's Implementation holds only the
+	// key it is filed under, in Name (the bundle keeps the structured record), and Sizes only
+	// the message size.
 	Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error)
 	ClaimTallies(ctx context.Context, paper string) ([]ClaimTally, error)
 	ClaimVerdicts(ctx context.Context, paper string, runID int64) ([]ClaimVerdict, error)
@@ -114,6 +117,9 @@ type Store interface {
 	LogSince(ctx context.Context, jobID int64, attempt int, after int64, limit int) (text string, end int64, ok bool, err error)
 	LogState(ctx context.Context) (translog.State, error)
 	MarkPublished(ctx context.Context, holder string, size int64, checkpoint []byte) error
+	QueuePartials(ctx context.Context, dirs []string, due time.Time) error
+	DuePartials(ctx context.Context, now time.Time, max int) ([]string, error)
+	DropPartials(ctx context.Context, dirs []string) error
 	MeasuredAlgOps(ctx context.Context) ([]AlgOp, error)
 	PairReport(ctx context.Context, a, b int64, version string) (report string, ok bool, err error)
 	PairReports(ctx context.Context) (int, error)

@@ -260,13 +260,28 @@ type RunFacets struct {
 }
 
 // SchemeRow is one (algorithm, operation) on one assurance level and board class, for one
-// unit, timing method and class status: the median of its runs' medians, the lowest p25 and
-// highest p75 among them, its runs and the newest run.
+// unit, timing method, class status, implementation, key form and message size: the median
+// of its runs' medians, the lowest p25 and highest p75 among them, its runs and the newest run.
 type SchemeRow struct {
 	Algorithm, Operation, Unit, Method, ClassStatus string
-	Median, P25, P75                                float64
-	N, Runs                                         int
-	LatestRun                                       int64
+	// Quantity is the implementation, key form and message size the row measures.
+	Quantity
+	Median, P25, P75 float64
+	N, Runs          int
+	LatestRun        int64
+}
+
+// Quantity is what makes two cells of one (algorithm, operation) the same quantity beyond
+// unit, method and board: the code that ran, the key form the timed operation received and
+// the size of the message it signed. Rankings never pool cells that differ in any of them.
+type Quantity struct {
+	// Implementation is artifacts.Implementation.Key ("" for cells published before it was
+	// recorded and not yet rebuilt).
+	Implementation string
+	// Keys is the key form (encoded, parsed; "" for keygen and where not recorded).
+	Keys string
+	// MessageBytes is the signed message's size (0 for operations that sign none).
+	MessageBytes int
 }
 
 // BoardLevel is an (assurance level, board class) with runs.
@@ -279,9 +294,12 @@ type Rebuilt struct {
 	ReportVersion int
 	// Claims replace the run's claim verdicts.
 	Claims []ClaimVerdict
-	// Cells are the bundle's cells in order; their key form, requested iterations and budget
-	// flag are written to the stored cells (which must match them one for one).
+	// Cells are the bundle's cells in order; their key form, requested iterations, budget
+	// flag, implementation and message size are written to the stored cells (which must match
+	// them one for one). Their Implementation and Sizes.Message are set (see Publication).
 	Cells []artifacts.Cell
+	// Catalogue is whether the run ran a manifest of the catalogue (Run.Catalogue).
+	Catalogue bool
 	// Loaded is the run's loaded flag as re-derived (see Run.Loaded), written to its cells.
 	Loaded bool
 }
@@ -301,11 +319,15 @@ type Run struct {
 	// ClassStatus is verified or declared: how BoardClass was established (the portal's own
 	// check of the bundle's environment, never the bundle's word).
 	ClassStatus string
+	Origin      string
+	// Catalogue is true when the run ran a manifest of the portal's catalogue (the same
+	// manifest, by digest, as the experiment's, or a job of this portal): only such runs count
+	// toward a paper's claims; the others ran their own manifest.
+	Catalogue bool
 	// Loaded is set for a host run during which other processes used the CPU above the
 	// runner's threshold (environment.json timing.external.exceeded): its claims were not
 	// verdicted and its cells stay out of the home page's highlights.
 	Loaded bool
-	Origin string
 	// Binding is how the attestation binds the run: BindingJob, BindingUnbound or
 	// BindingLegacy.
 	Binding    string
@@ -368,6 +390,9 @@ type ClaimVerdict struct {
 
 // Publication is a verified run to publish, with its cells and claim verdicts. When JobID is
 // set the job's lease is checked in the same transaction, and the job is marked published.
+// Every cell's Implementation is set (recorded or derived: artifacts.CellImplementation) and
+// so is Sizes.Message where the operation signs a message (artifacts.CellMessageBytes): the
+// store files the cell under them.
 type Publication struct {
 	Run      Run
 	Cells    []artifacts.Cell
@@ -389,9 +414,11 @@ type RunFilter struct {
 // lowest p25 and highest p75 among them, the total n, the number of runs and the latest run.
 type Standing struct {
 	Unit, Level, Method, ClassStatus, BoardClass, Origin string
-	Median, P25, P75                                     float64
-	N, Runs                                              int
-	LatestRun                                            int64
+	// Quantity is the implementation, key form and message size of the row's cells.
+	Quantity
+	Median, P25, P75 float64
+	N, Runs          int
+	LatestRun        int64
 }
 
 // Leaderboard metrics.
@@ -423,10 +450,10 @@ const (
 )
 
 // ClaimTally is how many runs gave one claim one verdict on one board class, assurance level
-// and class status.
+// and class status, from one origin (the portal's own runners or community submissions).
 type ClaimTally struct {
-	ClaimID, BoardClass, Level, ClassStatus, Verdict string
-	Runs                                             int
+	ClaimID, Origin, BoardClass, Level, ClassStatus, Verdict string
+	Runs                                                     int
 }
 
 // EnrolTokenOptions are the administrator's choices for a new enrolment token.

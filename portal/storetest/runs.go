@@ -199,29 +199,35 @@ func testAggregates(e *env) {
 	}
 }
 
-// testClaims: verdicts are read per paper or run, newest run first, and tallied per board
-// class, level and class status, never summed across them.
+// testClaims: verdicts are read per paper or run, newest run first, and tallied per origin,
+// board class, level and class status, never summed across them: a portal runner's verdict
+// and a community member's stay apart.
 func testClaims(e *env) {
 	var runs []int64
-	for _, c := range []struct{ board, level, status, verdict string }{
-		{"host", "host", "verified", "holds"}, {"host", "host", "verified", "holds"}, {"host", "host", "verified", "inconclusive"},
-		{"qemu-mps2-an386", "emulated", "verified", "holds"}, {"rpi4-b", "host", "declared", "fails"},
+	for _, c := range []struct{ board, level, status, verdict, origin string }{
+		{"host", "host", "verified", "holds", artifacts.OriginCommunity}, {"host", "host", "verified", "holds", artifacts.OriginPortalRunner},
+		{"host", "host", "verified", "inconclusive", artifacts.OriginCommunity},
+		{"qemu-mps2-an386", "emulated", "verified", "holds", artifacts.OriginCommunity}, {"rpi4-b", "host", "declared", "fails", artifacts.OriginCommunity},
 	} {
 		p := e.pub(c.board, c.level, 1)
+		p.Run.Origin = c.origin
 		p.Claims = []store.ClaimVerdict{{Paper: "paper001", ClaimID: "C001-01", Verdict: c.verdict, Reason: "why", ClassStatus: c.status},
 			{Paper: "paper001", ClaimID: "C001-02", Verdict: "holds", Reason: "r", ClassStatus: c.status}}
 		runs = append(runs, e.publish(p))
 	}
 	tallies, err := e.st.ClaimTallies(e.ctx, "paper001")
 	e.must(err, "tallies")
+	com, por := artifacts.OriginCommunity, artifacts.OriginPortalRunner
 	want := []store.ClaimTally{
-		{ClaimID: "C001-01", BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1},
-		{ClaimID: "C001-01", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 2},
-		{ClaimID: "C001-01", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "inconclusive", Runs: 1},
-		{ClaimID: "C001-01", BoardClass: "rpi4-b", Level: "host", ClassStatus: "declared", Verdict: "fails", Runs: 1},
-		{ClaimID: "C001-02", BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1},
-		{ClaimID: "C001-02", BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 3},
-		{ClaimID: "C001-02", BoardClass: "rpi4-b", Level: "host", ClassStatus: "declared", Verdict: "holds", Runs: 1},
+		{ClaimID: "C001-01", Origin: com, BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1},
+		{ClaimID: "C001-01", Origin: com, BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 1},
+		{ClaimID: "C001-01", Origin: com, BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "inconclusive", Runs: 1},
+		{ClaimID: "C001-01", Origin: com, BoardClass: "rpi4-b", Level: "host", ClassStatus: "declared", Verdict: "fails", Runs: 1},
+		{ClaimID: "C001-01", Origin: por, BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 1},
+		{ClaimID: "C001-02", Origin: com, BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1},
+		{ClaimID: "C001-02", Origin: com, BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 2},
+		{ClaimID: "C001-02", Origin: com, BoardClass: "rpi4-b", Level: "host", ClassStatus: "declared", Verdict: "holds", Runs: 1},
+		{ClaimID: "C001-02", Origin: por, BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 1},
 	}
 	if !reflect.DeepEqual(tallies, want) {
 		e.Fatalf("tallies\n%+v\nwant\n%+v", tallies, want)

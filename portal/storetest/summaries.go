@@ -60,7 +60,7 @@ func (l *ledger) expected() summaries {
 	boards := map[string]*store.BoardCount{}
 	for id, r := range l.runs {
 		for _, v := range l.claims[id] {
-			k := store.ClaimTally{ClaimID: v.ClaimID, BoardClass: r.BoardClass, Level: r.Level, ClassStatus: v.ClassStatus, Verdict: v.Verdict}
+			k := store.ClaimTally{ClaimID: v.ClaimID, Origin: r.Origin, BoardClass: r.BoardClass, Level: r.Level, ClassStatus: v.ClassStatus, Verdict: v.Verdict}
 			if tallies[v.Paper] == nil {
 				tallies[v.Paper] = map[store.ClaimTally]int{}
 			}

@@ -13,25 +13,49 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"pqrepro/internal/webclient"
 )
 
 // Source reads a log's files by their C2SP names ("checkpoint", "tile/0/000"): from a portal
-// (URL + "/log/" + name) or from a directory holding a copy of the files.
+// (URL + "/log/" + name) or from a directory holding a copy of the files. An error reading a
+// file (unreachable, stalled, cut short, absent) wraps ErrFetch: it says nothing about the
+// log's consistency, only that the file could not be had.
 type Source interface {
 	Get(ctx context.Context, name string) ([]byte, error)
 }
 
+// ErrFetch is wrapped by every Source error: the file could not be read whole.
+var ErrFetch = errors.New("could not read the log")
+
+// MaxFileBytes bounds one file read from a log: a full hash tile is 8 KiB, a full entry
+// bundle at most 256 × (2 + MaxLeafBytes) bytes, a checkpoint MaxCheckpointBytes.
+const MaxFileBytes = 1 << 20
+
 // OpenSource returns an HTTP source for an http(s) URL (the portal's address or its /log
-// URL) and a directory source otherwise.
+// URL, as `pqrepro serve` prints it) and a directory source otherwise. The HTTP source's
+// requests are bounded by webclient.Default (30 s each, 30 s without a byte).
 func OpenSource(loc string) Source {
+	return OpenSourceWith(loc, nil)
+}
+
+// OpenSourceWith is OpenSource with the HTTP client to use (nil: webclient.Default's).
+func OpenSourceWith(loc string, client *http.Client) Source {
 	if strings.HasPrefix(loc, "http://") || strings.HasPrefix(loc, "https://") {
-		base := strings.TrimRight(loc, "/")
-		if !strings.HasSuffix(base, "/log") {
-			base += "/log"
+		if client == nil {
+			client = webclient.New(webclient.Default)
 		}
-		return httpSource{base: base, client: http.DefaultClient}
+		return httpSource{base: PortalURL(loc) + "/log", client: client}
 	}
 	return dirSource(loc)
+}
+
+// PortalURL returns the portal's base URL from its address or its log's URL
+// ("http://host:8080/log/" → "http://host:8080"): the log's files are under it at /log/, its
+// API at /api/v1/.
+func PortalURL(loc string) string {
+	base := strings.TrimRight(loc, "/")
+	return strings.TrimSuffix(base, "/log")
 }
 
 type httpSource struct {
@@ -42,19 +66,19 @@ type httpSource struct {
 func (s httpSource) Get(ctx context.Context, name string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/"+name, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: fetch %s: %w", ErrFetch, name, err)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", name, err)
+		return nil, fmt.Errorf("%w: fetch %s: %w", ErrFetch, name, webclient.Transport(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch %s: %s", name, resp.Status)
+		return nil, fmt.Errorf("%w: fetch %s: %s", ErrFetch, name, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := webclient.ReadBody(resp, MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", name, err)
+		return nil, fmt.Errorf("%w: fetch %s: %w", ErrFetch, name, err)
 	}
 	return b, nil
 }
@@ -64,12 +88,20 @@ type dirSource string
 func (d dirSource) Get(_ context.Context, name string) ([]byte, error) {
 	if name != CheckpointFile {
 		if _, err := ParseTilePath(name); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrFetch, err)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(string(d), filepath.FromSlash(name)))
+	f, err := os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("%w: read %s: %w", ErrFetch, name, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %w", ErrFetch, name, err)
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("%w: read %s: larger than %d bytes", ErrFetch, name, MaxFileBytes)
 	}
 	return b, nil
 }
@@ -223,6 +255,10 @@ func CheckConsistent(ctx context.Context, src Source, seen *SeenState, c Checkpo
 		return nil
 	}
 	proof, err := tlog.ProveTree(c.Size, seen.Size, HashReader(ctx, src, c.Tree()))
+	if errors.Is(err, ErrFetch) {
+		// Not a fork: the tiles could not be read, so nothing was shown either way.
+		return fmt.Errorf("consistency from %d to %d not checked: %w", seen.Size, c.Size, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: no consistency proof from %d to %d: %w", ErrInconsistent, seen.Size, c.Size, err)
 	}
@@ -289,6 +325,9 @@ func ProveBundle(ctx context.Context, src Source, c Checkpoint, digest string) (
 			}
 			idx := n<<TileHeight + int64(i)
 			proof, err := tlog.ProveRecord(c.Size, idx, HashReader(ctx, src, tree))
+			if errors.Is(err, ErrFetch) {
+				return FoundLeaf{}, fmt.Errorf("inclusion of leaf %d not checked: %w", idx, err)
+			}
 			if err != nil {
 				return FoundLeaf{}, fmt.Errorf("inclusion of leaf %d: tiles do not match the checkpoint: %w", idx, err)
 			}

@@ -161,3 +161,57 @@ func mustVerifier(tb testing.TB, vkey string) note.Verifier {
 	}
 	return v
 }
+
+// FuzzParsePolicy: a policy it accepts formats to text that parses to the same policy.
+func FuzzParsePolicy(f *testing.F) {
+	_, vkey, _ := note.GenerateKey(nil, "pqrepro.example/log")
+	w, _ := translog.NewCosigner("witness.example/w1", make([]byte, translog.CosignerSeedSize))
+	ed, ml := w.VKeys()
+	f.Add([]byte("log " + vkey + " https://x/log\nwitness w1 " + ed + " https://w\nwitness w1pq " + ml + "\ngroup g 1 w1 w1pq\nquorum g\n"))
+	f.Add([]byte("# c\nlog " + vkey + "\nquorum none\n"))
+	f.Add([]byte("log " + vkey + "\nwitness a " + ed + "\nquorum a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := translog.ParsePolicy(data)
+		if err != nil {
+			return
+		}
+		q, err := translog.ParsePolicy(p.Format())
+		if err != nil {
+			t.Fatalf("accepted %q; its formatted text %q does not parse: %v", data, p.Format(), err)
+		}
+		if q.LogKey != p.LogKey || q.Threshold != p.Threshold || len(q.Witnesses) != len(p.Witnesses) {
+			t.Fatalf("round trip changed %+v into %+v", p, q)
+		}
+	})
+}
+
+// FuzzAddCheckpoint sends arbitrary add-checkpoint requests to pqrepro's witness: it never
+// cosigns a checkpoint the log did not sign, and whatever it answers with verifies.
+func FuzzAddCheckpoint(f *testing.F) {
+	skey, vkey, _ := note.GenerateKey(nil, "pqrepro.example/log")
+	signer, _ := note.NewSigner(skey)
+	cp, _ := note.Sign(&note.Note{Text: string(translog.Checkpoint{Origin: "pqrepro.example/log", Size: 2, Hash: tlog.RecordHash([]byte("x"))}.Format())}, signer)
+	f.Add(translog.AddCheckpointBody(0, nil, cp))
+	f.Add(translog.AddCheckpointBody(1, tlog.TreeProof{tlog.RecordHash([]byte("y"))}, cp))
+	f.Add([]byte("old 0\n\nnot a note\n"))
+	c, _ := translog.NewCosigner("witness.example/f", make([]byte, translog.CosignerSeedSize))
+	ed, ml := c.VKeys()
+	verifiers, _ := func() (note.Verifiers, error) {
+		lv, _ := translog.ParseVKey(vkey)
+		ve, _ := translog.ParseVKey(ed)
+		vm, _ := translog.ParseVKey(ml)
+		return note.VerifierList(lv, ve, vm), nil
+	}()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ws := &translog.WitnessServer{LogKey: vkey, Cosigner: c, StateFile: t.TempDir() + "/seen.json"}
+		sigs, _, err := ws.AddCheckpoint(body)
+		if err != nil || sigs == nil {
+			return
+		}
+		_, rest, _ := bytes.Cut(body, []byte("\n\n"))
+		n, err := note.Open(append(append([]byte(nil), rest...), sigs...), verifiers)
+		if err != nil || len(n.Sigs) < 3 {
+			t.Fatalf("cosigned %q: %v", body, err)
+		}
+	})
+}

@@ -59,6 +59,13 @@ type Store interface {
 	MarkPublished(ctx context.Context, holder string, size int64, checkpoint []byte) error
 	// LogState returns the state (zero for an empty log).
 	LogState(ctx context.Context) (State, error)
+	// QueuePartials records directories of partial tiles ("tile/0/000.p") whose files may be
+	// removed from due on; a directory already queued keeps its time.
+	QueuePartials(ctx context.Context, dirs []string, due time.Time) error
+	// DuePartials returns up to max queued directories due at now, earliest first.
+	DuePartials(ctx context.Context, now time.Time, max int) ([]string, error)
+	// DropPartials forgets directories whose files were removed.
+	DropPartials(ctx context.Context, dirs []string) error
 }
 
 // Entry is a run's place in the log.
@@ -79,12 +86,20 @@ type Reader interface {
 	LogEntry(ctx context.Context, runID int64) (Entry, error)
 }
 
-// Witness is a registered witness: its name and both cosignature verifier keys.
+// Witness is a registered witness: its name, its cosignature verifier keys and, for a
+// witness the log pushes checkpoints to, its C2SP tlog-witness URL.
 type Witness struct {
-	Name    string    `json:"name"`
-	Ed25519 string    `json:"ed25519"` // vkey of type 0x04
-	MLDSA44 string    `json:"mldsa44"` // vkey of type 0x06
-	Added   time.Time `json:"added"`
+	Name string `json:"name"`
+	// Ed25519 is its cosignature/v1 vkey (type 0x04): every witness has one.
+	Ed25519 string `json:"ed25519"`
+	// MLDSA44 is its ML-DSA-44 cosignature vkey (type 0x06), "" for a witness without one
+	// (the ecosystem's witnesses cosign with Ed25519 only).
+	MLDSA44 string `json:"mldsa44,omitempty"`
+	// URL is the witness's tlog-witness prefix: the log POSTs URL + "/add-checkpoint" with each
+	// new checkpoint. "" for a witness that follows the log itself (pqrepro witness) and
+	// submits its cosignatures.
+	URL   string    `json:"url,omitempty"`
+	Added time.Time `json:"added"`
 }
 
 // WitnessStore keeps registered witnesses and the cosignatures they submitted.
@@ -123,7 +138,15 @@ type Config struct {
 	Batch int
 	// LockTTL is how long a sequencer's lock lasts without renewal (default 30s).
 	LockTTL time.Duration
+	// PartialRetention is how long the partial tiles of a completed tile stay served after it
+	// completes (default DefaultPartialRetention), so a reader whose checkpoint is older than
+	// the tile's completion can still read its tree's tiles.
+	PartialRetention time.Duration
 }
+
+// DefaultPartialRetention is how long partial tiles stay after their tile completes unless
+// Config says otherwise: a week.
+const DefaultPartialRetention = 7 * 24 * time.Hour
 
 // Log is the transparency log over a store and the files. It is safe for concurrent use;
 // Sequence serialises across processes through the store's lock.
@@ -137,6 +160,7 @@ type Log struct {
 	files    blob.Files
 	log      *slog.Logger
 	holder   string
+	push     pushState
 	// Hook, when set, is called after each step of sequencing; an error (or a panic) there
 	// stops the round as a crash would. Only tests set it.
 	Hook func(Step) error
@@ -151,6 +175,9 @@ func New(cfg Config, store Store, read Reader, wit WitnessStore, files blob.File
 	}
 	if cfg.LockTTL <= 0 {
 		cfg.LockTTL = 30 * time.Second
+	}
+	if cfg.PartialRetention <= 0 {
+		cfg.PartialRetention = DefaultPartialRetention
 	}
 	s, err := note.NewSigner(cfg.SKey)
 	if err != nil {
@@ -249,6 +276,7 @@ func (l *Log) Sequence(ctx context.Context) (int64, error) {
 			return 0, fmt.Errorf("integrate pending leaves: %w", err)
 		}
 		if n == 0 {
+			l.removeDuePartials(ctx)
 			return st.Published, l.refreshCheckpoint(ctx, st)
 		}
 		if err := l.hook(StepHashesStored); err != nil {
@@ -349,32 +377,53 @@ func (l *Log) publish(ctx context.Context, st State) error {
 		return fmt.Errorf("mark checkpoint %d published: %w", st.Size, err)
 	}
 	l.log.Info("log checkpoint", "size", st.Size, "root", st.Root.String())
-	l.prunePartials(ctx, tiles)
+	if err := l.store.QueuePartials(ctx, completedPartials(tiles), l.Now().Add(l.cfg.PartialRetention)); err != nil {
+		l.log.Warn("queue partial tiles for removal", "err", err)
+	}
 	return nil
 }
 
-// prunePartials removes the partial tiles and entry bundles ("<N>.p/<W>") of every tile this
-// round completed, as C2SP tlog-tiles allows once the full tile is served: the checkpoint
-// naming the larger tree is already written, and proofs against it read full tiles. Without
-// this the log keeps one partial per sequencing round and tile, most of its files. A reader
-// still holding an older checkpoint reads the full tile (its hashes are the same) or fetches
-// the newer checkpoint. A failure only leaves files behind, so it is logged, not returned.
-func (l *Log) prunePartials(ctx context.Context, tiles []tlog.Tile) {
+// completedPartials returns the partial-tile directories ("<N>.p") of every tile in tiles
+// that is complete, hash tiles and entry bundles. C2SP tlog-tiles lets a log remove them once
+// the full tile is served; this log keeps them for Config.PartialRetention first (queued in
+// the store), because a reader holding a checkpoint from before the tile completed reads its
+// tree's tiles at their partial widths and not every reader falls back to the full tile.
+// Without removal the log would keep one partial per sequencing round and tile, most of its
+// files.
+func completedPartials(tiles []tlog.Tile) []string {
+	var dirs []string
 	for _, t := range tiles {
 		if t.W != 1<<TileHeight {
 			continue
 		}
-		dirs := []tlog.Tile{t}
+		dirs = append(dirs, TilePath(t)+".p")
 		if t.L == 0 {
 			et := t
 			et.L = -1
-			dirs = append(dirs, et)
+			dirs = append(dirs, TilePath(et)+".p")
 		}
-		for _, d := range dirs {
-			if _, err := l.files.RemoveFiles(ctx, TilePath(d)+".p"); err != nil {
-				l.log.Warn("prune partial tiles", "tile", TilePath(d), "err", err)
-			}
+	}
+	return dirs
+}
+
+// removeDuePartials removes the partial tiles whose retention has passed. A failure only
+// leaves files behind (removal is tried again next round), so it is logged, not returned.
+func (l *Log) removeDuePartials(ctx context.Context) {
+	dirs, err := l.store.DuePartials(ctx, l.Now(), 256)
+	if err != nil {
+		l.log.Warn("read partial tiles due for removal", "err", err)
+		return
+	}
+	var done []string
+	for _, d := range dirs {
+		if _, err := l.files.RemoveFiles(ctx, d); err != nil {
+			l.log.Warn("remove partial tiles", "dir", d, "err", err)
+			continue
 		}
+		done = append(done, d)
+	}
+	if err := l.store.DropPartials(ctx, done); err != nil {
+		l.log.Warn("forget removed partial tiles", "err", err)
 	}
 }
 

@@ -8,7 +8,6 @@ package boards
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -126,7 +125,7 @@ func DefaultMap() *Map {
 // LoadMap reads and checks a hardware map file; relative firmware paths become relative to
 // the file's directory.
 func LoadMap(path string) (*Map, error) {
-	data, err := os.ReadFile(path)
+	data, err := artifacts.ReadYAMLFile(path, "hardware map")
 	if err != nil {
 		return nil, fmt.Errorf("read hardware map: %w", err)
 	}

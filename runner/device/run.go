@@ -258,6 +258,13 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			}
 		}
 		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
+		if im, ok := h.Implementations[ref.Algorithm]; ok {
+			// The image's implementation table names the code this cell ran; cells of
+			// algorithms it does not name (TLS, telemetry) are named after the image itself
+			// (artifacts.DeriveImplementation).
+			a := im.Artifact()
+			r.Cell.Implementation = &a
+		}
 		if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
 			r.Cell.Unit = u
 			if r.Cell.Counter == "" {

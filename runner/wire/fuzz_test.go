@@ -62,6 +62,8 @@ func FuzzParseAlgs(f *testing.F) {
 	f.Add([]byte("@1:HELLO:re=1 proto=2 board=host counter=c unit=ns nalgs=18*00000000"))
 	f.Add([]byte("@3:ALG:re=2 kind=sig algs=ML-DSA-44,SLH-DSA-SHA2-128s*00000000"))
 	f.Add([]byte("@3:ALG:re=2 kind=kem algs=A,,A*00000000"))
+	f.Add([]byte("@3:ALG:re=2 kind=kem impl=pqrepro-fw impl_ver=0.1.0 impl_src=9ae715eee9771b0e06ac3f40461d3d15af54b723f6869699e047e157ac7e1af4 algs=ML-KEM-512*00000000"))
+	f.Add([]byte("@3:ALG:re=2 kind=kem impl=x impl_commit=abcdef0 impl_src=00 algs=ML-KEM-512*00000000"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		fr, err := Decode(line)
 		if err != nil {
@@ -91,6 +93,11 @@ func FuzzParseAlgs(f *testing.F) {
 				t.Fatalf("addAlgs(%q) gave %v %v", line, h.Algorithms, h.Kinds)
 			}
 			seen[a] = true
+			if im, ok := h.Implementations[a]; ok {
+				if ai := im.Artifact(); ai.Validate() != nil {
+					t.Fatalf("addAlgs(%q) accepted implementation %+v: %v", line, im, ai.Validate())
+				}
+			}
 		}
 	})
 }

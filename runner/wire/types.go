@@ -3,8 +3,11 @@ package wire
 import (
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+
+	"pqrepro/artifacts"
 )
 
 // Hello is the board's description of itself, as its firmware reports it.
@@ -31,8 +34,12 @@ type Hello struct {
 	// "kem" or "sig".
 	Algorithms []string
 	Kinds      map[string]string
-	NumAlgs    int // HELLO nalgs
-	Operations []string
+	// Implementations maps an algorithm to the implementation the image links, from the ALG
+	// frames' impl=, impl_ver= and impl_src= (firmware/PROTOCOL.md, Implementation table);
+	// algorithms listed without them have no entry.
+	Implementations map[string]Implementation
+	NumAlgs         int // HELLO nalgs
+	Operations      []string
 	// MaxMessage is the longest message a signature BENCH signs (HELLO max_msg); 0 when the
 	// firmware does not say (it then has no signature schemes).
 	MaxMessage int
@@ -96,7 +103,51 @@ func parseHello(f Frame) (Hello, error) {
 // that never come.
 const maxAlgs = 1000
 
-// addAlgs adds one ALG frame's names to h.
+// Implementation is one line of the firmware's implementation table as ALG reports it.
+type Implementation struct {
+	// Name and Version (or Commit) name the implementation; Source is the hex SHA-256 of its
+	// sources.
+	Name, Version, Commit, Source string
+}
+
+// Artifact is the implementation as a cell records it.
+func (im Implementation) Artifact() artifacts.Implementation {
+	return artifacts.Implementation{Name: im.Name, Version: im.Version, Commit: im.Commit, Digest: "sha256:" + im.Source, DigestOf: artifacts.DigestSource}
+}
+
+var (
+	implTokenRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9+._-]{0,63}$`)
+	implCommitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+	implSourceRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// frameImplementation reads an ALG frame's implementation fields (impl=, impl_ver= or
+// impl_commit=, impl_src=): ok false when the frame has none, an error when they are partial
+// or malformed.
+func frameImplementation(f Frame) (im Implementation, ok bool, err error) {
+	name, hasName := f.Get("impl")
+	ver, hasVer := f.Get("impl_ver")
+	commit, hasCommit := f.Get("impl_commit")
+	src, hasSrc := f.Get("impl_src")
+	if !hasName && !hasVer && !hasCommit && !hasSrc {
+		return im, false, nil
+	}
+	if !implTokenRE.MatchString(name) || !implSourceRE.MatchString(src) {
+		return im, false, fmt.Errorf("%w: ALG impl=%.70q impl_src=%.70q: want a name and 64 hex digits", ErrProtocol, name, src)
+	}
+	im.Name, im.Source = name, src
+	switch {
+	case hasVer && !hasCommit && implTokenRE.MatchString(ver):
+		im.Version = ver
+	case hasCommit && !hasVer && implCommitRE.MatchString(commit):
+		im.Commit = commit
+	default:
+		return im, false, fmt.Errorf("%w: ALG impl_ver=%.70q impl_commit=%.70q: want a version or a commit (hex), one of them", ErrProtocol, ver, commit)
+	}
+	return im, true, nil
+}
+
+// addAlgs adds one ALG frame's names (and their implementation, when the frame has one) to h.
 func (h *Hello) addAlgs(f Frame) error {
 	kind, _ := f.Get("kind")
 	list, _ := f.Get("algs")
@@ -106,8 +157,15 @@ func (h *Hello) addAlgs(f Frame) error {
 	if list == "" {
 		return fmt.Errorf("%w: ALG without algs", ErrProtocol)
 	}
+	im, hasImpl, err := frameImplementation(f)
+	if err != nil {
+		return err
+	}
 	if h.Kinds == nil {
 		h.Kinds = map[string]string{}
+	}
+	if hasImpl && h.Implementations == nil {
+		h.Implementations = map[string]Implementation{}
 	}
 	for _, a := range strings.Split(list, ",") {
 		if a == "" {
@@ -118,6 +176,9 @@ func (h *Hello) addAlgs(f Frame) error {
 		}
 		h.Kinds[a] = kind
 		h.Algorithms = append(h.Algorithms, a)
+		if hasImpl {
+			h.Implementations[a] = im
+		}
 	}
 	return nil
 }

@@ -11,11 +11,13 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -25,6 +27,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"pqrepro/firmware/impltable"
 )
 
 // Metadata is the JSON document written next to the ELF.
@@ -52,6 +56,20 @@ type Metadata struct {
 	// algorithms' kinds, and mqtt-telemetry (pinned mode) when it holds the telemetry device
 	// (Ascon and tel_*: firmware/PROTOCOL.md, Telemetry device).
 	Experiments []string `json:"experiments"`
+	// Implementations is the image's implementation table (ELF section .pqrepro_impl, package
+	// firmware/impltable): per algorithm, the implementation linked, its version or commit and
+	// the SHA-256 of its sources. Empty for an image built without one.
+	Implementations []Implementation `json:"implementations"`
+}
+
+// Implementation is one line of the implementation table.
+type Implementation struct {
+	Algorithm string `json:"algorithm"`
+	Name      string `json:"name"`
+	Version   string `json:"version,omitempty"`
+	Commit    string `json:"commit,omitempty"`
+	// Source is the hex SHA-256 of the implementation's sources (impltable.SourceDigest).
+	Source string `json:"source_sha256"`
 }
 
 // SizeReport is the Berkeley format of size(1): text includes read-only data.
@@ -141,6 +159,16 @@ func run(m *Metadata, elfPath, out string) error {
 		return err
 	}
 	defer f.Close()
+	table, err := impltable.ReadELF(bytes.NewReader(raw))
+	switch {
+	case errors.Is(err, impltable.ErrNoTable):
+	case err != nil:
+		return err
+	}
+	m.Implementations = []Implementation{}
+	for _, e := range table {
+		m.Implementations = append(m.Implementations, Implementation{Algorithm: e.Algorithm, Name: e.Name, Version: e.Version, Commit: e.Commit, Source: e.Source})
+	}
 	if id, err := buildID(f); err == nil {
 		m.BuildID = id
 	} else {
