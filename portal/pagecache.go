@@ -137,9 +137,6 @@ type pageCache struct {
 	// flights are the renders under way, by key: a request that misses while the same
 	// version is being rendered waits for it instead of rendering it again.
 	flights map[string]*cacheFlight
-
-	// hits, misses and bypasses count answers (tests and the load figures read them).
-	hits, misses, bypasses atomic.Int64
 }
 
 // cacheFlight is one render under way.
@@ -258,7 +255,6 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		key := r.URL.RequestURI()
 		if !cacheable(c) || len(key) > maxCacheKey {
-			pc.bypasses.Add(1)
 			h := c.Response().Header()
 			h.Set("Cache-Control", "private, no-cache")
 			h.Set("X-Cache", "bypass")
@@ -270,7 +266,6 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 		gen, err := s.store.Generations(r.Context())
 		if err != nil {
 			s.log.Warn("read the change counters; serving uncached", "err", err)
-			pc.bypasses.Add(1)
 			c.Response().Header().Set("X-Cache", "bypass")
 			return next(c)
 		}
@@ -283,7 +278,6 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		now := time.Now()
 		if e := pc.get(key, v, now); e != nil {
-			pc.hits.Add(1)
 			return s.serveCached(c, e, "hit")
 		}
 		f, lead := pc.join(key, v)
@@ -294,12 +288,10 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 				return r.Context().Err()
 			}
 			if f.entry != nil {
-				pc.hits.Add(1)
-				return s.serveCached(c, f.entry, "hit")
+					return s.serveCached(c, f.entry, "hit")
 			}
 			// The render was not cacheable (an error, another status): render this one.
 		}
-		pc.misses.Add(1)
 		landed := !lead
 		if lead {
 			// The waiters are released as soon as the render ends, and even when it panics.
