@@ -288,7 +288,7 @@ func (s *Server) cachePages(next echo.HandlerFunc) echo.HandlerFunc {
 				return r.Context().Err()
 			}
 			if f.entry != nil {
-					return s.serveCached(c, f.entry, "hit")
+				return s.serveCached(c, f.entry, "hit")
 			}
 			// The render was not cacheable (an error, another status): render this one.
 		}
