@@ -2,7 +2,6 @@ package portal
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -95,6 +94,9 @@ func unmaskCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 // writePage sends a rendered page: the CSRF token masked afresh, gzip-compressed when the
 // client accepts it and the page shows no one-time secret.
 func (s *Server) writePage(c echo.Context, status int, page []byte) error {
+	if capture, _ := c.Get(cacheCaptureKey).(bool); capture {
+		return c.HTMLBlob(status, page) // cachePages masks and compresses (pagecache.go)
+	}
 	if tok, _ := c.Get("csrf").(string); tok != "" {
 		page = bytes.ReplaceAll(page, []byte(tok), []byte(maskToken(tok)))
 	}
@@ -103,14 +105,8 @@ func (s *Server) writePage(c echo.Context, status int, page []byte) error {
 	if secret, _ := c.Get(pageSecretKey).(bool); secret || len(page) < 1024 || !acceptsGzip(c.Request()) {
 		return c.HTMLBlob(status, page)
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(page)
-	if err := zw.Close(); err != nil {
-		return err
-	}
 	h.Set(echo.HeaderContentEncoding, "gzip")
-	return c.Blob(status, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
+	return c.Blob(status, echo.MIMETextHTMLCharsetUTF8, gzipBytes(page))
 }
 
 // pageSecretKey marks a request whose page shows a one-time secret (not compressed).

@@ -216,7 +216,7 @@ func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) 
 	if in.Job != nil {
 		pub.JobID = in.Job.ID
 	}
-	id, err := s.store.Publish(ctx, pub)
+	id, err := s.commitRun(ctx, pub)
 	if err != nil {
 		return 0, err
 	}

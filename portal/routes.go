@@ -72,6 +72,7 @@ func (s *Server) routes() {
 		CookieSameSite: http.SameSiteLaxMode,
 	}))
 	e.Use(s.loadUser)
+	e.Use(s.cachePages) // anonymous pages and the public API, from memory while nothing changed
 
 	GET, POST, PUT := http.MethodGet, http.MethodPost, http.MethodPut
 	add(GET, "/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static.Files)))), 0, "", staticCache, middleware.Gzip())

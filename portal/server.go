@@ -113,6 +113,13 @@ type Config struct {
 	// WitnessQuorum is how many witnesses the log's published witness policies require (each
 	// policy needs at most as many as it has members; default 1).
 	WitnessQuorum int
+	// PageCacheBytes bounds the response cache of anonymous pages and the public API
+	// (pagecache.go); zero turns it off.
+	PageCacheBytes int
+	// PublishBatch: above 1, runs verified by concurrent ingests are published together, at
+	// most this many in one transaction (batch.go; bench/seed's bulk load); zero or one: each
+	// in its own.
+	PublishBatch int
 }
 
 // DefaultConfig returns the defaults.
@@ -122,7 +129,7 @@ func DefaultConfig() Config {
 		LeaseDuration: 30 * time.Second, LongPoll: 25 * time.Second, ConnectedWithin: 90 * time.Second,
 		MaxBundleBytes: 64 << 20, MaxFirmwareBytes: 16 << 20, SessionTTL: 7 * 24 * time.Hour, ChallengeTTL: 5 * time.Minute, Version: "dev",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
-		RateLimits: DefaultRateLimits(), WitnessQuorum: 1,
+		RateLimits: DefaultRateLimits(), WitnessQuorum: 1, PageCacheBytes: 64 << 20,
 	}
 }
 
@@ -176,6 +183,9 @@ func (c Config) Validate() error {
 	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
 		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
+	if c.PageCacheBytes < 0 || c.PublishBatch < 0 || c.PublishBatch > 10000 {
+		errs = append(errs, errors.New("page cache bytes must not be negative, and publish batches between 0 and 10000"))
+	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
 	}
@@ -224,6 +234,10 @@ type Server struct {
 	generation uint64
 	// energy caches the papers' energies re-derived from their traces.
 	energy energyViews
+	// pages is the response cache (nil when Config.PageCacheBytes is zero).
+	pages *pageCache
+	// batch publishes concurrent ingests' runs together (nil unless Config.PublishBatch > 1).
+	batch *committer
 }
 
 // invalidate drops what publication changes: the measured pairs and the leaderboards.
@@ -232,6 +246,9 @@ func (s *Server) invalidate() {
 	defer s.measuredMu.Unlock()
 	s.algList, s.opList, s.algOpsOf, s.boards = nil, nil, nil, nil
 	s.generation++
+	if s.pages != nil {
+		s.pages.drop()
+	}
 }
 
 // Open opens the data directory (creating it), the database and the blob store, and loads
@@ -270,6 +287,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1),
 		witnessClient: webclient.New(webclient.Config{Request: 15 * time.Second})}
+	if cfg.PageCacheBytes > 0 {
+		s.pages = newPageCache(cfg.PageCacheBytes)
+	}
+	if cfg.PublishBatch > 1 {
+		s.batch = newCommitter(st, cfg.PublishBatch)
+	}
 	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
 	// blobs, so every replica serves the same log.
 	files, ok := bs.(blob.Files)
@@ -325,6 +348,9 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Close closes the store and removes the running marker, so the next start knows this one
 // shut down cleanly.
 func (s *Server) Close() error {
+	if s.batch != nil {
+		s.batch.close()
+	}
 	err := s.store.Close()
 	if err == nil {
 		if rerr := os.Remove(filepath.Join(s.cfg.DataDir, runMarker)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {

@@ -102,7 +102,7 @@ func sameState(t *testing.T, what string, before, after runnerState) {
 }
 
 // publishAs has the enrolled runner lease a fresh job and publish its bundle.
-func publishAs(t *testing.T, p *portaltest.Portal, r enrolled) int64 {
+func publishAs(t testing.TB, p *portaltest.Portal, r enrolled) int64 {
 	t.Helper()
 	m := smallManifest(t, 2)
 	queueJob(t, p, m)

@@ -17,10 +17,13 @@
 // and the data directory holds only the blobs; serve it with --db DSN.
 //
 // Speed: -workers goroutines build, sign and submit bundles at once against the in-process
-// portal (its ingest verifies and compares in parallel; SQLite serialises the commits), and
-// -samples sets the samples per cell (default 5, the fewest the comparison draws an interval
-// from: the portal's bootstrap costs in proportion to them). Nothing is written to the
-// database except by the portal's own publication.
+// portal (its ingest verifies, re-derives and compares each in parallel), and the portal
+// publishes the runs its concurrent ingests verified in batches of at most -batch, one
+// transaction per batch (portal.Config.PublishBatch; -batch 1 publishes each alone, as a
+// serving portal does); -samples sets the samples per cell (default 5, the fewest the
+// comparison draws an interval from: the portal's bootstrap costs in proportion to them), and
+// -gogc the garbage collector's target (a seed trades memory for less collecting). Nothing is
+// written to the database except by the portal's own publication.
 //
 // Resuming: the target is the number of cells stored, counted through the portal's store
 // when seed starts, so running it again on the same directory adds only the rest (each
@@ -52,6 +55,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -97,6 +101,8 @@ type options struct {
 	Cells int
 	// Workers is how many bundles are built and submitted at once.
 	Workers int
+	// Batch is the most runs the portal publishes in one transaction (1: each alone).
+	Batch int
 	// Samples is the number of samples per cell (at least compare.MinSamples for the
 	// comparison to draw intervals; the catalogue's manifests ask for more).
 	Samples int
@@ -128,12 +134,17 @@ func main() {
 	var o options
 	flag.StringVar(&o.Dir, "data", "", "portal data directory to fill (created if missing)")
 	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
-	flag.IntVar(&o.Workers, "workers", max(2, runtime.NumCPU()), "bundles built and submitted at once")
+	flag.IntVar(&o.Workers, "workers", max(8, 4*runtime.NumCPU()), "bundles built and submitted at once")
+	flag.IntVar(&o.Batch, "batch", 32, "most runs published in one transaction (1: each in its own, as a serving portal)")
+	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
 	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
 	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL URL (postgres://…) of the database to seed instead of DIR/portal.db; DIR holds the blobs")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole seed to this file")
 	flag.Parse()
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(*gogc)
+	}
 	if err := run(o, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
@@ -185,6 +196,9 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if o.Workers < 1 {
 		return sum, fmt.Errorf("workers: %d, want at least 1", o.Workers)
 	}
+	if o.Batch < 1 || o.Batch > 10000 {
+		return sum, fmt.Errorf("batch: %d, want 1 to 10000", o.Batch)
+	}
 	if o.Samples < 1 {
 		return sum, fmt.Errorf("samples: %d, want at least 1", o.Samples)
 	}
@@ -192,6 +206,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	cfg.DataDir = o.Dir
 	cfg.Database = o.Postgres
 	cfg.LocalRunner = false
+	cfg.PublishBatch = o.Batch
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
 	cfg.RateLimits.Submit = portal.Budget{}
@@ -289,7 +304,8 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 		}
 		tpls = append(tpls, template{m: c, res: res, env: env, samples: samples})
 	}
-	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell\n", where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples)
+	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell, at most %d runs per transaction\n",
+		where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples, o.Batch)
 
 	// The dispenser hands out runs until the cells given out reach the target; a worker
 	// builds, signs and submits the run it was handed and reports its cells back.

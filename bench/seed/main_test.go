@@ -16,7 +16,8 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) } // stops a PostgreSQL the tests started
 
-// TestSeedPublishesThroughIngest seeds a small portal with several workers: every run goes
+// TestSeedPublishesThroughIngest seeds a small portal with several workers, first in batches
+// of publications (one transaction each), then resumed with each run alone: every run goes
 // through the real ingest (verification, re-derivation, the class check, the comparison,
 // the rate limits it is exempt from), so a change there that the seeder does not follow
 // fails here. Seeding the same directory again adds only the rest, and a target already
@@ -30,7 +31,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	}
 	ctx := context.Background()
 	var out bytes.Buffer
-	first, err := seed(ctx, options{Dir: dir, Cells: 100, Workers: 3, Samples: 5, Postgres: dsn}, &out)
+	first, err := seed(ctx, options{Dir: dir, Cells: 100, Workers: 6, Batch: 4, Samples: 5, Postgres: dsn}, &out)
 	if err != nil {
 		t.Fatalf("seed: %v\n%s", err, out.String())
 	}
@@ -41,7 +42,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	if first.DBBytes == 0 || first.BlobBytes == 0 {
 		t.Errorf("first seed measured no disk: %+v", first)
 	}
-	second, err := seed(ctx, options{Dir: dir, Cells: 200, Workers: 2, Samples: 5, Postgres: dsn}, &out)
+	second, err := seed(ctx, options{Dir: dir, Cells: 200, Workers: 2, Batch: 1, Samples: 5, Postgres: dsn}, &out)
 	if err != nil {
 		t.Fatalf("resumed seed: %v\n%s", err, out.String())
 	}
@@ -51,7 +52,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	if second.Cells-second.Before != second.Runs*9 {
 		t.Errorf("resumed seed published %d runs for %d cells, want 9 cells a run", second.Runs, second.Cells-second.Before)
 	}
-	again, err := seed(ctx, options{Dir: dir, Cells: 150, Workers: 2, Samples: 5, Postgres: dsn}, &out)
+	again, err := seed(ctx, options{Dir: dir, Cells: 150, Workers: 2, Batch: 1, Samples: 5, Postgres: dsn}, &out)
 	if err != nil || again.Runs != 0 || again.Cells != second.Cells {
 		t.Fatalf("seed to a reached target: %+v, %v", again, err)
 	}
@@ -101,7 +102,7 @@ func TestSeedInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &cancelOnProgress{cancel: cancel}
-	sum, err := seed(ctx, options{Dir: dir, Cells: 1_000_000, Workers: 2, Samples: 5, Every: time.Millisecond}, w)
+	sum, err := seed(ctx, options{Dir: dir, Cells: 1_000_000, Workers: 4, Batch: 8, Samples: 5, Every: time.Millisecond}, w)
 	if err != nil {
 		t.Fatalf("interrupted seed: %v\n%s", err, w.buf.String())
 	}

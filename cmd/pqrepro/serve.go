@@ -45,6 +45,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "longest a client may take to send a whole request (headers and body)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "longest an answer may take, from the end of the request's headers (more than the long poll)")
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "longest a kept-alive connection may wait for its next request")
+	fs.IntVar(&cfg.PageCacheBytes, "page-cache-bytes", cfg.PageCacheBytes, "memory for rendered anonymous pages and API answers, kept until what they show changes (0: no cache)")
 	fs.Func("trusted-proxy", "CIDR or address of a reverse proxy whose X-Forwarded-For/X-Real-IP is believed (repeatable)", func(v string) error {
 		if _, err := portal.ParseTrustedProxies([]string{v}); err != nil {
 			return err

@@ -69,6 +69,10 @@ var dialect = sqlstore.Dialect{
 	TxOptions: &sql.TxOptions{Isolation: sql.LevelSerializable},
 	Explain:   explain,
 	Analyze:   "VACUUM (ANALYZE)",
+	// The change counters are sequences, advanced right after the write commits.
+	Generations: `SELECT (SELECT last_value FROM generation_runs), (SELECT last_value FROM generation_work),
+		(SELECT last_value FROM generation_log)`,
+	Advance: func(name string) string { return `SELECT nextval('generation_` + name + `')` },
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or postgresql://).

@@ -162,6 +162,9 @@ func TestSchemaMatchesSQLite(t *testing.T) {
 	pg := postgresSchema(t)
 	var names []string
 	for tbl := range lite.tables {
+		if tbl == "generations" {
+			continue // SQLite's change counters are rows; PostgreSQL's are sequences (0009_generations.sql)
+		}
 		names = append(names, tbl)
 	}
 	sort.Strings(names)

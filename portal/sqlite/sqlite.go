@@ -34,7 +34,13 @@ var _ store.Store = (*Store)(nil)
 
 // dialect is SQLite's: `?` placeholders; writes serialised by the single write connection,
 // so the lease needs no row lock and nothing needs retrying.
-var dialect = sqlstore.Dialect{Name: "SQLite", Explain: explain}
+// The change counters are rows of generations, advanced inside the writing transaction.
+var dialect = sqlstore.Dialect{Name: "SQLite", Explain: explain,
+	Generations: `SELECT (SELECT n FROM generations WHERE name = 'runs'), (SELECT n FROM generations WHERE name = 'work'),
+		(SELECT n FROM generations WHERE name = 'log')`,
+	Advance:     func(name string) string { return `UPDATE generations SET n = n + 1 WHERE name = '` + name + `'` },
+	AdvanceInTx: true,
+}
 
 // Open opens (creating if needed) the database file at path and applies pending migrations.
 func Open(ctx context.Context, file string) (*Store, error) {

@@ -152,6 +152,7 @@ func (s *DB) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Ca
 	if _, err := s.write.ExecContext(ctx, `UPDATE runners SET capabilities = ? WHERE id = ?`, string(b), id); err != nil {
 		return fmt.Errorf("record runner %d capabilities: %w", id, err)
 	}
+	s.changed(ctx, genWork)
 	return nil
 }
 
@@ -258,6 +259,7 @@ func (s *DB) AddFirmware(ctx context.Context, f store.Firmware, by int64) error 
 		}
 		return fmt.Errorf("add firmware: %w", err)
 	}
+	s.changed(ctx, genWork)
 	return nil
 }
 

@@ -52,6 +52,16 @@ type Dialect struct {
 	Analyze string
 	// Explain returns the engine's plan of a query, in a line.
 	Explain func(ctx context.Context, c *Conn, query string, args []any) (string, error)
+	// Generations is the query that reads the change counters (store.Generations) as one row
+	// of three columns, runs, work and log; Advance returns the statement that advances one of
+	// them (named by GenerationNames). AdvanceInTx: the statement runs inside the writing
+	// transaction, just before it commits (SQLite: writers are serialised, so a reader sees
+	// the counter and the data it counts together); otherwise right after the commit
+	// (PostgreSQL: a sequence, which is never rolled back and never waits for a lock, so it
+	// must not advance before the data is visible).
+	Generations string
+	Advance     func(name string) string
+	AdvanceInTx bool
 }
 
 // DB is the store over one engine's connection pools. It is safe for concurrent use.
@@ -118,6 +128,8 @@ func (c *Conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.
 type Tx struct {
 	tx *sql.Tx
 	d  *Dialect
+	// changed marks the generations (1<<genRuns, 1<<genWork) the transaction advances.
+	changed uint8
 }
 
 func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -132,8 +144,15 @@ func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 	return t.tx.QueryRowContext(ctx, t.d.rebind(q), t.d.args(args)...)
 }
 
-// notify raises event for other processes when the transaction commits.
+// notify raises event for other processes when the transaction commits, and advances the
+// generation the event stands for (EventRuns: runs; EventJobs: work).
 func (t *Tx) notify(ctx context.Context, event string) error {
+	switch event {
+	case store.EventRuns:
+		t.change(genRuns)
+	case store.EventJobs:
+		t.change(genWork)
+	}
 	if t.d.Notify == nil {
 		return nil
 	}
@@ -174,11 +193,24 @@ func (s *DB) once(ctx context.Context, opts *sql.TxOptions, fn func(*Tx) error) 
 	if err != nil {
 		return err
 	}
-	if err := fn(&Tx{tx: tx, d: &s.d}); err != nil {
+	t := &Tx{tx: tx, d: &s.d}
+	if err := fn(t); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if s.d.AdvanceInTx {
+		if err := t.advance(ctx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if !s.d.AdvanceInTx {
+		s.advance(ctx, t.changed)
+	}
+	return nil
 }
 
 // rebind numbers the `?` placeholders of q for dialects that need it, leaving quoted text

@@ -141,6 +141,7 @@ func (s *DB) LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly
 	if err != nil {
 		return store.Job{}, notFound(err, "no job")
 	}
+	s.changed(ctx, genWork)
 	return s.Job(ctx, id)
 }
 
@@ -189,6 +190,7 @@ func (s *DB) FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason
 		if err != nil {
 			return err
 		}
+		tx.change(genWork)
 		st, err := logState(ctx, tx, jobID, attempt)
 		if err != nil {
 			return err

@@ -31,6 +31,7 @@ func (s *DB) RunsToRebuild(ctx context.Context, version int, all bool, after int
 // the same transaction.
 func (s *DB) SaveRebuilt(ctx context.Context, r store.Rebuilt) error {
 	return s.tx(ctx, func(tx *Tx) error {
+		tx.change(genRuns)
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cells WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {
 			return fmt.Errorf("count cells of run %d: %w", r.RunID, err)

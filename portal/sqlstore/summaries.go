@@ -303,6 +303,7 @@ func (s *DB) ClaimTallies(ctx context.Context, paper string) ([]store.ClaimTally
 // metric) with rows (in their order), in one transaction.
 func (s *DB) SaveHighlights(ctx context.Context, algorithm, operation, metric string, rows []store.Standing, at time.Time) error {
 	err := s.tx(ctx, func(tx *Tx) error {
+		tx.change(genRuns)
 		if _, err := tx.ExecContext(ctx, `DELETE FROM leader_highlights WHERE algorithm = ? AND operation = ? AND metric = ?`, algorithm, operation, metric); err != nil {
 			return err
 		}

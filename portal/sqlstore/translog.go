@@ -219,6 +219,7 @@ func (s *DB) MarkPublished(ctx context.Context, holder string, size int64, check
 		if err := holdsLock(ctx, tx, holder, s.Now()); err != nil {
 			return err
 		}
+		tx.change(genLog)
 		res, err := tx.ExecContext(ctx, `UPDATE log_state SET published = ?, checkpoint = ? WHERE id = 1 AND published <= ? AND size >= ?`, size, checkpoint, size, size)
 		if err != nil {
 			return err
@@ -336,6 +337,7 @@ func (s *DB) PendingLogEntries(ctx context.Context) (int, error) {
 // AddWitness implements translog.WitnessStore.
 func (s *DB) AddWitness(ctx context.Context, w translog.Witness) error {
 	return s.tx(ctx, func(tx *Tx) error {
+		tx.change(genLog)
 		_, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (name, ed25519, mldsa44, url, added_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET ed25519 = excluded.ed25519, mldsa44 = excluded.mldsa44, url = excluded.url, added_at = excluded.added_at`,
 			w.Name, w.Ed25519, w.MLDSA44, w.URL, ms0(w.Added))
@@ -366,6 +368,7 @@ func (s *DB) Witnesses(ctx context.Context) ([]translog.Witness, error) {
 // AddCosignature implements translog.WitnessStore.
 func (s *DB) AddCosignature(ctx context.Context, size int64, name string, keyID uint32, line string) error {
 	return s.tx(ctx, func(tx *Tx) error {
+		tx.change(genLog)
 		_, err := tx.ExecContext(ctx, `INSERT INTO log_cosignatures (size, name, key_id, line) VALUES (?, ?, ?, ?)
 			ON CONFLICT (size, name, key_id) DO UPDATE SET line = excluded.line`, size, name, int64(keyID), line)
 		return err

@@ -156,6 +156,7 @@ func (s *DB) Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrolled
 	fp := e.Keys.Fingerprint()
 	now := s.Now()
 	err = s.tx(ctx, func(tx *Tx) error {
+		tx.change(genWork)
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM submitter_keys WHERE fingerprint = ?`, fp).Scan(&n); err != nil {
 			return err

@@ -18,6 +18,25 @@ const (
 	EventRuns = "runs"
 )
 
+// Generations are counters a store advances whenever what readers see changes, read in one
+// cheap query by any process on the same database: a cache of rendered pages keyed by them is
+// never served after the change it did not see (portal's response cache). A write that
+// changes what pages show advances its counter once it is visible to every reader (in its own
+// transaction where the engine serialises writers, else right after it commits), never before.
+type Generations struct {
+	// Runs advances when a run is published, a report or claim verdict is rebuilt, the
+	// counters are rebuilt, the home page's highlights are recomputed, or trust changes (a
+	// revoked runner, key, account or enrolment token flags the runs it signed).
+	Runs int64
+	// Work advances when a job is queued, leased, re-queued, failed or published, when a
+	// runner enrols or changes what it offers, and when firmware is uploaded. Heartbeats and
+	// a runner's last-seen time do not advance it: pages showing them bound their age instead.
+	Work int64
+	// Log advances when the transparency log publishes a checkpoint, a witness cosigns one
+	// or a witness is registered (a run's page shows its inclusion in the latest checkpoint).
+	Log int64
+}
+
 // Store is the portal's database. portal/sqlite (one file, the default) and portal/postgres
 // (shared by any number of portal processes) implement it; portal/storetest is the suite both
 // pass. Every method is safe for concurrent use, and every write is one transaction.
@@ -40,6 +59,8 @@ type Store interface {
 	// one process opens has no other process to hear and returns nil at once: its portal
 	// raises its own events.
 	Listen(ctx context.Context, fn func(event string)) error
+	// Generations returns the change counters (see Generations); they only grow.
+	Generations(ctx context.Context) (Generations, error)
 
 	// TakeToken takes one token from the rate-limit bucket named key (refilling at perSecond
 	// up to burst); when none is left it reports false and how long until one is. It holds
@@ -104,6 +125,7 @@ type Store interface {
 	PairReports(ctx context.Context) (int, error)
 	PendingLogEntries(ctx context.Context) (int, error)
 	Publish(ctx context.Context, p Publication) (int64, error)
+	PublishBatch(ctx context.Context, ps []Publication) ([]int64, error)
 	RebuildSummaries(ctx context.Context) error
 	ReadHashes(ctx context.Context, idx []int64) ([]tlog.Hash, error)
 	RequeueExpired(ctx context.Context) (int, error)

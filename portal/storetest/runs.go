@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"pqrepro/artifacts"
@@ -526,5 +527,68 @@ func testRebuild(e *env) {
 	}
 	if got := list(2, false, 0, 10); !slices.Equal(got, ids[1:2]) {
 		e.Fatalf("runs older than 2 after the rebuild: %v", got)
+	}
+}
+
+// testPublishBatch: a batch is published in one transaction, its runs in order with their
+// cells, counters and log entries; a batch holding a bundle already published, or twice, or
+// a job whose lease is not held, publishes nothing and names the refusal.
+func testPublishBatch(e *env) {
+	before, err := e.st.Generations(e.ctx)
+	e.must(err, "generations")
+	r, _ := e.runner("batch")
+	job := e.job("host", "")
+	e.lease(r, "host", "l1", time.Now().Add(hour))
+	bound := e.pub("host", "host", 30)
+	bound.Run.Origin, bound.Run.RunnerID, bound.Run.Binding = artifacts.OriginPortalRunner, r, store.BindingJob
+	bound.JobID, bound.RunnerID, bound.LeaseID = job, r, "l1"
+	batch := []store.Publication{e.pub("host", "host", 10), bound, e.pub("esp32c6", "hardware", 20)}
+	ids, err := e.st.PublishBatch(e.ctx, batch)
+	e.must(err, "publish a batch")
+	if len(ids) != 3 || !(ids[0] < ids[1] && ids[1] < ids[2]) {
+		e.Fatalf("batch ids %v, want three ascending", ids)
+	}
+	for i, id := range ids {
+		run, err := e.st.Run(e.ctx, id)
+		e.must(err, "run of the batch")
+		if run.Bundle != batch[i].Run.Bundle || run.BoardClass != batch[i].Run.BoardClass {
+			e.Fatalf("run %d of the batch is %s on %s, want %s on %s", i, run.Bundle, run.BoardClass, batch[i].Run.Bundle, batch[i].Run.BoardClass)
+		}
+	}
+	if j, _ := e.st.Job(e.ctx, job); j.State != store.JobPublished || j.RunID != ids[1] {
+		e.Fatalf("the batch's job is %s with run %d, want published with run %d", j.State, j.RunID, ids[1])
+	}
+	if n, _ := e.st.CountCells(e.ctx); n != 3 {
+		e.Fatalf("%d cells after the batch, want 3", n)
+	}
+	if n, _ := e.st.RunCount(e.ctx, "paper", "paper001"); n != 3 {
+		e.Fatalf("paper001 counts %d runs after the batch, want 3", n)
+	}
+	if n, _ := e.st.PendingLogEntries(e.ctx); n != 3 {
+		e.Fatalf("%d log entries pending after the batch, want 3", n)
+	}
+	if g, _ := e.st.Generations(e.ctx); g.Runs <= before.Runs || g.Work <= before.Work {
+		e.Fatalf("generations %+v after the batch, %+v before: runs and work must advance", g, before)
+	}
+
+	again := e.pub("host", "host", 11)
+	for what, b := range map[string][]store.Publication{
+		"a bundle published before": {again, batch[0]},
+		"one bundle twice":          {again, again},
+		"a lease no longer held":    {again, bound},
+	} {
+		_, err := e.st.PublishBatch(e.ctx, b)
+		if err == nil {
+			e.Fatalf("a batch with %s was published", what)
+		}
+		if !strings.Contains(err.Error(), "publication 2 of 2") {
+			e.Fatalf("a batch with %s: %v, want the refusal of publication 2 named", what, err)
+		}
+		if n, _ := e.st.CountCells(e.ctx); n != 3 {
+			e.Fatalf("a refused batch with %s left %d cells, want the 3 before it", what, n)
+		}
+	}
+	if _, ok := isDuplicate(func() error { _, err := e.st.PublishBatch(e.ctx, []store.Publication{batch[2]}); return err }()); !ok {
+		e.Fatalf("a batch of a published bundle does not say it is a duplicate")
 	}
 }

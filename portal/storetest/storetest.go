@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LogKeepsSummaryLines", testLogKeepsSummaryLines},
 		{"PublishRun", testPublishRun},
 		{"DuplicateBundle", testDuplicateBundle},
+		{"PublishBatch", testPublishBatch},
 		{"Aggregates", testAggregates},
 		{"Claims", testClaims},
 		{"SignerRevoked", testSignerRevoked},
@@ -75,6 +76,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RaceChallenge", testRaceChallenge},
 		{"RaceAppendLog", testRaceAppendLog},
 		{"RaceSummaries", testRaceSummaries},
+		{"Generations", testGenerations},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -1,0 +1,124 @@
+package portal
+
+import (
+	"context"
+	"sync"
+
+	"pqrepro/portal/store"
+)
+
+// committer publishes the runs that concurrent ingests have verified in batches, one
+// transaction per batch (store.PublishBatch), when Config.PublishBatch is above 1: each
+// publication still passes every check of the ingest on its own, and only the commit is
+// shared. A batch takes what is waiting when the previous one ends, so it grows with the
+// load and waits for nothing. When a batch is refused (one of its publications is a duplicate,
+// or its lease was lost) its publications are published one by one, so each gets its own
+// answer.
+type committer struct {
+	st  store.Store
+	max int
+
+	queue chan *pendingRun
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// commitRun publishes a verified run: in the next batch when batches are on, else alone.
+func (s *Server) commitRun(ctx context.Context, p store.Publication) (int64, error) {
+	if s.batch != nil {
+		return s.batch.publish(ctx, p)
+	}
+	return s.store.Publish(ctx, p)
+}
+
+// pendingRun is one publication waiting for its batch; id and err are set before done closes.
+type pendingRun struct {
+	ctx  context.Context
+	pub  store.Publication
+	id   int64
+	err  error
+	done chan struct{}
+}
+
+func newCommitter(st store.Store, max int) *committer {
+	c := &committer{st: st, max: max, queue: make(chan *pendingRun, max), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// publish hands p to the next batch and waits for its outcome. Once handed over, the
+// publication is committed or refused whatever happens to ctx, as Store.Publish would.
+func (c *committer) publish(ctx context.Context, p store.Publication) (int64, error) {
+	w := &pendingRun{ctx: context.WithoutCancel(ctx), pub: p, done: make(chan struct{})}
+	select {
+	case c.queue <- w:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-c.stop:
+		return c.st.Publish(ctx, p)
+	}
+	<-w.done
+	return w.id, w.err
+}
+
+// close ends the committer once the publications handed to it are committed.
+func (c *committer) close() {
+	c.once.Do(func() { close(c.stop) })
+	<-c.done
+}
+
+func (c *committer) run() {
+	defer close(c.done)
+	for {
+		var first *pendingRun
+		select {
+		case first = <-c.queue:
+		case <-c.stop:
+			for {
+				select {
+				case w := <-c.queue:
+					c.commit([]*pendingRun{w})
+				default:
+					return
+				}
+			}
+		}
+		batch := []*pendingRun{first}
+	fill:
+		for len(batch) < c.max {
+			select {
+			case w := <-c.queue:
+				batch = append(batch, w)
+			default:
+				break fill
+			}
+		}
+		c.commit(batch)
+	}
+}
+
+// commit publishes batch in one transaction, or one by one when that is refused or when it
+// holds one publication.
+func (c *committer) commit(batch []*pendingRun) {
+	defer func() {
+		for _, w := range batch {
+			close(w.done)
+		}
+	}()
+	if len(batch) > 1 {
+		pubs := make([]store.Publication, len(batch))
+		for i, w := range batch {
+			pubs[i] = w.pub
+		}
+		if ids, err := c.st.PublishBatch(batch[0].ctx, pubs); err == nil {
+			for i, w := range batch {
+				w.id = ids[i]
+			}
+			return
+		}
+	}
+	for _, w := range batch {
+		w.id, w.err = c.st.Publish(w.ctx, w.pub)
+	}
+}

@@ -1,0 +1,97 @@
+package portal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/sqlite"
+	"pqrepro/portal/store"
+)
+
+// batchPub is a community publication of one ML-KEM-768 keygen cell under bundle name.
+func batchPub(name string) store.Publication {
+	h := sha256.Sum256([]byte(name))
+	at := time.UnixMilli(1764590000000).UTC()
+	return store.Publication{
+		Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:m", Kind: "kem-bench", Method: artifacts.MethodInProcess,
+			BoardClass: "host", BoardName: "host-1", Level: "host", ClassStatus: artifacts.ClassVerified, Origin: artifacts.OriginCommunity,
+			Binding: store.BindingUnbound, Signer: "signer", Bundle: "sha256:" + hex.EncodeToString(h[:]), BundleSize: 1000,
+			StartedAt: at, FinishedAt: at, Environment: `{}`, Report: `{}`, Checks: `[]`, CellsTotal: 1, CellsOK: 1},
+		Cells: []artifacts.Cell{{Algorithm: "ML-KEM-768", Operation: "keygen", Status: artifacts.StatusOK, Unit: "ns", Requested: 5,
+			Stats: &artifacts.Stats{N: 5, Min: 8, P25: 9, Median: 10, P75: 11, Max: 12, Mean: 10, Stddev: 0.5}}},
+	}
+}
+
+// TestCommitterBatchesWhatWaits: publications waiting together are committed in one
+// transaction, each answered with its own run; a batch holding a refused publication (a
+// bundle published before) is published one by one, so only that one is refused.
+func TestCommitterBatchesWhatWaits(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var singles int
+	st.Hook = func(point string) {
+		if point == "publish:committed" {
+			singles++ // Publish alone; a batch's publications do not reach this point
+		}
+	}
+	published, err := st.Publish(ctx, batchPub("before"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	singles = 0
+
+	for round, names := range [][]string{{"a", "b", "c", "d", "e"}, {"f", "before", "g"}} {
+		c := &committer{st: st, max: 8, queue: make(chan *pendingRun, 8), stop: make(chan struct{}), done: make(chan struct{})}
+		var ws []*pendingRun
+		for _, n := range names {
+			w := &pendingRun{ctx: ctx, pub: batchPub(n), done: make(chan struct{})}
+			c.queue <- w // all waiting before the committer starts: one batch
+			ws = append(ws, w)
+		}
+		before := singles
+		go c.run()
+		ids := map[int64]bool{}
+		for i, w := range ws {
+			<-w.done
+			var dup *store.DuplicateBundleError
+			switch {
+			case names[i] == "before":
+				if !errors.As(w.err, &dup) || dup.RunID != published {
+					t.Fatalf("round %d: the bundle published before: run %d, %v; want a duplicate of run %d", round, w.id, w.err, published)
+				}
+			case w.err != nil || w.id <= 0 || ids[w.id]:
+				t.Fatalf("round %d, %s: run %d, %v", round, names[i], w.id, w.err)
+			default:
+				ids[w.id] = true
+				run, err := st.Run(ctx, w.id)
+				if err != nil || run.Bundle != w.pub.Run.Bundle {
+					t.Fatalf("round %d, %s: run %d is %s (%v)", round, names[i], w.id, run.Bundle, err)
+				}
+			}
+		}
+		c.close()
+		switch round {
+		case 0:
+			if singles != before {
+				t.Fatalf("five waiting publications took %d transactions of their own, want one batch", singles-before)
+			}
+		case 1:
+			if singles-before != len(names)-1 {
+				t.Fatalf("a refused batch of %d left %d runs published alone, want the %d that are not duplicates", len(names), singles-before, len(names)-1)
+			}
+		}
+	}
+	if n, _ := st.CountCells(ctx); n != 1+5+2 {
+		t.Fatalf("%d cells stored, want 8", n)
+	}
+}
