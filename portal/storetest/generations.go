@@ -14,8 +14,7 @@ import (
 func testGenerations(e *env) {
 	last, err := e.st.Generations(e.ctx)
 	e.must(err, "generations")
-	var stepLog func(what string, runs, work, log bool, write func())
-	stepLog = func(what string, runs, work, log bool, write func()) {
+	stepLog := func(what string, runs, work, log bool, write func()) {
 		e.Helper()
 		write()
 		g, err := e.st.Generations(e.ctx)
