@@ -71,12 +71,29 @@ func (e *Embedded) Addr() string { return e.addr }
 // Name says which broker this is, for results and logs.
 func (e *Embedded) Name() string { return "mochi-mqtt (embedded)" }
 
-// Close stops the broker and disconnects its clients.
+// closeWait bounds Close. mochi-mqtt v2.7.9's Server.Close can deadlock when a client is
+// attaching (taking over a session) at that moment: closing its listener takes the client
+// table's read lock twice while the attaching client waits for the write lock. Close then
+// gives up after closeWait, leaving those goroutines behind, rather than hang the run.
+const closeWait = 10 * time.Second
+
+// Close stops the broker and disconnects its clients, or gives up after closeWait.
 func (e *Embedded) Close() error {
-	if err := e.srv.Close(); err != nil {
-		return fmt.Errorf("embedded broker: close: %w", err)
+	closed := make(chan error, 1)
+	go func() { closed <- e.srv.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			return fmt.Errorf("embedded broker: close: %w", err)
+		}
+	case <-time.After(closeWait):
+		return fmt.Errorf("embedded broker: close did not finish within %v (a client was attaching as it closed)", closeWait)
 	}
-	<-e.done
+	select {
+	case <-e.done:
+	case <-time.After(closeWait):
+		return fmt.Errorf("embedded broker: serve did not end within %v of close", closeWait)
+	}
 	return nil
 }
 
