@@ -24,7 +24,7 @@ const defaultHighlightsEvery = time.Minute
 // them in the store (each in one transaction). The highlight job runs it; so do the rebuild
 // command and tests that want the home page to show what they just published.
 func (s *Server) RefreshHighlights(ctx context.Context) error {
-	now := time.Now()
+	now := s.now()
 	for _, h := range highlights {
 		rows, err := s.store.QuietStandings(ctx, h[0], h[1])
 		if err != nil {

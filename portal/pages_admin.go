@@ -32,7 +32,7 @@ func (s *Server) adminView(c echo.Context) (templates.AdminView, error) {
 	if err != nil {
 		return v, err
 	}
-	now := time.Now()
+	now := s.now()
 	for _, t := range toks {
 		_, why := t.Usable(now)
 		expires := "never"

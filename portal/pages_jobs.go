@@ -64,7 +64,7 @@ func (s *Server) jobPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := jobView(j, log, time.Now())
+	v := jobView(j, log, s.now())
 	v.Page = s.page(c, fmt.Sprintf("Job %d", j.ID))
 	follow := c.QueryParam("follow") == "1"
 	switch {

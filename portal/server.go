@@ -120,6 +120,9 @@ type Config struct {
 	// most this many in one transaction (batch.go; bench/seed's bulk load); zero or one: each
 	// in its own.
 	PublishBatch int
+	// Now is the portal's clock (nil: time.Now): what the store records as created and
+	// published, and what pages measure ages and expiries against. Tests fix it.
+	Now func() time.Time
 }
 
 // DefaultConfig returns the defaults.
@@ -238,6 +241,14 @@ type Server struct {
 	pages *pageCache
 	// batch publishes concurrent ingests' runs together (nil unless Config.PublishBatch > 1).
 	batch *committer
+}
+
+// now is the time by the configured clock.
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
 }
 
 // invalidate drops what publication changes: the measured pairs and the leaderboards.

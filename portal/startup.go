@@ -44,6 +44,9 @@ func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, 
 		if cfg.Logs != (store.LogLimits{}) {
 			st.Logs = cfg.Logs
 		}
+		if cfg.Now != nil {
+			st.Now = cfg.Now
+		}
 		if err := st.QuickCheck(ctx); err != nil {
 			st.Close()
 			return nil, false, err
@@ -82,6 +85,9 @@ func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, 
 	}
 	if cfg.Logs != (store.LogLimits{}) {
 		st.Logs = cfg.Logs
+	}
+	if cfg.Now != nil {
+		st.Now = cfg.Now
 	}
 	return st, exists, nil
 }

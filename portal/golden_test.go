@@ -1,0 +1,170 @@
+package portal_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal"
+	"pqrepro/portal/portaltest"
+	"pqrepro/runner"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.html from the pages as they render now")
+
+// goldenClock is the portal's clock in the golden test: every publication, age and expiry
+// is measured against it.
+var goldenClock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// goldenBundles are real bundles recorded once with the pqrepro binary and a test identity whose
+// public keys are testdata/golden/runner.pub.json (see testdata/golden/README.md), published in this order: run 1 is
+// the first.
+var goldenBundles = []string{"host-mlkem", "host-mldsa", "tls", "board-mlkem"}
+
+// goldenPages are the pages a reader reaches, each rendered for an anonymous reader unless
+// signedIn.
+var goldenPages = []struct {
+	name, path string
+	signedIn   bool
+}{
+	{"home", "/", false},
+	{"paper001", "/papers/paper001", false},
+	{"paper000", "/papers/paper000", false},
+	{"energy", "/papers/paper002/energy?board=rpi1-b", false},
+	{"run-host", "/runs/1", false},
+	{"run-host-sig", "/runs/2", false},
+	{"run-tls", "/runs/3", false},
+	{"run-board", "/runs/4", false},
+	{"log-host", "/runs/1/log", false},
+	{"log-board", "/runs/4/log", false},
+	{"runs", "/runs", false},
+	{"schemes", "/schemes", false},
+	{"leaderboards", "/leaderboards", false},
+	{"leaderboard-encaps", "/leaderboards?algorithm=ML-KEM-768&operation=encaps", false},
+	{"compare", "/compare?runs=1,4", false},
+	{"boards", "/boards", false},
+	{"jobs", "/jobs", false},
+	{"experiment", "/experiments/paper001/mlkem", false},
+	{"experiment-rerun-tls", "/experiments/paper000/matrix-stacks", true},
+}
+
+// goldenVarying matches what differs from one rendering to the next although nothing
+// changed: the masked CSRF token of forms.
+var goldenVarying = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`name="_csrf" value="[^"]+"`), `name="_csrf" value="CSRF"`},
+	{regexp.MustCompile(`name="csrf-token" content="[^"]+"`), `name="csrf-token" content="CSRF"`},
+}
+
+// TestGoldenPages publishes real recorded bundles into a fresh portal with a fixed clock and
+// compares the main pages byte for byte with testdata/golden/<page>.html (go test -run
+// TestGoldenPages -update rewrites them). Bundle signatures are hedged, so the recorded files
+// are published as they are, never re-signed: their digests, and every page, stay the same.
+func TestGoldenPages(t *testing.T) {
+	p := portaltest.Start(t, func(c *portal.Config) {
+		c.Now = func() time.Time { return goldenClock }
+		c.PageCacheBytes = 0
+	})
+	pubJSON, err := os.ReadFile(filepath.Join("testdata", "golden", "runner.pub.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys artifacts.PublicKeys
+	if err := json.Unmarshal(pubJSON, &keys); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tok := "sub-token-golden-lab-0123456789"
+	u, err := p.Server.Store().CreateUser(ctx, "golden-lab", "submitter", portal.HashToken(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "test", keys); err != nil {
+		t.Fatal(err)
+	}
+	sub := runner.NewSubmitter(p.URL, tok)
+	for i, name := range goldenBundles {
+		data, err := os.ReadFile(filepath.Join("testdata", "golden", "bundles", name+".tar.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sub.Submit(ctx, data)
+		if err != nil {
+			t.Fatalf("submit %s: %v", name, err)
+		}
+		if got.RunID != int64(i+1) {
+			t.Fatalf("%s was published as run %d, want %d", name, got.RunID, i+1)
+		}
+	}
+	if err := p.Server.RefreshHighlights(ctx); err != nil {
+		t.Fatal(err)
+	}
+	anon := newBrowser(t, p.URL)
+	admin := newBrowser(t, p.URL)
+	admin.signIn(p.AdminToken)
+	for _, pg := range goldenPages {
+		t.Run(pg.name, func(t *testing.T) {
+			b := anon
+			if pg.signedIn {
+				b = admin
+			}
+			b.t = t
+			code, body := b.get(pg.path)
+			if code != http.StatusOK {
+				t.Fatalf("GET %s: %d", pg.path, code)
+			}
+			for _, v := range goldenVarying {
+				body = v.re.ReplaceAllString(body, v.with)
+			}
+			file := filepath.Join("testdata", "golden", pg.name+".html")
+			if *updateGolden {
+				if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (go test ./portal -run TestGoldenPages -update writes it)", err)
+			}
+			if body != string(want) {
+				t.Errorf("GET %s differs from %s:\n%s", pg.path, file, firstDifference(string(want), body))
+			}
+		})
+	}
+}
+
+// firstDifference shows the first line where got departs from want, with its neighbours.
+func firstDifference(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + itoa(int64(i+1)) + ":\n  want: " + clip(w) + "\n  got:  " + clip(g)
+		}
+	}
+	return "(same lines)"
+}
+
+func clip(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
+}
