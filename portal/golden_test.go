@@ -144,27 +144,17 @@ func TestGoldenPages(t *testing.T) {
 	}
 }
 
-// firstDifference shows the first line where got departs from want, with its neighbours.
+// firstDifference shows where got first departs from want: the line and the text around
+// the first differing byte.
 func firstDifference(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + itoa(int64(i+1)) + ":\n  want: " + clip(w) + "\n  got:  " + clip(g)
-		}
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
 	}
-	return "(same lines)"
-}
-
-func clip(s string) string {
-	if len(s) > 400 {
-		return s[:400] + "…"
+	line := strings.Count(want[:i], "\n") + 1
+	around := func(s string) string {
+		from, to := max(i-150, 0), min(i+150, len(s))
+		return strings.ToValidUTF8(s[from:to], "�")
 	}
-	return s
+	return "line " + itoa(int64(line)) + ", byte " + itoa(int64(i)) + ":\n  want: …" + around(want) + "…\n  got:  …" + around(got) + "…"
 }

@@ -110,6 +110,9 @@ func (s *Server) experimentPage(c echo.Context) error {
 	v := templates.ExperimentView{Page: s.page(c, m.Ref()), Ref: m.Ref(), Paper: p.ID, PaperTitle: p.Title, Name: m.Metadata.Name,
 		Title: m.Metadata.Title, Description: m.Metadata.Description, Kind: m.Kind, Method: m.Spec.Method, ManifestYAML: string(m.YAML()),
 		ManifestID: m.ID(), Iterations: m.Spec.Iterations, IntendedBoards: m.Spec.Boards, SignedIn: signed}
+	if m.Spec.TLS != nil {
+		v.Batch = m.Spec.TLS.Batch
+	}
 	for _, cr := range m.Cells() {
 		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
 	}
@@ -187,15 +190,14 @@ func (s *Server) startJob(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("copy manifest %s: %w", base.Ref(), err)
 	}
+	var notes []string // what the iteration override changed besides the iterations
 	if it := c.FormValue("iterations"); it != "" {
 		n, err := strconv.Atoi(it)
 		if err != nil || n < 1 || n > base.Spec.Iterations {
 			return fault.New(fault.Invalid, "iterations must be between 1 and %d", base.Spec.Iterations)
 		}
 		if n != m.Spec.Iterations {
-			m.Spec.Iterations = n
-			m.Spec.Warmup = min(m.Spec.Warmup, n)
-			m.Spec.MinIterations = min(m.Spec.MinIterations, n)
+			notes = m.OverrideIterations(n)
 			if err := m.Validate(); err != nil {
 				return fault.Wrap(fault.Invalid, err, "iterations: %s", err.Error())
 			}
@@ -208,6 +210,9 @@ func (s *Server) startJob(c echo.Context) error {
 	}
 	s.log.Info("job queued", "job", id, "experiment", m.Ref(), "board", board, "by", u.Name)
 	s.queue.broadcast()
+	if len(notes) > 0 {
+		return s.redirectWithFlash(c, fmt.Sprintf("/jobs/%d", id), flash{Kind: "ok", Msg: "Job queued: " + strings.Join(notes, "; ") + "."})
+	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/jobs/%d", id))
 }
 

@@ -275,14 +275,17 @@ type ExperimentView struct {
 	Ref, Paper, PaperTitle, Name, Title, Description string
 	Kind, Method, ManifestYAML, ManifestID           string
 	Iterations                                       int
-	Cells                                            []string
-	IntendedBoards                                   []string
-	Boards                                           []BoardOption
-	Firmware                                         []FirmwareOption
-	SignedIn                                         bool
-	Jobs                                             []JobRow
-	Runs                                             []RunRow
-	JobsMore, RunsMore                               []MoreLink
+	// Batch is a TLS matrix's handshakes per CPU batch (0 for other kinds): a re-run with
+	// fewer iterations lowers it to them.
+	Batch              int
+	Cells              []string
+	IntendedBoards     []string
+	Boards             []BoardOption
+	Firmware           []FirmwareOption
+	SignedIn           bool
+	Jobs               []JobRow
+	Runs               []RunRow
+	JobsMore, RunsMore []MoreLink
 	// HeatMap is the latest run's matrix of a tls-matrix experiment; nil otherwise.
 	HeatMap *HeatMap
 	// Comparable says, before any run, which of the paper's figures a run on each board

@@ -94,15 +94,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *iterations > 0 {
-		m.Spec.Iterations = *iterations
-		if m.Spec.MinIterations > m.Spec.Iterations {
-			m.Spec.MinIterations = m.Spec.Iterations
-		}
-		if t := m.Spec.TLS; t != nil && t.Batch > m.Spec.Iterations {
-			tls := *t
-			tls.Batch = m.Spec.Iterations // a CPU batch cannot be longer than the cell
-			m.Spec.TLS = &tls
-			fmt.Fprintf(stderr, "spec.tls.batch lowered to %d to fit --iterations\n", tls.Batch)
+		for _, note := range m.OverrideIterations(*iterations) {
+			fmt.Fprintln(stderr, note)
 		}
 	}
 	if *keyForm != "" {
