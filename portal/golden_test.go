@@ -27,7 +27,7 @@ var goldenClock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // goldenBundles are real bundles recorded once with the pqrepro binary and a test identity whose
 // public keys are testdata/golden/runner.pub.json (see testdata/golden/README.md), published in this order: run 1 is
 // the first.
-var goldenBundles = []string{"host-mlkem", "host-mldsa", "tls", "board-mlkem"}
+var goldenBundles = []string{"host-mlkem", "host-mldsa", "tls", "board-mlkem", "host-mlkem-2"}
 
 // goldenPages are the pages a reader reaches, each rendered for an anonymous reader unless
 // signedIn.
@@ -50,6 +50,8 @@ var goldenPages = []struct {
 	{"leaderboards", "/leaderboards", false},
 	{"leaderboard-encaps", "/leaderboards?algorithm=ML-KEM-768&operation=encaps", false},
 	{"compare", "/compare?runs=1,4", false},
+	{"compare-three", "/compare?runs=1,5,4", false},
+	{"compare-one", "/compare?runs=2", false},
 	{"boards", "/boards", false},
 	{"jobs", "/jobs", false},
 	{"experiment", "/experiments/paper001/mlkem", false},
