@@ -145,31 +145,8 @@ func summarise(samples []float64, unit string) *Summary {
 // pair of cells of two implementations says so.
 func computePair(a, b store.Run, ra, rb compare.Run, qa, qb []artifacts.Cell) PairReport {
 	rep := PairReport{Version: PairCodeVersion, A: a.ID, B: b.ID}
-	byKey := func(run compare.Run) map[artifacts.CellKey]artifacts.Cell {
-		m := map[artifacts.CellKey]artifacts.Cell{}
-		for _, c := range run.Result.Cells {
-			m[artifacts.KeyOf(c)] = c
-		}
-		return m
-	}
-	ca, cb := byKey(ra), byKey(rb)
-	filed := func(cells []artifacts.Cell) map[artifacts.CellKey]artifacts.Cell {
-		m := map[artifacts.CellKey]artifacts.Cell{}
-		for _, c := range cells {
-			m[artifacts.KeyOf(c)] = c
-		}
-		return m
-	}
-	fa, fb := filed(qa), filed(qb)
-	message := func(c, stored artifacts.Cell) int {
-		if stored.Sizes != nil && stored.Sizes.Message > 0 {
-			return stored.Sizes.Message
-		}
-		if c.Sizes != nil {
-			return c.Sizes.Message
-		}
-		return 0
-	}
+	ca, cb := cellsByKey(ra.Result.Cells), cellsByKey(rb.Result.Cells)
+	fa, fb := cellsByKey(qa), cellsByKey(qb)
 	var keys []artifacts.CellKey
 	for _, c := range ra.Result.Cells {
 		keys = append(keys, artifacts.KeyOf(c))
@@ -189,28 +166,7 @@ func computePair(a, b store.Run, ra, rb compare.Run, qa, qb []artifacts.Cell) Pa
 		if okB && y.Status == artifacts.StatusOK {
 			pc.B = summarise(rb.Samples.Values[k], y.Unit)
 		}
-		switch {
-		case !okA:
-			pc.Reason = fmt.Sprintf("not measured in run %d", a.ID)
-		case !okB:
-			pc.Reason = fmt.Sprintf("not measured in run %d", b.ID)
-		case x.Status != artifacts.StatusOK:
-			pc.Reason = fmt.Sprintf("cell %s in run %d", x.Status, a.ID)
-		case y.Status != artifacts.StatusOK:
-			pc.Reason = fmt.Sprintf("cell %s in run %d", y.Status, b.ID)
-		case x.Unit != y.Unit:
-			pc.Reason = fmt.Sprintf("units differ (%s, %s)", x.Unit, y.Unit)
-		case a.Method != b.Method:
-			pc.Reason = fmt.Sprintf("timing methods differ (%s, %s)", a.Method, b.Method)
-		case x.Keys != y.Keys:
-			pc.Reason = fmt.Sprintf("key forms differ (%s, %s)", cmp.Or(x.Keys, "not recorded"), cmp.Or(y.Keys, "not recorded"))
-		case message(x, fa[k]) != message(y, fb[k]):
-			pc.Reason = fmt.Sprintf("message sizes differ (%d, %d bytes)", message(x, fa[k]), message(y, fb[k]))
-		case pc.A == nil || pc.B == nil || pc.A.N < compare.MinSamples || pc.B.N < compare.MinSamples:
-			pc.Reason = fmt.Sprintf("too few samples for an interval (need %d in each run)", compare.MinSamples)
-		case !(pc.A.Box[2] > 0):
-			pc.Reason = "run A's median is not positive: no ratio"
-		}
+		pc.Reason = pairReason(a, b, x, y, okA, okB, fa[k], fb[k], pc.A, pc.B)
 		pc.Unit = x.Unit
 		if !okA {
 			pc.Unit = y.Unit
@@ -223,26 +179,80 @@ func computePair(a, b store.Run, ra, rb compare.Run, qa, qb []artifacts.Cell) Pa
 			seed := compare.BootstrapSeed("compare/"+a.Bundle+"/"+b.Bundle, "time", num, den)
 			pc.Point, pc.Lo, pc.Hi = compare.RunsRatio(rb.Samples.Values[k], rb.Samples.Rounds[k], ra.Samples.Values[k], ra.Samples.Rounds[k], seed)
 			pc.Seed = fmt.Sprintf("%x", seed)
-			eff := MinEffect
-			if x.Unit == artifacts.UnitInstructions {
-				eff = 0
-			}
-			switch {
-			case runLoaded(a) || runLoaded(b):
-				pc.Verdict = PairLoaded
-			case pc.Lo > 1+eff:
-				pc.Verdict = PairHigher
-			case pc.Hi < 1/(1+eff):
-				pc.Verdict = PairLower
-			case pc.Lo > 1 || pc.Hi < 1:
-				pc.Verdict = PairSmall
-			default:
-				pc.Verdict = PairWithin
-			}
+			pc.Verdict = pairVerdict(pc, x.Unit, runLoaded(a) || runLoaded(b))
 		}
 		rep.Cells = append(rep.Cells, pc)
 	}
 	return rep
+}
+
+// cellsByKey indexes cells by their key.
+func cellsByKey(cells []artifacts.Cell) map[artifacts.CellKey]artifacts.Cell {
+	m := map[artifacts.CellKey]artifacts.Cell{}
+	for _, c := range cells {
+		m[artifacts.KeyOf(c)] = c
+	}
+	return m
+}
+
+// pairReason says why cell x of run a and cell y of run b do not compare ("" when they do);
+// okA and okB say whether each run has the cell, fx and fy are the cells as the portal filed
+// them, sa and sb the cells' summaries.
+func pairReason(a, b store.Run, x, y artifacts.Cell, okA, okB bool, fx, fy artifacts.Cell, sa, sb *Summary) string {
+	switch {
+	case !okA:
+		return fmt.Sprintf("not measured in run %d", a.ID)
+	case !okB:
+		return fmt.Sprintf("not measured in run %d", b.ID)
+	case x.Status != artifacts.StatusOK:
+		return fmt.Sprintf("cell %s in run %d", x.Status, a.ID)
+	case y.Status != artifacts.StatusOK:
+		return fmt.Sprintf("cell %s in run %d", y.Status, b.ID)
+	case x.Unit != y.Unit:
+		return fmt.Sprintf("units differ (%s, %s)", x.Unit, y.Unit)
+	case a.Method != b.Method:
+		return fmt.Sprintf("timing methods differ (%s, %s)", a.Method, b.Method)
+	case x.Keys != y.Keys:
+		return fmt.Sprintf("key forms differ (%s, %s)", cmp.Or(x.Keys, "not recorded"), cmp.Or(y.Keys, "not recorded"))
+	case messageBytes(x, fx) != messageBytes(y, fy):
+		return fmt.Sprintf("message sizes differ (%d, %d bytes)", messageBytes(x, fx), messageBytes(y, fy))
+	case sa == nil || sb == nil || sa.N < compare.MinSamples || sb.N < compare.MinSamples:
+		return fmt.Sprintf("too few samples for an interval (need %d in each run)", compare.MinSamples)
+	case !(sa.Box[2] > 0):
+		return "run A's median is not positive: no ratio"
+	}
+	return ""
+}
+
+// messageBytes is the size of the message cell c signed: as filed (stored), else as recorded.
+func messageBytes(c, stored artifacts.Cell) int {
+	if stored.Sizes != nil && stored.Sizes.Message > 0 {
+		return stored.Sizes.Message
+	}
+	if c.Sizes != nil {
+		return c.Sizes.Message
+	}
+	return 0
+}
+
+// pairVerdict calls a comparable pair's ratio: beyond the minimum effect (none for
+// instruction counts) either way, within it, or within the noise; never for a loaded run.
+func pairVerdict(pc PairCell, unit string, loaded bool) string {
+	eff := MinEffect
+	if unit == artifacts.UnitInstructions {
+		eff = 0
+	}
+	switch {
+	case loaded:
+		return PairLoaded
+	case pc.Lo > 1+eff:
+		return PairHigher
+	case pc.Hi < 1/(1+eff):
+		return PairLower
+	case pc.Lo > 1 || pc.Hi < 1:
+		return PairSmall
+	}
+	return PairWithin
 }
 
 // pairReport returns run b against run a: the stored report for this code version, or one
@@ -389,29 +399,45 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 		if err := json.Unmarshal([]byte(r.Report), &reports[i]); err != nil {
 			return v, fmt.Errorf("run %d report: %w", r.ID, err)
 		}
-		rows, other := comparisonView(reports[i])
-		cp := templates.ComparePaper{RunID: r.ID, Dataset: reports[i].Dataset}
-		for _, row := range rows {
-			if row.Verdict != compare.NotComparable {
-				cp.Rows = append(cp.Rows, row)
-			}
-		}
-		cp.NotComparable = len(other)
-		v.Paper = append(v.Paper, cp)
+		v.Paper = append(v.Paper, comparePaper(r.ID, reports[i]))
 	}
 	if len(pairs) == 0 {
 		v.Charts = paperCharts(runs[0], reports[0])
 		return v, nil
 	}
-	// Rows follow A's cell order, then cells only later runs have. A cell is comparable when
-	// it compares with A in at least one pair.
-	type cellKey struct{ alg, op, variant string }
-	var order []cellKey
-	cells := map[cellKey][]*PairCell{}
+	cb := compareBuilder{v: &v, paper: reports[0], runs: len(runs), reasons: map[string]int{}, units: map[string][]plot.Group{}, boxes: map[string][]plot.Row{}}
+	order, cells := pairCells(pairs)
+	for _, k := range order {
+		cb.cell(k, cells[k])
+	}
+	cb.finish()
+	return v, nil
+}
+
+// comparePaper is one run's comparable rows against its paper, and how many were not.
+func comparePaper(id int64, rep compare.Report) templates.ComparePaper {
+	rows, other := comparisonView(rep)
+	cp := templates.ComparePaper{RunID: id, Dataset: rep.Dataset, NotComparable: len(other)}
+	for _, row := range rows {
+		if row.Verdict != compare.NotComparable {
+			cp.Rows = append(cp.Rows, row)
+		}
+	}
+	return cp
+}
+
+// pairCellKey names a cell across the pair reports of /compare.
+type pairCellKey struct{ alg, op, variant string }
+
+// pairCells gathers the pair reports' cells by cell, each with one entry per pair (nil where
+// that pair lacks it), in A's cell order and then the cells only later runs have.
+func pairCells(pairs []PairReport) ([]pairCellKey, map[pairCellKey][]*PairCell) {
+	var order []pairCellKey
+	cells := map[pairCellKey][]*PairCell{}
 	for pi := range pairs {
 		for ci := range pairs[pi].Cells {
 			pc := &pairs[pi].Cells[ci]
-			k := cellKey{pc.Algorithm, pc.Operation, pc.Variant}
+			k := pairCellKey{pc.Algorithm, pc.Operation, pc.Variant}
 			if _, ok := cells[k]; !ok {
 				order = append(order, k)
 				cells[k] = make([]*PairCell, len(pairs))
@@ -419,118 +445,153 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 			cells[k][pi] = pc
 		}
 	}
-	reasons := map[string]int{}
-	var reasonOrder []string
-	units := map[string][]plot.Group{}
-	boxes := map[string][]plot.Row{}
-	var unitOrder []string
-	for _, k := range order {
-		ps := cells[k]
-		comparable := false
-		var any *PairCell
-		for _, pc := range ps {
-			if pc != nil {
-				any = pc
-				if pc.Reason == "" {
-					comparable = true
-				}
+	return order, cells
+}
+
+// compareBuilder fills /compare's rows, reasons and charts cell by cell.
+type compareBuilder struct {
+	v *templates.CompareView
+	// paper is run A's comparison with its paper, for the paper's figure beside each cell.
+	paper compare.Report
+	runs  int
+	// reasons counts why cells are not comparable, in reasonOrder.
+	reasons     map[string]int
+	reasonOrder []string
+	// units and boxes are the charts' groups and box rows per unit, in unitOrder.
+	units     map[string][]plot.Group
+	boxes     map[string][]plot.Row
+	unitOrder []string
+}
+
+// cell adds one cell: a row and chart group when it compares with A in at least one pair,
+// else its reasons.
+func (cb *compareBuilder) cell(k pairCellKey, ps []*PairCell) {
+	var any, a *PairCell
+	comparable := false
+	for _, pc := range ps {
+		if pc != nil {
+			any = pc
+			comparable = comparable || pc.Reason == ""
+			if pc.A != nil {
+				a = pc
 			}
 		}
-		if !comparable {
-			for _, pc := range ps {
-				if pc != nil {
-					if reasons[pc.Reason] == 0 {
-						reasonOrder = append(reasonOrder, pc.Reason)
-					}
-					reasons[pc.Reason]++
+	}
+	if !comparable {
+		for _, pc := range ps {
+			if pc != nil {
+				if cb.reasons[pc.Reason] == 0 {
+					cb.reasonOrder = append(cb.reasonOrder, pc.Reason)
 				}
+				cb.reasons[pc.Reason]++
 			}
-			v.NotComparable++
+		}
+		cb.v.NotComparable++
+		return
+	}
+	unit := any.Unit
+	row := templates.CompareCellRow{Cell: any.name(), Unit: unit}
+	var sa *Summary
+	if a != nil {
+		sa = a.A
+	}
+	row.Values = append(row.Values, templates.CompareValue{Median: pairMedian(sa), Baseline: true})
+	g := plot.Group{Label: any.name()}
+	cb.point(&g, unit, any.name(), 0, sa)
+	for pi, pc := range ps {
+		var b *Summary
+		if pc != nil {
+			b = pc.B
+		}
+		row.Values = append(row.Values, pairValue(pc))
+		cb.point(&g, unit, any.name(), pi+1, b)
+	}
+	if pt, ok := paperPoint(cb.paper, k, unit, cb.runs); ok {
+		g.Points = append(g.Points, pt)
+	}
+	if _, ok := cb.units[unit]; !ok {
+		cb.unitOrder = append(cb.unitOrder, unit)
+	}
+	cb.units[unit] = append(cb.units[unit], g)
+	cb.v.Rows = append(cb.v.Rows, row)
+}
+
+// point adds run i's median (with p25–p75) to g and its box to the unit's box plot; a run
+// without the cell is an empty point.
+func (cb *compareBuilder) point(g *plot.Group, unit, name string, i int, sm *Summary) {
+	label := "run " + cb.v.Runs[i].Label
+	if sm == nil {
+		g.Points = append(g.Points, plot.Point{Name: label, Series: i})
+		return
+	}
+	g.Points = append(g.Points, plot.Point{Name: label, Value: sm.Box[2], Lo: sm.Box[1], Hi: sm.Box[3], Series: i,
+		Text: "median " + human(sm.Box[2], sm.Unit) + " (p25 " + human(sm.Box[1], sm.Unit) + ", p75 " + human(sm.Box[3], sm.Unit) + ", n " + strconv.Itoa(sm.N) + ")"})
+	cb.boxes[unit] = append(cb.boxes[unit], plot.Row{Label: name + " · " + label, Min: sm.Box[0], P25: sm.Box[1], Median: sm.Box[2],
+		P75: sm.Box[3], Max: sm.Box[4], Outliers: sm.Outliers, Whiskers: "1.5×IQR"})
+}
+
+// finish lists the reasons and draws one interval chart and one box plot per unit.
+func (cb *compareBuilder) finish() {
+	for _, r := range cb.reasonOrder {
+		cb.v.Reasons = append(cb.v.Reasons, fmt.Sprintf("%s (%d)", r, cb.reasons[r]))
+	}
+	for _, u := range cb.unitOrder {
+		format := func(x float64) string { return axisLabel(x, u) }
+		cb.v.Charts = append(cb.v.Charts, plot.Intervals(cb.units[u], unitTitle(u), format))
+		cb.v.Boxes = append(cb.v.Boxes, plot.Layout(cb.boxes[u], unitTitle(u), format))
+	}
+}
+
+// pairMedian is a summary's median in its unit, "–" for none.
+func pairMedian(sm *Summary) string {
+	if sm == nil {
+		return "–"
+	}
+	return human(sm.Box[2], sm.Unit)
+}
+
+// pairValue is run B's column of a cell: its median, and its ratio to A with the interval
+// and verdict, or why it does not compare (nil: the pair lacks the cell).
+func pairValue(pc *PairCell) templates.CompareValue {
+	val := templates.CompareValue{Median: "–", Ratio: "–", VerdictClass: "neutral"}
+	if pc == nil {
+		val.Verdict = "not measured"
+		return val
+	}
+	val.Median = pairMedian(pc.B)
+	if pc.Reason != "" {
+		val.Verdict, val.Note = "not comparable", pc.Reason
+		return val
+	}
+	val.Note = pc.Note
+	val.Ratio = fmt.Sprintf("%.3f", pc.Point)
+	val.Interval = fmt.Sprintf("95%%: %.3f – %.3f", pc.Lo, pc.Hi)
+	val.Verdict = pc.Verdict
+	switch pc.Verdict {
+	case PairHigher:
+		val.VerdictClass = "bad"
+	case PairLower:
+		val.VerdictClass = "good"
+	}
+	return val
+}
+
+// paperPoint is the paper's figure for cell k in unit, where run A's comparison found a
+// comparable one; series is the paper's series (after the runs').
+func paperPoint(rep compare.Report, k pairCellKey, unit string, series int) (plot.Point, bool) {
+	for _, cc := range rep.Cells {
+		if cc.Algorithm != k.alg || cc.Operation != k.op || cc.Variant != k.variant {
 			continue
 		}
-		unit := any.Unit
-		row := templates.CompareCellRow{Cell: any.name(), Unit: unit}
-		med := func(sm *Summary) string {
-			if sm == nil {
-				return "–"
-			}
-			return human(sm.Box[2], sm.Unit)
-		}
-		var a *Summary
-		for _, pc := range ps {
-			if pc != nil && pc.A != nil {
-				a = pc.A
+		comp, _ := cc.Split()
+		for _, rc := range comp {
+			if rc.Ref.Unit == unit && rc.Ref.Value > 0 {
+				return plot.Point{Name: "paper (" + rc.Ref.Stat + ")", Value: rc.Ref.Value, Lo: rc.Ref.Value, Hi: rc.Ref.Value,
+					Series: series, Published: true, Text: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit + ", " + rc.Ref.Source}, true
 			}
 		}
-		row.Values = append(row.Values, templates.CompareValue{Median: med(a), Baseline: true})
-		g := plot.Group{Label: any.name()}
-		addPoint := func(i int, sm *Summary) {
-			if sm == nil {
-				g.Points = append(g.Points, plot.Point{Name: "run " + v.Runs[i].Label, Series: i})
-				return
-			}
-			g.Points = append(g.Points, plot.Point{Name: "run " + v.Runs[i].Label, Value: sm.Box[2], Lo: sm.Box[1], Hi: sm.Box[3], Series: i,
-				Text: "median " + human(sm.Box[2], sm.Unit) + " (p25 " + human(sm.Box[1], sm.Unit) + ", p75 " + human(sm.Box[3], sm.Unit) + ", n " + strconv.Itoa(sm.N) + ")"})
-			boxes[unit] = append(boxes[unit], plot.Row{Label: any.name() + " · run " + v.Runs[i].Label, Min: sm.Box[0], P25: sm.Box[1], Median: sm.Box[2],
-				P75: sm.Box[3], Max: sm.Box[4], Outliers: sm.Outliers, Whiskers: "1.5×IQR"})
-		}
-		addPoint(0, a)
-		for pi, pc := range ps {
-			val := templates.CompareValue{Median: "–", Ratio: "–", VerdictClass: "neutral"}
-			var b *Summary
-			if pc != nil {
-				b = pc.B
-				val.Median = med(pc.B)
-				if pc.Reason != "" {
-					val.Verdict, val.Note = "not comparable", pc.Reason
-				} else {
-					val.Note = pc.Note
-					val.Ratio = fmt.Sprintf("%.3f", pc.Point)
-					val.Interval = fmt.Sprintf("95%%: %.3f – %.3f", pc.Lo, pc.Hi)
-					val.Verdict = pc.Verdict
-					switch pc.Verdict {
-					case PairHigher:
-						val.VerdictClass = "bad"
-					case PairLower:
-						val.VerdictClass = "good"
-					}
-				}
-			} else {
-				val.Verdict = "not measured"
-			}
-			row.Values = append(row.Values, val)
-			addPoint(pi+1, b)
-		}
-		// The paper's figure for this cell, where run A's comparison found a comparable one in
-		// this unit.
-		for _, cc := range reports[0].Cells {
-			if cc.Algorithm != k.alg || cc.Operation != k.op || cc.Variant != k.variant {
-				continue
-			}
-			comp, _ := cc.Split()
-			for _, rc := range comp {
-				if rc.Ref.Unit == unit && rc.Ref.Value > 0 {
-					g.Points = append(g.Points, plot.Point{Name: "paper (" + rc.Ref.Stat + ")", Value: rc.Ref.Value, Lo: rc.Ref.Value, Hi: rc.Ref.Value,
-						Series: len(runs), Published: true, Text: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit + ", " + rc.Ref.Source})
-					break
-				}
-			}
-		}
-		if _, ok := units[unit]; !ok {
-			unitOrder = append(unitOrder, unit)
-		}
-		units[unit] = append(units[unit], g)
-		v.Rows = append(v.Rows, row)
 	}
-	for _, r := range reasonOrder {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("%s (%d)", r, reasons[r]))
-	}
-	for _, u := range unitOrder {
-		format := func(x float64) string { return axisLabel(x, u) }
-		v.Charts = append(v.Charts, plot.Intervals(units[u], unitTitle(u), format))
-		v.Boxes = append(v.Boxes, plot.Layout(boxes[u], unitTitle(u), format))
-	}
-	return v, nil
+	return plot.Point{}, false
 }
 
 // paperCharts is one run against its paper's figures: per comparable cell, the run's median
