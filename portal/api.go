@@ -18,6 +18,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 )
 
@@ -244,23 +245,23 @@ func (s *Server) apiComplete(c echo.Context) error {
 	}
 	if j.State == store.JobPublished && j.RunnerID == r.ID {
 		// A retried completion (the answer to the first was lost) gets the same answer.
-		if run, err := s.store.Run(ctx, j.RunID); err == nil && run.Bundle == bundleDigest(data) {
+		if run, err := s.store.Run(ctx, j.RunID); err == nil && run.Bundle == ingest.BundleDigest(data) {
 			return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID)})
 		}
 	}
 	if j.State != store.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
 		return fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
 	}
-	b, err := s.readBundle(data)
+	b, err := s.ingest.Read(data)
 	if err != nil {
 		return bundleRefused(err)
 	}
-	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
+	runID, err := s.publish(ctx, b, ingest.Incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
 	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
 	}
-	var nc *noCellError
+	var nc *ingest.NoCellError
 	if errors.As(err, &nc) {
 		// Nothing to publish: the portal fails the job itself, with the reason, so the job
 		// page says why whatever the runner does next.
@@ -302,18 +303,18 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 // returned, with nothing stored, to its own submitter at once and to anyone else only after
 // the same checks (so someone else's bundle is refused as signed by a key that is not theirs).
 func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte) (int64, error) {
-	if run, err := s.store.RunByBundle(ctx, bundleDigest(data)); err == nil && run.SubmitterID == u.ID {
+	if run, err := s.store.RunByBundle(ctx, ingest.BundleDigest(data)); err == nil && run.SubmitterID == u.ID {
 		return run.ID, nil
 	} else if err != nil && !fault.Is(err, fault.NotFound) {
 		return 0, err
 	}
-	b, err := s.readBundle(data)
+	b, err := s.ingest.Read(data)
 	if err != nil {
 		return 0, err
 	}
 	v, err := artifacts.Verify(b, nil)
 	if err != nil {
-		return 0, verifyRefusal(err)
+		return 0, ingest.VerifyRefusal(err)
 	}
 	k, err := s.store.SubmitterKeyByFingerprint(ctx, v.KeyFingerprint)
 	if err != nil {
@@ -328,7 +329,7 @@ func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte)
 	if !k.RevokedAt.IsZero() {
 		return 0, fault.New(fault.Invalid, "revoked key: %s was revoked by the administrator at %s", v.KeyFingerprint, k.RevokedAt.Format(time.RFC3339))
 	}
-	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.ID})
+	id, err := s.publish(ctx, b, ingest.Incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.ID})
 	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return dup.RunID, nil // published meanwhile by a concurrent submission

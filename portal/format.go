@@ -76,13 +76,6 @@ func bytesHuman(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-func shortDigest(d string) string {
-	if len(d) > 19 {
-		return d[:19] + "…"
-	}
-	return d
-}
-
 // inUnit prints a value given in a published figure's unit: times (ns, µs, ms, s) in a
 // readable time unit, anything else with four significant digits and never an exponent.
 func inUnit(v float64, unit string) string {

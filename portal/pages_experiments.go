@@ -17,6 +17,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
@@ -125,7 +126,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 	}
 	for _, f := range fw {
 		v.Firmware = append(v.Firmware, templates.FirmwareOption{Digest: f.Digest, BoardClass: f.BoardClass,
-			Label: fmt.Sprintf("%s for %s (%s, %s)", shortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
+			Label: fmt.Sprintf("%s for %s (%s, %s)", ingest.ShortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
 	}
 	jobs, jobsMore, err := s.jobsPage1(ctx, store.ListFilter{Experiment: m.Ref(), Limit: experimentJobs})
 	if err != nil {
@@ -176,7 +177,7 @@ func (s *Server) startJob(c echo.Context) error {
 			return err
 		}
 		if f.BoardClass != board {
-			return fault.New(fault.Invalid, "firmware %s is built for %s, not %s", shortDigest(firmware), f.BoardClass, board)
+			return fault.New(fault.Invalid, "firmware %s is built for %s, not %s", ingest.ShortDigest(firmware), f.BoardClass, board)
 		}
 	} else if opts[i].NeedsFirmware && base.Spec.Firmware != "" {
 		// The manifest pins a build: use it when the portal stores it; otherwise the runner

@@ -16,6 +16,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
@@ -119,7 +120,7 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 		return err
 	}
 	s.log.Info("firmware stored", "digest", f.Digest, "board", f.BoardClass, "by", u.Name)
-	msg := "Firmware stored: " + shortDigest(f.Digest) + " for " + f.BoardClass + "."
+	msg := "Firmware stored: " + ingest.ShortDigest(f.Digest) + " for " + f.BoardClass + "."
 	if note != "" {
 		msg += " " + note + "."
 	}

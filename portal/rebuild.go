@@ -2,13 +2,12 @@ package portal
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 
-	"pqrepro/artifacts"
+	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 )
 
@@ -117,41 +116,20 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	}
 	rc, err := s.blobs.Open(ctx, r.Bundle)
 	if err != nil {
-		return fmt.Errorf("open bundle %s: %w", shortDigest(r.Bundle), err)
+		return fmt.Errorf("open bundle %s: %w", ingest.ShortDigest(r.Bundle), err)
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, s.cfg.MaxBundleBytes+1))
 	rc.Close()
 	if err != nil {
-		return fmt.Errorf("read bundle %s: %w", shortDigest(r.Bundle), err)
+		return fmt.Errorf("read bundle %s: %w", ingest.ShortDigest(r.Bundle), err)
 	}
-	b, err := s.readBundle(data)
+	b, err := s.ingest.Read(data)
 	if err != nil {
-		return fmt.Errorf("read bundle %s: %w", shortDigest(r.Bundle), err)
+		return fmt.Errorf("read bundle %s: %w", ingest.ShortDigest(r.Bundle), err)
 	}
-	res, err := artifacts.ParseResult(b.Files[artifacts.FileResult])
-	if err != nil {
-		return fmt.Errorf("parse result.json: %w", err)
-	}
-	m, err := artifacts.ParseManifest(b.Files[artifacts.FileManifest], artifacts.FileManifest)
-	if err != nil {
-		return fmt.Errorf("parse manifest.yaml: %w", err)
-	}
-	var env artifacts.Environment
-	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
-		return fmt.Errorf("parse environment.json: %w", err)
-	}
-	env.Board.ClassStatus = r.ClassStatus
-	samples, err := artifacts.ParseBundleSamples(b)
-	if err != nil {
-		return fmt.Errorf("parse samples: %w", err)
-	}
-	catalogue := s.catalogueManifest(m, r.JobID != 0)
-	filed := *res // compared as filed: each cell with its implementation
-	filed.Cells = fileCells(m, &env, res.Cells)
-	rep, verdicts, err := s.compareRun(&filed, samples, env, m, catalogue)
+	rb, err := s.ingest.Rebuild(id, b, r.ClassStatus, r.JobID != 0)
 	if err != nil {
 		return err
 	}
-	return s.store.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: rep, ReportVersion: ReportVersion, Claims: verdicts,
-		Cells: filed.Cells, Catalogue: catalogue, Loaded: loadedRun(res, env)})
+	return s.store.SaveRebuilt(ctx, rb)
 }

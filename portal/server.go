@@ -32,6 +32,7 @@ import (
 	"pqrepro/internal/webclient"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/ingest"
 	"pqrepro/portal/postgres"
 	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
@@ -122,7 +123,7 @@ type Config struct {
 	PublishBatch int
 	// Now is the portal's clock (nil: time.Now): what the store records as created and
 	// published, and what pages measure ages and expiries against. Tests fix it.
-	Now func() time.Time
+	Now func() time.Time `json:"-"`
 }
 
 // DefaultConfig returns the defaults.
@@ -241,6 +242,8 @@ type Server struct {
 	pages *pageCache
 	// batch publishes concurrent ingests' runs together (nil unless Config.PublishBatch > 1).
 	batch *committer
+	// ingest is the one path bundles take into the store.
+	ingest *ingest.Ingest
 }
 
 // now is the time by the configured clock.
@@ -304,6 +307,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.PublishBatch > 1 {
 		s.batch = newCommitter(st, cfg.PublishBatch)
 	}
+	s.ingest = s.newIngest()
 	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
 	// blobs, so every replica serves the same log.
 	files, ok := bs.(blob.Files)
