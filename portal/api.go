@@ -20,6 +20,7 @@ import (
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
+	"pqrepro/portal/token"
 )
 
 func (s *Server) healthz(c echo.Context) error {
@@ -72,7 +73,7 @@ func (s *Server) apiEnrol(c echo.Context) error {
 			return fault.Wrap(fault.Invalid, err, "%s", err.Error())
 		}
 	}
-	tok := newToken("pqr")
+	tok := token.New("pqr")
 	if len(req.Capabilities.OpenSSL) > 200 || len(req.Capabilities.OpenSSLReason) > 2000 {
 		return fault.New(fault.Invalid, "capabilities: the openssl version (at most 200 characters) or reason (at most 2000) is too long")
 	}
@@ -85,12 +86,12 @@ func (s *Server) apiEnrol(c echo.Context) error {
 	if err := s.checkPossession(ctx, artifacts.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
 		return err
 	}
-	e := store.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: hashToken(tok)}
+	e := store.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: token.Hash(tok)}
 	if req.Token != "" {
-		e.EnrolTokenHash = hashToken(req.Token)
+		e.EnrolTokenHash = token.Hash(req.Token)
 	}
 	if req.CurrentToken != "" {
-		e.CurrentTokenHash = hashToken(req.CurrentToken)
+		e.CurrentTokenHash = token.Hash(req.CurrentToken)
 	}
 	id, again, err := s.store.Enrol(ctx, e)
 	if err != nil {
@@ -132,7 +133,7 @@ func (s *Server) apiLease(c echo.Context) error {
 	}
 	for {
 		woken := s.queue.wait()
-		leaseID, nonce := newToken("lease"), newToken("nonce")
+		leaseID, nonce := token.New("lease"), token.New("nonce")
 		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, opensslClasses, leaseID, nonce, time.Now().Add(s.cfg.LeaseDuration))
 		if err == nil {
 			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
@@ -344,7 +345,7 @@ func (s *Server) submitterOf(c echo.Context) (store.User, error) {
 	if !ok {
 		return store.User{}, fault.New(fault.Unauthorized, "missing submitter token")
 	}
-	u, err := s.store.UserByToken(c.Request().Context(), hashToken(tok))
+	u, err := s.store.UserByToken(c.Request().Context(), token.Hash(tok))
 	if err != nil {
 		if fault.Is(err, fault.NotFound) {
 			return store.User{}, fault.New(fault.Unauthorized, "unknown submitter token")

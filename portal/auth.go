@@ -10,6 +10,7 @@ import (
 
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
+	"pqrepro/portal/token"
 	"pqrepro/templates"
 )
 
@@ -19,7 +20,7 @@ const sessionCookie = "pqrepro_session"
 func (s *Server) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if ck, err := c.Cookie(sessionCookie); err == nil && ck.Value != "" {
-			if u, err := s.store.UserBySession(c.Request().Context(), hashToken(ck.Value)); err == nil {
+			if u, err := s.store.UserBySession(c.Request().Context(), token.Hash(ck.Value)); err == nil {
 				c.Set("user", u)
 			}
 		}
@@ -61,7 +62,7 @@ func (s *Server) requireRunner(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok || tok == "" {
 			return fault.New(fault.Unauthorized, "missing runner token")
 		}
-		r, err := s.store.RunnerByToken(c.Request().Context(), hashToken(tok))
+		r, err := s.store.RunnerByToken(c.Request().Context(), token.Hash(tok))
 		if err != nil {
 			if fault.Is(err, fault.NotFound) {
 				return fault.New(fault.UnknownRunner, "unknown runner token: enrol again")
@@ -96,7 +97,7 @@ func (s *Server) signinPage(c echo.Context) error {
 func (s *Server) signin(c echo.Context) error {
 	ctx := c.Request().Context()
 	next := safeNext(c.FormValue("next"))
-	u, err := s.store.UserByToken(ctx, hashToken(strings.TrimSpace(c.FormValue("token"))))
+	u, err := s.store.UserByToken(ctx, token.Hash(strings.TrimSpace(c.FormValue("token"))))
 	if err != nil {
 		if fault.Is(err, fault.NotFound) {
 			v := templates.SigninView{Page: s.page(c, "Sign in"), Next: next, Error: "That token is not valid."}
@@ -104,8 +105,8 @@ func (s *Server) signin(c echo.Context) error {
 		}
 		return err
 	}
-	tok := newToken("pqs")
-	if err := s.store.CreateSession(ctx, hashToken(tok), u.ID, time.Now().Add(s.cfg.SessionTTL)); err != nil {
+	tok := token.New("pqs")
+	if err := s.store.CreateSession(ctx, token.Hash(tok), u.ID, time.Now().Add(s.cfg.SessionTTL)); err != nil {
 		return err
 	}
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
@@ -115,7 +116,7 @@ func (s *Server) signin(c echo.Context) error {
 
 func (s *Server) signout(c echo.Context) error {
 	if ck, err := c.Cookie(sessionCookie); err == nil {
-		s.store.DeleteSession(c.Request().Context(), hashToken(ck.Value))
+		s.store.DeleteSession(c.Request().Context(), token.Hash(ck.Value))
 	}
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	return c.Redirect(http.StatusSeeOther, "/")

@@ -12,6 +12,7 @@ import (
 
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
+	"pqrepro/portal/token"
 	"pqrepro/templates"
 )
 
@@ -114,8 +115,8 @@ func (s *Server) createEnrolToken(c echo.Context) error {
 		}
 		opt.Expires = time.Now().Add(time.Duration(h * float64(time.Hour)))
 	}
-	tok := newToken("pqe")
-	if _, err := s.store.CreateEnrolToken(c.Request().Context(), label, hashToken(tok), u.ID, opt); err != nil {
+	tok := token.New("pqe")
+	if _, err := s.store.CreateEnrolToken(c.Request().Context(), label, token.Hash(tok), u.ID, opt); err != nil {
 		return err
 	}
 	return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: "Enrolment token created: copy it now, it is shown once.", Token: tok, TokenKind: "runner enrolment token for " + label})

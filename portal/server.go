@@ -8,9 +8,6 @@ package portal
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +32,7 @@ import (
 	"pqrepro/portal/ingest"
 	"pqrepro/portal/postgres"
 	"pqrepro/portal/store"
+	"pqrepro/portal/token"
 	"pqrepro/portal/translog"
 	"pqrepro/templates"
 )
@@ -378,9 +376,9 @@ func (s *Server) Close() error {
 // SetupAdmin makes sure an administrator exists. With Config.AdminToken set it becomes the
 // token; otherwise a token is generated only when there is no administrator yet. It returns
 // the token when one was generated or set (for printing), "" otherwise.
-func (s *Server) SetupAdmin(ctx context.Context) (token string, err error) {
+func (s *Server) SetupAdmin(ctx context.Context) (string, error) {
 	if s.cfg.AdminToken != "" {
-		if _, err := s.store.SetAdminToken(ctx, hashToken(s.cfg.AdminToken)); err != nil {
+		if _, err := s.store.SetAdminToken(ctx, token.Hash(s.cfg.AdminToken)); err != nil {
 			return "", err
 		}
 		return "", nil
@@ -389,11 +387,11 @@ func (s *Server) SetupAdmin(ctx context.Context) (token string, err error) {
 	if err != nil || ok {
 		return "", err
 	}
-	token = newToken("pqa")
-	if _, err := s.store.SetAdminToken(ctx, hashToken(token)); err != nil {
+	tok := token.New("pqa")
+	if _, err := s.store.SetAdminToken(ctx, token.Hash(tok)); err != nil {
 		return "", err
 	}
-	return token, nil
+	return tok, nil
 }
 
 // CreateAccount creates a submitter or member account and returns its token (shown once,
@@ -408,8 +406,8 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 	if role != store.RoleSubmitter && role != store.RoleMember {
 		return "", fault.New(fault.Invalid, "role must be submitter or member")
 	}
-	tok := newToken("pqu")
-	if _, err := s.store.CreateUser(ctx, name, role, hashToken(tok)); err != nil {
+	tok := token.New("pqu")
+	if _, err := s.store.CreateUser(ctx, name, role, token.Hash(tok)); err != nil {
 		return "", err
 	}
 	return tok, nil
@@ -418,8 +416,8 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 // CreateEnrolToken creates a runner enrolment token (for the local runner and tools) that
 // enrols one runner within ttl.
 func (s *Server) CreateEnrolToken(ctx context.Context, label string, ttl time.Duration) (string, error) {
-	tok := newToken("pqe")
-	if _, err := s.store.CreateEnrolToken(ctx, label, hashToken(tok), 0, store.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
+	tok := token.New("pqe")
+	if _, err := s.store.CreateEnrolToken(ctx, label, token.Hash(tok), 0, store.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
 		return "", err
 	}
 	return tok, nil
@@ -578,23 +576,8 @@ func (g *signal) broadcast() {
 	g.ch = make(chan struct{})
 }
 
-// newToken returns a random token with a readable prefix.
-func newToken(prefix string) string {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		panic("crypto/rand: " + err.Error())
-	}
-	return prefix + "_" + hex.EncodeToString(b)
-}
-
-// HashToken is how tokens are stored: hex SHA-256 (for seeding tools and tests).
-func HashToken(tok string) string { return hashToken(tok) }
-
-// hashToken is how tokens are stored: hex SHA-256.
-func hashToken(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(sum[:])
-}
+// HashToken is how tokens are stored (token.Hash), for seeding tools and tests.
+func HashToken(tok string) string { return token.Hash(tok) }
 
 // handleError maps an error to a status code and a page (or JSON under /api/), logging
 // internal errors once. Internal error text is never shown.
