@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
+	"pqrepro/portal/rpc"
 	"pqrepro/portal/store"
 	"pqrepro/portal/token"
 )
@@ -46,122 +46,46 @@ func pathID(c echo.Context, name string) (int64, error) {
 
 func runnerOf(c echo.Context) store.Runner { return c.Get("runner").(store.Runner) }
 
-// apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest whose proof
-// signs a challenge from POST /api/v1/challenges with both keys. New keys need a usable
-// enrolment token; keys the portal knows need that runner's current token (or the
-// administrator's release); keys held by another runner or a submitter are a conflict.
+// The runner protocol's handlers decode a request, call the rpc.Service with the
+// authenticated runner in the context, and encode its answer.
+
+// apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest (rpc.Service.Enrol).
 func (s *Server) apiEnrol(c echo.Context) error {
 	var req artifacts.EnrolRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := req.PublicKeys.Validate(); err != nil {
-		return fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
-	}
-	req.Name = strings.TrimSpace(req.Name)
-	if req.Name == "" || len(req.Name) > 100 || len(req.Boards) > 64 {
-		return fault.New(fault.Invalid, "a runner needs a name (at most 100 characters) and at most 64 boards")
-	}
-	if err := artifacts.CheckName("runner name", req.Name, 100); err != nil {
-		return fault.Wrap(fault.Invalid, err, "%s", err.Error())
-	}
-	for _, b := range req.Boards {
-		if b.Name == "" || len(b.Name) > 100 || !artifacts.ValidBoardClass(b.Class) {
-			return fault.New(fault.Invalid, "every board needs a name (at most 100 characters) and a class (a lower-case slug like qemu-mps2-an386)")
-		}
-		if err := artifacts.CheckName("board name", b.Name, 100); err != nil {
-			return fault.Wrap(fault.Invalid, err, "%s", err.Error())
-		}
-	}
-	tok := token.New("pqr")
-	if len(req.Capabilities.OpenSSL) > 200 || len(req.Capabilities.OpenSSLReason) > 2000 {
-		return fault.New(fault.Invalid, "capabilities: the openssl version (at most 200 characters) or reason (at most 2000) is too long")
-	}
-	for _, b := range req.Boards {
-		if slices.Contains(b.Methods, artifacts.MethodOpenSSLCLI) && !req.Capabilities.OpenSSLUsable {
-			return fault.New(fault.Invalid, "board %s offers openssl-cli but the runner reports no usable OpenSSL 3.5", b.Name)
-		}
-	}
-	ctx := c.Request().Context()
-	if err := s.checkPossession(ctx, artifacts.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
-		return err
-	}
-	e := store.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: token.Hash(tok)}
-	if req.Token != "" {
-		e.EnrolTokenHash = token.Hash(req.Token)
-	}
-	if req.CurrentToken != "" {
-		e.CurrentTokenHash = token.Hash(req.CurrentToken)
-	}
-	id, again, err := s.store.Enrol(ctx, e)
+	resp, err := s.rpc.Enrol(c.Request().Context(), req)
 	if err != nil {
-		s.log.Info("enrolment refused", "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "reason", fault.Message(err))
 		return err
 	}
-	s.log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards), "re-enrolled", again)
-	return c.JSON(http.StatusOK, artifacts.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())})
+	return c.JSON(http.StatusOK, resp)
+}
+
+// runnerContext is the request's context with its authenticated runner (requireRunner).
+func runnerContext(c echo.Context) context.Context {
+	return rpc.WithRunner(c.Request().Context(), runnerOf(c))
 }
 
 // apiLease hands out the next job for the runner's available boards, waiting up to ?wait=
-// seconds (long poll); 204 when none arrived in time.
+// seconds (long poll; default and at most Config.LongPoll); 204 when none arrived in time.
 func (s *Server) apiLease(c echo.Context) error {
-	r := runnerOf(c)
-	var classes, firmwareOnly, opensslClasses []string
-	for _, b := range r.Boards {
-		if b.Available {
-			classes = append(classes, b.Class)
-			if r.Capabilities.OpenSSLUsable && b.CanRun(artifacts.MethodOpenSSLCLI) {
-				opensslClasses = append(opensslClasses, b.Class)
-			}
-		} else if b.FirmwareOnly {
-			firmwareOnly = append(firmwareOnly, b.Class)
-		}
-	}
 	wait := s.cfg.LongPoll
 	if w := c.QueryParam("wait"); w != "" {
 		secs, err := strconv.ParseFloat(w, 64)
 		if err != nil || secs < 0 {
 			return fault.New(fault.Invalid, "wait must be a number of seconds")
 		}
-		wait = min(time.Duration(secs*float64(time.Second)), s.cfg.LongPoll)
+		wait = time.Duration(secs * float64(time.Second))
 	}
-	ctx := c.Request().Context()
-	deadline := time.Now().Add(wait)
-	poll := min(max(s.cfg.LeaseDuration/4, 100*time.Millisecond), 2*time.Second)
-	if s.cfg.LeasePoll > 0 {
-		poll = s.cfg.LeasePoll
+	l, err := s.rpc.Lease(runnerContext(c), wait)
+	if err != nil {
+		return err
 	}
-	for {
-		woken := s.queue.wait()
-		leaseID, nonce := token.New("lease"), token.New("nonce")
-		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, opensslClasses, leaseID, nonce, time.Now().Add(s.cfg.LeaseDuration))
-		if err == nil {
-			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
-			l := artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
-				ManifestID: j.ManifestID, BoardClass: j.BoardClass, Firmware: j.Firmware, ExpiresAt: j.LeaseExpires,
-				LeaseSeconds: int(s.cfg.LeaseDuration.Seconds()), Nonce: nonce, PortalURL: s.cfg.PortalURL()}
-			if j.Firmware != "" {
-				l.FirmwareURL = "/firmware/" + j.Firmware + "?download=1"
-			}
-			return c.JSON(http.StatusOK, l)
-		}
-		if !fault.Is(err, fault.NotFound) {
-			return err
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return c.NoContent(http.StatusNoContent)
-		}
-		t := time.NewTimer(min(left, poll))
-		select {
-		case <-woken:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return c.NoContent(http.StatusNoContent)
-		}
-		t.Stop()
+	if l == nil {
+		return c.NoContent(http.StatusNoContent)
 	}
+	return c.JSON(http.StatusOK, l)
 }
 
 func (s *Server) apiHeartbeat(c echo.Context) error {
@@ -173,14 +97,11 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := req.Progress.Validate(); err != nil {
-		return fault.Wrap(fault.Invalid, err, "heartbeat progress: %s", err.Error())
-	}
-	exp := time.Now().Add(s.cfg.LeaseDuration)
-	if err := s.store.Heartbeat(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, exp, req.Progress); err != nil {
+	exp, err := s.rpc.Extend(runnerContext(c), id, req)
+	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.HeartbeatResponse{ExpiresAt: exp.UTC()})
+	return c.JSON(http.StatusOK, artifacts.HeartbeatResponse{ExpiresAt: exp})
 }
 
 // apiLog stores log chunk :index of the current attempt; the body is the text.
@@ -190,14 +111,14 @@ func (s *Server) apiLog(c echo.Context) error {
 		return err
 	}
 	idx, err := strconv.Atoi(c.Param("index"))
-	if err != nil || idx < 0 || idx >= 1000000000 {
+	if err != nil {
 		return fault.New(fault.Invalid, "log chunk index must be a number from 0")
 	}
 	data, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return fault.Wrap(fault.Invalid, err, "read log chunk")
 	}
-	if err := s.store.AppendLog(c.Request().Context(), id, runnerOf(c).ID, c.Request().Header.Get(artifacts.ProtocolHeaderLease), idx, string(data)); err != nil {
+	if err := s.rpc.AppendLog(runnerContext(c), id, c.Request().Header.Get(artifacts.ProtocolHeaderLease), idx, data); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -212,31 +133,15 @@ func (s *Server) apiFail(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	reason := strings.TrimSpace(req.Reason)
-	if reason == "" {
-		reason = "the runner gave no reason"
-	}
-	if len(reason) > 2000 {
-		reason = reason[:2000]
-	}
-	if err := s.store.FailJob(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, reason, req.Log); err != nil {
+	if err := s.rpc.Fail(runnerContext(c), id, req); err != nil {
 		return err
 	}
-	s.log.Info("job failed", "job", id, "runner", runnerOf(c).ID, "reason", reason)
 	return c.NoContent(http.StatusNoContent)
 }
 
-// apiComplete takes the signed bundle (.tar.gz body) for a held lease, verifies it against
-// the runner's registered keys and publishes it.
+// apiComplete takes the signed bundle (.tar.gz body) for a held lease (rpc.Service.Complete).
 func (s *Server) apiComplete(c echo.Context) error {
 	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	r := runnerOf(c)
-	leaseID := c.Request().Header.Get(artifacts.ProtocolHeaderLease)
-	j, err := s.store.Job(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -244,46 +149,11 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if j.State == store.JobPublished && j.RunnerID == r.ID {
-		// A retried completion (the answer to the first was lost) gets the same answer.
-		if run, err := s.store.Run(ctx, j.RunID); err == nil && run.Bundle == ingest.BundleDigest(data) {
-			return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID)})
-		}
-	}
-	if j.State != store.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
-		return fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", id)
-	}
-	b, err := s.ingest.Read(data)
+	resp, err := s.rpc.Complete(runnerContext(c), id, c.Request().Header.Get(artifacts.ProtocolHeaderLease), data)
 	if err != nil {
-		return bundleRefused(err)
+		return err
 	}
-	runID, err := s.publish(ctx, b, ingest.Incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
-	var dup *store.DuplicateBundleError
-	if errors.As(err, &dup) {
-		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
-	}
-	var nc *ingest.NoCellError
-	if errors.As(err, &nc) {
-		// Nothing to publish: the portal fails the job itself, with the reason, so the job
-		// page says why whatever the runner does next.
-		if ferr := s.store.FailJob(ctx, id, r.ID, leaseID, nc.Error(), ""); ferr != nil {
-			s.log.Warn("fail a job with no ok cell", "job", id, "err", ferr)
-		}
-	}
-	if err != nil {
-		return bundleRefused(err)
-	}
-	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)})
-}
-
-// bundleRefused gives a runner's refused completion its protocol kind: invalid input in an
-// uploaded bundle is a refused bundle (the runner fails the job rather than retrying); other
-// kinds (a lost lease, an internal error) stay as they are.
-func bundleRefused(err error) error {
-	if fault.Is(err, fault.Invalid) {
-		return &fault.Error{Kind: fault.BundleRefused, Msg: fault.Message(err), Err: err}
-	}
-	return err
+	return c.JSON(http.StatusOK, resp)
 }
 
 func readLimited(r io.Reader, max int64) ([]byte, error) {
@@ -379,7 +249,7 @@ func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req artifac
 	if err := req.PublicKeys.Validate(); err != nil {
 		return "", fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
 	}
-	if err := s.checkPossession(ctx, artifacts.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
+	if err := s.rpc.CheckPossession(ctx, artifacts.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
 		return "", err
 	}
 	label := strings.TrimSpace(req.Label)

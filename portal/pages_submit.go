@@ -29,7 +29,7 @@ func (s *Server) submitView(c echo.Context) (templates.SubmitView, error) {
 		for _, k := range keys {
 			v.Keys = append(v.Keys, templates.KeyRow{ID: k.ID, Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt), Revoked: whenSet(k.RevokedAt)})
 		}
-		ch, err := s.issueChallenge(c.Request().Context(), artifacts.PurposeSubmitterKeys)
+		ch, err := s.rpc.Challenge(c.Request().Context(), artifacts.PurposeSubmitterKeys)
 		if err != nil {
 			return v, err
 		}

@@ -31,6 +31,7 @@ import (
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
 	"pqrepro/portal/postgres"
+	"pqrepro/portal/rpc"
 	"pqrepro/portal/store"
 	"pqrepro/portal/token"
 	"pqrepro/portal/translog"
@@ -242,6 +243,8 @@ type Server struct {
 	batch *committer
 	// ingest is the one path bundles take into the store.
 	ingest *ingest.Ingest
+	// rpc answers the runner protocol.
+	rpc *rpc.Service
 }
 
 // now is the time by the configured clock.
@@ -306,6 +309,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		s.batch = newCommitter(st, cfg.PublishBatch)
 	}
 	s.ingest = s.newIngest()
+	s.rpc = s.newRPC()
 	// The log's tiles and checkpoint are named objects in the same folder or bucket as the
 	// blobs, so every replica serves the same log.
 	files, ok := bs.(blob.Files)
