@@ -52,7 +52,10 @@ func TestPublishStoresWhatVerified(t *testing.T) {
 	}
 	var got []store.Publication
 	g := &ingest.Ingest{Catalog: cat, Blobs: blobs, PortalURL: "http://127.0.0.1:8080", MaxBundleBytes: 64 << 20,
-		Commit: func(_ context.Context, p store.Publication) (int64, error) { got = append(got, p); return int64(len(got)), nil }}
+		Commit: func(_ context.Context, p store.Publication) (int64, error) {
+			got = append(got, p)
+			return int64(len(got)), nil
+		}}
 	data, keys := golden(t, "host-mlkem")
 	other, err := artifacts.GenerateIdentity()
 	if err != nil {
