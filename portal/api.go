@@ -16,6 +16,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
 	"pqrepro/portal/rpc"
@@ -51,7 +54,7 @@ func runnerOf(c echo.Context) store.Runner { return c.Get("runner").(store.Runne
 
 // apiEnrol registers a runner: POST /api/v1/runners/enrol with an EnrolRequest (rpc.Service.Enrol).
 func (s *Server) apiEnrol(c echo.Context) error {
-	var req artifacts.EnrolRequest
+	var req protocol.EnrolRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -93,7 +96,7 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.HeartbeatRequest
+	var req protocol.HeartbeatRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -101,7 +104,7 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.HeartbeatResponse{ExpiresAt: exp})
+	return c.JSON(http.StatusOK, protocol.HeartbeatResponse{ExpiresAt: exp})
 }
 
 // apiLog stores log chunk :index of the current attempt; the body is the text.
@@ -118,7 +121,7 @@ func (s *Server) apiLog(c echo.Context) error {
 	if err != nil {
 		return fault.Wrap(fault.Invalid, err, "read log chunk")
 	}
-	if err := s.rpc.AppendLog(runnerContext(c), id, c.Request().Header.Get(artifacts.ProtocolHeaderLease), idx, data); err != nil {
+	if err := s.rpc.AppendLog(runnerContext(c), id, c.Request().Header.Get(protocol.ProtocolHeaderLease), idx, data); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -129,7 +132,7 @@ func (s *Server) apiFail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.FailRequest
+	var req protocol.FailRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -149,7 +152,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.rpc.Complete(runnerContext(c), id, c.Request().Header.Get(artifacts.ProtocolHeaderLease), data)
+	resp, err := s.rpc.Complete(runnerContext(c), id, c.Request().Header.Get(protocol.ProtocolHeaderLease), data)
 	if err != nil {
 		return err
 	}
@@ -183,7 +186,7 @@ func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte)
 	if err != nil {
 		return 0, err
 	}
-	v, err := artifacts.Verify(b, nil)
+	v, err := attest.Verify(b, nil)
 	if err != nil {
 		return 0, ingest.VerifyRefusal(err)
 	}
@@ -200,7 +203,7 @@ func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte)
 	if !k.RevokedAt.IsZero() {
 		return 0, fault.New(fault.Invalid, "revoked key: %s was revoked by the administrator at %s", v.KeyFingerprint, k.RevokedAt.Format(time.RFC3339))
 	}
-	id, err := s.publish(ctx, b, ingest.Incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.ID})
+	id, err := s.publish(ctx, b, ingest.Incoming{Data: data, Keys: k.PublicKeys, Origin: attest.OriginCommunity, Submitter: u.ID})
 	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return dup.RunID, nil // published meanwhile by a concurrent submission
@@ -233,7 +236,7 @@ func (s *Server) apiRegisterKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.KeyRegistration
+	var req protocol.KeyRegistration
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -241,15 +244,15 @@ func (s *Server) apiRegisterKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.KeyRegistrationResponse{Fingerprint: fp})
+	return c.JSON(http.StatusOK, protocol.KeyRegistrationResponse{Fingerprint: fp})
 }
 
 // addSubmitterKeys checks the proof of possession of the keys and registers them under u.
-func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req artifacts.KeyRegistration) (string, error) {
+func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req protocol.KeyRegistration) (string, error) {
 	if err := req.PublicKeys.Validate(); err != nil {
 		return "", fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
 	}
-	if err := s.rpc.CheckPossession(ctx, artifacts.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
+	if err := s.rpc.CheckPossession(ctx, identity.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
 		return "", err
 	}
 	label := strings.TrimSpace(req.Label)
@@ -288,7 +291,7 @@ func (s *Server) apiSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id)})
+	return c.JSON(http.StatusOK, protocol.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id)})
 }
 
 // apiRunJSON is a run as the public API serves it.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/runner"
@@ -81,7 +81,7 @@ func TestGoldenPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys artifacts.PublicKeys
+	var keys identity.PublicKeys
 	if err := json.Unmarshal(pubJSON, &keys); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/static"
 )
 
@@ -158,13 +158,13 @@ func (s *Server) adminRoutes(r *router) {
 // protocolRoutes are the runner protocol (paths from the contract in artifacts).
 func (s *Server) protocolRoutes(r *router) {
 	add, small := r.add, r.small
-	add(post, artifacts.RouteChallenge, s.apiChallenge, small, limitEnrol)
-	add(post, artifacts.RouteEnrol, s.apiEnrol, small, limitEnrol)
-	add(post, artifacts.RouteLease, s.apiLease, small, limitRunner, s.requireRunner)
-	add(post, artifacts.RouteHeartbeat, s.apiHeartbeat, small, limitRunner, s.requireRunner)
-	add(put, artifacts.RouteLog, s.apiLog, small, limitRunner, s.requireRunner)
-	add(post, artifacts.RouteComplete, s.apiComplete, r.bundle, limitRunner, s.requireRunner)
-	add(post, artifacts.RouteFail, s.apiFail, 17<<20, limitRunner, s.requireRunner)
+	add(post, protocol.RouteChallenge, s.apiChallenge, small, limitEnrol)
+	add(post, protocol.RouteEnrol, s.apiEnrol, small, limitEnrol)
+	add(post, protocol.RouteLease, s.apiLease, small, limitRunner, s.requireRunner)
+	add(post, protocol.RouteHeartbeat, s.apiHeartbeat, small, limitRunner, s.requireRunner)
+	add(put, protocol.RouteLog, s.apiLog, small, limitRunner, s.requireRunner)
+	add(post, protocol.RouteComplete, s.apiComplete, r.bundle, limitRunner, s.requireRunner)
+	add(post, protocol.RouteFail, s.apiFail, 17<<20, limitRunner, s.requireRunner)
 }
 
 // apiRoutes are the public read API and community submissions by bearer token.
@@ -178,8 +178,8 @@ func (s *Server) apiRoutes(r *router) {
 	add(get, "/api/v1/jobs", s.apiJobs, 0, "")
 	add(get, "/api/v1/compare", s.apiCompare, 0, "")
 	add(get, "/api/v1/jobs/:id", s.jobJSON, 0, "")
-	add(post, artifacts.RouteSubmissions, s.apiSubmit, r.bundle, limitSubmit)
-	add(post, artifacts.RouteSubmitKeys, s.apiRegisterKeys, r.small, limitSubmit)
+	add(post, protocol.RouteSubmissions, s.apiSubmit, r.bundle, limitSubmit)
+	add(post, protocol.RouteSubmitKeys, s.apiRegisterKeys, r.small, limitSubmit)
 }
 
 // logRoutes are the transparency log (C2SP tlog-tiles paths), inclusion proofs and witnesses.

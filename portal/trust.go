@@ -5,13 +5,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 )
 
 // apiChallenge issues a proof-of-possession challenge: POST /api/v1/challenges with a
 // ChallengeRequest (rpc.Service.Challenge).
 func (s *Server) apiChallenge(c echo.Context) error {
-	var req artifacts.ChallengeRequest
+	var req protocol.ChallengeRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -10,14 +10,14 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
@@ -64,7 +64,7 @@ type Incoming struct {
 	// Data is the .tar.gz as uploaded; it is stored only once everything has verified.
 	Data []byte
 	// Keys are the keys the bundle must be signed with: the runner's or the submitter's.
-	Keys      artifacts.PublicKeys
+	Keys      identity.PublicKeys
 	Origin    string
 	RunnerID  int64
 	Submitter int64
@@ -95,8 +95,7 @@ func (g *Ingest) Read(data []byte) (*artifacts.Bundle, error) {
 
 // BundleDigest is the digest the blob store files data under ("sha256:<hex>").
 func BundleDigest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return artifacts.Digest(data)
 }
 
 // ShortDigest is a digest cut for people: its algorithm and first 12 hex digits.
@@ -111,7 +110,7 @@ func ShortDigest(d string) string {
 // verification errors), else a generic phrase.
 func publicText(err error) string {
 	var be *artifacts.BundleError
-	var ve *artifacts.VerifyError
+	var ve *attest.VerifyError
 	if errors.As(err, &be) || errors.As(err, &ve) {
 		return err.Error()
 	}
@@ -124,14 +123,14 @@ func publicText(err error) string {
 
 // VerifyRefusal turns a verification failure into the reason shown to the uploader.
 func VerifyRefusal(err error) error {
-	var ve *artifacts.VerifyError
+	var ve *attest.VerifyError
 	if errors.As(err, &ve) {
 		switch ve.Kind {
-		case artifacts.VerifyKindDigest:
+		case attest.VerifyKindDigest:
 			return fault.Wrap(fault.Invalid, err, "digest mismatch: %s", ve.Error())
-		case artifacts.VerifyKindSignature:
+		case attest.VerifyKindSignature:
 			return fault.Wrap(fault.Invalid, err, "bad signature: %s", ve.Error())
-		case artifacts.VerifyKindKey:
+		case attest.VerifyKindKey:
 			return fault.Wrap(fault.Invalid, err, "unknown key: the bundle is not signed with the registered keys (%s)", ve.Error())
 		}
 		return fault.Wrap(fault.Invalid, err, "malformed bundle: %s", ve.Error())
@@ -148,7 +147,7 @@ func (e *NoCellError) Unwrap() error { return e.err }
 
 // checked is a bundle that verified, with its parsed parts.
 type checked struct {
-	v       *artifacts.Verification
+	v       *attest.Verification
 	binding string
 	res     *artifacts.Result
 	m       *artifacts.Manifest
@@ -189,10 +188,10 @@ func (g *Ingest) Publish(ctx context.Context, b *artifacts.Bundle, in Incoming) 
 // verify checks the signatures against in.Keys and the bundle's binding: to in.Job for a
 // runner's bundle; a community bundle must not be bound to a job of this portal.
 func (g *Ingest) verify(b *artifacts.Bundle, in Incoming) (*checked, error) {
-	v, err := artifacts.Verify(b, &in.Keys)
+	v, err := attest.Verify(b, &in.Keys)
 	if err != nil {
-		var ve *artifacts.VerifyError
-		if in.Job != nil && errors.As(err, &ve) && ve.Kind == artifacts.VerifyKindKey {
+		var ve *attest.VerifyError
+		if in.Job != nil && errors.As(err, &ve) && ve.Kind == attest.VerifyKindKey {
 			return nil, fault.Wrap(fault.Invalid, err, "bundle refused: runner: the bundle is not signed by the keys of runner %d, which holds the lease (%s)", in.RunnerID, ve.Error())
 		}
 		return nil, VerifyRefusal(err)
@@ -215,16 +214,16 @@ func (g *Ingest) verify(b *artifacts.Bundle, in Incoming) (*checked, error) {
 // checkBinding refuses a runner's bundle that is not bound to the job, lease and portal it
 // is completed on, naming the field that differs. The signing keys were checked against the
 // leasing runner's by Verify.
-func (g *Ingest) checkBinding(v *artifacts.Verification, j *store.Job) error {
+func (g *Ingest) checkBinding(v *attest.Verification, j *store.Job) error {
 	p := v.Statement.Predicate
 	refuse := func(field, format string, args ...any) error {
 		return fault.New(fault.Invalid, "bundle refused: %s: "+format, append([]any{field}, args...)...)
 	}
 	switch {
 	case v.Legacy:
-		return refuse("predicate", "a legacy (%s) bundle is bound to no job; it can only be submitted as a community result", artifacts.PredicateTypeV1)
-	case p.Assurance.Origin != artifacts.OriginPortalRunner:
-		return refuse("origin", "the bundle was signed with origin %q, a runner result is %q; it can only be submitted as a community result", p.Assurance.Origin, artifacts.OriginPortalRunner)
+		return refuse("predicate", "a legacy (%s) bundle is bound to no job; it can only be submitted as a community result", attest.PredicateTypeV1)
+	case p.Assurance.Origin != attest.OriginPortalRunner:
+		return refuse("origin", "the bundle was signed with origin %q, a runner result is %q; it can only be submitted as a community result", p.Assurance.Origin, attest.OriginPortalRunner)
 	case p.Job == nil:
 		return refuse("job", "the bundle carries no job binding")
 	case p.Job.Portal != g.PortalURL:

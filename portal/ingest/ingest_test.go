@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
@@ -18,7 +19,7 @@ import (
 )
 
 // golden reads a real recorded bundle of the portal's golden pages and its signer's keys.
-func golden(t *testing.T, name string) ([]byte, artifacts.PublicKeys) {
+func golden(t *testing.T, name string) ([]byte, identity.PublicKeys) {
 	t.Helper()
 	dir := filepath.Join("..", "testdata", "golden")
 	data, err := os.ReadFile(filepath.Join(dir, "bundles", name+".tar.gz"))
@@ -29,7 +30,7 @@ func golden(t *testing.T, name string) ([]byte, artifacts.PublicKeys) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys artifacts.PublicKeys
+	var keys identity.PublicKeys
 	if err := json.Unmarshal(pub, &keys); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestPublishStoresWhatVerified(t *testing.T) {
 			return int64(len(got)), nil
 		}}
 	data, keys := golden(t, "host-mlkem")
-	other, err := artifacts.GenerateIdentity()
+	other, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +66,13 @@ func TestPublishStoresWhatVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Publish(ctx, b, ingest.Incoming{Data: data, Keys: other.Public(), Origin: artifacts.OriginCommunity}); !fault.Is(err, fault.Invalid) {
+	if _, err := g.Publish(ctx, b, ingest.Incoming{Data: data, Keys: other.Public(), Origin: attest.OriginCommunity}); !fault.Is(err, fault.Invalid) {
 		t.Fatalf("bundle under other keys: %v, want an invalid-input refusal", err)
 	}
 	if _, err := blobs.Stat(ctx, ingest.BundleDigest(data)); err == nil || len(got) != 0 {
 		t.Fatalf("a refused bundle was stored (stat %v, %d publications)", err, len(got))
 	}
-	p, err := g.Publish(ctx, b, ingest.Incoming{Data: data, Keys: keys, Origin: artifacts.OriginCommunity, Submitter: 7})
+	p, err := g.Publish(ctx, b, ingest.Incoming{Data: data, Keys: keys, Origin: attest.OriginCommunity, Submitter: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

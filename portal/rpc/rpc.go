@@ -1,9 +1,9 @@
 // Package rpc is the portal's side of the runner protocol: a Service that implements
-// artifacts.Portal, the contract the runner's HTTP client implements too. The portal's HTTP
+// protocol.Portal, the contract the runner's HTTP client implements too. The portal's HTTP
 // handlers only decode a request, call the Service and encode its answer; the runner a
 // request comes from is put in the context by the handler that authenticated it (WithRunner).
 // Errors are portal/fault errors whose kind the portal's error handler maps to the protocol's
-// status and artifacts.ErrorKind.
+// status and protocol.ErrorKind.
 package rpc
 
 import (
@@ -18,13 +18,16 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 	"pqrepro/portal/token"
 )
 
-var _ artifacts.Portal = (*Service)(nil)
+var _ protocol.Portal = (*Service)(nil)
 
 // Store is what the Service needs of the portal's store.
 type Store interface {
@@ -32,7 +35,7 @@ type Store interface {
 	UseChallenge(ctx context.Context, challenge, purpose string) error
 	Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrolled bool, err error)
 	LeaseJob(ctx context.Context, runnerID int64, classes, firmwareOnly, opensslClasses []string, leaseID, nonce string, expires time.Time) (store.Job, error)
-	Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error
+	Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p protocol.Progress) error
 	AppendLog(ctx context.Context, jobID, runnerID int64, leaseID string, idx int, data string) error
 	FailJob(ctx context.Context, jobID, runnerID int64, leaseID, reason, log string) error
 	Job(ctx context.Context, id int64) (store.Job, error)
@@ -86,35 +89,35 @@ func runnerFrom(ctx context.Context) (store.Runner, error) {
 
 // Challenge issues a proof-of-possession challenge for purpose. The challenge is stored in
 // the database, so any portal process sharing it accepts the proof, once, until it expires.
-func (s *Service) Challenge(ctx context.Context, purpose string) (artifacts.ChallengeResponse, error) {
-	if purpose != artifacts.PurposeRunnerEnrol && purpose != artifacts.PurposeSubmitterKeys {
-		return artifacts.ChallengeResponse{}, fault.New(fault.Invalid, "purpose must be %s or %s", artifacts.PurposeRunnerEnrol, artifacts.PurposeSubmitterKeys)
+func (s *Service) Challenge(ctx context.Context, purpose string) (protocol.ChallengeResponse, error) {
+	if purpose != identity.PurposeRunnerEnrol && purpose != identity.PurposeSubmitterKeys {
+		return protocol.ChallengeResponse{}, fault.New(fault.Invalid, "purpose must be %s or %s", identity.PurposeRunnerEnrol, identity.PurposeSubmitterKeys)
 	}
-	b := make([]byte, artifacts.ChallengeBytes)
+	b := make([]byte, identity.ChallengeBytes)
 	if _, err := rand.Read(b); err != nil {
-		return artifacts.ChallengeResponse{}, err
+		return protocol.ChallengeResponse{}, err
 	}
 	exp := s.now().Add(s.ChallengeTTL).UTC()
-	ch := artifacts.ChallengeResponse{Challenge: hex.EncodeToString(b), Purpose: purpose, ExpiresAt: exp}
+	ch := protocol.ChallengeResponse{Challenge: hex.EncodeToString(b), Purpose: purpose, ExpiresAt: exp}
 	if err := s.Store.IssueChallenge(ctx, ch.Challenge, purpose, exp); err != nil {
-		return artifacts.ChallengeResponse{}, err
+		return protocol.ChallengeResponse{}, err
 	}
 	return ch, nil
 }
 
 // CheckPossession spends the proof's challenge (once, whatever follows) and checks both
 // signatures over it for purpose and keys. Every refusal is unauthorized, with its reason.
-func (s *Service) CheckPossession(ctx context.Context, purpose string, keys artifacts.PublicKeys, p artifacts.Possession) error {
+func (s *Service) CheckPossession(ctx context.Context, purpose string, keys identity.PublicKeys, p identity.Possession) error {
 	ch, err := hex.DecodeString(p.Challenge)
-	if p.Challenge == "" || err != nil || len(ch) != artifacts.ChallengeBytes {
+	if p.Challenge == "" || err != nil || len(ch) != identity.ChallengeBytes {
 		return fault.New(fault.Unauthorized, "proof of possession: missing or malformed challenge (want the %d-byte hex challenge from %s, signed with both keys)",
-			artifacts.ChallengeBytes, artifacts.RouteChallenge)
+			identity.ChallengeBytes, protocol.RouteChallenge)
 	}
 	if err := s.Store.UseChallenge(ctx, p.Challenge, purpose); err != nil {
 		return err
 	}
-	if err := artifacts.VerifyPossession(purpose, ch, keys, p); err != nil {
-		if errors.Is(err, artifacts.ErrNoPossession) {
+	if err := identity.VerifyPossession(purpose, ch, keys, p); err != nil {
+		if errors.Is(err, identity.ErrNoPossession) {
 			return fault.Wrap(fault.Unauthorized, err, "%s", err.Error())
 		}
 		return fault.Wrap(fault.Invalid, err, "%s", err.Error())
@@ -123,7 +126,7 @@ func (s *Service) CheckPossession(ctx context.Context, purpose string, keys arti
 }
 
 // checkEnrolment refuses an enrolment request with bad keys, names, boards or capabilities.
-func checkEnrolment(req *artifacts.EnrolRequest) error {
+func checkEnrolment(req *protocol.EnrolRequest) error {
 	if err := req.PublicKeys.Validate(); err != nil {
 		return fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
 	}
@@ -157,13 +160,13 @@ func checkEnrolment(req *artifacts.EnrolRequest) error {
 // keys need a usable enrolment token; keys the portal knows need that runner's current token
 // (or the administrator's release); keys held by another runner or a submitter are a
 // conflict.
-func (s *Service) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+func (s *Service) Enrol(ctx context.Context, req protocol.EnrolRequest) (protocol.EnrolResponse, error) {
 	if err := checkEnrolment(&req); err != nil {
-		return artifacts.EnrolResponse{}, err
+		return protocol.EnrolResponse{}, err
 	}
 	tok := token.New("pqr")
-	if err := s.CheckPossession(ctx, artifacts.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
-		return artifacts.EnrolResponse{}, err
+	if err := s.CheckPossession(ctx, identity.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
+		return protocol.EnrolResponse{}, err
 	}
 	e := store.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: token.Hash(tok)}
 	if req.Token != "" {
@@ -175,10 +178,10 @@ func (s *Service) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifa
 	id, again, err := s.Store.Enrol(ctx, e)
 	if err != nil {
 		s.Log.Info("enrolment refused", "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "reason", fault.Message(err))
-		return artifacts.EnrolResponse{}, err
+		return protocol.EnrolResponse{}, err
 	}
 	s.Log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards), "re-enrolled", again)
-	return artifacts.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.LeaseDuration.Seconds())}, nil
+	return protocol.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.LeaseDuration.Seconds())}, nil
 }
 
 // leaseClasses are the board classes a runner can take jobs for: those it has available, the
@@ -199,7 +202,7 @@ func leaseClasses(r store.Runner) (classes, firmwareOnly, opensslClasses []strin
 
 // Lease hands out the next job for the runner's available boards, waiting up to wait (at
 // most LongPoll); nil and no error when none arrived in time or ctx ended.
-func (s *Service) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+func (s *Service) Lease(ctx context.Context, wait time.Duration) (*protocol.Lease, error) {
 	r, err := runnerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -238,8 +241,8 @@ func (s *Service) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lea
 }
 
 // lease is the answer to a leased job.
-func (s *Service) lease(j store.Job, leaseID, nonce string) *artifacts.Lease {
-	l := &artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
+func (s *Service) lease(j store.Job, leaseID, nonce string) *protocol.Lease {
+	l := &protocol.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
 		ManifestID: j.ManifestID, BoardClass: j.BoardClass, Firmware: j.Firmware, ExpiresAt: j.LeaseExpires,
 		LeaseSeconds: int(s.LeaseDuration.Seconds()), Nonce: nonce, PortalURL: s.PortalURL}
 	if j.Firmware != "" {
@@ -249,14 +252,14 @@ func (s *Service) lease(j store.Job, leaseID, nonce string) *artifacts.Lease {
 }
 
 // Heartbeat extends the runner's lease of a job (Extend, without its answer).
-func (s *Service) Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error {
+func (s *Service) Heartbeat(ctx context.Context, jobID int64, req protocol.HeartbeatRequest) error {
 	_, err := s.Extend(ctx, jobID, req)
 	return err
 }
 
 // Extend extends the runner's lease of a job by LeaseDuration, records its progress and
 // returns the new expiry.
-func (s *Service) Extend(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) (time.Time, error) {
+func (s *Service) Extend(ctx context.Context, jobID int64, req protocol.HeartbeatRequest) (time.Time, error) {
 	r, err := runnerFrom(ctx)
 	if err != nil {
 		return time.Time{}, err
@@ -286,14 +289,14 @@ func (s *Service) AppendLog(ctx context.Context, jobID int64, leaseID string, in
 // Complete verifies the signed bundle of a held lease against the runner's registered keys
 // and publishes it. A retried completion (the answer to the first was lost) gets the same
 // answer; a bundle in which no cell ran ok fails the job with the reason.
-func (s *Service) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error) {
+func (s *Service) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (protocol.CompleteResponse, error) {
 	r, err := runnerFrom(ctx)
 	if err != nil {
-		return artifacts.CompleteResponse{}, err
+		return protocol.CompleteResponse{}, err
 	}
 	j, err := s.Store.Job(ctx, jobID)
 	if err != nil {
-		return artifacts.CompleteResponse{}, err
+		return protocol.CompleteResponse{}, err
 	}
 	if j.State == store.JobPublished && j.RunnerID == r.ID {
 		if run, err := s.Store.Run(ctx, j.RunID); err == nil && run.Bundle == ingest.BundleDigest(bundle) {
@@ -301,17 +304,17 @@ func (s *Service) Complete(ctx context.Context, jobID int64, leaseID string, bun
 		}
 	}
 	if j.State != store.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(s.now()) {
-		return artifacts.CompleteResponse{}, fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", jobID)
+		return protocol.CompleteResponse{}, fault.New(fault.LeaseLost, "job %d is not leased to this runner under this lease (expired, re-queued or finished)", jobID)
 	}
 	b, err := s.Ingest.Read(bundle)
 	if err != nil {
-		return artifacts.CompleteResponse{}, bundleRefused(err)
+		return protocol.CompleteResponse{}, bundleRefused(err)
 	}
-	in := ingest.Incoming{Data: bundle, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID}
+	in := ingest.Incoming{Data: bundle, Keys: r.PublicKeys, Origin: attest.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID}
 	p, err := s.Ingest.Publish(ctx, b, in)
 	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
-		return artifacts.CompleteResponse{}, fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
+		return protocol.CompleteResponse{}, fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
 	}
 	var nc *ingest.NoCellError
 	if errors.As(err, &nc) {
@@ -322,7 +325,7 @@ func (s *Service) Complete(ctx context.Context, jobID int64, leaseID string, bun
 		}
 	}
 	if err != nil {
-		return artifacts.CompleteResponse{}, bundleRefused(err)
+		return protocol.CompleteResponse{}, bundleRefused(err)
 	}
 	if s.Published != nil {
 		s.Published(p, in)
@@ -330,8 +333,8 @@ func (s *Service) Complete(ctx context.Context, jobID int64, leaseID string, bun
 	return completed(p.RunID), nil
 }
 
-func completed(runID int64) artifacts.CompleteResponse {
-	return artifacts.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)}
+func completed(runID int64) protocol.CompleteResponse {
+	return protocol.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)}
 }
 
 // bundleRefused gives a runner's refused completion its protocol kind: invalid input in an
@@ -345,7 +348,7 @@ func bundleRefused(err error) error {
 }
 
 // Fail ends the runner's attempt at a job with its reason (at most 2000 bytes) and log.
-func (s *Service) Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error {
+func (s *Service) Fail(ctx context.Context, jobID int64, req protocol.FailRequest) error {
 	r, err := runnerFrom(ctx)
 	if err != nil {
 		return err

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
@@ -46,16 +47,16 @@ func TestServiceDrivesAJob(t *testing.T) {
 	if _, err := s.Challenge(ctx, "anything"); !fault.Is(err, fault.Invalid) {
 		t.Errorf("challenge for another purpose: %v, want invalid", err)
 	}
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := s.Challenge(ctx, artifacts.PurposeRunnerEnrol)
+	ch, err := s.Challenge(ctx, identity.PurposeRunnerEnrol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := hex.DecodeString(ch.Challenge)
-	proof, err := id.ProvePossession(artifacts.PurposeRunnerEnrol, raw)
+	proof, err := id.ProvePossession(identity.PurposeRunnerEnrol, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +64,8 @@ func TestServiceDrivesAJob(t *testing.T) {
 	if _, err := st.CreateEnrolToken(ctx, "lab", token.Hash(enrolTok), 0, store.EnrolTokenOptions{MaxUses: 1}); err != nil {
 		t.Fatal(err)
 	}
-	req := artifacts.EnrolRequest{Token: enrolTok, Name: "lab runner", Version: "test", PublicKeys: id.Public(), Proof: proof,
-		Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}}
+	req := protocol.EnrolRequest{Token: enrolTok, Name: "lab runner", Version: "test", PublicKeys: id.Public(), Proof: proof,
+		Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}}
 	resp, err := s.Enrol(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestServiceDrivesAJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *artifacts.Lease, 1)
+	got := make(chan *protocol.Lease, 1)
 	go func() {
 		l, err := s.Lease(rctx, 5*time.Second)
 		if err != nil {
@@ -102,11 +103,11 @@ func TestServiceDrivesAJob(t *testing.T) {
 	if l == nil || l.JobID != jobID || l.Nonce == "" || l.PortalURL != s.PortalURL || l.Manifest != string(m.YAML()) {
 		t.Fatalf("lease after a job was queued: %+v", l)
 	}
-	exp, err := s.Extend(rctx, jobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID})
+	exp, err := s.Extend(rctx, jobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID})
 	if err != nil || time.Until(exp) < 50*time.Second {
 		t.Errorf("extend: %v until %v", err, exp)
 	}
-	if err := s.Heartbeat(rctx, jobID, artifacts.HeartbeatRequest{LeaseID: "another"}); err == nil {
+	if err := s.Heartbeat(rctx, jobID, protocol.HeartbeatRequest{LeaseID: "another"}); err == nil {
 		t.Error("a heartbeat under another lease was accepted")
 	}
 	if err := s.AppendLog(rctx, jobID, l.LeaseID, 0, []byte("runner: started\n")); err != nil {
@@ -118,7 +119,7 @@ func TestServiceDrivesAJob(t *testing.T) {
 	if _, err := s.Complete(rctx, jobID, "another", []byte("not a bundle")); !fault.Is(err, fault.LeaseLost) {
 		t.Errorf("completion under another lease: %v, want lease lost", err)
 	}
-	if err := s.Fail(rctx, jobID, artifacts.FailRequest{LeaseID: l.LeaseID, Reason: "  "}); err != nil {
+	if err := s.Fail(rctx, jobID, protocol.FailRequest{LeaseID: l.LeaseID, Reason: "  "}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := st.Job(ctx, jobID)
