@@ -603,15 +603,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if status == http.StatusRequestEntityTooLarge {
 			msg = "the upload is larger than this form accepts"
 		}
-		kind = fault.Invalid
-		switch status {
-		case http.StatusNotFound:
-			kind = fault.NotFound
-		case http.StatusForbidden:
-			kind = fault.Forbidden
-		case http.StatusRequestEntityTooLarge:
-			kind = fault.TooLarge
-		}
+		kind = kindOfStatus(status)
 	case errors.As(err, new(*http.MaxBytesError)):
 		status, msg, kind = http.StatusRequestEntityTooLarge, "the request body is larger than this route accepts", fault.TooLarge
 	case kind == fault.Internal:
@@ -621,10 +613,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	default:
 		msg = fault.Message(err)
-		status = kind.Status()
+		if st, ok := statusOf[kind]; ok {
+			status = st
+		}
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") || strings.HasSuffix(c.Request().URL.Path, ".json") {
-		c.JSON(status, protocol.ProtocolError{Kind: string(kind.Protocol()), Error: msg})
+		c.JSON(status, protocol.ProtocolError{Kind: string(kind), Error: msg})
 		return
 	}
 	if c.Request().Method == http.MethodHead {

@@ -22,10 +22,10 @@ func TestPut(t *testing.T) {
 		max     int64
 		wantErr fault.Kind
 	}{
-		{"small", "hello", 10, -1},
-		{"exactly the limit", "0123456789", 10, -1},
+		{"small", "hello", 10, ""},
+		{"exactly the limit", "0123456789", 10, ""},
 		{"one byte over", "0123456789x", 10, fault.TooLarge},
-		{"empty", "", 10, -1},
+		{"empty", "", 10, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -34,7 +34,7 @@ func TestPut(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, n, err := s.Put(ctx, strings.NewReader(tc.data), tc.max)
-			if tc.wantErr >= 0 {
+			if tc.wantErr != "" {
 				if !fault.Is(err, tc.wantErr) {
 					t.Fatalf("err %v, want %v", err, tc.wantErr)
 				}

@@ -1,89 +1,38 @@
-// Package fault gives portal errors a kind (invalid, not found, conflict, unauthorized,
-// forbidden, too large, internal) so one error handler can map them to status codes, and a
-// message that is safe to show to a user. Internal causes stay in the wrapped error and are
-// only logged.
+// Package fault gives portal errors a kind and a message that is safe to show to a user.
+// The kinds are the runner protocol's (protocol.ErrorKind: invalid, not found, conflict,
+// unauthorized, forbidden, too large, internal, and the protocol's own), so the portal has
+// one error vocabulary; only the portal's HTTP error handler maps a kind to a status code.
+// Internal causes stay in the wrapped error and are only logged.
 package fault
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"pqrepro/artifacts/protocol"
 )
 
-// Kind classifies an error for the HTTP layer.
-type Kind int
+// Kind classifies an error: a kind of the runner protocol.
+type Kind = protocol.ErrorKind
 
 // Error kinds.
 const (
-	Internal Kind = iota
-	Invalid
-	NotFound
-	Conflict
-	Unauthorized
-	Forbidden
-	TooLarge
+	Internal     = protocol.KindInternal
+	Invalid      = protocol.KindInvalid
+	NotFound     = protocol.KindNotFound
+	Conflict     = protocol.KindConflict
+	Unauthorized = protocol.KindUnauthorized
+	Forbidden    = protocol.KindForbidden
+	TooLarge     = protocol.KindTooLarge
 	// LeaseLost: a runner's request names a job it no longer holds (a conflict).
-	LeaseLost
+	LeaseLost = protocol.KindLeaseLost
 	// UnknownRunner: a runner token that is not accepted (unauthorized).
-	UnknownRunner
+	UnknownRunner = protocol.KindUnknownRunner
 	// BundleRefused: an uploaded bundle did not verify or does not answer its job (invalid).
-	BundleRefused
+	BundleRefused = protocol.KindBundleRefused
 	// RateLimited: too many requests from one client.
-	RateLimited
+	RateLimited = protocol.KindRateLimited
 )
-
-// String names the kind.
-func (k Kind) String() string {
-	switch k {
-	case Invalid:
-		return "invalid"
-	case NotFound:
-		return "not found"
-	case Conflict:
-		return "conflict"
-	case Unauthorized:
-		return "unauthorized"
-	case Forbidden:
-		return "forbidden"
-	case TooLarge:
-		return "too large"
-	case LeaseLost:
-		return "lease lost"
-	case UnknownRunner:
-		return "unknown runner"
-	case BundleRefused:
-		return "bundle refused"
-	case RateLimited:
-		return "rate limited"
-	}
-	return "internal"
-}
-
-// Protocol is the kind as the runner protocol names it (protocol.ErrorKind).
-func (k Kind) Protocol() protocol.ErrorKind { return protocol.ErrorKind(k.String()) }
-
-// Status is the HTTP status code of the kind.
-func (k Kind) Status() int {
-	switch k {
-	case Invalid, BundleRefused:
-		return http.StatusBadRequest
-	case NotFound:
-		return http.StatusNotFound
-	case Conflict, LeaseLost:
-		return http.StatusConflict
-	case Unauthorized, UnknownRunner:
-		return http.StatusUnauthorized
-	case Forbidden:
-		return http.StatusForbidden
-	case TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case RateLimited:
-		return http.StatusTooManyRequests
-	}
-	return http.StatusInternalServerError
-}
 
 // Error is an error with a kind and a public message. Err, when set, is the cause; it is
 // logged but never shown.
