@@ -15,7 +15,7 @@ import (
 // or its lease was lost) its publications are published one by one, so each gets its own
 // answer.
 type committer struct {
-	st  store.Store
+	st  publisher
 	max int
 
 	queue chan *pendingRun
@@ -32,6 +32,12 @@ func (s *Server) commitRun(ctx context.Context, p store.Publication) (int64, err
 	return s.store.Publish(ctx, p)
 }
 
+// publisher publishes runs, one or a batch per transaction (the store).
+type publisher interface {
+	Publish(ctx context.Context, p store.Publication) (int64, error)
+	PublishBatch(ctx context.Context, ps []store.Publication) ([]int64, error)
+}
+
 // pendingRun is one publication waiting for its batch; id and err are set before done closes.
 type pendingRun struct {
 	ctx  context.Context
@@ -41,7 +47,7 @@ type pendingRun struct {
 	done chan struct{}
 }
 
-func newCommitter(st store.Store, max int) *committer {
+func newCommitter(st publisher, max int) *committer {
 	c := &committer{st: st, max: max, queue: make(chan *pendingRun, max), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c

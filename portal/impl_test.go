@@ -24,7 +24,6 @@ import (
 	"pqrepro/firmware/impltable"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/portal/sqlstore"
 	"pqrepro/runner"
 	"pqrepro/runner/qemu"
 )
@@ -399,10 +398,7 @@ spec:
 		}
 	}
 	ctx := context.Background()
-	db, ok := p.Server.Store().(interface{ Write() *sqlstore.Conn })
-	if !ok {
-		t.Fatal("the store gives no database handle")
-	}
+	db := p.Server.Store()
 	if _, err := db.Write().ExecContext(ctx, `UPDATE cells SET implementation = '', msg_bytes = 0`); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"pqrepro/portal/sqlstore"
 	"regexp"
 	"slices"
 	"strings"
@@ -101,7 +102,7 @@ func digestOf(s string) string {
 // one finds its page in the time order anyway). Accounts, runners (each enrolled with a
 // token of its own), submitter keys, enrolment tokens and firmware builds come by the
 // hundred, more than an administrator's list shows; every other run has a stored comparison.
-func seedPlans(t *testing.T, st store.Store, n int) {
+func seedPlans(t *testing.T, st *sqlstore.DB, n int) {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := st.CreateUser(ctx, "plan-admin", store.RoleAdmin, "plan-admin-hash")

@@ -17,7 +17,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
-	"pqrepro/portal/store"
 )
 
 // Budget is one rate limit: a token bucket per client address that refills at PerSecond and
@@ -115,8 +114,13 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	return false, time.Duration((1 - b.tokens) / l.budget.PerSecond * float64(time.Second))
 }
 
+// tokenBuckets are rate-limit buckets kept in the store, shared by the processes on it.
+type tokenBuckets interface {
+	TakeToken(ctx context.Context, key string, perSecond float64, burst int, now time.Time) (ok bool, wait time.Duration, err error)
+}
+
 // shareIn makes the limiter spend its budget in the store's buckets, named class|address.
-func (l *limiter) shareIn(st store.Store, class string, log *slog.Logger) {
+func (l *limiter) shareIn(st tokenBuckets, class string, log *slog.Logger) {
 	l.log = log
 	l.take = func(ctx context.Context, key string) (bool, time.Duration, error) {
 		return st.TakeToken(ctx, class+"|"+key, l.budget.PerSecond, l.budget.Burst, l.now())

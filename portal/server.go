@@ -33,6 +33,7 @@ import (
 	"pqrepro/portal/ingest"
 	"pqrepro/portal/postgres"
 	"pqrepro/portal/rpc"
+	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/store"
 	"pqrepro/portal/token"
 	"pqrepro/portal/translog"
@@ -210,7 +211,7 @@ func (c Config) Validate() error {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   store.Store
+	store   *sqlstore.DB
 	blobs   blob.Store
 	catalog *experiments.Catalog
 	echo    *echo.Echo
@@ -358,7 +359,7 @@ func (c Config) BlobsLocation() string {
 }
 
 // Store returns the server's store (for seeding tools and tests).
-func (s *Server) Store() store.Store { return s.store }
+func (s *Server) Store() *sqlstore.DB { return s.store }
 
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"pqrepro/portal/postgres"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/store"
 	"time"
 )
@@ -35,7 +36,7 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 // before and after opening, see checkDataDir and checkDatabase), or the PostgreSQL database
 // of cfg.Database. It reports whether the database held a portal already (SQLite: the file
 // had content; PostgreSQL: an administrator exists), for the check against orphaned blobs.
-func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, bool, error) {
+func openStore(ctx context.Context, cfg Config, log *slog.Logger) (*sqlstore.DB, bool, error) {
 	if cfg.Database != "" {
 		st, err := postgres.Open(ctx, cfg.Database)
 		if err != nil {
@@ -169,7 +170,7 @@ func countFiles(dir string) (int, error) {
 // checkDatabase runs PRAGMA quick_check when the last run did not shut down cleanly (its
 // marker file is still there), when force asks, or when the database is small; a failed
 // check refuses to start. It then writes the marker, which Close removes.
-func checkDatabase(ctx context.Context, dir string, st store.Store, force bool, log *slog.Logger) error {
+func checkDatabase(ctx context.Context, dir string, st *sqlstore.DB, force bool, log *slog.Logger) error {
 	marker := filepath.Join(dir, runMarker)
 	_, merr := os.Stat(marker)
 	unclean := merr == nil

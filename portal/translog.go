@@ -21,7 +21,7 @@ import (
 
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/store"
+	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/translog"
 	"pqrepro/templates"
 )
@@ -49,7 +49,7 @@ func (c Config) logOrigin() string {
 // making the log's key on first start, named by the origin. Without a configured origin the
 // key's name is the origin (so a new address keeps the log); a key whose name is not the
 // configured origin is refused: changing the origin needs a new log.
-func openLog(cfg Config, st store.Store, files blob.Files, s *Server) (*translog.Log, error) {
+func openLog(cfg Config, st *sqlstore.DB, files blob.Files, s *Server) (*translog.Log, error) {
 	file := cfg.LogKeyFile
 	if file == "" {
 		file = filepath.Join(cfg.DataDir, logKeyFile)

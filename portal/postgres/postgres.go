@@ -34,7 +34,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"pqrepro/portal/sqlstore"
-	"pqrepro/portal/store"
 )
 
 //go:embed migrations/*.sql
@@ -45,15 +44,6 @@ const channel = "pqrepro"
 
 // migrationLock is the advisory lock key migrations hold ("pqrepro" in ASCII, truncated).
 const migrationLock = `SELECT pg_advisory_xact_lock(7381534805614933)`
-
-// Store is the portal's database on PostgreSQL. It is safe for concurrent use, by any number
-// of processes.
-type Store struct {
-	*sqlstore.DB
-	dsn string
-}
-
-var _ store.Store = (*Store)(nil)
 
 var dialect = sqlstore.Dialect{
 	Name:      "PostgreSQL",
@@ -72,7 +62,8 @@ var dialect = sqlstore.Dialect{
 	// The change counters are sequences, advanced right after the write commits.
 	Generations: `SELECT (SELECT last_value FROM generation_runs), (SELECT last_value FROM generation_work),
 		(SELECT last_value FROM generation_log)`,
-	Advance: func(name string) string { return `SELECT nextval('generation_` + name + `')` },
+	Advance:    func(name string) string { return `SELECT nextval('generation_` + name + `')` },
+	QuickCheck: quickCheck,
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or postgresql://).
@@ -81,7 +72,9 @@ func IsURL(s string) bool {
 }
 
 // Open connects to the database at dsn (a postgres:// URL) and applies pending migrations.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+// The store is safe for concurrent use by any number of processes; it listens for their
+// events over a connection of its own (listen).
+func Open(ctx context.Context, dsn string) (*sqlstore.DB, error) {
 	if _, err := pgx.ParseConfig(dsn); err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
@@ -96,7 +89,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 	}
-	s := &Store{DB: sqlstore.New(db, db, dialect), dsn: dsn}
+	s := sqlstore.New(db, db, dialect)
+	s.Listener = func(ctx context.Context, fn func(event string)) error { return listen(ctx, dsn, fn) }
 	ms, err := Migrations()
 	if err == nil {
 		err = s.Migrate(ctx, ms, migrationLock)
@@ -120,8 +114,8 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// QuickCheck checks the connection and that every migration this build knows is applied.
-func (s *Store) QuickCheck(ctx context.Context) error {
+// quickCheck checks the connection and that every migration this build knows is applied.
+func quickCheck(ctx context.Context, s *sqlstore.DB) error {
 	applied, err := s.AppliedMigrations(ctx)
 	if err != nil {
 		return fmt.Errorf("check database: %w", err)
@@ -136,12 +130,12 @@ func (s *Store) QuickCheck(ctx context.Context) error {
 	return nil
 }
 
-// Listen delivers the events every process raises on this database until ctx ends, over a
-// connection of its own (LISTEN holds it). It returns ctx's error, or the connection's when
-// it breaks; the caller listens again, and should treat that as "anything may have
-// happened" (events raised while no one listened are not replayed).
-func (s *Store) Listen(ctx context.Context, fn func(event string)) error {
-	conn, err := pgx.Connect(ctx, s.dsn)
+// listen delivers the events every process raises on the database at dsn until ctx ends,
+// over a connection of its own (LISTEN holds it). It returns ctx's error, or the
+// connection's when it breaks; the caller listens again, and should treat that as "anything
+// may have happened" (events raised while no one listened are not replayed).
+func listen(ctx context.Context, dsn string, fn func(event string)) error {
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"pqrepro/portal/sqlstore"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 
 // listStore is a real SQLite store with n runs published at a few distinct milliseconds
 // (ties), alternating boards and algorithms.
-func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
+func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlstore.DB {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
@@ -53,7 +54,7 @@ func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
 }
 
 // walk pages through a list with page size limit and returns the ids in order.
-func walk(t *testing.T, st *sqlite.Store, f store.ListFilter) (ids []int64, pages int) {
+func walk(t *testing.T, st *sqlstore.DB, f store.ListFilter) (ids []int64, pages int) {
 	t.Helper()
 	for {
 		p, err := st.ListRuns(context.Background(), f)

@@ -18,19 +18,10 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"pqrepro/portal/sqlstore"
-	"pqrepro/portal/store"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
-
-// Store is the portal's database on one SQLite file: the shared SQL of portal/sqlstore over
-// a write pool of one connection and a read pool. It is safe for concurrent use.
-type Store struct {
-	*sqlstore.DB
-}
-
-var _ store.Store = (*Store)(nil)
 
 // dialect is SQLite's: `?` placeholders; writes serialised by the single write connection,
 // so the lease needs no row lock and nothing needs retrying.
@@ -40,10 +31,12 @@ var dialect = sqlstore.Dialect{Name: "SQLite", Explain: explain,
 		(SELECT n FROM generations WHERE name = 'log')`,
 	Advance:     func(name string) string { return `UPDATE generations SET n = n + 1 WHERE name = '` + name + `'` },
 	AdvanceInTx: true,
+	QuickCheck:  quickCheck,
 }
 
-// Open opens (creating if needed) the database file at path and applies pending migrations.
-func Open(ctx context.Context, file string) (*Store, error) {
+// Open opens (creating if needed) the database file at path and applies pending migrations:
+// the shared SQL of portal/sqlstore over a write pool of one connection and a read pool.
+func Open(ctx context.Context, file string) (*sqlstore.DB, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")
@@ -70,7 +63,7 @@ func Open(ctx context.Context, file string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	read.SetMaxOpenConns(8)
-	s := &Store{DB: sqlstore.New(read, write, dialect)}
+	s := sqlstore.New(read, write, dialect)
 	ms, err := Migrations()
 	if err == nil {
 		err = s.Migrate(ctx, ms, "")
@@ -87,8 +80,8 @@ func Migrations() ([]sqlstore.Migration, error) {
 	return sqlstore.LoadMigrations(migrations, "migrations")
 }
 
-// QuickCheck runs PRAGMA quick_check and fails with the first problems it reports.
-func (s *Store) QuickCheck(ctx context.Context) error {
+// quickCheck runs PRAGMA quick_check and fails with the first problems it reports.
+func quickCheck(ctx context.Context, s *sqlstore.DB) error {
 	rows, err := s.Write().QueryContext(ctx, `PRAGMA quick_check(20)`)
 	if err != nil {
 		return fmt.Errorf("quick_check: %w", err)
@@ -129,7 +122,3 @@ func explain(ctx context.Context, c *sqlstore.Conn, query string, args []any) (s
 	}
 	return strings.Join(out, "; "), rows.Err()
 }
-
-// Listen returns at once: only one process opens a SQLite file as a portal, and it raises
-// its own events.
-func (s *Store) Listen(ctx context.Context, fn func(event string)) error { return nil }

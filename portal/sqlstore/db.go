@@ -62,6 +62,9 @@ type Dialect struct {
 	Generations string
 	Advance     func(name string) string
 	AdvanceInTx bool
+	// QuickCheck checks the database's integrity quickly at start (SQLite's quick_check, the
+	// migrations applied on PostgreSQL); nil: nothing to check.
+	QuickCheck func(ctx context.Context, db *DB) error
 }
 
 // DB is the store over one engine's connection pools. It is safe for concurrent use.
@@ -73,6 +76,10 @@ type DB struct {
 	Now func() time.Time
 	// Logs bounds job logs (zero values: DefaultLogLimits); set it before use.
 	Logs store.LogLimits
+	// Listener delivers the events other processes raise on the database until ctx ends
+	// (PostgreSQL's LISTEN; see Listen); nil where one process owns the database. The engine
+	// sets it when it opens the database.
+	Listener func(ctx context.Context, fn func(event string)) error
 	// Hook, when set, is called at named points of a publication ("publish:uncommitted"
 	// inside its transaction once everything is written, "publish:committed" after it), for
 	// fault tests that kill the process there.
@@ -89,6 +96,25 @@ func (s *DB) hook(point string) {
 // same pool).
 func New(read, write *sql.DB, d Dialect) *DB {
 	return &DB{read: &Conn{db: read, d: &d}, write: &Conn{db: write, d: &d}, d: d, Now: time.Now, Logs: store.DefaultLogLimits()}
+}
+
+// QuickCheck checks the database's integrity the engine's quick way (Dialect.QuickCheck).
+func (s *DB) QuickCheck(ctx context.Context) error {
+	if s.d.QuickCheck == nil {
+		return nil
+	}
+	return s.d.QuickCheck(ctx, s)
+}
+
+// Listen calls fn for each event any process on the same database raised until ctx ends,
+// and returns ctx's error or the connection's when it breaks (the caller listens again and
+// treats that as "anything may have happened"). Where one process owns the database it
+// returns nil at once: that process raises its own events.
+func (s *DB) Listen(ctx context.Context, fn func(event string)) error {
+	if s.Listener == nil {
+		return nil
+	}
+	return s.Listener(ctx, fn)
 }
 
 // Read and Write are the connection pools, for the engine's own queries.

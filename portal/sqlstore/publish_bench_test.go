@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"pqrepro/portal/sqlstore"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,15 +44,15 @@ func benchPublication(i int64) store.Publication {
 // where it cannot start).
 func BenchmarkPublish(b *testing.B) {
 	ctx := context.Background()
-	open := map[string]func(b *testing.B) store.Store{
-		"sqlite": func(b *testing.B) store.Store {
+	open := map[string]func(b *testing.B) *sqlstore.DB{
+		"sqlite": func(b *testing.B) *sqlstore.DB {
 			st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "portal.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			return st
 		},
-		"postgres": func(b *testing.B) store.Store {
+		"postgres": func(b *testing.B) *sqlstore.DB {
 			st, err := postgres.Open(ctx, pgtest.DSN(b))
 			if err != nil {
 				b.Fatal(err)

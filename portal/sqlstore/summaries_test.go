@@ -23,11 +23,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // summaryStore is a store with the shared SQL exposed, so a test can read the tables.
-type summaryStore interface {
-	store.Store
-	Read() *sqlstore.Conn
-	Write() *sqlstore.Conn
-}
+type summaryStore = *sqlstore.DB
 
 // engines opens a fresh store on each engine: a SQLite file, and a PostgreSQL database from
 // pgtest (skipped, with the reason, where PostgreSQL cannot start).

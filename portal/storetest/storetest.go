@@ -1,12 +1,12 @@
 // Package storetest is the suite every portal store passes: it defines, through the
-// store.Store interface only, the behaviour portal/sqlite has and portal/postgres must keep.
+// *sqlstore.DB interface only, the behaviour portal/sqlite has and portal/postgres must keep.
 //
 // Each subtest opens a fresh, empty store. The store runs on the real clock (the interface
 // has no clock), so expiries in the past stand for expired ones and nothing waits or asserts
 // a duration; the store's log limits are expected to be store.DefaultLogLimits().
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) store.Store { ... a fresh store, closed at cleanup ... })
+//		storetest.Run(t, func(t *testing.T) *sqlstore.DB { ... a fresh store, closed at cleanup ... })
 //	}
 package storetest
 
@@ -23,11 +23,12 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
+	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/store"
 )
 
 // Run runs the suite; open returns a fresh, empty store (and closes it when t ends).
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+func Run(t *testing.T, open func(t *testing.T) *sqlstore.DB) {
 	for _, c := range []struct {
 		name string
 		fn   func(*env)
@@ -92,7 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 type env struct {
 	*testing.T
 	ctx context.Context
-	st  store.Store
+	st  *sqlstore.DB
 	n   int // runs published by publish, for distinct bundle digests
 }
 

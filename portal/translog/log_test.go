@@ -81,7 +81,7 @@ func openStore(file string, fresh func() string) (*sqlstore.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return st.DB, nil
+		return st, nil
 	}
 	dsnFile := file + ".dsn"
 	dsn, err := os.ReadFile(dsnFile)
@@ -96,7 +96,7 @@ func openStore(file string, fresh func() string) (*sqlstore.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.DB, nil
+	return st, nil
 }
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
