@@ -11,6 +11,7 @@ import (
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/blob/s3test"
+	"pqrepro/portal/database"
 )
 
 // TestFreshDatabaseBesideAFullBucketIsRefused: the folder check (a missing portal.db beside
@@ -32,19 +33,19 @@ func TestFreshDatabaseBesideAFullBucketIsRefused(t *testing.T) {
 	cfg := portal.DefaultConfig()
 	cfg.DataDir, cfg.LocalRunner = t.TempDir(), false
 	cfg.Blobs, cfg.S3Credentials = b.URL(), blob.S3Credentials{AccessKey: b.AccessKey, SecretKey: b.SecretKey}
-	_, err := portal.Open(context.Background(), cfg, log)
+	_, err := database.OpenPortal(context.Background(), cfg, log)
 	if err == nil || !strings.Contains(err.Error(), "--init") || !strings.Contains(err.Error(), "s3://"+b.Name) {
 		t.Fatalf("fresh database beside a full bucket: %v", err)
 	}
 	cfg.Init = true
-	s, err := portal.Open(context.Background(), cfg, log)
+	s, err := database.OpenPortal(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatalf("with --init: %v", err)
 	}
 	s.Close()
 
 	cfg.Blobs = strings.Replace(b.URL(), b.Name, "absent-bucket", 1)
-	if _, err := portal.Open(context.Background(), cfg, log); err == nil || !strings.Contains(err.Error(), `bucket "absent-bucket" does not exist`) {
+	if _, err := database.OpenPortal(context.Background(), cfg, log); err == nil || !strings.Contains(err.Error(), `bucket "absent-bucket" does not exist`) {
 		t.Fatalf("missing bucket: %v", err)
 	}
 }

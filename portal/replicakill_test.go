@@ -22,6 +22,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
+	"pqrepro/portal/database"
 	"pqrepro/portal/store"
 )
 
@@ -148,7 +149,7 @@ func TestReplicaChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	srv, err := portal.Open(ctx, spec.Config, slog.New(slog.DiscardHandler))
+	srv, err := database.OpenPortal(ctx, spec.Config, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

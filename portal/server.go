@@ -31,7 +31,6 @@ import (
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/ingest"
-	"pqrepro/portal/postgres"
 	"pqrepro/portal/rpc"
 	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/store"
@@ -163,9 +162,6 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory is empty"))
 	}
-	if c.Database != "" && !postgres.IsURL(c.Database) {
-		errs = append(errs, fmt.Errorf("database: want postgres://USER@HOST:PORT/NAME, or nothing for the SQLite file %s", filepath.Join(c.DataDir, dbFile)))
-	}
 	if c.Blobs != "" {
 		if !blob.IsS3URL(c.Blobs) {
 			errs = append(errs, fmt.Errorf("blobs: want s3://BUCKET/PREFIX?endpoint=HOST:PORT, or nothing for the folder %s", filepath.Join(c.DataDir, blobsDir)))
@@ -268,9 +264,22 @@ func (s *Server) invalidate() {
 	}
 }
 
-// Open opens the data directory (creating it), the database and the blob store, and loads
-// the experiment catalogue.
-func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+// Database is the store a binary opened for the portal on the engine its Config names
+// (portal/database opens it; the portal never chooses an engine).
+type Database struct {
+	DB *sqlstore.DB
+	// Existed says whether the database held a portal already (SQLite: the file had
+	// content; PostgreSQL: an administrator exists), for the check against orphaned blobs.
+	Existed bool
+	// Location says where it is, for people: the SQLite file's path, or the PostgreSQL URL
+	// without its password.
+	Location string
+}
+
+// Open opens the portal over db. It opens the data directory (creating it) and the blob store, and loads
+// the experiment catalogue. On success the portal owns db and closes it in Close.
+func Open(ctx context.Context, cfg Config, db Database, log *slog.Logger) (*Server, error) {
+	st, exists := db.DB, db.Existed
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("portal config: %w", err)
 	}
@@ -285,9 +294,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, exists, err := openStore(ctx, cfg, log)
-	if err != nil {
-		return nil, err
+	if cfg.Database == "" {
+		if err := checkDatabase(ctx, cfg.DataDir, st, cfg.Check, log); err != nil {
+			return nil, err
+		}
 	}
 	if s3, ok := bs.(*blob.S3); ok && !exists && !cfg.Init {
 		// The folder check above sees only the local folder; a bucket is checked here.
@@ -299,7 +309,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		if has {
 			st.Close()
 			return nil, fmt.Errorf("database %s is missing or empty, but the blob store %s holds blobs of an earlier database: "+
-				"restore the database, or start with --init to begin a fresh database beside them", cfg.DatabaseLocation(), cfg.BlobsLocation())
+				"restore the database, or start with --init to begin a fresh database beside them", db.Location, cfg.BlobsLocation())
 		}
 	}
 	s := &Server{cfg: cfg, log: log, store: st, blobs: bs, catalog: cat, queue: newSignal(), logPoke: make(chan struct{}, 1),

@@ -24,6 +24,7 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
+	"pqrepro/portal/database"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
@@ -490,7 +491,7 @@ func TestStartRefusesEmptyOrDamagedDatabase(t *testing.T) {
 		if mod != nil {
 			mod(&cfg)
 		}
-		srv, err := portal.Open(ctx, cfg, discard())
+		srv, err := database.OpenPortal(ctx, cfg, discard())
 		if err == nil {
 			srv.Close()
 		}
@@ -585,7 +586,7 @@ func TestStartRefusesEmptyOrDamagedDatabase(t *testing.T) {
 		dir := t.TempDir()
 		cfg := portal.DefaultConfig()
 		cfg.DataDir, cfg.LocalRunner = dir, false
-		srv, err := portal.Open(ctx, cfg, discard())
+		srv, err := database.OpenPortal(ctx, cfg, discard())
 		if err != nil {
 			t.Fatal(err)
 		}

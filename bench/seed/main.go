@@ -71,6 +71,7 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/portal"
+	"pqrepro/portal/database"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
 )
@@ -214,7 +215,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	cfg.RateLimits.Submit = portal.Budget{}
 	// Opening and closing happen on a context of their own: an interrupt stops the seeding,
 	// not the portal's shutdown.
-	srv, err := portal.Open(context.WithoutCancel(ctx), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := database.OpenPortal(context.WithoutCancel(ctx), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return sum, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"pqrepro/portal"
+	"pqrepro/portal/database"
 	"pqrepro/portal/postgres/pgtest"
 )
 
@@ -65,7 +66,7 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	// What the seeder counted is what the portal serves: every run published and in the log.
 	cfg := portal.DefaultConfig()
 	cfg.DataDir, cfg.LocalRunner, cfg.Database = dir, false, dsn
-	srv, err := portal.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := database.OpenPortal(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestSeedInterrupted(t *testing.T) {
 	}
 	cfg := portal.DefaultConfig()
 	cfg.DataDir, cfg.LocalRunner = dir, false
-	srv, err := portal.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := database.OpenPortal(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"pqrepro/portal"
+	"pqrepro/portal/database"
 )
 
 // cmdRebuild re-derives the portal's stored comparison reports (and the claim verdicts and
@@ -34,7 +35,7 @@ func cmdRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		cfg.DataDir = v
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := portal.Open(ctx, cfg, log)
+	srv, err := database.OpenPortal(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

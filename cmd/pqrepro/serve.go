@@ -18,6 +18,7 @@ import (
 	"pqrepro/internal/cachedir"
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
+	"pqrepro/portal/database"
 	"pqrepro/runner"
 )
 
@@ -148,7 +149,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := portal.Open(ctx, cfg, log)
+	srv, err := database.OpenPortal(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	db := filepath.Join(abs, "portal.db")
 	if cfg.Database != "" {
-		db = cfg.DatabaseLocation()
+		db = database.Location(cfg.DataDir, cfg.Database)
 	}
 	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs, db, blobs)
 	fmt.Fprintf(stdout, "transparency log: %s/log, key (pin it with --log-key):\n  %s\n", base, srv.Log().VerifierKey())

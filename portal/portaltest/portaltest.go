@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pqrepro/portal"
+	"pqrepro/portal/database"
 	"pqrepro/portal/postgres/pgtest"
 )
 
@@ -49,7 +50,7 @@ func Start(tb testing.TB, mod func(*portal.Config)) *Portal {
 		log = slog.New(slog.NewTextHandler(testWriter{tb}, nil))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := portal.Open(ctx, cfg, log)
+	srv, err := database.OpenPortal(ctx, cfg, log)
 	if err != nil {
 		tb.Fatal(err)
 	}
