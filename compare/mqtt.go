@@ -100,110 +100,135 @@ func mqttCellOf(run Run, ref string) (artifacts.Cell, string) {
 // each round resamples every payload size's samples with replacement (keeping the design),
 // refits both lines, and takes the ratio of the slopes.
 func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
-	type side struct {
-		ref    string
-		sizes  []int
-		groups [][]float64
-		vals   []float64
-		rounds []int
-	}
-	var sides [2]side
-	for j, ref := range []string{ch.Num, ch.Den} {
-		c, why := mqttCellOf(run, ref)
-		if why != "" {
-			cr.Detail = why
-			return cr
-		}
-		vals := run.Samples.Values[artifacts.KeyOf(c)]
-		sizes := c.MQTT.Sizes
-		if len(sizes) < 2 || len(vals) < MinSamples*len(sizes) {
-			cr.Detail = fmt.Sprintf("%s: %d samples over %d sizes, need %d per size", ref, len(vals), len(sizes), MinSamples)
-			return cr
-		}
-		sides[j] = side{ref: ref, sizes: sizes, groups: artifacts.GroupBySize(sizes, vals), vals: vals, rounds: run.Samples.Rounds[artifacts.KeyOf(c)]}
-		if run.Result.Assurance == artifacts.AssuranceHost && len(sides[j].rounds) == 0 {
-			cr.Detail = ref + ": its samples were not taken in rounds (the cells ran one after another, a bundle from before rounds), so drift of the machine between cells cannot be told from an effect"
-			return cr
-		}
-		if c.Unit != "" {
-			if cr.Unit != "" && cr.Unit != c.Unit {
-				cr.Detail = fmt.Sprintf("units differ: %s and %s", cr.Unit, c.Unit)
-				return cr
-			}
-			cr.Unit = c.Unit
-		}
-	}
-	slope := func(s side, pick func(g []float64) []float64) (float64, error) {
-		gs := make([][]float64, len(s.groups))
-		for k, g := range s.groups {
-			gs[k] = slices.Clone(pick(g))
-		}
-		f, err := artifacts.FitMedians(s.sizes, gs)
-		return f.PerByte, err
+	sides, ok := slopeSides(ch, run, &cr)
+	if !ok {
+		return cr
 	}
 	id := func(g []float64) []float64 { return g }
-	num, err1 := slope(sides[0], id)
-	den, err2 := slope(sides[1], id)
+	num, err1 := sides[0].slope(id)
+	den, err2 := sides[1].slope(id)
 	if err1 != nil || err2 != nil || !(den > 0) {
 		cr.Detail = fmt.Sprintf("no positive per-byte slope to divide by (%s: %v, %v)", ch.Den, den, err2)
 		return cr
 	}
 	seed := BootstrapSeed(run.Result.ManifestID, "per-byte", ch.Num, ch.Den)
 	if sides[0].rounds != nil && sides[1].rounds != nil {
-		// Resample the rounds the two cells share, in moving blocks; a sample keeps its
-		// payload size (its iteration modulo the sizes).
-		idx := func(n int) []float64 {
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = float64(i)
+		return slopeOverRounds(ch, sides, seed, cr)
+	}
+	return slopeResampled(ch, sides, seed, num, den, cr)
+}
+
+// slopeSide is one cell of a slope ratio: its samples grouped by payload size.
+type slopeSide struct {
+	ref    string
+	sizes  []int
+	groups [][]float64
+	vals   []float64
+	rounds []int
+}
+
+// slope fits the side's per-byte slope through the medians of pick applied to each size's
+// samples.
+func (s slopeSide) slope(pick func(g []float64) []float64) (float64, error) {
+	gs := make([][]float64, len(s.groups))
+	for k, g := range s.groups {
+		gs[k] = slices.Clone(pick(g))
+	}
+	f, err := artifacts.FitMedians(s.sizes, gs)
+	return f.PerByte, err
+}
+
+// slopeSides reads the numerator's and the denominator's cells; false (with cr.Detail
+// saying why) when either cannot give a slope, or their units differ.
+func slopeSides(ch experiments.Check, run Run, cr *CheckResult) ([2]slopeSide, bool) {
+	var sides [2]slopeSide
+	for j, ref := range []string{ch.Num, ch.Den} {
+		c, why := mqttCellOf(run, ref)
+		if why != "" {
+			cr.Detail = why
+			return sides, false
+		}
+		vals := run.Samples.Values[artifacts.KeyOf(c)]
+		sizes := c.MQTT.Sizes
+		if len(sizes) < 2 || len(vals) < MinSamples*len(sizes) {
+			cr.Detail = fmt.Sprintf("%s: %d samples over %d sizes, need %d per size", ref, len(vals), len(sizes), MinSamples)
+			return sides, false
+		}
+		sides[j] = slopeSide{ref: ref, sizes: sizes, groups: artifacts.GroupBySize(sizes, vals), vals: vals, rounds: run.Samples.Rounds[artifacts.KeyOf(c)]}
+		if run.Result.Assurance == artifacts.AssuranceHost && len(sides[j].rounds) == 0 {
+			cr.Detail = ref + ": its samples were not taken in rounds (the cells ran one after another, a bundle from before rounds), so drift of the machine between cells cannot be told from an effect"
+			return sides, false
+		}
+		if c.Unit != "" {
+			if cr.Unit != "" && cr.Unit != c.Unit {
+				cr.Detail = fmt.Sprintf("units differ: %s and %s", cr.Unit, c.Unit)
+				return sides, false
 			}
-			return v
+			cr.Unit = c.Unit
 		}
-		g := groupRounds([][]float64{idx(len(sides[0].vals)), idx(len(sides[1].vals))}, [][]int{sides[0].rounds, sides[1].rounds})
-		if len(g.rounds) < MinRounds {
-			cr.Detail = fmt.Sprintf("%s and %s share %d rounds, need %d for an interval over rounds", ch.Num, ch.Den, len(g.rounds), MinRounds)
-			return cr
+	}
+	return sides, true
+}
+
+// fitPicked fits a side's per-byte slope through the samples picked by index (a sample
+// keeps its payload size: its iteration modulo the sizes).
+func (s slopeSide) fitPicked(picked []float64) (float64, error) {
+	gs := make([][]float64, len(s.sizes))
+	for _, i := range picked {
+		k := int(i) % len(s.sizes)
+		gs[k] = append(gs[k], s.vals[int(i)])
+	}
+	for _, gk := range gs {
+		if len(gk) == 0 {
+			return 0, fmt.Errorf("a size without samples")
 		}
-		fit := func(sd side, picked []float64) (float64, error) {
-			gs := make([][]float64, len(sd.sizes))
-			for _, i := range picked {
-				k := int(i) % len(sd.sizes)
-				gs[k] = append(gs[k], sd.vals[int(i)])
-			}
-			for _, gk := range gs {
-				if len(gk) == 0 {
-					return 0, fmt.Errorf("a size without samples")
-				}
-			}
-			f, err := artifacts.FitMedians(sd.sizes, gs)
-			return f.PerByte, err
+	}
+	f, err := artifacts.FitMedians(s.sizes, gs)
+	return f.PerByte, err
+}
+
+// slopeOverRounds is the slope ratio's interval from resampling the rounds the two cells
+// share, in moving blocks.
+func slopeOverRounds(ch experiments.Check, sides [2]slopeSide, seed [32]byte, cr CheckResult) CheckResult {
+	idx := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i)
 		}
-		stat := func(sorted [][]float64) float64 {
-			n, err1 := fit(sides[0], sorted[0])
-			d, err2 := fit(sides[1], sorted[1])
-			if err1 != nil || err2 != nil || !(d > 0) {
-				return math.NaN()
-			}
-			return n / d
-		}
-		point, reps := g.blockBootstrap(seed, stat)
-		reps = slices.DeleteFunc(reps, math.IsNaN)
-		if len(reps) < Resamples/2 || math.IsNaN(point) {
-			cr.Detail = "the denominator's slope is not positive in most resamples over rounds"
-			return cr
-		}
-		iv := Interval{Num: ch.Num, Den: ch.Den, Point: point, Seed: seedHex(seed), Rounds: len(g.rounds), Block: min(blockLength(len(g.rounds)), len(g.rounds))}
-		iv.Lo, iv.Hi = percentiles(reps)
-		lo, hi, want := band(ch)
-		between(lo, hi).judge(&iv, reps)
-		cr.Verdict, cr.Intervals, cr.Method, cr.Resamples = iv.Verdict, []Interval{iv}, MethodSlope+"; resampling rounds in moving blocks (the cells' samples of a round together)", Resamples
-		cr.Unit += "/B"
-		cr.Detail = fmt.Sprintf("per-byte slope %s / %s over %d shared rounds = %s (claim: %s)", ch.Num, ch.Den, len(g.rounds), fmtInterval(iv), want)
-		if ch.Note != "" {
-			cr.Detail += "; " + strings.Join(strings.Fields(ch.Note), " ")
-		}
+		return v
+	}
+	g := groupRounds([][]float64{idx(len(sides[0].vals)), idx(len(sides[1].vals))}, [][]int{sides[0].rounds, sides[1].rounds})
+	if len(g.rounds) < MinRounds {
+		cr.Detail = fmt.Sprintf("%s and %s share %d rounds, need %d for an interval over rounds", ch.Num, ch.Den, len(g.rounds), MinRounds)
 		return cr
 	}
+	stat := func(sorted [][]float64) float64 {
+		n, err1 := sides[0].fitPicked(sorted[0])
+		d, err2 := sides[1].fitPicked(sorted[1])
+		if err1 != nil || err2 != nil || !(d > 0) {
+			return math.NaN()
+		}
+		return n / d
+	}
+	point, reps := g.blockBootstrap(seed, stat)
+	reps = slices.DeleteFunc(reps, math.IsNaN)
+	if len(reps) < Resamples/2 || math.IsNaN(point) {
+		cr.Detail = "the denominator's slope is not positive in most resamples over rounds"
+		return cr
+	}
+	iv := Interval{Num: ch.Num, Den: ch.Den, Point: point, Seed: seedHex(seed), Rounds: len(g.rounds), Block: min(blockLength(len(g.rounds)), len(g.rounds))}
+	iv.Lo, iv.Hi = percentiles(reps)
+	lo, hi, want := band(ch)
+	between(lo, hi).judge(&iv, reps)
+	cr.Verdict, cr.Intervals, cr.Method, cr.Resamples = iv.Verdict, []Interval{iv}, MethodSlope+"; resampling rounds in moving blocks (the cells' samples of a round together)", Resamples
+	cr.Unit += "/B"
+	cr.Detail = fmt.Sprintf("per-byte slope %s / %s over %d shared rounds = %s (claim: %s)", ch.Num, ch.Den, len(g.rounds), fmtInterval(iv), want) + checkNote(ch)
+	return cr
+}
+
+// slopeResampled is the slope ratio's interval from resampling each payload size's samples
+// with replacement (cells not run in rounds: emulated counts).
+func slopeResampled(ch experiments.Check, sides [2]slopeSide, seed [32]byte, num, den float64, cr CheckResult) CheckResult {
 	rng := rand.New(rand.NewChaCha8(seed))
 	buf := []float64{}
 	resample := func(g []float64) []float64 {
@@ -215,8 +240,8 @@ func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
 	}
 	ratios := make([]float64, 0, Resamples)
 	for range Resamples {
-		n, _ := slope(sides[0], resample)
-		d, _ := slope(sides[1], resample)
+		n, _ := sides[0].slope(resample)
+		d, _ := sides[1].slope(resample)
 		if d > 0 {
 			ratios = append(ratios, n/d)
 		}
@@ -237,12 +262,17 @@ func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
 	between(lo, hi).judge(&iv, ratios)
 	cr.Verdict, cr.Intervals, cr.Method, cr.Resamples = iv.Verdict, []Interval{iv}, MethodSlope, Resamples
 	cr.Unit += "/B"
-	cr.Detail = fmt.Sprintf("per-byte slope %s / %s = %.4g / %.4g = %s (claim: %s)", ch.Num, ch.Den, num, den, fmtInterval(iv), want)
-	if ch.Note != "" {
-		cr.Detail += "; " + strings.Join(strings.Fields(ch.Note), " ")
-	}
+	cr.Detail = fmt.Sprintf("per-byte slope %s / %s = %.4g / %.4g = %s (claim: %s)", ch.Num, ch.Den, num, den, fmtInterval(iv), want) + checkNote(ch)
 	if notes := exactness(cr.Intervals, strings.TrimSuffix(cr.Unit, "/B")); len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
 	return cr
+}
+
+// checkNote is a check's note as a detail's last clause ("; note"), "" without one.
+func checkNote(ch experiments.Check) string {
+	if ch.Note == "" {
+		return ""
+	}
+	return "; " + strings.Join(strings.Fields(ch.Note), " ")
 }
