@@ -23,25 +23,59 @@ const (
 // that failed, was skipped or has too few samples makes the check untestable with the reason.
 func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 	cr := CheckResult{Check: ch, Verdict: Untestable}
-	var refs []string
-	switch ch.Kind {
-	case "faster":
-		refs = []string{ch.Num, ch.Den}
-	case "notslower", "spread":
-		refs = append(slices.Clone(ch.Cells), ch.Than...)
-	case "additive":
-		refs = append([]string{ch.Num}, ch.Cells...)
-	case "range":
-		var why string
-		refs, why = rangeCells(run, ch)
-		if why != "" {
-			cr.Detail = why
-			return cr
-		}
-	default:
-		cr.Detail = "unknown check kind " + ch.Kind
+	refs, why := handshakeRefs(ch, run)
+	if why != "" {
+		cr.Detail = why
 		return cr
 	}
+	cells, unit, why := handshakeCells(run, refs)
+	if why != "" {
+		cr.Detail = why
+		return cr
+	}
+	tol := ch.Tolerance
+	if tol == 0 {
+		tol = artifacts.DefaultTolerance
+	}
+	seed := func(parts ...string) [32]byte {
+		return BootstrapSeed(run.Result.ManifestID, "time/"+ch.Kind, strings.Join(parts, ","), "")
+	}
+	cr.Resamples, cr.Unit = Resamples, unit
+	switch ch.Kind {
+	case "faster":
+		checkFaster(&cr, cells[ch.Num], cells[ch.Den], tol, run.Result.ManifestID)
+	case "notslower":
+		cr = checkNotSlower(cr, ch, run.Result.ManifestID, cells, refs, tol)
+	case "spread":
+		cr = checkSpread(cr, ch, cells, refs, seed)
+	case "additive":
+		checkAdditive(&cr, run, ch, cells, tol, seed(refs...))
+	case "range":
+		cr = checkRange(cr, ch, cells, refs, seed(ch.Operation))
+	}
+	if cr.Verdict != Untestable {
+		cr.Method = methodOf(cr.Method, cr.Intervals)
+	}
+	return cr
+}
+
+// handshakeRefs are the cells a check reads, or why it cannot run.
+func handshakeRefs(ch experiments.Check, run Run) ([]string, string) {
+	switch ch.Kind {
+	case "faster":
+		return []string{ch.Num, ch.Den}, ""
+	case "notslower", "spread":
+		return append(slices.Clone(ch.Cells), ch.Than...), ""
+	case "additive":
+		return append([]string{ch.Num}, ch.Cells...), ""
+	case "range":
+		return rangeCells(run, ch)
+	}
+	return nil, "unknown check kind " + ch.Kind
+}
+
+// handshakeCells reads the raw samples of every ref in one unit, or says why not.
+func handshakeCells(run Run, refs []string) (map[string]sampled, string, string) {
 	cells := map[string]sampled{}
 	var missing []string
 	for _, ref := range refs {
@@ -56,108 +90,103 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		cells[ref] = s
 	}
 	if len(missing) > 0 {
-		cr.Detail = strings.Join(missing, "; ")
-		return cr
+		return nil, "", strings.Join(missing, "; ")
 	}
 	unit := cells[refs[0]].unit
 	for _, ref := range refs[1:] {
 		if u := cells[ref].unit; u != unit {
-			cr.Detail = fmt.Sprintf("units differ: %s in %s, %s in %s", refs[0], unit, ref, u)
-			return cr
+			return nil, "", fmt.Sprintf("units differ: %s in %s, %s in %s", refs[0], unit, ref, u)
 		}
 	}
-	tol := ch.Tolerance
-	if tol == 0 {
-		tol = artifacts.DefaultTolerance
-	}
-	seed := func(parts ...string) [32]byte {
-		return BootstrapSeed(run.Result.ManifestID, "time/"+ch.Kind, strings.Join(parts, ","), "")
-	}
-	cr.Resamples, cr.Unit = Resamples, unit
-	switch ch.Kind {
-	case "faster":
-		checkFaster(&cr, cells[ch.Num], cells[ch.Den], tol, run.Result.ManifestID)
-	case "notslower":
-		cr.Method = Method
-		cr.Verdict = Holds
-		var worst []string
-		for _, a := range ch.Cells {
-			for _, b := range ch.Than {
-				iv, reps, why := pairInterval(run.Result.ManifestID, "time", cells[a], cells[b])
-				if why != "" {
-					return untestable(cr, why)
-				}
-				atMost(1+tol).judge(&iv, reps)
-				if iv.Verdict == Fails {
-					worst = append(worst, fmt.Sprintf("%s is slower than %s (%s)", a, b, fmtInterval(iv)))
-				}
-				cr.Verdict = worse(cr.Verdict, iv.Verdict)
-				cr.Intervals = append(cr.Intervals, iv)
+	return cells, unit, ""
+}
+
+// checkNotSlower: every cell is at most 1 + tol times as slow as every "than" cell.
+func checkNotSlower(cr CheckResult, ch experiments.Check, manifestID string, cells map[string]sampled, refs []string, tol float64) CheckResult {
+	cr.Method = Method
+	cr.Verdict = Holds
+	var worst []string
+	for _, a := range ch.Cells {
+		for _, b := range ch.Than {
+			iv, reps, why := pairInterval(manifestID, "time", cells[a], cells[b])
+			if why != "" {
+				return untestable(cr, why)
 			}
-		}
-		lead := map[string]string{Holds: "not slower", Fails: "slower", Inconclusive: "cannot tell"}[cr.Verdict]
-		cr.Detail = fmt.Sprintf("%s: %d pairs t(cell)/t(than), claim: every interval at most %.3g (1 + %.0f%% tolerance); medians %s",
-			lead, len(cr.Intervals), 1+tol, tol*100, medians(cells, refs, unit))
-		if len(worst) > 0 {
-			cr.Detail += "; " + strings.Join(worst, "; ")
-		}
-	case "spread":
-		cr.Method = MethodSpread
-		cr.Verdict = Holds
-		for _, a := range ch.Cells {
-			for _, b := range ch.Than {
-				iv, reps, why := bootstrapInterval([]sampled{cells[a], cells[b]}, seed(a, b), func(s [][]float64) float64 {
-					return spread(s[0]) / spread(s[1])
-				})
-				if why != "" {
-					return untestable(cr, why)
-				}
-				iv.Num, iv.Den = "spread "+a, "spread "+b
-				above(1).judge(&iv, reps)
-				cr.Verdict = worse(cr.Verdict, iv.Verdict)
-				cr.Intervals = append(cr.Intervals, iv)
+			atMost(1+tol).judge(&iv, reps)
+			if iv.Verdict == Fails {
+				worst = append(worst, fmt.Sprintf("%s is slower than %s (%s)", a, b, fmtInterval(iv)))
 			}
+			cr.Verdict = worse(cr.Verdict, iv.Verdict)
+			cr.Intervals = append(cr.Intervals, iv)
 		}
-		var sp []string
-		for _, ref := range refs {
-			v := slices.Sorted(slices.Values(cells[ref].values))
-			sp = append(sp, fmt.Sprintf("%s %.3f", ref, spread(v)))
-		}
-		lead := map[string]string{Holds: "varies more", Fails: "varies less", Inconclusive: "cannot tell"}[cr.Verdict]
-		cr.Detail = fmt.Sprintf("%s: %d pairs spread(cell)/spread(than), claim: every interval above 1; spreads (p75 - p25) / median: %s",
-			lead, len(cr.Intervals), strings.Join(sp, ", "))
-	case "additive":
-		checkAdditive(&cr, run, ch, cells, tol, seed(refs...))
-	case "range":
-		cr.Method = MethodRange
-		vals := make([]sampled, len(refs))
-		for i, ref := range refs {
-			vals[i] = cells[ref]
-		}
-		maxMin := func(s [][]float64) float64 {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, v := range s {
-				m := sortedMedian(v)
-				lo, hi = min(lo, m), max(hi, m)
+	}
+	lead := map[string]string{Holds: "not slower", Fails: "slower", Inconclusive: "cannot tell"}[cr.Verdict]
+	cr.Detail = fmt.Sprintf("%s: %d pairs t(cell)/t(than), claim: every interval at most %.3g (1 + %.0f%% tolerance); medians %s",
+		lead, len(cr.Intervals), 1+tol, tol*100, medians(cells, refs, cr.Unit))
+	if len(worst) > 0 {
+		cr.Detail += "; " + strings.Join(worst, "; ")
+	}
+	return cr
+}
+
+// checkSpread: every cell's samples vary more (relative interquartile range) than every
+// "than" cell's.
+func checkSpread(cr CheckResult, ch experiments.Check, cells map[string]sampled, refs []string, seed func(parts ...string) [32]byte) CheckResult {
+	cr.Method = MethodSpread
+	cr.Verdict = Holds
+	for _, a := range ch.Cells {
+		for _, b := range ch.Than {
+			iv, reps, why := bootstrapInterval([]sampled{cells[a], cells[b]}, seed(a, b), func(s [][]float64) float64 {
+				return spread(s[0]) / spread(s[1])
+			})
+			if why != "" {
+				return untestable(cr, why)
 			}
-			return hi / lo
+			iv.Num, iv.Den = "spread "+a, "spread "+b
+			above(1).judge(&iv, reps)
+			cr.Verdict = worse(cr.Verdict, iv.Verdict)
+			cr.Intervals = append(cr.Intervals, iv)
 		}
-		iv, reps, why := bootstrapInterval(vals, seed(ch.Operation), maxMin)
-		if why != "" {
-			return untestable(cr, why)
+	}
+	var sp []string
+	for _, ref := range refs {
+		v := slices.Sorted(slices.Values(cells[ref].values))
+		sp = append(sp, fmt.Sprintf("%s %.3f", ref, spread(v)))
+	}
+	lead := map[string]string{Holds: "varies more", Fails: "varies less", Inconclusive: "cannot tell"}[cr.Verdict]
+	cr.Detail = fmt.Sprintf("%s: %d pairs spread(cell)/spread(than), claim: every interval above 1; spreads (p75 - p25) / median: %s",
+		lead, len(cr.Intervals), strings.Join(sp, ", "))
+	return cr
+}
+
+// checkRange: the cells' medians are "similar", read as max/min of the medians at most
+// ch.Max.
+func checkRange(cr CheckResult, ch experiments.Check, cells map[string]sampled, refs []string, seed [32]byte) CheckResult {
+	cr.Method = MethodRange
+	vals := make([]sampled, len(refs))
+	for i, ref := range refs {
+		vals[i] = cells[ref]
+	}
+	maxMin := func(s [][]float64) float64 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range s {
+			m := sortedMedian(v)
+			lo, hi = min(lo, m), max(hi, m)
 		}
-		iv.Num, iv.Den = "max median", "min median"
-		limit := *ch.Max
-		atMost(limit).judge(&iv, reps)
-		cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
-		fastest, slowest := extremes(cells, refs)
-		cr.Detail = fmt.Sprintf("%d cells: max/min of medians = %s (claim \"similar\", read as max/min ≤ %.3g); fastest %s %s, slowest %s %s",
-			len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), unit),
-			slowest, fmtTime(median(slices.Clone(cells[slowest].values)), unit))
+		return hi / lo
 	}
-	if cr.Verdict != Untestable {
-		cr.Method = methodOf(cr.Method, cr.Intervals)
+	iv, reps, why := bootstrapInterval(vals, seed, maxMin)
+	if why != "" {
+		return untestable(cr, why)
 	}
+	iv.Num, iv.Den = "max median", "min median"
+	limit := *ch.Max
+	atMost(limit).judge(&iv, reps)
+	cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
+	fastest, slowest := extremes(cells, refs)
+	cr.Detail = fmt.Sprintf("%d cells: max/min of medians = %s (claim \"similar\", read as max/min ≤ %.3g); fastest %s %s, slowest %s %s",
+		len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), cr.Unit),
+		slowest, fmtTime(median(slices.Clone(cells[slowest].values)), cr.Unit))
 	return cr
 }
 
