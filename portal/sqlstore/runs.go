@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/protocol"
@@ -53,7 +54,6 @@ func (s *DB) PublishBatch(ctx context.Context, ps []store.Publication) ([]int64,
 func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, error) {
 	now := s.Now()
 	r := p.Run
-	keys, _ := json.Marshal(r.PublicKeys)
 	var id int64
 	// Publication runs at the engine's default isolation (PostgreSQL: read committed), not
 	// serializable: what it reads it locks or a constraint guards (the job's row is locked by
@@ -73,79 +73,17 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		binding := r.Binding
-		if binding == "" {
-			binding = store.BindingUnbound
-		}
-		classStatus := r.ClassStatus
-		if classStatus == "" {
-			classStatus = artifacts.ClassDeclared // nothing said it was checked
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
-			runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
-			environment, report, checks, cells_total, cells_ok, binding, report_version, catalogue)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, classStatus, r.Origin,
-			nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
-			ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, binding, r.ReportVersion, boolInt(r.Catalogue)).Scan(&id)
-		if isUnique(err) {
-			return errSameBundle // published a moment ago by another transaction
-		}
-		if err != nil {
+		var err error
+		if id, err = insertRun(ctx, tx, p, now); err != nil {
 			return err
 		}
 		if err := queueLogEntry(ctx, tx, id, r.Bundle, now); err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-			board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
-			implementation, msg_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
+		if err := insertCells(ctx, tx, id, r, p.Cells); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for i, c := range p.Cells {
-			var n int
-			var st [7]any
-			if c.Stats != nil {
-				n = c.Stats.N
-				st = [7]any{c.Stats.Min, c.Stats.P25, c.Stats.Median, c.Stats.P75, c.Stats.Max, c.Stats.Mean, c.Stats.Stddev}
-			}
-			var heap, stack, energy any
-			if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
-				heap = *c.Memory.HeapBytesPerOp
-			}
-			if c.Memory != nil && c.Memory.StackBytes != nil {
-				stack = float64(*c.Memory.StackBytes)
-			}
-			if c.Energy != nil && c.Energy.JoulesPerOp != nil {
-				energy = c.Energy.JoulesPerOp.Median
-			}
-			// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
-			// manifest's method: its method says so, so rankings never mix it with the method's.
-			method := r.Method
-			if c.Variant != "" {
-				method += " · " + c.Variant
-			}
-			if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-				r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
-				cellImplementation(c), cellMessage(c)); err != nil {
-				return err
-			}
-		}
-		for _, v := range p.Claims {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason, class_status) VALUES (?, ?, ?, ?, ?, ?)`,
-				id, v.Paper, v.ClaimID, v.Verdict, v.Reason, v.ClassStatus); err != nil {
-				return err
-			}
-		}
-		sums := newSummaryDelta()
-		sums.run(r, 1)
-		for _, v := range p.Claims {
-			sums.verdict(v, r.Origin, r.BoardClass, r.Level, 1)
-		}
-		if err := sums.apply(ctx, tx); err != nil {
+		if err := insertVerdicts(ctx, tx, id, r, p.Claims); err != nil {
 			return err
 		}
 		if p.JobID != 0 {
@@ -178,6 +116,102 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 		s.hook("publish:committed")
 	}
 	return id, nil
+}
+
+// runBinding and runClassStatus are what a run records when its publication leaves them
+// empty: unbound, and declared (nothing said its class was checked).
+func runBinding(r store.Run) string {
+	if r.Binding == "" {
+		return store.BindingUnbound
+	}
+	return r.Binding
+}
+
+func runClassStatus(r store.Run) string {
+	if r.ClassStatus == "" {
+		return artifacts.ClassDeclared
+	}
+	return r.ClassStatus
+}
+
+// insertRun inserts the publication's run row, published at now, and returns its id;
+// errSameBundle when another transaction published the same bundle a moment ago.
+func insertRun(ctx context.Context, tx *Tx, p store.Publication, now time.Time) (int64, error) {
+	r := p.Run
+	keys, _ := json.Marshal(r.PublicKeys)
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, experiment, paper, manifest_id, kind, method, board_class, board_name, level, class_status, origin,
+		runner_id, submitter_id, signer, public_keys, bundle_digest, bundle_size, firmware_digest, started_at, finished_at, published_at,
+		environment, report, checks, cells_total, cells_ok, binding, report_version, catalogue)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		nullID(p.JobID), r.Experiment, r.Paper, r.ManifestID, r.Kind, r.Method, r.BoardClass, r.BoardName, r.Level, runClassStatus(r), r.Origin,
+		nullID(r.RunnerID), nullID(r.SubmitterID), r.Signer, string(keys), r.Bundle, r.BundleSize, r.Firmware,
+		ms0(r.StartedAt), ms0(r.FinishedAt), ms0(now), r.Environment, r.Report, r.Checks, r.CellsTotal, r.CellsOK, runBinding(r), r.ReportVersion, boolInt(r.Catalogue)).Scan(&id)
+	if isUnique(err) {
+		return 0, errSameBundle // published a moment ago by another transaction
+	}
+	return id, err
+}
+
+// insertCells inserts run id's cells, each with the run's board, level, origin and class
+// status so that rankings read one table.
+func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []artifacts.Cell) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
+		board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
+		implementation, msg_bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	classStatus := runClassStatus(r)
+	for i, c := range cells {
+		var n int
+		var st [7]any
+		if c.Stats != nil {
+			n = c.Stats.N
+			st = [7]any{c.Stats.Min, c.Stats.P25, c.Stats.Median, c.Stats.P75, c.Stats.Max, c.Stats.Mean, c.Stats.Stddev}
+		}
+		var heap, stack, energy any
+		if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
+			heap = *c.Memory.HeapBytesPerOp
+		}
+		if c.Memory != nil && c.Memory.StackBytes != nil {
+			stack = float64(*c.Memory.StackBytes)
+		}
+		if c.Energy != nil && c.Energy.JoulesPerOp != nil {
+			energy = c.Energy.JoulesPerOp.Median
+		}
+		// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
+		// manifest's method: its method says so, so rankings never mix it with the method's.
+		method := r.Method
+		if c.Variant != "" {
+			method += " · " + c.Variant
+		}
+		if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
+			r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
+			cellImplementation(c), cellMessage(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertVerdicts inserts run id's claim verdicts and adds the run and its verdicts to the
+// summary counters.
+func insertVerdicts(ctx context.Context, tx *Tx, id int64, r store.Run, claims []store.ClaimVerdict) error {
+	for _, v := range claims {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason, class_status) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, v.Paper, v.ClaimID, v.Verdict, v.Reason, v.ClassStatus); err != nil {
+			return err
+		}
+	}
+	sums := newSummaryDelta()
+	sums.run(r, 1)
+	for _, v := range claims {
+		sums.verdict(v, r.Origin, r.BoardClass, r.Level, 1)
+	}
+	return sums.apply(ctx, tx)
 }
 
 // within runs fn in tx when there is one, else in a transaction of its own at the engine's
