@@ -82,107 +82,139 @@ func ParsePolicy(b []byte) (Policy, error) {
 	if len(b) > MaxPolicyBytes {
 		return Policy{}, fmt.Errorf("%w: larger than %d bytes", ErrPolicy, MaxPolicyBytes)
 	}
-	var p Policy
-	members := map[string]int{}
-	groups := map[string]int{}
-	groupMembers := map[string][]string{}
-	quorum := ""
+	pp := policyParser{members: map[string]int{}, groups: map[string]int{}, groupMembers: map[string][]string{}}
 	for i, line := range strings.Split(string(b), "\n") {
 		line, _, _ = strings.Cut(line, "#")
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
-		bad := func(format string, a ...any) (Policy, error) {
-			return Policy{}, fmt.Errorf("%w: line %d: %s", ErrPolicy, i+1, fmt.Sprintf(format, a...))
-		}
+		var why string
 		switch f[0] {
 		case "log":
-			if len(f) < 2 || len(f) > 3 || p.LogKey != "" {
-				return bad("want one \"log <vkey> [URL]\"")
-			}
-			if _, err := ParseVKey(f[1]); err != nil {
-				return bad("log key: %v", err)
-			}
-			p.LogKey = f[1]
-			if len(f) == 3 {
-				p.LogURL = f[2]
-			}
+			why = pp.log(f)
 		case "witness":
-			if len(f) < 3 || len(f) > 4 {
-				return bad("want \"witness <name> <vkey> [URL]\"")
-			}
-			if _, dup := members[f[1]]; dup {
-				return bad("witness %q named twice", f[1])
-			}
-			v, err := ParseVKey(f[2])
-			if err != nil {
-				return bad("witness %s: %v", f[1], err)
-			}
-			if cv, ok := v.(*cosignVerifier); !ok || (cv.typ != SigCosignEd25519 && cv.typ != SigCosignMLDSA44) {
-				return bad("witness %s: not a cosignature key (type 0x04 or 0x06)", f[1])
-			}
-			w := PolicyWitness{Name: f[1], VKey: f[2]}
-			if len(f) == 4 {
-				w.URL = f[3]
-			}
-			members[f[1]] = len(p.Witnesses)
-			p.Witnesses = append(p.Witnesses, w)
+			why = pp.witness(f)
 		case "group":
-			if len(f) < 4 {
-				return bad("want \"group <name> <any|all|N> <member>...\"")
-			}
-			if len(groups) > 0 {
-				return bad("more than one group: nested policies are not supported here")
-			}
-			for _, m := range f[3:] {
-				if _, ok := members[m]; !ok {
-					return bad("group %s: %q is not a witness defined above", f[1], m)
-				}
-			}
-			n := 0
-			switch f[2] {
-			case "any":
-				n = 1
-			case "all":
-				n = len(f) - 3
-			default:
-				v, err := strconv.Atoi(f[2])
-				if err != nil || v < 1 || v > len(f)-3 {
-					return bad("group %s: threshold %q is not any, all or 1..%d", f[1], f[2], len(f)-3)
-				}
-				n = v
-			}
-			groups[f[1]] = n
-			groupMembers[f[1]] = f[3:]
-			p.Name = f[1]
+			why = pp.group(f)
 		case "quorum":
-			if len(f) != 2 || quorum != "" {
-				return bad("want one \"quorum <name|none>\"")
+			if len(f) != 2 || pp.quorum != "" {
+				why = `want one "quorum <name|none>"`
+			} else {
+				pp.quorum = f[1]
 			}
-			quorum = f[1]
 		default:
-			return bad("unknown keyword %q", f[0])
+			why = fmt.Sprintf("unknown keyword %q", f[0])
+		}
+		if why != "" {
+			return Policy{}, fmt.Errorf("%w: line %d: %s", ErrPolicy, i+1, why)
 		}
 	}
+	return pp.finish()
+}
+
+// policyParser is a policy read line by line: the witnesses by name (their index in
+// p.Witnesses), the group's threshold and members, and the quorum line's name.
+type policyParser struct {
+	p            Policy
+	members      map[string]int
+	groups       map[string]int
+	groupMembers map[string][]string
+	quorum       string
+}
+
+// log reads "log <vkey> [URL]"; the result says what is wrong ("" when nothing).
+func (pp *policyParser) log(f []string) string {
+	if len(f) < 2 || len(f) > 3 || pp.p.LogKey != "" {
+		return `want one "log <vkey> [URL]"`
+	}
+	if _, err := ParseVKey(f[1]); err != nil {
+		return fmt.Sprintf("log key: %v", err)
+	}
+	pp.p.LogKey = f[1]
+	if len(f) == 3 {
+		pp.p.LogURL = f[2]
+	}
+	return ""
+}
+
+// witness reads "witness <name> <vkey> [URL]" with a cosignature key.
+func (pp *policyParser) witness(f []string) string {
+	if len(f) < 3 || len(f) > 4 {
+		return `want "witness <name> <vkey> [URL]"`
+	}
+	if _, dup := pp.members[f[1]]; dup {
+		return fmt.Sprintf("witness %q named twice", f[1])
+	}
+	v, err := ParseVKey(f[2])
+	if err != nil {
+		return fmt.Sprintf("witness %s: %v", f[1], err)
+	}
+	if cv, ok := v.(*cosignVerifier); !ok || (cv.typ != SigCosignEd25519 && cv.typ != SigCosignMLDSA44) {
+		return fmt.Sprintf("witness %s: not a cosignature key (type 0x04 or 0x06)", f[1])
+	}
+	w := PolicyWitness{Name: f[1], VKey: f[2]}
+	if len(f) == 4 {
+		w.URL = f[3]
+	}
+	pp.members[f[1]] = len(pp.p.Witnesses)
+	pp.p.Witnesses = append(pp.p.Witnesses, w)
+	return ""
+}
+
+// group reads the one "group <name> <any|all|N> <member>..." of witnesses defined above.
+func (pp *policyParser) group(f []string) string {
+	if len(f) < 4 {
+		return `want "group <name> <any|all|N> <member>..."`
+	}
+	if len(pp.groups) > 0 {
+		return "more than one group: nested policies are not supported here"
+	}
+	for _, m := range f[3:] {
+		if _, ok := pp.members[m]; !ok {
+			return fmt.Sprintf("group %s: %q is not a witness defined above", f[1], m)
+		}
+	}
+	n := 0
+	switch f[2] {
+	case "any":
+		n = 1
+	case "all":
+		n = len(f) - 3
+	default:
+		v, err := strconv.Atoi(f[2])
+		if err != nil || v < 1 || v > len(f)-3 {
+			return fmt.Sprintf("group %s: threshold %q is not any, all or 1..%d", f[1], f[2], len(f)-3)
+		}
+		n = v
+	}
+	pp.groups[f[1]] = n
+	pp.groupMembers[f[1]] = f[3:]
+	pp.p.Name = f[1]
+	return ""
+}
+
+// finish checks the policy has its log and quorum and keeps only the quorum's witnesses.
+func (pp *policyParser) finish() (Policy, error) {
+	p := pp.p
 	if p.LogKey == "" {
 		return Policy{}, fmt.Errorf("%w: no log line", ErrPolicy)
 	}
-	switch {
+	switch quorum := pp.quorum; {
 	case quorum == "":
 		return Policy{}, fmt.Errorf("%w: no quorum line", ErrPolicy)
 	case quorum == "none":
 		p.Threshold = 0
-	case groups[quorum] > 0:
-		p.Threshold = groups[quorum]
+	case pp.groups[quorum] > 0:
+		p.Threshold = pp.groups[quorum]
 		// Only the group's members count.
 		var ws []PolicyWitness
-		for _, m := range groupMembers[quorum] {
-			ws = append(ws, p.Witnesses[members[m]])
+		for _, m := range pp.groupMembers[quorum] {
+			ws = append(ws, p.Witnesses[pp.members[m]])
 		}
 		p.Witnesses = ws
 	default:
-		i, ok := members[quorum]
+		i, ok := pp.members[quorum]
 		if !ok {
 			return Policy{}, fmt.Errorf("%w: quorum %q is neither a group nor a witness", ErrPolicy, quorum)
 		}
