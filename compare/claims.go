@@ -191,40 +191,13 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		return cr
 	}
 	cr.Method, cr.Resamples, cr.Unit = Method, Resamples, unit
-	var parts []string
 	if ch.Kind == "order" {
-		// Each consecutive pair a < b: the interval of median(b)/median(a) against 1.
-		cr.Verdict = Holds
-		for i := 1; i < len(cells); i++ {
-			iv, reps, why := pairInterval(run.Result.ManifestID, metric, cells[i], cells[i-1])
-			if why != "" {
-				return untestable(cr, why)
-			}
-			above(1).judge(&iv, reps)
-			cr.Verdict = worse(cr.Verdict, iv.Verdict)
-			cr.Intervals = append(cr.Intervals, iv)
-			parts = append(parts, fmt.Sprintf("%s / %s = %s", iv.Num, iv.Den, fmtInterval(iv)))
-		}
-		var meds []string
-		for _, s := range cells {
-			meds = append(meds, s.ref+" "+fmtTime(median(slices.Clone(s.values)), unit))
-		}
-		lead := map[string]string{Holds: "in order", Fails: "out of order", Inconclusive: "cannot tell the order"}[cr.Verdict]
-		sep := ", "
-		if cr.Verdict == Holds {
-			sep = " < "
-		}
-		cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
+		cr = checkOrder(cr, run.Result.ManifestID, metric, cells)
 	} else {
-		lo, hi, want := band(ch)
-		iv, reps, why := pairInterval(run.Result.ManifestID, metric, cells[0], cells[1])
-		if why != "" {
-			return untestable(cr, why)
-		}
-		between(lo, hi).judge(&iv, reps)
-		cr.Verdict = iv.Verdict
-		cr.Intervals = []Interval{iv}
-		cr.Detail = fmt.Sprintf("%s / %s = %s (claim: %s)", iv.Num, iv.Den, fmtInterval(iv), want)
+		cr = checkRatio(cr, ch, run.Result.ManifestID, metric, cells)
+	}
+	if cr.Verdict == Untestable {
+		return cr
 	}
 	if metric == "time" && unit == artifacts.UnitInstructions {
 		notes = append(notes, "tested on emulated instruction counts, not time")
@@ -234,6 +207,47 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 	if len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
+	return cr
+}
+
+// checkOrder: each consecutive pair a < b, the interval of median(b)/median(a) against 1.
+func checkOrder(cr CheckResult, manifestID, metric string, cells []sampled) CheckResult {
+	var parts []string
+	cr.Verdict = Holds
+	for i := 1; i < len(cells); i++ {
+		iv, reps, why := pairInterval(manifestID, metric, cells[i], cells[i-1])
+		if why != "" {
+			return untestable(cr, why)
+		}
+		above(1).judge(&iv, reps)
+		cr.Verdict = worse(cr.Verdict, iv.Verdict)
+		cr.Intervals = append(cr.Intervals, iv)
+		parts = append(parts, fmt.Sprintf("%s / %s = %s", iv.Num, iv.Den, fmtInterval(iv)))
+	}
+	var meds []string
+	for _, s := range cells {
+		meds = append(meds, s.ref+" "+fmtTime(median(slices.Clone(s.values)), cr.Unit))
+	}
+	lead := map[string]string{Holds: "in order", Fails: "out of order", Inconclusive: "cannot tell the order"}[cr.Verdict]
+	sep := ", "
+	if cr.Verdict == Holds {
+		sep = " < "
+	}
+	cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
+	return cr
+}
+
+// checkRatio: the interval of median(num)/median(den) against the claim's band.
+func checkRatio(cr CheckResult, ch experiments.Check, manifestID, metric string, cells []sampled) CheckResult {
+	lo, hi, want := band(ch)
+	iv, reps, why := pairInterval(manifestID, metric, cells[0], cells[1])
+	if why != "" {
+		return untestable(cr, why)
+	}
+	between(lo, hi).judge(&iv, reps)
+	cr.Verdict = iv.Verdict
+	cr.Intervals = []Interval{iv}
+	cr.Detail = fmt.Sprintf("%s / %s = %s (claim: %s)", iv.Num, iv.Den, fmtInterval(iv), want)
 	return cr
 }
 
