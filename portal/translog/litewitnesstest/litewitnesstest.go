@@ -82,6 +82,34 @@ func required() bool { return os.Getenv("CI") != "" || os.Getenv("PQREPRO_REQUIR
 // verifier key are given, and stops it and its agent when the test ends.
 func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 	tb.Helper()
+	bins := needTools(tb)
+	// A short folder: a unix socket's path is limited to about 100 bytes.
+	dir, err := os.MkdirTemp("", "lw")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	w := &Witness{Name: name, Dir: dir, db: filepath.Join(dir, "w.db"), ctl: filepath.Join(bins, "witnessctl"), out: &lockedBuffer{}}
+	key := filepath.Join(dir, "key")
+	pub := w.makeKey(tb, key)
+	sock := startAgent(tb, dir, key)
+	w.Ctl(tb, "add-log", "-origin", logOrigin)
+	w.Ctl(tb, "add-key", "-origin", logOrigin, "-key", logVKey)
+	h := sha256.Sum256(pub)
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		if lastErr = w.serve(tb, bins, sock, hex.EncodeToString(h[:])); lastErr == nil {
+			return w
+		}
+	}
+	tb.Fatalf("litewitness did not start: %v\n%s", lastErr, w.out.String())
+	return nil
+}
+
+// needTools returns the folder of litewitness and witnessctl, skipping the test (failing it
+// when the witness is required) when they or OpenSSH's tools are missing.
+func needTools(tb testing.TB) string {
+	tb.Helper()
 	bins := Binaries()
 	var missing []string
 	if bins == "" {
@@ -99,14 +127,13 @@ func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 		}
 		tb.Skip(msg)
 	}
-	// A short folder: a unix socket's path is limited to about 100 bytes.
-	dir, err := os.MkdirTemp("", "lw")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	w := &Witness{Name: name, Dir: dir, db: filepath.Join(dir, "w.db"), ctl: filepath.Join(bins, "witnessctl"), out: &lockedBuffer{}}
-	key := filepath.Join(dir, "key")
+	return bins
+}
+
+// makeKey makes the witness's SSH Ed25519 key at key, sets w.VKey from it and returns the
+// public key.
+func (w *Witness) makeKey(tb testing.TB, key string) []byte {
+	tb.Helper()
 	run(tb, "", "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "litewitness", "-f", key)
 	pubLine, err := os.ReadFile(key + ".pub")
 	if err != nil {
@@ -116,8 +143,14 @@ func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w.VKey = translog.VKey(name, translog.SigCosignEd25519, pub)
+	w.VKey = translog.VKey(w.Name, translog.SigCosignEd25519, pub)
+	return pub
+}
 
+// startAgent starts an ssh-agent on a socket in dir holding key, stopped when the test ends,
+// and returns the socket.
+func startAgent(tb testing.TB, dir, key string) string {
+	tb.Helper()
 	sock := filepath.Join(dir, "s")
 	agent := exec.Command("ssh-agent", "-D", "-a", sock)
 	var agentOut lockedBuffer
@@ -130,56 +163,55 @@ func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 		tb.Fatalf("ssh-agent made no socket: %v\n%s", err, agentOut.String())
 	}
 	run(tb, "SSH_AUTH_SOCK="+sock, "ssh-add", "-q", key)
+	return sock
+}
 
-	w.Ctl(tb, "add-log", "-origin", logOrigin)
-	w.Ctl(tb, "add-key", "-origin", logOrigin, "-key", logVKey)
-
-	h := sha256.Sum256(pub)
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		cmd := exec.Command(filepath.Join(bins, "litewitness"), "-db", w.db, "-name", name, "-key", hex.EncodeToString(h[:]),
-			"-ssh-agent", sock, "-listen", addr)
-		cmd.Stdout, cmd.Stderr = w.out, w.out
-		if err := cmd.Start(); err != nil {
-			tb.Fatalf("start litewitness: %v", err)
-		}
-		exited := make(chan struct{})
-		var waitErr error
-		go func() { waitErr = cmd.Wait(); close(exited) }()
-		lastErr = waitFor(func() bool {
-			select {
-			case <-exited:
-				return true
-			default:
-			}
-			c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-			if err == nil {
-				c.Close()
-			}
-			return err == nil
-		})
+// serve starts litewitness on a free port with the agent's key (keyHash, its SHA-256) and
+// waits until it listens; it returns why it did not (the caller tries another port). A
+// started witness is stopped when the test ends.
+func (w *Witness) serve(tb testing.TB, bins, sock, keyHash string) error {
+	tb.Helper()
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cmd := exec.Command(filepath.Join(bins, "litewitness"), "-db", w.db, "-name", w.Name, "-key", keyHash,
+		"-ssh-agent", sock, "-listen", addr)
+	cmd.Stdout, cmd.Stderr = w.out, w.out
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start litewitness: %v", err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	lastErr := waitFor(func() bool {
 		select {
 		case <-exited:
-			lastErr = fmt.Errorf("litewitness exited: %v", waitErr)
+			return true
 		default:
 		}
-		if lastErr == nil {
-			tb.Cleanup(func() { cmd.Process.Signal(os.Interrupt); <-exited })
-			w.URL = "http://" + addr
-			if m := regexp.MustCompile(`vkey=(\S+)`).FindStringSubmatch(w.out.String()); m == nil || m[1] != w.VKey {
-				tb.Fatalf("litewitness's verifier key is not the one computed from its SSH key %s:\n%s", w.VKey, w.out.String())
-			}
-			return w
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
 		}
+		return err == nil
+	})
+	select {
+	case <-exited:
+		lastErr = fmt.Errorf("litewitness exited: %v", waitErr)
+	default:
+	}
+	if lastErr != nil {
 		cmd.Process.Kill()
 		<-exited
+		return lastErr
 	}
-	tb.Fatalf("litewitness did not start: %v\n%s", lastErr, w.out.String())
+	tb.Cleanup(func() { cmd.Process.Signal(os.Interrupt); <-exited })
+	w.URL = "http://" + addr
+	if m := regexp.MustCompile(`vkey=(\S+)`).FindStringSubmatch(w.out.String()); m == nil || m[1] != w.VKey {
+		tb.Fatalf("litewitness's verifier key is not the one computed from its SSH key %s:\n%s", w.VKey, w.out.String())
+	}
 	return nil
 }
 
