@@ -31,6 +31,43 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	cfg.Version = buildVersion()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	noLocal := serveFlags(fs, &cfg)
+	ossl := opensslFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return cfg, runner.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	osslCfg := ossl.config()
+	if osslCfg.Path == "" && osslCfg.Root == "" {
+		osslCfg.Root = cachedOpenSSLRoot()
+	}
+	cfg.LocalRunner = !*noLocal
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	errs := serveEnv(&cfg, set)
+	if cfg.Blobs != "" {
+		creds, err := blob.S3CredentialsFromEnv(os.Getenv)
+		cfg.S3Credentials = creds
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, osslCfg, usageError{err.Error()}
+	}
+	err := cfg.Validate()
+	if cfg.Database != "" && !database.IsURL(cfg.Database) {
+		err = errors.Join(err, fmt.Errorf("database: want postgres://USER@HOST:PORT/NAME, or nothing for the SQLite file %s", filepath.Join(cfg.DataDir, portal.DatabaseFile)))
+	}
+	if err != nil {
+		return cfg, osslCfg, usageError{err.Error()}
+	}
+	return cfg, osslCfg, nil
+}
+
+// serveFlags defines serve's flags over cfg's defaults; the returned flag is
+// --no-local-runner.
+func serveFlags(fs *flag.FlagSet, cfg *portal.Config) *bool {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the portal's public URL, signed into runners' bundles (default http://ADDR)")
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database, blobs, local runner identity)")
@@ -58,20 +95,12 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.StringVar(&cfg.LogOrigin, "log-origin", cfg.LogOrigin, "the transparency log's origin line and key name (default: the public URL's host + /log; fixed once the log key exists)")
 	fs.IntVar(&cfg.WitnessQuorum, "witness-quorum", cfg.WitnessQuorum, "how many witnesses each published witness policy (/log/policy) requires")
 	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
-	ossl := opensslFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return cfg, runner.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	osslCfg := ossl.config()
-	if osslCfg.Path == "" && osslCfg.Root == "" {
-		osslCfg.Root = cachedOpenSSLRoot()
-	}
-	cfg.LocalRunner = !*noLocal
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return noLocal
+}
+
+// serveEnv applies the PQREPRO_* environment to cfg for every setting whose flag was not set
+// on the command line, and returns what it could not read.
+func serveEnv(cfg *portal.Config, set map[string]bool) []error {
 	env := func(name, flagName string, apply func(string) error) error {
 		if v, ok := os.LookupEnv(name); ok && !set[flagName] {
 			if err := apply(v); err != nil {
@@ -80,7 +109,7 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 		}
 		return nil
 	}
-	errs := []error{
+	return []error{
 		env("PQREPRO_ADDR", "addr", func(v string) error { cfg.Addr = v; return nil }),
 		env("PQREPRO_PUBLIC_URL", "public-url", func(v string) error { cfg.PublicURL = v; return nil }),
 		env("PQREPRO_DATA", "data", func(v string) error { cfg.DataDir = v; return nil }),
@@ -113,18 +142,6 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 			return nil
 		}),
 	}
-	if cfg.Blobs != "" {
-		creds, err := blob.S3CredentialsFromEnv(os.Getenv)
-		cfg.S3Credentials = creds
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return cfg, osslCfg, usageError{err.Error()}
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, osslCfg, usageError{err.Error()}
-	}
-	return cfg, osslCfg, nil
 }
 
 // cachedOpenSSLRoot is the root scripts/openssl-root makes, when it exists:
