@@ -253,7 +253,7 @@ func short(id string) string {
 }
 
 // human renders a value in the cell's unit; nanoseconds get a readable time unit.
-func human(v float64, unit string) string {
+func human(v float64, unit artifacts.Unit) string {
 	if unit != artifacts.UnitNanoseconds {
 		return fmt.Sprintf("%.0f", v) // the unit is printed once, under the table
 	}
