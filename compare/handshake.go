@@ -40,7 +40,7 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 	seed := func(parts ...string) [32]byte {
 		return BootstrapSeed(run.Result.ManifestID, "time/"+ch.Kind, strings.Join(parts, ","), "")
 	}
-	cr.Resamples, cr.Unit = Resamples, unit
+	cr.Resamples, cr.Unit = Resamples, string(unit)
 	switch ch.Kind {
 	case "faster":
 		checkFaster(&cr, cells[ch.Num], cells[ch.Den], tol, run.Result.ManifestID)
@@ -75,7 +75,7 @@ func handshakeRefs(ch experiments.Check, run Run) ([]string, string) {
 }
 
 // handshakeCells reads the raw samples of every ref in one unit, or says why not.
-func handshakeCells(run Run, refs []string) (map[string]sampled, string, string) {
+func handshakeCells(run Run, refs []string) (map[string]sampled, artifacts.Unit, string) {
 	cells := map[string]sampled{}
 	var missing []string
 	for _, ref := range refs {
@@ -122,7 +122,7 @@ func checkNotSlower(cr CheckResult, ch experiments.Check, manifestID string, cel
 	}
 	lead := map[string]string{Holds: "not slower", Fails: "slower", Inconclusive: "cannot tell"}[cr.Verdict]
 	cr.Detail = fmt.Sprintf("%s: %d pairs t(cell)/t(than), claim: every interval at most %.3g (1 + %.0f%% tolerance); medians %s",
-		lead, len(cr.Intervals), 1+tol, tol*100, medians(cells, refs, cr.Unit))
+		lead, len(cr.Intervals), 1+tol, tol*100, medians(cells, refs, artifacts.Unit(cr.Unit)))
 	if len(worst) > 0 {
 		cr.Detail += "; " + strings.Join(worst, "; ")
 	}
@@ -185,8 +185,8 @@ func checkRange(cr CheckResult, ch experiments.Check, cells map[string]sampled, 
 	cr.Verdict, cr.Intervals = iv.Verdict, []Interval{iv}
 	fastest, slowest := extremes(cells, refs)
 	cr.Detail = fmt.Sprintf("%d cells: max/min of medians = %s (claim \"similar\", read as max/min ≤ %.3g); fastest %s %s, slowest %s %s",
-		len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), cr.Unit),
-		slowest, fmtTime(median(slices.Clone(cells[slowest].values)), cr.Unit))
+		len(refs), fmtInterval(iv), limit, fastest, fmtTime(median(slices.Clone(cells[fastest].values)), artifacts.Unit(cr.Unit)),
+		slowest, fmtTime(median(slices.Clone(cells[slowest].values)), artifacts.Unit(cr.Unit)))
 	return cr
 }
 
@@ -364,7 +364,7 @@ func spread(sorted []float64) float64 {
 	return (artifacts.Quantile(sorted, 0.75) - artifacts.Quantile(sorted, 0.25)) / sortedMedian(sorted)
 }
 
-func medians(cells map[string]sampled, refs []string, unit string) string {
+func medians(cells map[string]sampled, refs []string, unit artifacts.Unit) string {
 	var out []string
 	for _, ref := range refs {
 		out = append(out, ref+" "+fmtTime(median(slices.Clone(cells[ref].values)), unit))
@@ -386,18 +386,10 @@ func extremes(cells map[string]sampled, refs []string) (fastest, slowest string)
 	return fastest, slowest
 }
 
-// fmtTime prints a time in ns as µs or ms with its unit; any other unit as it is.
-func fmtTime(v float64, unit string) string {
+// fmtTime prints a time in ns in a readable time unit; any other unit as it is.
+func fmtTime(v float64, unit artifacts.Unit) string {
 	if unit != artifacts.UnitNanoseconds {
 		return fmtVal(v, unit)
 	}
-	switch a := math.Abs(v); {
-	case a >= 1e9:
-		return fmt.Sprintf("%.3g s", v/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.3g ms", v/1e6)
-	case a >= 1e3:
-		return fmt.Sprintf("%.3g µs", v/1e3)
-	}
-	return fmt.Sprintf("%.3g ns", v)
+	return artifacts.FormatNanoseconds(v)
 }

@@ -86,7 +86,7 @@ func mqttCellOf(run Run, ref string) (artifacts.Cell, string) {
 		if c.Algorithm == ref[:i] && c.Operation == ref[i+1:] && c.Variant == "" {
 			switch {
 			case c.Status != artifacts.StatusOK:
-				return c, ref + ": cell " + c.Status + ": " + c.Error
+				return c, ref + ": cell " + string(c.Status) + ": " + c.Error
 			case c.MQTT == nil:
 				return c, ref + ": the cell records no mqtt-telemetry fields"
 			}
@@ -160,11 +160,11 @@ func slopeSides(ch experiments.Check, run Run, cr *CheckResult) ([2]slopeSide, b
 			return sides, false
 		}
 		if c.Unit != "" {
-			if cr.Unit != "" && cr.Unit != c.Unit {
+			if cr.Unit != "" && cr.Unit != string(c.Unit) {
 				cr.Detail = fmt.Sprintf("units differ: %s and %s", cr.Unit, c.Unit)
 				return sides, false
 			}
-			cr.Unit = c.Unit
+			cr.Unit = string(c.Unit)
 		}
 	}
 	return sides, true
@@ -263,7 +263,7 @@ func slopeResampled(ch experiments.Check, sides [2]slopeSide, seed [32]byte, num
 	cr.Verdict, cr.Intervals, cr.Method, cr.Resamples = iv.Verdict, []Interval{iv}, MethodSlope, Resamples
 	cr.Unit += "/B"
 	cr.Detail = fmt.Sprintf("per-byte slope %s / %s = %.4g / %.4g = %s (claim: %s)", ch.Num, ch.Den, num, den, fmtInterval(iv), want) + checkNote(ch)
-	if notes := exactness(cr.Intervals, strings.TrimSuffix(cr.Unit, "/B")); len(notes) > 0 {
+	if notes := exactness(cr.Intervals, artifacts.Unit(strings.TrimSuffix(cr.Unit, "/B"))); len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
 	return cr

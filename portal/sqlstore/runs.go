@@ -184,7 +184,7 @@ func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []art
 		}
 		// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
 		// manifest's method: its method says so, so rankings never mix it with the method's.
-		method := r.Method
+		method := string(r.Method)
 		if c.Variant != "" {
 			method += " · " + c.Variant
 		}
@@ -209,7 +209,7 @@ func insertVerdicts(ctx context.Context, tx *Tx, id int64, r store.Run, claims [
 	sums := newSummaryDelta()
 	sums.run(r, 1)
 	for _, v := range claims {
-		sums.verdict(v, r.Origin, r.BoardClass, r.Level, 1)
+		sums.verdict(v, r.Origin, r.BoardClass, string(r.Level), 1)
 	}
 	return sums.apply(ctx, tx)
 }

@@ -12,7 +12,6 @@
 package litewitnesstest
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -26,11 +25,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"pqrepro/internal/cachedir"
+	"pqrepro/internal/lockedio"
 	"pqrepro/portal/translog"
 )
 
@@ -50,7 +49,7 @@ type Witness struct {
 	Dir string
 
 	db, ctl string
-	out     *lockedBuffer
+	out     *lockedio.Buffer
 }
 
 // Binaries returns the folder holding litewitness and witnessctl, or "".
@@ -89,7 +88,7 @@ func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	w := &Witness{Name: name, Dir: dir, db: filepath.Join(dir, "w.db"), ctl: filepath.Join(bins, "witnessctl"), out: &lockedBuffer{}}
+	w := &Witness{Name: name, Dir: dir, db: filepath.Join(dir, "w.db"), ctl: filepath.Join(bins, "witnessctl"), out: &lockedio.Buffer{}}
 	key := filepath.Join(dir, "key")
 	pub := w.makeKey(tb, key)
 	sock := startAgent(tb, dir, key)
@@ -153,7 +152,7 @@ func startAgent(tb testing.TB, dir, key string) string {
 	tb.Helper()
 	sock := filepath.Join(dir, "s")
 	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	var agentOut lockedBuffer
+	var agentOut lockedio.Buffer
 	agent.Stdout, agent.Stderr = &agentOut, &agentOut
 	if err := agent.Start(); err != nil {
 		tb.Fatalf("start ssh-agent: %v", err)
@@ -283,21 +282,4 @@ func waitFor(cond func() bool) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("not ready within 20s")
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
