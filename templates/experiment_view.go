@@ -11,3 +11,55 @@ func batchNote(batch int) string {
 	}
 	return "; below " + strconv.Itoa(batch) + " iterations the CPU batch of " + strconv.Itoa(batch) + " handshakes is lowered to them"
 }
+
+// BoardOption is a board class a connected runner offers.
+type BoardOption struct {
+	Class, Label, Runner, Reason string
+	Available, NeedsFirmware     bool
+	// FirmwareOnly: the board runs only with an uploaded firmware build chosen here.
+	FirmwareOnly bool
+	Intended     bool
+}
+
+// FirmwareOption is a firmware build that can be chosen for a board class.
+type FirmwareOption struct {
+	Digest, Label, BoardClass string
+}
+
+// ExperimentView is an experiment's page.
+type ExperimentView struct {
+	Page
+	Ref, Paper, PaperTitle, Name, Title, Description string
+	Kind, Method, ManifestYAML, ManifestID           string
+	Iterations                                       int
+	// Batch is a TLS matrix's handshakes per CPU batch (0 for other kinds): a re-run with
+	// fewer iterations lowers it to them.
+	Batch              int
+	Cells              []string
+	IntendedBoards     []string
+	Boards             []BoardOption
+	Firmware           []FirmwareOption
+	SignedIn           bool
+	Jobs               []JobRow
+	Runs               []RunRow
+	JobsMore, RunsMore []MoreLink
+	// HeatMap is the latest run's matrix of a tls-matrix experiment; nil otherwise.
+	HeatMap *HeatMap
+	// Comparable says, before any run, which of the paper's figures a run on each board
+	// could stand beside, and Claims which of the manifest's claims a run can judge.
+	Comparable []ComparablePreview
+	Claims     []ClaimPreview
+}
+
+// ComparablePreview is one board's answer: Comparable of Figures published numbers, and why
+// not the rest.
+type ComparablePreview struct {
+	Board, Unit         string
+	Comparable, Figures int
+	Reasons             []string
+}
+
+// ClaimPreview is one claim the manifest checks: whether a run gives it a verdict, or why not.
+type ClaimPreview struct {
+	ID, Claim, Judged string
+}

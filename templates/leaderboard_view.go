@@ -1,0 +1,42 @@
+package templates
+
+import "pqrepro/portal/plot"
+
+// LeaderRow is a board's standing in a leaderboard.
+type LeaderRow struct {
+	Rank      int
+	Board     string
+	Assurance Assurance
+	// Implementation is the code the row's cells timed (digests abbreviated).
+	Implementation         string
+	Median, P25, P75, Unit string
+	N, Runs                int
+	RunID                  int64
+}
+
+// LeaderGroup is one ranking: one unit, one assurance kind, one timing method and one board
+// class status, never mixed.
+type LeaderGroup struct {
+	Title, Unit, Method string
+	// Declared marks a ranking of declared (unverified) board classes.
+	Declared bool
+	Rows     []LeaderRow
+	Plot     *plot.Figure
+}
+
+// PublishedRow is a published reference number, labelled as such.
+type PublishedRow struct {
+	Paper, Board, Value, Unit, Stat, N, Scenario, Source, Library string
+}
+
+// LeaderboardView is the leaderboards page.
+type LeaderboardView struct {
+	Page
+	Algorithms, Operations, Metrics []Option
+	// Pairs offers every (algorithm, operation) that exists, grouped by algorithm.
+	Pairs                        []OptGroup
+	Algorithm, Operation, Metric string
+	Groups                       []LeaderGroup
+	Published                    []PublishedRow
+	CSV, JSON                    string
+}

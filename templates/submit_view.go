@@ -1,0 +1,22 @@
+package templates
+
+// KeyRow is a registered key pair.
+type KeyRow struct {
+	ID                              int64
+	Fingerprint, Label, Owner, When string
+	// Revoked is when the keys were revoked ("" if not).
+	Revoked string
+}
+
+// SubmitView is the submit page.
+type SubmitView struct {
+	Page
+	SignedIn bool
+	Keys     []KeyRow
+	MaxBytes string
+	// Challenge is a fresh proof-of-possession challenge for registering keys.
+	Challenge string
+	// Outcome is the result of the last submission, if any.
+	Refused string
+	RunID   int64
+}
