@@ -5,6 +5,8 @@
 // mode), its comparison and a leaderboard, upload a RISC-V ELF as Cortex-M4 firmware and
 // submit a bundle signed by an unknown key, both of which must be refused with the reason,
 // and browse (list, filter, page, compare two runs, the scheme table) at 1366 and 390 px.
+// Each is a named step (t.Run) of TestPortalInABrowser, run in order on one portal and one
+// browser; the first step that fails ends the test.
 //
 // Run it with `bash e2e/run.sh` (installs Chromium when missing) or `go test ./e2e/`.
 package e2e
@@ -20,13 +22,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"pqrepro/internal/lockedio"
 )
 
 // findChromium returns Chromium's path, or "" when it cannot be found.
@@ -64,25 +67,51 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// lockedBuffer collects a process's output for the test's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
+// TestPortalInABrowser runs the steps below in order on one portal and one browser; a step
+// that fails ends the test (the later ones build on it).
 func TestPortalInABrowser(t *testing.T) {
+	b := startBrowser(t)
+	steps := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"open a paper", b.openPaper},
+		{"sign in", b.signIn},
+		{"re-run on the host board", b.rerun},
+		{"read the run", b.readRun},
+		{"the run page fits", b.runPageFits},
+		{"dark mode", b.darkMode},
+		{"leaderboard", b.leaderboard},
+		{"tls matrix re-run", b.matrixRerun},
+		{"an unknown key's bundle is refused", b.unknownKey},
+		{"a RISC-V ELF is refused as Cortex-M4 firmware", b.riscvFirmware},
+		{"a second re-run", b.secondRerun},
+		{"browse at 1366 px", func(t *testing.T) { b.browse(t, 1366) }},
+		{"browse at 390 px", func(t *testing.T) { b.browse(t, 390) }},
+		{"only the re-runs are published", b.onlyReruns},
+	}
+	for _, st := range steps {
+		if !t.Run(st.name, st.run) {
+			return
+		}
+	}
+}
+
+// session is a headless Chromium driving a running portal, shared by the test's steps.
+type session struct {
+	ctx  context.Context // the browser's tab
+	base string          // the portal's address
+	tmp  string
+	// token is the administrator's; bundle a bundle signed by keys the portal never saw.
+	token, bundle string
+	// median is the first re-run's ML-KEM-768 encaps median, as its run page prints it.
+	median string
+}
+
+// startBrowser builds the binary, makes a stranger's bundle, serves a fresh portal on a free
+// port, reads the administrator's token from its first start and starts Chromium; everything
+// stops when the test ends (the portal's log is printed when it failed).
+func startBrowser(t *testing.T) *session {
 	chrome := findChromium()
 	if chrome == "" {
 		t.Skip("Chromium not found (install Debian's chromium, or run e2e/run.sh which installs it)")
@@ -105,28 +134,47 @@ func TestPortalInABrowser(t *testing.T) {
 	addr := freePort(t)
 	base := "http://" + addr
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--data", filepath.Join(tmp, "data"))
 	srv.Env = append(os.Environ(), "PQREPRO_ADMIN_TOKEN=")
 	stdout, err := srv.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs lockedio.Buffer
 	srv.Stderr = &logs
 	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
 	srv.WaitDelay = 10 * time.Second
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		srv.Wait()
 		if t.Failed() {
 			t.Logf("portal log:\n%s", logs.String())
 		}
-	}()
-	// First start prints the administrator's token.
+	})
+	token := adminToken(t, stdout, &logs)
+	waitHealthy(t, base)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(filepath.Join(tmp, "chromium-profile")), chromedp.WindowSize(1280, 1600))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+
+	// The first Run starts the browser: give it no timeout of its own.
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/healthz")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return &session{ctx: bctx, base: base, tmp: tmp, token: token, bundle: bundle}
+}
+
+// adminToken reads the administrator's token the portal prints on its first start.
+func adminToken(t *testing.T, stdout io.Reader, logs *lockedio.Buffer) string {
 	tokenc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -140,124 +188,187 @@ func TestPortalInABrowser(t *testing.T) {
 		}
 		io.Copy(io.Discard, stdout)
 	}()
-	var token string
 	select {
-	case token = <-tokenc:
+	case token := <-tokenc:
+		return token
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the portal printed no administrator token; log:\n%s", logs.String())
 	}
-	waitHealthy(t, base)
+	return ""
+}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(filepath.Join(tmp, "chromium-profile")), chromedp.WindowSize(1280, 1600))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+// failed ends the step with err, leaving a screenshot of the page.
+func (b *session) failed(t *testing.T, name string, err error) {
+	t.Helper()
+	if shot, serr := chromedp.Run(b.ctx, chromedp.FullScreenshot(80)); serr == nil {
+		os.WriteFile(filepath.Join(os.TempDir(), "pqrepro-e2e-failure.jpg"), shot, 0o644)
+	}
+	t.Fatalf("%s: %v (screenshot in %s)", name, err, filepath.Join(os.TempDir(), "pqrepro-e2e-failure.jpg"))
+}
 
-	// The first Run starts the browser: give it no timeout of its own.
-	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/healthz")); err != nil {
-		t.Fatalf("start Chromium: %v", err)
+// do runs actions within 90 s.
+func (b *session) do(t *testing.T, name string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, scancel := context.WithTimeout(b.ctx, 90*time.Second)
+	defer scancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		b.failed(t, name, err)
 	}
-	failed := func(name string, err error) {
-		t.Helper()
-		if shot, serr := chromedp.Run(bctx, chromedp.FullScreenshot(80)); serr == nil {
-			os.WriteFile(filepath.Join(os.TempDir(), "pqrepro-e2e-failure.jpg"), shot, 0o644)
-		}
-		t.Fatalf("%s: %v (screenshot in %s)", name, err, filepath.Join(os.TempDir(), "pqrepro-e2e-failure.jpg"))
-	}
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, scancel := context.WithTimeout(bctx, 90*time.Second)
-		defer scancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			failed(name, err)
-		}
-	}
-	text := func(name string, a chromedp.Action[string]) string {
-		t.Helper()
-		sctx, scancel := context.WithTimeout(bctx, 30*time.Second)
-		defer scancel()
-		v, err := chromedp.Run(sctx, a)
-		if err != nil {
-			failed(name, err)
-		}
-		return v
-	}
+}
 
-	// Open a paper from the home page.
-	step("open a paper",
-		chromedp.Navigate(base+"/"),
+// text reads a value from the page within 30 s.
+func (b *session) text(t *testing.T, name string, a chromedp.Action[string]) string {
+	t.Helper()
+	sctx, scancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer scancel()
+	v, err := chromedp.Run(sctx, a)
+	if err != nil {
+		b.failed(t, name, err)
+	}
+	return v
+}
+
+// wait polls until cond holds on a loaded page; a poll cut short by the navigation it waits
+// for (the target navigated, its context went away) is tried again.
+func (b *session) wait(t *testing.T, name, cond string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sctx, scancel := context.WithTimeout(b.ctx, 10*time.Second)
+		_, err := chromedp.Run(sctx, chromedp.Poll[string](`(() => document.readyState === 'complete' && (`+cond+`) ? 'ok' : '')()`))
+		scancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.failed(t, name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// count counts the elements sel selects.
+func (b *session) count(t *testing.T, sel string) int {
+	t.Helper()
+	var n int
+	fmt.Sscan(b.text(t, "count "+sel, chromedp.Evaluate[string](`String(document.querySelectorAll('`+sel+`').length)`)), &n)
+	return n
+}
+
+// fits checks the page never scrolls sideways at width and the median column (selector
+// median, "" for none) is on screen.
+func (b *session) fits(t *testing.T, width int64, page, median string) {
+	t.Helper()
+	got := b.text(t, "measure "+page, chromedp.Evaluate[string](`(() => {
+		const de = document.documentElement, m = `+"`"+median+"`"+` ? document.querySelector(`+"`"+median+"`"+`) : null;
+		const r = m ? m.getBoundingClientRect() : {left: 0, right: 0};
+		return [de.scrollWidth, window.innerWidth, Math.round(r.left), Math.round(r.right), m ? 1 : 0].join(' ');
+	})()`))
+	var scroll, inner, left, right, found int
+	if _, err := fmt.Sscan(got, &scroll, &inner, &left, &right, &found); err != nil {
+		t.Fatalf("%s at %d px: %q: %v", page, width, got, err)
+	}
+	if scroll > inner {
+		t.Errorf("%s at %d px: the page is %d px wide, wider than the viewport (%d px)", page, width, scroll, inner)
+	}
+	if median != "" && (found == 0 || left < 0 || right > inner) {
+		t.Errorf("%s at %d px: the median column (%s) spans %d..%d px, outside the viewport of %d px", page, width, median, left, right, inner)
+	}
+}
+
+// startRerun starts a re-run of experiment on the host board with iterations per cell from
+// its page and waits for the job page.
+func (b *session) startRerun(t *testing.T, experiment, iterations string) {
+	t.Helper()
+	b.do(t, "start a re-run of "+experiment,
+		chromedp.Navigate(b.base+"/experiments/"+experiment),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), iterations),
+		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("job")),
+	)
+}
+
+// openPaper opens a paper from the home page.
+func (b *session) openPaper(t *testing.T) {
+	b.do(t, "open a paper",
+		chromedp.Navigate(b.base+"/"),
 		chromedp.Click(chromedp.CSS(`a[href="/papers/paper001"]`)),
 		chromedp.WaitVisible(chromedp.ID("claims")),
 	)
-	paperText := text("read the paper", chromedp.Text(chromedp.CSS("main")))
+	paperText := b.text(t, "read the paper", chromedp.Text(chromedp.CSS("main")))
 	for _, want := range []string{"ESP32-C6", "C001-01", "Published reference numbers", "paper001/mlkem"} {
 		if !strings.Contains(paperText, want) {
 			t.Errorf("paper page lacks %q", want)
 		}
 	}
 
-	// Sign in as the administrator.
-	step("sign in",
-		chromedp.Navigate(base+"/signin?next=/experiments/paper001/mlkem"),
-		chromedp.SendKeys(chromedp.ID("token"), token),
+}
+
+// signIn signs in as the administrator.
+func (b *session) signIn(t *testing.T) {
+	b.do(t, "sign in",
+		chromedp.Navigate(b.base+"/signin?next=/experiments/paper001/mlkem"),
+		chromedp.SendKeys(chromedp.ID("token"), b.token),
 		chromedp.Click(chromedp.ID("signin")),
 		chromedp.WaitVisible(chromedp.CSS("form.rerun")),
 	)
 
-	// Re-run paper001/mlkem on the host board with 5 iterations per cell.
-	step("start a re-run",
-		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
-		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
-		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), "5"),
-		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("job")),
-	)
-	if jobURL := text("job location", chromedp.Location()); !strings.Contains(jobURL, "/jobs/") {
+}
+
+// rerun re-runs paper001/mlkem on the host board with 5 iterations per cell and follows the
+// job page until the run is published.
+func (b *session) rerun(t *testing.T) {
+	b.startRerun(t, "paper001/mlkem", "5")
+	if jobURL := b.text(t, "job location", chromedp.Location()); !strings.Contains(jobURL, "/jobs/") {
 		t.Fatalf("after starting a re-run the browser is at %s", jobURL)
 	}
 
 	// Follow the job page until the run is published.
-	step("follow the job", chromedp.WaitVisible(chromedp.ID("run-link")))
-	jobText := text("read the job", chromedp.Text(chromedp.ID("job")))
+	b.do(t, "follow the job", chromedp.WaitVisible(chromedp.ID("run-link")))
+	jobText := b.text(t, "read the job", chromedp.Text(chromedp.ID("job")))
 	if !strings.Contains(jobText, "published") || !strings.Contains(jobText, "finished: 9 cells") {
 		t.Errorf("job page when done:\n%s", jobText)
 	}
 
-	// Published, the job page goes on to the run by itself (no click): cells, comparison,
-	// claims, signature.
-	step("the job page opens the run", chromedp.WaitVisible(chromedp.ID("comparison")))
-	if runURL := text("run location", chromedp.Location()); !strings.Contains(runURL, "/runs/") {
+}
+
+// readRun: published, the job page goes on to the run by itself (no click): cells, comparison,
+// claims, signature, units.
+func (b *session) readRun(t *testing.T) {
+	b.do(t, "the job page opens the run", chromedp.WaitVisible(chromedp.ID("comparison")))
+	if runURL := b.text(t, "run location", chromedp.Location()); !strings.Contains(runURL, "/runs/") {
 		t.Fatalf("the published job page went to %s, not the run", runURL)
 	}
-	runText := text("read the run", chromedp.Text(chromedp.CSS("main")))
-	median := text("read a median", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[th[1]="ML-KEM-768" and td[1]="encaps"]/td[contains(@class,"median")]`)))
+	runText := b.text(t, "read the run", chromedp.Text(chromedp.CSS("main")))
+	b.median = b.text(t, "read a median", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[th[1]="ML-KEM-768" and td[1]="encaps"]/td[contains(@class,"median")]`)))
 	for _, want := range []string{"Comparison with paper001", "C001-01", "not comparable", "portal-runner", "ed25519 signature verifies",
 		"ml-dsa-65 signature verifies", "signed bundle"} {
 		if !strings.Contains(runText, want) {
 			t.Errorf("run page lacks %q", want)
 		}
 	}
-	if median == "" {
-		t.Fatalf("no median for ML-KEM-768 encaps on the run page: %q", median)
+	if b.median == "" {
+		t.Fatalf("no median for ML-KEM-768 encaps on the run page: %q", b.median)
 	}
 	// The Unit column names the unit the row's numbers are printed in: a bare number beside
 	// ns, µs or ms, never "41.2 µs" beside "ns".
-	unitCell := text("read a unit", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[th[1]="ML-KEM-768" and td[1]="encaps"]/td[4]`)))
-	if strings.ContainsAny(median, "µm ") || (unitCell != "ns" && unitCell != "µs" && unitCell != "ms") {
-		t.Errorf("median %q with unit %q: want a bare number and its time unit in the Unit column", median, unitCell)
+	unitCell := b.text(t, "read a unit", chromedp.Text(chromedp.Search(`//table[contains(@class,"cells")]//tr[th[1]="ML-KEM-768" and td[1]="encaps"]/td[4]`)))
+	if strings.ContainsAny(b.median, "µm ") || (unitCell != "ns" && unitCell != "µs" && unitCell != "ms") {
+		t.Errorf("median %q with unit %q: want a bare number and its time unit in the Unit column", b.median, unitCell)
 	}
-	if href := text("compare link", chromedp.Evaluate[string](`document.getElementById('compare-link').getAttribute('href')`)); !strings.HasPrefix(href, "/compare?runs=") {
+	if href := b.text(t, "compare link", chromedp.Evaluate[string](`document.getElementById('compare-link').getAttribute('href')`)); !strings.HasPrefix(href, "/compare?runs=") {
 		t.Errorf("the run page's compare link is %q", href)
 	}
-	// At 1366 px and at 390 px the page never scrolls sideways and the median column is on
-	// screen; the tables scroll inside their own boxes.
+}
+
+// runPageFits: at 1366 px and at 390 px the run page never scrolls sideways and the median
+// column is on screen; the tables scroll inside their own boxes.
+func (b *session) runPageFits(t *testing.T) {
 	for _, w := range []int64{1366, 390} {
-		step(fmt.Sprintf("the run page at %d px", w), chromedp.EmulateViewport(w, 900))
-		got := text("measure the run page", chromedp.Evaluate[string](`(() => {
+		b.do(t, fmt.Sprintf("the run page at %d px", w), chromedp.EmulateViewport(w, 900))
+		got := b.text(t, "measure the run page", chromedp.Evaluate[string](`(() => {
 			const d = document.documentElement, m = document.querySelector('table.cells tbody td.median').getBoundingClientRect();
 			return [d.scrollWidth, window.innerWidth, Math.round(m.left), Math.round(m.right)].join(' ');
 		})()`))
@@ -266,7 +377,7 @@ func TestPortalInABrowser(t *testing.T) {
 			t.Fatalf("run page layout %q: %v", got, err)
 		}
 		if scrollW > innerW {
-			wide := text("find what overflows", chromedp.Evaluate[string](`[...document.querySelectorAll('body *')].filter(e =>
+			wide := b.text(t, "find what overflows", chromedp.Evaluate[string](`[...document.querySelectorAll('body *')].filter(e =>
 				e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-scroll, .heat-scroll, pre')).slice(0, 8)
 				.map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).replace(/ /g, '.') : '') + (e.id ? '#' + e.id : '') + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ')`))
 			t.Errorf("at %d px the page is %d px wide: the body overflows sideways (%s)", innerW, scrollW, wide)
@@ -275,15 +386,18 @@ func TestPortalInABrowser(t *testing.T) {
 			t.Errorf("at %d px the median column spans %d..%d px: off screen", innerW, mLeft, mRight)
 		}
 	}
-	// Dark mode follows prefers-color-scheme: a dark ground under light text.
+}
+
+// darkMode follows prefers-color-scheme: a dark ground under light text.
+func (b *session) darkMode(t *testing.T) {
 	colorScheme := func(v string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
 			return err
 		})
 	}
-	step("dark mode", colorScheme("dark"))
-	colours := text("read the colours", chromedp.Evaluate[string](`(() => {
+	b.do(t, "dark mode", colorScheme("dark"))
+	colours := b.text(t, "read the colours", chromedp.Evaluate[string](`(() => {
 		const lum = c => { const [r, g, b] = c.match(/\d+/g).map(Number); return Math.round((0.2126 * r + 0.7152 * g + 0.0722 * b) / 2.55); };
 		const s = getComputedStyle(document.body);
 		return lum(s.backgroundColor) + ' ' + lum(s.color);
@@ -292,37 +406,41 @@ func TestPortalInABrowser(t *testing.T) {
 	if _, err := fmt.Sscan(colours, &bgLum, &fgLum); err != nil || bgLum > 25 || fgLum < 70 {
 		t.Errorf("dark mode: background luminance %d%%, text %d%% (%v): want a dark ground and light text", bgLum, fgLum, err)
 	}
-	step("light mode again", colorScheme("light"), chromedp.EmulateReset())
+	b.do(t, "light mode again", colorScheme("light"), chromedp.EmulateReset())
 
-	// The leaderboard shows the same number for the host board, labelled with its assurance.
-	step("leaderboard",
-		chromedp.Navigate(base+"/leaderboards?algorithm=ML-KEM-768&operation=encaps&metric=latency"),
+}
+
+// leaderboard shows the run's number for the host board, labelled with its assurance.
+func (b *session) leaderboard(t *testing.T) {
+	b.do(t, "leaderboard",
+		chromedp.Navigate(b.base+"/leaderboards?algorithm=ML-KEM-768&operation=encaps&metric=latency"),
 		chromedp.WaitVisible(chromedp.CSS("table.leaders")),
 	)
-	board := text("read the leaderboard", chromedp.Text(chromedp.CSS("table.leaders tbody")))
-	if !strings.Contains(board, "host") || !strings.Contains(board, "portal-runner") || !strings.Contains(board, median) {
-		t.Errorf("leaderboard row %q does not show host, portal-runner and median %q", board, median)
+	board := b.text(t, "read the leaderboard", chromedp.Text(chromedp.CSS("table.leaders tbody")))
+	if !strings.Contains(board, "host") || !strings.Contains(board, "portal-runner") || !strings.Contains(board, b.median) {
+		t.Errorf("leaderboard row %q does not show host, portal-runner and median %q", board, b.median)
 	}
 
-	// A tls-matrix re-run: its heat map has 36 cells with units, and at 390 px the grid
-	// scrolls inside its own box, never past the viewport.
-	step("start a matrix re-run",
-		chromedp.Navigate(base+"/experiments/paper000/matrix"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
-		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
-		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), "10"),
-		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("job")),
-	)
-	step("follow the matrix job", chromedp.WaitVisible(chromedp.ID("run-link")))
+}
+
+// matrixRerun re-runs the TLS matrix with 5 iterations, fewer than its CPU batch of 10: the
+// batch is lowered (as pqrepro run lowers it) and the job page says so; the heat map has 36
+// cells with units, and at 390 px the grid scrolls inside its own box, never past the
+// viewport.
+func (b *session) matrixRerun(t *testing.T) {
+	b.startRerun(t, "paper000/matrix", "5")
+	if note := b.text(t, "read the job's note", chromedp.Text(chromedp.CSS("main"))); !strings.Contains(note, "spec.tls.batch lowered to 5") {
+		t.Errorf("the job page does not say the CPU batch was lowered to the 5 iterations:\n%s", note)
+	}
+	b.do(t, "follow the matrix job", chromedp.WaitVisible(chromedp.ID("run-link")))
 	// The job page may redraw its link while it is clicked: follow its address instead.
-	matrixRun := text("the matrix run's address", chromedp.Evaluate[string](`document.getElementById('run-link').href`))
-	step("open the matrix run at 390 px",
+	matrixRun := b.text(t, "the matrix run's address", chromedp.Evaluate[string](`document.getElementById('run-link').href`))
+	b.do(t, "open the matrix run at 390 px",
 		chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(matrixRun),
 		chromedp.WaitVisible(chromedp.ID("heatmap-title")),
 	)
-	layout := text("measure the heat map", chromedp.Evaluate[string](`(() => {
+	layout := b.text(t, "measure the heat map", chromedp.Evaluate[string](`(() => {
 		const box = document.querySelector('.heat-scroll'), r = box.getBoundingClientRect();
 		const cells = [...document.querySelectorAll('.heat-grid td.heat')];
 		const units = cells.filter(td => /^[0-9.]+ (µs|ms)$/.test(td.textContent.trim())).length;
@@ -338,31 +456,37 @@ func TestPortalInABrowser(t *testing.T) {
 	if cells != 36 || units != 36 {
 		t.Errorf("heat map: %d cells, %d with a median in µs or ms, want 36 and 36", cells, units)
 	}
-	step("back to the desktop size", chromedp.EmulateReset())
+	b.do(t, "back to the desktop size", chromedp.EmulateReset())
 
-	// A bundle signed by an unknown key is refused with the reason.
-	step("submit an unknown key's bundle",
-		chromedp.Navigate(base+"/submit"),
+}
+
+// unknownKey: a bundle signed by an unknown key is refused with the reason.
+func (b *session) unknownKey(t *testing.T) {
+	b.do(t, "submit an unknown key's bundle",
+		chromedp.Navigate(b.base+"/submit"),
 		chromedp.WaitVisible(chromedp.ID("bundle")),
-		chromedp.SetUploadFiles(chromedp.ID("bundle"), []string{bundle}),
+		chromedp.SetUploadFiles(chromedp.ID("bundle"), []string{b.bundle}),
 		chromedp.Click(chromedp.ID("submit-bundle")),
 		chromedp.WaitVisible(chromedp.ID("submit-result")),
 	)
-	result := text("read the submission result", chromedp.Text(chromedp.ID("submit-result")))
+	result := b.text(t, "read the submission result", chromedp.Text(chromedp.ID("submit-result")))
 	if !strings.Contains(result, "Refused") || !strings.Contains(result, "unknown key") {
 		t.Errorf("submission result %q, want a refusal naming the unknown key", result)
 	}
-	// A RISC-V ELF offered as Cortex-M4 firmware is refused with the reason, and nothing is
-	// stored.
-	riscv := filepath.Join(tmp, "riscv.elf")
+}
+
+// riscvFirmware: a RISC-V ELF offered as Cortex-M4 firmware is refused with the reason, and
+// nothing is stored.
+func (b *session) riscvFirmware(t *testing.T) {
+	riscv := filepath.Join(b.tmp, "riscv.elf")
 	elfHeader := make([]byte, 256)
 	copy(elfHeader, []byte{0x7f, 'E', 'L', 'F', 1, 1, 1})
 	elfHeader[16], elfHeader[18], elfHeader[20], elfHeader[40] = 2, 243, 1, 52 // ET_EXEC, EM_RISCV, version 1, e_ehsize
 	if err := os.WriteFile(riscv, elfHeader, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	step("upload a RISC-V ELF as Cortex-M4 firmware",
-		chromedp.Navigate(base+"/firmware"),
+	b.do(t, "upload a RISC-V ELF as Cortex-M4 firmware",
+		chromedp.Navigate(b.base+"/firmware"),
 		chromedp.WaitVisible(chromedp.ID("fw-file")),
 		chromedp.SetUploadFiles(chromedp.ID("fw-file"), []string{riscv}),
 		chromedp.SendKeys(chromedp.ID("fw-class"), "qemu-mps2-an386"),
@@ -372,11 +496,11 @@ func TestPortalInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.ID("fw-upload")),
 		chromedp.WaitVisible(chromedp.CSS(".error-message")),
 	)
-	refusal := text("read the firmware refusal", chromedp.Text(chromedp.CSS(".error-message")))
+	refusal := b.text(t, "read the firmware refusal", chromedp.Text(chromedp.CSS(".error-message")))
 	if !strings.Contains(refusal, "EM_RISCV") || !strings.Contains(refusal, "qemu-mps2-an386") {
 		t.Errorf("firmware refusal %q does not say the ELF is RISC-V and the class needs ARM", refusal)
 	}
-	if fw, err := http.Get(base + "/firmware"); err == nil {
+	if fw, err := http.Get(b.base + "/firmware"); err == nil {
 		b, _ := io.ReadAll(fw.Body)
 		fw.Body.Close()
 		if strings.Contains(string(b), "riscv.elf") {
@@ -384,107 +508,64 @@ func TestPortalInABrowser(t *testing.T) {
 		}
 	}
 
-	// A second re-run of paper001/mlkem, to compare with the first.
-	step("start a second re-run",
-		chromedp.Navigate(base+"/experiments/paper001/mlkem"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="board"][value="host"]`)),
-		chromedp.Click(chromedp.CSS(`input[name="board"][value="host"]`)),
-		chromedp.SetValue(chromedp.CSS(`input[name="iterations"]`), "6"),
-		chromedp.Click(chromedp.CSS(`form.rerun button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("job")),
-	)
-	step("follow the second job", chromedp.WaitVisible(chromedp.ID("run-link")))
+}
 
-	// Browse at a desktop's and a phone's width: list, filter, page, compare, the scheme
-	// table. The page body never scrolls sideways and the median column stays on screen.
-	// wait polls until cond holds on a loaded page; a poll cut short by the navigation it
-	// waits for (the target navigated, its context went away) is tried again.
-	wait := func(name, cond string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			sctx, scancel := context.WithTimeout(bctx, 10*time.Second)
-			_, err := chromedp.Run(sctx, chromedp.Poll[string](`(() => document.readyState === 'complete' && (`+cond+`) ? 'ok' : '')()`))
-			scancel()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				failed(name, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	count := func(sel string) int {
-		t.Helper()
-		var n int
-		fmt.Sscan(text("count "+sel, chromedp.Evaluate[string](`String(document.querySelectorAll('`+sel+`').length)`)), &n)
-		return n
-	}
-	fits := func(width int64, page, median string) {
-		t.Helper()
-		got := text("measure "+page, chromedp.Evaluate[string](`(() => {
-			const de = document.documentElement, m = `+"`"+median+"`"+` ? document.querySelector(`+"`"+median+"`"+`) : null;
-			const r = m ? m.getBoundingClientRect() : {left: 0, right: 0};
-			return [de.scrollWidth, window.innerWidth, Math.round(r.left), Math.round(r.right), m ? 1 : 0].join(' ');
-		})()`))
-		var scroll, inner, left, right, found int
-		if _, err := fmt.Sscan(got, &scroll, &inner, &left, &right, &found); err != nil {
-			t.Fatalf("%s at %d px: %q: %v", page, width, got, err)
-		}
-		if scroll > inner {
-			t.Errorf("%s at %d px: the page is %d px wide, wider than the viewport (%d px)", page, width, scroll, inner)
-		}
-		if median != "" && (found == 0 || left < 0 || right > inner) {
-			t.Errorf("%s at %d px: the median column (%s) spans %d..%d px, outside the viewport of %d px", page, width, median, left, right, inner)
-		}
-	}
-	for _, width := range []int64{1366, 390} {
-		step(fmt.Sprintf("list runs at %d px", width), chromedp.EmulateViewport(width, 900), chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(chromedp.CSS("table.runs-list")))
-		if n := count("table.runs-list tbody tr"); n != 3 {
-			t.Errorf("/runs lists %d runs, want 3", n)
-		}
-		fits(width, "/runs", "")
-		step("filter by experiment",
-			chromedp.SetValue(chromedp.CSS(`select[name="experiment"]`), "paper001/mlkem"),
-			chromedp.Click(chromedp.ID("apply-filters")))
-		wait("filtered list", `location.search.includes('experiment=paper001%2Fmlkem') && document.querySelector('table.runs-list')`)
-		if n := count("table.runs-list tbody tr"); n != 2 {
-			t.Errorf("/runs filtered by paper001/mlkem lists %d runs, want 2", n)
-		}
-		step("first page of one", chromedp.Navigate(base+"/runs?experiment=paper001%2Fmlkem&limit=1"), chromedp.WaitVisible(chromedp.ID("next-page")))
-		first := text("first page", chromedp.Text(chromedp.CSS("table.runs-list tbody")))
-		step("next page", chromedp.Click(chromedp.ID("next-page")))
-		wait("second page", `location.search.includes('after=') && document.querySelector('table.runs-list')`)
-		second := text("second page", chromedp.Text(chromedp.CSS("table.runs-list tbody")))
-		end := text("end of the list", chromedp.Text(chromedp.CSS("nav.pager")))
-		if first == second || count("table.runs-list tbody tr") != 1 || !strings.Contains(end, "End of the list") {
-			t.Errorf("paging by one: %q then %q (pager %q)", first, second, end)
-		}
-		step("pick both runs", chromedp.Navigate(base+"/runs?experiment=paper001%2Fmlkem"), chromedp.WaitVisible(chromedp.ID("compare-selected")))
-		text("tick", chromedp.Evaluate[string](`(() => { document.querySelectorAll('input[name="run"]').forEach(c => c.checked = true); return 'ok'; })()`))
-		step("compare them", chromedp.Click(chromedp.ID("compare-selected")))
-		wait("compare page", `document.getElementById('compared')`)
-		cmp := text("read the comparison", chromedp.Text(chromedp.ID("compared")))
-		if !strings.Contains(cmp, "ML-KEM-768 encaps") || !strings.Contains(cmp, "noise") {
-			t.Errorf("comparison of two re-runs:\n%s", cmp)
-		}
-		if count("svg.chart") < 2 {
-			t.Errorf("the comparison draws no overlaid figures")
-		}
-		fits(width, "/compare", "table.compare-cells tbody tr td.median")
-		step("scheme table", chromedp.Navigate(base+"/schemes?assurance=host&board=host"), chromedp.WaitVisible(chromedp.CSS("table.scheme-table")))
-		// One table per quantity (key form, message size): keygen has no key form, the
-		// encapsulation cells are timed from encoded keys.
-		schemes := text("read the scheme tables", chromedp.Evaluate[string](`[...document.querySelectorAll('table.scheme-table')].map(t => t.innerText).join('\n')`))
-		if !strings.Contains(schemes, "ML-KEM-768") || !strings.Contains(schemes, "decaps") {
-			t.Errorf("scheme table:\n%s", schemes)
-		}
-		fits(width, "/schemes", "table.scheme-table tbody tr td.median")
-	}
-	step("back to the desktop size again", chromedp.EmulateReset())
+// secondRerun re-runs paper001/mlkem again, to compare with the first.
+func (b *session) secondRerun(t *testing.T) {
+	b.startRerun(t, "paper001/mlkem", "6")
+	b.do(t, "follow the second job", chromedp.WaitVisible(chromedp.ID("run-link")))
+}
 
-	resp, err := http.Get(base + "/api/v1/runs")
+// browse at a width: list, filter, page, compare, the scheme table. The page body never
+// scrolls sideways and the median column stays on screen.
+func (b *session) browse(t *testing.T, width int64) {
+	b.do(t, fmt.Sprintf("list runs at %d px", width), chromedp.EmulateViewport(width, 900), chromedp.Navigate(b.base+"/runs"), chromedp.WaitVisible(chromedp.CSS("table.runs-list")))
+	if n := b.count(t, "table.runs-list tbody tr"); n != 3 {
+		t.Errorf("/runs lists %d runs, want 3", n)
+	}
+	b.fits(t, width, "/runs", "")
+	b.do(t, "filter by experiment",
+		chromedp.SetValue(chromedp.CSS(`select[name="experiment"]`), "paper001/mlkem"),
+		chromedp.Click(chromedp.ID("apply-filters")))
+	b.wait(t, "filtered list", `location.search.includes('experiment=paper001%2Fmlkem') && document.querySelector('table.runs-list')`)
+	if n := b.count(t, "table.runs-list tbody tr"); n != 2 {
+		t.Errorf("/runs filtered by paper001/mlkem lists %d runs, want 2", n)
+	}
+	b.do(t, "first page of one", chromedp.Navigate(b.base+"/runs?experiment=paper001%2Fmlkem&limit=1"), chromedp.WaitVisible(chromedp.ID("next-page")))
+	first := b.text(t, "first page", chromedp.Text(chromedp.CSS("table.runs-list tbody")))
+	b.do(t, "next page", chromedp.Click(chromedp.ID("next-page")))
+	b.wait(t, "second page", `location.search.includes('after=') && document.querySelector('table.runs-list')`)
+	second := b.text(t, "second page", chromedp.Text(chromedp.CSS("table.runs-list tbody")))
+	end := b.text(t, "end of the list", chromedp.Text(chromedp.CSS("nav.pager")))
+	if first == second || b.count(t, "table.runs-list tbody tr") != 1 || !strings.Contains(end, "End of the list") {
+		t.Errorf("paging by one: %q then %q (pager %q)", first, second, end)
+	}
+	b.do(t, "pick both runs", chromedp.Navigate(b.base+"/runs?experiment=paper001%2Fmlkem"), chromedp.WaitVisible(chromedp.ID("compare-selected")))
+	b.text(t, "tick", chromedp.Evaluate[string](`(() => { document.querySelectorAll('input[name="run"]').forEach(c => c.checked = true); return 'ok'; })()`))
+	b.do(t, "compare them", chromedp.Click(chromedp.ID("compare-selected")))
+	b.wait(t, "compare page", `document.getElementById('compared')`)
+	cmp := b.text(t, "read the comparison", chromedp.Text(chromedp.ID("compared")))
+	if !strings.Contains(cmp, "ML-KEM-768 encaps") || !strings.Contains(cmp, "noise") {
+		t.Errorf("comparison of two re-runs:\n%s", cmp)
+	}
+	if b.count(t, "svg.chart") < 2 {
+		t.Errorf("the comparison draws no overlaid figures")
+	}
+	b.fits(t, width, "/compare", "table.compare-cells tbody tr td.median")
+	b.do(t, "scheme table", chromedp.Navigate(b.base+"/schemes?assurance=host&board=host"), chromedp.WaitVisible(chromedp.CSS("table.scheme-table")))
+	// One table per quantity (key form, message size): keygen has no key form, the
+	// encapsulation cells are timed from encoded keys.
+	schemes := b.text(t, "read the scheme tables", chromedp.Evaluate[string](`[...document.querySelectorAll('table.scheme-table')].map(t => t.innerText).join('\n')`))
+	if !strings.Contains(schemes, "ML-KEM-768") || !strings.Contains(schemes, "decaps") {
+		t.Errorf("scheme table:\n%s", schemes)
+	}
+	b.fits(t, width, "/schemes", "table.scheme-table tbody tr td.median")
+	b.do(t, "back to the desktop size", chromedp.EmulateReset())
+}
+
+// onlyReruns: the API lists only the three re-runs.
+func (b *session) onlyReruns(t *testing.T) {
+	resp, err := http.Get(b.base + "/api/v1/runs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,4 +590,3 @@ func waitHealthy(t *testing.T, base string) {
 	t.Fatalf("portal at %s did not become healthy", base)
 }
 
-var _ = fmt.Sprint
