@@ -511,9 +511,9 @@ static const struct {
 	const char *name;
 	ascon_mode mode;
 } aeads[] = {
-	{"Ascon-AEAD128", ASCON_AEAD128},
-	{"Ascon-128a-v1.2", ASCON_128A_V12},
-	{"Ascon-128-v1.2", ASCON_128_V12},
+	{.name = "Ascon-AEAD128", .mode = ASCON_AEAD128},
+	{.name = "Ascon-128a-v1.2", .mode = ASCON_128A_V12},
+	{.name = "Ascon-128-v1.2", .mode = ASCON_128_V12},
 };
 
 struct aead_job {

@@ -37,7 +37,12 @@
 #define INSNS_PER_TICK (1000000000u / CLOCK_HZ) /* at 1 ns per instruction */
 
 const struct fw_board fw_board_info = {
-	BOARD_NAME, BOARD_CHIP, CLOCK_HZ, "systick", "instructions", INSNS_PER_TICK,
+	.board = BOARD_NAME,
+	.chip = BOARD_CHIP,
+	.clock_hz = CLOCK_HZ,
+	.counter = "systick",
+	.unit = "instructions",
+	.resolution = INSNS_PER_TICK,
 };
 
 static volatile uint32_t systick_wraps;

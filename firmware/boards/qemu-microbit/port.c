@@ -44,7 +44,12 @@
 #define INSNS_PER_TICK 125u /* 1e9 ns / 8 MHz, at 1 ns per instruction */
 
 const struct fw_board fw_board_info = {
-	"qemu-microbit", "cortex-m0", 16000000u, "nrf51-timer0", "instructions", INSNS_PER_TICK,
+	.board = "qemu-microbit",
+	.chip = "cortex-m0",
+	.clock_hz = 16000000u,
+	.counter = "nrf51-timer0",
+	.unit = "instructions",
+	.resolution = INSNS_PER_TICK,
 };
 
 /* The receive ring, as on the other ports: the handler writes rx_head, plat_getc rx_tail. */

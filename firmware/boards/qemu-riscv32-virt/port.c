@@ -25,8 +25,12 @@
 #define MSTATUS_MIE (1u << 3)
 
 const struct fw_board fw_board_info = {
-	/* virt has no defined core clock, so clock_hz is absent from HELLO. */
-	"qemu-riscv32-virt", "rv32imac", 0, "minstret", "instructions", 1,
+	.board = "qemu-riscv32-virt",
+	.chip = "rv32imac",
+	.clock_hz = 0, /* virt has no defined core clock, so clock_hz is absent from HELLO */
+	.counter = "minstret",
+	.unit = "instructions",
+	.resolution = 1,
 };
 
 /* The receive ring: the trap handler is the only writer of rx_head, plat_getc the only

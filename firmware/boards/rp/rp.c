@@ -129,7 +129,12 @@
 #endif
 
 const struct fw_board fw_board_info = {
-	BOARD_NAME, BOARD_CHIP, SYS_HZ, COUNTER_NAME, "cycles", 1,
+	.board = BOARD_NAME,
+	.chip = BOARD_CHIP,
+	.clock_hz = SYS_HZ,
+	.counter = COUNTER_NAME,
+	.unit = "cycles",
+	.resolution = 1,
 };
 
 static void unreset(uint32_t bits)
