@@ -1,22 +1,22 @@
-/* Shared by the MPS2 ports (qemu-mps2-an386, qemu-mps2-an505): a CMSDK APB UART
- * received by interrupt into a ring buffer, SysTick on the core clock extended to 64
- * bits by its wrap interrupt, and the vector table and reset handler. A board's port.c
- * defines the macros below and includes this file:
- *
- *   BOARD_NAME, BOARD_CHIP   what HELLO reports
- *   CLOCK_HZ                 the SysTick clock (QEMU's sysclk for the machine)
- *   UART_BASE                CMSDK UART0 (the secure alias on an Armv8-M board)
- *   UART_RX_IRQ              its RX interrupt, an NVIC external interrupt number
+/* The MPS2 family (qemu-mps2-an386, qemu-mps2-an505), one unit compiled per board with
+ * the board's macros (cmsdk.h): a CMSDK APB UART received by interrupt into a ring buffer,
+ * SysTick on the core clock extended to 64 bits by its wrap interrupt, and the vector table
+ * and reset handler. The board's port.c says what HELLO reports (fw_board_info).
  *
  * Under QEMU's -icount shift=0 every instruction advances virtual time by 1 ns, so one
- * SysTick tick is 1e9 / CLOCK_HZ instructions: plat_counter returns ticks times that and
- * HELLO reports unit=instructions. These are emulated instruction counts, not cycles of
- * any real core. (QEMU does not model the DWT cycle counter: CYCCNT reads zero.) */
+ * SysTick tick is 1e9 / CMSDK_CLOCK_HZ instructions: plat_counter returns ticks times that
+ * and HELLO reports unit=instructions. These are emulated instruction counts, not cycles
+ * of any real core. (QEMU does not model the DWT cycle counter: CYCCNT reads zero.) */
+#include "cmsdk.h"
+
 #include <stdint.h>
 
 #include "../../core/fw.h"
 
 #define REG(a) (*(volatile uint32_t *)(a))
+
+#define UART_BASE CMSDK_UART_BASE
+#define UART_RX_IRQ CMSDK_UART_RX_IRQ
 
 #define UART_DATA REG(UART_BASE + 0x00)
 #define UART_STATE REG(UART_BASE + 0x04)    /* bit0 TX full, bit1 RX full */
@@ -34,16 +34,7 @@
 #define SYST_CVR REG(0xE000E018u)
 #define SYST_RELOAD 0x00FFFFFFu
 
-#define INSNS_PER_TICK (1000000000u / CLOCK_HZ) /* at 1 ns per instruction */
-
-const struct fw_board fw_board_info = {
-	.board = BOARD_NAME,
-	.chip = BOARD_CHIP,
-	.clock_hz = CLOCK_HZ,
-	.counter = "systick",
-	.unit = "instructions",
-	.resolution = INSNS_PER_TICK,
-};
+#define INSNS_PER_TICK CMSDK_INSNS_PER_TICK
 
 static volatile uint32_t systick_wraps;
 

@@ -1,9 +1,7 @@
-/* Shared by the Raspberry Pi ports (pico-w: RP2040, Cortex-M0+; pico2-w: RP2350, Cortex-M33
- * in the Arm Secure state): clocks, the UART0 console, the counter, the vector table and
- * reset. A board's port.c defines the macros below and includes this file:
- *
- *   BOARD_NAME, BOARD_CHIP          what HELLO reports
- *   RP2350                          1 for the RP2350 (register map, counter), else 0
+/* The Raspberry Pi family (pico-w: RP2040, Cortex-M0+; pico2-w: RP2350, Cortex-M33 in the
+ * Arm Secure state), one unit compiled per board with the board's macros (rp.h): clocks,
+ * the UART0 console, the counter, the vector table and reset. The board's port.c says what
+ * HELLO reports (fw_board_info).
  *
  * Clocks. The project configures them itself (no SDK): the 12 MHz crystal (XOSC) drives
  * clk_ref; PLL_SYS runs its VCO at 1500 MHz (FBDIV 125) and divides it to 125 MHz on the
@@ -26,6 +24,8 @@
  * Code runs from SRAM: the reset handler copies .text (and .data) there, so the XIP cache
  * and flash timing never enter a measurement; read-only data (tables, the self-test's
  * vectors) stays in flash. */
+#include "rp.h"
+
 #include <stdint.h>
 
 #include "../../core/fw.h"
@@ -50,7 +50,6 @@
 #define TIMER_BASE 0x400b0000u
 #define TICKS_BASE 0x40108000u
 #define UART0_IRQ 33u
-#define SYS_HZ 150000000u
 #define PLL_POSTDIV1 5u
 #else
 #define RESETS_BASE 0x4000c000u
@@ -68,7 +67,6 @@
 #define TIMER_BASE 0x40054000u
 #define WATCHDOG_BASE 0x40058000u
 #define UART0_IRQ 20u
-#define SYS_HZ 125000000u
 #define PLL_POSTDIV1 6u
 #endif
 
@@ -123,19 +121,9 @@
 #define DEMCR REG(0xE000EDFCu)
 #define DWT_CTRL REG(0xE0001000u)
 #define DWT_CYCCNT REG(0xE0001004u)
-#define COUNTER_NAME "dwt-cyccnt"
-#else
-#define COUNTER_NAME "systick"
 #endif
 
-const struct fw_board fw_board_info = {
-	.board = BOARD_NAME,
-	.chip = BOARD_CHIP,
-	.clock_hz = SYS_HZ,
-	.counter = COUNTER_NAME,
-	.unit = "cycles",
-	.resolution = 1,
-};
+#define SYS_HZ RP_SYS_HZ
 
 static void unreset(uint32_t bits)
 {
