@@ -10,16 +10,28 @@ import (
 	"testing"
 )
 
-// boardMK reads the simple assignments of a board.mk ("NAME := value", with backslash
-// continuations); rules and their recipes are skipped.
+// boardMK reads the simple assignments of a board.mk ("NAME := value", "NAME += value",
+// with backslash continuations) and of the family fragments it includes; rules and their
+// recipes are skipped.
 func boardMK(path string) (map[string]string, error) {
+	vars := map[string]string{}
+	return vars, readMK(path, vars, 0)
+}
+
+var (
+	mkAssign  = regexp.MustCompile(`^([A-Za-z0-9_]+)\s*(:=|\+=)\s*(.*)$`)
+	mkInclude = regexp.MustCompile(`^include\s+(\S+)$`)
+)
+
+func readMK(path string, vars map[string]string, depth int) error {
+	if depth > 2 {
+		return fmt.Errorf("%s: includes nested too deep", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	vars := map[string]string{}
-	assign := regexp.MustCompile(`^([A-Za-z0-9_]+)\s*:=\s*(.*)$`)
 	var cont string
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -32,14 +44,24 @@ func boardMK(path string) (map[string]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "\t") {
 			continue
 		}
-		if m := assign.FindStringSubmatch(line); m != nil {
-			if _, dup := vars[m[1]]; dup {
-				return nil, fmt.Errorf("%s:%d: %s set twice", path, n, m[1])
+		if m := mkInclude.FindStringSubmatch(line); m != nil {
+			if err := readMK(m[1], vars, depth+1); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, n, err)
 			}
-			vars[m[1]] = strings.TrimSpace(m[2])
+			continue
+		}
+		if m := mkAssign.FindStringSubmatch(line); m != nil {
+			v := strings.TrimSpace(m[3])
+			if _, set := vars[m[1]]; set && m[2] == ":=" {
+				return fmt.Errorf("%s:%d: %s set twice", path, n, m[1])
+			}
+			if m[2] == "+=" && vars[m[1]] != "" {
+				v = vars[m[1]] + " " + v
+			}
+			vars[m[1]] = v
 		}
 	}
-	return vars, sc.Err()
+	return sc.Err()
 }
 
 // boardInfoName finds the board= a port.c's fw_board_info reports (designated initialiser).
