@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/telemetry/mqtt"
 )
 
@@ -49,7 +50,7 @@ func TestMQTTTelemetryRun(t *testing.T) {
 		for _, fs := range []bool{false, true} {
 			t.Run(name+map[bool]string{true: "-fs", false: ""}[fs], func(t *testing.T) {
 				m := mqttManifest(t, url, fs)
-				b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test"})
+				b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: testIdentity(t), Version: "test"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,7 +89,7 @@ func TestMQTTTelemetryRun(t *testing.T) {
 						}
 					}
 				}
-				if _, err := artifacts.Verify(b, nil); err != nil {
+				if _, err := attest.Verify(b, nil); err != nil {
 					t.Fatalf("fresh bundle does not verify: %v", err)
 				}
 				if _, _, err := artifacts.RederiveBundle(b); err != nil {
@@ -130,7 +131,7 @@ func TestMQTTBrokerGoesAway(t *testing.T) {
 	}
 	defer mq.Stop()
 	m := mqttManifest(t, "mqtt://"+mq.Addr(), false)
-	b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test", Observer: &brokerKiller{stop: mq.Stop, cell: -1}})
+	b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: testIdentity(t), Version: "test", Observer: &brokerKiller{stop: mq.Stop, cell: -1}})
 	var re *RunError
 	if !errors.As(err, &re) || b != nil || res != nil {
 		t.Fatalf("run with a broker gone: bundle %v, err %v; want a RunError and no bundle", b != nil, err)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 )
 
 // testOpenSSL is the OpenSSL 3.5 root the tests run: $PQREPRO_OPENSSL_ROOT (scripts/test
@@ -54,7 +55,7 @@ func opensslManifest(t *testing.T, kind string, algs, ops []string, iterations i
 func TestOpenSSLCLICells(t *testing.T) {
 	cfg := testOpenSSL(t)
 	const n = 3
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/internal/webclient"
 )
 
@@ -33,10 +34,10 @@ func TestPortalClientDeadlines(t *testing.T) {
 		}
 	}()
 	p := &HTTPPortal{BaseURL: "http://" + ln.Addr().String(), Timeout: 300 * time.Millisecond}
-	if _, err := p.Challenge(context.Background(), artifacts.PurposeSubmitterKeys); artifacts.KindOf(err) != artifacts.KindUnavailable {
+	if _, err := p.Challenge(context.Background(), identity.PurposeSubmitterKeys); protocol.KindOf(err) != protocol.KindUnavailable {
 		t.Errorf("challenge to a silent portal: %v, want unavailable", err)
 	}
-	if _, err := p.Submit(context.Background(), []byte("bundle")); artifacts.KindOf(err) != artifacts.KindUnavailable {
+	if _, err := p.Submit(context.Background(), []byte("bundle")); protocol.KindOf(err) != protocol.KindUnavailable {
 		t.Errorf("submit to a silent portal: %v, want unavailable", err)
 	}
 	if _, err := p.FetchFirmware(context.Background(), "/firmware/x", 1<<20); err == nil {

@@ -10,12 +10,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"pqrepro/internal/cachedir"
 	"strconv"
 	"strings"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/internal/cachedir"
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
 	"pqrepro/runner"
@@ -188,7 +188,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { errc <- srv.Serve(ctx, ln) }()
 	if cfg.LocalRunner {
 		idDir := filepath.Join(cfg.DataDir, "local-runner")
-		id, created, err := artifacts.LoadOrCreateIdentity(idDir)
+		id, created, err := identity.LoadOrCreateIdentity(idDir)
 		if err != nil {
 			cancel()
 			<-errc
