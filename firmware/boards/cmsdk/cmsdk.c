@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../../core/fw.h"
+#include "../baremetal/rxring.h"
 
 #define REG(a) (*(volatile uint32_t *)(a))
 
@@ -40,13 +41,6 @@ static volatile uint32_t systick_wraps;
 
 void SysTick_Handler(void) { systick_wraps++; }
 
-/* The receive ring: the interrupt handler is the only writer of rx_head, plat_getc the
- * only writer of rx_tail, so neither needs a lock. A byte that finds the ring full is
- * dropped (counted in rx_dropped); the protocol recovers lost bytes by retrying. */
-#define RX_RING 1024u
-static uint8_t rx_ring[RX_RING];
-static volatile uint32_t rx_head, rx_tail, rx_dropped;
-
 void UART_RX_Handler(void)
 {
 	/* Clear first: a byte that arrives while the data register is read raises the
@@ -54,13 +48,7 @@ void UART_RX_Handler(void)
 	UART_INTCLEAR = 2u;
 	while (UART_STATE & 2u) {
 		uint8_t c = (uint8_t)(UART_DATA & 0xFFu);
-		uint32_t h = rx_head;
-		if (h - rx_tail < RX_RING) {
-			rx_ring[h % RX_RING] = c;
-			rx_head = h + 1u;
-		} else {
-			rx_dropped++;
-		}
+		rx_push(c);
 	}
 }
 
@@ -74,16 +62,7 @@ void plat_init(void)
 	NVIC_ISER(UART_IRQ_WORD) = UART_IRQ_BIT;
 }
 
-int plat_getc(void)
-{
-	uint32_t t = rx_tail;
-	int c;
-	if (t == rx_head)
-		return -1;
-	c = rx_ring[t % RX_RING];
-	rx_tail = t + 1u;
-	return c;
-}
+int plat_getc(void) { return rx_take(); }
 
 void plat_write(const char *s, size_t n)
 {
@@ -100,7 +79,7 @@ void plat_write(const char *s, size_t n)
 void plat_idle(void)
 {
 	__asm__ volatile("cpsid i" ::: "memory");
-	if (rx_head == rx_tail)
+	if (rx_empty())
 		__asm__ volatile("dsb\n\twfi" ::: "memory");
 	__asm__ volatile("cpsie i" ::: "memory");
 }

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "../../core/fw.h"
+#include "../baremetal/rxring.h"
 
 #define REG(a) (*(volatile uint32_t *)(a))
 #define SET(a) REG((a) + 0x2000u) /* atomic set alias */
@@ -227,21 +228,11 @@ void SysTick_Handler(void)
 #endif
 }
 
-#define RX_RING 1024u
-static uint8_t rx_ring[RX_RING];
-static volatile uint32_t rx_head, rx_tail, rx_dropped;
-
 void UART0_Handler(void)
 {
 	while (!(UART_FR & (1u << 4))) {
 		uint8_t c = (uint8_t)(UART_DR & 0xFFu);
-		uint32_t h = rx_head;
-		if (h - rx_tail < RX_RING) {
-			rx_ring[h % RX_RING] = c;
-			rx_head = h + 1u;
-		} else {
-			rx_dropped++;
-		}
+		rx_push(c);
 	}
 	UART_ICR = UART_RXIM | UART_RTIM;
 }
@@ -284,16 +275,7 @@ void plat_init(void)
 	clock_report();
 }
 
-int plat_getc(void)
-{
-	uint32_t t = rx_tail;
-	int c;
-	if (t == rx_head)
-		return -1;
-	c = rx_ring[t % RX_RING];
-	rx_tail = t + 1u;
-	return c;
-}
+int plat_getc(void) { return rx_take(); }
 
 void plat_write(const char *s, size_t n)
 {
@@ -307,7 +289,7 @@ void plat_write(const char *s, size_t n)
 void plat_idle(void)
 {
 	__asm__ volatile("cpsid i" ::: "memory");
-	if (rx_head == rx_tail)
+	if (rx_empty())
 		__asm__ volatile("dsb\n\twfi" ::: "memory");
 	__asm__ volatile("cpsie i" ::: "memory");
 }
