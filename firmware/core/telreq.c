@@ -97,28 +97,61 @@ static void send_chunks(const char *type, const char *key, uint32_t re, int with
 	}
 }
 
-/* TELEK off=<n> ek=<hex>: the next chunk of the gateway's encapsulation key. */
-static void do_telek(const struct fw_req *r)
+/* recv_chunk reads off= and the next piece of a value sent in chunks (TELEK, TELSK, TELOF:
+ * field key, hex, into buf of size bytes, of which *have have arrived; off= is 0 to start
+ * again or *have to go on) and begins the reply frame type with re=, off=, len= and have=,
+ * for the caller to finish. On a bad field it answers ERROR and returns -1; else off. */
+static long recv_chunk(const struct fw_req *r, const char *type, const char *key, uint8_t *buf,
+		       uint32_t size, uint32_t *have)
 {
-	const char *off_s = fw_req_get(r, "off"), *ek_s = fw_req_get(r, "ek");
+	const char *off_s = fw_req_get(r, "off"), *v = fw_req_get(r, key);
 	uint32_t off;
 	long n;
-	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_have)) {
+	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != *have)) {
 		fw_send_error(r->seq, "badarg", "off");
-		return;
+		return -1;
 	}
-	if (ek_s == 0 || (n = fw_parse_hex(ek_s, t_ek + off, off < TEL_EK ? TEL_EK - off : 0)) <= 0) {
-		fw_send_error(r->seq, "badarg", "ek");
-		return;
+	if (v == 0 || (n = fw_parse_hex(v, buf + off, off < size ? size - off : 0)) <= 0) {
+		fw_send_error(r->seq, "badarg", key);
+		return -1;
 	}
-	if (off == 0)
-		t_pinned = 0;
-	t_have = off + (uint32_t)n;
-	fw_frame_begin("TELEK");
+	*have = off + (uint32_t)n;
+	fw_frame_begin(type);
 	fw_kv_u64("re", r->seq);
 	fw_kv_u64("off", off);
 	fw_kv_u64("len", (uint64_t)n);
-	fw_kv_u64("have", t_have);
+	fw_kv_u64("have", *have);
+	return (long)off;
+}
+
+/* dev_psk reads a session's dev= (checked, *dev and *dl) and psk= (into t_psk, *psklen; none
+ * is empty). On a bad field it answers ERROR and returns -1. */
+static int dev_psk(const struct fw_req *r, const char **dev, size_t *dl, size_t *psklen)
+{
+	const char *psk = fw_req_get(r, "psk");
+	long n = 0;
+	*dev = fw_req_get(r, "dev");
+	*dl = *dev ? strlen(*dev) : 0;
+	if (*dev == 0 || tel_valid_device(*dev, *dl) != 0) {
+		fw_send_error(r->seq, "badarg", "dev");
+		return -1;
+	}
+	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
+		fw_send_error(r->seq, "badarg", "psk");
+		return -1;
+	}
+	*psklen = (size_t)n;
+	return 0;
+}
+
+/* TELEK off=<n> ek=<hex>: the next chunk of the gateway's encapsulation key. */
+static void do_telek(const struct fw_req *r)
+{
+	long off = recv_chunk(r, "TELEK", "ek", t_ek, TEL_EK, &t_have);
+	if (off < 0)
+		return;
+	if (off == 0)
+		t_pinned = 0;
 	if (t_have == TEL_EK) {
 		/* Provisioning, untimed: the modulus check and H(ek). */
 		t_pinned = tel_pin_key(&t_pin, t_ek) == 0;
@@ -157,27 +190,17 @@ static void hs_run(void *arg)
  * TELCT frames, then TELHS with the counts. */
 static void do_telhs(const struct fw_req *r)
 {
-	const char *dev = fw_req_get(r, "dev"), *psk = fw_req_get(r, "psk");
+	const char *dev;
 	struct hs_job j;
 	uint32_t stack;
-	long n = 0;
-	size_t dl = dev ? strlen(dev) : 0;
 
-	if (dev == 0 || tel_valid_device(dev, dl) != 0) {
-		fw_send_error(r->seq, "badarg", "dev");
+	if (dev_psk(r, &dev, &j.devlen, &j.psklen) != 0)
 		return;
-	}
-	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
-		fw_send_error(r->seq, "badarg", "psk");
-		return;
-	}
 	if (!t_pinned) {
 		fw_send_error(r->seq, "setup", "ek");
 		return;
 	}
-	memcpy(t_dev, dev, dl + 1);
-	j.devlen = dl;
-	j.psklen = (size_t)n;
+	memcpy(t_dev, dev, j.devlen + 1);
 	j.rc = -1;
 	j.c_encaps = j.c_kdf = 0;
 	/* Any earlier session ends here: its counter is never used again. */
@@ -209,26 +232,11 @@ static void do_telhs(const struct fw_req *r)
  * the runner compares with the gateway's. */
 static void do_telsk(const struct fw_req *r)
 {
-	const char *off_s = fw_req_get(r, "off"), *pk_s = fw_req_get(r, "pk");
-	uint32_t off;
-	long n;
-	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_sk_have)) {
-		fw_send_error(r->seq, "badarg", "off");
+	long off = recv_chunk(r, "TELSK", "pk", t_sigpk, TEL_SIGPK, &t_sk_have);
+	if (off < 0)
 		return;
-	}
-	if (pk_s == 0 ||
-	    (n = fw_parse_hex(pk_s, t_sigpk + off, off < TEL_SIGPK ? TEL_SIGPK - off : 0)) <= 0) {
-		fw_send_error(r->seq, "badarg", "pk");
-		return;
-	}
 	if (off == 0)
 		t_sk_pinned = 0;
-	t_sk_have = off + (uint32_t)n;
-	fw_frame_begin("TELSK");
-	fw_kv_u64("re", r->seq);
-	fw_kv_u64("off", off);
-	fw_kv_u64("len", (uint64_t)n);
-	fw_kv_u64("have", t_sk_have);
 	if (t_sk_have == TEL_SIGPK) {
 		ascon_hash256(t_sigpkh, t_sigpk, TEL_SIGPK);
 		t_sk_pinned = 1;
@@ -242,26 +250,19 @@ static void do_telsk(const struct fw_req *r)
  * earlier request and session end here. */
 static void do_telrq(const struct fw_req *r)
 {
-	const char *dev = fw_req_get(r, "dev"), *psk = fw_req_get(r, "psk");
+	const char *dev;
 	uint8_t rq[TEL_RQ];
-	long n = 0;
-	size_t dl = dev ? strlen(dev) : 0;
+	size_t dl, psklen;
 
-	if (dev == 0 || tel_valid_device(dev, dl) != 0) {
-		fw_send_error(r->seq, "badarg", "dev");
+	if (dev_psk(r, &dev, &dl, &psklen) != 0)
 		return;
-	}
-	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
-		fw_send_error(r->seq, "badarg", "psk");
-		return;
-	}
 	if (!t_sk_pinned) {
 		fw_send_error(r->seq, "setup", "pk");
 		return;
 	}
 	memcpy(t_dev, dev, dl + 1);
 	t_rq_devlen = dl;
-	t_rq_psklen = (size_t)n;
+	t_rq_psklen = psklen;
 	t_sess.open = 0;
 	fw_drbg_read(t_rq_nonce, sizeof t_rq_nonce);
 	t_rq_open = 1;
@@ -276,25 +277,8 @@ static void do_telrq(const struct fw_req *r)
 /* TELOF off=<n> of=<hex>: the next chunk of the gateway's offer (3,245 bytes). */
 static void do_telof(const struct fw_req *r)
 {
-	const char *off_s = fw_req_get(r, "off"), *of_s = fw_req_get(r, "of");
-	uint32_t off;
-	long n;
-	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_of_have)) {
-		fw_send_error(r->seq, "badarg", "off");
-		return;
-	}
-	if (of_s == 0 ||
-	    (n = fw_parse_hex(of_s, t_offer + off, off < TEL_OFFER ? TEL_OFFER - off : 0)) <= 0) {
-		fw_send_error(r->seq, "badarg", "of");
-		return;
-	}
-	t_of_have = off + (uint32_t)n;
-	fw_frame_begin("TELOF");
-	fw_kv_u64("re", r->seq);
-	fw_kv_u64("off", off);
-	fw_kv_u64("len", (uint64_t)n);
-	fw_kv_u64("have", t_of_have);
-	fw_frame_end();
+	if (recv_chunk(r, "TELOF", "of", t_offer, TEL_OFFER, &t_of_have) >= 0)
+		fw_frame_end();
 }
 
 /* parse_unix reads a decimal number below 2^63 (Unix seconds); -1 on error. */
