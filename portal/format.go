@@ -11,18 +11,10 @@ import (
 )
 
 // human renders a value in its unit; nanoseconds get a readable time unit.
-func human(v float64, unit string) string {
-	switch unit {
+func human[U ~string](v float64, unit U) string {
+	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
-		switch a := math.Abs(v); {
-		case a >= 1e9:
-			return fmt.Sprintf("%.3f s", v/1e9)
-		case a >= 1e6:
-			return fmt.Sprintf("%.3f ms", v/1e6)
-		case a >= 1e3:
-			return fmt.Sprintf("%.2f µs", v/1e3)
-		}
-		return fmt.Sprintf("%.0f ns", v)
+		return artifacts.FormatNanoseconds(v)
 	case "B":
 		return fmt.Sprintf("%.0f B", v)
 	case "":
@@ -41,8 +33,9 @@ func human(v float64, unit string) string {
 }
 
 // unitTitle names what a unit measures, for leaderboard and plot headings.
-func unitTitle(unit string) string {
-	switch unit {
+func unitTitle[U ~string](u U) string {
+	unit := string(u)
+	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
 		return "time per operation"
 	case artifacts.UnitInstructions:

@@ -142,7 +142,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 			} else if exec := hostKinds[m.Kind]; exec != nil {
 				r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st, tls: tlsState, exe: h.Exe, tlsFault: h.tlsFault})
 			} else {
-				r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
+				r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + string(m.Kind) + " experiments"}
 			}
 			if err != nil {
 				if firstErr == nil {
@@ -230,7 +230,7 @@ type hostCell struct {
 
 // hostKinds registers the host board's in-process executor for every experiment kind
 // (artifacts.Kinds); a test checks that none is missing.
-var hostKinds = map[string]func(context.Context, hostCell) (cellRun, error){
+var hostKinds = map[artifacts.Kind]func(context.Context, hostCell) (cellRun, error){
 	artifacts.KindKEMBench: func(ctx context.Context, c hostCell) (cellRun, error) {
 		k := c.kems[c.ref.Algorithm]
 		if k == nil {

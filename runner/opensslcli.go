@@ -220,8 +220,8 @@ func opensslVersionIn(s string) string {
 }
 
 // HostMethods are the timing methods the host board can run with these capabilities.
-func HostMethods(c protocol.Capabilities) []string {
-	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
+func HostMethods(c protocol.Capabilities) []artifacts.Method {
+	ms := []artifacts.Method{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
 	if c.OpenSSLUsable {
 		ms = append(ms, artifacts.MethodOpenSSLCLI)
 	}

@@ -36,7 +36,7 @@ func testOpenSSL(t *testing.T) OpenSSLConfig {
 	return cfg
 }
 
-func opensslManifest(t *testing.T, kind string, algs, ops []string, iterations int) *artifacts.Manifest {
+func opensslManifest(t *testing.T, kind artifacts.Kind, algs, ops []string, iterations int) *artifacts.Manifest {
 	t.Helper()
 	m := &artifacts.Manifest{APIVersion: artifacts.APIVersion, Kind: kind,
 		Metadata: artifacts.Metadata{Paper: "test", Name: "openssl"},
@@ -60,7 +60,7 @@ func TestOpenSSLCLICells(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		kind string
+		kind artifacts.Kind
 		algs []string
 		ops  []string
 	}{

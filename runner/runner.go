@@ -183,7 +183,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 			if len(c.Rounds) > 0 {
 				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
 			}
-			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit, cell.Variant, round, offset})
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(cell.Unit), cell.Variant, round, offset})
 		}
 	}
 	w.Flush()

@@ -161,9 +161,9 @@ func (r RunnerRef) Validate() error {
 // Assurance says how a result was measured and who ran it.
 type Assurance struct {
 	// Level is "host" (the runner's own CPU), "emulated" (QEMU,
-	// instruction counts) or "hardware" (a real board); the AssuranceHost,
-	// AssuranceEmulated and AssuranceHardware constants of this package.
-	Level string `json:"level"`
+	// instruction counts) or "hardware" (a real board): artifacts.AssuranceHost,
+	// AssuranceEmulated or AssuranceHardware.
+	Level artifacts.Level `json:"level"`
 	// Origin is OriginPortalRunner, OriginCommunity or OriginLocal.
 	Origin string `json:"origin"`
 }
@@ -171,7 +171,7 @@ type Assurance struct {
 // Validate checks that level and origin are known values.
 func (a Assurance) Validate() error {
 	switch a.Level {
-	case "host", "emulated", "hardware":
+	case artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware:
 	default:
 		return fmt.Errorf("assurance level %q is not one of \"host\", \"emulated\", \"hardware\"", a.Level)
 	}

@@ -123,7 +123,7 @@ func linkBroken(err error) bool {
 }
 
 // unit maps HELLO's unit to the result's.
-func unit(u string) (string, error) {
+func unit(u string) (artifacts.Unit, error) {
 	switch u {
 	case "instructions":
 		return artifacts.UnitInstructions, nil
@@ -332,7 +332,7 @@ func skipped(reason string) runner.CellResult {
 }
 
 // firmwareKind reports whether board firmware runs the kind's cells (artifacts.KindDef.Firmware).
-func firmwareKind(kind string) bool {
+func firmwareKind(kind artifacts.Kind) bool {
 	k, ok := artifacts.LookupKind(kind)
 	return ok && k.Firmware
 }
