@@ -16,11 +16,11 @@
 #define FW_SIG_MAX_FIXED 128u
 #define FW_MAX_WARMUP 1000u
 
-/* ---- KEM operations ---- */
-
 enum bench_op { OP_KEYGEN, OP_ENCAPS, OP_DECAPS, OP_SIGN, OP_VERIFY };
 
 static const char *const op_names[] = {"keygen", "encaps", "decaps", "sign", "verify"};
+
+/* ---- KEM operations ---- */
 
 uint8_t fw_bench_ek[FW_KEM_MAX_EK], fw_bench_dk[FW_KEM_MAX_DK];
 static uint8_t b_ct[FW_KEM_MAX_CT];
