@@ -176,17 +176,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	base := "http://" + loopback(ln.Addr())
-	abs, _ := filepath.Abs(cfg.DataDir)
-	blobs := filepath.Join(abs, "blobs")
-	if cfg.Blobs != "" {
-		blobs = cfg.BlobsLocation()
-	}
-	db := filepath.Join(abs, "portal.db")
-	if cfg.Database != "" {
-		db = database.Location(cfg.DataDir, cfg.Database)
-	}
-	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs, db, blobs)
-	fmt.Fprintf(stdout, "transparency log: %s/log, key (pin it with --log-key):\n  %s\n", base, srv.Log().VerifierKey())
+	printServeBanner(stdout, cfg, srv, base)
 	tok, err := srv.SetupAdmin(ctx)
 	if err != nil {
 		ln.Close()
@@ -205,58 +195,76 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer cancel()
 	go func() { errc <- srv.Serve(ctx, ln) }()
 	if cfg.LocalRunner {
-		idDir := filepath.Join(cfg.DataDir, "local-runner")
-		id, created, err := identity.LoadOrCreateIdentity(idDir)
-		if err != nil {
+		if err := startLocalRunner(ctx, srv, cfg, ossl, base, log, stdout); err != nil {
 			cancel()
 			<-errc
 			return err
 		}
-		if created {
-			log.Info("created the local runner's identity", "keys", id.Public().Fingerprint())
-		}
-		// The local runner enrols like any other, proving possession of its keys, and keeps its
-		// runner token beside them for its next start. Without a kept token (first start, or a
-		// data directory from before tokens were kept) serve, as administrator, releases its
-		// keys for one re-enrolment; a single-use token enrols them when the portal has never
-		// seen them.
-		tokenFile := filepath.Join(idDir, runner.TokenFileName)
-		if _, err := os.Stat(tokenFile); err != nil {
-			if err := srv.ReleaseRunnerKeys(ctx, id.Public().Fingerprint()); err != nil {
-				cancel()
-				<-errc
-				return err
-			}
-		}
-		enrol, err := srv.CreateEnrolToken(ctx, "local runner", 10*time.Minute)
-		if err != nil {
-			cancel()
-			<-errc
-			return err
-		}
-		bs, caps, rediscover, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "", ossl)
-		if err != nil {
-			cancel()
-			<-errc
-			return err
-		}
-		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
-			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner"),
-			Discover: rediscover, DiscoverEvery: cfg.LocalRunnerRediscover}
-		go func() {
-			if err := agent.Run(ctx); err != nil {
-				log.Error("local runner stopped", "err", err)
-			}
-		}()
-		fmt.Fprintf(stdout, "local runner %s attached:\n", id.Public().Fingerprint())
-		printAgentBoards(stdout, bs)
-		printCapabilities(stdout, caps)
 	}
 	err = <-errc
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// printServeBanner says where the portal listens, where its data is and its log's key.
+func printServeBanner(stdout io.Writer, cfg portal.Config, srv *portal.Server, base string) {
+	abs, _ := filepath.Abs(cfg.DataDir)
+	blobs := filepath.Join(abs, "blobs")
+	if cfg.Blobs != "" {
+		blobs = cfg.BlobsLocation()
+	}
+	db := filepath.Join(abs, "portal.db")
+	if cfg.Database != "" {
+		db = database.Location(cfg.DataDir, cfg.Database)
+	}
+	fmt.Fprintf(stdout, "pqrepro %s portal on %s\ndata: %s (database %s, blobs %s)\n", cfg.Version, base, abs, db, blobs)
+	fmt.Fprintf(stdout, "transparency log: %s/log, key (pin it with --log-key):\n  %s\n", base, srv.Log().VerifierKey())
+}
+
+// startLocalRunner starts serve's in-process runner with the boards of this machine, talking
+// to the portal at base, until ctx ends.
+func startLocalRunner(ctx context.Context, srv *portal.Server, cfg portal.Config, ossl runner.OpenSSLConfig, base string, log *slog.Logger, stdout io.Writer) error {
+	idDir := filepath.Join(cfg.DataDir, "local-runner")
+	id, created, err := identity.LoadOrCreateIdentity(idDir)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("created the local runner's identity", "keys", id.Public().Fingerprint())
+	}
+	// The local runner enrols like any other, proving possession of its keys, and keeps its
+	// runner token beside them for its next start. Without a kept token (first start, or a
+	// data directory from before tokens were kept) serve, as administrator, releases its
+	// keys for one re-enrolment; a single-use token enrols them when the portal has never
+	// seen them.
+	tokenFile := filepath.Join(idDir, runner.TokenFileName)
+	if _, err := os.Stat(tokenFile); err != nil {
+		if err := srv.ReleaseRunnerKeys(ctx, id.Public().Fingerprint()); err != nil {
+			return err
+		}
+	}
+	enrol, err := srv.CreateEnrolToken(ctx, "local runner", 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	bs, caps, rediscover, err := agentBoards(ctx, os.Getenv("PQREPRO_MAP"), os.Getenv("PQREPRO_FIRMWARE"), "", ossl)
+	if err != nil {
+		return err
+	}
+	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
+		Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner"),
+		Discover: rediscover, DiscoverEvery: cfg.LocalRunnerRediscover}
+	go func() {
+		if err := agent.Run(ctx); err != nil {
+			log.Error("local runner stopped", "err", err)
+		}
+	}()
+	fmt.Fprintf(stdout, "local runner %s attached:\n", id.Public().Fingerprint())
+	printAgentBoards(stdout, bs)
+	printCapabilities(stdout, caps)
+	return nil
 }
 
 // loopback turns a listener address into one a local client can dial.
