@@ -5,27 +5,22 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/logtext"
-	"pqrepro/internal/webclient"
 )
 
 // Portal is the runner protocol as the agent uses it; the contract (routes, interface, error
-// kinds) lives in artifacts. HTTPPortal implements it over /api/v1; the agent knows nothing
+// kinds) lives in artifacts. portalclient.Client implements it over /api/v1; the agent knows nothing
 // else about the portal.
 type Portal = artifacts.Portal
 
@@ -36,7 +31,7 @@ type FirmwareLoader interface {
 	LoadFirmware(ctx context.Context, path, digest string) error
 }
 
-// FirmwareSource is a Portal that can serve firmware builds by digest (HTTPPortal can).
+// FirmwareSource is a Portal that can serve firmware builds by digest (portalclient.Client can).
 type FirmwareSource interface {
 	FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error)
 }
@@ -48,7 +43,7 @@ const TokenFileName = "runner.token"
 // MaxFirmwareBytes bounds a firmware download.
 const MaxFirmwareBytes = 64 << 20
 
-// The protocol's error kinds as sentinels for errors.Is; every error HTTPPortal returns is an
+// The protocol's error kinds as sentinels for errors.Is; every error portalclient.Client returns is an
 // *artifacts.RemoteError, and artifacts.KindOf gives its kind.
 var (
 	// ErrConflict matches a conflict with the portal's state, a lost lease included.
@@ -105,18 +100,6 @@ type Agent struct {
 
 	// token is the runner token of the last enrolment.
 	token string
-}
-
-// HostBoards is the board list of a runner with only the host board of that class.
-func HostBoards(class string) []AgentBoard {
-	h := &Host{Class: class}
-	info := artifacts.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}
-	if chk, err := h.CheckClass(); err != nil {
-		info.Available, info.Reason = false, err.Error()
-	} else {
-		info.ClassStatus = chk.Status
-	}
-	return []AgentBoard{{Info: info, Board: h}}
 }
 
 func (a *Agent) logger() *slog.Logger {
@@ -607,129 +590,6 @@ func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func
 	return board, cleanup, nil
 }
 
-// FetchFirmware implements FirmwareSource: GET url (relative to BaseURL), at most max bytes.
-func (p *HTTPPortal) FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error) {
-	ctx, cancel := p.bound(ctx)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.BaseURL, "/")+url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := p.client().Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch firmware: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch firmware %s: status %d", url, resp.StatusCode)
-	}
-	data, err := webclient.ReadBody(resp, max)
-	if err != nil {
-		return nil, fmt.Errorf("fetch firmware %s: %w", url, err)
-	}
-	return data, nil
-}
-
-// HTTPPortal is the runner protocol over HTTP. It is safe for concurrent use.
-type HTTPPortal struct {
-	// BaseURL is the portal's address, e.g. "http://127.0.0.1:8080".
-	BaseURL string
-	// Client defaults to portalClient: 10 s to connect, 60 s at most without a byte while a
-	// body moves, and no overall bound of its own (each call bounds itself; see do).
-	Client *http.Client
-	// Timeout bounds a call whose context has no deadline of its own (default 5 min: a
-	// bundle upload over a slow link; a call that stalls ends sooner, at the stall bound).
-	Timeout time.Duration
-
-	mu    sync.Mutex
-	token string
-}
-
-var _ Portal = (*HTTPPortal)(nil)
-
-// portalClient is the runner's default HTTP client (shared: one connection pool).
-var portalClient = webclient.New(webclient.Config{Stall: time.Minute})
-
-func (p *HTTPPortal) client() *http.Client {
-	if p.Client != nil {
-		return p.Client
-	}
-	return portalClient
-}
-
-// bound gives ctx the call deadline p.Timeout (default 5 minutes) unless it has one.
-func (p *HTTPPortal) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	d := p.Timeout
-	if d <= 0 {
-		d = 5 * time.Minute
-	}
-	return context.WithTimeout(ctx, d)
-}
-
-// do sends a request and decodes a JSON answer into out (when not nil). Status 204 returns
-// (false, nil). Every error is an *artifacts.RemoteError: its kind is the one the portal's
-// answer names (ProtocolError.Kind), KindUnavailable when the portal could not be reached or
-// its answer names none; the status code is not interpreted.
-func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader, contentType string, header map[string]string, out any) (bool, error) {
-	op := method + " " + strings.SplitN(path, "?", 2)[0]
-	ctx, cancel := p.bound(ctx)
-	defer cancel()
-	unavailable := func(msg string, err error) error {
-		return &artifacts.RemoteError{Op: op, Kind: artifacts.KindUnavailable, Message: msg, Err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.BaseURL, "/")+path, body)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", op, err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	p.mu.Lock()
-	if p.token != "" {
-		req.Header.Set("Authorization", "Bearer "+p.token)
-	}
-	p.mu.Unlock()
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := p.client().Do(req)
-	if err != nil {
-		return false, unavailable(err.Error(), err)
-	}
-	defer resp.Body.Close()
-	data, err := webclient.ReadBody(resp, 4<<20)
-	if err != nil {
-		return false, unavailable("read answer: "+err.Error(), err)
-	}
-	if resp.StatusCode == http.StatusNoContent {
-		return false, nil
-	}
-	if resp.StatusCode >= 300 {
-		var pe artifacts.ProtocolError
-		if json.Unmarshal(data, &pe) != nil || pe.Kind == "" {
-			msg := strings.TrimSpace(string(data))
-			if len(msg) > 200 {
-				msg = msg[:200] + "…"
-			}
-			return false, unavailable(fmt.Sprintf("the answer (status %d) names no error kind: %s", resp.StatusCode, msg), nil)
-		}
-		re := &artifacts.RemoteError{Op: op, Kind: artifacts.ErrorKind(pe.Kind), Message: pe.Error}
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			re.RetryAfter = time.Duration(secs) * time.Second
-		}
-		return false, re
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return false, unavailable("decode answer: "+err.Error(), err)
-		}
-	}
-	return true, nil
-}
-
 // retryDelay is how long to wait before retrying after err: the portal's Retry-After when it
 // limited the rate, else fallback.
 func retryDelay(err error, fallback time.Duration) time.Duration {
@@ -738,89 +598,4 @@ func retryDelay(err error, fallback time.Duration) time.Duration {
 		return min(re.RetryAfter, 5*time.Minute)
 	}
 	return fallback
-}
-
-func (p *HTTPPortal) doJSON(ctx context.Context, method, path string, in, out any) (bool, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return false, err
-	}
-	return p.do(ctx, method, path, bytes.NewReader(b), "application/json", nil, out)
-}
-
-// Challenge implements Portal.
-func (p *HTTPPortal) Challenge(ctx context.Context, purpose string) (artifacts.ChallengeResponse, error) {
-	var resp artifacts.ChallengeResponse
-	_, err := p.doJSON(ctx, http.MethodPost, artifacts.RouteChallenge, artifacts.ChallengeRequest{Purpose: purpose}, &resp)
-	return resp, err
-}
-
-// Enrol implements Portal and keeps the runner token for later calls.
-func (p *HTTPPortal) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
-	var resp artifacts.EnrolResponse
-	if _, err := p.doJSON(ctx, http.MethodPost, artifacts.RouteEnrol, req, &resp); err != nil {
-		return resp, err
-	}
-	p.mu.Lock()
-	p.token = resp.RunnerToken
-	p.mu.Unlock()
-	return resp, nil
-}
-
-// Lease implements Portal.
-func (p *HTTPPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
-	rctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
-	defer cancel()
-	var l artifacts.Lease
-	got, err := p.do(rctx, http.MethodPost, artifacts.RouteLease+"?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
-	if err != nil || !got {
-		return nil, err
-	}
-	return &l, nil
-}
-
-// Heartbeat implements Portal.
-func (p *HTTPPortal) Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := p.doJSON(rctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteHeartbeat, jobID), req, nil)
-	return err
-}
-
-// AppendLog implements Portal.
-func (p *HTTPPortal) AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := p.do(rctx, http.MethodPut, artifacts.ProtocolPath(artifacts.RouteLog, jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
-		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, nil)
-	return err
-}
-
-// Complete implements Portal.
-func (p *HTTPPortal) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error) {
-	var resp artifacts.CompleteResponse
-	_, err := p.do(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteComplete, jobID), bytes.NewReader(bundle), "application/gzip",
-		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, &resp)
-	return resp, err
-}
-
-// Fail implements Portal.
-func (p *HTTPPortal) Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error {
-	_, err := p.doJSON(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteFail, jobID), req, nil)
-	return err
-}
-
-// Token is the runner token the last enrolment returned ("" before one).
-func (p *HTTPPortal) Token() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.token
-}
-
-// SetToken makes the client use a runner token obtained elsewhere (another client's
-// enrolment, a saved token).
-func (p *HTTPPortal) SetToken(tok string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.token = tok
 }

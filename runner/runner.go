@@ -30,15 +30,15 @@ type Board interface {
 	Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error)
 }
 
-// environmentNoter is a board that adds to environment.json what it learnt during Run (the
+// EnvironmentNoter is a board that adds to environment.json what it learnt during Run (the
 // host: the openssl an openssl-cli run used).
-type environmentNoter interface {
-	noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment)
+type EnvironmentNoter interface {
+	NoteEnvironment(m *artifacts.Manifest, env *artifacts.Environment)
 }
 
-// scheduleNoter is a board that interleaved its last run's cells in rounds (the host).
-type scheduleNoter interface {
-	lastSchedule() *artifacts.Schedule
+// ScheduleNoter is a board that interleaved its last run's cells in rounds (the host).
+type ScheduleNoter interface {
+	LastSchedule() *artifacts.Schedule
 }
 
 // CellResult is a cell as measured: its record (status, sizes, memory, energy) and the raw
@@ -155,8 +155,8 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		Schema: artifacts.ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method,
 		Board: id.Class, Assurance: id.Assurance, StartedAt: started, FinishedAt: time.Now().UTC(),
 	}
-	if sn, ok := board.(scheduleNoter); ok && slices.ContainsFunc(cells, func(c CellResult) bool { return len(c.Rounds) > 0 }) {
-		res.Schedule = sn.lastSchedule()
+	if sn, ok := board.(ScheduleNoter); ok && slices.ContainsFunc(cells, func(c CellResult) bool { return len(c.Rounds) > 0 }) {
+		res.Schedule = sn.LastSchedule()
 	}
 	var samples bytes.Buffer
 	w := csv.NewWriter(&samples)
@@ -219,8 +219,8 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		env.TimerSource = cellsCounter(res.Cells)
 	}
 	env.EnergySource = energySourceOf(res.Cells)
-	if n, ok := board.(environmentNoter); ok {
-		n.noteEnvironment(m, &env)
+	if n, ok := board.(EnvironmentNoter); ok {
+		n.NoteEnvironment(m, &env)
 	}
 	// Every cell names the code it timed: a firmware board's cells the implementation its
 	// table reports, the rest what the environment says ran (artifacts.DeriveImplementation).

@@ -17,6 +17,8 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // TestMain stops the PostgreSQL portaltest starts with PQREPRO_TEST_DATABASE=postgres.
@@ -52,7 +54,7 @@ func publishRun(t *testing.T, p *portaltest.Portal) int64 {
 		t.Fatal(err)
 	}
 	c.Spec.Iterations, c.Spec.Warmup = 5, 1
-	b, _, err := runner.Execute(ctx, &runner.Host{}, c, runner.Options{Identity: id, Version: "test", Origin: artifacts.OriginLocal})
+	b, _, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "test", Origin: artifacts.OriginLocal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func publishRun(t *testing.T, p *portaltest.Portal) int64 {
 	if err := artifacts.WriteTarGz(&buf, b); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := runner.NewSubmitter(p.URL, token).Submit(ctx, buf.Bytes())
+	resp, err := portalclient.NewSubmitter(p.URL, token).Submit(ctx, buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

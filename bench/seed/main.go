@@ -71,6 +71,8 @@ import (
 	"pqrepro/portal"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 type board struct {
@@ -277,7 +279,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if _, err := st.AddSubmitterKey(ctx, u.ID, "seed", id.Public()); err != nil {
 		return sum, fmt.Errorf("register the seed keys: %w", err)
 	}
-	client := runner.NewSubmitter(hs.URL, token)
+	client := portalclient.NewSubmitter(hs.URL, token)
 
 	var tpls []template
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa"} {
@@ -290,7 +292,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 			return sum, err
 		}
 		c.Spec.Iterations, c.Spec.Warmup = o.Samples, 2
-		b, res, err := runner.Execute(ctx, &runner.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: artifacts.OriginLocal})
+		b, res, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: artifacts.OriginLocal})
 		if err != nil {
 			return sum, fmt.Errorf("measure %s on the host: %w", ref, err)
 		}

@@ -22,6 +22,8 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 func cmdList(stdout io.Writer) error {
@@ -115,7 +117,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if *boardClass != "" {
 		// A declared class is checked before anything runs; a clear mismatch refuses the run.
-		if _, err := (&runner.Host{Class: *boardClass}).CheckClass(); err != nil {
+		if _, err := (&host.Host{Class: *boardClass}).CheckClass(); err != nil {
 			return err
 		}
 	}
@@ -123,10 +125,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if h, ok := b.(*runner.Host); ok {
+	if h, ok := b.(*host.Host); ok {
 		h.OpenSSL = ossl.config()
 		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
-			if _, err := runner.ResolveOpenSSL(ctx, h.OpenSSL); err != nil {
+			if _, err := host.ResolveOpenSSL(ctx, h.OpenSSL); err != nil {
 				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
 			}
 		}
@@ -581,7 +583,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := artifacts.CheckPublishable(b); err != nil {
 		return fmt.Errorf("%s is not submitted: %w", pos[0], err)
 	}
-	client := runner.NewSubmitter(*portalURL, *token)
+	client := portalclient.NewSubmitter(*portalURL, *token)
 	client.Timeout = *timeout
 	if *register {
 		id, err := artifacts.LoadIdentity(keysDir(*keys))
@@ -626,7 +628,7 @@ func cmdKeys(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		reg, err := runner.KeyRegistrationFor(id, strings.TrimSpace(*prove), *label)
+		reg, err := portalclient.KeyRegistrationFor(id, strings.TrimSpace(*prove), *label)
 		if err != nil {
 			return usageError{err.Error()}
 		}

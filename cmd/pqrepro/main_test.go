@@ -11,15 +11,15 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
-	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
-		os.Exit(runner.ChildOp(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == host.ChildOpArg {
+		os.Exit(host.ChildOp(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
-		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == host.TLSServerArg {
+		os.Exit(host.TLSServer(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

@@ -13,6 +13,8 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/runner"
 	"pqrepro/runner/boards"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // cmdRunner runs the runner agent as its own process, attached to a portal.
@@ -41,7 +43,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *boardClass != "" {
 		// A declared class is checked before the runner enrols; a clear mismatch refuses it.
-		if _, err := (&runner.Host{Class: *boardClass}).CheckClass(); err != nil {
+		if _, err := (&host.Host{Class: *boardClass}).CheckClass(); err != nil {
 			return err
 		}
 	}
@@ -60,7 +62,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "runner %q (%s) pulling jobs from %s\n", *name, id.Public().Fingerprint(), *portalURL)
 	printAgentBoards(stdout, bs)
 	printCapabilities(stdout, caps)
-	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: *portalURL}, EnrolToken: *token, TokenFile: tokenFile, Name: *name, Identity: id,
+	agent := &runner.Agent{Portal: &portalclient.Client{BaseURL: *portalURL}, EnrolToken: *token, TokenFile: tokenFile, Name: *name, Identity: id,
 		Boards: bs, Capabilities: caps, Version: buildVersion(), Log: log, Discover: rediscover, DiscoverEvery: *rediscoverEvery}
 	return agent.Run(ctx)
 }
@@ -72,8 +74,8 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // resolves to OpenSSL 3.5 or later; the capabilities returned say which openssl it found.
 // rediscover repeats the discovery with the same map and capabilities, for Agent.Discover: a
 // firmware built (or an emulator installed) while the agent runs makes its board available.
-func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl runner.OpenSSLConfig) (bs []runner.AgentBoard, caps artifacts.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
-	caps = runner.ProbeOpenSSL(ctx, ossl)
+func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl host.OpenSSLConfig) (bs []runner.AgentBoard, caps artifacts.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
+	caps = host.ProbeOpenSSL(ctx, ossl)
 	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
 	if mapFile != "" {
 		m, err := boards.LoadMap(mapFile)
@@ -87,7 +89,7 @@ func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, os
 }
 
 // discoverAgentBoards is one discovery of agentBoards.
-func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps artifacts.Capabilities, ossl runner.OpenSSLConfig) []runner.AgentBoard {
+func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps artifacts.Capabilities, ossl host.OpenSSLConfig) []runner.AgentBoard {
 	entries := boards.Discover(ctx, cfg)
 	out := boards.AgentBoards(entries)
 	for i := range out {
@@ -98,8 +100,8 @@ func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps artifacts.
 			out[i].Info.Methods = []string{artifacts.MethodInProcess}
 			continue
 		}
-		out[i].Info.Methods = runner.HostMethods(caps)
-		if h, ok := out[i].Board.(*runner.Host); ok {
+		out[i].Info.Methods = host.HostMethods(caps)
+		if h, ok := out[i].Board.(*host.Host); ok {
 			h.OpenSSL = ossl
 		}
 	}
@@ -116,8 +118,8 @@ func opensslFlags(fs *flag.FlagSet) opensslOptions {
 	}
 }
 
-func (o opensslOptions) config() runner.OpenSSLConfig {
-	return runner.OpenSSLConfig{Path: *o.path, Root: *o.root}
+func (o opensslOptions) config() host.OpenSSLConfig {
+	return host.OpenSSLConfig{Path: *o.path, Root: *o.root}
 }
 
 func printCapabilities(w io.Writer, c artifacts.Capabilities) {

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"pqrepro/internal/cachedir"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +27,7 @@ import (
 // It also returns the local runner's openssl: --openssl or --openssl-root, else the cached
 // root ($PQREPRO_OPENSSL_ROOT, or the one scripts/openssl-root made) when it
 // exists, else openssl on PATH.
-func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSLConfig, error) {
+func serveConfig(args []string, stderr io.Writer) (portal.Config, host.OpenSSLConfig, error) {
 	cfg := portal.DefaultConfig()
 	cfg.Version = buildVersion()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -59,10 +61,10 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
+		return cfg, host.OpenSSLConfig{}, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return cfg, runner.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return cfg, host.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	osslCfg := ossl.config()
 	if osslCfg.Path == "" && osslCfg.Root == "" {
@@ -222,7 +224,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			return err
 		}
-		agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
+		agent := &runner.Agent{Portal: &portalclient.Client{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
 			Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner"),
 			Discover: rediscover, DiscoverEvery: cfg.LocalRunnerRediscover}
 		go func() {

@@ -16,6 +16,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/host"
 	"pqrepro/runner/qemu"
 	"pqrepro/runner/serialport"
 )
@@ -80,7 +81,7 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 	s := e.Spec
 	switch s.Driver {
 	case DriverHost:
-		return &runner.Host{Class: e.Info.Class}, nil
+		return &host.Host{Class: e.Info.Class}, nil
 	case DriverQEMU:
 		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator}, nil
 	case DriverSerial:
@@ -131,7 +132,7 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 				e.Info.Class = "host"
 			}
 			e.Detail = "this machine's CPU, in-process"
-			if chk, err := (&runner.Host{Class: e.Info.Class}).CheckClass(); err != nil {
+			if chk, err := (&host.Host{Class: e.Info.Class}).CheckClass(); err != nil {
 				other = err.Error()
 			} else {
 				e.Info.ClassStatus = chk.Status

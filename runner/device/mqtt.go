@@ -16,6 +16,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/ascon"
 	"pqrepro/runner"
+	hostboard "pqrepro/runner/host"
 	"pqrepro/runner/wire"
 	"pqrepro/telemetry"
 	"pqrepro/telemetry/mqtt"
@@ -558,7 +559,7 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	}
 	s.mu.Unlock()
 	wait := func(what string, cond func() bool) error {
-		return runner.AwaitDelivery(ctx, &mu, s.failedLink, mqttWait, what, cond)
+		return hostboard.AwaitDelivery(ctx, &mu, s.failedLink, mqttWait, what, cond)
 	}
 
 	frames := make([]wire.TelFrame, 0, n)

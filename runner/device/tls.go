@@ -11,6 +11,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	hostboard "pqrepro/runner/host"
 	"pqrepro/runner/wire"
 	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
@@ -75,7 +76,7 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	srv, err := runner.StartTLSBoardServer(listen, runner.TLSBoardCell{Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo}, chain)
+	srv, err := hostboard.StartTLSBoardServer(listen, hostboard.TLSBoardCell{Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo}, chain)
 	if err != nil {
 		return failedCell(err.Error()), nil
 	}
@@ -90,7 +91,7 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 
 	var (
 		samples, serverCPU []float64
-		served             []runner.TLSServed
+		served             []hostboard.TLSServed
 		heapMax, stackMax  uint32
 		retry              bool
 	)
@@ -113,7 +114,7 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 		}
 		cpu := processCPU() - cpu0
 		// The server saw every connection the board made: the warm-up ones first.
-		recs := make([]runner.TLSServed, 0, warm+n)
+		recs := make([]hostboard.TLSServed, 0, warm+n)
 		for len(recs) < warm+n {
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			r, err := srv.Next(wctx)

@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // testOpenSSL is the OpenSSL 3.5 root the tests run: $PQREPRO_OPENSSL_ROOT (scripts/test
@@ -67,7 +68,7 @@ func TestOpenSSLCLICells(t *testing.T) {
 		{artifacts.KindSigBench, []string{"ML-DSA-44", "Ed25519"}, []string{"keygen", "sign", "verify"}},
 	} {
 		m := opensslManifest(t, tc.kind, tc.algs, tc.ops, n)
-		b, res, err := Execute(context.Background(), &Host{OpenSSL: cfg}, m, Options{Identity: id, Version: "test"})
+		b, res, err := runner.Execute(context.Background(), &Host{OpenSSL: cfg}, m, runner.Options{Identity: id, Version: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +171,7 @@ func TestOpenSSLCLIFailingCommandIsNeverTimed(t *testing.T) {
 func TestOpenSSLCLIPaperECDSASignFailsAndVariantWorks(t *testing.T) {
 	cfg := testOpenSSL(t)
 	m := opensslManifest(t, artifacts.KindSigBench, []string{"ECDSA-P256"}, []string{"sign", "verify"}, 3)
-	cells, err := (&Host{OpenSSL: cfg}).Run(context.Background(), m, NopObserver{}, io.Discard)
+	cells, err := (&Host{OpenSSL: cfg}).Run(context.Background(), m, runner.NopObserver{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestOpenSSLOlderThan35IsRefused(t *testing.T) {
 		t.Fatal("a host with OpenSSL 3.0 offers openssl-cli")
 	}
 	m := opensslManifest(t, artifacts.KindKEMBench, []string{"ML-KEM-768"}, []string{"keygen"}, 1)
-	cells, err := (&Host{OpenSSL: OpenSSLConfig{Path: bin}}).Run(context.Background(), m, NopObserver{}, io.Discard)
+	cells, err := (&Host{OpenSSL: OpenSSLConfig{Path: bin}}).Run(context.Background(), m, runner.NopObserver{}, io.Discard)
 	if !errors.Is(err, ErrOpenSSLTooOld) || len(cells) != 0 {
 		t.Fatalf("run with OpenSSL 3.0: %d cells, err %v; want refused up front", len(cells), err)
 	}

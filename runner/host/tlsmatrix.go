@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
@@ -362,7 +363,7 @@ func (t *tlsMeasure) result(batch int) (cellRun, error) {
 		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideClient, Values: t.clientCPU},
 		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: t.serverCPU},
 	}
-	cell.TLS.ClientCPU, cell.TLS.ServerCPU = Summarize(t.clientCPU), Summarize(t.serverCPU)
+	cell.TLS.ClientCPU, cell.TLS.ServerCPU = runner.Summarize(t.clientCPU), runner.Summarize(t.serverCPU)
 	for _, side := range []struct {
 		name string
 		recs []tlsHandshake
@@ -381,7 +382,7 @@ func (t *tlsMeasure) result(batch int) (cellRun, error) {
 				return cellRun{}, errors.New("the engine reported phase " + phase + " for some handshakes only")
 			}
 			series = append(series, artifacts.TLSSeries{Series: phase, Side: side.name, Values: vals})
-			cell.TLS.Phases = append(cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: side.name, Stats: Summarize(vals)})
+			cell.TLS.Phases = append(cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: side.name, Stats: runner.Summarize(vals)})
 		}
 	}
 	return cellRun{cell: cell, samples: t.samples, tls: series, rounds: t.rounds, offsets: t.offsets}, nil

@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // TestMain lets the test binary act as the one-operation child of the
@@ -84,7 +85,7 @@ spec:
 	}{{"kem", kemSrc, 3 + 2 + 2}, {"sig", sigSrc, 15}, {"sequence", seq, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := manifest(t, tc.src)
-			b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test"})
+			b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +119,7 @@ spec:
 func TestCellRecordsSizesAndMemory(t *testing.T) {
 	m := manifest(t, sigSrc)
 	m.Spec.Algorithms = []string{"ML-DSA-65"}
-	_, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestFailedCheckIsNeverTimed(t *testing.T) {
 
 	m := manifest(t, kemSrc)
 	m.Spec.Algorithms = []string{"ML-KEM-512"}
-	cells, err := h.Run(context.Background(), m, NopObserver{}, io.Discard)
+	cells, err := h.Run(context.Background(), m, runner.NopObserver{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,16 +177,16 @@ func TestFailedCheckIsNeverTimed(t *testing.T) {
 		}
 	}
 	// A run in which no cell ran ok is not signed: Execute fails it with why, keeping its log.
-	b, _, err := Execute(context.Background(), h, m, Options{Identity: identity(t)})
-	var re *RunError
+	b, _, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: identity(t)})
+	var re *runner.RunError
 	if b != nil || !errors.Is(err, artifacts.ErrNoCellOK) || !errors.As(err, &re) ||
 		!strings.Contains(err.Error(), "3 cells: warm-up iteration -1: output check failed") || !strings.Contains(string(re.Log), "run failed: no cell ran ok") {
-		t.Fatalf("Execute of a run with no ok cell: bundle %v, err %v", b != nil, err)
+		t.Fatalf("runner.Execute of a run with no ok cell: bundle %v, err %v", b != nil, err)
 	}
 	m = manifest(t, sigSrc)
 	m.Spec.Algorithms = []string{"Ed25519"}
 	m.Spec.Operations = []string{"sign"}
-	cells, err = h.Run(context.Background(), m, NopObserver{}, io.Discard)
+	cells, err = h.Run(context.Background(), m, runner.NopObserver{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestSeededInputsRepeat(t *testing.T) {
 }
 
 type cancelAfterFirstCell struct {
-	NopObserver
+	runner.NopObserver
 	cancel context.CancelFunc
 }
 
@@ -229,8 +230,8 @@ func (c cancelAfterFirstCell) CellDone(int, int, artifacts.Cell) { c.cancel() }
 func TestCancelledRunLeavesNoBundle(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b, res, err := Execute(ctx, &Host{}, manifest(t, kemSrc), Options{Identity: identity(t), Observer: cancelAfterFirstCell{cancel: cancel}})
-	var re *RunError
+	b, res, err := runner.Execute(ctx, &Host{}, manifest(t, kemSrc), runner.Options{Identity: identity(t), Observer: cancelAfterFirstCell{cancel: cancel}})
+	var re *runner.RunError
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &re) || b != nil || res != nil {
 		t.Fatalf("got bundle=%v err=%v, want no bundle and a cancelled RunError", b != nil, err)
 	}
@@ -252,7 +253,7 @@ spec:
   minIterations: 2
   seed: s
 `)
-	_, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ spec:
   method: process-per-operation
   seed: s
 `)
-	_, res, err := Execute(context.Background(), &Host{Exe: exe}, m, Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{Exe: exe}, m, runner.Options{Identity: identity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ spec:
 	km := manifest(t, kemSrc)
 	km.Spec.Method = artifacts.MethodProcessPerOperation
 	km.Spec.Iterations = 2
-	_, res, err = Execute(context.Background(), &Host{Exe: exe}, km, Options{Identity: identity(t)})
+	_, res, err = runner.Execute(context.Background(), &Host{Exe: exe}, km, runner.Options{Identity: identity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func (r *recordingObserver) CellDone(int, int, artifacts.Cell)       { r.mu.Lock
 func TestObserverSeesProgress(t *testing.T) {
 	obs := &recordingObserver{}
 	m := manifest(t, kemSrc)
-	if _, _, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Observer: obs}); err != nil {
+	if _, _, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Observer: obs}); err != nil {
 		t.Fatal(err)
 	}
 	if obs.done != 7 || obs.iters != 7*5 {
@@ -366,7 +367,7 @@ func TestEnergyPassPlumbing(t *testing.T) {
 	os.WriteFile(filepath.Join(d, "energy_uj"), []byte("1000\n"), 0o644)
 	m := manifest(t, kemSrc)
 	m.Spec.Algorithms = []string{"ML-KEM-512"}
-	_, res, err := Execute(context.Background(), &Host{PowercapRoot: root}, m, Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{PowercapRoot: root}, m, runner.Options{Identity: identity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +427,7 @@ func TestEncodedKeysAreDecodedInsideEverySample(t *testing.T) {
 				} else {
 					m.Spec.Algorithms, m.Spec.Operations = []string{"ML-DSA-44"}, []string{"sign", "verify"}
 				}
-				_, res, err := Execute(context.Background(), h, m, Options{Identity: identity(t)})
+				_, res, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: identity(t)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"bytes"
@@ -10,10 +10,8 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/shareddata"
 )
-
-// acvpDir is NIST's ACVP vectors in the shared folder next to the repository.
-var acvpDir = filepath.Join("..", "..", "shared", "test-vectors", "acvp")
 
 type acvpFile struct {
 	TestGroups []struct {
@@ -26,7 +24,7 @@ type acvpFile struct {
 // firstVectors returns the first test of every parameter set (and function, if any) in file.
 func firstVectors(t *testing.T, dir string) map[string]map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(acvpDir, dir, "internalProjection.json"))
+	b, err := os.ReadFile(filepath.Join(shareddata.Dir(t, "test-vectors", "acvp"), dir, "internalProjection.json"))
 	if err != nil {
 		t.Fatalf("NIST ACVP vectors: %v", err)
 	}

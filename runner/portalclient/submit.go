@@ -1,4 +1,4 @@
-package runner
+package portalclient
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 
 // NewSubmitter returns a portal client for a community member's tools: it authenticates
 // with the member's submitter token rather than a runner token.
-func NewSubmitter(baseURL, token string) *HTTPPortal {
-	return &HTTPPortal{BaseURL: baseURL, token: token}
+func NewSubmitter(baseURL, token string) *Client {
+	return &Client{BaseURL: baseURL, token: token}
 }
 
 // RegisterKeys registers id's public keys under the submitter's account, proving possession
 // of both private keys over a challenge from the portal, so bundles signed with them can be
 // submitted. It returns the keys' fingerprint; ErrConflict wraps the portal's reason when the
 // keys are already registered (to this or another account) or enrolled by a runner.
-func (p *HTTPPortal) RegisterKeys(ctx context.Context, id *artifacts.Identity, label string) (string, error) {
+func (p *Client) RegisterKeys(ctx context.Context, id *artifacts.Identity, label string) (string, error) {
 	ch, err := p.Challenge(ctx, artifacts.PurposeSubmitterKeys)
 	if err != nil {
 		return "", err
@@ -50,7 +50,7 @@ func KeyRegistrationFor(id *artifacts.Identity, challenge, label string) (artifa
 // Submit uploads a signed bundle (.tar.gz bytes) as a community result. The portal verifies
 // it against the keys registered under the token before publishing; a refusal (unknown key,
 // bad signature, digest mismatch, malformed archive) is ErrRefused with the portal's reason.
-func (p *HTTPPortal) Submit(ctx context.Context, bundle []byte) (artifacts.CompleteResponse, error) {
+func (p *Client) Submit(ctx context.Context, bundle []byte) (artifacts.CompleteResponse, error) {
 	var resp artifacts.CompleteResponse
 	_, err := p.do(ctx, http.MethodPost, artifacts.RouteSubmissions, bytes.NewReader(bundle), "application/gzip", nil, &resp)
 	return resp, err

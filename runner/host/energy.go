@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // raplMeter reads a Linux powercap RAPL package domain (energy_uj). It measures the whole
@@ -112,5 +113,5 @@ func energyPass[I, O any](ctx context.Context, t trial[I, O], medianNs float64, 
 	if len(perOp) == 0 {
 		return nil
 	}
-	return &artifacts.Energy{Source: m.source(), JoulesPerOp: Summarize(perOp)}
+	return &artifacts.Energy{Source: m.source(), JoulesPerOp: runner.Summarize(perOp)}
 }

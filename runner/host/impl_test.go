@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // TestHostCellsNameTheirImplementation runs ML-KEM and X25519 on the host: every cell of the
@@ -16,7 +17,7 @@ import (
 // were derived from.
 func TestHostCellsNameTheirImplementation(t *testing.T) {
 	m := manifest(t, strings.Replace(kemSrc, "[ML-KEM-512, X25519, ECDH-P256]", "[ML-KEM-512, X25519]", 1))
-	b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test"})
+	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

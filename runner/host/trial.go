@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // trial splits one iteration of a cell into untimed input preparation, the timed operation
@@ -180,7 +181,7 @@ func runTrial[I, O any](ctx context.Context, t trial[I, O], p cellPlan) (cellRun
 	if p.noPasses {
 		return r, nil
 	}
-	median := Summarize(r.samples).Median
+	median := runner.Summarize(r.samples).Median
 	r.cell.Memory = memoryPass(ctx, t, median)
 	r.cell.Energy = energyPass(ctx, t, median, p.energy)
 	return r, nil

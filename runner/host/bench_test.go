@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/cloudflare/circl/kem/mlkem/mlkem768"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // BenchmarkHarnessOverhead measures, in one run, ML-KEM-768 encapsulation two ways and
@@ -57,13 +58,13 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 						samples = append(samples, float64(d.Nanoseconds()))
 					}
 				}
-				bareMedian = Summarize(samples).Median
+				bareMedian = runner.Summarize(samples).Median
 				r, err := kemCell(context.Background(), m, artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: artifacts.OpEncaps},
 					cellPlan{warmup: warmup, iterations: iterations}, kems["ML-KEM-768"])
 				if err != nil || r.cell.Status != artifacts.StatusOK {
 					b.Fatal(err, r.cell.Error)
 				}
-				runnerMedian = Summarize(r.samples).Median
+				runnerMedian = runner.Summarize(r.samples).Median
 			}
 			b.ReportMetric(bareMedian, "bare-median-ns")
 			b.ReportMetric(runnerMedian, "runner-median-ns")

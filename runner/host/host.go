@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"bytes"
@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
+	"pqrepro/runner"
 )
 
 // Host is the runner's own CPU as a board: experiments run in-process in Go, timed with the
@@ -26,7 +26,7 @@ type Host struct {
 	PowercapRoot string
 	// Roots are where the machine is read from for its identity and the class check
 	// (default /proc and /sys).
-	Roots Roots
+	Roots runner.Roots
 
 	// OpenSSL is the openssl command line the openssl-cli method runs (default: openssl on PATH).
 	OpenSSL OpenSSLConfig
@@ -46,7 +46,7 @@ type Host struct {
 	sigs map[string]*sigImpl
 }
 
-var _ Board = (*Host)(nil)
+var _ runner.Board = (*Host)(nil)
 
 func (h *Host) impls() (map[string]*kemImpl, map[string]*sigImpl) {
 	h.once.Do(func() { h.kems, h.sigs = hostAlgorithms() })
@@ -62,7 +62,7 @@ func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	return artifacts.BoardIdentity{
-		Name: "host", Class: h.class(), Driver: "host", Chip: detectMachine(h.Roots, runtime.GOARCH).cpuModel,
+		Name: "host", Class: h.class(), Driver: "host", Chip: runner.MachineEnvironment(h.Roots).CPUModel,
 		RNG: "seeded SHAKE256 stream for keys and messages where the library accepts a reader; OS RNG otherwise (noted per algorithm)", Assurance: artifacts.AssuranceHost,
 		ClassStatus: chk.Status, ClassNote: chk.Note,
 	}, nil
@@ -73,16 +73,14 @@ func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 // clock and virtualization. It returns the status (verified or declared) with its note, or
 // a *experiments.ClassMismatchError refusing the class.
 func (h *Host) CheckClass() (experiments.ClassCheck, error) {
-	m := detectMachine(h.Roots, runtime.GOARCH)
-	env := artifacts.Environment{Board: artifacts.BoardIdentity{Driver: "host", Class: h.class()},
-		Timing: &artifacts.TimingContext{Virtualization: m.virt, VirtualizationSource: m.virtSource, MaxFrequencyKHz: m.maxKHz}}
-	m.fill(&env)
+	env := runner.MachineEnvironment(h.Roots)
+	env.Board = artifacts.BoardIdentity{Driver: "host", Class: h.class()}
 	return experiments.CheckClassEmbedded(h.class(), env)
 }
 
 // Run executes every cell of m in order. It returns ctx.Err() if cancelled; a cell whose
 // output check fails is recorded as failed and the run goes on.
-func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error) {
+func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observer, log io.Writer) ([]runner.CellResult, error) {
 	if m.Spec.Method == artifacts.MethodOpenSSLCLI {
 		return h.runOpenSSLCLI(ctx, m, obs, log)
 	}
@@ -114,7 +112,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 	// cell) cancels the others and its error is the run's.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	results := make([][]CellResult, len(cells))
+	results := make([][]runner.CellResult, len(cells))
 	var firstErr error // the first cell whose run broke (one cell runs at a time)
 	sched := newScheduler(m.Spec.Seed, time.Now())
 	finished := 0 // cells done, for the observer
@@ -164,7 +162,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 		return nil, err
 	}
 	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: RoundOrder})
-	var out []CellResult
+	var out []runner.CellResult
 	for _, rs := range results {
 		out = append(out, rs...)
 	}
@@ -173,8 +171,8 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log
 
 // cellResults turns a cell's run (and its variants) into the run's cell results, and logs
 // each with the time its turns took.
-func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r cellRun, meter *raplMeter, reason string, took time.Duration, log io.Writer) []CellResult {
-	var out []CellResult
+func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r cellRun, meter *raplMeter, reason string, took time.Duration, log io.Writer) []runner.CellResult {
+	var out []runner.CellResult
 	for _, r := range append([]cellRun{r}, r.variants...) {
 		r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
 		r.cell.Requested = m.Spec.Iterations
@@ -193,20 +191,20 @@ func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r cellR
 			blocks = fmt.Sprintf(", %d a turn", r.cell.Block)
 		}
 		fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s%s\n", ref.Algorithm, ref.Operation, variant, r.cell.Status, len(r.samples), took.Round(time.Millisecond), blocks, why)
-		out = append(out, CellResult{Cell: r.cell, Samples: r.samples, TLS: r.tls, Rounds: r.rounds, Offsets: r.offsets})
+		out = append(out, runner.CellResult{Cell: r.cell, Samples: r.samples, TLS: r.tls, Rounds: r.rounds, Offsets: r.offsets})
 	}
 	return out
 }
 
-// noteSchedule keeps the latest run's schedule for its result (scheduleNoter).
+// noteSchedule keeps the latest run's schedule for its result (runner.ScheduleNoter).
 func (h *Host) noteSchedule(s *artifacts.Schedule) {
 	h.tlsMu.Lock()
 	defer h.tlsMu.Unlock()
 	h.schedule = s
 }
 
-// lastSchedule is the latest run's schedule.
-func (h *Host) lastSchedule() *artifacts.Schedule {
+// LastSchedule implements runner.ScheduleNoter: the latest run's schedule.
+func (h *Host) LastSchedule() *artifacts.Schedule {
 	h.tlsMu.Lock()
 	defer h.tlsMu.Unlock()
 	return h.schedule
@@ -679,3 +677,8 @@ func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.Cell
 	}
 	return r, err
 }
+
+var (
+	_ runner.EnvironmentNoter = (*Host)(nil)
+	_ runner.ScheduleNoter    = (*Host)(nil)
+)

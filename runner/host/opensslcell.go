@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/cloudflare/circl/kem"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 )
 
 // File names of an openssl-cli cell's work directory; commands name them relatively.
@@ -213,7 +214,7 @@ func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p 
 	}
 	r.cell.Counter = "wall time of each openssl process from start to exit (os/exec, monotonic clock), summed over the iteration's commands, ns"
 	for j, args := range it.cmds {
-		r.cell.Commands = append(r.cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: Summarize(perCmd[j])})
+		r.cell.Commands = append(r.cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: runner.Summarize(perCmd[j])})
 	}
 	r.cell.Energy = &artifacts.Energy{Absent: "not measured by the openssl-cli method (no meter attributes energy to the openssl processes)"}
 	return r, nil
@@ -525,7 +526,7 @@ type opensslRun struct {
 
 // runOpenSSLCLI runs every cell of an openssl-cli manifest with the host's openssl. It
 // refuses the whole run up front (an error, nothing published) when there is no openssl 3.5.
-func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error) {
+func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs runner.Observer, log io.Writer) ([]runner.CellResult, error) {
 	o, err := ResolveOpenSSL(ctx, h.OpenSSL)
 	if err != nil {
 		return nil, fmt.Errorf("openssl-cli: %w", err)
@@ -552,7 +553,7 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Obs
 	// processes, so nothing stays warm across iterations anyway.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	results := make([][]CellResult, len(cells))
+	results := make([][]runner.CellResult, len(cells))
 	var firstErr error
 	sched := newScheduler(m.Spec.Seed, time.Now())
 	finished := 0
@@ -583,7 +584,7 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Obs
 					detail += ": " + r.cell.Error
 				}
 				fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), t.elapsed().Round(time.Millisecond), detail)
-				results[i] = append(results[i], CellResult{Cell: r.cell, Samples: r.samples, Rounds: r.rounds, Offsets: r.offsets})
+				results[i] = append(results[i], runner.CellResult{Cell: r.cell, Samples: r.samples, Rounds: r.rounds, Offsets: r.offsets})
 			}
 			finished++
 			obs.CellDone(finished-1, len(cells), results[i][0].Cell)
@@ -597,16 +598,16 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs Obs
 		return nil, err
 	}
 	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: RoundOrder})
-	var out []CellResult
+	var out []runner.CellResult
 	for _, rs := range results {
 		out = append(out, rs...)
 	}
 	return out, nil
 }
 
-// noteEnvironment adds what the last run learnt to its environment.json: the openssl an
+// NoteEnvironment implements runner.EnvironmentNoter: it adds what the last run learnt to its environment.json: the openssl an
 // openssl-cli run used.
-func (h *Host) noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment) {
+func (h *Host) NoteEnvironment(m *artifacts.Manifest, env *artifacts.Environment) {
 	h.noteTLS(m, env)
 	if m.Spec.Method != artifacts.MethodOpenSSLCLI {
 		return

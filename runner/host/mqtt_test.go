@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 	"pqrepro/telemetry/mqtt"
 )
 
@@ -49,7 +50,7 @@ func TestMQTTTelemetryRun(t *testing.T) {
 		for _, fs := range []bool{false, true} {
 			t.Run(name+map[bool]string{true: "-fs", false: ""}[fs], func(t *testing.T) {
 				m := mqttManifest(t, url, fs)
-				b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test"})
+				b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -101,7 +102,7 @@ func TestMQTTTelemetryRun(t *testing.T) {
 
 // brokerKiller stops the broker once the telemetry cell has delivered some frames.
 type brokerKiller struct {
-	NopObserver
+	runner.NopObserver
 	once sync.Once
 	cell int
 	stop func()
@@ -130,10 +131,10 @@ func TestMQTTBrokerGoesAway(t *testing.T) {
 	}
 	defer mq.Stop()
 	m := mqttManifest(t, "mqtt://"+mq.Addr(), false)
-	b, res, err := Execute(context.Background(), &Host{}, m, Options{Identity: identity(t), Version: "test", Observer: &brokerKiller{stop: mq.Stop, cell: -1}})
-	var re *RunError
+	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test", Observer: &brokerKiller{stop: mq.Stop, cell: -1}})
+	var re *runner.RunError
 	if !errors.As(err, &re) || b != nil || res != nil {
-		t.Fatalf("run with a broker gone: bundle %v, err %v; want a RunError and no bundle", b != nil, err)
+		t.Fatalf("run with a broker gone: bundle %v, err %v; want a runner.RunError and no bundle", b != nil, err)
 	}
 	if !errors.Is(err, mqtt.ErrBrokerGone) || !strings.Contains(string(re.Log), "run failed") {
 		t.Fatalf("error %v, log %q", err, re.Log)

@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner"
 	"pqrepro/tls13"
 )
 
@@ -32,7 +33,7 @@ spec:
 func TestTLSMatrixRun(t *testing.T) {
 	m := manifest(t, tlsSrc)
 	h := &Host{}
-	b, res, err := Execute(context.Background(), h, m, Options{Identity: identity(t), Version: "test"})
+	b, res, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: identity(t), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestTLSMatrixFaults(t *testing.T) {
 	} {
 		t.Run(tt.fault, func(t *testing.T) {
 			m := manifest(t, strings.Replace(src, "[pqrepro, crypto/tls]", "[pqrepro]", 1))
-			cells, err := (&Host{tlsFault: tt.fault}).Run(context.Background(), m, NopObserver{}, io.Discard)
+			cells, err := (&Host{tlsFault: tt.fault}).Run(context.Background(), m, runner.NopObserver{}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

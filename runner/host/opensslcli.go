@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"pqrepro/internal/osroot"
+	"pqrepro/runner"
 	"regexp"
 	"slices"
 	"strconv"
@@ -419,5 +420,5 @@ func medianDifference(a, b func() *exec.Cmd) (float64, error) {
 			}
 		}
 	}
-	return Summarize(ta).Median - Summarize(tb).Median, nil
+	return runner.Summarize(ta).Median - runner.Summarize(tb).Median, nil
 }

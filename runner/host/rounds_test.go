@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/compare"
 	"pqrepro/experiments"
+	"pqrepro/runner"
 )
 
 // TestSchedulerRounds: every round visits every cell still running exactly once, in an order
@@ -129,7 +130,7 @@ func TestDriftInRounds(t *testing.T) {
 			alg string
 			r   cellRun
 		}{{"A", a}, {"B", b}} {
-			cell := artifacts.Cell{Algorithm: c.alg, Operation: artifacts.OpKeygen, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: Summarize(c.r.samples)}
+			cell := artifacts.Cell{Algorithm: c.alg, Operation: artifacts.OpKeygen, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: runner.Summarize(c.r.samples)}
 			run.Result.Cells = append(run.Result.Cells, cell)
 			run.Samples.Values[artifacts.KeyOf(cell)] = c.r.samples
 			if c.r.rounds != nil {
