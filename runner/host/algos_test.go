@@ -11,6 +11,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/internal/shareddata"
+	"pqrepro/runner/trial"
 )
 
 type acvpFile struct {
@@ -71,7 +72,7 @@ func TestSizesMatchFIPS(t *testing.T) {
 	kems, sigs := hostAlgorithms()
 	for _, a := range artifacts.Algorithms() {
 		t.Run(a.Name, func(t *testing.T) {
-			rng := newDRBG("sizes", a.Name)
+			rng := trial.NewDRBG("sizes", a.Name)
 			eq := func(what string, got, want int) {
 				if want != 0 && got != want {
 					t.Errorf("%s is %d bytes, catalogue says %d", what, got, want)
@@ -208,7 +209,7 @@ func TestACVPEncapDecap(t *testing.T) {
 func TestKeyEncodingsRoundTrip(t *testing.T) {
 	kems, sigs := hostAlgorithms()
 	for name, k := range kems {
-		kp, err := k.keygen(newDRBG("enc", name))
+		kp, err := k.keygen(trial.NewDRBG("enc", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +224,7 @@ func TestKeyEncodingsRoundTrip(t *testing.T) {
 		if strings.HasPrefix(name, "SLH-DSA") && !strings.HasSuffix(name, "128f") {
 			continue
 		}
-		kp, err := s.keygen(newDRBG("enc", name))
+		kp, err := s.keygen(trial.NewDRBG("enc", name))
 		if err != nil {
 			t.Fatal(err)
 		}

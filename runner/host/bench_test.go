@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/trial"
 )
 
 // BenchmarkHarnessOverhead measures, in one run, ML-KEM-768 encapsulation two ways and
@@ -26,9 +27,9 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 	pk, _ := s.DeriveKeyPair(make([]byte, s.SeedSize()))
 	pkBytes, _ := pk.MarshalBinary()
 	seeds := make([][]byte, 1024)
-	rng := newDRBG("bench", "seeds")
+	rng := trial.NewDRBG("bench", "seeds")
 	for i := range seeds {
-		seeds[i] = rng.bytes(s.EncapsulationSeedSize())
+		seeds[i] = rng.Bytes(s.EncapsulationSeedSize())
 	}
 	for _, form := range []string{artifacts.KeysParsed, artifacts.KeysEncoded} {
 		b.Run("keys="+form, func(b *testing.B) {
@@ -60,11 +61,11 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 				}
 				bareMedian = runner.Summarize(samples).Median
 				r, err := kemCell(context.Background(), m, artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: artifacts.OpEncaps},
-					cellPlan{warmup: warmup, iterations: iterations}, kems["ML-KEM-768"])
-				if err != nil || r.cell.Status != artifacts.StatusOK {
-					b.Fatal(err, r.cell.Error)
+					trial.Plan{Warmup: warmup, Iterations: iterations}, kems["ML-KEM-768"])
+				if err != nil || r.Cell.Status != artifacts.StatusOK {
+					b.Fatal(err, r.Cell.Error)
 				}
-				runnerMedian = runner.Summarize(r.samples).Median
+				runnerMedian = runner.Summarize(r.Samples).Median
 			}
 			b.ReportMetric(bareMedian, "bare-median-ns")
 			b.ReportMetric(runnerMedian, "runner-median-ns")

@@ -12,6 +12,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/runner"
+	"pqrepro/runner/trial"
 )
 
 // Host is the runner's own CPU as a board: experiments run in-process in Go, timed with the
@@ -85,11 +86,11 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		return h.runOpenSSLCLI(ctx, m, obs, log)
 	}
 	kems, sigs := h.impls()
-	meter, reason := openRAPL(h.powercapRoot())
+	meter, reason := trial.OpenRAPL(h.powercapRoot())
 	if meter == nil {
 		fmt.Fprintf(log, "energy: absent: %s\n", reason)
 	} else {
-		fmt.Fprintf(log, "energy: %s\n", meter.source())
+		fmt.Fprintf(log, "energy: %s\n", meter.Source())
 	}
 	cells := m.Cells()
 	st := &sigState{pools: map[string]*sigPool{}}
@@ -114,10 +115,10 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	defer cancel()
 	results := make([][]runner.CellResult, len(cells))
 	var firstErr error // the first cell whose run broke (one cell runs at a time)
-	sched := newScheduler(m.Spec.Seed, time.Now())
+	sched := trial.NewScheduler(m.Spec.Seed, time.Now())
 	finished := 0 // cells done, for the observer
 	for i, ref := range cells {
-		sched.add(func(t *turns) {
+		sched.Add(func(t *trial.Turns) {
 			obs.CellStarted(finished, len(cells), ref)
 			for _, alg := range []string{ref.Algorithm, pairPart(ref.Algorithm, 0), pairPart(ref.Algorithm, 1)} {
 				if k := kems[alg]; k != nil {
@@ -127,20 +128,20 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 					note(alg, s.rngNote)
 				}
 			}
-			plan := cellPlan{
-				warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
-				budget: time.Duration(m.Spec.Budget), energy: meter,
-				progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
-				turns:    t, process: m.Spec.Method == artifacts.MethodProcessPerOperation,
+			plan := trial.Plan{
+				Warmup: m.Spec.Warmup, Iterations: m.Spec.Iterations, MinIterations: m.Spec.MinIterations,
+				Budget: time.Duration(m.Spec.Budget), Energy: meter,
+				Progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
+				Turns:    t, Process: m.Spec.Method == artifacts.MethodProcessPerOperation,
 			}
-			var r cellRun
+			var r trial.Outcome
 			var err error
 			if m.Spec.Method == artifacts.MethodProcessPerOperation {
 				r, err = h.runProcessCell(ctx, m, ref, plan, log)
 			} else if exec := hostKinds[m.Kind]; exec != nil {
 				r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st, tls: tlsState, exe: h.Exe, tlsFault: h.tlsFault})
 			} else {
-				r.cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
+				r.Cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
 			}
 			if err != nil {
 				if firstErr == nil {
@@ -149,19 +150,19 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 				cancel()
 				return
 			}
-			results[i] = h.cellResults(m, ref, r, meter, reason, t.elapsed(), log)
+			results[i] = h.cellResults(m, ref, r, meter, reason, t.Elapsed(), log)
 			finished++
 			obs.CellDone(finished-1, len(cells), results[i][len(results[i])-1].Cell)
 		})
 	}
-	rounds, err := sched.run(ctx)
+	rounds, err := sched.Run(ctx)
 	if firstErr != nil {
 		return nil, firstErr
 	}
 	if err != nil {
 		return nil, err
 	}
-	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: RoundOrder})
+	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: trial.RoundOrder})
 	var out []runner.CellResult
 	for _, rs := range results {
 		out = append(out, rs...)
@@ -171,27 +172,27 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 
 // cellResults turns a cell's run (and its variants) into the run's cell results, and logs
 // each with the time its turns took.
-func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r cellRun, meter *raplMeter, reason string, took time.Duration, log io.Writer) []runner.CellResult {
+func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r trial.Outcome, meter *trial.RAPL, reason string, took time.Duration, log io.Writer) []runner.CellResult {
 	var out []runner.CellResult
-	for _, r := range append([]cellRun{r}, r.variants...) {
-		r.cell.Algorithm, r.cell.Operation = ref.Algorithm, ref.Operation
-		r.cell.Requested = m.Spec.Iterations
-		if r.cell.Status == artifacts.StatusOK && r.cell.Energy == nil && meter == nil {
-			r.cell.Energy = &artifacts.Energy{Absent: reason}
+	for _, r := range append([]trial.Outcome{r}, r.Variants...) {
+		r.Cell.Algorithm, r.Cell.Operation = ref.Algorithm, ref.Operation
+		r.Cell.Requested = m.Spec.Iterations
+		if r.Cell.Status == artifacts.StatusOK && r.Cell.Energy == nil && meter == nil {
+			r.Cell.Energy = &artifacts.Energy{Absent: reason}
 		}
 		why, variant := "", ""
-		if r.cell.Error != "" {
-			why = ": " + r.cell.Error
+		if r.Cell.Error != "" {
+			why = ": " + r.Cell.Error
 		}
-		if r.cell.Variant != "" {
-			variant = " [" + r.cell.Variant + "]"
+		if r.Cell.Variant != "" {
+			variant = " [" + r.Cell.Variant + "]"
 		}
 		blocks := ""
-		if r.cell.Block > 0 {
-			blocks = fmt.Sprintf(", %d a turn", r.cell.Block)
+		if r.Cell.Block > 0 {
+			blocks = fmt.Sprintf(", %d a turn", r.Cell.Block)
 		}
-		fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s%s\n", ref.Algorithm, ref.Operation, variant, r.cell.Status, len(r.samples), took.Round(time.Millisecond), blocks, why)
-		out = append(out, runner.CellResult{Cell: r.cell, Samples: r.samples, TLS: r.tls, Rounds: r.rounds, Offsets: r.offsets})
+		fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s%s\n", ref.Algorithm, ref.Operation, variant, r.Cell.Status, len(r.Samples), took.Round(time.Millisecond), blocks, why)
+		out = append(out, runner.CellResult{Cell: r.Cell, Samples: r.Samples, TLS: r.TLS, Rounds: r.Rounds, Offsets: r.Offsets})
 	}
 	return out
 }
@@ -215,7 +216,7 @@ func (h *Host) LastSchedule() *artifacts.Schedule {
 type hostCell struct {
 	m        *artifacts.Manifest
 	ref      artifacts.CellRef
-	plan     cellPlan
+	plan     trial.Plan
 	kems     map[string]*kemImpl
 	sigs     map[string]*sigImpl
 	sigState *sigState
@@ -228,30 +229,30 @@ type hostCell struct {
 
 // hostKinds registers the host board's in-process executor for every experiment kind
 // (artifacts.Kinds); a test checks that none is missing.
-var hostKinds = map[string]func(context.Context, hostCell) (cellRun, error){
-	artifacts.KindKEMBench: func(ctx context.Context, c hostCell) (cellRun, error) {
+var hostKinds = map[string]func(context.Context, hostCell) (trial.Outcome, error){
+	artifacts.KindKEMBench: func(ctx context.Context, c hostCell) (trial.Outcome, error) {
 		k := c.kems[c.ref.Algorithm]
 		if k == nil {
 			return noImpl(c.ref), nil
 		}
 		return kemCell(ctx, c.m, c.ref, c.plan, k)
 	},
-	artifacts.KindSigBench: func(ctx context.Context, c hostCell) (cellRun, error) {
+	artifacts.KindSigBench: func(ctx context.Context, c hostCell) (trial.Outcome, error) {
 		s := c.sigs[c.ref.Algorithm]
 		if s == nil {
 			return noImpl(c.ref), nil
 		}
 		return sigCell(ctx, c.m, c.ref, c.plan, s, c.sigState)
 	},
-	artifacts.KindKEMSigSequence: func(ctx context.Context, c hostCell) (cellRun, error) {
+	artifacts.KindKEMSigSequence: func(ctx context.Context, c hostCell) (trial.Outcome, error) {
 		return sequenceCell(ctx, c.m, c.ref, c.plan, c.kems, c.sigs)
 	},
 	artifacts.KindTLSMatrix:     tlsMatrixCell,
 	artifacts.KindMQTTTelemetry: mqttCell,
 }
 
-func noImpl(ref artifacts.CellRef) cellRun {
-	return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no implementation of " + ref.Algorithm}}
+func noImpl(ref artifacts.CellRef) trial.Outcome {
+	return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no implementation of " + ref.Algorithm}}
 }
 
 // pairPart returns the KEM (i=0) or signature (i=1) of a "KEM+SIG" name, or "".
@@ -278,11 +279,11 @@ func (h *Host) powercapRoot() string {
 }
 
 // message returns the message for an iteration: the fixed text or fresh seeded bytes.
-func message(spec *artifacts.Spec, r *drbg) []byte {
+func message(spec *artifacts.Spec, r *trial.DRBG) []byte {
 	if spec.Message.Text != "" {
 		return []byte(spec.Message.Text)
 	}
-	return r.bytes(spec.Message.Size)
+	return r.Bytes(spec.Message.Size)
 }
 
 // kemIn is one iteration's prepared input: the randomness a keygen or encaps reads, the
@@ -322,33 +323,33 @@ func keyForm(spec *artifacts.Spec, op string) string {
 	return spec.Keys
 }
 
-func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, k *kemImpl) (cellRun, error) {
+func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, k *kemImpl) (trial.Outcome, error) {
 	purpose := ref.Algorithm + "/" + ref.Operation
-	rng := newDRBG(m.Spec.Seed, purpose)
-	key, err := k.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+	rng := trial.NewDRBG(m.Spec.Seed, purpose)
+	key, err := k.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
 	if err != nil {
-		return cellRun{cell: failed("generate key: " + err.Error())}, nil
+		return trial.Outcome{Cell: trial.Failed("generate key: " + err.Error())}, nil
 	}
 	pub := timedKey(&m.Spec, key.pub, key.pubBytes, k.parsePub)
 	priv := timedKey(&m.Spec, key.priv, key.privKey, k.parsePriv)
-	var t trial[kemIn, kemOut]
+	var t trial.Trial[kemIn, kemOut]
 	switch ref.Operation {
 	case artifacts.OpKeygen:
-		t = trial[kemIn, kemOut]{
-			prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.bytes(64))}, nil },
-			op: func(in kemIn) (kemOut, error) {
+		t = trial.Trial[kemIn, kemOut]{
+			Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(64))}, nil },
+			Op: func(in kemIn) (kemOut, error) {
 				kp, err := k.keygen(in.keySeed)
 				return kemOut{kp: kp}, err
 			},
-			check: func(_ kemIn, out kemOut) error { return checkKEMKey(k, out.kp, rng) },
-			sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
+			Check: func(_ kemIn, out kemOut) error { return checkKEMKey(k, out.kp, rng) },
+			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
 				return artifacts.Sizes{PublicKey: len(out.kp.pubBytes), PrivateKey: len(out.kp.privKey)}
 			},
 		}
 	case artifacts.OpEncaps:
-		t = trial[kemIn, kemOut]{
-			prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.bytes(32))}, nil },
-			op: func(in kemIn) (kemOut, error) {
+		t = trial.Trial[kemIn, kemOut]{
+			Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(32))}, nil },
+			Op: func(in kemIn) (kemOut, error) {
 				pk, err := pub()
 				if err != nil {
 					return kemOut{}, err
@@ -356,24 +357,24 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				ct, ss, err := k.encaps(pk, in.keySeed)
 				return kemOut{ct: ct, ss: ss}, err
 			},
-			check: func(_ kemIn, out kemOut) error {
+			Check: func(_ kemIn, out kemOut) error {
 				ss, err := k.decaps(key.priv, out.ct)
 				if err != nil || !bytes.Equal(ss, out.ss) {
 					return errors.New("decapsulated secret differs from the encapsulated one")
 				}
 				return nil
 			},
-			sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
+			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
 				return artifacts.Sizes{Ciphertext: len(out.ct), SharedSecret: len(out.ss)}
 			},
 		}
 	case artifacts.OpDecaps:
-		t = trial[kemIn, kemOut]{
-			prep: func(int) (kemIn, error) {
+		t = trial.Trial[kemIn, kemOut]{
+			Prep: func(int) (kemIn, error) {
 				ct, ss, err := k.encaps(key.pub, rng)
 				return kemIn{ct: ct, ss: ss}, err
 			},
-			op: func(in kemIn) (kemOut, error) {
+			Op: func(in kemIn) (kemOut, error) {
 				sk, err := priv()
 				if err != nil {
 					return kemOut{}, err
@@ -381,21 +382,21 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				ss, err := k.decaps(sk, in.ct)
 				return kemOut{ss: ss}, err
 			},
-			check: func(in kemIn, out kemOut) error {
+			Check: func(in kemIn, out kemOut) error {
 				if !bytes.Equal(in.ss, out.ss) {
 					return errors.New("decapsulated secret differs from the encapsulated one")
 				}
 				return nil
 			},
-			sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
+			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
 		}
 	case artifacts.OpDerive:
-		t = trial[kemIn, kemOut]{
-			prep: func(int) (kemIn, error) {
+		t = trial.Trial[kemIn, kemOut]{
+			Prep: func(int) (kemIn, error) {
 				peer, err := k.keygen(rng)
 				return kemIn{peer: peer}, err
 			},
-			op: func(in kemIn) (kemOut, error) {
+			Op: func(in kemIn) (kemOut, error) {
 				sk, err := priv()
 				if err != nil {
 					return kemOut{}, err
@@ -409,21 +410,21 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				ss, err := k.derive(sk, peer)
 				return kemOut{ss: ss}, err
 			},
-			check: func(in kemIn, out kemOut) error {
+			Check: func(in kemIn, out kemOut) error {
 				other, err := k.derive(in.peer.priv, key.pub)
 				if err != nil || !bytes.Equal(other, out.ss) {
 					return errors.New("the two sides derived different secrets")
 				}
 				return nil
 			},
-			sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
+			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
 		}
 	default:
-		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
+		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
-	r, err := runTrial(ctx, t, p)
-	if r.cell.Status == artifacts.StatusOK {
-		r.cell.Keys = keyForm(&m.Spec, ref.Operation)
+	r, err := trial.Run(ctx, t, p)
+	if r.Cell.Status == artifacts.StatusOK {
+		r.Cell.Keys = keyForm(&m.Spec, ref.Operation)
 	}
 	return r, err
 }
@@ -475,13 +476,13 @@ type sigOut struct {
 	ok  bool
 }
 
-func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, s *sigImpl, st *sigState) (cellRun, error) {
-	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation)
+func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, s *sigImpl, st *sigState) (trial.Outcome, error) {
+	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation)
 	pool := st.pools[ref.Algorithm]
 	if pool == nil && ref.Operation != artifacts.OpKeygen {
-		key, err := s.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+		key, err := s.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
 		if err != nil {
-			return cellRun{cell: failed("generate key: " + err.Error())}, nil
+			return trial.Outcome{Cell: trial.Failed("generate key: " + err.Error())}, nil
 		}
 		pool = &sigPool{key: key}
 		st.pools[ref.Algorithm] = pool
@@ -491,29 +492,29 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		pub = timedKey(&m.Spec, pool.key.pub, pool.key.pubBytes, s.parsePub)
 		priv = timedKey(&m.Spec, pool.key.priv, pool.key.privKey, s.parsePriv)
 	}
-	var t trial[sigIn, sigOut]
+	var t trial.Trial[sigIn, sigOut]
 	switch ref.Operation {
 	case artifacts.OpKeygen:
-		t = trial[sigIn, sigOut]{
-			prep: func(int) (sigIn, error) { return sigIn{seed: bytes.NewReader(rng.bytes(96))}, nil },
-			op: func(in sigIn) (sigOut, error) {
+		t = trial.Trial[sigIn, sigOut]{
+			Prep: func(int) (sigIn, error) { return sigIn{seed: bytes.NewReader(rng.Bytes(96))}, nil },
+			Op: func(in sigIn) (sigOut, error) {
 				kp, err := s.keygen(in.seed)
 				return sigOut{kp: kp}, err
 			},
-			check: func(_ sigIn, out sigOut) error {
+			Check: func(_ sigIn, out sigOut) error {
 				if !s.pairs(out.kp.pub, out.kp.priv) {
 					return errors.New("public key does not belong to the private key")
 				}
 				return nil
 			},
-			sizes: func(_ sigIn, out sigOut) artifacts.Sizes {
+			Sizes: func(_ sigIn, out sigOut) artifacts.Sizes {
 				return artifacts.Sizes{PublicKey: len(out.kp.pubBytes), PrivateKey: len(out.kp.privKey)}
 			},
 		}
 	case artifacts.OpSign:
-		t = trial[sigIn, sigOut]{
-			prep: func(int) (sigIn, error) { return sigIn{msg: message(&m.Spec, rng)}, nil },
-			op: func(in sigIn) (sigOut, error) {
+		t = trial.Trial[sigIn, sigOut]{
+			Prep: func(int) (sigIn, error) { return sigIn{msg: message(&m.Spec, rng)}, nil },
+			Op: func(in sigIn) (sigOut, error) {
 				sk, err := priv()
 				if err != nil {
 					return sigOut{}, err
@@ -521,7 +522,7 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				sig, err := s.sign(sk, in.msg, rng)
 				return sigOut{sig: sig}, err
 			},
-			check: func(in sigIn, out sigOut) error {
+			Check: func(in sigIn, out sigOut) error {
 				if !s.verify(pool.key.pub, in.msg, out.sig) {
 					return errors.New("signature does not verify")
 				}
@@ -530,16 +531,16 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				}
 				return nil
 			},
-			sizes: func(in sigIn, out sigOut) artifacts.Sizes {
+			Sizes: func(in sigIn, out sigOut) artifacts.Sizes {
 				return artifacts.Sizes{Signature: len(out.sig), Message: len(in.msg)}
 			},
 		}
 	case artifacts.OpVerify:
-		t = trial[sigIn, sigOut]{
+		t = trial.Trial[sigIn, sigOut]{
 			// Verification does the same work for any valid signature, so once the pool holds
 			// signatures (from the sign cell, or up to 16 made here) the cell cycles through them
 			// rather than re-signing: slow schemes take seconds per signature.
-			prep: func(int) (sigIn, error) {
+			Prep: func(int) (sigIn, error) {
 				if len(pool.sigs) < 16 && pool.next >= len(pool.sigs) {
 					msg := message(&m.Spec, rng)
 					sig, err := s.sign(pool.key.priv, msg, rng)
@@ -552,41 +553,41 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 				pool.next++
 				return sigIn{msg: pool.msgs[j], sig: pool.sigs[j]}, nil
 			},
-			op: func(in sigIn) (sigOut, error) {
+			Op: func(in sigIn) (sigOut, error) {
 				pk, err := pub()
 				if err != nil {
 					return sigOut{}, err
 				}
 				return sigOut{ok: s.verify(pk, in.msg, in.sig)}, nil
 			},
-			check: func(in sigIn, out sigOut) error {
+			Check: func(in sigIn, out sigOut) error {
 				if !out.ok {
 					return errors.New("a valid signature was rejected")
 				}
 				return nil
 			},
-			sizes: func(in sigIn, _ sigOut) artifacts.Sizes {
+			Sizes: func(in sigIn, _ sigOut) artifacts.Sizes {
 				return artifacts.Sizes{Signature: len(in.sig), Message: len(in.msg)}
 			},
 		}
 	default:
-		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
+		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
-	r, err := runTrial(ctx, t, p)
-	if err == nil && ref.Operation == artifacts.OpVerify && r.cell.Status == artifacts.StatusOK {
+	r, err := trial.Run(ctx, t, p)
+	if err == nil && ref.Operation == artifacts.OpVerify && r.Cell.Status == artifacts.StatusOK {
 		// A verifier that accepts everything would pass the check above: make sure it rejects.
 		if bad := negativeVerify(s, pool, rng, &m.Spec); bad != nil {
-			r = cellRun{cell: failed(bad.Error())}
+			r = trial.Outcome{Cell: trial.Failed(bad.Error())}
 		}
 	}
-	if r.cell.Status == artifacts.StatusOK {
-		r.cell.Keys = keyForm(&m.Spec, ref.Operation)
+	if r.Cell.Status == artifacts.StatusOK {
+		r.Cell.Keys = keyForm(&m.Spec, ref.Operation)
 	}
 	return r, err
 }
 
 // negativeVerify checks that a corrupted signature is rejected.
-func negativeVerify(s *sigImpl, pool *sigPool, rng *drbg, spec *artifacts.Spec) error {
+func negativeVerify(s *sigImpl, pool *sigPool, rng *trial.DRBG, spec *artifacts.Spec) error {
 	msg, sig := []byte(nil), []byte(nil)
 	if len(pool.sigs) > 0 {
 		msg, sig = pool.msgs[0], bytes.Clone(pool.sigs[0])
@@ -611,18 +612,18 @@ type seqOut struct {
 
 // sequenceCell times paper001's combined run as one window: KEM keygen, encaps, decaps, then
 // signature keygen, sign (the message), verify. Secrets and the signature are checked after.
-func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, kems map[string]*kemImpl, sigs map[string]*sigImpl) (cellRun, error) {
+func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, kems map[string]*kemImpl, sigs map[string]*sigImpl) (trial.Outcome, error) {
 	kn, sn, _ := artifacts.SplitPair(ref.Algorithm)
 	k, s := kems[kn], sigs[sn]
 	if k == nil || k.encaps == nil || s == nil {
-		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board cannot run " + ref.Algorithm}}, nil
+		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board cannot run " + ref.Algorithm}}, nil
 	}
-	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/sequence")
-	t := trial[sigIn, seqOut]{
-		prep: func(int) (sigIn, error) {
-			return sigIn{seed: bytes.NewReader(rng.bytes(64 + 32 + 96 + 64)), msg: message(&m.Spec, rng)}, nil
+	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/sequence")
+	t := trial.Trial[sigIn, seqOut]{
+		Prep: func(int) (sigIn, error) {
+			return sigIn{seed: bytes.NewReader(rng.Bytes(64 + 32 + 96 + 64)), msg: message(&m.Spec, rng)}, nil
 		},
-		op: func(in sigIn) (seqOut, error) {
+		Op: func(in sigIn) (seqOut, error) {
 			kp, err := k.keygen(in.seed)
 			if err != nil {
 				return seqOut{}, err
@@ -661,7 +662,7 @@ func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.Cell
 			}
 			return seqOut{ss1: ss1, ss2: ss2, ok: s.verify(spk, in.msg, sig)}, nil
 		},
-		check: func(_ sigIn, out seqOut) error {
+		Check: func(_ sigIn, out seqOut) error {
 			if !bytes.Equal(out.ss1, out.ss2) {
 				return errors.New("decapsulated secret differs from the encapsulated one")
 			}
@@ -671,9 +672,9 @@ func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.Cell
 			return nil
 		},
 	}
-	r, err := runTrial(ctx, t, p)
-	if r.cell.Status == artifacts.StatusOK {
-		r.cell.Keys = keyForm(&m.Spec, ref.Operation)
+	r, err := trial.Run(ctx, t, p)
+	if r.Cell.Status == artifacts.StatusOK {
+		r.Cell.Keys = keyForm(&m.Spec, ref.Operation)
 	}
 	return r, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/trial"
 )
 
 // TestMain lets the test binary act as the one-operation child of the
@@ -200,7 +201,7 @@ func TestFailedCheckIsNeverTimed(t *testing.T) {
 func TestSeededInputsRepeat(t *testing.T) {
 	kems, _ := hostAlgorithms()
 	gen := func(seed string) []byte {
-		kp, err := kems["ML-KEM-768"].keygen(newDRBG(seed, "ML-KEM-768/key"))
+		kp, err := kems["ML-KEM-768"].keygen(trial.NewDRBG(seed, "ML-KEM-768/key"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +214,7 @@ func TestSeededInputsRepeat(t *testing.T) {
 		t.Error("different seeds gave the same key")
 	}
 	spec := &artifacts.Spec{BenchSpec: artifacts.BenchSpec{Message: artifacts.Message{Size: 32}}}
-	r1, r2 := newDRBG("s", "x"), newDRBG("s", "x")
+	r1, r2 := trial.NewDRBG("s", "x"), trial.NewDRBG("s", "x")
 	m1, m2, m3 := message(spec, r1), message(spec, r2), message(spec, r1)
 	if string(m1) != string(m2) || string(m1) == string(m3) {
 		t.Error("messages are not fresh per iteration and repeatable per seed")
@@ -303,7 +304,7 @@ spec:
 }
 
 func TestRAPLMeter(t *testing.T) {
-	if m, reason := openRAPL(t.TempDir()); m != nil || !strings.Contains(reason, "no RAPL") {
+	if m, reason := trial.OpenRAPL(t.TempDir()); m != nil || !strings.Contains(reason, "no RAPL") {
 		t.Fatalf("empty powercap: meter=%v reason=%q", m, reason)
 	}
 	// A powercap tree cannot exist on this machine, so the sysfs files are laid out by hand.
@@ -313,15 +314,15 @@ func TestRAPLMeter(t *testing.T) {
 	os.WriteFile(filepath.Join(d, "name"), []byte("package-0\n"), 0o644)
 	os.WriteFile(filepath.Join(d, "max_energy_range_uj"), []byte("1000\n"), 0o644)
 	os.WriteFile(filepath.Join(d, "energy_uj"), []byte("900\n"), 0o644)
-	m, reason := openRAPL(root)
+	m, reason := trial.OpenRAPL(root)
 	if m == nil {
 		t.Fatal(reason)
 	}
-	if got := m.delta(900, 100); got != 200 {
+	if got := m.Delta(900, 100); got != 200 {
 		t.Errorf("wrapped delta = %d, want 200", got)
 	}
-	if !strings.Contains(m.source(), "package-0") {
-		t.Errorf("source %q", m.source())
+	if !strings.Contains(m.Source(), "package-0") {
+		t.Errorf("source %q", m.Source())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/ascon"
+	"pqrepro/runner/trial"
 	"pqrepro/telemetry"
 	"pqrepro/telemetry/mqtt"
 )
@@ -30,7 +31,7 @@ const (
 	mqttWait   = 30 * time.Second
 )
 
-func mqttCell(ctx context.Context, c hostCell) (cellRun, error) {
+func mqttCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 	switch c.ref.Operation {
 	case artifacts.OpSeal, artifacts.OpOpen:
 		return aeadCell(ctx, c.m, c.ref, c.plan)
@@ -39,7 +40,7 @@ func mqttCell(ctx context.Context, c hostCell) (cellRun, error) {
 	case artifacts.OpTelemetry:
 		return mqttTelemetryCell(ctx, c.m, c.plan)
 	}
-	return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "no mqtt-telemetry operation " + c.ref.Operation}}, nil
+	return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "no mqtt-telemetry operation " + c.ref.Operation}}, nil
 }
 
 // newAEAD returns the named AEAD of package ascon.
@@ -62,35 +63,35 @@ type aeadIn struct {
 // aeadCell times Seal or Open of one frame per iteration, payload sizes round-robin, with the
 // scheme's nonce (prefix || counter) and associated data (topic || counter). A seal is
 // checked by opening it; an open by comparing with the plaintext sealed.
-func aeadCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan) (cellRun, error) {
+func aeadCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan) (trial.Outcome, error) {
 	spec := m.Spec.MQTT
-	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation)
-	a, err := newAEAD(ref.Algorithm, rng.bytes(ascon.KeySize))
+	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation)
+	a, err := newAEAD(ref.Algorithm, rng.Bytes(ascon.KeySize))
 	if err != nil {
-		return cellRun{cell: failed(err.Error())}, nil
+		return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 	}
-	prefix := rng.bytes(8)
+	prefix := rng.Bytes(8)
 	topic := telemetry.TopicPrefix + mqttDevice + "/d/0123456789abcdef"
 	seal := ref.Operation == artifacts.OpSeal
-	t := trial[aeadIn, []byte]{
-		prep: func(i int) (aeadIn, error) {
+	t := trial.Trial[aeadIn, []byte]{
+		Prep: func(i int) (aeadIn, error) {
 			k := len(spec.PayloadSizes)
 			size := spec.PayloadSizes[((i%k)+k)%k]
 			c := uint64(i) & (1<<63 - 1)
-			in := aeadIn{nonce: binary.BigEndian.AppendUint64(bytes.Clone(prefix), c), pt: rng.bytes(size)}
+			in := aeadIn{nonce: binary.BigEndian.AppendUint64(bytes.Clone(prefix), c), pt: rng.Bytes(size)}
 			in.ad = binary.BigEndian.AppendUint64(append(binary.BigEndian.AppendUint16(nil, uint16(len(topic))), topic...), c)
 			if !seal {
 				in.ct = a.Seal(nil, in.nonce, in.pt, in.ad)
 			}
 			return in, nil
 		},
-		op: func(in aeadIn) ([]byte, error) {
+		Op: func(in aeadIn) ([]byte, error) {
 			if seal {
 				return a.Seal(nil, in.nonce, in.pt, in.ad), nil
 			}
 			return a.Open(nil, in.nonce, in.ct, in.ad)
 		},
-		check: func(in aeadIn, out []byte) error {
+		Check: func(in aeadIn, out []byte) error {
 			if !seal {
 				if !bytes.Equal(out, in.pt) {
 					return errors.New("open returned another plaintext than was sealed")
@@ -107,15 +108,15 @@ func aeadCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef,
 			return nil
 		},
 	}
-	r, err := runTrial(ctx, t, p)
-	if err != nil || r.cell.Status != artifacts.StatusOK {
+	r, err := trial.Run(ctx, t, p)
+	if err != nil || r.Cell.Status != artifacts.StatusOK {
 		return r, err
 	}
-	fit, err := artifacts.FitMedians(spec.PayloadSizes, artifacts.GroupBySize(spec.PayloadSizes, r.samples))
+	fit, err := artifacts.FitMedians(spec.PayloadSizes, artifacts.GroupBySize(spec.PayloadSizes, r.Samples))
 	if err != nil {
-		return cellRun{cell: failed(err.Error())}, nil
+		return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 	}
-	r.cell.MQTT = &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Fit: &fit}
+	r.Cell.MQTT = &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Fit: &fit}
 	return r, nil
 }
 
@@ -289,36 +290,36 @@ func (s *mqttSetup) roundTrip(ctx context.Context, sess *telemetry.Session, pt [
 // mqttHandshakeCell times handshakes through the broker: from the device drawing its
 // randomness to the gateway holding the session. Each is checked by a frame that the new
 // session seals and the gateway opens (untimed).
-func mqttHandshakeCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (cellRun, error) {
+func mqttHandshakeCell(ctx context.Context, m *artifacts.Manifest, p trial.Plan) (trial.Outcome, error) {
 	s, err := newMQTTSetup(ctx, m, "handshake")
 	if err != nil {
-		return cellRun{}, fmt.Errorf("mqtt-telemetry handshake: %w", err)
+		return trial.Outcome{}, fmt.Errorf("mqtt-telemetry handshake: %w", err)
 	}
 	defer s.close()
-	p.noPasses = true
+	p.NoPasses = true
 	// The whole cell is one turn: its device holds the broker session under the device's
 	// client id, which the telemetry cell's device takes over on a shared broker.
-	p.turns = nil
-	t := trial[struct{}, *telemetry.Session]{
-		prep: func(int) (struct{}, error) { return struct{}{}, nil },
-		op:   func(struct{}) (*telemetry.Session, error) { return s.handshake(ctx) },
-		check: func(_ struct{}, sess *telemetry.Session) error {
+	p.Turns = nil
+	t := trial.Trial[struct{}, *telemetry.Session]{
+		Prep: func(int) (struct{}, error) { return struct{}{}, nil },
+		Op:   func(struct{}) (*telemetry.Session, error) { return s.handshake(ctx) },
+		Check: func(_ struct{}, sess *telemetry.Session) error {
 			return s.roundTrip(ctx, sess, []byte("handshake check"))
 		},
 	}
-	r, err := runTrial(ctx, t, p)
+	r, err := trial.Run(ctx, t, p)
 	if err != nil {
 		return r, err
 	}
 	if lerr := s.failedLink(); lerr != nil {
-		return cellRun{}, fmt.Errorf("mqtt-telemetry handshake: %w", lerr)
+		return trial.Outcome{}, fmt.Errorf("mqtt-telemetry handshake: %w", lerr)
 	}
-	if r.cell.Status == artifacts.StatusOK {
+	if r.Cell.Status == artifacts.StatusOK {
 		mode, bytes := "pinned", 2+telemetry.CiphertextSize
 		if s.fs {
 			mode, bytes = "forward-secret", 17+(1+telemetry.DeviceNonceSz+8+telemetry.EncapKeySize+mldsa44.SignatureSize)+(2+telemetry.DeviceNonceSz+telemetry.CiphertextSize)
 		}
-		r.cell.MQTT = &artifacts.MQTTCell{Broker: s.broker, Mode: mode, HandshakeBytes: bytes}
+		r.Cell.MQTT = &artifacts.MQTTCell{Broker: s.broker, Mode: mode, HandshakeBytes: bytes}
 	}
 	return r, nil
 }
@@ -334,16 +335,16 @@ type delivery struct {
 // spec's replays (frames older than the window) and tamperings (a bit flipped). A sample is
 // one genuine frame's time from sealing to delivery at the gateway, counted only when the
 // plaintext delivered equals the one sealed.
-func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (cellRun, error) {
+func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p trial.Plan) (trial.Outcome, error) {
 	spec := m.Spec.MQTT
 	s, err := newMQTTSetup(ctx, m, "telemetry")
 	if err != nil {
-		return cellRun{}, fmt.Errorf("mqtt-telemetry stream: %w", err)
+		return trial.Outcome{}, fmt.Errorf("mqtt-telemetry stream: %w", err)
 	}
 	defer s.close()
 	sess, err := s.handshake(ctx)
 	if err != nil {
-		return cellRun{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
+		return trial.Outcome{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
 	}
 	n := m.Spec.Iterations
 	var (
@@ -365,8 +366,8 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 			delivered[v.Event.Counter] = d
 		}
 		d.times++
-		if p.progress != nil && d.times == 1 {
-			p.progress(len(delivered))
+		if p.Progress != nil && d.times == 1 {
+			p.Progress(len(delivered))
 		}
 	}
 	s.other = func(v mqtt.Verdict) {
@@ -384,34 +385,34 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 		return AwaitDelivery(ctx, &mu, s.failedLink, mqttWait, what, cond)
 	}
 
-	rng := newDRBG(m.Spec.Seed, artifacts.AEADAscon128Std+"/"+artifacts.OpTelemetry)
+	rng := trial.NewDRBG(m.Spec.Seed, artifacts.AEADAscon128Std+"/"+artifacts.OpTelemetry)
 	frames := make([]telemetry.Message, n)
 	plain := make([][]byte, n)
 	starts := make([]time.Time, n)
 	for i := range n {
-		plain[i] = rng.bytes(spec.PayloadSizes[i%len(spec.PayloadSizes)])
+		plain[i] = rng.Bytes(spec.PayloadSizes[i%len(spec.PayloadSizes)])
 		starts[i] = time.Now()
 		f, err := sess.Seal(plain[i])
 		if err != nil {
-			return cellRun{cell: failed(err.Error())}, nil
+			return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 		}
 		if c := binary.BigEndian.Uint64(f.Payload); c != uint64(i) {
-			return cellRun{cell: failed(fmt.Sprintf("frame %d carries counter %d", i, c))}, nil
+			return trial.Outcome{Cell: trial.Failed(fmt.Sprintf("frame %d carries counter %d", i, c))}, nil
 		}
 		frames[i] = f
 		if err := s.dl.Client().PublishAsync(ctx, f); err != nil {
-			return cellRun{}, fmt.Errorf("mqtt-telemetry stream through %s: frame %d: %w", s.broker, i, err)
+			return trial.Outcome{}, fmt.Errorf("mqtt-telemetry stream through %s: frame %d: %w", s.broker, i, err)
 		}
 	}
 	if err := wait(fmt.Sprintf("%d frames at the gateway", n), func() bool { return len(delivered) >= n }); err != nil {
 		if lerr := s.failedLink(); lerr != nil {
-			return cellRun{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
+			return trial.Outcome{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
 		}
 		mu.Lock()
 		got, why := len(delivered), fmt.Sprint(rejected)
 		mu.Unlock()
 		st := s.gw.Stats()
-		return cellRun{cell: failed(fmt.Sprintf("%d of %d genuine frames verified (refused: %s; gateway counts %d missing): %v", got, n, why, st.Missing, err))}, nil
+		return trial.Outcome{Cell: trial.Failed(fmt.Sprintf("%d of %d genuine frames verified (refused: %s; gateway counts %d missing): %v", got, n, why, st.Missing, err))}, nil
 	}
 	mu.Lock()
 	last := time.Time{}
@@ -426,12 +427,12 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 	// The adversary: a client of its own, publishing old frames again and altered copies.
 	adv, err := mqtt.Dial(ctx, s.addr, "pqrepro-adversary", nil)
 	if err != nil {
-		return cellRun{}, fmt.Errorf("mqtt-telemetry adversary: %w", err)
+		return trial.Outcome{}, fmt.Errorf("mqtt-telemetry adversary: %w", err)
 	}
 	defer adv.Close()
 	for i := range spec.Replays {
 		if err := adv.Publish(ctx, frames[i]); err != nil {
-			return cellRun{}, fmt.Errorf("mqtt-telemetry adversary: replay: %w", err)
+			return trial.Outcome{}, fmt.Errorf("mqtt-telemetry adversary: replay: %w", err)
 		}
 	}
 	for j := range spec.Tamperings {
@@ -440,24 +441,24 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 		bit := (j * 131) % (8 * len(t.Payload))
 		t.Payload[bit/8] ^= 1 << (bit % 8)
 		if err := adv.Publish(ctx, t); err != nil {
-			return cellRun{}, fmt.Errorf("mqtt-telemetry adversary: tampering: %w", err)
+			return trial.Outcome{}, fmt.Errorf("mqtt-telemetry adversary: tampering: %w", err)
 		}
 	}
 	if err := wait("the gateway's verdicts on the injected frames", func() bool { return verdicts >= before+spec.Replays+spec.Tamperings }); err != nil {
 		if lerr := s.failedLink(); lerr != nil {
-			return cellRun{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
+			return trial.Outcome{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
 		}
-		return cellRun{cell: failed(err.Error())}, nil
+		return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 	}
 	time.Sleep(20 * time.Millisecond) // a stray extra delivery would show in the counts
 	if lerr := s.failedLink(); lerr != nil {
-		return cellRun{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
+		return trial.Outcome{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
 	}
 
 	mu.Lock()
 	defer mu.Unlock()
 	if len(other) > 0 {
-		return cellRun{cell: failed(fmt.Sprintf("gateway: %v", other[0]))}, nil
+		return trial.Outcome{Cell: trial.Failed(fmt.Sprintf("gateway: %v", other[0]))}, nil
 	}
 	counts := &artifacts.FrameCounts{Sent: n, InjectedReplays: spec.Replays, InjectedTamperings: spec.Tamperings, Rejected: map[string]int{}}
 	for _, r := range telemetry.Reasons() {
@@ -468,13 +469,13 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 	for i := range n {
 		d := delivered[uint64(i)]
 		if d == nil {
-			return cellRun{cell: failed(fmt.Sprintf("frame %d was never delivered", i))}, nil
+			return trial.Outcome{Cell: trial.Failed(fmt.Sprintf("frame %d was never delivered", i))}, nil
 		}
 		if d.times > 1 {
 			counts.Duplicated++
 		}
 		if !bytes.Equal(d.pt, plain[i]) {
-			return cellRun{cell: failed(fmt.Sprintf("frame %d: the gateway delivered another plaintext than was sealed", i))}, nil
+			return trial.Outcome{Cell: trial.Failed(fmt.Sprintf("frame %d: the gateway delivered another plaintext than was sealed", i))}, nil
 		}
 		samples = append(samples, float64(d.at.Sub(starts[i]).Nanoseconds()))
 	}
@@ -497,13 +498,13 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p cellPlan) (
 	if el := last.Sub(starts[0]); el > 0 {
 		fps = float64(n) / el.Seconds()
 	}
-	return cellRun{
-		cell: artifacts.Cell{
+	return trial.Outcome{
+		Cell: artifacts.Cell{
 			Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 			Counter: "monotonic clock (time.Now/time.Since), ns: seal to delivery at the gateway, frames pipelined (queueing included)",
 			MQTT:    &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Broker: s.broker, Frames: counts, Overhead: over, ThroughputFPS: fps},
 		},
-		samples: samples,
+		Samples: samples,
 	}, nil
 }
 

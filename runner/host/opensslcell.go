@@ -23,6 +23,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/trial"
 )
 
 // File names of an openssl-cli cell's work directory; commands name them relatively.
@@ -161,12 +162,12 @@ type osslOut struct {
 // sum of the commands' wall times, and every timed iteration's per-command times are kept
 // for the cell's Commands. A failing command or check fails the cell with no samples; label
 // prefixes a command failure ("the paper's command fails: ").
-func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p cellPlan, label string) (cellRun, error) {
+func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p trial.Plan, label string) (trial.Outcome, error) {
 	perCmd := make([][]float64, len(it.cmds))
 	var cmdErr string // a failing command's own message, which is the cell's reason as it stands
-	t := trial[osslIn, osslOut]{
-		prep: func(i int) (osslIn, error) { return osslIn{i}, it.prep() },
-		op: func(osslIn) (osslOut, error) {
+	t := trial.Trial[osslIn, osslOut]{
+		Prep: func(i int) (osslIn, error) { return osslIn{i}, it.prep() },
+		Op: func(osslIn) (osslOut, error) {
 			out := osslOut{ds: make([]time.Duration, len(it.cmds))}
 			for j, args := range it.cmds {
 				d, stdout, err := o.timed(ctx, dir, args)
@@ -182,7 +183,7 @@ func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p 
 			}
 			return out, nil
 		},
-		check: func(in osslIn, out osslOut) error {
+		Check: func(in osslIn, out osslOut) error {
 			if err := it.check(out.stdout); err != nil {
 				return err
 			}
@@ -193,7 +194,7 @@ func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p 
 			}
 			return nil
 		},
-		self: func(out osslOut) float64 {
+		Self: func(out osslOut) float64 {
 			var total time.Duration
 			for _, d := range out.ds {
 				total += d
@@ -202,59 +203,59 @@ func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p 
 		},
 	}
 	if it.sizes != nil {
-		t.sizes = func(osslIn, osslOut) artifacts.Sizes { return it.sizes() }
+		t.Sizes = func(osslIn, osslOut) artifacts.Sizes { return it.sizes() }
 	}
-	p.noPasses = true
-	r, err := runTrial(ctx, t, p)
-	if err == nil && r.cell.Status == artifacts.StatusFailed && cmdErr != "" {
-		r.cell.Error = cmdErr
+	p.NoPasses = true
+	r, err := trial.Run(ctx, t, p)
+	if err == nil && r.Cell.Status == artifacts.StatusFailed && cmdErr != "" {
+		r.Cell.Error = cmdErr
 	}
-	if err != nil || r.cell.Status != artifacts.StatusOK {
+	if err != nil || r.Cell.Status != artifacts.StatusOK {
 		return r, err
 	}
-	r.cell.Counter = "wall time of each openssl process from start to exit (os/exec, monotonic clock), summed over the iteration's commands, ns"
+	r.Cell.Counter = "wall time of each openssl process from start to exit (os/exec, monotonic clock), summed over the iteration's commands, ns"
 	for j, args := range it.cmds {
-		r.cell.Commands = append(r.cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: runner.Summarize(perCmd[j])})
+		r.Cell.Commands = append(r.Cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: runner.Summarize(perCmd[j])})
 	}
-	r.cell.Energy = &artifacts.Energy{Absent: "not measured by the openssl-cli method (no meter attributes energy to the openssl processes)"}
+	r.Cell.Energy = &artifacts.Energy{Absent: "not measured by the openssl-cli method (no meter attributes energy to the openssl processes)"}
 	return r, nil
 }
 
 // osslCells runs one manifest cell: the paper's commands, and for ECDSA and RSA sign and
 // verify a second cell with the corrected command, marked with Variant.
-func (o *OpenSSL) osslCells(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan) ([]cellRun, error) {
+func (o *OpenSSL) osslCells(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan) ([]trial.Outcome, error) {
 	rec, ok := osslRecipes()[ref.Algorithm]
 	if !ok {
-		return []cellRun{{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "OpenSSL 3.5 has no " + ref.Algorithm}}}, nil
+		return []trial.Outcome{{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "OpenSSL 3.5 has no " + ref.Algorithm}}}, nil
 	}
 	r, err := o.osslCell(ctx, work, m, ref, rec, nil, p)
 	if err != nil {
 		return nil, err
 	}
-	runs := []cellRun{r}
+	runs := []trial.Outcome{r}
 	if rec.fix != nil && (ref.Operation == artifacts.OpSign || ref.Operation == artifacts.OpVerify) {
 		v, err := o.osslCell(ctx, work, m, ref, rec, rec.fix, p)
 		if err != nil {
 			return nil, err
 		}
-		v.cell.Variant = "corrected: " + strings.Join(rec.fix, " ") + " (not the paper's method)"
+		v.Cell.Variant = "corrected: " + strings.Join(rec.fix, " ") + " (not the paper's method)"
 		runs = append(runs, v)
 	}
 	return runs, nil
 }
 
 // osslCell runs one cell with the given sign/verify fix (nil: the paper's commands).
-func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, rec osslRecipe, fix []string, p cellPlan) (cellRun, error) {
+func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, rec osslRecipe, fix []string, p trial.Plan) (trial.Outcome, error) {
 	dir, err := os.MkdirTemp(work, strings.ToLower(ref.Algorithm+"-"+ref.Operation+"-"))
 	if err != nil {
-		return cellRun{}, fmt.Errorf("openssl-cli work dir: %w", err)
+		return trial.Outcome{}, fmt.Errorf("openssl-cli work dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	label := "the paper's command fails: "
 	if fix != nil {
 		label = "the corrected command fails: "
 	}
-	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/openssl-cli")
+	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/openssl-cli")
 	path := func(name string) string { return filepath.Join(dir, name) }
 	read := func(name string) []byte { b, _ := os.ReadFile(path(name)); return b }
 	remove := func(names ...string) error {
@@ -273,15 +274,15 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 		}
 		return nil
 	}
-	failWith := func(err error) (cellRun, error) {
+	failWith := func(err error) (trial.Outcome, error) {
 		if ctx.Err() != nil {
-			return cellRun{}, ctx.Err()
+			return trial.Outcome{}, ctx.Err()
 		}
 		var f *cmdFailure
 		if errors.As(err, &f) {
-			return cellRun{cell: failed(label + err.Error())}, nil
+			return trial.Outcome{Cell: trial.Failed(label + err.Error())}, nil
 		}
-		return cellRun{cell: failed(err.Error())}, nil
+		return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 	}
 	// Keys for every operation but keygen: made once per cell with the paper's commands,
 	// untimed, and read back by Go.
@@ -341,7 +342,7 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 		// As the script did: sign the message once, then time verifying that signature.
 		msg = message(&m.Spec, rng)
 		if err := os.WriteFile(path(osslMsg), msg, 0o600); err != nil {
-			return cellRun{}, fmt.Errorf("openssl-cli message: %w", err)
+			return trial.Outcome{}, fmt.Errorf("openssl-cli message: %w", err)
 		}
 		note := ""
 		if err := o.run(ctx, dir, signArgs(fix)...); err != nil {
@@ -351,7 +352,7 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 			// The script went on to verify whatever its failing sign command left: an empty
 			// signature file. Do the same, so the cell reports what the paper timed.
 			if werr := os.WriteFile(path(osslSig), read(osslSig), 0o600); werr != nil {
-				return cellRun{}, werr
+				return trial.Outcome{}, werr
 			}
 			note = " (the signature file is empty because the paper's sign command fails too: " + err.Error() + ")"
 		} else if !key.verifySignature(msg, read(osslSig), fix != nil) {
@@ -370,9 +371,9 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 			sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(sig), Message: len(msg)} },
 		}
 		r, err := o.osslLoop(ctx, dir, it, p, label)
-		if err != nil || r.cell.Status != artifacts.StatusOK {
-			if r.cell.Error != "" {
-				r.cell.Error += note
+		if err != nil || r.Cell.Status != artifacts.StatusOK {
+			if r.Cell.Error != "" {
+				r.Cell.Error += note
 			}
 			return r, err
 		}
@@ -380,14 +381,14 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 		bad := bytes.Clone(sig)
 		bad[len(bad)/2] ^= 0x01
 		if err := os.WriteFile(path(osslSig), bad, 0o600); err != nil {
-			return cellRun{}, err
+			return trial.Outcome{}, err
 		}
 		if err := o.run(ctx, dir, verifyArgs(fix)...); err == nil {
-			return cellRun{cell: failed("openssl accepted a corrupted signature")}, nil
+			return trial.Outcome{Cell: trial.Failed("openssl accepted a corrupted signature")}, nil
 		} else if ctx.Err() != nil {
-			return cellRun{}, ctx.Err()
+			return trial.Outcome{}, ctx.Err()
 		}
-		r.cell.Keys = artifacts.KeysEncoded
+		r.Cell.Keys = artifacts.KeysEncoded
 		return r, nil
 	case artifacts.OpEncaps:
 		s := mlkemScheme(rec.alg)
@@ -413,7 +414,7 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 		var want []byte
 		it = osslIteration{
 			prep: func() error {
-				ct, ss, err := s.EncapsulateDeterministically(key.pub.(kem.PublicKey), rng.bytes(s.EncapsulationSeedSize()))
+				ct, ss, err := s.EncapsulateDeterministically(key.pub.(kem.PublicKey), rng.Bytes(s.EncapsulationSeedSize()))
 				if err != nil {
 					return err
 				}
@@ -458,11 +459,11 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 			sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(read(osslSS))} },
 		}
 	default:
-		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
+		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
 	r, err := o.osslLoop(ctx, dir, it, p, label)
-	if err == nil && r.cell.Status == artifacts.StatusOK && ref.Operation != artifacts.OpKeygen {
-		r.cell.Keys = artifacts.KeysEncoded
+	if err == nil && r.Cell.Status == artifacts.StatusOK && ref.Operation != artifacts.OpKeygen {
+		r.Cell.Keys = artifacts.KeysEncoded
 	}
 	return r, err
 }
@@ -555,16 +556,16 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs run
 	defer cancel()
 	results := make([][]runner.CellResult, len(cells))
 	var firstErr error
-	sched := newScheduler(m.Spec.Seed, time.Now())
+	sched := trial.NewScheduler(m.Spec.Seed, time.Now())
 	finished := 0
 	for i, ref := range cells {
-		sched.add(func(t *turns) {
+		sched.Add(func(t *trial.Turns) {
 			obs.CellStarted(finished, len(cells), ref)
-			plan := cellPlan{
-				warmup: m.Spec.Warmup, iterations: m.Spec.Iterations, minIterations: m.Spec.MinIterations,
-				budget:   time.Duration(m.Spec.Budget),
-				progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
-				turns:    t, process: true,
+			plan := trial.Plan{
+				Warmup: m.Spec.Warmup, Iterations: m.Spec.Iterations, MinIterations: m.Spec.MinIterations,
+				Budget:   time.Duration(m.Spec.Budget),
+				Progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
+				Turns:    t, Process: true,
 			}
 			runs, err := o.osslCells(ctx, work, m, ref, plan)
 			if err != nil {
@@ -575,29 +576,29 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs run
 				return
 			}
 			for _, r := range runs {
-				r.cell.Algorithm, r.cell.Operation, r.cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
+				r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 				detail := ""
-				if r.cell.Variant != "" {
-					detail = " [" + r.cell.Variant + "]"
+				if r.Cell.Variant != "" {
+					detail = " [" + r.Cell.Variant + "]"
 				}
-				if r.cell.Error != "" {
-					detail += ": " + r.cell.Error
+				if r.Cell.Error != "" {
+					detail += ": " + r.Cell.Error
 				}
-				fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.cell.Status, len(r.samples), t.elapsed().Round(time.Millisecond), detail)
-				results[i] = append(results[i], runner.CellResult{Cell: r.cell, Samples: r.samples, Rounds: r.rounds, Offsets: r.offsets})
+				fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), t.Elapsed().Round(time.Millisecond), detail)
+				results[i] = append(results[i], runner.CellResult{Cell: r.Cell, Samples: r.Samples, Rounds: r.Rounds, Offsets: r.Offsets})
 			}
 			finished++
 			obs.CellDone(finished-1, len(cells), results[i][0].Cell)
 		})
 	}
-	rounds, err := sched.run(ctx)
+	rounds, err := sched.Run(ctx)
 	if firstErr != nil {
 		return nil, firstErr
 	}
 	if err != nil {
 		return nil, err
 	}
-	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: RoundOrder})
+	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: trial.RoundOrder})
 	var out []runner.CellResult
 	for _, rs := range results {
 		out = append(out, rs...)

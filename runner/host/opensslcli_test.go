@@ -18,6 +18,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/trial"
 )
 
 // testOpenSSL is the OpenSSL 3.5 root the tests run: $PQREPRO_OPENSSL_ROOT (scripts/test
@@ -154,15 +155,15 @@ func TestOpenSSLCLIFailingCommandIsNeverTimed(t *testing.T) {
 	m := opensslManifest(t, artifacts.KindSigBench, []string{"ML-DSA-44"}, []string{"sign"}, 3)
 	wrong := osslRecipe{alg: "ML-DSA-44", keyAlg: "ML-DSA-44", gen: []string{"genpkey", "-algorithm", "ML-KEM-768", "-out", osslPriv}}
 	r, err := o.osslCell(context.Background(), t.TempDir(), m, artifacts.CellRef{Algorithm: "ML-DSA-44", Operation: "sign"}, wrong, nil,
-		cellPlan{warmup: 1, iterations: 3})
+		trial.Plan{Warmup: 1, Iterations: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.cell.Status != artifacts.StatusFailed || len(r.samples) != 0 || r.cell.Stats != nil || r.cell.Commands != nil {
-		t.Fatalf("cell %+v with %d samples, want failed and untimed", r.cell, len(r.samples))
+	if r.Cell.Status != artifacts.StatusFailed || len(r.Samples) != 0 || r.Cell.Stats != nil || r.Cell.Commands != nil {
+		t.Fatalf("cell %+v with %d samples, want failed and untimed", r.Cell, len(r.Samples))
 	}
-	if !strings.HasPrefix(r.cell.Error, "the paper's command fails: `openssl pkeyutl -sign") || !strings.Contains(r.cell.Error, "not supported for this keytype") {
-		t.Fatalf("reason %q does not carry OpenSSL's message", r.cell.Error)
+	if !strings.HasPrefix(r.Cell.Error, "the paper's command fails: `openssl pkeyutl -sign") || !strings.Contains(r.Cell.Error, "not supported for this keytype") {
+		t.Fatalf("reason %q does not carry OpenSSL's message", r.Cell.Error)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner/trial"
 )
 
 // ChildOpArg is the hidden first argument that turns the pqrepro binary into a one-operation
@@ -163,40 +164,40 @@ type procOut struct {
 // runProcessCell times one fresh pqrepro process per iteration, from process start to exit,
 // as paper002's Python wrapper timed subprocess.run around openssl. The parent checks every
 // output the child wrote before the time counts.
-func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p cellPlan, log io.Writer) (cellRun, error) {
+func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, log io.Writer) (trial.Outcome, error) {
 	kems, sigs := h.impls()
 	exe := h.Exe
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
-			return cellRun{}, fmt.Errorf("find pqrepro binary for process-per-operation: %w", err)
+			return trial.Outcome{}, fmt.Errorf("find pqrepro binary for process-per-operation: %w", err)
 		}
 	}
 	work, err := os.MkdirTemp("", "pqrepro-op-")
 	if err != nil {
-		return cellRun{}, fmt.Errorf("process-per-operation work dir: %w", err)
+		return trial.Outcome{}, fmt.Errorf("process-per-operation work dir: %w", err)
 	}
 	defer os.RemoveAll(work)
-	rng := newDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/process")
+	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/process")
 	k, s := kems[ref.Algorithm], sigs[ref.Algorithm]
 	var key keyPair
 	if k != nil {
-		key, err = k.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+		key, err = k.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
 	} else if s != nil {
-		key, err = s.keygen(newDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+		key, err = s.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
 	} else {
-		return cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "no host implementation of " + ref.Algorithm}}, nil
+		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "no host implementation of " + ref.Algorithm}}, nil
 	}
 	if err != nil {
-		return cellRun{cell: failed("generate key: " + err.Error())}, nil
+		return trial.Outcome{Cell: trial.Failed("generate key: " + err.Error())}, nil
 	}
 	n := 0
 	file := func(dir, name string) []byte {
 		b, _ := os.ReadFile(filepath.Join(dir, name))
 		return b
 	}
-	t := trial[procIn, procOut]{
-		prep: func(int) (procIn, error) {
+	t := trial.Trial[procIn, procOut]{
+		Prep: func(int) (procIn, error) {
 			n++
 			in := procIn{dir: filepath.Join(work, fmt.Sprint(n))}
 			if err := os.Mkdir(in.dir, 0o700); err != nil {
@@ -204,7 +205,7 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 			}
 			put := func(name string, b []byte) error { return os.WriteFile(filepath.Join(in.dir, name), b, 0o600) }
 			var errs []error
-			errs = append(errs, put("rand", rng.bytes(256)))
+			errs = append(errs, put("rand", rng.Bytes(256)))
 			switch ref.Operation {
 			case artifacts.OpEncaps:
 				errs = append(errs, put("pub", key.pubBytes))
@@ -227,7 +228,7 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 			}
 			return in, errors.Join(errs...)
 		},
-		op: func(in procIn) (procOut, error) {
+		Op: func(in procIn) (procOut, error) {
 			cmd := exec.CommandContext(ctx, exe, ChildOpArg, ref.Algorithm, ref.Operation, in.dir)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -240,7 +241,7 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 			}
 			return out, err
 		},
-		check: func(in procIn, out procOut) error {
+		Check: func(in procIn, out procOut) error {
 			defer os.RemoveAll(in.dir)
 			if out.exit != childOK {
 				return fmt.Errorf("child process exited %d: %s", out.exit, out.stderr)
@@ -283,11 +284,11 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 			return nil
 		},
 	}
-	r, err := runTrial(ctx, t, p)
-	if r.cell.Status == artifacts.StatusOK {
-		r.cell.Counter = "wall time from process start to exit (os/exec), ns"
-		r.cell.Memory = nil                           // the parent's heap says nothing about the child
-		r.cell.Keys = keyForm(&m.Spec, ref.Operation) // the child decodes every key from its file
+	r, err := trial.Run(ctx, t, p)
+	if r.Cell.Status == artifacts.StatusOK {
+		r.Cell.Counter = "wall time from process start to exit (os/exec), ns"
+		r.Cell.Memory = nil                           // the parent's heap says nothing about the child
+		r.Cell.Keys = keyForm(&m.Spec, ref.Operation) // the child decodes every key from its file
 		fmt.Fprintf(log, "process-per-operation: %s %s: each sample is a fresh %s process\n", ref.Algorithm, ref.Operation, filepath.Base(exe))
 	}
 	return r, err

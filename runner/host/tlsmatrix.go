@@ -14,6 +14,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/trial"
 	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
@@ -91,10 +92,10 @@ func (s *tlsRunState) environment() *artifacts.TLSEnvironment {
 // alternate (a batch of the engine, a batch of crypto/tls, ...), each against its own server
 // child, so a burst of load on a shared machine falls on both stacks alike and their ratio
 // stays fair; only one handshake runs at any time.
-func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
+func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 	spec := c.m.Spec.TLS
 	group, scheme, _ := strings.Cut(c.ref.Algorithm, "+")
-	runs := make([]cellRun, len(spec.Stacks))
+	runs := make([]trial.Outcome, len(spec.Stacks))
 	var live []*tlsMeasure
 	defer func() {
 		for _, t := range live {
@@ -105,7 +106,7 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 		t, skip, err := startTLSMeasure(ctx, c, stack, group, scheme)
 		switch {
 		case err != nil:
-			return cellRun{}, err
+			return trial.Outcome{}, err
 		case skip != nil:
 			runs[i] = *skip
 		default:
@@ -115,13 +116,13 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 	}
 	active := slices.Clone(live)
 	drop := func(t *tlsMeasure, err error) {
-		runs[t.index] = cellRun{cell: failed(err.Error())}
+		runs[t.index] = trial.Outcome{Cell: trial.Failed(err.Error())}
 		active = slices.DeleteFunc(active, func(a *tlsMeasure) bool { return a == t })
 	}
 	for _, t := range slices.Clone(active) {
 		if err := t.warm(c.m.Spec.Warmup); err != nil {
 			if ctx.Err() != nil {
-				return cellRun{}, ctx.Err()
+				return trial.Outcome{}, ctx.Err()
 			}
 			drop(t, err)
 		}
@@ -130,24 +131,24 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 	for done := 0; done < n && len(active) > 0; {
 		// In rounds, each turn is one batch; the cell's server children stay up between
 		// its turns.
-		if tt := c.plan.turns; tt != nil && done > 0 {
-			if err := tt.yield(ctx); err != nil {
-				return cellRun{}, err
+		if tt := c.plan.Turns; tt != nil && done > 0 {
+			if err := tt.Yield(ctx); err != nil {
+				return trial.Outcome{}, err
 			}
 		}
 		size := min(spec.Batch, n-done)
 		for _, t := range slices.Clone(active) {
-			t.turns = c.plan.turns
+			t.turns = c.plan.Turns
 			if err := t.runBatch(size); err != nil {
 				if ctx.Err() != nil {
-					return cellRun{}, ctx.Err()
+					return trial.Outcome{}, ctx.Err()
 				}
 				drop(t, err)
 			}
 		}
 		done += size
-		if c.plan.progress != nil {
-			c.plan.progress(done)
+		if c.plan.Progress != nil {
+			c.plan.Progress(done)
 		}
 	}
 	for _, t := range active {
@@ -159,25 +160,27 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (cellRun, error) {
 		runs[t.index] = r
 	}
 	for i, stack := range spec.Stacks {
-		runs[i].cell.Variant = artifacts.TLSStackVariant(stack)
-		if c.plan.turns != nil && runs[i].cell.Status == artifacts.StatusOK {
-			runs[i].cell.Block = spec.Batch
+		runs[i].Cell.Variant = artifacts.TLSStackVariant(stack)
+		if c.plan.Turns != nil && runs[i].Cell.Status == artifacts.StatusOK {
+			runs[i].Cell.Block = spec.Batch
 		}
 	}
 	out := runs[0]
-	out.variants = runs[1:]
+	out.Variants = runs[1:]
 	return out, nil
 }
 
 // startTLSMeasure prepares one stack of a cell: its chain, client and server child. It
 // returns a skipped or failed cell instead when the stack cannot run the cell, and an error
 // only when the run itself broke (cancellation, no binary to re-run).
-func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme string) (*tlsMeasure, *cellRun, error) {
+func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme string) (*tlsMeasure, *trial.Outcome, error) {
 	spec := c.m.Spec.TLS
-	bad := func(msg string) (*tlsMeasure, *cellRun, error) { return nil, &cellRun{cell: failed(msg)}, nil }
+	bad := func(msg string) (*tlsMeasure, *trial.Outcome, error) {
+		return nil, &trial.Outcome{Cell: trial.Failed(msg)}, nil
+	}
 	if stack == artifacts.StackCryptoTLS {
 		if _, ok := cryptoTLSCurve(group); !ok {
-			return nil, &cellRun{cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
+			return nil, &trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
 		}
 	}
 	chain, err := c.tls.chain(scheme)
@@ -208,7 +211,7 @@ func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme strin
 		}
 		return bad(err.Error())
 	}
-	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: newDRBG(c.m.Spec.Seed, c.ref.Algorithm+"/"+stack+"/echo")}, nil, nil
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: trial.NewDRBG(c.m.Spec.Seed, c.ref.Algorithm+"/"+stack+"/echo")}, nil, nil
 }
 
 // tlsMeasure runs one stack's handshakes of a cell against its child and keeps what they
@@ -218,7 +221,7 @@ type tlsMeasure struct {
 	cfg    *tlsCellConfig
 	client *tlsClient
 	child  *tlsChild
-	echo   *drbg
+	echo   *trial.DRBG
 	index  int // the stack's place in spec.tls.stacks
 	dialed int // connections the child has been offered
 
@@ -226,7 +229,7 @@ type tlsMeasure struct {
 	samples []float64
 	// turns is the cell's place in the run's rounds (nil when not in rounds); rounds and
 	// offsets are each sample's round and start.
-	turns                *turns
+	turns                *trial.Turns
 	rounds               []int
 	offsets              []float64
 	clientCPU, serverCPU []float64
@@ -239,7 +242,7 @@ func (t *tlsMeasure) one() (tlsHandshake, time.Duration, error) {
 	if err := t.ctx.Err(); err != nil {
 		return tlsHandshake{}, 0, err
 	}
-	msg := t.echo.bytes(t.cfg.Echo)
+	msg := t.echo.Bytes(t.cfg.Echo)
 	conn, err := net.DialTimeout("tcp", t.child.addr, 5*time.Second)
 	if err != nil {
 		return tlsHandshake{}, 0, fmt.Errorf("connect to the server child: %w", err)
@@ -312,7 +315,7 @@ func (t *tlsMeasure) runBatch(size int) error {
 	var offsets []float64
 	for range size {
 		if t.turns != nil {
-			r, off := t.turns.now()
+			r, off := t.turns.Now()
 			rounds, offsets = append(rounds, r), append(offsets, float64(off.Nanoseconds()))
 		}
 		rec, d, err := t.one()
@@ -347,15 +350,15 @@ func (t *tlsMeasure) runBatch(size int) error {
 }
 
 // result is the stack's cell from its batches.
-func (t *tlsMeasure) result(batch int) (cellRun, error) {
+func (t *tlsMeasure) result(batch int) (trial.Outcome, error) {
 	if len(t.clients) == 0 {
-		return cellRun{}, errors.New("no handshake was timed")
+		return trial.Outcome{}, errors.New("no handshake was timed")
 	}
 	last := t.clients[len(t.clients)-1]
 	cell := artifacts.Cell{
 		Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 		Counter: "Go monotonic clock around the client's Handshake call (fresh loopback TCP connection, no resumption)",
-		Energy:  &artifacts.Energy{Absent: "not measured per handshake: a RAPL reading covers both processes and everything else on the package"},
+		Energy:  &artifacts.Energy{Absent: "not measured per handshake: a trial.RAPL reading covers both processes and everything else on the package"},
 		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch,
 			BytesClient: last.Sent, BytesServer: last.Received, Flights: last.Flights, ChainBytes: last.ChainBytes, HelloRetry: t.retry},
 	}
@@ -379,13 +382,13 @@ func (t *tlsMeasure) result(batch int) (cellRun, error) {
 				continue
 			}
 			if len(vals) != len(side.recs) {
-				return cellRun{}, errors.New("the engine reported phase " + phase + " for some handshakes only")
+				return trial.Outcome{}, errors.New("the engine reported phase " + phase + " for some handshakes only")
 			}
 			series = append(series, artifacts.TLSSeries{Series: phase, Side: side.name, Values: vals})
 			cell.TLS.Phases = append(cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: side.name, Stats: runner.Summarize(vals)})
 		}
 	}
-	return cellRun{cell: cell, samples: t.samples, tls: series, rounds: t.rounds, offsets: t.offsets}, nil
+	return trial.Outcome{Cell: cell, Samples: t.samples, TLS: series, Rounds: t.rounds, Offsets: t.offsets}, nil
 }
 
 // noteTLS adds a tls-matrix run's chains and methods to environment.json.

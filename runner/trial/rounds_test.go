@@ -1,4 +1,4 @@
-package host
+package trial
 
 import (
 	"context"
@@ -11,37 +11,36 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/compare"
 	"pqrepro/experiments"
-	"pqrepro/runner"
 )
 
 // TestSchedulerRounds: every round visits every cell still running exactly once, in an order
 // drawn from the seed (the same seed, the same order); one cell runs at a time.
 func TestSchedulerRounds(t *testing.T) {
 	run := func(seed string) ([]string, int) {
-		s := newScheduler(seed, time.Now())
+		s := NewScheduler(seed, time.Now())
 		var visits []string
 		running := 0
 		for c := range 4 {
-			s.add(func(tt *turns) {
+			s.Add(func(tt *Turns) {
 				for turn := 0; ; turn++ {
 					running++
 					if running != 1 {
 						t.Errorf("%d cells running at once", running)
 					}
-					r, _ := tt.now()
+					r, _ := tt.Now()
 					visits = append(visits, fmt.Sprintf("%d:%d", r, c))
 					running--
 					if turn == c+1 { // cell c takes c+2 turns
 						return
 					}
-					if err := tt.yield(context.Background()); err != nil {
+					if err := tt.Yield(context.Background()); err != nil {
 						t.Error(err)
 						return
 					}
 				}
 			})
 		}
-		rounds, err := s.run(context.Background())
+		rounds, err := s.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,22 +73,22 @@ func TestSchedulerRounds(t *testing.T) {
 func TestSchedulerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := newScheduler("x", time.Now())
+	s := NewScheduler("x", time.Now())
 	returned := 0
 	for c := range 3 {
-		s.add(func(tt *turns) {
+		s.Add(func(tt *Turns) {
 			defer func() { returned++ }()
 			for turn := 0; ; turn++ {
 				if c == 1 && turn == 2 {
 					cancel()
 				}
-				if err := tt.yield(ctx); err != nil {
+				if err := tt.Yield(ctx); err != nil {
 					return
 				}
 			}
 		})
 	}
-	if _, err := s.run(ctx); err != context.Canceled {
+	if _, err := s.Run(ctx); err != context.Canceled {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 	if returned != 3 {
@@ -101,15 +100,15 @@ func TestSchedulerCancel(t *testing.T) {
 // machine slows linearly from 1 to 2 over total operations (the clock is the operation count,
 // shared by every cell of the run), as a neighbour's load would make it. It reports that cost
 // as its sample (trial.self), so the schedule, not the timer, decides what each cell sees.
-func driftTrial(base float64, clock *int, total int) trial[int, float64] {
-	return trial[int, float64]{
-		prep: func(i int) (int, error) { return i, nil },
-		op: func(int) (float64, error) {
+func driftTrial(base float64, clock *int, total int) Trial[int, float64] {
+	return Trial[int, float64]{
+		Prep: func(i int) (int, error) { return i, nil },
+		Op: func(int) (float64, error) {
 			*clock++
 			return base * (1 + float64(*clock)/float64(total)), nil
 		},
-		check: func(int, float64) error { return nil },
-		self:  func(v float64) float64 { return v },
+		Check: func(int, float64) error { return nil },
+		Self:  func(v float64) float64 { return v },
 	}
 }
 
@@ -121,20 +120,20 @@ func driftTrial(base float64, clock *int, total int) trial[int, float64] {
 // host run whose cells were not taken in rounds is never verdicted.
 func TestDriftInRounds(t *testing.T) {
 	const n = 100
-	plan := cellPlan{warmup: 1, iterations: n, noPasses: true}
+	plan := Plan{Warmup: 1, Iterations: n, NoPasses: true}
 	claim := experiments.Claim{Checks: []experiments.Check{{Kind: "ratio", Num: "B/keygen", Den: "A/keygen", Min: ptr(0.9), Max: ptr(1.15)}}}
-	runOf := func(a, b cellRun) compare.Run {
+	runOf := func(a, b Outcome) compare.Run {
 		run := compare.Run{Result: &artifacts.Result{ManifestID: "sha256:drift", Board: "host", Assurance: artifacts.AssuranceHost},
 			Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{}, Rounds: map[artifacts.CellKey][]int{}}}
 		for _, c := range []struct {
 			alg string
-			r   cellRun
+			r   Outcome
 		}{{"A", a}, {"B", b}} {
-			cell := artifacts.Cell{Algorithm: c.alg, Operation: artifacts.OpKeygen, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: runner.Summarize(c.r.samples)}
+			cell := artifacts.Cell{Algorithm: c.alg, Operation: artifacts.OpKeygen, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: artifacts.Summarize(c.r.Samples)}
 			run.Result.Cells = append(run.Result.Cells, cell)
-			run.Samples.Values[artifacts.KeyOf(cell)] = c.r.samples
-			if c.r.rounds != nil {
-				run.Samples.Rounds[artifacts.KeyOf(cell)] = c.r.rounds
+			run.Samples.Values[artifacts.KeyOf(cell)] = c.r.Samples
+			if c.r.Rounds != nil {
+				run.Samples.Rounds[artifacts.KeyOf(cell)] = c.r.Rounds
 			}
 		}
 		return run
@@ -142,10 +141,10 @@ func TestDriftInRounds(t *testing.T) {
 
 	// Block order: A's iterations, then B's.
 	clock := 0
-	total := 2 * (n + plan.warmup)
-	a, _ := runTrial(context.Background(), driftTrial(1e6, &clock, total), plan)
-	b, _ := runTrial(context.Background(), driftTrial(1e6, &clock, total), plan)
-	p, lo, hi := compare.RatioInterval(b.samples, a.samples, compare.BootstrapSeed("sha256:drift", "time", "B/keygen", "A/keygen"))
+	total := 2 * (n + plan.Warmup)
+	a, _ := Run(context.Background(), driftTrial(1e6, &clock, total), plan)
+	b, _ := Run(context.Background(), driftTrial(1e6, &clock, total), plan)
+	p, lo, hi := compare.RatioInterval(b.Samples, a.Samples, compare.BootstrapSeed("sha256:drift", "time", "B/keygen", "A/keygen"))
 	if !(lo > 1.15) {
 		t.Fatalf("block order: B/A = %.3f [%.3f, %.3f]; the fixture must make the old bootstrap fail the claim", p, lo, hi)
 	}
@@ -155,25 +154,25 @@ func TestDriftInRounds(t *testing.T) {
 
 	// Rounds: the real scheduler, the real trial loop.
 	clock = 0
-	var ra, rb cellRun
-	s := newScheduler("drift", time.Now())
-	for i, out := range []*cellRun{&ra, &rb} {
-		s.add(func(tt *turns) {
+	var ra, rb Outcome
+	s := NewScheduler("drift", time.Now())
+	for i, out := range []*Outcome{&ra, &rb} {
+		s.Add(func(tt *Turns) {
 			pl := plan
-			pl.turns = tt
-			r, err := runTrial(context.Background(), driftTrial(1e6, &clock, total), pl)
+			pl.Turns = tt
+			r, err := Run(context.Background(), driftTrial(1e6, &clock, total), pl)
 			if err != nil {
 				t.Errorf("cell %d: %v", i, err)
 			}
 			*out = r
 		})
 	}
-	rounds, err := s.run(context.Background())
+	rounds, err := s.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rounds < 10 || ra.cell.Block != 5 || len(ra.rounds) != n || len(rb.rounds) != n {
-		t.Fatalf("%d rounds, block %d, %d and %d samples in rounds", rounds, ra.cell.Block, len(ra.rounds), len(rb.rounds))
+	if rounds < 10 || ra.Cell.Block != 5 || len(ra.Rounds) != n || len(rb.Rounds) != n {
+		t.Fatalf("%d rounds, block %d, %d and %d samples in rounds", rounds, ra.Cell.Block, len(ra.Rounds), len(rb.Rounds))
 	}
 	cr := compare.CheckClaim(claim, runOf(ra, rb), "")
 	if cr.Verdict != compare.Holds {

@@ -1,4 +1,4 @@
-package host
+package trial
 
 import (
 	"context"
@@ -9,21 +9,20 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
-	"pqrepro/runner"
 )
 
-// raplMeter reads a Linux powercap RAPL package domain (energy_uj). It measures the whole
+// RAPL reads a Linux powercap RAPL package domain (energy_uj). It measures the whole
 // package: everything else the machine does in the window is included, and no idle baseline
 // is subtracted (paper002 subtracted one; see the comparison notes).
-type raplMeter struct {
+type RAPL struct {
 	dir      string // e.g. /sys/class/powercap/intel-rapl:0
 	name     string
 	maxRange uint64
 }
 
-// openRAPL finds the first readable package domain under root (normally /sys/class/powercap).
+// OpenRAPL finds the first readable package domain under root (normally /sys/class/powercap).
 // When there is none it returns nil and the reason, which goes into the result as is.
-func openRAPL(root string) (*raplMeter, string) {
+func OpenRAPL(root string) (*RAPL, string) {
 	dirs, _ := filepath.Glob(filepath.Join(root, "intel-rapl:[0-9]*"))
 	if len(dirs) == 0 {
 		return nil, fmt.Sprintf("no RAPL powercap domain under %s (kernel or machine does not expose one; virtual machines usually do not)", root)
@@ -33,7 +32,7 @@ func openRAPL(root string) (*raplMeter, string) {
 		if strings.Count(filepath.Base(d), ":") != 1 {
 			continue // a sub-domain (core, uncore, dram)
 		}
-		m := &raplMeter{dir: d}
+		m := &RAPL{dir: d}
 		if b, err := os.ReadFile(filepath.Join(d, "name")); err == nil {
 			m.name = strings.TrimSpace(string(b))
 		}
@@ -49,11 +48,11 @@ func openRAPL(root string) (*raplMeter, string) {
 	return nil, "RAPL present but unreadable: " + strings.Join(reasons, "; ")
 }
 
-func (m *raplMeter) source() string {
+func (m *RAPL) Source() string {
 	return fmt.Sprintf("rapl:%s (%s, package energy, idle not subtracted)", filepath.Base(m.dir), m.name)
 }
 
-func (m *raplMeter) read() (uint64, error) {
+func (m *RAPL) read() (uint64, error) {
 	b, err := os.ReadFile(filepath.Join(m.dir, "energy_uj"))
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", filepath.Join(m.dir, "energy_uj"), err)
@@ -61,8 +60,8 @@ func (m *raplMeter) read() (uint64, error) {
 	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// delta returns microjoules between two readings, allowing one counter wrap.
-func (m *raplMeter) delta(a, b uint64) uint64 {
+// Delta returns microjoules between two readings, allowing one counter wrap.
+func (m *RAPL) Delta(a, b uint64) uint64 {
 	if b >= a {
 		return b - a
 	}
@@ -72,7 +71,7 @@ func (m *raplMeter) delta(a, b uint64) uint64 {
 // energyPass measures joules per operation over a few windows of back-to-back operations.
 // Inputs are prepared before a window and outputs checked after it, so only the operations
 // themselves run between the two energy readings; a failed check discards the figure.
-func energyPass[I, O any](ctx context.Context, t trial[I, O], medianNs float64, m *raplMeter) *artifacts.Energy {
+func energyPass[I, O any](ctx context.Context, t Trial[I, O], medianNs float64, m *RAPL) *artifacts.Energy {
 	if m == nil {
 		return nil // the caller records the reason once for the run
 	}
@@ -91,27 +90,27 @@ func energyPass[I, O any](ctx context.Context, t trial[I, O], medianNs float64, 
 		outs := make([]O, k)
 		for i := range ins {
 			var err error
-			if ins[i], err = t.prep(2_000_000 + w*k + i); err != nil {
-				return &artifacts.Energy{Source: m.source(), Absent: "input preparation failed: " + err.Error()}
+			if ins[i], err = t.Prep(2_000_000 + w*k + i); err != nil {
+				return &artifacts.Energy{Source: m.Source(), Absent: "input preparation failed: " + err.Error()}
 			}
 		}
 		e0, err0 := m.read()
 		for i := range ins {
-			outs[i], _ = t.op(ins[i])
+			outs[i], _ = t.Op(ins[i])
 		}
 		e1, err1 := m.read()
 		if err0 != nil || err1 != nil {
-			return &artifacts.Energy{Source: m.source(), Absent: "RAPL read failed during the pass"}
+			return &artifacts.Energy{Source: m.Source(), Absent: "RAPL read failed during the pass"}
 		}
 		for i := range ins {
-			if err := t.check(ins[i], outs[i]); err != nil {
-				return &artifacts.Energy{Source: m.source(), Absent: "an output check failed in the energy pass: " + err.Error()}
+			if err := t.Check(ins[i], outs[i]); err != nil {
+				return &artifacts.Energy{Source: m.Source(), Absent: "an output check failed in the energy pass: " + err.Error()}
 			}
 		}
-		perOp = append(perOp, float64(m.delta(e0, e1))/1e6/float64(k))
+		perOp = append(perOp, float64(m.Delta(e0, e1))/1e6/float64(k))
 	}
 	if len(perOp) == 0 {
 		return nil
 	}
-	return &artifacts.Energy{Source: m.source(), JoulesPerOp: runner.Summarize(perOp)}
+	return &artifacts.Energy{Source: m.Source(), JoulesPerOp: artifacts.Summarize(perOp)}
 }

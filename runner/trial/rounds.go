@@ -1,4 +1,4 @@
-package host
+package trial
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func blockSize(process bool, iterations int, perIteration time.Duration) int {
 // round's seeded order.
 func roundOrder(seed string, round int, cells []int) []int {
 	out := append([]int(nil), cells...)
-	d := newDRBG(seed, fmt.Sprintf("rounds/%d", round))
+	d := NewDRBG(seed, fmt.Sprintf("rounds/%d", round))
 	for i := len(out) - 1; i > 0; i-- {
 		j := int(uniform(d, uint64(i+1)))
 		out[i], out[j] = out[j], out[i]
@@ -56,7 +56,7 @@ func roundOrder(seed string, round int, cells []int) []int {
 }
 
 // uniform draws an integer in [0, n) from d without modulo bias.
-func uniform(d *drbg, n uint64) uint64 {
+func uniform(d *DRBG, n uint64) uint64 {
 	limit := ^uint64(0) - ^uint64(0)%n
 	var b [8]byte
 	for {
@@ -67,12 +67,12 @@ func uniform(d *drbg, n uint64) uint64 {
 	}
 }
 
-// scheduler runs cells in rounds. Create it with newScheduler, add each cell's body with
+// Scheduler runs cells in rounds. Create it with NewScheduler, add each cell's body with
 // start, then run.
-type scheduler struct {
+type Scheduler struct {
 	seed   string
 	origin time.Time // the run's measurement start, from which sample offsets count
-	cells  []*turns
+	cells  []*Turns
 	back   chan turnEnd
 	rounds int
 }
@@ -83,11 +83,11 @@ type turnEnd struct {
 	done bool
 }
 
-// turns is one cell's side of the scheduler: the body waits for its turns through it.
-type turns struct {
-	s      *scheduler
+// Turns is one cell's side of the scheduler: the body waits for its turns through it.
+type Turns struct {
+	s      *Scheduler
 	index  int
-	body   func(*turns)
+	body   func(*Turns)
 	grant  chan int // the round of the turn granted
 	round  int
 	start  time.Time     // when the current turn began
@@ -95,20 +95,20 @@ type turns struct {
 	mu     sync.Mutex
 }
 
-func newScheduler(seed string, origin time.Time) *scheduler {
-	return &scheduler{seed: seed, origin: origin}
+func NewScheduler(seed string, origin time.Time) *Scheduler {
+	return &Scheduler{seed: seed, origin: origin}
 }
 
-// add registers a cell whose body runs in turns; the body calls yield between blocks and
+// Add registers a cell whose body runs in turns; the body calls Yield between blocks and
 // returns when the cell is done.
-func (s *scheduler) add(body func(*turns)) {
-	s.cells = append(s.cells, &turns{s: s, index: len(s.cells), body: body, grant: make(chan int)})
+func (s *Scheduler) Add(body func(*Turns)) {
+	s.cells = append(s.cells, &Turns{s: s, index: len(s.cells), body: body, grant: make(chan int)})
 }
 
-// run grants turns round after round until every cell is done, and returns the number of
+// Run grants turns round after round until every cell is done, and returns the number of
 // rounds. It returns ctx.Err() when cancelled, after every cell's body has returned (each
 // sees the cancellation in its next yield).
-func (s *scheduler) run(ctx context.Context) (int, error) {
+func (s *Scheduler) Run(ctx context.Context) (int, error) {
 	s.back = make(chan turnEnd, len(s.cells))
 	active := make([]int, len(s.cells))
 	started := make([]bool, len(s.cells))
@@ -176,9 +176,9 @@ func contains(v []int, x int) bool {
 	return false
 }
 
-// yield ends the cell's turn and waits for its next one; it returns ctx.Err() (the body must
+// Yield ends the cell's turn and waits for its next one; it returns ctx.Err() (the body must
 // then return) when the run was cancelled meanwhile.
-func (t *turns) yield(ctx context.Context) error {
+func (t *Turns) Yield(ctx context.Context) error {
 	t.mu.Lock()
 	t.active += time.Since(t.start)
 	t.mu.Unlock()
@@ -193,14 +193,14 @@ func (t *turns) yield(ctx context.Context) error {
 	return nil
 }
 
-// elapsed is the cell's own time in turns so far (its budget counts only this).
-func (t *turns) elapsed() time.Duration {
+// Elapsed is the cell's own time in turns so far (its budget counts only this).
+func (t *Turns) Elapsed() time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.active + time.Since(t.start)
 }
 
-// now is the current round and the offset of this instant from the run's measurement start.
-func (t *turns) now() (round int, offset time.Duration) {
+// Now is the current round and the offset of this instant from the run's measurement start.
+func (t *Turns) Now() (round int, offset time.Duration) {
 	return t.round, time.Since(t.s.origin)
 }
