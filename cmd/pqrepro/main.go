@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/host"
 	"runtime/debug"
 	"syscall"
@@ -70,8 +71,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == host.ChildOpArg {
 		os.Exit(host.ChildOp(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == host.TLSServerArg {
-		os.Exit(host.TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
+		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/host"
 )
 
@@ -18,8 +19,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == host.ChildOpArg {
 		os.Exit(host.ChildOp(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == host.TLSServerArg {
-		os.Exit(host.TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
+		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

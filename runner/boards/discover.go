@@ -16,6 +16,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/exec/kinds"
 	"pqrepro/runner/host"
 	"pqrepro/runner/qemu"
 	"pqrepro/runner/serialport"
@@ -83,9 +84,9 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 	case DriverHost:
 		return &host.Host{Class: e.Info.Class}, nil
 	case DriverQEMU:
-		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator}, nil
+		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board()}, nil
 	case DriverSerial:
-		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone}
+		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone, Executors: kinds.Board()}
 		if s.USB != nil {
 			b.USB = &serialport.USB{VID: s.USB.VID, PID: s.USB.PID, Serial: s.USB.Serial}
 		}

@@ -20,12 +20,13 @@ import (
 // that silently failed, or an emulator booted with another file, ends here.
 func CheckHello(h wire.Hello, img *Image) error {
 	if !strings.EqualFold(h.BuildID, img.BuildID) {
-		return &MismatchError{What: "the build-id the board reports", Want: img.BuildID + " (" + img.Digest + ", " + img.Path + ")", Got: orNone(h.BuildID)}
+		return &MismatchError{What: "the build-id the board reports", Want: img.BuildID + " (" + img.Digest + ", " + img.Path + ")", Got: OrNone(h.BuildID)}
 	}
 	return nil
 }
 
-func orNone(s string) string {
+// OrNone is s, or "none" when it is empty.
+func OrNone(s string) string {
 	if s == "" {
 		return "none"
 	}
@@ -42,7 +43,7 @@ func Identity(h wire.Hello, img *Image) artifacts.BoardIdentity {
 }
 
 func rngText(h wire.Hello) string {
-	return fmt.Sprintf("seeded DRBG (%s, re-seeded before every cell with SHA-256 of the manifest seed and the cell)", orNone(h.RNG))
+	return fmt.Sprintf("seeded DRBG (%s, re-seeded before every cell with SHA-256 of the manifest seed and the cell)", OrNone(h.RNG))
 }
 
 // DescribeHello is one log line with what the board says it is.
@@ -91,7 +92,7 @@ type RunOptions struct {
 	// the runner's engine server listens (host:port, default 127.0.0.1:0); TLSHost is the
 	// address the board is told to connect to (default the listener's IP); TLSCADir keeps one
 	// CA per signature scheme across runs, the CAs a lab builds into its boards (no folder: the
-	// cells are skipped); TLSName is the server name checked (default DefaultTLSName).
+	// cells are skipped); TLSName is the server name checked (default tlsmatrix.DefaultTLSName).
 	TLSListen, TLSHost, TLSCADir, TLSName string
 	// Class is the board's class: it picks the manifest's budget for this board
 	// (artifacts.Spec.BudgetOn).
@@ -106,6 +107,45 @@ type RunOptions struct {
 	// Reboot; without Reboot, or when it fails or the board is gone, the cells not yet run
 	// are failed as not run. Either way the cells that finished are kept.
 	Reboot func(ctx context.Context) (*wire.Conn, wire.Hello, error)
+	// Executors measure each experiment kind's cells (default BenchKinds); a manifest whose
+	// kind has none is refused before anything runs. The complete table, with the TLS matrix
+	// and the telemetry executors, is runner/exec/kinds.Board.
+	Executors Kinds
+}
+
+// Cell is one cell as a board executor gets it: the conversation and the board's HELLO, the
+// manifest and the cell, the run's options, the cell's budget on this board, the board's
+// clock, the run's log and the progress callback (timed iterations done so far).
+type Cell struct {
+	Conn     *wire.Conn
+	Hello    wire.Hello
+	Manifest *artifacts.Manifest
+	Ref      artifacts.CellRef
+	Options  RunOptions
+	Budget   artifacts.BoardBudget
+	Clock    func() time.Duration
+	Log      io.Writer
+	Progress func(done int)
+}
+
+// Executor measures one cell on a board. A cell the board cannot run is skipped with the
+// reason, a cell whose check fails is failed; an error means the conversation broke (Run then
+// fails the cell, and restarts the board when it can).
+type Executor func(ctx context.Context, c Cell) (runner.CellResult, error)
+
+// Kinds is a board's executor for each experiment kind (artifacts.Kinds).
+type Kinds map[string]Executor
+
+// BenchKinds are the kinds the firmware's BENCH measures (Bench), the sequence kind among them:
+// Bench skips its cells, as no firmware runs it. A complete table adds the TLS matrix and the
+// telemetry executors.
+func BenchKinds() Kinds {
+	return Kinds{artifacts.KindKEMBench: Bench, artifacts.KindSigBench: Bench, artifacts.KindKEMSigSequence: Bench}
+}
+
+// Bench measures one cell with the firmware's BENCH, in chunks when the manifest sets a budget.
+func Bench(ctx context.Context, c Cell) (runner.CellResult, error) {
+	return runCell(ctx, c.Conn, c.Hello, c.Manifest, c.Ref, c.Budget, c.Clock, c.Progress)
 }
 
 // maxReboots bounds the reboots of one run.
@@ -147,6 +187,13 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 	u, err := unit(h.Unit)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Executors == nil {
+		opt.Executors = BenchKinds()
+	}
+	exec := opt.Executors[m.Kind]
+	if exec == nil {
+		return nil, fmt.Errorf("this runner has no board executor for %s experiments", m.Kind)
 	}
 	counter := opt.Counter
 	if counter == "" {
@@ -199,7 +246,7 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		}
 		obs.CellStarted(i, len(cells), ref)
 		if broken != nil {
-			r := failedCell(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", broken))
+			r := Failed(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", broken))
 			r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 			fmt.Fprintf(log, "cell %s %s: failed: not run, the board was lost\n", ref.Algorithm, ref.Operation)
 			out = append(out, r)
@@ -213,14 +260,7 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		progress := func(done int) { obs.Iteration(i, done, m.Spec.Iterations) }
 		var r runner.CellResult
 		var err error
-		switch m.Kind {
-		case artifacts.KindTLSMatrix:
-			r, err = runTLSCell(ctx, c, h, m, ref, opt, progress)
-		case artifacts.KindMQTTTelemetry:
-			r, err = runMQTTCell(ctx, c, h, m, ref, log, progress)
-		default:
-			r, err = runCell(ctx, c, h, m, ref, budget, clock, progress)
-		}
+		r, err = exec(ctx, Cell{Conn: c, Hello: h, Manifest: m, Ref: ref, Options: opt, Budget: budget, Clock: clock, Log: log, Progress: progress})
 		if err != nil {
 			if ctx.Err() != nil || !linkBroken(err) {
 				return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
@@ -234,7 +274,7 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			if n := len(r.Samples); n > 0 {
 				why += fmt.Sprintf("; %d samples measured before it are not published", n)
 			}
-			r = failedCell(why)
+			r = Failed(why)
 			fmt.Fprintf(log, "cell %s %s: %s\n", ref.Algorithm, ref.Operation, why)
 			switch {
 			case errors.Is(err, wire.ErrGone):
@@ -324,10 +364,11 @@ func PlanText(m *artifacts.Manifest, class string, cells int) string {
 		limit = fmt.Sprintf("; one operation may run at most %v, else its cell is failed as budget exhausted", time.Duration(b.OperationLimit))
 	}
 	return fmt.Sprintf("budget: %d cells of at most %v each on %s: expect at most about %v of board time, more when a slow cell's first %d samples take longer than its budget%s",
-		cells, time.Duration(b.Budget), orNone(class), total.Round(time.Second), b.MinIterations, limit)
+		cells, time.Duration(b.Budget), OrNone(class), total.Round(time.Second), b.MinIterations, limit)
 }
 
-func skipped(reason string) runner.CellResult {
+// Skipped is a cell the board cannot run, with the reason.
+func Skipped(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: reason}}
 }
 
@@ -337,7 +378,8 @@ func firmwareKind(kind string) bool {
 	return ok && k.Firmware
 }
 
-func failedCell(reason string) runner.CellResult {
+// Failed is a failed cell, with the reason.
+func Failed(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}}
 }
 
@@ -367,17 +409,17 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 	fw := h.Firmware + " " + h.Version
 	switch {
 	case !firmwareKind(m.Kind):
-		return skipped(fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)), nil
+		return Skipped(fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)), nil
 	case m.Spec.Method != artifacts.MethodInProcess:
-		return skipped(fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)), nil
+		return Skipped(fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)), nil
 	case !slices.Contains(h.Algorithms, ref.Algorithm):
-		return skipped(fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))), nil
+		return Skipped(fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))), nil
 	case !slices.Contains(h.Operations, ref.Operation):
-		return skipped(fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))), nil
+		return Skipped(fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))), nil
 	}
 	msg, msgLen, why := benchMessage(h, m)
 	if why != "" {
-		return skipped(why), nil
+		return Skipped(why), nil
 	}
 	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
 		return runner.CellResult{}, err
@@ -423,9 +465,9 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		var de *wire.DeviceError
 		switch {
 		case errors.As(err, &de) && de.Code == "unsupported":
-			return skipped(fmt.Sprintf("firmware %s refuses %s %s: %v", fw, ref.Algorithm, ref.Operation, de)), nil
+			return Skipped(fmt.Sprintf("firmware %s refuses %s %s: %v", fw, ref.Algorithm, ref.Operation, de)), nil
 		case errors.As(err, &de) && (de.Code == "setup" || de.Code == "badarg"):
-			return failedCell(fmt.Sprintf("the firmware could not run the benchmark: %v", de)), nil
+			return Failed(fmt.Sprintf("the firmware could not run the benchmark: %v", de)), nil
 		case err != nil:
 			return runner.CellResult{Samples: samples}, err
 		}
@@ -439,8 +481,8 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		}
 	}
 	if firstBad != nil {
-		return failedCell(fmt.Sprintf("%d of %d samples failed the firmware's output check; first: iteration %d: %s",
-			bad, bad+len(samples), firstBad.Index, orNone(firstBad.Reason))), nil
+		return Failed(fmt.Sprintf("%d of %d samples failed the firmware's output check; first: iteration %d: %s",
+			bad, bad+len(samples), firstBad.Index, OrNone(firstBad.Reason))), nil
 	}
 	r := runner.CellResult{Samples: samples}
 	r.Cell.Status = artifacts.StatusOK

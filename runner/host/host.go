@@ -12,6 +12,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/runner"
+	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/trial"
 )
 
@@ -93,12 +94,16 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		fmt.Fprintf(log, "energy: %s\n", meter.Source())
 	}
 	cells := m.Cells()
-	st := &sigState{pools: map[string]*sigPool{}}
-	tlsState := &tlsRunState{}
-	if m.Kind == artifacts.KindTLSMatrix {
+	var exec trial.Executor
+	if mk := hostKinds[m.Kind]; mk != nil {
+		exec = mk(h)
+	}
+	if e, ok := exec.(interface {
+		Environment() *artifacts.TLSEnvironment
+	}); ok {
 		defer func() {
 			h.tlsMu.Lock()
-			h.tlsEnv = tlsState.environment()
+			h.tlsEnv = e.Environment()
 			h.tlsMu.Unlock()
 		}()
 	}
@@ -138,8 +143,8 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			var err error
 			if m.Spec.Method == artifacts.MethodProcessPerOperation {
 				r, err = h.runProcessCell(ctx, m, ref, plan, log)
-			} else if exec := hostKinds[m.Kind]; exec != nil {
-				r, err = exec(ctx, hostCell{m: m, ref: ref, plan: plan, kems: kems, sigs: sigs, sigState: st, tls: tlsState, exe: h.Exe, tlsFault: h.tlsFault})
+			} else if exec != nil {
+				r, err = exec.Cell(ctx, trial.Cell{Manifest: m, Ref: ref, Plan: plan})
 			} else {
 				r.Cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
 			}
@@ -211,44 +216,47 @@ func (h *Host) LastSchedule() *artifacts.Schedule {
 	return h.schedule
 }
 
-// hostCell is what a kind's host executor gets for one cell: the manifest, the cell, its
-// iteration plan, the host's implementations and the signature pools shared between cells.
-type hostCell struct {
-	m        *artifacts.Manifest
-	ref      artifacts.CellRef
-	plan     trial.Plan
+// hostKinds makes the host board's executor of one run for every experiment kind
+// (artifacts.Kinds); a test checks that none is missing. The cells of a run share what its
+// executor keeps (the signature pools, the TLS chains).
+var hostKinds = map[string]func(h *Host) trial.Executor{
+	artifacts.KindKEMBench:       (*Host).benchRun,
+	artifacts.KindSigBench:       (*Host).benchRun,
+	artifacts.KindKEMSigSequence: (*Host).benchRun,
+	artifacts.KindTLSMatrix: func(h *Host) trial.Executor {
+		return &tlsmatrix.HostRun{Exe: h.Exe, Fault: h.tlsFault}
+	},
+	artifacts.KindMQTTTelemetry: func(*Host) trial.Executor { return trial.ExecutorFunc(mqttCell) },
+}
+
+// benchRun is a run of one of the benchmark kinds with the host's implementations; its
+// signature cells share key pools.
+type benchRun struct {
 	kems     map[string]*kemImpl
 	sigs     map[string]*sigImpl
 	sigState *sigState
-	// tls holds a tls-matrix run's chains; exe is the binary its server child runs ("" =
-	// this process's); tlsFault breaks its cells in tests.
-	tls      *tlsRunState
-	exe      string
-	tlsFault string
 }
 
-// hostKinds registers the host board's in-process executor for every experiment kind
-// (artifacts.Kinds); a test checks that none is missing.
-var hostKinds = map[string]func(context.Context, hostCell) (trial.Outcome, error){
-	artifacts.KindKEMBench: func(ctx context.Context, c hostCell) (trial.Outcome, error) {
-		k := c.kems[c.ref.Algorithm]
-		if k == nil {
-			return noImpl(c.ref), nil
+func (h *Host) benchRun() trial.Executor {
+	kems, sigs := h.impls()
+	return &benchRun{kems: kems, sigs: sigs, sigState: &sigState{pools: map[string]*sigPool{}}}
+}
+
+// Cell implements trial.Executor.
+func (b *benchRun) Cell(ctx context.Context, c trial.Cell) (trial.Outcome, error) {
+	switch c.Manifest.Kind {
+	case artifacts.KindKEMBench:
+		if k := b.kems[c.Ref.Algorithm]; k != nil {
+			return kemCell(ctx, c.Manifest, c.Ref, c.Plan, k)
 		}
-		return kemCell(ctx, c.m, c.ref, c.plan, k)
-	},
-	artifacts.KindSigBench: func(ctx context.Context, c hostCell) (trial.Outcome, error) {
-		s := c.sigs[c.ref.Algorithm]
-		if s == nil {
-			return noImpl(c.ref), nil
+	case artifacts.KindSigBench:
+		if s := b.sigs[c.Ref.Algorithm]; s != nil {
+			return sigCell(ctx, c.Manifest, c.Ref, c.Plan, s, b.sigState)
 		}
-		return sigCell(ctx, c.m, c.ref, c.plan, s, c.sigState)
-	},
-	artifacts.KindKEMSigSequence: func(ctx context.Context, c hostCell) (trial.Outcome, error) {
-		return sequenceCell(ctx, c.m, c.ref, c.plan, c.kems, c.sigs)
-	},
-	artifacts.KindTLSMatrix:     tlsMatrixCell,
-	artifacts.KindMQTTTelemetry: mqttCell,
+	case artifacts.KindKEMSigSequence:
+		return sequenceCell(ctx, c.Manifest, c.Ref, c.Plan, b.kems, b.sigs)
+	}
+	return noImpl(c.Ref), nil
 }
 
 func noImpl(ref artifacts.CellRef) trial.Outcome {
@@ -683,3 +691,14 @@ var (
 	_ runner.EnvironmentNoter = (*Host)(nil)
 	_ runner.ScheduleNoter    = (*Host)(nil)
 )
+
+// noteTLS adds a tls-matrix run's chains and methods to environment.json.
+func (h *Host) noteTLS(m *artifacts.Manifest, env *artifacts.Environment) {
+	if m.Kind != artifacts.KindTLSMatrix {
+		return
+	}
+	h.tlsMu.Lock()
+	defer h.tlsMu.Unlock()
+	env.TLS = h.tlsEnv
+	env.TimerSource = "Go monotonic clock around the client's Handshake call, nanoseconds"
+}

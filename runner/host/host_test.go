@@ -12,6 +12,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/trial"
 )
 
@@ -22,8 +23,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ChildOpArg {
 		os.Exit(ChildOp(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == TLSServerArg {
-		os.Exit(TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
+		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

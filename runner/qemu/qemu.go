@@ -112,6 +112,9 @@ type QEMU struct {
 	// SkipSelfTest skips the firmware's known-answer vectors (a fraction of a second),
 	// which otherwise run before measuring; a failing vector stops the run.
 	SkipSelfTest bool
+	// Executors measure each experiment kind (device.RunOptions.Executors; default the BENCH
+	// kinds only; runner/exec/kinds.Board is the complete table).
+	Executors device.Kinds
 
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
@@ -298,6 +301,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			return boot(ctx)
 		},
 		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
+		Executors:    q.Executors,
 	})
 	if cur != nil {
 		fmt.Fprintf(log, "link: %s\n", cur.conn.Stats())

@@ -106,6 +106,9 @@ type Serial struct {
 	SkipSelfTest bool
 	// TLS is where the engine server for the board's TLS client listens (tls-matrix jobs).
 	TLS TLS
+	// Executors measure each experiment kind (device.RunOptions.Executors; default the BENCH
+	// kinds only; runner/exec/kinds.Board is the complete table).
+	Executors device.Kinds
 
 	mu      sync.Mutex
 	flashed string // digest this value last flashed successfully
@@ -192,6 +195,7 @@ func (s *Serial) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Obse
 			SelfTest: !s.SkipSelfTest, EnergyAbsent: "no energy meter is attached to this board",
 			Class: s.Class, Reboot: rb,
 			TLSListen: s.TLS.Listen, TLSHost: s.TLS.Host, TLSCADir: s.TLS.CADir, TLSName: s.TLS.Name,
+			Executors: s.Executors,
 		})
 		return err
 	})

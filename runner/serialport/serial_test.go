@@ -19,6 +19,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/exec/kinds"
 	"pqrepro/runner/qemu"
 )
 
@@ -311,7 +312,7 @@ func TestSerialDriverOnQEMU(t *testing.T) {
 	elf := filepath.Join(buildFirmware(t, mc.Class, []string{mc.Class}), "pqrepro-fw.elf")
 	m := testManifest(t, 3)
 	pty := startQEMUBoard(t, mc.Binary, mc.Args, elf)
-	sb := &Serial{Name: "emulated-on-serial", Class: mc.Class, Port: pty, Firmware: elf, RetryInterval: 300 * time.Millisecond}
+	sb := &Serial{Name: "emulated-on-serial", Class: mc.Class, Port: pty, Firmware: elf, RetryInterval: 300 * time.Millisecond, Executors: kinds.Board()}
 	viaSerial, res, err := execute(t, sb, m)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, runLog(err))
@@ -319,7 +320,7 @@ func TestSerialDriverOnQEMU(t *testing.T) {
 	if res.Assurance != artifacts.AssuranceEmulated {
 		t.Errorf("instructions labelled %s", res.Assurance)
 	}
-	viaQEMU, _, err := execute(t, &qemu.QEMU{Class: mc.Class, Firmware: elf}, m)
+	viaQEMU, _, err := execute(t, &qemu.QEMU{Class: mc.Class, Firmware: elf, Executors: kinds.Board()}, m)
 	if err != nil {
 		t.Fatal(err)
 	}

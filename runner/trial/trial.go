@@ -227,3 +227,23 @@ func memoryPass[I, O any](ctx context.Context, t Trial[I, O], medianNs float64) 
 	b, a := float64(bytes)/float64(n), float64(allocs)/float64(n)
 	return &artifacts.Memory{HeapBytesPerOp: &b, AllocsPerOp: &a}
 }
+
+// Cell is one cell as a host executor gets it: the manifest, the cell and its plan.
+type Cell struct {
+	Manifest *artifacts.Manifest
+	Ref      artifacts.CellRef
+	Plan     Plan
+}
+
+// Executor measures the cells of one run of one experiment kind, one cell at a time (a run's
+// cells take turns). A cell whose check fails is a failed Outcome, not an error; an error
+// means the run broke and nothing of it may be published.
+type Executor interface {
+	Cell(ctx context.Context, c Cell) (Outcome, error)
+}
+
+// ExecutorFunc is a stateless Executor.
+type ExecutorFunc func(ctx context.Context, c Cell) (Outcome, error)
+
+// Cell implements Executor.
+func (f ExecutorFunc) Cell(ctx context.Context, c Cell) (Outcome, error) { return f(ctx, c) }

@@ -1,4 +1,4 @@
-package device
+package tlsmatrix
 
 import (
 	"context"
@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
-	hostboard "pqrepro/runner/host"
+	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
 	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
 
-// DefaultTLSName is the server name a board is told to check when RunOptions.TLSName is empty.
+// DefaultTLSName is the server name a board is told to check when device.RunOptions.TLSName
+// is empty.
 const DefaultTLSName = "pqrepro.test"
 
 // tlsCodepoints resolves a matrix cell's group and scheme names to their TLS codepoints.
@@ -30,16 +30,17 @@ func tlsCodepoints(group, scheme string) (g, s uint16, ok bool) {
 	return tg.Codepoint, artifacts.TLSSignatures()[i].Codepoint, true
 }
 
-// runTLSCell measures one tls-matrix cell with the board's own TLS client against pqrepro's
+// Board is the device layer's tls-matrix executor (device.Executor): it measures one cell with the board's own TLS client against pqrepro's
 // engine as the server, which the runner starts for the cell (firmware/PROTOCOL.md, TLS). The
 // samples are the board's own handshake times (µs); the server's phases, bytes and CPU are the
 // engine's. One TLS request per CPU batch, so the server's CPU is read around each batch.
-func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, opt RunOptions, progress func(int)) (runner.CellResult, error) {
+func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
+	c, h, m, ref, opt, progress := dc.Conn, dc.Hello, dc.Manifest, dc.Ref, dc.Options, dc.Progress
 	spec := m.Spec.TLS
 	group, scheme, _ := strings.Cut(ref.Algorithm, "+")
 	gc, sc, ok := tlsCodepoints(group, scheme)
 	if !ok {
-		return failedCell("unknown TLS cell " + ref.Algorithm), nil
+		return device.Failed("unknown TLS cell " + ref.Algorithm), nil
 	}
 	groups, sigs, err := h.TLSGroups()
 	if err != nil {
@@ -48,21 +49,21 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 	fw := h.Firmware + " " + h.Version
 	switch {
 	case len(groups) == 0:
-		return skipped(fmt.Sprintf("firmware %s has no TLS client (HELLO offers no tls_groups)", fw)), nil
+		return device.Skipped(fmt.Sprintf("firmware %s has no TLS client (HELLO offers no tls_groups)", fw)), nil
 	case !slices.Contains(groups, gc):
-		return skipped(fmt.Sprintf("the board's TLS client does not offer %s (group %d)", group, gc)), nil
+		return device.Skipped(fmt.Sprintf("the board's TLS client does not offer %s (group %d)", group, gc)), nil
 	case !slices.Contains(sigs, sc):
-		return skipped(fmt.Sprintf("the board's TLS client does not accept %s (scheme %#04x)", scheme, sc)), nil
+		return device.Skipped(fmt.Sprintf("the board's TLS client does not accept %s (scheme %#04x)", scheme, sc)), nil
 	case opt.TLSCADir == "":
-		return skipped("the runner has no TLS CA folder configured, so no CA a board could have pinned"), nil
+		return device.Skipped("the runner has no TLS CA folder configured, so no CA a board could have pinned"), nil
 	}
 	ts, err := tls13.ParseSignatureScheme(scheme)
 	if err != nil {
-		return failedCell(err.Error()), nil
+		return device.Failed(err.Error()), nil
 	}
 	ca, err := tlscert.LoadOrCreateCA(opt.TLSCADir, ts, time.Now())
 	if err != nil {
-		return failedCell("the " + scheme + " CA: " + err.Error()), nil
+		return device.Failed("the " + scheme + " CA: " + err.Error()), nil
 	}
 	name := opt.TLSName
 	if name == "" {
@@ -70,28 +71,28 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 	}
 	chain, err := ca.Issue(name, time.Now())
 	if err != nil {
-		return failedCell(err.Error()), nil
+		return device.Failed(err.Error()), nil
 	}
 	listen := opt.TLSListen
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	srv, err := hostboard.StartTLSBoardServer(listen, hostboard.TLSBoardCell{Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo}, chain)
+	srv, err := StartTLSBoardServer(listen, TLSBoardCell{Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo}, chain)
 	if err != nil {
-		return failedCell(err.Error()), nil
+		return device.Failed(err.Error()), nil
 	}
 	defer srv.Close()
 	host := opt.TLSHost
 	if host == "" {
 		host = srv.Addr().IP.String()
 	}
-	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
+	if err := c.Seed(ctx, device.CellSeed(m.Spec.Seed, ref)); err != nil {
 		return runner.CellResult{}, err
 	}
 
 	var (
 		samples, serverCPU []float64
-		served             []hostboard.TLSServed
+		served             []TLSServed
 		heapMax, stackMax  uint32
 		retry              bool
 	)
@@ -103,24 +104,24 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 		}
 		req := wire.TLSRequest{Host: host, Port: srv.Addr().Port, Group: gc, Sig: sc, SNI: name, CA: ca.Fingerprint(),
 			Iterations: n, Warmup: warm, Echo: spec.Echo}
-		cpu0 := processCPU()
+		cpu0 := cpuSoFar()
 		var reports []wire.Handshake
 		if _, err := c.TLS(ctx, req, func(hs wire.Handshake) { reports = append(reports, hs) }); err != nil {
 			var de *wire.DeviceError
 			if errors.As(err, &de) {
-				return failedCell(fmt.Sprintf("the board refused the TLS request: %s %s", de.Code, de.Msg)), nil
+				return device.Failed(fmt.Sprintf("the board refused the TLS request: %s %s", de.Code, de.Msg)), nil
 			}
 			return runner.CellResult{}, err
 		}
-		cpu := processCPU() - cpu0
+		cpu := cpuSoFar() - cpu0
 		// The server saw every connection the board made: the warm-up ones first.
-		recs := make([]hostboard.TLSServed, 0, warm+n)
+		recs := make([]TLSServed, 0, warm+n)
 		for len(recs) < warm+n {
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			r, err := srv.Next(wctx)
 			cancel()
 			if err != nil {
-				return failedCell(fmt.Sprintf("the server saw %d of the board's %d connections: %v", len(recs), warm+n, err)), nil
+				return device.Failed(fmt.Sprintf("the server saw %d of the board's %d connections: %v", len(recs), warm+n, err)), nil
 			}
 			recs = append(recs, r)
 		}
@@ -132,11 +133,11 @@ func runTLSCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Ma
 				if hs.Alert >= 0 {
 					alert = fmt.Sprintf(" (alert %d)", hs.Alert)
 				}
-				return failedCell(fmt.Sprintf("handshake %d failed on the board: %s%s; server: %s", done+i, hs.Reason, alert, orNone(r.Err))), nil
+				return device.Failed(fmt.Sprintf("handshake %d failed on the board: %s%s; server: %s", done+i, hs.Reason, alert, device.OrNone(r.Err))), nil
 			case r.Err != "":
-				return failedCell(fmt.Sprintf("handshake %d: the board reports success, the server: %s", done+i, r.Err)), nil
+				return device.Failed(fmt.Sprintf("handshake %d: the board reports success, the server: %s", done+i, r.Err)), nil
 			case r.Group != group || r.Scheme != scheme || r.Suite != spec.CipherSuite:
-				return failedCell(fmt.Sprintf("handshake %d negotiated %s / %s / %s, the cell is %s / %s / %s", done+i, r.Group, r.Scheme, r.Suite, group, scheme, spec.CipherSuite)), nil
+				return device.Failed(fmt.Sprintf("handshake %d negotiated %s / %s / %s, the cell is %s / %s / %s", done+i, r.Group, r.Scheme, r.Suite, group, scheme, spec.CipherSuite)), nil
 			}
 			samples = append(samples, float64(hs.Micros))
 			served = append(served, r)
@@ -192,13 +193,14 @@ func tlsClientName(h wire.Hello) string {
 	return ""
 }
 
-// processCPU is the runner process's user + system CPU so far (getrusage RUSAGE_SELF): the
-// engine server runs in it, so over a TLS request it is the server's CPU for the batch plus the
-// runner's serial-line reading, which is small beside a handshake (stated in the cell).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+// cpuSoFar is the runner process's user + system CPU so far (processCPU; 0 when it cannot be
+// read): the engine server runs in it, so over a TLS request it is the server's CPU for the
+// batch plus the runner's serial-line reading, which is small beside a handshake (stated in
+// the cell).
+func cpuSoFar() time.Duration {
+	ns, err := processCPU()
+	if err != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ns)
 }

@@ -1,4 +1,4 @@
-package device
+package telemetry
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/cloudflare/circl/kem/mlkem/mlkem512"
@@ -16,7 +15,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/ascon"
 	"pqrepro/runner"
-	hostboard "pqrepro/runner/host"
+	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
 	"pqrepro/telemetry"
 	"pqrepro/telemetry/mqtt"
@@ -30,48 +29,25 @@ import (
 // ML-DSA-44-signed ephemeral key, which the runner relays from the broker, TELSK/TELRQ/TELOF/
 // TELFS).
 
-const (
-	// BoardDevice is the device id a board runs under.
-	BoardDevice = "pqrepro-board"
-	mqttWait    = 30 * time.Second
-)
+// BoardDevice is the device id a board runs under.
+const BoardDevice = "pqrepro-board"
 
 // boardAD is the length of the associated data of the board's frames (u16 length, topic,
 // u64 counter), which the AEAD cells time with: the same cost as a frame's.
 var boardAD = 2 + len(telemetry.TopicPrefix+BoardDevice+"/d/") + 16 + 8
 
-// mqttRun is one cell's broker, gateway and the board's network link.
+// mqttRun is one cell's gateway harness and the board's network link.
 type mqttRun struct {
-	broker  string
-	addr    string
-	closers []func()
-	gw      *telemetry.Gateway
-	gl      *mqtt.GatewayLink
+	*Harness
 	net     *mqtt.Client // the board's network: publishes what the board sends
 	ek, psk []byte
 	fs      bool                   // forward-secret handshakes
 	offers  chan telemetry.Message // the gateway's offers, as the board's network receives them
-
-	mu       sync.Mutex
-	sessions chan telemetry.SessionID
-	onFrame  func(mqtt.Verdict)
-	other    func(mqtt.Verdict)
 }
 
-func (s *mqttRun) close() {
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
-	}
-}
-
-func (s *mqttRun) failedLink() error {
-	for _, c := range []*mqtt.Client{s.gl.Client(), s.net} {
-		if err := c.Err(); err != nil {
-			return fmt.Errorf("broker %s: %w", s.broker, err)
-		}
-	}
-	return nil
-}
+// failedLink is the run-breaking error of a lost connection, the gateway's or the board's
+// network's.
+func (s *mqttRun) failedLink() error { return s.FailedLink(s.net) }
 
 // boardGatewayKey derives the gateway's key pair and the device's psk from the manifest
 // seed, so that two runs of a manifest give the board the same key and so the same counts
@@ -99,60 +75,23 @@ func boardSigningKey(seed string) (*mldsa44.PublicKey, *mldsa44.PrivateKey) {
 // board's network link, and pins the gateway's key on the board.
 func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name string, log io.Writer) (*mqttRun, error) {
 	spec := m.Spec.MQTT
-	s := &mqttRun{sessions: make(chan telemetry.SessionID, 16), fs: spec.ForwardSecret, offers: make(chan telemetry.Message, 4)}
-	ok := false
-	defer func() {
-		if !ok {
-			s.close()
-		}
-	}()
-	if spec.Broker == artifacts.MQTTBrokerEmbedded {
-		e, err := mqtt.StartEmbedded("", 0, nil)
-		if err != nil {
-			return nil, err
-		}
-		s.closers = append(s.closers, func() { e.Close() })
-		s.addr, s.broker = e.Addr(), e.Name()
-	} else {
-		addr, err := artifacts.MQTTBrokerAddr(spec.Broker)
-		if err != nil {
-			return nil, err
-		}
-		s.addr, s.broker = addr, spec.Broker
-	}
 	ek, sk, psk := boardGatewayKey(m.Spec.Seed)
-	s.ek, s.psk = ek, psk
-	var err error
 	gcfg := telemetry.GatewayConfig{DecapsulationKey: sk, Devices: map[string][]byte{BoardDevice: psk}}
 	var spk *mldsa44.PublicKey
-	if s.fs {
+	if spec.ForwardSecret {
 		spk, gcfg.SigningKey = boardSigningKey(m.Spec.Seed)
 	}
-	s.gw, err = telemetry.NewGateway(gcfg)
+	h, err := StartHarness(ctx, spec, name, gcfg)
 	if err != nil {
 		return nil, err
 	}
-	s.gl, err = mqtt.DialGateway(ctx, s.addr, "pqrepro-gateway-"+name, s.gw, func(v mqtt.Verdict) {
-		if v.Err == nil && v.Event.Kind == telemetry.EventSession {
-			select {
-			case s.sessions <- v.Event.Session:
-			default:
-			}
-			return
+	s := &mqttRun{Harness: h, ek: ek, psk: psk, fs: spec.ForwardSecret, offers: make(chan telemetry.Message, 4)}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
 		}
-		s.mu.Lock()
-		f, o := s.onFrame, s.other
-		s.mu.Unlock()
-		if v.Err == nil && v.Event.Kind == telemetry.EventFrame && f != nil {
-			f(v)
-		} else if o != nil {
-			o(v)
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("broker %s: %w", s.broker, err)
-	}
-	s.closers = append(s.closers, func() { s.gl.Close() })
+	}()
 	var onOffer mqtt.Handler
 	if s.fs {
 		onOffer = func(msg telemetry.Message) {
@@ -165,14 +104,14 @@ func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name s
 			}
 		}
 	}
-	s.net, err = mqtt.Dial(ctx, s.addr, "pqrepro-dev-"+BoardDevice, onOffer)
+	s.net, err = mqtt.Dial(ctx, s.Addr, "pqrepro-dev-"+BoardDevice, onOffer)
 	if err != nil {
-		return nil, fmt.Errorf("broker %s: the board's link: %w", s.broker, err)
+		return nil, fmt.Errorf("broker %s: the board's link: %w", s.Broker, err)
 	}
-	s.closers = append(s.closers, func() { s.net.Close() })
+	s.OnClose(func() { s.net.Close() })
 	if s.fs {
 		if err := s.net.Subscribe(ctx, mqtt.OfferTopic(BoardDevice)); err != nil {
-			return nil, fmt.Errorf("broker %s: the board's offer topic: %w", s.broker, err)
+			return nil, fmt.Errorf("broker %s: the board's offer topic: %w", s.Broker, err)
 		}
 		pkh, err := c.TelPinSigner(ctx, spk.Bytes())
 		if err != nil {
@@ -190,7 +129,7 @@ func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name s
 	if h := ascon.Sum256(ek); !bytes.Equal(ekh, h[:8]) {
 		return nil, fmt.Errorf("%w: the board's H(ek) %x differs from the gateway key's %x", wire.ErrProtocol, ekh, h[:8])
 	}
-	fmt.Fprintf(log, "mqtt %s: broker %s at %s, gateway key pinned on the board (H(ek) %x…)\n", name, s.broker, s.addr, ekh)
+	fmt.Fprintf(log, "mqtt %s: broker %s at %s, gateway key pinned on the board (H(ek) %x…)\n", name, s.Broker, s.Addr, ekh)
 	ok = true
 	return s, nil
 }
@@ -203,24 +142,9 @@ func (s *mqttRun) handshake(ctx context.Context, c *wire.Conn) (wire.TelHandshak
 		return hs, err
 	}
 	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/hs", Payload: hs.Payload}); err != nil {
-		return hs, fmt.Errorf("broker %s: handshake: %w", s.broker, err)
+		return hs, fmt.Errorf("broker %s: handshake: %w", s.Broker, err)
 	}
-	timer := time.NewTimer(mqttWait)
-	defer timer.Stop()
-	for {
-		select {
-		case sid := <-s.sessions:
-			if sid == telemetry.SessionID(hs.SessionID) {
-				return hs, nil
-			}
-		case <-s.gl.Client().Gone():
-			return hs, s.gl.Client().Err()
-		case <-ctx.Done():
-			return hs, ctx.Err()
-		case <-timer.C:
-			return hs, fmt.Errorf("the gateway opened no session %x within %s", hs.SessionID, mqttWait)
-		}
-	}
+	return hs, s.AwaitSession(ctx, telemetry.SessionID(hs.SessionID))
 }
 
 // handshakeFS is the forward-secret handshake: the board's request published, the gateway's
@@ -236,7 +160,7 @@ func (s *mqttRun) handshakeFS(ctx context.Context, c *wire.Conn) (wire.TelFSHand
 		return wire.TelFSHandshake{}, err
 	}
 	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/rq", Payload: rq}); err != nil {
-		return wire.TelFSHandshake{}, fmt.Errorf("broker %s: key request: %w", s.broker, err)
+		return wire.TelFSHandshake{}, fmt.Errorf("broker %s: key request: %w", s.Broker, err)
 	}
 	var offer telemetry.Message
 	select {
@@ -245,8 +169,8 @@ func (s *mqttRun) handshakeFS(ctx context.Context, c *wire.Conn) (wire.TelFSHand
 		return wire.TelFSHandshake{}, s.net.Err()
 	case <-ctx.Done():
 		return wire.TelFSHandshake{}, ctx.Err()
-	case <-time.After(mqttWait):
-		return wire.TelFSHandshake{}, fmt.Errorf("the gateway sent no signed key within %s", mqttWait)
+	case <-time.After(Wait):
+		return wire.TelFSHandshake{}, fmt.Errorf("the gateway sent no signed key within %s", Wait)
 	}
 	if err := c.TelOffer(ctx, offer.Payload); err != nil {
 		return wire.TelFSHandshake{}, err
@@ -259,29 +183,9 @@ func (s *mqttRun) handshakeFS(ctx context.Context, c *wire.Conn) (wire.TelFSHand
 		return hs, fmt.Errorf("the board refused the gateway's signed key: %s", hs.Reason)
 	}
 	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/hs", Payload: hs.Payload}); err != nil {
-		return hs, fmt.Errorf("broker %s: handshake: %w", s.broker, err)
+		return hs, fmt.Errorf("broker %s: handshake: %w", s.Broker, err)
 	}
-	return hs, s.awaitSession(ctx, hs.SessionID)
-}
-
-// awaitSession waits for the gateway to open session sid.
-func (s *mqttRun) awaitSession(ctx context.Context, sid [8]byte) error {
-	timer := time.NewTimer(mqttWait)
-	defer timer.Stop()
-	for {
-		select {
-		case got := <-s.sessions:
-			if got == telemetry.SessionID(sid) {
-				return nil
-			}
-		case <-s.gl.Client().Gone():
-			return s.gl.Client().Err()
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-timer.C:
-			return fmt.Errorf("the gateway opened no session %x within %s", sid, mqttWait)
-		}
-	}
+	return hs, s.AwaitSession(ctx, telemetry.SessionID(hs.SessionID))
 }
 
 func dataTopic(sid [8]byte) string {
@@ -291,15 +195,7 @@ func dataTopic(sid [8]byte) string {
 // roundTrip has the board seal one frame in its session and waits for the gateway to deliver
 // the plaintext the board hashed.
 func (s *mqttRun) roundTrip(ctx context.Context, c *wire.Conn, sid [8]byte) error {
-	got := make(chan []byte, 1)
-	s.mu.Lock()
-	s.onFrame = func(v mqtt.Verdict) {
-		select {
-		case got <- v.Event.Plaintext:
-		default:
-		}
-	}
-	s.mu.Unlock()
+	wait := s.CatchFrame(nil)
 	var f wire.TelFrame
 	if _, err := c.TelSeal(ctx, 1, []int{15}, func(tf wire.TelFrame) error {
 		f = tf
@@ -310,24 +206,23 @@ func (s *mqttRun) roundTrip(ctx context.Context, c *wire.Conn, sid [8]byte) erro
 	}); err != nil {
 		return err
 	}
-	select {
-	case p := <-got:
-		if h := ascon.Sum256(p); !bytes.Equal(h[:], f.PlainHash) {
-			return errors.New("the gateway delivered another plaintext than the board sealed")
-		}
-		return nil
-	case <-s.gl.Client().Gone():
-		return s.gl.Client().Err()
-	case <-time.After(mqttWait):
-		return fmt.Errorf("the gateway delivered no frame within %s", mqttWait)
+	p, err := wait()
+	if err != nil {
+		return err
 	}
+	if h := ascon.Sum256(p); !bytes.Equal(h[:], f.PlainHash) {
+		return errors.New("the gateway delivered another plaintext than the board sealed")
+	}
+	return nil
 }
 
-// runMQTTCell measures one mqtt-telemetry cell with the board as the device.
-func runMQTTCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, log io.Writer, progress func(int)) (runner.CellResult, error) {
+// Board is the device layer's mqtt-telemetry executor (device.Executor): it measures one
+// cell with the board as the device.
+func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
+	c, h, m, ref, log, progress := dc.Conn, dc.Hello, dc.Manifest, dc.Ref, dc.Log, dc.Progress
 	spec := m.Spec.MQTT
 	fw := h.Firmware + " " + h.Version
-	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
+	if err := c.Seed(ctx, device.CellSeed(m.Spec.Seed, ref)); err != nil {
 		return runner.CellResult{}, err
 	}
 	var r runner.CellResult
@@ -344,11 +239,11 @@ func runMQTTCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.M
 	case artifacts.OpTelemetry:
 		r, err = boardTelemetryCell(ctx, c, m, log, progress)
 	default:
-		return skipped("no mqtt-telemetry operation " + ref.Operation), nil
+		return device.Skipped("no mqtt-telemetry operation " + ref.Operation), nil
 	}
 	var de *wire.DeviceError
 	if errors.As(err, &de) && de.Code == "unknown" {
-		return skipped(fmt.Sprintf("firmware %s is not a telemetry device (it does not know %s)", fw, "TELEK/TELHS/TELSK/TELRQ/TELOF/TELFS/TELSEAL/AEADBENCH")), nil
+		return device.Skipped(fmt.Sprintf("firmware %s is not a telemetry device (it does not know %s)", fw, "TELEK/TELHS/TELSK/TELRQ/TELOF/TELFS/TELSEAL/AEADBENCH")), nil
 	}
 	return r, err
 }
@@ -367,7 +262,7 @@ func boardAEADCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, ref
 	sum, err := c.AEADBench(ctx, req, func(s wire.Sample, size int) {
 		if !s.OK {
 			if firstBad == "" {
-				firstBad = fmt.Sprintf("iteration %d (%d bytes): %s", s.Index, size, orNone(s.Reason))
+				firstBad = fmt.Sprintf("iteration %d (%d bytes): %s", s.Index, size, device.OrNone(s.Reason))
 			}
 			return
 		}
@@ -378,19 +273,19 @@ func boardAEADCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, ref
 	var de *wire.DeviceError
 	switch {
 	case errors.As(err, &de) && de.Code == "unsupported":
-		return skipped(fmt.Sprintf("the firmware refuses %s %s: %v", ref.Algorithm, ref.Operation, de)), nil
+		return device.Skipped(fmt.Sprintf("the firmware refuses %s %s: %v", ref.Algorithm, ref.Operation, de)), nil
 	case err != nil:
 		return runner.CellResult{}, err
 	}
 	if firstBad != "" {
-		return failedCell(fmt.Sprintf("%d of %d samples failed the firmware's check; first: %s", sum.Fail, sum.N, firstBad)), nil
+		return device.Failed(fmt.Sprintf("%d of %d samples failed the firmware's check; first: %s", sum.Fail, sum.N, firstBad)), nil
 	}
 	if sum.OK != len(samples) {
 		return runner.CellResult{}, fmt.Errorf("%w: the firmware's summary (%d ok) disagrees with the samples it sent (%d)", wire.ErrProtocol, sum.OK, len(samples))
 	}
 	fit, err := artifacts.FitMedians(spec.PayloadSizes, artifacts.GroupBySize(spec.PayloadSizes, samples))
 	if err != nil {
-		return failedCell(err.Error()), nil
+		return device.Failed(err.Error()), nil
 	}
 	r := runner.CellResult{Samples: samples}
 	r.Cell.Status = artifacts.StatusOK
@@ -409,7 +304,7 @@ func boardHandshakeCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	if err != nil {
 		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry handshake: %w", err)
 	}
-	defer s.close()
+	defer s.Close()
 	var (
 		samples     []float64
 		stackMax    uint32
@@ -440,7 +335,7 @@ func boardHandshakeCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	r.Cell.Status = artifacts.StatusOK
 	stack := int(stackMax)
 	r.Cell.Memory = &artifacts.Memory{StackBytes: &stack}
-	r.Cell.MQTT = &artifacts.MQTTCell{Broker: s.broker, Mode: "pinned", HandshakeBytes: wire.TelHandshakeSize}
+	r.Cell.MQTT = &artifacts.MQTTCell{Broker: s.Broker, Mode: "pinned", HandshakeBytes: wire.TelHandshakeSize}
 	r.Cell.Counter = "the board's counter around its ML-KEM-512 encapsulation and the Ascon key derivation (the broker and gateway are not in the count)"
 	return r, nil
 }
@@ -454,7 +349,7 @@ func boardFSHandshakeCell(ctx context.Context, c *wire.Conn, m *artifacts.Manife
 	if err != nil {
 		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry forward-secret handshake: %w", err)
 	}
-	defer s.close()
+	defer s.Close()
 	var (
 		samples                     []float64
 		stackMax                    uint32
@@ -487,16 +382,10 @@ func boardFSHandshakeCell(ctx context.Context, c *wire.Conn, m *artifacts.Manife
 	r.Cell.Status = artifacts.StatusOK
 	stack := int(stackMax)
 	r.Cell.Memory = &artifacts.Memory{StackBytes: &stack}
-	r.Cell.MQTT = &artifacts.MQTTCell{Broker: s.broker, Mode: "forward-secret",
+	r.Cell.MQTT = &artifacts.MQTTCell{Broker: s.Broker, Mode: "forward-secret",
 		HandshakeBytes: wire.TelRequestSize + wire.TelOfferSize + wire.TelFSHandshakeSize}
 	r.Cell.Counter = "the board's counter around its ML-DSA-44 verification of the signed ephemeral key, the nonce/expiry/key checks, its ML-KEM-512 encapsulation and the Ascon key derivation (the broker and gateway are not in the count)"
 	return r, nil
-}
-
-type boardDelivery struct {
-	pt    []byte
-	times int
-	at    time.Time
 }
 
 // boardTelemetryCell: one handshake, then the board seals spec.iterations frames (payload
@@ -510,65 +399,33 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	if err != nil {
 		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", err)
 	}
-	defer s.close()
+	defer s.Close()
 	// The stream's session is opened in the manifest's mode.
 	var sid [8]byte
 	if s.fs {
 		hs, err := s.handshakeFS(ctx, c)
 		if err != nil {
-			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: forward-secret handshake through %s: %w", s.broker, err)
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: forward-secret handshake through %s: %w", s.Broker, err)
 		}
 		sid = hs.SessionID
 	} else {
 		hs, err := s.handshake(ctx, c)
 		if err != nil {
-			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.broker, err)
+			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: handshake through %s: %w", s.Broker, err)
 		}
 		sid = hs.SessionID
 	}
 	topic := dataTopic(sid)
 	n := m.Spec.Iterations
-	var (
-		mu        sync.Mutex
-		delivered = make(map[uint64]*boardDelivery, n)
-		verdicts  int
-		rejected  = map[telemetry.Reason]int{}
-		other     []error
-	)
-	s.mu.Lock()
-	s.onFrame = func(v mqtt.Verdict) {
-		mu.Lock()
-		defer mu.Unlock()
-		verdicts++
-		d := delivered[v.Event.Counter]
-		if d == nil {
-			d = &boardDelivery{pt: v.Event.Plaintext, at: time.Now()}
-			delivered[v.Event.Counter] = d
-		}
-		d.times++
-	}
-	s.other = func(v mqtt.Verdict) {
-		mu.Lock()
-		defer mu.Unlock()
-		verdicts++
-		if r, ok := mqtt.IsRejection(v.Err); ok {
-			rejected[r]++
-		} else if v.Err != nil {
-			other = append(other, v.Err)
-		}
-	}
-	s.mu.Unlock()
-	wait := func(what string, cond func() bool) error {
-		return hostboard.AwaitDelivery(ctx, &mu, s.failedLink, mqttWait, what, cond)
-	}
-
+	stream := s.Watch(n, s.failedLink, nil)
 	frames := make([]wire.TelFrame, 0, n)
+	msgs := make([]telemetry.Message, 0, n)
 	var start time.Time
 	var failed string
 	_, err = c.TelSeal(ctx, n, spec.PayloadSizes, func(f wire.TelFrame) error {
 		if !f.OK {
 			if failed == "" {
-				failed = fmt.Sprintf("frame %d: the board could not seal: %s", f.Index, orNone(f.Reason))
+				failed = fmt.Sprintf("frame %d: the board could not seal: %s", f.Index, device.OrNone(f.Reason))
 			}
 			return nil
 		}
@@ -579,115 +436,44 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 			start = time.Now()
 		}
 		frames = append(frames, f)
-		if err := s.net.PublishAsync(ctx, telemetry.Message{Topic: topic, Payload: f.Payload}); err != nil {
-			return fmt.Errorf("broker %s: frame %d: %w", s.broker, f.Index, err)
+		msgs = append(msgs, telemetry.Message{Topic: topic, Payload: f.Payload})
+		if err := s.net.PublishAsync(ctx, msgs[len(msgs)-1]); err != nil {
+			return fmt.Errorf("broker %s: frame %d: %w", s.Broker, f.Index, err)
 		}
-		mu.Lock()
-		progress(len(delivered))
-		mu.Unlock()
+		progress(stream.Delivered())
 		return nil
 	})
 	if err != nil {
 		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", err)
 	}
 	if failed != "" {
-		return failedCell(failed), nil
+		return device.Failed(failed), nil
 	}
-	if err := wait(fmt.Sprintf("%d frames at the gateway", n), func() bool { return len(delivered) >= n }); err != nil {
-		if lerr := s.failedLink(); lerr != nil {
-			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
-		}
-		mu.Lock()
-		got, why := len(delivered), fmt.Sprint(rejected)
-		mu.Unlock()
-		return failedCell(fmt.Sprintf("%d of %d genuine frames verified (refused: %s; gateway counts %d missing): %v", got, n, why, s.gw.Stats().Missing, err)), nil
+	fail, err := stream.AwaitFrames(ctx, n)
+	if fail == "" && err == nil {
+		fail, err = stream.Attack(ctx, msgs, spec.Replays, spec.Tamperings)
 	}
-	mu.Lock()
-	last := time.Time{}
-	for _, d := range delivered {
-		if d.at.After(last) {
-			last = d.at
-		}
-	}
-	before := verdicts
-	mu.Unlock()
-
-	// The adversary: a client of its own on the broker, publishing the board's old frames again
-	// and altered copies of them.
-	adv, err := mqtt.Dial(ctx, s.addr, "pqrepro-adversary", nil)
 	if err != nil {
-		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry adversary: %w", err)
+		return runner.CellResult{}, err
 	}
-	defer adv.Close()
-	for i := range spec.Replays {
-		if err := adv.Publish(ctx, telemetry.Message{Topic: topic, Payload: frames[i].Payload}); err != nil {
-			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry adversary: replay: %w", err)
-		}
+	if fail != "" {
+		return device.Failed(fail), nil
 	}
-	for j := range spec.Tamperings {
-		p := bytes.Clone(frames[(j*7919)%n].Payload)
-		bit := (j * 131) % (8 * len(p))
-		p[bit/8] ^= 1 << (bit % 8)
-		if err := adv.Publish(ctx, telemetry.Message{Topic: topic, Payload: p}); err != nil {
-			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry adversary: tampering: %w", err)
-		}
-	}
-	if err := wait("the gateway's verdicts on the injected frames", func() bool { return verdicts >= before+spec.Replays+spec.Tamperings }); err != nil {
-		if lerr := s.failedLink(); lerr != nil {
-			return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
-		}
-		return failedCell(err.Error()), nil
-	}
-	time.Sleep(20 * time.Millisecond) // a stray extra delivery would show in the counts
-	if lerr := s.failedLink(); lerr != nil {
-		return runner.CellResult{}, fmt.Errorf("mqtt-telemetry stream: %w", lerr)
-	}
-
-	mu.Lock()
-	defer mu.Unlock()
-	if len(other) > 0 {
-		return failedCell(fmt.Sprintf("gateway: %v", other[0])), nil
-	}
-	counts := &artifacts.FrameCounts{Sent: n, InjectedReplays: spec.Replays, InjectedTamperings: spec.Tamperings, Rejected: map[string]int{}}
-	for _, r := range telemetry.Reasons() {
-		counts.Rejected[r.String()] = rejected[r]
-	}
-	counts.Missing = int(s.gw.Stats().Missing)
 	samples := make([]float64, 0, n)
 	var stackMax uint32
-	for i, f := range frames {
-		d := delivered[uint64(i)]
-		if d == nil {
-			return failedCell(fmt.Sprintf("frame %d was never delivered", i)), nil
+	counts, last, fail := stream.Counts(n, spec.Replays, spec.Tamperings, func(i int, d *Delivery) string {
+		if h := ascon.Sum256(d.Plaintext); !bytes.Equal(h[:], frames[i].PlainHash) {
+			return fmt.Sprintf("frame %d: the gateway delivered another plaintext than the board sealed", i)
 		}
-		if d.times > 1 {
-			counts.Duplicated++
-		}
-		if h := ascon.Sum256(d.pt); !bytes.Equal(h[:], f.PlainHash) {
-			return failedCell(fmt.Sprintf("frame %d: the gateway delivered another plaintext than the board sealed", i)), nil
-		}
-		samples = append(samples, float64(f.Count))
-		stackMax = max(stackMax, f.StackBytes)
+		samples = append(samples, float64(frames[i].Count))
+		stackMax = max(stackMax, frames[i].StackBytes)
+		return ""
+	})
+	if fail != "" {
+		return device.Failed(fail), nil
 	}
-	counts.Verified = len(samples)
-	var over []artifacts.SizeOverhead
-	for k, size := range spec.PayloadSizes {
-		o := artifacts.SizeOverhead{Size: size, Min: -1}
-		for i := k; i < n; i += len(spec.PayloadSizes) {
-			d := len(frames[i].Payload) - frames[i].Size
-			if o.Min < 0 || d < o.Min {
-				o.Min = d
-			}
-			o.Max = max(o.Max, d)
-			o.Frames++
-		}
-		o.Min = max(o.Min, 0)
-		over = append(over, o)
-	}
-	fps := 0.0
-	if el := last.Sub(start); el > 0 {
-		fps = float64(n) / el.Seconds()
-	}
+	over := Overheads(spec.PayloadSizes, n, func(i int) int { return len(frames[i].Payload) - frames[i].Size })
+	fps := Throughput(n, start, last)
 	fmt.Fprintf(log, "mqtt stream: %d frames sealed by the board, %d verified, refused %v, %d missing; %.0f frames/s through the serial line and the broker\n",
 		n, counts.Verified, counts.Rejected, counts.Missing, fps)
 	r := runner.CellResult{Samples: samples}
@@ -695,6 +481,6 @@ func boardTelemetryCell(ctx context.Context, c *wire.Conn, m *artifacts.Manifest
 	stack := int(stackMax)
 	r.Cell.Memory = &artifacts.Memory{StackBytes: &stack}
 	r.Cell.Counter = "the board's counter around sealing one frame (nonce, associated data, Ascon-AEAD128), kept once the gateway verified it; throughput is wall time through the serial line"
-	r.Cell.MQTT = &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Broker: s.broker, Frames: counts, Overhead: over, ThroughputFPS: fps}
+	r.Cell.MQTT = &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Broker: s.Broker, Frames: counts, Overhead: over, ThroughputFPS: fps}
 	return r, nil
 }

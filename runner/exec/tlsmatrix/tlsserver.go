@@ -1,4 +1,4 @@
-package host
+package tlsmatrix
 
 import (
 	"bufio"
@@ -49,13 +49,14 @@ type tlsMarkResp struct {
 }
 
 // TLSServer runs the TLS server child: it reads its cell from in, serves loopback
-// connections and answers marks on out until in closes. It returns the exit code.
+// connections and answers marks on out until in closes. It returns the exit code: 0, or 1
+// when the child failed (said on stderr).
 func TLSServer(in io.Reader, out io.Writer) int {
 	if err := tlsServerChild(in, out); err != nil {
 		fmt.Fprintln(os.Stderr, "tls server:", err)
-		return childError
+		return 1
 	}
-	return childOK
+	return 0
 }
 
 func tlsServerChild(in io.Reader, out io.Writer) error {

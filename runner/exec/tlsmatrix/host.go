@@ -1,4 +1,4 @@
-package host
+package tlsmatrix
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 //   - every handshake is a fresh loopback TCP connection, no resumption (crypto/tls's server
 //     has session tickets off); it counts only after both ends negotiated the cell's group,
 //     scheme and suite and the server echoed spec.tls.echo seed-derived bytes back unchanged;
-//   - with two stacks, their batches alternate within the cell (tlsMatrixCell), one
+//   - with two stacks, their batches alternate within the cell (HostRun.Cell), one
 //     handshake at a time;
 //   - the sample is the wall time of the client's Handshake call (the TCP connect and the echo
 //     are outside it), the same for both stacks;
@@ -42,14 +42,22 @@ import (
 // Chains are made once per signature scheme per run (tls13/tlscert) and recorded in
 // environment.json (Environment.TLS).
 
-// tlsRunState is what a run's cells share: the certificate chains, by scheme.
-type tlsRunState struct {
+// HostRun is the tls-matrix executor of one run on the host board: its cells share the
+// certificate chains, one per signature scheme. Safe for one cell at a time (a run's cells
+// take turns).
+type HostRun struct {
+	// Exe is the binary the server child runs (TLSServerArg); "" means this process's.
+	Exe string
+	// Fault breaks every cell on purpose (tests only): "echo" changes an echoed byte,
+	// "mismatch" has the server negotiate another group.
+	Fault string
+
 	mu     sync.Mutex
 	chains map[string]*tlscert.Chain
 	order  []string
 }
 
-func (s *tlsRunState) chain(scheme string) (*tlscert.Chain, error) {
+func (s *HostRun) chain(scheme string) (*tlscert.Chain, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.chains[scheme]; c != nil {
@@ -71,8 +79,8 @@ func (s *tlsRunState) chain(scheme string) (*tlscert.Chain, error) {
 	return c, nil
 }
 
-// environment records the chains the run used.
-func (s *tlsRunState) environment() *artifacts.TLSEnvironment {
+// Environment records the chains the run used, for environment.json.
+func (s *HostRun) Environment() *artifacts.TLSEnvironment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	env := &artifacts.TLSEnvironment{
@@ -88,13 +96,13 @@ func (s *tlsRunState) environment() *artifacts.TLSEnvironment {
 	return env
 }
 
-// tlsMatrixCell measures one cell with every stack of the manifest. The stacks' batches
+// Cell measures one cell with every stack of the manifest. The stacks' batches
 // alternate (a batch of the engine, a batch of crypto/tls, ...), each against its own server
 // child, so a burst of load on a shared machine falls on both stacks alike and their ratio
 // stays fair; only one handshake runs at any time.
-func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
-	spec := c.m.Spec.TLS
-	group, scheme, _ := strings.Cut(c.ref.Algorithm, "+")
+func (r *HostRun) Cell(ctx context.Context, c trial.Cell) (trial.Outcome, error) {
+	spec := c.Manifest.Spec.TLS
+	group, scheme, _ := strings.Cut(c.Ref.Algorithm, "+")
 	runs := make([]trial.Outcome, len(spec.Stacks))
 	var live []*tlsMeasure
 	defer func() {
@@ -103,7 +111,7 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 		}
 	}()
 	for i, stack := range spec.Stacks {
-		t, skip, err := startTLSMeasure(ctx, c, stack, group, scheme)
+		t, skip, err := r.start(ctx, c, stack, group, scheme)
 		switch {
 		case err != nil:
 			return trial.Outcome{}, err
@@ -120,25 +128,25 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 		active = slices.DeleteFunc(active, func(a *tlsMeasure) bool { return a == t })
 	}
 	for _, t := range slices.Clone(active) {
-		if err := t.warm(c.m.Spec.Warmup); err != nil {
+		if err := t.warm(c.Manifest.Spec.Warmup); err != nil {
 			if ctx.Err() != nil {
 				return trial.Outcome{}, ctx.Err()
 			}
 			drop(t, err)
 		}
 	}
-	n := c.m.Spec.Iterations
+	n := c.Manifest.Spec.Iterations
 	for done := 0; done < n && len(active) > 0; {
 		// In rounds, each turn is one batch; the cell's server children stay up between
 		// its turns.
-		if tt := c.plan.Turns; tt != nil && done > 0 {
+		if tt := c.Plan.Turns; tt != nil && done > 0 {
 			if err := tt.Yield(ctx); err != nil {
 				return trial.Outcome{}, err
 			}
 		}
 		size := min(spec.Batch, n-done)
 		for _, t := range slices.Clone(active) {
-			t.turns = c.plan.Turns
+			t.turns = c.Plan.Turns
 			if err := t.runBatch(size); err != nil {
 				if ctx.Err() != nil {
 					return trial.Outcome{}, ctx.Err()
@@ -147,8 +155,8 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 			}
 		}
 		done += size
-		if c.plan.Progress != nil {
-			c.plan.Progress(done)
+		if c.Plan.Progress != nil {
+			c.Plan.Progress(done)
 		}
 	}
 	for _, t := range active {
@@ -161,7 +169,7 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 	}
 	for i, stack := range spec.Stacks {
 		runs[i].Cell.Variant = artifacts.TLSStackVariant(stack)
-		if c.plan.Turns != nil && runs[i].Cell.Status == artifacts.StatusOK {
+		if c.Plan.Turns != nil && runs[i].Cell.Status == artifacts.StatusOK {
 			runs[i].Cell.Block = spec.Batch
 		}
 	}
@@ -170,11 +178,11 @@ func tlsMatrixCell(ctx context.Context, c hostCell) (trial.Outcome, error) {
 	return out, nil
 }
 
-// startTLSMeasure prepares one stack of a cell: its chain, client and server child. It
+// start prepares one stack of a cell: its chain, client and server child. It
 // returns a skipped or failed cell instead when the stack cannot run the cell, and an error
 // only when the run itself broke (cancellation, no binary to re-run).
-func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme string) (*tlsMeasure, *trial.Outcome, error) {
-	spec := c.m.Spec.TLS
+func (r *HostRun) start(ctx context.Context, c trial.Cell, stack, group, scheme string) (*tlsMeasure, *trial.Outcome, error) {
+	spec := c.Manifest.Spec.TLS
 	bad := func(msg string) (*tlsMeasure, *trial.Outcome, error) {
 		return nil, &trial.Outcome{Cell: trial.Failed(msg)}, nil
 	}
@@ -183,7 +191,7 @@ func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme strin
 			return nil, &trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
 		}
 	}
-	chain, err := c.tls.chain(scheme)
+	chain, err := r.chain(scheme)
 	if err != nil {
 		return bad(err.Error())
 	}
@@ -191,14 +199,14 @@ func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme strin
 	if err != nil {
 		return bad("encode the leaf key: " + err.Error())
 	}
-	cfg := tlsCellConfig{Stack: stack, Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo, Fault: c.tlsFault}
+	cfg := tlsCellConfig{Stack: stack, Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo, Fault: r.Fault}
 	client, err := newTLSClient(&cfg, chain.Pool())
 	if err != nil {
 		return bad(err.Error())
 	}
 	srvCfg := cfg
 	srvCfg.Certs, srvCfg.Key = chain.Certificates(), key
-	exe := c.exe
+	exe := r.Exe
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {
 			return nil, nil, fmt.Errorf("find the pqrepro binary for the server child: %w", err)
@@ -211,7 +219,7 @@ func startTLSMeasure(ctx context.Context, c hostCell, stack, group, scheme strin
 		}
 		return bad(err.Error())
 	}
-	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: trial.NewDRBG(c.m.Spec.Seed, c.ref.Algorithm+"/"+stack+"/echo")}, nil, nil
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: trial.NewDRBG(c.Manifest.Spec.Seed, c.Ref.Algorithm+"/"+stack+"/echo")}, nil, nil
 }
 
 // tlsMeasure runs one stack's handshakes of a cell against its child and keeps what they
@@ -389,15 +397,4 @@ func (t *tlsMeasure) result(batch int) (trial.Outcome, error) {
 		}
 	}
 	return trial.Outcome{Cell: cell, Samples: t.samples, TLS: series, Rounds: t.rounds, Offsets: t.offsets}, nil
-}
-
-// noteTLS adds a tls-matrix run's chains and methods to environment.json.
-func (h *Host) noteTLS(m *artifacts.Manifest, env *artifacts.Environment) {
-	if m.Kind != artifacts.KindTLSMatrix {
-		return
-	}
-	h.tlsMu.Lock()
-	defer h.tlsMu.Unlock()
-	env.TLS = h.tlsEnv
-	env.TimerSource = "Go monotonic clock around the client's Handshake call, nanoseconds"
 }

@@ -1,4 +1,4 @@
-package device
+package tlsmatrix
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
 	"pqrepro/runner/wire/wiretest"
 	"pqrepro/tls13"
@@ -108,7 +109,7 @@ func opensslBoard(t *testing.T, o *interop.OpenSSL, caDir string, fault string) 
 // tlsBoard is a runner.Board over a scripted board's line.
 type tlsBoard struct {
 	c   *wire.Conn
-	opt RunOptions
+	opt device.RunOptions
 }
 
 func (b *tlsBoard) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
@@ -120,7 +121,7 @@ func (b *tlsBoard) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Ob
 	if err != nil {
 		return nil, err
 	}
-	return Run(ctx, b.c, h, m, obs, log, b.opt)
+	return device.Run(ctx, b.c, h, m, obs, log, b.opt)
 }
 
 func boardConn(t *testing.T, b *wiretest.Board) *wire.Conn {
@@ -174,7 +175,7 @@ func TestTLSMatrixOnABoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := tlsManifest(t)
-	b, res, err := runner.Execute(ctx, &tlsBoard{c: c, opt: RunOptions{TLSCADir: caDir}}, m, runner.Options{Identity: id, Version: "test"})
+	b, res, err := runner.Execute(ctx, &tlsBoard{c: c, opt: device.RunOptions{TLSCADir: caDir, Executors: boardKinds}}, m, runner.Options{Identity: id, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestTLSBoardFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log bytes.Buffer
-			cells, err := Run(ctx, c, h, m, runner.NopObserver{}, &log, RunOptions{TLSCADir: runnerCAs})
+			cells, err := device.Run(ctx, c, h, m, runner.NopObserver{}, &log, device.RunOptions{TLSCADir: runnerCAs, Executors: boardKinds})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +258,7 @@ func TestTLSCellsSkippedWithoutAClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := Run(ctx, c, h, tlsManifest(t), runner.NopObserver{}, io.Discard, RunOptions{TLSCADir: t.TempDir()})
+	cells, err := device.Run(ctx, c, h, tlsManifest(t), runner.NopObserver{}, io.Discard, device.RunOptions{TLSCADir: t.TempDir(), Executors: boardKinds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,3 +268,6 @@ func TestTLSCellsSkippedWithoutAClient(t *testing.T) {
 		}
 	}
 }
+
+// boardKinds is the device table with this package's executor.
+var boardKinds = device.Kinds{artifacts.KindTLSMatrix: Board}
