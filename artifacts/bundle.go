@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"pqrepro/internal/durable"
 )
 
 // Names of the files in a result bundle.
@@ -32,27 +34,27 @@ const (
 // its own copy of the list, so changing it changes nothing here.
 var ContentFiles = []string{FileManifest, FileResult, FileSamples, FileEnvironment, FileLog}
 
-// bundleContentNames returns a fresh copy of the content file names in
+// ContentNames returns a fresh copy of the content file names in
 // canonical order.
-func bundleContentNames() []string {
+func ContentNames() []string {
 	return []string{FileManifest, FileResult, FileSamples, FileEnvironment, FileLog}
 }
 
-// bundleOptionalNames returns the content files a bundle may hold besides ContentFiles: a
+// OptionalNames returns the content files a bundle may hold besides ContentFiles: a
 // kind's own samples (tls.csv). Present ones are attested like the others.
-func bundleOptionalNames() []string { return []string{FileTLS} }
+func OptionalNames() []string { return []string{FileTLS} }
 
-// bundleKnownName reports whether name is a content file (required or optional) or the
+// KnownFile reports whether name is a content file (required or optional) or the
 // attestation.
-func bundleKnownName(name string) bool {
-	return name == FileAttestation || slices.Contains(bundleContentNames(), name) || slices.Contains(bundleOptionalNames(), name)
+func KnownFile(name string) bool {
+	return name == FileAttestation || slices.Contains(ContentNames(), name) || slices.Contains(OptionalNames(), name)
 }
 
-// bundleAttestedNames returns the content files of b to attest: ContentFiles, then the
+// AttestedNames returns the content files of b to attest: ContentFiles, then the
 // optional ones b holds, in canonical order.
-func bundleAttestedNames(b *Bundle) []string {
-	names := bundleContentNames()
-	for _, name := range bundleOptionalNames() {
+func (b *Bundle) AttestedNames() []string {
+	names := ContentNames()
+	for _, name := range OptionalNames() {
 		if _, ok := b.Files[name]; ok {
 			names = append(names, name)
 		}
@@ -137,7 +139,7 @@ func bundleSortedNames(b *Bundle) ([]string, error) {
 	}
 	names := make([]string, 0, len(b.Files))
 	for name := range b.Files {
-		if !bundleKnownName(name) {
+		if !KnownFile(name) {
 			return nil, bundleErr(name, "not a bundle file name")
 		}
 		names = append(names, name)
@@ -183,13 +185,13 @@ func WriteDir(dir string, b *Bundle) (err error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("write bundle %s: %w", dir, err)
 	}
-	if err := bundleSyncDir(tmp); err != nil {
+	if err := durable.SyncDir(tmp); err != nil {
 		return fmt.Errorf("write bundle %s: %w", dir, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("write bundle %s: %w", dir, err)
 	}
-	if err := bundleSyncDir(parent); err != nil {
+	if err := durable.SyncDir(parent); err != nil {
 		return fmt.Errorf("write bundle %s: %w", dir, err)
 	}
 	return nil
@@ -215,20 +217,6 @@ func bundleWriteFile(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// bundleSyncDir fsyncs a directory so renames and creations in it are durable.
-// File systems that cannot sync directories are tolerated.
-func bundleSyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // bundleEpoch is the modification time of every archive entry.
@@ -321,7 +309,7 @@ func bundleReadDir(dir string) (*Bundle, error) {
 		if !e.Type().IsRegular() {
 			return nil, bundleErr(name, "not a regular file (%v)", e.Type())
 		}
-		if !bundleKnownName(name) {
+		if !KnownFile(name) {
 			return nil, bundleErr(name, "not a bundle file name")
 		}
 		data, err := bundleReadRegular(filepath.Join(dir, name), min(MaxFileBytes(name), MaxBundleBytes-total))
@@ -432,7 +420,7 @@ func ReadTarGz(r io.Reader, maxBytes int64) (*Bundle, error) {
 		if base == "" {
 			continue // the top-level directory's own entry
 		}
-		if !bundleKnownName(base) {
+		if !KnownFile(base) {
 			return nil, fmt.Errorf("read bundle archive: %w", bundleErr(hdr.Name, "unknown file name %q", base))
 		}
 		if _, dup := b.Files[base]; dup {

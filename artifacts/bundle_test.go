@@ -32,6 +32,12 @@ func bundleTestFiles(samplesSize int) *Bundle {
 	}}
 }
 
+// bundleTestAttest gives b an attestation file to carry: these tests are about reading and
+// writing bundles; signing and verifying them is artifacts/attest's.
+func bundleTestAttest(b *Bundle) {
+	b.Files[FileAttestation] = []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[]}` + "\n")
+}
+
 // bundleTestEqual fails unless a and b hold byte-identical files.
 func bundleTestEqual(t *testing.T, got, want *Bundle) {
 	t.Helper()
@@ -66,9 +72,7 @@ func TestWriteDirRoundTrip(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "run-1")
 	b := bundleTestFiles(4096)
-	if err := b.Sign(identityTestFixed(1), attestTestPredicate()); err != nil {
-		t.Fatal(err)
-	}
+	bundleTestAttest(b)
 	if err := WriteDir(dir, b); err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +81,6 @@ func TestWriteDirRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundleTestEqual(t, got, b)
-	if _, err := Verify(got, nil); err != nil {
-		t.Fatalf("bundle read back does not verify: %v", err)
-	}
 
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -147,9 +148,7 @@ func TestWriteRefusesBadBundles(t *testing.T) {
 
 func TestTarGzRoundTrip(t *testing.T) {
 	b := bundleTestFiles(64 << 10)
-	if err := b.Sign(identityTestFixed(1), attestTestPredicate()); err != nil {
-		t.Fatal(err)
-	}
+	bundleTestAttest(b)
 	var first, second bytes.Buffer
 	if err := WriteTarGz(&first, b); err != nil {
 		t.Fatal(err)
@@ -262,7 +261,7 @@ func bundleTestArchive(t *testing.T, entries []bundleTestEntry) []byte {
 func TestReadTarGzRefuses(t *testing.T) {
 	all := func(prefix string) []bundleTestEntry {
 		var es []bundleTestEntry
-		for _, n := range append(append(bundleContentNames(), bundleOptionalNames()...), FileAttestation) {
+		for _, n := range append(append(ContentNames(), OptionalNames()...), FileAttestation) {
 			es = append(es, bundleTestEntry{name: prefix + n, body: "x"})
 		}
 		return es
@@ -328,15 +327,13 @@ func TestReadTarGzNotGzip(t *testing.T) {
 
 func TestReadTarGzLayouts(t *testing.T) {
 	b := bundleTestFiles(100)
-	if err := b.Sign(identityTestFixed(1), attestTestPredicate()); err != nil {
-		t.Fatal(err)
-	}
+	bundleTestAttest(b)
 	entries := func(dirEntry, prefix string) []bundleTestEntry {
 		var es []bundleTestEntry
 		if dirEntry != "" {
 			es = append(es, bundleTestEntry{name: dirEntry, typeflag: tar.TypeDir})
 		}
-		for _, n := range append(bundleContentNames(), FileAttestation) {
+		for _, n := range append(ContentNames(), FileAttestation) {
 			es = append(es, bundleTestEntry{name: prefix + n, body: string(b.Files[n])})
 		}
 		return es
@@ -417,8 +414,8 @@ func TestReadBundleRefusesOtherFiles(t *testing.T) {
 
 func TestContentFiles(t *testing.T) {
 	want := []string{"manifest.yaml", "result.json", "samples.csv", "environment.json", "log.txt"}
-	if !slices.Equal(ContentFiles, want) || !slices.Equal(bundleContentNames(), want) {
-		t.Fatalf("ContentFiles %v, internal list %v, want %v", ContentFiles, bundleContentNames(), want)
+	if !slices.Equal(ContentFiles, want) || !slices.Equal(ContentNames(), want) {
+		t.Fatalf("ContentFiles %v, internal list %v, want %v", ContentFiles, ContentNames(), want)
 	}
 	for _, n := range append(slices.Clone(want), FileAttestation) {
 		if MaxFileBytes(n) <= 0 || MaxFileBytes(n) > MaxBundleBytes {

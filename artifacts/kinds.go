@@ -118,7 +118,7 @@ var kindDefs = []KindDef{
 // noTLS reports a tls section on a kind that has none.
 func (v *validator) noTLS(m *Manifest) {
 	if m.Spec.TLS != nil {
-		v.add("spec.tls", "only a %s has a tls section; a %s does not", KindTLSMatrix, m.Kind)
+		v.Add("spec.tls", "only a %s has a tls section; a %s does not", KindTLSMatrix, m.Kind)
 	}
 }
 
@@ -208,7 +208,7 @@ func benchCellSizes(m *Manifest, c *Cell) error {
 func (v *validator) checkBench(m *Manifest, signs bool) {
 	s := &m.Spec
 	if len(s.Algorithms) == 0 {
-		v.add("spec.algorithms", "list at least one algorithm")
+		v.Add("spec.algorithms", "list at least one algorithm")
 	}
 	want, noun := func(a Algorithm) bool { return a.KEM }, "KEM"
 	if signs {
@@ -219,12 +219,12 @@ func (v *validator) checkBench(m *Manifest, signs bool) {
 	for i, name := range s.Algorithms {
 		path := fmt.Sprintf("spec.algorithms[%d]", i)
 		if seen[name] {
-			v.add(path, "%q is listed twice", name)
+			v.Add(path, "%q is listed twice", name)
 			continue
 		}
 		seen[name] = true
 		if a, ok := LookupAlgorithm(name); !ok || !want(a) {
-			v.add(path, "unknown %s %q (valid: %s)", noun, name, strings.Join(AlgorithmNames(want), ", "))
+			v.Add(path, "unknown %s %q (valid: %s)", noun, name, strings.Join(AlgorithmNames(want), ", "))
 			known = known && ok
 		}
 	}
@@ -240,7 +240,7 @@ func (v *validator) checkBench(m *Manifest, signs bool) {
 			}
 		}
 		if !used && known {
-			v.add(fmt.Sprintf("spec.operations[%d]", i), "no listed algorithm has operation %q (valid for %s: %s)", op, m.Kind, strings.Join(ops, ", "))
+			v.Add(fmt.Sprintf("spec.operations[%d]", i), "no listed algorithm has operation %q (valid for %s: %s)", op, m.Kind, strings.Join(ops, ", "))
 		}
 	})
 	v.checkMessage(m, signs)
@@ -250,31 +250,31 @@ func (v *validator) checkBench(m *Manifest, signs bool) {
 func (v *validator) checkSequence(m *Manifest) {
 	s := &m.Spec
 	if len(s.Algorithms) == 0 {
-		v.add("spec.algorithms", "list at least one algorithm")
+		v.Add("spec.algorithms", "list at least one algorithm")
 	}
 	seen := map[string]bool{}
 	for i, name := range s.Algorithms {
 		path := fmt.Sprintf("spec.algorithms[%d]", i)
 		if seen[name] {
-			v.add(path, "%q is listed twice", name)
+			v.Add(path, "%q is listed twice", name)
 			continue
 		}
 		seen[name] = true
 		k, sg, ok := SplitPair(name)
 		if !ok {
-			v.add(path, "a kem-sig-sequence names pairs like ML-KEM-512+ML-DSA-44, got %q", name)
+			v.Add(path, "a kem-sig-sequence names pairs like ML-KEM-512+ML-DSA-44, got %q", name)
 			continue
 		}
 		if a, ok := LookupAlgorithm(k); !ok || !a.KEM || a.Family != FamilyMLKEM {
-			v.add(path, "unknown KEM %q (valid: %s)", k, strings.Join(AlgorithmNames(func(a Algorithm) bool { return a.Family == FamilyMLKEM }), ", "))
+			v.Add(path, "unknown KEM %q (valid: %s)", k, strings.Join(AlgorithmNames(func(a Algorithm) bool { return a.Family == FamilyMLKEM }), ", "))
 		}
 		if a, ok := LookupAlgorithm(sg); !ok || a.KEM {
-			v.add(path, "unknown signature algorithm %q (valid: %s)", sg, strings.Join(AlgorithmNames(func(a Algorithm) bool { return !a.KEM }), ", "))
+			v.Add(path, "unknown signature algorithm %q (valid: %s)", sg, strings.Join(AlgorithmNames(func(a Algorithm) bool { return !a.KEM }), ", "))
 		}
 	}
 	v.checkOperations(m, func(i int, op string) {
 		if op != OpSequence {
-			v.add(fmt.Sprintf("spec.operations[%d]", i), "a kem-sig-sequence has the one operation %q, got %q", OpSequence, op)
+			v.Add(fmt.Sprintf("spec.operations[%d]", i), "a kem-sig-sequence has the one operation %q, got %q", OpSequence, op)
 		}
 	})
 	v.checkMessage(m, true)
@@ -285,11 +285,11 @@ func (v *validator) checkSequence(m *Manifest) {
 func (v *validator) checkOperations(m *Manifest, each func(i int, op string)) {
 	ops := m.Spec.Operations
 	if len(ops) == 0 {
-		v.add("spec.operations", "list at least one operation")
+		v.Add("spec.operations", "list at least one operation")
 	}
 	for i, op := range ops {
 		if slices.Index(ops, op) != i {
-			v.add(fmt.Sprintf("spec.operations[%d]", i), "%q is listed twice", op)
+			v.Add(fmt.Sprintf("spec.operations[%d]", i), "%q is listed twice", op)
 			continue
 		}
 		each(i, op)
@@ -301,12 +301,12 @@ func (v *validator) checkMessage(m *Manifest, signs bool) {
 	msg := m.Spec.Message
 	switch {
 	case msg.Size < 0 || msg.Size > MaxMessageSize:
-		v.add("spec.message.size", "must be between 1 and %d bytes, got %d", MaxMessageSize, msg.Size)
+		v.Add("spec.message.size", "must be between 1 and %d bytes, got %d", MaxMessageSize, msg.Size)
 	case msg.Size > 0 && msg.Text != "":
-		v.add("spec.message", "give size or text, not both")
+		v.Add("spec.message", "give size or text, not both")
 	case signs && msg.Size == 0 && msg.Text == "":
-		v.add("spec.message", "a %s needs a message: size (fresh bytes per iteration) or text", m.Kind)
+		v.Add("spec.message", "a %s needs a message: size (fresh bytes per iteration) or text", m.Kind)
 	case !signs && (msg.Size > 0 || msg.Text != ""):
-		v.add("spec.message", "a %s signs nothing; remove the message", m.Kind)
+		v.Add("spec.message", "a %s signs nothing; remove the message", m.Kind)
 	}
 }

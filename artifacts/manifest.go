@@ -2,19 +2,17 @@ package artifacts
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"pqrepro/artifacts/yamlcheck"
 )
 
 // APIVersion is the only manifest schema version this build reads.
@@ -197,76 +195,27 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // IsZero lets omitempty drop an unset budget.
 func (d Duration) IsZero() bool { return d == 0 }
 
-// Problem is one thing wrong with a manifest, located by line and field path.
-type Problem struct {
-	// Line is the 1-based line in the source, 0 when the field is absent.
-	Line int
-	// Field is the dotted path, e.g. "spec.algorithms[1]".
-	Field string
-	// Msg says what is wrong and, where it helps, what is allowed.
-	Msg string
-}
-
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("line %d: %s: %s", p.Line, p.Field, p.Msg)
-	}
-	return fmt.Sprintf("%s: %s", p.Field, p.Msg)
-}
-
 // ManifestError lists every problem found in a manifest. It is an invalid-input error.
 type ManifestError struct {
 	// Source names the manifest (a path or <paper>/<name>).
 	Source   string
-	Problems []Problem
+	Problems []yamlcheck.Problem
 }
 
-func (e *ManifestError) Error() string { return FormatProblems("manifest", e.Source, e.Problems) }
-
-// FormatProblems renders problems found in a YAML document of some kind ("manifest",
-// "hardware map"), one indented line each.
-func FormatProblems(kind, source string, problems []Problem) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "invalid %s %s:", kind, source)
-	for _, p := range problems {
-		b.WriteString("\n  ")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+func (e *ManifestError) Error() string { return yamlcheck.Format("manifest", e.Source, e.Problems) }
 
 // ParseManifest reads, checks and normalises a manifest. Unknown fields, unknown algorithms and
 // impossible values are all reported, each with its line and field; nothing is silently ignored.
 func ParseManifest(data []byte, source string) (*Manifest, error) {
-	root, problems := ParseYAMLBounded(data, "manifest")
-	if problems != nil {
-		return nil, &ManifestError{Source: source, Problems: problems}
-	}
-	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
-		return nil, &ManifestError{Source: source, Problems: []Problem{{Line: 1, Field: "(document)", Msg: "a manifest is a YAML mapping with apiVersion, kind, metadata and spec"}}}
-	}
-	doc := root.Content[0]
-	v := &validator{root: doc}
-	v.problems = append(v.problems, UnknownFields(doc, reflect.TypeOf(Manifest{}), "")...)
 	var m Manifest
-	decoded := true
-	if err := doc.Decode(&m); err != nil {
-		decoded = false
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			for _, e := range te.Errors {
-				v.problems = append(v.problems, Problem{Line: yamlErrLine(errors.New(e)), Field: "(value)", Msg: cleanYAMLErr(errors.New(e))})
-			}
-		} else {
-			v.problems = append(v.problems, Problem{Line: yamlErrLine(err), Field: "(value)", Msg: cleanYAMLErr(err)})
-		}
-	}
+	c, decoded := yamlcheck.Decode(data, "manifest", "apiVersion, kind, metadata and spec", &m)
+	v := &validator{Checker: *c}
 	if decoded {
 		m.applyDefaults()
 		v.check(&m)
 	}
-	if len(v.problems) > 0 {
-		return nil, &ManifestError{Source: source, Problems: v.problems}
+	if len(v.Problems) > 0 {
+		return nil, &ManifestError{Source: source, Problems: v.Problems}
 	}
 	return &m, nil
 }
@@ -276,8 +225,8 @@ func (m *Manifest) Validate() error {
 	v := &validator{}
 	v.check(m)
 	v.checkWritten(m)
-	if len(v.problems) > 0 {
-		return &ManifestError{Source: m.Ref(), Problems: v.problems}
+	if len(v.Problems) > 0 {
+		return &ManifestError{Source: m.Ref(), Problems: v.Problems}
 	}
 	return nil
 }
@@ -346,10 +295,9 @@ func (m *Manifest) Canonical() []byte {
 	return b
 }
 
-// ID is "sha256:" followed by the hex SHA-256 of the canonical form.
+// ID is the canonical form's Digest.
 func (m *Manifest) ID() string {
-	sum := sha256.Sum256(m.Canonical())
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return Digest(m.Canonical())
 }
 
 // YAML renders the normalised manifest, as stored in a bundle's manifest.yaml.
@@ -398,69 +346,24 @@ var boardRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
 // is accepted from runners or bundles.
 func ValidBoardClass(s string) bool { return boardRE.MatchString(s) }
 
+// validator checks a decoded manifest against its rules, adding each problem with its line.
 type validator struct {
-	root     *yaml.Node
-	problems []Problem
-}
-
-func (v *validator) add(path, format string, args ...any) {
-	v.problems = append(v.problems, Problem{Line: v.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
-}
-
-// line finds the line of a dotted path like "spec.algorithms[2]" in the parsed document.
-func (v *validator) line(path string) int {
-	n := v.root
-	if n == nil {
-		return 0
-	}
-	line := 0
-	for _, part := range strings.Split(path, ".") {
-		key, idx := part, -1
-		if i := strings.IndexByte(part, '['); i >= 0 {
-			key = part[:i]
-			fmt.Sscanf(part[i:], "[%d]", &idx)
-		}
-		k, next := mapEntry(n, key)
-		if next == nil {
-			return line
-		}
-		n, line = next, k.Line
-		if idx >= 0 {
-			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
-				return line
-			}
-			n, line = n.Content[idx], n.Content[idx].Line
-		}
-	}
-	return line
-}
-
-// mapEntry returns the key and value nodes of key in a mapping node.
-func mapEntry(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
-	if n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
+	yamlcheck.Checker
 }
 
 func (v *validator) check(m *Manifest) {
 	if m.APIVersion != APIVersion {
-		v.add("apiVersion", "must be %q, got %q", APIVersion, m.APIVersion)
+		v.Add("apiVersion", "must be %q, got %q", APIVersion, m.APIVersion)
 	}
 	kind, kindOK := LookupKind(m.Kind)
 	if !kindOK {
-		v.add("kind", "unknown kind %q (valid: %s)", m.Kind, strings.Join(Kinds(), ", "))
+		v.Add("kind", "unknown kind %q (valid: %s)", m.Kind, strings.Join(Kinds(), ", "))
 	}
 	if !slugRE.MatchString(m.Metadata.Paper) {
-		v.add("metadata.paper", "must be a lower-case slug like paper001, got %q", m.Metadata.Paper)
+		v.Add("metadata.paper", "must be a lower-case slug like paper001, got %q", m.Metadata.Paper)
 	}
 	if !slugRE.MatchString(m.Metadata.Name) {
-		v.add("metadata.name", "must be a lower-case slug like mlkem, got %q", m.Metadata.Name)
+		v.Add("metadata.name", "must be a lower-case slug like mlkem, got %q", m.Metadata.Name)
 	}
 	v.checkTextFields(m)
 	s := &m.Spec
@@ -468,92 +371,72 @@ func (v *validator) check(m *Manifest) {
 		kind.check(v, m)
 	}
 	if s.Warmup < 0 || s.Warmup > 1_000_000 {
-		v.add("spec.warmup", "must be between 0 and 1000000, got %d", s.Warmup)
+		v.Add("spec.warmup", "must be between 0 and 1000000, got %d", s.Warmup)
 	}
 	if s.Iterations < 1 || s.Iterations > MaxSamplesPerCell {
-		v.add("spec.iterations", "must be between 1 and %d, got %d", MaxSamplesPerCell, s.Iterations)
+		v.Add("spec.iterations", "must be between 1 and %d, got %d", MaxSamplesPerCell, s.Iterations)
 	}
 	if s.Budget < 0 {
-		v.add("spec.budget", "must not be negative")
+		v.Add("spec.budget", "must not be negative")
 	}
 	if s.MinIterations < 0 || (s.MinIterations > s.Iterations && s.Iterations > 0) {
-		v.add("spec.minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, s.MinIterations)
+		v.Add("spec.minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, s.MinIterations)
 	}
 	if s.MinIterations > 0 && s.Budget == 0 {
-		v.add("spec.minIterations", "only applies with spec.budget")
+		v.Add("spec.minIterations", "only applies with spec.budget")
 	}
 	for _, class := range slices.Sorted(maps.Keys(s.BoardBudgets)) {
 		b, at := s.BoardBudgets[class], "spec.boardBudgets."+class
 		if !ValidBoardClass(class) {
-			v.add(at, "not a board class: %q", class)
+			v.Add(at, "not a board class: %q", class)
 		}
 		if b.Budget <= 0 {
-			v.add(at+".budget", "must be a positive duration")
+			v.Add(at+".budget", "must be a positive duration")
 		}
 		if b.MinIterations < 0 || b.MinIterations > s.Iterations {
-			v.add(at+".minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, b.MinIterations)
+			v.Add(at+".minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, b.MinIterations)
 		}
 		if b.OperationLimit < 0 {
-			v.add(at+".operationLimit", "must not be negative")
+			v.Add(at+".operationLimit", "must not be negative")
 		}
 	}
 	switch {
 	case !slices.Contains(Methods(), s.Method):
-		v.add("spec.method", "unknown method %q (valid: %s)", s.Method, strings.Join(Methods(), ", "))
+		v.Add("spec.method", "unknown method %q (valid: %s)", s.Method, strings.Join(Methods(), ", "))
 	case kindOK && !slices.Contains(kind.Methods, s.Method):
-		v.add("spec.method", "a %s cannot be timed with %s (valid: %s)", m.Kind, s.Method, strings.Join(kind.Methods, ", "))
+		v.Add("spec.method", "a %s cannot be timed with %s (valid: %s)", m.Kind, s.Method, strings.Join(kind.Methods, ", "))
 	}
 	if s.Method == MethodOpenSSLCLI {
 		for i, name := range s.Algorithms {
 			if _, known := LookupAlgorithm(name); known && !slices.Contains(OpenSSLCLIAlgorithms(), name) {
-				v.add(fmt.Sprintf("spec.algorithms[%d]", i), "openssl-cli runs only algorithms OpenSSL 3.5 has; %q is not one (valid: %s)", name, strings.Join(OpenSSLCLIAlgorithms(), ", "))
+				v.Add(fmt.Sprintf("spec.algorithms[%d]", i), "openssl-cli runs only algorithms OpenSSL 3.5 has; %q is not one (valid: %s)", name, strings.Join(OpenSSLCLIAlgorithms(), ", "))
 			}
 		}
 	}
 	switch {
 	case s.Keys != KeysEncoded && s.Keys != KeysParsed:
-		v.add("spec.keys", "unknown key form %q (valid: %s, %s)", s.Keys, KeysEncoded, KeysParsed)
+		v.Add("spec.keys", "unknown key form %q (valid: %s, %s)", s.Keys, KeysEncoded, KeysParsed)
 	case s.Keys == KeysParsed && s.Method != MethodInProcess:
-		v.add("spec.keys", "parsed keys apply to in-process runs only: a %s run reads every key from its encoding", s.Method)
+		v.Add("spec.keys", "parsed keys apply to in-process runs only: a %s run reads every key from its encoding", s.Method)
 	}
 	if strings.TrimSpace(s.Seed) == "" {
-		v.add("spec.seed", "is required: every input is derived from it so a re-run draws the same inputs")
+		v.Add("spec.seed", "is required: every input is derived from it so a re-run draws the same inputs")
 	}
 	if len(s.Boards) == 0 {
-		v.add("spec.boards", "list at least one board class")
+		v.Add("spec.boards", "list at least one board class")
 	}
 	for i, b := range s.Boards {
 		if !boardRE.MatchString(b) {
-			v.add(fmt.Sprintf("spec.boards[%d]", i), "board class must be a lower-case slug, got %q", b)
+			v.Add(fmt.Sprintf("spec.boards[%d]", i), "board class must be a lower-case slug, got %q", b)
 		}
 	}
 	if s.Firmware != "" && !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(s.Firmware) {
-		v.add("spec.firmware", "must be sha256:<64 hex digits>, got %q", s.Firmware)
+		v.Add("spec.firmware", "must be sha256:<64 hex digits>, got %q", s.Firmware)
 	}
 	if s.Reference.Tolerance < 0 || s.Reference.Tolerance >= 10 {
-		v.add("spec.reference.tolerance", "must be a relative tolerance between 0 and 10, got %g", s.Reference.Tolerance)
+		v.Add("spec.reference.tolerance", "must be a relative tolerance between 0 and 10, got %g", s.Reference.Tolerance)
 	}
 	if len(s.Reference.Claims) > 0 && s.Reference.Dataset == "" {
-		v.add("spec.reference.claims", "claims need spec.reference.dataset")
+		v.Add("spec.reference.claims", "claims need spec.reference.dataset")
 	}
-}
-
-var lineRE = regexp.MustCompile(`line (\d+)`)
-
-var linePrefixRE = regexp.MustCompile(`^(yaml: )?line \d+: `)
-
-func yamlErrLine(err error) int {
-	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
-		var n int
-		fmt.Sscanf(m[1], "%d", &n)
-		return n
-	}
-	return 0
-}
-
-func cleanYAMLErr(err error) string {
-	s := linePrefixRE.ReplaceAllString(strings.TrimSpace(err.Error()), "")
-	s = strings.TrimPrefix(s, "yaml: ")
-	s = strings.ReplaceAll(s, "artifacts.", "")
-	return s
 }

@@ -252,52 +252,52 @@ func mqttDefaults(m *Manifest) {
 func (v *validator) checkMQTT(m *Manifest) {
 	sp := &m.Spec
 	if len(sp.Algorithms) > 0 || len(sp.Operations) > 0 || sp.Message.Size > 0 || sp.Message.Text != "" {
-		v.add("spec", "an %s names its AEADs in spec.mqtt.aeads; remove spec.algorithms, spec.operations and spec.message", m.Kind)
+		v.Add("spec", "an %s names its AEADs in spec.mqtt.aeads; remove spec.algorithms, spec.operations and spec.message", m.Kind)
 	}
 	if sp.Budget > 0 {
-		v.add("spec.budget", "an %s times every payload size the same number of times; remove the budget", m.Kind)
+		v.Add("spec.budget", "an %s times every payload size the same number of times; remove the budget", m.Kind)
 	}
 	s := sp.MQTT
 	if s == nil {
-		v.add("spec.mqtt", "an %s needs spec.mqtt (payloadSizes, framesPerSize, replays, tamperings, broker, aeads, forwardSecret)", m.Kind)
+		v.Add("spec.mqtt", "an %s needs spec.mqtt (payloadSizes, framesPerSize, replays, tamperings, broker, aeads, forwardSecret)", m.Kind)
 		return
 	}
 	switch {
 	case len(s.PayloadSizes) < 2 || len(s.PayloadSizes) > maxPayloadSizes:
-		v.add("spec.mqtt.payloadSizes", "list 2 to %d sizes (a fixed and a per-byte cost need two), got %d", maxPayloadSizes, len(s.PayloadSizes))
+		v.Add("spec.mqtt.payloadSizes", "list 2 to %d sizes (a fixed and a per-byte cost need two), got %d", maxPayloadSizes, len(s.PayloadSizes))
 	default:
 		for i, n := range s.PayloadSizes {
 			path := fmt.Sprintf("spec.mqtt.payloadSizes[%d]", i)
 			if n < 0 || n > MQTTMaxPayload {
-				v.add(path, "must be between 0 and %d bytes (the gateway's largest frame), got %d", MQTTMaxPayload, n)
+				v.Add(path, "must be between 0 and %d bytes (the gateway's largest frame), got %d", MQTTMaxPayload, n)
 			} else if i > 0 && n <= s.PayloadSizes[i-1] {
-				v.add(path, "sizes must increase, got %d after %d", n, s.PayloadSizes[i-1])
+				v.Add(path, "sizes must increase, got %d after %d", n, s.PayloadSizes[i-1])
 			}
 		}
 	}
 	if s.FramesPerSize < 1 {
-		v.add("spec.mqtt.framesPerSize", "must be at least 1, got %d", s.FramesPerSize)
+		v.Add("spec.mqtt.framesPerSize", "must be at least 1, got %d", s.FramesPerSize)
 	} else if len(s.PayloadSizes) > 0 && sp.Iterations != s.FramesPerSize*len(s.PayloadSizes) {
-		v.add("spec.iterations", "an %s runs framesPerSize × len(payloadSizes) = %d iterations per cell; omit spec.iterations or set it to that, got %d", m.Kind, s.FramesPerSize*len(s.PayloadSizes), sp.Iterations)
+		v.Add("spec.iterations", "an %s runs framesPerSize × len(payloadSizes) = %d iterations per cell; omit spec.iterations or set it to that, got %d", m.Kind, s.FramesPerSize*len(s.PayloadSizes), sp.Iterations)
 	}
 	if s.Replays < 0 || (s.Replays > 0 && s.Replays > sp.Iterations-MQTTWindow) {
-		v.add("spec.mqtt.replays", "must be between 0 and spec.iterations − %d (a replayed frame is one older than the gateway's %d-frame window), got %d", MQTTWindow, MQTTWindow, s.Replays)
+		v.Add("spec.mqtt.replays", "must be between 0 and spec.iterations − %d (a replayed frame is one older than the gateway's %d-frame window), got %d", MQTTWindow, MQTTWindow, s.Replays)
 	}
 	if s.Tamperings < 0 || s.Tamperings > sp.Iterations {
-		v.add("spec.mqtt.tamperings", "must be between 0 and spec.iterations (%d), got %d", sp.Iterations, s.Tamperings)
+		v.Add("spec.mqtt.tamperings", "must be between 0 and spec.iterations (%d), got %d", sp.Iterations, s.Tamperings)
 	}
 	if s.Broker != MQTTBrokerEmbedded {
 		if _, err := MQTTBrokerAddr(s.Broker); err != nil {
-			v.add("spec.mqtt.broker", "%q: embedded, or mqtt://host:port (%v)", s.Broker, err)
+			v.Add("spec.mqtt.broker", "%q: embedded, or mqtt://host:port (%v)", s.Broker, err)
 		}
 	}
 	for i, a := range s.AEADs {
 		path := fmt.Sprintf("spec.mqtt.aeads[%d]", i)
 		switch {
 		case !slices.Contains(MQTTAEADs(), a):
-			v.add(path, "unknown AEAD %q (valid: %s)", a, strings.Join(MQTTAEADs(), ", "))
+			v.Add(path, "unknown AEAD %q (valid: %s)", a, strings.Join(MQTTAEADs(), ", "))
 		case slices.Index(s.AEADs, a) != i:
-			v.add(path, "%q is listed twice", a)
+			v.Add(path, "%q is listed twice", a)
 		}
 	}
 }

@@ -249,33 +249,33 @@ type TLSSeries struct {
 func (v *validator) checkTLS(m *Manifest) {
 	s := &m.Spec
 	if len(s.Algorithms) > 0 {
-		v.add("spec.algorithms", "a tls-matrix names its cells with spec.tls.groups and spec.tls.signatures")
+		v.Add("spec.algorithms", "a tls-matrix names its cells with spec.tls.groups and spec.tls.signatures")
 	}
 	if len(s.Operations) > 0 {
-		v.add("spec.operations", "a tls-matrix has the one operation %s; remove the list", OpHandshake)
+		v.Add("spec.operations", "a tls-matrix has the one operation %s; remove the list", OpHandshake)
 	}
 	if s.Message.Size != 0 || s.Message.Text != "" {
-		v.add("spec.message", "a tls-matrix signs nothing of its own; remove the message (spec.tls.echo sets the application data)")
+		v.Add("spec.message", "a tls-matrix signs nothing of its own; remove the message (spec.tls.echo sets the application data)")
 	}
 	if s.Budget > 0 {
-		v.add("spec.budget", "a tls-matrix runs every handshake it asks for (its CPU is accounted per batch); remove the budget")
+		v.Add("spec.budget", "a tls-matrix runs every handshake it asks for (its CPU is accounted per batch); remove the budget")
 	}
 	t := s.TLS
 	if t == nil {
-		v.add("spec.tls", "a tls-matrix needs spec.tls with groups and signatures")
+		v.Add("spec.tls", "a tls-matrix needs spec.tls with groups and signatures")
 		return
 	}
 	list := func(field string, names, valid []string) {
 		if len(names) == 0 {
-			v.add("spec.tls."+field, "list at least one (valid: %s)", strings.Join(valid, ", "))
+			v.Add("spec.tls."+field, "list at least one (valid: %s)", strings.Join(valid, ", "))
 		}
 		for i, n := range names {
 			path := fmt.Sprintf("spec.tls.%s[%d]", field, i)
 			switch {
 			case slices.Index(names, n) != i:
-				v.add(path, "%q is listed twice", n)
+				v.Add(path, "%q is listed twice", n)
 			case !slices.Contains(valid, n):
-				v.add(path, "unknown %s %q (valid: %s)", strings.TrimSuffix(field, "s"), n, strings.Join(valid, ", "))
+				v.Add(path, "unknown %s %q (valid: %s)", strings.TrimSuffix(field, "s"), n, strings.Join(valid, ", "))
 			}
 		}
 	}
@@ -283,19 +283,19 @@ func (v *validator) checkTLS(m *Manifest) {
 	list("signatures", t.Signatures, tlsSignatureNames())
 	list("stacks", t.Stacks, TLSStacks())
 	if len(t.Stacks) > 0 && t.Stacks[0] != StackPQRepro {
-		v.add("spec.tls.stacks[0]", "must be %s: other stacks are measured beside the engine, as variants of its cells", StackPQRepro)
+		v.Add("spec.tls.stacks[0]", "must be %s: other stacks are measured beside the engine, as variants of its cells", StackPQRepro)
 	}
 	if !slices.Contains(TLSCipherSuites(), t.CipherSuite) {
-		v.add("spec.tls.cipherSuite", "unknown cipher suite %q (valid: %s)", t.CipherSuite, strings.Join(TLSCipherSuites(), ", "))
+		v.Add("spec.tls.cipherSuite", "unknown cipher suite %q (valid: %s)", t.CipherSuite, strings.Join(TLSCipherSuites(), ", "))
 	}
 	switch {
 	case t.Batch < 1 || t.Batch > MaxSamplesPerCell:
-		v.add("spec.tls.batch", "must be between 1 and %d handshakes, got %d", MaxSamplesPerCell, t.Batch)
+		v.Add("spec.tls.batch", "must be between 1 and %d handshakes, got %d", MaxSamplesPerCell, t.Batch)
 	case s.Iterations >= 1 && t.Batch > s.Iterations:
-		v.add("spec.tls.batch", "%d handshakes per CPU batch, more than the %d iterations of a cell: no batch would be full", t.Batch, s.Iterations)
+		v.Add("spec.tls.batch", "%d handshakes per CPU batch, more than the %d iterations of a cell: no batch would be full", t.Batch, s.Iterations)
 	}
 	if t.Echo < 1 || t.Echo > MaxTLSEcho {
-		v.add("spec.tls.echo", "must be between 1 and %d bytes (one record), got %d", MaxTLSEcho, t.Echo)
+		v.Add("spec.tls.echo", "must be between 1 and %d bytes (one record), got %d", MaxTLSEcho, t.Echo)
 	}
 }
 

@@ -197,42 +197,6 @@ func TestTLSRederive(t *testing.T) {
 	}
 }
 
-// TestTLSBundleAttested checks tls.csv is signed with the other files: a changed or missing
-// tls.csv fails verification, naming it.
-func TestTLSBundleAttested(t *testing.T) {
-	_, _, b := tlsFixture(t)
-	id, err := GenerateIdentity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Sign(id, Predicate{Runner: RunnerRef{Name: "test", Version: "test"}, Assurance: Assurance{Level: AssuranceHost, Origin: OriginLocal}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Verify(b, nil); err != nil {
-		t.Fatalf("verify: %v", err)
-	}
-	var buf bytes.Buffer
-	if err := WriteTarGz(&buf, b); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadTarGz(&buf, 0)
-	if err != nil || !bytes.Equal(back.Files[FileTLS], b.Files[FileTLS]) {
-		t.Fatalf("tar round trip: %v", err)
-	}
-	changed := &Bundle{Files: map[string][]byte{}}
-	for k, v := range b.Files {
-		changed.Files[k] = v
-	}
-	changed.Files[FileTLS] = append(bytes.Clone(b.Files[FileTLS]), "X25519+Ed25519,handshake,,sign,server,0,1\n"...)
-	if _, err := Verify(changed, nil); err == nil || !strings.Contains(err.Error(), FileTLS) {
-		t.Fatalf("changed tls.csv: %v", err)
-	}
-	delete(changed.Files, FileTLS)
-	if _, err := Verify(changed, nil); err == nil || !strings.Contains(err.Error(), FileTLS) {
-		t.Fatalf("missing tls.csv: %v", err)
-	}
-}
-
 // FuzzParseTLSSamples checks tls.csv parsing never panics and that what it accepts is
 // within its limits, and re-derives a fuzzed tls.csv against a consistent result.
 func FuzzParseTLSSamples(f *testing.F) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 )
 
 // ClassCheck is the outcome of checking a board class against the board catalogue.
@@ -406,7 +407,7 @@ func describeMachine(env artifacts.Environment) string {
 // its experiment kinds runs only those, and a board with a declared algorithm subset runs a
 // manifest only when every cell's algorithm is in it (the portal offers such a board for
 // nothing else, so no job on it ends with cells skipped for want of an algorithm).
-func BoardCanRun(b artifacts.BoardInfo, m *artifacts.Manifest) string {
+func BoardCanRun(b protocol.BoardInfo, m *artifacts.Manifest) string {
 	if len(b.Kinds) > 0 && !slices.Contains(b.Kinds, m.Kind) {
 		return fmt.Sprintf("it runs only %s experiments", strings.Join(b.Kinds, ", "))
 	}

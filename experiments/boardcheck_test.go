@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 )
 
 // Fixture environments as the runner records them (see runner/testdata/machines for the
@@ -150,13 +151,13 @@ func TestBoardCanRun(t *testing.T) {
 	}
 	only512 := *mlkem
 	only512.Spec.Algorithms = []string{"ML-KEM-512"}
-	m0 := artifacts.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}}
-	full := artifacts.BoardInfo{Class: "qemu-mps2-an386"}
-	emu := artifacts.BoardInfo{Class: "qemu-mps2-an386", Driver: "qemu", Kinds: []string{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}}
-	host := artifacts.BoardInfo{Class: "host", Driver: "host"}
+	m0 := protocol.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}}
+	full := protocol.BoardInfo{Class: "qemu-mps2-an386"}
+	emu := protocol.BoardInfo{Class: "qemu-mps2-an386", Driver: "qemu", Kinds: []string{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}}
+	host := protocol.BoardInfo{Class: "host", Driver: "host"}
 	for _, tt := range []struct {
 		name string
-		b    artifacts.BoardInfo
+		b    protocol.BoardInfo
 		m    *artifacts.Manifest
 		want string // "" or a fragment of the reason
 	}{

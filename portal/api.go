@@ -17,6 +17,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -49,7 +52,7 @@ func runnerOf(c echo.Context) store.Runner { return c.Get("runner").(store.Runne
 // enrolment token; keys the portal knows need that runner's current token (or the
 // administrator's release); keys held by another runner or a submitter are a conflict.
 func (s *Server) apiEnrol(c echo.Context) error {
-	var req artifacts.EnrolRequest
+	var req protocol.EnrolRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -81,7 +84,7 @@ func (s *Server) apiEnrol(c echo.Context) error {
 		}
 	}
 	ctx := c.Request().Context()
-	if err := s.checkPossession(ctx, artifacts.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
+	if err := s.checkPossession(ctx, identity.PurposeRunnerEnrol, req.PublicKeys, req.Proof); err != nil {
 		return err
 	}
 	e := store.Enrolment{Name: req.Name, Version: req.Version, Keys: req.PublicKeys, Boards: req.Boards, Capabilities: req.Capabilities, NewTokenHash: hashToken(tok)}
@@ -97,7 +100,7 @@ func (s *Server) apiEnrol(c echo.Context) error {
 		return err
 	}
 	s.log.Info("runner enrolled", "runner", id, "name", req.Name, "keys", req.PublicKeys.Fingerprint(), "boards", len(req.Boards), "re-enrolled", again)
-	return c.JSON(http.StatusOK, artifacts.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())})
+	return c.JSON(http.StatusOK, protocol.EnrolResponse{RunnerID: id, RunnerToken: tok, LeaseSeconds: int(s.cfg.LeaseDuration.Seconds())})
 }
 
 // apiLease hands out the next job for the runner's available boards, waiting up to ?wait=
@@ -135,7 +138,7 @@ func (s *Server) apiLease(c echo.Context) error {
 		j, err := s.store.LeaseJob(ctx, r.ID, classes, firmwareOnly, opensslClasses, leaseID, nonce, time.Now().Add(s.cfg.LeaseDuration))
 		if err == nil {
 			s.log.Info("job leased", "job", j.ID, "runner", r.ID, "attempt", j.Attempt, "board", j.BoardClass)
-			l := artifacts.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
+			l := protocol.Lease{JobID: j.ID, LeaseID: leaseID, Attempt: j.Attempt, Experiment: j.Experiment, Manifest: j.ManifestYAML,
 				ManifestID: j.ManifestID, BoardClass: j.BoardClass, Firmware: j.Firmware, ExpiresAt: j.LeaseExpires,
 				LeaseSeconds: int(s.cfg.LeaseDuration.Seconds()), Nonce: nonce, PortalURL: s.cfg.PortalURL()}
 			if j.Firmware != "" {
@@ -167,7 +170,7 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.HeartbeatRequest
+	var req protocol.HeartbeatRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -178,7 +181,7 @@ func (s *Server) apiHeartbeat(c echo.Context) error {
 	if err := s.store.Heartbeat(c.Request().Context(), id, runnerOf(c).ID, req.LeaseID, exp, req.Progress); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.HeartbeatResponse{ExpiresAt: exp.UTC()})
+	return c.JSON(http.StatusOK, protocol.HeartbeatResponse{ExpiresAt: exp.UTC()})
 }
 
 // apiLog stores log chunk :index of the current attempt; the body is the text.
@@ -195,7 +198,7 @@ func (s *Server) apiLog(c echo.Context) error {
 	if err != nil {
 		return fault.Wrap(fault.Invalid, err, "read log chunk")
 	}
-	if err := s.store.AppendLog(c.Request().Context(), id, runnerOf(c).ID, c.Request().Header.Get(artifacts.ProtocolHeaderLease), idx, string(data)); err != nil {
+	if err := s.store.AppendLog(c.Request().Context(), id, runnerOf(c).ID, c.Request().Header.Get(protocol.ProtocolHeaderLease), idx, string(data)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -206,7 +209,7 @@ func (s *Server) apiFail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.FailRequest
+	var req protocol.FailRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -233,7 +236,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	r := runnerOf(c)
-	leaseID := c.Request().Header.Get(artifacts.ProtocolHeaderLease)
+	leaseID := c.Request().Header.Get(protocol.ProtocolHeaderLease)
 	j, err := s.store.Job(ctx, id)
 	if err != nil {
 		return err
@@ -245,7 +248,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if j.State == store.JobPublished && j.RunnerID == r.ID {
 		// A retried completion (the answer to the first was lost) gets the same answer.
 		if run, err := s.store.Run(ctx, j.RunID); err == nil && run.Bundle == bundleDigest(data) {
-			return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID)})
+			return c.JSON(http.StatusOK, protocol.CompleteResponse{RunID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID)})
 		}
 	}
 	if j.State != store.JobRunning || j.LeaseID != leaseID || j.RunnerID != r.ID || j.LeaseExpires.Before(time.Now()) {
@@ -255,7 +258,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return bundleRefused(err)
 	}
-	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: artifacts.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
+	runID, err := s.publish(ctx, b, incoming{Data: data, Keys: r.PublicKeys, Origin: attest.OriginPortalRunner, RunnerID: r.ID, Job: &j, LeaseID: leaseID})
 	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return fault.New(fault.Invalid, "duplicate: this bundle is already published as run %d; a job is completed by the bundle signed for its own lease", dup.RunID)
@@ -271,7 +274,7 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return bundleRefused(err)
 	}
-	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)})
+	return c.JSON(http.StatusOK, protocol.CompleteResponse{RunID: runID, URL: fmt.Sprintf("/runs/%d", runID)})
 }
 
 // bundleRefused gives a runner's refused completion its protocol kind: invalid input in an
@@ -311,7 +314,7 @@ func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte)
 	if err != nil {
 		return 0, err
 	}
-	v, err := artifacts.Verify(b, nil)
+	v, err := attest.Verify(b, nil)
 	if err != nil {
 		return 0, verifyRefusal(err)
 	}
@@ -328,7 +331,7 @@ func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte)
 	if !k.RevokedAt.IsZero() {
 		return 0, fault.New(fault.Invalid, "revoked key: %s was revoked by the administrator at %s", v.KeyFingerprint, k.RevokedAt.Format(time.RFC3339))
 	}
-	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: artifacts.OriginCommunity, Submitter: u.ID})
+	id, err := s.publish(ctx, b, incoming{Data: data, Keys: k.PublicKeys, Origin: attest.OriginCommunity, Submitter: u.ID})
 	var dup *store.DuplicateBundleError
 	if errors.As(err, &dup) {
 		return dup.RunID, nil // published meanwhile by a concurrent submission
@@ -361,7 +364,7 @@ func (s *Server) apiRegisterKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.KeyRegistration
+	var req protocol.KeyRegistration
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -369,15 +372,15 @@ func (s *Server) apiRegisterKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.KeyRegistrationResponse{Fingerprint: fp})
+	return c.JSON(http.StatusOK, protocol.KeyRegistrationResponse{Fingerprint: fp})
 }
 
 // addSubmitterKeys checks the proof of possession of the keys and registers them under u.
-func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req artifacts.KeyRegistration) (string, error) {
+func (s *Server) addSubmitterKeys(ctx context.Context, u store.User, req protocol.KeyRegistration) (string, error) {
 	if err := req.PublicKeys.Validate(); err != nil {
 		return "", fault.Wrap(fault.Invalid, err, "public keys: %s", err.Error())
 	}
-	if err := s.checkPossession(ctx, artifacts.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
+	if err := s.checkPossession(ctx, identity.PurposeSubmitterKeys, req.PublicKeys, req.Proof); err != nil {
 		return "", err
 	}
 	label := strings.TrimSpace(req.Label)
@@ -416,7 +419,7 @@ func (s *Server) apiSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, artifacts.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id)})
+	return c.JSON(http.StatusOK, protocol.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id)})
 }
 
 // apiRunJSON is a run as the public API serves it.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
 )
@@ -20,7 +21,7 @@ func batchPub(name string) store.Publication {
 	at := time.UnixMilli(1764590000000).UTC()
 	return store.Publication{
 		Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:m", Kind: "kem-bench", Method: artifacts.MethodInProcess,
-			BoardClass: "host", BoardName: "host-1", Level: "host", ClassStatus: artifacts.ClassVerified, Origin: artifacts.OriginCommunity,
+			BoardClass: "host", BoardName: "host-1", Level: "host", ClassStatus: artifacts.ClassVerified, Origin: attest.OriginCommunity,
 			Binding: store.BindingUnbound, Signer: "signer", Bundle: "sha256:" + hex.EncodeToString(h[:]), BundleSize: 1000,
 			StartedAt: at, FinishedAt: at, Environment: `{}`, Report: `{}`, Checks: `[]`, CellsTotal: 1, CellsOK: 1},
 		Cells: []artifacts.Cell{{Algorithm: "ML-KEM-768", Operation: "keygen", Status: artifacts.StatusOK, Unit: "ns", Requested: 5,

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 )
@@ -19,9 +20,9 @@ import (
 // bundles/s.
 func BenchmarkBundleUploadVerify(b *testing.B) {
 	p := portaltest.Start(b, nil)
-	id, _ := artifacts.GenerateIdentity()
+	id, _ := identity.GenerateIdentity()
 	tok := submitterToken(b, p, "bench", id)
-	bundle := signedBundle(b, smallManifest(b, 100), id, artifacts.OriginLocal)
+	bundle := signedBundle(b, smallManifest(b, 100), id, attest.OriginLocal)
 	b.SetBytes(int64(len(bundle)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

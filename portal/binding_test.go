@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
@@ -21,13 +24,13 @@ import (
 // forge re-signs archive with id after edit changed its result.json (decoded) and samples.csv
 // (raw); the predicate, job binding included, is kept as it was. What comes out verifies: only
 // re-derivation can tell.
-func forge(t testing.TB, archive []byte, id *artifacts.Identity, edit func(r *artifacts.Result, samples *[]byte)) []byte {
+func forge(t testing.TB, archive []byte, id *identity.Identity, edit func(r *artifacts.Result, samples *[]byte)) []byte {
 	t.Helper()
 	b, err := artifacts.ReadTarGz(bytes.NewReader(archive), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := artifacts.Verify(b, nil)
+	v, err := attest.Verify(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +42,7 @@ func forge(t testing.TB, archive []byte, id *artifacts.Identity, edit func(r *ar
 	edit(res, &samples)
 	b.Files[artifacts.FileResult], _ = json.Marshal(res)
 	b.Files[artifacts.FileSamples] = samples
-	if err := b.Sign(id, v.Statement.Predicate); err != nil {
+	if err := attest.Sign(b, id, v.Statement.Predicate); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -50,19 +53,19 @@ func forge(t testing.TB, archive []byte, id *artifacts.Identity, edit func(r *ar
 }
 
 // legacy re-signs archive with the v1 predicate, as runners did before job binding.
-func legacy(t testing.TB, archive []byte, id *artifacts.Identity) []byte {
+func legacy(t testing.TB, archive []byte, id *identity.Identity) []byte {
 	t.Helper()
 	b, err := artifacts.ReadTarGz(bytes.NewReader(archive), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := artifacts.Verify(b, nil)
+	v, err := attest.Verify(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := v.Statement.Predicate
 	p.Job = nil
-	if err := b.SignLegacy(id, p); err != nil {
+	if err := attest.SignLegacy(b, id, p); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -102,7 +105,7 @@ func mldsaManifest(t testing.TB) *artifacts.Manifest {
 }
 
 // registeredSubmitter registers id's keys under a new submitter account and returns its client.
-func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *artifacts.Identity) *portalclient.Client {
+func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *identity.Identity) *portalclient.Client {
 	t.Helper()
 	return portalclient.NewSubmitter(p.URL, submitterToken(t, p, name, id))
 }
@@ -110,7 +113,7 @@ func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *ar
 // submitterToken creates the submitter account name with id's keys registered (straight in
 // the store: the registration's proof of possession is tested on its own) and returns the
 // account's bearer token.
-func submitterToken(t testing.TB, p *portaltest.Portal, name string, id *artifacts.Identity) string {
+func submitterToken(t testing.TB, p *portaltest.Portal, name string, id *identity.Identity) string {
 	t.Helper()
 	ctx := context.Background()
 	tok := "sub-token-" + name + "-0123456789"
@@ -141,22 +144,22 @@ func TestRunnerCompletionRefusesUnboundBundles(t *testing.T) {
 	if la.Nonce == "" || la.Nonce == lb.Nonce || la.PortalURL != p.Config.PortalURL() {
 		t.Fatalf("leases carry nonces %q, %q and portal %q", la.Nonce, lb.Nonce, la.PortalURL)
 	}
-	with := func(l artifacts.Lease, edit func(*artifacts.Lease)) *artifacts.Lease { edit(&l); return &l }
+	with := func(l protocol.Lease, edit func(*protocol.Lease)) *protocol.Lease { edit(&l); return &l }
 	forA := runnerBundle(t, m, r.id, la)
 	cases := []struct {
 		name   string
-		lease  *artifacts.Lease // completed under this lease
+		lease  *protocol.Lease // completed under this lease
 		bundle []byte
 		want   string
 	}{
 		{"an old (v1) bundle for a new job", lb, legacy(t, runnerBundle(t, m, r.id, lb), r.id), "predicate: a legacy"},
-		{"a locally signed bundle as a runner result", lb, signedBundle(t, m, r.id, artifacts.OriginLocal), "origin: the bundle was signed with origin \"local\""},
-		{"a community-signed bundle as a runner result", lb, signedBundle(t, m, r.id, artifacts.OriginCommunity), "origin"},
+		{"a locally signed bundle as a runner result", lb, signedBundle(t, m, r.id, attest.OriginLocal), "origin: the bundle was signed with origin \"local\""},
+		{"a community-signed bundle as a runner result", lb, signedBundle(t, m, r.id, attest.OriginCommunity), "origin"},
 		{"the bundle of job A completed on job B", lb, forA, "job: the bundle was signed for job"},
-		{"a wrong nonce", lb, runnerBundle(t, m, r.id, with(*lb, func(l *artifacts.Lease) { l.Nonce = "nonce_guessed0123456789" })), "nonce"},
-		{"a wrong attempt", lb, runnerBundle(t, m, r.id, with(*lb, func(l *artifacts.Lease) { l.Attempt++ })), "attempt"},
-		{"a wrong lease", lb, runnerBundle(t, m, r.id, with(*lb, func(l *artifacts.Lease) { l.LeaseID = "lease_other" })), "lease"},
-		{"another portal", lb, runnerBundle(t, m, r.id, with(*lb, func(l *artifacts.Lease) { l.PortalURL = "https://elsewhere.example" })), "portal"},
+		{"a wrong nonce", lb, runnerBundle(t, m, r.id, with(*lb, func(l *protocol.Lease) { l.Nonce = "nonce_guessed0123456789" })), "nonce"},
+		{"a wrong attempt", lb, runnerBundle(t, m, r.id, with(*lb, func(l *protocol.Lease) { l.Attempt++ })), "attempt"},
+		{"a wrong lease", lb, runnerBundle(t, m, r.id, with(*lb, func(l *protocol.Lease) { l.LeaseID = "lease_other" })), "lease"},
+		{"another portal", lb, runnerBundle(t, m, r.id, with(*lb, func(l *protocol.Lease) { l.PortalURL = "https://elsewhere.example" })), "portal"},
 		{"another runner's keys", lb, runnerBundle(t, m, mustIdentity(t), lb), "runner: the bundle is not signed by the keys of runner"},
 		{"a halved median signed by the runner", lb, forge(t, runnerBundle(t, m, r.id, lb), r.id, func(res *artifacts.Result, _ *[]byte) {
 			res.Cells[1].Stats.Median /= 2
@@ -177,7 +180,7 @@ func TestRunnerCompletionRefusesUnboundBundles(t *testing.T) {
 		})
 	}
 	// The bundles signed for their own leases publish, each bound.
-	for _, l := range []*artifacts.Lease{la, lb} {
+	for _, l := range []*protocol.Lease{la, lb} {
 		b := forA
 		if l == lb {
 			b = runnerBundle(t, m, r.id, lb)
@@ -187,15 +190,15 @@ func TestRunnerCompletionRefusesUnboundBundles(t *testing.T) {
 			t.Fatalf("job %d: %v", l.JobID, err)
 		}
 		run, _ := p.Server.Store().Run(ctx, resp.RunID)
-		if run.Binding != store.BindingJob || run.JobID != l.JobID || run.Origin != artifacts.OriginPortalRunner {
+		if run.Binding != store.BindingJob || run.JobID != l.JobID || run.Origin != attest.OriginPortalRunner {
 			t.Errorf("run %d: binding %q, job %d, origin %s", run.ID, run.Binding, run.JobID, run.Origin)
 		}
 	}
 }
 
-func mustIdentity(t testing.TB) *artifacts.Identity {
+func mustIdentity(t testing.TB) *identity.Identity {
 	t.Helper()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +212,7 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 	id := mustIdentity(t)
 	sub := registeredSubmitter(t, p, "lab-member", id)
 
-	local := signedBundle(t, m, id, artifacts.OriginLocal)
+	local := signedBundle(t, m, id, attest.OriginLocal)
 	first, err := sub.Submit(ctx, local)
 	if err != nil {
 		t.Fatal(err)
@@ -223,15 +226,15 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 		t.Fatalf("after a duplicate: %d runs, %d blobs, want 1 and 1", runs, blobs)
 	}
 	run, _ := p.Server.Store().Run(ctx, first.RunID)
-	if run.Origin != artifacts.OriginCommunity || run.Binding != store.BindingUnbound {
+	if run.Origin != attest.OriginCommunity || run.Binding != store.BindingUnbound {
 		t.Errorf("community run: origin %s, binding %s", run.Origin, run.Binding)
 	}
 	// A legacy bundle is accepted only as a community result, and labelled legacy.
-	old, err := sub.Submit(ctx, legacy(t, signedBundle(t, m, id, artifacts.OriginLocal), id))
+	old, err := sub.Submit(ctx, legacy(t, signedBundle(t, m, id, attest.OriginLocal), id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run, _ := p.Server.Store().Run(ctx, old.RunID); run.Binding != store.BindingLegacy || run.Origin != artifacts.OriginCommunity {
+	if run, _ := p.Server.Store().Run(ctx, old.RunID); run.Binding != store.BindingLegacy || run.Origin != attest.OriginCommunity {
 		t.Errorf("legacy run: origin %s, binding %s", run.Origin, run.Binding)
 	}
 	for id, want := range map[int64]string{first.RunID: "unbound: a community submission", old.RunID: "legacy: a v1 bundle"} {
@@ -270,7 +273,7 @@ func TestForgedResultsAreRefusedAtIngest(t *testing.T) {
 	m := mldsaManifest(t)
 	id := mustIdentity(t)
 	sub := registeredSubmitter(t, p, "forger", id)
-	good := signedBundle(t, m, id, artifacts.OriginLocal)
+	good := signedBundle(t, m, id, attest.OriginLocal)
 	sign65 := -1
 	{
 		b, _ := artifacts.ReadTarGz(bytes.NewReader(good), 0)

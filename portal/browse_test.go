@@ -14,7 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/runner/portalclient"
@@ -30,7 +31,7 @@ func communityRuns(t *testing.T, p *portaltest.Portal, name string, n, iteration
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func communityRuns(t *testing.T, p *portaltest.Portal, name string, n, iteration
 	sub := portalclient.NewSubmitter(p.URL, token)
 	var ids []int64
 	for range n {
-		cr, err := sub.Submit(ctx, signedBundle(t, smallManifest(t, iterations), id, artifacts.OriginLocal))
+		cr, err := sub.Submit(ctx, signedBundle(t, smallManifest(t, iterations), id, attest.OriginLocal))
 		if err != nil {
 			t.Fatal(err)
 		}

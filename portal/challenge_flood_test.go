@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 )
@@ -17,7 +18,7 @@ import (
 func challenges(t *testing.T, p *portaltest.Portal, n int, from func(i int) string) (granted int) {
 	t.Helper()
 	for i := range n {
-		req, _ := http.NewRequest(http.MethodPost, p.URL+artifacts.RouteChallenge, strings.NewReader(`{"purpose":"`+artifacts.PurposeSubmitterKeys+`"}`))
+		req, _ := http.NewRequest(http.MethodPost, p.URL+protocol.RouteChallenge, strings.NewReader(`{"purpose":"`+identity.PurposeSubmitterKeys+`"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Forwarded-For", from(i))
 		resp, err := http.DefaultClient.Do(req)

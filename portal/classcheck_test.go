@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
@@ -35,12 +37,12 @@ func (b *claimingBoard) Identity(ctx context.Context) (artifacts.BoardIdentity, 
 // submitter is a community account with registered keys.
 type submitter struct {
 	token string
-	id    *artifacts.Identity
+	id    *identity.Identity
 }
 
 func newSubmitter(t *testing.T, p *portaltest.Portal) submitter {
 	t.Helper()
-	id, _ := artifacts.GenerateIdentity()
+	id, _ := identity.GenerateIdentity()
 	return submitter{submitterToken(t, p, "lab", id), id}
 }
 
@@ -49,7 +51,7 @@ func (s submitter) bundle(t *testing.T, board runner.Board, m *artifacts.Manifes
 	// Roots without /proc/stat: the runner records no external load, so whether this
 	// machine is busy with other work does not decide where the run is ranked.
 	quiet := t.TempDir()
-	b, _, err := runner.Execute(context.Background(), board, m, runner.Options{Identity: s.id, Version: "test", Origin: artifacts.OriginLocal,
+	b, _, err := runner.Execute(context.Background(), board, m, runner.Options{Identity: s.id, Version: "test", Origin: attest.OriginLocal,
 		Roots: runner.Roots{Proc: quiet, Sys: quiet}})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +192,7 @@ func TestDeclaredClassIsNeverRankedWithVerified(t *testing.T) {
 func TestLeaderboardsNeverMixMethods(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	ctx := context.Background()
-	id, _ := artifacts.GenerateIdentity()
+	id, _ := identity.GenerateIdentity()
 	for i, c := range []struct {
 		board, method string
 		median        float64

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
@@ -181,7 +182,7 @@ func TestRebuildRederivesOldReports(t *testing.T) {
 	ctx := context.Background()
 	id := mustIdentity(t)
 	c := registeredSubmitter(t, p, "lab-two", id)
-	resp, err := c.Submit(ctx, signedBundle(t, smallManifest(t, 3), id, artifacts.OriginCommunity))
+	resp, err := c.Submit(ctx, signedBundle(t, smallManifest(t, 3), id, attest.OriginCommunity))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestRunPageIsHonest(t *testing.T) {
 	ctx := context.Background()
 	id := mustIdentity(t)
 	c := registeredSubmitter(t, p, "lab", id)
-	resp, err := c.Submit(ctx, signedBundle(t, smallManifest(t, 3), id, artifacts.OriginCommunity))
+	resp, err := c.Submit(ctx, signedBundle(t, smallManifest(t, 3), id, attest.OriginCommunity))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/firmware/impltable"
 	"pqrepro/portal"
@@ -129,7 +132,7 @@ func TestTwoFirmwaresTwoRows(t *testing.T) {
 		i := slices.IndexFunc(table, func(e impltable.Entry) bool { return e.Algorithm == "ML-KEM-768" })
 		labels = append(labels, artifacts.ShortImplementation(table[i].Implementation().Key()))
 		board := &qemu.QEMU{Class: "qemu-mps2-an386", Firmware: fw, SkipSelfTest: true}
-		b, res, err := runner.Execute(context.Background(), board, m, runner.Options{Identity: id, Version: "test", Origin: artifacts.OriginLocal})
+		b, res, err := runner.Execute(context.Background(), board, m, runner.Options{Identity: id, Version: "test", Origin: attest.OriginLocal})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +249,7 @@ func TestFirmwareUploadChecksImplementationTable(t *testing.T) {
 // resample re-signs a host bundle after setting every timed sample with value(i) (i counts
 // the cell's samples) and recomputing each cell's statistics from them, so the result is
 // consistent and re-derives: only the physical floor can refuse it.
-func resample(t *testing.T, archive []byte, id *artifacts.Identity, value func(i int) float64) []byte {
+func resample(t *testing.T, archive []byte, id *identity.Identity, value func(i int) float64) []byte {
 	t.Helper()
 	return forge(t, archive, id, func(res *artifacts.Result, samples *[]byte) {
 		r := csv.NewReader(bytes.NewReader(*samples))
@@ -285,7 +288,7 @@ func resample(t *testing.T, archive []byte, id *artifacts.Identity, value func(i
 func TestCommunityBundlesThatMeasuredNothing(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	s := newSubmitter(t, p)
-	good := signedBundle(t, smallManifest(t, 4), s.id, artifacts.OriginLocal)
+	good := signedBundle(t, smallManifest(t, 4), s.id, attest.OriginLocal)
 	zeros := resample(t, good, s.id, func(i int) float64 { return float64(i % 2) })
 	if code, body := s.submit(t, p, zeros); code != http.StatusBadRequest || !strings.Contains(body, "physical floor") || !strings.Contains(body, "sample 0 is 0 ns") {
 		t.Fatalf("0-ns bundle: %d %s", code, body)
@@ -323,7 +326,7 @@ func TestOwnManifestCountsNoClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, body := s.submit(t, p, signedBundle(t, base, s.id, artifacts.OriginLocal)); code != http.StatusOK {
+	if code, body := s.submit(t, p, signedBundle(t, base, s.id, attest.OriginLocal)); code != http.StatusOK {
 		t.Fatalf("catalogue manifest: %d %s", code, body)
 	}
 	tallies := func() int {
@@ -333,7 +336,7 @@ func TestOwnManifestCountsNoClaim(t *testing.T) {
 		}
 		n := 0
 		for _, tl := range ts {
-			if tl.Origin != artifacts.OriginCommunity {
+			if tl.Origin != attest.OriginCommunity {
 				t.Errorf("tally %+v of a community run", tl)
 			}
 			n += tl.Runs
@@ -347,11 +350,11 @@ func TestOwnManifestCountsNoClaim(t *testing.T) {
 	if err != nil || own.Ref() != "paper001/mlkem-x" {
 		t.Fatalf("own manifest %v: %v", own.Ref(), err)
 	}
-	code, body := s.submit(t, p, signedBundle(t, own, s.id, artifacts.OriginLocal))
+	code, body := s.submit(t, p, signedBundle(t, own, s.id, attest.OriginLocal))
 	if code != http.StatusOK {
 		t.Fatalf("own manifest: %d %s", code, body)
 	}
-	var cr artifacts.CompleteResponse
+	var cr protocol.CompleteResponse
 	json.Unmarshal([]byte(body), &cr)
 	if n := tallies(); n != 1 {
 		t.Fatalf("a run of its own manifest moved paper001's tally to %d", n)
@@ -391,7 +394,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, body := s.submit(t, p, signedBundle(t, m, s.id, artifacts.OriginLocal)); code != http.StatusOK {
+		if code, body := s.submit(t, p, signedBundle(t, m, s.id, attest.OriginLocal)); code != http.StatusOK {
 			t.Fatalf("%d-byte run: %d %s", size, code, body)
 		}
 	}

@@ -3,13 +3,13 @@ package portal
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
@@ -22,7 +22,7 @@ type incoming struct {
 	// Data is the .tar.gz as uploaded; it is stored only once everything has verified.
 	Data []byte
 	// Keys are the keys the bundle must be signed with: the runner's or the submitter's.
-	Keys      artifacts.PublicKeys
+	Keys      identity.PublicKeys
 	Origin    string
 	RunnerID  int64
 	Submitter int64
@@ -43,7 +43,7 @@ func (s *Server) readBundle(data []byte) (*artifacts.Bundle, error) {
 // verification errors), else a generic phrase.
 func publicText(err error) string {
 	var be *artifacts.BundleError
-	var ve *artifacts.VerifyError
+	var ve *attest.VerifyError
 	if errors.As(err, &be) || errors.As(err, &ve) {
 		return err.Error()
 	}
@@ -56,14 +56,14 @@ func publicText(err error) string {
 
 // verifyRefusal turns a verification failure into the reason shown to the uploader.
 func verifyRefusal(err error) error {
-	var ve *artifacts.VerifyError
+	var ve *attest.VerifyError
 	if errors.As(err, &ve) {
 		switch ve.Kind {
-		case artifacts.VerifyKindDigest:
+		case attest.VerifyKindDigest:
 			return fault.Wrap(fault.Invalid, err, "digest mismatch: %s", ve.Error())
-		case artifacts.VerifyKindSignature:
+		case attest.VerifyKindSignature:
 			return fault.Wrap(fault.Invalid, err, "bad signature: %s", ve.Error())
-		case artifacts.VerifyKindKey:
+		case attest.VerifyKindKey:
 			return fault.Wrap(fault.Invalid, err, "unknown key: the bundle is not signed with the registered keys (%s)", ve.Error())
 		}
 		return fault.Wrap(fault.Invalid, err, "malformed bundle: %s", ve.Error())
@@ -73,23 +73,22 @@ func verifyRefusal(err error) error {
 
 // bundleDigest is the digest the blob store files data under ("sha256:<hex>").
 func bundleDigest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return artifacts.Digest(data)
 }
 
 // checkBinding refuses a runner's bundle that is not bound to the job, lease and portal it
 // is completed on, naming the field that differs. The signing keys were checked against the
 // leasing runner's by Verify.
-func (s *Server) checkBinding(v *artifacts.Verification, j *store.Job) error {
+func (s *Server) checkBinding(v *attest.Verification, j *store.Job) error {
 	p := v.Statement.Predicate
 	refuse := func(field, format string, args ...any) error {
 		return fault.New(fault.Invalid, "bundle refused: %s: "+format, append([]any{field}, args...)...)
 	}
 	switch {
 	case v.Legacy:
-		return refuse("predicate", "a legacy (%s) bundle is bound to no job; it can only be submitted as a community result", artifacts.PredicateTypeV1)
-	case p.Assurance.Origin != artifacts.OriginPortalRunner:
-		return refuse("origin", "the bundle was signed with origin %q, a runner result is %q; it can only be submitted as a community result", p.Assurance.Origin, artifacts.OriginPortalRunner)
+		return refuse("predicate", "a legacy (%s) bundle is bound to no job; it can only be submitted as a community result", attest.PredicateTypeV1)
+	case p.Assurance.Origin != attest.OriginPortalRunner:
+		return refuse("origin", "the bundle was signed with origin %q, a runner result is %q; it can only be submitted as a community result", p.Assurance.Origin, attest.OriginPortalRunner)
 	case p.Job == nil:
 		return refuse("job", "the bundle carries no job binding")
 	case p.Job.Portal != s.cfg.PortalURL():
@@ -110,10 +109,10 @@ func (s *Server) checkBinding(v *artifacts.Verification, j *store.Job) error {
 // its paper, stores the archive by digest and publishes the run with its cells and claim
 // verdicts in one transaction. Nothing is stored when any step fails.
 func (s *Server) publish(ctx context.Context, b *artifacts.Bundle, in incoming) (int64, error) {
-	v, err := artifacts.Verify(b, &in.Keys)
+	v, err := attest.Verify(b, &in.Keys)
 	if err != nil {
-		var ve *artifacts.VerifyError
-		if in.Job != nil && errors.As(err, &ve) && ve.Kind == artifacts.VerifyKindKey {
+		var ve *attest.VerifyError
+		if in.Job != nil && errors.As(err, &ve) && ve.Kind == attest.VerifyKindKey {
 			return 0, fault.Wrap(fault.Invalid, err, "bundle refused: runner: the bundle is not signed by the keys of runner %d, which holds the lease (%s)", in.RunnerID, ve.Error())
 		}
 		return 0, verifyRefusal(err)

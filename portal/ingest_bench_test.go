@@ -11,12 +11,14 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/portaltest"
 )
 
 // resigned returns archive signed again by id: the same files under a fresh (hedged, so
 // different) signature, hence a bundle not yet published.
-func resigned(tb testing.TB, archive []byte, id *artifacts.Identity) []byte {
+func resigned(tb testing.TB, archive []byte, id *identity.Identity) []byte {
 	tb.Helper()
 	return forge(tb, archive, id, func(*artifacts.Result, *[]byte) {})
 }
@@ -26,7 +28,7 @@ func resigned(tb testing.TB, archive []byte, id *artifacts.Identity) []byte {
 // asks for), each cell followed by its one allowed variant, n ok samples each. The samples are
 // benchmark input (a deterministic ramp), not measurements; the environment is a real host
 // run's.
-func maxCellsBundle(tb testing.TB, id *artifacts.Identity, n int) []byte {
+func maxCellsBundle(tb testing.TB, id *identity.Identity, n int) []byte {
 	tb.Helper()
 	src := fmt.Sprintf(`apiVersion: pqrepro/v1
 kind: sig-bench
@@ -43,7 +45,7 @@ spec:
 	if err != nil {
 		tb.Fatal(err)
 	}
-	host := signedBundle(tb, smallManifest(tb, 2), id, artifacts.OriginLocal)
+	host := signedBundle(tb, smallManifest(tb, 2), id, attest.OriginLocal)
 	hb, err := artifacts.ReadTarGz(bytes.NewReader(host), 0)
 	if err != nil {
 		tb.Fatal(err)
@@ -88,7 +90,7 @@ spec:
 		artifacts.FileManifest: m.YAML(), artifacts.FileResult: resJSON, artifacts.FileSamples: samples.Bytes(),
 		artifacts.FileEnvironment: hb.Files[artifacts.FileEnvironment], artifacts.FileLog: []byte("benchmark input\n"),
 	}}
-	if err := b.Sign(id, artifacts.Predicate{Runner: artifacts.RunnerRef{Name: "bench"}, Assurance: artifacts.Assurance{Level: artifacts.AssuranceHost, Origin: artifacts.OriginLocal}}); err != nil {
+	if err := attest.Sign(b, id, attest.Predicate{Runner: attest.RunnerRef{Name: "bench"}, Assurance: attest.Assurance{Level: artifacts.AssuranceHost, Origin: attest.OriginLocal}}); err != nil {
 		tb.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -128,11 +130,11 @@ func BenchmarkIngestLargest(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name   string
-		bundle func(testing.TB, *artifacts.Identity) []byte
+		bundle func(testing.TB, *identity.Identity) []byte
 	}{
-		{"LargestResult", func(tb testing.TB, id *artifacts.Identity) []byte { return maxCellsBundle(tb, id, 1000) }},
-		{"MaximalManifest", func(tb testing.TB, id *artifacts.Identity) []byte {
-			return signedBundle(tb, maximalManifest(tb), id, artifacts.OriginLocal)
+		{"LargestResult", func(tb testing.TB, id *identity.Identity) []byte { return maxCellsBundle(tb, id, 1000) }},
+		{"MaximalManifest", func(tb testing.TB, id *identity.Identity) []byte {
+			return signedBundle(tb, maximalManifest(tb), id, attest.OriginLocal)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/portaltest"
 )
 
@@ -18,7 +21,7 @@ import (
 // of every signature algorithm in the catalogue with all three operations (the most distinct
 // leaderboard entries one result can bring, since a result re-derives only with the cells its
 // manifest asks for), two iterations each and a 1 s budget per cell, signed with id.
-func maximalBundle(tb testing.TB, id *artifacts.Identity) ([]byte, int) {
+func maximalBundle(tb testing.TB, id *identity.Identity) ([]byte, int) {
 	tb.Helper()
 	src := fmt.Sprintf(`apiVersion: pqrepro/v1
 kind: sig-bench
@@ -35,7 +38,7 @@ spec:
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return signedBundle(tb, m, id, artifacts.OriginLocal), len(m.Cells())
+	return signedBundle(tb, m, id, attest.OriginLocal), len(m.Cells())
 }
 
 // BenchmarkLeaderboardsMaximalBundle measures GET /leaderboards (the page a visitor opens)
@@ -46,10 +49,10 @@ spec:
 // so this is the most one result can add.
 func BenchmarkLeaderboardsMaximalBundle(b *testing.B) {
 	p := portaltest.Start(b, nil)
-	id, _ := artifacts.GenerateIdentity()
+	id, _ := identity.GenerateIdentity()
 	tok := submitterToken(b, p, "bench", id)
 	submit := func(bundle []byte) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, p.URL+artifacts.RouteSubmissions, bytes.NewReader(bundle))
+		req, _ := http.NewRequest(http.MethodPost, p.URL+protocol.RouteSubmissions, bytes.NewReader(bundle))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -59,7 +62,7 @@ func BenchmarkLeaderboardsMaximalBundle(b *testing.B) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	if code, body := submit(signedBundle(b, smallManifest(b, 3), id, artifacts.OriginLocal)); code != 200 {
+	if code, body := submit(signedBundle(b, smallManifest(b, 3), id, attest.OriginLocal)); code != 200 {
 		b.Fatalf("ordinary bundle: %d %s", code, body)
 	}
 	p99 := func(n int) time.Duration {

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
@@ -82,24 +83,24 @@ func TestEveryBudgetIsItsOwn(t *testing.T) {
 	ctx := context.Background()
 	r := enrol(t, p, "one")
 	enrol(t, p, "two")
-	id, _ := artifacts.GenerateIdentity()
-	_, err := r.client.Enrol(ctx, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "three", PublicKeys: id.Public()})
-	if artifacts.KindOf(err) != artifacts.KindRateLimited {
+	id, _ := identity.GenerateIdentity()
+	_, err := r.client.Enrol(ctx, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "three", PublicKeys: id.Public()})
+	if protocol.KindOf(err) != protocol.KindRateLimited {
 		t.Fatalf("third enrolment: %v", err)
 	}
-	var re *artifacts.RemoteError
+	var re *protocol.RemoteError
 	if !errors.As(err, &re) || re.RetryAfter < time.Second {
 		t.Errorf("no Retry-After on %v", err)
 	}
 	// The runner's budget is untouched by enrolments: three requests pass, the fourth is limited.
 	for i := range 4 {
 		_, err := r.client.Lease(ctx, 0)
-		if want := i == 3; (artifacts.KindOf(err) == artifacts.KindRateLimited) != want {
+		if want := i == 3; (protocol.KindOf(err) == protocol.KindRateLimited) != want {
 			t.Errorf("lease %d: %v", i, err)
 		}
 	}
 	sub := func() int {
-		req, _ := http.NewRequest(http.MethodPost, p.URL+artifacts.RouteSubmissions, strings.NewReader("x"))
+		req, _ := http.NewRequest(http.MethodPost, p.URL+protocol.RouteSubmissions, strings.NewReader("x"))
 		req.Header.Set("Authorization", "Bearer nobody")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -126,7 +127,7 @@ func TestSlowBodyClientsAreCutOff(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nobody\r\nContent-Length: 1000000\r\n\r\nx", artifacts.RouteSubmissions)
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nobody\r\nContent-Length: 1000000\r\n\r\nx", protocol.RouteSubmissions)
 		conns = append(conns, c)
 	}
 	stop := make(chan struct{})
@@ -181,26 +182,26 @@ func TestNegativeProgressIsRefused(t *testing.T) {
 	if err != nil || l == nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []artifacts.Progress{
+	for _, bad := range []protocol.Progress{
 		{CellsDone: -5, CellsTotal: -1},
 		{CellsDone: 10, CellsTotal: 9},
 		{CellsDone: 1, CellsTotal: 9, Iteration: 101, Requested: 100},
 		{CellsDone: 1, CellsTotal: 9, Current: strings.Repeat("x", 10000)},
 	} {
-		err := r.client.Heartbeat(ctx, jobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: bad})
-		if artifacts.KindOf(err) != artifacts.KindInvalid || !strings.Contains(err.Error(), "progress") {
+		err := r.client.Heartbeat(ctx, jobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: bad})
+		if protocol.KindOf(err) != protocol.KindInvalid || !strings.Contains(err.Error(), "progress") {
 			t.Errorf("progress %+v: %v", bad, err)
 		}
 		j, err := p.Server.Store().Job(ctx, jobID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.Progress != (artifacts.Progress{}) {
+		if j.Progress != (protocol.Progress{}) {
 			t.Fatalf("invalid progress stored: %+v", j.Progress)
 		}
 	}
-	good := artifacts.Progress{CellsDone: 3, CellsTotal: 9, Iteration: 5, Requested: 10, Current: "ML-KEM-768 encaps"}
-	if err := r.client.Heartbeat(ctx, jobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: good}); err != nil {
+	good := protocol.Progress{CellsDone: 3, CellsTotal: 9, Iteration: 5, Requested: 10, Current: "ML-KEM-768 encaps"}
+	if err := r.client.Heartbeat(ctx, jobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: good}); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := p.Server.Store().Job(ctx, jobID); j.Progress != good {
@@ -257,7 +258,7 @@ func TestLogIsBounded(t *testing.T) {
 	if again, _ := p.Server.Store().JobLogView(ctx, jobID, 0, 1<<30, 1<<30); strings.Contains(again.Text, "line 0005") {
 		t.Error("a dropped chunk came back when retried")
 	}
-	if err := r.client.AppendLog(ctx, jobID, l.LeaseID, 1000, []byte("x")); artifacts.KindOf(err) != artifacts.KindInvalid {
+	if err := r.client.AppendLog(ctx, jobID, l.LeaseID, 1000, []byte("x")); protocol.KindOf(err) != protocol.KindInvalid {
 		t.Errorf("index 1000 of 1000: %v", err)
 	}
 

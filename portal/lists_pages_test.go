@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 )
@@ -19,7 +19,7 @@ func TestPageListsAreBoundedWithALinkToTheRest(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	st := p.Server.Store()
 	ctx := context.Background()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/compare"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
@@ -24,7 +25,7 @@ func TestLoadedRunIsShownNotVerdicted(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	s := newSubmitter(t, p)
 	m := smallManifest(t, 6)
-	b, _, err := runner.Execute(context.Background(), &host.Host{}, m, runner.Options{Identity: s.id, Version: "test", Origin: artifacts.OriginLocal})
+	b, _, err := runner.Execute(context.Background(), &host.Host{}, m, runner.Options{Identity: s.id, Version: "test", Origin: attest.OriginLocal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +37,8 @@ func TestLoadedRunIsShownNotVerdicted(t *testing.T) {
 	env.Timing.Loaded = true
 	b.Files[artifacts.FileEnvironment], _ = json.MarshalIndent(env, "", "  ")
 	summary, _ := json.Marshal(map[string]string{"experiment": m.Ref()})
-	if err := b.Sign(s.id, artifacts.Predicate{Summary: summary, Runner: artifacts.RunnerRef{Name: "pqrepro-runner", Version: "test"},
-		Assurance: artifacts.Assurance{Level: artifacts.AssuranceHost, Origin: artifacts.OriginLocal}, CreatedAt: time.Now().UTC().Truncate(time.Second)}); err != nil {
+	if err := attest.Sign(b, s.id, attest.Predicate{Summary: summary, Runner: attest.RunnerRef{Name: "pqrepro-runner", Version: "test"},
+		Assurance: attest.Assurance{Level: artifacts.AssuranceHost, Origin: attest.OriginLocal}, CreatedAt: time.Now().UTC().Truncate(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

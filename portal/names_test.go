@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/portaltest"
 	"pqrepro/runner"
 	"pqrepro/runner/portalclient"
@@ -17,9 +18,9 @@ func TestNamesReadAsTheyAre(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	ctx := context.Background()
 	try := func(runnerName, boardName string) error {
-		id, _ := artifacts.GenerateIdentity()
-		_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: runnerName, Version: "test",
-			PublicKeys: id.Public(), Boards: []artifacts.BoardInfo{{Name: boardName, Class: "host", Driver: "host", Available: true}}})
+		id, _ := identity.GenerateIdentity()
+		_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: runnerName, Version: "test",
+			PublicKeys: id.Public(), Boards: []protocol.BoardInfo{{Name: boardName, Class: "host", Driver: "host", Available: true}}})
 		return err
 	}
 	if err := try("lab \u202Enur", "host"); err == nil || !strings.Contains(err.Error(), "U+202E") {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
@@ -37,19 +39,19 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	}
 	plain := queueJob(t, p, smallManifest(t, 2))
 
-	enrolWith := func(name string, caps artifacts.Capabilities, methods []string) *portalclient.Client {
-		id, err := artifacts.GenerateIdentity()
+	enrolWith := func(name string, caps protocol.Capabilities, methods []string) *portalclient.Client {
+		id, err := identity.GenerateIdentity()
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := &portalclient.Client{BaseURL: p.URL}
-		if _, err := runner.EnrolWithProof(ctx, c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
-			Capabilities: caps, Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true, Methods: methods}}}); err != nil {
+		if _, err := runner.EnrolWithProof(ctx, c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
+			Capabilities: caps, Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true, Methods: methods}}}); err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	old := enrolWith("old", artifacts.Capabilities{OpenSSL: "OpenSSL 3.0.19 27 Jan 2026", OpenSSLReason: "too old"},
+	old := enrolWith("old", protocol.Capabilities{OpenSSL: "OpenSSL 3.0.19 27 Jan 2026", OpenSSLReason: "too old"},
 		[]string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation})
 	for i := range 3 {
 		l, err := old.Lease(ctx, 0)
@@ -64,14 +66,14 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 		}
 	}
 	// A runner claiming openssl-cli on a board without a usable openssl is refused at enrolment.
-	id, _ := artifacts.GenerateIdentity()
-	if _, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
-		PublicKeys: id.Public(), Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true,
+	id, _ := identity.GenerateIdentity()
+	if _, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
+		PublicKeys: id.Public(), Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true,
 			Methods: []string{artifacts.MethodOpenSSLCLI}}}}); err == nil || !strings.Contains(err.Error(), "no usable OpenSSL") {
 		t.Fatalf("enrolment with openssl-cli but no usable openssl: %v", err)
 	}
-	capable := enrolWith("new", artifacts.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},
-		host.HostMethods(artifacts.Capabilities{OpenSSLUsable: true}))
+	capable := enrolWith("new", protocol.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},
+		host.HostMethods(protocol.Capabilities{OpenSSLUsable: true}))
 	l, err := capable.Lease(ctx, time.Second)
 	if err != nil {
 		t.Fatal(err)

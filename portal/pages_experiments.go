@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"pqrepro/compare"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
+	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
@@ -213,7 +214,7 @@ func (s *Server) startJob(c echo.Context) error {
 
 // coverage says how much of a manifest a board with a declared algorithm subset covers:
 // " (it covers 3 of 9 cells)"; "" for a board without one.
-func coverage(b artifacts.BoardInfo, m *artifacts.Manifest) string {
+func coverage(b protocol.BoardInfo, m *artifacts.Manifest) string {
 	if len(b.Algorithms) == 0 {
 		return ""
 	}

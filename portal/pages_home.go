@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
@@ -165,7 +165,7 @@ func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.
 	var out []templates.Highlight
 	for _, g := range groups {
 		for _, o := range []struct{ origin, title string }{
-			{artifacts.OriginPortalRunner, "the portal's runners"}, {artifacts.OriginCommunity, "community submissions"},
+			{attest.OriginPortalRunner, "the portal's runners"}, {attest.OriginCommunity, "community submissions"},
 		} {
 			hl := templates.Highlight{Algorithm: alg, Operation: op, Link: link, Ranking: g.Title + " · " + o.title, Declared: g.Declared}
 			for _, r := range g.Rows {

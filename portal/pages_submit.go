@@ -11,7 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/templates"
 )
@@ -29,7 +30,7 @@ func (s *Server) submitView(c echo.Context) (templates.SubmitView, error) {
 		for _, k := range keys {
 			v.Keys = append(v.Keys, templates.KeyRow{ID: k.ID, Fingerprint: k.Fingerprint, Label: k.Label, Owner: k.UserName, When: when(k.CreatedAt), Revoked: whenSet(k.RevokedAt)})
 		}
-		ch, err := s.issueChallenge(c.Request().Context(), artifacts.PurposeSubmitterKeys)
+		ch, err := s.issueChallenge(c.Request().Context(), identity.PurposeSubmitterKeys)
 		if err != nil {
 			return v, err
 		}
@@ -96,7 +97,7 @@ func (s *Server) registerKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req artifacts.KeyRegistration
+	var req protocol.KeyRegistration
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {

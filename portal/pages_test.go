@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/sqlite"
@@ -115,7 +118,7 @@ func (b *browser) signIn(token string) {
 }
 
 func startAgent(t *testing.T, p *portaltest.Portal) {
-	id, _ := artifacts.GenerateIdentity()
+	id, _ := identity.GenerateIdentity()
 	ctx, cancel := context.WithCancel(context.Background())
 	agent := &runner.Agent{Portal: &portalclient.Client{BaseURL: p.URL}, EnrolToken: p.EnrolToken(t), Name: "test runner", Identity: id,
 		Boards: host.AgentBoards(""), Version: "test", LeaseWait: time.Second, FlushEvery: 50 * time.Millisecond}
@@ -215,7 +218,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, _ := p.Server.Store().Runners(context.Background())
-	if _, err := artifacts.Verify(b, &rs[0].PublicKeys); err != nil {
+	if _, err := attest.Verify(b, &rs[0].PublicKeys); err != nil {
 		t.Errorf("downloaded bundle: %v", err)
 	}
 
@@ -241,8 +244,8 @@ func TestPortalPagesAndFlows(t *testing.T) {
 		t.Fatalf("no submitter token shown:\n%s", body)
 	}
 	subToken := m[1]
-	id, _ := artifacts.GenerateIdentity()
-	bundle := signedBundle(t, smallManifest(t, 3), id, artifacts.OriginLocal)
+	id, _ := identity.GenerateIdentity()
+	bundle := signedBundle(t, smallManifest(t, 3), id, attest.OriginLocal)
 	submit := func(data []byte) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, p.URL+"/api/v1/submissions", bytes.NewReader(data))
 		req.Header.Set("Authorization", "Bearer "+subToken)
@@ -268,7 +271,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 		t.Fatalf("the submit page shows no challenge to prove possession of keys with")
 	}
 	// A registration without the private keys (the public keys with a proof by other keys) is refused.
-	thief, _ := artifacts.GenerateIdentity()
+	thief, _ := identity.GenerateIdentity()
 	forged, _ := portalclient.KeyRegistrationFor(thief, ch[1], "")
 	forged.PublicKeys = id.Public()
 	fj, _ := json.Marshal(forged)
@@ -290,7 +293,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("registered keys: %d %s", code, out)
 	}
-	var cr artifacts.CompleteResponse
+	var cr protocol.CompleteResponse
 	json.Unmarshal([]byte(out), &cr)
 	if _, body := anon.get(cr.URL); !strings.Contains(body, "community") || !strings.Contains(body, "lab-member") {
 		t.Errorf("community run page lacks its origin and submitter")

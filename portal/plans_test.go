@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 )
@@ -110,7 +111,7 @@ func seedPlans(t *testing.T, st store.Store, n int) {
 	accounts := 8 * store.AdminList
 	var users []int64
 	var runners []int64
-	var keys []artifacts.PublicKeys
+	var keys []identity.PublicKeys
 	for i := range accounts {
 		u, err := st.CreateUser(ctx, fmt.Sprintf("member-%04d", i), store.RoleSubmitter, fmt.Sprintf("member-token-%d", i))
 		if err != nil {
@@ -128,7 +129,7 @@ func seedPlans(t *testing.T, st store.Store, n int) {
 		if err := st.AddFirmware(ctx, store.Firmware{Digest: digestOf(fmt.Sprint("fw", i)), Filename: "fw.bin", Size: 1024, BoardClass: board, Toolchain: "gcc"}, admin.ID); err != nil {
 			t.Fatal(err)
 		}
-		rid, err := artifacts.GenerateIdentity()
+		rid, err := identity.GenerateIdentity()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +139,7 @@ func seedPlans(t *testing.T, st store.Store, n int) {
 			t.Fatal(err)
 		}
 		runners = append(runners, r)
-		kid, err := artifacts.GenerateIdentity()
+		kid, err := identity.GenerateIdentity()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
@@ -58,18 +61,18 @@ func queueJob(t testing.TB, p *portaltest.Portal, m *artifacts.Manifest) int64 {
 // enrolled is a runner client enrolled with fresh keys and the host board.
 type enrolled struct {
 	client *portalclient.Client
-	id     *artifacts.Identity
+	id     *identity.Identity
 }
 
 func enrol(t testing.TB, p *portaltest.Portal, name string) enrolled {
 	t.Helper()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &portalclient.Client{BaseURL: p.URL}
-	_, err = runner.EnrolWithProof(context.Background(), c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
-		Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}})
+	_, err = runner.EnrolWithProof(context.Background(), c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
+		Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,20 +80,20 @@ func enrol(t testing.TB, p *portaltest.Portal, name string) enrolled {
 }
 
 // signedBundle runs m on the host board and returns the signed bundle as .tar.gz.
-func signedBundle(t testing.TB, m *artifacts.Manifest, id *artifacts.Identity, origin string) []byte {
+func signedBundle(t testing.TB, m *artifacts.Manifest, id *identity.Identity, origin string) []byte {
 	t.Helper()
 	return boundBundle(t, m, id, origin, nil)
 }
 
 // runnerBundle is what a runner signs for lease l: origin portal-runner, bound to l.
-func runnerBundle(t testing.TB, m *artifacts.Manifest, id *artifacts.Identity, l *artifacts.Lease) []byte {
+func runnerBundle(t testing.TB, m *artifacts.Manifest, id *identity.Identity, l *protocol.Lease) []byte {
 	t.Helper()
-	return boundBundle(t, m, id, artifacts.OriginPortalRunner, l.Binding())
+	return boundBundle(t, m, id, attest.OriginPortalRunner, l.Binding())
 }
 
 // boundBundle runs m on the host board and returns the bundle signed with origin and the job
 // binding job (nil for none) as .tar.gz.
-func boundBundle(t testing.TB, m *artifacts.Manifest, id *artifacts.Identity, origin string, job *artifacts.JobBinding) []byte {
+func boundBundle(t testing.TB, m *artifacts.Manifest, id *identity.Identity, origin string, job *attest.JobBinding) []byte {
 	t.Helper()
 	b, _, err := runner.Execute(context.Background(), &host.Host{}, m, runner.Options{Identity: id, Version: "test", Origin: origin, Job: job})
 	if err != nil {
@@ -162,7 +165,7 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	staleBundle := runnerBundle(t, m, a.id, la)
 
 	// Runner B is a real agent with the host board; it gets the job once A's lease expires.
-	b, err := artifacts.GenerateIdentity()
+	b, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +184,14 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Signer != b.Public().Fingerprint() || run.Origin != artifacts.OriginPortalRunner {
+	if run.Signer != b.Public().Fingerprint() || run.Origin != attest.OriginPortalRunner {
 		t.Errorf("run signed by %s (%s), want the second runner %s", run.Signer, run.Origin, b.Public().Fingerprint())
 	}
 	// The dead runner's lease is gone: its (valid, signed) bundle is refused.
 	if _, err := a.client.Complete(ctx, jobID, la.LeaseID, staleBundle); !errors.Is(err, runner.ErrLeaseLost) {
 		t.Errorf("bundle for an expired lease: err %v, want a lease conflict", err)
 	}
-	if err := a.client.Heartbeat(ctx, jobID, artifacts.HeartbeatRequest{LeaseID: la.LeaseID}); !errors.Is(err, runner.ErrLeaseLost) {
+	if err := a.client.Heartbeat(ctx, jobID, protocol.HeartbeatRequest{LeaseID: la.LeaseID}); !errors.Is(err, runner.ErrLeaseLost) {
 		t.Errorf("heartbeat on an expired lease: err %v, want a lease conflict", err)
 	}
 	stop()
@@ -259,7 +262,7 @@ func TestChangedBundleIsRefusedAndNothingStored(t *testing.T) {
 	flip := func(i int) func([]byte) []byte {
 		return func(b []byte) []byte { b[i%len(b)] ^= 0x01; return b }
 	}
-	other, _ := artifacts.GenerateIdentity()
+	other, _ := identity.GenerateIdentity()
 	cases := []struct {
 		name   string
 		bundle []byte
@@ -332,10 +335,10 @@ func TestLogChunksAreIdempotentAndLeaseBound(t *testing.T) {
 	if err := stranger.client.AppendLog(ctx, jobID, l.LeaseID, 3, []byte("intruder\n")); !errors.Is(err, runner.ErrLeaseLost) {
 		t.Errorf("foreign runner appended a log chunk: %v", err)
 	}
-	if err := stranger.client.Heartbeat(ctx, jobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID}); !errors.Is(err, runner.ErrLeaseLost) {
+	if err := stranger.client.Heartbeat(ctx, jobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID}); !errors.Is(err, runner.ErrLeaseLost) {
 		t.Errorf("foreign runner extended the lease: %v", err)
 	}
-	if err := r.client.Heartbeat(ctx, jobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: artifacts.Progress{CellsDone: 4, CellsTotal: 9}}); err != nil {
+	if err := r.client.Heartbeat(ctx, jobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: protocol.Progress{CellsDone: 4, CellsTotal: 9}}); err != nil {
 		t.Fatal(err)
 	}
 	log, err := p.Server.Store().JobLog(ctx, jobID, 0)
@@ -345,7 +348,7 @@ func TestLogChunksAreIdempotentAndLeaseBound(t *testing.T) {
 	if log != "one\ntwo\nthree\n" {
 		t.Errorf("log %q", log)
 	}
-	if err := r.client.Fail(ctx, jobID, artifacts.FailRequest{LeaseID: l.LeaseID, Reason: "board went silent", Log: "one\ntwo\nthree\n"}); err != nil {
+	if err := r.client.Fail(ctx, jobID, protocol.FailRequest{LeaseID: l.LeaseID, Reason: "board went silent", Log: "one\ntwo\nthree\n"}); err != nil {
 		t.Fatal(err)
 	}
 	j, _ := p.Server.Store().Job(ctx, jobID)
@@ -358,7 +361,7 @@ func TestLongPollWakesOnNewJob(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	r := enrol(t, p, "waiting")
 	m := smallManifest(t, 2)
-	got := make(chan *artifacts.Lease, 1)
+	got := make(chan *protocol.Lease, 1)
 	start := time.Now()
 	go func() {
 		l, err := r.client.Lease(context.Background(), 4*time.Second)
@@ -391,13 +394,13 @@ func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	m := smallManifest(t, 2)
 	ctx := context.Background()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &portalclient.Client{BaseURL: p.URL}
-	if _, err := runner.EnrolWithProof(ctx, c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", PublicKeys: id.Public(),
-		Boards: []artifacts.BoardInfo{{Name: "m4", Class: "qemu-mps2-an386", Driver: "qemu", Reason: "firmware not built", FirmwareOnly: true}}}); err != nil {
+	if _, err := runner.EnrolWithProof(ctx, c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", PublicKeys: id.Public(),
+		Boards: []protocol.BoardInfo{{Name: "m4", Class: "qemu-mps2-an386", Driver: "qemu", Reason: "firmware not built", FirmwareOnly: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	newJob := func(firmware string) int64 {
@@ -421,13 +424,13 @@ func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
 
 func TestEnrolRefusesBadBoardClass(t *testing.T) {
 	p := portaltest.Start(t, nil)
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &portalclient.Client{BaseURL: p.URL}
-	_, err = runner.EnrolWithProof(context.Background(), c, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "test", PublicKeys: id.Public(),
-		Boards: []artifacts.BoardInfo{{Name: "b", Class: "javascript:alert(1)", Driver: "serial", Available: true}}})
+	_, err = runner.EnrolWithProof(context.Background(), c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "test", PublicKeys: id.Public(),
+		Boards: []protocol.BoardInfo{{Name: "b", Class: "javascript:alert(1)", Driver: "serial", Available: true}}})
 	if !errors.Is(err, runner.ErrRefused) {
 		t.Fatalf("a board class that is not a slug was accepted: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
 	"pqrepro/portal/postgres"
 	"pqrepro/portal/store"
@@ -96,7 +97,7 @@ func TestReplicaKilledWhilePublishing(t *testing.T) {
 					t.Fatalf("job after the kill: %+v %v", j, err)
 				}
 				// The lease lapses; the job goes back to the queue and is published once.
-				var l2 *artifacts.Lease
+				var l2 *protocol.Lease
 				waitFor(t, "the job to be leased again", func() bool {
 					l2, err = r.client.Lease(ctx, 0)
 					if err != nil {
@@ -168,7 +169,7 @@ func TestReplicaChild(t *testing.T) {
 	}
 	req := httptest.NewRequest(http.MethodPost, spec.Complete, bytes.NewReader(data))
 	req.Header.Set("Authorization", "Bearer "+spec.Token)
-	req.Header.Set(artifacts.ProtocolHeaderLease, spec.LeaseID)
+	req.Header.Set(protocol.ProtocolHeaderLease, spec.LeaseID)
 	req.Header.Set("Content-Type", "application/gzip")
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, req)

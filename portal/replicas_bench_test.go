@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/internal/lb"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
@@ -151,7 +151,7 @@ func endLeases(b *testing.B, held []heldLease) {
 		go func() {
 			defer wg.Done()
 			for h := range work {
-				if err := h.c.Fail(ctx, h.job, artifacts.FailRequest{LeaseID: h.lease, Reason: "benchmark lease ended"}); err != nil {
+				if err := h.c.Fail(ctx, h.job, protocol.FailRequest{LeaseID: h.lease, Reason: "benchmark lease ended"}); err != nil {
 					errs <- err
 					return
 				}

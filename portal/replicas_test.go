@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/internal/lb"
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
@@ -142,7 +142,7 @@ func TestReplicasServeOneSite(t *testing.T) {
 	r := enrol(t, s.replicas[0], "roaming runner")
 	r.client.BaseURL = s.url
 	m := smallManifest(t, 3)
-	leased := make(chan *artifacts.Lease, 1)
+	leased := make(chan *protocol.Lease, 1)
 	pollErr := make(chan error, 1)
 	go func() {
 		c := &portalclient.Client{BaseURL: s.url, Client: &http.Client{Transport: pinned{1, http.DefaultTransport}}}
@@ -167,7 +167,7 @@ func TestReplicasServeOneSite(t *testing.T) {
 
 	// Heartbeats, log chunks and the completion go round robin.
 	for i := range 3 {
-		if err := r.client.Heartbeat(ctx, jobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: artifacts.Progress{CellsDone: i, CellsTotal: 3}}); err != nil {
+		if err := r.client.Heartbeat(ctx, jobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: protocol.Progress{CellsDone: i, CellsTotal: 3}}); err != nil {
 			t.Fatalf("heartbeat %d: %v", i, err)
 		}
 		if err := r.client.AppendLog(ctx, jobID, l.LeaseID, i, []byte("line "+strconv.Itoa(i)+"\n")); err != nil {
@@ -245,7 +245,7 @@ func TestKilledRunnerRequeuedAcrossReplicasPublishedOnce(t *testing.T) {
 	// The runner dies: no heartbeat. A second runner waits through the balancer.
 	live := enrol(t, s.replicas[1], "lives")
 	live.client.BaseURL = s.url
-	var l2 *artifacts.Lease
+	var l2 *protocol.Lease
 	waitFor(t, "the expired job to be leased again", func() bool {
 		l2, err = live.client.Lease(ctx, time.Second)
 		if err != nil {

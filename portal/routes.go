@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/static"
 )
 
@@ -122,13 +122,13 @@ func (s *Server) routes() {
 	add(POST, "/admin/users/:id/revoke", s.adminRevoke(revokeUser), small, "", s.requireAdmin)
 
 	// Runner protocol (paths from the contract in artifacts).
-	add(POST, artifacts.RouteChallenge, s.apiChallenge, small, limitEnrol)
-	add(POST, artifacts.RouteEnrol, s.apiEnrol, small, limitEnrol)
-	add(POST, artifacts.RouteLease, s.apiLease, small, limitRunner, s.requireRunner)
-	add(POST, artifacts.RouteHeartbeat, s.apiHeartbeat, small, limitRunner, s.requireRunner)
-	add(PUT, artifacts.RouteLog, s.apiLog, small, limitRunner, s.requireRunner)
-	add(POST, artifacts.RouteComplete, s.apiComplete, bundle, limitRunner, s.requireRunner)
-	add(POST, artifacts.RouteFail, s.apiFail, 17<<20, limitRunner, s.requireRunner)
+	add(POST, protocol.RouteChallenge, s.apiChallenge, small, limitEnrol)
+	add(POST, protocol.RouteEnrol, s.apiEnrol, small, limitEnrol)
+	add(POST, protocol.RouteLease, s.apiLease, small, limitRunner, s.requireRunner)
+	add(POST, protocol.RouteHeartbeat, s.apiHeartbeat, small, limitRunner, s.requireRunner)
+	add(PUT, protocol.RouteLog, s.apiLog, small, limitRunner, s.requireRunner)
+	add(POST, protocol.RouteComplete, s.apiComplete, bundle, limitRunner, s.requireRunner)
+	add(POST, protocol.RouteFail, s.apiFail, 17<<20, limitRunner, s.requireRunner)
 
 	// Public read API and community submissions by bearer token.
 	add(GET, "/api/v1/papers", s.apiPapers, 0, "")
@@ -139,8 +139,8 @@ func (s *Server) routes() {
 	add(GET, "/api/v1/jobs", s.apiJobs, 0, "")
 	add(GET, "/api/v1/compare", s.apiCompare, 0, "")
 	add(GET, "/api/v1/jobs/:id", s.jobJSON, 0, "")
-	add(POST, artifacts.RouteSubmissions, s.apiSubmit, bundle, limitSubmit)
-	add(POST, artifacts.RouteSubmitKeys, s.apiRegisterKeys, small, limitSubmit)
+	add(POST, protocol.RouteSubmissions, s.apiSubmit, bundle, limitSubmit)
+	add(POST, protocol.RouteSubmitKeys, s.apiRegisterKeys, small, limitSubmit)
 
 	// Transparency log (C2SP tlog-tiles paths), inclusion proofs and witnesses.
 	add(GET, "/log/checkpoint", s.logCheckpoint, 0, "")

@@ -28,6 +28,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/internal/webclient"
 	"pqrepro/portal/blob"
@@ -621,7 +622,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		status = kind.Status()
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") || strings.HasSuffix(c.Request().URL.Path, ".json") {
-		c.JSON(status, artifacts.ProtocolError{Kind: string(kind.Protocol()), Error: msg})
+		c.JSON(status, protocol.ProtocolError{Kind: string(kind.Protocol()), Error: msg})
 		return
 	}
 	if c.Request().Method == http.MethodHead {

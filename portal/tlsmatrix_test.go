@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/portal/portaltest"
@@ -52,7 +53,7 @@ func TestTLSMatrixRunPage(t *testing.T) {
 	}
 	id := mustIdentity(t)
 	sub := registeredSubmitter(t, p, "tls-lab", id)
-	got, err := sub.Submit(context.Background(), signedBundle(t, m, id, artifacts.OriginLocal))
+	got, err := sub.Submit(context.Background(), signedBundle(t, m, id, attest.OriginLocal))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestPaper000MatrixPages(t *testing.T) {
 	}
 	m.Spec.Iterations, m.Spec.Warmup, m.Spec.TLS.Batch = 10, 1, 2 // five rounds, the fewest an interval over rounds needs
 	id := mustIdentity(t)
-	got, err := registeredSubmitter(t, p, "matrix-lab", id).Submit(context.Background(), signedBundle(t, m, id, artifacts.OriginLocal))
+	got, err := registeredSubmitter(t, p, "matrix-lab", id).Submit(context.Background(), signedBundle(t, m, id, attest.OriginLocal))
 	if err != nil {
 		t.Fatal(err)
 	}

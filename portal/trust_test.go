@@ -19,21 +19,22 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	_ "github.com/mattn/go-sqlite3"
+
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
 	"pqrepro/runner/host"
 	"pqrepro/runner/portalclient"
-
-	_ "github.com/mattn/go-sqlite3"
 )
 
-var hostBoards = []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}
+var hostBoards = []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}
 
 // rawEnrol sends req as it is (no proof added) and returns the runner client.
-func rawEnrol(p *portaltest.Portal, req artifacts.EnrolRequest) (*portalclient.Client, artifacts.EnrolResponse, error) {
+func rawEnrol(p *portaltest.Portal, req protocol.EnrolRequest) (*portalclient.Client, protocol.EnrolResponse, error) {
 	c := &portalclient.Client{BaseURL: p.URL}
 	resp, err := c.Enrol(context.Background(), req)
 	return c, resp, err
@@ -47,13 +48,13 @@ func challenge(t *testing.T, p *portaltest.Portal, purpose string) []byte {
 		t.Fatal(err)
 	}
 	raw, err := hex.DecodeString(ch.Challenge)
-	if err != nil || len(raw) != artifacts.ChallengeBytes {
+	if err != nil || len(raw) != identity.ChallengeBytes {
 		t.Fatalf("challenge %q: %v", ch.Challenge, err)
 	}
 	return raw
 }
 
-func prove(t *testing.T, id *artifacts.Identity, purpose string, ch []byte) artifacts.Possession {
+func prove(t *testing.T, id *identity.Identity, purpose string, ch []byte) identity.Possession {
 	t.Helper()
 	pr, err := id.ProvePossession(purpose, ch)
 	if err != nil {
@@ -131,28 +132,28 @@ func TestEnrolWithStolenPublicKeysIsRefused(t *testing.T) {
 	if !stolen.Equal(victim.id.Public()) {
 		t.Fatal("the published run does not carry the victim's keys")
 	}
-	attacker, _ := artifacts.GenerateIdentity()
+	attacker, _ := identity.GenerateIdentity()
 	tok := p.EnrolToken(t)
 	before := stateOf(t, p)
 	cases := []struct {
 		name  string
-		proof func() artifacts.Possession
+		proof func() identity.Possession
 		want  string
 	}{
-		{"no proof", func() artifacts.Possession { return artifacts.Possession{} }, "missing or malformed challenge"},
-		{"no signatures", func() artifacts.Possession {
-			return artifacts.Possession{Challenge: hex.EncodeToString(challenge(t, p, artifacts.PurposeRunnerEnrol))}
+		{"no proof", func() identity.Possession { return identity.Possession{} }, "missing or malformed challenge"},
+		{"no signatures", func() identity.Possession {
+			return identity.Possession{Challenge: hex.EncodeToString(challenge(t, p, identity.PurposeRunnerEnrol))}
 		}, "both required"},
-		{"signed by the attacker's keys", func() artifacts.Possession {
-			return prove(t, attacker, artifacts.PurposeRunnerEnrol, challenge(t, p, artifacts.PurposeRunnerEnrol))
+		{"signed by the attacker's keys", func() identity.Possession {
+			return prove(t, attacker, identity.PurposeRunnerEnrol, challenge(t, p, identity.PurposeRunnerEnrol))
 		}, "ed25519 signature does not verify"},
-		{"made-up challenge", func() artifacts.Possession {
-			return prove(t, attacker, artifacts.PurposeRunnerEnrol, bytes.Repeat([]byte{1}, 32))
+		{"made-up challenge", func() identity.Possession {
+			return prove(t, attacker, identity.PurposeRunnerEnrol, bytes.Repeat([]byte{1}, 32))
 		}, "unknown challenge"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := rawEnrol(p, artifacts.EnrolRequest{Token: tok, Name: "victim", Version: "evil", PublicKeys: stolen, Boards: hostBoards, Proof: tc.proof()})
+			_, _, err := rawEnrol(p, protocol.EnrolRequest{Token: tok, Name: "victim", Version: "evil", PublicKeys: stolen, Boards: hostBoards, Proof: tc.proof()})
 			if !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want unauthorized: %s", err, tc.want)
 			}
@@ -170,13 +171,13 @@ func TestEnrolWithStolenPublicKeysIsRefused(t *testing.T) {
 
 func TestEnrolProofChallengesAreSingleUseAndExpire(t *testing.T) {
 	p := portaltest.Start(t, func(c *portal.Config) { c.ChallengeTTL = 300 * time.Millisecond })
-	id, _ := artifacts.GenerateIdentity()
-	req := func(tok string, pr artifacts.Possession) artifacts.EnrolRequest {
-		return artifacts.EnrolRequest{Token: tok, Name: "lab", Version: "test", PublicKeys: id.Public(), Boards: hostBoards, Proof: pr}
+	id, _ := identity.GenerateIdentity()
+	req := func(tok string, pr identity.Possession) protocol.EnrolRequest {
+		return protocol.EnrolRequest{Token: tok, Name: "lab", Version: "test", PublicKeys: id.Public(), Boards: hostBoards, Proof: pr}
 	}
 	// Replay: a proof seen once (here: refused for its token) cannot be used again.
-	ch := challenge(t, p, artifacts.PurposeRunnerEnrol)
-	pr := prove(t, id, artifacts.PurposeRunnerEnrol, ch)
+	ch := challenge(t, p, identity.PurposeRunnerEnrol)
+	pr := prove(t, id, identity.PurposeRunnerEnrol, ch)
 	if _, _, err := rawEnrol(p, req("pqe_not-a-token", pr)); !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), "unknown enrolment token") {
 		t.Fatalf("unknown enrolment token: %v", err)
 	}
@@ -186,19 +187,19 @@ func TestEnrolProofChallengesAreSingleUseAndExpire(t *testing.T) {
 		t.Errorf("replayed challenge: %v", err)
 	}
 	// Expired.
-	pr = prove(t, id, artifacts.PurposeRunnerEnrol, challenge(t, p, artifacts.PurposeRunnerEnrol))
+	pr = prove(t, id, identity.PurposeRunnerEnrol, challenge(t, p, identity.PurposeRunnerEnrol))
 	time.Sleep(400 * time.Millisecond)
 	if _, _, err := rawEnrol(p, req(tok, pr)); !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("expired challenge: %v", err)
 	}
 	// A challenge for registering submitter keys does not enrol a runner, even signed for it.
-	ch = challenge(t, p, artifacts.PurposeSubmitterKeys)
-	if _, _, err := rawEnrol(p, req(tok, prove(t, id, artifacts.PurposeRunnerEnrol, ch))); !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), "issued for submitter-keys") {
+	ch = challenge(t, p, identity.PurposeSubmitterKeys)
+	if _, _, err := rawEnrol(p, req(tok, prove(t, id, identity.PurposeRunnerEnrol, ch))); !errors.Is(err, runner.ErrUnauthorized) || !strings.Contains(err.Error(), "issued for submitter-keys") {
 		t.Errorf("challenge of another purpose: %v", err)
 	}
 	sameState(t, "refused proofs", before, stateOf(t, p))
 	// The same keys with a fresh proof enrol, spending the token once.
-	if _, err := runner.EnrolWithProof(context.Background(), &portalclient.Client{BaseURL: p.URL}, id, req(tok, artifacts.Possession{})); err != nil {
+	if _, err := runner.EnrolWithProof(context.Background(), &portalclient.Client{BaseURL: p.URL}, id, req(tok, identity.Possession{})); err != nil {
 		t.Fatalf("valid proof: %v", err)
 	}
 }
@@ -208,8 +209,8 @@ func TestEnrolmentTokensAreSingleUseExpireAndRevoke(t *testing.T) {
 	ctx := context.Background()
 	st := p.Server.Store()
 	enrolWith := func(tok string) error {
-		id, _ := artifacts.GenerateIdentity()
-		_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, artifacts.EnrolRequest{Token: tok, Name: "r", Version: "test", Boards: hostBoards})
+		id, _ := identity.GenerateIdentity()
+		_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: tok, Name: "r", Version: "test", Boards: hostBoards})
 		return err
 	}
 	single := p.EnrolToken(t)
@@ -285,9 +286,9 @@ func TestEnrolmentTokensAreSingleUseExpireAndRevoke(t *testing.T) {
 func TestReenrolmentNeedsTheCurrentTokenAndRevocationFlagsRuns(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	ctx := context.Background()
-	id, _ := artifacts.GenerateIdentity()
+	id, _ := identity.GenerateIdentity()
 	first := &portalclient.Client{BaseURL: p.URL}
-	er, err := runner.EnrolWithProof(ctx, first, id, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", Boards: hostBoards})
+	er, err := runner.EnrolWithProof(ctx, first, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", Boards: hostBoards})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,9 +296,9 @@ func TestReenrolmentNeedsTheCurrentTokenAndRevocationFlagsRuns(t *testing.T) {
 	runID := publishAs(t, p, r)
 	rs, _ := p.Server.Store().Runners(ctx)
 	runnerID := rs[0].ID
-	again := func(current string) (*portalclient.Client, artifacts.EnrolResponse, error) {
+	again := func(current string) (*portalclient.Client, protocol.EnrolResponse, error) {
 		c := &portalclient.Client{BaseURL: p.URL}
-		resp, err := runner.EnrolWithProof(ctx, c, r.id, artifacts.EnrolRequest{Token: p.EnrolToken(t), CurrentToken: current, Name: "renamed", Version: "test", Boards: hostBoards})
+		resp, err := runner.EnrolWithProof(ctx, c, r.id, protocol.EnrolRequest{Token: p.EnrolToken(t), CurrentToken: current, Name: "renamed", Version: "test", Boards: hostBoards})
 		return c, resp, err
 	}
 	// The same keys, proven, with a fresh enrolment token but not the current runner token.
@@ -396,22 +397,22 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	register := func(tok string, reg artifacts.KeyRegistration) error {
+	register := func(tok string, reg protocol.KeyRegistration) error {
 		return postJSON(p.URL+"/api/v1/submitters/keys", tok, reg)
 	}
 	keysBefore := func() int { ks, _ := st.SubmitterKeys(ctx, 0); return len(ks) }
 	// Mallory registers the runner's public keys as his own.
-	own, _ := artifacts.GenerateIdentity()
-	fake, _ := portalclient.KeyRegistrationFor(own, hex.EncodeToString(challenge(t, p, artifacts.PurposeSubmitterKeys)), "")
+	own, _ := identity.GenerateIdentity()
+	fake, _ := portalclient.KeyRegistrationFor(own, hex.EncodeToString(challenge(t, p, identity.PurposeSubmitterKeys)), "")
 	fake.PublicKeys = victim.id.Public()
 	if err := register(mallory, fake); err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "does not verify") {
 		t.Errorf("squatting a runner's keys: %v", err)
 	}
-	if err := register(mallory, artifacts.KeyRegistration{PublicKeys: victim.id.Public()}); err == nil || !strings.Contains(err.Error(), "401") {
+	if err := register(mallory, protocol.KeyRegistration{PublicKeys: victim.id.Public()}); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("registering without a proof: %v", err)
 	}
 	// Even with a real proof by the runner's keys, keys a runner holds are not a submitter's.
-	real, _ := portalclient.KeyRegistrationFor(victim.id, hex.EncodeToString(challenge(t, p, artifacts.PurposeSubmitterKeys)), "")
+	real, _ := portalclient.KeyRegistrationFor(victim.id, hex.EncodeToString(challenge(t, p, identity.PurposeSubmitterKeys)), "")
 	if err := register(mallory, real); err == nil || !strings.Contains(err.Error(), "409") || !strings.Contains(err.Error(), "enrolled as portal runner") {
 		t.Errorf("runner's keys with a proof: %v", err)
 	}
@@ -424,7 +425,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 		t.Errorf("republished runner bundle: %d %s", code, body)
 	}
 	// Alice registers her keys; Bob, even holding them, cannot take them over.
-	aliceID, _ := artifacts.GenerateIdentity()
+	aliceID, _ := identity.GenerateIdentity()
 	if _, err := portalclient.NewSubmitter(p.URL, alice).RegisterKeys(ctx, aliceID, "bench"); err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 		t.Errorf("alice's keys now %+v %v", k, err)
 	}
 	// And a runner cannot enrol with keys a submitter holds.
-	_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, aliceID, artifacts.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "t", Boards: hostBoards})
+	_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, aliceID, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "t", Boards: hostBoards})
 	if !errors.Is(err, runner.ErrConflict) || !strings.Contains(err.Error(), "submitter's keys") {
 		t.Errorf("enrolling a submitter's keys: %v", err)
 	}
@@ -445,7 +446,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("alice's submission: %d %s", code, body)
 	}
-	var cr artifacts.CompleteResponse
+	var cr protocol.CompleteResponse
 	json.Unmarshal([]byte(body), &cr)
 	k, _ := st.SubmitterKeyByFingerprint(ctx, aliceID.Public().Fingerprint())
 	if err := st.RevokeSubmitterKey(ctx, k.ID); err != nil {

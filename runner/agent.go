@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,13 +15,16 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/artifacts/protocol"
 )
 
 // Portal is the runner protocol as the agent uses it; the contract (routes, interface, error
 // kinds) lives in artifacts. portalclient.Client implements it over /api/v1; the agent knows nothing
 // else about the portal.
-type Portal = artifacts.Portal
+type Portal = protocol.Portal
 
 // FirmwareLoader is a board that needs a firmware image before it runs (an emulated board
 // boots the ELF, a serial board is flashed). The agent fetches the job's firmware from the
@@ -44,23 +46,23 @@ const TokenFileName = "runner.token"
 const MaxFirmwareBytes = 64 << 20
 
 // The protocol's error kinds as sentinels for errors.Is; every error portalclient.Client returns is an
-// *artifacts.RemoteError, and artifacts.KindOf gives its kind.
+// *protocol.RemoteError, and protocol.KindOf gives its kind.
 var (
 	// ErrConflict matches a conflict with the portal's state, a lost lease included.
-	ErrConflict = artifacts.ErrProtocolConflict
+	ErrConflict = protocol.ErrProtocolConflict
 	// ErrLeaseLost means the portal no longer holds the job for this runner (the lease expired
 	// and the job was re-queued, or it finished): the agent stops working on it.
-	ErrLeaseLost = artifacts.ErrLeaseLost
+	ErrLeaseLost = protocol.ErrLeaseLost
 	// ErrUnauthorized means the portal did not accept the token (an unknown runner included).
-	ErrUnauthorized = artifacts.ErrProtocolUnauthorized
+	ErrUnauthorized = protocol.ErrProtocolUnauthorized
 	// ErrRefused means the portal refused what was sent (for a bundle: it did not verify or
 	// did not answer the job); retrying the same request cannot help.
-	ErrRefused = artifacts.ErrRefused
+	ErrRefused = protocol.ErrRefused
 )
 
 // AgentBoard is a board the agent offers, with how it is described to the portal.
 type AgentBoard struct {
-	Info  artifacts.BoardInfo
+	Info  protocol.BoardInfo
 	Board Board
 	// WithFirmware, when set, opens the board with a firmware image file chosen for a job
 	// (an uploaded build); the agent downloads it and checks its digest first.
@@ -76,10 +78,10 @@ type Agent struct {
 	// 0600), so a restarted runner re-enrols its keys with it; empty keeps it in memory only.
 	TokenFile string
 	Name      string
-	Identity  *artifacts.Identity
+	Identity  *identity.Identity
 	Boards    []AgentBoard
 	// Capabilities are reported at enrolment (which openssl the host board would run).
-	Capabilities artifacts.Capabilities
+	Capabilities protocol.Capabilities
 	Version      string
 	Log          *slog.Logger
 	// LeaseWait is how long one lease request waits (default 25s).
@@ -87,7 +89,7 @@ type Agent struct {
 	// FlushEvery is how often log chunks are sent (default 1s).
 	FlushEvery time.Duration
 	// OnJob, when set, is called as each job starts (tests use it to stop a runner mid-job).
-	OnJob func(l *artifacts.Lease)
+	OnJob func(l *protocol.Lease)
 	// Discover, when set, returns the runner's boards as they are now (the discovery Boards
 	// came from). Between jobs, every DiscoverEvery, the agent takes the list it returns; when
 	// the boards as the portal sees them changed (a firmware was built, an emulator installed,
@@ -152,7 +154,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err == nil:
-		case artifacts.KindOf(err) == artifacts.KindUnknownRunner || artifacts.KindOf(err) == artifacts.KindUnauthorized:
+		case protocol.KindOf(err) == protocol.KindUnknownRunner || protocol.KindOf(err) == protocol.KindUnauthorized:
 			log.Warn("portal no longer accepts this runner's token; enrolling again")
 			if err := a.enrol(ctx); err != nil {
 				return err
@@ -190,15 +192,15 @@ func (a *Agent) rediscover(ctx context.Context) error {
 	return a.enrol(ctx)
 }
 
-func boardInfos(bs []AgentBoard) []artifacts.BoardInfo {
-	out := make([]artifacts.BoardInfo, len(bs))
+func boardInfos(bs []AgentBoard) []protocol.BoardInfo {
+	out := make([]protocol.BoardInfo, len(bs))
 	for i, b := range bs {
 		out[i] = b.Info
 	}
 	return out
 }
 
-func availableNames(infos []artifacts.BoardInfo) string {
+func availableNames(infos []protocol.BoardInfo) string {
 	var names []string
 	for _, b := range infos {
 		if b.Available {
@@ -219,17 +221,17 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // EnrolWithProof enrols with the portal, proving possession of id's keys: it asks for a
 // challenge, signs it with both keys into req.Proof, and sends req with id's public keys.
-func EnrolWithProof(ctx context.Context, p Portal, id *artifacts.Identity, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
-	ch, err := p.Challenge(ctx, artifacts.PurposeRunnerEnrol)
+func EnrolWithProof(ctx context.Context, p Portal, id *identity.Identity, req protocol.EnrolRequest) (protocol.EnrolResponse, error) {
+	ch, err := p.Challenge(ctx, identity.PurposeRunnerEnrol)
 	if err != nil {
-		return artifacts.EnrolResponse{}, err
+		return protocol.EnrolResponse{}, err
 	}
 	raw, err := hex.DecodeString(ch.Challenge)
 	if err != nil {
-		return artifacts.EnrolResponse{}, fmt.Errorf("%w: the portal's challenge is not hex: %v", ErrRefused, err)
+		return protocol.EnrolResponse{}, fmt.Errorf("%w: the portal's challenge is not hex: %v", ErrRefused, err)
 	}
-	if req.Proof, err = id.ProvePossession(artifacts.PurposeRunnerEnrol, raw); err != nil {
-		return artifacts.EnrolResponse{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	if req.Proof, err = id.ProvePossession(identity.PurposeRunnerEnrol, raw); err != nil {
+		return protocol.EnrolResponse{}, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	req.PublicKeys = id.Public()
 	return p.Enrol(ctx, req)
@@ -238,7 +240,7 @@ func EnrolWithProof(ctx context.Context, p Portal, id *artifacts.Identity, req a
 // enrol registers the runner with a proof of possession and its current token (if it has
 // one), retrying while the portal is unreachable; a refusal is returned at once.
 func (a *Agent) enrol(ctx context.Context) error {
-	req := artifacts.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, Capabilities: a.Capabilities, CurrentToken: a.token}
+	req := protocol.EnrolRequest{Token: a.EnrolToken, Name: a.Name, Version: a.Version, Capabilities: a.Capabilities, CurrentToken: a.token}
 	if req.CurrentToken == "" && a.TokenFile != "" {
 		if b, err := os.ReadFile(a.TokenFile); err == nil {
 			req.CurrentToken = strings.TrimSpace(string(b))
@@ -262,7 +264,7 @@ func (a *Agent) enrol(ctx context.Context) error {
 			a.logger().Info("enrolled with the portal", "runner", resp.RunnerID, "keys", a.Identity.Public().Fingerprint(), "boards", len(req.Boards))
 			return nil
 		}
-		if artifacts.KindOf(err).Permanent() {
+		if protocol.KindOf(err).Permanent() {
 			return fmt.Errorf("enrol: %w", err)
 		}
 		wait := retryDelay(err, backoff)
@@ -291,13 +293,13 @@ func writeTokenFile(path, token string) error {
 // jobProgress is the Observer that records progress for heartbeats.
 type jobProgress struct {
 	mu sync.Mutex
-	p  artifacts.Progress
+	p  protocol.Progress
 }
 
 func (o *jobProgress) CellStarted(i, total int, ref artifacts.CellRef) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.p = artifacts.Progress{CellsDone: i, CellsTotal: total, Current: ref.Algorithm + " " + ref.Operation}
+	o.p = protocol.Progress{CellsDone: i, CellsTotal: total, Current: ref.Algorithm + " " + ref.Operation}
 }
 
 func (o *jobProgress) Iteration(_, done, requested int) {
@@ -312,7 +314,7 @@ func (o *jobProgress) CellDone(i, total int, _ artifacts.Cell) {
 	o.p.CellsDone, o.p.CellsTotal = i+1, total
 }
 
-func (o *jobProgress) get() artifacts.Progress {
+func (o *jobProgress) get() protocol.Progress {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.p
@@ -372,7 +374,7 @@ func (l *logStream) flush(ctx context.Context, p Portal, jobID int64, leaseID st
 		l.mu.Unlock()
 		var err error
 		for try := 0; try < 3; try++ {
-			if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || artifacts.KindOf(err).Permanent() || ctx.Err() != nil {
+			if err = p.AppendLog(ctx, jobID, leaseID, idx, chunk); err == nil || protocol.KindOf(err).Permanent() || ctx.Err() != nil {
 				break
 			}
 			sleep(ctx, retryDelay(err, time.Duration(try+1)*200*time.Millisecond))
@@ -385,7 +387,7 @@ func (l *logStream) flush(ctx context.Context, p Portal, jobID int64, leaseID st
 
 // runJob runs one leased job: heartbeats carry progress, the log streams in chunks, and the
 // signed bundle (or the failure with its log) goes back to the portal.
-func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
+func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 	log := a.logger().With("job", l.JobID, "attempt", l.Attempt, "board", l.BoardClass)
 	log.Info("job leased", "experiment", l.Experiment)
 	if a.OnJob != nil {
@@ -399,7 +401,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 		// The log goes along in case streaming it failed; it keeps its head, every summary
 		// line and its tail within what the portal takes.
 		failLog, _ := logtext.Bound(string(runLog), maxFailLog/8, maxFailLog/4, maxFailLog/2)
-		if err := a.Portal.Fail(fctx, l.JobID, artifacts.FailRequest{LeaseID: l.LeaseID, Reason: reason, Log: failLog}); err != nil {
+		if err := a.Portal.Fail(fctx, l.JobID, protocol.FailRequest{LeaseID: l.LeaseID, Reason: reason, Log: failLog}); err != nil {
 			log.Warn("report failure", "err", err)
 		}
 		log.Info("job failed", "reason", reason)
@@ -457,8 +459,8 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 				return
 			case <-t.C:
 			}
-			err := a.Portal.Heartbeat(jobCtx, l.JobID, artifacts.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
-			if artifacts.KindOf(err) == artifacts.KindLeaseLost {
+			err := a.Portal.Heartbeat(jobCtx, l.JobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
+			if protocol.KindOf(err) == protocol.KindLeaseLost {
 				cancel(ErrLeaseLost)
 				return
 			} else if err != nil && jobCtx.Err() == nil {
@@ -478,13 +480,13 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 				return
 			case <-t.C:
 			}
-			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && artifacts.KindOf(err) == artifacts.KindLeaseLost {
+			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && protocol.KindOf(err) == protocol.KindLeaseLost {
 				cancel(ErrLeaseLost)
 				return
 			}
 		}
 	}()
-	bundle, _, err := Execute(jobCtx, board, m, Options{Identity: a.Identity, Version: a.Version, Origin: artifacts.OriginPortalRunner,
+	bundle, _, err := Execute(jobCtx, board, m, Options{Identity: a.Identity, Version: a.Version, Origin: attest.OriginPortalRunner,
 		Job: l.Binding(), Observer: obs, Log: stream})
 	close(stop)
 	wg.Wait()
@@ -498,7 +500,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer fcancel()
-	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID, true); ferr != nil && artifacts.KindOf(ferr) == artifacts.KindLeaseLost {
+	if ferr := stream.flush(fctx, a.Portal, l.JobID, l.LeaseID, true); ferr != nil && protocol.KindOf(ferr) == protocol.KindLeaseLost {
 		log.Warn("lease lost before completion; dropping the job")
 		return
 	}
@@ -522,8 +524,8 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 			log.Info("job published", "run", resp.RunID)
 			return
 		}
-		switch kind := artifacts.KindOf(err); {
-		case kind == artifacts.KindLeaseLost || kind == artifacts.KindConflict:
+		switch kind := protocol.KindOf(err); {
+		case kind == protocol.KindLeaseLost || kind == protocol.KindConflict:
 			log.Warn("the portal refused the bundle: the lease is no longer held", "err", err)
 			return
 		case kind.Permanent():
@@ -541,7 +543,7 @@ func (a *Agent) runJob(ctx context.Context, l *artifacts.Lease) {
 // through withFirmware (a board opened with that image) or the board's LoadFirmware. Boards
 // that take no firmware (the host) only note it in the log. cleanup removes the image file
 // once the run is over.
-func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func(string) (Board, error), l *artifacts.Lease, log io.Writer) (Board, func(), error) {
+func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func(string) (Board, error), l *protocol.Lease, log io.Writer) (Board, func(), error) {
 	nop := func() {}
 	fl, loads := board.(FirmwareLoader)
 	if !loads && withFirmware == nil {
@@ -556,8 +558,7 @@ func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func
 	if err != nil {
 		return nil, nop, err
 	}
-	sum := sha256.Sum256(data)
-	if got := "sha256:" + hex.EncodeToString(sum[:]); got != l.Firmware {
+	if got := artifacts.Digest(data); got != l.Firmware {
 		return nil, nop, fmt.Errorf("downloaded firmware is %s, the job names %s", got, l.Firmware)
 	}
 	f, err := os.CreateTemp("", "pqrepro-firmware-*.elf")
@@ -593,8 +594,8 @@ func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func
 // retryDelay is how long to wait before retrying after err: the portal's Retry-After when it
 // limited the rate, else fallback.
 func retryDelay(err error, fallback time.Duration) time.Duration {
-	var re *artifacts.RemoteError
-	if errors.As(err, &re) && re.Kind == artifacts.KindRateLimited && re.RetryAfter > 0 {
+	var re *protocol.RemoteError
+	if errors.As(err, &re) && re.Kind == protocol.KindRateLimited && re.RetryAfter > 0 {
 		return min(re.RetryAfter, 5*time.Minute)
 	}
 	return fallback

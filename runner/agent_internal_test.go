@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"pqrepro/artifacts/protocol"
 	"strings"
 	"testing"
 	"time"
-
-	"pqrepro/artifacts"
 )
 
 // TestLogStreamSendsWholeLines: a flush sends the whole lines written so far and keeps a line
@@ -52,21 +51,21 @@ func TestLogStreamSendsWholeLines(t *testing.T) {
 // TestRetryDelayHonoursRetryAfter: a rate-limited answer's Retry-After is the wait (capped
 // at 5 minutes); any other error waits the fallback.
 func TestRetryDelayHonoursRetryAfter(t *testing.T) {
-	limited := &artifacts.RemoteError{Kind: artifacts.KindRateLimited, RetryAfter: 7 * time.Second}
+	limited := &protocol.RemoteError{Kind: protocol.KindRateLimited, RetryAfter: 7 * time.Second}
 	if d := retryDelay(limited, time.Second); d != 7*time.Second {
 		t.Errorf("rate limited: wait %v, want 7s", d)
 	}
-	if d := retryDelay(&artifacts.RemoteError{Kind: artifacts.KindRateLimited, RetryAfter: time.Hour}, time.Second); d != 5*time.Minute {
+	if d := retryDelay(&protocol.RemoteError{Kind: protocol.KindRateLimited, RetryAfter: time.Hour}, time.Second); d != 5*time.Minute {
 		t.Errorf("an hour's Retry-After: wait %v, want the 5 min cap", d)
 	}
-	if d := retryDelay(&artifacts.RemoteError{Kind: artifacts.KindUnavailable}, 3*time.Second); d != 3*time.Second {
+	if d := retryDelay(&protocol.RemoteError{Kind: protocol.KindUnavailable}, 3*time.Second); d != 3*time.Second {
 		t.Errorf("unavailable: wait %v, want the fallback", d)
 	}
 }
 
 // chunkPortal records the log chunks sent to it; it answers nothing else.
 type chunkPortal struct {
-	artifacts.Portal
+	protocol.Portal
 	logs []string
 }
 

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/runner"
 	"pqrepro/runner/host"
 )
@@ -25,24 +28,24 @@ import (
 // from that heartbeat on.
 type memPortal struct {
 	mu             sync.Mutex
-	leases         []*artifacts.Lease
-	heartbeats     []artifacts.Progress
+	leases         []*protocol.Lease
+	heartbeats     []protocol.Progress
 	logs           map[int]string
 	completed      [][]byte
-	failed         []artifacts.FailRequest
+	failed         []protocol.FailRequest
 	loseLeaseAfter int
 	done           chan struct{}
 }
 
-func (p *memPortal) Challenge(_ context.Context, purpose string) (artifacts.ChallengeResponse, error) {
-	return artifacts.ChallengeResponse{Challenge: strings.Repeat("ab", artifacts.ChallengeBytes), Purpose: purpose}, nil
+func (p *memPortal) Challenge(_ context.Context, purpose string) (protocol.ChallengeResponse, error) {
+	return protocol.ChallengeResponse{Challenge: strings.Repeat("ab", identity.ChallengeBytes), Purpose: purpose}, nil
 }
 
-func (p *memPortal) Enrol(context.Context, artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
-	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
+func (p *memPortal) Enrol(context.Context, protocol.EnrolRequest) (protocol.EnrolResponse, error) {
+	return protocol.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
 }
 
-func (p *memPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+func (p *memPortal) Lease(ctx context.Context, wait time.Duration) (*protocol.Lease, error) {
 	p.mu.Lock()
 	if len(p.leases) > 0 {
 		l := p.leases[0]
@@ -58,7 +61,7 @@ func (p *memPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.L
 	return nil, nil
 }
 
-func (p *memPortal) Heartbeat(_ context.Context, _ int64, req artifacts.HeartbeatRequest) error {
+func (p *memPortal) Heartbeat(_ context.Context, _ int64, req protocol.HeartbeatRequest) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.heartbeats = append(p.heartbeats, req.Progress)
@@ -78,15 +81,15 @@ func (p *memPortal) AppendLog(_ context.Context, _ int64, _ string, index int, c
 	return nil
 }
 
-func (p *memPortal) Complete(_ context.Context, _ int64, _ string, bundle []byte) (artifacts.CompleteResponse, error) {
+func (p *memPortal) Complete(_ context.Context, _ int64, _ string, bundle []byte) (protocol.CompleteResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.completed = append(p.completed, bundle)
 	close(p.done)
-	return artifacts.CompleteResponse{RunID: 7}, nil
+	return protocol.CompleteResponse{RunID: 7}, nil
 }
 
-func (p *memPortal) Fail(_ context.Context, _ int64, req artifacts.FailRequest) error {
+func (p *memPortal) Fail(_ context.Context, _ int64, req protocol.FailRequest) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failed = append(p.failed, req)
@@ -125,7 +128,7 @@ spec:
 
 func runAgent(t *testing.T, p *memPortal, boards []runner.AgentBoard) {
 	t.Helper()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +147,14 @@ func runAgent(t *testing.T, p *memPortal, boards []runner.AgentBoard) {
 	}
 }
 
-func lease(m *artifacts.Manifest, class string, ttl time.Duration) *artifacts.Lease {
-	return &artifacts.Lease{JobID: 1, LeaseID: "L", Attempt: 1, Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
+func lease(m *artifacts.Manifest, class string, ttl time.Duration) *protocol.Lease {
+	return &protocol.Lease{JobID: 1, LeaseID: "L", Attempt: 1, Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
 		BoardClass: class, ExpiresAt: time.Now().Add(ttl), Nonce: "nonce_0123456789abcdef", PortalURL: "http://portal.test"}
 }
 
 func TestAgentRunsLeasedJobAndStreamsLog(t *testing.T) {
 	m := testManifest(t, 3)
-	p := &memPortal{leases: []*artifacts.Lease{lease(m, "host", 90*time.Millisecond)}, done: make(chan struct{})}
+	p := &memPortal{leases: []*protocol.Lease{lease(m, "host", 90*time.Millisecond)}, done: make(chan struct{})}
 	runAgent(t, p, host.AgentBoards(""))
 	if len(p.completed) != 1 || len(p.failed) != 0 {
 		t.Fatalf("completed %d, failed %v", len(p.completed), p.failed)
@@ -160,14 +163,14 @@ func TestAgentRunsLeasedJobAndStreamsLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := artifacts.Verify(b, nil)
+	v, err := attest.Verify(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Statement.Predicate.Assurance.Origin != artifacts.OriginPortalRunner {
+	if v.Statement.Predicate.Assurance.Origin != attest.OriginPortalRunner {
 		t.Errorf("origin %s", v.Statement.Predicate.Assurance.Origin)
 	}
-	want := artifacts.JobBinding{Portal: "http://portal.test", JobID: 1, LeaseID: "L", Attempt: 1, Nonce: "nonce_0123456789abcdef"}
+	want := attest.JobBinding{Portal: "http://portal.test", JobID: 1, LeaseID: "L", Attempt: 1, Nonce: "nonce_0123456789abcdef"}
 	if got := v.Statement.Predicate.Job; v.Legacy || got == nil || *got != want {
 		t.Errorf("signed job binding %+v (legacy %v), want the lease's %+v", got, v.Legacy, want)
 	}
@@ -189,8 +192,8 @@ func (brokenBoard) Run(_ context.Context, _ *artifacts.Manifest, _ runner.Observ
 
 func TestAgentReportsABrokenRunWithItsLog(t *testing.T) {
 	m := testManifest(t, 2)
-	p := &memPortal{leases: []*artifacts.Lease{lease(m, "broken", time.Second)}, done: make(chan struct{})}
-	runAgent(t, p, []runner.AgentBoard{{Info: artifacts.BoardInfo{Name: "b", Class: "broken", Driver: "serial", Available: true}, Board: brokenBoard{}}})
+	p := &memPortal{leases: []*protocol.Lease{lease(m, "broken", time.Second)}, done: make(chan struct{})}
+	runAgent(t, p, []runner.AgentBoard{{Info: protocol.BoardInfo{Name: "b", Class: "broken", Driver: "serial", Available: true}, Board: brokenBoard{}}})
 	if len(p.failed) != 1 || !strings.Contains(p.failed[0].Reason, "board went silent") || !strings.Contains(p.failed[0].Log, "brown-out") {
 		t.Fatalf("failure report %+v", p.failed)
 	}
@@ -198,7 +201,7 @@ func TestAgentReportsABrokenRunWithItsLog(t *testing.T) {
 
 func TestAgentRefusesJobsForBoardsItLacks(t *testing.T) {
 	m := testManifest(t, 2)
-	p := &memPortal{leases: []*artifacts.Lease{lease(m, "esp32c6", time.Second)}, done: make(chan struct{})}
+	p := &memPortal{leases: []*protocol.Lease{lease(m, "esp32c6", time.Second)}, done: make(chan struct{})}
 	runAgent(t, p, host.AgentBoards(""))
 	if len(p.failed) != 1 || !strings.Contains(p.failed[0].Reason, "no available board of class esp32c6") {
 		t.Fatalf("failure report %+v", p.failed)
@@ -243,12 +246,12 @@ func TestAgentLoadsFirmwareCheckedByDigest(t *testing.T) {
 			m := testManifest(t, 2)
 			l := lease(m, "host", time.Second)
 			l.Firmware, l.FirmwareURL = tc.digest, "/firmware/"+tc.digest
-			mp := &memPortal{leases: []*artifacts.Lease{l}, done: make(chan struct{})}
+			mp := &memPortal{leases: []*protocol.Lease{l}, done: make(chan struct{})}
 			b := &fwBoard{Host: &host.Host{}}
-			id, _ := artifacts.GenerateIdentity()
+			id, _ := identity.GenerateIdentity()
 			ctx, cancel := context.WithCancel(context.Background())
 			a := &runner.Agent{Portal: fwPortal{mp, image}, Identity: id, Name: "t", Version: "test", LeaseWait: 50 * time.Millisecond,
-				Boards: []runner.AgentBoard{{Info: artifacts.BoardInfo{Name: "fw", Class: "host", Driver: "qemu", Available: true}, Board: b}}}
+				Boards: []runner.AgentBoard{{Info: protocol.BoardInfo{Name: "fw", Class: "host", Driver: "qemu", Available: true}, Board: b}}}
 			go a.Run(ctx)
 			<-mp.done
 			cancel()
@@ -270,17 +273,17 @@ func TestAgentLoadsFirmwareCheckedByDigest(t *testing.T) {
 // enrolPortal is a memPortal that records enrolments and hands out a new runner token each time.
 type enrolPortal struct {
 	memPortal
-	enrols []artifacts.EnrolRequest
+	enrols []protocol.EnrolRequest
 }
 
-func (p *enrolPortal) Enrol(_ context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
+func (p *enrolPortal) Enrol(_ context.Context, req protocol.EnrolRequest) (protocol.EnrolResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.enrols = append(p.enrols, req)
-	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: fmt.Sprint("token-", len(p.enrols))}, nil
+	return protocol.EnrolResponse{RunnerID: 1, RunnerToken: fmt.Sprint("token-", len(p.enrols))}, nil
 }
 
-func (p *enrolPortal) enrolments() []artifacts.EnrolRequest {
+func (p *enrolPortal) enrolments() []protocol.EnrolRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.enrols)
@@ -294,7 +297,7 @@ func TestAgentRediscoversBoards(t *testing.T) {
 	p := &enrolPortal{memPortal: memPortal{done: make(chan struct{})}}
 	// A board that appears (as an emulated board does once its firmware is built); it runs
 	// the job in-process, since the board's own driver is not under test.
-	appears := artifacts.BoardInfo{Name: "lab", Class: "lab-board", Driver: "host", Reason: "firmware not built"}
+	appears := protocol.BoardInfo{Name: "lab", Class: "lab-board", Driver: "host", Reason: "firmware not built"}
 	var mu sync.Mutex
 	built, calls := false, 0
 	discover := func(context.Context) []runner.AgentBoard {
@@ -308,7 +311,7 @@ func TestAgentRediscoversBoards(t *testing.T) {
 		}
 		return append(host.AgentBoards(""), b)
 	}
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
 )
 
@@ -72,14 +74,14 @@ func (NopObserver) CellDone(int, int, artifacts.Cell)       {}
 // Options configure Execute.
 type Options struct {
 	// Identity signs the bundle.
-	Identity *artifacts.Identity
+	Identity *identity.Identity
 	// Version is pqrepro's version, recorded in the environment and the attestation.
 	Version string
-	// Origin is artifacts.OriginLocal for CLI runs, OriginPortalRunner for a portal's runner.
+	// Origin is attest.OriginLocal for CLI runs, OriginPortalRunner for a portal's runner.
 	Origin string
 	// Job is the lease's binding, signed into the attestation; required with
 	// OriginPortalRunner, nil otherwise.
-	Job *artifacts.JobBinding
+	Job *attest.JobBinding
 	// Observer receives progress; nil means none.
 	Observer Observer
 	// Log, when set, receives a copy of everything written to the bundle's log.txt as it happens.
@@ -241,16 +243,16 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	summary, _ := json.Marshal(Summary(res))
 	origin := opt.Origin
 	if origin == "" {
-		origin = artifacts.OriginLocal
+		origin = attest.OriginLocal
 	}
-	pred := artifacts.Predicate{
+	pred := attest.Predicate{
 		Summary:   summary,
-		Runner:    artifacts.RunnerRef{Name: "pqrepro-runner", Version: opt.Version},
-		Assurance: artifacts.Assurance{Level: id.Assurance, Origin: origin},
+		Runner:    attest.RunnerRef{Name: "pqrepro-runner", Version: opt.Version},
+		Assurance: attest.Assurance{Level: id.Assurance, Origin: origin},
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
 		Job:       opt.Job,
 	}
-	if err := b.Sign(opt.Identity, pred); err != nil {
+	if err := attest.Sign(b, opt.Identity, pred); err != nil {
 		return fail(fmt.Errorf("sign bundle: %w", err))
 	}
 	return b, res, nil

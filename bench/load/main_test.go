@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func publishRun(t *testing.T, p *portaltest.Portal) int64 {
 	t.Helper()
 	ctx := context.Background()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func publishRun(t *testing.T, p *portaltest.Portal) int64 {
 		t.Fatal(err)
 	}
 	c.Spec.Iterations, c.Spec.Warmup = 5, 1
-	b, _, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "test", Origin: artifacts.OriginLocal})
+	b, _, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "test", Origin: attest.OriginLocal})
 	if err != nil {
 		t.Fatal(err)
 	}

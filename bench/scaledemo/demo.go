@@ -23,7 +23,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/internal/lb"
 )
 
@@ -469,7 +469,7 @@ func (r *Report) verify(ctx context.Context, db *sql.DB, bin, public, logKey, ed
 	}
 	args := []string{"verify", file, "--log", public, "--log-key", logKey, "--witness", ed, "--witness", ml, "--log-state", filepath.Join(dir, "log-seen.json")}
 	if d := runnerDirs[runner]; d != "" {
-		args = append(args, "--key", filepath.Join(d, artifacts.IdentityPubFile))
+		args = append(args, "--key", filepath.Join(d, identity.IdentityPubFile))
 	}
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	r.VerifyOutput = strings.ReplaceAll(strings.TrimSpace(string(out)), dir+"/", "")

@@ -67,6 +67,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/store"
@@ -259,7 +261,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		return sum, err
 	}
@@ -292,7 +294,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 			return sum, err
 		}
 		c.Spec.Iterations, c.Spec.Warmup = o.Samples, 2
-		b, res, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: artifacts.OriginLocal})
+		b, res, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: attest.OriginLocal})
 		if err != nil {
 			return sum, fmt.Errorf("measure %s on the host: %w", ref, err)
 		}
@@ -473,7 +475,7 @@ func (s summary) print(w io.Writer, dir string) {
 // replica is a signed bundle of tp scaled onto bd: every sample of every ok cell multiplied
 // by one jittered factor per cell (rounded for counted units), the statistics recomputed,
 // the board identity that of a seeded bd.
-func replica(tp template, bd board, id *artifacts.Identity, rng *rand.Rand) ([]byte, error) {
+func replica(tp template, bd board, id *identity.Identity, rng *rand.Rand) ([]byte, error) {
 	res := *tp.res
 	res.Board, res.Assurance = bd.class, bd.level
 	// A replica's samples.csv has no round columns: its cells were not run in rounds.
@@ -530,11 +532,11 @@ func replica(tp template, bd board, id *artifacts.Identity, rng *rand.Rand) ([]b
 		artifacts.FileEnvironment: append(envJSON, '\n'),
 		artifacts.FileLog:         []byte("seeded for a load test: the samples of one real host run of " + tp.m.Ref() + ", scaled onto " + bd.class + "; nothing ran on that board\n"),
 	}}
-	pred := artifacts.Predicate{
-		Runner:    artifacts.RunnerRef{Name: "pqrepro-seed", Version: "seed"},
-		Assurance: artifacts.Assurance{Level: bd.level, Origin: artifacts.OriginCommunity},
+	pred := attest.Predicate{
+		Runner:    attest.RunnerRef{Name: "pqrepro-seed", Version: "seed"},
+		Assurance: attest.Assurance{Level: bd.level, Origin: attest.OriginCommunity},
 	}
-	if err := b.Sign(id, pred); err != nil {
+	if err := attest.Sign(b, id, pred); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer

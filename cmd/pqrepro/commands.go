@@ -18,6 +18,9 @@ import (
 	"golang.org/x/term"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/yamlcheck"
 	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/runner"
@@ -135,7 +138,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
 		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
 	}
-	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
+	id, created, err := identity.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
 		return err
 	}
@@ -167,7 +170,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stdout, device.PlanText(m, class, len(m.Cells())))
 	}
 	start := time.Now()
-	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: artifacts.OriginLocal, Observer: obs})
+	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: attest.OriginLocal, Observer: obs})
 	if err != nil {
 		var re *runner.RunError
 		if !errors.As(err, &re) {
@@ -201,7 +204,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		b, err := artifacts.ReadYAMLFile(arg, "manifest")
+		b, err := yamlcheck.ReadFile(arg, "manifest")
 		if err != nil {
 			return nil, err
 		}
@@ -478,14 +481,14 @@ func cmdVerify(ctx context.Context, args []string, stdout io.Writer) error {
 
 // openVerified reads a bundle (directory or .tar.gz) and verifies it offline, pinned to the
 // keys in keyFile when one is given. Errors name the bundle and what failed.
-func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verification, error) {
-	var pinned *artifacts.PublicKeys
+func openVerified(path, keyFile string) (*artifacts.Bundle, *attest.Verification, error) {
+	var pinned *identity.PublicKeys
 	if keyFile != "" {
 		b, err := os.ReadFile(keyFile)
 		if err != nil {
 			return nil, nil, err
 		}
-		pk, err := artifacts.ParsePublicKeys(b)
+		pk, err := identity.ParsePublicKeys(b)
 		if err != nil {
 			return nil, nil, fmt.Errorf("key %s: %w", keyFile, err)
 		}
@@ -495,7 +498,7 @@ func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verificat
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := artifacts.Verify(b, pinned)
+	v, err := attest.Verify(b, pinned)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: FAILED: %w", path, err)
 	}
@@ -509,7 +512,7 @@ func openVerified(path, keyFile string) (*artifacts.Bundle, *artifacts.Verificat
 		v.Checked = append(v.Checked, "result.json re-derives from samples.csv and manifest.yaml (statistics, cells, n, units, sizes)")
 	}
 	if v.Legacy {
-		v.Checked = append(v.Checked, "legacy attestation ("+artifacts.PredicateTypeV1+"): bound to no job")
+		v.Checked = append(v.Checked, "legacy attestation ("+attest.PredicateTypeV1+"): bound to no job")
 	} else if j := v.Statement.Predicate.Job; j != nil {
 		v.Checked = append(v.Checked, fmt.Sprintf("bound to job %d (attempt %d) of portal %s", j.JobID, j.Attempt, j.Portal))
 	}
@@ -586,7 +589,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	client := portalclient.NewSubmitter(*portalURL, *token)
 	client.Timeout = *timeout
 	if *register {
-		id, err := artifacts.LoadIdentity(keysDir(*keys))
+		id, err := identity.LoadIdentity(keysDir(*keys))
 		if err != nil {
 			return err
 		}
@@ -624,7 +627,7 @@ func cmdKeys(args []string, stdout io.Writer) error {
 	}
 	dir := keysDir(*keys)
 	if *prove != "" {
-		id, err := artifacts.LoadIdentity(dir)
+		id, err := identity.LoadIdentity(dir)
 		if err != nil {
 			return err
 		}
@@ -639,7 +642,7 @@ func cmdKeys(args []string, stdout io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", out)
 		return err
 	}
-	id, created, err := artifacts.LoadOrCreateIdentity(dir)
+	id, created, err := identity.LoadOrCreateIdentity(dir)
 	if err != nil {
 		return err
 	}

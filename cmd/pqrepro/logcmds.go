@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/artifacts"
 	"pqrepro/internal/webclient"
 	"pqrepro/portal/translog"
 )
@@ -141,8 +141,7 @@ func verifyInLog(ctx context.Context, path string, f *logFlags, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
+	digest := artifacts.Digest(data)
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("the log check took longer than --log-timeout %v", f.timeout))

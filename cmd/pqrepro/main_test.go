@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/host"
 )
@@ -177,7 +179,7 @@ func TestKeysFileMode(t *testing.T) {
 	if code, out, _ := pq(t, "keys", "--keys", dir); code != 0 || !strings.Contains(out, "created") {
 		t.Fatalf("keys: %d %s", code, out)
 	}
-	st, err := os.Stat(filepath.Join(dir, artifacts.IdentityKeyFile))
+	st, err := os.Stat(filepath.Join(dir, identity.IdentityKeyFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("private key mode %v (%v), want 0600", st.Mode().Perm(), err)
 	}
@@ -250,7 +252,7 @@ func TestRunRefusesAMismatchingBoardClass(t *testing.T) {
 // signatures but not as a result: verify --key names result.json, the cell and the field.
 func TestVerifyRefusesForgedStatistics(t *testing.T) {
 	dir, keys := runOnce(t, filepath.Join(t.TempDir(), "bundle"))
-	id, err := artifacts.LoadIdentity(keys)
+	id, err := identity.LoadIdentity(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +272,7 @@ func TestVerifyRefusesForgedStatistics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := artifacts.Verify(b, nil)
+			v, err := attest.Verify(b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +281,7 @@ func TestVerifyRefusesForgedStatistics(t *testing.T) {
 			tc.edit(res, &samples)
 			b.Files[artifacts.FileResult], _ = json.Marshal(res)
 			b.Files[artifacts.FileSamples] = samples
-			if err := b.Sign(id, v.Statement.Predicate); err != nil {
+			if err := attest.Sign(b, id, v.Statement.Predicate); err != nil {
 				t.Fatal(err)
 			}
 			forged := filepath.Join(t.TempDir(), "forged")

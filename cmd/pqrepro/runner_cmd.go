@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/runner"
 	"pqrepro/runner/boards"
 	"pqrepro/runner/host"
@@ -47,7 +49,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	id, created, err := artifacts.LoadOrCreateIdentity(keysDir(*keys))
+	id, created, err := identity.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
 		return err
 	}
@@ -74,7 +76,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // resolves to OpenSSL 3.5 or later; the capabilities returned say which openssl it found.
 // rediscover repeats the discovery with the same map and capabilities, for Agent.Discover: a
 // firmware built (or an emulator installed) while the agent runs makes its board available.
-func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl host.OpenSSLConfig) (bs []runner.AgentBoard, caps artifacts.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
+func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl host.OpenSSLConfig) (bs []runner.AgentBoard, caps protocol.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
 	caps = host.ProbeOpenSSL(ctx, ossl)
 	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
 	if mapFile != "" {
@@ -89,7 +91,7 @@ func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, os
 }
 
 // discoverAgentBoards is one discovery of agentBoards.
-func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps artifacts.Capabilities, ossl host.OpenSSLConfig) []runner.AgentBoard {
+func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps protocol.Capabilities, ossl host.OpenSSLConfig) []runner.AgentBoard {
 	entries := boards.Discover(ctx, cfg)
 	out := boards.AgentBoards(entries)
 	for i := range out {
@@ -122,7 +124,7 @@ func (o opensslOptions) config() host.OpenSSLConfig {
 	return host.OpenSSLConfig{Path: *o.path, Root: *o.root}
 }
 
-func printCapabilities(w io.Writer, c artifacts.Capabilities) {
+func printCapabilities(w io.Writer, c protocol.Capabilities) {
 	switch {
 	case c.OpenSSLUsable:
 		fmt.Fprintf(w, "  openssl-cli: %s\n", c.OpenSSL)

@@ -10,17 +10,17 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"pqrepro/internal/cachedir"
-	"pqrepro/runner/host"
-	"pqrepro/runner/portalclient"
 	"strconv"
 	"strings"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/internal/cachedir"
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // serveConfig builds the portal's Config: defaults, then flags, then PQREPRO_* environment.
@@ -190,7 +190,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { errc <- srv.Serve(ctx, ln) }()
 	if cfg.LocalRunner {
 		idDir := filepath.Join(cfg.DataDir, "local-runner")
-		id, created, err := artifacts.LoadOrCreateIdentity(idDir)
+		id, created, err := identity.LoadOrCreateIdentity(idDir)
 		if err != nil {
 			cancel()
 			<-errc

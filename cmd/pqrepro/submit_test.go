@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 )
@@ -62,7 +64,7 @@ func TestSubmitRefusesWhatMeasuredNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle, keys := runOnce(t, filepath.Join(t.TempDir(), "bundle"))
-	id, err := artifacts.LoadIdentity(keys)
+	id, err := identity.LoadIdentity(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestSubmitRefusesWhatMeasuredNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := artifacts.Verify(b, nil)
+		v, err := attest.Verify(b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestSubmitRefusesWhatMeasuredNothing(t *testing.T) {
 		edit(res, b)
 		b.Files[artifacts.FileResult], _ = json.Marshal(res)
 		delete(b.Files, artifacts.FileAttestation)
-		if err := b.Sign(id, v.Statement.Predicate); err != nil {
+		if err := attest.Sign(b, id, v.Statement.Predicate); err != nil {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), name)

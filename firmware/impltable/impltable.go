@@ -79,7 +79,7 @@ func (e Entry) VersionToken() string {
 
 // Implementation is e as a cell's implementation.
 func (e Entry) Implementation() artifacts.Implementation {
-	return artifacts.Implementation{Name: e.Name, Version: e.Version, Commit: e.Commit, Digest: "sha256:" + e.Source, DigestOf: artifacts.DigestSource}
+	return artifacts.Implementation{Name: e.Name, Version: e.Version, Commit: e.Commit, Digest: artifacts.DigestOfHex(e.Source), DigestOf: artifacts.DigestSource}
 }
 
 // Label is "<name> <version>" (or "<name> commit <hex>"), as a firmware upload declares its

@@ -6,7 +6,6 @@ package blob
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 )
 
@@ -96,7 +96,7 @@ func (s *FS) path(digest string) (string, error) {
 	if !ValidDigest(digest) {
 		return "", fault.New(fault.Invalid, "malformed digest %q", digest)
 	}
-	h := strings.TrimPrefix(digest, "sha256:")
+	h := strings.TrimPrefix(digest, artifacts.DigestPrefix)
 	return filepath.Join(s.Dir, "sha256", h[:2], h), nil
 }
 
@@ -125,7 +125,7 @@ func (s *FS) Put(ctx context.Context, r io.Reader, max int64) (string, int64, er
 	if err != nil {
 		return "", 0, fmt.Errorf("store blob: %w", err)
 	}
-	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	digest := artifacts.DigestOfSum(h.Sum(nil))
 	dst, _ := s.path(digest)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", 0, fmt.Errorf("store blob: %w", err)

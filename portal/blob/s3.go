@@ -20,6 +20,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 )
 
@@ -290,7 +291,7 @@ func (s *S3) blobKey(digest string) (string, error) {
 	if !ValidDigest(digest) {
 		return "", fault.New(fault.Invalid, "malformed digest %q", digest)
 	}
-	h := strings.TrimPrefix(digest, "sha256:")
+	h := strings.TrimPrefix(digest, artifacts.DigestPrefix)
 	return s.cfg.Prefix + "sha256/" + h[:2] + "/" + h, nil
 }
 
@@ -361,7 +362,7 @@ func (s *S3) Put(ctx context.Context, r io.Reader, max int64) (string, int64, er
 		return "", 0, fmt.Errorf("store blob in %s: %w", s.cfg, err)
 	}
 	defer s.discard(tmp, false)
-	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	digest := artifacts.DigestOfSum(h.Sum(nil))
 	dst, _ := s.blobKey(digest)
 	// The same content may already be there (or be copied there concurrently: the copies are
 	// identical, and S3 replaces an object as a whole).

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 )
 
 // Kind classifies an error for the HTTP layer.
@@ -61,8 +61,8 @@ func (k Kind) String() string {
 	return "internal"
 }
 
-// Protocol is the kind as the runner protocol names it (artifacts.ErrorKind).
-func (k Kind) Protocol() artifacts.ErrorKind { return artifacts.ErrorKind(k.String()) }
+// Protocol is the kind as the runner protocol names it (protocol.ErrorKind).
+func (k Kind) Protocol() protocol.ErrorKind { return protocol.ErrorKind(k.String()) }
 
 // Status is the HTTP status code of the kind.
 func (k Kind) Status() int {

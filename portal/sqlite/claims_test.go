@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
 )
@@ -20,7 +20,7 @@ func TestClaimTalliesPerBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

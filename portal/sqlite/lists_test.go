@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
 )
@@ -24,7 +25,7 @@ func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

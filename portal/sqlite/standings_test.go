@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
 )
@@ -21,7 +22,7 @@ func TestValueStandings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -147,7 +147,7 @@ func scanRunner(sc interface{ Scan(...any) error }) (store.Runner, error) {
 }
 
 // SetRunnerCapabilities records the capabilities a runner reported when it enrolled.
-func (s *DB) SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Capabilities) error {
+func (s *DB) SetRunnerCapabilities(ctx context.Context, id int64, c protocol.Capabilities) error {
 	b, _ := json.Marshal(c)
 	if _, err := s.write.ExecContext(ctx, `UPDATE runners SET capabilities = ? WHERE id = ?`, string(b), id); err != nil {
 		return fmt.Errorf("record runner %d capabilities: %w", id, err)

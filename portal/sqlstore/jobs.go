@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -169,7 +170,7 @@ func checkLease(ctx context.Context, q *Tx, jobID, runnerID int64, leaseID strin
 }
 
 // Heartbeat extends a held lease until expires and records progress.
-func (s *DB) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error {
+func (s *DB) Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p protocol.Progress) error {
 	prog, _ := json.Marshal(p)
 	now := ms0(s.Now())
 	return s.tx(ctx, func(tx *Tx) error {

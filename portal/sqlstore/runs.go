@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/store"
 )
 
@@ -149,7 +150,7 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 		}
 		if p.JobID != 0 {
 			tx.change(genWork)
-			prog, _ := json.Marshal(artifacts.Progress{CellsDone: len(p.Cells), CellsTotal: len(p.Cells)})
+			prog, _ := json.Marshal(protocol.Progress{CellsDone: len(p.Cells), CellsTotal: len(p.Cells)})
 			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'published', run_id = ?, finished_at = ?, lease_id = NULL, progress = ? WHERE id = ?`,
 				id, ms0(now), string(prog), p.JobID); err != nil {
 				return err

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -76,7 +77,7 @@ func (s *DB) UseChallenge(ctx context.Context, challenge, purpose string) error 
 	err = s.write.QueryRowContext(ctx, `SELECT purpose, expires_at, used_at FROM pop_challenges WHERE challenge = ?`, challenge).Scan(&p, &exp, &used)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fault.New(fault.Unauthorized, "proof of possession: unknown challenge (ask %s for one first)", artifacts.RouteChallenge)
+		return fault.New(fault.Unauthorized, "proof of possession: unknown challenge (ask %s for one first)", protocol.RouteChallenge)
 	case err != nil:
 		return fmt.Errorf("use challenge: %w", err)
 	case p != purpose:
@@ -216,7 +217,7 @@ func (s *DB) Enrol(ctx context.Context, e store.Enrolment) (id int64, reenrolled
 
 // AddSubmitterKey registers keys (their possession already proven) for a user. Keys
 // registered before by anyone, or enrolled by a runner, are a conflict and nothing changes.
-func (s *DB) AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (store.SubmitterKey, error) {
+func (s *DB) AddSubmitterKey(ctx context.Context, userID int64, label string, keys identity.PublicKeys) (store.SubmitterKey, error) {
 	keysJSON, _ := json.Marshal(keys)
 	k := store.SubmitterKey{UserID: userID, Label: label, Fingerprint: keys.Fingerprint(), PublicKeys: keys, CreatedAt: s.Now().UTC()}
 	err := s.tx(ctx, func(tx *Tx) error {

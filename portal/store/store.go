@@ -7,6 +7,8 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/translog"
 )
 
@@ -72,7 +74,7 @@ type Store interface {
 	// The methods below are documented on the shared SQL implementation (portal/sqlstore).
 	AddCosignature(ctx context.Context, size int64, name string, keyID uint32, line string) error
 	AddFirmware(ctx context.Context, f Firmware, by int64) error
-	AddSubmitterKey(ctx context.Context, userID int64, label string, keys artifacts.PublicKeys) (SubmitterKey, error)
+	AddSubmitterKey(ctx context.Context, userID int64, label string, keys identity.PublicKeys) (SubmitterKey, error)
 	AddWitness(ctx context.Context, w translog.Witness) error
 	AllowReenrol(ctx context.Context, id int64) error
 	AllowReenrolKeys(ctx context.Context, fp string) error
@@ -101,7 +103,7 @@ type Store interface {
 	FirmwareBuild(ctx context.Context, digest string) (Firmware, error)
 	FirmwareBuilds(ctx context.Context, boardClass string) ([]Firmware, error)
 	HasAdmin(ctx context.Context) (bool, error)
-	Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p artifacts.Progress) error
+	Heartbeat(ctx context.Context, jobID, runnerID int64, leaseID string, expires time.Time, p protocol.Progress) error
 	Highlights(ctx context.Context, algorithm, operation, metric string) ([]Standing, time.Time, error)
 	Integrate(ctx context.Context, holder string, max int, fn translog.IntegrateFunc) (int, error)
 	IssueChallenge(ctx context.Context, challenge, purpose string, expires time.Time) error
@@ -147,7 +149,7 @@ type Store interface {
 	SaveRebuilt(ctx context.Context, r Rebuilt) error
 	Schemes(ctx context.Context, level, board string) ([]SchemeRow, error)
 	SetAdminToken(ctx context.Context, tokenHash string) (created bool, err error)
-	SetRunnerCapabilities(ctx context.Context, id int64, c artifacts.Capabilities) error
+	SetRunnerCapabilities(ctx context.Context, id int64, c protocol.Capabilities) error
 	SignerRevoked(ctx context.Context, r Run) (time.Time, error)
 	Standings(ctx context.Context, algorithm, operation, metric string) ([]Standing, error)
 	QuietStandings(ctx context.Context, algorithm, operation string) ([]Standing, error)

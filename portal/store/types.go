@@ -4,11 +4,14 @@ package store
 
 import (
 	"fmt"
-	"pqrepro/artifacts"
-	"pqrepro/portal/fault"
 	"strconv"
 	"strings"
 	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
+	"pqrepro/portal/fault"
 )
 
 // Roles of accounts.
@@ -33,10 +36,10 @@ type Runner struct {
 	ID          int64
 	Name        string
 	Fingerprint string
-	PublicKeys  artifacts.PublicKeys
-	Boards      []artifacts.BoardInfo
+	PublicKeys  identity.PublicKeys
+	Boards      []protocol.BoardInfo
 	// Capabilities are what the runner reported at its last enrolment (its openssl).
-	Capabilities artifacts.Capabilities
+	Capabilities protocol.Capabilities
 	Version      string
 	CreatedAt    time.Time
 	LastSeen     time.Time
@@ -55,7 +58,7 @@ type SubmitterKey struct {
 	UserName    string
 	Label       string
 	Fingerprint string
-	PublicKeys  artifacts.PublicKeys
+	PublicKeys  identity.PublicKeys
 	CreatedAt   time.Time
 	// RevokedAt is when the administrator revoked the keys (zero if not): bundles they sign
 	// are no longer accepted and runs they signed are flagged.
@@ -163,7 +166,7 @@ type Job struct {
 	LeaseNonce   string
 	LeaseExpires time.Time
 	Attempt      int
-	Progress     artifacts.Progress
+	Progress     protocol.Progress
 	ProgressAt   time.Time
 	Note         string
 	Error        string
@@ -338,7 +341,7 @@ type Run struct {
 	Submitter   string
 	SubmitterID int64
 	Signer      string
-	PublicKeys  artifacts.PublicKeys
+	PublicKeys  identity.PublicKeys
 	Bundle      string
 	BundleSize  int64
 	Firmware    string
@@ -498,9 +501,9 @@ type Enrolment struct {
 	// CurrentTokenHash is the hash of the runner token the caller holds ("" when none).
 	CurrentTokenHash string
 	Name, Version    string
-	Keys             artifacts.PublicKeys
-	Boards           []artifacts.BoardInfo
-	Capabilities     artifacts.Capabilities
+	Keys             identity.PublicKeys
+	Boards           []protocol.BoardInfo
+	Capabilities     protocol.Capabilities
 	// NewTokenHash is the hash of the runner token the enrolment hands out.
 	NewTokenHash string
 }

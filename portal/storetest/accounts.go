@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -223,9 +223,9 @@ func testEnrol(e *env) {
 	e.wantKind(err, fault.Conflict, "enrolled keys without their token")
 	_, _, err = e.st.Enrol(e.ctx, store.Enrolment{Name: "new", Keys: e.identity(), NewTokenHash: "rt-new"})
 	e.wantKind(err, fault.Unauthorized, "new keys without an enrolment token")
-	caps := artifacts.Capabilities{OpenSSL: "OpenSSL 3.5.4", OpenSSLUsable: true}
+	caps := protocol.Capabilities{OpenSSL: "OpenSSL 3.5.4", OpenSSLUsable: true}
 	id2, re, err := e.st.Enrol(e.ctx, store.Enrolment{CurrentTokenHash: "runner-token-r1", Name: "r1b", Version: "v2", Keys: keys,
-		Boards: []artifacts.BoardInfo{{Name: "q", Class: "qemu-mps2-an386", Driver: "qemu", Available: true}}, Capabilities: caps, NewTokenHash: "rt-2"})
+		Boards: []protocol.BoardInfo{{Name: "q", Class: "qemu-mps2-an386", Driver: "qemu", Available: true}}, Capabilities: caps, NewTokenHash: "rt-2"})
 	e.must(err, "re-enrol with the current token")
 	if id2 != id || !re {
 		e.Fatalf("re-enrolment gave runner %d (re-enrolled %v), want %d", id2, re, id)
@@ -243,7 +243,7 @@ func testEnrol(e *env) {
 	if r.LastSeen.Before(seen) {
 		e.Fatalf("last seen went back from %v to %v", seen, r.LastSeen)
 	}
-	caps2 := artifacts.Capabilities{OpenSSLReason: "no openssl"}
+	caps2 := protocol.Capabilities{OpenSSLReason: "no openssl"}
 	e.must(e.st.SetRunnerCapabilities(e.ctx, id, caps2), "set capabilities")
 	if r, _ = e.st.Runner(e.ctx, id); r.Capabilities != caps2 {
 		e.Fatalf("capabilities %+v, want %+v", r.Capabilities, caps2)

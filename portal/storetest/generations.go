@@ -3,7 +3,8 @@ package storetest
 import (
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/store"
 	"pqrepro/portal/translog"
 )
@@ -40,11 +41,11 @@ func testGenerations(e *env) {
 	step("queue a job", false, true, func() { job = e.job("host", "") })
 	step("lease it", false, true, func() { e.lease(r, "host", "l1", time.Now().Add(hour)) })
 	step("a heartbeat", false, false, func() {
-		e.must(e.st.Heartbeat(e.ctx, job, r, "l1", time.Now().Add(hour), artifacts.Progress{CellsDone: 1, CellsTotal: 2}), "heartbeat")
+		e.must(e.st.Heartbeat(e.ctx, job, r, "l1", time.Now().Add(hour), protocol.Progress{CellsDone: 1, CellsTotal: 2}), "heartbeat")
 	})
 	step("the runner seen", false, false, func() { e.must(e.st.TouchRunner(e.ctx, r), "touch runner") })
 	p := e.pub("host", "host", 10)
-	p.Run.Origin, p.Run.RunnerID, p.Run.Binding = artifacts.OriginPortalRunner, r, store.BindingJob
+	p.Run.Origin, p.Run.RunnerID, p.Run.Binding = attest.OriginPortalRunner, r, store.BindingJob
 	p.JobID, p.RunnerID, p.LeaseID = job, r, "l1"
 	step("publish the job's run", true, true, func() { e.publish(p) })
 	step("a refused publication", false, false, func() {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -110,7 +112,7 @@ func testLeaseHeld(e *env) {
 	other, _ := e.runner("r2")
 	id := e.job("host", "")
 	e.lease(r, "host", "lease-a", time.Now().Add(hour))
-	p := artifacts.Progress{CellsDone: 2, CellsTotal: 5, Current: "ML-KEM-768 encaps", Iteration: 10, Requested: 100}
+	p := protocol.Progress{CellsDone: 2, CellsTotal: 5, Current: "ML-KEM-768 encaps", Iteration: 10, Requested: 100}
 	e.wantKind(e.st.Heartbeat(e.ctx, id, r, "lease-b", time.Now().Add(hour), p), fault.LeaseLost, "heartbeat under another lease")
 	e.wantKind(e.st.Heartbeat(e.ctx, id, other, "lease-a", time.Now().Add(hour), p), fault.LeaseLost, "heartbeat by another runner")
 	e.wantKind(e.st.Heartbeat(e.ctx, 987654, r, "lease-a", time.Now().Add(hour), p), fault.NotFound, "heartbeat of an unknown job")
@@ -183,7 +185,7 @@ func testPublishJob(e *env) {
 	id := e.job("host", "")
 	e.lease(r, "host", "l1", time.Now().Add(hour))
 	p := e.pub("host", "host", 10)
-	p.Run.Origin, p.Run.RunnerID, p.Run.Binding = artifacts.OriginPortalRunner, r, store.BindingJob
+	p.Run.Origin, p.Run.RunnerID, p.Run.Binding = attest.OriginPortalRunner, r, store.BindingJob
 	p.JobID, p.RunnerID, p.LeaseID = id, r, "wrong"
 	_, err := e.st.Publish(e.ctx, p)
 	e.wantKind(err, fault.LeaseLost, "publishing under another lease")
@@ -198,7 +200,7 @@ func testPublishJob(e *env) {
 	}
 	got, err := e.st.Run(e.ctx, run)
 	e.must(err, "run")
-	if got.JobID != id || got.RunnerID != r || got.RunnerName != "r1" || got.Binding != store.BindingJob || got.Origin != artifacts.OriginPortalRunner {
+	if got.JobID != id || got.RunnerID != r || got.RunnerName != "r1" || got.Binding != store.BindingJob || got.Origin != attest.OriginPortalRunner {
 		e.Fatalf("run %+v", got)
 	}
 	q := e.pub("host", "host", 11)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"pqrepro/artifacts"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -113,7 +113,7 @@ func testLogFailure(e *env) {
 func testLogAttempts(e *env) {
 	job, r := e.leased()
 	e.must(e.st.AppendLog(e.ctx, job, r, "l1", 0, "one\n"), "append to attempt 1")
-	e.must(e.st.Heartbeat(e.ctx, job, r, "l1", time.Now().Add(-time.Second), artifacts.Progress{}), "expire the lease")
+	e.must(e.st.Heartbeat(e.ctx, job, r, "l1", time.Now().Add(-time.Second), protocol.Progress{}), "expire the lease")
 	if n, err := e.st.RequeueExpired(e.ctx); err != nil || n != 1 {
 		e.Fatalf("requeue: %d, %v", n, err)
 	}

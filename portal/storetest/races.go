@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -78,7 +78,7 @@ func (e *env) racePublish(round int) {
 func testRaceEnrolToken(e *env) {
 	_, err := e.st.CreateEnrolToken(e.ctx, "three", "e3", 0, store.EnrolTokenOptions{MaxUses: 3})
 	e.must(err, "token")
-	keys := make([]artifacts.PublicKeys, racers)
+	keys := make([]identity.PublicKeys, racers)
 	for i := range keys {
 		keys[i] = e.identity()
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -205,9 +206,9 @@ func testAggregates(e *env) {
 func testClaims(e *env) {
 	var runs []int64
 	for _, c := range []struct{ board, level, status, verdict, origin string }{
-		{"host", "host", "verified", "holds", artifacts.OriginCommunity}, {"host", "host", "verified", "holds", artifacts.OriginPortalRunner},
-		{"host", "host", "verified", "inconclusive", artifacts.OriginCommunity},
-		{"qemu-mps2-an386", "emulated", "verified", "holds", artifacts.OriginCommunity}, {"rpi4-b", "host", "declared", "fails", artifacts.OriginCommunity},
+		{"host", "host", "verified", "holds", attest.OriginCommunity}, {"host", "host", "verified", "holds", attest.OriginPortalRunner},
+		{"host", "host", "verified", "inconclusive", attest.OriginCommunity},
+		{"qemu-mps2-an386", "emulated", "verified", "holds", attest.OriginCommunity}, {"rpi4-b", "host", "declared", "fails", attest.OriginCommunity},
 	} {
 		p := e.pub(c.board, c.level, 1)
 		p.Run.Origin = c.origin
@@ -217,7 +218,7 @@ func testClaims(e *env) {
 	}
 	tallies, err := e.st.ClaimTallies(e.ctx, "paper001")
 	e.must(err, "tallies")
-	com, por := artifacts.OriginCommunity, artifacts.OriginPortalRunner
+	com, por := attest.OriginCommunity, attest.OriginPortalRunner
 	want := []store.ClaimTally{
 		{ClaimID: "C001-01", Origin: com, BoardClass: "qemu-mps2-an386", Level: "emulated", ClassStatus: "verified", Verdict: "holds", Runs: 1},
 		{ClaimID: "C001-01", Origin: com, BoardClass: "host", Level: "host", ClassStatus: "verified", Verdict: "holds", Runs: 1},
@@ -264,7 +265,7 @@ func testSignerRevoked(e *env) {
 	k, err := e.st.AddSubmitterKey(e.ctx, u.ID, "k", keys)
 	e.must(err, "keys")
 	p := e.pub("host", "host", 1)
-	p.Run.RunnerID, p.Run.Origin = r, artifacts.OriginPortalRunner
+	p.Run.RunnerID, p.Run.Origin = r, attest.OriginPortalRunner
 	byRunner, _ := e.st.Run(e.ctx, e.publish(p))
 	q := e.pub("host", "host", 1)
 	q.Run.Signer = keys.Fingerprint()
@@ -540,7 +541,7 @@ func testPublishBatch(e *env) {
 	job := e.job("host", "")
 	e.lease(r, "host", "l1", time.Now().Add(hour))
 	bound := e.pub("host", "host", 30)
-	bound.Run.Origin, bound.Run.RunnerID, bound.Run.Binding = artifacts.OriginPortalRunner, r, store.BindingJob
+	bound.Run.Origin, bound.Run.RunnerID, bound.Run.Binding = attest.OriginPortalRunner, r, store.BindingJob
 	bound.JobID, bound.RunnerID, bound.LeaseID = job, r, "l1"
 	batch := []store.Publication{e.pub("host", "host", 10), bound, e.pub("esp32c6", "hardware", 20)}
 	ids, err := e.st.PublishBatch(e.ctx, batch)

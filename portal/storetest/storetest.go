@@ -13,13 +13,15 @@ package storetest
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 )
@@ -115,12 +117,12 @@ func (e *env) wantKind(err error, k fault.Kind, what string) {
 // digest is a well-formed bundle digest (the log's leaf takes only sha256:<64 hex>).
 func digest(s string) string {
 	h := sha256.Sum256([]byte(s))
-	return "sha256:" + hex.EncodeToString(h[:])
+	return artifacts.DigestOfSum(h[:])
 }
 
-func (e *env) identity() artifacts.PublicKeys {
+func (e *env) identity() identity.PublicKeys {
 	e.Helper()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	e.must(err, "generate identity")
 	return id.Public()
 }
@@ -135,13 +137,13 @@ func (e *env) user(name, role string) store.User {
 
 // runner enrols a runner with new keys and returns its id and keys; its token hash is
 // "runner-token-<name>".
-func (e *env) runner(name string) (int64, artifacts.PublicKeys) {
+func (e *env) runner(name string) (int64, identity.PublicKeys) {
 	e.Helper()
 	_, err := e.st.CreateEnrolToken(e.ctx, "for "+name, "enrol-"+name, 0, store.EnrolTokenOptions{MaxUses: 1})
 	e.must(err, "create enrolment token")
 	keys := e.identity()
 	id, re, err := e.st.Enrol(e.ctx, store.Enrolment{EnrolTokenHash: "enrol-" + name, Name: name, Version: "test", Keys: keys,
-		Boards: []artifacts.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}, NewTokenHash: "runner-token-" + name})
+		Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}, NewTokenHash: "runner-token-" + name})
 	e.must(err, "enrol runner "+name)
 	if re || id <= 0 {
 		e.Fatalf("enrolling new keys: id %d, re-enrolled %v", id, re)
@@ -171,7 +173,7 @@ func (e *env) pub(board, level string, median float64) store.Publication {
 	at := time.UnixMilli(1764590000000 + int64(e.n)).UTC()
 	return store.Publication{
 		Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:m", Kind: "kem-bench", Method: artifacts.MethodInProcess,
-			BoardClass: board, BoardName: board + "-1", Level: level, ClassStatus: artifacts.ClassVerified, Origin: artifacts.OriginCommunity,
+			BoardClass: board, BoardName: board + "-1", Level: level, ClassStatus: artifacts.ClassVerified, Origin: attest.OriginCommunity,
 			Binding: store.BindingUnbound, Signer: "signer", Bundle: digest(fmt.Sprintf("%s-%d", e.Name(), e.n)), BundleSize: 1000 + int64(e.n),
 			StartedAt: at, FinishedAt: at.Add(time.Second), Environment: `{"os":"linux"}`, Report: `{"cells":1}`, Checks: `[]`, CellsTotal: 1, CellsOK: 1},
 		Cells: []artifacts.Cell{okCell("ML-KEM-768", "keygen", unitOf(level), median)},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/exec/kinds"
@@ -40,7 +41,7 @@ type Config struct {
 // Entry is one board of the runner: how it is described to the portal, and how to open it.
 type Entry struct {
 	// Info is what the portal is told: name, class, driver, available, and why not.
-	Info artifacts.BoardInfo
+	Info protocol.BoardInfo
 	// Detail is for people: emulator version, firmware digest and path, port.
 	Detail string
 	// Spec is the map entry the board came from.
@@ -122,7 +123,7 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 	}
 	var out []Entry
 	for _, s := range specs {
-		e := Entry{Spec: s, Info: artifacts.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver}}
+		e := Entry{Spec: s, Info: protocol.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver}}
 		var other, fwReason string
 		switch s.Driver {
 		case DriverHost:

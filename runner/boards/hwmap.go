@@ -6,18 +6,15 @@
 package boards
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/yamlcheck"
 	"pqrepro/runner/qemu"
 	"pqrepro/runner/serialport"
 )
@@ -106,11 +103,11 @@ type ResetSpec struct {
 // MapError lists every problem of a hardware map, each with its line and field.
 type MapError struct {
 	Source   string
-	Problems []artifacts.Problem
+	Problems []yamlcheck.Problem
 }
 
 func (e *MapError) Error() string {
-	return artifacts.FormatProblems("hardware map", e.Source, e.Problems)
+	return yamlcheck.Format("hardware map", e.Source, e.Problems)
 }
 
 // DefaultMap is the map of a runner without one: the host and every emulated board.
@@ -125,7 +122,7 @@ func DefaultMap() *Map {
 // LoadMap reads and checks a hardware map file; relative firmware paths become relative to
 // the file's directory.
 func LoadMap(path string) (*Map, error) {
-	data, err := artifacts.ReadYAMLFile(path, "hardware map")
+	data, err := yamlcheck.ReadFile(path, "hardware map")
 	if err != nil {
 		return nil, fmt.Errorf("read hardware map: %w", err)
 	}
@@ -148,31 +145,14 @@ func LoadMap(path string) (*Map, error) {
 // ParseMap reads and checks a hardware map. Unknown fields, fields that do not belong to a
 // board's driver, and impossible values are all reported with their line.
 func ParseMap(data []byte, source string) (*Map, error) {
-	root, problems := artifacts.ParseYAMLBounded(data, "hardware map")
-	if problems != nil {
-		return nil, &MapError{Source: source, Problems: problems}
-	}
-	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
-		return nil, &MapError{Source: source, Problems: []artifacts.Problem{{Line: 1, Field: "(document)", Msg: "a hardware map is a YAML mapping with a boards list"}}}
-	}
-	doc := root.Content[0]
-	v := &validator{root: doc}
-	v.problems = append(v.problems, artifacts.UnknownFields(doc, reflect.TypeOf(Map{}), "")...)
 	var m Map
-	if err := doc.Decode(&m); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			for _, e := range te.Errors {
-				v.problems = append(v.problems, artifacts.Problem{Line: yamlLine(errors.New(e)), Field: "(value)", Msg: e})
-			}
-		} else {
-			v.problems = append(v.problems, artifacts.Problem{Line: yamlLine(err), Field: "(value)", Msg: err.Error()})
-		}
-	} else {
+	c, decoded := yamlcheck.Decode(data, "hardware map", "a boards list", &m)
+	v := &validator{Checker: *c}
+	if decoded {
 		v.check(&m)
 	}
-	if len(v.problems) > 0 {
-		return nil, &MapError{Source: source, Problems: v.problems}
+	if len(v.Problems) > 0 {
+		return nil, &MapError{Source: source, Problems: v.Problems}
 	}
 	return &m, nil
 }
@@ -180,76 +160,32 @@ func ParseMap(data []byte, source string) (*Map, error) {
 var (
 	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 	hex4RE = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
-	lineRE = regexp.MustCompile(`line (\d+)`)
 )
 
-func yamlLine(err error) int {
-	var n int
-	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
-		fmt.Sscanf(m[1], "%d", &n)
-	}
-	return n
-}
-
+// validator checks a decoded hardware map against its rules, adding each problem with its line.
 type validator struct {
-	root     *yaml.Node
-	problems []artifacts.Problem
-}
-
-func (v *validator) add(path, format string, args ...any) {
-	v.problems = append(v.problems, artifacts.Problem{Line: v.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
-}
-
-// line finds the line of a dotted path like "boards[2].usb.vid".
-func (v *validator) line(path string) int {
-	n, line := v.root, 0
-	for _, part := range strings.Split(path, ".") {
-		key, idx := part, -1
-		if i := strings.IndexByte(part, '['); i >= 0 {
-			key = part[:i]
-			fmt.Sscanf(part[i:], "[%d]", &idx)
-		}
-		var next *yaml.Node
-		if n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == key {
-					line, next = n.Content[i].Line, n.Content[i+1]
-				}
-			}
-		}
-		if next == nil {
-			return line
-		}
-		n = next
-		if idx >= 0 {
-			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
-				return line
-			}
-			n, line = n.Content[idx], n.Content[idx].Line
-		}
-	}
-	return line
+	yamlcheck.Checker
 }
 
 func (v *validator) check(m *Map) {
 	if len(m.Boards) == 0 {
-		v.add("boards", "list at least one board")
+		v.Add("boards", "list at least one board")
 	}
 	names := map[string]int{}
 	for i, b := range m.Boards {
 		p := fmt.Sprintf("boards[%d]", i)
 		if !nameRE.MatchString(b.Name) {
-			v.add(p+".name", "must be a lower-case name like desk-c6-1, got %q", b.Name)
+			v.Add(p+".name", "must be a lower-case name like desk-c6-1, got %q", b.Name)
 		} else if j, dup := names[b.Name]; dup {
-			v.add(p+".name", "%q is already the name of boards[%d]", b.Name, j)
+			v.Add(p+".name", "%q is already the name of boards[%d]", b.Name, j)
 		}
 		names[b.Name] = i
 		if b.Class != "" && !artifacts.ValidBoardClass(b.Class) {
-			v.add(p+".class", "must be a lower-case board class like esp32c6, got %q", b.Class)
+			v.Add(p+".class", "must be a lower-case board class like esp32c6, got %q", b.Class)
 		}
 		only := func(field string, set bool, driver string) {
 			if set {
-				v.add(p+"."+field, "only %s boards have %s", driver, field)
+				v.Add(p+"."+field, "only %s boards have %s", driver, field)
 			}
 		}
 		switch b.Driver {
@@ -264,16 +200,16 @@ func (v *validator) check(m *Map) {
 				for _, mc := range qemu.Machines() {
 					cs = append(cs, mc.Class)
 				}
-				v.add(p+".class", "qemu boards are one of %s, got %q", strings.Join(cs, ", "), b.Class)
+				v.Add(p+".class", "qemu boards are one of %s, got %q", strings.Join(cs, ", "), b.Class)
 			}
 		case DriverSerial:
 			if b.Class == "" {
-				v.add(p+".class", "a serial board needs its board class (e.g. esp32c6)")
+				v.Add(p+".class", "a serial board needs its board class (e.g. esp32c6)")
 			}
 			only("emulator", b.Emulator != "", "qemu")
 			v.checkSerial(p, b)
 		default:
-			v.add(p+".driver", "must be host, qemu or serial, got %q", b.Driver)
+			v.Add(p+".driver", "must be host, qemu or serial, got %q", b.Driver)
 		}
 		if b.Driver != DriverSerial {
 			only("port", b.Port != "", "serial")
@@ -288,20 +224,20 @@ func (v *validator) check(m *Map) {
 func (v *validator) checkSerial(p string, b Spec) {
 	switch {
 	case b.Port == "" && b.USB == nil:
-		v.add(p, "a serial board needs port (a device path) or usb (vid, pid)")
+		v.Add(p, "a serial board needs port (a device path) or usb (vid, pid)")
 	case b.Port != "" && b.USB != nil:
-		v.add(p+".usb", "give port or usb, not both")
+		v.Add(p+".usb", "give port or usb, not both")
 	}
 	if b.USB != nil {
 		if !hex4RE.MatchString(b.USB.VID) {
-			v.add(p+".usb.vid", "must be 4 hex digits (quote it: \"303a\"), got %q", b.USB.VID)
+			v.Add(p+".usb.vid", "must be 4 hex digits (quote it: \"303a\"), got %q", b.USB.VID)
 		}
 		if !hex4RE.MatchString(b.USB.PID) {
-			v.add(p+".usb.pid", "must be 4 hex digits (quote it: \"1001\"), got %q", b.USB.PID)
+			v.Add(p+".usb.pid", "must be 4 hex digits (quote it: \"1001\"), got %q", b.USB.PID)
 		}
 	}
 	if b.Baud < 0 || b.Baud > 12_000_000 {
-		v.add(p+".baud", "must be a line speed up to 12000000, got %d", b.Baud)
+		v.Add(p+".baud", "must be a line speed up to 12000000, got %d", b.Baud)
 	}
 	if b.Flasher != nil {
 		f := serialport.Flasher{Command: b.Flasher.Command}
@@ -309,13 +245,13 @@ func (v *validator) checkSerial(p string, b Spec) {
 			f.Retries = *b.Flasher.Retries
 		}
 		if err := f.Validate(); err != nil {
-			v.add(p+".flasher", "%s", strings.TrimPrefix(err.Error(), "flasher: "))
+			v.Add(p+".flasher", "%s", strings.TrimPrefix(err.Error(), "flasher: "))
 		}
 		if b.Flasher.Timeout < 0 || time.Duration(b.Flasher.Timeout) > 24*time.Hour {
-			v.add(p+".flasher.timeout", "must be between 0 and 24h")
+			v.Add(p+".flasher.timeout", "must be between 0 and 24h")
 		}
 	}
 	if b.Reset != nil && !slices.Contains([]string{serialport.ResetNone, serialport.ResetDTRRTS}, b.Reset.Method) {
-		v.add(p+".reset.method", "must be none or dtr-rts, got %q", b.Reset.Method)
+		v.Add(p+".reset.method", "must be none or dtr-rts, got %q", b.Reset.Method)
 	}
 }

@@ -7,7 +7,6 @@ package device
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
@@ -75,8 +74,7 @@ func LoadImage(path string) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read firmware image: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	img := &Image{Path: path, Digest: "sha256:" + hex.EncodeToString(sum[:])}
+	img := &Image{Path: path, Digest: artifacts.Digest(data)}
 	img.BuildID, err = buildID(data)
 	if err != nil {
 		return nil, fmt.Errorf("firmware image %s: %w", path, err)
@@ -96,9 +94,9 @@ func LoadImage(path string) (*Image, error) {
 	if md.ELF != "" && md.ELF != filepath.Base(path) {
 		return img, nil // metadata of a sibling file (e.g. the host build's), not of this image
 	}
-	if "sha256:"+md.ELFSHA256 != img.Digest {
+	if artifacts.DigestOfHex(md.ELFSHA256) != img.Digest {
 		return nil, fmt.Errorf("firmware image %s: %w", path, &MismatchError{What: "the image's SHA-256 (" + mp + " describes another build)",
-			Want: "sha256:" + md.ELFSHA256, Got: img.Digest})
+			Want: artifacts.DigestOfHex(md.ELFSHA256), Got: img.Digest})
 	}
 	if md.BuildID != img.BuildID {
 		return nil, fmt.Errorf("firmware image %s: %w", path, &MismatchError{What: "the image's build-id note (" + mp + " describes another build)",

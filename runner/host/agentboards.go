@@ -1,14 +1,14 @@
 package host
 
 import (
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/runner"
 )
 
 // AgentBoards is the board list of a runner with only the host board of that class.
 func AgentBoards(class string) []runner.AgentBoard {
 	h := &Host{Class: class}
-	info := artifacts.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}
+	info := protocol.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}
 	if chk, err := h.CheckClass(); err != nil {
 		info.Available, info.Reason = false, err.Error()
 	} else {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/runner"
 	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/trial"
@@ -61,9 +63,9 @@ spec:
   seed: test-seed
 `
 
-func identity(t *testing.T) *artifacts.Identity {
+func testIdentity(t *testing.T) *identity.Identity {
 	t.Helper()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ spec:
 	}{{"kem", kemSrc, 3 + 2 + 2}, {"sig", sigSrc, 15}, {"sequence", seq, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := manifest(t, tc.src)
-			b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test"})
+			b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Version: "test"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +108,7 @@ spec:
 					t.Errorf("unit %q", c.Unit)
 				}
 			}
-			if _, err := artifacts.Verify(b, nil); err != nil {
+			if _, err := attest.Verify(b, nil); err != nil {
 				t.Fatalf("fresh bundle does not verify: %v", err)
 			}
 			lines := strings.Count(string(b.Files[artifacts.FileSamples]), "\n")
@@ -121,7 +123,7 @@ spec:
 func TestCellRecordsSizesAndMemory(t *testing.T) {
 	m := manifest(t, sigSrc)
 	m.Spec.Algorithms = []string{"ML-DSA-65"}
-	_, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestFailedCheckIsNeverTimed(t *testing.T) {
 		}
 	}
 	// A run in which no cell ran ok is not signed: Execute fails it with why, keeping its log.
-	b, _, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: identity(t)})
+	b, _, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: testIdentity(t)})
 	var re *runner.RunError
 	if b != nil || !errors.Is(err, artifacts.ErrNoCellOK) || !errors.As(err, &re) ||
 		!strings.Contains(err.Error(), "3 cells: warm-up iteration -1: output check failed") || !strings.Contains(string(re.Log), "run failed: no cell ran ok") {
@@ -232,7 +234,7 @@ func (c cancelAfterFirstCell) CellDone(int, int, artifacts.Cell) { c.cancel() }
 func TestCancelledRunLeavesNoBundle(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b, res, err := runner.Execute(ctx, &Host{}, manifest(t, kemSrc), runner.Options{Identity: identity(t), Observer: cancelAfterFirstCell{cancel: cancel}})
+	b, res, err := runner.Execute(ctx, &Host{}, manifest(t, kemSrc), runner.Options{Identity: testIdentity(t), Observer: cancelAfterFirstCell{cancel: cancel}})
 	var re *runner.RunError
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &re) || b != nil || res != nil {
 		t.Fatalf("got bundle=%v err=%v, want no bundle and a cancelled RunError", b != nil, err)
@@ -255,7 +257,7 @@ spec:
   minIterations: 2
   seed: s
 `)
-	_, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +283,7 @@ spec:
   method: process-per-operation
   seed: s
 `)
-	_, res, err := runner.Execute(context.Background(), &Host{Exe: exe}, m, runner.Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{Exe: exe}, m, runner.Options{Identity: testIdentity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ spec:
 	km := manifest(t, kemSrc)
 	km.Spec.Method = artifacts.MethodProcessPerOperation
 	km.Spec.Iterations = 2
-	_, res, err = runner.Execute(context.Background(), &Host{Exe: exe}, km, runner.Options{Identity: identity(t)})
+	_, res, err = runner.Execute(context.Background(), &Host{Exe: exe}, km, runner.Options{Identity: testIdentity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +342,7 @@ func (r *recordingObserver) CellDone(int, int, artifacts.Cell)       { r.mu.Lock
 func TestObserverSeesProgress(t *testing.T) {
 	obs := &recordingObserver{}
 	m := manifest(t, kemSrc)
-	if _, _, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Observer: obs}); err != nil {
+	if _, _, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Observer: obs}); err != nil {
 		t.Fatal(err)
 	}
 	if obs.done != 7 || obs.iters != 7*5 {
@@ -369,7 +371,7 @@ func TestEnergyPassPlumbing(t *testing.T) {
 	os.WriteFile(filepath.Join(d, "energy_uj"), []byte("1000\n"), 0o644)
 	m := manifest(t, kemSrc)
 	m.Spec.Algorithms = []string{"ML-KEM-512"}
-	_, res, err := runner.Execute(context.Background(), &Host{PowercapRoot: root}, m, runner.Options{Identity: identity(t)})
+	_, res, err := runner.Execute(context.Background(), &Host{PowercapRoot: root}, m, runner.Options{Identity: testIdentity(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +431,7 @@ func TestEncodedKeysAreDecodedInsideEverySample(t *testing.T) {
 				} else {
 					m.Spec.Algorithms, m.Spec.Operations = []string{"ML-DSA-44"}, []string{"sign", "verify"}
 				}
-				_, res, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: identity(t)})
+				_, res, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: testIdentity(t)})
 				if err != nil {
 					t.Fatal(err)
 				}

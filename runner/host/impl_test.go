@@ -17,7 +17,7 @@ import (
 // were derived from.
 func TestHostCellsNameTheirImplementation(t *testing.T) {
 	m := manifest(t, strings.Replace(kemSrc, "[ML-KEM-512, X25519, ECDH-P256]", "[ML-KEM-512, X25519]", 1))
-	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test"})
+	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/runner"
 )
@@ -17,7 +18,7 @@ import (
 // TestHostDeclaredRPi4Refused: an amd64 EPYC VM declared rpi4-b refuses the run before
 // anything is timed, naming both sides, and produces no bundle.
 func TestHostDeclaredRPi4Refused(t *testing.T) {
-	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	id, _, err := identity.LoadOrCreateIdentity(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestHostDeclaredRPi4Refused(t *testing.T) {
 // TestHostPicoWRefused: `pqrepro run paper000/matrix --board-class pico-w` on an amd64 VM
 // is refused before anything runs: a Pico W is a microcontroller, never the host driver.
 func TestHostPicoWRefused(t *testing.T) {
-	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	id, _, err := identity.LoadOrCreateIdentity(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestHostPicoWRefused(t *testing.T) {
 // TestHostDeclaredClassRecorded: a class the catalogue cannot check runs and is recorded
 // as declared, with the reason.
 func TestHostDeclaredClassRecorded(t *testing.T) {
-	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	id, _, err := identity.LoadOrCreateIdentity(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestExternalLoadRecorded(t *testing.T) {
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skip("no /proc/stat")
 	}
-	id, _, err := artifacts.LoadOrCreateIdentity(t.TempDir())
+	id, _, err := identity.LoadOrCreateIdentity(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/runner"
 	"pqrepro/telemetry/mqtt"
 )
@@ -50,7 +51,7 @@ func TestMQTTTelemetryRun(t *testing.T) {
 		for _, fs := range []bool{false, true} {
 			t.Run(name+map[bool]string{true: "-fs", false: ""}[fs], func(t *testing.T) {
 				m := mqttManifest(t, url, fs)
-				b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test"})
+				b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Version: "test"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +90,7 @@ func TestMQTTTelemetryRun(t *testing.T) {
 						}
 					}
 				}
-				if _, err := artifacts.Verify(b, nil); err != nil {
+				if _, err := attest.Verify(b, nil); err != nil {
 					t.Fatalf("fresh bundle does not verify: %v", err)
 				}
 				if _, _, err := artifacts.RederiveBundle(b); err != nil {
@@ -131,7 +132,7 @@ func TestMQTTBrokerGoesAway(t *testing.T) {
 	}
 	defer mq.Stop()
 	m := mqttManifest(t, "mqtt://"+mq.Addr(), false)
-	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: identity(t), Version: "test", Observer: &brokerKiller{stop: mq.Stop, cell: -1}})
+	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Version: "test", Observer: &brokerKiller{stop: mq.Stop, cell: -1}})
 	var re *runner.RunError
 	if !errors.As(err, &re) || b != nil || res != nil {
 		t.Fatalf("run with a broker gone: bundle %v, err %v; want a runner.RunError and no bundle", b != nil, err)

@@ -5,13 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/internal/osroot"
 	"pqrepro/runner"
 	"regexp"
@@ -193,16 +193,16 @@ func (o *OpenSSL) output(ctx context.Context, dir string, args ...string) (strin
 }
 
 // Capabilities says what this openssl lets a runner run.
-func (o *OpenSSL) Capabilities() artifacts.Capabilities {
-	return artifacts.Capabilities{OpenSSL: o.Version, OpenSSLUsable: true}
+func (o *OpenSSL) Capabilities() protocol.Capabilities {
+	return protocol.Capabilities{OpenSSL: o.Version, OpenSSLUsable: true}
 }
 
 // ProbeOpenSSL resolves cfg and reports the runner's capabilities: a usable openssl, or the
 // version found (if any) and why it does not qualify.
-func ProbeOpenSSL(ctx context.Context, cfg OpenSSLConfig) artifacts.Capabilities {
+func ProbeOpenSSL(ctx context.Context, cfg OpenSSLConfig) protocol.Capabilities {
 	o, err := ResolveOpenSSL(ctx, cfg)
 	if err != nil {
-		c := artifacts.Capabilities{OpenSSLReason: err.Error()}
+		c := protocol.Capabilities{OpenSSLReason: err.Error()}
 		if errors.Is(err, ErrOpenSSLTooOld) {
 			c.OpenSSL = opensslVersionIn(err.Error())
 		}
@@ -221,7 +221,7 @@ func opensslVersionIn(s string) string {
 }
 
 // HostMethods are the timing methods the host board can run with these capabilities.
-func HostMethods(c artifacts.Capabilities) []string {
+func HostMethods(c protocol.Capabilities) []string {
 	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
 	if c.OpenSSLUsable {
 		ms = append(ms, artifacts.MethodOpenSSLCLI)
@@ -311,7 +311,7 @@ func fileDigest(path string) (string, error) {
 	if _, err := io.Copy(h, io.LimitReader(f, 1<<30)); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return artifacts.DigestOfSum(h.Sum(nil)), nil
 }
 
 // loaderSamples is how many runs each side of the loader-overhead comparison gets.

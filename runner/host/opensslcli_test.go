@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/runner"
 	"pqrepro/runner/trial"
 )
@@ -56,7 +57,7 @@ func opensslManifest(t *testing.T, kind string, algs, ops []string, iterations i
 func TestOpenSSLCLICells(t *testing.T) {
 	cfg := testOpenSSL(t)
 	const n = 3
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

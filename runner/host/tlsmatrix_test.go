@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/runner"
 	"pqrepro/tls13"
 )
@@ -33,11 +34,11 @@ spec:
 func TestTLSMatrixRun(t *testing.T) {
 	m := manifest(t, tlsSrc)
 	h := &Host{}
-	b, res, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: identity(t), Version: "test"})
+	b, res, err := runner.Execute(context.Background(), h, m, runner.Options{Identity: testIdentity(t), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := artifacts.Verify(b, nil); err != nil {
+	if _, err := attest.Verify(b, nil); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 	if _, _, err := artifacts.RederiveBundle(b); err != nil {

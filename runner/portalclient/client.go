@@ -1,6 +1,6 @@
-// Package portalclient is the runner protocol over HTTP: Client implements artifacts.Portal
+// Package portalclient is the runner protocol over HTTP: Client implements protocol.Portal
 // against a portal's /api/v1 routes, and serves a community member's tools (NewSubmitter,
-// RegisterKeys, Submit). Every error it returns is an *artifacts.RemoteError whose kind the
+// RegisterKeys, Submit). Every error it returns is an *protocol.RemoteError whose kind the
 // portal's answer names.
 package portalclient
 
@@ -12,7 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/internal/webclient"
 	"strconv"
 	"strings"
@@ -58,7 +58,7 @@ type Client struct {
 	token string
 }
 
-var _ artifacts.Portal = (*Client)(nil)
+var _ protocol.Portal = (*Client)(nil)
 
 // portalClient is the runner's default HTTP client (shared: one connection pool).
 var portalClient = webclient.New(webclient.Config{Stall: time.Minute})
@@ -83,7 +83,7 @@ func (p *Client) bound(ctx context.Context) (context.Context, context.CancelFunc
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil). Status 204 returns
-// (false, nil). Every error is an *artifacts.RemoteError: its kind is the one the portal's
+// (false, nil). Every error is an *protocol.RemoteError: its kind is the one the portal's
 // answer names (ProtocolError.Kind), KindUnavailable when the portal could not be reached or
 // its answer names none; the status code is not interpreted.
 func (p *Client) do(ctx context.Context, method, path string, body io.Reader, contentType string, header map[string]string, out any) (bool, error) {
@@ -91,7 +91,7 @@ func (p *Client) do(ctx context.Context, method, path string, body io.Reader, co
 	ctx, cancel := p.bound(ctx)
 	defer cancel()
 	unavailable := func(msg string, err error) error {
-		return &artifacts.RemoteError{Op: op, Kind: artifacts.KindUnavailable, Message: msg, Err: err}
+		return &protocol.RemoteError{Op: op, Kind: protocol.KindUnavailable, Message: msg, Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.BaseURL, "/")+path, body)
 	if err != nil {
@@ -121,7 +121,7 @@ func (p *Client) do(ctx context.Context, method, path string, body io.Reader, co
 		return false, nil
 	}
 	if resp.StatusCode >= 300 {
-		var pe artifacts.ProtocolError
+		var pe protocol.ProtocolError
 		if json.Unmarshal(data, &pe) != nil || pe.Kind == "" {
 			msg := strings.TrimSpace(string(data))
 			if len(msg) > 200 {
@@ -129,7 +129,7 @@ func (p *Client) do(ctx context.Context, method, path string, body io.Reader, co
 			}
 			return false, unavailable(fmt.Sprintf("the answer (status %d) names no error kind: %s", resp.StatusCode, msg), nil)
 		}
-		re := &artifacts.RemoteError{Op: op, Kind: artifacts.ErrorKind(pe.Kind), Message: pe.Error}
+		re := &protocol.RemoteError{Op: op, Kind: protocol.ErrorKind(pe.Kind), Message: pe.Error}
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 			re.RetryAfter = time.Duration(secs) * time.Second
 		}
@@ -152,16 +152,16 @@ func (p *Client) doJSON(ctx context.Context, method, path string, in, out any) (
 }
 
 // Challenge implements Portal.
-func (p *Client) Challenge(ctx context.Context, purpose string) (artifacts.ChallengeResponse, error) {
-	var resp artifacts.ChallengeResponse
-	_, err := p.doJSON(ctx, http.MethodPost, artifacts.RouteChallenge, artifacts.ChallengeRequest{Purpose: purpose}, &resp)
+func (p *Client) Challenge(ctx context.Context, purpose string) (protocol.ChallengeResponse, error) {
+	var resp protocol.ChallengeResponse
+	_, err := p.doJSON(ctx, http.MethodPost, protocol.RouteChallenge, protocol.ChallengeRequest{Purpose: purpose}, &resp)
 	return resp, err
 }
 
 // Enrol implements Portal and keeps the runner token for later calls.
-func (p *Client) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
-	var resp artifacts.EnrolResponse
-	if _, err := p.doJSON(ctx, http.MethodPost, artifacts.RouteEnrol, req, &resp); err != nil {
+func (p *Client) Enrol(ctx context.Context, req protocol.EnrolRequest) (protocol.EnrolResponse, error) {
+	var resp protocol.EnrolResponse
+	if _, err := p.doJSON(ctx, http.MethodPost, protocol.RouteEnrol, req, &resp); err != nil {
 		return resp, err
 	}
 	p.mu.Lock()
@@ -171,11 +171,11 @@ func (p *Client) Enrol(ctx context.Context, req artifacts.EnrolRequest) (artifac
 }
 
 // Lease implements Portal.
-func (p *Client) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+func (p *Client) Lease(ctx context.Context, wait time.Duration) (*protocol.Lease, error) {
 	rctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
-	var l artifacts.Lease
-	got, err := p.do(rctx, http.MethodPost, artifacts.RouteLease+"?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
+	var l protocol.Lease
+	got, err := p.do(rctx, http.MethodPost, protocol.RouteLease+"?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
 	if err != nil || !got {
 		return nil, err
 	}
@@ -183,10 +183,10 @@ func (p *Client) Lease(ctx context.Context, wait time.Duration) (*artifacts.Leas
 }
 
 // Heartbeat implements Portal.
-func (p *Client) Heartbeat(ctx context.Context, jobID int64, req artifacts.HeartbeatRequest) error {
+func (p *Client) Heartbeat(ctx context.Context, jobID int64, req protocol.HeartbeatRequest) error {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err := p.doJSON(rctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteHeartbeat, jobID), req, nil)
+	_, err := p.doJSON(rctx, http.MethodPost, protocol.ProtocolPath(protocol.RouteHeartbeat, jobID), req, nil)
 	return err
 }
 
@@ -194,22 +194,22 @@ func (p *Client) Heartbeat(ctx context.Context, jobID int64, req artifacts.Heart
 func (p *Client) AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err := p.do(rctx, http.MethodPut, artifacts.ProtocolPath(artifacts.RouteLog, jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
-		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, nil)
+	_, err := p.do(rctx, http.MethodPut, protocol.ProtocolPath(protocol.RouteLog, jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
+		map[string]string{protocol.ProtocolHeaderLease: leaseID}, nil)
 	return err
 }
 
 // Complete implements Portal.
-func (p *Client) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (artifacts.CompleteResponse, error) {
-	var resp artifacts.CompleteResponse
-	_, err := p.do(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteComplete, jobID), bytes.NewReader(bundle), "application/gzip",
-		map[string]string{artifacts.ProtocolHeaderLease: leaseID}, &resp)
+func (p *Client) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (protocol.CompleteResponse, error) {
+	var resp protocol.CompleteResponse
+	_, err := p.do(ctx, http.MethodPost, protocol.ProtocolPath(protocol.RouteComplete, jobID), bytes.NewReader(bundle), "application/gzip",
+		map[string]string{protocol.ProtocolHeaderLease: leaseID}, &resp)
 	return resp, err
 }
 
 // Fail implements Portal.
-func (p *Client) Fail(ctx context.Context, jobID int64, req artifacts.FailRequest) error {
-	_, err := p.doJSON(ctx, http.MethodPost, artifacts.ProtocolPath(artifacts.RouteFail, jobID), req, nil)
+func (p *Client) Fail(ctx context.Context, jobID int64, req protocol.FailRequest) error {
+	_, err := p.doJSON(ctx, http.MethodPost, protocol.ProtocolPath(protocol.RouteFail, jobID), req, nil)
 	return err
 }
 

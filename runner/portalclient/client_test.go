@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/internal/webclient"
 )
 
@@ -34,10 +35,10 @@ func TestPortalClientDeadlines(t *testing.T) {
 		}
 	}()
 	p := &Client{BaseURL: "http://" + ln.Addr().String(), Timeout: 300 * time.Millisecond}
-	if _, err := p.Challenge(context.Background(), artifacts.PurposeSubmitterKeys); artifacts.KindOf(err) != artifacts.KindUnavailable {
+	if _, err := p.Challenge(context.Background(), identity.PurposeSubmitterKeys); protocol.KindOf(err) != protocol.KindUnavailable {
 		t.Errorf("challenge to a silent portal: %v, want unavailable", err)
 	}
-	if _, err := p.Submit(context.Background(), []byte("bundle")); artifacts.KindOf(err) != artifacts.KindUnavailable {
+	if _, err := p.Submit(context.Background(), []byte("bundle")); protocol.KindOf(err) != protocol.KindUnavailable {
 		t.Errorf("submit to a silent portal: %v, want unavailable", err)
 	}
 	if _, err := p.FetchFirmware(context.Background(), "/firmware/x", 1<<20); err == nil {
@@ -93,22 +94,22 @@ func TestClientMapsKinds(t *testing.T) {
 	if l, err := p.Lease(ctx, 0); l != nil || err != nil {
 		t.Errorf("204 lease: %v %v", l, err)
 	}
-	if err := p.Heartbeat(ctx, 1, artifacts.HeartbeatRequest{}); artifacts.KindOf(err) != artifacts.KindLeaseLost || !errors.Is(err, artifacts.ErrLeaseLost) ||
-		!errors.Is(err, artifacts.ErrProtocolConflict) || !strings.Contains(err.Error(), "expired") {
+	if err := p.Heartbeat(ctx, 1, protocol.HeartbeatRequest{}); protocol.KindOf(err) != protocol.KindLeaseLost || !errors.Is(err, protocol.ErrLeaseLost) ||
+		!errors.Is(err, protocol.ErrProtocolConflict) || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("lease lost: %v", err)
 	}
-	if _, err := p.Complete(ctx, 1, "L", nil); artifacts.KindOf(err) != artifacts.KindBundleRefused || !errors.Is(err, artifacts.ErrRefused) || !strings.Contains(err.Error(), "digest mismatch") {
+	if _, err := p.Complete(ctx, 1, "L", nil); protocol.KindOf(err) != protocol.KindBundleRefused || !errors.Is(err, protocol.ErrRefused) || !strings.Contains(err.Error(), "digest mismatch") {
 		t.Errorf("bundle refused: %v", err)
 	}
-	if _, err := p.Enrol(ctx, artifacts.EnrolRequest{}); artifacts.KindOf(err) != artifacts.KindUnknownRunner || !errors.Is(err, artifacts.ErrProtocolUnauthorized) {
+	if _, err := p.Enrol(ctx, protocol.EnrolRequest{}); protocol.KindOf(err) != protocol.KindUnknownRunner || !errors.Is(err, protocol.ErrProtocolUnauthorized) {
 		t.Errorf("unknown runner: %v", err)
 	}
-	err := p.Fail(ctx, 1, artifacts.FailRequest{})
-	var re *artifacts.RemoteError
-	if artifacts.KindOf(err) != artifacts.KindRateLimited || !errors.As(err, &re) || re.RetryAfter != 7*time.Second || artifacts.KindOf(err).Permanent() {
+	err := p.Fail(ctx, 1, protocol.FailRequest{})
+	var re *protocol.RemoteError
+	if protocol.KindOf(err) != protocol.KindRateLimited || !errors.As(err, &re) || re.RetryAfter != 7*time.Second || protocol.KindOf(err).Permanent() {
 		t.Errorf("rate limited: %v (retry after %v)", err, re)
 	}
-	if err := p.AppendLog(ctx, 1, "L", 0, []byte("x")); artifacts.KindOf(err) != artifacts.KindUnavailable || errors.Is(err, artifacts.ErrLeaseLost) || artifacts.KindOf(err).Permanent() {
+	if err := p.AppendLog(ctx, 1, "L", 0, []byte("x")); protocol.KindOf(err) != protocol.KindUnavailable || errors.Is(err, protocol.ErrLeaseLost) || protocol.KindOf(err).Permanent() {
 		t.Errorf("no kind: %v", err)
 	}
 }

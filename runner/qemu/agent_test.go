@@ -14,6 +14,9 @@ import (
 	"go.bug.st/serial"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/runner"
 )
 
@@ -22,23 +25,23 @@ import (
 // firmware are real.
 type jobPortal struct {
 	mu        sync.Mutex
-	lease     *artifacts.Lease
+	lease     *protocol.Lease
 	logs      map[int]string
 	completed int
 	bundle    []byte
-	failed    []artifacts.FailRequest
+	failed    []protocol.FailRequest
 	done      chan struct{}
 }
 
-func (p *jobPortal) Challenge(_ context.Context, purpose string) (artifacts.ChallengeResponse, error) {
-	return artifacts.ChallengeResponse{Challenge: strings.Repeat("ab", artifacts.ChallengeBytes), Purpose: purpose}, nil
+func (p *jobPortal) Challenge(_ context.Context, purpose string) (protocol.ChallengeResponse, error) {
+	return protocol.ChallengeResponse{Challenge: strings.Repeat("ab", identity.ChallengeBytes), Purpose: purpose}, nil
 }
 
-func (p *jobPortal) Enrol(context.Context, artifacts.EnrolRequest) (artifacts.EnrolResponse, error) {
-	return artifacts.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
+func (p *jobPortal) Enrol(context.Context, protocol.EnrolRequest) (protocol.EnrolResponse, error) {
+	return protocol.EnrolResponse{RunnerID: 1, RunnerToken: "t"}, nil
 }
 
-func (p *jobPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.Lease, error) {
+func (p *jobPortal) Lease(ctx context.Context, wait time.Duration) (*protocol.Lease, error) {
 	p.mu.Lock()
 	l := p.lease
 	p.lease = nil
@@ -53,7 +56,7 @@ func (p *jobPortal) Lease(ctx context.Context, wait time.Duration) (*artifacts.L
 	return nil, nil
 }
 
-func (p *jobPortal) Heartbeat(context.Context, int64, artifacts.HeartbeatRequest) error { return nil }
+func (p *jobPortal) Heartbeat(context.Context, int64, protocol.HeartbeatRequest) error { return nil }
 
 func (p *jobPortal) AppendLog(_ context.Context, _ int64, _ string, index int, chunk []byte) error {
 	p.mu.Lock()
@@ -62,16 +65,16 @@ func (p *jobPortal) AppendLog(_ context.Context, _ int64, _ string, index int, c
 	return nil
 }
 
-func (p *jobPortal) Complete(_ context.Context, _ int64, _ string, bundle []byte) (artifacts.CompleteResponse, error) {
+func (p *jobPortal) Complete(_ context.Context, _ int64, _ string, bundle []byte) (protocol.CompleteResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.completed++
 	p.bundle = bundle
 	close(p.done)
-	return artifacts.CompleteResponse{RunID: 1}, nil
+	return protocol.CompleteResponse{RunID: 1}, nil
 }
 
-func (p *jobPortal) Fail(_ context.Context, _ int64, req artifacts.FailRequest) error {
+func (p *jobPortal) Fail(_ context.Context, _ int64, req protocol.FailRequest) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failed = append(p.failed, req)
@@ -109,13 +112,13 @@ func TestAgentKeepsWhatASilentBoardMeasured(t *testing.T) {
 		return &pausingLine{ReadCloser: pr, port: p}
 	}
 	m := testManifest(t, mc.Class, 3)
-	p := &jobPortal{logs: map[int]string{}, done: make(chan struct{}), lease: &artifacts.Lease{
+	p := &jobPortal{logs: map[int]string{}, done: make(chan struct{}), lease: &protocol.Lease{
 		JobID: 1, LeaseID: "l1", Attempt: 1, Nonce: "nonce-of-this-lease-1", PortalURL: "http://portal.test", Experiment: m.Ref(), Manifest: string(m.YAML()), ManifestID: m.ID(),
 		BoardClass: mc.Class, ExpiresAt: time.Now().Add(time.Minute), LeaseSeconds: 60}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a := &runner.Agent{Portal: p, EnrolToken: "e", Name: "t", Identity: identity(t), Version: "test",
-		Boards:    []runner.AgentBoard{{Info: artifacts.BoardInfo{Name: mc.Class, Class: mc.Class, Driver: "qemu", Available: true}, Board: q}},
+	a := &runner.Agent{Portal: p, EnrolToken: "e", Name: "t", Identity: testIdentity(t), Version: "test",
+		Boards:    []runner.AgentBoard{{Info: protocol.BoardInfo{Name: mc.Class, Class: mc.Class, Driver: "qemu", Available: true}, Board: q}},
 		LeaseWait: 50 * time.Millisecond, FlushEvery: 20 * time.Millisecond}
 	go a.Run(ctx)
 	select {
@@ -133,7 +136,7 @@ func TestAgentKeepsWhatASilentBoardMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := artifacts.Verify(b, nil); err != nil {
+	if _, err := attest.Verify(b, nil); err != nil {
 		t.Fatalf("the completed bundle does not verify: %v", err)
 	}
 	_, res, err := artifacts.RederiveBundle(b)

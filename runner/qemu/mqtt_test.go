@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/telemetry/mqtt"
 )
@@ -60,7 +62,7 @@ func TestMQTTTelemetryOnBoards(t *testing.T) {
 				if err != nil {
 					t.Fatalf("run %d: %v\n%s", run, err, runLog(err))
 				}
-				if _, err := artifacts.Verify(b, nil); err != nil {
+				if _, err := attest.Verify(b, nil); err != nil {
 					t.Fatalf("bundle does not verify: %v", err)
 				}
 				if len(res.Cells) != 8 {
@@ -149,7 +151,7 @@ spec:
 			if err != nil {
 				t.Fatalf("%v\n%s", err, runLog(err))
 			}
-			if _, err := artifacts.Verify(b, nil); err != nil {
+			if _, err := attest.Verify(b, nil); err != nil {
 				t.Fatalf("bundle does not verify: %v", err)
 			}
 			found := false
@@ -200,7 +202,7 @@ func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 		if !slices.Equal(meta.Experiments, mc.Kinds) {
 			t.Errorf("%s: the image runs %v, the machine declares %v", mc.Class, meta.Experiments, mc.Kinds)
 		}
-		info := artifacts.BoardInfo{Name: mc.Class, Class: mc.Class, Driver: "qemu", Kinds: mc.Kinds, Algorithms: mc.Algorithms}
+		info := protocol.BoardInfo{Name: mc.Class, Class: mc.Class, Driver: "qemu", Kinds: mc.Kinds, Algorithms: mc.Algorithms}
 		why := experiments.BoardCanRun(info, mqttManifest(t, mc.Class))
 		if (why == "") != (mc.Class != "qemu-microbit") {
 			t.Errorf("%s: BoardCanRun(pinned telemetry) = %q", mc.Class, why)
@@ -247,7 +249,7 @@ func TestMQTTTelemetryBoardMosquitto(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, runLog(err))
 	}
-	if _, err := artifacts.Verify(b, nil); err != nil {
+	if _, err := attest.Verify(b, nil); err != nil {
 		t.Fatal(err)
 	}
 	tel := res.Cells[len(res.Cells)-1]

@@ -22,6 +22,8 @@ import (
 	"go.bug.st/serial"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/experiments"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
@@ -56,13 +58,13 @@ spec:
 
 var (
 	idOnce sync.Once
-	testID *artifacts.Identity
+	testID *identity.Identity
 )
 
-func identity(t *testing.T) *artifacts.Identity {
+func testIdentity(t *testing.T) *identity.Identity {
 	idOnce.Do(func() {
 		var err error
-		if testID, err = artifacts.GenerateIdentity(); err != nil {
+		if testID, err = identity.GenerateIdentity(); err != nil {
 			panic(err)
 		}
 	})
@@ -96,7 +98,7 @@ func execute(t *testing.T, b runner.Board, m *artifacts.Manifest, obs runner.Obs
 	// host may slow a run many times over.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	return runner.Execute(ctx, b, m, runner.Options{Identity: identity(t), Version: "test", Observer: obs})
+	return runner.Execute(ctx, b, m, runner.Options{Identity: testIdentity(t), Version: "test", Observer: obs})
 }
 
 // TestRunsAreIdenticalAndVerify runs the same manifest twice on each emulated board, through
@@ -113,7 +115,7 @@ func TestRunsAreIdenticalAndVerify(t *testing.T) {
 				if err != nil {
 					t.Fatalf("run %d: %v\n%s", run, err, runLog(err))
 				}
-				if _, err := artifacts.Verify(b, nil); err != nil {
+				if _, err := attest.Verify(b, nil); err != nil {
 					t.Fatalf("bundle does not verify: %v", err)
 				}
 				samples = append(samples, b.Files[artifacts.FileSamples])
@@ -285,7 +287,7 @@ func TestMLDSARuns(t *testing.T) {
 				if err != nil {
 					t.Fatalf("run %d: %v\n%s", run, err, runLog(err))
 				}
-				if _, err := artifacts.Verify(b, nil); err != nil {
+				if _, err := attest.Verify(b, nil); err != nil {
 					t.Fatalf("bundle does not verify: %v", err)
 				}
 				if len(res.Cells) != 9 {
@@ -475,7 +477,7 @@ func TestFirmwareStopsAnswering(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a run with one silent cell gave no bundle: %v\n%s", err, runLog(err))
 	}
-	if _, err := artifacts.Verify(b, nil); err != nil {
+	if _, err := attest.Verify(b, nil); err != nil {
 		t.Fatalf("bundle does not verify: %v", err)
 	}
 	if len(*sessions) != 2 { // identity's boot, which the run measures on, and the restart
@@ -570,7 +572,7 @@ func TestOperationLimit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, runLog(err))
 	}
-	if _, err := artifacts.Verify(b, nil); err != nil {
+	if _, err := attest.Verify(b, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := res.Cells[0]; c.Status != artifacts.StatusFailed || !strings.Contains(c.Error, "budget exhausted") {
@@ -717,7 +719,7 @@ func TestCancelStopsQEMU(t *testing.T) {
 	}}
 	// Were the cancellation ignored, Execute would run all 20 iterations of every cell and
 	// return a bundle; it must return the cancellation and none.
-	b, _, err := runner.Execute(ctx, q, testManifest(t, mc.Class, 20), runner.Options{Identity: identity(t), Version: "test", Observer: obs})
+	b, _, err := runner.Execute(ctx, q, testManifest(t, mc.Class, 20), runner.Options{Identity: testIdentity(t), Version: "test", Observer: obs})
 	if b != nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the cancellation and no bundle", err)
 	}

@@ -17,6 +17,8 @@ import (
 	"go.bug.st/serial/enumerator"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/exec/kinds"
@@ -141,7 +143,7 @@ spec:
 
 func execute(t *testing.T, b runner.Board, m *artifacts.Manifest) (*artifacts.Bundle, *artifacts.Result, error) {
 	t.Helper()
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestHostFirmwareOnAPty(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, runLog(err))
 	}
-	if _, err := artifacts.Verify(bundle, nil); err != nil {
+	if _, err := attest.Verify(bundle, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := lines(t, calls); len(got) != 2 { // one failure, one success, and no second flash for Run

@@ -112,7 +112,7 @@ type Implementation struct {
 
 // Artifact is the implementation as a cell records it.
 func (im Implementation) Artifact() artifacts.Implementation {
-	return artifacts.Implementation{Name: im.Name, Version: im.Version, Commit: im.Commit, Digest: "sha256:" + im.Source, DigestOf: artifacts.DigestSource}
+	return artifacts.Implementation{Name: im.Name, Version: im.Version, Commit: im.Commit, Digest: artifacts.DigestOfHex(im.Source), DigestOf: artifacts.DigestSource}
 }
 
 var (

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -170,7 +171,7 @@ func TestTLSMatrixOnABoard(t *testing.T) {
 	}
 	caDir := t.TempDir()
 	c := boardConn(t, opensslBoard(t, o, caDir, ""))
-	id, err := artifacts.GenerateIdentity()
+	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package artifacts
+// Package identity holds a runner's or submitter's signing identity — an Ed25519 key and an
+// ML-DSA-65 key, both derived from stored seeds — its public keys and their file format, and
+// proofs of possession that a registration carries so no one registers keys they do not hold.
+package identity
 
 import (
 	"bytes"
@@ -17,6 +20,9 @@ import (
 	"strings"
 
 	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+
+	"pqrepro/internal/durable"
+	"pqrepro/internal/strictjson"
 )
 
 // Names of the files an identity directory holds.
@@ -62,8 +68,9 @@ type identityKeyFile struct {
 	MLDSA65Seed []byte `json:"mldsa65Seed"`
 }
 
-// newIdentityFromSeeds derives both key pairs from their seeds.
-func newIdentityFromSeeds(edSeed, mlSeed [32]byte) *Identity {
+// FromSeeds derives both key pairs from their seeds (the two 32-byte values runner.key
+// stores); tests use it for identities that never change.
+func FromSeeds(edSeed, mlSeed [32]byte) *Identity {
 	id := &Identity{edSeed: edSeed, mlSeed: mlSeed}
 	id.edPriv = ed25519.NewKeyFromSeed(edSeed[:])
 	id.mlPub, id.mlPriv = mldsa65.NewKeyFromSeed(&id.mlSeed)
@@ -79,7 +86,7 @@ func GenerateIdentity() (*Identity, error) {
 	if _, err := rand.Read(mlSeed[:]); err != nil {
 		return nil, fmt.Errorf("generate identity: read random ml-dsa-65 seed: %w", err)
 	}
-	return newIdentityFromSeeds(edSeed, mlSeed), nil
+	return FromSeeds(edSeed, mlSeed), nil
 }
 
 // Public returns copies of the identity's public keys.
@@ -89,6 +96,17 @@ func (id *Identity) Public() PublicKeys {
 		Ed25519: bytes.Clone(pub),
 		MLDSA65: id.mlPub.Bytes(),
 	}
+}
+
+// SignBoth signs msg with both keys: Ed25519 (RFC 8032, pure) and ML-DSA-65 (FIPS 204 pure
+// ML-DSA, hedged, empty context). Callers bind their purpose into msg; a signature is never
+// made over caller bytes that another purpose could also accept.
+func (id *Identity) SignBoth(msg []byte) (ed25519Sig, mldsa65Sig []byte, err error) {
+	ml := make([]byte, mldsa65.SignatureSize)
+	if err := mldsa65.SignTo(id.mlPriv, msg, nil, true, ml); err != nil {
+		return nil, nil, fmt.Errorf("sign with ml-dsa-65: %w", err)
+	}
+	return ed25519.Sign(id.edPriv, msg), ml, nil
 }
 
 // LoadIdentity reads dir/runner.key. The file must be a regular file of mode
@@ -119,7 +137,7 @@ func LoadIdentity(dir string) (*Identity, error) {
 	if len(kf.MLDSA65Seed) != mldsa65.SeedSize {
 		return nil, fmt.Errorf("load identity: %s: mldsa65Seed is %d bytes, want %d", path, len(kf.MLDSA65Seed), mldsa65.SeedSize)
 	}
-	id := newIdentityFromSeeds([32]byte(kf.Ed25519Seed), [32]byte(kf.MLDSA65Seed))
+	id := FromSeeds([32]byte(kf.Ed25519Seed), [32]byte(kf.MLDSA65Seed))
 
 	pubPath := filepath.Join(dir, IdentityPubFile)
 	pubData, err := os.ReadFile(pubPath)
@@ -254,7 +272,7 @@ func identityWriteFile(dir, name string, data []byte, mode os.FileMode, replace 
 			}
 		}
 	}
-	if err := bundleSyncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return fmt.Errorf("write %s: %w", final, err)
 	}
 	return nil
@@ -365,7 +383,7 @@ func ParsePublicKeys(data []byte) (PublicKeys, error) {
 	if len(data) > identityMaxFileBytes {
 		return PublicKeys{}, fmt.Errorf("parse public keys: larger than %d bytes", identityMaxFileBytes)
 	}
-	if err := attestCheckJSON(data, map[string]bool{"ed25519": true, "mldsa65": true}); err != nil {
+	if err := strictjson.Check(data, map[string]bool{"ed25519": true, "mldsa65": true}); err != nil {
 		return PublicKeys{}, fmt.Errorf("parse public keys: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

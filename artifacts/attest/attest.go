@@ -1,20 +1,27 @@
-package artifacts
+// Package attest signs and verifies result bundles: a DSSE envelope over an in-toto Statement
+// v1 whose subjects are the bundle's content files, signed with both keys of an identity. A
+// bundle verifies only when both signatures do and every file's digest matches.
+package attest
 
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+
+	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
+	"pqrepro/internal/strictjson"
 )
 
 // How a bundle is attested
@@ -89,7 +96,7 @@ type JobBinding struct {
 // Validate checks that every field of the binding is set and within MaxTextField.
 func (j JobBinding) Validate() error {
 	switch {
-	case j.Portal == "" || len(j.Portal) > MaxTextField:
+	case j.Portal == "" || len(j.Portal) > artifacts.MaxTextField:
 		return errors.New("job binding: portal is empty or too long")
 	case j.JobID <= 0:
 		return fmt.Errorf("job binding: job id %d is not positive", j.JobID)
@@ -137,7 +144,7 @@ type RunnerRef struct {
 	// Version of the runner software.
 	Version string `json:"version"`
 	// PublicKeys are the signing identity's public keys.
-	PublicKeys PublicKeys `json:"publicKeys"`
+	PublicKeys identity.PublicKeys `json:"publicKeys"`
 }
 
 // Validate checks that the runner has a name and valid public keys.
@@ -229,26 +236,26 @@ func attestPAE(payloadType string, payload []byte) []byte {
 	return b.Bytes()
 }
 
-// Sign attests the bundle's content files with id and stores the envelope in
+// Sign attests bundle b's content files with id and stores the envelope in
 // Files[FileAttestation], replacing any earlier one. It sets
 // p.Runner.PublicKeys to id.Public(), fills a zero p.CreatedAt and a nil
 // p.Summary (as null), and fails if p does not validate, if a content file is
 // missing (naming it) or if the bundle holds a file of another name.
-func (b *Bundle) Sign(id *Identity, p Predicate) error {
-	return b.sign(id, p, PredicateType)
+func Sign(b *artifacts.Bundle, id *identity.Identity, p Predicate) error {
+	return sign(b, id, p, PredicateType)
 }
 
 // SignLegacy signs like Sign but with the v1 predicate (PredicateTypeV1, no job binding),
 // as builds before job binding did. It exists so the refusal of legacy bundles as runner
 // results can be tested end to end; nothing in pqrepro signs with it.
-func (b *Bundle) SignLegacy(id *Identity, p Predicate) error {
+func SignLegacy(b *artifacts.Bundle, id *identity.Identity, p Predicate) error {
 	if p.Job != nil {
 		return errors.New("sign bundle: a v1 predicate has no job binding")
 	}
-	return b.sign(id, p, PredicateTypeV1)
+	return sign(b, id, p, PredicateTypeV1)
 }
 
-func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
+func sign(b *artifacts.Bundle, id *identity.Identity, p Predicate, predicateType string) error {
 	if id == nil {
 		return errors.New("sign bundle: no identity")
 	}
@@ -256,17 +263,17 @@ func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
 		b.Files = make(map[string][]byte)
 	}
 	for name := range b.Files {
-		if !bundleKnownName(name) {
+		if !artifacts.KnownFile(name) {
 			return fmt.Errorf("sign bundle: unexpected file %q", name)
 		}
 	}
 	st := Statement{Type: StatementType, PredicateType: predicateType}
-	for _, name := range bundleAttestedNames(b) {
+	for _, name := range b.AttestedNames() {
 		data, ok := b.Files[name]
 		if !ok {
 			return fmt.Errorf("sign bundle: missing %s", name)
 		}
-		st.Subject = append(st.Subject, Subject{Name: name, Digest: map[string]string{"sha256": bundleSHA256(data)}})
+		st.Subject = append(st.Subject, Subject{Name: name, Digest: map[string]string{"sha256": sha256Hex(data)}})
 	}
 	pub := id.Public()
 	p.Runner.PublicKeys = pub
@@ -292,15 +299,14 @@ func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
 	if _, err := attestParseStatement(payload); err != nil {
 		return fmt.Errorf("sign bundle: statement: %w", err)
 	}
-	if err := attestCheckJSON(payload, nil); err != nil {
+	if err := strictjson.Check(payload, nil); err != nil {
 		return fmt.Errorf("sign bundle: statement: %w", err)
 	}
 
 	pae := attestPAE(PayloadType, payload)
-	edSig := ed25519.Sign(id.edPriv, pae)
-	mlSig := make([]byte, mldsa65.SignatureSize)
-	if err := mldsa65.SignTo(id.mlPriv, pae, nil, true, mlSig); err != nil {
-		return fmt.Errorf("sign bundle: ml-dsa-65: %w", err)
+	edSig, mlSig, err := id.SignBoth(pae)
+	if err != nil {
+		return fmt.Errorf("sign bundle: %w", err)
 	}
 	edID, mlID := pub.KeyIDs()
 	env := Envelope{
@@ -316,10 +322,10 @@ func (b *Bundle) sign(id *Identity, p Predicate, predicateType string) error {
 		return fmt.Errorf("sign bundle: encode envelope: %w", err)
 	}
 	data = append(data, '\n')
-	if int64(len(data)) > MaxFileBytes(FileAttestation) {
-		return fmt.Errorf("sign bundle: attestation is %d bytes, more than the limit of %d (summary too large?)", len(data), MaxFileBytes(FileAttestation))
+	if int64(len(data)) > artifacts.MaxFileBytes(artifacts.FileAttestation) {
+		return fmt.Errorf("sign bundle: attestation is %d bytes, more than the limit of %d (summary too large?)", len(data), artifacts.MaxFileBytes(artifacts.FileAttestation))
 	}
-	b.Files[FileAttestation] = data
+	b.Files[artifacts.FileAttestation] = data
 	return nil
 }
 
@@ -406,30 +412,30 @@ type attestSig struct {
 // envelope or statement ("format"); a signature missing or not verifying
 // (naming "ed25519" or "ml-dsa-65"); or pinned keys that differ from the
 // signing keys ("key mismatch").
-func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
+func Verify(b *artifacts.Bundle, pinned *identity.PublicKeys) (*Verification, error) {
 	if b == nil {
 		return nil, attestVerifyErr(VerifyKindFormat, "", "", "no bundle")
 	}
 	v := &Verification{Pinned: pinned != nil}
-	att, ok := b.Files[FileAttestation]
+	att, ok := b.Files[artifacts.FileAttestation]
 	if !ok {
-		return nil, attestVerifyErr(VerifyKindMissingFile, FileAttestation, "", "missing from the bundle (unsigned bundle)")
+		return nil, attestVerifyErr(VerifyKindMissingFile, artifacts.FileAttestation, "", "missing from the bundle (unsigned bundle)")
 	}
 	payload, sigs, err := attestParseEnvelope(att)
 	if err != nil {
 		return nil, err
 	}
 	v.Checked = append(v.Checked, "envelope is well-formed DSSE with payload type "+PayloadType)
-	for _, s := range []string{SignerEd25519, SignerMLDSA65} {
+	for _, s := range []string{identity.SignerEd25519, identity.SignerMLDSA65} {
 		if _, ok := sigs[s]; !ok {
-			return nil, attestVerifyErr(VerifyKindSignature, FileAttestation, s, "is missing")
+			return nil, attestVerifyErr(VerifyKindSignature, artifacts.FileAttestation, s, "is missing")
 		}
 	}
 	pae := attestPAE(PayloadType, payload)
 
 	var (
 		st   Statement
-		keys PublicKeys
+		keys identity.PublicKeys
 	)
 	if pinned != nil {
 		keys = *pinned
@@ -443,7 +449,7 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 			return nil, err
 		}
 		if !st.Predicate.Runner.PublicKeys.Equal(keys) {
-			return nil, attestVerifyErr(VerifyKindKey, FileAttestation, "", "key mismatch: statement names keys %s, pinned keys are %s",
+			return nil, attestVerifyErr(VerifyKindKey, artifacts.FileAttestation, "", "key mismatch: statement names keys %s, pinned keys are %s",
 				st.Predicate.Runner.PublicKeys.Fingerprint(), keys.Fingerprint())
 		}
 		v.Checked = append(v.Checked, "signing keys are the pinned keys "+keys.Fingerprint())
@@ -467,8 +473,8 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 	for _, s := range st.Subject {
 		want[s.Name] = s.Digest["sha256"]
 	}
-	attested := bundleContentNames()
-	for _, name := range bundleOptionalNames() {
+	attested := artifacts.ContentNames()
+	for _, name := range artifacts.OptionalNames() {
 		if _, ok := want[name]; ok {
 			attested = append(attested, name) // a subject the statement lists must be there
 		}
@@ -478,7 +484,7 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 		if !ok {
 			return nil, attestVerifyErr(VerifyKindMissingFile, name, "", "missing from the bundle")
 		}
-		got := bundleSHA256(data)
+		got := sha256Hex(data)
 		if got != want[name] {
 			return nil, attestVerifyErr(VerifyKindDigest, name, "", "sha256 mismatch (statement %s…, file %s…)", want[name][:12], got[:12])
 		}
@@ -486,7 +492,7 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 	}
 	var extra []string
 	for name := range b.Files {
-		if name != FileAttestation && !slices.Contains(attested, name) {
+		if name != artifacts.FileAttestation && !slices.Contains(attested, name) {
 			extra = append(extra, name)
 		}
 	}
@@ -503,20 +509,20 @@ func Verify(b *Bundle, pinned *PublicKeys) (*Verification, error) {
 // keys are pinned and the signature's keyid names another key, else as a
 // signature failure. A signature that verifies under a keyid naming another
 // key is a malformed envelope.
-func attestCheckSigs(keys PublicKeys, sigs map[string]attestSig, pae []byte, pinned bool, v *Verification) error {
+func attestCheckSigs(keys identity.PublicKeys, sigs map[string]attestSig, pae []byte, pinned bool, v *Verification) error {
 	var mlPub mldsa65.PublicKey
 	if err := mlPub.UnmarshalBinary(keys.MLDSA65); err != nil {
-		return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "ml-dsa-65 public key: %w", err)
+		return attestVerifyErr(VerifyKindFormat, artifacts.FileAttestation, "", "ml-dsa-65 public key: %w", err)
 	}
 	edID, mlID := keys.KeyIDs()
 	checks := []struct {
 		signer, keyID string
 		verify        func(sig []byte) bool
 	}{
-		{SignerEd25519, edID, func(sig []byte) bool {
+		{identity.SignerEd25519, edID, func(sig []byte) bool {
 			return len(sig) == ed25519.SignatureSize && ed25519.Verify(ed25519.PublicKey(keys.Ed25519), pae, sig)
 		}},
-		{SignerMLDSA65, mlID, func(sig []byte) bool {
+		{identity.SignerMLDSA65, mlID, func(sig []byte) bool {
 			return len(sig) == mldsa65.SignatureSize && mldsa65.Verify(&mlPub, pae, nil, sig)
 		}},
 	}
@@ -524,12 +530,12 @@ func attestCheckSigs(keys PublicKeys, sigs map[string]attestSig, pae []byte, pin
 		s := sigs[c.signer]
 		if !c.verify(s.sig) {
 			if pinned && s.keyID != c.keyID {
-				return attestVerifyErr(VerifyKindKey, FileAttestation, "", "key mismatch: %s signature is by %s, pinned key is %s", c.signer, s.keyID, c.keyID)
+				return attestVerifyErr(VerifyKindKey, artifacts.FileAttestation, "", "key mismatch: %s signature is by %s, pinned key is %s", c.signer, s.keyID, c.keyID)
 			}
-			return attestVerifyErr(VerifyKindSignature, FileAttestation, c.signer, "does not verify")
+			return attestVerifyErr(VerifyKindSignature, artifacts.FileAttestation, c.signer, "does not verify")
 		}
 		if s.keyID != c.keyID {
-			return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "malformed envelope: %s signature has keyid %s, but was made by %s", c.signer, s.keyID, c.keyID)
+			return attestVerifyErr(VerifyKindFormat, artifacts.FileAttestation, "", "malformed envelope: %s signature has keyid %s, but was made by %s", c.signer, s.keyID, c.keyID)
 		}
 		v.Checked = append(v.Checked, fmt.Sprintf("%s signature verifies with %s", c.signer, c.keyID))
 	}
@@ -541,13 +547,13 @@ func attestCheckSigs(keys PublicKeys, sigs map[string]attestSig, pae []byte, pin
 // and at most one signature per signer with a well-formed keyid.
 func attestParseEnvelope(data []byte) (payload []byte, sigs map[string]attestSig, err error) {
 	bad := func(format string, args ...any) error {
-		return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "malformed envelope: "+format, args...)
+		return attestVerifyErr(VerifyKindFormat, artifacts.FileAttestation, "", "malformed envelope: "+format, args...)
 	}
-	if int64(len(data)) > MaxFileBytes(FileAttestation) {
-		return nil, nil, bad("%d bytes, more than the limit of %d", len(data), MaxFileBytes(FileAttestation))
+	if int64(len(data)) > artifacts.MaxFileBytes(artifacts.FileAttestation) {
+		return nil, nil, bad("%d bytes, more than the limit of %d", len(data), artifacts.MaxFileBytes(artifacts.FileAttestation))
 	}
 	allowed := map[string]bool{"payloadType": true, "payload": true, "signatures": true, "keyid": true, "sig": true}
-	if err := attestCheckJSON(data, allowed); err != nil {
+	if err := strictjson.Check(data, allowed); err != nil {
 		return nil, nil, bad("%w", err)
 	}
 	var env Envelope
@@ -566,7 +572,7 @@ func attestParseEnvelope(data []byte) (payload []byte, sigs map[string]attestSig
 	sigs = make(map[string]attestSig, 2)
 	for i, s := range env.Signatures {
 		signer, idHex, ok := strings.Cut(s.KeyID, ":")
-		if !ok || (signer != SignerEd25519 && signer != SignerMLDSA65) {
+		if !ok || (signer != identity.SignerEd25519 && signer != identity.SignerMLDSA65) {
 			return nil, nil, bad("signature %d: unknown keyid %q", i, s.KeyID)
 		}
 		if len(idHex) != 32 || strings.ToLower(idHex) != idHex {
@@ -601,10 +607,10 @@ func attestDecodeBase64(s string) ([]byte, error) {
 // predicate type, predicate, and exactly one sha256 subject per content file.
 func attestParseStatement(payload []byte) (Statement, error) {
 	bad := func(format string, args ...any) error {
-		return attestVerifyErr(VerifyKindFormat, FileAttestation, "", "malformed statement: "+format, args...)
+		return attestVerifyErr(VerifyKindFormat, artifacts.FileAttestation, "", "malformed statement: "+format, args...)
 	}
 	var st Statement
-	if err := attestCheckJSON(payload, nil); err != nil {
+	if err := strictjson.Check(payload, nil); err != nil {
 		return Statement{}, bad("%w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
@@ -635,7 +641,7 @@ func attestParseStatement(payload []byte) (Statement, error) {
 	}
 	seen := make(map[string]bool, len(st.Subject))
 	for _, s := range st.Subject {
-		if !slices.Contains(bundleContentNames(), s.Name) && !slices.Contains(bundleOptionalNames(), s.Name) {
+		if !slices.Contains(artifacts.ContentNames(), s.Name) && !slices.Contains(artifacts.OptionalNames(), s.Name) {
 			return Statement{}, bad("subject %q is not a bundle content file", s.Name)
 		}
 		if seen[s.Name] {
@@ -647,7 +653,7 @@ func attestParseStatement(payload []byte) (Statement, error) {
 			return Statement{}, bad("subject %q: sha256 digest %q is not 64 lowercase hex digits", s.Name, d)
 		}
 	}
-	for _, name := range bundleContentNames() {
+	for _, name := range artifacts.ContentNames() {
 		if !seen[name] {
 			return Statement{}, bad("no subject for %s", name)
 		}
@@ -655,75 +661,8 @@ func attestParseStatement(payload []byte) (Statement, error) {
 	return st, nil
 }
 
-// attestCheckJSON checks that data is exactly one JSON value in which no
-// object has a duplicate key and, if allowed is not nil, every object key is
-// in allowed (matched exactly, unlike encoding/json's case-insensitive field
-// matching).
-func attestCheckJSON(data []byte, allowed map[string]bool) error {
-	type frame struct {
-		obj     bool
-		wantKey bool
-		keys    map[string]bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var (
-		stack  []*frame
-		values int
-	)
-	valueDone := func() {
-		if len(stack) == 0 {
-			values++
-			return
-		}
-		if top := stack[len(stack)-1]; top.obj {
-			top.wantKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if values > 0 {
-			return errors.New("trailing data after the JSON value")
-		}
-		if len(stack) > 0 {
-			if top := stack[len(stack)-1]; top.obj && top.wantKey {
-				if tok == json.Delim('}') {
-					stack = stack[:len(stack)-1]
-					valueDone()
-					continue
-				}
-				key, _ := tok.(string)
-				if top.keys[key] {
-					return fmt.Errorf("duplicate key %q", key)
-				}
-				if allowed != nil && !allowed[key] {
-					return fmt.Errorf("unknown key %q", key)
-				}
-				top.keys[key] = true
-				top.wantKey = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{obj: true, wantKey: true, keys: make(map[string]bool)})
-		case json.Delim('['):
-			stack = append(stack, &frame{})
-		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			valueDone()
-		default:
-			valueDone()
-		}
-	}
-	if values != 1 {
-		return errors.New("not a single JSON value")
-	}
-	return nil
+// sha256Hex is a subject digest: the lowercase hex SHA-256 of data, without a prefix.
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"pqrepro/artifacts/yamlcheck"
 )
 
 // hostileManifest is a manifest of at most size bytes whose top-level mapping carries as many
@@ -89,30 +91,6 @@ func BenchmarkParseHostileManifest(b *testing.B) {
 	}
 }
 
-// FuzzParseYAMLBounded: no input panics; an accepted document is within the node limit and
-// holds no key twice in one mapping.
-func FuzzParseYAMLBounded(f *testing.F) {
-	f.Add([]byte(goodManifest))
-	f.Add([]byte("a: &a [x, x]\nb: [*a, *a]\n"))
-	f.Add([]byte("k: 1\nk: 2\n"))
-	f.Add(hostileManifest(2000, true))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		root, problems := ParseYAMLBounded(data, "document")
-		if problems != nil {
-			if root != nil || len(problems[0].Msg) == 0 {
-				t.Fatalf("refused with a node or without a message: %v", problems)
-			}
-			return
-		}
-		if n := countNodes(root, MaxManifestNodes+2); n > MaxManifestNodes {
-			t.Fatalf("accepted %d nodes", n)
-		}
-		if d := duplicateKeys(root); len(d) > 0 {
-			t.Fatalf("accepted a repeated key: %v", d)
-		}
-	})
-}
-
 // TestReadYAMLFileBounded: a 150 MB file named as a manifest is refused by its size after
 // reading one byte more than the limit, naming the file and its size; a small one is read.
 func TestReadYAMLFileBounded(t *testing.T) {
@@ -126,13 +104,13 @@ func TestReadYAMLFileBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, err = ReadYAMLFile(big, "manifest")
+	_, err = yamlcheck.ReadFile(big, "manifest")
 	if err == nil || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "157286400 bytes") {
 		t.Fatalf("150 MB manifest: %v", err)
 	}
 	small := filepath.Join(dir, "small.yaml")
 	os.WriteFile(small, []byte("apiVersion: pqrepro/v1\n"), 0o644)
-	if b, err := ReadYAMLFile(small, "manifest"); err != nil || len(b) != 23 {
+	if b, err := yamlcheck.ReadFile(small, "manifest"); err != nil || len(b) != 23 {
 		t.Fatalf("small manifest: %d bytes, %v", len(b), err)
 	}
 }
@@ -155,7 +133,7 @@ func TestReadYAMLFileStopsAtTheLimit(t *testing.T) {
 		w.Write(make([]byte, MaxManifestBytes+4096))
 		<-done // never at end of file while the test runs
 	}()
-	if _, err := ReadYAMLFile(fifo, "manifest"); err == nil || !strings.Contains(err.Error(), "more than 65536 bytes") {
+	if _, err := yamlcheck.ReadFile(fifo, "manifest"); err == nil || !strings.Contains(err.Error(), "more than 65536 bytes") {
 		t.Fatalf("endless manifest: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package artifacts
+package identity
 
 import (
 	"crypto/ed25519"
@@ -57,11 +57,11 @@ func (id *Identity) ProvePossession(purpose string, challenge []byte) (Possessio
 	if err != nil {
 		return Possession{}, err
 	}
-	ml := make([]byte, mldsa65.SignatureSize)
-	if err := mldsa65.SignTo(id.mlPriv, msg, nil, true, ml); err != nil {
-		return Possession{}, fmt.Errorf("proof of possession: sign with ml-dsa-65: %w", err)
+	ed, ml, err := id.SignBoth(msg)
+	if err != nil {
+		return Possession{}, fmt.Errorf("proof of possession: %w", err)
 	}
-	return Possession{Challenge: hex.EncodeToString(challenge), Ed25519: ed25519.Sign(id.edPriv, msg), MLDSA65: ml}, nil
+	return Possession{Challenge: hex.EncodeToString(challenge), Ed25519: ed, MLDSA65: ml}, nil
 }
 
 // ErrNoPossession is wrapped by VerifyPossession when a signature is missing or wrong.
@@ -91,4 +91,14 @@ func VerifyPossession(purpose string, challenge []byte, keys PublicKeys, p Posse
 		return fmt.Errorf("proof of possession: the %s signature does not verify for keys %s: %w", SignerMLDSA65, keys.Fingerprint(), ErrNoPossession)
 	}
 	return nil
+}
+
+// Possession proves the caller holds the private halves of the public keys it registers:
+// both keys' signatures over PossessionMessage(purpose, challenge, keys).
+type Possession struct {
+	// Challenge is the portal's challenge that was signed (lowercase hex).
+	Challenge string `json:"challenge"`
+	// Ed25519 and MLDSA65 are the two signatures (base64 in JSON).
+	Ed25519 []byte `json:"ed25519"`
+	MLDSA65 []byte `json:"mldsa65"`
 }

@@ -1,4 +1,4 @@
-package artifacts
+package yamlcheck
 
 import (
 	"fmt"
@@ -7,6 +7,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 )
+
+// unmarshaler is yaml.Unmarshaler's type: a field of a type that implements it is decoded by
+// its own method (a duration written as "90s"), so its node is not walked for fields.
+var unmarshaler = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 
 // UnknownFields walks a parsed YAML node against the Go type it will be decoded into and
 // returns a Problem, with its line and dotted path, for every key the type lacks and every
@@ -70,7 +74,7 @@ func UnknownFields(n *yaml.Node, t reflect.Type, prefix string) []Problem {
 			out = append(out, Problem{Line: k.Line, Field: path, Msg: "unknown field (known fields: " + strings.Join(known, ", ") + ")"})
 			continue
 		}
-		if ft != reflect.TypeOf(Duration(0)) {
+		if !reflect.PointerTo(ft).Implements(unmarshaler) { // a type that decodes itself has no fields
 			out = append(out, UnknownFields(n.Content[i+1], ft, path)...)
 		}
 	}

@@ -1,4 +1,4 @@
-package artifacts
+package protocol
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"pqrepro/artifacts"
 )
 
 // Routes of the runner protocol, relative to the portal's address. The portal registers its
@@ -167,15 +169,15 @@ const (
 	MaxProgressText = 256
 	// MaxProgressIterations bounds Progress.Requested (a manifest's spec.iterations is at most
 	// 10,000,000).
-	MaxProgressIterations = MaxSamplesPerCell
+	MaxProgressIterations = artifacts.MaxSamplesPerCell
 )
 
 // Validate checks a progress report: counts non-negative, cells done at most the total (at
 // most MaxCells), the iteration at most the requested iterations, and a short current cell.
 func (p Progress) Validate() error {
 	var errs []error
-	if p.CellsTotal < 0 || p.CellsTotal > MaxCells {
-		errs = append(errs, fmt.Errorf("cellsTotal must be between 0 and %d, got %d", MaxCells, p.CellsTotal))
+	if p.CellsTotal < 0 || p.CellsTotal > artifacts.MaxCells {
+		errs = append(errs, fmt.Errorf("cellsTotal must be between 0 and %d, got %d", artifacts.MaxCells, p.CellsTotal))
 	}
 	if p.CellsDone < 0 || p.CellsDone > max(p.CellsTotal, 0) {
 		errs = append(errs, fmt.Errorf("cellsDone must be between 0 and cellsTotal (%d), got %d", p.CellsTotal, p.CellsDone))

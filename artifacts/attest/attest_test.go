@@ -1,8 +1,7 @@
-package artifacts
+package attest
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+	"pqrepro/artifacts"
+	"pqrepro/artifacts/identity"
 )
 
 var attestUpdate = flag.Bool("update-attest", false, "rewrite testdata/attest_golden.* from a fixed identity")
@@ -32,10 +32,10 @@ func attestTestPredicate() Predicate {
 
 // attestTestSigned returns a bundle signed by id, with a copy of the
 // pinned keys.
-func attestTestSigned(t testing.TB, id *Identity, samplesSize int) (*Bundle, *PublicKeys) {
+func attestTestSigned(t testing.TB, id *identity.Identity, samplesSize int) (*artifacts.Bundle, *identity.PublicKeys) {
 	t.Helper()
 	b := bundleTestFiles(samplesSize)
-	if err := b.Sign(id, attestTestPredicate()); err != nil {
+	if err := Sign(b, id, attestTestPredicate()); err != nil {
 		t.Fatal(err)
 	}
 	pub := id.Public()
@@ -43,8 +43,8 @@ func attestTestSigned(t testing.TB, id *Identity, samplesSize int) (*Bundle, *Pu
 }
 
 // attestTestClone returns a deep copy of b.
-func attestTestClone(b *Bundle) *Bundle {
-	c := &Bundle{Files: make(map[string][]byte, len(b.Files))}
+func attestTestClone(b *artifacts.Bundle) *artifacts.Bundle {
+	c := &artifacts.Bundle{Files: make(map[string][]byte, len(b.Files))}
 	for n, d := range b.Files {
 		c.Files[n] = bytes.Clone(d)
 	}
@@ -52,23 +52,23 @@ func attestTestClone(b *Bundle) *Bundle {
 }
 
 // attestTestEnvelope decodes b's envelope.
-func attestTestEnvelope(t *testing.T, b *Bundle) Envelope {
+func attestTestEnvelope(t *testing.T, b *artifacts.Bundle) Envelope {
 	t.Helper()
 	var env Envelope
-	if err := json.Unmarshal(b.Files[FileAttestation], &env); err != nil {
+	if err := json.Unmarshal(b.Files[artifacts.FileAttestation], &env); err != nil {
 		t.Fatal(err)
 	}
 	return env
 }
 
 // attestTestSetEnvelope encodes env as b's attestation.
-func attestTestSetEnvelope(t *testing.T, b *Bundle, env Envelope) {
+func attestTestSetEnvelope(t *testing.T, b *artifacts.Bundle, env Envelope) {
 	t.Helper()
 	data, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Files[FileAttestation] = data
+	b.Files[artifacts.FileAttestation] = data
 }
 
 // attestTestWantErr fails unless err is a *VerifyError of the given kind
@@ -98,7 +98,7 @@ func TestSignVerify(t *testing.T) {
 	b, pub := attestTestSigned(t, id, 1000)
 	for _, tt := range []struct {
 		name   string
-		pinned *PublicKeys
+		pinned *identity.PublicKeys
 	}{
 		{"pinned", pub},
 		{"unpinned", nil},
@@ -121,12 +121,12 @@ func TestSignVerify(t *testing.T) {
 			var names []string
 			for _, s := range st.Subject {
 				names = append(names, s.Name)
-				if s.Digest["sha256"] != bundleSHA256(b.Files[s.Name]) {
+				if s.Digest["sha256"] != sha256Hex(b.Files[s.Name]) {
 					t.Errorf("subject %s has digest %s", s.Name, s.Digest["sha256"])
 				}
 			}
-			if !slices.Equal(names, ContentFiles) {
-				t.Errorf("subjects %v, want %v", names, ContentFiles)
+			if !slices.Equal(names, artifacts.ContentFiles) {
+				t.Errorf("subjects %v, want %v", names, artifacts.ContentFiles)
 			}
 			p := st.Predicate
 			want := attestTestPredicate()
@@ -135,7 +135,7 @@ func TestSignVerify(t *testing.T) {
 				t.Errorf("predicate %+v does not round-trip", p)
 			}
 			checked := strings.Join(v.Checked, "\n")
-			for _, w := range append(slices.Clone(ContentFiles), "ed25519 signature", "ml-dsa-65 signature") {
+			for _, w := range append(slices.Clone(artifacts.ContentFiles), "ed25519 signature", "ml-dsa-65 signature") {
 				if !strings.Contains(checked, w) {
 					t.Errorf("Checked does not mention %q:\n%s", w, checked)
 				}
@@ -154,7 +154,7 @@ func TestSignDefaults(t *testing.T) {
 	p.CreatedAt = time.Time{}
 	p.Runner.PublicKeys = identityTestFixed(7).Public() // overwritten by Sign
 	before := time.Now().Add(-time.Second)
-	if err := b.Sign(identityTestFixed(1), p); err != nil {
+	if err := Sign(b, identityTestFixed(1), p); err != nil {
 		t.Fatal(err)
 	}
 	v, err := Verify(b, nil)
@@ -177,32 +177,32 @@ func TestSignRefuses(t *testing.T) {
 	id := identityTestFixed(1)
 	tests := []struct {
 		name   string
-		mutate func(b *Bundle, p *Predicate)
+		mutate func(b *artifacts.Bundle, p *Predicate)
 		want   string
 	}{
-		{"missing file", func(b *Bundle, p *Predicate) { delete(b.Files, FileSamples) }, "missing " + FileSamples},
-		{"unknown file", func(b *Bundle, p *Predicate) { b.Files["notes.txt"] = nil }, `"notes.txt"`},
-		{"bad level", func(b *Bundle, p *Predicate) { p.Assurance.Level = "fast" }, `assurance level "fast"`},
-		{"bad origin", func(b *Bundle, p *Predicate) { p.Assurance.Origin = "" }, `assurance origin ""`},
-		{"no runner name", func(b *Bundle, p *Predicate) { p.Runner.Name = " " }, "runner name is empty"},
-		{"bad summary", func(b *Bundle, p *Predicate) { p.Summary = json.RawMessage("{") }, "summary"},
-		{"duplicate key in summary", func(b *Bundle, p *Predicate) { p.Summary = json.RawMessage(`{"a":1,"a":2}`) }, "duplicate key"},
+		{"missing file", func(b *artifacts.Bundle, p *Predicate) { delete(b.Files, artifacts.FileSamples) }, "missing " + artifacts.FileSamples},
+		{"unknown file", func(b *artifacts.Bundle, p *Predicate) { b.Files["notes.txt"] = nil }, `"notes.txt"`},
+		{"bad level", func(b *artifacts.Bundle, p *Predicate) { p.Assurance.Level = "fast" }, `assurance level "fast"`},
+		{"bad origin", func(b *artifacts.Bundle, p *Predicate) { p.Assurance.Origin = "" }, `assurance origin ""`},
+		{"no runner name", func(b *artifacts.Bundle, p *Predicate) { p.Runner.Name = " " }, "runner name is empty"},
+		{"bad summary", func(b *artifacts.Bundle, p *Predicate) { p.Summary = json.RawMessage("{") }, "summary"},
+		{"duplicate key in summary", func(b *artifacts.Bundle, p *Predicate) { p.Summary = json.RawMessage(`{"a":1,"a":2}`) }, "duplicate key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := bundleTestFiles(10)
 			p := attestTestPredicate()
 			tt.mutate(b, &p)
-			err := b.Sign(id, p)
+			err := Sign(b, id, p)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Sign: error %v, want one containing %q", err, tt.want)
 			}
-			if _, ok := b.Files[FileAttestation]; ok {
+			if _, ok := b.Files[artifacts.FileAttestation]; ok {
 				t.Error("failed Sign wrote an attestation")
 			}
 		})
 	}
-	if err := bundleTestFiles(10).Sign(nil, attestTestPredicate()); err == nil {
+	if err := Sign(bundleTestFiles(10), nil, attestTestPredicate()); err == nil {
 		t.Error("Sign with a nil identity succeeded")
 	}
 }
@@ -230,7 +230,7 @@ func TestVerifyDetectsEveryFlippedByte(t *testing.T) {
 			data := b.Files[name]
 			positions := []int{0, len(data) / 2, len(data) - 1}
 			masks := []byte{0x01, 0x80}
-			if name == FileAttestation {
+			if name == artifacts.FileAttestation {
 				// Every byte of the attestation (every 11th with -short) with
 				// a low-bit flip, and every 5th of those with a case flip
 				// (encoding/json would match field names ignoring case).
@@ -244,12 +244,12 @@ func TestVerifyDetectsEveryFlippedByte(t *testing.T) {
 				}
 				masks = []byte{0x01, 0x20}
 			}
-			for _, pinned := range []*PublicKeys{pub, nil} {
+			for _, pinned := range []*identity.PublicKeys{pub, nil} {
 				for _, mask := range masks {
 					t.Run(fmt.Sprintf("pinned=%v/mask=%#x", pinned != nil, mask), func(t *testing.T) {
 						t.Parallel()
 						for j, i := range positions {
-							if mask == 0x20 && name == FileAttestation && j%5 != 0 {
+							if mask == 0x20 && name == artifacts.FileAttestation && j%5 != 0 {
 								continue // case flips: every 5th position is plenty
 							}
 							c := attestTestClone(b)
@@ -260,7 +260,7 @@ func TestVerifyDetectsEveryFlippedByte(t *testing.T) {
 								t.Fatalf("byte %d: got %v, want a *VerifyError", i, err)
 							}
 							ok := ve.File == name && strings.HasPrefix(err.Error(), name+": ")
-							if name == FileAttestation {
+							if name == artifacts.FileAttestation {
 								ok = ok && (ve.Kind == VerifyKindFormat || ve.Kind == VerifyKindSignature)
 							} else {
 								ok = ok && ve.Kind == VerifyKindDigest
@@ -278,9 +278,9 @@ func TestVerifyDetectsEveryFlippedByte(t *testing.T) {
 
 func TestVerifyDigestMessage(t *testing.T) {
 	b, pub := attestTestSigned(t, identityTestFixed(1), 100)
-	want := bundleSHA256(b.Files[FileResult])
-	b.Files[FileResult] = []byte("{}")
-	got := bundleSHA256(b.Files[FileResult])
+	want := sha256Hex(b.Files[artifacts.FileResult])
+	b.Files[artifacts.FileResult] = []byte("{}")
+	got := sha256Hex(b.Files[artifacts.FileResult])
 	_, err := Verify(b, pub)
 	attestTestWantErr(t, err, VerifyKindDigest,
 		"result.json: sha256 mismatch (statement "+want[:12]+"…, file "+got[:12]+"…)")
@@ -289,8 +289,8 @@ func TestVerifyDigestMessage(t *testing.T) {
 func TestVerifyMissingSignature(t *testing.T) {
 	id := identityTestFixed(1)
 	b, pub := attestTestSigned(t, id, 100)
-	for _, signer := range []string{SignerEd25519, SignerMLDSA65} {
-		for _, pinned := range []*PublicKeys{pub, nil} {
+	for _, signer := range []string{identity.SignerEd25519, identity.SignerMLDSA65} {
+		for _, pinned := range []*identity.PublicKeys{pub, nil} {
 			t.Run(signer, func(t *testing.T) {
 				c := attestTestClone(b)
 				env := attestTestEnvelope(t, c)
@@ -315,7 +315,7 @@ func TestVerifyBadSignature(t *testing.T) {
 	b, pub := attestTestSigned(t, identityTestFixed(1), 100)
 	other, _ := attestTestSigned(t, identityTestFixed(2), 100)
 	otherEnv := attestTestEnvelope(t, other)
-	for i, signer := range []string{SignerEd25519, SignerMLDSA65} {
+	for i, signer := range []string{identity.SignerEd25519, identity.SignerMLDSA65} {
 		t.Run(signer, func(t *testing.T) {
 			c := attestTestClone(b)
 			env := attestTestEnvelope(t, c)
@@ -323,7 +323,7 @@ func TestVerifyBadSignature(t *testing.T) {
 			// right keyid.
 			env.Signatures[i].Sig = otherEnv.Signatures[i].Sig
 			attestTestSetEnvelope(t, c, env)
-			for _, pinned := range []*PublicKeys{pub, nil} {
+			for _, pinned := range []*identity.PublicKeys{pub, nil} {
 				_, err := Verify(c, pinned)
 				ve := attestTestWantErr(t, err, VerifyKindSignature, "signature "+signer+" does not verify")
 				if ve.Signature != signer {
@@ -338,7 +338,7 @@ func TestVerifyResignedByOtherIdentity(t *testing.T) {
 	orig := identityTestFixed(1)
 	_, pub := attestTestSigned(t, orig, 100)
 	b, _ := attestTestSigned(t, orig, 100)
-	if err := b.Sign(identityTestFixed(2), attestTestPredicate()); err != nil {
+	if err := Sign(b, identityTestFixed(2), attestTestPredicate()); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Verify(b, pub)
@@ -360,12 +360,12 @@ func TestVerifyReplacedPublicKey(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		fixKeyIDs  bool
-		pinned     *PublicKeys
+		pinned     *identity.PublicKeys
 		wantSigner string
 	}{
-		{"keyids unchanged, unpinned", false, nil, SignerEd25519},
-		{"keyids changed, unpinned", true, nil, SignerEd25519},
-		{"keyids unchanged, pinned", false, pub, SignerEd25519},
+		{"keyids unchanged, unpinned", false, nil, identity.SignerEd25519},
+		{"keyids changed, unpinned", true, nil, identity.SignerEd25519},
+		{"keyids unchanged, pinned", false, pub, identity.SignerEd25519},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := attestTestClone(b)
@@ -401,21 +401,21 @@ func TestVerifyMissingAndExtraFiles(t *testing.T) {
 	b, pub := attestTestSigned(t, identityTestFixed(1), 100)
 	type testCase struct {
 		name   string
-		mutate func(*Bundle)
+		mutate func(*artifacts.Bundle)
 		kind   string
 		file   string
 	}
 	var tests []testCase
-	for _, n := range append(bundleContentNames(), FileAttestation) {
-		tests = append(tests, testCase{"missing " + n, func(b *Bundle) { delete(b.Files, n) }, VerifyKindMissingFile, n})
+	for _, n := range append(artifacts.ContentNames(), artifacts.FileAttestation) {
+		tests = append(tests, testCase{"missing " + n, func(b *artifacts.Bundle) { delete(b.Files, n) }, VerifyKindMissingFile, n})
 	}
 	tests = append(tests,
-		testCase{"extra notes.txt", func(b *Bundle) { b.Files["notes.txt"] = []byte("hi") }, VerifyKindExtraFile, "notes.txt"},
-		testCase{"extra path", func(b *Bundle) { b.Files["sub/"+FileLog] = nil }, VerifyKindExtraFile, "sub/" + FileLog},
+		testCase{"extra notes.txt", func(b *artifacts.Bundle) { b.Files["notes.txt"] = []byte("hi") }, VerifyKindExtraFile, "notes.txt"},
+		testCase{"extra path", func(b *artifacts.Bundle) { b.Files["sub/"+artifacts.FileLog] = nil }, VerifyKindExtraFile, "sub/" + artifacts.FileLog},
 	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, pinned := range []*PublicKeys{pub, nil} {
+			for _, pinned := range []*identity.PublicKeys{pub, nil} {
 				c := attestTestClone(b)
 				tt.mutate(c)
 				_, err := Verify(c, pinned)
@@ -433,7 +433,7 @@ func TestVerifyMissingAndExtraFiles(t *testing.T) {
 
 func TestVerifyMalformedEnvelope(t *testing.T) {
 	b, pub := attestTestSigned(t, identityTestFixed(1), 100)
-	att := string(b.Files[FileAttestation])
+	att := string(b.Files[artifacts.FileAttestation])
 	env := attestTestEnvelope(t, b)
 	tests := []struct {
 		name string
@@ -501,10 +501,10 @@ func TestVerifyMalformedEnvelope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := attestTestClone(b)
-			c.Files[FileAttestation] = tt.edit(t)
+			c.Files[artifacts.FileAttestation] = tt.edit(t)
 			_, err := Verify(c, pub)
-			ve := attestTestWantErr(t, err, tt.kind, FileAttestation+": ", tt.want)
-			if ve.File != FileAttestation {
+			ve := attestTestWantErr(t, err, tt.kind, artifacts.FileAttestation+": ", tt.want)
+			if ve.File != artifacts.FileAttestation {
 				t.Errorf("File = %q", ve.File)
 			}
 		})
@@ -539,7 +539,7 @@ func TestVerifyMalformedStatement(t *testing.T) {
 	}{
 		{"statement type", func(st *Statement) { st.Type = "https://in-toto.io/Statement/v0.1" }, "_type"},
 		{"predicate type", func(st *Statement) { st.PredicateType = "x" }, "predicateType"},
-		{"missing subject", func(st *Statement) { st.Subject = st.Subject[1:] }, "no subject for " + FileManifest},
+		{"missing subject", func(st *Statement) { st.Subject = st.Subject[1:] }, "no subject for " + artifacts.FileManifest},
 		{"duplicate subject", func(st *Statement) { st.Subject = append(st.Subject, st.Subject[0]) }, "listed twice"},
 		{"unknown subject", func(st *Statement) {
 			st.Subject = append(st.Subject, Subject{Name: "x", Digest: map[string]string{"sha256": strings.Repeat("0", 64)}})
@@ -554,7 +554,7 @@ func TestVerifyMalformedStatement(t *testing.T) {
 			tt.edit(&st)
 			c := attestTestClone(b)
 			attestTestResign(t, c, id, st)
-			for _, pinned := range []*PublicKeys{nil, func() *PublicKeys { p := id.Public(); return &p }()} {
+			for _, pinned := range []*identity.PublicKeys{nil, func() *identity.PublicKeys { p := id.Public(); return &p }()} {
 				_, err := Verify(c, pinned)
 				attestTestWantErr(t, err, VerifyKindFormat, "malformed statement", tt.want)
 			}
@@ -564,12 +564,12 @@ func TestVerifyMalformedStatement(t *testing.T) {
 
 // attestTestResign signs an arbitrary statement with id, the way Sign does,
 // and stores the envelope in b.
-func attestTestResign(t *testing.T, b *Bundle, id *Identity, st Statement) {
+func attestTestResign(t *testing.T, b *artifacts.Bundle, id *identity.Identity, st Statement) {
 	t.Helper()
 	payload := attestTestMarshal(t, st)
 	pae := attestPAE(PayloadType, payload)
-	mlSig := make([]byte, mldsa65.SignatureSize)
-	if err := mldsa65.SignTo(id.mlPriv, pae, nil, true, mlSig); err != nil {
+	edSig, mlSig, err := id.SignBoth(pae)
+	if err != nil {
 		t.Fatal(err)
 	}
 	edID, mlID := id.Public().KeyIDs()
@@ -577,7 +577,7 @@ func attestTestResign(t *testing.T, b *Bundle, id *Identity, st Statement) {
 		PayloadType: PayloadType,
 		Payload:     base64.StdEncoding.EncodeToString(payload),
 		Signatures: []Signature{
-			{KeyID: edID, Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(id.edPriv, pae))},
+			{KeyID: edID, Sig: base64.StdEncoding.EncodeToString(edSig)},
 			{KeyID: mlID, Sig: base64.StdEncoding.EncodeToString(mlSig)},
 		},
 	})
@@ -590,7 +590,7 @@ var attestTestBinding = JobBinding{Portal: "https://portal.example", JobID: 7, L
 // pinned keys, so a change that breaks old bundles fails here. attest_golden.tar.gz is a v1
 // (legacy, unbound) bundle and is frozen: no build can sign v1 any more. The v2 (job-bound)
 // golden is rewritten, deliberately, with:
-// go test ./artifacts/ -run TestVerifyGolden -update-attest
+// go test ./artifacts/attest/ -run TestVerifyGolden -update-attest
 func TestVerifyGolden(t *testing.T) {
 	keyPath := filepath.Join("testdata", "attest_golden.pub.json")
 	v2Path := filepath.Join("testdata", "attest_golden_v2.tar.gz")
@@ -599,11 +599,11 @@ func TestVerifyGolden(t *testing.T) {
 		b := bundleTestFiles(300)
 		p := attestTestPredicate()
 		p.Assurance.Origin, p.Job = OriginPortalRunner, &attestTestBinding
-		if err := b.Sign(id, p); err != nil {
+		if err := Sign(b, id, p); err != nil {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := WriteTarGz(&buf, b); err != nil {
+		if err := artifacts.WriteTarGz(&buf, b); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(v2Path, buf.Bytes(), 0o644); err != nil {
@@ -614,7 +614,7 @@ func TestVerifyGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := ParsePublicKeys(keyData)
+	pub, err := identity.ParsePublicKeys(keyData)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +629,7 @@ func TestVerifyGolden(t *testing.T) {
 		{filepath.Join("testdata", "attest_golden.tar.gz"), true, nil},
 		{v2Path, false, &attestTestBinding},
 	} {
-		b, err := ReadBundle(tc.file)
+		b, err := artifacts.ReadBundle(tc.file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -669,7 +669,7 @@ func TestPredicateBindingRules(t *testing.T) {
 			b := bundleTestFiles(10)
 			p := attestTestPredicate()
 			p.Assurance.Origin, p.Job = tc.origin, tc.job
-			err := b.Sign(id, p)
+			err := Sign(b, id, p)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -694,7 +694,7 @@ func TestVerifyRefusesBindingInV1(t *testing.T) {
 	b := bundleTestFiles(10)
 	p := attestTestPredicate()
 	p.Assurance.Origin, p.Job = OriginPortalRunner, &attestTestBinding
-	if err := b.Sign(id, p); err != nil {
+	if err := Sign(b, id, p); err != nil {
 		t.Fatal(err)
 	}
 	v, err := Verify(b, nil)
@@ -714,7 +714,7 @@ func BenchmarkSign(b *testing.B) {
 	p := attestTestPredicate()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := bundle.Sign(id, p); err != nil {
+		if err := Sign(bundle, id, p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -722,11 +722,27 @@ func BenchmarkSign(b *testing.B) {
 
 func BenchmarkVerify(b *testing.B) {
 	bundle, pub := attestTestSigned(b, identityTestFixed(1), 1<<20)
-	b.SetBytes(int64(len(bundle.Files[FileSamples])))
+	b.SetBytes(int64(len(bundle.Files[artifacts.FileSamples])))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Verify(bundle, pub); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// identityTestFixed returns a deterministic identity whose seeds are all n and n+1.
+func identityTestFixed(n byte) *identity.Identity {
+	return identity.FromSeeds([32]byte(bytes.Repeat([]byte{n}, 32)), [32]byte(bytes.Repeat([]byte{n + 1}, 32)))
+}
+
+// bundleTestFiles returns an unsigned bundle of every content file, its samples.csv about
+// samplesSize bytes.
+func bundleTestFiles(samplesSize int) *artifacts.Bundle {
+	b := &artifacts.Bundle{Files: map[string][]byte{}}
+	for _, name := range artifacts.ContentNames() {
+		b.Files[name] = []byte(name + " of a test run\n")
+	}
+	b.Files[artifacts.FileSamples] = bytes.Repeat([]byte("ML-DSA-65,sign,0,100000\n"), samplesSize/24+1)
+	return b
 }

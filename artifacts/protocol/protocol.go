@@ -1,8 +1,16 @@
-package artifacts
+// Package protocol is the runner protocol: the routes under /api/v1, the JSON types a runner
+// and the portal exchange (enrolment, leases, heartbeats, results), the Portal interface both
+// the portal's service and the runner's client implement, and the one vocabulary of error
+// kinds. It holds no HTTP code: the portal maps error kinds to statuses, the client back.
+package protocol
 
 import (
 	"slices"
 	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
 )
 
 // The runner protocol's wire types (JSON over HTTP under /api/v1). Both the portal (server)
@@ -42,7 +50,7 @@ type BoardInfo struct {
 // runners that predate capabilities (no Methods) run everything but openssl-cli.
 func (b BoardInfo) CanRun(method string) bool {
 	if len(b.Methods) == 0 {
-		return method != MethodOpenSSLCLI
+		return method != artifacts.MethodOpenSSLCLI
 	}
 	return slices.Contains(b.Methods, method)
 }
@@ -75,22 +83,12 @@ type ChallengeResponse struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// Possession proves the caller holds the private halves of the public keys it registers:
-// both keys' signatures over PossessionMessage(purpose, challenge, keys).
-type Possession struct {
-	// Challenge is the portal's challenge that was signed (lowercase hex).
-	Challenge string `json:"challenge"`
-	// Ed25519 and MLDSA65 are the two signatures (base64 in JSON).
-	Ed25519 []byte `json:"ed25519"`
-	MLDSA65 []byte `json:"mldsa65"`
-}
-
 // KeyRegistration registers a submitter's runner keys under the account of the bearer token
 // (POST /api/v1/submitters/keys), with a proof for PurposeSubmitterKeys.
 type KeyRegistration struct {
-	PublicKeys PublicKeys `json:"publicKeys"`
-	Label      string     `json:"label,omitempty"`
-	Proof      Possession `json:"proof"`
+	PublicKeys identity.PublicKeys `json:"publicKeys"`
+	Label      string              `json:"label,omitempty"`
+	Proof      identity.Possession `json:"proof"`
 }
 
 // KeyRegistrationResponse names the registered keys.
@@ -107,11 +105,11 @@ type EnrolRequest struct {
 	// keys the portal already knows needs it (or the administrator's release).
 	CurrentToken string `json:"currentToken,omitempty"`
 	// Proof proves possession of both private keys (purpose PurposeRunnerEnrol).
-	Proof      Possession  `json:"proof"`
-	Name       string      `json:"name"`
-	Version    string      `json:"version"`
-	PublicKeys PublicKeys  `json:"publicKeys"`
-	Boards     []BoardInfo `json:"boards"`
+	Proof      identity.Possession `json:"proof"`
+	Name       string              `json:"name"`
+	Version    string              `json:"version"`
+	PublicKeys identity.PublicKeys `json:"publicKeys"`
+	Boards     []BoardInfo         `json:"boards"`
 	// Capabilities say what the runner can run (openssl-cli needs OpenSSL 3.5 or later).
 	Capabilities Capabilities `json:"capabilities"`
 }
@@ -151,8 +149,8 @@ type Lease struct {
 }
 
 // Binding is the JobBinding a bundle produced under this lease must carry.
-func (l Lease) Binding() *JobBinding {
-	return &JobBinding{Portal: l.PortalURL, JobID: l.JobID, LeaseID: l.LeaseID, Attempt: l.Attempt, Nonce: l.Nonce}
+func (l Lease) Binding() *attest.JobBinding {
+	return &attest.JobBinding{Portal: l.PortalURL, JobID: l.JobID, LeaseID: l.LeaseID, Attempt: l.Attempt, Nonce: l.Nonce}
 }
 
 // Progress is what a runner reports with each heartbeat.

@@ -1,4 +1,4 @@
-package artifacts
+package identity
 
 import (
 	"bytes"
@@ -12,13 +12,9 @@ import (
 	"testing"
 )
 
-// identityTestFixed returns a deterministic identity whose seeds are all n.
+// identityTestFixed returns a deterministic identity whose seeds are all n and n+1.
 func identityTestFixed(n byte) *Identity {
-	var ed, ml [32]byte
-	for i := range ed {
-		ed[i], ml[i] = n, n+1
-	}
-	return newIdentityFromSeeds(ed, ml)
+	return FromSeeds([32]byte(bytes.Repeat([]byte{n}, 32)), [32]byte(bytes.Repeat([]byte{n + 1}, 32)))
 }
 
 func TestIdentityRoundTrip(t *testing.T) {
@@ -78,12 +74,13 @@ func TestIdentityRoundTrip(t *testing.T) {
 	}
 
 	// The loaded private keys sign what the saved public keys verify.
-	b := bundleTestFiles(100)
-	if err := b.Sign(loaded, attestTestPredicate()); err != nil {
+	challenge := []byte("0123456789abcdef0123456789abcdef")
+	proof, err := loaded.ProvePossession(PurposeSubmitterKeys, challenge)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Verify(b, &pub); err != nil {
-		t.Fatalf("bundle signed by loaded identity does not verify with saved keys: %v", err)
+	if err := VerifyPossession(PurposeSubmitterKeys, challenge, pub, proof); err != nil {
+		t.Fatalf("a proof by the loaded identity does not verify with the saved keys: %v", err)
 	}
 }
 
