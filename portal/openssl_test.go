@@ -73,7 +73,7 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 		t.Fatalf("enrolment with openssl-cli but no usable openssl: %v", err)
 	}
 	capable := enrolWith("new", protocol.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},
-		host.HostMethods(protocol.Capabilities{OpenSSLUsable: true}))
+		host.Methods(protocol.Capabilities{OpenSSLUsable: true}))
 	l, err := capable.Lease(ctx, time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/host"
+	"pqrepro/runner/method/openssl"
 	"pqrepro/runner/portalclient"
 )
 
@@ -131,7 +132,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if h, ok := b.(*host.Host); ok {
 		h.OpenSSL = ossl.config()
 		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
-			if _, err := host.ResolveOpenSSL(ctx, h.OpenSSL); err != nil {
+			if _, err := openssl.Resolve(ctx, h.OpenSSL); err != nil {
 				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
 			}
 		}

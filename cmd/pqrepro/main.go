@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"pqrepro/runner/exec/tlsmatrix"
-	"pqrepro/runner/host"
+	"pqrepro/runner/method/procop"
 	"runtime/debug"
 	"syscall"
 )
@@ -68,8 +68,8 @@ CAs boards pin for tls-serve and tls-matrix jobs).
 `
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == host.ChildOpArg {
-		os.Exit(host.ChildOp(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == procop.ChildOpArg {
+		os.Exit(procop.ChildOp(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
 		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))

@@ -14,12 +14,12 @@ import (
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/runner/exec/tlsmatrix"
-	"pqrepro/runner/host"
+	"pqrepro/runner/method/procop"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == host.ChildOpArg {
-		os.Exit(host.ChildOp(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == procop.ChildOpArg {
+		os.Exit(procop.ChildOp(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
 		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))

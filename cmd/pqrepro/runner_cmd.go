@@ -16,6 +16,7 @@ import (
 	"pqrepro/runner"
 	"pqrepro/runner/boards"
 	"pqrepro/runner/host"
+	"pqrepro/runner/method/openssl"
 	"pqrepro/runner/portalclient"
 )
 
@@ -76,8 +77,8 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // resolves to OpenSSL 3.5 or later; the capabilities returned say which openssl it found.
 // rediscover repeats the discovery with the same map and capabilities, for Agent.Discover: a
 // firmware built (or an emulator installed) while the agent runs makes its board available.
-func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl host.OpenSSLConfig) (bs []runner.AgentBoard, caps protocol.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
-	caps = host.ProbeOpenSSL(ctx, ossl)
+func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl openssl.Config) (bs []runner.AgentBoard, caps protocol.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
+	caps = openssl.Probe(ctx, ossl)
 	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
 	if mapFile != "" {
 		m, err := boards.LoadMap(mapFile)
@@ -91,7 +92,7 @@ func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, os
 }
 
 // discoverAgentBoards is one discovery of agentBoards.
-func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps protocol.Capabilities, ossl host.OpenSSLConfig) []runner.AgentBoard {
+func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps protocol.Capabilities, ossl openssl.Config) []runner.AgentBoard {
 	entries := boards.Discover(ctx, cfg)
 	out := boards.AgentBoards(entries)
 	for i := range out {
@@ -102,7 +103,7 @@ func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps protocol.C
 			out[i].Info.Methods = []string{artifacts.MethodInProcess}
 			continue
 		}
-		out[i].Info.Methods = host.HostMethods(caps)
+		out[i].Info.Methods = host.Methods(caps)
 		if h, ok := out[i].Board.(*host.Host); ok {
 			h.OpenSSL = ossl
 		}
@@ -120,8 +121,8 @@ func opensslFlags(fs *flag.FlagSet) opensslOptions {
 	}
 }
 
-func (o opensslOptions) config() host.OpenSSLConfig {
-	return host.OpenSSLConfig{Path: *o.path, Root: *o.root}
+func (o opensslOptions) config() openssl.Config {
+	return openssl.Config{Path: *o.path, Root: *o.root}
 }
 
 func printCapabilities(w io.Writer, c protocol.Capabilities) {

@@ -19,7 +19,7 @@ import (
 	"pqrepro/portal"
 	"pqrepro/portal/blob"
 	"pqrepro/runner"
-	"pqrepro/runner/host"
+	"pqrepro/runner/method/openssl"
 	"pqrepro/runner/portalclient"
 )
 
@@ -27,7 +27,7 @@ import (
 // It also returns the local runner's openssl: --openssl or --openssl-root, else the cached
 // root ($PQREPRO_OPENSSL_ROOT, or the one scripts/openssl-root made) when it
 // exists, else openssl on PATH.
-func serveConfig(args []string, stderr io.Writer) (portal.Config, host.OpenSSLConfig, error) {
+func serveConfig(args []string, stderr io.Writer) (portal.Config, openssl.Config, error) {
 	cfg := portal.DefaultConfig()
 	cfg.Version = buildVersion()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -61,10 +61,10 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, host.OpenSSLCo
 	fs.BoolVar(&cfg.Check, "check", false, "run PRAGMA quick_check on the database before serving (it runs anyway after an unclean shutdown)")
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, host.OpenSSLConfig{}, usageError{err.Error()}
+		return cfg, openssl.Config{}, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return cfg, host.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return cfg, openssl.Config{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	osslCfg := ossl.config()
 	if osslCfg.Path == "" && osslCfg.Root == "" {

@@ -1,18 +1,25 @@
+// Package host is the host board: the runner's own CPU, running experiments in-process in
+// Go (Host). It identifies the machine and checks its declared board class, and runs every
+// experiment kind through its kind table (hostKinds), which names an executor of
+// runner/exec/... or a method of runner/method/... for each.
 package host
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/runner"
+	"pqrepro/runner/exec/bench"
+	"pqrepro/runner/exec/telemetry"
 	"pqrepro/runner/exec/tlsmatrix"
+	"pqrepro/runner/method/openssl"
+	"pqrepro/runner/method/procop"
 	"pqrepro/runner/trial"
 )
 
@@ -31,7 +38,7 @@ type Host struct {
 	Roots runner.Roots
 
 	// OpenSSL is the openssl command line the openssl-cli method runs (default: openssl on PATH).
-	OpenSSL OpenSSLConfig
+	OpenSSL openssl.Config
 
 	openssl opensslRun
 
@@ -44,14 +51,14 @@ type Host struct {
 	schedule *artifacts.Schedule
 
 	once sync.Once
-	kems map[string]*kemImpl
-	sigs map[string]*sigImpl
+	kems map[string]*bench.KEM
+	sigs map[string]*bench.Sig
 }
 
 var _ runner.Board = (*Host)(nil)
 
-func (h *Host) impls() (map[string]*kemImpl, map[string]*sigImpl) {
-	h.once.Do(func() { h.kems, h.sigs = hostAlgorithms() })
+func (h *Host) impls() (map[string]*bench.KEM, map[string]*bench.Sig) {
+	h.once.Do(func() { h.kems, h.sigs = bench.Algorithms() })
 	return h.kems, h.sigs
 }
 
@@ -127,10 +134,10 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			obs.CellStarted(finished, len(cells), ref)
 			for _, alg := range []string{ref.Algorithm, pairPart(ref.Algorithm, 0), pairPart(ref.Algorithm, 1)} {
 				if k := kems[alg]; k != nil {
-					note(alg, k.rngNote)
+					note(alg, k.RNGNote)
 				}
 				if s := sigs[alg]; s != nil {
-					note(alg, s.rngNote)
+					note(alg, s.RNGNote)
 				}
 			}
 			plan := trial.Plan{
@@ -142,7 +149,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			var r trial.Outcome
 			var err error
 			if m.Spec.Method == artifacts.MethodProcessPerOperation {
-				r, err = h.runProcessCell(ctx, m, ref, plan, log)
+				r, err = procop.Cell(ctx, h.Exe, kems, sigs, trial.Cell{Manifest: m, Ref: ref, Plan: plan}, log)
 			} else if exec != nil {
 				r, err = exec.Cell(ctx, trial.Cell{Manifest: m, Ref: ref, Plan: plan})
 			} else {
@@ -220,48 +227,16 @@ func (h *Host) LastSchedule() *artifacts.Schedule {
 // (artifacts.Kinds); a test checks that none is missing. The cells of a run share what its
 // executor keeps (the signature pools, the TLS chains).
 var hostKinds = map[string]func(h *Host) trial.Executor{
-	artifacts.KindKEMBench:       (*Host).benchRun,
-	artifacts.KindSigBench:       (*Host).benchRun,
-	artifacts.KindKEMSigSequence: (*Host).benchRun,
+	artifacts.KindKEMBench:       (*Host).benchExecutor,
+	artifacts.KindSigBench:       (*Host).benchExecutor,
+	artifacts.KindKEMSigSequence: (*Host).benchExecutor,
 	artifacts.KindTLSMatrix: func(h *Host) trial.Executor {
 		return &tlsmatrix.HostRun{Exe: h.Exe, Fault: h.tlsFault}
 	},
-	artifacts.KindMQTTTelemetry: func(*Host) trial.Executor { return trial.ExecutorFunc(mqttCell) },
+	artifacts.KindMQTTTelemetry: func(*Host) trial.Executor { return trial.ExecutorFunc(telemetry.Host) },
 }
 
-// benchRun is a run of one of the benchmark kinds with the host's implementations; its
-// signature cells share key pools.
-type benchRun struct {
-	kems     map[string]*kemImpl
-	sigs     map[string]*sigImpl
-	sigState *sigState
-}
-
-func (h *Host) benchRun() trial.Executor {
-	kems, sigs := h.impls()
-	return &benchRun{kems: kems, sigs: sigs, sigState: &sigState{pools: map[string]*sigPool{}}}
-}
-
-// Cell implements trial.Executor.
-func (b *benchRun) Cell(ctx context.Context, c trial.Cell) (trial.Outcome, error) {
-	switch c.Manifest.Kind {
-	case artifacts.KindKEMBench:
-		if k := b.kems[c.Ref.Algorithm]; k != nil {
-			return kemCell(ctx, c.Manifest, c.Ref, c.Plan, k)
-		}
-	case artifacts.KindSigBench:
-		if s := b.sigs[c.Ref.Algorithm]; s != nil {
-			return sigCell(ctx, c.Manifest, c.Ref, c.Plan, s, b.sigState)
-		}
-	case artifacts.KindKEMSigSequence:
-		return sequenceCell(ctx, c.Manifest, c.Ref, c.Plan, b.kems, b.sigs)
-	}
-	return noImpl(c.Ref), nil
-}
-
-func noImpl(ref artifacts.CellRef) trial.Outcome {
-	return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no implementation of " + ref.Algorithm}}
-}
+func (h *Host) benchExecutor() trial.Executor { return bench.NewExecutor(h.impls()) }
 
 // pairPart returns the KEM (i=0) or signature (i=1) of a "KEM+SIG" name, or "".
 func pairPart(name string, i int) string {
@@ -286,407 +261,6 @@ func (h *Host) powercapRoot() string {
 	return "/sys/class/powercap"
 }
 
-// message returns the message for an iteration: the fixed text or fresh seeded bytes.
-func message(spec *artifacts.Spec, r *trial.DRBG) []byte {
-	if spec.Message.Text != "" {
-		return []byte(spec.Message.Text)
-	}
-	return r.Bytes(spec.Message.Size)
-}
-
-// kemIn is one iteration's prepared input: the randomness a keygen or encaps reads, the
-// ciphertext and secret a decaps must reproduce, or the peer a derive agrees with.
-type kemIn struct {
-	ct, ss  []byte
-	peer    keyPair
-	keySeed io.Reader
-}
-
-type kemOut struct {
-	kp     keyPair
-	ct, ss []byte
-}
-
-// timedKey gives a timed operation its key in the manifest's form: with keys: encoded it
-// decodes the key's bytes on every call (so unpacking is part of the sample, as liboqs and the
-// openssl command line do it); with keys: parsed it returns the object decoded once.
-func timedKey(spec *artifacts.Spec, parsed any, encoded []byte, parse func([]byte) (any, error)) func() (any, error) {
-	if spec.Keys == artifacts.KeysParsed {
-		return func() (any, error) { return parsed, nil }
-	}
-	return func() (any, error) {
-		k, err := parse(encoded)
-		if err != nil {
-			return nil, fmt.Errorf("decode key: %w", err)
-		}
-		return k, nil
-	}
-}
-
-// keyForm is the key form a cell's timed operation received, for its record.
-func keyForm(spec *artifacts.Spec, op string) string {
-	if op == artifacts.OpKeygen {
-		return ""
-	}
-	return spec.Keys
-}
-
-func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, k *kemImpl) (trial.Outcome, error) {
-	purpose := ref.Algorithm + "/" + ref.Operation
-	rng := trial.NewDRBG(m.Spec.Seed, purpose)
-	key, err := k.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
-	if err != nil {
-		return trial.Outcome{Cell: trial.Failed("generate key: " + err.Error())}, nil
-	}
-	pub := timedKey(&m.Spec, key.pub, key.pubBytes, k.parsePub)
-	priv := timedKey(&m.Spec, key.priv, key.privKey, k.parsePriv)
-	var t trial.Trial[kemIn, kemOut]
-	switch ref.Operation {
-	case artifacts.OpKeygen:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(64))}, nil },
-			Op: func(in kemIn) (kemOut, error) {
-				kp, err := k.keygen(in.keySeed)
-				return kemOut{kp: kp}, err
-			},
-			Check: func(_ kemIn, out kemOut) error { return checkKEMKey(k, out.kp, rng) },
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
-				return artifacts.Sizes{PublicKey: len(out.kp.pubBytes), PrivateKey: len(out.kp.privKey)}
-			},
-		}
-	case artifacts.OpEncaps:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(32))}, nil },
-			Op: func(in kemIn) (kemOut, error) {
-				pk, err := pub()
-				if err != nil {
-					return kemOut{}, err
-				}
-				ct, ss, err := k.encaps(pk, in.keySeed)
-				return kemOut{ct: ct, ss: ss}, err
-			},
-			Check: func(_ kemIn, out kemOut) error {
-				ss, err := k.decaps(key.priv, out.ct)
-				if err != nil || !bytes.Equal(ss, out.ss) {
-					return errors.New("decapsulated secret differs from the encapsulated one")
-				}
-				return nil
-			},
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
-				return artifacts.Sizes{Ciphertext: len(out.ct), SharedSecret: len(out.ss)}
-			},
-		}
-	case artifacts.OpDecaps:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) {
-				ct, ss, err := k.encaps(key.pub, rng)
-				return kemIn{ct: ct, ss: ss}, err
-			},
-			Op: func(in kemIn) (kemOut, error) {
-				sk, err := priv()
-				if err != nil {
-					return kemOut{}, err
-				}
-				ss, err := k.decaps(sk, in.ct)
-				return kemOut{ss: ss}, err
-			},
-			Check: func(in kemIn, out kemOut) error {
-				if !bytes.Equal(in.ss, out.ss) {
-					return errors.New("decapsulated secret differs from the encapsulated one")
-				}
-				return nil
-			},
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
-		}
-	case artifacts.OpDerive:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) {
-				peer, err := k.keygen(rng)
-				return kemIn{peer: peer}, err
-			},
-			Op: func(in kemIn) (kemOut, error) {
-				sk, err := priv()
-				if err != nil {
-					return kemOut{}, err
-				}
-				peer := in.peer.pub
-				if m.Spec.Keys != artifacts.KeysParsed {
-					if peer, err = k.parsePub(in.peer.pubBytes); err != nil {
-						return kemOut{}, fmt.Errorf("decode peer key: %w", err)
-					}
-				}
-				ss, err := k.derive(sk, peer)
-				return kemOut{ss: ss}, err
-			},
-			Check: func(in kemIn, out kemOut) error {
-				other, err := k.derive(in.peer.priv, key.pub)
-				if err != nil || !bytes.Equal(other, out.ss) {
-					return errors.New("the two sides derived different secrets")
-				}
-				return nil
-			},
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
-		}
-	default:
-		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
-	}
-	r, err := trial.Run(ctx, t, p)
-	if r.Cell.Status == artifacts.StatusOK {
-		r.Cell.Keys = keyForm(&m.Spec, ref.Operation)
-	}
-	return r, err
-}
-
-// checkKEMKey proves a freshly generated key works: a round trip gives equal secrets.
-func checkKEMKey(k *kemImpl, kp keyPair, rng io.Reader) error {
-	if k.derive != nil {
-		peer, err := k.keygen(rng)
-		if err != nil {
-			return err
-		}
-		a, err1 := k.derive(kp.priv, peer.pub)
-		b, err2 := k.derive(peer.priv, kp.pub)
-		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-			return errors.New("generated key does not agree with a peer")
-		}
-		return nil
-	}
-	ct, ss, err := k.encaps(kp.pub, rng)
-	if err != nil {
-		return err
-	}
-	ss2, err := k.decaps(kp.priv, ct)
-	if err != nil || !bytes.Equal(ss, ss2) {
-		return errors.New("generated key fails an encapsulation round trip")
-	}
-	return nil
-}
-
-// sigState shares one key and the signatures made by a sign cell with the verify cell of the
-// same algorithm, so verifying slow schemes does not re-sign every message.
-type sigState struct{ pools map[string]*sigPool }
-
-type sigPool struct {
-	key  keyPair
-	msgs [][]byte
-	sigs [][]byte
-	next int
-}
-
-type sigIn struct {
-	seed     io.Reader
-	msg, sig []byte
-}
-
-type sigOut struct {
-	kp  keyPair
-	sig []byte
-	ok  bool
-}
-
-func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, s *sigImpl, st *sigState) (trial.Outcome, error) {
-	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation)
-	pool := st.pools[ref.Algorithm]
-	if pool == nil && ref.Operation != artifacts.OpKeygen {
-		key, err := s.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
-		if err != nil {
-			return trial.Outcome{Cell: trial.Failed("generate key: " + err.Error())}, nil
-		}
-		pool = &sigPool{key: key}
-		st.pools[ref.Algorithm] = pool
-	}
-	var pub, priv func() (any, error)
-	if pool != nil {
-		pub = timedKey(&m.Spec, pool.key.pub, pool.key.pubBytes, s.parsePub)
-		priv = timedKey(&m.Spec, pool.key.priv, pool.key.privKey, s.parsePriv)
-	}
-	var t trial.Trial[sigIn, sigOut]
-	switch ref.Operation {
-	case artifacts.OpKeygen:
-		t = trial.Trial[sigIn, sigOut]{
-			Prep: func(int) (sigIn, error) { return sigIn{seed: bytes.NewReader(rng.Bytes(96))}, nil },
-			Op: func(in sigIn) (sigOut, error) {
-				kp, err := s.keygen(in.seed)
-				return sigOut{kp: kp}, err
-			},
-			Check: func(_ sigIn, out sigOut) error {
-				if !s.pairs(out.kp.pub, out.kp.priv) {
-					return errors.New("public key does not belong to the private key")
-				}
-				return nil
-			},
-			Sizes: func(_ sigIn, out sigOut) artifacts.Sizes {
-				return artifacts.Sizes{PublicKey: len(out.kp.pubBytes), PrivateKey: len(out.kp.privKey)}
-			},
-		}
-	case artifacts.OpSign:
-		t = trial.Trial[sigIn, sigOut]{
-			Prep: func(int) (sigIn, error) { return sigIn{msg: message(&m.Spec, rng)}, nil },
-			Op: func(in sigIn) (sigOut, error) {
-				sk, err := priv()
-				if err != nil {
-					return sigOut{}, err
-				}
-				sig, err := s.sign(sk, in.msg, rng)
-				return sigOut{sig: sig}, err
-			},
-			Check: func(in sigIn, out sigOut) error {
-				if !s.verify(pool.key.pub, in.msg, out.sig) {
-					return errors.New("signature does not verify")
-				}
-				if len(pool.sigs) < 4096 {
-					pool.msgs, pool.sigs = append(pool.msgs, in.msg), append(pool.sigs, out.sig)
-				}
-				return nil
-			},
-			Sizes: func(in sigIn, out sigOut) artifacts.Sizes {
-				return artifacts.Sizes{Signature: len(out.sig), Message: len(in.msg)}
-			},
-		}
-	case artifacts.OpVerify:
-		t = trial.Trial[sigIn, sigOut]{
-			// Verification does the same work for any valid signature, so once the pool holds
-			// signatures (from the sign cell, or up to 16 made here) the cell cycles through them
-			// rather than re-signing: slow schemes take seconds per signature.
-			Prep: func(int) (sigIn, error) {
-				if len(pool.sigs) < 16 && pool.next >= len(pool.sigs) {
-					msg := message(&m.Spec, rng)
-					sig, err := s.sign(pool.key.priv, msg, rng)
-					if err != nil {
-						return sigIn{}, err
-					}
-					pool.msgs, pool.sigs = append(pool.msgs, msg), append(pool.sigs, sig)
-				}
-				j := pool.next % len(pool.sigs)
-				pool.next++
-				return sigIn{msg: pool.msgs[j], sig: pool.sigs[j]}, nil
-			},
-			Op: func(in sigIn) (sigOut, error) {
-				pk, err := pub()
-				if err != nil {
-					return sigOut{}, err
-				}
-				return sigOut{ok: s.verify(pk, in.msg, in.sig)}, nil
-			},
-			Check: func(in sigIn, out sigOut) error {
-				if !out.ok {
-					return errors.New("a valid signature was rejected")
-				}
-				return nil
-			},
-			Sizes: func(in sigIn, _ sigOut) artifacts.Sizes {
-				return artifacts.Sizes{Signature: len(in.sig), Message: len(in.msg)}
-			},
-		}
-	default:
-		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
-	}
-	r, err := trial.Run(ctx, t, p)
-	if err == nil && ref.Operation == artifacts.OpVerify && r.Cell.Status == artifacts.StatusOK {
-		// A verifier that accepts everything would pass the check above: make sure it rejects.
-		if bad := negativeVerify(s, pool, rng, &m.Spec); bad != nil {
-			r = trial.Outcome{Cell: trial.Failed(bad.Error())}
-		}
-	}
-	if r.Cell.Status == artifacts.StatusOK {
-		r.Cell.Keys = keyForm(&m.Spec, ref.Operation)
-	}
-	return r, err
-}
-
-// negativeVerify checks that a corrupted signature is rejected.
-func negativeVerify(s *sigImpl, pool *sigPool, rng *trial.DRBG, spec *artifacts.Spec) error {
-	msg, sig := []byte(nil), []byte(nil)
-	if len(pool.sigs) > 0 {
-		msg, sig = pool.msgs[0], bytes.Clone(pool.sigs[0])
-	} else {
-		msg = message(spec, rng)
-		var err error
-		if sig, err = s.sign(pool.key.priv, msg, rng); err != nil {
-			return err
-		}
-	}
-	sig[len(sig)/2] ^= 0x01
-	if s.verify(pool.key.pub, msg, sig) {
-		return errors.New("verify accepted a corrupted signature")
-	}
-	return nil
-}
-
-type seqOut struct {
-	ss1, ss2 []byte
-	ok       bool
-}
-
-// sequenceCell times paper001's combined run as one window: KEM keygen, encaps, decaps, then
-// signature keygen, sign (the message), verify. Secrets and the signature are checked after.
-func sequenceCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, kems map[string]*kemImpl, sigs map[string]*sigImpl) (trial.Outcome, error) {
-	kn, sn, _ := artifacts.SplitPair(ref.Algorithm)
-	k, s := kems[kn], sigs[sn]
-	if k == nil || k.encaps == nil || s == nil {
-		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board cannot run " + ref.Algorithm}}, nil
-	}
-	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/sequence")
-	t := trial.Trial[sigIn, seqOut]{
-		Prep: func(int) (sigIn, error) {
-			return sigIn{seed: bytes.NewReader(rng.Bytes(64 + 32 + 96 + 64)), msg: message(&m.Spec, rng)}, nil
-		},
-		Op: func(in sigIn) (seqOut, error) {
-			kp, err := k.keygen(in.seed)
-			if err != nil {
-				return seqOut{}, err
-			}
-			pk, err := timedKey(&m.Spec, kp.pub, kp.pubBytes, k.parsePub)()
-			if err != nil {
-				return seqOut{}, err
-			}
-			ct, ss1, err := k.encaps(pk, in.seed)
-			if err != nil {
-				return seqOut{}, err
-			}
-			sk, err := timedKey(&m.Spec, kp.priv, kp.privKey, k.parsePriv)()
-			if err != nil {
-				return seqOut{}, err
-			}
-			ss2, err := k.decaps(sk, ct)
-			if err != nil {
-				return seqOut{}, err
-			}
-			skp, err := s.keygen(in.seed)
-			if err != nil {
-				return seqOut{}, err
-			}
-			ssk, err := timedKey(&m.Spec, skp.priv, skp.privKey, s.parsePriv)()
-			if err != nil {
-				return seqOut{}, err
-			}
-			sig, err := s.sign(ssk, in.msg, in.seed)
-			if err != nil {
-				return seqOut{}, err
-			}
-			spk, err := timedKey(&m.Spec, skp.pub, skp.pubBytes, s.parsePub)()
-			if err != nil {
-				return seqOut{}, err
-			}
-			return seqOut{ss1: ss1, ss2: ss2, ok: s.verify(spk, in.msg, sig)}, nil
-		},
-		Check: func(_ sigIn, out seqOut) error {
-			if !bytes.Equal(out.ss1, out.ss2) {
-				return errors.New("decapsulated secret differs from the encapsulated one")
-			}
-			if !out.ok {
-				return errors.New("signature does not verify")
-			}
-			return nil
-		},
-	}
-	r, err := trial.Run(ctx, t, p)
-	if r.Cell.Status == artifacts.StatusOK {
-		r.Cell.Keys = keyForm(&m.Spec, ref.Operation)
-	}
-	return r, err
-}
-
 var (
 	_ runner.EnvironmentNoter = (*Host)(nil)
 	_ runner.ScheduleNoter    = (*Host)(nil)
@@ -701,4 +275,51 @@ func (h *Host) noteTLS(m *artifacts.Manifest, env *artifacts.Environment) {
 	defer h.tlsMu.Unlock()
 	env.TLS = h.tlsEnv
 	env.TimerSource = "Go monotonic clock around the client's Handshake call, nanoseconds"
+}
+
+// opensslRun is what the host remembers of its last openssl-cli run for environment.json.
+type opensslRun struct {
+	mu   sync.Mutex
+	info *artifacts.OpenSSLInfo
+}
+
+// runOpenSSLCLI runs every cell of an openssl-cli manifest with the host's openssl. It
+// refuses the whole run up front (an error, nothing published) when there is no openssl 3.5.
+func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs runner.Observer, log io.Writer) ([]runner.CellResult, error) {
+	o, err := openssl.Resolve(ctx, h.OpenSSL)
+	if err != nil {
+		return nil, fmt.Errorf("openssl-cli: %w", err)
+	}
+	info := o.Info(ctx)
+	h.openssl.mu.Lock()
+	h.openssl.info = &info
+	h.openssl.mu.Unlock()
+	cells, sched, err := o.Run(ctx, m, info, obs, log)
+	if err != nil {
+		return nil, err
+	}
+	h.noteSchedule(sched)
+	return cells, nil
+}
+
+// NoteEnvironment implements runner.EnvironmentNoter: it adds what the last run learnt to its
+// environment.json: the TLS chains of a tls-matrix run, the openssl an openssl-cli run used.
+func (h *Host) NoteEnvironment(m *artifacts.Manifest, env *artifacts.Environment) {
+	h.noteTLS(m, env)
+	if m.Spec.Method != artifacts.MethodOpenSSLCLI {
+		return
+	}
+	h.openssl.mu.Lock()
+	defer h.openssl.mu.Unlock()
+	env.OpenSSL = h.openssl.info
+	env.TimerSource = "Go monotonic clock around each openssl process (os/exec start to exit), nanoseconds"
+}
+
+// Methods are the timing methods the host board can run with these capabilities.
+func Methods(c protocol.Capabilities) []string {
+	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
+	if c.OpenSSLUsable {
+		ms = append(ms, artifacts.MethodOpenSSLCLI)
+	}
+	return ms
 }

@@ -14,7 +14,9 @@ import (
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/runner"
+	"pqrepro/runner/exec/bench"
 	"pqrepro/runner/exec/tlsmatrix"
+	"pqrepro/runner/method/procop"
 	"pqrepro/runner/trial"
 )
 
@@ -22,8 +24,8 @@ import (
 // process-per-operation method and the TLS server child of tls-matrix cells, exactly as the
 // pqrepro binary does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == ChildOpArg {
-		os.Exit(ChildOp(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == procop.ChildOpArg {
+		os.Exit(procop.ChildOp(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
 		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
@@ -149,18 +151,18 @@ func TestCellRecordsSizesAndMemory(t *testing.T) {
 // TestFailedCheckIsNeverTimed wires deliberately broken implementations: the cells must fail
 // with the reason and carry no statistics.
 func TestFailedCheckIsNeverTimed(t *testing.T) {
-	kems, sigs := hostAlgorithms()
+	kems, sigs := bench.Algorithms()
 	good := kems["ML-KEM-512"]
 	badKEM := *good
-	badKEM.decaps = func(priv any, ct []byte) ([]byte, error) {
-		ss, err := good.decaps(priv, ct)
+	badKEM.Decaps = func(priv any, ct []byte) ([]byte, error) {
+		ss, err := good.Decaps(priv, ct)
 		ss[0] ^= 1
 		return ss, err
 	}
 	kems["ML-KEM-512"] = &badKEM
 	okSig := sigs["Ed25519"]
 	badSig := *okSig
-	badSig.sign = func(priv any, msg []byte, r io.Reader) ([]byte, error) { return make([]byte, 64), nil } // like a failing command's empty output
+	badSig.Sign = func(priv any, msg []byte, r io.Reader) ([]byte, error) { return make([]byte, 64), nil } // like a failing command's empty output
 	sigs["Ed25519"] = &badSig
 	h := &Host{}
 	h.once.Do(func() {})
@@ -202,13 +204,13 @@ func TestFailedCheckIsNeverTimed(t *testing.T) {
 // TestSeededInputsRepeat runs the same manifest twice: every seeded input, and so every
 // deterministic output, is the same; a different seed changes them.
 func TestSeededInputsRepeat(t *testing.T) {
-	kems, _ := hostAlgorithms()
+	kems, _ := bench.Algorithms()
 	gen := func(seed string) []byte {
-		kp, err := kems["ML-KEM-768"].keygen(trial.NewDRBG(seed, "ML-KEM-768/key"))
+		kp, err := kems["ML-KEM-768"].Keygen(trial.NewDRBG(seed, "ML-KEM-768/key"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return kp.pubBytes
+		return kp.PubBytes
 	}
 	if a1, a2 := gen("a"), gen("a"); string(a1) != string(a2) {
 		t.Error("same seed gave different keys")
@@ -218,7 +220,7 @@ func TestSeededInputsRepeat(t *testing.T) {
 	}
 	spec := &artifacts.Spec{BenchSpec: artifacts.BenchSpec{Message: artifacts.Message{Size: 32}}}
 	r1, r2 := trial.NewDRBG("s", "x"), trial.NewDRBG("s", "x")
-	m1, m2, m3 := message(spec, r1), message(spec, r2), message(spec, r1)
+	m1, m2, m3 := bench.Message(spec, r1), bench.Message(spec, r2), bench.Message(spec, r1)
 	if string(m1) != string(m2) || string(m1) == string(m3) {
 		t.Error("messages are not fresh per iteration and repeatable per seed")
 	}
@@ -350,16 +352,6 @@ func TestObserverSeesProgress(t *testing.T) {
 	}
 }
 
-func TestChildOpReportsMissingInput(t *testing.T) {
-	dir := t.TempDir()
-	if code := ChildOp([]string{"ML-DSA-44", "sign", dir}); code != childError {
-		t.Fatalf("exit %d, want %d", code, childError)
-	}
-	if err := childOp("ML-DSA-44", "sign", dir); err == nil || !strings.Contains(err.Error(), "priv") {
-		t.Fatalf("error %v does not name the missing input", err)
-	}
-}
-
 // TestEnergyPassPlumbing runs a cell against a powercap tree laid out by hand (no RAPL
 // exists on the test machines): the cell records the meter and one figure per window.
 func TestEnergyPassPlumbing(t *testing.T) {
@@ -388,7 +380,7 @@ func TestEnergyPassPlumbing(t *testing.T) {
 func TestEncodedKeysAreDecodedInsideEverySample(t *testing.T) {
 	for _, form := range []string{artifacts.KeysEncoded, artifacts.KeysParsed} {
 		t.Run(form, func(t *testing.T) {
-			kems, sigs := hostAlgorithms()
+			kems, sigs := bench.Algorithms()
 			var mu sync.Mutex
 			decoded := map[any]int{} // decoded object -> times an operation received it
 			decodes := 0
@@ -409,15 +401,15 @@ func TestEncodedKeysAreDecodedInsideEverySample(t *testing.T) {
 				mu.Unlock()
 			}
 			k := *kems["ML-KEM-768"]
-			k.parsePub, k.parsePriv = track(k.parsePub), track(k.parsePriv)
-			enc, dec := k.encaps, k.decaps
-			k.encaps = func(pub any, r io.Reader) ([]byte, []byte, error) { used(pub); return enc(pub, r) }
-			k.decaps = func(priv any, ct []byte) ([]byte, error) { used(priv); return dec(priv, ct) }
+			k.ParsePub, k.ParsePriv = track(k.ParsePub), track(k.ParsePriv)
+			enc, dec := k.Encaps, k.Decaps
+			k.Encaps = func(pub any, r io.Reader) ([]byte, []byte, error) { used(pub); return enc(pub, r) }
+			k.Decaps = func(priv any, ct []byte) ([]byte, error) { used(priv); return dec(priv, ct) }
 			s := *sigs["ML-DSA-44"]
-			s.parsePub, s.parsePriv = track(s.parsePub), track(s.parsePriv)
-			sign, verify := s.sign, s.verify
-			s.sign = func(priv any, msg []byte, r io.Reader) ([]byte, error) { used(priv); return sign(priv, msg, r) }
-			s.verify = func(pub any, msg, sig []byte) bool { used(pub); return verify(pub, msg, sig) }
+			s.ParsePub, s.ParsePriv = track(s.ParsePub), track(s.ParsePriv)
+			sign, verify := s.Sign, s.Verify
+			s.Sign = func(priv any, msg []byte, r io.Reader) ([]byte, error) { used(priv); return sign(priv, msg, r) }
+			s.Verify = func(pub any, msg, sig []byte) bool { used(pub); return verify(pub, msg, sig) }
 			kems["ML-KEM-768"], sigs["ML-DSA-44"] = &k, &s
 			h := &Host{}
 			h.once.Do(func() {})

@@ -1,4 +1,8 @@
-package host
+// Package openssl is the openssl-cli timing method: it resolves and checks an OpenSSL 3.5
+// command line (Resolve, Probe), runs a manifest's cells as the papers' openssl commands, one
+// process per command (CLI.Run), and checks every output they write with Go's and circl's own
+// parsers before its time counts.
+package openssl
 
 import (
 	"bytes"
@@ -24,12 +28,12 @@ import (
 	"pqrepro/artifacts"
 )
 
-// OpenSSLConfig says which openssl command line the openssl-cli method runs: a binary (Path,
+// Config says which openssl command line the openssl-cli method runs: a binary (Path,
 // or "openssl" on PATH when both fields are empty), or the openssl inside a root directory
 // such as the Debian 13 root scripts/openssl-root makes (Root). A root's openssl is executed
 // through the root's own dynamic loader with --library-path, never through chroot, so nothing
 // but the loader stands between the timer and the command.
-type OpenSSLConfig struct {
+type Config struct {
 	// Path is an openssl binary; empty means "openssl" on PATH (unless Root is set).
 	Path string
 	// Root is a root directory holding usr/bin/openssl, its libraries and its loader.
@@ -39,12 +43,12 @@ type OpenSSLConfig struct {
 // Minimum OpenSSL version for openssl-cli: 3.5 has ML-KEM, ML-DSA and SLH-DSA built in.
 const minOpenSSLMajor, minOpenSSLMinor = 3, 5
 
-// ErrOpenSSLTooOld is returned (wrapped) when the openssl found is older than 3.5.
-var ErrOpenSSLTooOld = errors.New("openssl is older than 3.5")
+// ErrTooOld is returned (wrapped) when the openssl found is older than 3.5.
+var ErrTooOld = errors.New("openssl is older than 3.5")
 
-// OpenSSL is an openssl command line resolved and checked by ResolveOpenSSL: how to invoke it
+// CLI is an openssl command line resolved and checked by Resolve: how to invoke it
 // and what it said it is. It is safe for concurrent use (it only starts processes).
-type OpenSSL struct {
+type CLI struct {
 	// Version is the first line `openssl version` printed.
 	Version string
 	// Invocation is the argv prefix every command runs with; Env the variables added to the
@@ -55,8 +59,8 @@ type OpenSSL struct {
 	root string
 }
 
-// OpenSSLVersion is a parsed `openssl version` line.
-type OpenSSLVersion struct {
+// Version is a parsed `openssl version` line.
+type Version struct {
 	Major, Minor, Patch int
 }
 
@@ -65,15 +69,15 @@ var (
 	opensslLibraryRE = regexp.MustCompile(`\(Library: OpenSSL (\d{1,4})\.(\d{1,4})\.(\d{1,4})`)
 )
 
-// ParseOpenSSLVersion reads the output of `openssl version`, e.g. "OpenSSL 3.5.9 29 Sep 2026
+// ParseVersion reads the output of `openssl version`, e.g. "OpenSSL 3.5.9 29 Sep 2026
 // (Library: OpenSSL 3.5.9 29 Sep 2026)". When the line names the library's version too, that
 // one is returned: the library does the cryptography. LibreSSL and other forks are refused.
-func ParseOpenSSLVersion(out string) (OpenSSLVersion, error) {
+func ParseVersion(out string) (Version, error) {
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
 	line = strings.TrimSpace(line)
 	m := opensslVersionRE.FindStringSubmatch(line)
 	if m == nil {
-		return OpenSSLVersion{}, fmt.Errorf("not an OpenSSL version line: %q", clip(line, 80))
+		return Version{}, fmt.Errorf("not an OpenSSL version line: %q", clip(line, 80))
 	}
 	if lib := opensslLibraryRE.FindStringSubmatch(line); lib != nil {
 		m = lib
@@ -82,19 +86,19 @@ func ParseOpenSSLVersion(out string) (OpenSSLVersion, error) {
 	for i := range v {
 		n, err := strconv.Atoi(m[i+1])
 		if err != nil {
-			return OpenSSLVersion{}, fmt.Errorf("version %q: %w", clip(line, 80), err)
+			return Version{}, fmt.Errorf("version %q: %w", clip(line, 80), err)
 		}
 		v[i] = n
 	}
-	return OpenSSLVersion{Major: v[0], Minor: v[1], Patch: v[2]}, nil
+	return Version{Major: v[0], Minor: v[1], Patch: v[2]}, nil
 }
 
 // AtLeast reports whether v is major.minor or later.
-func (v OpenSSLVersion) AtLeast(major, minor int) bool {
+func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || (v.Major == major && v.Minor >= minor)
 }
 
-func (v OpenSSLVersion) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
 
 func clip(s string, n int) string {
 	if len(s) > n {
@@ -106,10 +110,10 @@ func clip(s string, n int) string {
 // opensslHowTo is what an operator without OpenSSL 3.5 is told to do.
 const opensslHowTo = "openssl-cli needs OpenSSL 3.5 or later (ML-KEM, ML-DSA and SLH-DSA built in); Debian 12 has 3.0: run scripts/openssl-root to make a Debian 13 root (about 1 minute, 220 MB) and pass --openssl-root with the path it prints, or give --openssl PATH"
 
-// ResolveOpenSSL finds the configured openssl, runs `openssl version` and refuses anything
-// older than 3.5 with an error naming the version found (wrapping ErrOpenSSLTooOld).
-func ResolveOpenSSL(ctx context.Context, cfg OpenSSLConfig) (*OpenSSL, error) {
-	o := &OpenSSL{}
+// Resolve finds the configured openssl, runs `openssl version` and refuses anything
+// older than 3.5 with an error naming the version found (wrapping ErrTooOld).
+func Resolve(ctx context.Context, cfg Config) (*CLI, error) {
+	o := &CLI{}
 	switch {
 	case cfg.Root != "":
 		root, err := filepath.Abs(cfg.Root)
@@ -153,12 +157,12 @@ func ResolveOpenSSL(ctx context.Context, cfg OpenSSLConfig) (*OpenSSL, error) {
 		return nil, fmt.Errorf("run %s version: %w: %s", strings.Join(o.Invocation, " "), err, clip(stderr, 400))
 	}
 	o.Version, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
-	v, err := ParseOpenSSLVersion(out)
+	v, err := ParseVersion(out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", strings.Join(o.Invocation, " "), err)
 	}
 	if !v.AtLeast(minOpenSSLMajor, minOpenSSLMinor) {
-		return nil, fmt.Errorf("%s is %q: %w; %s", o.Invocation[len(o.Invocation)-1], o.Version, ErrOpenSSLTooOld, opensslHowTo)
+		return nil, fmt.Errorf("%s is %q: %w; %s", o.Invocation[len(o.Invocation)-1], o.Version, ErrTooOld, opensslHowTo)
 	}
 	return o, nil
 }
@@ -175,7 +179,7 @@ func rootLibraryPath(root string) (libs, triplet string, err error) {
 }
 
 // command is one openssl invocation with args, run in dir.
-func (o *OpenSSL) command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+func (o *CLI) command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	argv := append(slices.Clone(o.Invocation), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -184,7 +188,7 @@ func (o *OpenSSL) command(ctx context.Context, dir string, args ...string) *exec
 }
 
 // output runs openssl args and returns stdout and stderr.
-func (o *OpenSSL) output(ctx context.Context, dir string, args ...string) (string, string, error) {
+func (o *CLI) output(ctx context.Context, dir string, args ...string) (string, string, error) {
 	cmd := o.command(ctx, dir, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -193,17 +197,17 @@ func (o *OpenSSL) output(ctx context.Context, dir string, args ...string) (strin
 }
 
 // Capabilities says what this openssl lets a runner run.
-func (o *OpenSSL) Capabilities() protocol.Capabilities {
+func (o *CLI) Capabilities() protocol.Capabilities {
 	return protocol.Capabilities{OpenSSL: o.Version, OpenSSLUsable: true}
 }
 
-// ProbeOpenSSL resolves cfg and reports the runner's capabilities: a usable openssl, or the
+// Probe resolves cfg and reports the runner's capabilities: a usable openssl, or the
 // version found (if any) and why it does not qualify.
-func ProbeOpenSSL(ctx context.Context, cfg OpenSSLConfig) protocol.Capabilities {
-	o, err := ResolveOpenSSL(ctx, cfg)
+func Probe(ctx context.Context, cfg Config) protocol.Capabilities {
+	o, err := Resolve(ctx, cfg)
 	if err != nil {
 		c := protocol.Capabilities{OpenSSLReason: err.Error()}
-		if errors.Is(err, ErrOpenSSLTooOld) {
+		if errors.Is(err, ErrTooOld) {
 			c.OpenSSL = opensslVersionIn(err.Error())
 		}
 		return c
@@ -220,18 +224,9 @@ func opensslVersionIn(s string) string {
 	return "OpenSSL " + v
 }
 
-// HostMethods are the timing methods the host board can run with these capabilities.
-func HostMethods(c protocol.Capabilities) []string {
-	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
-	if c.OpenSSLUsable {
-		ms = append(ms, artifacts.MethodOpenSSLCLI)
-	}
-	return ms
-}
-
-// ParseOpenSSLProviders reads `openssl list -providers` output into one line per provider:
+// ParseProviders reads `openssl list -providers` output into one line per provider:
 // "default: OpenSSL Default Provider 3.5.9 (active)".
-func ParseOpenSSLProviders(out string) []string {
+func ParseProviders(out string) []string {
 	var provs []string
 	var cur, name, version, status string
 	flush := func() {
@@ -279,13 +274,13 @@ func ParseOpenSSLProviders(out string) []string {
 
 // Info describes the openssl for environment.json: version, providers, the invocation and,
 // for a root, the loader's own overhead (see measureLoaderOverhead).
-func (o *OpenSSL) Info(ctx context.Context) artifacts.OpenSSLInfo {
+func (o *CLI) Info(ctx context.Context) artifacts.OpenSSLInfo {
 	info := artifacts.OpenSSLInfo{Version: o.Version, Invocation: slices.Clone(o.Invocation), Env: slices.Clone(o.Env)}
 	if d, err := fileDigest(o.Invocation[len(o.Invocation)-1]); err == nil {
 		info.BinaryDigest = d
 	}
 	if out, _, err := o.output(ctx, "", "list", "-providers"); err == nil {
-		info.Providers = ParseOpenSSLProviders(out)
+		info.Providers = ParseProviders(out)
 	}
 	if o.root != "" {
 		info.LoaderOverheadNs, info.LoaderOverheadMethod = o.measureLoaderOverhead(ctx)
@@ -324,7 +319,7 @@ const loaderSamples = 31
 // different glibc's) it compares the root's loader running the root's usr/bin/true with the
 // host's /usr/bin/true executed by the kernel, and says so. Runs alternate between the two
 // sides; the first pair is discarded. It returns 0 and the reason when neither works.
-func (o *OpenSSL) measureLoaderOverhead(ctx context.Context) (float64, string) {
+func (o *CLI) measureLoaderOverhead(ctx context.Context) (float64, string) {
 	loader, libs, bin := o.Invocation[0], o.Invocation[2], o.Invocation[3]
 	direct := exec.CommandContext(ctx, bin, "version")
 	direct.Env = append(os.Environ(), append(slices.Clone(o.Env), "LD_LIBRARY_PATH="+libs)...)

@@ -1,4 +1,4 @@
-package host
+package openssl
 
 import (
 	"bytes"
@@ -16,13 +16,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudflare/circl/kem"
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/exec/bench"
 	"pqrepro/runner/trial"
 )
 
@@ -120,7 +120,7 @@ func (f *cmdFailure) Error() string {
 func displayCmd(args []string) string { return "openssl " + strings.Join(args, " ") }
 
 // timed runs one command in dir and returns its wall time, from start to exit.
-func (o *OpenSSL) timed(ctx context.Context, dir string, args []string) (time.Duration, string, error) {
+func (o *CLI) timed(ctx context.Context, dir string, args []string) (time.Duration, string, error) {
 	cmd := o.command(ctx, dir, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -144,7 +144,7 @@ func (o *OpenSSL) timed(ctx context.Context, dir string, args []string) (time.Du
 }
 
 // run is an untimed openssl command (setup, checks); its failure is a *cmdFailure.
-func (o *OpenSSL) run(ctx context.Context, dir string, args ...string) error {
+func (o *CLI) run(ctx context.Context, dir string, args ...string) error {
 	_, _, err := o.timed(ctx, dir, args)
 	return err
 }
@@ -162,7 +162,7 @@ type osslOut struct {
 // sum of the commands' wall times, and every timed iteration's per-command times are kept
 // for the cell's Commands. A failing command or check fails the cell with no samples; label
 // prefixes a command failure ("the paper's command fails: ").
-func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p trial.Plan, label string) (trial.Outcome, error) {
+func (o *CLI) osslLoop(ctx context.Context, dir string, it osslIteration, p trial.Plan, label string) (trial.Outcome, error) {
 	perCmd := make([][]float64, len(it.cmds))
 	var cmdErr string // a failing command's own message, which is the cell's reason as it stands
 	t := trial.Trial[osslIn, osslOut]{
@@ -223,7 +223,7 @@ func (o *OpenSSL) osslLoop(ctx context.Context, dir string, it osslIteration, p 
 
 // osslCells runs one manifest cell: the paper's commands, and for ECDSA and RSA sign and
 // verify a second cell with the corrected command, marked with Variant.
-func (o *OpenSSL) osslCells(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan) ([]trial.Outcome, error) {
+func (o *CLI) osslCells(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan) ([]trial.Outcome, error) {
 	rec, ok := osslRecipes()[ref.Algorithm]
 	if !ok {
 		return []trial.Outcome{{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "OpenSSL 3.5 has no " + ref.Algorithm}}}, nil
@@ -245,7 +245,7 @@ func (o *OpenSSL) osslCells(ctx context.Context, work string, m *artifacts.Manif
 }
 
 // osslCell runs one cell with the given sign/verify fix (nil: the paper's commands).
-func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, rec osslRecipe, fix []string, p trial.Plan) (trial.Outcome, error) {
+func (o *CLI) osslCell(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, rec osslRecipe, fix []string, p trial.Plan) (trial.Outcome, error) {
 	dir, err := os.MkdirTemp(work, strings.ToLower(ref.Algorithm+"-"+ref.Operation+"-"))
 	if err != nil {
 		return trial.Outcome{}, fmt.Errorf("openssl-cli work dir: %w", err)
@@ -323,7 +323,7 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 	case artifacts.OpSign:
 		it = osslIteration{
 			prep: func() error {
-				msg = message(&m.Spec, rng)
+				msg = bench.Message(&m.Spec, rng)
 				return errors.Join(remove(osslSig), os.WriteFile(path(osslMsg), msg, 0o600))
 			},
 			cmds: [][]string{signArgs(fix)},
@@ -340,7 +340,7 @@ func (o *OpenSSL) osslCell(ctx context.Context, work string, m *artifacts.Manife
 		}
 	case artifacts.OpVerify:
 		// As the script did: sign the message once, then time verifying that signature.
-		msg = message(&m.Spec, rng)
+		msg = bench.Message(&m.Spec, rng)
 		if err := os.WriteFile(path(osslMsg), msg, 0o600); err != nil {
 			return trial.Outcome{}, fmt.Errorf("openssl-cli message: %w", err)
 		}
@@ -519,23 +519,10 @@ func ecdhRoundTrip(priv *ecdh.PrivateKey) error {
 	return nil
 }
 
-// opensslRun is what the host remembers of its last openssl-cli run for environment.json.
-type opensslRun struct {
-	mu   sync.Mutex
-	info *artifacts.OpenSSLInfo
-}
-
-// runOpenSSLCLI runs every cell of an openssl-cli manifest with the host's openssl. It
-// refuses the whole run up front (an error, nothing published) when there is no openssl 3.5.
-func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs runner.Observer, log io.Writer) ([]runner.CellResult, error) {
-	o, err := ResolveOpenSSL(ctx, h.OpenSSL)
-	if err != nil {
-		return nil, fmt.Errorf("openssl-cli: %w", err)
-	}
-	info := o.Info(ctx)
-	h.openssl.mu.Lock()
-	h.openssl.info = &info
-	h.openssl.mu.Unlock()
+// Run runs every cell of an openssl-cli manifest with o, whose Info is info, in rounds (one
+// iteration a turn), and returns the cells and the schedule they ran in. It returns
+// ctx.Err() when cancelled and the error of a cell whose run broke.
+func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.OpenSSLInfo, obs runner.Observer, log io.Writer) ([]runner.CellResult, *artifacts.Schedule, error) {
 	fmt.Fprintf(log, "openssl: %s; invocation %s", info.Version, strings.Join(info.Invocation, " "))
 	if len(info.Env) > 0 {
 		fmt.Fprintf(log, " with %s", strings.Join(info.Env, " "))
@@ -546,7 +533,7 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs run
 	}
 	work, err := os.MkdirTemp("", "pqrepro-openssl-")
 	if err != nil {
-		return nil, fmt.Errorf("openssl-cli work dir: %w", err)
+		return nil, nil, fmt.Errorf("openssl-cli work dir: %w", err)
 	}
 	defer os.RemoveAll(work)
 	cells := m.Cells()
@@ -593,28 +580,14 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs run
 	}
 	rounds, err := sched.Run(ctx)
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, nil, firstErr
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h.noteSchedule(&artifacts.Schedule{Rounds: rounds, Order: trial.RoundOrder})
 	var out []runner.CellResult
 	for _, rs := range results {
 		out = append(out, rs...)
 	}
-	return out, nil
-}
-
-// NoteEnvironment implements runner.EnvironmentNoter: it adds what the last run learnt to its environment.json: the openssl an
-// openssl-cli run used.
-func (h *Host) NoteEnvironment(m *artifacts.Manifest, env *artifacts.Environment) {
-	h.noteTLS(m, env)
-	if m.Spec.Method != artifacts.MethodOpenSSLCLI {
-		return
-	}
-	h.openssl.mu.Lock()
-	defer h.openssl.mu.Unlock()
-	env.OpenSSL = h.openssl.info
-	env.TimerSource = "Go monotonic clock around each openssl process (os/exec start to exit), nanoseconds"
+	return out, &artifacts.Schedule{Rounds: rounds, Order: trial.RoundOrder}, nil
 }

@@ -1,4 +1,4 @@
-package host
+package openssl
 
 import (
 	"bytes"
@@ -78,7 +78,7 @@ func mldsaScheme(alg string) sign.Scheme {
 
 func slhID(alg string) (slhdsa.ID, bool) {
 	for id := slhdsa.SHA2_128s; id <= slhdsa.SHAKE_256f; id++ {
-		if slhName(id) == alg {
+		if id.String() == alg {
 			return id, true
 		}
 	}

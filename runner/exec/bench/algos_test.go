@@ -1,4 +1,4 @@
-package host
+package bench
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ func unhex(t *testing.T, v any) []byte {
 }
 
 func TestCatalogueHasImplementations(t *testing.T) {
-	if err := checkCatalogue(hostAlgorithms()); err != nil {
+	if err := checkCatalogue(Algorithms()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -69,7 +69,7 @@ func TestCatalogueHasImplementations(t *testing.T) {
 // TestSizesMatchFIPS generates keys and outputs with every host implementation and checks
 // their lengths against the catalogue's FIPS 203/204/205 sizes.
 func TestSizesMatchFIPS(t *testing.T) {
-	kems, sigs := hostAlgorithms()
+	kems, sigs := Algorithms()
 	for _, a := range artifacts.Algorithms() {
 		t.Run(a.Name, func(t *testing.T) {
 			rng := trial.NewDRBG("sizes", a.Name)
@@ -80,14 +80,14 @@ func TestSizesMatchFIPS(t *testing.T) {
 			}
 			if a.KEM {
 				k := kems[a.Name]
-				kp, err := k.keygen(rng)
+				kp, err := k.Keygen(rng)
 				if err != nil {
 					t.Fatal(err)
 				}
-				eq("public key", len(kp.pubBytes), a.PublicKey)
-				eq("private key", len(kp.privKey), a.PrivateKey)
-				if k.encaps != nil {
-					ct, ss, err := k.encaps(kp.pub, rng)
+				eq("public key", len(kp.PubBytes), a.PublicKey)
+				eq("private key", len(kp.PrivKey), a.PrivateKey)
+				if k.Encaps != nil {
+					ct, ss, err := k.Encaps(kp.Pub, rng)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -100,18 +100,18 @@ func TestSizesMatchFIPS(t *testing.T) {
 				t.Skip("slow signing set in -short mode")
 			}
 			s := sigs[a.Name]
-			kp, err := s.keygen(rng)
+			kp, err := s.Keygen(rng)
 			if err != nil {
 				t.Fatal(err)
 			}
-			eq("public key", len(kp.pubBytes), a.PublicKey)
-			eq("private key", len(kp.privKey), a.PrivateKey)
-			sig, err := s.sign(kp.priv, []byte("size check"), rng)
+			eq("public key", len(kp.PubBytes), a.PublicKey)
+			eq("private key", len(kp.PrivKey), a.PrivateKey)
+			sig, err := s.Sign(kp.Priv, []byte("size check"), rng)
 			if err != nil {
 				t.Fatal(err)
 			}
 			eq("signature", len(sig), a.Signature)
-			if !s.verify(kp.pub, []byte("size check"), sig) {
+			if !s.Verify(kp.Pub, []byte("size check"), sig) {
 				t.Error("signature does not verify")
 			}
 		})
@@ -122,26 +122,26 @@ func TestSizesMatchFIPS(t *testing.T) {
 // random stream) and compares the keys with NIST's answers, so a catalogue name can never be
 // wired to the wrong parameter set.
 func TestACVPKeyGen(t *testing.T) {
-	kems, sigs := hostAlgorithms()
+	kems, sigs := Algorithms()
 	for set, v := range firstVectors(t, "ML-KEM-keyGen-FIPS203") {
 		t.Run(set, func(t *testing.T) {
 			seed := append(unhex(t, v["d"]), unhex(t, v["z"])...)
-			kp, err := kems[set].keygen(bytes.NewReader(seed))
+			kp, err := kems[set].Keygen(bytes.NewReader(seed))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(kp.pubBytes, unhex(t, v["ek"])) || !bytes.Equal(kp.privKey, unhex(t, v["dk"])) {
+			if !bytes.Equal(kp.PubBytes, unhex(t, v["ek"])) || !bytes.Equal(kp.PrivKey, unhex(t, v["dk"])) {
 				t.Fatalf("%s keygen differs from NIST ACVP tcId %v", set, v["tcId"])
 			}
 		})
 	}
 	for set, v := range firstVectors(t, "ML-DSA-keyGen-FIPS204") {
 		t.Run(set, func(t *testing.T) {
-			kp, err := sigs[set].keygen(bytes.NewReader(unhex(t, v["seed"])))
+			kp, err := sigs[set].Keygen(bytes.NewReader(unhex(t, v["seed"])))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(kp.pubBytes, unhex(t, v["pk"])) || !bytes.Equal(kp.privKey, unhex(t, v["sk"])) {
+			if !bytes.Equal(kp.PubBytes, unhex(t, v["pk"])) || !bytes.Equal(kp.PrivKey, unhex(t, v["sk"])) {
 				t.Fatalf("%s keygen differs from NIST ACVP tcId %v", set, v["tcId"])
 			}
 		})
@@ -153,11 +153,11 @@ func TestACVPKeyGen(t *testing.T) {
 	for set, v := range slh {
 		t.Run(set, func(t *testing.T) {
 			seed := append(append(unhex(t, v["skSeed"]), unhex(t, v["skPrf"])...), unhex(t, v["pkSeed"])...)
-			kp, err := sigs[set].keygen(bytes.NewReader(seed))
+			kp, err := sigs[set].Keygen(bytes.NewReader(seed))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(kp.pubBytes, unhex(t, v["pk"])) || !bytes.Equal(kp.privKey, unhex(t, v["sk"])) {
+			if !bytes.Equal(kp.PubBytes, unhex(t, v["pk"])) || !bytes.Equal(kp.PrivKey, unhex(t, v["sk"])) {
 				t.Fatalf("%s keygen differs from NIST ACVP tcId %v", set, v["tcId"])
 			}
 		})
@@ -167,18 +167,18 @@ func TestACVPKeyGen(t *testing.T) {
 // TestACVPEncapDecap checks encapsulation with NIST's m and decapsulation of NIST's
 // ciphertexts (including modified ones, which must give NIST's implicit-rejection secret).
 func TestACVPEncapDecap(t *testing.T) {
-	kems, _ := hostAlgorithms()
+	kems, _ := Algorithms()
 	for key, v := range firstVectors(t, "ML-KEM-encapDecap-FIPS203") {
 		set, fn, _ := strings.Cut(key, "/")
 		k := kems[set]
 		switch fn {
 		case "encapsulation":
 			t.Run(key, func(t *testing.T) {
-				pk, err := k.parsePub(unhex(t, v["ek"]))
+				pk, err := k.ParsePub(unhex(t, v["ek"]))
 				if err != nil {
 					t.Fatal(err)
 				}
-				ct, ss, err := k.encaps(pk, bytes.NewReader(unhex(t, v["m"])))
+				ct, ss, err := k.Encaps(pk, bytes.NewReader(unhex(t, v["m"])))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -188,11 +188,11 @@ func TestACVPEncapDecap(t *testing.T) {
 			})
 		case "decapsulation":
 			t.Run(key, func(t *testing.T) {
-				sk, err := k.parsePriv(unhex(t, v["dk"]))
+				sk, err := k.ParsePriv(unhex(t, v["dk"]))
 				if err != nil {
 					t.Fatal(err)
 				}
-				ss, err := k.decaps(sk, unhex(t, v["c"]))
+				ss, err := k.Decaps(sk, unhex(t, v["c"]))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,16 +207,16 @@ func TestACVPEncapDecap(t *testing.T) {
 // TestKeyEncodingsRoundTrip checks every key survives the encoding used by the
 // process-per-operation method.
 func TestKeyEncodingsRoundTrip(t *testing.T) {
-	kems, sigs := hostAlgorithms()
+	kems, sigs := Algorithms()
 	for name, k := range kems {
-		kp, err := k.keygen(trial.NewDRBG("enc", name))
+		kp, err := k.Keygen(trial.NewDRBG("enc", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := k.parsePub(kp.pubBytes); err != nil {
+		if _, err := k.ParsePub(kp.PubBytes); err != nil {
 			t.Errorf("%s public key: %v", name, err)
 		}
-		if _, err := k.parsePriv(kp.privKey); err != nil {
+		if _, err := k.ParsePriv(kp.PrivKey); err != nil {
 			t.Errorf("%s private key: %v", name, err)
 		}
 	}
@@ -224,13 +224,13 @@ func TestKeyEncodingsRoundTrip(t *testing.T) {
 		if strings.HasPrefix(name, "SLH-DSA") && !strings.HasSuffix(name, "128f") {
 			continue
 		}
-		kp, err := s.keygen(trial.NewDRBG("enc", name))
+		kp, err := s.Keygen(trial.NewDRBG("enc", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pub, err1 := s.parsePub(kp.pubBytes)
-		priv, err2 := s.parsePriv(kp.privKey)
-		if err1 != nil || err2 != nil || !s.pairs(pub, priv) {
+		pub, err1 := s.ParsePub(kp.PubBytes)
+		priv, err2 := s.ParsePriv(kp.PrivKey)
+		if err1 != nil || err2 != nil || !s.Pairs(pub, priv) {
 			t.Errorf("%s keys do not round-trip: %v %v", name, err1, err2)
 		}
 	}

@@ -1,4 +1,4 @@
-package host
+package bench
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 				return time.Since(t0), err
 			}
 			m := &artifacts.Manifest{Kind: artifacts.KindKEMBench, Spec: artifacts.Spec{Seed: "bench", Method: artifacts.MethodInProcess, Keys: form}}
-			kems, _ := hostAlgorithms()
+			kems, _ := Algorithms()
 			var bareMedian, runnerMedian float64
 			for b.Loop() {
 				samples := make([]float64, 0, iterations)

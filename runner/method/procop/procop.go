@@ -1,4 +1,8 @@
-package host
+// Package procop is the process-per-operation timing method: each iteration is a fresh
+// pqrepro process (this binary re-run with ChildOpArg) that loads its inputs from files, runs
+// one operation and writes its outputs (ChildOp); the parent (Cell) times it from start to exit
+// and checks what it wrote.
+package procop
 
 import (
 	"bytes"
@@ -12,6 +16,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/runner/exec/bench"
 	"pqrepro/runner/trial"
 )
 
@@ -51,7 +56,7 @@ var errRejected = errors.New("signature rejected")
 type errMissingInput struct{ err error }
 
 func childOp(alg, op, dir string) (err error) {
-	kems, sigs := hostAlgorithms()
+	kems, sigs := bench.Algorithms()
 	defer func() {
 		if r := recover(); r != nil {
 			mi, ok := r.(errMissingInput)
@@ -76,41 +81,41 @@ func childOp(alg, op, dir string) (err error) {
 	if k := kems[alg]; k != nil {
 		switch op {
 		case artifacts.OpKeygen:
-			kp, err := k.keygen(rng)
+			kp, err := k.Keygen(rng)
 			if err != nil {
 				return err
 			}
-			return errors.Join(write("pub", kp.pubBytes), write("priv", kp.privKey))
+			return errors.Join(write("pub", kp.PubBytes), write("priv", kp.PrivKey))
 		case artifacts.OpEncaps:
-			pub, err := k.parsePub(read("pub"))
+			pub, err := k.ParsePub(read("pub"))
 			if err != nil {
 				return err
 			}
-			ct, ss, err := k.encaps(pub, rng)
+			ct, ss, err := k.Encaps(pub, rng)
 			if err != nil {
 				return err
 			}
 			return errors.Join(write("ct", ct), write("ss", ss))
 		case artifacts.OpDecaps:
-			priv, err := k.parsePriv(read("priv"))
+			priv, err := k.ParsePriv(read("priv"))
 			if err != nil {
 				return err
 			}
-			ss, err := k.decaps(priv, read("ct"))
+			ss, err := k.Decaps(priv, read("ct"))
 			if err != nil {
 				return err
 			}
 			return write("ss", ss)
 		case artifacts.OpDerive:
-			priv, err := k.parsePriv(read("priv"))
+			priv, err := k.ParsePriv(read("priv"))
 			if err != nil {
 				return err
 			}
-			peer, err := k.parsePub(read("peer"))
+			peer, err := k.ParsePub(read("peer"))
 			if err != nil {
 				return err
 			}
-			ss, err := k.derive(priv, peer)
+			ss, err := k.Derive(priv, peer)
 			if err != nil {
 				return err
 			}
@@ -120,27 +125,27 @@ func childOp(alg, op, dir string) (err error) {
 	if s := sigs[alg]; s != nil {
 		switch op {
 		case artifacts.OpKeygen:
-			kp, err := s.keygen(rng)
+			kp, err := s.Keygen(rng)
 			if err != nil {
 				return err
 			}
-			return errors.Join(write("pub", kp.pubBytes), write("priv", kp.privKey))
+			return errors.Join(write("pub", kp.PubBytes), write("priv", kp.PrivKey))
 		case artifacts.OpSign:
-			priv, err := s.parsePriv(read("priv"))
+			priv, err := s.ParsePriv(read("priv"))
 			if err != nil {
 				return err
 			}
-			sig, err := s.sign(priv, read("msg"), rng)
+			sig, err := s.Sign(priv, read("msg"), rng)
 			if err != nil {
 				return err
 			}
 			return write("sig", sig)
 		case artifacts.OpVerify:
-			pub, err := s.parsePub(read("pub"))
+			pub, err := s.ParsePub(read("pub"))
 			if err != nil {
 				return err
 			}
-			if !s.verify(pub, read("msg"), read("sig")) {
+			if !s.Verify(pub, read("msg"), read("sig")) {
 				return errRejected
 			}
 			return nil
@@ -153,7 +158,7 @@ type procIn struct {
 	dir      string
 	msg, sig []byte
 	want     []byte // decaps: the expected secret
-	peer     keyPair
+	peer     bench.KeyPair
 }
 
 type procOut struct {
@@ -161,12 +166,12 @@ type procOut struct {
 	stderr string
 }
 
-// runProcessCell times one fresh pqrepro process per iteration, from process start to exit,
-// as paper002's Python wrapper timed subprocess.run around openssl. The parent checks every
-// output the child wrote before the time counts.
-func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, p trial.Plan, log io.Writer) (trial.Outcome, error) {
-	kems, sigs := h.impls()
-	exe := h.Exe
+// Cell times one fresh pqrepro process per iteration, from process start to exit, as
+// paper002's Python wrapper timed subprocess.run around openssl: exe (this binary when "")
+// re-run with ChildOpArg. kems and sigs are the implementations (bench.Algorithms) the parent
+// prepares inputs and checks every output the child wrote with, before the time counts.
+func Cell(ctx context.Context, exe string, kems map[string]*bench.KEM, sigs map[string]*bench.Sig, c trial.Cell, log io.Writer) (trial.Outcome, error) {
+	m, ref, p := c.Manifest, c.Ref, c.Plan
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
@@ -180,11 +185,11 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 	defer os.RemoveAll(work)
 	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/process")
 	k, s := kems[ref.Algorithm], sigs[ref.Algorithm]
-	var key keyPair
+	var key bench.KeyPair
 	if k != nil {
-		key, err = k.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+		key, err = k.Keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
 	} else if s != nil {
-		key, err = s.keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
+		key, err = s.Keygen(trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/key"))
 	} else {
 		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "no host implementation of " + ref.Algorithm}}, nil
 	}
@@ -208,23 +213,23 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 			errs = append(errs, put("rand", rng.Bytes(256)))
 			switch ref.Operation {
 			case artifacts.OpEncaps:
-				errs = append(errs, put("pub", key.pubBytes))
+				errs = append(errs, put("pub", key.PubBytes))
 			case artifacts.OpDecaps:
-				ct, ss, err := k.encaps(key.pub, rng)
+				ct, ss, err := k.Encaps(key.Pub, rng)
 				in.want = ss
-				errs = append(errs, err, put("priv", key.privKey), put("ct", ct))
+				errs = append(errs, err, put("priv", key.PrivKey), put("ct", ct))
 			case artifacts.OpDerive:
-				peer, err := k.keygen(rng)
+				peer, err := k.Keygen(rng)
 				in.peer = peer
-				errs = append(errs, err, put("priv", key.privKey), put("peer", peer.pubBytes))
+				errs = append(errs, err, put("priv", key.PrivKey), put("peer", peer.PubBytes))
 			case artifacts.OpSign:
-				in.msg = message(&m.Spec, rng)
-				errs = append(errs, put("priv", key.privKey), put("msg", in.msg))
+				in.msg = bench.Message(&m.Spec, rng)
+				errs = append(errs, put("priv", key.PrivKey), put("msg", in.msg))
 			case artifacts.OpVerify:
-				in.msg = message(&m.Spec, rng)
-				sig, err := s.sign(key.priv, in.msg, rng)
+				in.msg = bench.Message(&m.Spec, rng)
+				sig, err := s.Sign(key.Priv, in.msg, rng)
 				in.sig = sig
-				errs = append(errs, err, put("pub", key.pubBytes), put("msg", in.msg), put("sig", sig))
+				errs = append(errs, err, put("pub", key.PubBytes), put("msg", in.msg), put("sig", sig))
 			}
 			return in, errors.Join(errs...)
 		},
@@ -250,20 +255,20 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 			case artifacts.OpKeygen:
 				pub, priv := file(in.dir, "pub"), file(in.dir, "priv")
 				if k != nil {
-					pk, err1 := k.parsePub(pub)
-					sk, err2 := k.parsePriv(priv)
+					pk, err1 := k.ParsePub(pub)
+					sk, err2 := k.ParsePriv(priv)
 					if err1 != nil || err2 != nil {
 						return errors.New("child wrote unreadable keys")
 					}
-					return checkKEMKey(k, keyPair{pub: pk, priv: sk}, rng)
+					return bench.CheckKEMKey(k, bench.KeyPair{Pub: pk, Priv: sk}, rng)
 				}
-				pk, err1 := s.parsePub(pub)
-				sk, err2 := s.parsePriv(priv)
-				if err1 != nil || err2 != nil || !s.pairs(pk, sk) {
+				pk, err1 := s.ParsePub(pub)
+				sk, err2 := s.ParsePriv(priv)
+				if err1 != nil || err2 != nil || !s.Pairs(pk, sk) {
 					return errors.New("child wrote keys that do not pair")
 				}
 			case artifacts.OpEncaps:
-				ss, err := k.decaps(key.priv, file(in.dir, "ct"))
+				ss, err := k.Decaps(key.Priv, file(in.dir, "ct"))
 				if err != nil || !bytes.Equal(ss, file(in.dir, "ss")) {
 					return errors.New("decapsulated secret differs from the child's")
 				}
@@ -272,12 +277,12 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 					return errors.New("child's decapsulated secret differs from the encapsulated one")
 				}
 			case artifacts.OpDerive:
-				ss, err := k.derive(in.peer.priv, key.pub)
+				ss, err := k.Derive(in.peer.Priv, key.Pub)
 				if err != nil || !bytes.Equal(ss, file(in.dir, "ss")) {
 					return errors.New("child derived a different secret")
 				}
 			case artifacts.OpSign:
-				if !s.verify(key.pub, in.msg, file(in.dir, "sig")) {
+				if !s.Verify(key.Pub, in.msg, file(in.dir, "sig")) {
 					return errors.New("child's signature does not verify (an empty or failed signature is never timed)")
 				}
 			}
@@ -287,8 +292,8 @@ func (h *Host) runProcessCell(ctx context.Context, m *artifacts.Manifest, ref ar
 	r, err := trial.Run(ctx, t, p)
 	if r.Cell.Status == artifacts.StatusOK {
 		r.Cell.Counter = "wall time from process start to exit (os/exec), ns"
-		r.Cell.Memory = nil                           // the parent's heap says nothing about the child
-		r.Cell.Keys = keyForm(&m.Spec, ref.Operation) // the child decodes every key from its file
+		r.Cell.Memory = nil                                 // the parent's heap says nothing about the child
+		r.Cell.Keys = bench.KeyForm(&m.Spec, ref.Operation) // the child decodes every key from its file
 		fmt.Fprintf(log, "process-per-operation: %s %s: each sample is a fresh %s process\n", ref.Algorithm, ref.Operation, filepath.Base(exe))
 	}
 	return r, err

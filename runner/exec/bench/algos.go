@@ -1,4 +1,4 @@
-package host
+package bench
 
 import (
 	"bytes"
@@ -29,49 +29,49 @@ import (
 	"pqrepro/artifacts"
 )
 
-// keyPair is a generated key in both forms: the library's object (used by timed calls) and
+// KeyPair is a generated key in both forms: the library's object (used by timed calls) and
 // its encoding (used for sizes and to hand keys to another process).
-type keyPair struct {
-	pub, priv         any
-	pubBytes, privKey []byte
+type KeyPair struct {
+	Pub, Priv         any
+	PubBytes, PrivKey []byte
 }
 
-// kemImpl is one key-establishment algorithm on the host. DH algorithms (X25519, ECDH) have
+// KEM is one key-establishment algorithm on the host. DH algorithms (X25519, ECDH) have
 // derive instead of encaps/decaps.
-type kemImpl struct {
-	// keygen draws all of its randomness from r (except where the library ignores r; see rngNote).
-	keygen func(r io.Reader) (keyPair, error)
-	encaps func(pub any, r io.Reader) (ct, ss []byte, err error)
-	decaps func(priv any, ct []byte) ([]byte, error)
-	derive func(priv, peerPub any) ([]byte, error)
-	// parsePub and parsePriv decode keyPair encodings.
-	parsePub, parsePriv func([]byte) (any, error)
-	// rngNote says where randomness comes from when it is not the seeded stream.
-	rngNote string
+type KEM struct {
+	// Keygen draws all of its randomness from r (except where the library ignores r; see RNGNote).
+	Keygen func(r io.Reader) (KeyPair, error)
+	Encaps func(pub any, r io.Reader) (ct, ss []byte, err error)
+	Decaps func(priv any, ct []byte) ([]byte, error)
+	Derive func(priv, peerPub any) ([]byte, error)
+	// ParsePub and ParsePriv decode KeyPair encodings.
+	ParsePub, ParsePriv func([]byte) (any, error)
+	// RNGNote says where randomness comes from when it is not the seeded stream.
+	RNGNote string
 }
 
-// sigImpl is one signature algorithm on the host.
-type sigImpl struct {
-	keygen              func(r io.Reader) (keyPair, error)
-	sign                func(priv any, msg []byte, r io.Reader) ([]byte, error)
-	verify              func(pub any, msg, sig []byte) bool
-	parsePub, parsePriv func([]byte) (any, error)
-	// pairs reports whether priv belongs to pub, the check on a timed keygen.
-	pairs   func(pub, priv any) bool
-	rngNote string
+// Sig is one signature algorithm on the host.
+type Sig struct {
+	Keygen              func(r io.Reader) (KeyPair, error)
+	Sign                func(priv any, msg []byte, r io.Reader) ([]byte, error)
+	Verify              func(pub any, msg, sig []byte) bool
+	ParsePub, ParsePriv func([]byte) (any, error)
+	// Pairs reports whether priv belongs to pub, the check on a timed keygen.
+	Pairs   func(pub, priv any) bool
+	RNGNote string
 }
 
-// hostAlgorithms wires every catalogue name to its implementation: circl for the
+// Algorithms wires every catalogue name to its implementation: circl for the
 // post-quantum sets, the standard library for the classical baselines.
-func hostAlgorithms() (map[string]*kemImpl, map[string]*sigImpl) {
-	kems := map[string]*kemImpl{
+func Algorithms() (map[string]*KEM, map[string]*Sig) {
+	kems := map[string]*KEM{
 		"ML-KEM-512":  circlKEM(mlkem512.Scheme()),
 		"ML-KEM-768":  circlKEM(mlkem768.Scheme()),
 		"ML-KEM-1024": circlKEM(mlkem1024.Scheme()),
 		"X25519":      ecdhKEM(ecdh.X25519()),
 		"ECDH-P256":   ecdhKEM(ecdh.P256()),
 	}
-	sigs := map[string]*sigImpl{
+	sigs := map[string]*Sig{
 		"ML-DSA-44": mldsa(mldsa44.SeedSize, func(s []byte) (any, any, []byte, []byte) {
 			pk, sk := mldsa44.NewKeyFromSeed((*[mldsa44.SeedSize]byte)(s))
 			return pk, sk, pk.Bytes(), sk.Bytes()
@@ -112,92 +112,92 @@ func hostAlgorithms() (map[string]*kemImpl, map[string]*sigImpl) {
 // slhName maps circl's "SLH-DSA-SHA2-128s" style names; checked against the catalogue in tests.
 func slhName(id slhdsa.ID) string { return id.String() }
 
-func circlKEM(s kem.Scheme) *kemImpl {
-	return &kemImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+func circlKEM(s kem.Scheme) *KEM {
+	return &KEM{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			seed := make([]byte, s.SeedSize()) // d || z for ML-KEM (FIPS 203 KeyGen_internal)
 			if _, err := io.ReadFull(r, seed); err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
 			pk, sk := s.DeriveKeyPair(seed)
 			pb, _ := pk.MarshalBinary()
 			sb, _ := sk.MarshalBinary()
-			return keyPair{pk, sk, pb, sb}, nil
+			return KeyPair{pk, sk, pb, sb}, nil
 		},
-		encaps: func(pub any, r io.Reader) ([]byte, []byte, error) {
+		Encaps: func(pub any, r io.Reader) ([]byte, []byte, error) {
 			m := make([]byte, s.EncapsulationSeedSize()) // the message m of FIPS 203 Encaps_internal
 			if _, err := io.ReadFull(r, m); err != nil {
 				return nil, nil, err
 			}
 			return s.EncapsulateDeterministically(pub.(kem.PublicKey), m)
 		},
-		decaps: func(priv any, ct []byte) ([]byte, error) { return s.Decapsulate(priv.(kem.PrivateKey), ct) },
-		parsePub: func(b []byte) (any, error) {
+		Decaps: func(priv any, ct []byte) ([]byte, error) { return s.Decapsulate(priv.(kem.PrivateKey), ct) },
+		ParsePub: func(b []byte) (any, error) {
 			return s.UnmarshalBinaryPublicKey(b)
 		},
-		parsePriv: func(b []byte) (any, error) { return s.UnmarshalBinaryPrivateKey(b) },
+		ParsePriv: func(b []byte) (any, error) { return s.UnmarshalBinaryPrivateKey(b) },
 	}
 }
 
-func ecdhKEM(c ecdh.Curve) *kemImpl {
-	return &kemImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+func ecdhKEM(c ecdh.Curve) *KEM {
+	return &KEM{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			k, err := c.GenerateKey(r)
 			if err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
-			return keyPair{k.PublicKey(), k, k.PublicKey().Bytes(), k.Bytes()}, nil
+			return KeyPair{k.PublicKey(), k, k.PublicKey().Bytes(), k.Bytes()}, nil
 		},
-		derive: func(priv, peer any) ([]byte, error) {
+		Derive: func(priv, peer any) ([]byte, error) {
 			return priv.(*ecdh.PrivateKey).ECDH(peer.(*ecdh.PublicKey))
 		},
-		parsePub:  func(b []byte) (any, error) { return c.NewPublicKey(b) },
-		parsePriv: func(b []byte) (any, error) { return c.NewPrivateKey(b) },
-		rngNote:   "the standard library draws key randomness from the OS RNG (it ignores a caller's reader)",
+		ParsePub:  func(b []byte) (any, error) { return c.NewPublicKey(b) },
+		ParsePriv: func(b []byte) (any, error) { return c.NewPrivateKey(b) },
+		RNGNote:   "the standard library draws key randomness from the OS RNG (it ignores a caller's reader)",
 	}
 }
 
 func mldsa(seedSize int, fromSeed func([]byte) (any, any, []byte, []byte), sign func(any, []byte) ([]byte, error),
-	verify func(any, []byte, []byte) bool, sch sign.Scheme) *sigImpl {
-	return &sigImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+	verify func(any, []byte, []byte) bool, sch sign.Scheme) *Sig {
+	return &Sig{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			seed := make([]byte, seedSize) // xi of FIPS 204 ML-DSA.KeyGen_internal
 			if _, err := io.ReadFull(r, seed); err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
 			pk, sk, pb, sb := fromSeed(seed)
-			return keyPair{pk, sk, pb, sb}, nil
+			return KeyPair{pk, sk, pb, sb}, nil
 		},
-		sign:      func(priv any, msg []byte, _ io.Reader) ([]byte, error) { return sign(priv, msg) },
-		verify:    verify,
-		parsePub:  func(b []byte) (any, error) { return sch.UnmarshalBinaryPublicKey(b) },
-		parsePriv: func(b []byte) (any, error) { return sch.UnmarshalBinaryPrivateKey(b) },
-		pairs: func(pub, priv any) bool {
+		Sign:      func(priv any, msg []byte, _ io.Reader) ([]byte, error) { return sign(priv, msg) },
+		Verify:    verify,
+		ParsePub:  func(b []byte) (any, error) { return sch.UnmarshalBinaryPublicKey(b) },
+		ParsePriv: func(b []byte) (any, error) { return sch.UnmarshalBinaryPrivateKey(b) },
+		Pairs: func(pub, priv any) bool {
 			return priv.(crypto.Signer).Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(pub.(crypto.PublicKey))
 		},
-		rngNote: "hedged signing randomness comes from the OS RNG (circl's ML-DSA API takes no reader); keys and messages come from the seed",
+		RNGNote: "hedged signing randomness comes from the OS RNG (circl's ML-DSA API takes no reader); keys and messages come from the seed",
 	}
 }
 
-func slhSig(id slhdsa.ID) *sigImpl {
+func slhSig(id slhdsa.ID) *Sig {
 	s := id.Scheme()
-	return &sigImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+	return &Sig{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			pk, sk, err := slhdsa.GenerateKey(r, id) // reads SK.seed, SK.prf, PK.seed (FIPS 205 Alg. 21)
 			if err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
 			pb, _ := pk.MarshalBinary()
 			sb, _ := sk.MarshalBinary()
-			return keyPair{&pk, &sk, pb, sb}, nil
+			return KeyPair{&pk, &sk, pb, sb}, nil
 		},
-		sign: func(priv any, msg []byte, r io.Reader) ([]byte, error) {
+		Sign: func(priv any, msg []byte, r io.Reader) ([]byte, error) {
 			return slhdsa.SignRandomized(priv.(*slhdsa.PrivateKey), r, slhdsa.NewMessage(msg), nil)
 		},
-		verify: func(pub any, msg, sig []byte) bool {
+		Verify: func(pub any, msg, sig []byte) bool {
 			return slhdsa.Verify(pub.(*slhdsa.PublicKey), slhdsa.NewMessage(msg), sig, nil)
 		},
-		parsePub: func(b []byte) (any, error) {
+		ParsePub: func(b []byte) (any, error) {
 			k, err := s.UnmarshalBinaryPublicKey(b)
 			if err != nil {
 				return nil, err
@@ -205,7 +205,7 @@ func slhSig(id slhdsa.ID) *sigImpl {
 			pk := k.(slhdsa.PublicKey)
 			return &pk, nil
 		},
-		parsePriv: func(b []byte) (any, error) {
+		ParsePriv: func(b []byte) (any, error) {
 			k, err := s.UnmarshalBinaryPrivateKey(b)
 			if err != nil {
 				return nil, err
@@ -213,107 +213,107 @@ func slhSig(id slhdsa.ID) *sigImpl {
 			sk := k.(slhdsa.PrivateKey)
 			return &sk, nil
 		},
-		pairs: func(pub, priv any) bool {
+		Pairs: func(pub, priv any) bool {
 			p := priv.(*slhdsa.PrivateKey).PublicKey()
 			return p.Equal(*pub.(*slhdsa.PublicKey))
 		},
 	}
 }
 
-func ed25519Sig() *sigImpl {
-	return &sigImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+func ed25519Sig() *Sig {
+	return &Sig{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			pub, priv, err := ed25519.GenerateKey(r)
-			return keyPair{pub, priv, []byte(pub), []byte(priv)}, err
+			return KeyPair{pub, priv, []byte(pub), []byte(priv)}, err
 		},
-		sign: func(priv any, msg []byte, _ io.Reader) ([]byte, error) {
+		Sign: func(priv any, msg []byte, _ io.Reader) ([]byte, error) {
 			return ed25519.Sign(priv.(ed25519.PrivateKey), msg), nil
 		},
-		verify: func(pub any, msg, sig []byte) bool { return ed25519.Verify(pub.(ed25519.PublicKey), msg, sig) },
-		parsePub: func(b []byte) (any, error) {
+		Verify: func(pub any, msg, sig []byte) bool { return ed25519.Verify(pub.(ed25519.PublicKey), msg, sig) },
+		ParsePub: func(b []byte) (any, error) {
 			if len(b) != ed25519.PublicKeySize {
 				return nil, errors.New("ed25519: bad public key length")
 			}
 			return ed25519.PublicKey(b), nil
 		},
-		parsePriv: func(b []byte) (any, error) {
+		ParsePriv: func(b []byte) (any, error) {
 			if len(b) != ed25519.PrivateKeySize {
 				return nil, errors.New("ed25519: bad private key length")
 			}
 			return ed25519.PrivateKey(b), nil
 		},
-		pairs: func(pub, priv any) bool {
+		Pairs: func(pub, priv any) bool {
 			return bytes.Equal(priv.(ed25519.PrivateKey).Public().(ed25519.PublicKey), pub.(ed25519.PublicKey))
 		},
 	}
 }
 
-func ecdsaSig() *sigImpl {
-	return &sigImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+func ecdsaSig() *Sig {
+	return &Sig{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			k, err := ecdsa.GenerateKey(elliptic.P256(), r)
 			if err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
 			pb, err := k.PublicKey.Bytes()
 			if err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
 			sb, err := k.Bytes()
-			return keyPair{&k.PublicKey, k, pb, sb}, err
+			return KeyPair{&k.PublicKey, k, pb, sb}, err
 		},
-		sign: func(priv any, msg []byte, _ io.Reader) ([]byte, error) {
+		Sign: func(priv any, msg []byte, _ io.Reader) ([]byte, error) {
 			h := sha256.Sum256(msg)
 			return ecdsa.SignASN1(rand.Reader, priv.(*ecdsa.PrivateKey), h[:])
 		},
-		verify: func(pub any, msg, sig []byte) bool {
+		Verify: func(pub any, msg, sig []byte) bool {
 			h := sha256.Sum256(msg)
 			return ecdsa.VerifyASN1(pub.(*ecdsa.PublicKey), h[:], sig)
 		},
-		parsePub:  func(b []byte) (any, error) { return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), b) },
-		parsePriv: func(b []byte) (any, error) { return ecdsa.ParseRawPrivateKey(elliptic.P256(), b) },
-		pairs: func(pub, priv any) bool {
+		ParsePub:  func(b []byte) (any, error) { return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), b) },
+		ParsePriv: func(b []byte) (any, error) { return ecdsa.ParseRawPrivateKey(elliptic.P256(), b) },
+		Pairs: func(pub, priv any) bool {
 			return priv.(*ecdsa.PrivateKey).PublicKey.Equal(pub.(*ecdsa.PublicKey))
 		},
-		rngNote: "ECDSA key and nonce randomness come from the OS RNG (the standard library ignores a caller's reader); messages come from the seed",
+		RNGNote: "ECDSA key and nonce randomness come from the OS RNG (the standard library ignores a caller's reader); messages come from the seed",
 	}
 }
 
-func rsaSig() *sigImpl {
+func rsaSig() *Sig {
 	pss := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
-	return &sigImpl{
-		keygen: func(r io.Reader) (keyPair, error) {
+	return &Sig{
+		Keygen: func(r io.Reader) (KeyPair, error) {
 			k, err := rsa.GenerateKey(r, 2048)
 			if err != nil {
-				return keyPair{}, err
+				return KeyPair{}, err
 			}
-			return keyPair{&k.PublicKey, k, k.PublicKey.N.Bytes(), x509.MarshalPKCS1PrivateKey(k)}, nil
+			return KeyPair{&k.PublicKey, k, k.PublicKey.N.Bytes(), x509.MarshalPKCS1PrivateKey(k)}, nil
 		},
-		sign: func(priv any, msg []byte, _ io.Reader) ([]byte, error) {
+		Sign: func(priv any, msg []byte, _ io.Reader) ([]byte, error) {
 			h := sha256.Sum256(msg)
 			return rsa.SignPSS(rand.Reader, priv.(*rsa.PrivateKey), crypto.SHA256, h[:], pss)
 		},
-		verify: func(pub any, msg, sig []byte) bool {
+		Verify: func(pub any, msg, sig []byte) bool {
 			h := sha256.Sum256(msg)
 			return rsa.VerifyPSS(pub.(*rsa.PublicKey), crypto.SHA256, h[:], sig, pss) == nil
 		},
 		// The public key's encoding is the 256-byte modulus (the exponent is always 65537 here).
-		parsePub: func(b []byte) (any, error) {
+		ParsePub: func(b []byte) (any, error) {
 			if len(b) != 256 {
 				return nil, fmt.Errorf("rsa: public modulus is %d bytes, want 256", len(b))
 			}
 			return &rsa.PublicKey{N: new(big.Int).SetBytes(b), E: 65537}, nil
 		},
-		parsePriv: func(b []byte) (any, error) { return x509.ParsePKCS1PrivateKey(b) },
-		pairs: func(pub, priv any) bool {
+		ParsePriv: func(b []byte) (any, error) { return x509.ParsePKCS1PrivateKey(b) },
+		Pairs: func(pub, priv any) bool {
 			return priv.(*rsa.PrivateKey).PublicKey.Equal(pub.(*rsa.PublicKey))
 		},
-		rngNote: "RSA key and PSS salt randomness come from the OS RNG (the standard library ignores a caller's reader); messages come from the seed",
+		RNGNote: "RSA key and PSS salt randomness come from the OS RNG (the standard library ignores a caller's reader); messages come from the seed",
 	}
 }
 
 // checkCatalogue reports any catalogue name without an implementation, or the reverse.
-func checkCatalogue(kems map[string]*kemImpl, sigs map[string]*sigImpl) error {
+func checkCatalogue(kems map[string]*KEM, sigs map[string]*Sig) error {
 	var errs []error
 	for _, a := range artifacts.Algorithms() {
 		_, k := kems[a.Name]

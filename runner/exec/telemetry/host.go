@@ -1,4 +1,4 @@
-package host
+package telemetry
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/ascon"
-	gateway "pqrepro/runner/exec/telemetry"
 	"pqrepro/runner/trial"
 	"pqrepro/telemetry"
 	"pqrepro/telemetry/mqtt"
@@ -29,7 +28,10 @@ import (
 // mqttDevice is the device id the host's device runs under.
 const mqttDevice = "pqrepro-host-device"
 
-func mqttCell(ctx context.Context, c trial.Cell) (trial.Outcome, error) {
+// Host is the host board's mqtt-telemetry executor: the seal and open cells time the AEADs in
+// process, the session and telemetry cells run a device of package pqrepro/telemetry in this
+// process against the harness.
+func Host(ctx context.Context, c trial.Cell) (trial.Outcome, error) {
 	switch c.Ref.Operation {
 	case artifacts.OpSeal, artifacts.OpOpen:
 		return aeadCell(ctx, c.Manifest, c.Ref, c.Plan)
@@ -120,7 +122,7 @@ func aeadCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef,
 
 // mqttSetup is one cell's gateway harness and device, all connected.
 type mqttSetup struct {
-	*gateway.Harness
+	*Harness
 	dl *mqtt.DeviceLink
 	fs bool
 }
@@ -149,7 +151,7 @@ func newMQTTSetup(ctx context.Context, m *artifacts.Manifest, name string) (*mqt
 	if err != nil {
 		return nil, err
 	}
-	h, err := gateway.StartHarness(ctx, spec, name, telemetry.GatewayConfig{DecapsulationKey: sk, SigningKey: ssk, Devices: map[string][]byte{mqttDevice: psk}})
+	h, err := StartHarness(ctx, spec, name, telemetry.GatewayConfig{DecapsulationKey: sk, SigningKey: ssk, Devices: map[string][]byte{mqttDevice: psk}})
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +284,7 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p trial.Plan)
 		return trial.Outcome{Cell: trial.Failed(fail)}, nil
 	}
 	samples := make([]float64, 0, n)
-	counts, last, fail := stream.Counts(n, spec.Replays, spec.Tamperings, func(i int, d *gateway.Delivery) string {
+	counts, last, fail := stream.Counts(n, spec.Replays, spec.Tamperings, func(i int, d *Delivery) string {
 		if !bytes.Equal(d.Plaintext, plain[i]) {
 			return fmt.Sprintf("frame %d: the gateway delivered another plaintext than was sealed", i)
 		}
@@ -292,12 +294,12 @@ func mqttTelemetryCell(ctx context.Context, m *artifacts.Manifest, p trial.Plan)
 	if fail != "" {
 		return trial.Outcome{Cell: trial.Failed(fail)}, nil
 	}
-	over := gateway.Overheads(spec.PayloadSizes, n, func(i int) int { return len(frames[i].Payload) - len(plain[i]) })
+	over := Overheads(spec.PayloadSizes, n, func(i int) int { return len(frames[i].Payload) - len(plain[i]) })
 	return trial.Outcome{
 		Cell: artifacts.Cell{
 			Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 			Counter: "monotonic clock (time.Now/time.Since), ns: seal to delivery at the gateway, frames pipelined (queueing included)",
-			MQTT:    &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Broker: s.Broker, Frames: counts, Overhead: over, ThroughputFPS: gateway.Throughput(n, starts[0], last)},
+			MQTT:    &artifacts.MQTTCell{Sizes: spec.PayloadSizes, Broker: s.Broker, Frames: counts, Overhead: over, ThroughputFPS: Throughput(n, starts[0], last)},
 		},
 		Samples: samples,
 	}, nil
