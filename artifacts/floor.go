@@ -37,7 +37,7 @@ func noCellReason(cells []Cell) string {
 	count := map[string]int{}
 	var order []string
 	for _, c := range cells {
-		e := cmp.Or(strings.TrimSpace(c.Error), c.Status)
+		e := cmp.Or(strings.TrimSpace(c.Error), string(c.Status))
 		if count[e] == 0 {
 			order = append(order, e)
 		}

@@ -161,7 +161,7 @@ func ShortImplementation(key string) string {
 // CellImplementation is the implementation a cell of a run timed: the one its cell records,
 // else the one derived from the run's environment (bundles made before cells recorded theirs).
 // kind and method are the manifest's.
-func CellImplementation(kind, method string, env *Environment, c Cell) Implementation {
+func CellImplementation(kind Kind, method Method, env *Environment, c Cell) Implementation {
 	if c.Implementation != nil {
 		return *c.Implementation
 	}
@@ -175,7 +175,7 @@ func CellImplementation(kind, method string, env *Environment, c Cell) Implement
 // primitives) for tls-matrix cells, the project's telemetry and Ascon for mqtt-telemetry, and
 // for the benchmark kinds circl (version and module sum from the runner's build) for ML-KEM,
 // ML-DSA and SLH-DSA and Go's crypto for the classical algorithms.
-func DeriveImplementation(kind, method string, env *Environment, c Cell) Implementation {
+func DeriveImplementation(kind Kind, method Method, env *Environment, c Cell) Implementation {
 	b := env.Board
 	if b.Driver != "" && b.Driver != "host" || b.Driver == "" && b.Assurance != "" && b.Assurance != AssuranceHost {
 		im := Implementation{Name: cmp.Or(b.Firmware, "firmware"), Version: b.FirmwareVersion}

@@ -67,10 +67,12 @@ func TestDeriveImplementation(t *testing.T) {
 	board := &Environment{Board: BoardIdentity{Driver: "qemu", Firmware: "pqrepro-fw", FirmwareVersion: "0.1.0", FirmwareDigest: fw}}
 	legacy := &Environment{Board: BoardIdentity{Assurance: AssuranceEmulated, Firmware: "pqrepro-fw", FirmwareDigest: fw}}
 	for _, tc := range []struct {
-		name, kind, method string
-		env                *Environment
-		cell               Cell
-		want               string
+		name   string
+		kind   Kind
+		method Method
+		env    *Environment
+		cell   Cell
+		want   string
 	}{
 		{"circl", KindKEMBench, MethodInProcess, host, Cell{Algorithm: "ML-KEM-768"}, CirclModule + " v1.6.1"},
 		{"circl in a process", KindSigBench, MethodProcessPerOperation, host, Cell{Algorithm: "SLH-DSA-SHA2-128s"}, CirclModule + " v1.6.1"},

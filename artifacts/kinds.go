@@ -6,13 +6,6 @@ import (
 	"strings"
 )
 
-// Experiment kinds.
-const (
-	KindKEMBench       = "kem-bench"
-	KindSigBench       = "sig-bench"
-	KindKEMSigSequence = "kem-sig-sequence"
-	// KindTLSMatrix is defined with its spec in tlsmatrix.go.
-)
 
 // KindDef is one experiment kind: the spec it owns, how a manifest of it is normalised and
 // checked, which cells it asks for, which timing methods it admits, whether board firmware can
@@ -22,11 +15,11 @@ const (
 // switches across packages.
 type KindDef struct {
 	// Name is the manifest's kind.
-	Name string
+	Name Kind
 	// Summary says in a line what the kind measures.
 	Summary string
 	// Methods are the timing methods a manifest of this kind may use.
-	Methods []string
+	Methods []Method
 	// Firmware is true when board firmware can run the kind's cells (firmware/PROTOCOL.md BENCH).
 	Firmware bool
 	// firmwareCannot, when set, says why board firmware cannot run a manifest of a Firmware
@@ -65,21 +58,21 @@ type BenchSpec struct {
 var kindDefs = []KindDef{
 	{
 		Name: KindKEMBench, Summary: "key establishment: keygen, encapsulation, decapsulation, or Diffie-Hellman derive",
-		Methods: []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}, Firmware: true,
+		Methods: []Method{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}, Firmware: true,
 		check:     func(v *validator, m *Manifest) { v.checkBench(m, false); v.noTLS(m) },
 		cells:     benchCells,
 		checkCell: benchCellSizes,
 	},
 	{
 		Name: KindSigBench, Summary: "signatures: keygen, sign and verify over a message",
-		Methods: []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}, Firmware: true,
+		Methods: []Method{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI}, Firmware: true,
 		check:     func(v *validator, m *Manifest) { v.checkBench(m, true); v.noTLS(m) },
 		cells:     benchCells,
 		checkCell: benchCellSizes,
 	},
 	{
 		Name: KindKEMSigSequence, Summary: "paper001's combined run: KEM keygen, encaps, decaps, then signature keygen, sign, verify, timed as one window",
-		Methods: []string{MethodInProcess},
+		Methods: []Method{MethodInProcess},
 		defaults: func(m *Manifest) {
 			if len(m.Spec.Operations) == 0 {
 				m.Spec.Operations = []string{OpSequence}
@@ -98,7 +91,7 @@ var kindDefs = []KindDef{
 	},
 	{
 		Name: KindTLSMatrix, Summary: "full TLS 1.3 handshakes over a matrix of key-exchange groups and signature schemes, client latency with each side's CPU",
-		Methods:  []string{MethodLoopbackTCP},
+		Methods:  []Method{MethodLoopbackTCP},
 		defaults: tlsDefaults,
 		check:    func(v *validator, m *Manifest) { v.checkTLS(m) },
 		cells:    tlsCells,
@@ -107,7 +100,7 @@ var kindDefs = []KindDef{
 	},
 	{
 		Name: KindMQTTTelemetry, Summary: "paper003's telemetry: ML-KEM-512 handshakes and Ascon-AEAD128 frames through an MQTT broker to a verifying gateway, and the AEADs' seal and open costs fitted as fixed plus per-byte",
-		Methods: []string{MethodInProcess}, Firmware: true,
+		Methods: []Method{MethodInProcess}, Firmware: true,
 		defaults:  mqttDefaults,
 		check:     func(v *validator, m *Manifest) { v.checkMQTT(m) },
 		cells:     mqttCells,
@@ -123,8 +116,8 @@ func (v *validator) noTLS(m *Manifest) {
 }
 
 // Kinds lists the experiment kinds in a stable order.
-func Kinds() []string {
-	names := make([]string, len(kindDefs))
+func Kinds() []Kind {
+	names := make([]Kind, len(kindDefs))
 	for i, k := range kindDefs {
 		names[i] = k.Name
 	}
@@ -132,7 +125,7 @@ func Kinds() []string {
 }
 
 // LookupKind returns the definition of a kind.
-func LookupKind(name string) (*KindDef, bool) {
+func LookupKind(name Kind) (*KindDef, bool) {
 	for i := range kindDefs {
 		if kindDefs[i].Name == name {
 			return &kindDefs[i], true

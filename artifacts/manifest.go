@@ -18,24 +18,6 @@ import (
 // APIVersion is the only manifest schema version this build reads.
 const APIVersion = "pqrepro/v1"
 
-// Timing methods.
-const (
-	// MethodInProcess times each operation inside one long-lived process.
-	MethodInProcess = "in-process"
-	// MethodProcessPerOperation starts a fresh process for every timed operation, the way
-	// paper002 timed whole openssl commands, so process start-up is part of every sample.
-	MethodProcessPerOperation = "process-per-operation"
-	// MethodOpenSSLCLI runs the openssl command line as paper002's script did (genpkey, then
-	// pkey -pubout, pkeyutl -sign, pkeyutl -verify, ...), one process per command, each
-	// iteration timed as the paper timed its loop.
-	MethodOpenSSLCLI = "openssl-cli"
-)
-
-// Methods lists the timing methods in a stable order.
-func Methods() []string {
-	return []string{MethodInProcess, MethodProcessPerOperation, MethodOpenSSLCLI, MethodLoopbackTCP}
-}
-
 // Key forms: how a timed encaps, decaps, sign or verify receives its key.
 const (
 	// KeysEncoded starts every timed operation from the encoded key (the FIPS 203/204 byte
@@ -56,7 +38,7 @@ type Manifest struct {
 	// APIVersion must be "pqrepro/v1".
 	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
 	// Kind is one of kem-bench, sig-bench, kem-sig-sequence, tls-matrix (see Kinds).
-	Kind string `yaml:"kind" json:"kind"`
+	Kind Kind `yaml:"kind" json:"kind"`
 	// Metadata names the experiment and says what it reproduces.
 	Metadata Metadata `yaml:"metadata" json:"metadata"`
 	// Spec pins what runs.
@@ -96,7 +78,7 @@ type Spec struct {
 	BoardBudgets map[string]BoardBudget `yaml:"boardBudgets,omitempty" json:"boardBudgets,omitempty"`
 	// Method is in-process (default), process-per-operation, openssl-cli, or loopback-tcp
 	// (tls-matrix, its default).
-	Method string `yaml:"method,omitempty" json:"method"`
+	Method Method `yaml:"method,omitempty" json:"method"`
 	// Keys is encoded (default: every timed operation starts from the encoded key) or parsed
 	// (the parsed key object is reused: the warm-key cost).
 	Keys string `yaml:"keys,omitempty" json:"keys"`
@@ -357,7 +339,7 @@ func (v *validator) check(m *Manifest) {
 	}
 	kind, kindOK := LookupKind(m.Kind)
 	if !kindOK {
-		v.Add("kind", "unknown kind %q (valid: %s)", m.Kind, strings.Join(Kinds(), ", "))
+		v.Add("kind", "unknown kind %q (valid: %s)", m.Kind, Join(Kinds(), ", "))
 	}
 	if !slugRE.MatchString(m.Metadata.Paper) {
 		v.Add("metadata.paper", "must be a lower-case slug like paper001, got %q", m.Metadata.Paper)
@@ -402,9 +384,9 @@ func (v *validator) check(m *Manifest) {
 	}
 	switch {
 	case !slices.Contains(Methods(), s.Method):
-		v.Add("spec.method", "unknown method %q (valid: %s)", s.Method, strings.Join(Methods(), ", "))
+		v.Add("spec.method", "unknown method %q (valid: %s)", s.Method, Join(Methods(), ", "))
 	case kindOK && !slices.Contains(kind.Methods, s.Method):
-		v.Add("spec.method", "a %s cannot be timed with %s (valid: %s)", m.Kind, s.Method, strings.Join(kind.Methods, ", "))
+		v.Add("spec.method", "a %s cannot be timed with %s (valid: %s)", m.Kind, s.Method, Join(kind.Methods, ", "))
 	}
 	if s.Method == MethodOpenSSLCLI {
 		for i, name := range s.Algorithms {

@@ -13,7 +13,7 @@ import (
 // KindMQTTTelemetry is paper003's end-to-end run: ML-KEM-512 handshakes and Ascon-AEAD128
 // frames through a real MQTT broker to a verifying gateway, and the AEADs' seal and open costs
 // fitted as a fixed plus a per-byte part (firmware/TELEMETRY.md).
-const KindMQTTTelemetry = "mqtt-telemetry"
+const KindMQTTTelemetry Kind = "mqtt-telemetry"
 
 // The AEADs an mqtt-telemetry run times: SP 800-232's Ascon-AEAD128 and the pre-standard
 // v1.2 modes it replaced, all from the project's one Ascon code base (package ascon).
@@ -400,7 +400,7 @@ func mqttCheckSamples(m *Manifest, c *Cell, vals []float64) error {
 // kindSampleChecks re-derive, per kind, what a cell's fields claim about its samples. (The
 // hook belongs in KindDef beside checkCell; it is kept here so the kind's whole definition
 // sits in this file.)
-var kindSampleChecks = map[string]func(m *Manifest, c *Cell, vals []float64) error{
+var kindSampleChecks = map[Kind]func(m *Manifest, c *Cell, vals []float64) error{
 	KindMQTTTelemetry: mqttCheckSamples,
 }
 

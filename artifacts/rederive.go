@@ -71,11 +71,11 @@ func rederiveErr(file string, i int, k CellKey, field, format string, args ...an
 }
 
 // knownUnits are the units a cell may be timed in.
-var knownUnits = []string{UnitNanoseconds, UnitMicroseconds, UnitInstructions, UnitCycles}
+var knownUnits = []Unit{UnitNanoseconds, UnitMicroseconds, UnitInstructions, UnitCycles}
 
 // IntegerUnit reports whether samples in unit are counts (instructions, cycles), which are
 // re-derived exactly.
-func IntegerUnit(unit string) bool { return unit == UnitInstructions || unit == UnitCycles }
+func IntegerUnit(unit Unit) bool { return unit == UnitInstructions || unit == UnitCycles }
 
 // Rederive checks res against the manifest m it claims to have run and the samples it was
 // summarised from. It returns nil or a *RederiveError for the first problem found. m must be
@@ -97,7 +97,7 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 	if !ok {
 		return whole("kind", "unknown experiment kind %q", m.Kind)
 	}
-	if !slices.Contains([]string{AssuranceHost, AssuranceEmulated, AssuranceHardware}, res.Assurance) {
+	if !slices.Contains([]Level{AssuranceHost, AssuranceEmulated, AssuranceHardware}, res.Assurance) {
 		return whole("assurance", "%q is not host, emulated or hardware", res.Assurance)
 	}
 	if sc := res.Schedule; sc != nil {
@@ -257,7 +257,7 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 }
 
 // rederiveUnit checks a timed cell's unit against the board's assurance level.
-func rederiveUnit(unit, assurance string) error {
+func rederiveUnit(unit Unit, assurance Level) error {
 	if !slices.Contains(knownUnits, unit) {
 		return fmt.Errorf("%q is not one of %v", unit, knownUnits)
 	}

@@ -23,7 +23,7 @@ spec:
 
 // rederiveFixture is a consistent result and samples.csv for rederiveManifest: every cell
 // ok, samples chosen per cell (test input, not a measurement), statistics from Summarize.
-func rederiveFixture(t testing.TB, unit, assurance string) (*Manifest, *Result, []byte) {
+func rederiveFixture(t testing.TB, unit Unit, assurance Level) (*Manifest, *Result, []byte) {
 	t.Helper()
 	m, err := ParseManifest([]byte(rederiveManifest), "test")
 	if err != nil {
@@ -53,7 +53,7 @@ func rederiveFixture(t testing.TB, unit, assurance string) (*Manifest, *Result, 
 		}
 		res.Cells = append(res.Cells, c)
 		for i, v := range vals {
-			w.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), c.Unit, ""})
+			w.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(c.Unit), ""})
 		}
 	}
 	w.Flush()
@@ -61,7 +61,10 @@ func rederiveFixture(t testing.TB, unit, assurance string) (*Manifest, *Result, 
 }
 
 func TestRederiveAcceptsAConsistentResult(t *testing.T) {
-	for _, tc := range []struct{ unit, level string }{{UnitNanoseconds, AssuranceHost}, {UnitInstructions, AssuranceEmulated}, {UnitCycles, AssuranceHardware}} {
+	for _, tc := range []struct {
+		unit  Unit
+		level Level
+	}{{UnitNanoseconds, AssuranceHost}, {UnitInstructions, AssuranceEmulated}, {UnitCycles, AssuranceHardware}} {
 		m, res, csvData := rederiveFixture(t, tc.unit, tc.level)
 		s, err := ParseSamples(csvData)
 		if err != nil {
@@ -77,7 +80,8 @@ func TestRederiveRefuses(t *testing.T) {
 	sign65 := 4 // ML-DSA-65 sign in rederiveFixture's cells
 	cases := []struct {
 		name        string
-		unit, level string
+		unit        Unit
+		level       Level
 		edit        func(m *Manifest, r *Result, s *Samples)
 		file, field string // what the error must name
 	}{
@@ -113,7 +117,7 @@ func TestRederiveRefuses(t *testing.T) {
 		}, FileResult, "rounds"},
 		{"negative statistic", "", "", func(_ *Manifest, r *Result, _ *Samples) { r.Cells[0].Stats.Min = -1 }, FileResult, "stats"},
 		{"empty samples behind ok cells", "", "", func(_ *Manifest, _ *Result, s *Samples) {
-			*s = Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]string{}}
+			*s = Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]Unit{}}
 		}, FileSamples, "n"},
 		{"one sample fewer", "", "", func(_ *Manifest, r *Result, s *Samples) {
 			k := KeyOf(r.Cells[2])
@@ -243,7 +247,7 @@ spec:
 		t.Fatal(err)
 	}
 	res := &Result{Schema: ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method, Board: "host", Assurance: AssuranceHost}
-	samples := Samples{Values: map[CellKey][]float64{}, Units: map[CellKey]string{}}
+	samples := Samples{Values: map[CellKey][]float64{}, Units: map[CellKey]Unit{}}
 	add := func(variant string) {
 		vals := []float64{100, 200}
 		c := Cell{Algorithm: "ECDSA-P256", Operation: "sign", Status: StatusOK, Unit: UnitNanoseconds, Requested: 2, Variant: variant, Stats: Summarize(vals)}

@@ -10,20 +10,6 @@ import (
 // ResultSchema identifies the result.json format.
 const ResultSchema = "pqrepro/result/v1"
 
-// Cell status values.
-const (
-	StatusOK      = "ok"
-	StatusFailed  = "failed"
-	StatusSkipped = "skipped"
-)
-
-// Units a counter can report in.
-const (
-	UnitNanoseconds  = "ns"
-	UnitInstructions = "instructions" // emulated retired instructions: never cycles
-	UnitCycles       = "cycles"       // a hardware cycle counter on a real board
-	UnitMicroseconds = "us"
-)
 
 // Result is result.json: one cell per (algorithm, operation) with its statistics.
 type Result struct {
@@ -34,12 +20,12 @@ type Result struct {
 	// ManifestID is the SHA-256 identity of the manifest that ran (manifest.yaml in the bundle).
 	ManifestID string `json:"manifestId"`
 	// Kind and Method are copied from the manifest for readers of result.json alone.
-	Kind   string `json:"kind"`
-	Method string `json:"method"`
+	Kind   Kind   `json:"kind"`
+	Method Method `json:"method"`
 	// Board is the board class the run was measured on ("host", "qemu-mps2-an386", ...).
 	Board string `json:"board"`
 	// Assurance is host, emulated or hardware.
-	Assurance string `json:"assurance"`
+	Assurance Level `json:"assurance"`
 	// StartedAt and FinishedAt bound the run (UTC).
 	StartedAt  time.Time `json:"startedAt"`
 	FinishedAt time.Time `json:"finishedAt"`
@@ -64,11 +50,11 @@ type Cell struct {
 	Algorithm string `json:"algorithm"`
 	Operation string `json:"operation"`
 	// Status is ok, failed or skipped; a failed or skipped cell carries Error and no timing.
-	Status string `json:"status"`
+	Status Status `json:"status"`
 	// Error says why the cell failed or was skipped; empty when ok.
 	Error string `json:"error"`
 	// Unit is the unit of every statistic: ns on the host, instructions on an emulated board.
-	Unit string `json:"unit"`
+	Unit Unit `json:"unit"`
 	// Counter names the timer or counter the samples came from.
 	Counter string `json:"counter"`
 	// Stats summarise the timed samples; absent when no sample was timed.
@@ -232,7 +218,7 @@ func (r *Result) Validate() error {
 		if c.Algorithm == "" || c.Operation == "" {
 			return fmt.Errorf("result: cells[%d]: algorithm and operation are required", i)
 		}
-		if !slices.Contains([]string{StatusOK, StatusFailed, StatusSkipped}, c.Status) {
+		if !slices.Contains([]Status{StatusOK, StatusFailed, StatusSkipped}, c.Status) {
 			return fmt.Errorf("result: cells[%d] (%s %s): unknown status %q", i, c.Algorithm, c.Operation, c.Status)
 		}
 		if c.Status == StatusOK && (c.Stats == nil || c.Stats.N == 0) {
@@ -419,7 +405,7 @@ type BoardIdentity struct {
 	// Class is the board class compared across runs ("host", "qemu-mps2-an386", "esp32c6").
 	Class string `json:"class"`
 	// Driver is host, qemu or serial.
-	Driver string `json:"driver"`
+	Driver Driver `json:"driver"`
 	// Chip and ClockHz as reported by the board; zero when it cannot tell.
 	Chip    string `json:"chip,omitempty"`
 	ClockHz int64  `json:"clockHz,omitempty"`
@@ -435,7 +421,7 @@ type BoardIdentity struct {
 	// RNG says where the board's randomness came from ("seeded-drbg", "hardware-trng").
 	RNG string `json:"rng,omitempty"`
 	// Assurance is host, emulated or hardware.
-	Assurance string `json:"assurance"`
+	Assurance Level `json:"assurance"`
 	// ClassStatus says how Class was established: verified (intrinsic to the driver, or an
 	// operator's declaration checked against the board catalogue) or declared (an operator's
 	// declaration the catalogue cannot check). Declared classes are never ranked with verified
@@ -452,9 +438,3 @@ const (
 	ClassDeclared = "declared"
 )
 
-// Assurance levels.
-const (
-	AssuranceHost     = "host"
-	AssuranceEmulated = "emulated"
-	AssuranceHardware = "hardware"
-)

@@ -33,7 +33,7 @@ type Samples struct {
 	Energy map[CellKey][]float64
 	// Units is the unit column of each cell's timed rows (one unit per cell); nil when the
 	// samples were not read from a file.
-	Units map[CellKey]string
+	Units map[CellKey]Unit
 	// TLS holds tls.csv's rows (tls-matrix runs: per-batch CPU, per-handshake phases) by
 	// cell and series; nil when the bundle has no tls.csv (see ParseBundleSamples).
 	TLS map[CellKey]map[TLSSeriesKey][]float64
@@ -62,7 +62,7 @@ var (
 // never decrease, offsets are finite, non-negative and never decrease, and energy rows give
 // neither. Errors name the line and the column.
 func ParseSamples(data []byte) (Samples, error) {
-	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]string{},
+	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]Unit{},
 		Rounds: map[CellKey][]int{}, Offsets: map[CellKey][]float64{}}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = true
@@ -103,10 +103,10 @@ func ParseSamples(data []byte) (Samples, error) {
 		m := s.Values
 		if rec[4] == UnitJoules {
 			m = s.Energy
-		} else if u, ok := s.Units[k]; ok && u != rec[4] {
+		} else if u, ok := s.Units[k]; ok && u != Unit(rec[4]) {
 			return s, fmt.Errorf("%s line %d: unit %q of %s %s, earlier rows said %q", FileSamples, line, rec[4], k.Algorithm, k.Operation, u)
 		} else {
-			s.Units[k] = rec[4]
+			s.Units[k] = Unit(rec[4])
 		}
 		if len(m[k]) >= MaxSamplesPerCell {
 			return s, fmt.Errorf("%s line %d: more than %d samples for %s %s", FileSamples, line, MaxSamplesPerCell, k.Algorithm, k.Operation)

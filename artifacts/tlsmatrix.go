@@ -18,12 +18,12 @@ import (
 // Cell.TLS (TLSCell), whose CPU and phase statistics re-derive from the bundle's tls.csv.
 
 // KindTLSMatrix is the experiment kind of TLS 1.3 handshake matrices.
-const KindTLSMatrix = "tls-matrix"
+const KindTLSMatrix Kind = "tls-matrix"
 
 // MethodLoopbackTCP times a full TLS 1.3 handshake between a client in the runner's process
 // and a server in a child process, over a fresh loopback TCP connection per handshake (no
 // resumption). Each side's CPU is the kernel's accounting of its own process.
-const MethodLoopbackTCP = "loopback-tcp"
+const MethodLoopbackTCP Method = "loopback-tcp"
 
 // OpHandshake is the one operation of a tls-matrix cell.
 const OpHandshake = "handshake"

@@ -134,7 +134,7 @@ func tlsFixture(t *testing.T) (*Manifest, *Result, *Bundle) {
 			}
 			res.Cells = append(res.Cells, c)
 			for i, v := range lat {
-				sw.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), c.Unit, c.Variant})
+				sw.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(c.Unit), c.Variant})
 			}
 			WriteTLSRows(tw, KeyOf(c), series)
 		}

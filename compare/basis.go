@@ -12,13 +12,13 @@ import (
 // and the method and implementation that ran; and, when the board or the implementation is not
 // the paper's, the scope sentence (the paper's setting, and that the verdict is about this
 // board and implementation).
-func basis(run Run, method string, paper *experiments.Paper) string {
+func basis(run Run, method artifacts.Method, paper *experiments.Paper) string {
 	res := run.Result
 	board := res.Board + " ("
 	if run.Board.ClassStatus != "" {
 		board += run.Board.ClassStatus + ", "
 	}
-	board += res.Assurance + ")"
+	board += string(res.Assurance) + ")"
 	s := "Rests on " + board + ", " + implementation(res, method) + "."
 	if paper == nil || paper.Setting == "" {
 		return s
@@ -35,7 +35,7 @@ func basis(run Run, method string, paper *experiments.Paper) string {
 }
 
 // implementation names the code and method a run measured, in a phrase.
-func implementation(res *artifacts.Result, method string) string {
+func implementation(res *artifacts.Result, method artifacts.Method) string {
 	switch {
 	case res.Assurance == artifacts.AssuranceEmulated:
 		return "the project's C firmware under QEMU, counted in retired instructions"

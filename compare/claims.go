@@ -16,7 +16,7 @@ import (
 // check but the info ones) is testable and holds (see the verdict constants). A claim decided
 // from several intervals controls the family-wise error (holm). The reason says what the
 // verdict rests on; Compare adds the scope sentence of the paper's setting.
-func CheckClaim(cl experiments.Claim, run Run, method string) ClaimResult {
+func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimResult {
 	res := run.Result
 	if method == "" {
 		method = artifacts.MethodInProcess
@@ -127,11 +127,11 @@ type sampled struct {
 	values []float64
 	// rounds are each sample's round when the cell was measured in rounds; nil otherwise.
 	rounds []int
-	unit   string
+	unit   artifacts.Unit
 	note   string
 }
 
-func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
+func runCheck(ch experiments.Check, run Run, method artifacts.Method) (cr CheckResult) {
 	cr = CheckResult{Check: ch, Verdict: Untestable}
 	if ch.Info {
 		defer func() { cr.Detail = "information, not part of the verdict: " + cr.Detail }()
@@ -190,7 +190,7 @@ func runCheck(ch experiments.Check, run Run, method string) (cr CheckResult) {
 		cr.Detail = "a check needs two cells"
 		return cr
 	}
-	cr.Method, cr.Resamples, cr.Unit = Method, Resamples, unit
+	cr.Method, cr.Resamples, cr.Unit = Method, Resamples, string(unit)
 	var parts []string
 	if ch.Kind == "order" {
 		// Each consecutive pair a < b: the interval of median(b)/median(a) against 1.
@@ -306,7 +306,7 @@ func samplesOf(run Run, ref, metric string) (sampled, string) {
 	if c.Status != artifacts.StatusOK {
 		j := slices.IndexFunc(matches, func(c artifacts.Cell) bool { return c.Status == artifacts.StatusOK })
 		if j < 0 {
-			return s, "cell " + c.Status + ": " + c.Error
+			return s, "cell " + string(c.Status) + ": " + c.Error
 		}
 		c = matches[j]
 		s.note = fmt.Sprintf("%s measured with a variant (%s), as the manifest's command %s", ref, c.Variant, matches[0].Status)
@@ -414,7 +414,7 @@ func methodOf(base string, ivs []Interval) string {
 // exactness says what a check's intervals describe when the samples come from a deterministic
 // counter: nothing to resample (exact), or the variation over the seeded inputs, which
 // repeats exactly in every run of the manifest.
-func exactness(ivs []Interval, unit string) []string {
+func exactness(ivs []Interval, unit artifacts.Unit) []string {
 	if len(ivs) == 0 {
 		return nil
 	}
@@ -435,12 +435,12 @@ func exactness(ivs []Interval, unit string) []string {
 
 // fmtVal prints a value with four significant digits in positional notation (never
 // "1.552e+04") and its unit.
-func fmtVal(v float64, unit string) string {
+func fmtVal(v float64, unit artifacts.Unit) string {
 	s := strconv.FormatFloat(v, 'f', -1, 64)
 	if v != 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
 		d := 3 - int(math.Floor(math.Log10(math.Abs(v))))
 		p := math.Pow(10, float64(-d))
 		s = strconv.FormatFloat(math.Round(v/p)*p, 'f', max(d, 0), 64)
 	}
-	return strings.TrimSpace(s + " " + unit)
+	return strings.TrimSpace(s + " " + string(unit))
 }

@@ -23,7 +23,7 @@ func noisy(seed uint64, n int, center, spread float64) []float64 {
 }
 
 // sampledRun builds a run from cells' samples, with statistics that agree with them.
-func sampledRun(unit string, cells map[string][]float64) Run {
+func sampledRun(unit artifacts.Unit, cells map[string][]float64) Run {
 	run := Run{Result: &artifacts.Result{ManifestID: "sha256:test", Board: "host", Assurance: artifacts.AssuranceHost, Method: artifacts.MethodInProcess},
 		Samples: artifacts.Samples{Values: map[artifacts.CellKey][]float64{}, Energy: map[artifacts.CellKey][]float64{}}}
 	names := make([]string, 0, len(cells))
@@ -178,7 +178,7 @@ func TestClaimVerdicts(t *testing.T) {
 	tests := []struct {
 		name   string
 		claim  experiments.Claim
-		method string
+		method artifacts.Method
 		want   string
 		reason string
 	}{

@@ -58,10 +58,10 @@ type Report struct {
 	// Dataset is the reference dataset's id; Board the board class measured, Assurance the
 	// run's assurance level and ClassStatus how the class was established (verified or
 	// declared; empty when the bundle does not say).
-	Dataset     string `json:"dataset"`
-	Board       string `json:"board"`
-	Assurance   string `json:"assurance,omitempty"`
-	ClassStatus string `json:"classStatus,omitempty"`
+	Dataset     string          `json:"dataset"`
+	Board       string          `json:"board"`
+	Assurance   artifacts.Level `json:"assurance,omitempty"`
+	ClassStatus string          `json:"classStatus,omitempty"`
 	// Tolerance is the manifest's relative tolerance for "reproduced".
 	Tolerance float64          `json:"tolerance"`
 	Cells     []CellComparison `json:"cells"`
@@ -75,8 +75,8 @@ type CellComparison struct {
 	Operation string `json:"operation"`
 	// Variant names a change from the manifest's method (see artifacts.Cell.Variant).
 	Variant string           `json:"variant,omitempty"`
-	Status  string           `json:"status"`
-	Unit    string           `json:"unit"`
+	Status  artifacts.Status `json:"status"`
+	Unit    artifacts.Unit   `json:"unit"`
 	Stats   *artifacts.Stats `json:"stats,omitempty"`
 	// Rows are the published numbers; empty when the dataset has none (Note says so).
 	Rows []RowComparison `json:"rows"`
@@ -116,10 +116,10 @@ type ClaimResult struct {
 	// Board is the board class the verdict was obtained on, ClassStatus how that class was
 	// established (verified, declared, or empty when unknown), Assurance the run's level
 	// (host, emulated, hardware) and Method its timing method.
-	Board       string `json:"board"`
-	ClassStatus string `json:"classStatus,omitempty"`
-	Assurance   string `json:"assurance"`
-	Method      string `json:"method,omitempty"`
+	Board       string           `json:"board"`
+	ClassStatus string           `json:"classStatus,omitempty"`
+	Assurance   artifacts.Level  `json:"assurance"`
+	Method      artifacts.Method `json:"method,omitempty"`
 	// Multiplicity says how the family-wise error of a claim decided from several intervals
 	// is controlled; empty for a claim decided from one interval.
 	Multiplicity string `json:"multiplicity,omitempty"`
@@ -135,7 +135,8 @@ type CheckResult struct {
 	Method    string     `json:"method,omitempty"`
 	Resamples int        `json:"resamples,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
-	// Unit is the unit of the samples compared (ns, instructions, J).
+	// Unit is the unit of the samples compared (ns, instructions, J, ns/B): a statistic's
+	// unit, which may be derived from a counter's.
 	Unit string `json:"unit,omitempty"`
 }
 
@@ -280,11 +281,11 @@ const (
 func compareRow(row experiments.Row, c artifacts.Cell, run Run, m *artifacts.Manifest, tol float64) RowComparison {
 	rc := RowComparison{Ref: row, Verdict: NotComparable}
 	if c.Status != artifacts.StatusOK || c.Stats == nil {
-		rc.Reasons = append(rc.Reasons, "the cell was not measured ("+c.Status+")")
+		rc.Reasons = append(rc.Reasons, "the cell was not measured ("+string(c.Status)+")")
 		return rc
 	}
 	stat, statName, bound := pick(c.Stats, row.Stat)
-	if v, ok := convert(stat, c.Unit, row.Unit); ok && statName != "" {
+	if v, ok := convert(stat, string(c.Unit), row.Unit); ok && statName != "" {
 		rc.Measured = &v
 		r := v / row.Value
 		rc.Ratio = &r
@@ -301,7 +302,7 @@ func compareRow(row experiments.Row, c artifacts.Cell, run Run, m *artifacts.Man
 	}
 	r := *rc.Ratio
 	lo, hi := r, r
-	if l, h, how, ok := statInterval(run, c, statName, row.Value, c.Unit, row.Unit); ok {
+	if l, h, how, ok := statInterval(run, c, statName, row.Value, string(c.Unit), row.Unit); ok {
 		lo, hi = l, h
 		rc.RatioLo, rc.RatioHi, rc.Interval = &l, &h, how
 	}
@@ -383,7 +384,7 @@ func rowReasons(row experiments.Row, c artifacts.Cell, board string, m *artifact
 	if _, statName, _ := pick(&artifacts.Stats{}, row.Stat); statName == "" {
 		reasons = append(reasons, fmt.Sprintf("statistic differs: the paper gives %q", row.Stat))
 	}
-	if _, ok := convert(1, c.Unit, row.Unit); !ok {
+	if _, ok := convert(1, string(c.Unit), row.Unit); !ok {
 		reasons = append(reasons, fmt.Sprintf("unit differs: measured %s, published %s", c.Unit, row.Unit))
 	}
 	switch {

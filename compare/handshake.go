@@ -73,7 +73,7 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 	seed := func(parts ...string) [32]byte {
 		return BootstrapSeed(run.Result.ManifestID, "time/"+ch.Kind, strings.Join(parts, ","), "")
 	}
-	cr.Resamples, cr.Unit = Resamples, unit
+	cr.Resamples, cr.Unit = Resamples, string(unit)
 	switch ch.Kind {
 	case "faster":
 		checkFaster(&cr, cells[ch.Num], cells[ch.Den], tol, run.Result.ManifestID)
@@ -335,7 +335,7 @@ func spread(sorted []float64) float64 {
 	return (artifacts.Quantile(sorted, 0.75) - artifacts.Quantile(sorted, 0.25)) / sortedMedian(sorted)
 }
 
-func medians(cells map[string]sampled, refs []string, unit string) string {
+func medians(cells map[string]sampled, refs []string, unit artifacts.Unit) string {
 	var out []string
 	for _, ref := range refs {
 		out = append(out, ref+" "+fmtTime(median(slices.Clone(cells[ref].values)), unit))
@@ -358,7 +358,7 @@ func extremes(cells map[string]sampled, refs []string) (fastest, slowest string)
 }
 
 // fmtTime prints a time in ns as µs or ms with its unit; any other unit as it is.
-func fmtTime(v float64, unit string) string {
+func fmtTime(v float64, unit artifacts.Unit) string {
 	if unit != artifacts.UnitNanoseconds {
 		return fmtVal(v, unit)
 	}

@@ -86,7 +86,7 @@ func mqttCellOf(run Run, ref string) (artifacts.Cell, string) {
 		if c.Algorithm == ref[:i] && c.Operation == ref[i+1:] && c.Variant == "" {
 			switch {
 			case c.Status != artifacts.StatusOK:
-				return c, ref + ": cell " + c.Status + ": " + c.Error
+				return c, ref + ": cell " + string(c.Status) + ": " + c.Error
 			case c.MQTT == nil:
 				return c, ref + ": the cell records no mqtt-telemetry fields"
 			}
@@ -126,11 +126,11 @@ func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
 			return cr
 		}
 		if c.Unit != "" {
-			if cr.Unit != "" && cr.Unit != c.Unit {
+			if cr.Unit != "" && cr.Unit != string(c.Unit) {
 				cr.Detail = fmt.Sprintf("units differ: %s and %s", cr.Unit, c.Unit)
 				return cr
 			}
-			cr.Unit = c.Unit
+			cr.Unit = string(c.Unit)
 		}
 	}
 	slope := func(s side, pick func(g []float64) []float64) (float64, error) {
@@ -241,7 +241,7 @@ func slopeRatio(ch experiments.Check, run Run, cr CheckResult) CheckResult {
 	if ch.Note != "" {
 		cr.Detail += "; " + strings.Join(strings.Fields(ch.Note), " ")
 	}
-	if notes := exactness(cr.Intervals, strings.TrimSuffix(cr.Unit, "/B")); len(notes) > 0 {
+	if notes := exactness(cr.Intervals, artifacts.Unit(strings.TrimSuffix(cr.Unit, "/B"))); len(notes) > 0 {
 		cr.Detail += "; " + strings.Join(notes, "; ")
 	}
 	return cr

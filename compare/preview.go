@@ -7,7 +7,10 @@ import (
 
 // PreviewTarget is a board a manifest could run on, with the unit its samples would have
 // (ns for the host and Linux boards, instructions for an emulated board).
-type PreviewTarget struct{ Board, Unit string }
+type PreviewTarget struct {
+	Board string
+	Unit  artifacts.Unit
+}
 
 // PreviewBoard says, before any run, how many of the paper's published figures for the
 // manifest's cells a run on Board could stand beside, and why the others could not.

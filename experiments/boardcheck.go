@@ -77,18 +77,17 @@ func (c *Catalog) CheckClass(class string, env artifacts.Environment) (ClassChec
 func checkClass(boards []Board, class string, env artifacts.Environment) (ClassCheck, error) {
 	driver := env.Board.Driver
 	qemuClass := strings.HasPrefix(class, "qemu-")
-	levels := map[string]string{"host": artifacts.AssuranceHost, "qemu": artifacts.AssuranceEmulated, "serial": artifacts.AssuranceHardware}
-	if want, ok := levels[driver]; ok && env.Board.Assurance != "" && env.Board.Assurance != want {
-		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "filed by a " + driver + " driver", Machine: "reported at assurance " + env.Board.Assurance,
-			Differs: "a " + driver + " board's assurance is " + want}
+	if want := driver.Level(); want != "" && env.Board.Assurance != "" && env.Board.Assurance != want {
+		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "filed by a " + string(driver) + " driver", Machine: "reported at assurance " + string(env.Board.Assurance),
+			Differs: "a " + string(driver) + " board's assurance is " + string(want)}
 	}
 	switch {
-	case driver == "qemu" && !qemuClass:
+	case driver == artifacts.DriverQEMU && !qemuClass:
 		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "not an emulated board class", Machine: "an emulated board (driver qemu)",
 			Differs: "emulated boards are filed under their qemu-* class"}
-	case driver != "" && driver != "host":
-		return ClassCheck{Status: artifacts.ClassVerified, Note: "intrinsic: the " + driver + " driver's own board class"}, nil
-	case class == "host" || class == "":
+	case driver != "" && driver != artifacts.DriverHost:
+		return ClassCheck{Status: artifacts.ClassVerified, Note: "intrinsic: the " + string(driver) + " driver's own board class"}, nil
+	case class == artifacts.HostBoard || class == "":
 		return ClassCheck{Status: artifacts.ClassVerified, Note: "intrinsic: the host board"}, nil
 	case qemuClass:
 		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "an emulated board class", Machine: describeMachine(env),
@@ -409,7 +408,7 @@ func describeMachine(env artifacts.Environment) string {
 // nothing else, so no job on it ends with cells skipped for want of an algorithm).
 func BoardCanRun(b protocol.BoardInfo, m *artifacts.Manifest) string {
 	if len(b.Kinds) > 0 && !slices.Contains(b.Kinds, m.Kind) {
-		return fmt.Sprintf("it runs only %s experiments", strings.Join(b.Kinds, ", "))
+		return fmt.Sprintf("it runs only %s experiments", artifacts.Join(b.Kinds, ", "))
 	}
 	// A board running the project's firmware (not the host) and listing its kinds runs only
 	// what that firmware implements of a kind (mqtt-telemetry: the pinned mode).

@@ -96,7 +96,7 @@ func TestCheckBoardClass(t *testing.T) {
 	}
 }
 
-func withDriver(e artifacts.Environment, d string) artifacts.Environment {
+func withDriver(e artifacts.Environment, d artifacts.Driver) artifacts.Environment {
 	e.Board.Driver = d
 	return e
 }
@@ -151,9 +151,9 @@ func TestBoardCanRun(t *testing.T) {
 	}
 	only512 := *mlkem
 	only512.Spec.Algorithms = []string{"ML-KEM-512"}
-	m0 := protocol.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}}
+	m0 := protocol.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []artifacts.Kind{artifacts.KindKEMBench}}
 	full := protocol.BoardInfo{Class: "qemu-mps2-an386"}
-	emu := protocol.BoardInfo{Class: "qemu-mps2-an386", Driver: "qemu", Kinds: []string{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}}
+	emu := protocol.BoardInfo{Class: "qemu-mps2-an386", Driver: "qemu", Kinds: []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}}
 	host := protocol.BoardInfo{Class: "host", Driver: "host"}
 	for _, tt := range []struct {
 		name string

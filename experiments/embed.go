@@ -57,7 +57,7 @@ type Paper struct {
 	Setting string `yaml:"setting"`
 	// Method is the timing method (artifacts.Methods) that reproduces the paper's own, where
 	// one does (paper002: openssl-cli); empty when no run here uses the paper's implementation.
-	Method string `yaml:"method,omitempty"`
+	Method artifacts.Method `yaml:"method,omitempty"`
 	// Manifests are the paper's experiments, sorted by name.
 	Manifests []*artifacts.Manifest `yaml:"-"`
 	// Reference holds every published number, each with its source.
@@ -224,7 +224,7 @@ func (cl Claim) validate() error {
 		case ch.Metric != "" && ch.Metric != "time" && ch.Metric != "energy":
 			return fmt.Errorf("check %d: unknown metric %q (valid: time, energy)", i+1, ch.Metric)
 		case ch.Method != "" && !slices.Contains(artifacts.Methods(), ch.Method):
-			return fmt.Errorf("check %d: unknown method %q (valid: %s)", i+1, ch.Method, strings.Join(artifacts.Methods(), ", "))
+			return fmt.Errorf("check %d: unknown method %q (valid: %s)", i+1, ch.Method, artifacts.Join(artifacts.Methods(), ", "))
 		}
 	}
 	return nil
@@ -260,7 +260,7 @@ type Check struct {
 	Metric string `yaml:"metric,omitempty"`
 	// Method restricts the check to runs with that timing method (one of artifacts.Methods);
 	// on any other run the check is untestable.
-	Method string `yaml:"method,omitempty"`
+	Method artifacts.Method `yaml:"method,omitempty"`
 	Note   string `yaml:"note,omitempty"`
 	// Boards restricts the check to runs on these board classes (a published figure of those
 	// boards); on any other board the check is untestable.

@@ -424,19 +424,19 @@ func (s *Server) apiSubmit(c echo.Context) error {
 
 // apiRunJSON is a run as the public API serves it.
 type apiRunJSON struct {
-	ID          int64  `json:"id"`
-	URL         string `json:"url"`
-	Experiment  string `json:"experiment"`
-	Paper       string `json:"paper"`
-	ManifestID  string `json:"manifestId"`
-	Kind        string `json:"kind,omitempty"`
-	Board       string `json:"board"`
-	Level       string `json:"level"`
-	Method      string `json:"method"`
-	ClassStatus string `json:"classStatus"`
-	Origin      string `json:"origin"`
-	Binding     string `json:"binding"`
-	Signer      string `json:"signer"`
+	ID          int64            `json:"id"`
+	URL         string           `json:"url"`
+	Experiment  string           `json:"experiment"`
+	Paper       string           `json:"paper"`
+	ManifestID  string           `json:"manifestId"`
+	Kind        artifacts.Kind   `json:"kind,omitempty"`
+	Board       string           `json:"board"`
+	Level       artifacts.Level  `json:"level"`
+	Method      artifacts.Method `json:"method"`
+	ClassStatus string           `json:"classStatus"`
+	Origin      string           `json:"origin"`
+	Binding     string           `json:"binding"`
+	Signer      string           `json:"signer"`
 	// SignerRevoked is when the keys that signed the run were revoked (absent if they were
 	// not); the run stays published, flagged.
 	SignerRevoked *time.Time           `json:"signerRevoked,omitempty"`
@@ -489,8 +489,11 @@ func (s *Server) apiRun(c echo.Context) error {
 
 func (s *Server) apiPapers(c echo.Context) error {
 	type exp struct {
-		Ref, Kind, Method, Title string
-		Cells                    int
+		Ref    string
+		Kind   artifacts.Kind
+		Method artifacts.Method
+		Title  string
+		Cells  int
 	}
 	type paper struct {
 		ID, Title, Citation string
@@ -529,7 +532,7 @@ func (s *Server) runCSV(c echo.Context) error {
 	w.Write([]string{"run", "experiment", "board", "level", "origin", "method", "class_status", "algorithm", "operation", "status", "unit", "n", "min", "p25", "median", "p75", "max", "mean", "stddev", "error",
 		"implementation", "keys", "message_bytes"})
 	for _, cl := range cells {
-		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, r.Level, r.Origin, r.Method, r.ClassStatus, cl.Algorithm, cl.Operation, cl.Status, cl.Unit}
+		row := []string{strconv.FormatInt(r.ID, 10), r.Experiment, r.BoardClass, string(r.Level), r.Origin, string(r.Method), r.ClassStatus, cl.Algorithm, cl.Operation, string(cl.Status), string(cl.Unit)}
 		if st := cl.Stats; st != nil {
 			row = append(row, strconv.Itoa(st.N), ff(st.Min), ff(st.P25), ff(st.Median), ff(st.P75), ff(st.Max), ff(st.Mean), ff(st.Stddev), cl.Error)
 		} else {

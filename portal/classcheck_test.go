@@ -194,8 +194,9 @@ func TestLeaderboardsNeverMixMethods(t *testing.T) {
 	ctx := context.Background()
 	id, _ := identity.GenerateIdentity()
 	for i, c := range []struct {
-		board, method string
-		median        float64
+		board  string
+		method artifacts.Method
+		median float64
 	}{
 		{"host", artifacts.MethodInProcess, 21670}, {"lab-a", artifacts.MethodInProcess, 25000},
 		{"host", artifacts.MethodProcessPerOperation, 3.681e6}, {"lab-a", artifacts.MethodProcessPerOperation, 4e6},
@@ -220,7 +221,7 @@ func TestLeaderboardsNeverMixMethods(t *testing.T) {
 			t.Errorf("unit %s", st.Unit)
 		}
 	}
-	if len(ranks) != 2 || len(ranks[artifacts.MethodInProcess]) != 2 || ranks[artifacts.MethodProcessPerOperation][0] != 1 {
+	if len(ranks) != 2 || len(ranks[string(artifacts.MethodInProcess)]) != 2 || ranks[string(artifacts.MethodProcessPerOperation)][0] != 1 {
 		t.Fatalf("rankings by method %v", ranks)
 	}
 	code, page := get(t, p.URL+"/leaderboards?algorithm=ML-KEM-768&operation=encaps")

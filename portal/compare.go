@@ -50,10 +50,10 @@ type PairReport struct {
 // PairCell is one cell (algorithm, operation, variant) in A and B. Comparable cells carry
 // the ratio of B's median to A's with its bootstrap interval; the others say why not.
 type PairCell struct {
-	Algorithm string `json:"algorithm"`
-	Operation string `json:"operation"`
-	Variant   string `json:"variant,omitempty"`
-	Unit      string `json:"unit,omitempty"`
+	Algorithm string         `json:"algorithm"`
+	Operation string         `json:"operation"`
+	Variant   string         `json:"variant,omitempty"`
+	Unit      artifacts.Unit `json:"unit,omitempty"`
 	// A and B summarise each run's samples (nil when the cell is missing or has none).
 	A *Summary `json:"a,omitempty"`
 	B *Summary `json:"b,omitempty"`
@@ -73,8 +73,8 @@ type PairCell struct {
 // Summary is a cell's samples as a box plot: quartiles, 1.5×IQR whiskers, outliers (at most
 // plot.MaxOutlierDots kept, Outliers counts them all) and n.
 type Summary struct {
-	N    int    `json:"n"`
-	Unit string `json:"unit"`
+	N    int            `json:"n"`
+	Unit artifacts.Unit `json:"unit"`
 	// Box is the whisker's low end, p25, median, p75 and the whisker's high end.
 	Box          [5]float64 `json:"box"`
 	Outliers     []float64  `json:"outliers,omitempty"`
@@ -128,7 +128,7 @@ func (s *Server) loadRun(ctx context.Context, r store.Run) (compare.Run, error) 
 	return run, nil
 }
 
-func summarise(samples []float64, unit string) *Summary {
+func summarise(samples []float64, unit artifacts.Unit) *Summary {
 	row, ok := plot.Tukey("", samples)
 	if !ok {
 		return nil
@@ -361,10 +361,10 @@ func (s *Server) apiCompare(c echo.Context) error {
 		runs = append(runs, r)
 	}
 	out := struct {
-		Runs   []int64      `json:"runs"`
-		Method string       `json:"method"`
-		Pairs  []PairReport `json:"pairs"`
-		Noise  string       `json:"noise"`
+		Runs   []int64          `json:"runs"`
+		Method artifacts.Method `json:"method"`
+		Pairs  []PairReport     `json:"pairs"`
+		Noise  string           `json:"noise"`
 	}{Runs: ids, Method: compare.MethodRuns, Noise: PairNoise, Pairs: []PairReport{}}
 	for _, r := range runs[1:] {
 		p, err := s.pairReport(ctx, runs[0], r)
@@ -381,8 +381,8 @@ func (s *Server) apiCompare(c echo.Context) error {
 func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, error) {
 	v := templates.CompareView{Method: compare.MethodRuns + ". " + PairNoise}
 	for i, r := range runs {
-		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: r.Method,
-			Published: when(r.PublishedAt), Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin}, Declared: r.ClassStatus == artifacts.ClassDeclared})
+		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: string(r.Method),
+			Published: when(r.PublishedAt), Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin}, Declared: r.ClassStatus == artifacts.ClassDeclared})
 	}
 	reports := make([]compare.Report, len(runs))
 	for i, r := range runs {
@@ -448,13 +448,13 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 			v.NotComparable++
 			continue
 		}
-		unit := any.Unit
+		unit := string(any.Unit)
 		row := templates.CompareCellRow{Cell: any.name(), Unit: unit}
 		med := func(sm *Summary) string {
 			if sm == nil {
 				return "–"
 			}
-			return human(sm.Box[2], sm.Unit)
+			return human(sm.Box[2], string(sm.Unit))
 		}
 		var a *Summary
 		for _, pc := range ps {
@@ -470,7 +470,7 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 				return
 			}
 			g.Points = append(g.Points, plot.Point{Name: "run " + v.Runs[i].Label, Value: sm.Box[2], Lo: sm.Box[1], Hi: sm.Box[3], Series: i,
-				Text: "median " + human(sm.Box[2], sm.Unit) + " (p25 " + human(sm.Box[1], sm.Unit) + ", p75 " + human(sm.Box[3], sm.Unit) + ", n " + strconv.Itoa(sm.N) + ")"})
+				Text: "median " + human(sm.Box[2], string(sm.Unit)) + " (p25 " + human(sm.Box[1], string(sm.Unit)) + ", p75 " + human(sm.Box[3], string(sm.Unit)) + ", n " + strconv.Itoa(sm.N) + ")"})
 			boxes[unit] = append(boxes[unit], plot.Row{Label: any.name() + " · run " + v.Runs[i].Label, Min: sm.Box[0], P25: sm.Box[1], Median: sm.Box[2],
 				P75: sm.Box[3], Max: sm.Box[4], Outliers: sm.Outliers, Whiskers: "1.5×IQR"})
 		}
@@ -545,7 +545,7 @@ func paperCharts(r store.Run, rep compare.Report) []*plot.Chart {
 		comp, _ := cc.Split()
 		var pub []plot.Point
 		for _, rc := range comp {
-			if rc.Ref.Unit == cc.Unit && rc.Ref.Value > 0 {
+			if rc.Ref.Unit == string(cc.Unit) && rc.Ref.Value > 0 {
 				pub = append(pub, plot.Point{Name: "paper (" + rc.Ref.Stat + ")", Value: rc.Ref.Value, Lo: rc.Ref.Value, Hi: rc.Ref.Value, Series: 1, Published: true,
 					Text: rc.Ref.Stat + " " + rc.Ref.Text + " " + rc.Ref.Unit + ", " + rc.Ref.Source})
 			}
@@ -556,10 +556,10 @@ func paperCharts(r store.Run, rep compare.Report) []*plot.Chart {
 		st := cc.Stats
 		g := plot.Group{Label: cc.Name(), Points: append([]plot.Point{{Name: "run #" + strconv.FormatInt(r.ID, 10), Value: st.Median, Lo: st.P25, Hi: st.P75,
 			Text: "median " + human(st.Median, cc.Unit)}}, pub...)}
-		if _, ok := units[cc.Unit]; !ok {
-			order = append(order, cc.Unit)
+		if _, ok := units[string(cc.Unit)]; !ok {
+			order = append(order, string(cc.Unit))
 		}
-		units[cc.Unit] = append(units[cc.Unit], g)
+		units[string(cc.Unit)] = append(units[string(cc.Unit)], g)
 	}
 	var out []*plot.Chart
 	for _, u := range order {
@@ -590,10 +590,10 @@ func (s *Server) RunSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Fig
 		if !ok {
 			continue
 		}
-		if _, seen := rows[c.Unit]; !seen {
-			order = append(order, c.Unit)
+		if _, seen := rows[string(c.Unit)]; !seen {
+			order = append(order, string(c.Unit))
 		}
-		rows[c.Unit] = append(rows[c.Unit], row)
+		rows[string(c.Unit)] = append(rows[string(c.Unit)], row)
 	}
 	var out []*plot.Figure
 	for _, u := range order {

@@ -98,7 +98,7 @@ func TestComputePairRefusesWhatCannotCompare(t *testing.T) {
 		}
 		return out
 	}
-	cell := func(alg, op, unit, status string, n int) artifacts.Cell {
+	cell := func(alg, op string, unit artifacts.Unit, status artifacts.Status, n int) artifacts.Cell {
 		return artifacts.Cell{Algorithm: alg, Operation: op, Unit: unit, Status: status, Stats: &artifacts.Stats{N: n}}
 	}
 	mk := func(cells []artifacts.Cell, vals map[string][]float64) compare.Run {

@@ -64,9 +64,9 @@ func claimResultRows(rep compare.Report, origin string) []templates.ClaimResultR
 			board, level = rep.Board, rep.Assurance // reports published before verdicts carried them
 		}
 		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason, Multiplicity: cr.Multiplicity,
-			Board: board, ClassStatus: cr.ClassStatus, Assurance: templates.Assurance{Level: level, Origin: origin}}
+			Board: board, ClassStatus: cr.ClassStatus, Assurance: templates.Assurance{Level: string(level), Origin: origin}}
 		for _, ch := range cr.Checks {
-			cv := templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail, Method: ch.Method, Resamples: ch.Resamples}
+			cv := templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail, Method: string(ch.Method), Resamples: ch.Resamples}
 			for _, iv := range ch.Intervals {
 				cv.Intervals = append(cv.Intervals, templates.IntervalRow{Ratio: iv.Num + " / " + iv.Den, Point: fmt.Sprintf("%.3f", iv.Point),
 					Lo: fmt.Sprintf("%.3f", iv.Lo), Hi: fmt.Sprintf("%.3f", iv.Hi), Verdict: iv.Verdict, Seed: iv.Seed, ShortSeed: shortSeed(iv.Seed),
@@ -124,7 +124,7 @@ func claimViews(p *experiments.Paper, verdicts []store.ClaimVerdict, tallies []s
 					board += " (declared)"
 				}
 				cv.Verdicts = append(cv.Verdicts, templates.VerdictRow{RunID: vd.RunID, Verdict: vd.Verdict, Reason: vd.Reason, Board: board,
-					Assurance: templates.Assurance{Level: vd.Level, Origin: vd.Origin}})
+					Assurance: templates.Assurance{Level: string(vd.Level), Origin: vd.Origin}})
 			}
 		}
 		out = append(out, cv)

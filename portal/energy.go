@@ -75,7 +75,7 @@ func (s *Server) energyView(p *experiments.Paper) *templates.EnergyView {
 // buildEnergyView turns a re-derivation into the page's view.
 func buildEnergyView(tab *rederive.Table) templates.EnergyView {
 	s := tab.Summarize()
-	v := templates.EnergyView{Paper: tab.Paper, Label: rederive.Label, Method: tab.EnergyMethod, Caveat: rederive.Caveat, Seed: tab.Seed,
+	v := templates.EnergyView{Paper: tab.Paper, Label: rederive.Label, Method: string(tab.EnergyMethod), Caveat: rederive.Caveat, Seed: tab.Seed,
 		Replicates: tab.Replicates, FewOps: s.FewOps, Disagreements: s.Disagreements, MinOps: energy.MinBlocks}
 	tally := func(name string, t rederive.Tally) templates.EnergyTally {
 		return templates.EnergyTally{Source: name, Cells: t.Cells, Rederived: t.Rederived, Inside: t.Inside, Outside: t.Outside,

@@ -11,8 +11,8 @@ import (
 )
 
 // human renders a value in its unit; nanoseconds get a readable time unit.
-func human(v float64, unit string) string {
-	switch unit {
+func human[U ~string](v float64, unit U) string {
+	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
 		switch a := math.Abs(v); {
 		case a >= 1e9:
@@ -41,8 +41,9 @@ func human(v float64, unit string) string {
 }
 
 // unitTitle names what a unit measures, for leaderboard and plot headings.
-func unitTitle(unit string) string {
-	switch unit {
+func unitTitle[U ~string](u U) string {
+	unit := string(u)
+	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
 		return "time per operation"
 	case artifacts.UnitInstructions:

@@ -74,7 +74,7 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 		own[c.Algorithm] = c
 		if c.Status == artifacts.StatusOK && c.Stats != nil && c.Stats.Median > 0 {
 			lo, hi = min(lo, c.Stats.Median), max(hi, c.Stats.Median)
-			unit = c.Unit
+			unit = string(c.Unit)
 		}
 	}
 	step := func(v float64) int {
@@ -91,7 +91,7 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 			name := g + "+" + sc
 			hc := templates.HeatCell{Name: name, Status: "not run", Reason: "no such cell in the result"}
 			if c, ok := own[name]; ok {
-				hc.Status, hc.Reason = c.Status, c.Error
+				hc.Status, hc.Reason = string(c.Status), c.Error
 				switch {
 				case c.Status == artifacts.StatusOK && c.Stats != nil:
 					st := c.Stats
@@ -139,7 +139,7 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 }
 
 func heatTableRow(c artifacts.Cell) templates.HeatTableRow {
-	r := templates.HeatTableRow{Cell: c.Algorithm, Stack: artifacts.StackPQRepro, Status: c.Status, Reason: c.Error,
+	r := templates.HeatTableRow{Cell: c.Algorithm, Stack: artifacts.StackPQRepro, Status: string(c.Status), Reason: c.Error,
 		Median: "–", P25: "–", P75: "–", N: "–", ClientCPU: "–", ServerCPU: "–", BytesClient: "–", BytesServer: "–", ChainBytes: "–", Flights: "–", HRR: "–"}
 	if c.TLS != nil && c.TLS.Stack != "" {
 		r.Stack = c.TLS.Stack

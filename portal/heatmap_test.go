@@ -61,10 +61,10 @@ func TestHeatMap(t *testing.T) {
 		t.Errorf("tooltip %q, want %q", first.Title, want)
 	}
 	failed := h.Rows[4].Cells[5]
-	if failed.Status != artifacts.StatusFailed || failed.Value != "" || !strings.Contains(failed.Reason, "bad_certificate") || failed.Class() != "heat heat-none" {
+	if failed.Status != string(artifacts.StatusFailed) || failed.Value != "" || !strings.Contains(failed.Reason, "bad_certificate") || failed.Class() != "heat heat-none" {
 		t.Errorf("failed cell %+v", failed)
 	}
-	if got := h.Rows[2].Cells[3]; got.Status != artifacts.StatusSkipped || got.Reason != "the stack lacks the group" {
+	if got := h.Rows[2].Cells[3]; got.Status != string(artifacts.StatusSkipped) || got.Reason != "the stack lacks the group" {
 		t.Errorf("skipped cell %+v", got)
 	}
 	for _, r := range h.Rows {

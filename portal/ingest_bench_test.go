@@ -70,7 +70,7 @@ spec:
 				Counter: "benchmark input", Requested: n, Variant: variant, Stats: artifacts.Summarize(vals)}
 			res.Cells = append(res.Cells, c)
 			for i, x := range vals {
-				w.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(x, 'f', -1, 64), c.Unit, c.Variant})
+				w.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(x, 'f', -1, 64), string(c.Unit), c.Variant})
 			}
 		}
 	}

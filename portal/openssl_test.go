@@ -39,7 +39,7 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	}
 	plain := queueJob(t, p, smallManifest(t, 2))
 
-	enrolWith := func(name string, caps protocol.Capabilities, methods []string) *portalclient.Client {
+	enrolWith := func(name string, caps protocol.Capabilities, methods []artifacts.Method) *portalclient.Client {
 		id, err := identity.GenerateIdentity()
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 		return c
 	}
 	old := enrolWith("old", protocol.Capabilities{OpenSSL: "OpenSSL 3.0.19 27 Jan 2026", OpenSSLReason: "too old"},
-		[]string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation})
+		[]artifacts.Method{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation})
 	for i := range 3 {
 		l, err := old.Lease(ctx, 0)
 		if err != nil {
@@ -69,7 +69,7 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	id, _ := identity.GenerateIdentity()
 	if _, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
 		PublicKeys: id.Public(), Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true,
-			Methods: []string{artifacts.MethodOpenSSLCLI}}}}); err == nil || !strings.Contains(err.Error(), "no usable OpenSSL") {
+			Methods: []artifacts.Method{artifacts.MethodOpenSSLCLI}}}}); err == nil || !strings.Contains(err.Error(), "no usable OpenSSL") {
 		t.Fatalf("enrolment with openssl-cli but no usable openssl: %v", err)
 	}
 	capable := enrolWith("new", protocol.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
@@ -127,9 +128,9 @@ func (s *Server) boardPage(c echo.Context) error {
 
 // boardLabel names a runner's board once: "pi4 (rpi4-b, serial)", and "host" rather than
 // "host [host, host]".
-func boardLabel(name, class, driver string) string {
+func boardLabel(name, class string, driver artifacts.Driver) string {
 	var extra []string
-	for _, x := range []string{class, driver} {
+	for _, x := range []string{class, string(driver)} {
 		if x != "" && x != name && !slices.Contains(extra, x) {
 			extra = append(extra, x)
 		}

@@ -82,9 +82,9 @@ func (s *Server) boardOptions(ctx context.Context, m *artifacts.Manifest) ([]tem
 
 // methodUnavailable says why a board cannot run an experiment with the method, naming what
 // the portal's connected runners have.
-func methodUnavailable(method string, runners []store.Runner) string {
+func methodUnavailable(method artifacts.Method, runners []store.Runner) string {
 	if method != artifacts.MethodOpenSSLCLI {
-		return "its runner does not run " + method + " experiments"
+		return "its runner does not run " + string(method) + " experiments"
 	}
 	var have []string
 	for _, r := range runners {
@@ -109,7 +109,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 	}
 	_, signed := currentUser(c)
 	v := templates.ExperimentView{Page: s.page(c, m.Ref()), Ref: m.Ref(), Paper: p.ID, PaperTitle: p.Title, Name: m.Metadata.Name,
-		Title: m.Metadata.Title, Description: m.Metadata.Description, Kind: m.Kind, Method: m.Spec.Method, ManifestYAML: string(m.YAML()),
+		Title: m.Metadata.Title, Description: m.Metadata.Description, Kind: string(m.Kind), Method: string(m.Spec.Method), ManifestYAML: string(m.YAML()),
 		ManifestID: m.ID(), Iterations: m.Spec.Iterations, IntendedBoards: m.Spec.Boards, SignedIn: signed}
 	for _, cr := range m.Cells() {
 		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
@@ -289,7 +289,7 @@ func (c *previewCache) get(m *artifacts.Manifest, p *experiments.Paper, opts []t
 func experimentPreview(m *artifacts.Manifest, p *experiments.Paper, opts []templates.BoardOption) ([]templates.ComparablePreview, []templates.ClaimPreview) {
 	var targets []compare.PreviewTarget
 	seen := map[string]bool{}
-	add := func(board, unit string) {
+	add := func(board string, unit artifacts.Unit) {
 		if !seen[board] {
 			seen[board] = true
 			targets = append(targets, compare.PreviewTarget{Board: board, Unit: unit})

@@ -34,7 +34,7 @@ func (s *Server) paperPage(c echo.Context) error {
 		Measured: p.Measured, Boards: p.Boards, Provenance: p.Provenance}
 	for _, m := range p.Manifests {
 		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
-			Kind: m.Kind, Method: m.Spec.Method, Cells: len(m.Cells())})
+			Kind: string(m.Kind), Method: string(m.Spec.Method), Cells: len(m.Cells())})
 	}
 	v.RefGroups, v.RefInline = refGroups(p, p.Reference, inlineReferenceRows)
 	v.RefTotal = len(p.Reference)

@@ -91,7 +91,7 @@ func (s *Server) runPage(c echo.Context) error {
 // runHeader is the run page's facts from the run's row.
 func runHeader(r store.Run) templates.RunView {
 	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
-		Kind: r.Kind, Method: r.Method, Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+		Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin},
 		BindingNote: bindingNote(r.Binding), OwnManifest: !r.Catalogue,
 		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
 		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
@@ -137,9 +137,9 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 		cols.Keys = cols.Keys || row.Keys != "–"
 		if st := cl.Stats; st != nil && cl.Status == artifacts.StatusOK {
 			if unit == "" {
-				unit = cl.Unit
+				unit = string(cl.Unit)
 			}
-			if cl.Unit == unit {
+			if string(cl.Unit) == unit {
 				prows = append(prows, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
 			}
 		}
@@ -155,7 +155,7 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 
 // cellRow is one cell's row; its statistics share the unit of its Unit column.
 func cellRow(cl artifacts.Cell) templates.CellRow {
-	row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: cl.Status, Error: cl.Error, Unit: cl.Unit,
+	row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: string(cl.Status), Error: cl.Error, Unit: string(cl.Unit),
 		Heap: "–", Stack: "–", Energy: "–", Keys: cmp.Or(cl.Keys, "–"), Implementation: implementationText("")}
 	if cl.Implementation != nil {
 		// A stored cell's Implementation holds its key (sqlstore Cells).
@@ -200,9 +200,9 @@ func cellRow(cl artifacts.Cell) templates.CellRow {
 // the function printing them as bare numbers: nanoseconds become ns, µs, ms or s by the
 // median's size (so the Unit column names the unit of every number beside it), counts keep
 // their unit with thousands separators.
-func statScale(unit string, m float64) (string, func(float64) string) {
-	if unit != artifacts.UnitNanoseconds {
-		return unit, func(v float64) string { return groupDigits(int64(math.Round(v))) }
+func statScale[U ~string](unit U, m float64) (string, func(float64) string) {
+	if artifacts.Unit(unit) != artifacts.UnitNanoseconds {
+		return string(unit), func(v float64) string { return groupDigits(int64(math.Round(v))) }
 	}
 	div, name, prec := 1.0, "ns", 0
 	switch a := math.Abs(m); {
@@ -255,7 +255,7 @@ var measuredLibraries = []string{"github.com/cloudflare/circl", "golang.org/x/cr
 func environmentKVs(env artifacts.Environment) []templates.KV {
 	b := env.Board
 	board := b.Name
-	for _, part := range []struct{ k, v string }{{"class", b.Class}, {"driver", b.Driver}, {"chip", b.Chip}} {
+	for _, part := range []struct{ k, v string }{{"class", b.Class}, {"driver", string(b.Driver)}, {"chip", b.Chip}} {
 		if part.v != "" && !strings.Contains(board, part.v) {
 			board += ", " + part.k + " " + part.v
 		}

@@ -168,8 +168,8 @@ func seedPlans(t *testing.T, st store.Store, n int) {
 			paper, exp, kind, method, b, submitter = "paper009", "paper009/tls", "tls-matrix", "openssl-cli", [2]string{"rpi4-b", "hardware"}, users[accounts-1]
 		}
 		k := keys[i%accounts]
-		run := store.Run{Experiment: exp, Paper: paper, ManifestID: "sha256:m", Kind: kind, Method: method, BoardClass: b[0], BoardName: b[0],
-			Level: b[1], Origin: "community", Signer: k.Fingerprint(), PublicKeys: k, Bundle: digestOf(fmt.Sprint("run", i)),
+		run := store.Run{Experiment: exp, Paper: paper, ManifestID: "sha256:m", Kind: artifacts.Kind(kind), Method: artifacts.Method(method), BoardClass: b[0], BoardName: b[0],
+			Level: artifacts.Level(b[1]), Origin: "community", Signer: k.Fingerprint(), PublicKeys: k, Bundle: digestOf(fmt.Sprint("run", i)),
 			StartedAt: time.Now(), FinishedAt: time.Now(), Environment: "{}", Report: "{}", Checks: "[]", CellsTotal: 4, CellsOK: 4, SubmitterID: submitter}
 		pub := store.Publication{Run: run}
 		for c := range 4 {
@@ -183,7 +183,7 @@ func seedPlans(t *testing.T, st store.Store, n int) {
 		if submitter == 0 {
 			// A portal runner's run: queued as a job, leased and published through it.
 			rid := runners[i%len(runners)]
-			jid, err := st.CreateJob(ctx, store.NewJob{Experiment: exp, Paper: paper, ManifestYAML: "kind: x", ManifestID: "sha256:m", BoardClass: b[0], Method: method, RequestedBy: admin.ID})
+			jid, err := st.CreateJob(ctx, store.NewJob{Experiment: exp, Paper: paper, ManifestYAML: "kind: x", ManifestID: "sha256:m", BoardClass: b[0], Method: artifacts.Method(method), RequestedBy: admin.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,7 +54,7 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.Lis
 	}
 	f.Paper, f.Experiment, f.Kind, f.Algorithm = keep.Get("paper"), keep.Get("experiment"), keep.Get("kind"), keep.Get("algorithm")
 	f.BoardClass, f.Level, f.Method, f.Submitter, f.State = keep.Get("board"), keep.Get("assurance"), keep.Get("method"), keep.Get("submitter"), keep.Get("state")
-	if f.Level != "" && !slices.Contains([]string{artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware}, f.Level) {
+	if f.Level != "" && !slices.Contains([]artifacts.Level{artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware}, artifacts.Level(f.Level)) {
 		return f, nil, fault.New(fault.Invalid, "filter assurance: %q is not host, emulated or hardware", f.Level)
 	}
 	if f.State != "" && !slices.Contains([]string{store.JobQueued, store.JobRunning, store.JobPublished, store.JobFailed}, f.State) {
@@ -188,8 +188,8 @@ func runListRow(r store.Run) templates.RunListRow {
 	if by == "" {
 		by = r.RunnerName
 	}
-	return templates.RunListRow{ID: r.ID, Paper: r.Paper, Experiment: r.Experiment, Kind: r.Kind, Method: r.Method, Board: r.BoardClass,
-		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+	return templates.RunListRow{ID: r.ID, Paper: r.Paper, Experiment: r.Experiment, Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass,
+		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin},
 		Published: when(r.PublishedAt), CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, By: by}
 }
 
@@ -222,7 +222,7 @@ func (s *Server) jobsPage(c echo.Context) error {
 		filterSelect("method", "Method", facets.Methods, f.Method),
 	}
 	for _, j := range p.Items {
-		v.Jobs = append(v.Jobs, templates.JobListRow{ID: j.ID, Paper: j.Paper, Experiment: j.Experiment, Board: j.BoardClass, Method: j.Method, State: j.State,
+		v.Jobs = append(v.Jobs, templates.JobListRow{ID: j.ID, Paper: j.Paper, Experiment: j.Experiment, Board: j.BoardClass, Method: string(j.Method), State: j.State,
 			Created: when(j.CreatedAt), RunID: j.RunID, Error: j.Error})
 	}
 	return s.render(c, http.StatusOK, templates.JobsPage(v))
@@ -260,7 +260,7 @@ func (s *Server) apiRuns(c echo.Context) error {
 		w := newCSV(&buf)
 		w.Write([]string{"id", "url", "paper", "experiment", "kind", "method", "board", "level", "class_status", "origin", "submitter", "runner", "published_at", "cells_ok", "cells_total"})
 		for _, r := range p.Items {
-			w.Write([]string{strconv.FormatInt(r.ID, 10), fmt.Sprintf("/runs/%d", r.ID), r.Paper, r.Experiment, r.Kind, r.Method, r.BoardClass, r.Level, r.ClassStatus, r.Origin,
+			w.Write([]string{strconv.FormatInt(r.ID, 10), fmt.Sprintf("/runs/%d", r.ID), r.Paper, r.Experiment, string(r.Kind), string(r.Method), r.BoardClass, string(r.Level), r.ClassStatus, r.Origin,
 				r.Submitter, r.RunnerName, r.PublishedAt.UTC().Format(time.RFC3339), strconv.Itoa(r.CellsOK), strconv.Itoa(r.CellsTotal)})
 		}
 		w.Flush()
@@ -293,23 +293,23 @@ func (s *Server) apiJobs(c echo.Context) error {
 			if j.RunID > 0 {
 				run = strconv.FormatInt(j.RunID, 10)
 			}
-			w.Write([]string{strconv.FormatInt(j.ID, 10), fmt.Sprintf("/jobs/%d", j.ID), j.Paper, j.Experiment, j.BoardClass, j.Method, j.State,
+			w.Write([]string{strconv.FormatInt(j.ID, 10), fmt.Sprintf("/jobs/%d", j.ID), j.Paper, j.Experiment, j.BoardClass, string(j.Method), j.State,
 				j.CreatedAt.UTC().Format(time.RFC3339), run, j.Error})
 		}
 		w.Flush()
 		return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
 	}
 	type jobJSON struct {
-		ID         int64     `json:"id"`
-		URL        string    `json:"url"`
-		Paper      string    `json:"paper"`
-		Experiment string    `json:"experiment"`
-		Board      string    `json:"board"`
-		Method     string    `json:"method"`
-		State      string    `json:"state"`
-		CreatedAt  time.Time `json:"createdAt"`
-		RunID      int64     `json:"runId,omitempty"`
-		Error      string    `json:"error,omitempty"`
+		ID         int64            `json:"id"`
+		URL        string           `json:"url"`
+		Paper      string           `json:"paper"`
+		Experiment string           `json:"experiment"`
+		Board      string           `json:"board"`
+		Method     artifacts.Method `json:"method"`
+		State      string           `json:"state"`
+		CreatedAt  time.Time        `json:"createdAt"`
+		RunID      int64            `json:"runId,omitempty"`
+		Error      string           `json:"error,omitempty"`
 	}
 	out := make([]jobJSON, 0, len(p.Items))
 	for _, j := range p.Items {

@@ -39,7 +39,7 @@ func (s *Server) schemesPage(c echo.Context) error {
 	if level == "" && board == "" && len(choices) > 0 {
 		level, board = choices[0].Level, choices[0].BoardClass
 		for _, ch := range choices {
-			if ch.Level == artifacts.AssuranceHost && ch.BoardClass == "host" {
+			if ch.Level == string(artifacts.AssuranceHost) && ch.BoardClass == artifacts.HostBoard {
 				level, board = ch.Level, ch.BoardClass
 			}
 		}
@@ -151,7 +151,7 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 
 // axisLabel is human(v, unit) without trailing zeros ("10 µs", not "10.00 µs"), short enough
 // for an axis on a phone.
-func axisLabel(v float64, unit string) string {
+func axisLabel[U ~string](v float64, unit U) string {
 	h := human(v, unit)
 	num, rest, ok := strings.Cut(h, " ")
 	if !ok || !strings.Contains(num, ".") {

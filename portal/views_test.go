@@ -101,7 +101,7 @@ func TestBoardLabelNamesOnce(t *testing.T) {
 		{"pi4", "rpi4-b", "serial"}:         "pi4 (rpi4-b, serial)",
 		{"mps2", "qemu-mps2-an386", "qemu"}: "mps2 (qemu-mps2-an386, qemu)",
 	} {
-		if got := boardLabel(in[0], in[1], in[2]); got != want {
+		if got := boardLabel(in[0], in[1], artifacts.Driver(in[2])); got != want {
 			t.Errorf("boardLabel%v = %q, want %q", in, got, want)
 		}
 	}

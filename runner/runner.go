@@ -137,7 +137,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err != nil {
 		return fail(fmt.Errorf("identify board: %w", err))
 	}
-	hostTimed := id.Driver == "host"
+	hostTimed := id.Driver == artifacts.DriverHost
 	timing := startTiming(opt.Roots, hostTimed)
 	started := time.Now().UTC()
 	fmt.Fprintf(log, "pqrepro %s: %s (%s) on board %s [%s, %s], manifest %s\n", opt.Version, m.Ref(), m.Kind, id.Name, id.Class, id.ClassStatus, m.ID())
@@ -183,7 +183,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 			if len(c.Rounds) > 0 {
 				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
 			}
-			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), cell.Unit, cell.Variant, round, offset})
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(cell.Unit), cell.Variant, round, offset})
 		}
 	}
 	w.Flush()
@@ -215,7 +215,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		fmt.Fprintf(log, "timing: %s\n", w)
 	}
 	env.Board = id
-	if id.Driver == "host" {
+	if id.Driver == artifacts.DriverHost {
 		env.TimerSource = "Go monotonic clock (time.Now/time.Since), nanoseconds"
 	} else {
 		env.TimerSource = cellsCounter(res.Cells)

@@ -258,89 +258,97 @@ func parseClientHello(body []byte) (*clientHelloMsg, error) {
 	m.compression = comp
 	psk := false
 	err := parseExtensions(&s, "ClientHello", func(typ uint16, d cryptobyte.String) error {
-		bad := func() error { return decodeErr("ClientHello: malformed extension %d", typ) }
 		if psk {
 			return &alertCause{AlertIllegalParameter, errors.New("ClientHello: pre_shared_key is not the last extension (RFC 8446 §4.2.11)")}
 		}
-		switch typ {
-		case extPreSharedKey:
+		if typ == extPreSharedKey {
 			psk = true // not used (no resumption); only its place is checked
-		case extServerName:
-			var list cryptobyte.String
-			if !d.ReadUint16LengthPrefixed(&list) || list.Empty() || !d.Empty() {
-				return bad()
-			}
-			for !list.Empty() {
-				var nt uint8
-				var name cryptobyte.String
-				if !list.ReadUint8(&nt) || !list.ReadUint16LengthPrefixed(&name) || len(name) == 0 {
-					return bad()
-				}
-				if nt == 0 && m.serverName == "" {
-					m.serverName = string(name)
-				}
-			}
-		case extSupportedVersions:
-			var l cryptobyte.String
-			if !d.ReadUint8LengthPrefixed(&l) || len(l) < 2 || len(l)%2 != 0 || !d.Empty() {
-				return bad()
-			}
-			for !l.Empty() {
-				var v uint16
-				l.ReadUint16(&v)
-				m.supportedVersions = append(m.supportedVersions, v)
-			}
-		case extSupportedGroups:
-			var ok bool
-			if m.groups, ok = readU16List[Group](&d, 2); !ok || !d.Empty() {
-				return bad()
-			}
-			m.hasGroups = true
-		case extSignatureAlgorithms:
-			var ok bool
-			if m.sigAlgs, ok = readU16List[SignatureScheme](&d, 2); !ok || !d.Empty() {
-				return bad()
-			}
-			m.hasSigAlgs = true
-		case extSigAlgsCert:
-			var ok bool
-			if m.sigAlgsCert, ok = readU16List[SignatureScheme](&d, 2); !ok || !d.Empty() {
-				return bad()
-			}
-		case extCookie:
-			var c cryptobyte.String
-			if !d.ReadUint16LengthPrefixed(&c) || len(c) == 0 || !d.Empty() {
-				return bad()
-			}
-			m.cookie = c
-		case extKeyShare:
-			var l cryptobyte.String
-			if !d.ReadUint16LengthPrefixed(&l) || !d.Empty() {
-				return bad()
-			}
-			for !l.Empty() {
-				var g uint16
-				var ke cryptobyte.String
-				if !l.ReadUint16(&g) || !l.ReadUint16LengthPrefixed(&ke) || len(ke) == 0 {
-					return bad()
-				}
-				for _, ks := range m.keyShares {
-					if ks.group == Group(g) {
-						return &alertCause{AlertIllegalParameter, fmt.Errorf("ClientHello: two key shares for %s", Group(g))}
-					}
-				}
-				m.keyShares = append(m.keyShares, keyShareEntry{Group(g), ke})
-			}
-			m.hasKeyShare = true
-		case extEarlyData:
-			m.earlyData = true
+			return nil
 		}
-		return nil
+		return m.parseExtension(typ, d)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// parseExtension decodes one ClientHello extension (other than pre_shared_key, whose place
+// the caller checks) into m; unknown extensions are ignored.
+func (m *clientHelloMsg) parseExtension(typ uint16, d cryptobyte.String) error {
+	bad := func() error { return decodeErr("ClientHello: malformed extension %d", typ) }
+	switch typ {
+	case extServerName:
+		var list cryptobyte.String
+		if !d.ReadUint16LengthPrefixed(&list) || list.Empty() || !d.Empty() {
+			return bad()
+		}
+		for !list.Empty() {
+			var nt uint8
+			var name cryptobyte.String
+			if !list.ReadUint8(&nt) || !list.ReadUint16LengthPrefixed(&name) || len(name) == 0 {
+				return bad()
+			}
+			if nt == 0 && m.serverName == "" {
+				m.serverName = string(name)
+			}
+		}
+	case extSupportedVersions:
+		var l cryptobyte.String
+		if !d.ReadUint8LengthPrefixed(&l) || len(l) < 2 || len(l)%2 != 0 || !d.Empty() {
+			return bad()
+		}
+		for !l.Empty() {
+			var v uint16
+			l.ReadUint16(&v)
+			m.supportedVersions = append(m.supportedVersions, v)
+		}
+	case extSupportedGroups:
+		var ok bool
+		if m.groups, ok = readU16List[Group](&d, 2); !ok || !d.Empty() {
+			return bad()
+		}
+		m.hasGroups = true
+	case extSignatureAlgorithms:
+		var ok bool
+		if m.sigAlgs, ok = readU16List[SignatureScheme](&d, 2); !ok || !d.Empty() {
+			return bad()
+		}
+		m.hasSigAlgs = true
+	case extSigAlgsCert:
+		var ok bool
+		if m.sigAlgsCert, ok = readU16List[SignatureScheme](&d, 2); !ok || !d.Empty() {
+			return bad()
+		}
+	case extCookie:
+		var c cryptobyte.String
+		if !d.ReadUint16LengthPrefixed(&c) || len(c) == 0 || !d.Empty() {
+			return bad()
+		}
+		m.cookie = c
+	case extKeyShare:
+		var l cryptobyte.String
+		if !d.ReadUint16LengthPrefixed(&l) || !d.Empty() {
+			return bad()
+		}
+		for !l.Empty() {
+			var g uint16
+			var ke cryptobyte.String
+			if !l.ReadUint16(&g) || !l.ReadUint16LengthPrefixed(&ke) || len(ke) == 0 {
+				return bad()
+			}
+			for _, ks := range m.keyShares {
+				if ks.group == Group(g) {
+					return &alertCause{AlertIllegalParameter, fmt.Errorf("ClientHello: two key shares for %s", Group(g))}
+				}
+			}
+			m.keyShares = append(m.keyShares, keyShareEntry{Group(g), ke})
+		}
+		m.hasKeyShare = true
+	case extEarlyData:
+		m.earlyData = true
+	}
+	return nil
 }
 
 // serverHelloMsg is a ServerHello or, when random is helloRetryRandom, a HelloRetryRequest.

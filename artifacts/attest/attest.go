@@ -161,9 +161,9 @@ func (r RunnerRef) Validate() error {
 // Assurance says how a result was measured and who ran it.
 type Assurance struct {
 	// Level is "host" (the runner's own CPU), "emulated" (QEMU,
-	// instruction counts) or "hardware" (a real board); the AssuranceHost,
-	// AssuranceEmulated and AssuranceHardware constants of this package.
-	Level string `json:"level"`
+	// instruction counts) or "hardware" (a real board): artifacts.AssuranceHost,
+	// AssuranceEmulated or AssuranceHardware.
+	Level artifacts.Level `json:"level"`
 	// Origin is OriginPortalRunner, OriginCommunity or OriginLocal.
 	Origin string `json:"origin"`
 }

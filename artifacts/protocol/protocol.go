@@ -27,7 +27,7 @@ type BoardInfo struct {
 	// Class is the board class jobs ask for ("host", "qemu-mps2-an386", "esp32c6").
 	Class string `json:"class"`
 	// Driver is host, qemu or serial.
-	Driver string `json:"driver"`
+	Driver artifacts.Driver `json:"driver"`
 	// Available is false when the board is known but cannot run now; Reason says why.
 	Available bool   `json:"available"`
 	Reason    string `json:"reason,omitempty"`
@@ -36,9 +36,9 @@ type BoardInfo struct {
 	FirmwareOnly bool `json:"firmwareOnly,omitempty"`
 	// Methods are the timing methods the board can run (in-process, process-per-operation,
 	// openssl-cli); empty from runners that predate capabilities, meaning in-process only.
-	Methods []string `json:"methods,omitempty"`
+	Methods []artifacts.Method `json:"methods,omitempty"`
 	// Kinds are the experiment kinds the board can run; empty means every kind.
-	Kinds []string `json:"kinds,omitempty"`
+	Kinds []artifacts.Kind `json:"kinds,omitempty"`
 	// Algorithms is a board's declared algorithm subset (a firmware too small for the whole
 	// table, e.g. ML-KEM-512 alone on a 16 KiB Cortex-M0); empty means no declared limit.
 	Algorithms []string `json:"algorithms,omitempty"`
@@ -48,7 +48,7 @@ type BoardInfo struct {
 
 // CanRun reports whether the board runs experiments with the timing method. Boards from
 // runners that predate capabilities (no Methods) run everything but openssl-cli.
-func (b BoardInfo) CanRun(method string) bool {
+func (b BoardInfo) CanRun(method artifacts.Method) bool {
 	if len(b.Methods) == 0 {
 		return method != artifacts.MethodOpenSSLCLI
 	}

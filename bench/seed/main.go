@@ -78,8 +78,11 @@ import (
 )
 
 type board struct {
-	class, level, driver, unit string
-	scale                      float64
+	class  string
+	level  artifacts.Level
+	driver artifacts.Driver
+	unit   artifacts.Unit
+	scale  float64
 }
 
 // boards are the classes seeded runs are filed under. The two lab classes are not in the
@@ -507,7 +510,7 @@ func replica(tp template, bd board, id *identity.Identity, rng *rand.Rand) ([]by
 		}
 		res.Cells = append(res.Cells, c)
 		for i, v := range vals {
-			w.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), c.Unit, c.Variant})
+			w.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(c.Unit), c.Variant})
 		}
 	}
 	w.Flush()

@@ -73,7 +73,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	board := fs.String("board", "host", "board to run on: a name or class from pqrepro boards")
+	board := fs.String("board", artifacts.HostBoard, "board to run on: a name or class from pqrepro boards")
 	mapFile := fs.String("map", "", "hardware map YAML (default: $PQREPRO_MAP, else host and the emulated boards)")
 	firmwareDir := fs.String("firmware-dir", "", "firmware builds, <dir>/<class>/pqrepro-fw.elf (default: $PQREPRO_FIRMWARE, else firmware/build)")
 	firmware := fs.String("firmware", "", "firmware ELF to flash or boot instead of the board's own")
@@ -256,7 +256,7 @@ func short(id string) string {
 }
 
 // human renders a value in the cell's unit; nanoseconds get a readable time unit.
-func human(v float64, unit string) string {
+func human(v float64, unit artifacts.Unit) string {
 	if unit != artifacts.UnitNanoseconds {
 		return fmt.Sprintf("%.0f", v) // the unit is printed once, under the table
 	}

@@ -97,10 +97,10 @@ func discoverAgentBoards(ctx context.Context, cfg boards.Config, caps protocol.C
 	out := boards.AgentBoards(entries)
 	for i := range out {
 		e := &entries[i]
-		if e.Spec.Driver != boards.DriverHost {
+		if e.Spec.Driver != artifacts.DriverHost {
 			out[i].WithFirmware = func(path string) (runner.Board, error) { return e.Board(path) }
 			out[i].Info.FirmwareOnly = !out[i].Info.Available && e.UsableWithFirmware()
-			out[i].Info.Methods = []string{artifacts.MethodInProcess}
+			out[i].Info.Methods = []artifacts.Method{artifacts.MethodInProcess}
 			continue
 		}
 		out[i].Info.Methods = host.Methods(caps)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/artifacts"
 	"pqrepro/artifacts/identity"
 	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
@@ -25,7 +26,7 @@ func TestClaimTalliesPerBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	publish := func(board, level, status, verdict string) {
+	publish := func(board string, level artifacts.Level, status, verdict string) {
 		n++
 		now := time.Now()
 		_, err := st.Publish(ctx, store.Publication{Run: store.Run{Experiment: "paper001/mlkem", Paper: "paper001", ManifestID: "sha256:x",

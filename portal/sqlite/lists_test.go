@@ -30,7 +30,7 @@ func listStore(t *testing.T, n int, at func(i int) time.Time) *sqlite.Store {
 		t.Fatal(err)
 	}
 	for i := range n {
-		board, alg, level := "host", "ML-KEM-768", "host"
+		board, alg, level := "host", "ML-KEM-768", artifacts.AssuranceHost
 		if i%3 == 1 {
 			board, level = "qemu-mps2-an386", "emulated"
 		}

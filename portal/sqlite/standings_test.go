@@ -28,7 +28,7 @@ func TestValueStandings(t *testing.T) {
 	}
 	i := func(v int) *int { return &v }
 	f := func(v float64) *float64 { return &v }
-	publish := func(board, level string, c artifacts.Cell) {
+	publish := func(board string, level artifacts.Level, c artifacts.Cell) {
 		c.Algorithm, c.Operation, c.Status, c.Unit = "ML-KEM-768", "encaps", artifacts.StatusOK, "instructions"
 		c.Stats = &artifacts.Stats{N: 5, Min: 1, P25: 1, Median: 1, P75: 1, Max: 1, Mean: 1}
 		now := time.Now()

@@ -19,7 +19,10 @@ import (
 // benchPublication is a run of 20 ok cells and 6 claim verdicts on one of four boards: the
 // shape of a paper001 run. The numbers are benchmark input, not measurements.
 func benchPublication(i int64) store.Publication {
-	b := []struct{ class, level string }{{"host", "host"}, {"qemu-mps2-an386", "emulated"}, {"rpi4-b", "hardware"}, {"seed-lab-a", "host"}}[i%4]
+	b := []struct {
+		class string
+		level artifacts.Level
+	}{{"host", "host"}, {"qemu-mps2-an386", "emulated"}, {"rpi4-b", "hardware"}, {"seed-lab-a", "host"}}[i%4]
 	now := time.Now()
 	var cells []artifacts.Cell
 	for c := range 20 {

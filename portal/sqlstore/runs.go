@@ -124,7 +124,7 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 			}
 			// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
 			// manifest's method: its method says so, so rankings never mix it with the method's.
-			method := r.Method
+			method := string(r.Method)
 			if c.Variant != "" {
 				method += " · " + c.Variant
 			}
@@ -143,7 +143,7 @@ func (s *DB) publish(ctx context.Context, in *Tx, p store.Publication) (int64, e
 		sums := newSummaryDelta()
 		sums.run(r, 1)
 		for _, v := range p.Claims {
-			sums.verdict(v, r.Origin, r.BoardClass, r.Level, 1)
+			sums.verdict(v, r.Origin, r.BoardClass, string(r.Level), 1)
 		}
 		if err := sums.apply(ctx, tx); err != nil {
 			return err

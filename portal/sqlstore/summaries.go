@@ -34,11 +34,11 @@ func newSummaryDelta() *summaryDelta {
 
 // run counts run r (sign +1) or takes it off (-1) per board and level and per dimension.
 func (d *summaryDelta) run(r store.Run, sign int) {
-	d.boards[boardKey{r.BoardClass, r.Level}] += sign
+	d.boards[boardKey{r.BoardClass, string(r.Level)}] += sign
 	d.counts[countKey{store.CountPaper, r.Paper}] += sign
 	d.counts[countKey{store.CountExperiment, r.Experiment}] += sign
-	d.counts[countKey{store.CountKind, r.Kind}] += sign
-	d.counts[countKey{store.CountMethod, r.Method}] += sign
+	d.counts[countKey{store.CountKind, string(r.Kind)}] += sign
+	d.counts[countKey{store.CountMethod, string(r.Method)}] += sign
 	if r.RunnerID != 0 {
 		d.counts[countKey{store.CountRunner, strconv.FormatInt(r.RunnerID, 10)}] += sign
 	}

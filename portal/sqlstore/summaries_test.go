@@ -56,11 +56,14 @@ var engines = []struct {
 }
 
 var (
-	boards   = []struct{ class, level string }{{"host", "host"}, {"qemu-mps2-an386", "emulated"}, {"rpi4-b", "hardware"}, {"pico-w", "hardware"}}
+	boards = []struct {
+		class string
+		level artifacts.Level
+	}{{"host", "host"}, {"qemu-mps2-an386", "emulated"}, {"rpi4-b", "hardware"}, {"pico-w", "hardware"}}
 	papers   = []string{"paper001", "paper002", "paper003"}
 	verdicts = []string{"holds", "fails", "inconclusive", "untestable", "partly-testable"}
-	kinds    = []string{"kem-bench", "sig-bench", "tls-matrix"}
-	methods  = []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation}
+	kinds    = []artifacts.Kind{"kem-bench", "sig-bench", "tls-matrix"}
+	methods  = []artifacts.Method{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation}
 )
 
 // addRunners stores n runners directly (enrolment is not what is tested) and returns their ids.

@@ -153,7 +153,7 @@ type Job struct {
 	BoardClass   string
 	Firmware     string
 	// Method is the manifest's timing method (an openssl-cli job needs a runner with OpenSSL 3.5).
-	Method      string
+	Method      artifacts.Method
 	State       string
 	RequestedBy string
 	CreatedAt   time.Time
@@ -180,7 +180,7 @@ func (j Job) Terminal() bool { return j.State == JobPublished || j.State == JobF
 type NewJob struct {
 	Experiment, Paper, ManifestYAML, ManifestID, BoardClass, Firmware string
 	// Method is the manifest's spec.method; empty means in-process.
-	Method      string
+	Method      artifacts.Method
 	RequestedBy int64
 }
 
@@ -314,11 +314,11 @@ type Run struct {
 	Experiment string
 	Paper      string
 	ManifestID string
-	Kind       string
-	Method     string
+	Kind       artifacts.Kind
+	Method     artifacts.Method
 	BoardClass string
 	BoardName  string
-	Level      string
+	Level      artifacts.Level
 	// ClassStatus is verified or declared: how BoardClass was established (the portal's own
 	// check of the bundle's environment, never the bundle's word).
 	ClassStatus string
@@ -384,7 +384,7 @@ type ClaimVerdict struct {
 	Verdict    string
 	Reason     string
 	BoardClass string
-	Level      string
+	Level      artifacts.Level
 	Origin     string
 	// ClassStatus is how the board class was established (verified, declared, or empty for
 	// verdicts published before it was recorded).

@@ -205,7 +205,11 @@ func testAggregates(e *env) {
 // and a community member's stay apart.
 func testClaims(e *env) {
 	var runs []int64
-	for _, c := range []struct{ board, level, status, verdict, origin string }{
+	for _, c := range []struct {
+		board                   string
+		level                   artifacts.Level
+		status, verdict, origin string
+	}{
 		{"host", "host", "verified", "holds", attest.OriginCommunity}, {"host", "host", "verified", "holds", attest.OriginPortalRunner},
 		{"host", "host", "verified", "inconclusive", attest.OriginCommunity},
 		{"qemu-mps2-an386", "emulated", "verified", "holds", attest.OriginCommunity}, {"rpi4-b", "host", "declared", "fails", attest.OriginCommunity},
@@ -318,7 +322,7 @@ func testListRuns(e *env) {
 	u := e.user("Kim", store.RoleSubmitter)
 	var all []store.Run
 	for i := range 23 {
-		board, level := "host", "host"
+		board, level := "host", artifacts.AssuranceHost
 		if i%3 == 1 {
 			board, level = "qemu-mps2-an386", "emulated"
 		}

@@ -152,7 +152,7 @@ func (e *env) runner(name string) (int64, identity.PublicKeys) {
 }
 
 // job queues a job of board class and method ("" for in-process).
-func (e *env) job(class, method string) int64 {
+func (e *env) job(class string, method artifacts.Method) int64 {
 	e.Helper()
 	id, err := e.st.CreateJob(e.ctx, store.NewJob{Experiment: "paper001/mlkem", Paper: "paper001", ManifestYAML: "kind: kem-bench\n",
 		ManifestID: "sha256:m", BoardClass: class, Method: method})
@@ -168,7 +168,7 @@ func (e *env) lease(runner int64, class, lease string, expires time.Time) store.
 }
 
 // pub is a publication of a community run with one ok cell of ML-KEM-768 keygen.
-func (e *env) pub(board, level string, median float64) store.Publication {
+func (e *env) pub(board string, level artifacts.Level, median float64) store.Publication {
 	e.n++
 	at := time.UnixMilli(1764590000000 + int64(e.n)).UTC()
 	return store.Publication{
@@ -180,14 +180,14 @@ func (e *env) pub(board, level string, median float64) store.Publication {
 	}
 }
 
-func unitOf(level string) string {
+func unitOf(level artifacts.Level) artifacts.Unit {
 	if level == "emulated" {
 		return "instructions"
 	}
 	return "ns"
 }
 
-func okCell(alg, op, unit string, median float64) artifacts.Cell {
+func okCell(alg, op string, unit artifacts.Unit, median float64) artifacts.Cell {
 	return artifacts.Cell{Algorithm: alg, Operation: op, Status: artifacts.StatusOK, Unit: unit, Requested: 5,
 		Stats: &artifacts.Stats{N: 5, Min: median - 2, P25: median - 1, Median: median, P75: median + 1, Max: median + 2, Mean: median, Stddev: 0.5}}
 }

@@ -16,11 +16,14 @@ import (
 )
 
 var (
-	sumBoards   = []struct{ class, level string }{{"host", "host"}, {"qemu-mps2-an386", "emulated"}, {"rpi4-b", "hardware"}, {"pico-w", "hardware"}}
+	sumBoards = []struct {
+		class string
+		level artifacts.Level
+	}{{"host", "host"}, {"qemu-mps2-an386", "emulated"}, {"rpi4-b", "hardware"}, {"pico-w", "hardware"}}
 	sumPapers   = []string{"paper001", "paper002", "paper003"}
 	sumVerdicts = []string{"holds", "fails", "inconclusive", "untestable"}
-	sumKinds    = []string{"kem-bench", "sig-bench", "tls-matrix"}
-	sumMethods  = []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation}
+	sumKinds    = []artifacts.Kind{"kem-bench", "sig-bench", "tls-matrix"}
+	sumMethods  = []artifacts.Method{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation}
 	sumDims     = []string{store.CountPaper, store.CountExperiment, store.CountKind, store.CountMethod, store.CountRunner}
 )
 
@@ -60,7 +63,7 @@ func (l *ledger) expected() summaries {
 	boards := map[string]*store.BoardCount{}
 	for id, r := range l.runs {
 		for _, v := range l.claims[id] {
-			k := store.ClaimTally{ClaimID: v.ClaimID, Origin: r.Origin, BoardClass: r.BoardClass, Level: r.Level, ClassStatus: v.ClassStatus, Verdict: v.Verdict}
+			k := store.ClaimTally{ClaimID: v.ClaimID, Origin: r.Origin, BoardClass: r.BoardClass, Level: string(r.Level), ClassStatus: v.ClassStatus, Verdict: v.Verdict}
 			if tallies[v.Paper] == nil {
 				tallies[v.Paper] = map[store.ClaimTally]int{}
 			}
@@ -68,15 +71,15 @@ func (l *ledger) expected() summaries {
 		}
 		b := boards[r.BoardClass]
 		if b == nil {
-			b = &store.BoardCount{BoardClass: r.BoardClass, Levels: r.Level}
+			b = &store.BoardCount{BoardClass: r.BoardClass, Levels: string(r.Level)}
 			boards[r.BoardClass] = b
 		}
 		b.Runs++
-		b.Levels = min(b.Levels, r.Level)
+		b.Levels = min(b.Levels, string(r.Level))
 		s.Counts[store.CountPaper][r.Paper]++
 		s.Counts[store.CountExperiment][r.Experiment]++
-		s.Counts[store.CountKind][r.Kind]++
-		s.Counts[store.CountMethod][r.Method]++
+		s.Counts[store.CountKind][string(r.Kind)]++
+		s.Counts[store.CountMethod][string(r.Method)]++
 		if r.RunnerID != 0 {
 			s.Counts[store.CountRunner][strconv.FormatInt(r.RunnerID, 10)]++
 		}

@@ -206,12 +206,12 @@ func TestDiscoverSerialBoards(t *testing.T) {
 	elf := buildELF(t, fwDir)
 	sh, _ := exec.LookPath("sh")
 	m := &Map{Boards: []Spec{
-		{Name: "ok", Driver: DriverSerial, Class: "esp32c6", Port: port, Firmware: elf,
+		{Name: "ok", Driver: artifacts.DriverSerial, Class: "esp32c6", Port: port, Firmware: elf,
 			Flasher: &FlasherSpec{Command: []string{sh, "-c", "true", "{image}"}}, Reset: &ResetSpec{Method: "dtr-rts"}},
-		{Name: "unplugged", Driver: DriverSerial, Class: "esp32c6", USB: &USBSpec{VID: "303a", PID: "fffe"}, Firmware: elf},
-		{Name: "no-flasher", Driver: DriverSerial, Class: "rpi-pico-w", Port: port, Firmware: elf,
+		{Name: "unplugged", Driver: artifacts.DriverSerial, Class: "esp32c6", USB: &USBSpec{VID: "303a", PID: "fffe"}, Firmware: elf},
+		{Name: "no-flasher", Driver: artifacts.DriverSerial, Class: "rpi-pico-w", Port: port, Firmware: elf,
 			Flasher: &FlasherSpec{Command: []string{"picotool-not-here", "load", "{image}"}}},
-		{Name: "no-firmware", Driver: DriverSerial, Class: "esp32c6", Port: port},
+		{Name: "no-firmware", Driver: artifacts.DriverSerial, Class: "esp32c6", Port: port},
 	}}
 	e := Discover(context.Background(), Config{Map: m})
 	if e[0].Info.Name != "host" || !e[0].Info.Available {

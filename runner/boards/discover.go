@@ -57,7 +57,7 @@ type Entry struct {
 // it is available, or it lacks only its firmware (not built, not in the map). The host takes
 // no firmware and reports false.
 func (e *Entry) UsableWithFirmware() bool {
-	return e.Spec.Driver != DriverHost && e.unusable == ""
+	return e.Spec.Driver != artifacts.DriverHost && e.unusable == ""
 }
 
 // Board opens the entry as a runner.Board. firmware, when not empty, replaces the image the
@@ -77,16 +77,16 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 		return nil, fmt.Errorf("board %s is unavailable: %s", e.Info.Name, e.Info.Reason)
 	case firmware != "" && e.unusable != "":
 		return nil, fmt.Errorf("board %s is unavailable: %s", e.Info.Name, e.unusable)
-	case firmware != "" && e.Spec.Driver == DriverHost:
+	case firmware != "" && e.Spec.Driver == artifacts.DriverHost:
 		return nil, fmt.Errorf("board %s runs in-process and takes no firmware", e.Info.Name)
 	}
 	s := e.Spec
 	switch s.Driver {
-	case DriverHost:
+	case artifacts.DriverHost:
 		return &host.Host{Class: e.Info.Class}, nil
-	case DriverQEMU:
+	case artifacts.DriverQEMU:
 		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board()}, nil
-	case DriverSerial:
+	case artifacts.DriverSerial:
 		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone, Executors: kinds.Board()}
 		if s.USB != nil {
 			b.USB = &serialport.USB{VID: s.USB.VID, PID: s.USB.PID, Serial: s.USB.Serial}
@@ -117,21 +117,21 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 		m = DefaultMap()
 	}
 	specs := m.Boards
-	if !slices.ContainsFunc(specs, func(s Spec) bool { return s.Driver == DriverHost }) {
+	if !slices.ContainsFunc(specs, func(s Spec) bool { return s.Driver == artifacts.DriverHost }) {
 		// The host is always there, so a runner works with nothing plugged in.
-		specs = append([]Spec{{Name: "host", Driver: DriverHost, Class: "host"}}, specs...)
+		specs = append([]Spec{{Name: artifacts.HostBoard, Driver: artifacts.DriverHost, Class: artifacts.HostBoard}}, specs...)
 	}
 	var out []Entry
 	for _, s := range specs {
 		e := Entry{Spec: s, Info: protocol.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver}}
 		var other, fwReason string
 		switch s.Driver {
-		case DriverHost:
+		case artifacts.DriverHost:
 			if cfg.HostClass != "" {
 				e.Info.Class = cfg.HostClass
 			}
 			if e.Info.Class == "" {
-				e.Info.Class = "host"
+				e.Info.Class = artifacts.HostBoard
 			}
 			e.Detail = "this machine's CPU, in-process"
 			if chk, err := (&host.Host{Class: e.Info.Class}).CheckClass(); err != nil {
@@ -139,14 +139,14 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 			} else {
 				e.Info.ClassStatus = chk.Status
 			}
-		case DriverQEMU:
+		case artifacts.DriverQEMU:
 			e.Firmware, e.Detail, other, fwReason = checkQEMU(ctx, s, cfg)
 			e.Info.ClassStatus = artifacts.ClassVerified
 			if mc, ok := qemu.LookupMachine(s.Class); ok {
 				// A small board's declared subset: the portal offers it only what it can run.
 				e.Info.Algorithms, e.Info.Kinds = mc.Algorithms, mc.Kinds
 			}
-		case DriverSerial:
+		case artifacts.DriverSerial:
 			e.Firmware, e.Detail, other, fwReason = checkSerial(s)
 			e.Info.ClassStatus = artifacts.ClassVerified
 		default:

@@ -27,11 +27,11 @@ func FuzzParseMap(f *testing.F) {
 			return
 		}
 		for _, b := range m.Boards {
-			if b.Name == "" || (b.Class != "" || b.Driver != DriverHost) && !artifacts.ValidBoardClass(b.Class) {
+			if b.Name == "" || (b.Class != "" || b.Driver != artifacts.DriverHost) && !artifacts.ValidBoardClass(b.Class) {
 				t.Fatalf("accepted board %+v", b)
 			}
 			switch b.Driver {
-			case DriverHost, DriverQEMU, DriverSerial:
+			case artifacts.DriverHost, artifacts.DriverQEMU, artifacts.DriverSerial:
 			default:
 				t.Fatalf("accepted driver %q", b.Driver)
 			}

@@ -19,13 +19,6 @@ import (
 	"pqrepro/runner/serialport"
 )
 
-// Drivers.
-const (
-	DriverHost   = "host"
-	DriverQEMU   = "qemu"
-	DriverSerial = "serial"
-)
-
 // Map is a runner's hardware map: every board it may offer.
 type Map struct {
 	// Boards in the order they are listed and offered.
@@ -37,7 +30,7 @@ type Spec struct {
 	// Name identifies the board on this runner ("desk-c6-1"); --board takes it.
 	Name string `yaml:"name"`
 	// Driver is host, qemu or serial.
-	Driver string `yaml:"driver"`
+	Driver artifacts.Driver `yaml:"driver"`
 	// Class is the board class results are filed under ("esp32c6", "qemu-mps2-an386").
 	// For qemu it must be a machine the driver knows; for host it defaults to "host".
 	Class string `yaml:"class"`
@@ -112,9 +105,9 @@ func (e *MapError) Error() string {
 
 // DefaultMap is the map of a runner without one: the host and every emulated board.
 func DefaultMap() *Map {
-	m := &Map{Boards: []Spec{{Name: "host", Driver: DriverHost, Class: "host"}}}
+	m := &Map{Boards: []Spec{{Name: artifacts.HostBoard, Driver: artifacts.DriverHost, Class: artifacts.HostBoard}}}
 	for _, mc := range qemu.Machines() {
-		m.Boards = append(m.Boards, Spec{Name: mc.Class, Driver: DriverQEMU, Class: mc.Class})
+		m.Boards = append(m.Boards, Spec{Name: mc.Class, Driver: artifacts.DriverQEMU, Class: mc.Class})
 	}
 	return m
 }
@@ -189,11 +182,11 @@ func (v *validator) check(m *Map) {
 			}
 		}
 		switch b.Driver {
-		case DriverHost:
+		case artifacts.DriverHost:
 			only("firmware", b.Firmware != "", "qemu and serial")
 			only("tls", b.TLS != nil, "serial")
 			only("emulator", b.Emulator != "", "qemu")
-		case DriverQEMU:
+		case artifacts.DriverQEMU:
 			only("tls", b.TLS != nil, "serial")
 			if _, ok := qemu.LookupMachine(b.Class); !ok {
 				var cs []string
@@ -202,7 +195,7 @@ func (v *validator) check(m *Map) {
 				}
 				v.Add(p+".class", "qemu boards are one of %s, got %q", strings.Join(cs, ", "), b.Class)
 			}
-		case DriverSerial:
+		case artifacts.DriverSerial:
 			if b.Class == "" {
 				v.Add(p+".class", "a serial board needs its board class (e.g. esp32c6)")
 			}
@@ -211,7 +204,7 @@ func (v *validator) check(m *Map) {
 		default:
 			v.Add(p+".driver", "must be host, qemu or serial, got %q", b.Driver)
 		}
-		if b.Driver != DriverSerial {
+		if b.Driver != artifacts.DriverSerial {
 			only("port", b.Port != "", "serial")
 			only("usb", b.USB != nil, "serial")
 			only("baud", b.Baud != 0, "serial")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/artifacts"
 	"pqrepro/experiments"
 )
 
@@ -20,7 +21,7 @@ func TestPicoExampleMap(t *testing.T) {
 	}
 	classes := map[string]bool{}
 	for _, b := range m.Boards {
-		if b.Driver != DriverSerial || b.Flasher == nil {
+		if b.Driver != artifacts.DriverSerial || b.Flasher == nil {
 			t.Errorf("%s: driver %s, flasher %v: want a serial board with a flasher", b.Name, b.Driver, b.Flasher)
 		}
 		classes[b.Class] = true

@@ -172,9 +172,9 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func manifest(t *testing.T, kind, algs, ops string) *artifacts.Manifest {
+func manifest(t *testing.T, kind artifacts.Kind, algs, ops string) *artifacts.Manifest {
 	t.Helper()
-	y := "apiVersion: pqrepro/v1\nkind: " + kind + "\nmetadata: {paper: paper001, name: device-test}\nspec:\n  algorithms: [" + algs +
+	y := "apiVersion: pqrepro/v1\nkind: " + string(kind) + "\nmetadata: {paper: paper001, name: device-test}\nspec:\n  algorithms: [" + algs +
 		"]\n  operations: [" + ops + "]\n  warmup: 1\n  iterations: 4\n  seed: device\n  boards: [host]\n"
 	if kind == artifacts.KindSigBench {
 		y += "  message: {size: 32}\n"
@@ -204,7 +204,7 @@ func TestRunCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"ML-KEM-768/keygen": "ok", "ML-KEM-768/encaps": "ok", "ML-KEM-768/decaps": "ok",
+	want := map[string]artifacts.Status{"ML-KEM-768/keygen": "ok", "ML-KEM-768/encaps": "ok", "ML-KEM-768/decaps": "ok",
 		"X25519/keygen": "skipped", "X25519/derive": "skipped"}
 	if len(cells) != len(want) {
 		t.Fatalf("%d cells", len(cells))

@@ -134,7 +134,7 @@ type Cell struct {
 type Executor func(ctx context.Context, c Cell) (runner.CellResult, error)
 
 // Kinds is a board's executor for each experiment kind (artifacts.Kinds).
-type Kinds map[string]Executor
+type Kinds map[artifacts.Kind]Executor
 
 // BenchKinds are the kinds the firmware's BENCH measures (Bench), the sequence kind among them:
 // Bench skips its cells, as no firmware runs it. A complete table adds the TLS matrix and the
@@ -163,7 +163,7 @@ func linkBroken(err error) bool {
 }
 
 // unit maps HELLO's unit to the result's.
-func unit(u string) (string, error) {
+func unit(u string) (artifacts.Unit, error) {
 	switch u {
 	case "instructions":
 		return artifacts.UnitInstructions, nil
@@ -373,7 +373,7 @@ func Skipped(reason string) runner.CellResult {
 }
 
 // firmwareKind reports whether board firmware runs the kind's cells (artifacts.KindDef.Firmware).
-func firmwareKind(kind string) bool {
+func firmwareKind(kind artifacts.Kind) bool {
 	k, ok := artifacts.LookupKind(kind)
 	return ok && k.Firmware
 }

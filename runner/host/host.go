@@ -71,7 +71,7 @@ func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	return artifacts.BoardIdentity{
-		Name: "host", Class: h.class(), Driver: "host", Chip: runner.MachineEnvironment(h.Roots).CPUModel,
+		Name: artifacts.HostBoard, Class: h.class(), Driver: artifacts.DriverHost, Chip: runner.MachineEnvironment(h.Roots).CPUModel,
 		RNG: "seeded SHAKE256 stream for keys and messages where the library accepts a reader; OS RNG otherwise (noted per algorithm)", Assurance: artifacts.AssuranceHost,
 		ClassStatus: chk.Status, ClassNote: chk.Note,
 	}, nil
@@ -83,7 +83,7 @@ func (h *Host) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 // a *experiments.ClassMismatchError refusing the class.
 func (h *Host) CheckClass() (experiments.ClassCheck, error) {
 	env := runner.MachineEnvironment(h.Roots)
-	env.Board = artifacts.BoardIdentity{Driver: "host", Class: h.class()}
+	env.Board = artifacts.BoardIdentity{Driver: artifacts.DriverHost, Class: h.class()}
 	return experiments.CheckClassEmbedded(h.class(), env)
 }
 
@@ -153,7 +153,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			} else if exec != nil {
 				r, err = exec.Cell(ctx, trial.Cell{Manifest: m, Ref: ref, Plan: plan})
 			} else {
-				r.Cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + m.Kind + " experiments"}
+				r.Cell = artifacts.Cell{Status: artifacts.StatusSkipped, Error: "the host board has no executor for " + string(m.Kind) + " experiments"}
 			}
 			if err != nil {
 				if firstErr == nil {
@@ -226,7 +226,7 @@ func (h *Host) LastSchedule() *artifacts.Schedule {
 // hostKinds makes the host board's executor of one run for every experiment kind
 // (artifacts.Kinds); a test checks that none is missing. The cells of a run share what its
 // executor keeps (the signature pools, the TLS chains).
-var hostKinds = map[string]func(h *Host) trial.Executor{
+var hostKinds = map[artifacts.Kind]func(h *Host) trial.Executor{
 	artifacts.KindKEMBench:       (*Host).benchExecutor,
 	artifacts.KindSigBench:       (*Host).benchExecutor,
 	artifacts.KindKEMSigSequence: (*Host).benchExecutor,
@@ -251,7 +251,7 @@ func (h *Host) class() string {
 	if h.Class != "" {
 		return h.Class
 	}
-	return "host"
+	return artifacts.HostBoard
 }
 
 func (h *Host) powercapRoot() string {
@@ -316,8 +316,8 @@ func (h *Host) NoteEnvironment(m *artifacts.Manifest, env *artifacts.Environment
 }
 
 // Methods are the timing methods the host board can run with these capabilities.
-func Methods(c protocol.Capabilities) []string {
-	ms := []string{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
+func Methods(c protocol.Capabilities) []artifacts.Method {
+	ms := []artifacts.Method{artifacts.MethodInProcess, artifacts.MethodProcessPerOperation, artifacts.MethodLoopbackTCP}
 	if c.OpenSSLUsable {
 		ms = append(ms, artifacts.MethodOpenSSLCLI)
 	}

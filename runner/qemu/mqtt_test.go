@@ -190,7 +190,7 @@ func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 	for _, mc := range Machines() {
 		// The machine's kinds are what its image holds (tools/fwmeta's experiments).
 		var meta struct {
-			Experiments []string `json:"experiments"`
+			Experiments []artifacts.Kind `json:"experiments"`
 		}
 		raw, err := os.ReadFile(filepath.Join(filepath.Dir(firmwareELF(t, mc)), "metadata.json"))
 		if err != nil {

@@ -46,13 +46,14 @@ type Machine struct {
 	Toolchain string
 	// Algorithms is the declared subset the firmware of a small board holds (nil: the
 	// whole table), and Kinds the experiment kinds it runs (nil: every kind).
-	Algorithms, Kinds []string
+	Algorithms []string
+	Kinds      []artifacts.Kind
 }
 
 // fullKinds are the experiment kinds the whole firmware runs on an emulated board: the
 // BENCH kinds and the telemetry device (mqtt-telemetry, pinned mode). It has no network of
 // its own and no TLS client (tls-matrix) and no combined sequence (kem-sig-sequence).
-var fullKinds = []string{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}
+var fullKinds = []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}
 
 var machines = []Machine{
 	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",
@@ -71,7 +72,7 @@ var machines = []Machine{
 	// RAM), so no telemetry device: mqtt-telemetry is not among its kinds.
 	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
 		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
-		Algorithms: []string{"ML-KEM-512"}, Kinds: []string{artifacts.KindKEMBench}},
+		Algorithms: []string{"ML-KEM-512"}, Kinds: []artifacts.Kind{artifacts.KindKEMBench}},
 }
 
 // Machines lists the emulated board classes this driver can boot.

@@ -137,7 +137,7 @@ func testOpenSSL(t *testing.T) Config {
 	return cfg
 }
 
-func opensslManifest(t *testing.T, kind string, algs, ops []string, iterations int) *artifacts.Manifest {
+func opensslManifest(t *testing.T, kind artifacts.Kind, algs, ops []string, iterations int) *artifacts.Manifest {
 	t.Helper()
 	m := &artifacts.Manifest{APIVersion: artifacts.APIVersion, Kind: kind,
 		Metadata: artifacts.Metadata{Paper: "test", Name: "openssl"},

@@ -26,7 +26,7 @@ func TestOpenSSLCLICells(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		kind string
+		kind artifacts.Kind
 		algs []string
 		ops  []string
 	}{
