@@ -244,6 +244,64 @@ func (o *CLI) osslCells(ctx context.Context, work string, m *artifacts.Manifest,
 	return runs, nil
 }
 
+// osslRun is one openssl-cli cell in its work folder: the recipe, the sign/verify fix (nil:
+// the paper's commands), the label of a failing command, the seeded stream and the cell's key.
+type osslRun struct {
+	o     *CLI
+	ctx   context.Context
+	dir   string
+	m     *artifacts.Manifest
+	rec   osslRecipe
+	fix   []string
+	label string
+	rng   *trial.DRBG
+	key   *pemKey
+}
+
+func (c *osslRun) path(name string) string { return filepath.Join(c.dir, name) }
+
+func (c *osslRun) read(name string) []byte { b, _ := os.ReadFile(c.path(name)); return b }
+
+func (c *osslRun) remove(names ...string) error {
+	for _, n := range names {
+		if err := os.Remove(c.path(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *osslRun) nonEmpty(names ...string) error {
+	for _, n := range names {
+		if len(c.read(n)) == 0 {
+			return fmt.Errorf("openssl wrote no %s (or an empty one)", n)
+		}
+	}
+	return nil
+}
+
+// failWith fails the cell with err (a failing command labelled as the paper's or the
+// corrected one), or returns ctx.Err() when the run was cancelled.
+func (c *osslRun) failWith(err error) (trial.Outcome, error) {
+	if c.ctx.Err() != nil {
+		return trial.Outcome{}, c.ctx.Err()
+	}
+	var f *cmdFailure
+	if errors.As(err, &f) {
+		return trial.Outcome{Cell: trial.Failed(c.label + err.Error())}, nil
+	}
+	return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
+}
+
+// osslOps builds each operation's iteration; verify (osslRun.verify) runs its own loop.
+var osslOps = map[string]func(c *osslRun) (osslIteration, error){
+	artifacts.OpKeygen: (*osslRun).keygen,
+	artifacts.OpSign:   (*osslRun).sign,
+	artifacts.OpEncaps: (*osslRun).encaps,
+	artifacts.OpDecaps: (*osslRun).decaps,
+	artifacts.OpDerive: (*osslRun).derive,
+}
+
 // osslCell runs one cell with the given sign/verify fix (nil: the paper's commands).
 func (o *CLI) osslCell(ctx context.Context, work string, m *artifacts.Manifest, ref artifacts.CellRef, rec osslRecipe, fix []string, p trial.Plan) (trial.Outcome, error) {
 	dir, err := os.MkdirTemp(work, strings.ToLower(ref.Algorithm+"-"+ref.Operation+"-"))
@@ -251,221 +309,212 @@ func (o *CLI) osslCell(ctx context.Context, work string, m *artifacts.Manifest, 
 		return trial.Outcome{}, fmt.Errorf("openssl-cli work dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	label := "the paper's command fails: "
+	c := &osslRun{o: o, ctx: ctx, dir: dir, m: m, rec: rec, fix: fix, label: "the paper's command fails: ",
+		rng: trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/openssl-cli")}
 	if fix != nil {
-		label = "the corrected command fails: "
-	}
-	rng := trial.NewDRBG(m.Spec.Seed, ref.Algorithm+"/"+ref.Operation+"/openssl-cli")
-	path := func(name string) string { return filepath.Join(dir, name) }
-	read := func(name string) []byte { b, _ := os.ReadFile(path(name)); return b }
-	remove := func(names ...string) error {
-		for _, n := range names {
-			if err := os.Remove(path(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	}
-	nonEmpty := func(names ...string) error {
-		for _, n := range names {
-			if len(read(n)) == 0 {
-				return fmt.Errorf("openssl wrote no %s (or an empty one)", n)
-			}
-		}
-		return nil
-	}
-	failWith := func(err error) (trial.Outcome, error) {
-		if ctx.Err() != nil {
-			return trial.Outcome{}, ctx.Err()
-		}
-		var f *cmdFailure
-		if errors.As(err, &f) {
-			return trial.Outcome{Cell: trial.Failed(label + err.Error())}, nil
-		}
-		return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
+		c.label = "the corrected command fails: "
 	}
 	// Keys for every operation but keygen: made once per cell with the paper's commands,
 	// untimed, and read back by Go.
-	var key *pemKey
 	if ref.Operation != artifacts.OpKeygen {
 		for _, args := range [][]string{rec.gen, pubout()} {
 			if err := o.run(ctx, dir, args...); err != nil {
-				return failWith(fmt.Errorf("generate the cell's key: %w", err))
+				return c.failWith(fmt.Errorf("generate the cell's key: %w", err))
 			}
 		}
-		if key, err = parsePEMKeyPair(read(osslPriv), read(osslPub)); err != nil {
-			return failWith(fmt.Errorf("the cell's key: %w", err))
+		if c.key, err = parsePEMKeyPair(c.read(osslPriv), c.read(osslPub)); err != nil {
+			return c.failWith(fmt.Errorf("the cell's key: %w", err))
 		}
 	}
-	var it osslIteration
-	var msg []byte
-	switch ref.Operation {
-	case artifacts.OpKeygen:
-		var k *pemKey
-		it = osslIteration{
-			prep: func() error { return remove(osslPriv, osslPub) },
-			cmds: [][]string{rec.gen, pubout()},
-			check: func(string) error {
-				if err := nonEmpty(osslPriv, osslPub); err != nil {
-					return err
-				}
-				var err error
-				if k, err = parsePEMKeyPair(read(osslPriv), read(osslPub)); err != nil {
-					return err
-				}
-				if k.alg != rec.keyAlg {
-					return fmt.Errorf("openssl made a %s key, not %s", k.alg, rec.keyAlg)
-				}
-				return k.roundTrip()
-			},
-			sizes: func() artifacts.Sizes { return artifacts.Sizes{PublicKey: len(k.pubRaw), PrivateKey: len(k.privRaw)} },
-		}
-	case artifacts.OpSign:
-		it = osslIteration{
-			prep: func() error {
-				msg = bench.Message(&m.Spec, rng)
-				return errors.Join(remove(osslSig), os.WriteFile(path(osslMsg), msg, 0o600))
-			},
-			cmds: [][]string{signArgs(fix)},
-			check: func(string) error {
-				if err := nonEmpty(osslSig); err != nil {
-					return err
-				}
-				if !key.verifySignature(msg, read(osslSig), fix != nil) {
-					return errors.New("the signature does not verify (checked with Go, not OpenSSL)")
-				}
-				return nil
-			},
-			sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(read(osslSig)), Message: len(msg)} },
-		}
-	case artifacts.OpVerify:
-		// As the script did: sign the message once, then time verifying that signature.
-		msg = bench.Message(&m.Spec, rng)
-		if err := os.WriteFile(path(osslMsg), msg, 0o600); err != nil {
-			return trial.Outcome{}, fmt.Errorf("openssl-cli message: %w", err)
-		}
-		note := ""
-		if err := o.run(ctx, dir, signArgs(fix)...); err != nil {
-			if fix != nil {
-				return failWith(fmt.Errorf("sign the message to verify: %w", err))
-			}
-			// The script went on to verify whatever its failing sign command left: an empty
-			// signature file. Do the same, so the cell reports what the paper timed.
-			if werr := os.WriteFile(path(osslSig), read(osslSig), 0o600); werr != nil {
-				return trial.Outcome{}, werr
-			}
-			note = " (the signature file is empty because the paper's sign command fails too: " + err.Error() + ")"
-		} else if !key.verifySignature(msg, read(osslSig), fix != nil) {
-			return failWith(errors.New("the signature made for the verify cell does not verify (checked with Go)"))
-		}
-		sig := read(osslSig)
-		it = osslIteration{
-			prep: func() error { return nil },
-			cmds: [][]string{verifyArgs(fix)},
-			check: func(stdout string) error {
-				if !strings.Contains(stdout, "Signature Verified Successfully") {
-					return fmt.Errorf("openssl exited 0 without saying the signature verified (%q)", clip(strings.TrimSpace(stdout), 200))
-				}
-				return nil
-			},
-			sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(sig), Message: len(msg)} },
-		}
-		r, err := o.osslLoop(ctx, dir, it, p, label)
-		if err != nil || r.Cell.Status != artifacts.StatusOK {
-			if r.Cell.Error != "" {
-				r.Cell.Error += note
-			}
-			return r, err
-		}
-		// A verifier that accepts everything would pass the check: make sure it rejects.
-		bad := bytes.Clone(sig)
-		bad[len(bad)/2] ^= 0x01
-		if err := os.WriteFile(path(osslSig), bad, 0o600); err != nil {
-			return trial.Outcome{}, err
-		}
-		if err := o.run(ctx, dir, verifyArgs(fix)...); err == nil {
-			return trial.Outcome{Cell: trial.Failed("openssl accepted a corrupted signature")}, nil
-		} else if ctx.Err() != nil {
-			return trial.Outcome{}, ctx.Err()
-		}
-		r.Cell.Keys = artifacts.KeysEncoded
-		return r, nil
-	case artifacts.OpEncaps:
-		s := mlkemScheme(rec.alg)
-		it = osslIteration{
-			prep: func() error { return remove(osslCT, osslSS) },
-			cmds: [][]string{{"pkeyutl", "-encap", "-pubin", "-inkey", osslPub, "-out", osslCT, "-secret", osslSS}},
-			check: func(string) error {
-				if err := nonEmpty(osslCT, osslSS); err != nil {
-					return err
-				}
-				ss, err := s.Decapsulate(key.priv.(kem.PrivateKey), read(osslCT))
-				if err != nil || !bytes.Equal(ss, read(osslSS)) {
-					return errors.New("the secret decapsulated with Go differs from openssl's encapsulated one")
-				}
-				return nil
-			},
-			sizes: func() artifacts.Sizes {
-				return artifacts.Sizes{Ciphertext: len(read(osslCT)), SharedSecret: len(read(osslSS))}
-			},
-		}
-	case artifacts.OpDecaps:
-		s := mlkemScheme(rec.alg)
-		var want []byte
-		it = osslIteration{
-			prep: func() error {
-				ct, ss, err := s.EncapsulateDeterministically(key.pub.(kem.PublicKey), rng.Bytes(s.EncapsulationSeedSize()))
-				if err != nil {
-					return err
-				}
-				want = ss
-				return errors.Join(remove(osslSS), os.WriteFile(path(osslCT), ct, 0o600))
-			},
-			cmds: [][]string{{"pkeyutl", "-decap", "-inkey", osslPriv, "-in", osslCT, "-secret", osslSS}},
-			check: func(string) error {
-				if !bytes.Equal(want, read(osslSS)) {
-					return errors.New("openssl's decapsulated secret differs from the one encapsulated with Go")
-				}
-				return nil
-			},
-			sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(read(osslSS))} },
-		}
-	case artifacts.OpDerive:
-		ours, err := key.ecdhPublic()
-		if err != nil {
-			return failWith(err)
-		}
-		var peer *ecdh.PrivateKey
-		it = osslIteration{
-			prep: func() error {
-				var err error
-				if peer, err = ours.Curve().GenerateKey(rand.Reader); err != nil {
-					return err
-				}
-				der, err := x509.MarshalPKIXPublicKey(peer.PublicKey())
-				if err != nil {
-					return err
-				}
-				return errors.Join(remove(osslSS), os.WriteFile(path(osslPeer), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600))
-			},
-			cmds: [][]string{{"pkeyutl", "-derive", "-inkey", osslPriv, "-peerkey", osslPeer, "-out", osslSS}},
-			check: func(string) error {
-				ss, err := peer.ECDH(ours)
-				if err != nil || len(ss) == 0 || !bytes.Equal(ss, read(osslSS)) {
-					return errors.New("openssl derived a different secret from the peer's (computed with Go)")
-				}
-				return nil
-			},
-			sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(read(osslSS))} },
-		}
-	default:
+	if ref.Operation == artifacts.OpVerify {
+		return c.verify(p)
+	}
+	op := osslOps[ref.Operation]
+	if op == nil {
 		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
-	r, err := o.osslLoop(ctx, dir, it, p, label)
+	it, err := op(c)
+	if err != nil {
+		return c.failWith(err)
+	}
+	r, err := o.osslLoop(ctx, dir, it, p, c.label)
 	if err == nil && r.Cell.Status == artifacts.StatusOK && ref.Operation != artifacts.OpKeygen {
 		r.Cell.Keys = artifacts.KeysEncoded
 	}
 	return r, err
+}
+
+func (c *osslRun) keygen() (osslIteration, error) {
+	var k *pemKey
+	return osslIteration{
+		prep: func() error { return c.remove(osslPriv, osslPub) },
+		cmds: [][]string{c.rec.gen, pubout()},
+		check: func(string) error {
+			if err := c.nonEmpty(osslPriv, osslPub); err != nil {
+				return err
+			}
+			var err error
+			if k, err = parsePEMKeyPair(c.read(osslPriv), c.read(osslPub)); err != nil {
+				return err
+			}
+			if k.alg != c.rec.keyAlg {
+				return fmt.Errorf("openssl made a %s key, not %s", k.alg, c.rec.keyAlg)
+			}
+			return k.roundTrip()
+		},
+		sizes: func() artifacts.Sizes { return artifacts.Sizes{PublicKey: len(k.pubRaw), PrivateKey: len(k.privRaw)} },
+	}, nil
+}
+
+func (c *osslRun) sign() (osslIteration, error) {
+	var msg []byte
+	return osslIteration{
+		prep: func() error {
+			msg = bench.Message(&c.m.Spec, c.rng)
+			return errors.Join(c.remove(osslSig), os.WriteFile(c.path(osslMsg), msg, 0o600))
+		},
+		cmds: [][]string{signArgs(c.fix)},
+		check: func(string) error {
+			if err := c.nonEmpty(osslSig); err != nil {
+				return err
+			}
+			if !c.key.verifySignature(msg, c.read(osslSig), c.fix != nil) {
+				return errors.New("the signature does not verify (checked with Go, not OpenSSL)")
+			}
+			return nil
+		},
+		sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(c.read(osslSig)), Message: len(msg)} },
+	}, nil
+}
+
+// verify does as the script did: sign the message once, then time verifying that signature;
+// afterwards a corrupted signature must be rejected (a verifier that accepts everything would
+// pass every check).
+func (c *osslRun) verify(p trial.Plan) (trial.Outcome, error) {
+	ctx, o, dir := c.ctx, c.o, c.dir
+	msg := bench.Message(&c.m.Spec, c.rng)
+	if err := os.WriteFile(c.path(osslMsg), msg, 0o600); err != nil {
+		return trial.Outcome{}, fmt.Errorf("openssl-cli message: %w", err)
+	}
+	note := ""
+	if err := o.run(ctx, dir, signArgs(c.fix)...); err != nil {
+		if c.fix != nil {
+			return c.failWith(fmt.Errorf("sign the message to verify: %w", err))
+		}
+		// The script went on to verify whatever its failing sign command left: an empty
+		// signature file. Do the same, so the cell reports what the paper timed.
+		if werr := os.WriteFile(c.path(osslSig), c.read(osslSig), 0o600); werr != nil {
+			return trial.Outcome{}, werr
+		}
+		note = " (the signature file is empty because the paper's sign command fails too: " + err.Error() + ")"
+	} else if !c.key.verifySignature(msg, c.read(osslSig), c.fix != nil) {
+		return c.failWith(errors.New("the signature made for the verify cell does not verify (checked with Go)"))
+	}
+	sig := c.read(osslSig)
+	it := osslIteration{
+		prep: func() error { return nil },
+		cmds: [][]string{verifyArgs(c.fix)},
+		check: func(stdout string) error {
+			if !strings.Contains(stdout, "Signature Verified Successfully") {
+				return fmt.Errorf("openssl exited 0 without saying the signature verified (%q)", clip(strings.TrimSpace(stdout), 200))
+			}
+			return nil
+		},
+		sizes: func() artifacts.Sizes { return artifacts.Sizes{Signature: len(sig), Message: len(msg)} },
+	}
+	r, err := o.osslLoop(ctx, dir, it, p, c.label)
+	if err != nil || r.Cell.Status != artifacts.StatusOK {
+		if r.Cell.Error != "" {
+			r.Cell.Error += note
+		}
+		return r, err
+	}
+	bad := bytes.Clone(sig)
+	bad[len(bad)/2] ^= 0x01
+	if err := os.WriteFile(c.path(osslSig), bad, 0o600); err != nil {
+		return trial.Outcome{}, err
+	}
+	if err := o.run(ctx, dir, verifyArgs(c.fix)...); err == nil {
+		return trial.Outcome{Cell: trial.Failed("openssl accepted a corrupted signature")}, nil
+	} else if ctx.Err() != nil {
+		return trial.Outcome{}, ctx.Err()
+	}
+	r.Cell.Keys = artifacts.KeysEncoded
+	return r, nil
+}
+
+func (c *osslRun) encaps() (osslIteration, error) {
+	s := mlkemScheme(c.rec.alg)
+	return osslIteration{
+		prep: func() error { return c.remove(osslCT, osslSS) },
+		cmds: [][]string{{"pkeyutl", "-encap", "-pubin", "-inkey", osslPub, "-out", osslCT, "-secret", osslSS}},
+		check: func(string) error {
+			if err := c.nonEmpty(osslCT, osslSS); err != nil {
+				return err
+			}
+			ss, err := s.Decapsulate(c.key.priv.(kem.PrivateKey), c.read(osslCT))
+			if err != nil || !bytes.Equal(ss, c.read(osslSS)) {
+				return errors.New("the secret decapsulated with Go differs from openssl's encapsulated one")
+			}
+			return nil
+		},
+		sizes: func() artifacts.Sizes {
+			return artifacts.Sizes{Ciphertext: len(c.read(osslCT)), SharedSecret: len(c.read(osslSS))}
+		},
+	}, nil
+}
+
+func (c *osslRun) decaps() (osslIteration, error) {
+	s := mlkemScheme(c.rec.alg)
+	var want []byte
+	return osslIteration{
+		prep: func() error {
+			ct, ss, err := s.EncapsulateDeterministically(c.key.pub.(kem.PublicKey), c.rng.Bytes(s.EncapsulationSeedSize()))
+			if err != nil {
+				return err
+			}
+			want = ss
+			return errors.Join(c.remove(osslSS), os.WriteFile(c.path(osslCT), ct, 0o600))
+		},
+		cmds: [][]string{{"pkeyutl", "-decap", "-inkey", osslPriv, "-in", osslCT, "-secret", osslSS}},
+		check: func(string) error {
+			if !bytes.Equal(want, c.read(osslSS)) {
+				return errors.New("openssl's decapsulated secret differs from the one encapsulated with Go")
+			}
+			return nil
+		},
+		sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(c.read(osslSS))} },
+	}, nil
+}
+
+func (c *osslRun) derive() (osslIteration, error) {
+	ours, err := c.key.ecdhPublic()
+	if err != nil {
+		return osslIteration{}, err
+	}
+	var peer *ecdh.PrivateKey
+	return osslIteration{
+		prep: func() error {
+			var err error
+			if peer, err = ours.Curve().GenerateKey(rand.Reader); err != nil {
+				return err
+			}
+			der, err := x509.MarshalPKIXPublicKey(peer.PublicKey())
+			if err != nil {
+				return err
+			}
+			return errors.Join(c.remove(osslSS), os.WriteFile(c.path(osslPeer), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600))
+		},
+		cmds: [][]string{{"pkeyutl", "-derive", "-inkey", osslPriv, "-peerkey", osslPeer, "-out", osslSS}},
+		check: func(string) error {
+			ss, err := peer.ECDH(ours)
+			if err != nil || len(ss) == 0 || !bytes.Equal(ss, c.read(osslSS)) {
+				return errors.New("openssl derived a different secret from the peer's (computed with Go)")
+			}
+			return nil
+		},
+		sizes: func() artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(c.read(osslSS))} },
+	}, nil
 }
 
 // ecdhPublic is the key's public key as an ECDH key (X25519, or a P-256 EC key).
