@@ -200,29 +200,8 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		counter = fmt.Sprintf("firmware counter %s (%s, resolution %d)", h.Counter, h.Unit, h.Resolution)
 	}
 	if opt.SelfTest {
-		t0 := time.Now()
-		st, err := c.SelfTest(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("self-test: %w", err)
-		}
-		var skipped []string
-		for _, g := range st.Groups {
-			if g.Skipped > 0 {
-				skipped = append(skipped, g.String())
-			}
-		}
-		fmt.Fprintf(log, "self-test: %d vectors passed, %d failed in %d groups (%s) in %s\n", st.Pass, st.Fail, len(st.Groups), st.Source, time.Since(t0).Round(time.Millisecond))
-		if len(skipped) > 0 {
-			fmt.Fprintf(log, "self-test: slow groups not run (SELFTEST full=1 runs them): %s\n", strings.Join(skipped, ", "))
-		}
-		if st.Fail > 0 {
-			var bad []string
-			for _, g := range st.Groups {
-				if g.Fail > 0 {
-					bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, g.FirstFail))
-				}
-			}
-			return nil, fmt.Errorf("the firmware fails its known-answer self-test: %s", strings.Join(bad, "; "))
+		if err := selfTest(ctx, c, log); err != nil {
+			return nil, err
 		}
 	}
 	cells := m.Cells()
@@ -237,16 +216,15 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		t0 := time.Now()
 		clock = func() time.Duration { return time.Since(t0) }
 	}
+	b := &boardRun{c: c, h: h, m: m, opt: opt, log: log, unit: u, counter: counter}
 	var out []runner.CellResult
-	reboots := 0
-	var broken error // set once the board cannot go on: every later cell is not run
 	for i, ref := range cells {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 		obs.CellStarted(i, len(cells), ref)
-		if broken != nil {
-			r := Failed(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", broken))
+		if b.broken != nil {
+			r := Failed(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", b.broken))
 			r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 			fmt.Fprintf(log, "cell %s %s: failed: not run, the board was lost\n", ref.Algorithm, ref.Operation)
 			out = append(out, r)
@@ -254,79 +232,26 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			continue
 		}
 		t0 := time.Now()
-		link0 := c.Stats()
+		link0 := b.c.Stats()
 		budget := m.Spec.BudgetOn(opt.Class)
-		c.SetWorkLimit(time.Duration(budget.OperationLimit))
+		b.c.SetWorkLimit(time.Duration(budget.OperationLimit))
 		progress := func(done int) { obs.Iteration(i, done, m.Spec.Iterations) }
-		var r runner.CellResult
-		var err error
-		r, err = exec(ctx, Cell{Conn: c, Hello: h, Manifest: m, Ref: ref, Options: opt, Budget: budget, Clock: clock, Log: log, Progress: progress})
+		r, err := exec(ctx, Cell{Conn: b.c, Hello: b.h, Manifest: m, Ref: ref, Options: opt, Budget: budget, Clock: clock, Log: log, Progress: progress})
 		if err != nil {
 			if ctx.Err() != nil || !linkBroken(err) {
 				return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
 			}
-			// The conversation broke in this cell: fail it with what happened, and go on
-			// with a fresh board when there is one.
-			why := fmt.Sprintf("the board link broke: %v", err)
-			if errors.Is(err, wire.ErrWorkLimit) {
-				why = fmt.Sprintf("budget exhausted: one operation ran past its limit of %v on this board (%v)", c.WorkLimit(), err)
-			}
-			if n := len(r.Samples); n > 0 {
-				why += fmt.Sprintf("; %d samples measured before it are not published", n)
-			}
-			r = Failed(why)
-			fmt.Fprintf(log, "cell %s %s: %s\n", ref.Algorithm, ref.Operation, why)
-			switch {
-			case errors.Is(err, wire.ErrGone):
-				broken = err
-			case opt.Reboot == nil:
-				broken = fmt.Errorf("no way to restart it: %w", err)
-			case reboots >= maxReboots:
-				broken = fmt.Errorf("restarted %d times already: %w", reboots, err)
-			default:
-				reboots++
-				fmt.Fprintf(log, "board: restarting it for the remaining cells (restart %d of at most %d)\n", reboots, maxReboots)
-				nc, nh, rerr := opt.Reboot(ctx)
-				if rerr != nil {
-					if ctx.Err() != nil {
-						return out, rerr
-					}
-					broken = fmt.Errorf("restart failed: %w", rerr)
-				} else {
-					c, h = nc, nh
-				}
+			if r, err = b.linkBroke(ctx, ref, r, err); err != nil {
+				return out, err
 			}
 		}
-		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
-		if im, ok := h.Implementations[ref.Algorithm]; ok {
-			// The image's implementation table names the code this cell ran; cells of
-			// algorithms it does not name (TLS, telemetry) are named after the image itself
-			// (artifacts.DeriveImplementation).
-			a := im.Artifact()
-			r.Cell.Implementation = &a
-		}
-		if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
-			r.Cell.Unit = u
-			if r.Cell.Counter == "" {
-				r.Cell.Counter = counter
-			} else {
-				r.Cell.Counter = counter + "; " + r.Cell.Counter
-			}
-			if ref.Operation != artifacts.OpKeygen && m.Kind != artifacts.KindMQTTTelemetry {
-				// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
-				// has no parsed-key path, whatever the manifest asks for.
-				r.Cell.Keys = artifacts.KeysEncoded
-			}
-		}
-		if r.Cell.Status == artifacts.StatusOK && opt.EnergyAbsent != "" {
-			r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
-		}
+		b.label(&r, ref)
 		budgetNote := ""
 		if r.Cell.BudgetReached {
 			budgetNote = " (stopped at its budget)"
 		}
 		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s%s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), budgetNote, r.Cell.Error)
-		if d := linkDelta(link0, c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
+		if d := linkDelta(link0, b.c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
 			fmt.Fprintf(log, "link: cell %s %s: %s\n", ref.Algorithm, ref.Operation, d)
 		}
 		out = append(out, r)
@@ -338,10 +263,118 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			ok++
 		}
 	}
-	if broken != nil && ok == 0 {
-		return out, fmt.Errorf("%w: %w", ErrNoCellMeasured, broken)
+	if b.broken != nil && ok == 0 {
+		return out, fmt.Errorf("%w: %w", ErrNoCellMeasured, b.broken)
 	}
 	return out, nil
+}
+
+// boardRun is one Run's conversation: the board's line and HELLO (replaced by a reboot), the
+// reboots so far, and why the board cannot go on once it cannot (every later cell is then not
+// run).
+type boardRun struct {
+	c       *wire.Conn
+	h       wire.Hello
+	m       *artifacts.Manifest
+	opt     RunOptions
+	log     io.Writer
+	unit    artifacts.Unit
+	counter string
+	reboots int
+	broken  error
+}
+
+// linkBroke fails the cell in which the conversation broke with what happened, and restarts
+// the board for the remaining cells when it can; it returns an error only when the run was
+// cancelled during a restart.
+func (b *boardRun) linkBroke(ctx context.Context, ref artifacts.CellRef, r runner.CellResult, err error) (runner.CellResult, error) {
+	why := fmt.Sprintf("the board link broke: %v", err)
+	if errors.Is(err, wire.ErrWorkLimit) {
+		why = fmt.Sprintf("budget exhausted: one operation ran past its limit of %v on this board (%v)", b.c.WorkLimit(), err)
+	}
+	if n := len(r.Samples); n > 0 {
+		why += fmt.Sprintf("; %d samples measured before it are not published", n)
+	}
+	fmt.Fprintf(b.log, "cell %s %s: %s\n", ref.Algorithm, ref.Operation, why)
+	switch {
+	case errors.Is(err, wire.ErrGone):
+		b.broken = err
+	case b.opt.Reboot == nil:
+		b.broken = fmt.Errorf("no way to restart it: %w", err)
+	case b.reboots >= maxReboots:
+		b.broken = fmt.Errorf("restarted %d times already: %w", b.reboots, err)
+	default:
+		b.reboots++
+		fmt.Fprintf(b.log, "board: restarting it for the remaining cells (restart %d of at most %d)\n", b.reboots, maxReboots)
+		nc, nh, rerr := b.opt.Reboot(ctx)
+		if rerr != nil {
+			if ctx.Err() != nil {
+				return Failed(why), rerr
+			}
+			b.broken = fmt.Errorf("restart failed: %w", rerr)
+		} else {
+			b.c, b.h = nc, nh
+		}
+	}
+	return Failed(why), nil
+}
+
+// label completes a measured cell's record: its name, the implementation the image's table
+// names for it, its unit and counter, its key form and why it has no energy figure.
+func (b *boardRun) label(r *runner.CellResult, ref artifacts.CellRef) {
+	r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, b.m.Spec.Iterations
+	if im, ok := b.h.Implementations[ref.Algorithm]; ok {
+		// The image's implementation table names the code this cell ran; cells of
+		// algorithms it does not name (TLS, telemetry) are named after the image itself
+		// (artifacts.DeriveImplementation).
+		a := im.Artifact()
+		r.Cell.Implementation = &a
+	}
+	if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
+		r.Cell.Unit = b.unit
+		if r.Cell.Counter == "" {
+			r.Cell.Counter = b.counter
+		} else {
+			r.Cell.Counter = b.counter + "; " + r.Cell.Counter
+		}
+		if ref.Operation != artifacts.OpKeygen && b.m.Kind != artifacts.KindMQTTTelemetry {
+			// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
+			// has no parsed-key path, whatever the manifest asks for.
+			r.Cell.Keys = artifacts.KeysEncoded
+		}
+	}
+	if r.Cell.Status == artifacts.StatusOK && b.opt.EnergyAbsent != "" {
+		r.Cell.Energy = &artifacts.Energy{Absent: b.opt.EnergyAbsent}
+	}
+}
+
+// selfTest runs the firmware's known-answer vectors; a failing vector is an error.
+func selfTest(ctx context.Context, c *wire.Conn, log io.Writer) error {
+	t0 := time.Now()
+	st, err := c.SelfTest(ctx)
+	if err != nil {
+		return fmt.Errorf("self-test: %w", err)
+	}
+	var skipped []string
+	for _, g := range st.Groups {
+		if g.Skipped > 0 {
+			skipped = append(skipped, g.String())
+		}
+	}
+	fmt.Fprintf(log, "self-test: %d vectors passed, %d failed in %d groups (%s) in %s\n", st.Pass, st.Fail, len(st.Groups), st.Source, time.Since(t0).Round(time.Millisecond))
+	if len(skipped) > 0 {
+		fmt.Fprintf(log, "self-test: slow groups not run (SELFTEST full=1 runs them): %s\n", strings.Join(skipped, ", "))
+	}
+	if st.Fail > 0 {
+		var bad []string
+		for _, g := range st.Groups {
+			if g.Fail > 0 {
+				bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, g.FirstFail))
+			}
+		}
+		return fmt.Errorf("the firmware fails its known-answer self-test: %s", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // linkDelta is what the line counted between two snapshots.
