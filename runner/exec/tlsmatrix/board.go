@@ -35,140 +35,187 @@ func tlsCodepoints(group, scheme string) (g, s uint16, ok bool) {
 // samples are the board's own handshake times (µs); the server's phases, bytes and CPU are the
 // engine's. One TLS request per CPU batch, so the server's CPU is read around each batch.
 func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
-	c, h, m, ref, opt, progress := dc.Conn, dc.Hello, dc.Manifest, dc.Ref, dc.Options, dc.Progress
-	spec := m.Spec.TLS
-	group, scheme, _ := strings.Cut(ref.Algorithm, "+")
-	gc, sc, ok := tlsCodepoints(group, scheme)
-	if !ok {
-		return device.Failed("unknown TLS cell " + ref.Algorithm), nil
+	b := &boardCell{Cell: dc, spec: dc.Manifest.Spec.TLS}
+	b.group, b.scheme, _ = strings.Cut(dc.Ref.Algorithm, "+")
+	if skip, err := b.offered(); skip != nil || err != nil {
+		return *skip, err
 	}
-	groups, sigs, err := h.TLSGroups()
-	if err != nil {
+	if fail := b.start(); fail != "" {
+		return device.Failed(fail), nil
+	}
+	defer b.srv.Close()
+	if err := dc.Conn.Seed(ctx, device.CellSeed(dc.Manifest.Spec.Seed, dc.Ref)); err != nil {
 		return runner.CellResult{}, err
 	}
-	fw := h.Firmware + " " + h.Version
+	for done := 0; done < dc.Manifest.Spec.Iterations; {
+		n := min(b.spec.Batch, dc.Manifest.Spec.Iterations-done)
+		if fail, err := b.batch(ctx, done, n); fail != "" || err != nil {
+			return device.Failed(fail), err
+		}
+		done += n
+		dc.Progress(done)
+	}
+	return b.result(), nil
+}
+
+// boardCell is one tls-matrix cell on a board: the cell's group and scheme with their
+// codepoints, the engine server it connects to, and what the batches so far measured.
+type boardCell struct {
+	device.Cell
+	spec          *artifacts.TLSSpec
+	group, scheme string
+	gc, sc        uint16
+	ca            *tlscert.CA
+	chain         *tlscert.Chain
+	name, host    string
+	srv           *TLSBoardServer
+
+	samples, serverCPU []float64
+	served             []TLSServed
+	heapMax, stackMax  uint32
+	retry              bool
+}
+
+// offered skips (or fails) a cell the board's TLS client or the runner cannot run; it returns
+// nil, nil when it can run.
+func (b *boardCell) offered() (*runner.CellResult, error) {
+	r := func(c runner.CellResult) (*runner.CellResult, error) { return &c, nil }
+	var ok bool
+	b.gc, b.sc, ok = tlsCodepoints(b.group, b.scheme)
+	if !ok {
+		return r(device.Failed("unknown TLS cell " + b.Ref.Algorithm))
+	}
+	groups, sigs, err := b.Hello.TLSGroups()
+	if err != nil {
+		return &runner.CellResult{}, err
+	}
+	fw := b.Hello.Firmware + " " + b.Hello.Version
 	switch {
 	case len(groups) == 0:
-		return device.Skipped(fmt.Sprintf("firmware %s has no TLS client (HELLO offers no tls_groups)", fw)), nil
-	case !slices.Contains(groups, gc):
-		return device.Skipped(fmt.Sprintf("the board's TLS client does not offer %s (group %d)", group, gc)), nil
-	case !slices.Contains(sigs, sc):
-		return device.Skipped(fmt.Sprintf("the board's TLS client does not accept %s (scheme %#04x)", scheme, sc)), nil
-	case opt.TLSCADir == "":
-		return device.Skipped("the runner has no TLS CA folder configured, so no CA a board could have pinned"), nil
+		return r(device.Skipped(fmt.Sprintf("firmware %s has no TLS client (HELLO offers no tls_groups)", fw)))
+	case !slices.Contains(groups, b.gc):
+		return r(device.Skipped(fmt.Sprintf("the board's TLS client does not offer %s (group %d)", b.group, b.gc)))
+	case !slices.Contains(sigs, b.sc):
+		return r(device.Skipped(fmt.Sprintf("the board's TLS client does not accept %s (scheme %#04x)", b.scheme, b.sc)))
+	case b.Options.TLSCADir == "":
+		return r(device.Skipped("the runner has no TLS CA folder configured, so no CA a board could have pinned"))
 	}
-	ts, err := tls13.ParseSignatureScheme(scheme)
+	return nil, nil
+}
+
+// start loads the scheme's CA, issues the server's chain and starts the engine server; it
+// returns why the cell fails when it cannot.
+func (b *boardCell) start() string {
+	opt := b.Options
+	ts, err := tls13.ParseSignatureScheme(b.scheme)
 	if err != nil {
-		return device.Failed(err.Error()), nil
+		return err.Error()
 	}
-	ca, err := tlscert.LoadOrCreateCA(opt.TLSCADir, ts, time.Now())
-	if err != nil {
-		return device.Failed("the " + scheme + " CA: " + err.Error()), nil
+	if b.ca, err = tlscert.LoadOrCreateCA(opt.TLSCADir, ts, time.Now()); err != nil {
+		return "the " + b.scheme + " CA: " + err.Error()
 	}
-	name := opt.TLSName
-	if name == "" {
-		name = DefaultTLSName
+	b.name = opt.TLSName
+	if b.name == "" {
+		b.name = DefaultTLSName
 	}
-	chain, err := ca.Issue(name, time.Now())
-	if err != nil {
-		return device.Failed(err.Error()), nil
+	if b.chain, err = b.ca.Issue(b.name, time.Now()); err != nil {
+		return err.Error()
 	}
 	listen := opt.TLSListen
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	srv, err := StartTLSBoardServer(listen, TLSBoardCell{Group: group, Scheme: scheme, Suite: spec.CipherSuite, Echo: spec.Echo}, chain)
+	b.srv, err = StartTLSBoardServer(listen, TLSBoardCell{Group: b.group, Scheme: b.scheme, Suite: b.spec.CipherSuite, Echo: b.spec.Echo}, b.chain)
 	if err != nil {
-		return device.Failed(err.Error()), nil
+		return err.Error()
 	}
-	defer srv.Close()
-	host := opt.TLSHost
-	if host == "" {
-		host = srv.Addr().IP.String()
+	b.host = opt.TLSHost
+	if b.host == "" {
+		b.host = b.srv.Addr().IP.String()
 	}
-	if err := c.Seed(ctx, device.CellSeed(m.Spec.Seed, ref)); err != nil {
-		return runner.CellResult{}, err
-	}
+	return ""
+}
 
-	var (
-		samples, serverCPU []float64
-		served             []TLSServed
-		heapMax, stackMax  uint32
-		retry              bool
-	)
-	for done := 0; done < m.Spec.Iterations; {
-		n := min(spec.Batch, m.Spec.Iterations-done)
-		warm := 0
-		if done == 0 {
-			warm = min(m.Spec.Warmup, wire.MaxTLSWarmup)
-		}
-		req := wire.TLSRequest{Host: host, Port: srv.Addr().Port, Group: gc, Sig: sc, SNI: name, CA: ca.Fingerprint(),
-			Iterations: n, Warmup: warm, Echo: spec.Echo}
-		cpu0 := cpuSoFar()
-		var reports []wire.Handshake
-		if _, err := c.TLS(ctx, req, func(hs wire.Handshake) { reports = append(reports, hs) }); err != nil {
-			var de *wire.DeviceError
-			if errors.As(err, &de) {
-				return device.Failed(fmt.Sprintf("the board refused the TLS request: %s %s", de.Code, de.Msg)), nil
-			}
-			return runner.CellResult{}, err
-		}
-		cpu := cpuSoFar() - cpu0
-		// The server saw every connection the board made: the warm-up ones first.
-		recs := make([]TLSServed, 0, warm+n)
-		for len(recs) < warm+n {
-			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			r, err := srv.Next(wctx)
-			cancel()
-			if err != nil {
-				return device.Failed(fmt.Sprintf("the server saw %d of the board's %d connections: %v", len(recs), warm+n, err)), nil
-			}
-			recs = append(recs, r)
-		}
-		for i, hs := range reports {
-			r := recs[warm+i]
-			switch {
-			case !hs.OK:
-				alert := ""
-				if hs.Alert >= 0 {
-					alert = fmt.Sprintf(" (alert %d)", hs.Alert)
-				}
-				return device.Failed(fmt.Sprintf("handshake %d failed on the board: %s%s; server: %s", done+i, hs.Reason, alert, device.OrNone(r.Err))), nil
-			case r.Err != "":
-				return device.Failed(fmt.Sprintf("handshake %d: the board reports success, the server: %s", done+i, r.Err)), nil
-			case r.Group != group || r.Scheme != scheme || r.Suite != spec.CipherSuite:
-				return device.Failed(fmt.Sprintf("handshake %d negotiated %s / %s / %s, the cell is %s / %s / %s", done+i, r.Group, r.Scheme, r.Suite, group, scheme, spec.CipherSuite)), nil
-			}
-			samples = append(samples, float64(hs.Micros))
-			served = append(served, r)
-			heapMax, stackMax = max(heapMax, hs.Heap), max(stackMax, hs.Stack)
-			retry = retry || r.HelloRetry
-		}
-		serverCPU = append(serverCPU, float64(cpu.Nanoseconds())/float64(n))
-		done += n
-		progress(done)
+// batch has the board make n handshakes (after the warm-up ones, in the first batch) in one
+// TLS request and matches each to the server's record of it; it returns why the cell fails, or
+// the error that broke the conversation.
+func (b *boardCell) batch(ctx context.Context, done, n int) (string, error) {
+	warm := 0
+	if done == 0 {
+		warm = min(b.Manifest.Spec.Warmup, wire.MaxTLSWarmup)
 	}
+	req := wire.TLSRequest{Host: b.host, Port: b.srv.Addr().Port, Group: b.gc, Sig: b.sc, SNI: b.name, CA: b.ca.Fingerprint(),
+		Iterations: n, Warmup: warm, Echo: b.spec.Echo}
+	cpu0 := cpuSoFar()
+	var reports []wire.Handshake
+	if _, err := b.Conn.TLS(ctx, req, func(hs wire.Handshake) { reports = append(reports, hs) }); err != nil {
+		var de *wire.DeviceError
+		if errors.As(err, &de) {
+			return fmt.Sprintf("the board refused the TLS request: %s %s", de.Code, de.Msg), nil
+		}
+		return "", err
+	}
+	cpu := cpuSoFar() - cpu0
+	// The server saw every connection the board made: the warm-up ones first.
+	recs := make([]TLSServed, 0, warm+n)
+	for len(recs) < warm+n {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		r, err := b.srv.Next(wctx)
+		cancel()
+		if err != nil {
+			return fmt.Sprintf("the server saw %d of the board's %d connections: %v", len(recs), warm+n, err), nil
+		}
+		recs = append(recs, r)
+	}
+	for i, hs := range reports {
+		r := recs[warm+i]
+		switch {
+		case !hs.OK:
+			alert := ""
+			if hs.Alert >= 0 {
+				alert = fmt.Sprintf(" (alert %d)", hs.Alert)
+			}
+			return fmt.Sprintf("handshake %d failed on the board: %s%s; server: %s", done+i, hs.Reason, alert, device.OrNone(r.Err)), nil
+		case r.Err != "":
+			return fmt.Sprintf("handshake %d: the board reports success, the server: %s", done+i, r.Err), nil
+		case r.Group != b.group || r.Scheme != b.scheme || r.Suite != b.spec.CipherSuite:
+			return fmt.Sprintf("handshake %d negotiated %s / %s / %s, the cell is %s / %s / %s", done+i, r.Group, r.Scheme, r.Suite, b.group, b.scheme, b.spec.CipherSuite), nil
+		}
+		b.samples = append(b.samples, float64(hs.Micros))
+		b.served = append(b.served, r)
+		b.heapMax, b.stackMax = max(b.heapMax, hs.Heap), max(b.stackMax, hs.Stack)
+		b.retry = b.retry || r.HelloRetry
+	}
+	b.serverCPU = append(b.serverCPU, float64(cpu.Nanoseconds())/float64(n))
+	return "", nil
+}
+
+// result is the measured cell: the board's handshake times, the server's CPU per batch and
+// its phases per handshake.
+func (b *boardCell) result() runner.CellResult {
+	spec, served := b.spec, b.served
 	last := served[len(served)-1]
-	res := runner.CellResult{Samples: samples}
+	res := runner.CellResult{Samples: b.samples}
 	res.Cell = artifacts.Cell{
 		Status: artifacts.StatusOK, Unit: artifacts.UnitMicroseconds,
 		Counter: "the board's own microsecond timer around its handshake (connect excluded; firmware/PROTOCOL.md TLS)",
-		TLS: &artifacts.TLSCell{Group: group, Signature: scheme, CipherSuite: spec.CipherSuite, Stack: artifacts.StackPQRepro,
-			Batch: spec.Batch, ServerCPU: runner.Summarize(serverCPU), BytesClient: last.Received, BytesServer: last.Sent,
-			Flights: last.Flights, ChainBytes: len(chain.LeafDER), HelloRetry: retry, Client: "board firmware " + fw + tlsClientName(h)},
+		TLS: &artifacts.TLSCell{Group: b.group, Signature: b.scheme, CipherSuite: spec.CipherSuite, Stack: artifacts.StackPQRepro,
+			Batch: spec.Batch, ServerCPU: artifacts.Summarize(b.serverCPU), BytesClient: last.Received, BytesServer: last.Sent,
+			Flights: last.Flights, ChainBytes: len(b.chain.LeafDER), HelloRetry: b.retry,
+			Client: "board firmware " + b.Hello.Firmware + " " + b.Hello.Version + tlsClientName(b.Hello)},
 	}
-	if stackMax > 0 || heapMax > 0 {
+	if b.stackMax > 0 || b.heapMax > 0 {
 		res.Cell.Memory = &artifacts.Memory{}
-		if stackMax > 0 {
-			s := int(stackMax)
+		if b.stackMax > 0 {
+			s := int(b.stackMax)
 			res.Cell.Memory.StackBytes = &s
 		}
-		if heapMax > 0 {
-			hp := int(heapMax)
+		if b.heapMax > 0 {
+			hp := int(b.heapMax)
 			res.Cell.Memory.PeakHeapBytes = &hp
 		}
 	}
-	res.TLS = []artifacts.TLSSeries{{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: serverCPU}}
+	res.TLS = []artifacts.TLSSeries{{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: b.serverCPU}}
 	for _, phase := range artifacts.TLSPhaseNames() {
 		vals := make([]float64, 0, len(served))
 		for _, r := range served {
@@ -180,9 +227,9 @@ func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 			continue // a phase the server side does not have
 		}
 		res.TLS = append(res.TLS, artifacts.TLSSeries{Series: phase, Side: artifacts.SideServer, Values: vals})
-		res.Cell.TLS.Phases = append(res.Cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: artifacts.SideServer, Stats: runner.Summarize(vals)})
+		res.Cell.TLS.Phases = append(res.Cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: artifacts.SideServer, Stats: artifacts.Summarize(vals)})
 	}
-	return res, nil
+	return res
 }
 
 // tlsClientName is the board's TLS library as its HELLO names it (tls=), if it does.
