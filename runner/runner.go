@@ -160,33 +160,10 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if sn, ok := board.(ScheduleNoter); ok && slices.ContainsFunc(cells, func(c CellResult) bool { return len(c.Rounds) > 0 }) {
 		res.Schedule = sn.LastSchedule()
 	}
-	var samples bytes.Buffer
-	w := csv.NewWriter(&samples)
-	w.Write(artifacts.SamplesRoundsHeader)
-	if len(cells) > artifacts.MaxCells {
-		return fail(fmt.Errorf("the board returned %d cells, more than the limit of %d", len(cells), artifacts.MaxCells))
+	samples, err := recordCells(res, cells)
+	if err != nil {
+		return fail(err)
 	}
-	for _, c := range cells {
-		cell := c.Cell
-		if len(c.Samples) > artifacts.MaxSamplesPerCell {
-			return fail(fmt.Errorf("cell %s %s: %d samples, more than the limit of %d", cell.Algorithm, cell.Operation, len(c.Samples), artifacts.MaxSamplesPerCell))
-		}
-		if cell.Status == artifacts.StatusOK {
-			cell.Stats = Summarize(c.Samples)
-		}
-		res.Cells = append(res.Cells, cell)
-		if len(c.Rounds) > 0 && (len(c.Rounds) != len(c.Samples) || len(c.Offsets) != len(c.Samples)) {
-			return fail(fmt.Errorf("cell %s %s: %d samples, %d rounds, %d offsets", cell.Algorithm, cell.Operation, len(c.Samples), len(c.Rounds), len(c.Offsets)))
-		}
-		for i, v := range c.Samples {
-			round, offset := "", ""
-			if len(c.Rounds) > 0 {
-				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
-			}
-			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(cell.Unit), cell.Variant, round, offset})
-		}
-	}
-	w.Flush()
 	if err := res.Validate(); err != nil {
 		return fail(err)
 	}
@@ -195,7 +172,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := artifacts.CheckSomeCellOK(res); err != nil {
 		return fail(err)
 	}
-	files := map[string][]byte{artifacts.FileSamples: samples.Bytes()}
+	files := map[string][]byte{artifacts.FileSamples: samples}
 	if tlsCSV := tlsSamples(cells); tlsCSV != nil {
 		files[artifacts.FileTLS] = tlsCSV
 	}
@@ -208,6 +185,61 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := artifacts.Rederive(m, res, parsed); err != nil {
 		return fail(fmt.Errorf("refusing to sign a result that does not re-derive: %w", err))
 	}
+	env := environment(board, m, res, id, timing, opt, log)
+	resJSON, _ := json.MarshalIndent(res, "", "  ")
+	envJSON, _ := json.MarshalIndent(env, "", "  ")
+	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))
+	files[artifacts.FileManifest] = m.YAML()
+	files[artifacts.FileResult] = append(resJSON, '\n')
+	files[artifacts.FileEnvironment] = append(envJSON, '\n')
+	files[artifacts.FileLog] = bundleLog(log.buf.Bytes())
+	b := &artifacts.Bundle{Files: files}
+	pred := predicate(res, id, opt)
+	if err := attest.Sign(b, opt.Identity, pred); err != nil {
+		return fail(fmt.Errorf("sign bundle: %w", err))
+	}
+	return b, res, nil
+}
+
+// recordCells adds the board's cells to res, with statistics for the ok ones, and writes
+// samples.csv; it refuses more cells or samples than the limits and rounds that do not match
+// the samples.
+func recordCells(res *artifacts.Result, cells []CellResult) ([]byte, error) {
+	var samples bytes.Buffer
+	w := csv.NewWriter(&samples)
+	w.Write(artifacts.SamplesRoundsHeader)
+	if len(cells) > artifacts.MaxCells {
+		return nil, fmt.Errorf("the board returned %d cells, more than the limit of %d", len(cells), artifacts.MaxCells)
+	}
+	for _, c := range cells {
+		cell := c.Cell
+		if len(c.Samples) > artifacts.MaxSamplesPerCell {
+			return nil, fmt.Errorf("cell %s %s: %d samples, more than the limit of %d", cell.Algorithm, cell.Operation, len(c.Samples), artifacts.MaxSamplesPerCell)
+		}
+		if cell.Status == artifacts.StatusOK {
+			cell.Stats = Summarize(c.Samples)
+		}
+		res.Cells = append(res.Cells, cell)
+		if len(c.Rounds) > 0 && (len(c.Rounds) != len(c.Samples) || len(c.Offsets) != len(c.Samples)) {
+			return nil, fmt.Errorf("cell %s %s: %d samples, %d rounds, %d offsets", cell.Algorithm, cell.Operation, len(c.Samples), len(c.Rounds), len(c.Offsets))
+		}
+		for i, v := range c.Samples {
+			round, offset := "", ""
+			if len(c.Rounds) > 0 {
+				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
+			}
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(cell.Unit), cell.Variant, round, offset})
+		}
+	}
+	w.Flush()
+	return samples.Bytes(), nil
+}
+
+// environment is environment.json: the machine that ran the runner, the timing context, the
+// board and what it noted, and the timer and energy sources; it names the implementation of
+// every cell whose board did not.
+func environment(board Board, m *artifacts.Manifest, res *artifacts.Result, id artifacts.BoardIdentity, timing *artifacts.TimingContext, opt Options, log io.Writer) artifacts.Environment {
+	hostTimed := id.Driver == artifacts.DriverHost
 	env := hostEnvironment(opt.Version, opt.Roots)
 	finishTiming(timing, opt.Roots, hostTimed, env.CPUs)
 	env.Timing = timing
@@ -215,7 +247,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		fmt.Fprintf(log, "timing: %s\n", w)
 	}
 	env.Board = id
-	if id.Driver == artifacts.DriverHost {
+	if hostTimed {
 		env.TimerSource = "Go monotonic clock (time.Now/time.Since), nanoseconds"
 	} else {
 		env.TimerSource = cellsCounter(res.Cells)
@@ -232,30 +264,23 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 			res.Cells[i].Implementation = &im
 		}
 	}
-	resJSON, _ := json.MarshalIndent(res, "", "  ")
-	envJSON, _ := json.MarshalIndent(env, "", "  ")
-	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))
-	files[artifacts.FileManifest] = m.YAML()
-	files[artifacts.FileResult] = append(resJSON, '\n')
-	files[artifacts.FileEnvironment] = append(envJSON, '\n')
-	files[artifacts.FileLog] = bundleLog(log.buf.Bytes())
-	b := &artifacts.Bundle{Files: files}
+	return env
+}
+
+// predicate is the attestation's predicate for res, measured on id.
+func predicate(res *artifacts.Result, id artifacts.BoardIdentity, opt Options) attest.Predicate {
 	summary, _ := json.Marshal(Summary(res))
 	origin := opt.Origin
 	if origin == "" {
 		origin = attest.OriginLocal
 	}
-	pred := attest.Predicate{
+	return attest.Predicate{
 		Summary:   summary,
 		Runner:    attest.RunnerRef{Name: "pqrepro-runner", Version: opt.Version},
 		Assurance: attest.Assurance{Level: id.Assurance, Origin: origin},
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
 		Job:       opt.Job,
 	}
-	if err := attest.Sign(b, opt.Identity, pred); err != nil {
-		return fail(fmt.Errorf("sign bundle: %w", err))
-	}
-	return b, res, nil
 }
 
 // RunSummary is the attestation's short summary of result.json.
