@@ -406,17 +406,7 @@ func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 		}
 		log.Info("job failed", "reason", reason)
 	}
-	var board Board
-	var entry *AgentBoard
-	for i, b := range a.Boards {
-		if b.Info.Class != l.BoardClass || entry != nil {
-			continue
-		}
-		// A board that lacks only its firmware runs a job that brings a firmware build.
-		if b.Info.Available || (b.Info.FirmwareOnly && l.Firmware != "" && b.WithFirmware != nil) {
-			board, entry = b.Board, &a.Boards[i]
-		}
-	}
+	board, entry := a.boardFor(l)
 	if entry == nil {
 		fail(fmt.Sprintf("this runner has no available board of class %s", l.BoardClass), nil)
 		return
@@ -441,55 +431,10 @@ func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 		defer cleanup()
 		board = b
 	}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	// Heartbeats extend the lease well before it expires and carry live progress: at least
-	// every two seconds.
-	interval := min(max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond), 2*time.Second)
-	wg.Add(2)
-	go func() { // heartbeats
-		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-jobCtx.Done():
-				return
-			case <-t.C:
-			}
-			err := a.Portal.Heartbeat(jobCtx, l.JobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
-			if protocol.KindOf(err) == protocol.KindLeaseLost {
-				cancel(ErrLeaseLost)
-				return
-			} else if err != nil && jobCtx.Err() == nil {
-				log.Warn("heartbeat failed", "err", err)
-			}
-		}
-	}()
-	go func() { // log chunks
-		defer wg.Done()
-		t := time.NewTicker(a.FlushEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-jobCtx.Done():
-				return
-			case <-t.C:
-			}
-			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && protocol.KindOf(err) == protocol.KindLeaseLost {
-				cancel(ErrLeaseLost)
-				return
-			}
-		}
-	}()
+	stop := a.keepLease(jobCtx, cancel, l, obs, stream, log)
 	bundle, _, err := Execute(jobCtx, board, m, Options{Identity: a.Identity, Version: a.Version, Origin: attest.OriginPortalRunner,
 		Job: l.Binding(), Observer: obs, Log: stream})
-	close(stop)
-	wg.Wait()
+	stop()
 	if errors.Is(context.Cause(jobCtx), ErrLeaseLost) {
 		log.Warn("lease lost: the portal re-queued or finished the job; dropping it")
 		return
@@ -513,6 +458,83 @@ func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 		fail(err.Error(), runLog)
 		return
 	}
+	a.publish(fctx, l, bundle, fail, log)
+}
+
+// boardFor is the board a lease is for: the first of its class that is available, or that
+// lacks only its firmware when the job brings a firmware build; nil when there is none.
+func (a *Agent) boardFor(l *protocol.Lease) (Board, *AgentBoard) {
+	var board Board
+	var entry *AgentBoard
+	for i, b := range a.Boards {
+		if b.Info.Class != l.BoardClass || entry != nil {
+			continue
+		}
+		// A board that lacks only its firmware runs a job that brings a firmware build.
+		if b.Info.Available || (b.Info.FirmwareOnly && l.Firmware != "" && b.WithFirmware != nil) {
+			board, entry = b.Board, &a.Boards[i]
+		}
+	}
+	return board, entry
+}
+
+// keepLease sends heartbeats (extending the lease, with live progress) and the run's log in
+// chunks until the returned stop is called; a lost lease cancels jobCtx with ErrLeaseLost.
+func (a *Agent) keepLease(jobCtx context.Context, cancel context.CancelCauseFunc, l *protocol.Lease, obs *jobProgress, stream *logStream, log *slog.Logger) (stop func()) {
+	var wg sync.WaitGroup
+	stopCh := make(chan struct{})
+	// Heartbeats extend the lease well before it expires and carry live progress: at least
+	// every two seconds.
+	interval := min(max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond), 2*time.Second)
+	wg.Add(2)
+	go func() { // heartbeats
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopCh:
+				return
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+			}
+			err := a.Portal.Heartbeat(jobCtx, l.JobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
+			if protocol.KindOf(err) == protocol.KindLeaseLost {
+				cancel(ErrLeaseLost)
+				return
+			} else if err != nil && jobCtx.Err() == nil {
+				log.Warn("heartbeat failed", "err", err)
+			}
+		}
+	}()
+	go func() { // log chunks
+		defer wg.Done()
+		t := time.NewTicker(a.FlushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopCh:
+				return
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+			}
+			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && protocol.KindOf(err) == protocol.KindLeaseLost {
+				cancel(ErrLeaseLost)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stopCh)
+		wg.Wait()
+	}
+}
+
+// publish uploads the signed bundle, retrying a transient refusal a few times; a permanent
+// refusal fails the job.
+func (a *Agent) publish(fctx context.Context, l *protocol.Lease, bundle *artifacts.Bundle, fail func(string, []byte), log *slog.Logger) {
 	var archive bytes.Buffer
 	if err := artifacts.WriteTarGz(&archive, bundle); err != nil {
 		fail("pack the bundle: "+err.Error(), nil)
