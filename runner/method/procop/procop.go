@@ -196,98 +196,11 @@ func Cell(ctx context.Context, exe string, kems map[string]*bench.KEM, sigs map[
 	if err != nil {
 		return trial.Outcome{Cell: trial.Failed("generate key: " + err.Error())}, nil
 	}
-	n := 0
-	file := func(dir, name string) []byte {
-		b, _ := os.ReadFile(filepath.Join(dir, name))
-		return b
-	}
+	pc := &procCell{exe: exe, work: work, m: m, ref: ref, k: k, s: s, key: key, rng: rng}
 	t := trial.Trial[procIn, procOut]{
-		Prep: func(int) (procIn, error) {
-			n++
-			in := procIn{dir: filepath.Join(work, fmt.Sprint(n))}
-			if err := os.Mkdir(in.dir, 0o700); err != nil {
-				return in, err
-			}
-			put := func(name string, b []byte) error { return os.WriteFile(filepath.Join(in.dir, name), b, 0o600) }
-			var errs []error
-			errs = append(errs, put("rand", rng.Bytes(256)))
-			switch ref.Operation {
-			case artifacts.OpEncaps:
-				errs = append(errs, put("pub", key.PubBytes))
-			case artifacts.OpDecaps:
-				ct, ss, err := k.Encaps(key.Pub, rng)
-				in.want = ss
-				errs = append(errs, err, put("priv", key.PrivKey), put("ct", ct))
-			case artifacts.OpDerive:
-				peer, err := k.Keygen(rng)
-				in.peer = peer
-				errs = append(errs, err, put("priv", key.PrivKey), put("peer", peer.PubBytes))
-			case artifacts.OpSign:
-				in.msg = bench.Message(&m.Spec, rng)
-				errs = append(errs, put("priv", key.PrivKey), put("msg", in.msg))
-			case artifacts.OpVerify:
-				in.msg = bench.Message(&m.Spec, rng)
-				sig, err := s.Sign(key.Priv, in.msg, rng)
-				in.sig = sig
-				errs = append(errs, err, put("pub", key.PubBytes), put("msg", in.msg), put("sig", sig))
-			}
-			return in, errors.Join(errs...)
-		},
-		Op: func(in procIn) (procOut, error) {
-			cmd := exec.CommandContext(ctx, exe, ChildOpArg, ref.Algorithm, ref.Operation, in.dir)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			err := cmd.Run()
-			out := procOut{stderr: strings.TrimSpace(stderr.String())}
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				out.exit = ee.ExitCode()
-				err = nil
-			}
-			return out, err
-		},
-		Check: func(in procIn, out procOut) error {
-			defer os.RemoveAll(in.dir)
-			if out.exit != childOK {
-				return fmt.Errorf("child process exited %d: %s", out.exit, out.stderr)
-			}
-			switch ref.Operation {
-			case artifacts.OpKeygen:
-				pub, priv := file(in.dir, "pub"), file(in.dir, "priv")
-				if k != nil {
-					pk, err1 := k.ParsePub(pub)
-					sk, err2 := k.ParsePriv(priv)
-					if err1 != nil || err2 != nil {
-						return errors.New("child wrote unreadable keys")
-					}
-					return bench.CheckKEMKey(k, bench.KeyPair{Pub: pk, Priv: sk}, rng)
-				}
-				pk, err1 := s.ParsePub(pub)
-				sk, err2 := s.ParsePriv(priv)
-				if err1 != nil || err2 != nil || !s.Pairs(pk, sk) {
-					return errors.New("child wrote keys that do not pair")
-				}
-			case artifacts.OpEncaps:
-				ss, err := k.Decaps(key.Priv, file(in.dir, "ct"))
-				if err != nil || !bytes.Equal(ss, file(in.dir, "ss")) {
-					return errors.New("decapsulated secret differs from the child's")
-				}
-			case artifacts.OpDecaps:
-				if !bytes.Equal(in.want, file(in.dir, "ss")) {
-					return errors.New("child's decapsulated secret differs from the encapsulated one")
-				}
-			case artifacts.OpDerive:
-				ss, err := k.Derive(in.peer.Priv, key.Pub)
-				if err != nil || !bytes.Equal(ss, file(in.dir, "ss")) {
-					return errors.New("child derived a different secret")
-				}
-			case artifacts.OpSign:
-				if !s.Verify(key.Pub, in.msg, file(in.dir, "sig")) {
-					return errors.New("child's signature does not verify (an empty or failed signature is never timed)")
-				}
-			}
-			return nil
-		},
+		Prep:  func(int) (procIn, error) { return pc.prep() },
+		Op:    func(in procIn) (procOut, error) { return pc.run(ctx, in) },
+		Check: pc.check,
 	}
 	r, err := trial.Run(ctx, t, p)
 	if r.Cell.Status == artifacts.StatusOK {
@@ -297,4 +210,116 @@ func Cell(ctx context.Context, exe string, kems map[string]*bench.KEM, sigs map[
 		fmt.Fprintf(log, "process-per-operation: %s %s: each sample is a fresh %s process\n", ref.Algorithm, ref.Operation, filepath.Base(exe))
 	}
 	return r, err
+}
+
+// procCell is one process-per-operation cell: the binary the children run, their work folder,
+// the cell's implementation and key, and the seeded stream the inputs come from.
+type procCell struct {
+	exe, work string
+	m         *artifacts.Manifest
+	ref       artifacts.CellRef
+	k         *bench.KEM
+	s         *bench.Sig
+	key       bench.KeyPair
+	rng       *trial.DRBG
+	n         int
+}
+
+// prep writes one iteration's inputs into a fresh folder.
+func (c *procCell) prep() (procIn, error) {
+	m, ref, k, s, key, rng := c.m, c.ref, c.k, c.s, c.key, c.rng
+	c.n++
+	in := procIn{dir: filepath.Join(c.work, fmt.Sprint(c.n))}
+	if err := os.Mkdir(in.dir, 0o700); err != nil {
+		return in, err
+	}
+	put := func(name string, b []byte) error { return os.WriteFile(filepath.Join(in.dir, name), b, 0o600) }
+	var errs []error
+	errs = append(errs, put("rand", rng.Bytes(256)))
+	switch ref.Operation {
+	case artifacts.OpEncaps:
+		errs = append(errs, put("pub", key.PubBytes))
+	case artifacts.OpDecaps:
+		ct, ss, err := k.Encaps(key.Pub, rng)
+		in.want = ss
+		errs = append(errs, err, put("priv", key.PrivKey), put("ct", ct))
+	case artifacts.OpDerive:
+		peer, err := k.Keygen(rng)
+		in.peer = peer
+		errs = append(errs, err, put("priv", key.PrivKey), put("peer", peer.PubBytes))
+	case artifacts.OpSign:
+		in.msg = bench.Message(&m.Spec, rng)
+		errs = append(errs, put("priv", key.PrivKey), put("msg", in.msg))
+	case artifacts.OpVerify:
+		in.msg = bench.Message(&m.Spec, rng)
+		sig, err := s.Sign(key.Priv, in.msg, rng)
+		in.sig = sig
+		errs = append(errs, err, put("pub", key.PubBytes), put("msg", in.msg), put("sig", sig))
+	}
+	return in, errors.Join(errs...)
+}
+
+// run is the timed operation: one child process.
+func (c *procCell) run(ctx context.Context, in procIn) (procOut, error) {
+	exe, ref := c.exe, c.ref
+	cmd := exec.CommandContext(ctx, exe, ChildOpArg, ref.Algorithm, ref.Operation, in.dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	out := procOut{stderr: strings.TrimSpace(stderr.String())}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		out.exit = ee.ExitCode()
+		err = nil
+	}
+	return out, err
+}
+
+// check reads back and checks what the child wrote.
+func (c *procCell) check(in procIn, out procOut) error {
+	ref, k, s, key, rng := c.ref, c.k, c.s, c.key, c.rng
+	file := func(name string) []byte {
+		b, _ := os.ReadFile(filepath.Join(in.dir, name))
+		return b
+	}
+	defer os.RemoveAll(in.dir)
+	if out.exit != childOK {
+		return fmt.Errorf("child process exited %d: %s", out.exit, out.stderr)
+	}
+	switch ref.Operation {
+	case artifacts.OpKeygen:
+		pub, priv := file("pub"), file("priv")
+		if k != nil {
+			pk, err1 := k.ParsePub(pub)
+			sk, err2 := k.ParsePriv(priv)
+			if err1 != nil || err2 != nil {
+				return errors.New("child wrote unreadable keys")
+			}
+			return bench.CheckKEMKey(k, bench.KeyPair{Pub: pk, Priv: sk}, rng)
+		}
+		pk, err1 := s.ParsePub(pub)
+		sk, err2 := s.ParsePriv(priv)
+		if err1 != nil || err2 != nil || !s.Pairs(pk, sk) {
+			return errors.New("child wrote keys that do not pair")
+		}
+	case artifacts.OpEncaps:
+		ss, err := k.Decaps(key.Priv, file("ct"))
+		if err != nil || !bytes.Equal(ss, file("ss")) {
+			return errors.New("decapsulated secret differs from the child's")
+		}
+	case artifacts.OpDecaps:
+		if !bytes.Equal(in.want, file("ss")) {
+			return errors.New("child's decapsulated secret differs from the encapsulated one")
+		}
+	case artifacts.OpDerive:
+		ss, err := k.Derive(in.peer.Priv, key.Pub)
+		if err != nil || !bytes.Equal(ss, file("ss")) {
+			return errors.New("child derived a different secret")
+		}
+	case artifacts.OpSign:
+		if !s.Verify(key.Pub, in.msg, file("sig")) {
+			return errors.New("child's signature does not verify (an empty or failed signature is never timed)")
+		}
+	}
+	return nil
 }
