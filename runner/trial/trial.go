@@ -71,52 +71,16 @@ type Outcome struct {
 // block length comes from the warm-up's last iteration, or the first timed one (blockSize).
 func Run[I, O any](ctx context.Context, t Trial[I, O], p Plan) (Outcome, error) {
 	var r Outcome
-	start := time.Now()
-	elapsed := func() time.Duration {
-		if p.Turns != nil {
-			return p.Turns.Elapsed()
+	c := &cellTrial[I, O]{t: t, p: p, start: time.Now()}
+	perIteration, fail, err := c.warmUp(ctx)
+	if err != nil || fail != "" {
+		if fail != "" {
+			r.Cell = Failed(fail)
 		}
-		return time.Since(start)
+		return r, err
 	}
-	over := func(frac float64) bool {
-		return p.Budget > 0 && elapsed() >= time.Duration(float64(p.Budget)*frac)
-	}
-	one := func(i int) (float64, O, I, error) {
-		var zero O
-		in, err := t.Prep(i)
-		if err != nil {
-			return 0, zero, in, fmt.Errorf("prepare input %d: %w", i, err)
-		}
-		t0 := time.Now()
-		out, err := t.Op(in)
-		d := time.Since(t0)
-		if err != nil {
-			return 0, zero, in, fmt.Errorf("iteration %d: %w", i, err)
-		}
-		if err := t.Check(in, out); err != nil {
-			return 0, zero, in, fmt.Errorf("iteration %d: output check failed: %w", i, err)
-		}
-		if t.Self != nil {
-			return t.Self(out), out, in, nil
-		}
-		return float64(d.Nanoseconds()), out, in, nil
-	}
-	// Warm-up takes at most half the budget, so slow cells still get timed iterations.
-	var perIteration time.Duration // the last warm-up or first timed iteration, for the block length
-	for i := 0; i < p.Warmup && !over(0.5); i++ {
-		if err := ctx.Err(); err != nil {
-			return r, err
-		}
-		t0 := time.Now()
-		if _, _, _, err := one(-1 - i); err != nil {
-			if ctx.Err() != nil {
-				return r, ctx.Err() // a cancelled child process is not a failed operation
-			}
-			r.Cell = Failed("warm-up " + err.Error())
-			return r, nil
-		}
-		perIteration = time.Since(t0)
-	}
+	one := c.once
+	over := c.over
 	block, inBlock := 0, 0
 	if p.Warmup > 0 && perIteration > 0 {
 		block = blockSize(p.Process, p.Iterations, perIteration)
@@ -192,6 +156,71 @@ func Run[I, O any](ctx context.Context, t Trial[I, O], p Plan) (Outcome, error) 
 	return r, nil
 }
 
+// cellTrial is one Run: the trial, its plan and when it started.
+type cellTrial[I, O any] struct {
+	t     Trial[I, O]
+	p     Plan
+	start time.Time
+}
+
+// elapsed is the cell's own time: its turns' when it runs in rounds.
+func (c *cellTrial[I, O]) elapsed() time.Duration {
+	if c.p.Turns != nil {
+		return c.p.Turns.Elapsed()
+	}
+	return time.Since(c.start)
+}
+
+// over reports whether the cell has used frac of its budget (never without a budget).
+func (c *cellTrial[I, O]) over(frac float64) bool {
+	return c.p.Budget > 0 && c.elapsed() >= time.Duration(float64(c.p.Budget)*frac)
+}
+
+// once runs iteration i: prepare, time the operation, check its output. It returns the
+// sample (ns, or the operation's own measure), the output and the input.
+func (c *cellTrial[I, O]) once(i int) (float64, O, I, error) {
+	t := c.t
+	var zero O
+	in, err := t.Prep(i)
+	if err != nil {
+		return 0, zero, in, fmt.Errorf("prepare input %d: %w", i, err)
+	}
+	t0 := time.Now()
+	out, err := t.Op(in)
+	d := time.Since(t0)
+	if err != nil {
+		return 0, zero, in, fmt.Errorf("iteration %d: %w", i, err)
+	}
+	if err := t.Check(in, out); err != nil {
+		return 0, zero, in, fmt.Errorf("iteration %d: output check failed: %w", i, err)
+	}
+	if t.Self != nil {
+		return t.Self(out), out, in, nil
+	}
+	return float64(d.Nanoseconds()), out, in, nil
+}
+
+// warmUp runs the untimed warm-up iterations, within half the budget so slow cells still get
+// timed iterations. It returns the last one's time (for the block length), or why the cell
+// fails, or ctx.Err().
+func (c *cellTrial[I, O]) warmUp(ctx context.Context) (perIteration time.Duration, fail string, err error) {
+	for i := 0; i < c.p.Warmup && !c.over(0.5); i++ {
+		if err := ctx.Err(); err != nil {
+			return 0, "", err
+		}
+		t0 := time.Now()
+		if _, _, _, err := c.once(-1 - i); err != nil {
+			if ctx.Err() != nil {
+				return 0, "", ctx.Err() // a cancelled child process is not a failed operation
+			}
+			return 0, "warm-up " + err.Error(), nil
+		}
+		perIteration = time.Since(t0)
+	}
+	return perIteration, "", nil
+}
+
+// Failed is a failed cell with the reason.
 func Failed(reason string) artifacts.Cell {
 	return artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}
 }
