@@ -104,101 +104,132 @@ func kemCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 	}
 	pub := timedKey(&m.Spec, key.Pub, key.PubBytes, k.ParsePub)
 	priv := timedKey(&m.Spec, key.Priv, key.PrivKey, k.ParsePriv)
-	var t trial.Trial[kemIn, kemOut]
-	switch ref.Operation {
-	case artifacts.OpKeygen:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(64))}, nil },
-			Op: func(in kemIn) (kemOut, error) {
-				kp, err := k.Keygen(in.keySeed)
-				return kemOut{kp: kp}, err
-			},
-			Check: func(_ kemIn, out kemOut) error { return CheckKEMKey(k, out.kp, rng) },
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
-				return artifacts.Sizes{PublicKey: len(out.kp.PubBytes), PrivateKey: len(out.kp.PrivKey)}
-			},
-		}
-	case artifacts.OpEncaps:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(32))}, nil },
-			Op: func(in kemIn) (kemOut, error) {
-				pk, err := pub()
-				if err != nil {
-					return kemOut{}, err
-				}
-				ct, ss, err := k.Encaps(pk, in.keySeed)
-				return kemOut{ct: ct, ss: ss}, err
-			},
-			Check: func(_ kemIn, out kemOut) error {
-				ss, err := k.Decaps(key.Priv, out.ct)
-				if err != nil || !bytes.Equal(ss, out.ss) {
-					return errors.New("decapsulated secret differs from the encapsulated one")
-				}
-				return nil
-			},
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
-				return artifacts.Sizes{Ciphertext: len(out.ct), SharedSecret: len(out.ss)}
-			},
-		}
-	case artifacts.OpDecaps:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) {
-				ct, ss, err := k.Encaps(key.Pub, rng)
-				return kemIn{ct: ct, ss: ss}, err
-			},
-			Op: func(in kemIn) (kemOut, error) {
-				sk, err := priv()
-				if err != nil {
-					return kemOut{}, err
-				}
-				ss, err := k.Decaps(sk, in.ct)
-				return kemOut{ss: ss}, err
-			},
-			Check: func(in kemIn, out kemOut) error {
-				if !bytes.Equal(in.ss, out.ss) {
-					return errors.New("decapsulated secret differs from the encapsulated one")
-				}
-				return nil
-			},
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
-		}
-	case artifacts.OpDerive:
-		t = trial.Trial[kemIn, kemOut]{
-			Prep: func(int) (kemIn, error) {
-				peer, err := k.Keygen(rng)
-				return kemIn{peer: peer}, err
-			},
-			Op: func(in kemIn) (kemOut, error) {
-				sk, err := priv()
-				if err != nil {
-					return kemOut{}, err
-				}
-				peer := in.peer.Pub
-				if m.Spec.Keys != artifacts.KeysParsed {
-					if peer, err = k.ParsePub(in.peer.PubBytes); err != nil {
-						return kemOut{}, fmt.Errorf("decode peer key: %w", err)
-					}
-				}
-				ss, err := k.Derive(sk, peer)
-				return kemOut{ss: ss}, err
-			},
-			Check: func(in kemIn, out kemOut) error {
-				other, err := k.Derive(in.peer.Priv, key.Pub)
-				if err != nil || !bytes.Equal(other, out.ss) {
-					return errors.New("the two sides derived different secrets")
-				}
-				return nil
-			},
-			Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
-		}
-	default:
+	c := &kemSetup{m: m, k: k, key: key, rng: rng, pub: pub, priv: priv}
+	build := kemOps[ref.Operation]
+	if build == nil {
 		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
+	t := build(c)
 	r, err := trial.Run(ctx, t, p)
 	if r.Cell.Status == artifacts.StatusOK {
 		r.Cell.Keys = KeyForm(&m.Spec, ref.Operation)
 	}
 	return r, err
+}
+
+// kemSetup is what a KEM cell's trials share: the algorithm, the cell's key (with its timed
+// forms) and the seeded stream.
+type kemSetup struct {
+	m         *artifacts.Manifest
+	k         *KEM
+	key       KeyPair
+	rng       *trial.DRBG
+	pub, priv func() (any, error)
+}
+
+// kemOps builds each KEM operation's trial.
+var kemOps = map[string]func(*kemSetup) trial.Trial[kemIn, kemOut]{
+	artifacts.OpKeygen: (*kemSetup).kemKeygen,
+	artifacts.OpEncaps: (*kemSetup).kemEncaps,
+	artifacts.OpDecaps: (*kemSetup).kemDecaps,
+	artifacts.OpDerive: (*kemSetup).kemDerive,
+}
+
+func (c *kemSetup) kemKeygen() trial.Trial[kemIn, kemOut] {
+	k, rng := c.k, c.rng
+	return trial.Trial[kemIn, kemOut]{
+		Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(64))}, nil },
+		Op: func(in kemIn) (kemOut, error) {
+			kp, err := k.Keygen(in.keySeed)
+			return kemOut{kp: kp}, err
+		},
+		Check: func(_ kemIn, out kemOut) error { return CheckKEMKey(k, out.kp, rng) },
+		Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
+			return artifacts.Sizes{PublicKey: len(out.kp.PubBytes), PrivateKey: len(out.kp.PrivKey)}
+		},
+	}
+}
+
+func (c *kemSetup) kemEncaps() trial.Trial[kemIn, kemOut] {
+	k, key, rng, pub := c.k, c.key, c.rng, c.pub
+	return trial.Trial[kemIn, kemOut]{
+		Prep: func(int) (kemIn, error) { return kemIn{keySeed: bytes.NewReader(rng.Bytes(32))}, nil },
+		Op: func(in kemIn) (kemOut, error) {
+			pk, err := pub()
+			if err != nil {
+				return kemOut{}, err
+			}
+			ct, ss, err := k.Encaps(pk, in.keySeed)
+			return kemOut{ct: ct, ss: ss}, err
+		},
+		Check: func(_ kemIn, out kemOut) error {
+			ss, err := k.Decaps(key.Priv, out.ct)
+			if err != nil || !bytes.Equal(ss, out.ss) {
+				return errors.New("decapsulated secret differs from the encapsulated one")
+			}
+			return nil
+		},
+		Sizes: func(_ kemIn, out kemOut) artifacts.Sizes {
+			return artifacts.Sizes{Ciphertext: len(out.ct), SharedSecret: len(out.ss)}
+		},
+	}
+}
+
+func (c *kemSetup) kemDecaps() trial.Trial[kemIn, kemOut] {
+	k, key, rng, priv := c.k, c.key, c.rng, c.priv
+	return trial.Trial[kemIn, kemOut]{
+		Prep: func(int) (kemIn, error) {
+			ct, ss, err := k.Encaps(key.Pub, rng)
+			return kemIn{ct: ct, ss: ss}, err
+		},
+		Op: func(in kemIn) (kemOut, error) {
+			sk, err := priv()
+			if err != nil {
+				return kemOut{}, err
+			}
+			ss, err := k.Decaps(sk, in.ct)
+			return kemOut{ss: ss}, err
+		},
+		Check: func(in kemIn, out kemOut) error {
+			if !bytes.Equal(in.ss, out.ss) {
+				return errors.New("decapsulated secret differs from the encapsulated one")
+			}
+			return nil
+		},
+		Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
+	}
+}
+
+func (c *kemSetup) kemDerive() trial.Trial[kemIn, kemOut] {
+	k, key, rng, m, priv := c.k, c.key, c.rng, c.m, c.priv
+	return trial.Trial[kemIn, kemOut]{
+		Prep: func(int) (kemIn, error) {
+			peer, err := k.Keygen(rng)
+			return kemIn{peer: peer}, err
+		},
+		Op: func(in kemIn) (kemOut, error) {
+			sk, err := priv()
+			if err != nil {
+				return kemOut{}, err
+			}
+			peer := in.peer.Pub
+			if m.Spec.Keys != artifacts.KeysParsed {
+				if peer, err = k.ParsePub(in.peer.PubBytes); err != nil {
+					return kemOut{}, fmt.Errorf("decode peer key: %w", err)
+				}
+			}
+			ss, err := k.Derive(sk, peer)
+			return kemOut{ss: ss}, err
+		},
+		Check: func(in kemIn, out kemOut) error {
+			other, err := k.Derive(in.peer.Priv, key.Pub)
+			if err != nil || !bytes.Equal(other, out.ss) {
+				return errors.New("the two sides derived different secrets")
+			}
+			return nil
+		},
+		Sizes: func(_ kemIn, out kemOut) artifacts.Sizes { return artifacts.Sizes{SharedSecret: len(out.ss)} },
+	}
 }
 
 // CheckKEMKey proves a freshly generated key works: a round trip gives equal secrets.
@@ -264,87 +295,12 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		pub = timedKey(&m.Spec, pool.key.Pub, pool.key.PubBytes, s.ParsePub)
 		priv = timedKey(&m.Spec, pool.key.Priv, pool.key.PrivKey, s.ParsePriv)
 	}
-	var t trial.Trial[sigIn, sigOut]
-	switch ref.Operation {
-	case artifacts.OpKeygen:
-		t = trial.Trial[sigIn, sigOut]{
-			Prep: func(int) (sigIn, error) { return sigIn{seed: bytes.NewReader(rng.Bytes(96))}, nil },
-			Op: func(in sigIn) (sigOut, error) {
-				kp, err := s.Keygen(in.seed)
-				return sigOut{kp: kp}, err
-			},
-			Check: func(_ sigIn, out sigOut) error {
-				if !s.Pairs(out.kp.Pub, out.kp.Priv) {
-					return errors.New("public key does not belong to the private key")
-				}
-				return nil
-			},
-			Sizes: func(_ sigIn, out sigOut) artifacts.Sizes {
-				return artifacts.Sizes{PublicKey: len(out.kp.PubBytes), PrivateKey: len(out.kp.PrivKey)}
-			},
-		}
-	case artifacts.OpSign:
-		t = trial.Trial[sigIn, sigOut]{
-			Prep: func(int) (sigIn, error) { return sigIn{msg: Message(&m.Spec, rng)}, nil },
-			Op: func(in sigIn) (sigOut, error) {
-				sk, err := priv()
-				if err != nil {
-					return sigOut{}, err
-				}
-				sig, err := s.Sign(sk, in.msg, rng)
-				return sigOut{sig: sig}, err
-			},
-			Check: func(in sigIn, out sigOut) error {
-				if !s.Verify(pool.key.Pub, in.msg, out.sig) {
-					return errors.New("signature does not verify")
-				}
-				if len(pool.sigs) < 4096 {
-					pool.msgs, pool.sigs = append(pool.msgs, in.msg), append(pool.sigs, out.sig)
-				}
-				return nil
-			},
-			Sizes: func(in sigIn, out sigOut) artifacts.Sizes {
-				return artifacts.Sizes{Signature: len(out.sig), Message: len(in.msg)}
-			},
-		}
-	case artifacts.OpVerify:
-		t = trial.Trial[sigIn, sigOut]{
-			// Verification does the same work for any valid signature, so once the pool holds
-			// signatures (from the sign cell, or up to 16 made here) the cell cycles through them
-			// rather than re-signing: slow schemes take seconds per signature.
-			Prep: func(int) (sigIn, error) {
-				if len(pool.sigs) < 16 && pool.next >= len(pool.sigs) {
-					msg := Message(&m.Spec, rng)
-					sig, err := s.Sign(pool.key.Priv, msg, rng)
-					if err != nil {
-						return sigIn{}, err
-					}
-					pool.msgs, pool.sigs = append(pool.msgs, msg), append(pool.sigs, sig)
-				}
-				j := pool.next % len(pool.sigs)
-				pool.next++
-				return sigIn{msg: pool.msgs[j], sig: pool.sigs[j]}, nil
-			},
-			Op: func(in sigIn) (sigOut, error) {
-				pk, err := pub()
-				if err != nil {
-					return sigOut{}, err
-				}
-				return sigOut{ok: s.Verify(pk, in.msg, in.sig)}, nil
-			},
-			Check: func(in sigIn, out sigOut) error {
-				if !out.ok {
-					return errors.New("a valid signature was rejected")
-				}
-				return nil
-			},
-			Sizes: func(in sigIn, _ sigOut) artifacts.Sizes {
-				return artifacts.Sizes{Signature: len(in.sig), Message: len(in.msg)}
-			},
-		}
-	default:
+	c := &sigSetup{m: m, s: s, pool: pool, rng: rng, pub: pub, priv: priv}
+	build := sigOps[ref.Operation]
+	if build == nil {
 		return trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: ref.Algorithm + " has no operation " + ref.Operation}}, nil
 	}
+	t := build(c)
 	r, err := trial.Run(ctx, t, p)
 	if err == nil && ref.Operation == artifacts.OpVerify && r.Cell.Status == artifacts.StatusOK {
 		// A verifier that accepts everything would pass the check above: make sure it rejects.
@@ -356,6 +312,108 @@ func sigCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef, 
 		r.Cell.Keys = KeyForm(&m.Spec, ref.Operation)
 	}
 	return r, err
+}
+
+// sigSetup is what a signature cell's trials share: the algorithm, the pool of the cell's key
+// and signatures, its timed key forms and the seeded stream.
+type sigSetup struct {
+	m         *artifacts.Manifest
+	s         *Sig
+	pool      *sigPool
+	rng       *trial.DRBG
+	pub, priv func() (any, error)
+}
+
+// sigOps builds each signature operation's trial.
+var sigOps = map[string]func(*sigSetup) trial.Trial[sigIn, sigOut]{
+	artifacts.OpKeygen: (*sigSetup).sigKeygen,
+	artifacts.OpSign:   (*sigSetup).sigSign,
+	artifacts.OpVerify: (*sigSetup).sigVerify,
+}
+
+func (c *sigSetup) sigKeygen() trial.Trial[sigIn, sigOut] {
+	s, rng := c.s, c.rng
+	return trial.Trial[sigIn, sigOut]{
+		Prep: func(int) (sigIn, error) { return sigIn{seed: bytes.NewReader(rng.Bytes(96))}, nil },
+		Op: func(in sigIn) (sigOut, error) {
+			kp, err := s.Keygen(in.seed)
+			return sigOut{kp: kp}, err
+		},
+		Check: func(_ sigIn, out sigOut) error {
+			if !s.Pairs(out.kp.Pub, out.kp.Priv) {
+				return errors.New("public key does not belong to the private key")
+			}
+			return nil
+		},
+		Sizes: func(_ sigIn, out sigOut) artifacts.Sizes {
+			return artifacts.Sizes{PublicKey: len(out.kp.PubBytes), PrivateKey: len(out.kp.PrivKey)}
+		},
+	}
+}
+
+func (c *sigSetup) sigSign() trial.Trial[sigIn, sigOut] {
+	s, pool, rng, m, priv := c.s, c.pool, c.rng, c.m, c.priv
+	return trial.Trial[sigIn, sigOut]{
+		Prep: func(int) (sigIn, error) { return sigIn{msg: Message(&m.Spec, rng)}, nil },
+		Op: func(in sigIn) (sigOut, error) {
+			sk, err := priv()
+			if err != nil {
+				return sigOut{}, err
+			}
+			sig, err := s.Sign(sk, in.msg, rng)
+			return sigOut{sig: sig}, err
+		},
+		Check: func(in sigIn, out sigOut) error {
+			if !s.Verify(pool.key.Pub, in.msg, out.sig) {
+				return errors.New("signature does not verify")
+			}
+			if len(pool.sigs) < 4096 {
+				pool.msgs, pool.sigs = append(pool.msgs, in.msg), append(pool.sigs, out.sig)
+			}
+			return nil
+		},
+		Sizes: func(in sigIn, out sigOut) artifacts.Sizes {
+			return artifacts.Sizes{Signature: len(out.sig), Message: len(in.msg)}
+		},
+	}
+}
+
+func (c *sigSetup) sigVerify() trial.Trial[sigIn, sigOut] {
+	s, pool, rng, m, pub := c.s, c.pool, c.rng, c.m, c.pub
+	return trial.Trial[sigIn, sigOut]{
+		// Verification does the same work for any valid signature, so once the pool holds
+		// signatures (from the sign cell, or up to 16 made here) the cell cycles through them
+		// rather than re-signing: slow schemes take seconds per signature.
+		Prep: func(int) (sigIn, error) {
+			if len(pool.sigs) < 16 && pool.next >= len(pool.sigs) {
+				msg := Message(&m.Spec, rng)
+				sig, err := s.Sign(pool.key.Priv, msg, rng)
+				if err != nil {
+					return sigIn{}, err
+				}
+				pool.msgs, pool.sigs = append(pool.msgs, msg), append(pool.sigs, sig)
+			}
+			j := pool.next % len(pool.sigs)
+			pool.next++
+			return sigIn{msg: pool.msgs[j], sig: pool.sigs[j]}, nil
+		},
+		Op: func(in sigIn) (sigOut, error) {
+			pk, err := pub()
+			if err != nil {
+				return sigOut{}, err
+			}
+			return sigOut{ok: s.Verify(pk, in.msg, in.sig)}, nil
+		},
+		Check: func(in sigIn, out sigOut) error {
+			if !out.ok {
+				return errors.New("a valid signature was rejected")
+			}
+			return nil
+		},
+		Sizes: func(in sigIn, _ sigOut) artifacts.Sizes {
+			return artifacts.Sizes{Signature: len(in.sig), Message: len(in.msg)}
+		},
+	}
 }
 
 // negativeVerify checks that a corrupted signature is rejected.
