@@ -99,25 +99,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if *iterations > 0 {
-		m.Spec.Iterations = *iterations
-		if m.Spec.MinIterations > m.Spec.Iterations {
-			m.Spec.MinIterations = m.Spec.Iterations
-		}
-		if t := m.Spec.TLS; t != nil && t.Batch > m.Spec.Iterations {
-			tls := *t
-			tls.Batch = m.Spec.Iterations // a CPU batch cannot be longer than the cell
-			m.Spec.TLS = &tls
-			fmt.Fprintf(stderr, "spec.tls.batch lowered to %d to fit --iterations\n", tls.Batch)
-		}
-	}
-	if *keyForm != "" {
-		m.Spec.Keys = *keyForm
-	}
-	if *iterations > 0 || *keyForm != "" {
-		if err := m.Validate(); err != nil {
-			return err
-		}
+	if err := overrideManifest(m, *iterations, *keyForm, stderr); err != nil {
+		return err
 	}
 	if *boardClass != "" {
 		// A declared class is checked before anything runs; a clear mismatch refuses the run.
@@ -129,15 +112,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if h, ok := b.(*host.Host); ok {
-		h.OpenSSL = ossl.config()
-		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
-			if _, err := openssl.Resolve(ctx, h.OpenSSL); err != nil {
-				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
-			}
-		}
-	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
-		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
+	if err := useOpenSSL(ctx, b, m, ossl.config()); err != nil {
+		return err
 	}
 	id, created, err := identity.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
@@ -146,26 +122,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if created {
 		fmt.Fprintf(stderr, "created runner identity %s in %s\n", id.Public().Fingerprint(), keysDir(*keys))
 	}
-	dest := *out
-	if dest == "" {
-		root := os.Getenv("PQREPRO_RUNS")
-		if root == "" {
-			root = "runs"
-		}
-		dest = filepath.Join(root, fmt.Sprintf("%s-%s-%s-%s", m.Metadata.Paper, m.Metadata.Name, *board, time.Now().UTC().Format("20060102T150405Z")))
+	dest, err := runDest(*out, m, *board)
+	if err != nil {
+		return err
 	}
-	if _, err := os.Stat(dest); err == nil {
-		return fmt.Errorf("bundle destination %s already exists", dest)
-	}
-	var obs runner.Observer = runner.NopObserver{}
 	budget := m.Spec.BudgetOn(class)
-	if f, ok := stderr.(*os.File); ok && !*quiet && term.IsTerminal(int(f.Fd())) {
-		p := runner.NewProgress(stderr)
-		if budget.Budget > 0 {
-			p.Bound = time.Duration(budget.Budget) * time.Duration(len(m.Cells()))
-		}
-		obs = p
-	}
+	obs := runObserver(stderr, *quiet, m, budget)
 	fmt.Fprintf(stdout, "running %s (%s, %d cells, method %s) on %s, manifest %s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, *board, short(m.ID()))
 	if budget.Budget > 0 {
 		fmt.Fprintln(stdout, device.PlanText(m, class, len(m.Cells())))
@@ -173,19 +135,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	start := time.Now()
 	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: attest.OriginLocal, Observer: obs})
 	if err != nil {
-		var re *runner.RunError
-		if !errors.As(err, &re) {
-			return err
-		}
-		// No bundle for a run that did not finish; the log is kept beside where it would be.
-		logPath := strings.TrimSuffix(strings.TrimSuffix(dest, ".tgz"), ".tar.gz") + ".failed-log.txt"
-		if mkErr := os.MkdirAll(filepath.Dir(logPath), 0o755); mkErr == nil && os.WriteFile(logPath, re.Log, 0o644) == nil {
-			fmt.Fprintf(stderr, "the run's log is in %s\n", logPath)
-		}
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("no bundle written (%w)", context.Canceled)
-		}
-		return fmt.Errorf("%w (no bundle written)", err)
+		return failedRun(err, dest, stderr)
 	}
 	if err := writeBundle(dest, bundle); err != nil {
 		return err
@@ -201,6 +151,97 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "\nbundle: %s (signed by %s) in %s\n", dest, id.Public().Fingerprint(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "verify: pqrepro verify %s\n", dest)
 	return nil
+}
+
+// overrideManifest applies run's --iterations and --key-form to m (changing its identity) and
+// validates the result: min_iterations and a TLS batch longer than the iterations are lowered
+// to them, the batch with a note on stderr.
+func overrideManifest(m *artifacts.Manifest, iterations int, keyForm string, stderr io.Writer) error {
+	if iterations > 0 {
+		m.Spec.Iterations = iterations
+		if m.Spec.MinIterations > m.Spec.Iterations {
+			m.Spec.MinIterations = m.Spec.Iterations
+		}
+		if t := m.Spec.TLS; t != nil && t.Batch > m.Spec.Iterations {
+			tls := *t
+			tls.Batch = m.Spec.Iterations // a CPU batch cannot be longer than the cell
+			m.Spec.TLS = &tls
+			fmt.Fprintf(stderr, "spec.tls.batch lowered to %d to fit --iterations\n", tls.Batch)
+		}
+	}
+	if keyForm != "" {
+		m.Spec.Keys = keyForm
+	}
+	if iterations > 0 || keyForm != "" {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// useOpenSSL gives the host board the openssl of the command line and checks it can run an
+// openssl-cli manifest; only the host runs that method.
+func useOpenSSL(ctx context.Context, b runner.Board, m *artifacts.Manifest, cfg openssl.Config) error {
+	if h, ok := b.(*host.Host); ok {
+		h.OpenSSL = cfg
+		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+			if _, err := openssl.Resolve(ctx, h.OpenSSL); err != nil {
+				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
+			}
+		}
+	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
+	}
+	return nil
+}
+
+// runDest is where run writes its bundle: out, or a fresh folder under $PQREPRO_RUNS (default
+// runs/); it must not exist yet.
+func runDest(out string, m *artifacts.Manifest, board string) (string, error) {
+	dest := out
+	if dest == "" {
+		root := os.Getenv("PQREPRO_RUNS")
+		if root == "" {
+			root = "runs"
+		}
+		dest = filepath.Join(root, fmt.Sprintf("%s-%s-%s-%s", m.Metadata.Paper, m.Metadata.Name, board, time.Now().UTC().Format("20060102T150405Z")))
+	}
+	if _, err := os.Stat(dest); err == nil {
+		return "", fmt.Errorf("bundle destination %s already exists", dest)
+	}
+	return dest, nil
+}
+
+// runObserver is the progress bar on a terminal (bounded by the budget when there is one),
+// nothing otherwise.
+func runObserver(stderr io.Writer, quiet bool, m *artifacts.Manifest, budget artifacts.BoardBudget) runner.Observer {
+	if f, ok := stderr.(*os.File); ok && !quiet && term.IsTerminal(int(f.Fd())) {
+		p := runner.NewProgress(stderr)
+		if budget.Budget > 0 {
+			p.Bound = time.Duration(budget.Budget) * time.Duration(len(m.Cells()))
+		}
+		return p
+	}
+	return runner.NopObserver{}
+}
+
+// failedRun keeps the log of a run that did not finish beside where its bundle would have
+// been, and says that no bundle was written.
+func failedRun(err error, dest string, stderr io.Writer) error {
+	var re *runner.RunError
+	if !errors.As(err, &re) {
+		return err
+	}
+	// No bundle for a run that did not finish; the log is kept beside where it would be.
+	logPath := strings.TrimSuffix(strings.TrimSuffix(dest, ".tgz"), ".tar.gz") + ".failed-log.txt"
+	if mkErr := os.MkdirAll(filepath.Dir(logPath), 0o755); mkErr == nil && os.WriteFile(logPath, re.Log, 0o644) == nil {
+		fmt.Fprintf(stderr, "the run's log is in %s\n", logPath)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("no bundle written (%w)", context.Canceled)
+	}
+	return fmt.Errorf("%w (no bundle written)", err)
 }
 
 func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {

@@ -440,15 +440,8 @@ func chunkSize(left, done, minIter int, elapsed, budget time.Duration) int {
 
 func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, bb artifacts.BoardBudget, clock func() time.Duration, progress func(int)) (runner.CellResult, error) {
 	fw := h.Firmware + " " + h.Version
-	switch {
-	case !firmwareKind(m.Kind):
-		return Skipped(fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)), nil
-	case m.Spec.Method != artifacts.MethodInProcess:
-		return Skipped(fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)), nil
-	case !slices.Contains(h.Algorithms, ref.Algorithm):
-		return Skipped(fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))), nil
-	case !slices.Contains(h.Operations, ref.Operation):
-		return Skipped(fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))), nil
+	if why := benchSkip(h, m, ref); why != "" {
+		return Skipped(why), nil
 	}
 	msg, msgLen, why := benchMessage(h, m)
 	if why != "" {
@@ -517,6 +510,29 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		return Failed(fmt.Sprintf("%d of %d samples failed the firmware's output check; first: iteration %d: %s",
 			bad, bad+len(samples), firstBad.Index, OrNone(firstBad.Reason))), nil
 	}
+	return benchResult(m, ref, samples, rounds, stackMax, budgetReached)
+}
+
+// benchSkip is why the firmware cannot run a cell ("" when it can): a kind or method it does
+// not run, an algorithm or operation its HELLO does not offer.
+func benchSkip(h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef) string {
+	fw := h.Firmware + " " + h.Version
+	switch {
+	case !firmwareKind(m.Kind):
+		return fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)
+	case m.Spec.Method != artifacts.MethodInProcess:
+		return fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)
+	case !slices.Contains(h.Algorithms, ref.Algorithm):
+		return fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))
+	case !slices.Contains(h.Operations, ref.Operation):
+		return fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))
+	}
+	return ""
+}
+
+// benchResult is a BENCH cell whose samples all passed the firmware's check: its sizes, its
+// stack, and the signing rounds its samples carry (an error when they do not fit).
+func benchResult(m *artifacts.Manifest, ref artifacts.CellRef, samples []float64, rounds []int, stackMax uint32, budgetReached bool) (runner.CellResult, error) {
 	r := runner.CellResult{Samples: samples}
 	r.Cell.Status = artifacts.StatusOK
 	r.Cell.BudgetReached = budgetReached
