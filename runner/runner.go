@@ -13,13 +13,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/internal/syncio"
 )
 
 // Board is anything experiments can run on: the host CPU in-process, an emulated board, a
@@ -91,22 +91,6 @@ type Options struct {
 	Roots Roots
 }
 
-// syncBuffer is a log buffer safe for the board's goroutine and a tee.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	tee io.Writer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tee != nil {
-		s.tee.Write(p)
-	}
-	return s.buf.Write(p)
-}
-
 // RunError is a run that broke (not a failed cell). Log holds what the runner and the board
 // said up to the failure, so it can be kept even though no bundle is produced.
 type RunError struct {
@@ -128,10 +112,10 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	log := &syncBuffer{tee: opt.Log}
+	log := syncio.NewBuffer(0, opt.Log)
 	fail := func(err error) (*artifacts.Bundle, *artifacts.Result, error) {
 		fmt.Fprintf(log, "run failed: %v\n", err)
-		return nil, nil, &RunError{Err: err, Log: bytes.Clone(log.buf.Bytes())}
+		return nil, nil, &RunError{Err: err, Log: log.Bytes()}
 	}
 	id, err := board.Identity(ctx)
 	if err != nil {
@@ -192,7 +176,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	files[artifacts.FileManifest] = m.YAML()
 	files[artifacts.FileResult] = append(resJSON, '\n')
 	files[artifacts.FileEnvironment] = append(envJSON, '\n')
-	files[artifacts.FileLog] = bundleLog(log.buf.Bytes())
+	files[artifacts.FileLog] = bundleLog(log.Bytes())
 	b := &artifacts.Bundle{Files: files}
 	pred := predicate(res, id, opt)
 	if err := attest.Sign(b, opt.Identity, pred); err != nil {

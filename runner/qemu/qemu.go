@@ -7,7 +7,6 @@ package qemu
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"go.bug.st/serial"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/syncio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -194,17 +194,16 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	q.unpark()
-	log := &switchLog{}
-	var buf syncBuffer
-	log.to(&buf)
+	buf := syncio.NewBuffer(0, nil)
+	log := syncio.NewWriter(buf)
 	s, h, err := q.boot(ctx, m, img, log)
 	q.mu.Lock()
-	q.idLog = buf.bytes()
+	q.idLog = buf.Bytes()
 	if err == nil {
 		q.identified = img.Digest
 		// The booted board waits for Run, which takes it instead of booting again (one
 		// boot per run); stopped if no Run comes within parkFor.
-		q.parked = &parkedSession{s: s, log: log, buf: &buf, digest: img.Digest}
+		q.parked = &parkedSession{s: s, log: log, buf: buf, digest: img.Digest}
 		q.parked.timer = time.AfterFunc(parkFor, q.unpark)
 	}
 	q.mu.Unlock()
@@ -240,8 +239,8 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		parked.timer.Stop()
 		// What the identity session said so far goes first, as it always did; from here on
 		// the same board writes into the run's log.
-		parked.log.to(io.Discard)
-		q.idLog = parked.buf.bytes()
+		parked.log.SetTo(io.Discard)
+		q.idLog = parked.buf.Bytes()
 	}
 	device.ReplayIdentityLog(log, q.idLog)
 	q.idLog = nil
@@ -254,7 +253,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	}()
 	if parked != nil {
 		if parked.digest == img.Digest {
-			parked.log.to(log)
+			parked.log.SetTo(log)
 			cur = parked.s
 			fmt.Fprintf(log, "board: measuring on the board identity booted (qemu pid %d)\n", cur.pid)
 		} else {
@@ -355,8 +354,8 @@ const parkFor = time.Minute
 // parkedSession is the board Identity booted, kept for the Run that follows.
 type parkedSession struct {
 	s      *session
-	log    *switchLog
-	buf    *syncBuffer
+	log    *syncio.Writer
+	buf    *syncio.Writer
 	digest string
 	timer  *time.Timer
 }
@@ -371,25 +370,6 @@ func (q *QEMU) unpark() {
 		p.timer.Stop()
 		p.s.stop(p.log)
 	}
-}
-
-// switchLog is a session's log writer, pointed at the identity's buffer and then at the
-// run's log when Run takes the board.
-type switchLog struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *switchLog) to(w io.Writer) {
-	l.mu.Lock()
-	l.w = w
-	l.mu.Unlock()
-}
-
-func (l *switchLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // session is one running QEMU with the firmware's UART open on a pty.
@@ -586,22 +566,4 @@ func (s *session) stop(log io.Writer) {
 		os.RemoveAll(s.dir)
 		fmt.Fprintf(log, "qemu: pid %d stopped: %s (%s)\n", s.pid, how, exitText(s.waitErr))
 	})
-}
-
-// syncBuffer is a log buffer written by the line reader, QEMU's output and the driver.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
 }

@@ -21,6 +21,7 @@ import (
 	"go.bug.st/serial/enumerator"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/syncio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -160,7 +161,7 @@ func (s *Serial) Identity(ctx context.Context) (artifacts.BoardIdentity, error) 
 		s.idLog = buf.Bytes()
 		s.mu.Unlock()
 	}()
-	err := s.session(ctx, &syncWriter{w: &buf}, func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
+	err := s.session(ctx, syncio.NewWriter(&buf), func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
 		h, img = hello, i
 		return nil
 	})
@@ -336,16 +337,4 @@ func resetDTRRTS(p serial.Port) error {
 	}
 	time.Sleep(100 * time.Millisecond)
 	return p.SetRTS(false)
-}
-
-// syncWriter serialises writes from the line reader and the driver.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"pqrepro/internal/syncio"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,7 +155,7 @@ type tlsChild struct {
 	stdin  io.WriteCloser
 	dec    *json.Decoder
 	enc    *json.Encoder
-	stderr *strings.Builder
+	stderr *syncio.Writer
 	addr   string
 	done   chan error
 }
@@ -170,8 +171,8 @@ func startTLSChild(ctx context.Context, exe string, cfg *tlsCellConfig) (*tlsChi
 	if err != nil {
 		return nil, err
 	}
-	c := &tlsChild{cmd: cmd, stdin: stdin, dec: json.NewDecoder(bufio.NewReader(stdout)), enc: json.NewEncoder(stdin), stderr: &strings.Builder{}, done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{w: c.stderr}
+	c := &tlsChild{cmd: cmd, stdin: stdin, dec: json.NewDecoder(bufio.NewReader(stdout)), enc: json.NewEncoder(stdin), stderr: syncio.NewBuffer(64<<10, nil), done: make(chan error, 1)}
+	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the server child: %w", err)
 	}
@@ -221,23 +222,5 @@ func (c *tlsChild) stop() error {
 }
 
 func (c *tlsChild) stderrText() string {
-	w := c.cmd.Stderr.(*lockedWriter)
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	return strings.TrimSpace(c.stderr.String())
-}
-
-// lockedWriter serialises writes to a builder read by another goroutine.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.w.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return l.w.Write(p)
 }
