@@ -34,7 +34,7 @@ const BoardDevice = "pqrepro-board"
 
 // boardAD is the length of the associated data of the board's frames (u16 length, topic,
 // u64 counter), which the AEAD cells time with: the same cost as a frame's.
-var boardAD = 2 + len(telemetry.TopicPrefix+BoardDevice+"/d/") + 16 + 8
+var boardAD = 2 + len(telemetry.DataTopic(BoardDevice, telemetry.SessionID{})) + 8
 
 // mqttRun is one cell's gateway harness and the board's network link.
 type mqttRun struct {
@@ -95,7 +95,7 @@ func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name s
 	var onOffer mqtt.Handler
 	if s.fs {
 		onOffer = func(msg telemetry.Message) {
-			if msg.Topic != mqtt.OfferTopic(BoardDevice) {
+			if msg.Topic != telemetry.OfferTopic(BoardDevice) {
 				return
 			}
 			select {
@@ -110,7 +110,7 @@ func newMQTTRun(ctx context.Context, c *wire.Conn, m *artifacts.Manifest, name s
 	}
 	s.OnClose(func() { s.net.Close() })
 	if s.fs {
-		if err := s.net.Subscribe(ctx, mqtt.OfferTopic(BoardDevice)); err != nil {
+		if err := s.net.Subscribe(ctx, telemetry.OfferTopic(BoardDevice)); err != nil {
 			return nil, fmt.Errorf("broker %s: the board's offer topic: %w", s.Broker, err)
 		}
 		pkh, err := c.TelPinSigner(ctx, spk.Bytes())
@@ -141,7 +141,7 @@ func (s *mqttRun) handshake(ctx context.Context, c *wire.Conn) (wire.TelHandshak
 	if err != nil {
 		return hs, err
 	}
-	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/hs", Payload: hs.Payload}); err != nil {
+	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.HandshakeTopic(BoardDevice), Payload: hs.Payload}); err != nil {
 		return hs, fmt.Errorf("broker %s: handshake: %w", s.Broker, err)
 	}
 	return hs, s.AwaitSession(ctx, telemetry.SessionID(hs.SessionID))
@@ -159,7 +159,7 @@ func (s *mqttRun) handshakeFS(ctx context.Context, c *wire.Conn) (wire.TelFSHand
 	if err != nil {
 		return wire.TelFSHandshake{}, err
 	}
-	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/rq", Payload: rq}); err != nil {
+	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.RequestTopic(BoardDevice), Payload: rq}); err != nil {
 		return wire.TelFSHandshake{}, fmt.Errorf("broker %s: key request: %w", s.Broker, err)
 	}
 	var offer telemetry.Message
@@ -182,15 +182,13 @@ func (s *mqttRun) handshakeFS(ctx context.Context, c *wire.Conn) (wire.TelFSHand
 	if !hs.OK {
 		return hs, fmt.Errorf("the board refused the gateway's signed key: %s", hs.Reason)
 	}
-	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.TopicPrefix + BoardDevice + "/hs", Payload: hs.Payload}); err != nil {
+	if err := s.net.Publish(ctx, telemetry.Message{Topic: telemetry.HandshakeTopic(BoardDevice), Payload: hs.Payload}); err != nil {
 		return hs, fmt.Errorf("broker %s: handshake: %w", s.Broker, err)
 	}
 	return hs, s.AwaitSession(ctx, telemetry.SessionID(hs.SessionID))
 }
 
-func dataTopic(sid [8]byte) string {
-	return fmt.Sprintf("%s%s/d/%x", telemetry.TopicPrefix, BoardDevice, sid[:])
-}
+func dataTopic(sid [8]byte) string { return telemetry.DataTopic(BoardDevice, telemetry.SessionID(sid)) }
 
 // roundTrip has the board seal one frame in its session and waits for the gateway to deliver
 // the plaintext the board hashed.

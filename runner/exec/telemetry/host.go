@@ -71,7 +71,7 @@ func aeadCell(ctx context.Context, m *artifacts.Manifest, ref artifacts.CellRef,
 		return trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 	}
 	prefix := rng.Bytes(8)
-	topic := telemetry.TopicPrefix + mqttDevice + "/d/0123456789abcdef"
+	topic := telemetry.DataTopic(mqttDevice, telemetry.SessionID{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef})
 	seal := ref.Operation == artifacts.OpSeal
 	t := trial.Trial[aeadIn, []byte]{
 		Prep: func(i int) (aeadIn, error) {
