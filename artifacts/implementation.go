@@ -177,7 +177,7 @@ func CellImplementation(kind Kind, method Method, env *Environment, c Cell) Impl
 // ML-DSA and SLH-DSA and Go's crypto for the classical algorithms.
 func DeriveImplementation(kind Kind, method Method, env *Environment, c Cell) Implementation {
 	b := env.Board
-	if b.Driver != "" && b.Driver != "host" || b.Driver == "" && b.Assurance != "" && b.Assurance != AssuranceHost {
+	if b.Driver != "" && b.Driver != DriverHost || b.Driver == "" && b.Assurance != "" && b.Assurance != AssuranceHost {
 		im := Implementation{Name: cmp.Or(b.Firmware, "firmware"), Version: b.FirmwareVersion}
 		if sha256DigestRE.MatchString(b.FirmwareDigest) {
 			im.Digest, im.DigestOf = b.FirmwareDigest, DigestImage

@@ -6,7 +6,6 @@ import (
 	"strings"
 )
 
-
 // KindDef is one experiment kind: the spec it owns, how a manifest of it is normalised and
 // checked, which cells it asks for, which timing methods it admits, whether board firmware can
 // run it, and how one of its measured cells is checked when a result is re-derived. Every kind

@@ -224,7 +224,7 @@ func (m *Manifest) applyDefaults() {
 		m.Spec.Keys = KeysEncoded
 	}
 	if len(m.Spec.Boards) == 0 {
-		m.Spec.Boards = []string{"host"}
+		m.Spec.Boards = []string{HostBoard}
 	}
 	if m.Spec.Reference.Tolerance == 0 {
 		m.Spec.Reference.Tolerance = DefaultTolerance

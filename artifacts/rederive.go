@@ -81,6 +81,48 @@ func IntegerUnit(unit Unit) bool { return unit == UnitInstructions || unit == Un
 // summarised from. It returns nil or a *RederiveError for the first problem found. m must be
 // a parsed (normalised) manifest; res must have passed Result.Validate.
 func Rederive(m *Manifest, res *Result, samples Samples) error {
+	r := &rederiver{m: m, res: res, samples: samples, seen: map[CellKey]bool{}, variants: map[CellRef]int{}, asked: map[CellRef]bool{}}
+	if err := r.checkWhole(); err != nil {
+		return err
+	}
+	for _, c := range m.Cells() {
+		r.asked[c] = true
+	}
+	for i, c := range res.Cells {
+		bad := func(field, format string, args ...any) error {
+			return rederiveErr(FileResult, i, KeyOf(c), field, format, args...)
+		}
+		if err := r.checkPlace(c, bad); err != nil {
+			return err
+		}
+		if c.Status != StatusOK {
+			if c.Stats != nil {
+				return bad("stats", "a %s cell carries statistics", c.Status)
+			}
+			continue
+		}
+		if err := r.checkCell(i, bad); err != nil {
+			return err
+		}
+	}
+	return r.checkStrays()
+}
+
+// rederiver is one Rederive call's state: the cells seen so far and where variants stand.
+type rederiver struct {
+	m        *Manifest
+	res      *Result
+	samples  Samples
+	kind     *KindDef
+	asked    map[CellRef]bool // the cells the manifest asks for
+	seen     map[CellKey]bool
+	variants map[CellRef]int
+	last     CellRef // the latest cell run as written, which a variant may follow
+}
+
+// checkWhole checks what the result says as a whole: its size, manifest, kind, level and schedule.
+func (r *rederiver) checkWhole() error {
+	m, res := r.m, r.res
 	whole := func(field, format string, args ...any) error {
 		return rederiveErr(FileResult, -1, CellKey{}, field, format, args...)
 	}
@@ -97,6 +139,7 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 	if !ok {
 		return whole("kind", "unknown experiment kind %q", m.Kind)
 	}
+	r.kind = kind
 	if !slices.Contains([]Level{AssuranceHost, AssuranceEmulated, AssuranceHardware}, res.Assurance) {
 		return whole("assurance", "%q is not host, emulated or hardware", res.Assurance)
 	}
@@ -108,148 +151,181 @@ func Rederive(m *Manifest, res *Result, samples Samples) error {
 			return whole("schedule.rounds", "%d, want 1..%d", sc.Rounds, MaxSamplesPerCell)
 		}
 	}
-	asked := map[CellRef]bool{}
-	for _, c := range m.Cells() {
-		asked[c] = true
+	return nil
+}
+
+// checkPlace checks that the manifest asks for cell c, that it is listed once, and that a
+// variant follows the cell it varies.
+func (r *rederiver) checkPlace(c Cell, bad func(field, format string, args ...any) error) error {
+	k := KeyOf(c)
+	ref := CellRef{Algorithm: c.Algorithm, Operation: c.Operation}
+	if !r.asked[ref] {
+		return bad("", "the manifest does not ask for this cell")
 	}
-	seen := map[CellKey]bool{}
-	variants := map[CellRef]int{}
-	var last CellRef // the latest cell run as written, which a variant may follow
-	for i, c := range res.Cells {
-		k := KeyOf(c)
-		bad := func(field, format string, args ...any) error {
-			return rederiveErr(FileResult, i, k, field, format, args...)
+	if r.seen[k] {
+		return bad("", "listed twice")
+	}
+	r.seen[k] = true
+	if c.Variant == "" {
+		r.last = ref
+		return nil
+	}
+	if r.kind.variant != nil {
+		if err := r.kind.variant(r.m, c.Variant); err != nil {
+			return bad("variant", "%v", err)
 		}
-		ref := CellRef{Algorithm: c.Algorithm, Operation: c.Operation}
-		if !asked[ref] {
-			return bad("", "the manifest does not ask for this cell")
-		}
-		if seen[k] {
-			return bad("", "listed twice")
-		}
-		seen[k] = true
-		if c.Variant == "" {
-			last = ref
-		} else {
-			if kind.variant != nil {
-				if err := kind.variant(m, c.Variant); err != nil {
-					return bad("variant", "%v", err)
-				}
-			} else if m.Spec.Method != MethodOpenSSLCLI {
-				return bad("variant", "only openssl-cli cells have variants (method is %s)", m.Spec.Method)
+	} else if r.m.Spec.Method != MethodOpenSSLCLI {
+		return bad("variant", "only openssl-cli cells have variants (method is %s)", r.m.Spec.Method)
+	}
+	if r.last != ref {
+		return bad("variant", "a variant must follow the cell it varies (%s %s)", c.Algorithm, c.Operation)
+	}
+	if r.variants[ref]++; r.variants[ref] > MaxVariants {
+		return bad("variant", "more than %d variant of %s %s", MaxVariants, c.Algorithm, c.Operation)
+	}
+	return nil
+}
+
+// checkCell re-derives ok cell i from its samples: unit, statistics, signing rounds, energy,
+// the kind's own checks, and its place in the schedule.
+func (r *rederiver) checkCell(i int, bad func(field, format string, args ...any) error) error {
+	m, res, samples := r.m, r.res, r.samples
+	c := res.Cells[i]
+	k := KeyOf(c)
+	vals := samples.Values[k]
+	if c.Requested != m.Spec.Iterations {
+		return bad("requested", "%d, the manifest asks for %d iterations", c.Requested, m.Spec.Iterations)
+	}
+	if err := rederiveUnit(c.Unit, res.Assurance); err != nil {
+		return bad("unit", "%v", err)
+	}
+	if u, ok := samples.Units[k]; ok && u != c.Unit {
+		return rederiveErr(FileSamples, i, k, "unit", "%q, result.json says %q", u, c.Unit)
+	}
+	st := c.Stats
+	if st.N > c.Requested {
+		return bad("stats.n", "%d samples, more than the %d requested", st.N, c.Requested)
+	}
+	if st.N > MaxSamplesPerCell {
+		return bad("stats.n", "%d samples, more than the limit of %d", st.N, MaxSamplesPerCell)
+	}
+	if err := plausibleStats(st); err != nil {
+		return bad("stats", "%v", err)
+	}
+	if len(vals) != st.N {
+		return rederiveErr(FileSamples, i, k, "n", "%d samples, result.json says n = %d", len(vals), st.N)
+	}
+	exact := IntegerUnit(c.Unit)
+	if exact {
+		for j, v := range vals {
+			if v != math.Trunc(v) || v < 0 {
+				return rederiveErr(FileSamples, i, k, "value", "iteration %d is %v, not a count of %s", j, v, c.Unit)
 			}
-			if last != ref {
-				return bad("variant", "a variant must follow the cell it varies (%s %s)", c.Algorithm, c.Operation)
-			}
-			if variants[ref]++; variants[ref] > MaxVariants {
-				return bad("variant", "more than %d variant of %s %s", MaxVariants, c.Algorithm, c.Operation)
-			}
-		}
-		vals := samples.Values[k]
-		if c.Status != StatusOK {
-			if c.Stats != nil {
-				return bad("stats", "a %s cell carries statistics", c.Status)
-			}
-			continue
-		}
-		if c.Requested != m.Spec.Iterations {
-			return bad("requested", "%d, the manifest asks for %d iterations", c.Requested, m.Spec.Iterations)
-		}
-		if err := rederiveUnit(c.Unit, res.Assurance); err != nil {
-			return bad("unit", "%v", err)
-		}
-		if u, ok := samples.Units[k]; ok && u != c.Unit {
-			return rederiveErr(FileSamples, i, k, "unit", "%q, result.json says %q", u, c.Unit)
-		}
-		st := c.Stats
-		if st.N > c.Requested {
-			return bad("stats.n", "%d samples, more than the %d requested", st.N, c.Requested)
-		}
-		if st.N > MaxSamplesPerCell {
-			return bad("stats.n", "%d samples, more than the limit of %d", st.N, MaxSamplesPerCell)
-		}
-		if err := plausibleStats(st); err != nil {
-			return bad("stats", "%v", err)
-		}
-		if len(vals) != st.N {
-			return rederiveErr(FileSamples, i, k, "n", "%d samples, result.json says n = %d", len(vals), st.N)
-		}
-		exact := IntegerUnit(c.Unit)
-		if exact {
-			for j, v := range vals {
-				if v != math.Trunc(v) || v < 0 {
-					return rederiveErr(FileSamples, i, k, "value", "iteration %d is %v, not a count of %s", j, v, c.Unit)
-				}
-			}
-		}
-		if err := matchStats(Summarize(vals), st, exact); err != nil {
-			return bad("stats."+err.field, "%v, %s gives %v", err.got, FileSamples, err.want)
-		}
-		if err := plausibleExtras(c); err != nil {
-			return bad(err.field, "%v", err.err)
-		}
-		if c.Rounds != nil {
-			if c.Operation != OpSign {
-				return bad("rounds", "a %s cell carries signing rounds", c.Operation)
-			}
-			rv, err := c.Rounds.expand()
-			if err != nil {
-				return bad("rounds.counts", "%v", err)
-			}
-			if len(rv) != st.N {
-				return bad("rounds.counts", "count %d signatures, the cell has n = %d", len(rv), st.N)
-			}
-			if c.Rounds.Stats == nil {
-				return bad("rounds.stats", "missing")
-			}
-			if err := matchStats(Summarize(rv), c.Rounds.Stats, false); err != nil {
-				return bad("rounds.stats."+err.field, "%v, rounds.counts give %v", err.got, err.want)
-			}
-		}
-		if ev := samples.Energy[k]; len(ev) > 0 {
-			if c.Energy == nil || c.Energy.JoulesPerOp == nil {
-				return rederiveErr(FileSamples, i, k, "energy", "%d energy samples, result.json records no energy", len(ev))
-			}
-			if err := matchStats(Summarize(ev), c.Energy.JoulesPerOp, false); err != nil {
-				return bad("energy.joulesPerOp."+err.field, "%v, %s gives %v", err.got, FileSamples, err.want)
-			}
-		}
-		if err := kind.CheckCell(m, &res.Cells[i]); err != nil {
-			return bad("sizes", "%v", err)
-		}
-		if rs := samples.Rounds[k]; len(rs) > 0 {
-			switch {
-			case res.Schedule == nil:
-				return rederiveErr(FileSamples, i, k, "round", "samples in rounds, result.json records no schedule")
-			case rs[len(rs)-1] >= res.Schedule.Rounds:
-				return rederiveErr(FileSamples, i, k, "round", "round %d, the schedule has %d", rs[len(rs)-1], res.Schedule.Rounds)
-			case c.Block < 1:
-				return bad("block", "%d iterations a turn for a cell in rounds", c.Block)
-			}
-		}
-		if kind.rederive != nil {
-			if file, field, err := kind.rederive(m, &res.Cells[i], samples); err != nil {
-				return &RederiveError{File: file, Index: i, Cell: k, Field: field, Err: err}
-			}
-		} else if c.TLS != nil {
-			return bad("tls", "a %s cell carries a TLS record", m.Kind)
-		}
-		if err := checkKindSamples(m, &res.Cells[i], vals); err != nil {
-			return bad("mqtt", "%v", err)
 		}
 	}
-	for k := range samples.Values {
-		if !seen[k] {
+	if err := matchStats(Summarize(vals), st, exact); err != nil {
+		return bad("stats."+err.field, "%v, %s gives %v", err.got, FileSamples, err.want)
+	}
+	if err := plausibleExtras(c); err != nil {
+		return bad(err.field, "%v", err.err)
+	}
+	if err := checkSigningRounds(c, bad); err != nil {
+		return err
+	}
+	if err := r.checkEnergyAndKind(i, bad); err != nil {
+		return err
+	}
+	if err := r.checkKindRecords(i, bad); err != nil {
+		return err
+	}
+	if err := checkKindSamples(m, &res.Cells[i], vals); err != nil {
+		return bad("mqtt", "%v", err)
+	}
+	return nil
+}
+
+// checkSigningRounds re-derives a signing cell's rejection-sampling rounds from their counts.
+func checkSigningRounds(c Cell, bad func(field, format string, args ...any) error) error {
+	if c.Rounds == nil {
+		return nil
+	}
+	if c.Operation != OpSign {
+		return bad("rounds", "a %s cell carries signing rounds", c.Operation)
+	}
+	rv, err := c.Rounds.expand()
+	if err != nil {
+		return bad("rounds.counts", "%v", err)
+	}
+	if len(rv) != c.Stats.N {
+		return bad("rounds.counts", "count %d signatures, the cell has n = %d", len(rv), c.Stats.N)
+	}
+	if c.Rounds.Stats == nil {
+		return bad("rounds.stats", "missing")
+	}
+	if err := matchStats(Summarize(rv), c.Rounds.Stats, false); err != nil {
+		return bad("rounds.stats."+err.field, "%v, rounds.counts give %v", err.got, err.want)
+	}
+	return nil
+}
+
+// checkEnergyAndKind re-derives cell i's energy from its energy samples and applies the kind's
+// size checks.
+func (r *rederiver) checkEnergyAndKind(i int, bad func(field, format string, args ...any) error) error {
+	c := r.res.Cells[i]
+	k := KeyOf(c)
+	if ev := r.samples.Energy[k]; len(ev) > 0 {
+		if c.Energy == nil || c.Energy.JoulesPerOp == nil {
+			return rederiveErr(FileSamples, i, k, "energy", "%d energy samples, result.json records no energy", len(ev))
+		}
+		if err := matchStats(Summarize(ev), c.Energy.JoulesPerOp, false); err != nil {
+			return bad("energy.joulesPerOp."+err.field, "%v, %s gives %v", err.got, FileSamples, err.want)
+		}
+	}
+	if err := r.kind.CheckCell(r.m, &r.res.Cells[i]); err != nil {
+		return bad("sizes", "%v", err)
+	}
+	return nil
+}
+
+// checkKindRecords checks cell i's rounds against the schedule and its kind's own records
+// (a TLS cell's phases and series) against the bundle's other samples.
+func (r *rederiver) checkKindRecords(i int, bad func(field, format string, args ...any) error) error {
+	c := r.res.Cells[i]
+	k := KeyOf(c)
+	if rs := r.samples.Rounds[k]; len(rs) > 0 {
+		switch {
+		case r.res.Schedule == nil:
+			return rederiveErr(FileSamples, i, k, "round", "samples in rounds, result.json records no schedule")
+		case rs[len(rs)-1] >= r.res.Schedule.Rounds:
+			return rederiveErr(FileSamples, i, k, "round", "round %d, the schedule has %d", rs[len(rs)-1], r.res.Schedule.Rounds)
+		case c.Block < 1:
+			return bad("block", "%d iterations a turn for a cell in rounds", c.Block)
+		}
+	}
+	if r.kind.rederive != nil {
+		if file, field, err := r.kind.rederive(r.m, &r.res.Cells[i], r.samples); err != nil {
+			return &RederiveError{File: file, Index: i, Cell: k, Field: field, Err: err}
+		}
+	} else if c.TLS != nil {
+		return bad("tls", "a %s cell carries a TLS record", r.m.Kind)
+	}
+	return nil
+}
+
+// checkStrays refuses samples, TLS rows and energy samples for cells result.json does not hold.
+func (r *rederiver) checkStrays() error {
+	for k := range r.samples.Values {
+		if !r.seen[k] {
 			return rederiveErr(FileSamples, -1, k, "", "samples for a cell result.json does not hold")
 		}
 	}
-	for k := range samples.TLS {
-		if i := slices.IndexFunc(res.Cells, func(c Cell) bool { return KeyOf(c) == k }); i < 0 || res.Cells[i].Status != StatusOK {
+	for k := range r.samples.TLS {
+		if i := slices.IndexFunc(r.res.Cells, func(c Cell) bool { return KeyOf(c) == k }); i < 0 || r.res.Cells[i].Status != StatusOK {
 			return rederiveErr(FileTLS, -1, k, "", "rows for a cell result.json does not hold as ok")
 		}
 	}
-	for k := range samples.Energy {
-		if !seen[k] {
+	for k := range r.samples.Energy {
+		if !r.seen[k] {
 			return rederiveErr(FileSamples, -1, k, "", "energy samples for a cell result.json does not hold")
 		}
 	}

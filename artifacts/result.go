@@ -10,7 +10,6 @@ import (
 // ResultSchema identifies the result.json format.
 const ResultSchema = "pqrepro/result/v1"
 
-
 // Result is result.json: one cell per (algorithm, operation) with its statistics.
 type Result struct {
 	// Schema is ResultSchema.
@@ -437,4 +436,3 @@ const (
 	ClassVerified = "verified"
 	ClassDeclared = "declared"
 )
-

@@ -1,6 +1,10 @@
 package artifacts
 
-import "strings"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // The typed vocabulary. Each type is a string so that manifests, result.json and the protocol
 // keep their wire forms; the types make a kind, a method, a driver, a unit, an assurance level
@@ -110,4 +114,19 @@ func Join[T ~string](values []T, sep string) string {
 		s[i] = string(v)
 	}
 	return strings.Join(s, sep)
+}
+
+// FormatNanoseconds renders a time given in nanoseconds in the unit that reads best: s and ms
+// to three decimals, µs to two, ns whole. Every page, table and claim detail prints times
+// through it, so one figure never reads two ways.
+func FormatNanoseconds(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3f s", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3f ms", v/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.2f µs", v/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", v)
 }

@@ -357,18 +357,10 @@ func extremes(cells map[string]sampled, refs []string) (fastest, slowest string)
 	return fastest, slowest
 }
 
-// fmtTime prints a time in ns as µs or ms with its unit; any other unit as it is.
+// fmtTime prints a time in ns in a readable time unit; any other unit as it is.
 func fmtTime(v float64, unit artifacts.Unit) string {
 	if unit != artifacts.UnitNanoseconds {
 		return fmtVal(v, unit)
 	}
-	switch a := math.Abs(v); {
-	case a >= 1e9:
-		return fmt.Sprintf("%.3g s", v/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.3g ms", v/1e6)
-	case a >= 1e3:
-		return fmt.Sprintf("%.3g µs", v/1e3)
-	}
-	return fmt.Sprintf("%.3g ns", v)
+	return artifacts.FormatNanoseconds(v)
 }

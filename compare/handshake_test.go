@@ -300,7 +300,7 @@ func TestFmtTime(t *testing.T) {
 	for _, tt := range []struct {
 		v    float64
 		want string
-	}{{512, "512 ns"}, {412_300, "412 µs"}, {1_234_000, "1.23 ms"}, {2.5e9, "2.5 s"}} {
+	}{{512, "512 ns"}, {412_300, "412.30 µs"}, {1_234_000, "1.234 ms"}, {2.5e9, "2.500 s"}} {
 		if got := fmtTime(tt.v, artifacts.UnitNanoseconds); got != tt.want {
 			t.Errorf("fmtTime(%g) = %q, want %q", tt.v, got, tt.want)
 		}
@@ -346,8 +346,8 @@ func TestPaper000Additive(t *testing.T) {
 		verdict string
 		detail  string
 	}{
-		{"the sum of its parts", 160, true, Holds, "t(hybrid) 958 µs, predicted 959 µs"},
-		{"far more than the sum", 500, true, Fails, "t(hybrid) 1.3 ms"},
+		{"the sum of its parts", 160, true, Holds, "t(hybrid) 958.26 µs, predicted 959.30 µs"},
+		{"far more than the sum", 500, true, Fails, "t(hybrid) 1.298 ms"},
 		{"no phase times", 160, false, Untestable, "records no phase times"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestPaper000Additive(t *testing.T) {
 			if !strings.Contains(ch.Detail, tt.detail) {
 				t.Errorf("detail %q lacks %q", ch.Detail, tt.detail)
 			}
-			if tt.verdict != Untestable && (!strings.HasPrefix(ch.Method, MethodAdditive) || len(ch.Intervals) != 1 || !strings.Contains(ch.Detail, "kx(X) 100 µs, kx(K) 60 µs")) {
+			if tt.verdict != Untestable && (!strings.HasPrefix(ch.Method, MethodAdditive) || len(ch.Intervals) != 1 || !strings.Contains(ch.Detail, "kx(X) 100.00 µs, kx(K) 60.00 µs")) {
 				t.Errorf("check %+v", ch)
 			}
 		})

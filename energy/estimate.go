@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"pqrepro/artifacts"
 	"slices"
 )
 
@@ -356,17 +357,7 @@ func politisWhite(x []float64) float64 {
 func percentile(point float64, replicates []float64, c float64) Interval {
 	s := slices.Sorted(slices.Values(replicates))
 	a := (1 - c) / 2
-	return Interval{Point: point, Lo: quantile(s, a), Hi: quantile(s, 1-a)}
-}
-
-// quantile is the type 7 quantile of sorted values.
-func quantile(sorted []float64, p float64) float64 {
-	h := p * float64(len(sorted)-1)
-	i := int(math.Floor(h))
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+	return Interval{Point: point, Lo: artifacts.Quantile(s, a), Hi: artifacts.Quantile(s, 1-a)}
 }
 
 // zQuantile is the standard normal quantile of (1+c)/2: the half-width of a central interval

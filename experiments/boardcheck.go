@@ -412,7 +412,7 @@ func BoardCanRun(b protocol.BoardInfo, m *artifacts.Manifest) string {
 	}
 	// A board running the project's firmware (not the host) and listing its kinds runs only
 	// what that firmware implements of a kind (mqtt-telemetry: the pinned mode).
-	if b.Driver != "host" && len(b.Kinds) > 0 {
+	if b.Driver != artifacts.DriverHost && len(b.Kinds) > 0 {
 		if k, ok := artifacts.LookupKind(m.Kind); ok && k.Firmware {
 			if why := k.FirmwareCannot(m); why != "" {
 				return why

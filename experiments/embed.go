@@ -261,7 +261,7 @@ type Check struct {
 	// Method restricts the check to runs with that timing method (one of artifacts.Methods);
 	// on any other run the check is untestable.
 	Method artifacts.Method `yaml:"method,omitempty"`
-	Note   string `yaml:"note,omitempty"`
+	Note   string           `yaml:"note,omitempty"`
 	// Boards restricts the check to runs on these board classes (a published figure of those
 	// boards); on any other board the check is untestable.
 	Boards []string `yaml:"boards,omitempty"`

@@ -14,15 +14,7 @@ import (
 func human[U ~string](v float64, unit U) string {
 	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
-		switch a := math.Abs(v); {
-		case a >= 1e9:
-			return fmt.Sprintf("%.3f s", v/1e9)
-		case a >= 1e6:
-			return fmt.Sprintf("%.3f ms", v/1e6)
-		case a >= 1e3:
-			return fmt.Sprintf("%.2f µs", v/1e3)
-		}
-		return fmt.Sprintf("%.0f ns", v)
+		return artifacts.FormatNanoseconds(v)
 	case "B":
 		return fmt.Sprintf("%.0f B", v)
 	case "":

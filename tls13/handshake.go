@@ -19,6 +19,36 @@ func alertf(a Alert, format string, args ...any) error {
 	return &alertCause{a, fmt.Errorf(format, args...)}
 }
 
+// runSteps runs a handshake's steps in order and stops at the first error.
+func runSteps(steps ...func() error) error {
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGroups refuses a configured group this engine does not implement.
+func checkGroups(groups []Group) error {
+	for _, g := range groups {
+		if !g.supported() {
+			return configError{fmt.Errorf("group %s is not implemented", g)}
+		}
+	}
+	return nil
+}
+
+// checkSuites refuses a configured cipher suite this engine does not implement.
+func checkSuites(suites []CipherSuite) error {
+	for _, s := range suites {
+		if suiteByID(s) == nil {
+			return configError{fmt.Errorf("cipher suite %s is not implemented", s)}
+		}
+	}
+	return nil
+}
+
 // messageHash is the synthetic message_hash message that replaces ClientHello1 in the
 // transcript after a HelloRetryRequest (RFC 8446 §4.4.1).
 func messageHash(s *suite, ch1 []byte) []byte {

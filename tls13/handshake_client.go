@@ -46,7 +46,7 @@ func (hs *clientHandshakeState) run() error {
 	}
 	hs.c.timing = true
 	hs.start = time.Now()
-	for _, step := range []func() error{
+	if err := runSteps(
 		hs.sendClientHello,
 		hs.readServerHello,
 		hs.establishHandshakeKeys,
@@ -55,10 +55,8 @@ func (hs *clientHandshakeState) run() error {
 		hs.readCertificateVerify,
 		hs.readServerFinished,
 		hs.sendClientFinished,
-	} {
-		if err := step(); err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	hs.c.finishStats(hs.start)
 	return nil
@@ -67,10 +65,8 @@ func (hs *clientHandshakeState) run() error {
 // checkConfig refuses a configuration this client cannot honour, before anything is sent.
 func (hs *clientHandshakeState) checkConfig() error {
 	c, cfg := hs.c, hs.c.cfg
-	for _, g := range hs.groups {
-		if !g.supported() {
-			return configError{fmt.Errorf("group %s is not implemented", g)}
-		}
+	if err := checkGroups(hs.groups); err != nil {
+		return err
 	}
 	for _, g := range c.clientShares() {
 		if !slices.Contains(hs.groups, g) {
@@ -82,10 +78,8 @@ func (hs *clientHandshakeState) checkConfig() error {
 			return configError{fmt.Errorf("signature scheme %s is not implemented", s)}
 		}
 	}
-	for _, s := range cfg.suites() {
-		if suiteByID(s) == nil {
-			return configError{fmt.Errorf("cipher suite %s is not implemented", s)}
-		}
+	if err := checkSuites(cfg.suites()); err != nil {
+		return err
 	}
 	if cfg.ServerName == "" {
 		return configError{errors.New("ServerName is empty: the certificate's name cannot be checked")}
@@ -131,7 +125,7 @@ func (hs *clientHandshakeState) sendClientHello() error {
 // and starts the transcript.
 func (hs *clientHandshakeState) readServerHello() error {
 	c := hs.c
-	sh, err := hs.readHello()
+	sh, err := hs.readHello(false)
 	if err != nil {
 		return err
 	}
@@ -149,8 +143,10 @@ func (hs *clientHandshakeState) readServerHello() error {
 	return nil
 }
 
-// readHello reads one ServerHello (or HelloRetryRequest) and applies the checks common to both.
-func (hs *clientHandshakeState) readHello() (*serverHelloMsg, error) {
+// readHello reads one ServerHello (or HelloRetryRequest) and applies the checks common to
+// both. After a HelloRetryRequest (afterRetry) a second one is refused before those checks, as
+// RFC 8446 §4.1.4 requires.
+func (hs *clientHandshakeState) readHello(afterRetry bool) (*serverHelloMsg, error) {
 	c := hs.c
 	msg, err := c.expect(typeServerHello)
 	if err != nil {
@@ -162,6 +158,9 @@ func (hs *clientHandshakeState) readHello() (*serverHelloMsg, error) {
 	sh, err := parseServerHello(msg[4:])
 	if err != nil {
 		return nil, err
+	}
+	if afterRetry && sh.isHRR() {
+		return nil, alertf(AlertUnexpectedMessage, "second HelloRetryRequest")
 	}
 	hs.msg, hs.sh = msg, sh
 	return sh, c.checkServerHello(sh, hs.hello)
@@ -195,7 +194,7 @@ func (hs *clientHandshakeState) retryHello() error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	sh, err := hs.readHelloAfterRetry()
+	sh, err := hs.readHello(true)
 	if err != nil {
 		return err
 	}
@@ -203,28 +202,6 @@ func (hs *clientHandshakeState) retryHello() error {
 		return alertf(AlertIllegalParameter, "ServerHello suite %s differs from the HelloRetryRequest's %s", sh.cipherSuite, hrr.cipherSuite)
 	}
 	return nil
-}
-
-// readHelloAfterRetry reads the ServerHello that follows a HelloRetryRequest: a second
-// HelloRetryRequest is refused before the common checks, as RFC 8446 §4.1.4 requires.
-func (hs *clientHandshakeState) readHelloAfterRetry() (*serverHelloMsg, error) {
-	c := hs.c
-	msg, err := c.expect(typeServerHello)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.atRecordBoundary("ServerHello"); err != nil {
-		return nil, err
-	}
-	sh, err := parseServerHello(msg[4:])
-	if err != nil {
-		return nil, err
-	}
-	if sh.isHRR() {
-		return nil, alertf(AlertUnexpectedMessage, "second HelloRetryRequest")
-	}
-	hs.msg, hs.sh = msg, sh
-	return sh, c.checkServerHello(sh, hs.hello)
 }
 
 // establishHandshakeKeys decapsulates the server's key share and installs the handshake

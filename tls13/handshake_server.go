@@ -40,17 +40,15 @@ func (hs *serverHandshakeState) run() error {
 		return err
 	}
 	hs.c.timing = true
-	for _, step := range []func() error{
+	if err := runSteps(
 		hs.readClientHello,
 		hs.selectKeyShare,
 		hs.sendServerHello,
 		hs.establishHandshakeKeys,
 		hs.sendServerFlight,
 		hs.readClientFinished,
-	} {
-		if err := step(); err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	hs.c.finishStats(hs.start)
 	return nil
@@ -74,15 +72,11 @@ func (hs *serverHandshakeState) checkConfig() error {
 	if len(hs.groups) == 0 {
 		hs.groups = Groups()
 	}
-	for _, g := range hs.groups {
-		if !g.supported() {
-			return configError{fmt.Errorf("group %s is not implemented", g)}
-		}
+	if err := checkGroups(hs.groups); err != nil {
+		return err
 	}
-	for _, s := range cfg.suites() {
-		if suiteByID(s) == nil {
-			return configError{fmt.Errorf("cipher suite %s is not implemented", s)}
-		}
+	if err := checkSuites(cfg.suites()); err != nil {
+		return err
 	}
 	return nil
 }

@@ -171,7 +171,7 @@ type Assurance struct {
 // Validate checks that level and origin are known values.
 func (a Assurance) Validate() error {
 	switch a.Level {
-	case "host", "emulated", "hardware":
+	case artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware:
 	default:
 		return fmt.Errorf("assurance level %q is not one of \"host\", \"emulated\", \"hardware\"", a.Level)
 	}

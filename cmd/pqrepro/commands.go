@@ -301,15 +301,7 @@ func human(v float64, unit artifacts.Unit) string {
 	if unit != artifacts.UnitNanoseconds {
 		return fmt.Sprintf("%.0f", v) // the unit is printed once, under the table
 	}
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.3f s", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.3f ms", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.2f µs", v/1e3)
-	}
-	return fmt.Sprintf("%.0f ns", v)
+	return artifacts.FormatNanoseconds(v)
 }
 
 func printCells(w io.Writer, res *artifacts.Result) {

@@ -26,108 +26,15 @@ const csvTolerance = 1e-8
 // count is ErrLayout. Times must lie on the rate's grid and the header's extremes must match the
 // samples within the export's rounding.
 func ReadCSV(r io.Reader, name string) (*Capture, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	cr := &csvReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
 	c := &Capture{Trace: energy.Trace{Source: name}}
-	lineNo := 0
-	next := func() (string, error) {
-		lineNo++
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxLine {
-			return "", fmt.Errorf("%s line %d: longer than %d bytes", name, lineNo, maxLine)
-		}
-		if errors.Is(err, io.EOF) {
-			if len(line) == 0 {
-				return "", io.EOF
-			}
-			return "", fmt.Errorf("%s line %d: %w: the file ends without a newline (%q)", name, lineNo, ErrTruncated, line)
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s line %d: %w", name, lineNo, err)
-		}
-		s := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
-		return s, nil
-	}
-	header := func(what string) (string, error) {
-		s, err := next()
-		if errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("%s line %d: %w: the file ends before its %s line", name, lineNo, ErrTruncated, what)
-		}
-		return s, err
-	}
-
-	l1, err := header("rate")
+	sheet, err := cr.readHeader(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.parseRateLine(strings.TrimRight(l1, ",")); err != nil {
-		return nil, fmt.Errorf("%s line 1: %w", name, err)
-	}
-	l2, err := header("extremes")
+	meanText, err := cr.readRows(c, sheet)
 	if err != nil {
 		return nil, err
-	}
-	if err := c.parseExtremesLine(strings.TrimRight(l2, ",")); err != nil {
-		return nil, fmt.Errorf("%s line 2: %w", name, err)
-	}
-	l3, err := header("column")
-	if err != nil {
-		return nil, err
-	}
-	var sheet bool // a spreadsheet's re-save: every line ends with a comma
-	switch l3 {
-	case "Time,Power":
-	case "Time,Power,":
-		sheet = true
-	default:
-		return nil, fmt.Errorf("%s line 3: columns %q: want \"Time,Power\"", name, l3)
-	}
-
-	var meanText string
-	for {
-		s, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if meanText != "" {
-			return nil, fmt.Errorf("%s line %d: a row after the mean row (line %d)", name, lineNo, lineNo-1)
-		}
-		if sheet {
-			var ok bool
-			if s, ok = strings.CutSuffix(s, ","); !ok {
-				return nil, fmt.Errorf("%s line %d: %q: the file's columns line ends with a comma, this row does not", name, lineNo, s)
-			}
-		}
-		ts, ps, ok := strings.Cut(s, ",")
-		if !ok || strings.Contains(ps, ",") {
-			return nil, fmt.Errorf("%s line %d: %q: want two fields, time and power", name, lineNo, s)
-		}
-		if ts == "" && sheet {
-			// The spreadsheet's summary row: the capture's mean.
-			if _, err := number(ps); err != nil {
-				return nil, fmt.Errorf("%s line %d: mean: %w", name, lineNo, err)
-			}
-			meanText = ps
-			continue
-		}
-		i := len(c.Power)
-		if i == energy.MaxSamples {
-			return nil, fmt.Errorf("%s line %d: more than the limit of %d samples", name, lineNo, energy.MaxSamples)
-		}
-		t, err := number(ts)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: time: %w", name, lineNo, err)
-		}
-		p, err := number(ps)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: power: %w", name, lineNo, err)
-		}
-		if err := energy.OnGrid(t, i, c.Rate); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", name, lineNo, err)
-		}
-		c.Time, c.Power = append(c.Time, t), append(c.Power, p)
 	}
 	if len(c.Power) < 2 {
 		return nil, fmt.Errorf("%s: %d samples: a capture needs two or more", name, len(c.Power))
@@ -139,10 +46,135 @@ func ReadCSV(r io.Reader, name string) (*Capture, error) {
 		c.StatedMean, _ = number(meanText)
 		tol := 0.5*math.Pow10(-decimals(meanText)) + 5e-9 + 1e-12
 		if m := c.Mean(); math.Abs(m-c.StatedMean) > tol {
-			return nil, fmt.Errorf("%s line %d: the mean row says %s W, the rows' mean is %.10g W", name, lineNo-1, meanText, m)
+			return nil, fmt.Errorf("%s line %d: the mean row says %s W, the rows' mean is %.10g W", name, cr.lineNo-1, meanText, m)
 		}
 	}
 	return c, nil
+}
+
+// csvReader reads an export line by line, counting lines for errors.
+type csvReader struct {
+	br     *bufio.Reader
+	name   string
+	lineNo int
+}
+
+// next returns the next line without its line ending, or io.EOF at a clean end of file.
+func (r *csvReader) next() (string, error) {
+	r.lineNo++
+	line, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxLine {
+		return "", fmt.Errorf("%s line %d: longer than %d bytes", r.name, r.lineNo, maxLine)
+	}
+	if errors.Is(err, io.EOF) {
+		if len(line) == 0 {
+			return "", io.EOF
+		}
+		return "", fmt.Errorf("%s line %d: %w: the file ends without a newline (%q)", r.name, r.lineNo, ErrTruncated, line)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r"), nil
+}
+
+// header returns the next line, which must exist: the header line named what.
+func (r *csvReader) header(what string) (string, error) {
+	s, err := r.next()
+	if errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("%s line %d: %w: the file ends before its %s line", r.name, r.lineNo, ErrTruncated, what)
+	}
+	return s, err
+}
+
+// readHeader reads the three header lines into c and reports whether the file is a
+// spreadsheet's re-save (every line ending with a comma).
+func (r *csvReader) readHeader(c *Capture) (sheet bool, err error) {
+	l1, err := r.header("rate")
+	if err != nil {
+		return false, err
+	}
+	if err := c.parseRateLine(strings.TrimRight(l1, ",")); err != nil {
+		return false, fmt.Errorf("%s line 1: %w", r.name, err)
+	}
+	l2, err := r.header("extremes")
+	if err != nil {
+		return false, err
+	}
+	if err := c.parseExtremesLine(strings.TrimRight(l2, ",")); err != nil {
+		return false, fmt.Errorf("%s line 2: %w", r.name, err)
+	}
+	l3, err := r.header("column")
+	if err != nil {
+		return false, err
+	}
+	switch l3 {
+	case "Time,Power":
+		return false, nil
+	case "Time,Power,":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s line 3: columns %q: want \"Time,Power\"", r.name, l3)
+}
+
+// readRows reads the sample rows into c, and a spreadsheet's closing mean row, whose text it
+// returns ("" when there is none).
+func (r *csvReader) readRows(c *Capture, sheet bool) (meanText string, err error) {
+	name := r.name
+	for {
+		s, err := r.next()
+		if errors.Is(err, io.EOF) {
+			return meanText, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if meanText != "" {
+			return "", fmt.Errorf("%s line %d: a row after the mean row (line %d)", name, r.lineNo, r.lineNo-1)
+		}
+		if sheet {
+			var ok bool
+			if s, ok = strings.CutSuffix(s, ","); !ok {
+				return "", fmt.Errorf("%s line %d: %q: the file's columns line ends with a comma, this row does not", name, r.lineNo, s)
+			}
+		}
+		ts, ps, ok := strings.Cut(s, ",")
+		if !ok || strings.Contains(ps, ",") {
+			return "", fmt.Errorf("%s line %d: %q: want two fields, time and power", name, r.lineNo, s)
+		}
+		if ts == "" && sheet {
+			// The spreadsheet's summary row: the capture's mean.
+			if _, err := number(ps); err != nil {
+				return "", fmt.Errorf("%s line %d: mean: %w", name, r.lineNo, err)
+			}
+			meanText = ps
+			continue
+		}
+		if err := r.addRow(c, ts, ps); err != nil {
+			return "", err
+		}
+	}
+}
+
+// addRow appends one sample row to c: its time on the rate's grid, its power.
+func (r *csvReader) addRow(c *Capture, ts, ps string) error {
+	i := len(c.Power)
+	if i == energy.MaxSamples {
+		return fmt.Errorf("%s line %d: more than the limit of %d samples", r.name, r.lineNo, energy.MaxSamples)
+	}
+	t, err := number(ts)
+	if err != nil {
+		return fmt.Errorf("%s line %d: time: %w", r.name, r.lineNo, err)
+	}
+	p, err := number(ps)
+	if err != nil {
+		return fmt.Errorf("%s line %d: power: %w", r.name, r.lineNo, err)
+	}
+	if err := energy.OnGrid(t, i, c.Rate); err != nil {
+		return fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
+	}
+	c.Time, c.Power = append(c.Time, t), append(c.Power, p)
+	return nil
 }
 
 // parseRateLine reads "# 50.0 sps, start/stop: 50/0 mA (5 s), channels: 1".

@@ -10,6 +10,7 @@ package plot
 
 import (
 	"math"
+	"pqrepro/artifacts"
 	"slices"
 	"strconv"
 )
@@ -42,7 +43,7 @@ func Tukey(label string, samples []float64) (Row, bool) {
 		return Row{}, false
 	}
 	slices.Sort(v)
-	q1, med, q3 := quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75)
+	q1, med, q3 := artifacts.Quantile(v, 0.25), artifacts.Quantile(v, 0.5), artifacts.Quantile(v, 0.75)
 	lo, hi := q1-1.5*(q3-q1), q3+1.5*(q3-q1)
 	r := Row{Label: label, P25: q1, Median: med, P75: q3, Min: q1, Max: q3, Whiskers: "1.5×IQR"}
 	for _, x := range v {
@@ -54,16 +55,6 @@ func Tukey(label string, samples []float64) (Row, bool) {
 		}
 	}
 	return r, true
-}
-
-// quantile is the type-7 quantile of sorted values.
-func quantile(sorted []float64, p float64) float64 {
-	h := p * float64(len(sorted)-1)
-	i := int(math.Floor(h))
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // LogThreshold is the max/min ratio beyond which the axis is logarithmic.

@@ -4,19 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"pqrepro/internal/lockedio"
 )
 
 // DefaultMaxPacket bounds an MQTT packet on the embedded broker: a forward-secret offer
@@ -101,7 +101,7 @@ func (e *Embedded) Close() error {
 type Mosquitto struct {
 	cmd  *exec.Cmd
 	addr string
-	log  *lockedBuffer
+	log  *lockedio.Buffer
 	wait chan struct{}
 }
 
@@ -139,7 +139,7 @@ func StartMosquitto(ctx context.Context, dir string, maxPacket uint32) (*Mosquit
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			return nil, fmt.Errorf("mosquitto: write config: %w", err)
 		}
-		m := &Mosquitto{addr: fmt.Sprintf("127.0.0.1:%d", port), log: &lockedBuffer{}, wait: make(chan struct{})}
+		m := &Mosquitto{addr: fmt.Sprintf("127.0.0.1:%d", port), log: &lockedio.Buffer{Limit: 64 << 10}, wait: make(chan struct{})}
 		m.cmd = exec.Command(bin, "-c", conf)
 		m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
 		if err := m.cmd.Start(); err != nil {
@@ -205,25 +205,3 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var _ io.Writer = (*lockedBuffer)(nil)

@@ -10,15 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"pqrepro/internal/cachedir"
-	"pqrepro/internal/osroot"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"pqrepro/internal/cachedir"
+	"pqrepro/internal/lockedio"
+	"pqrepro/internal/osroot"
 	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
@@ -159,8 +159,8 @@ type OpenSSLServer struct {
 	Addr string
 	cell Cell
 	cmd  *exec.Cmd
-	out  *syncBuffer
-	err  *syncBuffer
+	out  *lockedio.Buffer
+	err  *lockedio.Buffer
 	done chan error
 	stop context.CancelFunc
 }
@@ -187,7 +187,7 @@ func (o *OpenSSL) startServer(ctx context.Context, cell Cell, chain *tlscert.Cha
 	cmd := o.Command(ctx, "s_server", "-tls1_3", "-ciphersuites", suite.String(),
 		"-groups", group, "-sigalgs", sigalg, "-cert", certFile, "-key", keyFile,
 		"-accept", "127.0.0.1:0", "-naccept", "1", "-rev", "-trace")
-	s := &OpenSSLServer{cell: cell, cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan error, 1), stop: cancel}
+	s := &OpenSSLServer{cell: cell, cmd: cmd, out: &lockedio.Buffer{}, err: &lockedio.Buffer{}, done: make(chan error, 1), stop: cancel}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		cancel()
@@ -473,7 +473,7 @@ func (o *OpenSSL) runClient(ctx context.Context, cell Cell, groups []tls13.Group
 	if err != nil {
 		return nil, fmt.Errorf("s_client for %v: %w", cell, err)
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr lockedio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start s_client for %v: %w", cell, err)
@@ -494,28 +494,4 @@ func (o *OpenSSL) runClient(ctx context.Context, cell Cell, groups []tls13.Group
 		return nil, fmt.Errorf("s_client for %v: %w; stderr: %s", cell, err, clip(stderr.String(), 800))
 	}
 	return rep, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) WriteString(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b.WriteString(s)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

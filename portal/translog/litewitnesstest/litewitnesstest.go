@@ -12,7 +12,6 @@
 package litewitnesstest
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -26,11 +25,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"pqrepro/internal/cachedir"
+	"pqrepro/internal/lockedio"
 	"pqrepro/portal/translog"
 )
 
@@ -50,7 +49,7 @@ type Witness struct {
 	Dir string
 
 	db, ctl string
-	out     *lockedBuffer
+	out     *lockedio.Buffer
 }
 
 // Binaries returns the folder holding litewitness and witnessctl, or "".
@@ -105,7 +104,7 @@ func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	w := &Witness{Name: name, Dir: dir, db: filepath.Join(dir, "w.db"), ctl: filepath.Join(bins, "witnessctl"), out: &lockedBuffer{}}
+	w := &Witness{Name: name, Dir: dir, db: filepath.Join(dir, "w.db"), ctl: filepath.Join(bins, "witnessctl"), out: &lockedio.Buffer{}}
 	key := filepath.Join(dir, "key")
 	run(tb, "", "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "litewitness", "-f", key)
 	pubLine, err := os.ReadFile(key + ".pub")
@@ -120,7 +119,7 @@ func Start(tb testing.TB, name, logOrigin, logVKey string) *Witness {
 
 	sock := filepath.Join(dir, "s")
 	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	var agentOut lockedBuffer
+	var agentOut lockedio.Buffer
 	agent.Stdout, agent.Stderr = &agentOut, &agentOut
 	if err := agent.Start(); err != nil {
 		tb.Fatalf("start ssh-agent: %v", err)
@@ -251,21 +250,4 @@ func waitFor(cond func() bool) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("not ready within 20s")
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
