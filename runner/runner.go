@@ -19,7 +19,7 @@ import (
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
-	"pqrepro/internal/syncio"
+	"pqrepro/internal/lockedio"
 )
 
 // Board is anything experiments can run on: the host CPU in-process, an emulated board, a
@@ -112,7 +112,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	log := syncio.NewBuffer(0, opt.Log)
+	log := &lockedio.Buffer{Tee: opt.Log}
 	fail := func(err error) (*artifacts.Bundle, *artifacts.Result, error) {
 		fmt.Fprintf(log, "run failed: %v\n", err)
 		return nil, nil, &RunError{Err: err, Log: log.Bytes()}

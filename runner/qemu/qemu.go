@@ -24,7 +24,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/internal/boardcat"
-	"pqrepro/internal/syncio"
+	"pqrepro/internal/lockedio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -146,8 +146,8 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	q.unpark()
-	buf := syncio.NewBuffer(0, nil)
-	log := syncio.NewWriter(buf)
+	buf := &lockedio.Buffer{}
+	log := &lockedio.Writer{W: buf}
 	s, h, err := q.boot(ctx, m, img, log)
 	q.mu.Lock()
 	q.idLog = buf.Bytes()
@@ -191,7 +191,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		parked.timer.Stop()
 		// What the identity session said so far goes first, as it always did; from here on
 		// the same board writes into the run's log.
-		parked.log.SetTo(io.Discard)
+		parked.log.Redirect(io.Discard)
 		q.idLog = parked.buf.Bytes()
 	}
 	device.ReplayIdentityLog(log, q.idLog)
@@ -205,7 +205,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	}()
 	if parked != nil {
 		if parked.digest == img.Digest {
-			parked.log.SetTo(log)
+			parked.log.Redirect(log)
 			cur = parked.s
 			fmt.Fprintf(log, "board: measuring on the board identity booted (qemu pid %d)\n", cur.pid)
 		} else {
@@ -306,8 +306,8 @@ const parkFor = time.Minute
 // parkedSession is the board Identity booted, kept for the Run that follows.
 type parkedSession struct {
 	s      *session
-	log    *syncio.Writer
-	buf    *syncio.Writer
+	log    *lockedio.Writer
+	buf    *lockedio.Buffer
 	digest string
 	timer  *time.Timer
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"pqrepro/internal/syncio"
+	"pqrepro/internal/lockedio"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,7 +98,7 @@ func (f *Flasher) Flash(ctx context.Context, port, image string, baud int, log i
 	}
 	args := f.Expand(port, image, baud)
 	var last error
-	out := syncio.NewBuffer(0, nil)
+	out := &lockedio.Buffer{}
 	for attempt := 1; attempt <= f.Retries+1; attempt++ {
 		if attempt > 1 {
 			select {
@@ -108,7 +108,7 @@ func (f *Flasher) Flash(ctx context.Context, port, image string, baud int, log i
 			}
 		}
 		fmt.Fprintf(log, "flash: attempt %d of %d: %s\n", attempt, f.Retries+1, strings.Join(args, " "))
-		out = syncio.NewBuffer(0, nil)
+		out = &lockedio.Buffer{}
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		cmd := exec.CommandContext(actx, args[0], args[1:]...)
 		w := io.MultiWriter(out, prefixWriter{w: log, prefix: "flash: | "})

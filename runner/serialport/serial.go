@@ -21,7 +21,7 @@ import (
 	"go.bug.st/serial/enumerator"
 
 	"pqrepro/artifacts"
-	"pqrepro/internal/syncio"
+	"pqrepro/internal/lockedio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -161,7 +161,7 @@ func (s *Serial) Identity(ctx context.Context) (artifacts.BoardIdentity, error) 
 		s.idLog = buf.Bytes()
 		s.mu.Unlock()
 	}()
-	err := s.session(ctx, syncio.NewWriter(&buf), func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
+	err := s.session(ctx, &lockedio.Writer{W: &buf}, func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
 		h, img = hello, i
 		return nil
 	})

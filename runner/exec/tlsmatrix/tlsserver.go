@@ -10,7 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"pqrepro/internal/syncio"
+	"pqrepro/internal/lockedio"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,7 +155,7 @@ type tlsChild struct {
 	stdin  io.WriteCloser
 	dec    *json.Decoder
 	enc    *json.Encoder
-	stderr *syncio.Writer
+	stderr *lockedio.Buffer
 	addr   string
 	done   chan error
 }
@@ -171,7 +171,7 @@ func startTLSChild(ctx context.Context, exe string, cfg *tlsCellConfig) (*tlsChi
 	if err != nil {
 		return nil, err
 	}
-	c := &tlsChild{cmd: cmd, stdin: stdin, dec: json.NewDecoder(bufio.NewReader(stdout)), enc: json.NewEncoder(stdin), stderr: syncio.NewBuffer(64<<10, nil), done: make(chan error, 1)}
+	c := &tlsChild{cmd: cmd, stdin: stdin, dec: json.NewDecoder(bufio.NewReader(stdout)), enc: json.NewEncoder(stdin), stderr: &lockedio.Buffer{Limit: 64 << 10}, done: make(chan error, 1)}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the server child: %w", err)
