@@ -304,11 +304,26 @@ func human(v float64, unit artifacts.Unit) string {
 	return artifacts.FormatNanoseconds(v)
 }
 
+// cellPrinters print a result's cells by its kind; a test checks that every kind has one.
+var cellPrinters = map[artifacts.Kind]func(io.Writer, *artifacts.Result){
+	artifacts.KindKEMBench:       printBenchCells,
+	artifacts.KindSigBench:       printBenchCells,
+	artifacts.KindKEMSigSequence: printBenchCells,
+	artifacts.KindMQTTTelemetry:  printBenchCells,
+	artifacts.KindTLSMatrix:      printTLSMatrix,
+}
+
+// printCells prints res's cells as its kind's printer does (the cell table otherwise).
 func printCells(w io.Writer, res *artifacts.Result) {
-	if res.Kind == artifacts.KindTLSMatrix {
-		printTLSMatrix(w, res)
+	if p := cellPrinters[res.Kind]; p != nil {
+		p(w, res)
 		return
 	}
+	printBenchCells(w, res)
+}
+
+// printBenchCells prints one row of statistics per cell, then the notes below the table.
+func printBenchCells(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tMEAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	var notes []string // failed cells' reasons and variants, numbered below the table
@@ -358,6 +373,12 @@ func printCells(w io.Writer, res *artifacts.Result) {
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
+	printCellNotes(w, res)
+}
+
+// printCellNotes prints what the table's cells share: the code each timed, the unit of
+// values not in ns, a budget that stopped a cell, and why energy is absent.
+func printCellNotes(w io.Writer, res *artifacts.Result) {
 	// The code each cell timed, once per implementation with the cells that ran it.
 	var impls []string
 	cellsOf := map[string][]string{}
