@@ -11,9 +11,19 @@
 		return p##_keygen_internal(ek, dk, coins, coins + 32);                    \
 	}                                                                                 \
 	static const struct fw_kem_ops p##_ops = {                                        \
-		P##_EKBYTES, P##_DKBYTES, P##_CTBYTES, MLKEM_SSBYTES, 64, 32,             \
-		p##_kg, p##_encaps, p##_decaps, p##_encaps_internal, p##_decaps_internal, \
-		p##_check_ek, p##_check_dk,                                              \
+		.ek_len = P##_EKBYTES,                                                    \
+		.dk_len = P##_DKBYTES,                                                    \
+		.ct_len = P##_CTBYTES,                                                    \
+		.ss_len = MLKEM_SSBYTES,                                                  \
+		.keygen_coins = 64,                                                       \
+		.encaps_coins = 32,                                                       \
+		.keygen = p##_kg,                                                         \
+		.encaps = p##_encaps,                                                     \
+		.decaps = p##_decaps,                                                     \
+		.encaps_internal = p##_encaps_internal,                                   \
+		.decaps_internal = p##_decaps_internal,                                   \
+		.check_ek = p##_check_ek,                                                 \
+		.check_dk = p##_check_dk,                                                 \
 	};
 
 MLKEM_OPS(mlkem512, MLKEM512)
@@ -24,7 +34,7 @@ _Static_assert(MLKEM512_EKBYTES <= FW_KEM_MAX_EK && MLKEM512_DKBYTES <= FW_KEM_M
 #ifdef FW_ALGSET_MLKEM512
 /* The declared subset of a board with 16 KiB of RAM: ML-KEM-512 alone. */
 const struct fw_alg fw_algs[] = {
-	{"ML-KEM-512", FW_KEM, &mlkem512_ops, 0},
+	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = &mlkem512_ops},
 };
 #else
 MLKEM_OPS(mlkem768, MLKEM768)
@@ -35,9 +45,17 @@ _Static_assert(MLKEM1024_EKBYTES <= FW_KEM_MAX_EK && MLKEM1024_DKBYTES <= FW_KEM
 
 #define MLDSA_OPS(p, P)                                                                  \
 	static const struct fw_sig_ops p##_ops = {                                       \
-		P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, 1, MLDSA_SEEDBYTES, MLDSA_RNDBYTES, \
-		p##_keygen_internal, p##_sign, p##_verify, p##_sign_internal,           \
-		p##_verify_internal,                                                     \
+		.pk_len = P##_PKBYTES,                                                   \
+		.sk_len = P##_SKBYTES,                                                   \
+		.sig_len = P##_SIGBYTES,                                                 \
+		.has_rounds = 1,                                                         \
+		.keygen_coins = MLDSA_SEEDBYTES,                                         \
+		.sign_coins = MLDSA_RNDBYTES,                                            \
+		.keygen = p##_keygen_internal,                                           \
+		.sign = p##_sign,                                                        \
+		.verify = p##_verify,                                                    \
+		.sign_internal = p##_sign_internal,                                      \
+		.verify_internal = p##_verify_internal,                                  \
 	};
 
 MLDSA_OPS(mldsa44, MLDSA44)
@@ -64,8 +82,17 @@ MLDSA_OPS(mldsa87, MLDSA87)
 		return p##_sign_internal(sig, sk, m, mlen, rnd);                                \
 	}                                                                                       \
 	static const struct fw_sig_ops p##_ops = {                                              \
-		P##_PKBYTES, P##_SKBYTES, P##_SIGBYTES, 0, 3 * P##_N, P##_N,                    \
-		p##_kg, p##_sg, p##_verify, p##_sgi, p##_verify_internal,                       \
+		.pk_len = P##_PKBYTES,                                                          \
+		.sk_len = P##_SKBYTES,                                                          \
+		.sig_len = P##_SIGBYTES,                                                        \
+		.has_rounds = 0,                                                                \
+		.keygen_coins = 3 * P##_N,                                                      \
+		.sign_coins = P##_N,                                                            \
+		.keygen = p##_kg,                                                               \
+		.sign = p##_sg,                                                                 \
+		.verify = p##_verify,                                                           \
+		.sign_internal = p##_sgi,                                                       \
+		.verify_internal = p##_verify_internal,                                         \
 	};
 
 SLHDSA_OPS(slhdsa_sha2_128s, SLHDSA_SHA2_128S)
@@ -82,24 +109,24 @@ SLHDSA_OPS(slhdsa_shake_256s, SLHDSA_SHAKE_256S)
 SLHDSA_OPS(slhdsa_shake_256f, SLHDSA_SHAKE_256F)
 
 const struct fw_alg fw_algs[] = {
-	{"ML-KEM-512", FW_KEM, &mlkem512_ops, 0},
-	{"ML-KEM-768", FW_KEM, &mlkem768_ops, 0},
-	{"ML-KEM-1024", FW_KEM, &mlkem1024_ops, 0},
-	{"ML-DSA-44", FW_SIG, 0, &mldsa44_ops},
-	{"ML-DSA-65", FW_SIG, 0, &mldsa65_ops},
-	{"ML-DSA-87", FW_SIG, 0, &mldsa87_ops},
-	{"SLH-DSA-SHA2-128s", FW_SIG, 0, &slhdsa_sha2_128s_ops},
-	{"SLH-DSA-SHA2-128f", FW_SIG, 0, &slhdsa_sha2_128f_ops},
-	{"SLH-DSA-SHA2-192s", FW_SIG, 0, &slhdsa_sha2_192s_ops},
-	{"SLH-DSA-SHA2-192f", FW_SIG, 0, &slhdsa_sha2_192f_ops},
-	{"SLH-DSA-SHA2-256s", FW_SIG, 0, &slhdsa_sha2_256s_ops},
-	{"SLH-DSA-SHA2-256f", FW_SIG, 0, &slhdsa_sha2_256f_ops},
-	{"SLH-DSA-SHAKE-128s", FW_SIG, 0, &slhdsa_shake_128s_ops},
-	{"SLH-DSA-SHAKE-128f", FW_SIG, 0, &slhdsa_shake_128f_ops},
-	{"SLH-DSA-SHAKE-192s", FW_SIG, 0, &slhdsa_shake_192s_ops},
-	{"SLH-DSA-SHAKE-192f", FW_SIG, 0, &slhdsa_shake_192f_ops},
-	{"SLH-DSA-SHAKE-256s", FW_SIG, 0, &slhdsa_shake_256s_ops},
-	{"SLH-DSA-SHAKE-256f", FW_SIG, 0, &slhdsa_shake_256f_ops},
+	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = &mlkem512_ops},
+	{.name = "ML-KEM-768", .kind = FW_KEM, .kem = &mlkem768_ops},
+	{.name = "ML-KEM-1024", .kind = FW_KEM, .kem = &mlkem1024_ops},
+	{.name = "ML-DSA-44", .kind = FW_SIG, .sig = &mldsa44_ops},
+	{.name = "ML-DSA-65", .kind = FW_SIG, .sig = &mldsa65_ops},
+	{.name = "ML-DSA-87", .kind = FW_SIG, .sig = &mldsa87_ops},
+	{.name = "SLH-DSA-SHA2-128s", .kind = FW_SIG, .sig = &slhdsa_sha2_128s_ops},
+	{.name = "SLH-DSA-SHA2-128f", .kind = FW_SIG, .sig = &slhdsa_sha2_128f_ops},
+	{.name = "SLH-DSA-SHA2-192s", .kind = FW_SIG, .sig = &slhdsa_sha2_192s_ops},
+	{.name = "SLH-DSA-SHA2-192f", .kind = FW_SIG, .sig = &slhdsa_sha2_192f_ops},
+	{.name = "SLH-DSA-SHA2-256s", .kind = FW_SIG, .sig = &slhdsa_sha2_256s_ops},
+	{.name = "SLH-DSA-SHA2-256f", .kind = FW_SIG, .sig = &slhdsa_sha2_256f_ops},
+	{.name = "SLH-DSA-SHAKE-128s", .kind = FW_SIG, .sig = &slhdsa_shake_128s_ops},
+	{.name = "SLH-DSA-SHAKE-128f", .kind = FW_SIG, .sig = &slhdsa_shake_128f_ops},
+	{.name = "SLH-DSA-SHAKE-192s", .kind = FW_SIG, .sig = &slhdsa_shake_192s_ops},
+	{.name = "SLH-DSA-SHAKE-192f", .kind = FW_SIG, .sig = &slhdsa_shake_192f_ops},
+	{.name = "SLH-DSA-SHAKE-256s", .kind = FW_SIG, .sig = &slhdsa_shake_256s_ops},
+	{.name = "SLH-DSA-SHAKE-256f", .kind = FW_SIG, .sig = &slhdsa_shake_256f_ops},
 };
 #endif
 const unsigned int fw_nalgs = sizeof fw_algs / sizeof fw_algs[0];

@@ -10,6 +10,8 @@
 #include "../crypto/pqmem.h"
 #include "../crypto/telemetry/tel.h"
 #include "drbg.h"
+#include "req.h"
+#include "tally.h"
 
 /* TEL_CHUNK bytes of binary per frame (hex doubles them): a TELF or TELCT frame stays well
  * inside FW_MAX_LINE. */
@@ -46,16 +48,6 @@ _Static_assert(TEL_OFFER <= TEL_MAX_PAYLOAD + TEL_OVERHEAD, "the offer fits the 
 static uint32_t t_of_have;
 static struct tel_pin t_eph;
 static uint8_t t_hs_fs[TEL_HS_FS];
-
-static void tel_error(uint32_t re, const char *code, const char *msg)
-{
-	fw_frame_begin("ERROR");
-	fw_kv_u64("re", re);
-	fw_kv_str("code", code);
-	if (msg)
-		fw_kv_str("msg", msg);
-	fw_frame_end();
-}
 
 /* parse_sizes reads sizes=<n,n,...>: 1..TEL_MAX_SIZES sizes, each at most max. */
 static int parse_sizes(const char *s, uint32_t *sizes, unsigned int *k, uint32_t max)
@@ -105,28 +97,61 @@ static void send_chunks(const char *type, const char *key, uint32_t re, int with
 	}
 }
 
-/* TELEK off=<n> ek=<hex>: the next chunk of the gateway's encapsulation key. */
-static void do_telek(const struct fw_req *r)
+/* recv_chunk reads off= and the next piece of a value sent in chunks (TELEK, TELSK, TELOF:
+ * field key, hex, into buf of size bytes, of which *have have arrived; off= is 0 to start
+ * again or *have to go on) and begins the reply frame type with re=, off=, len= and have=,
+ * for the caller to finish. On a bad field it answers ERROR and returns -1; else off. */
+static long recv_chunk(const struct fw_req *r, const char *type, const char *key, uint8_t *buf,
+		       uint32_t size, uint32_t *have)
 {
-	const char *off_s = fw_req_get(r, "off"), *ek_s = fw_req_get(r, "ek");
+	const char *off_s = fw_req_get(r, "off"), *v = fw_req_get(r, key);
 	uint32_t off;
 	long n;
-	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_have)) {
-		tel_error(r->seq, "badarg", "off");
-		return;
+	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != *have)) {
+		fw_send_error(r->seq, "badarg", "off");
+		return -1;
 	}
-	if (ek_s == 0 || (n = fw_parse_hex(ek_s, t_ek + off, off < TEL_EK ? TEL_EK - off : 0)) <= 0) {
-		tel_error(r->seq, "badarg", "ek");
-		return;
+	if (v == 0 || (n = fw_parse_hex(v, buf + off, off < size ? size - off : 0)) <= 0) {
+		fw_send_error(r->seq, "badarg", key);
+		return -1;
 	}
-	if (off == 0)
-		t_pinned = 0;
-	t_have = off + (uint32_t)n;
-	fw_frame_begin("TELEK");
+	*have = off + (uint32_t)n;
+	fw_frame_begin(type);
 	fw_kv_u64("re", r->seq);
 	fw_kv_u64("off", off);
 	fw_kv_u64("len", (uint64_t)n);
-	fw_kv_u64("have", t_have);
+	fw_kv_u64("have", *have);
+	return (long)off;
+}
+
+/* dev_psk reads a session's dev= (checked, *dev and *dl) and psk= (into t_psk, *psklen; none
+ * is empty). On a bad field it answers ERROR and returns -1. */
+static int dev_psk(const struct fw_req *r, const char **dev, size_t *dl, size_t *psklen)
+{
+	const char *psk = fw_req_get(r, "psk");
+	long n = 0;
+	*dev = fw_req_get(r, "dev");
+	*dl = *dev ? strlen(*dev) : 0;
+	if (*dev == 0 || tel_valid_device(*dev, *dl) != 0) {
+		fw_send_error(r->seq, "badarg", "dev");
+		return -1;
+	}
+	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
+		fw_send_error(r->seq, "badarg", "psk");
+		return -1;
+	}
+	*psklen = (size_t)n;
+	return 0;
+}
+
+/* TELEK off=<n> ek=<hex>: the next chunk of the gateway's encapsulation key. */
+static void do_telek(const struct fw_req *r)
+{
+	long off = recv_chunk(r, "TELEK", "ek", t_ek, TEL_EK, &t_have);
+	if (off < 0)
+		return;
+	if (off == 0)
+		t_pinned = 0;
 	if (t_have == TEL_EK) {
 		/* Provisioning, untimed: the modulus check and H(ek). */
 		t_pinned = tel_pin_key(&t_pin, t_ek) == 0;
@@ -165,27 +190,17 @@ static void hs_run(void *arg)
  * TELCT frames, then TELHS with the counts. */
 static void do_telhs(const struct fw_req *r)
 {
-	const char *dev = fw_req_get(r, "dev"), *psk = fw_req_get(r, "psk");
+	const char *dev;
 	struct hs_job j;
 	uint32_t stack;
-	long n = 0;
-	size_t dl = dev ? strlen(dev) : 0;
 
-	if (dev == 0 || tel_valid_device(dev, dl) != 0) {
-		tel_error(r->seq, "badarg", "dev");
+	if (dev_psk(r, &dev, &j.devlen, &j.psklen) != 0)
 		return;
-	}
-	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
-		tel_error(r->seq, "badarg", "psk");
-		return;
-	}
 	if (!t_pinned) {
-		tel_error(r->seq, "setup", "ek");
+		fw_send_error(r->seq, "setup", "ek");
 		return;
 	}
-	memcpy(t_dev, dev, dl + 1);
-	j.devlen = dl;
-	j.psklen = (size_t)n;
+	memcpy(t_dev, dev, j.devlen + 1);
 	j.rc = -1;
 	j.c_encaps = j.c_kdf = 0;
 	/* Any earlier session ends here: its counter is never used again. */
@@ -196,7 +211,7 @@ static void do_telhs(const struct fw_req *r)
 	memset(t_m, 0, sizeof t_m);
 	if (j.rc != 0) {
 		t_sess.open = 0;
-		tel_error(r->seq, "setup", "handshake");
+		fw_send_error(r->seq, "setup", "handshake");
 		return;
 	}
 	send_chunks("TELCT", "hs", r->seq, 0, 0, t_hs, TEL_HS);
@@ -217,26 +232,11 @@ static void do_telhs(const struct fw_req *r)
  * the runner compares with the gateway's. */
 static void do_telsk(const struct fw_req *r)
 {
-	const char *off_s = fw_req_get(r, "off"), *pk_s = fw_req_get(r, "pk");
-	uint32_t off;
-	long n;
-	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_sk_have)) {
-		tel_error(r->seq, "badarg", "off");
+	long off = recv_chunk(r, "TELSK", "pk", t_sigpk, TEL_SIGPK, &t_sk_have);
+	if (off < 0)
 		return;
-	}
-	if (pk_s == 0 ||
-	    (n = fw_parse_hex(pk_s, t_sigpk + off, off < TEL_SIGPK ? TEL_SIGPK - off : 0)) <= 0) {
-		tel_error(r->seq, "badarg", "pk");
-		return;
-	}
 	if (off == 0)
 		t_sk_pinned = 0;
-	t_sk_have = off + (uint32_t)n;
-	fw_frame_begin("TELSK");
-	fw_kv_u64("re", r->seq);
-	fw_kv_u64("off", off);
-	fw_kv_u64("len", (uint64_t)n);
-	fw_kv_u64("have", t_sk_have);
 	if (t_sk_have == TEL_SIGPK) {
 		ascon_hash256(t_sigpkh, t_sigpk, TEL_SIGPK);
 		t_sk_pinned = 1;
@@ -250,26 +250,19 @@ static void do_telsk(const struct fw_req *r)
  * earlier request and session end here. */
 static void do_telrq(const struct fw_req *r)
 {
-	const char *dev = fw_req_get(r, "dev"), *psk = fw_req_get(r, "psk");
+	const char *dev;
 	uint8_t rq[TEL_RQ];
-	long n = 0;
-	size_t dl = dev ? strlen(dev) : 0;
+	size_t dl, psklen;
 
-	if (dev == 0 || tel_valid_device(dev, dl) != 0) {
-		tel_error(r->seq, "badarg", "dev");
+	if (dev_psk(r, &dev, &dl, &psklen) != 0)
 		return;
-	}
-	if (psk != 0 && (n = fw_parse_hex(psk, t_psk, TEL_MAX_PSK)) < 0) {
-		tel_error(r->seq, "badarg", "psk");
-		return;
-	}
 	if (!t_sk_pinned) {
-		tel_error(r->seq, "setup", "pk");
+		fw_send_error(r->seq, "setup", "pk");
 		return;
 	}
 	memcpy(t_dev, dev, dl + 1);
 	t_rq_devlen = dl;
-	t_rq_psklen = (size_t)n;
+	t_rq_psklen = psklen;
 	t_sess.open = 0;
 	fw_drbg_read(t_rq_nonce, sizeof t_rq_nonce);
 	t_rq_open = 1;
@@ -284,25 +277,8 @@ static void do_telrq(const struct fw_req *r)
 /* TELOF off=<n> of=<hex>: the next chunk of the gateway's offer (3,245 bytes). */
 static void do_telof(const struct fw_req *r)
 {
-	const char *off_s = fw_req_get(r, "off"), *of_s = fw_req_get(r, "of");
-	uint32_t off;
-	long n;
-	if (off_s == 0 || fw_parse_u32(off_s, &off) != 0 || (off != 0 && off != t_of_have)) {
-		tel_error(r->seq, "badarg", "off");
-		return;
-	}
-	if (of_s == 0 ||
-	    (n = fw_parse_hex(of_s, t_offer + off, off < TEL_OFFER ? TEL_OFFER - off : 0)) <= 0) {
-		tel_error(r->seq, "badarg", "of");
-		return;
-	}
-	t_of_have = off + (uint32_t)n;
-	fw_frame_begin("TELOF");
-	fw_kv_u64("re", r->seq);
-	fw_kv_u64("off", off);
-	fw_kv_u64("len", (uint64_t)n);
-	fw_kv_u64("have", t_of_have);
-	fw_frame_end();
+	if (recv_chunk(r, "TELOF", "of", t_offer, TEL_OFFER, &t_of_have) >= 0)
+		fw_frame_end();
 }
 
 /* parse_unix reads a decimal number below 2^63 (Unix seconds); -1 on error. */
@@ -374,15 +350,15 @@ static void do_telfs(const struct fw_req *r)
 	uint32_t stack;
 
 	if (now_s == 0 || parse_unix(now_s, &j.now) != 0) {
-		tel_error(r->seq, "badarg", "now");
+		fw_send_error(r->seq, "badarg", "now");
 		return;
 	}
 	if (!t_sk_pinned) {
-		tel_error(r->seq, "setup", "pk");
+		fw_send_error(r->seq, "setup", "pk");
 		return;
 	}
 	if (!t_rq_open) {
-		tel_error(r->seq, "setup", "request");
+		fw_send_error(r->seq, "setup", "request");
 		return;
 	}
 	j.rc = -1;
@@ -397,7 +373,7 @@ static void do_telfs(const struct fw_req *r)
 	t_of_have = 0;
 	if (j.rc > 0) {
 		t_sess.open = 0;
-		tel_error(r->seq, "setup", "handshake");
+		fw_send_error(r->seq, "setup", "handshake");
 		return;
 	}
 	if (j.rc == TEL_OFFER_OK) {
@@ -453,15 +429,15 @@ static void do_telseal(const struct fw_req *r)
 	struct seal_job j;
 
 	if (n_s == 0 || fw_parse_u32(n_s, &n) != 0 || n == 0 || n > TEL_MAX_N) {
-		tel_error(r->seq, "badarg", "n");
+		fw_send_error(r->seq, "badarg", "n");
 		return;
 	}
 	if (parse_sizes(fw_req_get(r, "sizes"), sizes, &k, TEL_MAX_PAYLOAD) != 0) {
-		tel_error(r->seq, "badarg", "sizes");
+		fw_send_error(r->seq, "badarg", "sizes");
 		return;
 	}
 	if (!t_sess.open) {
-		tel_error(r->seq, "setup", "session");
+		fw_send_error(r->seq, "setup", "session");
 		return;
 	}
 	fw_frame_begin("TELSEAL");
@@ -511,9 +487,9 @@ static const struct {
 	const char *name;
 	ascon_mode mode;
 } aeads[] = {
-	{"Ascon-AEAD128", ASCON_AEAD128},
-	{"Ascon-128a-v1.2", ASCON_128A_V12},
-	{"Ascon-128-v1.2", ASCON_128_V12},
+	{.name = "Ascon-AEAD128", .mode = ASCON_AEAD128},
+	{.name = "Ascon-128a-v1.2", .mode = ASCON_128A_V12},
+	{.name = "Ascon-128-v1.2", .mode = ASCON_128_V12},
 };
 
 struct aead_job {
@@ -566,100 +542,90 @@ static const char *aead_one(struct aead_job *j, uint32_t *stack)
 	return 0;
 }
 
-/* AEADBENCH aead= op=seal|open sizes=<list> adlen= n= warmup=: sample i is of sizes[i % k]
- * bytes; SAMPLE and SUMMARY as BENCH, SAMPLE also size=. */
-static void do_aeadbench(const struct fw_req *r)
+/* aead_bench is one AEADBENCH's job and the sizes its samples cycle through. */
+struct aead_bench {
+	struct aead_job j;
+	uint32_t sizes[TEL_MAX_SIZES];
+	unsigned int k;
+};
+
+static void aead_sample(void *ctx, uint32_t i, struct fw_sample *s)
 {
-	t_of_have = 0; /* the frame buffer holds the offer until TELFS */
+	struct aead_bench *b = ctx;
+	/* Warm-up iterations cycle through the sizes too; sample i is of sizes[i % k]. */
+	b->j.plen = b->sizes[i % b->k];
+	b->j.count = 0;
+	s->why = aead_one(&b->j, &s->stack);
+	s->count = b->j.count;
+	s->extra_key = "size";
+	s->extra = b->j.plen;
+}
+
+/* aead_args reads an AEADBENCH's fields into *b, *n and *warmup and returns the AEAD's index
+ * in aeads; on a bad field it answers ERROR and returns -1. */
+static int aead_args(const struct fw_req *r, struct aead_bench *b, uint32_t *n, uint32_t *warmup)
+{
 	const char *a_s = fw_req_get(r, "aead"), *op = fw_req_get(r, "op");
 	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup"), *ad_s = fw_req_get(r, "adlen");
-	uint32_t sizes[TEL_MAX_SIZES], n, warmup = 0, adlen = 0, i, stack, nok = 0, nfail = 0, stack_max = 0;
-	uint64_t cmin = 0, cmax = 0;
-	unsigned int k, a;
-	struct aead_job j;
-	const char *why;
+	uint32_t adlen = 0;
+	unsigned int a;
 
 	for (a = 0; a < sizeof aeads / sizeof aeads[0]; a++)
 		if (a_s != 0 && fw_streq(a_s, aeads[a].name))
 			break;
 	if (a == sizeof aeads / sizeof aeads[0]) {
-		tel_error(r->seq, "unsupported", "aead");
-		return;
+		fw_send_error(r->seq, "unsupported", "aead");
+		return -1;
 	}
 	if (op == 0 || !(fw_streq(op, "seal") || fw_streq(op, "open"))) {
-		tel_error(r->seq, "unsupported", "op");
-		return;
+		fw_send_error(r->seq, "unsupported", "op");
+		return -1;
 	}
-	if (n_s == 0 || fw_parse_u32(n_s, &n) != 0 || n == 0 || n > TEL_MAX_N) {
-		tel_error(r->seq, "badarg", "n");
-		return;
+	*warmup = 0;
+	if (n_s == 0 || fw_parse_u32(n_s, n) != 0 || *n == 0 || *n > TEL_MAX_N) {
+		fw_send_error(r->seq, "badarg", "n");
+		return -1;
 	}
-	if (w_s != 0 && (fw_parse_u32(w_s, &warmup) != 0 || warmup > TEL_MAX_WARMUP)) {
-		tel_error(r->seq, "badarg", "warmup");
-		return;
+	if (w_s != 0 && (fw_parse_u32(w_s, warmup) != 0 || *warmup > TEL_MAX_WARMUP)) {
+		fw_send_error(r->seq, "badarg", "warmup");
+		return -1;
 	}
 	if (ad_s != 0 && (fw_parse_u32(ad_s, &adlen) != 0 || adlen > TEL_MAX_AD)) {
-		tel_error(r->seq, "badarg", "adlen");
-		return;
+		fw_send_error(r->seq, "badarg", "adlen");
+		return -1;
 	}
-	if (parse_sizes(fw_req_get(r, "sizes"), sizes, &k, TEL_MAX_PAYLOAD) != 0) {
-		tel_error(r->seq, "badarg", "sizes");
-		return;
+	if (parse_sizes(fw_req_get(r, "sizes"), b->sizes, &b->k, TEL_MAX_PAYLOAD) != 0) {
+		fw_send_error(r->seq, "badarg", "sizes");
+		return -1;
 	}
-	j.mode = aeads[a].mode;
-	j.open = fw_streq(op, "open");
-	j.adlen = adlen;
+	b->j.mode = aeads[a].mode;
+	b->j.open = fw_streq(op, "open");
+	b->j.adlen = adlen;
+	return (int)a;
+}
+
+/* AEADBENCH aead= op=seal|open sizes=<list> adlen= n= warmup=: sample i is of sizes[i % k]
+ * bytes; SAMPLE and SUMMARY as BENCH (tally.h), SAMPLE also size=. */
+static void do_aeadbench(const struct fw_req *r)
+{
+	struct aead_bench b;
+	uint32_t n, warmup;
+	int a;
+
+	t_of_have = 0; /* the frame buffer holds the offer until TELFS */
+	a = aead_args(r, &b, &n, &warmup);
+	if (a < 0)
+		return;
 	fw_frame_begin("AEADBENCH");
 	fw_kv_u64("re", r->seq);
 	fw_kv_str("aead", aeads[a].name);
-	fw_kv_str("op", op);
+	fw_kv_str("op", b.j.open ? "open" : "seal");
 	fw_kv_u64("n", n);
 	fw_kv_u64("warmup", warmup);
-	fw_kv_u64("adlen", adlen);
-	fw_kv_u64("sizes", k);
+	fw_kv_u64("adlen", b.j.adlen);
+	fw_kv_u64("sizes", b.k);
 	fw_frame_end();
-	for (i = 0; i < warmup + n; i++) {
-		/* Warm-up iterations cycle through the sizes too; sample s is of sizes[s % k]. */
-		uint32_t s = i < warmup ? i : i - warmup;
-		j.plen = sizes[s % k];
-		j.count = 0;
-		why = aead_one(&j, &stack);
-		fw_busy_poll();
-		if (i < warmup)
-			continue;
-		fw_frame_begin("SAMPLE");
-		fw_kv_u64("re", r->seq);
-		fw_kv_u64("i", s);
-		fw_kv_u64("count", j.count);
-		fw_kv_u64("stack", stack);
-		fw_kv_u64("size", j.plen);
-		fw_kv_u64("ok", why == 0);
-		if (why != 0)
-			fw_kv_str("reason", why);
-		fw_frame_end();
-		if (why != 0) {
-			nfail++;
-			continue;
-		}
-		if (nok == 0 || j.count < cmin)
-			cmin = j.count;
-		if (j.count > cmax)
-			cmax = j.count;
-		if (stack > stack_max)
-			stack_max = stack;
-		nok++;
-	}
-	fw_frame_begin("SUMMARY");
-	fw_kv_u64("re", r->seq);
-	fw_kv_u64("n", n);
-	fw_kv_u64("ok", nok);
-	fw_kv_u64("fail", nfail);
-	if (nok > 0) {
-		fw_kv_u64("min", cmin);
-		fw_kv_u64("max", cmax);
-		fw_kv_u64("stack_max", stack_max);
-	}
-	fw_frame_end();
+	fw_tally(r->seq, n, warmup, aead_sample, &b);
 }
 
 int fw_tel_dispatch(const struct fw_req *r)

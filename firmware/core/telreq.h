@@ -12,8 +12,4 @@
 /* fw_tel_dispatch runs r if it is one of the telemetry requests and returns 1; 0 if not. */
 int fw_tel_dispatch(const struct fw_req *r);
 
-/* fw_busy_poll serves RESEND (and queues or refuses other requests) between the iterations
- * of a long request (fw.c). */
-void fw_busy_poll(void);
-
 #endif

@@ -1,22 +1,23 @@
-/* Shared by the MPS2 ports (qemu-mps2-an386, qemu-mps2-an505): a CMSDK APB UART
- * received by interrupt into a ring buffer, SysTick on the core clock extended to 64
- * bits by its wrap interrupt, and the vector table and reset handler. A board's port.c
- * defines the macros below and includes this file:
- *
- *   BOARD_NAME, BOARD_CHIP   what HELLO reports
- *   CLOCK_HZ                 the SysTick clock (QEMU's sysclk for the machine)
- *   UART_BASE                CMSDK UART0 (the secure alias on an Armv8-M board)
- *   UART_RX_IRQ              its RX interrupt, an NVIC external interrupt number
+/* The MPS2 family (qemu-mps2-an386, qemu-mps2-an505), one unit compiled per board with
+ * the board's macros (cmsdk.h): a CMSDK APB UART received by interrupt into a ring buffer,
+ * SysTick on the core clock extended to 64 bits by its wrap interrupt, and the vector table
+ * and reset handler. The board's port.c says what HELLO reports (fw_board_info).
  *
  * Under QEMU's -icount shift=0 every instruction advances virtual time by 1 ns, so one
- * SysTick tick is 1e9 / CLOCK_HZ instructions: plat_counter returns ticks times that and
- * HELLO reports unit=instructions. These are emulated instruction counts, not cycles of
- * any real core. (QEMU does not model the DWT cycle counter: CYCCNT reads zero.) */
+ * SysTick tick is 1e9 / CMSDK_CLOCK_HZ instructions: plat_counter returns ticks times that
+ * and HELLO reports unit=instructions. These are emulated instruction counts, not cycles
+ * of any real core. (QEMU does not model the DWT cycle counter: CYCCNT reads zero.) */
+#include "cmsdk.h"
+
 #include <stdint.h>
 
 #include "../../core/fw.h"
+#include "../baremetal/rxring.h"
 
 #define REG(a) (*(volatile uint32_t *)(a))
+
+#define UART_BASE CMSDK_UART_BASE
+#define UART_RX_IRQ CMSDK_UART_RX_IRQ
 
 #define UART_DATA REG(UART_BASE + 0x00)
 #define UART_STATE REG(UART_BASE + 0x04)    /* bit0 TX full, bit1 RX full */
@@ -34,22 +35,11 @@
 #define SYST_CVR REG(0xE000E018u)
 #define SYST_RELOAD 0x00FFFFFFu
 
-#define INSNS_PER_TICK (1000000000u / CLOCK_HZ) /* at 1 ns per instruction */
-
-const struct fw_board fw_board_info = {
-	BOARD_NAME, BOARD_CHIP, CLOCK_HZ, "systick", "instructions", INSNS_PER_TICK,
-};
+#define INSNS_PER_TICK CMSDK_INSNS_PER_TICK
 
 static volatile uint32_t systick_wraps;
 
 void SysTick_Handler(void) { systick_wraps++; }
-
-/* The receive ring: the interrupt handler is the only writer of rx_head, plat_getc the
- * only writer of rx_tail, so neither needs a lock. A byte that finds the ring full is
- * dropped (counted in rx_dropped); the protocol recovers lost bytes by retrying. */
-#define RX_RING 1024u
-static uint8_t rx_ring[RX_RING];
-static volatile uint32_t rx_head, rx_tail, rx_dropped;
 
 void UART_RX_Handler(void)
 {
@@ -58,13 +48,7 @@ void UART_RX_Handler(void)
 	UART_INTCLEAR = 2u;
 	while (UART_STATE & 2u) {
 		uint8_t c = (uint8_t)(UART_DATA & 0xFFu);
-		uint32_t h = rx_head;
-		if (h - rx_tail < RX_RING) {
-			rx_ring[h % RX_RING] = c;
-			rx_head = h + 1u;
-		} else {
-			rx_dropped++;
-		}
+		rx_push(c);
 	}
 }
 
@@ -78,16 +62,7 @@ void plat_init(void)
 	NVIC_ISER(UART_IRQ_WORD) = UART_IRQ_BIT;
 }
 
-int plat_getc(void)
-{
-	uint32_t t = rx_tail;
-	int c;
-	if (t == rx_head)
-		return -1;
-	c = rx_ring[t % RX_RING];
-	rx_tail = t + 1u;
-	return c;
-}
+int plat_getc(void) { return rx_take(); }
 
 void plat_write(const char *s, size_t n)
 {
@@ -104,7 +79,7 @@ void plat_write(const char *s, size_t n)
 void plat_idle(void)
 {
 	__asm__ volatile("cpsid i" ::: "memory");
-	if (rx_head == rx_tail)
+	if (rx_empty())
 		__asm__ volatile("dsb\n\twfi" ::: "memory");
 	__asm__ volatile("cpsie i" ::: "memory");
 }

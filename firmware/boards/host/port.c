@@ -15,7 +15,12 @@
 #include "../../core/fw.h"
 
 const struct fw_board fw_board_info = {
-	"host", "host", 0, "clock_monotonic", "ns", 1,
+	.board = "host",
+	.chip = "host",
+	.clock_hz = 0,
+	.counter = "clock_monotonic",
+	.unit = "ns",
+	.resolution = 1,
 };
 
 /* Set when stdin reaches end of file; the firmware exits once idle. */

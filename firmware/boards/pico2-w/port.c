@@ -2,15 +2,22 @@
  * extension; the firmware runs on core 0 in the Arm Secure state, as the bootrom enters
  * it), 520 KiB of SRAM, 4 MiB QSPI flash. No boot2: the bootrom finds the IMAGE_DEF block
  * below in the first 4 KiB of flash, sets up a plain XIP mode itself and enters the vector
- * table at 0x10000000. The code is in ../rp/rp.c, shared with pico-w; the Wi-Fi chip
- * (CYW43439) is not used. */
+ * table at 0x10000000. The code is the Raspberry Pi family's, ../rp/rp.c, compiled with
+ * this board's macros (board.mk: RP2350=1); the Wi-Fi chip (CYW43439) is not used. */
+#include "../rp/rp.h"
+
 #include <stdint.h>
 
-#define BOARD_NAME "pico2-w"
-#define BOARD_CHIP "cortex-m33"
-#define RP2350 1
+#include "../../core/fw.h"
 
-#include "../rp/rp.c"
+const struct fw_board fw_board_info = {
+	.board = "pico2-w",
+	.chip = "cortex-m33",
+	.clock_hz = RP_SYS_HZ,
+	.counter = RP_COUNTER_NAME,
+	.unit = "cycles",
+	.resolution = 1,
+};
 
 /* The RP2350 datasheet's minimum Arm IMAGE_DEF (section 5.9.5.1), right after the vector
  * table: a block of one IMAGE_TYPE item and the LAST item, linked to itself. */

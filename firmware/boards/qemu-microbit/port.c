@@ -12,6 +12,9 @@
 #include <stdint.h>
 
 #include "../../core/fw.h"
+/* The receive ring (rxring.h) is a quarter of the other ports': 16 KiB of RAM. */
+#define RX_RING 256u
+#include "../baremetal/rxring.h"
 
 #define REG(a) (*(volatile uint32_t *)(a))
 
@@ -44,13 +47,13 @@
 #define INSNS_PER_TICK 125u /* 1e9 ns / 8 MHz, at 1 ns per instruction */
 
 const struct fw_board fw_board_info = {
-	"qemu-microbit", "cortex-m0", 16000000u, "nrf51-timer0", "instructions", INSNS_PER_TICK,
+	.board = "qemu-microbit",
+	.chip = "cortex-m0",
+	.clock_hz = 16000000u,
+	.counter = "nrf51-timer0",
+	.unit = "instructions",
+	.resolution = INSNS_PER_TICK,
 };
-
-/* The receive ring, as on the other ports: the handler writes rx_head, plat_getc rx_tail. */
-#define RX_RING 256u
-static uint8_t rx_ring[RX_RING];
-static volatile uint32_t rx_head, rx_tail, rx_dropped;
 
 void UART0_Handler(void)
 {
@@ -58,12 +61,7 @@ void UART0_Handler(void)
 		uint8_t c;
 		UART_RXDRDY = 0;
 		c = (uint8_t)UART_RXD;
-		if (rx_head - rx_tail < RX_RING) {
-			rx_ring[rx_head % RX_RING] = c;
-			rx_head = rx_head + 1u;
-		} else {
-			rx_dropped++;
-		}
+		rx_push(c);
 	}
 }
 
@@ -84,16 +82,7 @@ void plat_init(void)
 	TIMER_START = 1;
 }
 
-int plat_getc(void)
-{
-	uint32_t t = rx_tail;
-	int c;
-	if (t == rx_head)
-		return -1;
-	c = rx_ring[t % RX_RING];
-	rx_tail = t + 1u;
-	return c;
-}
+int plat_getc(void) { return rx_take(); }
 
 void plat_write(const char *s, size_t n)
 {
@@ -108,7 +97,7 @@ void plat_write(const char *s, size_t n)
 void plat_idle(void)
 {
 	__asm__ volatile("cpsid i" ::: "memory");
-	if (rx_head == rx_tail)
+	if (rx_empty())
 		__asm__ volatile("dsb\n\twfi" ::: "memory");
 	__asm__ volatile("cpsie i" ::: "memory");
 }

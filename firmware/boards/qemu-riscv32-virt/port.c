@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "../../core/fw.h"
+#include "../baremetal/rxring.h"
 
 #define UART0 0x10000000u
 #define UART_REG(o) (*(volatile uint8_t *)(UART0 + (o)))
@@ -25,27 +26,18 @@
 #define MSTATUS_MIE (1u << 3)
 
 const struct fw_board fw_board_info = {
-	/* virt has no defined core clock, so clock_hz is absent from HELLO. */
-	"qemu-riscv32-virt", "rv32imac", 0, "minstret", "instructions", 1,
+	.board = "qemu-riscv32-virt",
+	.chip = "rv32imac",
+	.clock_hz = 0, /* virt has no defined core clock, so clock_hz is absent from HELLO */
+	.counter = "minstret",
+	.unit = "instructions",
+	.resolution = 1,
 };
-
-/* The receive ring: the trap handler is the only writer of rx_head, plat_getc the only
- * writer of rx_tail. A byte that finds the ring full is dropped (the protocol retries). */
-#define RX_RING 1024u
-static uint8_t rx_ring[RX_RING];
-static volatile uint32_t rx_head, rx_tail, rx_dropped;
 
 static void uart_drain(void)
 {
 	while (UART_LSR & 0x01u) {
-		uint8_t c = UART_RBR_THR;
-		uint32_t h = rx_head;
-		if (h - rx_tail < RX_RING) {
-			rx_ring[h % RX_RING] = c;
-			rx_head = h + 1u;
-		} else {
-			rx_dropped++;
-		}
+		rx_push(UART_RBR_THR);
 	}
 }
 
@@ -82,16 +74,7 @@ void plat_init(void)
 	__asm__ volatile("csrs mstatus, %0" ::"r"(MSTATUS_MIE));
 }
 
-int plat_getc(void)
-{
-	uint32_t t = rx_tail;
-	int c;
-	if (t == rx_head)
-		return -1;
-	c = rx_ring[t % RX_RING];
-	rx_tail = t + 1u;
-	return c;
-}
+int plat_getc(void) { return rx_take(); }
 
 void plat_write(const char *s, size_t n)
 {
@@ -108,7 +91,7 @@ void plat_write(const char *s, size_t n)
 void plat_idle(void)
 {
 	__asm__ volatile("csrc mstatus, %0" ::"r"(MSTATUS_MIE) : "memory");
-	if (rx_head == rx_tail)
+	if (rx_empty())
 		__asm__ volatile("wfi" ::: "memory");
 	__asm__ volatile("csrs mstatus, %0" ::"r"(MSTATUS_MIE) : "memory");
 }

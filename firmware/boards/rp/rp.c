@@ -1,9 +1,7 @@
-/* Shared by the Raspberry Pi ports (pico-w: RP2040, Cortex-M0+; pico2-w: RP2350, Cortex-M33
- * in the Arm Secure state): clocks, the UART0 console, the counter, the vector table and
- * reset. A board's port.c defines the macros below and includes this file:
- *
- *   BOARD_NAME, BOARD_CHIP          what HELLO reports
- *   RP2350                          1 for the RP2350 (register map, counter), else 0
+/* The Raspberry Pi family (pico-w: RP2040, Cortex-M0+; pico2-w: RP2350, Cortex-M33 in the
+ * Arm Secure state), one unit compiled per board with the board's macros (rp.h): clocks,
+ * the UART0 console, the counter, the vector table and reset. The board's port.c says what
+ * HELLO reports (fw_board_info).
  *
  * Clocks. The project configures them itself (no SDK): the 12 MHz crystal (XOSC) drives
  * clk_ref; PLL_SYS runs its VCO at 1500 MHz (FBDIV 125) and divides it to 125 MHz on the
@@ -26,9 +24,12 @@
  * Code runs from SRAM: the reset handler copies .text (and .data) there, so the XIP cache
  * and flash timing never enter a measurement; read-only data (tables, the self-test's
  * vectors) stays in flash. */
+#include "rp.h"
+
 #include <stdint.h>
 
 #include "../../core/fw.h"
+#include "../baremetal/rxring.h"
 
 #define REG(a) (*(volatile uint32_t *)(a))
 #define SET(a) REG((a) + 0x2000u) /* atomic set alias */
@@ -50,7 +51,6 @@
 #define TIMER_BASE 0x400b0000u
 #define TICKS_BASE 0x40108000u
 #define UART0_IRQ 33u
-#define SYS_HZ 150000000u
 #define PLL_POSTDIV1 5u
 #else
 #define RESETS_BASE 0x4000c000u
@@ -68,7 +68,6 @@
 #define TIMER_BASE 0x40054000u
 #define WATCHDOG_BASE 0x40058000u
 #define UART0_IRQ 20u
-#define SYS_HZ 125000000u
 #define PLL_POSTDIV1 6u
 #endif
 
@@ -123,14 +122,9 @@
 #define DEMCR REG(0xE000EDFCu)
 #define DWT_CTRL REG(0xE0001000u)
 #define DWT_CYCCNT REG(0xE0001004u)
-#define COUNTER_NAME "dwt-cyccnt"
-#else
-#define COUNTER_NAME "systick"
 #endif
 
-const struct fw_board fw_board_info = {
-	BOARD_NAME, BOARD_CHIP, SYS_HZ, COUNTER_NAME, "cycles", 1,
-};
+#define SYS_HZ RP_SYS_HZ
 
 static void unreset(uint32_t bits)
 {
@@ -234,21 +228,11 @@ void SysTick_Handler(void)
 #endif
 }
 
-#define RX_RING 1024u
-static uint8_t rx_ring[RX_RING];
-static volatile uint32_t rx_head, rx_tail, rx_dropped;
-
 void UART0_Handler(void)
 {
 	while (!(UART_FR & (1u << 4))) {
 		uint8_t c = (uint8_t)(UART_DR & 0xFFu);
-		uint32_t h = rx_head;
-		if (h - rx_tail < RX_RING) {
-			rx_ring[h % RX_RING] = c;
-			rx_head = h + 1u;
-		} else {
-			rx_dropped++;
-		}
+		rx_push(c);
 	}
 	UART_ICR = UART_RXIM | UART_RTIM;
 }
@@ -291,16 +275,7 @@ void plat_init(void)
 	clock_report();
 }
 
-int plat_getc(void)
-{
-	uint32_t t = rx_tail;
-	int c;
-	if (t == rx_head)
-		return -1;
-	c = rx_ring[t % RX_RING];
-	rx_tail = t + 1u;
-	return c;
-}
+int plat_getc(void) { return rx_take(); }
 
 void plat_write(const char *s, size_t n)
 {
@@ -314,7 +289,7 @@ void plat_write(const char *s, size_t n)
 void plat_idle(void)
 {
 	__asm__ volatile("cpsid i" ::: "memory");
-	if (rx_head == rx_tail)
+	if (rx_empty())
 		__asm__ volatile("dsb\n\twfi" ::: "memory");
 	__asm__ volatile("cpsie i" ::: "memory");
 }

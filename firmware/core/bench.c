@@ -1,0 +1,429 @@
+/* BENCH (PROTOCOL.md): one KEM or signature operation per sample, its inputs drawn from
+ * the DRBG before the counter starts, timed on a painted stack, and its output checked
+ * before the count is kept; the samples go through the shared loop of tally.h. */
+#include "fw.h"
+
+#include "../crypto/pqmem.h"
+#include "algs.h"
+#include "drbg.h"
+#include "proto.h"
+#include "req.h"
+#include "tally.h"
+
+#define FW_MAX_ITERATIONS 100000u
+/* Longest fixed message a request can carry (msg=, hex, so that the request stays within
+ * FW_MAX_LINE); the longest a BENCH draws (msglen=) is FW_SIG_MAX_MSG (req.h). */
+#define FW_SIG_MAX_FIXED 128u
+#define FW_MAX_WARMUP 1000u
+
+enum bench_op { OP_KEYGEN, OP_ENCAPS, OP_DECAPS, OP_SIGN, OP_VERIFY };
+
+static const char *const op_names[] = {"keygen", "encaps", "decaps", "sign", "verify"};
+
+/* ---- KEM operations ---- */
+
+uint8_t fw_bench_ek[FW_KEM_MAX_EK], fw_bench_dk[FW_KEM_MAX_DK];
+static uint8_t b_ct[FW_KEM_MAX_CT];
+static uint8_t b_ss1[FW_KEM_MAX_SS], b_ss2[FW_KEM_MAX_SS], b_coins[64];
+
+struct bench_job {
+	const struct fw_kem_ops *kem;
+	enum bench_op op;
+	int rc;
+	uint64_t count;
+};
+
+/* bench_run_job is what runs on the painted stack: counter, one call, counter. */
+static void bench_run_job(void *arg)
+{
+	struct bench_job *j = arg;
+	uint64_t t0, t1;
+	plat_counter_align();
+	t0 = plat_counter();
+	switch (j->op) {
+	case OP_KEYGEN:
+		j->rc = j->kem->keygen(fw_bench_ek, fw_bench_dk, b_coins);
+		break;
+	case OP_ENCAPS:
+		j->rc = j->kem->encaps(b_ct, b_ss1, fw_bench_ek, b_coins);
+		break;
+	case OP_DECAPS:
+		j->rc = j->kem->decaps(b_ss2, b_ct, fw_bench_dk);
+		break;
+	default: /* signature operations run in sig_run_job */
+		break;
+	}
+	t1 = plat_counter();
+	plat_timed_end();
+	j->count = t1 - t0;
+}
+
+/* bench_one prepares inputs, measures one operation and checks its output.
+ * Returns 0 on success or a reason string. */
+static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uint64_t *count,
+			     uint32_t *stack)
+{
+	struct bench_job j;
+	j.kem = kem;
+	j.op = op;
+	j.rc = 0;
+	j.count = 0;
+
+	/* Inputs are drawn before the counter starts. */
+	switch (op) {
+	case OP_KEYGEN:
+		fw_drbg_read(b_coins, kem->keygen_coins);
+		break;
+	case OP_ENCAPS:
+		fw_drbg_read(b_coins, kem->encaps_coins);
+		break;
+	case OP_DECAPS:
+		fw_drbg_read(b_coins, kem->encaps_coins);
+		if (kem->encaps(b_ct, b_ss1, fw_bench_ek, b_coins) != 0)
+			return "setup";
+		break;
+	default:
+		return "setup";
+	}
+	*stack = plat_stack_run(bench_run_job, &j);
+	*count = j.count;
+	if (j.rc != 0)
+		return "rc";
+	/* Check the result before it counts: decapsulation must return the
+	 * secret encapsulation produced. */
+	switch (op) {
+	case OP_KEYGEN:
+		fw_drbg_read(b_coins, kem->encaps_coins);
+		if (kem->encaps(b_ct, b_ss1, fw_bench_ek, b_coins) != 0)
+			return "check-encaps";
+		/* fall through */
+	case OP_ENCAPS:
+	case OP_DECAPS:
+		if (kem->decaps(b_ss2, b_ct, fw_bench_dk) != 0)
+			return "check-decaps";
+		if (memcmp(b_ss1, b_ss2, kem->ss_len) != 0)
+			return "mismatch";
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+struct kem_bench {
+	const struct fw_kem_ops *kem;
+	enum bench_op op;
+};
+
+static void kem_sample(void *ctx, uint32_t i, struct fw_sample *s)
+{
+	const struct kem_bench *b = ctx;
+	(void)i;
+	s->why = bench_one(b->kem, b->op, &s->count, &s->stack);
+}
+
+/* kem_bench runs a KEM BENCH after its BENCH frame: the setup key pair (and for decaps a
+ * ciphertext per iteration) from the DRBG, then the samples and the summary. */
+static void kem_bench(uint32_t re, const struct fw_kem_ops *kem, enum bench_op op, uint32_t n,
+		      uint32_t warmup)
+{
+	struct kem_bench b = {.kem = kem, .op = op};
+	if (op != OP_KEYGEN) {
+		fw_drbg_read(b_coins, kem->keygen_coins);
+		if (kem->keygen(fw_bench_ek, fw_bench_dk, b_coins) != 0) {
+			fw_send_error(re, "setup", "keygen");
+			return;
+		}
+	}
+	fw_tally(re, n, warmup, kem_sample, &b);
+}
+
+/* ---- signature operations ---- */
+
+uint8_t fw_bench_pk[FW_SIG_MAX_PK], fw_bench_sk[FW_SIG_MAX_SK], fw_bench_sig[FW_SIG_MAX_SIG];
+static uint8_t s_msg[FW_SIG_MAX_MSG], s_rnd[FW_SIG_MAX_COINS], s_xi[FW_SIG_MAX_COINS];
+
+/* sig_bench is one signature BENCH's parameters. */
+struct sig_bench {
+	const struct fw_sig_ops *sig;
+	enum bench_op op;
+	uint32_t mlen;   /* message length */
+	int fixed;       /* the message came with the request (msg=) */
+	int det;         /* deterministic signing (rnd = NULL) */
+	int fault;       /* test hook: corrupt the signature before it is checked */
+};
+
+struct sig_job {
+	const struct sig_bench *b;
+	int rc;
+	unsigned int rounds;
+	uint64_t count;
+};
+
+static void sig_run_job(void *arg)
+{
+	struct sig_job *j = arg;
+	const struct sig_bench *b = j->b;
+	uint64_t t0, t1;
+	plat_counter_align();
+	t0 = plat_counter();
+	switch (b->op) {
+	case OP_KEYGEN:
+		j->rc = b->sig->keygen(fw_bench_pk, fw_bench_sk, s_xi);
+		break;
+	case OP_SIGN:
+		j->rc = b->sig->sign(fw_bench_sig, fw_bench_sk, s_msg, b->mlen, 0, 0, b->det ? 0 : s_rnd, &j->rounds);
+		break;
+	default:
+		j->rc = b->sig->verify(fw_bench_sig, fw_bench_pk, s_msg, b->mlen, 0, 0);
+		break;
+	}
+	t1 = plat_counter();
+	plat_timed_end();
+	j->count = t1 - t0;
+}
+
+/* sig_inputs draws a fresh message (unless it is fixed) and the signing
+ * randomness from the DRBG. */
+static void sig_inputs(const struct sig_bench *b)
+{
+	if (!b->fixed)
+		fw_drbg_read(s_msg, b->mlen);
+	if (!b->det)
+		fw_drbg_read(s_rnd, b->sig->sign_coins);
+}
+
+static int sig_sign_untimed(const struct sig_bench *b, unsigned int *rounds)
+{
+	return b->sig->sign(fw_bench_sig, fw_bench_sk, s_msg, b->mlen, 0, 0, b->det ? 0 : s_rnd, rounds);
+}
+
+/* sig_one prepares inputs, measures one operation and checks its output:
+ * every signature is verified before its count is kept. Returns 0 on
+ * success or a reason string; *rounds is the signing rounds (sign only). */
+static const char *sig_one(const struct sig_bench *b, uint64_t *count, uint32_t *stack,
+			   unsigned int *rounds)
+{
+	struct sig_job j;
+	unsigned int r;
+	j.b = b;
+	j.rc = 0;
+	j.rounds = 0;
+	j.count = 0;
+	*rounds = 0;
+
+	/* Inputs are drawn (and for verify the signature made) before the counter starts. */
+	switch (b->op) {
+	case OP_KEYGEN:
+		fw_drbg_read(s_xi, b->sig->keygen_coins);
+		break;
+	case OP_SIGN:
+		sig_inputs(b);
+		break;
+	default:
+		sig_inputs(b);
+		if (sig_sign_untimed(b, &r) != 0)
+			return "setup";
+		if (b->fault)
+			fw_bench_sig[0] ^= 1;
+		break;
+	}
+	*stack = plat_stack_run(sig_run_job, &j);
+	*count = j.count;
+	if (b->op == OP_SIGN)
+		*rounds = j.rounds;
+	switch (b->op) {
+	case OP_KEYGEN:
+		if (j.rc != 0)
+			return "rc";
+		/* The new key pair must sign and verify. */
+		sig_inputs(b);
+		if (sig_sign_untimed(b, &r) != 0)
+			return "check-sign";
+		if (b->fault)
+			fw_bench_sig[0] ^= 1;
+		if (b->sig->verify(fw_bench_sig, fw_bench_pk, s_msg, b->mlen, 0, 0) != 0)
+			return "check-verify";
+		break;
+	case OP_SIGN:
+		if (j.rc != 0)
+			return "rc";
+		if (b->fault)
+			fw_bench_sig[0] ^= 1;
+		if (b->sig->verify(fw_bench_sig, fw_bench_pk, s_msg, b->mlen, 0, 0) != 0)
+			return "verify";
+		break;
+	default:
+		/* The timed call is the check: a valid signature must verify. */
+		if (j.rc != 0)
+			return "verify";
+		break;
+	}
+	return 0;
+}
+
+/* sig_args reads a signature BENCH's message (msglen= for fresh DRBG
+ * messages, or msg= for a fixed one), det= and the fault= test hook; on a bad
+ * field it answers ERROR and returns -1. */
+static int sig_args(const struct fw_req *r, const struct fw_alg *alg, enum bench_op op,
+		    struct sig_bench *b)
+{
+	const char *ml = fw_req_get(r, "msglen"), *msg = fw_req_get(r, "msg");
+	const char *det = fw_req_get(r, "det"), *fault = fw_req_get(r, "fault");
+	uint32_t v;
+	long l;
+
+	b->sig = alg->sig;
+	b->op = op;
+	b->mlen = 0;
+	b->fixed = 0;
+	b->det = 0;
+	b->fault = 0;
+	if (msg != 0 && ml == 0) {
+		l = fw_parse_hex(msg, s_msg, FW_SIG_MAX_FIXED);
+		if (l < 0) {
+			fw_send_error(r->seq, "badarg", "msg");
+			return -1;
+		}
+		b->mlen = (uint32_t)l;
+		b->fixed = 1;
+	} else if (ml != 0 && msg == 0) {
+		if (fw_parse_u32(ml, &v) != 0 || v > FW_SIG_MAX_MSG) {
+			fw_send_error(r->seq, "badarg", "msglen");
+			return -1;
+		}
+		b->mlen = v;
+	} else {
+		fw_send_error(r->seq, "badarg", "msglen");
+		return -1;
+	}
+	if (det != 0) {
+		if (fw_parse_u32(det, &v) != 0 || v > 1) {
+			fw_send_error(r->seq, "badarg", "det");
+			return -1;
+		}
+		b->det = (int)v;
+	}
+	if (fault != 0) {
+		if (!fw_streq(fault, "sig")) {
+			fw_send_error(r->seq, "badarg", "fault");
+			return -1;
+		}
+		b->fault = 1;
+	}
+	return 0;
+}
+
+static void sig_sample(void *ctx, uint32_t i, struct fw_sample *s)
+{
+	const struct sig_bench *b = ctx;
+	unsigned int rounds;
+	(void)i;
+	s->why = sig_one(b, &s->count, &s->stack, &rounds);
+	if (b->op == OP_SIGN && b->sig->has_rounds) {
+		s->extra_key = "rounds";
+		s->extra = rounds;
+	}
+}
+
+/* sig_bench runs a signature BENCH after its BENCH frame: the setup key pair, then the
+ * samples and the summary. */
+static void sig_bench(uint32_t re, struct sig_bench *b, uint32_t n, uint32_t warmup)
+{
+	/* One key pair from the DRBG for sign and verify. */
+	if (b->op != OP_KEYGEN) {
+		fw_drbg_read(s_xi, b->sig->keygen_coins);
+		if (b->sig->keygen(fw_bench_pk, fw_bench_sk, s_xi) != 0) {
+			fw_send_error(re, "setup", "keygen");
+			return;
+		}
+	}
+	fw_tally(re, n, warmup, sig_sample, b);
+}
+
+/* ---- the request ---- */
+
+/* bench_req is what every BENCH names: the algorithm, the operation, the samples and the
+ * warm-up iterations. */
+struct bench_req {
+	const struct fw_alg *alg;
+	enum bench_op op;
+	uint32_t n, warmup;
+};
+
+/* bench_args reads alg=, op=, n= and warmup=; on a bad field it answers ERROR and
+ * returns -1. */
+static int bench_args(const struct fw_req *r, struct bench_req *q)
+{
+	const char *alg_s = fw_req_get(r, "alg"), *op_s = fw_req_get(r, "op");
+	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup");
+	const struct fw_alg *alg = alg_s ? fw_alg_find(alg_s) : 0;
+	enum bench_op op;
+
+	if (alg == 0) {
+		fw_send_error(r->seq, "unsupported", "alg");
+		return -1;
+	}
+	if (op_s == 0) {
+		fw_send_error(r->seq, "badarg", "op");
+		return -1;
+	}
+	for (op = OP_KEYGEN; op <= OP_VERIFY; op++)
+		if (fw_streq(op_s, op_names[op]))
+			break;
+	if (op > OP_VERIFY || (alg->kind == FW_KEM && (op == OP_SIGN || op == OP_VERIFY)) ||
+	    (alg->kind == FW_SIG && (op == OP_ENCAPS || op == OP_DECAPS))) {
+		fw_send_error(r->seq, "unsupported", "op");
+		return -1;
+	}
+	q->alg = alg;
+	q->op = op;
+	q->warmup = 0;
+	if (n_s == 0 || fw_parse_u32(n_s, &q->n) != 0 || q->n == 0 || q->n > FW_MAX_ITERATIONS) {
+		fw_send_error(r->seq, "badarg", "n");
+		return -1;
+	}
+	if (w_s != 0 && (fw_parse_u32(w_s, &q->warmup) != 0 || q->warmup > FW_MAX_WARMUP)) {
+		fw_send_error(r->seq, "badarg", "warmup");
+		return -1;
+	}
+	return 0;
+}
+
+/* send_bench announces the run; sb is the signature BENCH's parameters, 0 for a KEM. */
+static void send_bench(uint32_t re, const struct bench_req *q, const struct sig_bench *sb)
+{
+	fw_frame_begin("BENCH");
+	fw_kv_u64("re", re);
+	fw_kv_str("alg", q->alg->name);
+	fw_kv_str("op", op_names[q->op]);
+	fw_kv_u64("n", q->n);
+	fw_kv_u64("warmup", q->warmup);
+	if (sb != 0) {
+		fw_kv_u64("msglen", sb->mlen);
+		fw_kv_u64("det", (uint64_t)sb->det);
+		if (sb->fault)
+			fw_kv_str("fault", "sig");
+	}
+	fw_frame_end();
+}
+
+void fw_do_bench(const struct fw_req *r)
+{
+	struct bench_req q;
+	struct sig_bench sb;
+	/* FW_HAVE_SIG is 0 in a build whose table has no signature scheme: the signature path
+	 * and its buffers (tens of KiB) are then compiled out. */
+	int sig;
+
+	if (bench_args(r, &q) != 0)
+		return;
+	sig = FW_HAVE_SIG && q.alg->kind == FW_SIG;
+	if (sig && sig_args(r, q.alg, q.op, &sb) != 0)
+		return;
+	send_bench(r->seq, &q, sig ? &sb : 0);
+	if (sig)
+		sig_bench(r->seq, &sb, q.n, q.warmup);
+	else
+		kem_bench(r->seq, q.alg->kem, q.op, q.n, q.warmup);
+}
