@@ -18,6 +18,7 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/portalclient"
 )
 
 // forge re-signs archive with id after edit changed its result.json (decoded) and samples.csv
@@ -104,9 +105,9 @@ func mldsaManifest(t testing.TB) *artifacts.Manifest {
 }
 
 // registeredSubmitter registers id's keys under a new submitter account and returns its client.
-func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *identity.Identity) *runner.HTTPPortal {
+func registeredSubmitter(t testing.TB, p *portaltest.Portal, name string, id *identity.Identity) *portalclient.Client {
 	t.Helper()
-	return runner.NewSubmitter(p.URL, submitterToken(t, p, name, id))
+	return portalclient.NewSubmitter(p.URL, submitterToken(t, p, name, id))
 }
 
 // submitterToken creates the submitter account name with id's keys registered (straight in
@@ -254,7 +255,7 @@ func TestCommunitySubmissionLabelsAndDuplicates(t *testing.T) {
 	if _, err := p.Server.Store().CreateUser(ctx, "runner-owner", "submitter", portal.HashToken(tok)); err != nil {
 		t.Fatal(err)
 	}
-	sub2 := runner.NewSubmitter(p.URL, tok)
+	sub2 := portalclient.NewSubmitter(p.URL, tok)
 	if _, err := sub2.RegisterKeys(ctx, r.id, "runner keys"); !errors.Is(err, runner.ErrConflict) || !strings.Contains(err.Error(), "a runner's keys cannot also be a submitter's") {
 		t.Errorf("registering a runner's keys as a submitter's: %v", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/runner"
+	"pqrepro/runner/portalclient"
 )
 
 // communityRuns publishes n host runs of paper001/mlkem (iterations samples per cell) as a
@@ -38,7 +38,7 @@ func communityRuns(t *testing.T, p *portaltest.Portal, name string, n, iteration
 	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "k", id.Public()); err != nil {
 		t.Fatal(err)
 	}
-	sub := runner.NewSubmitter(p.URL, token)
+	sub := portalclient.NewSubmitter(p.URL, token)
 	var ids []int64
 	for range n {
 		cr, err := sub.Submit(ctx, signedBundle(t, smallManifest(t, iterations), id, attest.OriginLocal))

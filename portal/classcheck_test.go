@@ -18,17 +18,18 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 // claimingBoard is the host board under another name: its identity claims a class and a
 // class status that nothing checked, as a community runner could.
 type claimingBoard struct {
-	runner.Host
+	host.Host
 	class, status string
 }
 
 func (b *claimingBoard) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
-	id, err := (&runner.Host{}).Identity(ctx)
+	id, err := (&host.Host{}).Identity(ctx)
 	id.Class, id.ClassStatus = b.class, b.status
 	return id, err
 }
@@ -93,7 +94,7 @@ func getJSON(t *testing.T, url string, v any) {
 // TestCommunityBundleWithAMismatchingClassIsRefused: a bundle from this machine filed under
 // rpi4-b, claiming the class verified, is refused with the reason and nothing is stored.
 func TestCommunityBundleWithAMismatchingClassIsRefused(t *testing.T) {
-	if _, err := (&runner.Host{Class: "rpi4-b"}).CheckClass(); err == nil {
+	if _, err := (&host.Host{Class: "rpi4-b"}).CheckClass(); err == nil {
 		t.Skip("this machine is a Raspberry Pi 4")
 	}
 	p := portaltest.Start(t, nil)
@@ -127,7 +128,7 @@ func TestDeclaredClassIsNeverRankedWithVerified(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	s := newSubmitter(t, p)
 	m := smallManifest(t, 3)
-	for _, b := range []runner.Board{&runner.Host{}, &claimingBoard{class: "my-lab-box", status: artifacts.ClassVerified}} {
+	for _, b := range []runner.Board{&host.Host{}, &claimingBoard{class: "my-lab-box", status: artifacts.ClassVerified}} {
 		if code, body := s.submit(t, p, s.bundle(t, b, m)); code != http.StatusOK {
 			t.Fatalf("status %d: %s", code, body)
 		}

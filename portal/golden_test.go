@@ -15,7 +15,7 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/runner"
+	"pqrepro/runner/portalclient"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.html from the pages as they render now")
@@ -94,7 +94,7 @@ func TestGoldenPages(t *testing.T) {
 	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "test", keys); err != nil {
 		t.Fatal(err)
 	}
-	sub := runner.NewSubmitter(p.URL, tok)
+	sub := portalclient.NewSubmitter(p.URL, tok)
 	for i, name := range goldenBundles {
 		data, err := os.ReadFile(filepath.Join("testdata", "golden", "bundles", name+".tar.gz"))
 		if err != nil {

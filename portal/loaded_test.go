@@ -15,6 +15,7 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 // TestLoadedRunIsShownNotVerdicted: a host run whose environment.json says other processes
@@ -24,7 +25,7 @@ func TestLoadedRunIsShownNotVerdicted(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	s := newSubmitter(t, p)
 	m := smallManifest(t, 6)
-	b, _, err := runner.Execute(context.Background(), &runner.Host{}, m, runner.Options{Identity: s.id, Version: "test", Origin: attest.OriginLocal})
+	b, _, err := runner.Execute(context.Background(), &host.Host{}, m, runner.Options{Identity: s.id, Version: "test", Origin: attest.OriginLocal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/translog"
-	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 // TestEntryBundlesServedCompressed: an entry bundle goes gzip-compressed to a client that
@@ -23,7 +23,7 @@ func TestEntryBundlesServedCompressed(t *testing.T) {
 	ctx := context.Background()
 	p := portaltest.Start(t, nil)
 	s := newSubmitter(t, p)
-	bundle := s.bundle(t, &runner.Host{}, smallManifest(t, 3))
+	bundle := s.bundle(t, &host.Host{}, smallManifest(t, 3))
 	if code, body := s.submit(t, p, bundle); code != http.StatusOK {
 		t.Fatalf("submit: %d %s", code, body)
 	}

@@ -9,6 +9,7 @@ import (
 	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/portaltest"
 	"pqrepro/runner"
+	"pqrepro/runner/portalclient"
 )
 
 // TestNamesReadAsTheyAre: a runner, board or account name carrying a right-to-left override
@@ -18,7 +19,7 @@ func TestNamesReadAsTheyAre(t *testing.T) {
 	ctx := context.Background()
 	try := func(runnerName, boardName string) error {
 		id, _ := identity.GenerateIdentity()
-		_, err := runner.EnrolWithProof(ctx, &runner.HTTPPortal{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: runnerName, Version: "test",
+		_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: runnerName, Version: "test",
 			PublicKeys: id.Public(), Boards: []protocol.BoardInfo{{Name: boardName, Class: "host", Driver: "host", Available: true}}})
 		return err
 	}

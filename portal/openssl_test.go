@@ -13,6 +13,8 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // TestOpenSSLJobLeasedOnlyToCapableRunner queues an openssl-cli job and an in-process job:
@@ -37,12 +39,12 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	}
 	plain := queueJob(t, p, smallManifest(t, 2))
 
-	enrolWith := func(name string, caps protocol.Capabilities, methods []artifacts.Method) *runner.HTTPPortal {
+	enrolWith := func(name string, caps protocol.Capabilities, methods []artifacts.Method) *portalclient.Client {
 		id, err := identity.GenerateIdentity()
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &runner.HTTPPortal{BaseURL: p.URL}
+		c := &portalclient.Client{BaseURL: p.URL}
 		if _, err := runner.EnrolWithProof(ctx, c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
 			Capabilities: caps, Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true, Methods: methods}}}); err != nil {
 			t.Fatal(err)
@@ -65,13 +67,13 @@ func TestOpenSSLJobLeasedOnlyToCapableRunner(t *testing.T) {
 	}
 	// A runner claiming openssl-cli on a board without a usable openssl is refused at enrolment.
 	id, _ := identity.GenerateIdentity()
-	if _, err := runner.EnrolWithProof(ctx, &runner.HTTPPortal{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
+	if _, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "liar", Version: "test",
 		PublicKeys: id.Public(), Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true,
 			Methods: []artifacts.Method{artifacts.MethodOpenSSLCLI}}}}); err == nil || !strings.Contains(err.Error(), "no usable OpenSSL") {
 		t.Fatalf("enrolment with openssl-cli but no usable openssl: %v", err)
 	}
 	capable := enrolWith("new", protocol.Capabilities{OpenSSL: "OpenSSL 3.5.9 29 Sep 2026", OpenSSLUsable: true},
-		runner.HostMethods(protocol.Capabilities{OpenSSLUsable: true}))
+		host.Methods(protocol.Capabilities{OpenSSLUsable: true}))
 	l, err := capable.Lease(ctx, time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,8 @@ import (
 	"pqrepro/portal/sqlite"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // browser is an HTTP client with cookies that reads CSRF tokens from forms.
@@ -118,8 +120,8 @@ func (b *browser) signIn(token string) {
 func startAgent(t *testing.T, p *portaltest.Portal) {
 	id, _ := identity.GenerateIdentity()
 	ctx, cancel := context.WithCancel(context.Background())
-	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: p.URL}, EnrolToken: p.EnrolToken(t), Name: "test runner", Identity: id,
-		Boards: runner.HostBoards(""), Version: "test", LeaseWait: time.Second, FlushEvery: 50 * time.Millisecond}
+	agent := &runner.Agent{Portal: &portalclient.Client{BaseURL: p.URL}, EnrolToken: p.EnrolToken(t), Name: "test runner", Identity: id,
+		Boards: host.AgentBoards(""), Version: "test", LeaseWait: time.Second, FlushEvery: 50 * time.Millisecond}
 	done := make(chan struct{})
 	go func() { agent.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -270,7 +272,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	}
 	// A registration without the private keys (the public keys with a proof by other keys) is refused.
 	thief, _ := identity.GenerateIdentity()
-	forged, _ := runner.KeyRegistrationFor(thief, ch[1], "")
+	forged, _ := portalclient.KeyRegistrationFor(thief, ch[1], "")
 	forged.PublicKeys = id.Public()
 	fj, _ := json.Marshal(forged)
 	if code, _, body := sub.upload("/submit/keys", map[string]string{"label": "bench"}, "registration", "registration.json", fj); code != http.StatusUnauthorized ||
@@ -279,7 +281,7 @@ func TestPortalPagesAndFlows(t *testing.T) {
 	}
 	_, page = sub.get("/submit")
 	ch = regexp.MustCompile(`pqrepro keys --prove ([0-9a-f]{64})`).FindStringSubmatch(page)
-	reg, err := runner.KeyRegistrationFor(id, ch[1], "")
+	reg, err := portalclient.KeyRegistrationFor(id, ch[1], "")
 	if err != nil {
 		t.Fatal(err)
 	}

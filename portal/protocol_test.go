@@ -22,6 +22,8 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // smallManifest is paper001/mlkem with few iterations, so a run takes milliseconds.
@@ -58,7 +60,7 @@ func queueJob(t testing.TB, p *portaltest.Portal, m *artifacts.Manifest) int64 {
 
 // enrolled is a runner client enrolled with fresh keys and the host board.
 type enrolled struct {
-	client *runner.HTTPPortal
+	client *portalclient.Client
 	id     *identity.Identity
 }
 
@@ -68,7 +70,7 @@ func enrol(t testing.TB, p *portaltest.Portal, name string) enrolled {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &runner.HTTPPortal{BaseURL: p.URL}
+	c := &portalclient.Client{BaseURL: p.URL}
 	_, err = runner.EnrolWithProof(context.Background(), c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: name, Version: "test", PublicKeys: id.Public(),
 		Boards: []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}})
 	if err != nil {
@@ -93,7 +95,7 @@ func runnerBundle(t testing.TB, m *artifacts.Manifest, id *identity.Identity, l 
 // binding job (nil for none) as .tar.gz.
 func boundBundle(t testing.TB, m *artifacts.Manifest, id *identity.Identity, origin string, job *attest.JobBinding) []byte {
 	t.Helper()
-	b, _, err := runner.Execute(context.Background(), &runner.Host{}, m, runner.Options{Identity: id, Version: "test", Origin: origin, Job: job})
+	b, _, err := runner.Execute(context.Background(), &host.Host{}, m, runner.Options{Identity: id, Version: "test", Origin: origin, Job: job})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +171,8 @@ func TestKilledRunnerJobIsRequeuedAndSecondAttemptPublishes(t *testing.T) {
 	}
 	agentCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: p.URL}, EnrolToken: p.EnrolToken(t), Name: "survivor", Identity: b,
-		Boards: runner.HostBoards(""), Version: "test", LeaseWait: 2 * time.Second, FlushEvery: 50 * time.Millisecond}
+	agent := &runner.Agent{Portal: &portalclient.Client{BaseURL: p.URL}, EnrolToken: p.EnrolToken(t), Name: "survivor", Identity: b,
+		Boards: host.AgentBoards(""), Version: "test", LeaseWait: 2 * time.Second, FlushEvery: 50 * time.Millisecond}
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(agentCtx) }()
 
@@ -396,7 +398,7 @@ func TestFirmwareOnlyBoardTakesOnlyJobsWithFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &runner.HTTPPortal{BaseURL: p.URL}
+	c := &portalclient.Client{BaseURL: p.URL}
 	if _, err := runner.EnrolWithProof(ctx, c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", PublicKeys: id.Public(),
 		Boards: []protocol.BoardInfo{{Name: "m4", Class: "qemu-mps2-an386", Driver: "qemu", Reason: "firmware not built", FirmwareOnly: true}}}); err != nil {
 		t.Fatal(err)
@@ -426,7 +428,7 @@ func TestEnrolRefusesBadBoardClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &runner.HTTPPortal{BaseURL: p.URL}
+	c := &portalclient.Client{BaseURL: p.URL}
 	_, err = runner.EnrolWithProof(context.Background(), c, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "test", PublicKeys: id.Public(),
 		Boards: []protocol.BoardInfo{{Name: "b", Class: "javascript:alert(1)", Driver: "serial", Available: true}}})
 	if !errors.Is(err, runner.ErrRefused) {

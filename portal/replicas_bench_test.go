@@ -13,7 +13,7 @@ import (
 	"pqrepro/internal/lb"
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
-	"pqrepro/runner"
+	"pqrepro/runner/portalclient"
 )
 
 // leaseBenchJobs is how many jobs each iteration queues and leases.
@@ -61,10 +61,10 @@ func BenchmarkLeaseReplicas(b *testing.B) {
 func benchLeases(b *testing.B, s *site) {
 	ctx := context.Background()
 	m := smallManifest(b, 2)
-	var clients []*runner.HTTPPortal
+	var clients []*portalclient.Client
 	for i := range leaseBenchClients {
 		r := enrol(b, s.replicas[i%len(s.replicas)], "bench runner "+strconv.Itoa(i))
-		c := &runner.HTTPPortal{BaseURL: s.url, Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+		c := &portalclient.Client{BaseURL: s.url, Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 		c.SetToken(r.client.Token())
 		clients = append(clients, c)
 	}
@@ -133,7 +133,7 @@ func benchLeases(b *testing.B, s *site) {
 
 // heldLease is a lease a benchmark client took.
 type heldLease struct {
-	c     *runner.HTTPPortal
+	c     *portalclient.Client
 	job   int64
 	lease string
 }

@@ -20,7 +20,7 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/portal/store"
-	"pqrepro/runner"
+	"pqrepro/runner/portalclient"
 )
 
 // site is several portal replicas on one PostgreSQL database and one S3 bucket, behind a
@@ -145,7 +145,7 @@ func TestReplicasServeOneSite(t *testing.T) {
 	leased := make(chan *protocol.Lease, 1)
 	pollErr := make(chan error, 1)
 	go func() {
-		c := &runner.HTTPPortal{BaseURL: s.url, Client: &http.Client{Transport: pinned{1, http.DefaultTransport}}}
+		c := &portalclient.Client{BaseURL: s.url, Client: &http.Client{Transport: pinned{1, http.DefaultTransport}}}
 		copyToken(t, r.client, c)
 		// The client gives up after 10 s of the 20 s poll: an answer before then came from a
 		// wake (the poll's own re-check is an hour; at its end it looks once more).
@@ -327,7 +327,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // copyToken gives c the runner token from's enrolment left in it.
-func copyToken(t *testing.T, from, c *runner.HTTPPortal) {
+func copyToken(t *testing.T, from, c *portalclient.Client) {
 	t.Helper()
 	c.SetToken(from.Token())
 }

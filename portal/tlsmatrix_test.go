@@ -15,14 +15,14 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/postgres/pgtest"
-	"pqrepro/runner"
+	"pqrepro/runner/exec/tlsmatrix"
 )
 
 // TestMain lets the test binary act as the TLS server child of a tls-matrix cell, exactly as
 // the pqrepro binary does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
-		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
+		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
 	}
 	pgtest.Main(m) // portaltest may have started PostgreSQL (PQREPRO_TEST_DATABASE=postgres)
 }

@@ -17,7 +17,7 @@ import (
 
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/translog"
-	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 // TestTransparencyLogOverHTTP publishes a real bundle, sees it pending, sequences, checks the
@@ -26,7 +26,7 @@ func TestTransparencyLogOverHTTP(t *testing.T) {
 	ctx := context.Background()
 	p := portaltest.Start(t, nil)
 	s := newSubmitter(t, p)
-	bundle := s.bundle(t, &runner.Host{}, smallManifest(t, 3))
+	bundle := s.bundle(t, &host.Host{}, smallManifest(t, 3))
 	if code, body := s.submit(t, p, bundle); code != http.StatusOK {
 		t.Fatalf("submit: %d %s", code, body)
 	}

@@ -28,13 +28,15 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 var hostBoards = []protocol.BoardInfo{{Name: "host", Class: "host", Driver: "host", Available: true}}
 
 // rawEnrol sends req as it is (no proof added) and returns the runner client.
-func rawEnrol(p *portaltest.Portal, req protocol.EnrolRequest) (*runner.HTTPPortal, protocol.EnrolResponse, error) {
-	c := &runner.HTTPPortal{BaseURL: p.URL}
+func rawEnrol(p *portaltest.Portal, req protocol.EnrolRequest) (*portalclient.Client, protocol.EnrolResponse, error) {
+	c := &portalclient.Client{BaseURL: p.URL}
 	resp, err := c.Enrol(context.Background(), req)
 	return c, resp, err
 }
@@ -42,7 +44,7 @@ func rawEnrol(p *portaltest.Portal, req protocol.EnrolRequest) (*runner.HTTPPort
 // challenge asks the portal for a challenge for purpose and returns its raw bytes.
 func challenge(t *testing.T, p *portaltest.Portal, purpose string) []byte {
 	t.Helper()
-	ch, err := (&runner.HTTPPortal{BaseURL: p.URL}).Challenge(context.Background(), purpose)
+	ch, err := (&portalclient.Client{BaseURL: p.URL}).Challenge(context.Background(), purpose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func TestEnrolProofChallengesAreSingleUseAndExpire(t *testing.T) {
 	}
 	sameState(t, "refused proofs", before, stateOf(t, p))
 	// The same keys with a fresh proof enrol, spending the token once.
-	if _, err := runner.EnrolWithProof(context.Background(), &runner.HTTPPortal{BaseURL: p.URL}, id, req(tok, identity.Possession{})); err != nil {
+	if _, err := runner.EnrolWithProof(context.Background(), &portalclient.Client{BaseURL: p.URL}, id, req(tok, identity.Possession{})); err != nil {
 		t.Fatalf("valid proof: %v", err)
 	}
 }
@@ -209,7 +211,7 @@ func TestEnrolmentTokensAreSingleUseExpireAndRevoke(t *testing.T) {
 	st := p.Server.Store()
 	enrolWith := func(tok string) error {
 		id, _ := identity.GenerateIdentity()
-		_, err := runner.EnrolWithProof(ctx, &runner.HTTPPortal{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: tok, Name: "r", Version: "test", Boards: hostBoards})
+		_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, id, protocol.EnrolRequest{Token: tok, Name: "r", Version: "test", Boards: hostBoards})
 		return err
 	}
 	single := p.EnrolToken(t)
@@ -286,7 +288,7 @@ func TestReenrolmentNeedsTheCurrentTokenAndRevocationFlagsRuns(t *testing.T) {
 	p := portaltest.Start(t, nil)
 	ctx := context.Background()
 	id, _ := identity.GenerateIdentity()
-	first := &runner.HTTPPortal{BaseURL: p.URL}
+	first := &portalclient.Client{BaseURL: p.URL}
 	er, err := runner.EnrolWithProof(ctx, first, id, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "lab", Version: "test", Boards: hostBoards})
 	if err != nil {
 		t.Fatal(err)
@@ -295,8 +297,8 @@ func TestReenrolmentNeedsTheCurrentTokenAndRevocationFlagsRuns(t *testing.T) {
 	runID := publishAs(t, p, r)
 	rs, _ := p.Server.Store().Runners(ctx)
 	runnerID := rs[0].ID
-	again := func(current string) (*runner.HTTPPortal, protocol.EnrolResponse, error) {
-		c := &runner.HTTPPortal{BaseURL: p.URL}
+	again := func(current string) (*portalclient.Client, protocol.EnrolResponse, error) {
+		c := &portalclient.Client{BaseURL: p.URL}
 		resp, err := runner.EnrolWithProof(ctx, c, r.id, protocol.EnrolRequest{Token: p.EnrolToken(t), CurrentToken: current, Name: "renamed", Version: "test", Boards: hostBoards})
 		return c, resp, err
 	}
@@ -402,7 +404,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 	keysBefore := func() int { ks, _ := st.SubmitterKeys(ctx, 0); return len(ks) }
 	// Mallory registers the runner's public keys as his own.
 	own, _ := identity.GenerateIdentity()
-	fake, _ := runner.KeyRegistrationFor(own, hex.EncodeToString(challenge(t, p, identity.PurposeSubmitterKeys)), "")
+	fake, _ := portalclient.KeyRegistrationFor(own, hex.EncodeToString(challenge(t, p, identity.PurposeSubmitterKeys)), "")
 	fake.PublicKeys = victim.id.Public()
 	if err := register(mallory, fake); err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "does not verify") {
 		t.Errorf("squatting a runner's keys: %v", err)
@@ -411,7 +413,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 		t.Errorf("registering without a proof: %v", err)
 	}
 	// Even with a real proof by the runner's keys, keys a runner holds are not a submitter's.
-	real, _ := runner.KeyRegistrationFor(victim.id, hex.EncodeToString(challenge(t, p, identity.PurposeSubmitterKeys)), "")
+	real, _ := portalclient.KeyRegistrationFor(victim.id, hex.EncodeToString(challenge(t, p, identity.PurposeSubmitterKeys)), "")
 	if err := register(mallory, real); err == nil || !strings.Contains(err.Error(), "409") || !strings.Contains(err.Error(), "enrolled as portal runner") {
 		t.Errorf("runner's keys with a proof: %v", err)
 	}
@@ -425,23 +427,23 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 	}
 	// Alice registers her keys; Bob, even holding them, cannot take them over.
 	aliceID, _ := identity.GenerateIdentity()
-	if _, err := runner.NewSubmitter(p.URL, alice).RegisterKeys(ctx, aliceID, "bench"); err != nil {
+	if _, err := portalclient.NewSubmitter(p.URL, alice).RegisterKeys(ctx, aliceID, "bench"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runner.NewSubmitter(p.URL, bob).RegisterKeys(ctx, aliceID, "mine"); !errors.Is(err, runner.ErrConflict) || !strings.Contains(err.Error(), "already registered to the account alice") {
+	if _, err := portalclient.NewSubmitter(p.URL, bob).RegisterKeys(ctx, aliceID, "mine"); !errors.Is(err, runner.ErrConflict) || !strings.Contains(err.Error(), "already registered to the account alice") {
 		t.Errorf("keys held by another account: %v", err)
 	}
 	if k, err := st.SubmitterKeyByFingerprint(ctx, aliceID.Public().Fingerprint()); err != nil || k.UserName != "alice" || k.Label != "bench" {
 		t.Errorf("alice's keys now %+v %v", k, err)
 	}
 	// And a runner cannot enrol with keys a submitter holds.
-	_, err := runner.EnrolWithProof(ctx, &runner.HTTPPortal{BaseURL: p.URL}, aliceID, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "t", Boards: hostBoards})
+	_, err := runner.EnrolWithProof(ctx, &portalclient.Client{BaseURL: p.URL}, aliceID, protocol.EnrolRequest{Token: p.EnrolToken(t), Name: "x", Version: "t", Boards: hostBoards})
 	if !errors.Is(err, runner.ErrConflict) || !strings.Contains(err.Error(), "submitter's keys") {
 		t.Errorf("enrolling a submitter's keys: %v", err)
 	}
 	// A revoked key's bundles are refused; its published runs are flagged.
 	sub := submitter{alice, aliceID}
-	code, body := sub.submit(t, p, sub.bundle(t, &runner.Host{}, smallManifest(t, 2)))
+	code, body := sub.submit(t, p, sub.bundle(t, &host.Host{}, smallManifest(t, 2)))
 	if code != 200 {
 		t.Fatalf("alice's submission: %d %s", code, body)
 	}
@@ -451,7 +453,7 @@ func TestSubmitterKeySquattingIsRefused(t *testing.T) {
 	if err := st.RevokeSubmitterKey(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := sub.submit(t, p, sub.bundle(t, &runner.Host{}, smallManifest(t, 2))); code != 400 || !strings.Contains(body, "revoked key") {
+	if code, body := sub.submit(t, p, sub.bundle(t, &host.Host{}, smallManifest(t, 2))); code != 400 || !strings.Contains(body, "revoked key") {
 		t.Errorf("revoked key's submission: %d %s", code, body)
 	}
 	if _, body := get(t, p.URL+cr.URL); !strings.Contains(body, "signed by a revoked key") || !strings.Contains(body, "alice") {

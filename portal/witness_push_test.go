@@ -11,7 +11,7 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/translog"
 	"pqrepro/portal/translog/litewitnesstest"
-	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 // TestLitewitnessWitnessesThePortal registers litewitness (a C2SP tlog-witness nobody here
@@ -28,7 +28,7 @@ func TestLitewitnessWitnessesThePortal(t *testing.T) {
 	lw := litewitnesstest.Start(t, "witness.example/lite", p.Server.Log().Origin(), logKey)
 
 	s := newSubmitter(t, p)
-	if code, body := s.submit(t, p, s.bundle(t, &runner.Host{}, smallManifest(t, 3))); code != http.StatusOK {
+	if code, body := s.submit(t, p, s.bundle(t, &host.Host{}, smallManifest(t, 3))); code != http.StatusOK {
 		t.Fatalf("submit: %d %s", code, body)
 	}
 	waitLog(t, p, func(cp string) bool { return strings.Contains(cp, "\n1\n") })
@@ -45,7 +45,7 @@ func TestLitewitnessWitnessesThePortal(t *testing.T) {
 	}
 
 	// A second publication: the sequencer pushes the new checkpoint with a consistency proof.
-	if code, body := s.submit(t, p, s.bundle(t, &runner.Host{}, smallManifest(t, 4))); code != http.StatusOK {
+	if code, body := s.submit(t, p, s.bundle(t, &host.Host{}, smallManifest(t, 4))); code != http.StatusOK {
 		t.Fatalf("submit: %d %s", code, body)
 	}
 	cp := waitLog(t, p, func(cp string) bool { return witnessed(cp, trust, 2) })

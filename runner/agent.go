@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,11 +19,10 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
 	"pqrepro/artifacts/protocol"
-	"pqrepro/internal/webclient"
 )
 
 // Portal is the runner protocol as the agent uses it; the contract (routes, interface, error
-// kinds) lives in artifacts. HTTPPortal implements it over /api/v1; the agent knows nothing
+// kinds) lives in artifacts. portalclient.Client implements it over /api/v1; the agent knows nothing
 // else about the portal.
 type Portal = protocol.Portal
 
@@ -38,7 +33,7 @@ type FirmwareLoader interface {
 	LoadFirmware(ctx context.Context, path, digest string) error
 }
 
-// FirmwareSource is a Portal that can serve firmware builds by digest (HTTPPortal can).
+// FirmwareSource is a Portal that can serve firmware builds by digest (portalclient.Client can).
 type FirmwareSource interface {
 	FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error)
 }
@@ -50,7 +45,7 @@ const TokenFileName = "runner.token"
 // MaxFirmwareBytes bounds a firmware download.
 const MaxFirmwareBytes = 64 << 20
 
-// The protocol's error kinds as sentinels for errors.Is; every error HTTPPortal returns is an
+// The protocol's error kinds as sentinels for errors.Is; every error portalclient.Client returns is an
 // *protocol.RemoteError, and protocol.KindOf gives its kind.
 var (
 	// ErrConflict matches a conflict with the portal's state, a lost lease included.
@@ -107,18 +102,6 @@ type Agent struct {
 
 	// token is the runner token of the last enrolment.
 	token string
-}
-
-// HostBoards is the board list of a runner with only the host board of that class.
-func HostBoards(class string) []AgentBoard {
-	h := &Host{Class: class}
-	info := protocol.BoardInfo{Name: "host", Class: h.class(), Driver: "host", Available: true}
-	if chk, err := h.CheckClass(); err != nil {
-		info.Available, info.Reason = false, err.Error()
-	} else {
-		info.ClassStatus = chk.Status
-	}
-	return []AgentBoard{{Info: info, Board: h}}
 }
 
 func (a *Agent) logger() *slog.Logger {
@@ -423,17 +406,7 @@ func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 		}
 		log.Info("job failed", "reason", reason)
 	}
-	var board Board
-	var entry *AgentBoard
-	for i, b := range a.Boards {
-		if b.Info.Class != l.BoardClass || entry != nil {
-			continue
-		}
-		// A board that lacks only its firmware runs a job that brings a firmware build.
-		if b.Info.Available || (b.Info.FirmwareOnly && l.Firmware != "" && b.WithFirmware != nil) {
-			board, entry = b.Board, &a.Boards[i]
-		}
-	}
+	board, entry := a.boardFor(l)
 	if entry == nil {
 		fail(fmt.Sprintf("this runner has no available board of class %s", l.BoardClass), nil)
 		return
@@ -458,55 +431,10 @@ func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 		defer cleanup()
 		board = b
 	}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	// Heartbeats extend the lease well before it expires and carry live progress: at least
-	// every two seconds.
-	interval := min(max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond), 2*time.Second)
-	wg.Add(2)
-	go func() { // heartbeats
-		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-jobCtx.Done():
-				return
-			case <-t.C:
-			}
-			err := a.Portal.Heartbeat(jobCtx, l.JobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
-			if protocol.KindOf(err) == protocol.KindLeaseLost {
-				cancel(ErrLeaseLost)
-				return
-			} else if err != nil && jobCtx.Err() == nil {
-				log.Warn("heartbeat failed", "err", err)
-			}
-		}
-	}()
-	go func() { // log chunks
-		defer wg.Done()
-		t := time.NewTicker(a.FlushEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-jobCtx.Done():
-				return
-			case <-t.C:
-			}
-			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && protocol.KindOf(err) == protocol.KindLeaseLost {
-				cancel(ErrLeaseLost)
-				return
-			}
-		}
-	}()
+	stop := a.keepLease(jobCtx, cancel, l, obs, stream, log)
 	bundle, _, err := Execute(jobCtx, board, m, Options{Identity: a.Identity, Version: a.Version, Origin: attest.OriginPortalRunner,
 		Job: l.Binding(), Observer: obs, Log: stream})
-	close(stop)
-	wg.Wait()
+	stop()
 	if errors.Is(context.Cause(jobCtx), ErrLeaseLost) {
 		log.Warn("lease lost: the portal re-queued or finished the job; dropping it")
 		return
@@ -530,6 +458,83 @@ func (a *Agent) runJob(ctx context.Context, l *protocol.Lease) {
 		fail(err.Error(), runLog)
 		return
 	}
+	a.publish(fctx, l, bundle, fail, log)
+}
+
+// boardFor is the board a lease is for: the first of its class that is available, or that
+// lacks only its firmware when the job brings a firmware build; nil when there is none.
+func (a *Agent) boardFor(l *protocol.Lease) (Board, *AgentBoard) {
+	var board Board
+	var entry *AgentBoard
+	for i, b := range a.Boards {
+		if b.Info.Class != l.BoardClass || entry != nil {
+			continue
+		}
+		// A board that lacks only its firmware runs a job that brings a firmware build.
+		if b.Info.Available || (b.Info.FirmwareOnly && l.Firmware != "" && b.WithFirmware != nil) {
+			board, entry = b.Board, &a.Boards[i]
+		}
+	}
+	return board, entry
+}
+
+// keepLease sends heartbeats (extending the lease, with live progress) and the run's log in
+// chunks until the returned stop is called; a lost lease cancels jobCtx with ErrLeaseLost.
+func (a *Agent) keepLease(jobCtx context.Context, cancel context.CancelCauseFunc, l *protocol.Lease, obs *jobProgress, stream *logStream, log *slog.Logger) (stop func()) {
+	var wg sync.WaitGroup
+	stopCh := make(chan struct{})
+	// Heartbeats extend the lease well before it expires and carry live progress: at least
+	// every two seconds.
+	interval := min(max(time.Until(l.ExpiresAt)/3, 50*time.Millisecond), 2*time.Second)
+	wg.Add(2)
+	go func() { // heartbeats
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopCh:
+				return
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+			}
+			err := a.Portal.Heartbeat(jobCtx, l.JobID, protocol.HeartbeatRequest{LeaseID: l.LeaseID, Progress: obs.get()})
+			if protocol.KindOf(err) == protocol.KindLeaseLost {
+				cancel(ErrLeaseLost)
+				return
+			} else if err != nil && jobCtx.Err() == nil {
+				log.Warn("heartbeat failed", "err", err)
+			}
+		}
+	}()
+	go func() { // log chunks
+		defer wg.Done()
+		t := time.NewTicker(a.FlushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopCh:
+				return
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+			}
+			if err := stream.flush(jobCtx, a.Portal, l.JobID, l.LeaseID, false); err != nil && protocol.KindOf(err) == protocol.KindLeaseLost {
+				cancel(ErrLeaseLost)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stopCh)
+		wg.Wait()
+	}
+}
+
+// publish uploads the signed bundle, retrying a transient refusal a few times; a permanent
+// refusal fails the job.
+func (a *Agent) publish(fctx context.Context, l *protocol.Lease, bundle *artifacts.Bundle, fail func(string, []byte), log *slog.Logger) {
 	var archive bytes.Buffer
 	if err := artifacts.WriteTarGz(&archive, bundle); err != nil {
 		fail("pack the bundle: "+err.Error(), nil)
@@ -608,129 +613,6 @@ func (a *Agent) loadFirmware(ctx context.Context, board Board, withFirmware func
 	return board, cleanup, nil
 }
 
-// FetchFirmware implements FirmwareSource: GET url (relative to BaseURL), at most max bytes.
-func (p *HTTPPortal) FetchFirmware(ctx context.Context, url string, max int64) ([]byte, error) {
-	ctx, cancel := p.bound(ctx)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.BaseURL, "/")+url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := p.client().Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch firmware: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch firmware %s: status %d", url, resp.StatusCode)
-	}
-	data, err := webclient.ReadBody(resp, max)
-	if err != nil {
-		return nil, fmt.Errorf("fetch firmware %s: %w", url, err)
-	}
-	return data, nil
-}
-
-// HTTPPortal is the runner protocol over HTTP. It is safe for concurrent use.
-type HTTPPortal struct {
-	// BaseURL is the portal's address, e.g. "http://127.0.0.1:8080".
-	BaseURL string
-	// Client defaults to portalClient: 10 s to connect, 60 s at most without a byte while a
-	// body moves, and no overall bound of its own (each call bounds itself; see do).
-	Client *http.Client
-	// Timeout bounds a call whose context has no deadline of its own (default 5 min: a
-	// bundle upload over a slow link; a call that stalls ends sooner, at the stall bound).
-	Timeout time.Duration
-
-	mu    sync.Mutex
-	token string
-}
-
-var _ Portal = (*HTTPPortal)(nil)
-
-// portalClient is the runner's default HTTP client (shared: one connection pool).
-var portalClient = webclient.New(webclient.Config{Stall: time.Minute})
-
-func (p *HTTPPortal) client() *http.Client {
-	if p.Client != nil {
-		return p.Client
-	}
-	return portalClient
-}
-
-// bound gives ctx the call deadline p.Timeout (default 5 minutes) unless it has one.
-func (p *HTTPPortal) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	d := p.Timeout
-	if d <= 0 {
-		d = 5 * time.Minute
-	}
-	return context.WithTimeout(ctx, d)
-}
-
-// do sends a request and decodes a JSON answer into out (when not nil). Status 204 returns
-// (false, nil). Every error is an *protocol.RemoteError: its kind is the one the portal's
-// answer names (ProtocolError.Kind), KindUnavailable when the portal could not be reached or
-// its answer names none; the status code is not interpreted.
-func (p *HTTPPortal) do(ctx context.Context, method, path string, body io.Reader, contentType string, header map[string]string, out any) (bool, error) {
-	op := method + " " + strings.SplitN(path, "?", 2)[0]
-	ctx, cancel := p.bound(ctx)
-	defer cancel()
-	unavailable := func(msg string, err error) error {
-		return &protocol.RemoteError{Op: op, Kind: protocol.KindUnavailable, Message: msg, Err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.BaseURL, "/")+path, body)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", op, err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	p.mu.Lock()
-	if p.token != "" {
-		req.Header.Set("Authorization", "Bearer "+p.token)
-	}
-	p.mu.Unlock()
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := p.client().Do(req)
-	if err != nil {
-		return false, unavailable(err.Error(), err)
-	}
-	defer resp.Body.Close()
-	data, err := webclient.ReadBody(resp, 4<<20)
-	if err != nil {
-		return false, unavailable("read answer: "+err.Error(), err)
-	}
-	if resp.StatusCode == http.StatusNoContent {
-		return false, nil
-	}
-	if resp.StatusCode >= 300 {
-		var pe protocol.ProtocolError
-		if json.Unmarshal(data, &pe) != nil || pe.Kind == "" {
-			msg := strings.TrimSpace(string(data))
-			if len(msg) > 200 {
-				msg = msg[:200] + "…"
-			}
-			return false, unavailable(fmt.Sprintf("the answer (status %d) names no error kind: %s", resp.StatusCode, msg), nil)
-		}
-		re := &protocol.RemoteError{Op: op, Kind: protocol.ErrorKind(pe.Kind), Message: pe.Error}
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			re.RetryAfter = time.Duration(secs) * time.Second
-		}
-		return false, re
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return false, unavailable("decode answer: "+err.Error(), err)
-		}
-	}
-	return true, nil
-}
-
 // retryDelay is how long to wait before retrying after err: the portal's Retry-After when it
 // limited the rate, else fallback.
 func retryDelay(err error, fallback time.Duration) time.Duration {
@@ -739,89 +621,4 @@ func retryDelay(err error, fallback time.Duration) time.Duration {
 		return min(re.RetryAfter, 5*time.Minute)
 	}
 	return fallback
-}
-
-func (p *HTTPPortal) doJSON(ctx context.Context, method, path string, in, out any) (bool, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return false, err
-	}
-	return p.do(ctx, method, path, bytes.NewReader(b), "application/json", nil, out)
-}
-
-// Challenge implements Portal.
-func (p *HTTPPortal) Challenge(ctx context.Context, purpose string) (protocol.ChallengeResponse, error) {
-	var resp protocol.ChallengeResponse
-	_, err := p.doJSON(ctx, http.MethodPost, protocol.RouteChallenge, protocol.ChallengeRequest{Purpose: purpose}, &resp)
-	return resp, err
-}
-
-// Enrol implements Portal and keeps the runner token for later calls.
-func (p *HTTPPortal) Enrol(ctx context.Context, req protocol.EnrolRequest) (protocol.EnrolResponse, error) {
-	var resp protocol.EnrolResponse
-	if _, err := p.doJSON(ctx, http.MethodPost, protocol.RouteEnrol, req, &resp); err != nil {
-		return resp, err
-	}
-	p.mu.Lock()
-	p.token = resp.RunnerToken
-	p.mu.Unlock()
-	return resp, nil
-}
-
-// Lease implements Portal.
-func (p *HTTPPortal) Lease(ctx context.Context, wait time.Duration) (*protocol.Lease, error) {
-	rctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
-	defer cancel()
-	var l protocol.Lease
-	got, err := p.do(rctx, http.MethodPost, protocol.RouteLease+"?wait="+url.QueryEscape(strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)), nil, "", nil, &l)
-	if err != nil || !got {
-		return nil, err
-	}
-	return &l, nil
-}
-
-// Heartbeat implements Portal.
-func (p *HTTPPortal) Heartbeat(ctx context.Context, jobID int64, req protocol.HeartbeatRequest) error {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := p.doJSON(rctx, http.MethodPost, protocol.ProtocolPath(protocol.RouteHeartbeat, jobID), req, nil)
-	return err
-}
-
-// AppendLog implements Portal.
-func (p *HTTPPortal) AppendLog(ctx context.Context, jobID int64, leaseID string, index int, chunk []byte) error {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := p.do(rctx, http.MethodPut, protocol.ProtocolPath(protocol.RouteLog, jobID, index), bytes.NewReader(chunk), "text/plain; charset=utf-8",
-		map[string]string{protocol.ProtocolHeaderLease: leaseID}, nil)
-	return err
-}
-
-// Complete implements Portal.
-func (p *HTTPPortal) Complete(ctx context.Context, jobID int64, leaseID string, bundle []byte) (protocol.CompleteResponse, error) {
-	var resp protocol.CompleteResponse
-	_, err := p.do(ctx, http.MethodPost, protocol.ProtocolPath(protocol.RouteComplete, jobID), bytes.NewReader(bundle), "application/gzip",
-		map[string]string{protocol.ProtocolHeaderLease: leaseID}, &resp)
-	return resp, err
-}
-
-// Fail implements Portal.
-func (p *HTTPPortal) Fail(ctx context.Context, jobID int64, req protocol.FailRequest) error {
-	_, err := p.doJSON(ctx, http.MethodPost, protocol.ProtocolPath(protocol.RouteFail, jobID), req, nil)
-	return err
-}
-
-// Token is the runner token the last enrolment returned ("" before one).
-func (p *HTTPPortal) Token() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.token
-}
-
-// SetToken makes the client use a runner token obtained elsewhere (another client's
-// enrolment, a saved token).
-func (p *HTTPPortal) SetToken(tok string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.token = tok
 }

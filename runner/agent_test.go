@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -21,6 +19,8 @@ import (
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/protocol"
+	"pqrepro/runner"
+	"pqrepro/runner/host"
 )
 
 // memPortal is an in-memory runner protocol endpoint that hands out the given leases once
@@ -66,7 +66,7 @@ func (p *memPortal) Heartbeat(_ context.Context, _ int64, req protocol.Heartbeat
 	defer p.mu.Unlock()
 	p.heartbeats = append(p.heartbeats, req.Progress)
 	if p.loseLeaseAfter > 0 && len(p.heartbeats) >= p.loseLeaseAfter {
-		return ErrLeaseLost
+		return runner.ErrLeaseLost
 	}
 	return nil
 }
@@ -126,14 +126,14 @@ spec:
 	return m
 }
 
-func runAgent(t *testing.T, p *memPortal, boards []AgentBoard) {
+func runAgent(t *testing.T, p *memPortal, boards []runner.AgentBoard) {
 	t.Helper()
 	id, err := identity.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{Portal: p, EnrolToken: "e", Name: "t", Identity: id, Boards: boards, Version: "test", LeaseWait: 50 * time.Millisecond, FlushEvery: 10 * time.Millisecond}
+	a := &runner.Agent{Portal: p, EnrolToken: "e", Name: "t", Identity: id, Boards: boards, Version: "test", LeaseWait: 50 * time.Millisecond, FlushEvery: 10 * time.Millisecond}
 	errc := make(chan error, 1)
 	go func() { errc <- a.Run(ctx) }()
 	select {
@@ -155,7 +155,7 @@ func lease(m *artifacts.Manifest, class string, ttl time.Duration) *protocol.Lea
 func TestAgentRunsLeasedJobAndStreamsLog(t *testing.T) {
 	m := testManifest(t, 3)
 	p := &memPortal{leases: []*protocol.Lease{lease(m, "host", 90*time.Millisecond)}, done: make(chan struct{})}
-	runAgent(t, p, HostBoards(""))
+	runAgent(t, p, host.AgentBoards(""))
 	if len(p.completed) != 1 || len(p.failed) != 0 {
 		t.Fatalf("completed %d, failed %v", len(p.completed), p.failed)
 	}
@@ -185,7 +185,7 @@ func (brokenBoard) Identity(context.Context) (artifacts.BoardIdentity, error) {
 	return artifacts.BoardIdentity{Name: "b", Class: "broken", Driver: "serial", Assurance: artifacts.AssuranceHardware}, nil
 }
 
-func (brokenBoard) Run(_ context.Context, _ *artifacts.Manifest, _ Observer, log io.Writer) ([]CellResult, error) {
+func (brokenBoard) Run(_ context.Context, _ *artifacts.Manifest, _ runner.Observer, log io.Writer) ([]runner.CellResult, error) {
 	io.WriteString(log, "board said: brown-out\n")
 	return nil, errors.New("board went silent")
 }
@@ -193,7 +193,7 @@ func (brokenBoard) Run(_ context.Context, _ *artifacts.Manifest, _ Observer, log
 func TestAgentReportsABrokenRunWithItsLog(t *testing.T) {
 	m := testManifest(t, 2)
 	p := &memPortal{leases: []*protocol.Lease{lease(m, "broken", time.Second)}, done: make(chan struct{})}
-	runAgent(t, p, []AgentBoard{{Info: protocol.BoardInfo{Name: "b", Class: "broken", Driver: "serial", Available: true}, Board: brokenBoard{}}})
+	runAgent(t, p, []runner.AgentBoard{{Info: protocol.BoardInfo{Name: "b", Class: "broken", Driver: "serial", Available: true}, Board: brokenBoard{}}})
 	if len(p.failed) != 1 || !strings.Contains(p.failed[0].Reason, "board went silent") || !strings.Contains(p.failed[0].Log, "brown-out") {
 		t.Fatalf("failure report %+v", p.failed)
 	}
@@ -202,59 +202,9 @@ func TestAgentReportsABrokenRunWithItsLog(t *testing.T) {
 func TestAgentRefusesJobsForBoardsItLacks(t *testing.T) {
 	m := testManifest(t, 2)
 	p := &memPortal{leases: []*protocol.Lease{lease(m, "esp32c6", time.Second)}, done: make(chan struct{})}
-	runAgent(t, p, HostBoards(""))
+	runAgent(t, p, host.AgentBoards(""))
 	if len(p.failed) != 1 || !strings.Contains(p.failed[0].Reason, "no available board of class esp32c6") {
 		t.Fatalf("failure report %+v", p.failed)
-	}
-}
-
-// TestHTTPPortalMapsKinds: the client decides by the kind the answer names, never by its
-// status code; an answer naming no kind (a proxy's error page) is "unavailable", retryable.
-func TestHTTPPortalMapsKinds(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/lease"):
-			w.WriteHeader(http.StatusNoContent)
-		case strings.HasSuffix(r.URL.Path, "/heartbeat"):
-			w.WriteHeader(http.StatusTeapot) // the status is not what decides
-			io.WriteString(w, `{"kind":"lease lost","error":"the lease on job 1 expired"}`)
-		case strings.HasSuffix(r.URL.Path, "/complete"):
-			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"kind":"bundle refused","error":"digest mismatch: result.json"}`)
-		case strings.HasSuffix(r.URL.Path, "/fail"):
-			w.Header().Set("Retry-After", "7")
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"kind":"rate limited","error":"slow down"}`)
-		case strings.Contains(r.URL.Path, "/log/"):
-			w.WriteHeader(http.StatusConflict)
-			io.WriteString(w, `<html>proxy error</html>`)
-		default:
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, `{"kind":"unknown runner","error":"enrol again"}`)
-		}
-	}))
-	defer srv.Close()
-	p := &HTTPPortal{BaseURL: srv.URL}
-	ctx := context.Background()
-	if l, err := p.Lease(ctx, 0); l != nil || err != nil {
-		t.Errorf("204 lease: %v %v", l, err)
-	}
-	if err := p.Heartbeat(ctx, 1, protocol.HeartbeatRequest{}); protocol.KindOf(err) != protocol.KindLeaseLost || !errors.Is(err, ErrLeaseLost) ||
-		!errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "expired") {
-		t.Errorf("lease lost: %v", err)
-	}
-	if _, err := p.Complete(ctx, 1, "L", nil); protocol.KindOf(err) != protocol.KindBundleRefused || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "digest mismatch") {
-		t.Errorf("bundle refused: %v", err)
-	}
-	if _, err := p.Enrol(ctx, protocol.EnrolRequest{}); protocol.KindOf(err) != protocol.KindUnknownRunner || !errors.Is(err, ErrUnauthorized) {
-		t.Errorf("unknown runner: %v", err)
-	}
-	err := p.Fail(ctx, 1, protocol.FailRequest{})
-	if protocol.KindOf(err) != protocol.KindRateLimited || retryDelay(err, time.Second) != 7*time.Second || protocol.KindOf(err).Permanent() {
-		t.Errorf("rate limited: %v (retry in %v)", err, retryDelay(err, time.Second))
-	}
-	if err := p.AppendLog(ctx, 1, "L", 0, []byte("x")); protocol.KindOf(err) != protocol.KindUnavailable || errors.Is(err, ErrLeaseLost) || protocol.KindOf(err).Permanent() {
-		t.Errorf("no kind: %v", err)
 	}
 }
 
@@ -268,7 +218,7 @@ func (p fwPortal) FetchFirmware(context.Context, string, int64) ([]byte, error) 
 
 // fwBoard records the firmware it was given and then runs like the host.
 type fwBoard struct {
-	*Host
+	*host.Host
 	mu     sync.Mutex
 	loaded string
 }
@@ -297,11 +247,11 @@ func TestAgentLoadsFirmwareCheckedByDigest(t *testing.T) {
 			l := lease(m, "host", time.Second)
 			l.Firmware, l.FirmwareURL = tc.digest, "/firmware/"+tc.digest
 			mp := &memPortal{leases: []*protocol.Lease{l}, done: make(chan struct{})}
-			b := &fwBoard{Host: &Host{}}
+			b := &fwBoard{Host: &host.Host{}}
 			id, _ := identity.GenerateIdentity()
 			ctx, cancel := context.WithCancel(context.Background())
-			a := &Agent{Portal: fwPortal{mp, image}, Identity: id, Name: "t", Version: "test", LeaseWait: 50 * time.Millisecond,
-				Boards: []AgentBoard{{Info: protocol.BoardInfo{Name: "fw", Class: "host", Driver: "qemu", Available: true}, Board: b}}}
+			a := &runner.Agent{Portal: fwPortal{mp, image}, Identity: id, Name: "t", Version: "test", LeaseWait: 50 * time.Millisecond,
+				Boards: []runner.AgentBoard{{Info: protocol.BoardInfo{Name: "fw", Class: "host", Driver: "qemu", Available: true}, Board: b}}}
 			go a.Run(ctx)
 			<-mp.done
 			cancel()
@@ -317,44 +267,6 @@ func TestAgentLoadsFirmwareCheckedByDigest(t *testing.T) {
 				t.Fatalf("completed %d, loaded %q", len(mp.completed), b.loaded)
 			}
 		})
-	}
-}
-
-// TestLogStreamSendsWholeLines: a flush sends the whole lines written so far and keeps a line
-// still being written for the next one (the portal keeps summary lines per chunk); a burst
-// larger than a request may carry goes as several chunks of whole lines; the last flush sends
-// the rest.
-func TestLogStreamSendsWholeLines(t *testing.T) {
-	p := &memPortal{}
-	ctx := context.Background()
-	s := &logStream{}
-	io.WriteString(s, "cell ML-KEM-512 keygen: ok n=3\ncell ML-KEM-5")
-	if err := s.flush(ctx, p, 1, "L", false); err != nil {
-		t.Fatal(err)
-	}
-	io.WriteString(s, "12 encaps: ok n=3\n")
-	s.flush(ctx, p, 1, "L", false)
-	if p.logs[0] != "cell ML-KEM-512 keygen: ok n=3\n" || p.logs[1] != "cell ML-KEM-512 encaps: ok n=3\n" {
-		t.Fatalf("chunks %v", p.logs)
-	}
-	line := strings.Repeat("x", 999) + "\n"
-	for range 1300 { // 1.3 MB at once
-		io.WriteString(s, line)
-	}
-	io.WriteString(s, "the last line, unfinished")
-	s.flush(ctx, p, 1, "L", false)
-	n := len(p.logs)
-	if n < 5 {
-		t.Fatalf("%d chunks for 1.3 MB", n)
-	}
-	for i := 2; i < n; i++ {
-		if c := p.logs[i]; len(c) > maxLogChunk || !strings.HasSuffix(c, "\n") || strings.Count(c, line) != len(c)/len(line) {
-			t.Fatalf("chunk %d: %d bytes, not whole lines", i, len(c))
-		}
-	}
-	s.flush(ctx, p, 1, "L", true)
-	if got := p.log(); !strings.HasSuffix(got, line+"the last line, unfinished") || len(got) != 2*31+1300*len(line)+25 {
-		t.Fatalf("the stream sent %d bytes", len(got))
 	}
 }
 
@@ -388,16 +300,16 @@ func TestAgentRediscoversBoards(t *testing.T) {
 	appears := protocol.BoardInfo{Name: "lab", Class: "lab-board", Driver: "host", Reason: "firmware not built"}
 	var mu sync.Mutex
 	built, calls := false, 0
-	discover := func(context.Context) []AgentBoard {
+	discover := func(context.Context) []runner.AgentBoard {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
-		b := AgentBoard{Info: appears}
+		b := runner.AgentBoard{Info: appears}
 		if built {
 			b.Info.Available, b.Info.Reason = true, ""
-			b.Board = &Host{Class: "lab-board"}
+			b.Board = &host.Host{Class: "lab-board"}
 		}
-		return append(HostBoards(""), b)
+		return append(host.AgentBoards(""), b)
 	}
 	id, err := identity.GenerateIdentity()
 	if err != nil {
@@ -405,7 +317,7 @@ func TestAgentRediscoversBoards(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a := &Agent{Portal: p, EnrolToken: "single-use", Name: "t", Identity: id, Boards: discover(ctx), Version: "test",
+	a := &runner.Agent{Portal: p, EnrolToken: "single-use", Name: "t", Identity: id, Boards: discover(ctx), Version: "test",
 		LeaseWait: time.Hour, FlushEvery: 10 * time.Millisecond, Discover: discover, DiscoverEvery: 20 * time.Millisecond}
 	errc := make(chan error, 1)
 	go func() { errc <- a.Run(ctx) }()

@@ -231,3 +231,13 @@ func (m machine) fill(env *artifacts.Environment) {
 	env.CPUImplementer, env.CPUPart, env.BoardModel = m.implementer, m.part, m.boardModel
 	env.Virtualized = m.virt != "none"
 }
+
+// MachineEnvironment is what the runner reads about the machine under r, as the environment
+// records it (architecture, kernel, CPU, board model, virtualization) plus the timing context's
+// virtualization and maximum clock, which a board class check needs.
+func MachineEnvironment(r Roots) artifacts.Environment {
+	m := detectMachine(r, runtime.GOARCH)
+	env := artifacts.Environment{Timing: &artifacts.TimingContext{Virtualization: m.virt, VirtualizationSource: m.virtSource, MaxFrequencyKHz: m.maxKHz}}
+	m.fill(&env)
+	return env
+}

@@ -13,13 +13,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/internal/lockedio"
 )
 
 // Board is anything experiments can run on: the host CPU in-process, an emulated board, a
@@ -32,15 +32,15 @@ type Board interface {
 	Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error)
 }
 
-// environmentNoter is a board that adds to environment.json what it learnt during Run (the
+// EnvironmentNoter is a board that adds to environment.json what it learnt during Run (the
 // host: the openssl an openssl-cli run used).
-type environmentNoter interface {
-	noteEnvironment(m *artifacts.Manifest, env *artifacts.Environment)
+type EnvironmentNoter interface {
+	NoteEnvironment(m *artifacts.Manifest, env *artifacts.Environment)
 }
 
-// scheduleNoter is a board that interleaved its last run's cells in rounds (the host).
-type scheduleNoter interface {
-	lastSchedule() *artifacts.Schedule
+// ScheduleNoter is a board that interleaved its last run's cells in rounds (the host).
+type ScheduleNoter interface {
+	LastSchedule() *artifacts.Schedule
 }
 
 // CellResult is a cell as measured: its record (status, sizes, memory, energy) and the raw
@@ -91,22 +91,6 @@ type Options struct {
 	Roots Roots
 }
 
-// syncBuffer is a log buffer safe for the board's goroutine and a tee.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	tee io.Writer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tee != nil {
-		s.tee.Write(p)
-	}
-	return s.buf.Write(p)
-}
-
 // RunError is a run that broke (not a failed cell). Log holds what the runner and the board
 // said up to the failure, so it can be kept even though no bundle is produced.
 type RunError struct {
@@ -128,16 +112,16 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	log := &syncBuffer{tee: opt.Log}
+	log := &lockedio.Buffer{Tee: opt.Log}
 	fail := func(err error) (*artifacts.Bundle, *artifacts.Result, error) {
 		fmt.Fprintf(log, "run failed: %v\n", err)
-		return nil, nil, &RunError{Err: err, Log: bytes.Clone(log.buf.Bytes())}
+		return nil, nil, &RunError{Err: err, Log: log.Bytes()}
 	}
 	id, err := board.Identity(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("identify board: %w", err))
 	}
-	hostTimed := id.Driver == "host"
+	hostTimed := id.Driver == artifacts.DriverHost
 	timing := startTiming(opt.Roots, hostTimed)
 	started := time.Now().UTC()
 	fmt.Fprintf(log, "pqrepro %s: %s (%s) on board %s [%s, %s], manifest %s\n", opt.Version, m.Ref(), m.Kind, id.Name, id.Class, id.ClassStatus, m.ID())
@@ -157,36 +141,13 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		Schema: artifacts.ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method,
 		Board: id.Class, Assurance: id.Assurance, StartedAt: started, FinishedAt: time.Now().UTC(),
 	}
-	if sn, ok := board.(scheduleNoter); ok && slices.ContainsFunc(cells, func(c CellResult) bool { return len(c.Rounds) > 0 }) {
-		res.Schedule = sn.lastSchedule()
+	if sn, ok := board.(ScheduleNoter); ok && slices.ContainsFunc(cells, func(c CellResult) bool { return len(c.Rounds) > 0 }) {
+		res.Schedule = sn.LastSchedule()
 	}
-	var samples bytes.Buffer
-	w := csv.NewWriter(&samples)
-	w.Write(artifacts.SamplesRoundsHeader)
-	if len(cells) > artifacts.MaxCells {
-		return fail(fmt.Errorf("the board returned %d cells, more than the limit of %d", len(cells), artifacts.MaxCells))
+	samples, err := recordCells(res, cells)
+	if err != nil {
+		return fail(err)
 	}
-	for _, c := range cells {
-		cell := c.Cell
-		if len(c.Samples) > artifacts.MaxSamplesPerCell {
-			return fail(fmt.Errorf("cell %s %s: %d samples, more than the limit of %d", cell.Algorithm, cell.Operation, len(c.Samples), artifacts.MaxSamplesPerCell))
-		}
-		if cell.Status == artifacts.StatusOK {
-			cell.Stats = Summarize(c.Samples)
-		}
-		res.Cells = append(res.Cells, cell)
-		if len(c.Rounds) > 0 && (len(c.Rounds) != len(c.Samples) || len(c.Offsets) != len(c.Samples)) {
-			return fail(fmt.Errorf("cell %s %s: %d samples, %d rounds, %d offsets", cell.Algorithm, cell.Operation, len(c.Samples), len(c.Rounds), len(c.Offsets)))
-		}
-		for i, v := range c.Samples {
-			round, offset := "", ""
-			if len(c.Rounds) > 0 {
-				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
-			}
-			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(cell.Unit), cell.Variant, round, offset})
-		}
-	}
-	w.Flush()
 	if err := res.Validate(); err != nil {
 		return fail(err)
 	}
@@ -195,7 +156,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := artifacts.CheckSomeCellOK(res); err != nil {
 		return fail(err)
 	}
-	files := map[string][]byte{artifacts.FileSamples: samples.Bytes()}
+	files := map[string][]byte{artifacts.FileSamples: samples}
 	if tlsCSV := tlsSamples(cells); tlsCSV != nil {
 		files[artifacts.FileTLS] = tlsCSV
 	}
@@ -208,6 +169,61 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if err := artifacts.Rederive(m, res, parsed); err != nil {
 		return fail(fmt.Errorf("refusing to sign a result that does not re-derive: %w", err))
 	}
+	env := environment(board, m, res, id, timing, opt, log)
+	resJSON, _ := json.MarshalIndent(res, "", "  ")
+	envJSON, _ := json.MarshalIndent(env, "", "  ")
+	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))
+	files[artifacts.FileManifest] = m.YAML()
+	files[artifacts.FileResult] = append(resJSON, '\n')
+	files[artifacts.FileEnvironment] = append(envJSON, '\n')
+	files[artifacts.FileLog] = bundleLog(log.Bytes())
+	b := &artifacts.Bundle{Files: files}
+	pred := predicate(res, id, opt)
+	if err := attest.Sign(b, opt.Identity, pred); err != nil {
+		return fail(fmt.Errorf("sign bundle: %w", err))
+	}
+	return b, res, nil
+}
+
+// recordCells adds the board's cells to res, with statistics for the ok ones, and writes
+// samples.csv; it refuses more cells or samples than the limits and rounds that do not match
+// the samples.
+func recordCells(res *artifacts.Result, cells []CellResult) ([]byte, error) {
+	var samples bytes.Buffer
+	w := csv.NewWriter(&samples)
+	w.Write(artifacts.SamplesRoundsHeader)
+	if len(cells) > artifacts.MaxCells {
+		return nil, fmt.Errorf("the board returned %d cells, more than the limit of %d", len(cells), artifacts.MaxCells)
+	}
+	for _, c := range cells {
+		cell := c.Cell
+		if len(c.Samples) > artifacts.MaxSamplesPerCell {
+			return nil, fmt.Errorf("cell %s %s: %d samples, more than the limit of %d", cell.Algorithm, cell.Operation, len(c.Samples), artifacts.MaxSamplesPerCell)
+		}
+		if cell.Status == artifacts.StatusOK {
+			cell.Stats = Summarize(c.Samples)
+		}
+		res.Cells = append(res.Cells, cell)
+		if len(c.Rounds) > 0 && (len(c.Rounds) != len(c.Samples) || len(c.Offsets) != len(c.Samples)) {
+			return nil, fmt.Errorf("cell %s %s: %d samples, %d rounds, %d offsets", cell.Algorithm, cell.Operation, len(c.Samples), len(c.Rounds), len(c.Offsets))
+		}
+		for i, v := range c.Samples {
+			round, offset := "", ""
+			if len(c.Rounds) > 0 {
+				round, offset = strconv.Itoa(c.Rounds[i]), strconv.FormatFloat(c.Offsets[i], 'f', -1, 64)
+			}
+			w.Write([]string{cell.Algorithm, cell.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(cell.Unit), cell.Variant, round, offset})
+		}
+	}
+	w.Flush()
+	return samples.Bytes(), nil
+}
+
+// environment is environment.json: the machine that ran the runner, the timing context, the
+// board and what it noted, and the timer and energy sources; it names the implementation of
+// every cell whose board did not.
+func environment(board Board, m *artifacts.Manifest, res *artifacts.Result, id artifacts.BoardIdentity, timing *artifacts.TimingContext, opt Options, log io.Writer) artifacts.Environment {
+	hostTimed := id.Driver == artifacts.DriverHost
 	env := hostEnvironment(opt.Version, opt.Roots)
 	finishTiming(timing, opt.Roots, hostTimed, env.CPUs)
 	env.Timing = timing
@@ -215,14 +231,14 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		fmt.Fprintf(log, "timing: %s\n", w)
 	}
 	env.Board = id
-	if id.Driver == "host" {
+	if hostTimed {
 		env.TimerSource = "Go monotonic clock (time.Now/time.Since), nanoseconds"
 	} else {
 		env.TimerSource = cellsCounter(res.Cells)
 	}
 	env.EnergySource = energySourceOf(res.Cells)
-	if n, ok := board.(environmentNoter); ok {
-		n.noteEnvironment(m, &env)
+	if n, ok := board.(EnvironmentNoter); ok {
+		n.NoteEnvironment(m, &env)
 	}
 	// Every cell names the code it timed: a firmware board's cells the implementation its
 	// table reports, the rest what the environment says ran (artifacts.DeriveImplementation).
@@ -232,30 +248,23 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 			res.Cells[i].Implementation = &im
 		}
 	}
-	resJSON, _ := json.MarshalIndent(res, "", "  ")
-	envJSON, _ := json.MarshalIndent(env, "", "  ")
-	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))
-	files[artifacts.FileManifest] = m.YAML()
-	files[artifacts.FileResult] = append(resJSON, '\n')
-	files[artifacts.FileEnvironment] = append(envJSON, '\n')
-	files[artifacts.FileLog] = bundleLog(log.buf.Bytes())
-	b := &artifacts.Bundle{Files: files}
+	return env
+}
+
+// predicate is the attestation's predicate for res, measured on id.
+func predicate(res *artifacts.Result, id artifacts.BoardIdentity, opt Options) attest.Predicate {
 	summary, _ := json.Marshal(Summary(res))
 	origin := opt.Origin
 	if origin == "" {
 		origin = attest.OriginLocal
 	}
-	pred := attest.Predicate{
+	return attest.Predicate{
 		Summary:   summary,
 		Runner:    attest.RunnerRef{Name: "pqrepro-runner", Version: opt.Version},
 		Assurance: attest.Assurance{Level: id.Assurance, Origin: origin},
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
 		Job:       opt.Job,
 	}
-	if err := attest.Sign(b, opt.Identity, pred); err != nil {
-		return fail(fmt.Errorf("sign bundle: %w", err))
-	}
-	return b, res, nil
 }
 
 // RunSummary is the attestation's short summary of result.json.

@@ -107,7 +107,7 @@ func (d *Device) Handshake(rand io.Reader) (Message, *Session, error) {
 	if err != nil {
 		return Message{}, nil, fmt.Errorf("handshake: %w", err)
 	}
-	return Message{Topic: handshakeTopic(d.cfg.ID), Payload: payload}, s, nil
+	return Message{Topic: HandshakeTopic(d.cfg.ID), Payload: payload}, s, nil
 }
 
 // Request is an outstanding forward-secret key request.
@@ -128,7 +128,7 @@ func (d *Device) RequestKey(rand io.Reader) (Message, *Request, error) {
 		return Message{}, nil, fmt.Errorf("key request: read nonce: %w", err)
 	}
 	payload := append([]byte{Version}, r.nonce[:]...)
-	return Message{Topic: requestTopic(d.cfg.ID), Payload: payload}, r, nil
+	return Message{Topic: RequestTopic(d.cfg.ID), Payload: payload}, r, nil
 }
 
 // Errors of Complete.
@@ -147,7 +147,7 @@ func (r *Request) Complete(offer Message, now time.Time, rand io.Reader) (Messag
 	if r.used {
 		return Message{}, nil, ErrRequestUsed
 	}
-	if offer.Topic != offerTopic(d.cfg.ID) {
+	if offer.Topic != OfferTopic(d.cfg.ID) {
 		return Message{}, nil, fmt.Errorf("%w: offer topic %q", ErrMalformed, offer.Topic)
 	}
 	p := offer.Payload
@@ -190,7 +190,7 @@ func (r *Request) Complete(offer Message, now time.Time, rand io.Reader) (Messag
 		return Message{}, nil, fmt.Errorf("forward-secret handshake: %w", err)
 	}
 	r.used = true
-	return Message{Topic: handshakeTopic(d.cfg.ID), Payload: payload}, s, nil
+	return Message{Topic: HandshakeTopic(d.cfg.ID), Payload: payload}, s, nil
 }
 
 func (d *Device) newSession(ctHash *[32]byte, k sessionKeys) (*Session, error) {
@@ -200,7 +200,7 @@ func (d *Device) newSession(ctHash *[32]byte, k sessionKeys) (*Session, error) {
 	}
 	s := &Session{aead: aead, key: k.key, prefix: k.prefix, maxPayload: d.cfg.MaxPayload}
 	copy(s.id[:], ctHash[:SessionIDSize])
-	s.topic = dataTopic(d.cfg.ID, s.id)
+	s.topic = DataTopic(d.cfg.ID, s.id)
 	return s, nil
 }
 

@@ -24,13 +24,13 @@ func FuzzReceive(f *testing.F) {
 	genuine, _ := s.Seal([]byte("genuine"))
 	f.Add(genuine.Topic, genuine.Payload)
 	f.Add(hs.Topic, hs.Payload)
-	f.Add(requestTopic(testDevice), []byte{Version, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	f.Add(RequestTopic(testDevice), []byte{Version, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	f.Add(TopicPrefix+testDevice+"/d/0000000000000000", make([]byte, Overhead))
 	f.Add("", []byte{})
 	f.Fuzz(func(t *testing.T, topic string, payload []byte) {
 		if p, err := parseTopic(topic); err == nil {
-			if p.kind == topicData && dataTopic(p.device, p.sid) != topic {
-				t.Fatalf("topic %q parses to %+v, which prints as %q", topic, p, dataTopic(p.device, p.sid))
+			if p.kind == topicData && DataTopic(p.device, p.sid) != topic {
+				t.Fatalf("topic %q parses to %+v, which prints as %q", topic, p, DataTopic(p.device, p.sid))
 			}
 		} else if !errors.Is(err, ErrMalformed) {
 			t.Fatalf("parseTopic error does not wrap ErrMalformed: %v", err)

@@ -369,7 +369,7 @@ func (g *Gateway) handshake(t parsedTopic, p []byte) (Event, error) {
 	if len(d.sessions) >= g.cfg.MaxSessionsPerDevice {
 		g.evict(d)
 	}
-	d.sessions = append(d.sessions, &gwSession{id: sid, topic: dataTopic(t.device, sid), aead: aead, pfx: k.prefix, win: newWindow(g.cfg.Window)})
+	d.sessions = append(d.sessions, &gwSession{id: sid, topic: DataTopic(t.device, sid), aead: aead, pfx: k.prefix, win: newWindow(g.cfg.Window)})
 	g.sessions++
 	return Event{Kind: EventSession, Device: t.device, Session: sid}, nil
 }
@@ -481,7 +481,7 @@ func (g *Gateway) request(t parsedTopic, p []byte) (Event, error) {
 	d.offers = append(d.offers, o)
 	g.offers++
 	g.mu.Unlock()
-	return Event{Kind: EventOffer, Device: t.device, Reply: &Message{Topic: offerTopic(t.device), Payload: reply}}, nil
+	return Event{Kind: EventOffer, Device: t.device, Reply: &Message{Topic: OfferTopic(t.device), Payload: reply}}, nil
 }
 
 // Stats returns a snapshot of the counters.

@@ -354,7 +354,7 @@ func TestBadInput(t *testing.T) {
 	s := open(t, f.device(t), g)
 	good, _ := s.Seal([]byte("ok"))
 	big := make([]byte, CounterSize+2000+TagSize)
-	unknownSID := dataTopic(testDevice, SessionID{1, 2, 3})
+	unknownSID := DataTopic(testDevice, SessionID{1, 2, 3})
 	for _, c := range []struct {
 		name string
 		m    Message
@@ -370,13 +370,13 @@ func TestBadInput(t *testing.T) {
 		{"short session", Message{TopicPrefix + testDevice + "/d/abc", good.Payload}, ReasonMalformed},
 		{"wildcard device", Message{TopicPrefix + "+/hs", good.Payload}, ReasonMalformed},
 		{"no leaf", Message{TopicPrefix + testDevice, good.Payload}, ReasonMalformed},
-		{"offer topic", Message{offerTopic(testDevice), good.Payload}, ReasonMalformed},
-		{"unknown device", Message{handshakeTopic("dev-2"), make([]byte, pinnedHSSize)}, ReasonUnknownDevice},
-		{"short handshake", Message{handshakeTopic(testDevice), []byte{Version, ModePinned, 0}}, ReasonMalformed},
-		{"handshake version", Message{handshakeTopic(testDevice), append([]byte{9, ModePinned}, make([]byte, CiphertextSize)...)}, ReasonMalformed},
-		{"handshake mode", Message{handshakeTopic(testDevice), append([]byte{Version, 7}, make([]byte, CiphertextSize)...)}, ReasonMalformed},
-		{"short request", Message{requestTopic(testDevice), []byte{Version}}, ReasonMalformed},
-		{"fs handshake without offer", Message{handshakeTopic(testDevice), append([]byte{Version, ModeForwardSecret}, make([]byte, DeviceNonceSz+CiphertextSize)...)}, ReasonUnknownOffer},
+		{"offer topic", Message{OfferTopic(testDevice), good.Payload}, ReasonMalformed},
+		{"unknown device", Message{HandshakeTopic("dev-2"), make([]byte, pinnedHSSize)}, ReasonUnknownDevice},
+		{"short handshake", Message{HandshakeTopic(testDevice), []byte{Version, ModePinned, 0}}, ReasonMalformed},
+		{"handshake version", Message{HandshakeTopic(testDevice), append([]byte{9, ModePinned}, make([]byte, CiphertextSize)...)}, ReasonMalformed},
+		{"handshake mode", Message{HandshakeTopic(testDevice), append([]byte{Version, 7}, make([]byte, CiphertextSize)...)}, ReasonMalformed},
+		{"short request", Message{RequestTopic(testDevice), []byte{Version}}, ReasonMalformed},
+		{"fs handshake without offer", Message{HandshakeTopic(testDevice), append([]byte{Version, ModeForwardSecret}, make([]byte, DeviceNonceSz+CiphertextSize)...)}, ReasonUnknownOffer},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := g.Stats().Rejected[c.want]
@@ -659,7 +659,7 @@ func TestTamperedHandshake(t *testing.T) {
 	if _, err := g.Receive(m); !isReason(err, ReasonUnknownSession) {
 		t.Fatalf("frame of the tampered session: %v, want %s", err, ReasonUnknownSession)
 	}
-	forged := Message{Topic: dataTopic(testDevice, ev.Session), Payload: m.Payload}
+	forged := Message{Topic: DataTopic(testDevice, ev.Session), Payload: m.Payload}
 	if _, err := g.Receive(forged); !isReason(err, ReasonForged) {
 		t.Fatalf("frame moved to the tampered session's topic: %v, want %s", err, ReasonForged)
 	}

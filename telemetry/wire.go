@@ -151,11 +151,35 @@ func parseTopic(topic string) (parsedTopic, error) {
 	return p, nil
 }
 
-func handshakeTopic(device string) string { return TopicPrefix + device + "/" + leafHS }
-func requestTopic(device string) string   { return TopicPrefix + device + "/" + leafRQ }
-func offerTopic(device string) string     { return TopicPrefix + device + "/" + leafEK }
-func dataTopic(device string, sid SessionID) string {
+// The topics of the scheme, the one place they are spelled (firmware/TELEMETRY.md section 3):
+// a device's handshakes, its forward-secret key requests, the gateway's signed offers to it,
+// and the frames of one of its sessions.
+
+// HandshakeTopic is where device publishes its handshakes.
+func HandshakeTopic(device string) string { return TopicPrefix + device + "/" + leafHS }
+
+// RequestTopic is where a forward-secret device publishes its key requests.
+func RequestTopic(device string) string { return TopicPrefix + device + "/" + leafRQ }
+
+// OfferTopic is where the gateway publishes its signed ephemeral keys for device, which a
+// forward-secret device subscribes to.
+func OfferTopic(device string) string { return TopicPrefix + device + "/" + leafEK }
+
+// DataTopic is where device publishes the frames of session sid.
+func DataTopic(device string, sid SessionID) string {
 	return TopicPrefix + device + "/" + leafData + sid.String()
+}
+
+// GatewayFilters are the topic filters a gateway subscribes to: every device's handshakes,
+// key requests and frames.
+func GatewayFilters() []string {
+	return []string{HandshakeTopic("+"), RequestTopic("+"), TopicPrefix + "+/" + leafData + "+"}
+}
+
+// IsDataTopic reports whether topic is a data topic of the scheme (frames of a session).
+func IsDataTopic(topic string) bool {
+	p, err := parseTopic(topic)
+	return err == nil && p.kind == topicData
 }
 
 // frame is a parsed data payload: counter || ciphertext || tag.

@@ -22,8 +22,6 @@
 package logtext
 
 import (
-	"hash/crc32"
-	"strconv"
 	"strings"
 )
 
@@ -57,9 +55,6 @@ const (
 	// KeepAliveLine is what a busy board may send instead of a frame (firmware/PROTOCOL.md).
 	KeepAliveLine = "~alive"
 )
-
-// MaxFrameLen is the longest frame, newline included (firmware/PROTOCOL.md).
-const MaxFrameLen = 384
 
 // Line is one classified log line.
 type Line struct {
@@ -100,11 +95,11 @@ func Parse(line string) Line {
 		l.Kind = KeepAlive
 		return l
 	}
-	seq, typ, fields, ok, atSign := frame(l.Text)
+	seq, typ, fields, err := SplitFrame(l.Text)
 	switch {
-	case ok:
+	case err == nil:
 		l.Kind, l.Seq, l.Type, l.Fields = Frame, seq, typ, fields
-	case l.Dir == '<' && atSign:
+	case l.Dir == '<' && err != ErrNoFrame:
 		l.Kind = Damaged
 	default:
 		l.Kind = BoardText
@@ -132,87 +127,4 @@ func (l Line) Field(key string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// frame splits s as the protocol's frame grammar (firmware/PROTOCOL.md): the text after its
-// last '@' must be "<seq>:<TYPE>:<k>=<v> ...*<crc32>" with the CRC-32 (IEEE, eight lower-case
-// hex digits) of everything between '@' and '*'; bytes before that '@' are noise. It accepts
-// exactly the lines runner/wire's Decode accepts. atSign reports whether s holds '@' at all.
-func frame(s string) (seq uint32, typ, fields string, ok, atSign bool) {
-	at := strings.LastIndexByte(s, '@')
-	if at < 0 {
-		return 0, "", "", false, false
-	}
-	s = s[at+1:]
-	if len(s)+2 > MaxFrameLen {
-		return 0, "", "", false, true
-	}
-	star := strings.LastIndexByte(s, '*')
-	if star < 0 || len(s)-star-1 != 8 || !lowerHex(s[star+1:]) {
-		return 0, "", "", false, true
-	}
-	want, _ := strconv.ParseUint(s[star+1:], 16, 32)
-	body := s[:star]
-	if crc32.ChecksumIEEE([]byte(body)) != uint32(want) {
-		return 0, "", "", false, true
-	}
-	parts := strings.SplitN(body, ":", 3)
-	if len(parts) != 3 {
-		return 0, "", "", false, true
-	}
-	n, err := strconv.ParseUint(parts[0], 10, 32)
-	if err != nil || strconv.FormatUint(n, 10) != parts[0] || !validType(parts[1]) {
-		return 0, "", "", false, true
-	}
-	if parts[2] != "" {
-		for _, tok := range strings.Split(parts[2], " ") {
-			k, v, found := strings.Cut(tok, "=")
-			if !found || !validKey(k) || !validValue(v) {
-				return 0, "", "", false, true
-			}
-		}
-	}
-	return uint32(n), parts[1], parts[2], true, true
-}
-
-func validType(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 'A' || s[i] > 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
-func validKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func validValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f || c == '@' || c == '*' || c == '=' || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

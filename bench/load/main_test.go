@@ -19,6 +19,8 @@ import (
 	"pqrepro/portal/portaltest"
 	"pqrepro/portal/postgres/pgtest"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 // TestMain stops the PostgreSQL portaltest starts with PQREPRO_TEST_DATABASE=postgres.
@@ -54,7 +56,7 @@ func publishRun(t *testing.T, p *portaltest.Portal) int64 {
 		t.Fatal(err)
 	}
 	c.Spec.Iterations, c.Spec.Warmup = 5, 1
-	b, _, err := runner.Execute(ctx, &runner.Host{}, c, runner.Options{Identity: id, Version: "test", Origin: attest.OriginLocal})
+	b, _, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "test", Origin: attest.OriginLocal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func publishRun(t *testing.T, p *portaltest.Portal) int64 {
 	if err := artifacts.WriteTarGz(&buf, b); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := runner.NewSubmitter(p.URL, token).Submit(ctx, buf.Bytes())
+	resp, err := portalclient.NewSubmitter(p.URL, token).Submit(ctx, buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,8 @@ import (
 	"pqrepro/portal/database"
 	"pqrepro/portal/store"
 	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/portalclient"
 )
 
 type board struct {
@@ -283,7 +285,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if _, err := st.AddSubmitterKey(ctx, u.ID, "seed", id.Public()); err != nil {
 		return sum, fmt.Errorf("register the seed keys: %w", err)
 	}
-	client := runner.NewSubmitter(hs.URL, token)
+	client := portalclient.NewSubmitter(hs.URL, token)
 
 	var tpls []template
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa"} {
@@ -296,7 +298,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 			return sum, err
 		}
 		c.Spec.Iterations, c.Spec.Warmup = o.Samples, 2
-		b, res, err := runner.Execute(ctx, &runner.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: attest.OriginLocal})
+		b, res, err := runner.Execute(ctx, &host.Host{}, c, runner.Options{Identity: id, Version: "seed", Origin: attest.OriginLocal})
 		if err != nil {
 			return sum, fmt.Errorf("measure %s on the host: %w", ref, err)
 		}

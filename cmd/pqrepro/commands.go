@@ -25,6 +25,9 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/host"
+	"pqrepro/runner/method/openssl"
+	"pqrepro/runner/portalclient"
 )
 
 func cmdList(stdout io.Writer) error {
@@ -70,7 +73,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	board := fs.String("board", "host", "board to run on: a name or class from pqrepro boards")
+	board := fs.String("board", artifacts.HostBoard, "board to run on: a name or class from pqrepro boards")
 	mapFile := fs.String("map", "", "hardware map YAML (default: $PQREPRO_MAP, else host and the emulated boards)")
 	firmwareDir := fs.String("firmware-dir", "", "firmware builds, <dir>/<class>/pqrepro-fw.elf (default: $PQREPRO_FIRMWARE, else firmware/build)")
 	firmware := fs.String("firmware", "", "firmware ELF to flash or boot instead of the board's own")
@@ -96,22 +99,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if *iterations > 0 {
-		for _, note := range m.OverrideIterations(*iterations) {
-			fmt.Fprintln(stderr, note)
-		}
-	}
-	if *keyForm != "" {
-		m.Spec.Keys = *keyForm
-	}
-	if *iterations > 0 || *keyForm != "" {
-		if err := m.Validate(); err != nil {
-			return err
-		}
+	if err := overrideManifest(m, *iterations, *keyForm, stderr); err != nil {
+		return err
 	}
 	if *boardClass != "" {
 		// A declared class is checked before anything runs; a clear mismatch refuses the run.
-		if _, err := (&runner.Host{Class: *boardClass}).CheckClass(); err != nil {
+		if _, err := (&host.Host{Class: *boardClass}).CheckClass(); err != nil {
 			return err
 		}
 	}
@@ -119,15 +112,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if h, ok := b.(*runner.Host); ok {
-		h.OpenSSL = ossl.config()
-		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
-			if _, err := runner.ResolveOpenSSL(ctx, h.OpenSSL); err != nil {
-				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
-			}
-		}
-	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
-		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
+	if err := useOpenSSL(ctx, b, m, ossl.config()); err != nil {
+		return err
 	}
 	id, created, err := identity.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
@@ -136,26 +122,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if created {
 		fmt.Fprintf(stderr, "created runner identity %s in %s\n", id.Public().Fingerprint(), keysDir(*keys))
 	}
-	dest := *out
-	if dest == "" {
-		root := os.Getenv("PQREPRO_RUNS")
-		if root == "" {
-			root = "runs"
-		}
-		dest = filepath.Join(root, fmt.Sprintf("%s-%s-%s-%s", m.Metadata.Paper, m.Metadata.Name, *board, time.Now().UTC().Format("20060102T150405Z")))
+	dest, err := runDest(*out, m, *board)
+	if err != nil {
+		return err
 	}
-	if _, err := os.Stat(dest); err == nil {
-		return fmt.Errorf("bundle destination %s already exists", dest)
-	}
-	var obs runner.Observer = runner.NopObserver{}
 	budget := m.Spec.BudgetOn(class)
-	if f, ok := stderr.(*os.File); ok && !*quiet && term.IsTerminal(int(f.Fd())) {
-		p := runner.NewProgress(stderr)
-		if budget.Budget > 0 {
-			p.Bound = time.Duration(budget.Budget) * time.Duration(len(m.Cells()))
-		}
-		obs = p
-	}
+	obs := runObserver(stderr, *quiet, m, budget)
 	fmt.Fprintf(stdout, "running %s (%s, %d cells, method %s) on %s, manifest %s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, *board, short(m.ID()))
 	if budget.Budget > 0 {
 		fmt.Fprintln(stdout, device.PlanText(m, class, len(m.Cells())))
@@ -163,19 +135,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	start := time.Now()
 	bundle, res, err := runner.Execute(ctx, b, m, runner.Options{Identity: id, Version: buildVersion(), Origin: attest.OriginLocal, Observer: obs})
 	if err != nil {
-		var re *runner.RunError
-		if !errors.As(err, &re) {
-			return err
-		}
-		// No bundle for a run that did not finish; the log is kept beside where it would be.
-		logPath := strings.TrimSuffix(strings.TrimSuffix(dest, ".tgz"), ".tar.gz") + ".failed-log.txt"
-		if mkErr := os.MkdirAll(filepath.Dir(logPath), 0o755); mkErr == nil && os.WriteFile(logPath, re.Log, 0o644) == nil {
-			fmt.Fprintf(stderr, "the run's log is in %s\n", logPath)
-		}
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("no bundle written (%w)", context.Canceled)
-		}
-		return fmt.Errorf("%w (no bundle written)", err)
+		return failedRun(err, dest, stderr)
 	}
 	if err := writeBundle(dest, bundle); err != nil {
 		return err
@@ -191,6 +151,90 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "\nbundle: %s (signed by %s) in %s\n", dest, id.Public().Fingerprint(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "verify: pqrepro verify %s\n", dest)
 	return nil
+}
+
+// overrideManifest applies run's --iterations and --key-form to m (changing its identity) and
+// validates the result: min_iterations and a TLS batch longer than the iterations are lowered
+// to them, the batch with a note on stderr.
+func overrideManifest(m *artifacts.Manifest, iterations int, keyForm string, stderr io.Writer) error {
+	if iterations > 0 {
+		for _, note := range m.OverrideIterations(iterations) {
+			fmt.Fprintln(stderr, note)
+		}
+	}
+	if keyForm != "" {
+		m.Spec.Keys = keyForm
+	}
+	if iterations > 0 || keyForm != "" {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// useOpenSSL gives the host board the openssl of the command line and checks it can run an
+// openssl-cli manifest; only the host runs that method.
+func useOpenSSL(ctx context.Context, b runner.Board, m *artifacts.Manifest, cfg openssl.Config) error {
+	if h, ok := b.(*host.Host); ok {
+		h.OpenSSL = cfg
+		if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+			if _, err := openssl.Resolve(ctx, h.OpenSSL); err != nil {
+				return fmt.Errorf("cannot run %s: %w", m.Ref(), err)
+			}
+		}
+	} else if m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return usageError{fmt.Sprintf("%s uses the openssl-cli method, which only the host board runs", m.Ref())}
+	}
+	return nil
+}
+
+// runDest is where run writes its bundle: out, or a fresh folder under $PQREPRO_RUNS (default
+// runs/); it must not exist yet.
+func runDest(out string, m *artifacts.Manifest, board string) (string, error) {
+	dest := out
+	if dest == "" {
+		root := os.Getenv("PQREPRO_RUNS")
+		if root == "" {
+			root = "runs"
+		}
+		dest = filepath.Join(root, fmt.Sprintf("%s-%s-%s-%s", m.Metadata.Paper, m.Metadata.Name, board, time.Now().UTC().Format("20060102T150405Z")))
+	}
+	if _, err := os.Stat(dest); err == nil {
+		return "", fmt.Errorf("bundle destination %s already exists", dest)
+	}
+	return dest, nil
+}
+
+// runObserver is the progress bar on a terminal (bounded by the budget when there is one),
+// nothing otherwise.
+func runObserver(stderr io.Writer, quiet bool, m *artifacts.Manifest, budget artifacts.BoardBudget) runner.Observer {
+	if f, ok := stderr.(*os.File); ok && !quiet && term.IsTerminal(int(f.Fd())) {
+		p := runner.NewProgress(stderr)
+		if budget.Budget > 0 {
+			p.Bound = time.Duration(budget.Budget) * time.Duration(len(m.Cells()))
+		}
+		return p
+	}
+	return runner.NopObserver{}
+}
+
+// failedRun keeps the log of a run that did not finish beside where its bundle would have
+// been, and says that no bundle was written.
+func failedRun(err error, dest string, stderr io.Writer) error {
+	var re *runner.RunError
+	if !errors.As(err, &re) {
+		return err
+	}
+	// No bundle for a run that did not finish; the log is kept beside where it would be.
+	logPath := strings.TrimSuffix(strings.TrimSuffix(dest, ".tgz"), ".tar.gz") + ".failed-log.txt"
+	if mkErr := os.MkdirAll(filepath.Dir(logPath), 0o755); mkErr == nil && os.WriteFile(logPath, re.Log, 0o644) == nil {
+		fmt.Fprintf(stderr, "the run's log is in %s\n", logPath)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("no bundle written (%w)", context.Canceled)
+	}
+	return fmt.Errorf("%w (no bundle written)", err)
 }
 
 func loadManifest(cat *experiments.Catalog, arg string) (*artifacts.Manifest, error) {
@@ -253,11 +297,26 @@ func human(v float64, unit artifacts.Unit) string {
 	return artifacts.FormatNanoseconds(v)
 }
 
+// cellPrinters print a result's cells by its kind; a test checks that every kind has one.
+var cellPrinters = map[artifacts.Kind]func(io.Writer, *artifacts.Result){
+	artifacts.KindKEMBench:       printBenchCells,
+	artifacts.KindSigBench:       printBenchCells,
+	artifacts.KindKEMSigSequence: printBenchCells,
+	artifacts.KindMQTTTelemetry:  printBenchCells,
+	artifacts.KindTLSMatrix:      printTLSMatrix,
+}
+
+// printCells prints res's cells as its kind's printer does (the cell table otherwise).
 func printCells(w io.Writer, res *artifacts.Result) {
-	if res.Kind == artifacts.KindTLSMatrix {
-		printTLSMatrix(w, res)
+	if p := cellPrinters[res.Kind]; p != nil {
+		p(w, res)
 		return
 	}
+	printBenchCells(w, res)
+}
+
+// printBenchCells prints one row of statistics per cell, then the notes below the table.
+func printBenchCells(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ALGORITHM\tOP\tKEYS\tSTATUS\tN\tMEDIAN\tMEAN\tP25\tP75\tMIN\tMAX\tSTDDEV\tSIZE\tHEAP/OP\tALLOCS/OP\tSTACK\t")
 	var notes []string // failed cells' reasons and variants, numbered below the table
@@ -307,6 +366,12 @@ func printCells(w io.Writer, res *artifacts.Result) {
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
+	printCellNotes(w, res)
+}
+
+// printCellNotes prints what the table's cells share: the code each timed, the unit of
+// values not in ns, a budget that stopped a cell, and why energy is absent.
+func printCellNotes(w io.Writer, res *artifacts.Result) {
 	// The code each cell timed, once per implementation with the cells that ran it.
 	var impls []string
 	cellsOf := map[string][]string{}
@@ -569,7 +634,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := artifacts.CheckPublishable(b); err != nil {
 		return fmt.Errorf("%s is not submitted: %w", pos[0], err)
 	}
-	client := runner.NewSubmitter(*portalURL, *token)
+	client := portalclient.NewSubmitter(*portalURL, *token)
 	client.Timeout = *timeout
 	if *register {
 		id, err := identity.LoadIdentity(keysDir(*keys))
@@ -614,7 +679,7 @@ func cmdKeys(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		reg, err := runner.KeyRegistrationFor(id, strings.TrimSpace(*prove), *label)
+		reg, err := portalclient.KeyRegistrationFor(id, strings.TrimSpace(*prove), *label)
 		if err != nil {
 			return usageError{err.Error()}
 		}

@@ -10,10 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"pqrepro/runner/exec/tlsmatrix"
+	"pqrepro/runner/method/procop"
 	"runtime/debug"
 	"syscall"
-
-	"pqrepro/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise it comes from
@@ -68,11 +68,11 @@ CAs boards pin for tls-serve and tls-matrix jobs).
 `
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
-		os.Exit(runner.ChildOp(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == procop.ChildOpArg {
+		os.Exit(procop.ChildOp(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
-		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
+		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -13,15 +13,16 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
-	"pqrepro/runner"
+	"pqrepro/runner/exec/tlsmatrix"
+	"pqrepro/runner/method/procop"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == runner.ChildOpArg {
-		os.Exit(runner.ChildOp(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == procop.ChildOpArg {
+		os.Exit(procop.ChildOp(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == runner.TLSServerArg {
-		os.Exit(runner.TLSServer(os.Stdin, os.Stdout))
+	if len(os.Args) > 1 && os.Args[1] == tlsmatrix.TLSServerArg {
+		os.Exit(tlsmatrix.TLSServer(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

@@ -20,13 +20,15 @@ import (
 	"pqrepro/portal/blob"
 	"pqrepro/portal/database"
 	"pqrepro/runner"
+	"pqrepro/runner/method/openssl"
+	"pqrepro/runner/portalclient"
 )
 
 // serveConfig builds the portal's Config: defaults, then flags, then PQREPRO_* environment.
 // It also returns the local runner's openssl: --openssl or --openssl-root, else the cached
 // root ($PQREPRO_OPENSSL_ROOT, or the one scripts/openssl-root made) when it
 // exists, else openssl on PATH.
-func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSLConfig, error) {
+func serveConfig(args []string, stderr io.Writer) (portal.Config, openssl.Config, error) {
 	cfg := portal.DefaultConfig()
 	cfg.Version = buildVersion()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -34,10 +36,10 @@ func serveConfig(args []string, stderr io.Writer) (portal.Config, runner.OpenSSL
 	noLocal := serveFlags(fs, &cfg)
 	ossl := opensslFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, runner.OpenSSLConfig{}, usageError{err.Error()}
+		return cfg, openssl.Config{}, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return cfg, runner.OpenSSLConfig{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return cfg, openssl.Config{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	osslCfg := ossl.config()
 	if osslCfg.Path == "" && osslCfg.Root == "" {
@@ -225,7 +227,7 @@ func printServeBanner(stdout io.Writer, cfg portal.Config, srv *portal.Server, b
 
 // startLocalRunner starts serve's in-process runner with the boards of this machine, talking
 // to the portal at base, until ctx ends.
-func startLocalRunner(ctx context.Context, srv *portal.Server, cfg portal.Config, ossl runner.OpenSSLConfig, base string, log *slog.Logger, stdout io.Writer) error {
+func startLocalRunner(ctx context.Context, srv *portal.Server, cfg portal.Config, ossl openssl.Config, base string, log *slog.Logger, stdout io.Writer) error {
 	idDir := filepath.Join(cfg.DataDir, "local-runner")
 	id, created, err := identity.LoadOrCreateIdentity(idDir)
 	if err != nil {
@@ -253,7 +255,7 @@ func startLocalRunner(ctx context.Context, srv *portal.Server, cfg portal.Config
 	if err != nil {
 		return err
 	}
-	agent := &runner.Agent{Portal: &runner.HTTPPortal{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
+	agent := &runner.Agent{Portal: &portalclient.Client{BaseURL: base}, EnrolToken: enrol, TokenFile: tokenFile, Name: "local runner", Identity: id,
 		Boards: bs, Capabilities: caps, Version: cfg.Version, Log: log.With("component", "local-runner"),
 		Discover: rediscover, DiscoverEvery: cfg.LocalRunnerRediscover}
 	go func() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"pqrepro/artifacts"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,14 @@ func TestRunTLSMatrixStacks(t *testing.T) {
 	code, stdout, stderr = pq(t, "verify", out)
 	if code != 0 || !strings.Contains(stdout, "VERIFIED") || !strings.Contains(stdout, "re-derives from samples.csv, tls.csv") {
 		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestEveryKindHasACellPrinter: run prints every experiment kind's cells with its own printer.
+func TestEveryKindHasACellPrinter(t *testing.T) {
+	for _, k := range artifacts.Kinds() {
+		if cellPrinters[k] == nil {
+			t.Errorf("kind %s has no cell printer", k)
+		}
 	}
 }

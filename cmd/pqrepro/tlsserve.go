@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
-	"pqrepro/runner"
+	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/tls13"
 	"pqrepro/tls13/tlscert"
 )
@@ -78,8 +78,8 @@ func cmdTLSServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	// Concurrent: one idle socket or a board that resets mid-handshake delays no other client.
-	srv, err := runner.StartTLSBoardServerWith(*listen, runner.TLSBoardCell{Group: *group, Scheme: *sig, Suite: *suite, Echo: *echo}, chain,
-		runner.TLSBoardOptions{Concurrent: true, ConnTimeout: *connTimeout})
+	srv, err := tlsmatrix.StartTLSBoardServerWith(*listen, tlsmatrix.TLSBoardCell{Group: *group, Scheme: *sig, Suite: *suite, Echo: *echo}, chain,
+		tlsmatrix.TLSBoardOptions{Concurrent: true, ConnTimeout: *connTimeout})
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func cmdTLSServe(ctx context.Context, args []string, stdout io.Writer) error {
 	var hs []float64
 	for i := 1; *n == 0 || i <= *n; i++ {
 		r, err := srv.Next(ctx)
-		if errors.Is(err, context.Canceled) || errors.Is(err, runner.ErrServerClosed) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, tlsmatrix.ErrServerClosed) {
 			break
 		}
 		if err != nil {

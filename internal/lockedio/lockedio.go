@@ -74,3 +74,11 @@ func (w *Writer) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.W.Write(p)
 }
+
+// Redirect points the writes from now on at to (a log that moves from an identity's buffer
+// to a run's log).
+func (w *Writer) Redirect(to io.Writer) {
+	w.mu.Lock()
+	w.W = to
+	w.mu.Unlock()
+}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
-	"pqrepro/runner"
+	"pqrepro/runner/host"
 	"pqrepro/runner/qemu"
 	"pqrepro/runner/serialport"
 )
@@ -251,7 +251,7 @@ func TestHostEntryIsTheHostBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := b.Identity(context.Background())
-	if _, ok := b.(*runner.Host); !ok || id.Class != "lab-box-7" || id.Assurance != artifacts.AssuranceHost || id.ClassStatus != artifacts.ClassDeclared {
+	if _, ok := b.(*host.Host); !ok || id.Class != "lab-box-7" || id.Assurance != artifacts.AssuranceHost || id.ClassStatus != artifacts.ClassDeclared {
 		t.Fatalf("host board %#v %+v", b, id)
 	}
 	if e[0].Info.ClassStatus != artifacts.ClassDeclared {

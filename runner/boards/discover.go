@@ -17,6 +17,8 @@ import (
 	"pqrepro/artifacts/protocol"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/exec/kinds"
+	"pqrepro/runner/host"
 	"pqrepro/runner/qemu"
 	"pqrepro/runner/serialport"
 )
@@ -81,11 +83,11 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 	s := e.Spec
 	switch s.Driver {
 	case artifacts.DriverHost:
-		return &runner.Host{Class: e.Info.Class}, nil
+		return &host.Host{Class: e.Info.Class}, nil
 	case artifacts.DriverQEMU:
-		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator}, nil
+		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board()}, nil
 	case artifacts.DriverSerial:
-		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone}
+		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone, Executors: kinds.Board()}
 		if s.USB != nil {
 			b.USB = &serialport.USB{VID: s.USB.VID, PID: s.USB.PID, Serial: s.USB.Serial}
 		}
@@ -117,7 +119,7 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 	specs := m.Boards
 	if !slices.ContainsFunc(specs, func(s Spec) bool { return s.Driver == artifacts.DriverHost }) {
 		// The host is always there, so a runner works with nothing plugged in.
-		specs = append([]Spec{{Name: "host", Driver: artifacts.DriverHost, Class: "host"}}, specs...)
+		specs = append([]Spec{{Name: artifacts.HostBoard, Driver: artifacts.DriverHost, Class: artifacts.HostBoard}}, specs...)
 	}
 	var out []Entry
 	for _, s := range specs {
@@ -129,10 +131,10 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 				e.Info.Class = cfg.HostClass
 			}
 			if e.Info.Class == "" {
-				e.Info.Class = "host"
+				e.Info.Class = artifacts.HostBoard
 			}
 			e.Detail = "this machine's CPU, in-process"
-			if chk, err := (&runner.Host{Class: e.Info.Class}).CheckClass(); err != nil {
+			if chk, err := (&host.Host{Class: e.Info.Class}).CheckClass(); err != nil {
 				other = err.Error()
 			} else {
 				e.Info.ClassStatus = chk.Status

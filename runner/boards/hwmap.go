@@ -105,7 +105,7 @@ func (e *MapError) Error() string {
 
 // DefaultMap is the map of a runner without one: the host and every emulated board.
 func DefaultMap() *Map {
-	m := &Map{Boards: []Spec{{Name: "host", Driver: artifacts.DriverHost, Class: "host"}}}
+	m := &Map{Boards: []Spec{{Name: artifacts.HostBoard, Driver: artifacts.DriverHost, Class: artifacts.HostBoard}}}
 	for _, mc := range qemu.Machines() {
 		m.Boards = append(m.Boards, Spec{Name: mc.Class, Driver: artifacts.DriverQEMU, Class: mc.Class})
 	}

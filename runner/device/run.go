@@ -20,12 +20,13 @@ import (
 // that silently failed, or an emulator booted with another file, ends here.
 func CheckHello(h wire.Hello, img *Image) error {
 	if !strings.EqualFold(h.BuildID, img.BuildID) {
-		return &MismatchError{What: "the build-id the board reports", Want: img.BuildID + " (" + img.Digest + ", " + img.Path + ")", Got: orNone(h.BuildID)}
+		return &MismatchError{What: "the build-id the board reports", Want: img.BuildID + " (" + img.Digest + ", " + img.Path + ")", Got: OrNone(h.BuildID)}
 	}
 	return nil
 }
 
-func orNone(s string) string {
+// OrNone is s, or "none" when it is empty.
+func OrNone(s string) string {
 	if s == "" {
 		return "none"
 	}
@@ -42,7 +43,7 @@ func Identity(h wire.Hello, img *Image) artifacts.BoardIdentity {
 }
 
 func rngText(h wire.Hello) string {
-	return fmt.Sprintf("seeded DRBG (%s, re-seeded before every cell with SHA-256 of the manifest seed and the cell)", orNone(h.RNG))
+	return fmt.Sprintf("seeded DRBG (%s, re-seeded before every cell with SHA-256 of the manifest seed and the cell)", OrNone(h.RNG))
 }
 
 // DescribeHello is one log line with what the board says it is.
@@ -91,7 +92,7 @@ type RunOptions struct {
 	// the runner's engine server listens (host:port, default 127.0.0.1:0); TLSHost is the
 	// address the board is told to connect to (default the listener's IP); TLSCADir keeps one
 	// CA per signature scheme across runs, the CAs a lab builds into its boards (no folder: the
-	// cells are skipped); TLSName is the server name checked (default DefaultTLSName).
+	// cells are skipped); TLSName is the server name checked (default tlsmatrix.DefaultTLSName).
 	TLSListen, TLSHost, TLSCADir, TLSName string
 	// Class is the board's class: it picks the manifest's budget for this board
 	// (artifacts.Spec.BudgetOn).
@@ -106,6 +107,45 @@ type RunOptions struct {
 	// Reboot; without Reboot, or when it fails or the board is gone, the cells not yet run
 	// are failed as not run. Either way the cells that finished are kept.
 	Reboot func(ctx context.Context) (*wire.Conn, wire.Hello, error)
+	// Executors measure each experiment kind's cells (default BenchKinds); a manifest whose
+	// kind has none is refused before anything runs. The complete table, with the TLS matrix
+	// and the telemetry executors, is runner/exec/kinds.Board.
+	Executors Kinds
+}
+
+// Cell is one cell as a board executor gets it: the conversation and the board's HELLO, the
+// manifest and the cell, the run's options, the cell's budget on this board, the board's
+// clock, the run's log and the progress callback (timed iterations done so far).
+type Cell struct {
+	Conn     *wire.Conn
+	Hello    wire.Hello
+	Manifest *artifacts.Manifest
+	Ref      artifacts.CellRef
+	Options  RunOptions
+	Budget   artifacts.BoardBudget
+	Clock    func() time.Duration
+	Log      io.Writer
+	Progress func(done int)
+}
+
+// Executor measures one cell on a board. A cell the board cannot run is skipped with the
+// reason, a cell whose check fails is failed; an error means the conversation broke (Run then
+// fails the cell, and restarts the board when it can).
+type Executor func(ctx context.Context, c Cell) (runner.CellResult, error)
+
+// Kinds is a board's executor for each experiment kind (artifacts.Kinds).
+type Kinds map[artifacts.Kind]Executor
+
+// BenchKinds are the kinds the firmware's BENCH measures (Bench), the sequence kind among them:
+// Bench skips its cells, as no firmware runs it. A complete table adds the TLS matrix and the
+// telemetry executors.
+func BenchKinds() Kinds {
+	return Kinds{artifacts.KindKEMBench: Bench, artifacts.KindSigBench: Bench, artifacts.KindKEMSigSequence: Bench}
+}
+
+// Bench measures one cell with the firmware's BENCH, in chunks when the manifest sets a budget.
+func Bench(ctx context.Context, c Cell) (runner.CellResult, error) {
+	return runCell(ctx, c.Conn, c.Hello, c.Manifest, c.Ref, c.Budget, c.Clock, c.Progress)
 }
 
 // maxReboots bounds the reboots of one run.
@@ -148,34 +188,20 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 	if err != nil {
 		return nil, err
 	}
+	if opt.Executors == nil {
+		opt.Executors = BenchKinds()
+	}
+	exec := opt.Executors[m.Kind]
+	if exec == nil {
+		return nil, fmt.Errorf("this runner has no board executor for %s experiments", m.Kind)
+	}
 	counter := opt.Counter
 	if counter == "" {
 		counter = fmt.Sprintf("firmware counter %s (%s, resolution %d)", h.Counter, h.Unit, h.Resolution)
 	}
 	if opt.SelfTest {
-		t0 := time.Now()
-		st, err := c.SelfTest(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("self-test: %w", err)
-		}
-		var skipped []string
-		for _, g := range st.Groups {
-			if g.Skipped > 0 {
-				skipped = append(skipped, g.String())
-			}
-		}
-		fmt.Fprintf(log, "self-test: %d vectors passed, %d failed in %d groups (%s) in %s\n", st.Pass, st.Fail, len(st.Groups), st.Source, time.Since(t0).Round(time.Millisecond))
-		if len(skipped) > 0 {
-			fmt.Fprintf(log, "self-test: slow groups not run (SELFTEST full=1 runs them): %s\n", strings.Join(skipped, ", "))
-		}
-		if st.Fail > 0 {
-			var bad []string
-			for _, g := range st.Groups {
-				if g.Fail > 0 {
-					bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, g.FirstFail))
-				}
-			}
-			return nil, fmt.Errorf("the firmware fails its known-answer self-test: %s", strings.Join(bad, "; "))
+		if err := selfTest(ctx, c, log); err != nil {
+			return nil, err
 		}
 	}
 	cells := m.Cells()
@@ -190,16 +216,15 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		t0 := time.Now()
 		clock = func() time.Duration { return time.Since(t0) }
 	}
+	b := &boardRun{c: c, h: h, m: m, opt: opt, log: log, unit: u, counter: counter}
 	var out []runner.CellResult
-	reboots := 0
-	var broken error // set once the board cannot go on: every later cell is not run
 	for i, ref := range cells {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 		obs.CellStarted(i, len(cells), ref)
-		if broken != nil {
-			r := failedCell(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", broken))
+		if b.broken != nil {
+			r := Failed(fmt.Sprintf("not run: the board was lost earlier in the run (%v)", b.broken))
 			r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
 			fmt.Fprintf(log, "cell %s %s: failed: not run, the board was lost\n", ref.Algorithm, ref.Operation)
 			out = append(out, r)
@@ -207,86 +232,26 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			continue
 		}
 		t0 := time.Now()
-		link0 := c.Stats()
+		link0 := b.c.Stats()
 		budget := m.Spec.BudgetOn(opt.Class)
-		c.SetWorkLimit(time.Duration(budget.OperationLimit))
+		b.c.SetWorkLimit(time.Duration(budget.OperationLimit))
 		progress := func(done int) { obs.Iteration(i, done, m.Spec.Iterations) }
-		var r runner.CellResult
-		var err error
-		switch m.Kind {
-		case artifacts.KindTLSMatrix:
-			r, err = runTLSCell(ctx, c, h, m, ref, opt, progress)
-		case artifacts.KindMQTTTelemetry:
-			r, err = runMQTTCell(ctx, c, h, m, ref, log, progress)
-		default:
-			r, err = runCell(ctx, c, h, m, ref, budget, clock, progress)
-		}
+		r, err := exec(ctx, Cell{Conn: b.c, Hello: b.h, Manifest: m, Ref: ref, Options: opt, Budget: budget, Clock: clock, Log: log, Progress: progress})
 		if err != nil {
 			if ctx.Err() != nil || !linkBroken(err) {
 				return out, fmt.Errorf("cell %s %s: %w", ref.Algorithm, ref.Operation, err)
 			}
-			// The conversation broke in this cell: fail it with what happened, and go on
-			// with a fresh board when there is one.
-			why := fmt.Sprintf("the board link broke: %v", err)
-			if errors.Is(err, wire.ErrWorkLimit) {
-				why = fmt.Sprintf("budget exhausted: one operation ran past its limit of %v on this board (%v)", c.WorkLimit(), err)
-			}
-			if n := len(r.Samples); n > 0 {
-				why += fmt.Sprintf("; %d samples measured before it are not published", n)
-			}
-			r = failedCell(why)
-			fmt.Fprintf(log, "cell %s %s: %s\n", ref.Algorithm, ref.Operation, why)
-			switch {
-			case errors.Is(err, wire.ErrGone):
-				broken = err
-			case opt.Reboot == nil:
-				broken = fmt.Errorf("no way to restart it: %w", err)
-			case reboots >= maxReboots:
-				broken = fmt.Errorf("restarted %d times already: %w", reboots, err)
-			default:
-				reboots++
-				fmt.Fprintf(log, "board: restarting it for the remaining cells (restart %d of at most %d)\n", reboots, maxReboots)
-				nc, nh, rerr := opt.Reboot(ctx)
-				if rerr != nil {
-					if ctx.Err() != nil {
-						return out, rerr
-					}
-					broken = fmt.Errorf("restart failed: %w", rerr)
-				} else {
-					c, h = nc, nh
-				}
+			if r, err = b.linkBroke(ctx, ref, r, err); err != nil {
+				return out, err
 			}
 		}
-		r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, m.Spec.Iterations
-		if im, ok := h.Implementations[ref.Algorithm]; ok {
-			// The image's implementation table names the code this cell ran; cells of
-			// algorithms it does not name (TLS, telemetry) are named after the image itself
-			// (artifacts.DeriveImplementation).
-			a := im.Artifact()
-			r.Cell.Implementation = &a
-		}
-		if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
-			r.Cell.Unit = u
-			if r.Cell.Counter == "" {
-				r.Cell.Counter = counter
-			} else {
-				r.Cell.Counter = counter + "; " + r.Cell.Counter
-			}
-			if ref.Operation != artifacts.OpKeygen && m.Kind != artifacts.KindMQTTTelemetry {
-				// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
-				// has no parsed-key path, whatever the manifest asks for.
-				r.Cell.Keys = artifacts.KeysEncoded
-			}
-		}
-		if r.Cell.Status == artifacts.StatusOK && opt.EnergyAbsent != "" {
-			r.Cell.Energy = &artifacts.Energy{Absent: opt.EnergyAbsent}
-		}
+		b.label(&r, ref)
 		budgetNote := ""
 		if r.Cell.BudgetReached {
 			budgetNote = " (stopped at its budget)"
 		}
 		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s%s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), budgetNote, r.Cell.Error)
-		if d := linkDelta(link0, c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
+		if d := linkDelta(link0, b.c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
 			fmt.Fprintf(log, "link: cell %s %s: %s\n", ref.Algorithm, ref.Operation, d)
 		}
 		out = append(out, r)
@@ -298,10 +263,118 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			ok++
 		}
 	}
-	if broken != nil && ok == 0 {
-		return out, fmt.Errorf("%w: %w", ErrNoCellMeasured, broken)
+	if b.broken != nil && ok == 0 {
+		return out, fmt.Errorf("%w: %w", ErrNoCellMeasured, b.broken)
 	}
 	return out, nil
+}
+
+// boardRun is one Run's conversation: the board's line and HELLO (replaced by a reboot), the
+// reboots so far, and why the board cannot go on once it cannot (every later cell is then not
+// run).
+type boardRun struct {
+	c       *wire.Conn
+	h       wire.Hello
+	m       *artifacts.Manifest
+	opt     RunOptions
+	log     io.Writer
+	unit    artifacts.Unit
+	counter string
+	reboots int
+	broken  error
+}
+
+// linkBroke fails the cell in which the conversation broke with what happened, and restarts
+// the board for the remaining cells when it can; it returns an error only when the run was
+// cancelled during a restart.
+func (b *boardRun) linkBroke(ctx context.Context, ref artifacts.CellRef, r runner.CellResult, err error) (runner.CellResult, error) {
+	why := fmt.Sprintf("the board link broke: %v", err)
+	if errors.Is(err, wire.ErrWorkLimit) {
+		why = fmt.Sprintf("budget exhausted: one operation ran past its limit of %v on this board (%v)", b.c.WorkLimit(), err)
+	}
+	if n := len(r.Samples); n > 0 {
+		why += fmt.Sprintf("; %d samples measured before it are not published", n)
+	}
+	fmt.Fprintf(b.log, "cell %s %s: %s\n", ref.Algorithm, ref.Operation, why)
+	switch {
+	case errors.Is(err, wire.ErrGone):
+		b.broken = err
+	case b.opt.Reboot == nil:
+		b.broken = fmt.Errorf("no way to restart it: %w", err)
+	case b.reboots >= maxReboots:
+		b.broken = fmt.Errorf("restarted %d times already: %w", b.reboots, err)
+	default:
+		b.reboots++
+		fmt.Fprintf(b.log, "board: restarting it for the remaining cells (restart %d of at most %d)\n", b.reboots, maxReboots)
+		nc, nh, rerr := b.opt.Reboot(ctx)
+		if rerr != nil {
+			if ctx.Err() != nil {
+				return Failed(why), rerr
+			}
+			b.broken = fmt.Errorf("restart failed: %w", rerr)
+		} else {
+			b.c, b.h = nc, nh
+		}
+	}
+	return Failed(why), nil
+}
+
+// label completes a measured cell's record: its name, the implementation the image's table
+// names for it, its unit and counter, its key form and why it has no energy figure.
+func (b *boardRun) label(r *runner.CellResult, ref artifacts.CellRef) {
+	r.Cell.Algorithm, r.Cell.Operation, r.Cell.Requested = ref.Algorithm, ref.Operation, b.m.Spec.Iterations
+	if im, ok := b.h.Implementations[ref.Algorithm]; ok {
+		// The image's implementation table names the code this cell ran; cells of
+		// algorithms it does not name (TLS, telemetry) are named after the image itself
+		// (artifacts.DeriveImplementation).
+		a := im.Artifact()
+		r.Cell.Implementation = &a
+	}
+	if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
+		r.Cell.Unit = b.unit
+		if r.Cell.Counter == "" {
+			r.Cell.Counter = b.counter
+		} else {
+			r.Cell.Counter = b.counter + "; " + r.Cell.Counter
+		}
+		if ref.Operation != artifacts.OpKeygen && b.m.Kind != artifacts.KindMQTTTelemetry {
+			// The C harness hands every operation the key's FIPS 203 or 204 byte form; it
+			// has no parsed-key path, whatever the manifest asks for.
+			r.Cell.Keys = artifacts.KeysEncoded
+		}
+	}
+	if r.Cell.Status == artifacts.StatusOK && b.opt.EnergyAbsent != "" {
+		r.Cell.Energy = &artifacts.Energy{Absent: b.opt.EnergyAbsent}
+	}
+}
+
+// selfTest runs the firmware's known-answer vectors; a failing vector is an error.
+func selfTest(ctx context.Context, c *wire.Conn, log io.Writer) error {
+	t0 := time.Now()
+	st, err := c.SelfTest(ctx)
+	if err != nil {
+		return fmt.Errorf("self-test: %w", err)
+	}
+	var skipped []string
+	for _, g := range st.Groups {
+		if g.Skipped > 0 {
+			skipped = append(skipped, g.String())
+		}
+	}
+	fmt.Fprintf(log, "self-test: %d vectors passed, %d failed in %d groups (%s) in %s\n", st.Pass, st.Fail, len(st.Groups), st.Source, time.Since(t0).Round(time.Millisecond))
+	if len(skipped) > 0 {
+		fmt.Fprintf(log, "self-test: slow groups not run (SELFTEST full=1 runs them): %s\n", strings.Join(skipped, ", "))
+	}
+	if st.Fail > 0 {
+		var bad []string
+		for _, g := range st.Groups {
+			if g.Fail > 0 {
+				bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, g.FirstFail))
+			}
+		}
+		return fmt.Errorf("the firmware fails its known-answer self-test: %s", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // linkDelta is what the line counted between two snapshots.
@@ -324,10 +397,11 @@ func PlanText(m *artifacts.Manifest, class string, cells int) string {
 		limit = fmt.Sprintf("; one operation may run at most %v, else its cell is failed as budget exhausted", time.Duration(b.OperationLimit))
 	}
 	return fmt.Sprintf("budget: %d cells of at most %v each on %s: expect at most about %v of board time, more when a slow cell's first %d samples take longer than its budget%s",
-		cells, time.Duration(b.Budget), orNone(class), total.Round(time.Second), b.MinIterations, limit)
+		cells, time.Duration(b.Budget), OrNone(class), total.Round(time.Second), b.MinIterations, limit)
 }
 
-func skipped(reason string) runner.CellResult {
+// Skipped is a cell the board cannot run, with the reason.
+func Skipped(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: reason}}
 }
 
@@ -337,7 +411,8 @@ func firmwareKind(kind artifacts.Kind) bool {
 	return ok && k.Firmware
 }
 
-func failedCell(reason string) runner.CellResult {
+// Failed is a failed cell, with the reason.
+func Failed(reason string) runner.CellResult {
 	return runner.CellResult{Cell: artifacts.Cell{Status: artifacts.StatusFailed, Error: reason}}
 }
 
@@ -365,19 +440,12 @@ func chunkSize(left, done, minIter int, elapsed, budget time.Duration) int {
 
 func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef, bb artifacts.BoardBudget, clock func() time.Duration, progress func(int)) (runner.CellResult, error) {
 	fw := h.Firmware + " " + h.Version
-	switch {
-	case !firmwareKind(m.Kind):
-		return skipped(fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)), nil
-	case m.Spec.Method != artifacts.MethodInProcess:
-		return skipped(fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)), nil
-	case !slices.Contains(h.Algorithms, ref.Algorithm):
-		return skipped(fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))), nil
-	case !slices.Contains(h.Operations, ref.Operation):
-		return skipped(fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))), nil
+	if why := benchSkip(h, m, ref); why != "" {
+		return Skipped(why), nil
 	}
 	msg, msgLen, why := benchMessage(h, m)
 	if why != "" {
-		return skipped(why), nil
+		return Skipped(why), nil
 	}
 	if err := c.Seed(ctx, CellSeed(m.Spec.Seed, ref)); err != nil {
 		return runner.CellResult{}, err
@@ -423,9 +491,9 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		var de *wire.DeviceError
 		switch {
 		case errors.As(err, &de) && de.Code == "unsupported":
-			return skipped(fmt.Sprintf("firmware %s refuses %s %s: %v", fw, ref.Algorithm, ref.Operation, de)), nil
+			return Skipped(fmt.Sprintf("firmware %s refuses %s %s: %v", fw, ref.Algorithm, ref.Operation, de)), nil
 		case errors.As(err, &de) && (de.Code == "setup" || de.Code == "badarg"):
-			return failedCell(fmt.Sprintf("the firmware could not run the benchmark: %v", de)), nil
+			return Failed(fmt.Sprintf("the firmware could not run the benchmark: %v", de)), nil
 		case err != nil:
 			return runner.CellResult{Samples: samples}, err
 		}
@@ -439,9 +507,32 @@ func runCell(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manif
 		}
 	}
 	if firstBad != nil {
-		return failedCell(fmt.Sprintf("%d of %d samples failed the firmware's output check; first: iteration %d: %s",
-			bad, bad+len(samples), firstBad.Index, orNone(firstBad.Reason))), nil
+		return Failed(fmt.Sprintf("%d of %d samples failed the firmware's output check; first: iteration %d: %s",
+			bad, bad+len(samples), firstBad.Index, OrNone(firstBad.Reason))), nil
 	}
+	return benchResult(m, ref, samples, rounds, stackMax, budgetReached)
+}
+
+// benchSkip is why the firmware cannot run a cell ("" when it can): a kind or method it does
+// not run, an algorithm or operation its HELLO does not offer.
+func benchSkip(h wire.Hello, m *artifacts.Manifest, ref artifacts.CellRef) string {
+	fw := h.Firmware + " " + h.Version
+	switch {
+	case !firmwareKind(m.Kind):
+		return fmt.Sprintf("%s experiments are not implemented by the board firmware (%s)", m.Kind, fw)
+	case m.Spec.Method != artifacts.MethodInProcess:
+		return fmt.Sprintf("method %s needs a fresh process per operation; a board's firmware times calls in one program", m.Spec.Method)
+	case !slices.Contains(h.Algorithms, ref.Algorithm):
+		return fmt.Sprintf("firmware %s does not implement %s (it offers %s)", fw, ref.Algorithm, strings.Join(h.Algorithms, ", "))
+	case !slices.Contains(h.Operations, ref.Operation):
+		return fmt.Sprintf("firmware %s has no operation %s (it offers %s)", fw, ref.Operation, strings.Join(h.Operations, ", "))
+	}
+	return ""
+}
+
+// benchResult is a BENCH cell whose samples all passed the firmware's check: its sizes, its
+// stack, and the signing rounds its samples carry (an error when they do not fit).
+func benchResult(m *artifacts.Manifest, ref artifacts.CellRef, samples []float64, rounds []int, stackMax uint32, budgetReached bool) (runner.CellResult, error) {
 	r := runner.CellResult{Samples: samples}
 	r.Cell.Status = artifacts.StatusOK
 	r.Cell.BudgetReached = budgetReached

@@ -7,7 +7,6 @@ package qemu
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,69 +23,22 @@ import (
 	"go.bug.st/serial"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/boardcat"
+	"pqrepro/internal/lockedio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
 )
 
-// Machine is one emulated board class: the QEMU binary and machine options that boot the
-// firmware built for it (firmware/build/<class>/), and what its counter counts.
-type Machine struct {
-	// Class is the board class, also the firmware's build target.
-	Class string
-	// Binary is the QEMU system emulator, looked up in PATH.
-	Binary string
-	// Args select the machine.
-	Args []string
-	// Counter labels the samples.
-	Counter string
-	// Package is the Debian package that provides Binary.
-	Package string
-	// Toolchain is the cross compiler `make -C firmware <Class>` builds the firmware with.
-	Toolchain string
-	// Algorithms is the declared subset the firmware of a small board holds (nil: the
-	// whole table), and Kinds the experiment kinds it runs (nil: every kind).
-	Algorithms []string
-	Kinds      []artifacts.Kind
-}
-
-// fullKinds are the experiment kinds the whole firmware runs on an emulated board: the
-// BENCH kinds and the telemetry device (mqtt-telemetry, pinned mode). It has no network of
-// its own and no TLS client (tls-matrix) and no combined sequence (kem-sig-sequence).
-var fullKinds = []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}
-
-var machines = []Machine{
-	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",
-		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc", Kinds: fullKinds},
-	// rv32imac, the ISA of the ESP32-C6's high-performance core; not an ESP32-C6: no caches,
-	// no flash, no radio, and QEMU's instruction count, not cycles.
-	{Class: "qemu-riscv32-virt", Binary: "qemu-system-riscv32", Args: []string{"-M", "virt", "-bios", "none"}, Package: "qemu-system-misc",
-		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)", Toolchain: "riscv64-unknown-elf-gcc", Kinds: fullKinds},
-	// The Pico 2 W's RP2350 stand-in: a Cortex-M33 (Armv8-M mainline) in the Secure state;
-	// not an RP2350: no caches, no XIP flash or its wait states, no radio.
-	{Class: "qemu-mps2-an505", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an505"}, Package: "qemu-system-arm",
-		Counter: "SysTick under QEMU -icount shift=0, 50-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc", Kinds: fullKinds},
-	// The Pico W's RP2040 stand-in, a Cortex-M0 (Armv6-M) with 16 KiB of RAM: it holds
-	// ML-KEM-512 only (docs/BOARDS.md says what does not fit); not an RP2040: one core, no
-	// caches, no XIP flash or its wait states, no radio. No Ascon either (ML-KEM-512 fills its
-	// RAM), so no telemetry device: mqtt-telemetry is not among its kinds.
-	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
-		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
-		Algorithms: []string{"ML-KEM-512"}, Kinds: []artifacts.Kind{artifacts.KindKEMBench}},
-}
+// Machine is one emulated board class of the board catalogue (internal/boardcat): the QEMU
+// binary and machine options that boot the firmware built for it, and what its counter counts.
+type Machine = boardcat.Emulated
 
 // Machines lists the emulated board classes this driver can boot.
-func Machines() []Machine { return append([]Machine(nil), machines...) }
+func Machines() []Machine { return boardcat.EmulatedBoards() }
 
 // LookupMachine returns the machine of a board class.
-func LookupMachine(class string) (Machine, bool) {
-	for _, m := range machines {
-		if m.Class == class {
-			return m, true
-		}
-	}
-	return Machine{}, false
-}
+func LookupMachine(class string) (Machine, bool) { return boardcat.LookupEmulated(class) }
 
 // QEMU is an emulated board. Each Identity and Run boots a fresh QEMU with Firmware and
 // stops it before returning, so nothing outlives a call; cancelling ctx stops QEMU too.
@@ -113,6 +65,9 @@ type QEMU struct {
 	// SkipSelfTest skips the firmware's known-answer vectors (a fraction of a second),
 	// which otherwise run before measuring; a failing vector stops the run.
 	SkipSelfTest bool
+	// Executors measure each experiment kind (device.RunOptions.Executors; default the BENCH
+	// kinds only; runner/exec/kinds.Board is the complete table).
+	Executors device.Kinds
 
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
@@ -133,7 +88,7 @@ func (q *QEMU) machine() (Machine, error) {
 	m, ok := LookupMachine(q.Class)
 	if !ok {
 		var cs []string
-		for _, m := range machines {
+		for _, m := range boardcat.EmulatedBoards() {
 			cs = append(cs, m.Class)
 		}
 		return m, fmt.Errorf("qemu: unknown machine class %q (known: %s)", q.Class, strings.Join(cs, ", "))
@@ -191,17 +146,16 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	q.unpark()
-	log := &switchLog{}
-	var buf syncBuffer
-	log.to(&buf)
+	buf := &lockedio.Buffer{}
+	log := &lockedio.Writer{W: buf}
 	s, h, err := q.boot(ctx, m, img, log)
 	q.mu.Lock()
-	q.idLog = buf.bytes()
+	q.idLog = buf.Bytes()
 	if err == nil {
 		q.identified = img.Digest
 		// The booted board waits for Run, which takes it instead of booting again (one
 		// boot per run); stopped if no Run comes within parkFor.
-		q.parked = &parkedSession{s: s, log: log, buf: &buf, digest: img.Digest}
+		q.parked = &parkedSession{s: s, log: log, buf: buf, digest: img.Digest}
 		q.parked.timer = time.AfterFunc(parkFor, q.unpark)
 	}
 	q.mu.Unlock()
@@ -237,8 +191,8 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		parked.timer.Stop()
 		// What the identity session said so far goes first, as it always did; from here on
 		// the same board writes into the run's log.
-		parked.log.to(io.Discard)
-		q.idLog = parked.buf.bytes()
+		parked.log.Redirect(io.Discard)
+		q.idLog = parked.buf.Bytes()
 	}
 	device.ReplayIdentityLog(log, q.idLog)
 	q.idLog = nil
@@ -251,7 +205,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	}()
 	if parked != nil {
 		if parked.digest == img.Digest {
-			parked.log.to(log)
+			parked.log.Redirect(log)
 			cur = parked.s
 			fmt.Fprintf(log, "board: measuring on the board identity booted (qemu pid %d)\n", cur.pid)
 		} else {
@@ -299,6 +253,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			return boot(ctx)
 		},
 		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
+		Executors:    q.Executors,
 	})
 	if cur != nil {
 		fmt.Fprintf(log, "link: %s\n", cur.conn.Stats())
@@ -351,8 +306,8 @@ const parkFor = time.Minute
 // parkedSession is the board Identity booted, kept for the Run that follows.
 type parkedSession struct {
 	s      *session
-	log    *switchLog
-	buf    *syncBuffer
+	log    *lockedio.Writer
+	buf    *lockedio.Buffer
 	digest string
 	timer  *time.Timer
 }
@@ -367,25 +322,6 @@ func (q *QEMU) unpark() {
 		p.timer.Stop()
 		p.s.stop(p.log)
 	}
-}
-
-// switchLog is a session's log writer, pointed at the identity's buffer and then at the
-// run's log when Run takes the board.
-type switchLog struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *switchLog) to(w io.Writer) {
-	l.mu.Lock()
-	l.w = w
-	l.mu.Unlock()
-}
-
-func (l *switchLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // session is one running QEMU with the firmware's UART open on a pty.
@@ -582,22 +518,4 @@ func (s *session) stop(log io.Writer) {
 		os.RemoveAll(s.dir)
 		fmt.Fprintf(log, "qemu: pid %d stopped: %s (%s)\n", s.pid, how, exitText(s.waitErr))
 	})
-}
-
-// syncBuffer is a log buffer written by the line reader, QEMU's output and the driver.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
 }

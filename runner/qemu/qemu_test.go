@@ -27,6 +27,7 @@ import (
 	"pqrepro/experiments"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/exec/kinds"
 	"pqrepro/runner/wire"
 )
 
@@ -79,7 +80,7 @@ func newBoard(t *testing.T, m Machine) (*QEMU, *[]*session) {
 	}
 	elf := firmwareELF(t, m)
 	var sessions []*session
-	q := &QEMU{Class: m.Class, Firmware: elf, RetryInterval: 300 * time.Millisecond, SilenceTimeout: 5 * time.Second}
+	q := &QEMU{Class: m.Class, Firmware: elf, RetryInterval: 300 * time.Millisecond, SilenceTimeout: 5 * time.Second, Executors: kinds.Board()}
 	q.started = func(s *session) { sessions = append(sessions, s) }
 	t.Cleanup(func() {
 		for _, s := range sessions {

@@ -1,15 +1,14 @@
 package serialport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
+	"pqrepro/internal/lockedio"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -99,7 +98,7 @@ func (f *Flasher) Flash(ctx context.Context, port, image string, baud int, log i
 	}
 	args := f.Expand(port, image, baud)
 	var last error
-	var out lockedBuffer
+	out := &lockedio.Buffer{}
 	for attempt := 1; attempt <= f.Retries+1; attempt++ {
 		if attempt > 1 {
 			select {
@@ -109,10 +108,10 @@ func (f *Flasher) Flash(ctx context.Context, port, image string, baud int, log i
 			}
 		}
 		fmt.Fprintf(log, "flash: attempt %d of %d: %s\n", attempt, f.Retries+1, strings.Join(args, " "))
-		out.reset()
+		out = &lockedio.Buffer{}
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		cmd := exec.CommandContext(actx, args[0], args[1:]...)
-		w := io.MultiWriter(&out, prefixWriter{w: log, prefix: "flash: | "})
+		w := io.MultiWriter(out, prefixWriter{w: log, prefix: "flash: | "})
 		cmd.Stdout, cmd.Stderr = w, w
 		// The flasher and anything it started die together when the attempt times out.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -133,34 +132,15 @@ func (f *Flasher) Flash(ctx context.Context, port, image string, baud int, log i
 		last = err
 		fmt.Fprintf(log, "flash: attempt %d failed: %v\n", attempt, err)
 	}
-	return &FlashError{Command: args, Attempts: f.Retries + 1, Err: last, Output: out.String()}
+	return &FlashError{Command: args, Attempts: f.Retries + 1, Err: last, Output: tail(out.String(), 4096)}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.b.String()
-	if len(s) > 4096 {
-		s = s[len(s)-4096:]
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
 	}
 	return s
-}
-
-func (l *lockedBuffer) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }
 
 // prefixWriter writes each line with a prefix. Partial lines are written as they come.

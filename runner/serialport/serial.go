@@ -21,6 +21,7 @@ import (
 	"go.bug.st/serial/enumerator"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/lockedio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -106,6 +107,9 @@ type Serial struct {
 	SkipSelfTest bool
 	// TLS is where the engine server for the board's TLS client listens (tls-matrix jobs).
 	TLS TLS
+	// Executors measure each experiment kind (device.RunOptions.Executors; default the BENCH
+	// kinds only; runner/exec/kinds.Board is the complete table).
+	Executors device.Kinds
 
 	mu      sync.Mutex
 	flashed string // digest this value last flashed successfully
@@ -157,7 +161,7 @@ func (s *Serial) Identity(ctx context.Context) (artifacts.BoardIdentity, error) 
 		s.idLog = buf.Bytes()
 		s.mu.Unlock()
 	}()
-	err := s.session(ctx, &syncWriter{w: &buf}, func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
+	err := s.session(ctx, &lockedio.Writer{W: &buf}, func(_ context.Context, _ *wire.Conn, hello wire.Hello, i *device.Image, _ reboot) error {
 		h, img = hello, i
 		return nil
 	})
@@ -192,6 +196,7 @@ func (s *Serial) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Obse
 			SelfTest: !s.SkipSelfTest, EnergyAbsent: "no energy meter is attached to this board",
 			Class: s.Class, Reboot: rb,
 			TLSListen: s.TLS.Listen, TLSHost: s.TLS.Host, TLSCADir: s.TLS.CADir, TLSName: s.TLS.Name,
+			Executors: s.Executors,
 		})
 		return err
 	})
@@ -332,16 +337,4 @@ func resetDTRRTS(p serial.Port) error {
 	}
 	time.Sleep(100 * time.Millisecond)
 	return p.SetRTS(false)
-}
-
-// syncWriter serialises writes from the line reader and the driver.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

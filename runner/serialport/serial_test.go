@@ -21,6 +21,7 @@ import (
 	"pqrepro/artifacts/identity"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
+	"pqrepro/runner/exec/kinds"
 	"pqrepro/runner/qemu"
 )
 
@@ -313,7 +314,7 @@ func TestSerialDriverOnQEMU(t *testing.T) {
 	elf := filepath.Join(buildFirmware(t, mc.Class, []string{mc.Class}), "pqrepro-fw.elf")
 	m := testManifest(t, 3)
 	pty := startQEMUBoard(t, mc.Binary, mc.Args, elf)
-	sb := &Serial{Name: "emulated-on-serial", Class: mc.Class, Port: pty, Firmware: elf, RetryInterval: 300 * time.Millisecond}
+	sb := &Serial{Name: "emulated-on-serial", Class: mc.Class, Port: pty, Firmware: elf, RetryInterval: 300 * time.Millisecond, Executors: kinds.Board()}
 	viaSerial, res, err := execute(t, sb, m)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, runLog(err))
@@ -321,7 +322,7 @@ func TestSerialDriverOnQEMU(t *testing.T) {
 	if res.Assurance != artifacts.AssuranceEmulated {
 		t.Errorf("instructions labelled %s", res.Assurance)
 	}
-	viaQEMU, _, err := execute(t, &qemu.QEMU{Class: mc.Class, Firmware: elf}, m)
+	viaQEMU, _, err := execute(t, &qemu.QEMU{Class: mc.Class, Firmware: elf, Executors: kinds.Board()}, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -407,159 +407,185 @@ func (s *silence) tick(typ string, now time.Time) (retry bool, err error) {
 // the board is gone, or when it stays silent (see Options).
 func (c *Conn) exchange(ctx context.Context, typ string, fields []Field, handle func(Frame) (bool, error)) error {
 	c.seq++
-	req := Frame{Seq: c.seq, Type: typ, Fields: fields}
-	reqSeq := strconv.FormatUint(uint64(req.Seq), 10)
+	x := &exchange{c: c, typ: typ, req: Frame{Seq: c.seq, Type: typ, Fields: fields}}
+	x.reqSeq = strconv.FormatUint(uint64(x.req.Seq), 10)
 	c.count(func(s *LinkStats) { s.Requests++ })
-	if err := c.send(req); err != nil {
+	if err := c.send(x.req); err != nil {
 		return err
 	}
-	overflows := 0
-	tick := time.NewTicker(c.opts.RetryInterval)
-	defer tick.Stop()
-	sil := newSilence(c, time.Now())
-	answered := false // a frame of this exchange has arrived
-	var resentFor uint32
-	var resentAt time.Time
-
-	askResend := func() error {
-		if !c.synced {
-			return nil
-		}
-		if resentFor == c.expect && time.Since(resentAt) < c.opts.RetryInterval {
-			return nil
-		}
-		resentFor, resentAt = c.expect, time.Now()
-		c.seq++
-		c.count(func(s *LinkStats) { s.Resends++ })
-		return c.send(Frame{Seq: c.seq, Type: "RESEND", Fields: []Field{{"from", strconv.FormatUint(uint64(c.expect), 10)}}})
-	}
-	repeat := func() error {
-		c.count(func(s *LinkStats) { s.Repeats++ })
-		return c.send(req) // the firmware replays, never re-runs, a repeated request
-	}
-
+	x.tick = time.NewTicker(c.opts.RetryInterval)
+	defer x.tick.Stop()
+	x.sil = newSilence(c, time.Now())
 	for {
 		raw, ok, closed, readErr := c.in.pop()
 		if !ok {
 			if closed {
 				return c.lostReader(readErr)
 			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%s: %w: %w", typ, ErrTimeout, ctx.Err())
-			case now := <-tick.C:
-				retry, err := sil.tick(typ, now)
-				if err != nil {
-					return err
-				}
-				if retry {
-					if !answered {
-						err = repeat()
-					} else {
-						resentFor = c.expect + 1 // force a fresh RESEND
-						err = askResend()
-					}
-					if err != nil {
-						return err
-					}
-				}
-			case <-c.in.ready:
+			if err := x.wait(ctx); err != nil {
+				return err
 			}
 			continue
 		}
-		if strings.HasPrefix(raw, KeepAlive) {
-			c.count(func(s *LinkStats) { s.KeepAlives++ })
-			sil.heard(time.Now())
-			continue
-		}
-		f, err := Decode([]byte(raw))
-		if errors.Is(err, ErrNoFrame) {
-			continue
-		}
+		f, ok, err := x.next(raw)
 		if err != nil {
-			c.count(func(s *LinkStats) { s.Corrupt++ })
-			if err := askResend(); err != nil {
-				return err
-			}
+			return err
+		}
+		if !ok {
 			continue
 		}
-		c.count(func(s *LinkStats) { s.Frames++ })
-		if !c.synced {
-			// Only the answer to our HELLO tells where the board's count stands.
-			if re, _ := f.Get("re"); f.Type != "HELLO" || re != reqSeq {
-				continue
-			}
-			c.synced, c.expect = true, f.Seq
-		}
-		if f.Seq < c.expect {
-			c.count(func(s *LinkStats) { s.Duplicates++ })
-			continue
-		}
-		if f.Seq > c.expect {
-			if code, _ := f.Get("code"); f.Type == "ERROR" && code == "gone" {
-				return fmt.Errorf("%s: %w (wanted frame %d)", typ, ErrLost, c.expect)
-			}
-			c.count(func(s *LinkStats) { s.Gaps++ })
-			if err := askResend(); err != nil {
-				return err
-			}
-			continue
-		}
-		c.expect++
-		now := time.Now()
-		if d := now.Sub(sil.lastHeard); d > c.Stats().SlowestFrame {
-			c.count(func(s *LinkStats) { s.SlowestFrame = d })
-		}
-		sil.heard(now)
-		re, _ := f.Get("re")
-		if code, _ := f.Get("code"); f.Type == "ERROR" && (code == "badframe" || code == "overflow") {
-			c.count(func(s *LinkStats) { s.BoardErrors++ })
-		}
-		if re != reqSeq {
-			code, _ := f.Get("code")
-			switch {
-			case f.Type == "ERROR" && code == "badframe" && !answered:
-				// The board could not read our request: send it again.
-				if err := repeat(); err != nil {
-					return err
-				}
-			case f.Type == "ERROR" && code == "gone":
-				return fmt.Errorf("%s: %w", typ, ErrLost)
-			}
-			continue // a frame of an earlier exchange
-		}
-		if code, _ := f.Get("code"); f.Type == "ERROR" && code == "overflow" && !answered {
-			// The board read a line longer than its max_line that started with this
-			// request's number. A request that fits was run together with something
-			// else on the line: send it again, a few times.
-			b, err := Encode(req)
-			if err != nil {
-				return err
-			}
-			if (c.boardMaxLine == 0 || len(b) <= c.boardMaxLine) && overflows < overflowRetries {
-				overflows++
-				if err := repeat(); err != nil {
-					return err
-				}
-				continue
-			}
-			msg, _ := f.Get("msg")
-			return fmt.Errorf("%s: request of %d bytes, board max_line %d: %w", typ, len(b), c.boardMaxLine, &DeviceError{Code: code, Msg: msg})
-		}
-		answered = true
-		if f.Type == "ERROR" {
-			code, _ := f.Get("code")
-			msg, _ := f.Get("msg")
-			return fmt.Errorf("%s: %w", typ, &DeviceError{Code: code, Msg: msg})
-		}
-		done, err := handle(f)
-		if err != nil {
-			return fmt.Errorf("%s: %w", typ, err)
-		}
-		if done {
-			return nil
+		if done, err := x.answer(f, handle); err != nil || done {
+			return err
 		}
 	}
+}
+
+// exchange is one request and the frames that answer it, as exchange runs it.
+type exchange struct {
+	c         *Conn
+	typ       string
+	req       Frame
+	reqSeq    string
+	overflows int
+	tick      *time.Ticker
+	sil       *silence
+	answered  bool // a frame of this exchange has arrived
+	resentFor uint32
+	resentAt  time.Time
+}
+
+// askResend asks the board to send its frames again from the one expected (at most once a
+// retry interval for the same frame).
+func (x *exchange) askResend() error {
+	c := x.c
+	if !c.synced {
+		return nil
+	}
+	if x.resentFor == c.expect && time.Since(x.resentAt) < c.opts.RetryInterval {
+		return nil
+	}
+	x.resentFor, x.resentAt = c.expect, time.Now()
+	c.seq++
+	c.count(func(s *LinkStats) { s.Resends++ })
+	return c.send(Frame{Seq: c.seq, Type: "RESEND", Fields: []Field{{"from", strconv.FormatUint(uint64(c.expect), 10)}}})
+}
+
+// repeat sends the request again: the firmware replays, never re-runs, a repeated request.
+func (x *exchange) repeat() error {
+	x.c.count(func(s *LinkStats) { s.Repeats++ })
+	return x.c.send(x.req)
+}
+
+// wait waits for a line, the retry tick (repeating the request, or asking for a resend, when
+// the board has been silent) or ctx's end.
+func (x *exchange) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w: %w", x.typ, ErrTimeout, ctx.Err())
+	case now := <-x.tick.C:
+		retry, err := x.sil.tick(x.typ, now)
+		if err != nil || !retry {
+			return err
+		}
+		if !x.answered {
+			return x.repeat()
+		}
+		x.resentFor = x.c.expect + 1 // force a fresh RESEND
+		return x.askResend()
+	case <-x.c.in.ready:
+	}
+	return nil
+}
+
+// next decodes a line and keeps the count: it returns the next frame in order, or ok false
+// for a keep-alive, a corrupt or duplicate frame, a gap (asking for a resend) or, before the
+// link is synced, any frame but the answer to our HELLO.
+func (x *exchange) next(raw string) (f Frame, ok bool, err error) {
+	c := x.c
+	if strings.HasPrefix(raw, KeepAlive) {
+		c.count(func(s *LinkStats) { s.KeepAlives++ })
+		x.sil.heard(time.Now())
+		return f, false, nil
+	}
+	f, err = Decode([]byte(raw))
+	if errors.Is(err, ErrNoFrame) {
+		return f, false, nil
+	}
+	if err != nil {
+		c.count(func(s *LinkStats) { s.Corrupt++ })
+		return f, false, x.askResend()
+	}
+	c.count(func(s *LinkStats) { s.Frames++ })
+	if !c.synced {
+		// Only the answer to our HELLO tells where the board's count stands.
+		if re, _ := f.Get("re"); f.Type != "HELLO" || re != x.reqSeq {
+			return f, false, nil
+		}
+		c.synced, c.expect = true, f.Seq
+	}
+	if f.Seq < c.expect {
+		c.count(func(s *LinkStats) { s.Duplicates++ })
+		return f, false, nil
+	}
+	if f.Seq > c.expect {
+		if code, _ := f.Get("code"); f.Type == "ERROR" && code == "gone" {
+			return f, false, fmt.Errorf("%s: %w (wanted frame %d)", x.typ, ErrLost, c.expect)
+		}
+		c.count(func(s *LinkStats) { s.Gaps++ })
+		return f, false, x.askResend()
+	}
+	c.expect++
+	now := time.Now()
+	if d := now.Sub(x.sil.lastHeard); d > c.Stats().SlowestFrame {
+		c.count(func(s *LinkStats) { s.SlowestFrame = d })
+	}
+	x.sil.heard(now)
+	if code, _ := f.Get("code"); f.Type == "ERROR" && (code == "badframe" || code == "overflow") {
+		c.count(func(s *LinkStats) { s.BoardErrors++ })
+	}
+	return f, true, nil
+}
+
+// answer takes the next frame in order: a frame of an earlier exchange is skipped (a board
+// that could not read our request gets it again), an overflow of this request repeats it a few
+// times, an ERROR ends the exchange, and every other frame goes to handle.
+func (x *exchange) answer(f Frame, handle func(Frame) (bool, error)) (bool, error) {
+	code, _ := f.Get("code")
+	if re, _ := f.Get("re"); re != x.reqSeq {
+		switch {
+		case f.Type == "ERROR" && code == "badframe" && !x.answered:
+			// The board could not read our request: send it again.
+			return false, x.repeat()
+		case f.Type == "ERROR" && code == "gone":
+			return false, fmt.Errorf("%s: %w", x.typ, ErrLost)
+		}
+		return false, nil // a frame of an earlier exchange
+	}
+	if f.Type == "ERROR" && code == "overflow" && !x.answered {
+		// The board read a line longer than its max_line that started with this
+		// request's number. A request that fits was run together with something
+		// else on the line: send it again, a few times.
+		b, err := Encode(x.req)
+		if err != nil {
+			return false, err
+		}
+		if (x.c.boardMaxLine == 0 || len(b) <= x.c.boardMaxLine) && x.overflows < overflowRetries {
+			x.overflows++
+			return false, x.repeat()
+		}
+		msg, _ := f.Get("msg")
+		return false, fmt.Errorf("%s: request of %d bytes, board max_line %d: %w", x.typ, len(b), x.c.boardMaxLine, &DeviceError{Code: code, Msg: msg})
+	}
+	x.answered = true
+	if f.Type == "ERROR" {
+		msg, _ := f.Get("msg")
+		return false, fmt.Errorf("%s: %w", x.typ, &DeviceError{Code: code, Msg: msg})
+	}
+	done, err := handle(f)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", x.typ, err)
+	}
+	return done, nil
 }
 
 // Hello asks the board who it is (HELLO), then for its algorithms (ALGS). It is the first call

@@ -1,6 +1,7 @@
 // Package wire is the runner side of the firmware protocol described in
 // firmware/PROTOCOL.md: framed, sequence-numbered, checksummed ASCII lines
-// over a serial port, a pty or a pipe.
+// over a serial port, a pty or a pipe. The frame grammar itself lives in
+// artifacts/logtext (SplitFrame), which the portal also reads logs with.
 //
 // A frame is one line
 //
@@ -14,7 +15,7 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
+	"pqrepro/artifacts/logtext"
 	"strconv"
 	"strings"
 )
@@ -24,7 +25,7 @@ import (
 const ProtocolVersion = 2
 
 // MaxFrameLen is the longest frame, newline included, that either side sends.
-const MaxFrameLen = 384
+const MaxFrameLen = logtext.MaxFrameLen
 
 var (
 	// ErrNoFrame means a line holds no frame at all (noise).
@@ -84,53 +85,14 @@ func (f Frame) String() string {
 	return string(b[:len(b)-1])
 }
 
-func validType(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < 'A' || c > 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
-func validKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// validValue allows printable ASCII except space and the framing characters.
-func validValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || c == '@' || c == '*' || c == '=' || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
 // Encode returns the frame as one line, newline included.
 func Encode(f Frame) ([]byte, error) {
-	if !validType(f.Type) {
+	if !logtext.ValidType(f.Type) {
 		return nil, fmt.Errorf("wire: invalid frame type %q", f.Type)
 	}
 	var b strings.Builder
-	b.WriteString(strconv.FormatUint(uint64(f.Seq), 10))
-	b.WriteByte(':')
-	b.WriteString(f.Type)
-	b.WriteByte(':')
 	for i, kv := range f.Fields {
-		if !validKey(kv.Key) || !validValue(kv.Value) {
+		if !logtext.ValidKey(kv.Key) || !logtext.ValidValue(kv.Value) {
 			return nil, fmt.Errorf("wire: invalid field %q=%q", kv.Key, kv.Value)
 		}
 		if i > 0 {
@@ -140,8 +102,7 @@ func Encode(f Frame) ([]byte, error) {
 		b.WriteByte('=')
 		b.WriteString(kv.Value)
 	}
-	body := b.String()
-	line := fmt.Sprintf("@%s*%08x\n", body, crc32.ChecksumIEEE([]byte(body)))
+	line := logtext.FrameLine(logtext.FrameBody(f.Seq, f.Type, b.String())) + "\n"
 	if len(line) > MaxFrameLen {
 		return nil, fmt.Errorf("wire: frame of %d bytes exceeds %d", len(line), MaxFrameLen)
 	}
@@ -155,59 +116,20 @@ func Encode(f Frame) ([]byte, error) {
 // the frames Encode writes: for an accepted line, Encode of the result gives
 // back the frame's bytes from '@' to the checksum.
 func Decode(line []byte) (Frame, error) {
-	s := strings.TrimRight(string(line), "\r\n")
-	at := strings.LastIndexByte(s, '@')
-	if at < 0 {
+	seq, typ, fields, err := logtext.SplitFrame(strings.TrimRight(string(line), "\r\n"))
+	if errors.Is(err, logtext.ErrNoFrame) {
 		return Frame{}, ErrNoFrame
 	}
-	s = s[at+1:]
-	if len(s)+2 > MaxFrameLen { // '@' and the newline
-		return Frame{}, fmt.Errorf("%w: frame of %d bytes exceeds %d", ErrChecksum, len(s)+2, MaxFrameLen)
+	if err != nil {
+		return Frame{}, fmt.Errorf("%w: %v", ErrChecksum, err)
 	}
-	star := strings.LastIndexByte(s, '*')
-	if star < 0 || len(s)-star-1 != 8 {
-		return Frame{}, fmt.Errorf("%w: no checksum", ErrChecksum)
-	}
-	sum := s[star+1:]
-	if !lowerHex(sum) {
-		return Frame{}, fmt.Errorf("%w: bad checksum digits", ErrChecksum)
-	}
-	want, _ := strconv.ParseUint(sum, 16, 32)
-	body := s[:star]
-	if crc32.ChecksumIEEE([]byte(body)) != uint32(want) {
-		return Frame{}, fmt.Errorf("%w: checksum mismatch", ErrChecksum)
-	}
-	parts := strings.SplitN(body, ":", 3)
-	if len(parts) != 3 {
-		return Frame{}, fmt.Errorf("%w: want seq:TYPE:payload", ErrChecksum)
-	}
-	seq, err := strconv.ParseUint(parts[0], 10, 32)
-	if err != nil || strconv.FormatUint(seq, 10) != parts[0] {
-		return Frame{}, fmt.Errorf("%w: bad sequence number", ErrChecksum)
-	}
-	if !validType(parts[1]) {
-		return Frame{}, fmt.Errorf("%w: bad type %q", ErrChecksum, parts[1])
-	}
-	f := Frame{Seq: uint32(seq), Type: parts[1]}
-	if parts[2] == "" {
+	f := Frame{Seq: seq, Type: typ}
+	if fields == "" {
 		return f, nil
 	}
-	for _, tok := range strings.Split(parts[2], " ") {
-		k, v, ok := strings.Cut(tok, "=")
-		if !ok || !validKey(k) || !validValue(v) {
-			return Frame{}, fmt.Errorf("%w: bad field %q", ErrChecksum, tok)
-		}
+	for _, tok := range strings.Split(fields, " ") {
+		k, v, _ := strings.Cut(tok, "=")
 		f.Fields = append(f.Fields, Field{Key: k, Value: v})
 	}
 	return f, nil
-}
-
-// lowerHex reports whether s is lower-case hexadecimal digits only, as Encode writes them.
-func lowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/logtext"
 )
 
 // Hello is the board's description of itself, as its firmware reports it.
@@ -212,10 +213,10 @@ func (r BenchRequest) Signature() bool { return r.Message != nil || r.MessageLen
 
 // Validate checks the request before it is sent.
 func (r BenchRequest) Validate() error {
-	if r.Algorithm == "" || !validValue(r.Algorithm) {
+	if r.Algorithm == "" || !logtext.ValidValue(r.Algorithm) {
 		return fmt.Errorf("wire: bench: invalid algorithm %q", r.Algorithm)
 	}
-	if r.Operation == "" || !validValue(r.Operation) {
+	if r.Operation == "" || !logtext.ValidValue(r.Operation) {
 		return fmt.Errorf("wire: bench: invalid operation %q", r.Operation)
 	}
 	if r.Iterations < 1 || r.Iterations > 100000 {

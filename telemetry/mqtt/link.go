@@ -10,16 +10,6 @@ import (
 	"pqrepro/telemetry"
 )
 
-// Topic filters the gateway subscribes to (firmware/TELEMETRY.md section 3).
-var GatewayFilters = []string{
-	telemetry.TopicPrefix + "+/hs",
-	telemetry.TopicPrefix + "+/rq",
-	telemetry.TopicPrefix + "+/d/+",
-}
-
-// OfferTopic is the topic a forward-secret device subscribes to for its signed ephemeral key.
-func OfferTopic(device string) string { return telemetry.TopicPrefix + device + "/ek" }
-
 // DeviceLink is a device on a broker: it publishes its handshakes and frames and, for the
 // forward-secret mode, receives its offers. Not safe for concurrent handshakes.
 type DeviceLink struct {
@@ -34,7 +24,7 @@ type DeviceLink struct {
 func DialDevice(ctx context.Context, addr, id string, d *telemetry.Device) (*DeviceLink, error) {
 	l := &DeviceLink{d: d, id: id, offers: make(chan telemetry.Message, 4)}
 	cl, err := Dial(ctx, addr, "pqrepro-dev-"+id, func(m telemetry.Message) {
-		if m.Topic != OfferTopic(id) {
+		if m.Topic != telemetry.OfferTopic(id) {
 			return
 		}
 		select {
@@ -46,7 +36,7 @@ func DialDevice(ctx context.Context, addr, id string, d *telemetry.Device) (*Dev
 		return nil, fmt.Errorf("device %s: %w", id, err)
 	}
 	l.cl = cl
-	if err := cl.Subscribe(ctx, OfferTopic(id)); err != nil {
+	if err := cl.Subscribe(ctx, telemetry.OfferTopic(id)); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("device %s: %w", id, err)
 	}
@@ -117,7 +107,7 @@ func (l *DeviceLink) Send(ctx context.Context, s *telemetry.Session, plaintext [
 // Close disconnects the device.
 func (l *DeviceLink) Close() error { return l.cl.Close() }
 
-// GatewayLink is a gateway on a broker: every message on GatewayFilters goes to the
+// GatewayLink is a gateway on a broker: every message on telemetry.GatewayFilters goes to the
 // telemetry.Gateway, and what it decides goes to the callback given to DialGateway.
 type GatewayLink struct {
 	g  *telemetry.Gateway
@@ -134,7 +124,7 @@ type Verdict struct {
 }
 
 // DialGateway connects gateway g to the broker at addr under clientID and subscribes to
-// GatewayFilters. on is called for every message, one at a time, after g.Receive; offers are
+// telemetry.GatewayFilters. on is called for every message, one at a time, after g.Receive; offers are
 // published back to the device before on is called (a failed publish is reported as an error
 // Verdict with the event set).
 func DialGateway(ctx context.Context, addr, clientID string, g *telemetry.Gateway, on func(Verdict)) (*GatewayLink, error) {
@@ -162,7 +152,7 @@ func DialGateway(ctx context.Context, addr, clientID string, g *telemetry.Gatewa
 	}
 	l.cl = cl
 	close(ready)
-	if err := cl.Subscribe(ctx, GatewayFilters...); err != nil {
+	if err := cl.Subscribe(ctx, telemetry.GatewayFilters()...); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}

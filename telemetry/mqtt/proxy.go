@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
+	"pqrepro/telemetry"
 	"sync"
 )
 
@@ -127,7 +127,7 @@ func (p *Proxy) pump(r *bufio.Reader, out, back *lockedConn, tamper bool, a, b n
 		}
 		if tamper && pk.Type() == typePublish {
 			pub, err := ParsePublish(pk)
-			if err == nil && strings.Contains(pub.Topic, "/d/") {
+			if err == nil && telemetry.IsDataTopic(pub.Topic) {
 				if pub.QoS > 0 {
 					if back.send(puback(pub.PacketID)) != nil {
 						return

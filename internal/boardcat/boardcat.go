@@ -1,0 +1,77 @@
+// Package boardcat is the one catalogue of emulated boards: each class with the emulator and
+// machine that boot its firmware, the counter its samples count, the toolchain its firmware
+// is built with, and the declared subset (algorithms, experiment kinds) a small board holds.
+// The runner's QEMU driver boots these boards and the portal offers firmware builds for them;
+// the descriptive catalogue of every board class (names, CPUs, the papers' boards) is
+// experiments/boards.csv, which lists each of these classes too (a test checks it).
+package boardcat
+
+import "pqrepro/artifacts"
+
+// Emulated is one emulated board class: the QEMU binary and machine options that boot the
+// firmware built for it (firmware/build/<class>/), and what its counter counts.
+type Emulated struct {
+	// Class is the board class, also the firmware's build target.
+	Class string
+	// Binary is the QEMU system emulator, looked up in PATH.
+	Binary string
+	// Args select the machine.
+	Args []string
+	// Counter labels the samples.
+	Counter string
+	// Package is the Debian package that provides Binary.
+	Package string
+	// Toolchain is the cross compiler `make -C firmware <Class>` builds the firmware with.
+	Toolchain string
+	// Algorithms is the declared subset the firmware of a small board holds (nil: the
+	// whole table), and Kinds the experiment kinds it runs (nil: every kind).
+	Algorithms []string
+	Kinds      []artifacts.Kind
+}
+
+// fullKinds are the experiment kinds the whole firmware runs on an emulated board: the
+// BENCH kinds and the telemetry device (mqtt-telemetry, pinned mode). It has no network of
+// its own and no TLS client (tls-matrix) and no combined sequence (kem-sig-sequence).
+var fullKinds = []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}
+
+var emulated = []Emulated{
+	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",
+		Counter: "SysTick under QEMU -icount shift=0, 40-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc", Kinds: fullKinds},
+	// rv32imac, the ISA of the ESP32-C6's high-performance core; not an ESP32-C6: no caches,
+	// no flash, no radio, and QEMU's instruction count, not cycles.
+	{Class: "qemu-riscv32-virt", Binary: "qemu-system-riscv32", Args: []string{"-M", "virt", "-bios", "none"}, Package: "qemu-system-misc",
+		Counter: "minstret under QEMU -icount shift=0 (emulated retired instructions, not cycles)", Toolchain: "riscv64-unknown-elf-gcc", Kinds: fullKinds},
+	// The Pico 2 W's RP2350 stand-in: a Cortex-M33 (Armv8-M mainline) in the Secure state;
+	// not an RP2350: no caches, no XIP flash or its wait states, no radio.
+	{Class: "qemu-mps2-an505", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an505"}, Package: "qemu-system-arm",
+		Counter: "SysTick under QEMU -icount shift=0, 50-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc", Kinds: fullKinds},
+	// The Pico W's RP2040 stand-in, a Cortex-M0 (Armv6-M) with 16 KiB of RAM: it holds
+	// ML-KEM-512 only (docs/BOARDS.md says what does not fit); not an RP2040: one core, no
+	// caches, no XIP flash or its wait states, no radio. No Ascon either (ML-KEM-512 fills its
+	// RAM), so no telemetry device: mqtt-telemetry is not among its kinds.
+	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
+		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
+		Algorithms: []string{"ML-KEM-512"}, Kinds: []artifacts.Kind{artifacts.KindKEMBench}},
+}
+
+// EmulatedBoards lists the emulated board classes, in a stable order.
+func EmulatedBoards() []Emulated { return append([]Emulated(nil), emulated...) }
+
+// EmulatedClasses are the emulated boards' classes, in the same order.
+func EmulatedClasses() []string {
+	classes := make([]string, len(emulated))
+	for i, m := range emulated {
+		classes[i] = m.Class
+	}
+	return classes
+}
+
+// LookupEmulated returns the emulated board of a class.
+func LookupEmulated(class string) (Emulated, bool) {
+	for _, m := range emulated {
+		if m.Class == class {
+			return m, true
+		}
+	}
+	return Emulated{}, false
+}

@@ -1,0 +1,253 @@
+package tlsmatrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/runner"
+	"pqrepro/runner/device"
+	"pqrepro/runner/wire"
+	"pqrepro/tls13"
+	"pqrepro/tls13/tlscert"
+)
+
+// DefaultTLSName is the server name a board is told to check when device.RunOptions.TLSName
+// is empty.
+const DefaultTLSName = "pqrepro.test"
+
+// tlsCodepoints resolves a matrix cell's group and scheme names to their TLS codepoints.
+func tlsCodepoints(group, scheme string) (g, s uint16, ok bool) {
+	tg, gok := artifacts.LookupTLSGroup(group)
+	i := slices.IndexFunc(artifacts.TLSSignatures(), func(x artifacts.TLSSignature) bool { return x.Name == scheme })
+	if !gok || i < 0 {
+		return 0, 0, false
+	}
+	return tg.Codepoint, artifacts.TLSSignatures()[i].Codepoint, true
+}
+
+// Board is the device layer's tls-matrix executor (device.Executor): it measures one cell with the board's own TLS client against pqrepro's
+// engine as the server, which the runner starts for the cell (firmware/PROTOCOL.md, TLS). The
+// samples are the board's own handshake times (µs); the server's phases, bytes and CPU are the
+// engine's. One TLS request per CPU batch, so the server's CPU is read around each batch.
+func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
+	b := &boardCell{Cell: dc, spec: dc.Manifest.Spec.TLS}
+	b.group, b.scheme, _ = strings.Cut(dc.Ref.Algorithm, "+")
+	if skip, err := b.offered(); skip != nil || err != nil {
+		return *skip, err
+	}
+	if fail := b.start(); fail != "" {
+		return device.Failed(fail), nil
+	}
+	defer b.srv.Close()
+	if err := dc.Conn.Seed(ctx, device.CellSeed(dc.Manifest.Spec.Seed, dc.Ref)); err != nil {
+		return runner.CellResult{}, err
+	}
+	for done := 0; done < dc.Manifest.Spec.Iterations; {
+		n := min(b.spec.Batch, dc.Manifest.Spec.Iterations-done)
+		if fail, err := b.batch(ctx, done, n); fail != "" || err != nil {
+			return device.Failed(fail), err
+		}
+		done += n
+		dc.Progress(done)
+	}
+	return b.result(), nil
+}
+
+// boardCell is one tls-matrix cell on a board: the cell's group and scheme with their
+// codepoints, the engine server it connects to, and what the batches so far measured.
+type boardCell struct {
+	device.Cell
+	spec          *artifacts.TLSSpec
+	group, scheme string
+	gc, sc        uint16
+	ca            *tlscert.CA
+	chain         *tlscert.Chain
+	name, host    string
+	srv           *TLSBoardServer
+
+	samples, serverCPU []float64
+	served             []TLSServed
+	heapMax, stackMax  uint32
+	retry              bool
+}
+
+// offered skips (or fails) a cell the board's TLS client or the runner cannot run; it returns
+// nil, nil when it can run.
+func (b *boardCell) offered() (*runner.CellResult, error) {
+	r := func(c runner.CellResult) (*runner.CellResult, error) { return &c, nil }
+	var ok bool
+	b.gc, b.sc, ok = tlsCodepoints(b.group, b.scheme)
+	if !ok {
+		return r(device.Failed("unknown TLS cell " + b.Ref.Algorithm))
+	}
+	groups, sigs, err := b.Hello.TLSGroups()
+	if err != nil {
+		return &runner.CellResult{}, err
+	}
+	fw := b.Hello.Firmware + " " + b.Hello.Version
+	switch {
+	case len(groups) == 0:
+		return r(device.Skipped(fmt.Sprintf("firmware %s has no TLS client (HELLO offers no tls_groups)", fw)))
+	case !slices.Contains(groups, b.gc):
+		return r(device.Skipped(fmt.Sprintf("the board's TLS client does not offer %s (group %d)", b.group, b.gc)))
+	case !slices.Contains(sigs, b.sc):
+		return r(device.Skipped(fmt.Sprintf("the board's TLS client does not accept %s (scheme %#04x)", b.scheme, b.sc)))
+	case b.Options.TLSCADir == "":
+		return r(device.Skipped("the runner has no TLS CA folder configured, so no CA a board could have pinned"))
+	}
+	return nil, nil
+}
+
+// start loads the scheme's CA, issues the server's chain and starts the engine server; it
+// returns why the cell fails when it cannot.
+func (b *boardCell) start() string {
+	opt := b.Options
+	ts, err := tls13.ParseSignatureScheme(b.scheme)
+	if err != nil {
+		return err.Error()
+	}
+	if b.ca, err = tlscert.LoadOrCreateCA(opt.TLSCADir, ts, time.Now()); err != nil {
+		return "the " + b.scheme + " CA: " + err.Error()
+	}
+	b.name = opt.TLSName
+	if b.name == "" {
+		b.name = DefaultTLSName
+	}
+	if b.chain, err = b.ca.Issue(b.name, time.Now()); err != nil {
+		return err.Error()
+	}
+	listen := opt.TLSListen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	b.srv, err = StartTLSBoardServer(listen, TLSBoardCell{Group: b.group, Scheme: b.scheme, Suite: b.spec.CipherSuite, Echo: b.spec.Echo}, b.chain)
+	if err != nil {
+		return err.Error()
+	}
+	b.host = opt.TLSHost
+	if b.host == "" {
+		b.host = b.srv.Addr().IP.String()
+	}
+	return ""
+}
+
+// batch has the board make n handshakes (after the warm-up ones, in the first batch) in one
+// TLS request and matches each to the server's record of it; it returns why the cell fails, or
+// the error that broke the conversation.
+func (b *boardCell) batch(ctx context.Context, done, n int) (string, error) {
+	warm := 0
+	if done == 0 {
+		warm = min(b.Manifest.Spec.Warmup, wire.MaxTLSWarmup)
+	}
+	req := wire.TLSRequest{Host: b.host, Port: b.srv.Addr().Port, Group: b.gc, Sig: b.sc, SNI: b.name, CA: b.ca.Fingerprint(),
+		Iterations: n, Warmup: warm, Echo: b.spec.Echo}
+	cpu0 := cpuSoFar()
+	var reports []wire.Handshake
+	if _, err := b.Conn.TLS(ctx, req, func(hs wire.Handshake) { reports = append(reports, hs) }); err != nil {
+		var de *wire.DeviceError
+		if errors.As(err, &de) {
+			return fmt.Sprintf("the board refused the TLS request: %s %s", de.Code, de.Msg), nil
+		}
+		return "", err
+	}
+	cpu := cpuSoFar() - cpu0
+	// The server saw every connection the board made: the warm-up ones first.
+	recs := make([]TLSServed, 0, warm+n)
+	for len(recs) < warm+n {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		r, err := b.srv.Next(wctx)
+		cancel()
+		if err != nil {
+			return fmt.Sprintf("the server saw %d of the board's %d connections: %v", len(recs), warm+n, err), nil
+		}
+		recs = append(recs, r)
+	}
+	for i, hs := range reports {
+		r := recs[warm+i]
+		switch {
+		case !hs.OK:
+			alert := ""
+			if hs.Alert >= 0 {
+				alert = fmt.Sprintf(" (alert %d)", hs.Alert)
+			}
+			return fmt.Sprintf("handshake %d failed on the board: %s%s; server: %s", done+i, hs.Reason, alert, device.OrNone(r.Err)), nil
+		case r.Err != "":
+			return fmt.Sprintf("handshake %d: the board reports success, the server: %s", done+i, r.Err), nil
+		case r.Group != b.group || r.Scheme != b.scheme || r.Suite != b.spec.CipherSuite:
+			return fmt.Sprintf("handshake %d negotiated %s / %s / %s, the cell is %s / %s / %s", done+i, r.Group, r.Scheme, r.Suite, b.group, b.scheme, b.spec.CipherSuite), nil
+		}
+		b.samples = append(b.samples, float64(hs.Micros))
+		b.served = append(b.served, r)
+		b.heapMax, b.stackMax = max(b.heapMax, hs.Heap), max(b.stackMax, hs.Stack)
+		b.retry = b.retry || r.HelloRetry
+	}
+	b.serverCPU = append(b.serverCPU, float64(cpu.Nanoseconds())/float64(n))
+	return "", nil
+}
+
+// result is the measured cell: the board's handshake times, the server's CPU per batch and
+// its phases per handshake.
+func (b *boardCell) result() runner.CellResult {
+	spec, served := b.spec, b.served
+	last := served[len(served)-1]
+	res := runner.CellResult{Samples: b.samples}
+	res.Cell = artifacts.Cell{
+		Status: artifacts.StatusOK, Unit: artifacts.UnitMicroseconds,
+		Counter: "the board's own microsecond timer around its handshake (connect excluded; firmware/PROTOCOL.md TLS)",
+		TLS: &artifacts.TLSCell{Group: b.group, Signature: b.scheme, CipherSuite: spec.CipherSuite, Stack: artifacts.StackPQRepro,
+			Batch: spec.Batch, ServerCPU: artifacts.Summarize(b.serverCPU), BytesClient: last.Received, BytesServer: last.Sent,
+			Flights: last.Flights, ChainBytes: len(b.chain.LeafDER), HelloRetry: b.retry,
+			Client: "board firmware " + b.Hello.Firmware + " " + b.Hello.Version + tlsClientName(b.Hello)},
+	}
+	if b.stackMax > 0 || b.heapMax > 0 {
+		res.Cell.Memory = &artifacts.Memory{}
+		if b.stackMax > 0 {
+			s := int(b.stackMax)
+			res.Cell.Memory.StackBytes = &s
+		}
+		if b.heapMax > 0 {
+			hp := int(b.heapMax)
+			res.Cell.Memory.PeakHeapBytes = &hp
+		}
+	}
+	res.TLS = []artifacts.TLSSeries{{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: b.serverCPU}}
+	for _, phase := range artifacts.TLSPhaseNames() {
+		vals := make([]float64, 0, len(served))
+		for _, r := range served {
+			if v, ok := r.Phases[phase]; ok {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) != len(served) {
+			continue // a phase the server side does not have
+		}
+		res.TLS = append(res.TLS, artifacts.TLSSeries{Series: phase, Side: artifacts.SideServer, Values: vals})
+		res.Cell.TLS.Phases = append(res.Cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: artifacts.SideServer, Stats: artifacts.Summarize(vals)})
+	}
+	return res
+}
+
+// tlsClientName is the board's TLS library as its HELLO names it (tls=), if it does.
+func tlsClientName(h wire.Hello) string {
+	if v, ok := h.Frame.Get("tls"); ok && v != "" {
+		return ", " + v
+	}
+	return ""
+}
+
+// cpuSoFar is the runner process's user + system CPU so far (processCPU; 0 when it cannot be
+// read): the engine server runs in it, so over a TLS request it is the server's CPU for the
+// batch plus the runner's serial-line reading, which is small beside a handshake (stated in
+// the cell).
+func cpuSoFar() time.Duration {
+	ns, err := processCPU()
+	if err != nil {
+		return 0
+	}
+	return time.Duration(ns)
+}

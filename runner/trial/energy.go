@@ -1,0 +1,116 @@
+package trial
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"pqrepro/artifacts"
+)
+
+// RAPL reads a Linux powercap RAPL package domain (energy_uj). It measures the whole
+// package: everything else the machine does in the window is included, and no idle baseline
+// is subtracted (paper002 subtracted one; see the comparison notes).
+type RAPL struct {
+	dir      string // e.g. /sys/class/powercap/intel-rapl:0
+	name     string
+	maxRange uint64
+}
+
+// OpenRAPL finds the first readable package domain under root (normally /sys/class/powercap).
+// When there is none it returns nil and the reason, which goes into the result as is.
+func OpenRAPL(root string) (*RAPL, string) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "intel-rapl:[0-9]*"))
+	if len(dirs) == 0 {
+		return nil, fmt.Sprintf("no RAPL powercap domain under %s (kernel or machine does not expose one; virtual machines usually do not)", root)
+	}
+	var reasons []string
+	for _, d := range dirs {
+		if strings.Count(filepath.Base(d), ":") != 1 {
+			continue // a sub-domain (core, uncore, dram)
+		}
+		m := &RAPL{dir: d}
+		if b, err := os.ReadFile(filepath.Join(d, "name")); err == nil {
+			m.name = strings.TrimSpace(string(b))
+		}
+		if b, err := os.ReadFile(filepath.Join(d, "max_energy_range_uj")); err == nil {
+			m.maxRange, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		}
+		if _, err := m.read(); err != nil {
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		return m, ""
+	}
+	return nil, "RAPL present but unreadable: " + strings.Join(reasons, "; ")
+}
+
+func (m *RAPL) Source() string {
+	return fmt.Sprintf("rapl:%s (%s, package energy, idle not subtracted)", filepath.Base(m.dir), m.name)
+}
+
+func (m *RAPL) read() (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(m.dir, "energy_uj"))
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", filepath.Join(m.dir, "energy_uj"), err)
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// Delta returns microjoules between two readings, allowing one counter wrap.
+func (m *RAPL) Delta(a, b uint64) uint64 {
+	if b >= a {
+		return b - a
+	}
+	return m.maxRange - a + b
+}
+
+// energyPass measures joules per operation over a few windows of back-to-back operations.
+// Inputs are prepared before a window and outputs checked after it, so only the operations
+// themselves run between the two energy readings; a failed check discards the figure.
+func energyPass[I, O any](ctx context.Context, t Trial[I, O], medianNs float64, m *RAPL) *artifacts.Energy {
+	if m == nil {
+		return nil // the caller records the reason once for the run
+	}
+	const windowNs = 2e8
+	k := 1
+	if medianNs > 0 {
+		k = max(1, min(10000, int(windowNs/medianNs)))
+	}
+	windows := 3
+	if medianNs > 1e9 {
+		windows = 1
+	}
+	var perOp []float64
+	for w := 0; w < windows && ctx.Err() == nil; w++ {
+		ins := make([]I, k)
+		outs := make([]O, k)
+		for i := range ins {
+			var err error
+			if ins[i], err = t.Prep(2_000_000 + w*k + i); err != nil {
+				return &artifacts.Energy{Source: m.Source(), Absent: "input preparation failed: " + err.Error()}
+			}
+		}
+		e0, err0 := m.read()
+		for i := range ins {
+			outs[i], _ = t.Op(ins[i])
+		}
+		e1, err1 := m.read()
+		if err0 != nil || err1 != nil {
+			return &artifacts.Energy{Source: m.Source(), Absent: "RAPL read failed during the pass"}
+		}
+		for i := range ins {
+			if err := t.Check(ins[i], outs[i]); err != nil {
+				return &artifacts.Energy{Source: m.Source(), Absent: "an output check failed in the energy pass: " + err.Error()}
+			}
+		}
+		perOp = append(perOp, float64(m.Delta(e0, e1))/1e6/float64(k))
+	}
+	if len(perOp) == 0 {
+		return nil
+	}
+	return &artifacts.Energy{Source: m.Source(), JoulesPerOp: artifacts.Summarize(perOp)}
+}
