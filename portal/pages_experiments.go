@@ -157,53 +157,13 @@ func (s *Server) startJob(c echo.Context) error {
 		return err
 	}
 	board := c.FormValue("board")
-	opts, err := s.boardOptions(ctx, base)
+	firmware, err := s.rerunFirmware(ctx, base, board, c.FormValue("firmware"))
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && (o.Available || o.FirmwareOnly) })
-	if i < 0 {
-		if j := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board }); j >= 0 && opts[j].Reason != "" {
-			return fault.New(fault.Invalid, "board %s cannot run %s: %s", board, base.Ref(), opts[j].Reason)
-		}
-		return fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
-	}
-	firmware := c.FormValue("firmware")
-	if !opts[i].Available && firmware == "" {
-		return fault.New(fault.Invalid, "board %s has no firmware of its own on its runner: choose an uploaded firmware build for it", board)
-	}
-	if firmware != "" {
-		f, err := s.store.FirmwareBuild(ctx, firmware)
-		if err != nil {
-			return err
-		}
-		if f.BoardClass != board {
-			return fault.New(fault.Invalid, "firmware %s is built for %s, not %s", ingest.ShortDigest(firmware), f.BoardClass, board)
-		}
-	} else if opts[i].NeedsFirmware && base.Spec.Firmware != "" {
-		// The manifest pins a build: use it when the portal stores it; otherwise the runner
-		// uses its own build, whose digest the result records.
-		if _, err := s.store.FirmwareBuild(ctx, base.Spec.Firmware); err == nil {
-			firmware = base.Spec.Firmware
-		}
-	}
-	// Copy the manifest through its YAML so the catalogue's stays untouched.
-	m, err := artifacts.ParseManifest(base.YAML(), base.Ref())
+	m, notes, err := rerunManifest(base, c.FormValue("iterations"))
 	if err != nil {
-		return fmt.Errorf("copy manifest %s: %w", base.Ref(), err)
-	}
-	var notes []string // what the iteration override changed besides the iterations
-	if it := c.FormValue("iterations"); it != "" {
-		n, err := strconv.Atoi(it)
-		if err != nil || n < 1 || n > base.Spec.Iterations {
-			return fault.New(fault.Invalid, "iterations must be between 1 and %d", base.Spec.Iterations)
-		}
-		if n != m.Spec.Iterations {
-			notes = m.OverrideIterations(n)
-			if err := m.Validate(); err != nil {
-				return fault.Wrap(fault.Invalid, err, "iterations: %s", err.Error())
-			}
-		}
+		return err
 	}
 	id, err := s.store.CreateJob(ctx, store.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
 		BoardClass: board, Firmware: firmware, Method: m.Spec.Method, RequestedBy: u.ID})
@@ -216,6 +176,70 @@ func (s *Server) startJob(c echo.Context) error {
 		return s.redirectWithFlash(c, fmt.Sprintf("/jobs/%d", id), flash{Kind: "ok", Msg: "Job queued: " + strings.Join(notes, "; ") + "."})
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/jobs/%d", id))
+}
+
+// rerunFirmware checks that a connected runner offers board for base and returns the firmware
+// build the job uses: the one chosen (built for board), else the manifest's pinned build
+// when the portal stores it and the board needs one, else none (the runner's own).
+func (s *Server) rerunFirmware(ctx context.Context, base *artifacts.Manifest, board, firmware string) (string, error) {
+	opts, err := s.boardOptions(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && (o.Available || o.FirmwareOnly) })
+	if i < 0 {
+		if j := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board }); j >= 0 && opts[j].Reason != "" {
+			return "", fault.New(fault.Invalid, "board %s cannot run %s: %s", board, base.Ref(), opts[j].Reason)
+		}
+		return "", fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
+	}
+	if !opts[i].Available && firmware == "" {
+		return "", fault.New(fault.Invalid, "board %s has no firmware of its own on its runner: choose an uploaded firmware build for it", board)
+	}
+	if firmware != "" {
+		f, err := s.store.FirmwareBuild(ctx, firmware)
+		if err != nil {
+			return "", err
+		}
+		if f.BoardClass != board {
+			return "", fault.New(fault.Invalid, "firmware %s is built for %s, not %s", ingest.ShortDigest(firmware), f.BoardClass, board)
+		}
+		return firmware, nil
+	}
+	if opts[i].NeedsFirmware && base.Spec.Firmware != "" {
+		// The manifest pins a build: use it when the portal stores it; otherwise the runner
+		// uses its own build, whose digest the result records.
+		if _, err := s.store.FirmwareBuild(ctx, base.Spec.Firmware); err == nil {
+			return base.Spec.Firmware, nil
+		}
+	}
+	return "", nil
+}
+
+// rerunManifest is the manifest a re-run queues: a copy of base (the catalogue's stays
+// untouched) with the form's iterations per cell (1 to base's; "" keeps base's) under the
+// iteration override's rule (artifacts.Manifest.OverrideIterations), and what the override
+// changed besides the iterations, for the person who asked.
+func rerunManifest(base *artifacts.Manifest, iterations string) (*artifacts.Manifest, []string, error) {
+	m, err := artifacts.ParseManifest(base.YAML(), base.Ref())
+	if err != nil {
+		return nil, nil, fmt.Errorf("copy manifest %s: %w", base.Ref(), err)
+	}
+	if iterations == "" {
+		return m, nil, nil
+	}
+	n, err := strconv.Atoi(iterations)
+	if err != nil || n < 1 || n > base.Spec.Iterations {
+		return nil, nil, fault.New(fault.Invalid, "iterations must be between 1 and %d", base.Spec.Iterations)
+	}
+	if n == m.Spec.Iterations {
+		return m, nil, nil
+	}
+	notes := m.OverrideIterations(n)
+	if err := m.Validate(); err != nil {
+		return nil, nil, fault.Wrap(fault.Invalid, err, "iterations: %s", err.Error())
+	}
+	return m, notes, nil
 }
 
 // coverage says how much of a manifest a board with a declared algorithm subset covers:
