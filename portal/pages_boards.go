@@ -5,7 +5,6 @@ package portal
 import (
 	"context"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -100,12 +99,10 @@ func (s *Server) boardsPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, templates.BoardsPage(templates.BoardsView{Page: s.page(c, "Boards"), Boards: rows, Runners: runnerRows(rs, s.cfg.ConnectedWithin)}))
 }
 
-var boardClassRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
-
 func (s *Server) boardPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	class := c.Param("class")
-	if !boardClassRE.MatchString(class) {
+	if !artifacts.ValidBoardClass(class) {
 		return fault.New(fault.NotFound, "no board class %q", class)
 	}
 	rows, err := s.boardRows(ctx)

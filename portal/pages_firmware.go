@@ -54,7 +54,7 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 		Libraries: strings.TrimSpace(c.FormValue("libraries")), SourceURL: strings.TrimSpace(c.FormValue("source_url")),
 		SourceCommit: strings.TrimSpace(c.FormValue("source_commit"))}
 	switch {
-	case !boardClassRE.MatchString(f.BoardClass):
+	case !artifacts.ValidBoardClass(f.BoardClass):
 		return fault.New(fault.Invalid, "target board class must be a lowercase slug like qemu-mps2-an386")
 	case len(f.Toolchain) > 200 || len(f.Libraries) > 500:
 		return fault.New(fault.Invalid, "the toolchain (at most 200 characters) and library versions (at most 500) are too long")
