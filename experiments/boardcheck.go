@@ -10,6 +10,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/protocol"
+	"pqrepro/internal/boardcat"
 )
 
 // ClassCheck is the outcome of checking a board class against the board catalogue.
@@ -202,23 +203,6 @@ func checkFamily(boards []Board, class string, members []string, env artifacts.E
 		Differs: "it is none of them (" + strings.Join(refusals, "; ") + ")"}
 }
 
-// armParts maps /proc/cpuinfo's "CPU implementer" and "CPU part" to the core's name, for
-// the cores of the catalogue's boards and their common neighbours (the kernel's cputype.h).
-var armParts = map[string]string{
-	"0x41:0xb76": "ARM1176", "0x41:0xc07": "Cortex-A7", "0x41:0xc08": "Cortex-A8", "0x41:0xc09": "Cortex-A9",
-	"0x41:0xc0f": "Cortex-A15", "0x41:0xd03": "Cortex-A53", "0x41:0xd04": "Cortex-A35", "0x41:0xd05": "Cortex-A55",
-	"0x41:0xd07": "Cortex-A57", "0x41:0xd08": "Cortex-A72", "0x41:0xd09": "Cortex-A73", "0x41:0xd0a": "Cortex-A75",
-	"0x41:0xd0b": "Cortex-A76", "0x41:0xd0c": "Neoverse-N1", "0x41:0xd40": "Neoverse-V1", "0x41:0xd49": "Neoverse-N2",
-	"0x61:0x022": "Apple M1", "0x61:0x023": "Apple M1", "0x61:0x024": "Apple M1 Pro", "0x61:0x025": "Apple M1 Pro",
-	"0x61:0x028": "Apple M1 Max", "0x61:0x029": "Apple M1 Max", "0x61:0x032": "Apple M2", "0x61:0x033": "Apple M2",
-}
-
-// ARMCore names the core of an ARM implementer and part ("0x41", "0xd08" → "Cortex-A72"),
-// or "" when the pair is not in the table.
-func ARMCore(implementer, part string) string {
-	return armParts[strings.ToLower(strings.TrimSpace(implementer))+":"+strings.ToLower(strings.TrimSpace(part))]
-}
-
 // core is what the catalogue's cpu text names: an ARM core (with its part number) or a
 // model name to find in the machine's.
 type core struct {
@@ -234,7 +218,7 @@ var (
 
 func catalogueCore(cpu string) core {
 	if m := armCoreRE.FindString(cpu); m != "" {
-		for k, v := range armParts {
+		for k, v := range boardcat.ARMParts {
 			if strings.EqualFold(v, m) {
 				return core{key: v, part: k}
 			}
@@ -257,7 +241,7 @@ func machineCPU(env artifacts.Environment) machineCore {
 	var mc machineCore
 	if env.CPUPart != "" {
 		mc.part = strings.ToLower(strings.TrimSpace(env.CPUImplementer)) + ":" + strings.ToLower(strings.TrimSpace(env.CPUPart))
-		if n := armParts[mc.part]; n != "" {
+		if n := boardcat.ARMParts[mc.part]; n != "" {
 			mc.name, mc.table = n, true
 			return mc
 		}

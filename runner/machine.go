@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
-	"pqrepro/experiments"
+	"pqrepro/internal/boardcat"
 )
 
 // Roots are where the machine is read from: procfs and sysfs. Empty fields mean /proc and
@@ -109,7 +109,7 @@ func (c cpuInfo) cpuModel(goarch string) string {
 		return v
 	}
 	impl, part := c.get("CPU implementer"), c.get("CPU part")
-	if n := experiments.ARMCore(impl, part); n != "" {
+	if n := boardcat.ARMCore(impl, part); n != "" {
 		return fmt.Sprintf("%s (ARM implementer %s, part %s)", n, impl, part)
 	}
 	if v := c.get("model name"); v != "" { // "ARMv7 Processor rev 3 (v7l)": the architecture only

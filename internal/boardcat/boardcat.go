@@ -6,7 +6,10 @@
 // experiments/boards.csv, which lists each of these classes too (a test checks it).
 package boardcat
 
-import "pqrepro/artifacts"
+import (
+	"pqrepro/artifacts"
+	"strings"
+)
 
 // Emulated is one emulated board class: the QEMU binary and machine options that boot the
 // firmware built for it (firmware/build/<class>/), and what its counter counts.
@@ -74,4 +77,21 @@ func LookupEmulated(class string) (Emulated, bool) {
 		}
 	}
 	return Emulated{}, false
+}
+
+// ARMParts maps /proc/cpuinfo's "CPU implementer" and "CPU part" to the core's name, for
+// the cores of the catalogue's boards and their common neighbours (the kernel's cputype.h).
+var ARMParts = map[string]string{
+	"0x41:0xb76": "ARM1176", "0x41:0xc07": "Cortex-A7", "0x41:0xc08": "Cortex-A8", "0x41:0xc09": "Cortex-A9",
+	"0x41:0xc0f": "Cortex-A15", "0x41:0xd03": "Cortex-A53", "0x41:0xd04": "Cortex-A35", "0x41:0xd05": "Cortex-A55",
+	"0x41:0xd07": "Cortex-A57", "0x41:0xd08": "Cortex-A72", "0x41:0xd09": "Cortex-A73", "0x41:0xd0a": "Cortex-A75",
+	"0x41:0xd0b": "Cortex-A76", "0x41:0xd0c": "Neoverse-N1", "0x41:0xd40": "Neoverse-V1", "0x41:0xd49": "Neoverse-N2",
+	"0x61:0x022": "Apple M1", "0x61:0x023": "Apple M1", "0x61:0x024": "Apple M1 Pro", "0x61:0x025": "Apple M1 Pro",
+	"0x61:0x028": "Apple M1 Max", "0x61:0x029": "Apple M1 Max", "0x61:0x032": "Apple M2", "0x61:0x033": "Apple M2",
+}
+
+// ARMCore names the core of an ARM implementer and part ("0x41", "0xd08" → "Cortex-A72"),
+// or "" when the pair is not in the table.
+func ARMCore(implementer, part string) string {
+	return ARMParts[strings.ToLower(strings.TrimSpace(implementer))+":"+strings.ToLower(strings.TrimSpace(part))]
 }

@@ -1,9 +1,10 @@
-package boardcat
+package boardcat_test
 
 import (
 	"testing"
 
 	"pqrepro/experiments"
+	"pqrepro/internal/boardcat"
 )
 
 // TestEveryEmulatedBoardIsCatalogued: each emulated class is a board of the experiments'
@@ -14,7 +15,7 @@ func TestEveryEmulatedBoardIsCatalogued(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, m := range EmulatedBoards() {
+	for _, m := range boardcat.EmulatedBoards() {
 		if seen[m.Class] {
 			t.Errorf("class %s listed twice", m.Class)
 		}
@@ -29,11 +30,11 @@ func TestEveryEmulatedBoardIsCatalogued(t *testing.T) {
 		if !found {
 			t.Errorf("emulated class %s is not in experiments/boards.csv", m.Class)
 		}
-		if got, ok := LookupEmulated(m.Class); !ok || got.Class != m.Class {
-			t.Errorf("LookupEmulated(%s) = %v, %v", m.Class, got.Class, ok)
+		if got, ok := boardcat.LookupEmulated(m.Class); !ok || got.Class != m.Class {
+			t.Errorf("boardcat.LookupEmulated(%s) = %v, %v", m.Class, got.Class, ok)
 		}
 	}
-	if len(EmulatedClasses()) != len(seen) || !seen["qemu-microbit"] {
-		t.Errorf("classes %v", EmulatedClasses())
+	if len(boardcat.EmulatedClasses()) != len(seen) || !seen["qemu-microbit"] {
+		t.Errorf("classes %v", boardcat.EmulatedClasses())
 	}
 }
