@@ -47,79 +47,19 @@ func (s *Server) runHeatMap(ctx context.Context, r store.Run) (*templates.HeatMa
 // cell, variants included. Colours step through the medians on a log scale from the fastest
 // to the slowest ok cell of the grid.
 func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *templates.HeatMap {
-	var groups, schemes []string
-	if spec != nil {
-		groups, schemes = spec.Groups, spec.Signatures
-	} else {
-		for _, c := range cells {
-			g, sc, ok := artifacts.SplitPair(c.Algorithm)
-			if !ok {
-				continue
-			}
-			if !slices.Contains(groups, g) {
-				groups = append(groups, g)
-			}
-			if !slices.Contains(schemes, sc) {
-				schemes = append(schemes, sc)
-			}
-		}
-	}
-	own := map[string]artifacts.Cell{}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	unit := ""
-	for _, c := range cells {
-		if c.Operation != artifacts.OpHandshake || c.Variant != "" {
-			continue
-		}
-		own[c.Algorithm] = c
-		if c.Status == artifacts.StatusOK && c.Stats != nil && c.Stats.Median > 0 {
-			lo, hi = min(lo, c.Stats.Median), max(hi, c.Stats.Median)
-			unit = string(c.Unit)
-		}
-	}
-	step := func(v float64) int {
-		if !(hi > lo) {
-			return 0
-		}
-		return min(heatSteps-1, int(float64(heatSteps)*math.Log(v/lo)/math.Log(hi/lo)))
-	}
+	groups, schemes := heatAxes(spec, cells)
+	sc := newHeatScale(cells)
 	h := &templates.HeatMap{RunID: runID, Columns: schemes,
 		Caption: "Median client handshake latency per cell (key-exchange group × signature scheme): lighter is faster. Hover a cell for p25–p75 and n; every figure is in the table below."}
 	for _, g := range groups {
 		row := templates.HeatRow{Group: g}
-		for _, sc := range schemes {
-			name := g + "+" + sc
-			hc := templates.HeatCell{Name: name, Status: "not run", Reason: "no such cell in the result"}
-			if c, ok := own[name]; ok {
-				hc.Status, hc.Reason = string(c.Status), c.Error
-				switch {
-				case c.Status == artifacts.StatusOK && c.Stats != nil:
-					st := c.Stats
-					hc.Value, hc.Reason, hc.Step = human(st.Median, c.Unit), "", step(st.Median)
-					hc.Title = fmt.Sprintf("%s: median %s, p25 %s – p75 %s, n = %d", name, human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), st.N)
-				case c.Status == artifacts.StatusOK:
-					hc.Status, hc.Reason = "no samples", "the cell has no statistics"
-				}
-			}
-			if hc.Title == "" {
-				hc.Title = name + ": " + hc.Status
-				if hc.Reason != "" {
-					hc.Title += ": " + hc.Reason
-				}
-			}
-			row.Cells = append(row.Cells, hc)
+		for _, scheme := range schemes {
+			row.Cells = append(row.Cells, sc.cell(g+"+"+scheme))
 		}
 		h.Rows = append(h.Rows, row)
 	}
-	if hi >= lo {
-		for i := range heatSteps {
-			a := lo * math.Pow(hi/lo, float64(i)/heatSteps)
-			b := lo * math.Pow(hi/lo, float64(i+1)/heatSteps)
-			h.Legend = append(h.Legend, templates.HeatStep{Step: i, Range: human(a, unit) + " – " + human(b, unit)})
-			if !(hi > lo) {
-				break
-			}
-		}
+	if sc.hi >= sc.lo {
+		h.Legend = sc.legend()
 		h.Notes = append(h.Notes, "Colour scale: logarithmic from the fastest to the slowest measured cell of this run, seven steps.")
 	}
 	variants := 0
@@ -136,6 +76,96 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 		h.Notes = append(h.Notes, fmt.Sprintf("The grid shows pqrepro's engine; %d cell(s) of another stack (%s) are in the table only, side by side with the engine's.", variants, artifacts.StackCryptoTLS))
 	}
 	return h
+}
+
+// heatAxes are the grid's rows and columns: spec's groups and signature schemes, or without
+// a spec those of the cells in the order they first appear.
+func heatAxes(spec *artifacts.TLSSpec, cells []artifacts.Cell) (groups, schemes []string) {
+	if spec != nil {
+		return spec.Groups, spec.Signatures
+	}
+	for _, c := range cells {
+		g, sc, ok := artifacts.SplitPair(c.Algorithm)
+		if !ok {
+			continue
+		}
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+		if !slices.Contains(schemes, sc) {
+			schemes = append(schemes, sc)
+		}
+	}
+	return groups, schemes
+}
+
+// heatScale is the grid's cells (the manifest's own stack's handshakes, by name) and the
+// range of their ok medians, lo to hi, in unit.
+type heatScale struct {
+	own    map[string]artifacts.Cell
+	lo, hi float64
+	unit   string
+}
+
+func newHeatScale(cells []artifacts.Cell) heatScale {
+	sc := heatScale{own: map[string]artifacts.Cell{}, lo: math.Inf(1), hi: math.Inf(-1)}
+	for _, c := range cells {
+		if c.Operation != artifacts.OpHandshake || c.Variant != "" {
+			continue
+		}
+		sc.own[c.Algorithm] = c
+		if c.Status == artifacts.StatusOK && c.Stats != nil && c.Stats.Median > 0 {
+			sc.lo, sc.hi = min(sc.lo, c.Stats.Median), max(sc.hi, c.Stats.Median)
+			sc.unit = string(c.Unit)
+		}
+	}
+	return sc
+}
+
+// step is v's colour step on the log scale from lo to hi.
+func (sc heatScale) step(v float64) int {
+	if !(sc.hi > sc.lo) {
+		return 0
+	}
+	return min(heatSteps-1, int(float64(heatSteps)*math.Log(v/sc.lo)/math.Log(sc.hi/sc.lo)))
+}
+
+// cell is the grid's cell name: its median and colour step, or its status and why.
+func (sc heatScale) cell(name string) templates.HeatCell {
+	hc := templates.HeatCell{Name: name, Status: "not run", Reason: "no such cell in the result"}
+	if c, ok := sc.own[name]; ok {
+		hc.Status, hc.Reason = string(c.Status), c.Error
+		switch {
+		case c.Status == artifacts.StatusOK && c.Stats != nil:
+			st := c.Stats
+			hc.Value, hc.Reason, hc.Step = human(st.Median, c.Unit), "", sc.step(st.Median)
+			hc.Title = fmt.Sprintf("%s: median %s, p25 %s – p75 %s, n = %d", name, human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), st.N)
+		case c.Status == artifacts.StatusOK:
+			hc.Status, hc.Reason = "no samples", "the cell has no statistics"
+		}
+	}
+	if hc.Title == "" {
+		hc.Title = name + ": " + hc.Status
+		if hc.Reason != "" {
+			hc.Title += ": " + hc.Reason
+		}
+	}
+	return hc
+}
+
+// legend is the colour steps with the range of medians each covers (one step when every
+// median is the same).
+func (sc heatScale) legend() []templates.HeatStep {
+	var out []templates.HeatStep
+	for i := range heatSteps {
+		a := sc.lo * math.Pow(sc.hi/sc.lo, float64(i)/heatSteps)
+		b := sc.lo * math.Pow(sc.hi/sc.lo, float64(i+1)/heatSteps)
+		out = append(out, templates.HeatStep{Step: i, Range: human(a, sc.unit) + " – " + human(b, sc.unit)})
+		if !(sc.hi > sc.lo) {
+			break
+		}
+	}
+	return out
 }
 
 func heatTableRow(c artifacts.Cell) templates.HeatTableRow {
