@@ -64,8 +64,29 @@ func (s *Server) schemesPage(c echo.Context) error {
 // unit, method, class status, key form and message size, verified classes first; each
 // implementation is a row of its own.
 func schemeSections(rows []store.SchemeRow, level, board string) []templates.SchemeSection {
-	// Operations in the papers' order: key generation, then encapsulation and decapsulation,
-	// then signing and verification, then the rest by name.
+	order, byKey := schemeQuantities(rows)
+	var out []templates.SchemeSection
+	for pass := 0; pass < 2; pass++ {
+		for _, k := range order {
+			if declared := k.status != artifacts.ClassVerified; declared == (pass == 1) {
+				out = append(out, schemeSection(k, byKey[k], level, board))
+			}
+		}
+	}
+	return out
+}
+
+// schemeQuantity is what one section of /schemes holds: one unit, timing method, class
+// status, key form and message size.
+type schemeQuantity struct {
+	unit, method, status, keys string
+	msg                        int
+}
+
+// schemeQuantities sorts the rows in the papers' order of operations (key generation, then
+// encapsulation and decapsulation, then signing and verification, then the rest by name)
+// within each algorithm and groups them by quantity, in the order quantities first appear.
+func schemeQuantities(rows []store.SchemeRow) ([]schemeQuantity, map[schemeQuantity][]store.SchemeRow) {
 	rank := func(op string) int {
 		if i := slices.Index([]string{"keygen", "encaps", "decaps", "sign", "verify"}, op); i >= 0 {
 			return i
@@ -76,77 +97,64 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 	slices.SortStableFunc(rows, func(a, b store.SchemeRow) int {
 		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
 	})
-	type key struct {
-		unit, method, status, keys string
-		msg                        int
-	}
-	var order []key
-	byKey := map[key][]store.SchemeRow{}
+	var order []schemeQuantity
+	byKey := map[schemeQuantity][]store.SchemeRow{}
 	for _, r := range rows {
-		k := key{r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
+		k := schemeQuantity{r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
 		if _, ok := byKey[k]; !ok {
 			order = append(order, k)
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	var out []templates.SchemeSection
-	for pass := 0; pass < 2; pass++ {
-		for _, k := range order {
-			declared := k.status != artifacts.ClassVerified
-			if declared != (pass == 1) {
-				continue
-			}
-			sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", unitTitle(k.unit), k.method), Declared: declared}
-			if k.keys != "" {
-				sec.Title += " · keys " + k.keys
-			}
-			if k.msg > 0 {
-				sec.Title += " · " + messageText(k.msg)
-			}
-			impls := map[string]bool{}
-			for _, r := range byKey[k] {
-				impls[r.Implementation] = true
-			}
-			if declared {
-				sec.Title += " · declared board class, not verified"
-			}
-			var groups []plot.Group
-			series := map[string]int{}
-			last := ""
-			for _, r := range byKey[k] {
-				q := url.Values{"algorithm": {r.Algorithm}, "board": {board}, "assurance": {level}}
-				sec.Rows = append(sec.Rows, templates.SchemeCell{Algorithm: r.Algorithm, Operation: r.Operation, Implementation: implementationText(r.Implementation), Median: human(r.Median, r.Unit),
-					Spread: human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit), N: r.N, Runs: r.Runs, RunsLink: "/runs?" + q.Encode(), LatestRun: r.LatestRun,
-					First: r.Algorithm != last})
-				last = r.Algorithm
-				// The chart groups per operation, a point per scheme, as the papers' figures do.
-				gi := -1
-				for i, g := range groups {
-					if g.Label == r.Operation {
-						gi = i
-					}
-				}
-				if gi < 0 {
-					groups = append(groups, plot.Group{Label: r.Operation})
-					gi = len(groups) - 1
-				}
-				name := r.Algorithm
-				if len(impls) > 1 {
-					// Two implementations in one chart: each point says whose it is.
-					name += " (" + implementationText(r.Implementation) + ")"
-				}
-				if _, ok := series[name]; !ok {
-					series[name] = len(series)
-				}
-				groups[gi].Points = append(groups[gi].Points, plot.Point{Name: name, Value: r.Median, Lo: r.P25, Hi: r.P75, Series: series[name],
-					Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
-			}
-			unit := k.unit
-			sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
-			out = append(out, sec)
-		}
+	return order, byKey
+}
+
+// schemeSection is one quantity's table and chart: a row per scheme and operation, and the
+// chart grouped per operation with a point per scheme, as the papers' figures are.
+func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string) templates.SchemeSection {
+	declared := k.status != artifacts.ClassVerified
+	sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", unitTitle(k.unit), k.method), Declared: declared}
+	if k.keys != "" {
+		sec.Title += " · keys " + k.keys
 	}
-	return out
+	if k.msg > 0 {
+		sec.Title += " · " + messageText(k.msg)
+	}
+	impls := map[string]bool{}
+	for _, r := range rows {
+		impls[r.Implementation] = true
+	}
+	if declared {
+		sec.Title += " · declared board class, not verified"
+	}
+	var groups []plot.Group
+	series := map[string]int{}
+	last := ""
+	for _, r := range rows {
+		q := url.Values{"algorithm": {r.Algorithm}, "board": {board}, "assurance": {level}}
+		sec.Rows = append(sec.Rows, templates.SchemeCell{Algorithm: r.Algorithm, Operation: r.Operation, Implementation: implementationText(r.Implementation), Median: human(r.Median, r.Unit),
+			Spread: human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit), N: r.N, Runs: r.Runs, RunsLink: "/runs?" + q.Encode(), LatestRun: r.LatestRun,
+			First: r.Algorithm != last})
+		last = r.Algorithm
+		gi := slices.IndexFunc(groups, func(g plot.Group) bool { return g.Label == r.Operation })
+		if gi < 0 {
+			groups = append(groups, plot.Group{Label: r.Operation})
+			gi = len(groups) - 1
+		}
+		name := r.Algorithm
+		if len(impls) > 1 {
+			// Two implementations in one chart: each point says whose it is.
+			name += " (" + implementationText(r.Implementation) + ")"
+		}
+		if _, ok := series[name]; !ok {
+			series[name] = len(series)
+		}
+		groups[gi].Points = append(groups[gi].Points, plot.Point{Name: name, Value: r.Median, Lo: r.P25, Hi: r.P75, Series: series[name],
+			Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
+	}
+	unit := k.unit
+	sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
+	return sec
 }
 
 // axisLabel is human(v, unit) without trailing zeros ("10 µs", not "10.00 µs"), short enough
