@@ -38,3 +38,12 @@ func DigestHex(d string) (string, bool) {
 	}
 	return h, true
 }
+
+// ShortDigest abbreviates a digest for a message or a label: the prefix and the first twelve
+// hex digits, then "…". Shorter strings are returned whole.
+func ShortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
+}

@@ -43,17 +43,28 @@ func implementation(res *artifacts.Result, method artifacts.Method) string {
 		return "the board's TLS client against pqrepro's own TLS 1.3 engine as server"
 	case res.Assurance == artifacts.AssuranceHardware:
 		return "the project's firmware on the board, timed by the board"
-	case res.Kind == artifacts.KindTLSMatrix:
-		return "pqrepro's own TLS 1.3 engine (Go, circl) at both ends, timed in process"
-	case res.Kind == artifacts.KindMQTTTelemetry:
-		return "pqrepro's own telemetry scheme and Ascon (Go), timed in process"
 	case method == artifacts.MethodOpenSSLCLI:
 		return "the openssl command line, whole processes timed"
 	case method == artifacts.MethodProcessPerOperation:
 		return "pqrepro's own binary (Go, circl), one process per operation"
 	}
-	return "pqrepro's Go implementations (circl and the standard library), timed in process"
+	if s, ok := hostImplementations[res.Kind]; ok {
+		return s
+	}
+	return inProcessGo // a result that names no kind this build knows
 }
+
+// hostImplementations names, per experiment kind, the code a host run measures in process.
+// Every kind has an entry (TestHostImplementationsComplete).
+var hostImplementations = map[artifacts.Kind]string{
+	artifacts.KindKEMBench:       inProcessGo,
+	artifacts.KindSigBench:       inProcessGo,
+	artifacts.KindKEMSigSequence: inProcessGo,
+	artifacts.KindTLSMatrix:      "pqrepro's own TLS 1.3 engine (Go, circl) at both ends, timed in process",
+	artifacts.KindMQTTTelemetry:  "pqrepro's own telemetry scheme and Ascon (Go), timed in process",
+}
+
+const inProcessGo = "pqrepro's Go implementations (circl and the standard library), timed in process"
 
 // withBasis adds what the verdict rests on to a claim result's reason (scoped claims, which
 // never ran, keep their reason alone).

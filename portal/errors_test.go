@@ -3,14 +3,19 @@ package portal
 import (
 	"testing"
 
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
 )
 
 // TestEveryKindHasAStatus: every kind a portal error can carry, but internal, has its status
 // in the one table, a client error; internal is absent (a 500).
 func TestEveryKindHasAStatus(t *testing.T) {
-	kinds := []fault.Kind{fault.Invalid, fault.NotFound, fault.Conflict, fault.Unauthorized, fault.Forbidden, fault.TooLarge,
-		fault.LeaseLost, fault.UnknownRunner, fault.BundleRefused, fault.RateLimited}
+	var kinds []fault.Kind
+	for _, k := range protocol.ErrorKinds() {
+		if k != protocol.KindInternal && k != protocol.KindUnavailable { // a 500; the client's own
+			kinds = append(kinds, k)
+		}
+	}
 	for _, k := range kinds {
 		if st, ok := statusOf[k]; !ok || st < 400 || st >= 500 {
 			t.Errorf("kind %q: status %d (listed %v), want a 4xx", k, st, ok)

@@ -18,7 +18,6 @@ import (
 	"pqrepro/compare"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
@@ -127,7 +126,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 	}
 	for _, f := range fw {
 		v.Firmware = append(v.Firmware, templates.FirmwareOption{Digest: f.Digest, BoardClass: f.BoardClass,
-			Label: fmt.Sprintf("%s for %s (%s, %s)", ingest.ShortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
+			Label: fmt.Sprintf("%s for %s (%s, %s)", artifacts.ShortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
 	}
 	jobs, jobsMore, err := s.jobsPage1(ctx, store.ListFilter{Experiment: m.Ref(), Limit: experimentJobs})
 	if err != nil {
@@ -140,7 +139,7 @@ func (s *Server) experimentPage(c echo.Context) error {
 	}
 	v.Runs, v.RunsMore = runRows(runs), runsMore
 	v.Comparable, v.Claims = s.previews.get(m, p, v.Boards)
-	if m.Kind == artifacts.KindTLSMatrix && len(runs) > 0 {
+	if kindViews[m.Kind].heatMap && len(runs) > 0 {
 		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {
 			return err
 		}
@@ -202,7 +201,7 @@ func (s *Server) rerunFirmware(ctx context.Context, base *artifacts.Manifest, bo
 			return "", err
 		}
 		if f.BoardClass != board {
-			return "", fault.New(fault.Invalid, "firmware %s is built for %s, not %s", ingest.ShortDigest(firmware), f.BoardClass, board)
+			return "", fault.New(fault.Invalid, "firmware %s is built for %s, not %s", artifacts.ShortDigest(firmware), f.BoardClass, board)
 		}
 		return firmware, nil
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/boardcat"
 	"pqrepro/portal/blob"
 	"pqrepro/portal/fault"
-	"pqrepro/portal/ingest"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
@@ -36,7 +36,7 @@ func (s *Server) firmwarePage(c echo.Context) error {
 	for _, b := range s.catalog.Boards {
 		v.Classes = append(v.Classes, b.Slug)
 	}
-	for _, c := range []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"} {
+	for _, c := range boardcat.EmulatedClasses() {
 		if !slices.Contains(v.Classes, c) {
 			v.Classes = append(v.Classes, c)
 		}
@@ -120,7 +120,7 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 		return err
 	}
 	s.log.Info("firmware stored", "digest", f.Digest, "board", f.BoardClass, "by", u.Name)
-	msg := "Firmware stored: " + ingest.ShortDigest(f.Digest) + " for " + f.BoardClass + "."
+	msg := "Firmware stored: " + artifacts.ShortDigest(f.Digest) + " for " + f.BoardClass + "."
 	if note != "" {
 		msg += " " + note + "."
 	}

@@ -80,7 +80,7 @@ func (s *Server) runPage(c echo.Context) error {
 	if err := reportView(&v, r); err != nil {
 		return err
 	}
-	if r.Kind == artifacts.KindTLSMatrix {
+	if kindViews[r.Kind].heatMap {
 		if v.HeatMap, err = s.runHeatMap(ctx, r); err != nil {
 			return err
 		}

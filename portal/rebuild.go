@@ -7,7 +7,7 @@ import (
 	"maps"
 	"slices"
 
-	"pqrepro/portal/ingest"
+	"pqrepro/artifacts"
 	"pqrepro/portal/store"
 )
 
@@ -116,16 +116,16 @@ func (s *Server) rebuildRun(ctx context.Context, id int64) error {
 	}
 	rc, err := s.blobs.Open(ctx, r.Bundle)
 	if err != nil {
-		return fmt.Errorf("open bundle %s: %w", ingest.ShortDigest(r.Bundle), err)
+		return fmt.Errorf("open bundle %s: %w", artifacts.ShortDigest(r.Bundle), err)
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, s.cfg.MaxBundleBytes+1))
 	rc.Close()
 	if err != nil {
-		return fmt.Errorf("read bundle %s: %w", ingest.ShortDigest(r.Bundle), err)
+		return fmt.Errorf("read bundle %s: %w", artifacts.ShortDigest(r.Bundle), err)
 	}
 	b, err := s.ingest.Read(data)
 	if err != nil {
-		return fmt.Errorf("read bundle %s: %w", ingest.ShortDigest(r.Bundle), err)
+		return fmt.Errorf("read bundle %s: %w", artifacts.ShortDigest(r.Bundle), err)
 	}
 	rb, err := s.ingest.Rebuild(id, b, r.ClassStatus, r.JobID != 0)
 	if err != nil {

@@ -83,6 +83,13 @@ const (
 	KindUnavailable ErrorKind = "unavailable"
 )
 
+// ErrorKinds lists every error kind, in the order they are declared. KindUnavailable is the
+// client's own (the portal never answers with it).
+func ErrorKinds() []ErrorKind {
+	return []ErrorKind{KindInternal, KindInvalid, KindNotFound, KindConflict, KindUnauthorized, KindForbidden, KindTooLarge,
+		KindLeaseLost, KindUnknownRunner, KindBundleRefused, KindRateLimited, KindUnavailable}
+}
+
 // Permanent reports whether repeating the same request cannot succeed (invalid input, a
 // refused bundle, a lost lease, a refused token).
 func (k ErrorKind) Permanent() bool {

@@ -128,7 +128,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	budget := m.Spec.BudgetOn(class)
 	obs := runObserver(stderr, *quiet, m, budget)
-	fmt.Fprintf(stdout, "running %s (%s, %d cells, method %s) on %s, manifest %s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, *board, short(m.ID()))
+	fmt.Fprintf(stdout, "running %s (%s, %d cells, method %s) on %s, manifest %s\n", m.Ref(), m.Kind, len(m.Cells()), m.Spec.Method, *board, artifacts.ShortDigest(m.ID()))
 	if budget.Budget > 0 {
 		fmt.Fprintln(stdout, device.PlanText(m, class, len(m.Cells())))
 	}
@@ -280,13 +280,6 @@ func writeBundle(dest string, b *artifacts.Bundle) error {
 		return err
 	}
 	return os.Rename(f.Name(), dest)
-}
-
-func short(id string) string {
-	if len(id) > 19 {
-		return id[:19] + "…"
-	}
-	return id
 }
 
 // human renders a value in the cell's unit; nanoseconds get a readable time unit.

@@ -98,14 +98,6 @@ func BundleDigest(data []byte) string {
 	return artifacts.Digest(data)
 }
 
-// ShortDigest is a digest cut for people: its algorithm and first 12 hex digits.
-func ShortDigest(d string) string {
-	if len(d) > 19 {
-		return d[:19] + "…"
-	}
-	return d
-}
-
 // publicText returns an error's text when it describes the user's own upload (bundle and
 // verification errors), else a generic phrase.
 func publicText(err error) string {
@@ -253,7 +245,7 @@ func (c *checked) parse(b *artifacts.Bundle) error {
 	}
 	if m.ID() != res.ManifestID || m.Ref() != res.Experiment {
 		return fault.New(fault.Invalid, "digest mismatch: result.json names manifest %s (%s) but the bundle's manifest is %s (%s)",
-			ShortDigest(res.ManifestID), res.Experiment, ShortDigest(m.ID()), m.Ref())
+			artifacts.ShortDigest(res.ManifestID), res.Experiment, artifacts.ShortDigest(m.ID()), m.Ref())
 	}
 	c.envJSON = b.Files[artifacts.FileEnvironment]
 	if err := json.Unmarshal(c.envJSON, &c.env); err != nil {
@@ -285,7 +277,7 @@ func (g *Ingest) checkClass(c *checked, j *store.Job) error {
 	c.env.Board.ClassStatus = class.Status // what the comparison and its verdicts carry
 	if res := c.res; j != nil && (res.Experiment != j.Experiment || res.ManifestID != j.ManifestID || res.Board != j.BoardClass) {
 		return fault.New(fault.Invalid, "the bundle does not answer job %d: it ran %s (%s) on %s, the job asked for %s (%s) on %s",
-			j.ID, res.Experiment, ShortDigest(res.ManifestID), res.Board, j.Experiment, ShortDigest(j.ManifestID), j.BoardClass)
+			j.ID, res.Experiment, artifacts.ShortDigest(res.ManifestID), res.Board, j.Experiment, artifacts.ShortDigest(j.ManifestID), j.BoardClass)
 	}
 	return nil
 }

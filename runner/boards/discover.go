@@ -196,7 +196,7 @@ func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwRe
 			fwReason = err.Error()
 			fw = ""
 		default:
-			detail = joinDetail(detail, "firmware "+short(img.Digest)+" ("+relPath(fw)+")")
+			detail = joinDetail(detail, "firmware "+artifacts.ShortDigest(img.Digest)+" ("+relPath(fw)+")")
 		}
 	}
 	return fw, detail, other, fwReason
@@ -235,7 +235,7 @@ func checkSerial(s Spec) (fw, detail, other, fwReason string) {
 			fwReason = "firmware: " + err.Error()
 			fw = ""
 		} else {
-			detail = joinDetail(detail, "firmware "+short(img.Digest)+" ("+relPath(fw)+")")
+			detail = joinDetail(detail, "firmware "+artifacts.ShortDigest(img.Digest)+" ("+relPath(fw)+")")
 		}
 	}
 	return fw, detail, strings.Join(problems, "; "), fwReason
@@ -246,13 +246,6 @@ func joinDetail(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-func short(digest string) string {
-	if len(digest) > 19 {
-		return digest[:19] + "…"
-	}
-	return digest
 }
 
 func relPath(p string) string {
