@@ -24,6 +24,12 @@
  *   tel-frames EK M DEV PSK PT[,PT...]           -> HS FRAME... | fail
  *       (the telemetry scheme's pinned handshake to EK with randomness M, device id DEV,
  *       then one frame per plaintext, counters from 0: firmware/TELEMETRY.md)
+ *   hmac-sha256 KEY MSG                          -> TAG (32 bytes)
+ *   hkdf-sha256 IKM SALT INFO SIZE               -> OKM | fail (SIZE > 255 * 32)
+ *   hkdf-label SECRET LABEL CONTEXT LEN          -> OUT | fail (LABEL in hex, "tls13 " added)
+ *   derive-secret SECRET LABEL HASH              -> OUT (LABEL in hex, HASH 32 bytes)
+ *   aesgcm-seal KEY IV AAD PT                    -> CT||TAG | fail (not AES-128, 96-bit IV)
+ *   aesgcm-open KEY IV AAD CT||TAG               -> PT | fail
  *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
  *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
  *       pinned ML-DSA-44 key SIGPK at Unix time NOW, encapsulation with randomness M, then
@@ -40,7 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../crypto/aesgcm/aesgcm.h"
 #include "../crypto/ascon/ascon.h"
+#include "../crypto/hkdf/hkdf.h"
 #include "../crypto/keccak/keccak.h"
 #include "../crypto/mldsa/mldsa.h"
 #include "../crypto/mlkem/mlkem.h"
@@ -470,6 +478,84 @@ static int telfs(char *sigpk, char *dev, char *psk, char *nonce, char *offer, ch
 	return 0;
 }
 
+/* tlsprim runs the TLS 1.3 primitives' commands (hmac-, hkdf-, derive-secret, aesgcm-). */
+static int tlsprim(const char *cmd, char *x, char *y, char *z, char *v)
+{
+	static uint8_t key[256], iv[1024], label[256];
+	static char lab[257];
+	long nx, ny, nz;
+	if (strcmp(cmd, "hmac-sha256") == 0) {
+		if (y == NULL || (nx = unhex(a, x)) < 0 || (ny = unhex(b, y)) < 0)
+			return -1;
+		hmac_sha256(o1, a, (size_t)nx, b, (size_t)ny);
+		puthex(o1, HMAC_SHA256_BYTES);
+		return 0;
+	}
+	if (strcmp(cmd, "hkdf-sha256") == 0) {
+		uint8_t prk[32];
+		long size;
+		if (v == NULL || (nx = unhex(a, x)) < 0 || (ny = unhex(b, y)) < 0 || (nz = unhex(o2, z)) < 0 ||
+		    (size = atol(v)) < 0 || size > MAXBYTES)
+			return -1;
+		hkdf_sha256_extract(prk, b, (size_t)ny, a, (size_t)nx);
+		if (hkdf_sha256_expand(o1, (size_t)size, prk, sizeof prk, o2, (size_t)nz) != 0)
+			printf("fail");
+		else
+			puthex(o1, (size_t)size);
+		return 0;
+	}
+	if (strcmp(cmd, "hkdf-label") == 0 || strcmp(cmd, "derive-secret") == 0) {
+		long nl, size = 32;
+		int r;
+		if (z == NULL || (nx = unhex(a, x)) != 32 || y == NULL || strlen(y) > 2 * 255 ||
+		    (nl = unhex(label, y)) < 0 || (nz = unhex(b, z)) < 0)
+			return -1;
+		if (cmd[0] == 'h' && (v == NULL || (size = atol(v)) < 0 || size > MAXBYTES))
+			return -1;
+		memcpy(lab, label, (size_t)nl);
+		lab[nl] = 0;
+		if (strlen(lab) != (size_t)nl)
+			return -1;
+		if (cmd[0] == 'd')
+			r = nz == 32 ? tls13_derive_secret(o1, a, lab, b) : -1;
+		else
+			r = hkdf_expand_label(o1, (size_t)size, a, lab, b, (size_t)nz);
+		if (r != 0)
+			printf("fail");
+		else
+			puthex(o1, (size_t)size);
+		return 0;
+	}
+	if (strcmp(cmd, "aesgcm-seal") == 0 || strcmp(cmd, "aesgcm-open") == 0) {
+		static aes128gcm_ctx c;
+		long nk, ni, nt;
+		if (v == NULL || strlen(x) > 2 * sizeof key || strlen(y) > 2 * sizeof iv)
+			return -1;
+		if ((nk = unhex(key, x)) < 0 || (ni = unhex(iv, y)) < 0 || (nz = unhex(a, z)) < 0 ||
+		    (nt = unhex(b, v)) < 0 || nt > MAXBYTES - AESGCM_TAGBYTES)
+			return -1;
+		if (nk != AES128_KEYBYTES || ni != AESGCM_IVBYTES) {
+			printf("fail");
+			return 0;
+		}
+		aes128gcm_init(&c, key);
+		if (cmd[7] == 's') {
+			if (aes128gcm_seal(&c, o1, iv, a, (size_t)nz, b, (size_t)nt) != 0)
+				printf("fail");
+			else
+				puthex(o1, (size_t)nt + AESGCM_TAGBYTES);
+		} else {
+			if (aes128gcm_open(&c, o1, iv, a, (size_t)nz, b, (size_t)nt) != 0)
+				printf("fail");
+			else
+				puthex(o1, (size_t)nt - AESGCM_TAGBYTES);
+		}
+		aes128gcm_wipe(&c);
+		return 0;
+	}
+	return -1;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
@@ -492,6 +578,10 @@ int main(void)
 				goto bad;
 		} else if (strncmp(cmd, "mldsa-", 6) == 0) {
 			if (mldsa(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "hmac-", 5) == 0 || strncmp(cmd, "hkdf-", 5) == 0 ||
+			   strcmp(cmd, "derive-secret") == 0 || strncmp(cmd, "aesgcm-", 7) == 0) {
+			if (x == NULL || tlsprim(cmd, x, y, z, v) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "ascon-", 6) == 0) {
 			if (ascon(cmd, x, y, z, v, w, u) != 0)
