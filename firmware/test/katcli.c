@@ -30,6 +30,11 @@
  *   derive-secret SECRET LABEL HASH              -> OUT (LABEL in hex, HASH 32 bytes)
  *   aesgcm-seal KEY IV AAD PT                    -> CT||TAG | fail (not AES-128, 96-bit IV)
  *   aesgcm-open KEY IV AAD CT||TAG               -> PT | fail
+ *   x509 DER NOW HOST                            -> NAME=VALUE ... | refused CODE
+ *       (the certificate's fields as x509.h reads them, hex unless a number: tbs sigoid sigalg
+ *       sig serial issuer subject notbefore notafter spkioid spkialg pk ca ku (-1 if absent)
+ *       san (dNSNames, comma-separated hex, "-" if none) host (1 if HOST, hex, matches) valid
+ *       (x509_valid_at at Unix time NOW); CODE is x509.h's negative error)
  *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
  *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
  *       pinned ML-DSA-44 key SIGPK at Unix time NOW, encapsulation with randomness M, then
@@ -55,6 +60,7 @@
 #include "../crypto/slhdsa/slhdsa.h"
 #include "../crypto/sha2/sha2.h"
 #include "../crypto/telemetry/tel.h"
+#include "../crypto/x509/x509.h"
 
 #define MAXBYTES 65536
 
@@ -478,6 +484,53 @@ static int telfs(char *sigpk, char *dev, char *psk, char *nonce, char *offer, ch
 	return 0;
 }
 
+static void putspan(const char *name, struct x509_span s)
+{
+	printf(" %s=", name);
+	if (s.n == 0)
+		printf("-");
+	puthex(s.p, s.n);
+}
+
+/* x509 runs the x509 command. */
+static int x509(char *der, char *now_s, char *host)
+{
+	static struct x509_cert c;
+	struct x509_span name;
+	long n, nh;
+	size_t i;
+	int r;
+	if (host == NULL || (n = unhex(a, der)) < 0 || (nh = unhex(b, host)) < 0)
+		return -1;
+	if ((r = x509_parse(&c, a, (size_t)n)) != X509_OK) {
+		printf("refused %d", r);
+		return 0;
+	}
+	printf("ok");
+	putspan("tbs", c.tbs);
+	putspan("sigoid", c.sig_oid);
+	printf(" sigalg=%d", (int)c.sig_alg);
+	putspan("sig", c.sig);
+	putspan("serial", c.serial);
+	putspan("issuer", c.issuer);
+	putspan("subject", c.subject);
+	printf(" notbefore=%lld notafter=%lld", (long long)c.not_before, (long long)c.not_after);
+	putspan("spkioid", c.spki_oid);
+	printf(" spkialg=%d", (int)c.spki_alg);
+	putspan("pk", c.pubkey);
+	printf(" ca=%d ku=%ld san=", c.is_ca, c.has_key_usage ? (long)c.key_usage : -1L);
+	for (i = 0; x509_san_dns(&c, i, &name) == 0; i++) {
+		if (i > 0)
+			printf(",");
+		puthex(name.p, name.n);
+	}
+	if (i == 0)
+		printf("-");
+	printf(" host=%d valid=%d", x509_match_host(&c, (const char *)b, (size_t)nh),
+	       x509_valid_at(&c, (int64_t)strtoll(now_s, NULL, 10)));
+	return 0;
+}
+
 /* tlsprim runs the TLS 1.3 primitives' commands (hmac-, hkdf-, derive-secret, aesgcm-). */
 static int tlsprim(const char *cmd, char *x, char *y, char *z, char *v)
 {
@@ -582,6 +635,9 @@ int main(void)
 		} else if (strncmp(cmd, "hmac-", 5) == 0 || strncmp(cmd, "hkdf-", 5) == 0 ||
 			   strcmp(cmd, "derive-secret") == 0 || strncmp(cmd, "aesgcm-", 7) == 0) {
 			if (x == NULL || tlsprim(cmd, x, y, z, v) != 0)
+				goto bad;
+		} else if (strcmp(cmd, "x509") == 0) {
+			if (x509(x, y, z) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "ascon-", 6) == 0) {
 			if (ascon(cmd, x, y, z, v, w, u) != 0)
