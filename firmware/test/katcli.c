@@ -35,6 +35,14 @@
  *       sig serial issuer subject notbefore notafter spkioid spkialg pk ca ku (-1 if absent)
  *       san (dNSNames, comma-separated hex, "-" if none) host (1 if HOST, hex, matches) valid
  *       (x509_valid_at at Unix time NOW); CODE is x509.h's negative error)
+ *   tlsc-start GROUP SNI CA NOW RANDOM SEED      -> OUT | fail
+ *       (the TLS 1.3 client of crypto/tls13 started for group GROUP (decimal codepoint), server
+ *       name SNI (hex), trust anchor CA (DER), Unix time NOW, ClientHello RANDOM (32 bytes) and
+ *       ML-KEM SEED (64 bytes); OUT is the bytes it sends)
+ *   tlsc-feed IN                                 -> STATE SENT RECEIVED OUT APP
+ *       (IN fed to the client; STATE its state number, SENT and RECEIVED the alerts' descriptions
+ *       or -1, OUT the bytes it sends, APP the application data it received, both then taken)
+ *   tlsc-write DATA                              -> OUT | fail
  *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
  *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
  *       pinned ML-DSA-44 key SIGPK at Unix time NOW, encapsulation with randomness M, then
@@ -60,6 +68,7 @@
 #include "../crypto/slhdsa/slhdsa.h"
 #include "../crypto/sha2/sha2.h"
 #include "../crypto/telemetry/tel.h"
+#include "../crypto/tls13/tls13c.h"
 #include "../crypto/x509/x509.h"
 
 #define MAXBYTES 65536
@@ -531,6 +540,62 @@ static int x509(char *der, char *now_s, char *host)
 	return 0;
 }
 
+/* tlsc runs the tlsc- commands on one client. */
+static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, char *u)
+{
+	static struct tls13c c;
+	static uint8_t ca[X509_MAX_DER];
+	static char sni[256];
+	static int started;
+	long n;
+	if (strcmp(cmd, "tlsc-start") == 0) {
+		struct tls13c_config cfg;
+		long nsni, nca, nr, ns;
+		if (u == NULL || strlen(y) > 2 * 255 || strlen(z) > 2 * sizeof ca || (nsni = unhex(a, y)) < 0 ||
+		    (nca = unhex(ca, z)) < 0 || (nr = unhex(b, w)) != 32 || (ns = unhex(o2, u)) != 64)
+			return -1;
+		memcpy(sni, a, (size_t)nsni);
+		sni[nsni] = 0;
+		cfg.group = (uint16_t)atol(x);
+		cfg.server_name = sni;
+		cfg.ca_der = ca;
+		cfg.ca_len = (size_t)nca;
+		cfg.now = (int64_t)strtoll(v, NULL, 10);
+		cfg.random = b;
+		cfg.kem_seed = o2;
+		started = tls13c_start(&c, &cfg) == 0;
+		if (!started) {
+			printf("fail");
+			return 0;
+		}
+	} else if (strcmp(cmd, "tlsc-feed") == 0) {
+		if (!started || (n = unhex(a, x)) < 0)
+			return -1;
+		tls13c_input(&c, a, (size_t)n);
+		printf("%d %d %d ", (int)c.state, c.alert_sent, c.alert_received);
+	} else if (strcmp(cmd, "tlsc-write") == 0) {
+		if (!started || (n = unhex(a, x)) < 0)
+			return -1;
+		if (tls13c_write(&c, a, (size_t)n) != 0) {
+			printf("fail");
+			return 0;
+		}
+	} else
+		return -1;
+	if (c.out_len == 0)
+		printf("-");
+	puthex(c.out, c.out_len);
+	c.out_len = 0;
+	if (cmd[5] == 'f') {
+		printf(" ");
+		if (c.app_len == 0)
+			printf("-");
+		puthex(c.app, c.app_len);
+		c.app_len = 0;
+	}
+	return 0;
+}
+
 /* tlsprim runs the TLS 1.3 primitives' commands (hmac-, hkdf-, derive-secret, aesgcm-). */
 static int tlsprim(const char *cmd, char *x, char *y, char *z, char *v)
 {
@@ -635,6 +700,9 @@ int main(void)
 		} else if (strncmp(cmd, "hmac-", 5) == 0 || strncmp(cmd, "hkdf-", 5) == 0 ||
 			   strcmp(cmd, "derive-secret") == 0 || strncmp(cmd, "aesgcm-", 7) == 0) {
 			if (x == NULL || tlsprim(cmd, x, y, z, v) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "tlsc-", 5) == 0) {
+			if (x == NULL || tlsc(cmd, x, y, z, v, w, u) != 0)
 				goto bad;
 		} else if (strcmp(cmd, "x509") == 0) {
 			if (x509(x, y, z) != 0)
