@@ -65,8 +65,12 @@ type tlsCell struct {
 	scheme tls13.SignatureScheme
 	host   string // the name the C client asks for (the leaf is issued for board.pqrepro.test)
 	now    time.Time
-	// serverHooks changes the server's configuration (a wrong CA for the client, say).
+	// chain, when set, gives the chain whose CA the client trusts (another CA: unknown_ca).
 	chain func(*tlscert.Chain) *tlscert.Chain
+	// signer, when set, gives the chain whose leaf key the server signs CertificateVerify with.
+	signer func(*tlscert.Chain) *tlscert.Chain
+	// tamper, when set, changes the server's first flight on its way to the client.
+	tamper func([]byte) []byte
 }
 
 // runTLSCell starts the Go engine as a server on one end of a pipe and the C client (katcli's
@@ -84,11 +88,15 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 	if c.chain != nil {
 		anchor = c.chain(ch).CADER
 	}
+	key := ch.Key
+	if c.signer != nil {
+		key = c.signer(ch).Key
+	}
 	clientEnd, serverEnd := net.Pipe()
 	defer clientEnd.Close()
 	srv := tls13.Server(serverEnd, &tls13.Config{
 		Groups: []tls13.Group{c.group}, SignatureSchemes: []tls13.SignatureScheme{c.scheme},
-		Certificates: ch.Certificates(), PrivateKey: ch.Key,
+		Certificates: ch.Certificates(), PrivateKey: key,
 	})
 	srvErr := make(chan error, 1)
 	go func() {
@@ -115,7 +123,7 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 	out := unhexField(t, hello)
 	var res tlscResult
 	buf := make([]byte, 1<<16)
-	for pinged := false; ; {
+	for pinged, first := false, true; ; {
 		if len(out) > 0 {
 			clientEnd.SetWriteDeadline(time.Now().Add(20 * time.Second))
 			if _, err := clientEnd.Write(out); err != nil {
@@ -138,7 +146,12 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 			}
 			break
 		}
-		res = tlscFeed(t, k, buf[:n])
+		in := buf[:n]
+		if first && c.tamper != nil {
+			in = c.tamper(in)
+		}
+		first = false
+		res = tlscFeed(t, k, in)
 		out = res.out
 	}
 	clientEnd.Close()
@@ -168,9 +181,11 @@ func TestTLSClientAgainstEngine(t *testing.T) {
 }
 
 // TestTLSClientAlerts checks that the C client refuses a wrong trust anchor (unknown_ca), a name
-// the leaf does not carry (bad_certificate) and a time outside the leaf's validity
-// (certificate_expired), with the alert the Go engine sends for the same failure, and that the
-// Go server receives that alert.
+// the leaf does not carry (bad_certificate), a time outside the leaf's validity
+// (certificate_expired), a CertificateVerify signed by another key (decrypt_error), a record
+// tampered with on the way (bad_record_mac), a key share for another group and one of the wrong
+// length (illegal_parameter), each with the alert the Go engine sends for the same failure, and
+// that the Go server receives that alert.
 func TestTLSClientAlerts(t *testing.T) {
 	k := startKatcli(t)
 	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
@@ -190,6 +205,10 @@ func TestTLSClientAlerts(t *testing.T) {
 		{"wrong host name", tlsCell{host: "other.pqrepro.test"}, tls13.AlertBadCertificate},
 		{"expired", tlsCell{now: now.Add(48 * time.Hour)}, tls13.AlertCertificateExpired},
 		{"not yet valid", tlsCell{now: now.Add(-48 * time.Hour)}, tls13.AlertCertificateExpired},
+		{"CertificateVerify by another key", tlsCell{signer: otherCA}, tls13.AlertDecryptError},
+		{"tampered record", tlsCell{tamper: func(b []byte) []byte { b[len(b)-1] ^= 1; return b }}, tls13.AlertBadRecordMAC},
+		{"key share for another group", tlsCell{tamper: shareGroup(0x0200)}, tls13.AlertIllegalParameter},
+		{"key share of the wrong length", tlsCell{tamper: shareShort}, tls13.AlertIllegalParameter},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cell := c.cell
@@ -210,4 +229,43 @@ func TestTLSClientAlerts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keyShareAt finds the ServerHello's key_share extension (type 0x0033) in the server's first
+// flight: the offset of its group field. The ServerHello is the first record; its extensions
+// follow the fixed fields (5-byte record header, 4-byte message header, version, random, an
+// empty session id, suite, compression).
+func keyShareAt(b []byte) int {
+	i := 5 + 4 + 2 + 32 + 1 + 2 + 1 + 2
+	for i+4 <= len(b) {
+		typ, n := int(b[i])<<8|int(b[i+1]), int(b[i+2])<<8|int(b[i+3])
+		if typ == 0x0033 {
+			return i + 4
+		}
+		i += 4 + n
+	}
+	panic("no key_share in the ServerHello")
+}
+
+// shareGroup names another group in the ServerHello's key share.
+func shareGroup(g uint16) func([]byte) []byte {
+	return func(b []byte) []byte {
+		i := keyShareAt(b)
+		b[i], b[i+1] = byte(g>>8), byte(g)
+		return b
+	}
+}
+
+// shareShort shortens the ServerHello's key share by one byte (the extension, the ServerHello
+// and its record one byte shorter too), so the ciphertext has the wrong length for the group.
+func shareShort(b []byte) []byte {
+	i := keyShareAt(b)
+	dec16 := func(j int) { v := int(b[j])<<8 | int(b[j+1]) - 1; b[j], b[j+1] = byte(v>>8), byte(v) }
+	dec16(3)                          // record length
+	b[8]--                            // ServerHello length (low byte; the ServerHello is shorter than 64 KiB)
+	dec16(5 + 4 + 2 + 32 + 1 + 2 + 1) // extensions length
+	dec16(i - 2)                      // key_share extension length
+	dec16(i + 2)                      // key_exchange length
+	end := i + 4 + (int(b[i+2])<<8 | int(b[i+3]))
+	return append(b[:end:end], b[end+1:]...)
 }
