@@ -113,10 +113,11 @@ static int digits(const uint8_t *p, int n, int *out)
 	return 0;
 }
 
-/* days_from_civil: days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int y, int m, int d)
+/* days_from_civil: days since 1970-01-01 of a proleptic Gregorian date, years 0 to 9999, in
+ * 32-bit arithmetic (no 64-bit division for a board's libgcc to supply). */
+static int32_t days_from_civil(int32_t y, int32_t m, int32_t d)
 {
-	int64_t era, yoe, doy, doe;
+	int32_t era, yoe, doy, doe;
 	y -= m <= 2;
 	era = (y >= 0 ? y : y - 399) / 400;
 	yoe = y - era * 400;
@@ -150,7 +151,7 @@ static int x509_time(struct der *d, int64_t *out)
 		return X509_ETIME;
 	if (mo == 2 && dd == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
 		return X509_ETIME;
-	*out = days_from_civil(y, mo, dd) * 86400 + h * 3600 + mi * 60 + s;
+	*out = (int64_t)days_from_civil(y, mo, dd) * 86400 + h * 3600 + mi * 60 + s;
 	return X509_OK;
 }
 
@@ -212,8 +213,9 @@ static int key_usage(struct x509_cert *c, struct x509_span ext)
 	return X509_OK;
 }
 
-/* extension reads one Extension; seen holds a bit per known extension, for duplicates. */
-static int extension(struct x509_cert *c, struct x509_span seq, uint64_t *seen)
+/* extension reads one Extension; seen holds a bit per known extension (bit id - SKI), for
+ * duplicates. */
+static int extension(struct x509_cert *c, struct x509_span seq, uint32_t *seen)
 {
 	/* id-ce 2.5.29.n: 55 1D n */
 	enum { SKI = 14, KU = 15, SAN = 17, BC = 19, AKI = 35, EKU = 37 };
@@ -233,9 +235,9 @@ static int extension(struct x509_cert *c, struct x509_span seq, uint64_t *seen)
 		id = oid.p[2];
 	switch (id) {
 	case SKI: case KU: case SAN: case BC: case AKI: case EKU:
-		if (*seen & ((uint64_t)1 << id))
+		if (*seen & (1u << (id - SKI)))
 			return X509_EEXT;
-		*seen |= (uint64_t)1 << id;
+		*seen |= 1u << (id - SKI);
 		break;
 	default:
 		return critical ? X509_ECRITICAL : X509_OK;
@@ -253,7 +255,7 @@ static int extensions(struct x509_cert *c, struct der *tbs)
 {
 	struct der outer, list;
 	struct x509_span e;
-	uint64_t seen = 0;
+	uint32_t seen = 0;
 	int r;
 	if (der_expect(tbs, 0xa3, NULL, &outer) != 0 || der_expect(&outer, 0x30, NULL, &list) != 0 ||
 	    outer.n != 0 || list.n == 0)
