@@ -9,10 +9,12 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"pqrepro/tls13"
+	"pqrepro/tls13/interop"
 	"pqrepro/tls13/tlscert"
 )
 
@@ -111,6 +113,16 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 		}
 		srvErr <- err
 	}()
+	res := relayTLSClient(t, k, clientEnd, c, anchor, "ping")
+	clientEnd.Close()
+	return res, <-srvErr
+}
+
+// relayTLSClient starts the C client for cell c with trust anchor anchor and relays bytes between
+// it and conn, the server's end, until the client has failed or received application data after
+// sending ping once connected. The client's random and ML-KEM seed are fresh.
+func relayTLSClient(t *testing.T, k *katcli, conn net.Conn, c tlsCell, anchor []byte, ping string) tlscResult {
+	t.Helper()
 	random, seed := make([]byte, 32), make([]byte, 64)
 	rand.Read(random)
 	rand.Read(seed)
@@ -125,23 +137,23 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 	buf := make([]byte, 1<<16)
 	for pinged, first := false, true; ; {
 		if len(out) > 0 {
-			clientEnd.SetWriteDeadline(time.Now().Add(20 * time.Second))
-			if _, err := clientEnd.Write(out); err != nil {
+			conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+			if _, err := conn.Write(out); err != nil {
 				break // the server has gone (it failed, or it closed after the echo)
 			}
 			out = nil
 		}
 		if res.state == tlscConnected && !pinged {
-			out, pinged = unhexField(t, k.do(t, "tlsc-write", hx([]byte("ping")))), true
+			out, pinged = unhexField(t, k.do(t, "tlsc-write", hx([]byte(ping)))), true
 			continue
 		}
 		if res.state == tlscFailed || len(res.app) > 0 {
 			break
 		}
-		clientEnd.SetReadDeadline(time.Now().Add(20 * time.Second))
-		n, err := clientEnd.Read(buf)
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		n, err := conn.Read(buf)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, syscall.ECONNRESET) {
 				t.Fatalf("read from the server: %v", err)
 			}
 			break
@@ -154,8 +166,7 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 		res = tlscFeed(t, k, in)
 		out = res.out
 	}
-	clientEnd.Close()
-	return res, <-srvErr
+	return res
 }
 
 // TestTLSClientAgainstEngine runs the C TLS 1.3 client against the project's Go engine for the
@@ -268,4 +279,50 @@ func shareShort(b []byte) []byte {
 	dec16(i + 2)                      // key_exchange length
 	end := i + 4 + (int(b[i+2])<<8 | int(b[i+3]))
 	return append(b[:end:end], b[end+1:]...)
+}
+
+// TestTLSClientAgainstOpenSSL runs the C client against OpenSSL 3.5's s_server (the Debian 13
+// root of scripts/openssl-root, found as tls13/interop finds it) for the nine ML-KEM × ML-DSA
+// cells: s_server, limited to the cell's group and signature algorithm, establishes the
+// connection, its trace shows the cell's group, scheme and TLS_AES_128_GCM_SHA256, and the C
+// client gets its line back reversed (s_server -rev), after the session tickets OpenSSL sends.
+func TestTLSClientAgainstOpenSSL(t *testing.T) {
+	ossl, err := interop.FindOpenSSL(t.Context())
+	if err != nil {
+		t.Skipf("no OpenSSL 3.5 to interoperate with: %v", err)
+	}
+	t.Logf("peer: %s", ossl.Version)
+	k := startKatcli(t)
+	now := time.Now()
+	for _, g := range []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024} {
+		for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87} {
+			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
+				ch, err := tlscert.New(s, "board.pqrepro.test", now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv, err := ossl.StartOpenSSLServer(t.Context(), interop.Cell{Group: g, Scheme: s}, ch, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				conn, err := net.Dial("tcp", srv.Addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := relayTLSClient(t, k, conn, tlsCell{group: g, scheme: s, host: "board.pqrepro.test", now: now}, ch.CADER, "ping\n")
+				conn.Close()
+				rep, err := srv.Wait()
+				if err != nil {
+					t.Fatalf("%v (client state %d, alerts %d/%d)", err, res.state, res.sent, res.received)
+				}
+				if res.state != tlscConnected || string(res.app) != "gnip\n" {
+					t.Fatalf("client state %d, alerts %d/%d, application data %q", res.state, res.sent, res.received, res.app)
+				}
+				if rep.Group != uint16(g) || rep.Scheme != uint16(s) || rep.CipherSuite != uint16(tls13.TLS_AES_128_GCM_SHA256) {
+					t.Fatalf("s_server negotiated group %#04x, scheme %#04x, suite %#04x", rep.Group, rep.Scheme, rep.CipherSuite)
+				}
+			})
+		}
+	}
 }
