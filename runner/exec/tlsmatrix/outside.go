@@ -87,7 +87,7 @@ type DialError struct {
 
 func (e *DialError) Error() string {
 	switch {
-	case errors.Is(e.Err, context.DeadlineExceeded), os.IsTimeout(e.Err):
+	case isTimeout(e.Err):
 		return fmt.Sprintf("connect to %s: timed out (%v)", e.Addr, e.Err)
 	case errors.Is(e.Err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("connect to %s: connection refused: nothing listens there", e.Addr)
@@ -96,6 +96,12 @@ func (e *DialError) Error() string {
 }
 
 func (e *DialError) Unwrap() error { return e.Err }
+
+// isTimeout reports whether err is a deadline's, however wrapped.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
 
 // dialOutside connects to addr within timeout (and ctx).
 func dialOutside(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
@@ -122,7 +128,7 @@ func handshakeError(addr string, timeout time.Duration, err error) error {
 		return fmt.Errorf("handshake with %s: certificate not trusted by the given CA: %v", addr, ae.Err)
 	case errors.As(err, &ae):
 		return fmt.Errorf("handshake with %s: %v", addr, err)
-	case os.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded):
+	case isTimeout(err):
 		return fmt.Errorf("handshake with %s: timed out after %v", addr, timeout)
 	}
 	return fmt.Errorf("handshake with %s: %w", addr, err)
