@@ -306,3 +306,13 @@ func TestProbeAndRunAgainstOpenSSL(t *testing.T) {
 	}
 	t.Logf("run against %s:\n%s", o.Version, runOut)
 }
+
+// TestBundleBeforeServerFieldVerifies: a tls-matrix bundle made by the build before
+// spec.tls.server existed (main at 53632ef, one cell ML-KEM-768+ML-DSA-44, n=4, the engine's own
+// server) still verifies and re-derives, and its manifest keeps its identity.
+func TestBundleBeforeServerFieldVerifies(t *testing.T) {
+	code, stdout, stderr := pq(t, "verify", filepath.Join("testdata", "tls-matrix-before-server-field.tar.gz"))
+	if code != 0 || !strings.Contains(stdout, "VERIFIED") || !strings.Contains(stdout, "re-derives from samples.csv, tls.csv") {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
