@@ -170,6 +170,16 @@ spec:
 // runOutside runs manifest against addr and returns the bundle's one cell after verify.
 func runOutside(t *testing.T, manifest, addr, ca string) (artifacts.Cell, string) {
 	t.Helper()
+	cells, out := runOutsideCells(t, manifest, addr, ca)
+	if len(cells) != 1 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	return cells[0], out
+}
+
+// runOutsideCells runs manifest against addr and returns the bundle's cells after verify.
+func runOutsideCells(t *testing.T, manifest, addr, ca string) ([]artifacts.Cell, string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "bundle")
 	code, stdout, stderr := pq(t, "run", manifest, "--tls-server", addr, "--tls-ca", ca, "--tls-servername", probeHost,
 		"--keys", filepath.Join(t.TempDir(), "keys"), "--out", out)
@@ -188,10 +198,7 @@ func runOutside(t *testing.T, manifest, addr, ca string) (artifacts.Cell, string
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cells) != 1 {
-		t.Fatalf("%d cells", len(res.Cells))
-	}
-	return res.Cells[0], stdout
+	return res.Cells, stdout
 }
 
 // TestRunAgainstCryptoTLS: run --tls-server sends an X25519 cell's handshakes to Go's crypto/tls
@@ -199,8 +206,23 @@ func runOutside(t *testing.T, manifest, addr, ca string) (artifacts.Cell, string
 func TestRunAgainstCryptoTLS(t *testing.T) {
 	cell := interop.Cell{Group: tls13.X25519, Scheme: tls13.ECDSAP256SHA256}
 	addr, ca, chain := cryptoTLSServer(t, cell)
-	c, _ := runOutside(t, outsideManifest(t, "X25519", "ECDSA-P256", 4), addr, ca)
-	checkOutsideCell(t, c, addr, "ECDSA P-256", chain, 4)
+	m := outsideManifest(t, "X25519", "ECDSA-P256", 4)
+	data, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both client stacks, each against the same outside server.
+	data = []byte(strings.Replace(string(data), "    batch: 2", "    batch: 2\n    stacks: [pqrepro, crypto/tls]", 1))
+	if err := os.WriteFile(m, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := runOutsideCells(t, m, addr, ca)
+	if len(cells) != 2 || cells[1].Variant != "stack: crypto/tls" {
+		t.Fatalf("cells %+v", cells)
+	}
+	for _, c := range cells {
+		checkOutsideCell(t, c, addr, "ECDSA P-256", chain, 4)
+	}
 }
 
 func checkOutsideCell(t *testing.T, c artifacts.Cell, addr, key string, chain *tlscert.Chain, n int) {
