@@ -589,4 +589,3 @@ func waitHealthy(t *testing.T, base string) {
 	}
 	t.Fatalf("portal at %s did not become healthy", base)
 }
-
