@@ -2,8 +2,9 @@
  * 96-bit IV, 128-bit tag only.
  *
  * Constant time, table-free: there is no S-box table. SubBytes computes each byte's inverse in
- * GF(2^8) as x^254 by a fixed chain of multiplications, four bytes at a time in one 32-bit word
- * (branch-free shift-and-mask multiplication), then the affine map by rotations; MixColumns and
+ * GF(2^8) as x^254 by a fixed chain of squarings (a linear bit map) and multiplications
+ * (branch-free shift-and-mask), four bytes at a time in one 32-bit word, then the affine map by
+ * rotations; MixColumns and
  * the key schedule use the same word arithmetic. GHASH multiplies bit by bit in GF(2^128) with
  * masks, no table. So no memory address and no branch depends on the key, the data or H; lengths
  * are public. The tag is compared without an early exit, and open writes plaintext only after
