@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestTLSClientReplayOnBoards(t *testing.T) {
 					t.Fatalf("board run: state %s, ok %s, Finished %s, host's %s", m["state"], m["ok"], m["out"], hostFin)
 				}
 			}
-			for _, f := range []string{"start", "input", "stack"} {
+			for _, f := range []string{"start", "input", "stack", "kex", "chain", "cv", "ksrec"} {
 				if tls[0][f] != tls[1][f] {
 					t.Errorf("%s differs between runs: %s, %s", f, tls[0][f], tls[1][f])
 				}
@@ -95,8 +96,19 @@ func TestTLSClientReplayOnBoards(t *testing.T) {
 			if aesl[0]["seal16k"] != aesl[1]["seal16k"] {
 				t.Errorf("AES-GCM counts differ between runs: %s, %s", aesl[0]["seal16k"], aesl[1]["seal16k"])
 			}
-			t.Logf("%s (%s): tls13c_start %s, tls13c_input on the flight %s, stack %s B; AES-128-GCM seal of 16 KiB %s (stack %s B)",
-				b.name, tls[0]["unit"], tls[0]["start"], tls[0]["input"], tls[0]["stack"], aesl[0]["seal16k"], aesl[0]["stack"])
+			num := func(f string) uint64 {
+				v, err := strconv.ParseUint(tls[0][f], 10, 64)
+				if err != nil {
+					t.Fatalf("field %s: %v", f, err)
+				}
+				return v
+			}
+			total, phases := num("start")+num("input"), num("kex")+num("chain")+num("cv")+num("ksrec")
+			if num("kex") == 0 || num("chain") == 0 || num("cv") == 0 || num("ksrec") == 0 || phases > total {
+				t.Fatalf("phases kex %d, chain %d, cv %d, ksrec %d against a total of %d", num("kex"), num("chain"), num("cv"), num("ksrec"), total)
+			}
+			t.Logf("%s (%s): tls13c_start %s, tls13c_input on the flight %s (total %d: key exchange %s, chain %s, CertificateVerify %s, key schedule and records %s, rest %d), stack %s B; AES-128-GCM seal of 16 KiB %s (stack %s B)",
+				b.name, tls[0]["unit"], tls[0]["start"], tls[0]["input"], total, tls[0]["kex"], tls[0]["chain"], tls[0]["cv"], tls[0]["ksrec"], total-phases, tls[0]["stack"], aesl[0]["seal16k"], aesl[0]["stack"])
 		})
 	}
 }

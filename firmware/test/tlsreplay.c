@@ -4,7 +4,8 @@
  * tls13c_start (ML-KEM-512 key generation and the ClientHello) and of tls13c_input on the whole
  * flight (decapsulation, key schedule, record decryption, the leaf's and CertificateVerify's
  * ML-DSA-44 verification, both Finished), the painted stack high-water mark, the final state and
- * the client's Finished record, for tlsreplay_test.go to compare with the host build's; then the
+ * the client's phase counts over both calls (tls13c.h: key exchange, chain, CertificateVerify, key
+ * schedule and records), the client's Finished record, for tlsreplay_test.go to compare with the host build's; then the
  * count of sealing one 2^14-byte record with AES-128-GCM (a 5-byte AAD, as a record header). */
 #include "../core/fw.h"
 #include "../crypto/pqmem.h"
@@ -108,6 +109,14 @@ void fw_main(void)
 		put_u64(t_input);
 		put(" stack=");
 		put_u64(stack);
+		put(" kex=");
+		put_u64(client.phase[TLS13C_PH_KEX]);
+		put(" chain=");
+		put_u64(client.phase[TLS13C_PH_CHAIN]);
+		put(" cv=");
+		put_u64(client.phase[TLS13C_PH_CV]);
+		put(" ksrec=");
+		put_u64(client.phase[TLS13C_PH_KS_RECORD]);
 		put(" state=");
 		put_u64((uint64_t)client.state);
 		put(rc == 0 && hello_ok ? " ok=1" : " ok=0");

@@ -14,6 +14,22 @@ enum {
 	TLS_AES_128_GCM_SHA256 = 0x1301,
 };
 
+/* TIMED runs stmt and adds the board counter's advance over it to c->phase[p] (tls13c.h). */
+#ifdef TLS13C_PHASE_COUNTER
+uint64_t plat_counter(void);
+#define TIMED(c, p, stmt)                                      \
+	do {                                                   \
+		uint64_t t0_ = plat_counter();                 \
+		stmt;                                          \
+		(c)->phase[p] += plat_counter() - t0_;         \
+	} while (0)
+#else
+#define TIMED(c, p, stmt) \
+	do {              \
+		stmt;     \
+	} while (0)
+#endif
+
 /* The ServerHello random of a HelloRetryRequest (SHA-256 of "HelloRetryRequest"). */
 static const uint8_t hrr_random[32] = {
 	0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
@@ -91,6 +107,16 @@ static uint32_t get(struct rd *r, int bytes)
 	return v;
 }
 
+static void skip(struct rd *r, size_t n)
+{
+	if (r->bad || r->n < n) {
+		r->bad = 1;
+		return;
+	}
+	r->p += n;
+	r->n -= n;
+}
+
 /* sub takes a length-prefixed (lenbytes) vector off r as a cursor of its own. */
 static struct rd sub(struct rd *r, int lenbytes)
 {
@@ -144,7 +170,7 @@ static int send_record(struct tls13c *c, uint8_t type, const uint8_t *p, size_t 
 	if (c->wr.on) {
 		rec[5 + len] = type;
 		nonce(&c->wr, n);
-		aes128gcm_seal(&c->wr.aead, rec + 5, n, rec, 5, rec + 5, len + 1);
+		TIMED(c, TLS13C_PH_KS_RECORD, aes128gcm_seal(&c->wr.aead, rec + 5, n, rec, 5, rec + 5, len + 1));
 		c->wr.seq++;
 	}
 	c->out_len += 5 + body;
@@ -235,18 +261,22 @@ int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 	const struct kem *k = kem_of(cfg->group);
 	uint8_t *ek;
 	size_t n;
+	int r;
 	memset(c, 0, sizeof *c);
 	c->alert_sent = c->alert_received = -1;
 	if (k == NULL || cfg->server_name == NULL || strlen(cfg->server_name) == 0 ||
-	    strlen(cfg->server_name) > 255 || x509_parse(&c->ca, cfg->ca_der, cfg->ca_len) != X509_OK ||
-	    c->ca.spki_alg == X509_ALG_OTHER)
+	    strlen(cfg->server_name) > 255)
+		return -1;
+	TIMED(c, TLS13C_PH_CHAIN, r = x509_parse(&c->ca, cfg->ca_der, cfg->ca_len));
+	if (r != X509_OK || c->ca.spki_alg == X509_ALG_OTHER)
 		return -1;
 	c->group = cfg->group;
 	c->server_name = cfg->server_name;
 	c->now = cfg->now;
 	/* The encapsulation key is made in the handshake buffer, free until the ServerHello. */
 	ek = c->hs + 8192;
-	if (kem_keygen(c->group, ek, c->dk, cfg->kem_seed) != 0)
+	TIMED(c, TLS13C_PH_KEX, r = kem_keygen(c->group, ek, c->dk, cfg->kem_seed));
+	if (r != 0)
 		return -1;
 	n = client_hello(c, c->hs, cfg->random, ek, k->ek);
 	sha256_init(&c->transcript);
@@ -319,9 +349,10 @@ static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
 	const uint8_t *random;
 	uint32_t version, suite, comp;
 	uint8_t ss[32];
+	int rc;
 	version = get(&r, 2);
 	random = r.p;
-	get(&r, 4), get(&r, 4), get(&r, 4), get(&r, 4), get(&r, 4), get(&r, 4), get(&r, 4), get(&r, 4);
+	skip(&r, 32);
 	sid = sub(&r, 1);
 	suite = get(&r, 2);
 	comp = get(&r, 1);
@@ -335,10 +366,11 @@ static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
 	if (server_hello_exts(c, &exts, k, &ct) != 0)
 		return -1;
 	sha256_update(&c->transcript, m, len);
-	if (kem_decaps(c->group, ss, ct.p, c->dk) != 0)
+	TIMED(c, TLS13C_PH_KEX, rc = kem_decaps(c->group, ss, ct.p, c->dk));
+	if (rc != 0)
 		return fail(c, TLS13C_INTERNAL_ERROR);
 	memset(c->dk, 0, sizeof c->dk);
-	handshake_keys(c, ss);
+	TIMED(c, TLS13C_PH_KS_RECORD, handshake_keys(c, ss));
 	memset(ss, 0, sizeof ss);
 	c->state = TLS13C_WAIT_EE;
 	return 0;
@@ -404,6 +436,7 @@ static int certificate(struct tls13c *c, const uint8_t *m, size_t len)
 {
 	struct rd r = {m + 4, len - 4, 0}, ctx, list, entry, exts;
 	struct x509_cert leaf;
+	int rc;
 	ctx = sub(&r, 1);
 	list = sub(&r, 3);
 	if (r.bad || r.n != 0 || ctx.n != 0)
@@ -413,9 +446,11 @@ static int certificate(struct tls13c *c, const uint8_t *m, size_t len)
 	if (list.bad || entry.n == 0)
 		return fail(c, TLS13C_DECODE_ERROR);
 	(void)exts;
-	if (x509_parse(&leaf, entry.p, entry.n) != X509_OK)
+	TIMED(c, TLS13C_PH_CHAIN, rc = x509_parse(&leaf, entry.p, entry.n));
+	if (rc != X509_OK)
 		return fail(c, TLS13C_BAD_CERTIFICATE);
-	if (check_leaf(c, &leaf) != 0)
+	TIMED(c, TLS13C_PH_CHAIN, rc = check_leaf(c, &leaf));
+	if (rc != 0)
 		return -1;
 	c->leaf_alg = leaf.spki_alg;
 	c->leaf_pk_len = leaf.pubkey.n;
@@ -438,17 +473,19 @@ static int certificate_verify(struct tls13c *c, const uint8_t *m, size_t len)
 {
 	static const char label[] = "TLS 1.3, server CertificateVerify";
 	uint8_t content[64 + sizeof label + 32];
-	struct rd r = {m + 4, len - 4, 0}, sig;
-	uint32_t scheme = get(&r, 2);
-	sig = sub(&r, 2);
-	if (r.bad || r.n != 0)
+	struct rd rd = {m + 4, len - 4, 0}, sig;
+	uint32_t scheme = get(&rd, 2);
+	int r;
+	sig = sub(&rd, 2);
+	if (rd.bad || rd.n != 0)
 		return fail(c, TLS13C_DECODE_ERROR);
 	if (scheme_alg(scheme) != c->leaf_alg) /* not offered, or not the leaf key's */
 		return fail(c, TLS13C_ILLEGAL_PARAMETER);
 	memset(content, 0x20, 64);
 	memcpy(content + 64, label, sizeof label); /* the terminating zero is the separator */
 	transcript_hash(c, content + 64 + sizeof label);
-	if (mldsa_verify(c->leaf_alg, sig.p, sig.n, c->leaf_pk, content, sizeof content) != 0)
+	TIMED(c, TLS13C_PH_CV, r = mldsa_verify(c->leaf_alg, sig.p, sig.n, c->leaf_pk, content, sizeof content));
+	if (r != 0)
 		return fail(c, TLS13C_DECRYPT_ERROR);
 	sha256_update(&c->transcript, m, len);
 	c->state = TLS13C_WAIT_FIN;
@@ -474,25 +511,29 @@ static int finished(struct tls13c *c, const uint8_t *m, size_t len)
 	uint8_t mac[32], msg[4 + 32], derived[32], empty[32], master[32], th[32], c_ap[32], s_ap[32];
 	if (len != 4 + 32)
 		return fail(c, TLS13C_DECODE_ERROR);
-	finished_mac(c, mac, c->s_hs);
+	TIMED(c, TLS13C_PH_KS_RECORD, finished_mac(c, mac, c->s_hs));
 	if (ct_neq(mac, m + 4, 32))
 		return fail(c, TLS13C_DECRYPT_ERROR);
 	sha256_update(&c->transcript, m, len);
 	sha256(empty, NULL, 0);
-	tls13_derive_secret(derived, c->hs_secret, "derived", empty);
-	hkdf_sha256_extract(master, derived, sizeof derived, zero, sizeof zero);
 	transcript_hash(c, th);
-	tls13_derive_secret(c_ap, master, "c ap traffic", th);
-	tls13_derive_secret(s_ap, master, "s ap traffic", th);
+	TIMED(c, TLS13C_PH_KS_RECORD, {
+		tls13_derive_secret(derived, c->hs_secret, "derived", empty);
+		hkdf_sha256_extract(master, derived, sizeof derived, zero, sizeof zero);
+		tls13_derive_secret(c_ap, master, "c ap traffic", th);
+		tls13_derive_secret(s_ap, master, "s ap traffic", th);
+		finished_mac(c, msg + 4, c->c_hs);
+		set_keys(&c->wr, c->c_hs);
+	});
 	msg[0] = HT_FINISHED;
 	put(msg + 1, 32, 3);
-	finished_mac(c, msg + 4, c->c_hs);
 	sha256_update(&c->transcript, msg, sizeof msg);
-	set_keys(&c->wr, c->c_hs);
 	if (send_record(c, CT_HANDSHAKE, msg, sizeof msg) != 0)
 		return fail(c, TLS13C_INTERNAL_ERROR);
-	set_keys(&c->wr, c_ap);
-	set_keys(&c->rd, s_ap);
+	TIMED(c, TLS13C_PH_KS_RECORD, {
+		set_keys(&c->wr, c_ap);
+		set_keys(&c->rd, s_ap);
+	});
 	memset(master, 0, sizeof master);
 	memset(c_ap, 0, sizeof c_ap);
 	memset(s_ap, 0, sizeof s_ap);
@@ -564,10 +605,12 @@ static int open_record(struct tls13c *c, size_t body, uint8_t *type, size_t *len
 {
 	uint8_t n[AESGCM_IVBYTES];
 	size_t i;
+	int r;
 	if (body < 1 + AESGCM_TAGBYTES)
 		return fail(c, TLS13C_BAD_RECORD_MAC);
 	nonce(&c->rd, n);
-	if (aes128gcm_open(&c->rd.aead, c->in + 5, n, c->in, 5, c->in + 5, body) != 0)
+	TIMED(c, TLS13C_PH_KS_RECORD, r = aes128gcm_open(&c->rd.aead, c->in + 5, n, c->in, 5, c->in + 5, body));
+	if (r != 0)
 		return fail(c, TLS13C_BAD_RECORD_MAC);
 	c->rd.seq++;
 	for (i = body - AESGCM_TAGBYTES; i > 0 && c->in[5 + i - 1] == 0; i--)

@@ -63,6 +63,21 @@ enum tls13c_alert {
 	TLS13C_UNSUPPORTED_EXTENSION = 110,
 };
 
+/* The phases a board reports (issue 24). Built with -DTLS13C_PHASE_COUNTER, the client adds the
+ * board counter's advance (plat_counter, core/fw.h) over each phase's calls to phase[]; without
+ * it phase[] stays zero and nothing is read. Key exchange: ML-KEM key generation and
+ * decapsulation. Chain: parsing the trust anchor and the leaf and checking the leaf (its ML-DSA
+ * signature included). CertificateVerify: its ML-DSA verification. Key schedule and records:
+ * HKDF, HMAC, AES-GCM key setup, sealing and opening. The rest of a call (parsing, transcript
+ * hashing, copying, the counter reads) is its total minus these. */
+enum tls13c_phase {
+	TLS13C_PH_KEX,
+	TLS13C_PH_CHAIN,
+	TLS13C_PH_CV,
+	TLS13C_PH_KS_RECORD,
+	TLS13C_PHASES,
+};
+
 struct tls13c_config {
 	uint16_t group;          /* 0x0200, 0x0201 or 0x0202 */
 	const char *server_name; /* SNI and the name the leaf must carry */
@@ -102,6 +117,7 @@ struct tls13c {
 	size_t out_len;
 	uint8_t app[TLS13C_PLAINTEXT_MAX]; /* application data received, for the caller to take */
 	size_t app_len;
+	uint64_t phase[TLS13C_PHASES];
 };
 
 /* tls13c_start sets the client up and leaves the ClientHello record in c->out. 0, or -1 for a
