@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,10 +49,25 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 			rows = append(rows, row)
 		}
 		if n > 0 {
-			other = append(other, templates.NotComparableRow{Cell: name, Figures: n, Measured: measured, Reasons: compare.CollapseReasons(cc.Rows)})
+			other = append(other, templates.NotComparableRow{Cell: name, Figures: n, Measured: measured, Reasons: compare.CollapseReasons(cc.Rows),
+				Published: publishedFigures(cc.Rows)})
 		}
 	}
 	return rows, other
+}
+
+// publishedFigures are the figures of rows that are not comparable, each as published with its
+// board, source and reasons.
+func publishedFigures(rows []compare.RowComparison) []templates.PublishedFigure {
+	var out []templates.PublishedFigure
+	for _, r := range rows {
+		if r.Verdict != compare.NotComparable {
+			continue
+		}
+		out = append(out, templates.PublishedFigure{Value: strings.TrimSpace(r.Ref.Stat + " " + r.Ref.Text + " " + r.Ref.Unit),
+			Board: cmp.Or(r.Ref.Board, "a board the paper does not name"), Source: r.Ref.Source, Why: strings.Join(r.Reasons, "; ")})
+	}
+	return out
 }
 
 // claimResultRows shows a report's claim verdicts with the board, class status and

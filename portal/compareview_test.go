@@ -97,7 +97,8 @@ func TestComparisonCollapsesNotComparable(t *testing.T) {
 			{Ref: experiments.Row{Board: "rpi1-b"}, Verdict: compare.NotComparable, Reasons: []string{"board differs: measured on rpi4-b, published on rpi1-b", "x"}},
 			{Ref: experiments.Row{Board: "rpi4-b", Stat: "mean", Text: "0.0248", Unit: "s"}, Verdict: compare.Reproduced, Ratio: &ratio, Measured: &measured,
 				Notes: []string{"board class declared, not verified"}},
-			{Ref: experiments.Row{Board: "rpi3-a-plus"}, Verdict: compare.NotComparable, Reasons: []string{"board differs: measured on rpi4-b, published on rpi3-a-plus"}},
+			{Ref: experiments.Row{Board: "rpi3-a-plus", Stat: "mean", Text: "0.031", Unit: "s", Source: "Table 4"}, Verdict: compare.NotComparable,
+				Reasons: []string{"board differs: measured on rpi4-b, published on rpi3-a-plus"}},
 		}}}}
 	rows, other := comparisonView(rep)
 	if len(rows) != 1 || rows[0].Verdict != compare.Reproduced || !strings.Contains(rows[0].Reasons, "declared") {
@@ -105,5 +106,20 @@ func TestComparisonCollapsesNotComparable(t *testing.T) {
 	}
 	if len(other) != 1 || other[0].Figures != 2 || other[0].Why() != "board differs: measured on rpi4-b, published on rpi1-b, rpi3-a-plus; x" {
 		t.Errorf("collapsed %+v (%q)", other, other[0].Why())
+	}
+	// "Not comparable" shows each figure with its board, source and reason.
+	if len(other) != 1 || len(other[0].Published) != 2 {
+		t.Fatalf("published figures %+v", other)
+	}
+	want := templates.PublishedFigure{Value: "mean 0.031 s", Board: "rpi3-a-plus", Source: "Table 4", Why: "board differs: measured on rpi4-b, published on rpi3-a-plus"}
+	if got := other[0].Published[1]; got != want {
+		t.Errorf("published figure %+v, want %+v", got, want)
+	}
+	var page bytes.Buffer
+	if err := templates.RunPage(templates.RunView{NotComparable: other}).Render(context.Background(), &page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "mean 0.031 s</span> on rpi3-a-plus <span class=\"muted\">(Table 4)</span>") {
+		t.Errorf("the run page does not show the non-comparable figure with its board and source")
 	}
 }
