@@ -34,7 +34,7 @@ const usage = `pqrepro: re-run published post-quantum cryptography benchmarks an
 
 Usage:
   pqrepro list                          the experiments, with their papers
-  pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|NAME]
+  pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|qemu-microbit|NAME]
               [--out DIR|FILE.tar.gz] [--iterations N] [--map FILE] [--firmware ELF]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
