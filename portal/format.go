@@ -10,8 +10,23 @@ import (
 	"pqrepro/artifacts"
 )
 
-// human renders a value in its unit; nanoseconds get a readable time unit.
+// human renders a value in its unit; nanoseconds get a readable time unit. A whole count of
+// instructions or cycles is printed exactly, digits grouped ("616,680 instructions"): an
+// emulated count is deterministic, and rounding it would hide the figure pqm4 and the papers
+// print in full. Plot ticks use compact instead.
 func human[U ~string](v float64, unit U) string {
+	switch artifacts.Unit(unit) {
+	case artifacts.UnitInstructions, artifacts.UnitCycles:
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return groupDigits(int64(v)) + " " + string(unit)
+		}
+	}
+	return compact(v, unit)
+}
+
+// compact renders a value in its unit with at most four significant digits and an SI prefix
+// for counts ("1.13 M instructions"): for plot ticks, where an exact count would not fit.
+func compact[U ~string](v float64, unit U) string {
 	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
 		return artifacts.FormatNanoseconds(v)

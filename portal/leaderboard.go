@@ -395,7 +395,7 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 				Median:         human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
 			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ", " + implementationText(r.Implementation) + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
 		}
-		g.Plot = plot.Layout(rows, unitTitle(g.Unit), func(v float64) string { return human(v, g.Unit) })
+		g.Plot = plot.Layout(rows, unitTitle(g.Unit), func(v float64) string { return axisLabel(v, g.Unit) })
 		out = append(out, g)
 		i = j
 	}

@@ -145,7 +145,7 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 		}
 		rows = append(rows, row)
 	}
-	fig := plot.Layout(prows, unitTitle(unit), func(x float64) string { return human(x, unit) })
+	fig := plot.Layout(prows, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
 	note := "Box: p25 to p75 with the median; whiskers: min to max."
 	if fig != nil && fig.Log {
 		note += " Log axis: the values span more than an order of magnitude."

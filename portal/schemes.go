@@ -160,7 +160,7 @@ func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string
 // axisLabel is human(v, unit) without trailing zeros ("10 µs", not "10.00 µs"), short enough
 // for an axis on a phone.
 func axisLabel[U ~string](v float64, unit U) string {
-	h := human(v, unit)
+	h := compact(v, unit)
 	num, rest, ok := strings.Cut(h, " ")
 	if !ok || !strings.Contains(num, ".") {
 		return h
