@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -105,4 +106,34 @@ func sig4(v float64) string {
 		return groupDigits(int64(math.Round(v/p) * p))
 	}
 	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// naturalCompare orders names with their numbers read as numbers, so parameter sets sort by
+// size: ML-KEM-512 before ML-KEM-768 before ML-KEM-1024 (plain string order puts 1024 first).
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun is the length of s's leading run of ASCII digits.
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }

@@ -1,6 +1,11 @@
 package portal
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"pqrepro/portal/store"
+)
 
 func TestHuman(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,5 +29,31 @@ func TestHuman(t *testing.T) {
 	// Plot ticks stay compact.
 	if got := compact(1129680.0, "instructions"); got != "1.13 M instructions" {
 		t.Errorf("compact = %q", got)
+	}
+}
+
+// TestNaturalCompare checks parameter sets sort by their numbers.
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"ML-KEM-1024", "ML-DSA-87", "ML-KEM-512", "ML-DSA-44", "ML-KEM-768", "ML-DSA-65", "X25519", "ML-KEM-768+ML-DSA-44", "ML-KEM-512+ML-DSA-65"}
+	slices.SortFunc(names, naturalCompare)
+	want := []string{"ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "ML-KEM-512", "ML-KEM-512+ML-DSA-65", "ML-KEM-768", "ML-KEM-768+ML-DSA-44", "ML-KEM-1024", "X25519"}
+	if !slices.Equal(names, want) {
+		t.Errorf("sorted %q, want %q", names, want)
+	}
+}
+
+// TestEqualResultsShareARank checks identical medians share a rank and the next one skips:
+// two boards with the same emulated count are both first, the slower one third.
+func TestEqualResultsShareARank(t *testing.T) {
+	row := func(board string, median float64) store.Standing {
+		return store.Standing{Unit: "instructions", Level: "emulated", Method: "in-process", ClassStatus: "verified", BoardClass: board, Origin: "community", Median: median}
+	}
+	out := rankStandings([]store.Standing{row("qemu-mps2-an505", 1129680), row("qemu-mps2-an386", 1129680), row("qemu-microbit", 1200000)}, store.MetricLatency)
+	var ranks []int
+	for _, st := range out {
+		ranks = append(ranks, st.Rank)
+	}
+	if !slices.Equal(ranks, []int{1, 1, 3}) {
+		t.Errorf("ranks %v, want [1 1 3]", ranks)
 	}
 }

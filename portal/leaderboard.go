@@ -156,15 +156,28 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 		}
 		return a.Implementation < b.Implementation
 	})
+	// Competition ranking: equal medians share a rank ("1, 1, 3"), so identical results are
+	// never shown as first and second.
 	rank, group := 0, ""
 	for i := range out {
 		if out[i].group != group {
 			rank, group = 0, out[i].group
 		}
-		rank++
+		if rank == 0 || out[i].Median != out[i-1].Median {
+			rank = inGroup(out, i) + 1
+		}
 		out[i].Rank = rank
 	}
 	return out
+}
+
+// inGroup is how many standings before out[i] share its group.
+func inGroup(out []Standing, i int) int {
+	n := 0
+	for j := i - 1; j >= 0 && out[j].group == out[i].group; j-- {
+		n++
+	}
+	return n
 }
 
 // rankGroup is the ranking a standing belongs to and its title: one unit, one assurance
@@ -258,7 +271,7 @@ func (s *Server) algOps(ctx context.Context) ([]string, []string, map[string][]s
 			add(m.Algorithm, m.Operation)
 		}
 	}
-	slices.Sort(algs)
+	slices.SortFunc(algs, naturalCompare)
 	s.measuredMu.Lock()
 	if s.generation == gen {
 		s.algList, s.opList, s.algOpsOf = algs, ops, of

@@ -95,7 +95,7 @@ func schemeQuantities(rows []store.SchemeRow) ([]schemeQuantity, map[schemeQuant
 	}
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b store.SchemeRow) int {
-		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
+		return cmp.Or(naturalCompare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
 	})
 	var order []schemeQuantity
 	byKey := map[schemeQuantity][]store.SchemeRow{}
