@@ -14,8 +14,10 @@ func TestLogStatusRenders(t *testing.T) {
 		want []string
 	}{
 		{"pending", LogStatusView{RunID: 3, Origin: "pqrepro.example/log", Pending: true}, []string{"Inclusion pending", "pqrepro.example/log"}},
-		{"included", LogStatusView{RunID: 3, Origin: "o/log", Index: 41, TreeSize: 99, Proof: []string{"aGFzaA=="}, InclusionURL: "/api/v1/runs/3/inclusion"},
-			[]string{"Entry <strong>41</strong>", "size 99", "not yet witnessed", "Inclusion proof (1 hashes)", "aGFzaA==", `href="/api/v1/runs/3/inclusion"`}},
+		{"included", LogStatusView{RunID: 3, Origin: "o/log", Index: 41, TreeSize: 99, Proof: []string{"aGFzaA=="}, InclusionURL: "/api/v1/runs/3/inclusion",
+			LogURL: "http://portal.example/log", LogKey: "o/log+1234abcd+AQID"},
+			[]string{"Entry <strong>41</strong>", "size 99", "not yet witnessed", "Inclusion proof (1 hashes)", "aGFzaA==", `href="/api/v1/runs/3/inclusion"`,
+				"--log http://portal.example/log --log-key o/log+1234abcd+AQID"}},
 		{"witnessed", LogStatusView{Index: 0, TreeSize: 1, Witnessed: 2}, []string{"with 2 witness cosignatures"}},
 		{"before the log", LogStatusView{NotLogged: true}, []string{"before the transparency log existed"}},
 	} {
@@ -23,6 +25,9 @@ func TestLogStatusRenders(t *testing.T) {
 			var b bytes.Buffer
 			if err := LogStatus(c.v).Render(context.Background(), &b); err != nil {
 				t.Fatal(err)
+			}
+			if strings.Contains(b.String(), "--log URL") || strings.Contains(b.String(), "--log-key KEY") {
+				t.Errorf("the verify line leaves placeholders the page knows:\n%s", b.String())
 			}
 			for _, w := range c.want {
 				if !strings.Contains(b.String(), w) {
