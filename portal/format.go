@@ -48,6 +48,38 @@ func compact[U ~string](v float64, unit U) string {
 	return fmt.Sprintf("%.0f %s", v, unit)
 }
 
+// quantityTitle names what a cell of operation op in unit measures. One operation name can
+// carry two quantities: mqtt-telemetry's "telemetry" cell is, on the host, a frame's pipelined
+// delivery latency (sealed, through the broker, verified at the gateway, queueing included:
+// not the time of one operation) and, on a board, the board's count for sealing one frame.
+// Every other cell measures its unit per operation (unitTitle).
+func quantityTitle[U ~string](op string, unit U) string {
+	if op != artifacts.OpTelemetry {
+		return unitTitle(unit)
+	}
+	switch artifacts.Unit(unit) {
+	case artifacts.UnitNanoseconds:
+		return "pipelined delivery latency per frame (seal to verified delivery, queueing included)"
+	case artifacts.UnitInstructions:
+		return "the board's seal of one delivered frame, in emulated retired instructions"
+	case artifacts.UnitCycles, artifacts.UnitMicroseconds:
+		return "the board's seal of one delivered frame, " + unitTitle(unit)
+	}
+	return unitTitle(unit)
+}
+
+// quantityNote is the short name of a cell's quantity shown beside its operation where the
+// operation's name alone would mislead ("" where it does not).
+func quantityNote[U ~string](op string, unit U) string {
+	if op != artifacts.OpTelemetry {
+		return ""
+	}
+	if artifacts.Unit(unit) == artifacts.UnitNanoseconds {
+		return "pipelined delivery latency, queueing included"
+	}
+	return "the board's seal of one frame"
+}
+
 // unitTitle names what a unit measures, for leaderboard and plot headings.
 func unitTitle[U ~string](u U) string {
 	unit := string(u)

@@ -2,8 +2,10 @@ package portal
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	"pqrepro/artifacts"
 	"pqrepro/portal/store"
 )
 
@@ -48,12 +50,40 @@ func TestEqualResultsShareARank(t *testing.T) {
 	row := func(board string, median float64) store.Standing {
 		return store.Standing{Unit: "instructions", Level: "emulated", Method: "in-process", ClassStatus: "verified", BoardClass: board, Origin: "community", Median: median}
 	}
-	out := rankStandings([]store.Standing{row("qemu-mps2-an505", 1129680), row("qemu-mps2-an386", 1129680), row("qemu-microbit", 1200000)}, store.MetricLatency)
+	out := rankStandings([]store.Standing{row("qemu-mps2-an505", 1129680), row("qemu-mps2-an386", 1129680), row("qemu-microbit", 1200000)}, store.MetricLatency, "encaps")
 	var ranks []int
 	for _, st := range out {
 		ranks = append(ranks, st.Rank)
 	}
 	if !slices.Equal(ranks, []int{1, 1, 3}) {
 		t.Errorf("ranks %v, want [1 1 3]", ranks)
+	}
+}
+
+// TestTelemetryIsNamedForWhatItMeasures checks mqtt-telemetry's "telemetry" cell is never
+// shown as a time per operation: on the host it is a pipelined delivery latency (queueing
+// included), kept out of the box plot of the run's times per operation and named in the cells
+// table; on a board it is the board's seal of one frame; its leaderboard says which.
+func TestTelemetryIsNamedForWhatItMeasures(t *testing.T) {
+	st := &artifacts.Stats{N: 3, Min: 1e4, P25: 1e4, Median: 1.1e4, P75: 1.2e4, Max: 1.3e4}
+	slow := &artifacts.Stats{N: 3, Min: 1e8, P25: 1.1e8, Median: 1.18e8, P75: 1.2e8, Max: 1.3e8}
+	cells := []artifacts.Cell{
+		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpSeal, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: st},
+		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpTelemetry, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: slow},
+	}
+	rows, _, fig, _ := runCells(cells)
+	if fig == nil || len(fig.Boxes) != 1 || fig.AxisTitle != "time per operation (µs, linear axis)" {
+		t.Errorf("the run's box plot of times per operation holds the telemetry cell: %+v", fig)
+	}
+	if !strings.Contains(rows[1].Operation, "pipelined delivery latency") {
+		t.Errorf("the cells table names the telemetry cell %q", rows[1].Operation)
+	}
+	out := rankStandings([]store.Standing{{Unit: "ns", Level: "host", Method: "in-process", ClassStatus: "verified", BoardClass: "host", Origin: "community", Median: 1.18e8}},
+		store.MetricLatency, artifacts.OpTelemetry)
+	if !strings.HasPrefix(out[0].groupTitle, "pipelined delivery latency per frame") {
+		t.Errorf("telemetry leaderboard titled %q", out[0].groupTitle)
+	}
+	if q := quantityTitle(artifacts.OpTelemetry, artifacts.UnitInstructions); !strings.Contains(q, "board's seal of one delivered frame") {
+		t.Errorf("board telemetry named %q", q)
 	}
 }

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -60,6 +61,8 @@ type Standing struct {
 	Library    string `json:"library,omitempty"`
 	group      string
 	groupTitle string
+	// quantity names what the standing measures (quantityTitle), the plot's axis title.
+	quantity string
 }
 
 // Leaderboard is the ranking for one (algorithm, operation, metric): measured standings in
@@ -107,7 +110,7 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 	if err != nil {
 		return lb, err
 	}
-	lb.Measured = rankStandings(rows, metric)
+	lb.Measured = rankStandings(rows, metric, op)
 	// Published numbers of the same kind stand beside the measured ones, labelled.
 	published := map[string]string{store.MetricLatency: "latency", store.MetricEnergy: "energy_j"}[metric]
 	if published != "" {
@@ -126,14 +129,14 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 
 // rankStandings turns the store's aggregates into ranked standings: grouped (one ranking
 // per unit, level, method and class status), by median within a group.
-func rankStandings(rows []store.Standing, metric string) []Standing {
+func rankStandings(rows []store.Standing, metric, op string) []Standing {
 	out := []Standing{}
 	for _, r := range rows {
 		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
 			Implementation: r.Implementation, Keys: r.Keys, MessageBytes: r.MessageBytes,
 			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
-		title := unitTitle(st.Unit)
+		title := quantityTitle(op, st.Unit)
 		switch metric {
 		case store.MetricHeap:
 			title = "heap bytes per operation"
@@ -141,6 +144,7 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 			title = "stack high-water mark per operation"
 		}
 		st.group, st.groupTitle = rankGroup(st, title)
+		st.quantity = title
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -408,7 +412,7 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 				Median:         human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
 			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ", " + implementationText(r.Implementation) + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
 		}
-		g.Plot = plot.Layout(rows, unitTitle(g.Unit), func(v float64) string { return axisLabel(v, g.Unit) })
+		g.Plot = plot.Layout(rows, cmp.Or(st[i].quantity, unitTitle(g.Unit)), func(v float64) string { return axisLabel(v, g.Unit) })
 		out = append(out, g)
 		i = j
 	}

@@ -128,7 +128,7 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 	var rows []templates.CellRow
 	var cols templates.CellColumns
 	var prows []plot.Row
-	unit := ""
+	unit, quantity := "", ""
 	for _, cl := range cells {
 		row := cellRow(cl)
 		cols.Heap = cols.Heap || row.Heap != "–"
@@ -137,15 +137,15 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 		cols.Keys = cols.Keys || row.Keys != "–"
 		if st := cl.Stats; st != nil && cl.Status == artifacts.StatusOK {
 			if unit == "" {
-				unit = string(cl.Unit)
+				unit, quantity = string(cl.Unit), quantityTitle(cl.Operation, cl.Unit)
 			}
-			if string(cl.Unit) == unit {
+			if string(cl.Unit) == unit && quantityTitle(cl.Operation, cl.Unit) == quantity {
 				prows = append(prows, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
 			}
 		}
 		rows = append(rows, row)
 	}
-	fig := plot.Layout(prows, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
+	fig := plot.Layout(prows, quantity, func(x float64) string { return axisLabel(x, unit) })
 	note := "Box: p25 to p75 with the median; whiskers: min to max."
 	if fig != nil && fig.Log {
 		note += " Log axis: the values span more than an order of magnitude."
@@ -165,6 +165,9 @@ func cellRow(cl artifacts.Cell) templates.CellRow {
 		// A variant (a corrected command, the crypto/tls stack) is never the paper's method:
 		// the row says which it is, so it is not read as a repeat of the cell above.
 		row.Operation += " · " + cl.Variant
+	}
+	if q := quantityNote(cl.Operation, cl.Unit); q != "" {
+		row.Operation += " (" + q + ")"
 	}
 	if st := cl.Stats; st != nil {
 		unit, f := statScale(cl.Unit, st.Median)

@@ -79,6 +79,9 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 // schemeQuantity is what one section of /schemes holds: one unit, timing method, class
 // status, key form and message size.
 type schemeQuantity struct {
+	// title names the quantity (quantityTitle): telemetry's delivery latency is its own table,
+	// never a row among times per operation.
+	title                      string
 	unit, method, status, keys string
 	msg                        int
 }
@@ -100,7 +103,7 @@ func schemeQuantities(rows []store.SchemeRow) ([]schemeQuantity, map[schemeQuant
 	var order []schemeQuantity
 	byKey := map[schemeQuantity][]store.SchemeRow{}
 	for _, r := range rows {
-		k := schemeQuantity{r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
+		k := schemeQuantity{quantityTitle(r.Operation, r.Unit), r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
 		if _, ok := byKey[k]; !ok {
 			order = append(order, k)
 		}
@@ -113,7 +116,7 @@ func schemeQuantities(rows []store.SchemeRow) ([]schemeQuantity, map[schemeQuant
 // chart grouped per operation with a point per scheme, as the papers' figures are.
 func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string) templates.SchemeSection {
 	declared := k.status != artifacts.ClassVerified
-	sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", unitTitle(k.unit), k.method), Declared: declared}
+	sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", k.title, k.method), Declared: declared}
 	if k.keys != "" {
 		sec.Title += " · keys " + k.keys
 	}
@@ -153,7 +156,7 @@ func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string
 			Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
 	}
 	unit := k.unit
-	sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
+	sec.Chart = plot.Intervals(groups, k.title, func(x float64) string { return axisLabel(x, unit) })
 	return sec
 }
 
