@@ -37,3 +37,17 @@ func TestLogStatusRenders(t *testing.T) {
 		})
 	}
 }
+
+// TestResubmissionSaysAlreadyPublished checks the submit page tells a bundle published before
+// from a new publication.
+func TestResubmissionSaysAlreadyPublished(t *testing.T) {
+	for _, already := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := SubmitPage(SubmitView{RunID: 4, Already: already}).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "already published as"); got != already {
+			t.Errorf("already=%v: the page says %q", already, b.String()[strings.Index(b.String(), "submit-result"):][:120])
+		}
+	}
+}

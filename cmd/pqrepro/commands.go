@@ -668,7 +668,11 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("submission refused: %w", err)
 	}
-	fmt.Fprintf(stdout, "published as run %d (signed by %s): %s%s\n", resp.RunID, v.KeyFingerprint, strings.TrimSuffix(*portalURL, "/"), resp.URL)
+	published := "published"
+	if resp.AlreadyPublished {
+		published = "already published"
+	}
+	fmt.Fprintf(stdout, "%s as run %d (signed by %s): %s%s\n", published, resp.RunID, v.KeyFingerprint, strings.TrimSuffix(*portalURL, "/"), resp.URL)
 	return nil
 }
 
