@@ -277,6 +277,29 @@ func (b *session) fits(t *testing.T, width int64, page, median string) {
 	}
 }
 
+// shot saves the viewport, or the element sel when not "", as dir/name.png when
+// PQREPRO_E2E_SHOTS names a directory (the screenshots the docs reference); otherwise nothing.
+func (b *session) shot(t *testing.T, name, sel string) {
+	t.Helper()
+	dir := os.Getenv("PQREPRO_E2E_SHOTS")
+	if dir == "" {
+		return
+	}
+	var a chromedp.Action[[]byte] = chromedp.CaptureScreenshot()
+	if sel != "" {
+		a = chromedp.Screenshot(chromedp.CSS(sel))
+	}
+	sctx, scancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer scancel()
+	png, err := chromedp.Run(sctx, a)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	}
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
 // labelsApart checks that no two text labels of a plot on the page overlap and none is clipped
 // by its plot's edge, comparing the labels' bounding boxes as drawn at the current width.
 func (b *session) labelsApart(t *testing.T, width int64, page string) {
@@ -413,6 +436,7 @@ func (b *session) runPageFits(t *testing.T) {
 			t.Errorf("at %d px the median column spans %d..%d px: off screen", innerW, mLeft, mRight)
 		}
 		b.labelsApart(t, w, "the run page")
+		b.shot(t, fmt.Sprintf("run-host-%d", w), "")
 	}
 }
 
@@ -484,6 +508,9 @@ func (b *session) matrixRerun(t *testing.T) {
 	if cells != 36 || units != 36 {
 		t.Errorf("heat map: %d cells, %d with a median in µs or ms, want 36 and 36", cells, units)
 	}
+	b.shot(t, "heatmap-390", ".heat-scroll")
+	b.do(t, "the matrix run at 1366 px", chromedp.EmulateViewport(1366, 900), chromedp.WaitVisible(chromedp.ID("heatmap-title")))
+	b.shot(t, "heatmap-1366", ".heat-scroll")
 	b.do(t, "back to the desktop size", chromedp.EmulateReset())
 
 }
