@@ -647,6 +647,12 @@ func (b *session) browse(t *testing.T, width int64) {
 	}
 	b.fits(t, width, "/compare", "table.compare-cells tbody tr td.median")
 	b.labelsApart(t, width, "/compare")
+	// From one run, the picker adds a second: "Compare with…" is never a dead end.
+	firstRun := b.text(t, "the first run compared", chromedp.Evaluate[string](`document.querySelector('table.compare-runs tbody a').getAttribute('href').split('/').pop()`))
+	b.do(t, "compare one run", chromedp.Navigate(b.base+"/compare?runs="+firstRun), chromedp.WaitVisible(chromedp.CSS("ul.compare-candidates a")))
+	b.fits(t, width, "/compare with one run", "")
+	b.do(t, "add a run from the picker", chromedp.Click(chromedp.CSS("ul.compare-candidates a")))
+	b.wait(t, "two runs compared", `document.getElementById('compared') && document.querySelectorAll('table.compare-runs tbody tr').length === 2`)
 	b.do(t, "scheme table", chromedp.Navigate(b.base+"/schemes?assurance=host&board=host"), chromedp.WaitVisible(chromedp.CSS("table.scheme-table")))
 	// One table per quantity (key form, message size): keygen has no key form, the
 	// encapsulation cells are timed from encoded keys.
