@@ -87,3 +87,21 @@ func TestTelemetryIsNamedForWhatItMeasures(t *testing.T) {
 		t.Errorf("board telemetry named %q", q)
 	}
 }
+
+// TestUploadedBuildProvenance checks a run on a firmware uploaded here shows the upload's
+// record (file, toolchain, implementations, source), labelled as the upload's declaration.
+func TestUploadedBuildProvenance(t *testing.T) {
+	kv := uploadedBuildKVs(store.Firmware{Digest: "sha256:ab", Filename: "pqrepro-fw.elf", Size: 2179444, BoardClass: "qemu-mps2-an386",
+		Toolchain: "arm-none-eabi-gcc 12.2.1", Libraries: "pqrepro-fw 0.1.0", SourceURL: "https://example.org/fw", SourceCommit: "0123abcd", UploadedBy: "lab"})
+	got := map[string]string{}
+	for _, e := range kv {
+		got[e.Key] = e.Value
+	}
+	if !strings.HasPrefix(got["Firmware toolchain"], "arm-none-eabi-gcc 12.2.1 (declared at upload") ||
+		got["Firmware source"] != "https://example.org/fw at commit 0123abcd" || !strings.Contains(got["Uploaded firmware build"], "pqrepro-fw.elf for qemu-mps2-an386") {
+		t.Errorf("uploaded build shown as %q", got)
+	}
+	if kv := uploadedBuildKVs(store.Firmware{Filename: "x.elf", BoardClass: "b"}); len(kv) != 1 {
+		t.Errorf("an upload without toolchain or source shows %q", kv)
+	}
+}

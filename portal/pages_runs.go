@@ -5,6 +5,7 @@ package portal
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/compare"
+	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
@@ -70,7 +72,7 @@ func (s *Server) runPage(c echo.Context) error {
 			return fmt.Errorf("run %d environment: %w", id, err)
 		}
 		v.Timing = s.runTiming(r.ClassStatus, &env)
-		v.Environment = environmentKVs(env)
+		v.Environment = append(environmentKVs(env), s.uploadedBuild(ctx, env, r.Firmware)...)
 	}
 	if r.Checks != "" {
 		if err := json.Unmarshal([]byte(r.Checks), &v.Checks); err != nil {
@@ -276,6 +278,47 @@ func environmentKVs(env artifacts.Environment) []templates.KV {
 	out := kv[:0]
 	for _, e := range kv {
 		if strings.TrimSpace(e.Value) != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// uploadedBuildKVs shows, for a run whose bundle records no build record (a board that ran a
+// firmware uploaded to this portal, which the runner fetched without its metadata.json), what
+// the upload declared and the portal checked: file, toolchain, implementations, source and
+// uploader, labelled as the upload's and not the signed bundle's. Nothing when the bundle
+// records its build, or the firmware was never uploaded here.
+func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, digest string) []templates.KV {
+	if len(env.Board.FirmwareBuild) > 0 || digest == "" {
+		return nil
+	}
+	fw, err := s.store.FirmwareBuild(ctx, digest)
+	if err != nil {
+		if !fault.Is(err, fault.NotFound) {
+			slog.Warn("run page: uploaded firmware build", "digest", digest, "err", err)
+		}
+		return nil
+	}
+	return uploadedBuildKVs(fw)
+}
+
+// uploadedBuildKVs is an uploaded build's record as the run page shows it.
+func uploadedBuildKVs(fw store.Firmware) []templates.KV {
+	from := " (declared at upload, checked against the ELF; not part of the signed bundle)"
+	src := fw.SourceURL
+	if fw.SourceCommit != "" {
+		src += " at commit " + fw.SourceCommit
+	}
+	kv := []templates.KV{
+		{Key: "Uploaded firmware build", Value: fmt.Sprintf("%s for %s, %s, uploaded by %s on %s", fw.Filename, fw.BoardClass, bytesHuman(fw.Size), fw.UploadedBy, when(fw.CreatedAt))},
+		{Key: "Firmware toolchain", Value: fw.Toolchain + from},
+		{Key: "Firmware implementations", Value: fw.Libraries},
+		{Key: "Firmware source", Value: src},
+	}
+	out := kv[:0]
+	for _, e := range kv {
+		if strings.TrimSpace(strings.TrimSuffix(e.Value, from)) != "" {
 			out = append(out, e)
 		}
 	}
