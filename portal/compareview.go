@@ -160,14 +160,23 @@ func inTextFigures(p *experiments.Paper) []templates.FigureRow {
 		if unit == "x" {
 			unit = "×"
 		}
-		n := ""
 		if r.N > 0 {
-			n = " (n=" + strconv.Itoa(r.N) + ")"
+			unit += " (n=" + strconv.Itoa(r.N) + ")"
 		}
 		out = append(out, templates.FigureRow{Board: r.Board, Algorithm: r.Algorithm, Operation: r.Operation, Scenario: r.Scenario,
-			Metric: r.Metric, Stat: r.Stat, Value: r.Text + n, Unit: unit, Source: r.Source, Note: r.Note})
+			Metric: metricName(r.Metric), Stat: r.Stat, Value: r.Text, Unit: unit, Source: r.Source, Note: r.Note})
 	}
 	return out
+}
+
+// metricName is a reference metric's key as words: the unit suffix the key carries (the
+// figure's unit column says it) dropped and underscores as spaces, "latency_ratio_x" →
+// "latency ratio".
+func metricName(key string) string {
+	for _, suffix := range []string{"_x", "_pct", "_percent"} {
+		key = strings.TrimSuffix(key, suffix)
+	}
+	return strings.ReplaceAll(key, "_", " ")
 }
 
 // shortSeed is a seed's first 16 hex digits followed by an ellipsis.

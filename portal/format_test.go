@@ -105,3 +105,16 @@ func TestUploadedBuildProvenance(t *testing.T) {
 		t.Errorf("an upload without toolchain or source shows %q", kv)
 	}
 }
+
+// TestCopyNamesThings checks the boards page's paper list and the figures table's metric
+// names read as words, not as the data files' keys.
+func TestCopyNamesThings(t *testing.T) {
+	if got := paperList("000;003;"); got != "paper000, paper003" {
+		t.Errorf("paperList = %q", got)
+	}
+	for key, want := range map[string]string{"latency_ratio_x": "latency ratio", "energy_efficiency_ratio_x": "energy efficiency ratio", "speedup_x": "speedup"} {
+		if got := metricName(key); got != want {
+			t.Errorf("metricName(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
