@@ -49,6 +49,7 @@ var goldenPages = []struct {
 	{"schemes", "/schemes", false},
 	{"leaderboards", "/leaderboards", false},
 	{"leaderboard-encaps", "/leaderboards?algorithm=ML-KEM-768&operation=encaps", false},
+	{"leaderboard-energy", "/leaderboards?algorithm=ML-KEM-768&operation=encaps&metric=energy", false},
 	{"compare", "/compare?runs=1,4", false},
 	{"compare-three", "/compare?runs=1,5,4", false},
 	{"compare-one", "/compare?runs=2", false},

@@ -383,6 +383,7 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 		return err
 	}
 	v.Groups = leaderGroups(lb.Measured)
+	v.Empty = noMeasurement(alg, op, metric)
 	for _, p := range lb.Published {
 		n := ""
 		if p.N > 0 {
@@ -396,6 +397,21 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 	q.Set("format", "csv")
 	v.CSV = "/api/v1/leaderboards?" + q.Encode()
 	return s.render(c, http.StatusOK, templates.LeaderboardPage(v))
+}
+
+// noMeasurement says why a leaderboard has no row: which runs would measure the metric, and
+// why the ones published here do not.
+func noMeasurement(alg, op, metric string) string {
+	what := alg + " " + op
+	switch metric {
+	case store.MetricEnergy:
+		return "No published run of " + what + " measured energy. The host board measures it only where the kernel exposes a RAPL powercap domain (virtual machines usually do not); a board needs a power meter on the lab's bench. A run without either records why in its environment (Energy), and is ranked by latency only."
+	case store.MetricHeap:
+		return "No published run of " + what + " recorded heap bytes per operation: the host board's in-process runs record them; firmware boards and whole-process runs do not."
+	case store.MetricStack:
+		return "No published run of " + what + " recorded a stack high-water mark: firmware boards record it; the host board does not."
+	}
+	return "No run of " + what + " is published yet: re-run an experiment that measures it, or submit a result."
 }
 
 // leaderGroups turns standings (sorted by group) into the page's tables with a plot each.

@@ -37,6 +37,8 @@ type LeaderboardView struct {
 	Pairs                        []OptGroup
 	Algorithm, Operation, Metric string
 	Groups                       []LeaderGroup
-	Published                    []PublishedRow
-	CSV, JSON                    string
+	// Empty says why no board is ranked, when none is.
+	Empty     string
+	Published []PublishedRow
+	CSV, JSON string
 }
