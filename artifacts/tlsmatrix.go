@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The tls-matrix kind: full TLS 1.3 handshakes over a matrix of key-exchange groups and
@@ -139,6 +141,64 @@ type TLSSpec struct {
 	// Echo is the bytes of seed-derived application data the client sends and the server
 	// echoes after every handshake, untimed, before the handshake counts (default 32).
 	Echo int `yaml:"echo,omitempty" json:"echo"`
+	// Server is the server every handshake of the host's cells goes to: "engine" (the
+	// default, written as nothing: the engine's own server in a child process, per cell) or
+	// HOST:PORT, an outside server. Against an outside server the cell records the peer
+	// (TLSCell.Server), measures no server CPU or phases and sends no echo, and is never
+	// compared as the engine-vs-engine measurement.
+	Server string `yaml:"server,omitempty" json:"server,omitempty"`
+}
+
+// TLSServerEngine is spec.tls.server's default: the engine's own per-cell server.
+const TLSServerEngine = "engine"
+
+// MaxTLSServerAddr bounds spec.tls.server and --tls-server.
+const MaxTLSServerAddr = 261 // a 255-byte host name, ':' and a 5-digit port
+
+// ParseTLSServer checks a spec.tls.server value: "engine" (or empty) gives "", anything else
+// must be HOST:PORT with a non-empty host of printable characters and a port 1..65535
+// (an IPv6 host in brackets).
+func ParseTLSServer(s string) (string, error) {
+	if s == "" || s == TLSServerEngine {
+		return "", nil
+	}
+	if len(s) > MaxTLSServerAddr {
+		return "", fmt.Errorf("%d bytes, more than %d", len(s), MaxTLSServerAddr)
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", fmt.Errorf("%q is neither %s nor HOST:PORT: %v", s, TLSServerEngine, err)
+	}
+	if host == "" {
+		return "", fmt.Errorf("%q: no host before the port", s)
+	}
+	for _, r := range host {
+		if r <= ' ' || r == 0x7f || r == '/' || r == '@' || !unicode.IsPrint(r) {
+			return "", fmt.Errorf("%q: host %q has a character %q a host name cannot hold", s, host, r)
+		}
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+		return "", fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
+	}
+	return s, nil
+}
+
+// TLSPeer is the identity of the outside server a cell's handshakes went to, as its last
+// timed handshake presented it: which server stack answered.
+type TLSPeer struct {
+	// Address is spec.tls.server (HOST:PORT).
+	Address string `json:"address"`
+	// Subject is the leaf's subject (RFC 2253 form), SANs its DNS names and IP addresses,
+	// Issuer the leaf's issuer.
+	Subject string   `json:"subject"`
+	SANs    []string `json:"sans,omitempty"`
+	Issuer  string   `json:"issuer"`
+	// KeyAlgorithm is the leaf's public key algorithm (e.g. ML-DSA-44, Ed25519, ECDSA P-256,
+	// RSA-2048).
+	KeyAlgorithm string `json:"keyAlgorithm"`
+	// Leaf is the digest of the leaf's DER (sha256:<hex>).
+	Leaf string `json:"leaf"`
 }
 
 // TLSEnvironment is environment.json's record of a tls-matrix run: the chains it made and how
@@ -199,6 +259,9 @@ type TLSCell struct {
 	// server's, the cell's Stats are the board's own handshake times, ClientCPU is absent (the
 	// board's CPU is its own) and Phases are the server's only.
 	Client string `json:"client,omitempty"`
+	// Server is set when the handshakes went to an outside server (spec.tls.server HOST:PORT):
+	// who answered. ServerCPU and the server's phases are then absent (its CPU is its own).
+	Server *TLSPeer `json:"server,omitempty"`
 }
 
 // TLSPhase is one phase's per-handshake time on one side.
@@ -294,6 +357,9 @@ func (v *validator) checkTLS(m *Manifest) {
 	case s.Iterations >= 1 && t.Batch > s.Iterations:
 		v.Add("spec.tls.batch", "%d handshakes per CPU batch, more than the %d iterations of a cell: no batch would be full", t.Batch, s.Iterations)
 	}
+	if _, err := ParseTLSServer(t.Server); err != nil {
+		v.Add("spec.tls.server", "%v (write %s, the default, or HOST:PORT)", err, TLSServerEngine)
+	}
 	if t.Echo < 1 || t.Echo > MaxTLSEcho {
 		v.Add("spec.tls.echo", "must be between 1 and %d bytes (one record), got %d", MaxTLSEcho, t.Echo)
 	}
@@ -325,6 +391,9 @@ func tlsDefaults(m *Manifest) {
 	}
 	if t.Echo == 0 {
 		t.Echo = 32
+	}
+	if t.Server == TLSServerEngine {
+		t.Server = "" // the default, written as nothing: manifests made before keep their identity
 	}
 }
 
@@ -397,6 +466,9 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	case t.Flights < 0 || (stack == StackPQRepro && t.Flights < 3):
 		return FileResult, "tls.flights", fmt.Errorf("%d flights; a full TLS 1.3 handshake has at least 3", t.Flights)
 	}
+	if f, fld, err := tlsPeerCheck(m, t); err != nil {
+		return f, fld, err
+	}
 	rows := s.TLS[KeyOf(*c)]
 	used := map[TLSSeriesKey]bool{}
 	want := func(field string, key TLSSeriesKey, st *Stats, n int) (string, string, error) {
@@ -427,13 +499,18 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	} else if t.ClientCPU != nil {
 		return FileResult, "tls.clientCpu", fmt.Errorf("a board's client (%s) records no client CPU", t.Client)
 	}
-	if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
-		return f, fld, err
+	if t.Server == nil {
+		if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
+			return f, fld, err
+		}
 	}
 	for j, p := range t.Phases {
 		field := fmt.Sprintf("tls.phases[%d]", j)
 		if !slices.Contains(TLSPhaseNames(), p.Name) || (p.Side != SideClient && p.Side != SideServer) {
 			return FileResult, field, fmt.Errorf("unknown phase %q on side %q (phases: %s; sides client, server)", p.Name, p.Side, strings.Join(TLSPhaseNames(), ", "))
+		}
+		if t.Server != nil && p.Side == SideServer {
+			return FileResult, field, fmt.Errorf("a server %s phase on a cell against an outside server (%s): its phases are its own", p.Name, t.Server.Address)
 		}
 		if t.Client != "" && p.Side == SideClient {
 			return FileResult, field, fmt.Errorf("a client %s phase on a board's cell: the board reports only its handshake time", p.Name)
@@ -450,6 +527,33 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 		if !used[key] {
 			return FileTLS, "series", fmt.Errorf("%s %s rows that result.json does not summarise", key.Side, key.Series)
 		}
+	}
+	return "", "", nil
+}
+
+// tlsPeerCheck checks a cell's peer record against the manifest's spec.tls.server: present
+// exactly when the server is outside, naming that address, with the leaf's subject, key
+// algorithm and digest; and no server CPU then.
+func tlsPeerCheck(m *Manifest, t *TLSCell) (string, string, error) {
+	addr := m.Spec.TLS.Server
+	p := t.Server
+	switch {
+	case addr == "" && p != nil:
+		return FileResult, "tls.server", fmt.Errorf("a peer %s on a cell of the engine's own server (spec.tls.server is %s)", p.Address, TLSServerEngine)
+	case addr == "":
+		return "", "", nil
+	case p == nil:
+		return FileResult, "tls.server", fmt.Errorf("missing: the cell ran against %s and must record who answered", addr)
+	case p.Address != addr:
+		return FileResult, "tls.server.address", fmt.Errorf("%q, spec.tls.server is %q", p.Address, addr)
+	case p.Subject == "" && len(p.SANs) == 0:
+		return FileResult, "tls.server.subject", fmt.Errorf("empty, and no SANs: the peer's leaf names nobody")
+	case p.KeyAlgorithm == "":
+		return FileResult, "tls.server.keyAlgorithm", fmt.Errorf("missing")
+	case !isDigest(p.Leaf):
+		return FileResult, "tls.server.leaf", fmt.Errorf("%q is not a sha256:<hex> digest", p.Leaf)
+	case t.ServerCPU != nil:
+		return FileResult, "tls.serverCpu", fmt.Errorf("an outside server's CPU is its own; the cell cannot have measured it")
 	}
 	return "", "", nil
 }
@@ -552,3 +656,5 @@ func ParseBundleSamples(b *Bundle) (Samples, error) {
 	}
 	return s, nil
 }
+
+func isDigest(d string) bool { _, ok := DigestHex(d); return ok }

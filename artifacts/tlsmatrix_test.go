@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,7 +100,14 @@ func TestTLSManifestBad(t *testing.T) {
 // not a measurement).
 func tlsFixture(t *testing.T) (*Manifest, *Result, *Bundle) {
 	t.Helper()
-	m, err := ParseManifest([]byte(tlsManifest), "test")
+	return tlsFixtureOf(t, tlsManifest)
+}
+
+// tlsFixtureOf is tlsFixture of another manifest; with spec.tls.server HOST:PORT its cells
+// record a peer and no server CPU.
+func tlsFixtureOf(t *testing.T, src string) (*Manifest, *Result, *Bundle) {
+	t.Helper()
+	m, err := ParseManifest([]byte(src), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +136,11 @@ func tlsFixture(t *testing.T) (*Manifest, *Result, *Bundle) {
 			c.TLS = &TLSCell{Group: g, Signature: s, CipherSuite: "TLS_AES_128_GCM_SHA256", Stack: stack, Batch: 2,
 				ClientCPU: Summarize(cpuC), ServerCPU: Summarize(cpuS), BytesClient: grp.ClientShare + 200, BytesServer: grp.ServerShare + 3000, Flights: 3, ChainBytes: 2000}
 			series := []TLSSeries{{TLSSeriesCPU, SideClient, cpuC}, {TLSSeriesCPU, SideServer, cpuS}}
+			if addr := m.Spec.TLS.Server; addr != "" {
+				c.TLS.ServerCPU, series = nil, series[:1]
+				c.TLS.Server = &TLSPeer{Address: addr, Subject: "CN=matrix.pqrepro.test", SANs: []string{"matrix.pqrepro.test"}, Issuer: "CN=test CA",
+					KeyAlgorithm: s, Leaf: Digest([]byte(s))}
+			}
 			if stack == StackPQRepro {
 				c.TLS.Phases = []TLSPhase{{Name: "key-share", Side: SideClient, Stats: Summarize(keyShare)}}
 				series = append(series, TLSSeries{"key-share", SideClient, keyShare})
@@ -195,6 +208,122 @@ func TestTLSRederive(t *testing.T) {
 	if _, _, err := RederiveBundle(noTLS); err == nil || !strings.Contains(err.Error(), "tls.csv") {
 		t.Fatalf("bundle without tls.csv: %v", err)
 	}
+}
+
+// outsideManifest is tlsManifest against an outside server.
+var outsideManifest = strings.Replace(tlsManifest, "    batch: 2", "    batch: 2\n    server: 127.0.0.1:4433", 1)
+
+func TestTLSServerField(t *testing.T) {
+	m, err := ParseManifest([]byte(outsideManifest), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spec.TLS.Server != "127.0.0.1:4433" {
+		t.Fatalf("server %q", m.Spec.TLS.Server)
+	}
+	// "engine" is the default: the manifest keeps the identity it had without the field.
+	plain, _ := ParseManifest([]byte(tlsManifest), "m.yaml")
+	engine, err := ParseManifest([]byte(strings.Replace(outsideManifest, "127.0.0.1:4433", "engine", 1)), "m.yaml")
+	if err != nil || engine.ID() != plain.ID() || engine.Spec.TLS.Server != "" {
+		t.Fatalf("server: engine: %v, id %s vs %s", err, engine.ID(), plain.ID())
+	}
+	if m.ID() == plain.ID() {
+		t.Fatal("an outside server does not change the manifest's identity")
+	}
+	back, err := ParseManifest(m.YAML(), "round trip")
+	if err != nil || back.ID() != m.ID() {
+		t.Fatalf("round trip: %v", err)
+	}
+	for _, bad := range []struct{ value, msg string }{
+		{"localhost", "neither engine nor HOST:PORT"},
+		{":443", "no host"},
+		{"example.test:0", "port \"0\""},
+		{"example.test:70000", "port"},
+		{"example.test:https", "port"},
+		{"'exa mple.test:443'", "cannot hold"},
+		{"'[::1:443'", "neither engine"},
+	} {
+		_, err := ParseManifest([]byte(strings.Replace(outsideManifest, "127.0.0.1:4433", bad.value, 1)), "m.yaml")
+		var me *ManifestError
+		if !errors.As(err, &me) {
+			t.Fatalf("%s accepted: %v", bad.value, err)
+		}
+		found := false
+		for _, p := range me.Problems {
+			found = found || (p.Field == "spec.tls.server" && p.Line == 10 && strings.Contains(p.Msg, bad.msg))
+		}
+		if !found {
+			t.Errorf("%s: no spec.tls.server problem on line 10 containing %q in:\n%v", bad.value, bad.msg, err)
+		}
+	}
+	for _, good := range []string{"[::1]:4433", "server.example.test:443", "10.0.0.7:8443"} {
+		if got, err := ParseTLSServer(good); err != nil || got != good {
+			t.Errorf("%s: %q, %v", good, got, err)
+		}
+	}
+}
+
+func TestTLSRederiveOutsideServer(t *testing.T) {
+	_, _, b := tlsFixtureOf(t, outsideManifest)
+	if _, _, err := RederiveBundle(b); err != nil {
+		t.Fatalf("consistent bundle: %v", err)
+	}
+	tamper := func(name, from, to string) *Bundle {
+		t.Helper()
+		c := &Bundle{Files: map[string][]byte{}}
+		for k, v := range b.Files {
+			c.Files[k] = v
+		}
+		if !bytes.Contains(c.Files[name], []byte(from)) {
+			t.Fatalf("%s has no %q", name, from)
+		}
+		c.Files[name] = bytes.ReplaceAll(c.Files[name], []byte(from), []byte(to))
+		return c
+	}
+	tests := []struct {
+		name, file, from, to, field string
+	}{
+		{"address", FileResult, `"address":"127.0.0.1:4433"`, `"address":"127.0.0.1:4434"`, "tls.server.address"},
+		{"no peer", FileResult, `"server":{"address"`, `"serverx":{"address"`, "tls.server"},
+		{"no key algorithm", FileResult, `"keyAlgorithm":"Ed25519"`, `"keyAlgorithm":""`, "tls.server.keyAlgorithm"},
+		{"leaf digest", FileResult, `"leaf":"sha256:`, `"leaf":"md5:`, "tls.server.leaf"},
+		{"server cpu", FileResult, `"serverCpu":null`, `"serverCpu":{"n":3,"median":750}`, "tls.serverCpu"},
+		{"server phase", FileResult, `"side":"client"`, `"side":"server"`, "tls.phases[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := RederiveBundle(tamper(tt.file, tt.from, tt.to))
+			var re *RederiveError
+			if !errors.As(err, &re) || !strings.HasPrefix(re.Field, tt.field) {
+				t.Fatalf("error %v, want field %s", err, tt.field)
+			}
+		})
+	}
+}
+
+// FuzzParseTLSServer: spec.tls.server's parser never panics, and what it accepts is engine
+// or a HOST:PORT that net.SplitHostPort reads back with a port in range.
+func FuzzParseTLSServer(f *testing.F) {
+	for _, s := range []string{"", "engine", "127.0.0.1:4433", "[::1]:443", "host:0", "a b:1", ":1", "host:65536", "x:01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseTLSServer(s)
+		if err != nil {
+			return
+		}
+		if got == "" {
+			if s != "" && s != TLSServerEngine {
+				t.Fatalf("%q read as the engine", s)
+			}
+			return
+		}
+		host, port, err := net.SplitHostPort(got)
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			t.Fatalf("%q accepted: host %q port %q", s, host, port)
+		}
+	})
 }
 
 // FuzzParseTLSSamples checks tls.csv parsing never panics and that what it accepts is

@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"pqrepro/artifacts"
@@ -39,6 +41,9 @@ func implementation(res *artifacts.Result, method artifacts.Method) string {
 	switch {
 	case res.Assurance == artifacts.AssuranceEmulated:
 		return "the project's C firmware under QEMU, counted in retired instructions"
+	case outsidePeer(res) != nil:
+		p := outsidePeer(res)
+		return fmt.Sprintf("pqrepro's own TLS 1.3 engine as client of an outside server at %s (leaf %s, %s key)", p.Address, peerName(p), p.KeyAlgorithm)
 	case res.Kind == artifacts.KindTLSMatrix && res.Assurance == artifacts.AssuranceHardware:
 		return "the board's TLS client against pqrepro's own TLS 1.3 engine as server"
 	case res.Assurance == artifacts.AssuranceHardware:
@@ -62,6 +67,33 @@ var hostImplementations = map[artifacts.Kind]string{
 	artifacts.KindKEMSigSequence: inProcessGo,
 	artifacts.KindTLSMatrix:      "pqrepro's own TLS 1.3 engine (Go, circl) at both ends, timed in process",
 	artifacts.KindMQTTTelemetry:  "pqrepro's own telemetry scheme and Ascon (Go), timed in process",
+}
+
+// outsidePeer is the outside server a tls-matrix run's cells handshook with (spec.tls.server
+// HOST:PORT), nil when they used the engine's own server.
+func outsidePeer(res *artifacts.Result) *artifacts.TLSPeer {
+	for _, c := range res.Cells {
+		if c.TLS != nil && c.TLS.Server != nil {
+			return c.TLS.Server
+		}
+	}
+	return nil
+}
+
+// peerName is a peer's leaf subject, else its first SAN.
+func peerName(p *artifacts.TLSPeer) string {
+	if p.Subject != "" || len(p.SANs) == 0 {
+		return strconv.Quote(p.Subject)
+	}
+	return p.SANs[0]
+}
+
+// outsideReason says why a cell measured against an outside server is never the paper's
+// figure nor the engine-vs-engine measurement: another server stack answered, so the latency
+// includes its work and its machine, and its CPU is not measured.
+func outsideReason(p *artifacts.TLSPeer) string {
+	return fmt.Sprintf("server differs: the handshakes went to an outside server at %s (leaf %s, %s key), not to pqrepro's engine at both ends; its work and machine are in the latency and its CPU is not measured",
+		p.Address, peerName(p), p.KeyAlgorithm)
 }
 
 const inProcessGo = "pqrepro's Go implementations (circl and the standard library), timed in process"

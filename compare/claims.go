@@ -27,6 +27,11 @@ func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimRes
 		cr.Reason = strings.TrimSpace(fmt.Sprintf("scope %s: %s", cl.Scope, cl.Reason))
 		return cr
 	}
+	if p := outsidePeer(res); p != nil {
+		cr.Verdict = NotVerdicted
+		cr.Reason = outsideReason(p) + "; the claim is not verdicted on it"
+		return cr
+	}
 	if len(cl.Checks) == 0 {
 		cr.Verdict = Untestable
 		if cr.Reason == "" {

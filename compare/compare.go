@@ -410,6 +410,9 @@ func rowReasons(row experiments.Row, c artifacts.Cell, board string, m *artifact
 	if c.Variant != "" {
 		reasons = append(reasons, "not the paper's method: "+c.Variant)
 	}
+	if c.TLS != nil && c.TLS.Server != nil {
+		reasons = append(reasons, outsideReason(c.TLS.Server))
+	}
 	if c.Keys == artifacts.KeysParsed && startsFromEncodedKeys(row.Library) {
 		reasons = append(reasons, reasonParsedKeys)
 	}

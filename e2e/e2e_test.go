@@ -690,4 +690,3 @@ func waitHealthy(t *testing.T, base string) {
 	}
 	t.Fatalf("portal at %s did not become healthy", base)
 }
-

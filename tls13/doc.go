@@ -77,4 +77,10 @@
 // messages in it (ChangeCipherSpec included), as seen by this side; BytesSent and
 // BytesReceived count handshake records (headers included) on the wire; ChainBytes is the
 // total DER size of the certificate_list.
+//
+// # From another module
+//
+// The module path is plain pqrepro, which no public host serves: an outside module requires
+// pqrepro v0.0.0 and adds `replace pqrepro => /path/to/checkout` (the README's recipe;
+// TestOutsideModuleReplace builds it offline).
 package tls13

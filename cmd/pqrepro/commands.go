@@ -83,6 +83,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	keyForm := fs.String("key-form", "", "override the manifest's key form: encoded or parsed (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	tlsOut := tlsServerFlags(fs)
 	ossl := opensslFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -105,6 +106,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := overrideManifest(m, *iterations, *keyForm, stderr); err != nil {
 		return err
 	}
+	if err := tlsOut.apply(m); err != nil {
+		return err
+	}
 	if *boardClass != "" {
 		// A declared class is checked before anything runs; a clear mismatch refuses the run.
 		if _, err := (&host.Host{Class: *boardClass}).CheckClass(); err != nil {
@@ -116,6 +120,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if err := useOpenSSL(ctx, b, m, ossl.config()); err != nil {
+		return err
+	}
+	if err := tlsOut.use(b, m); err != nil {
 		return err
 	}
 	id, created, err := identity.LoadOrCreateIdentity(keysDir(*keys))

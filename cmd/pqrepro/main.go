@@ -36,6 +36,7 @@ Usage:
   pqrepro list                          the experiments, with their papers
   pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|qemu-microbit|NAME]
               [--out DIR|FILE.tar.gz] [--iterations N] [--map FILE] [--firmware ELF]
+              [--tls-server engine|HOST:PORT [--tls-ca FILE] [--tls-servername NAME]]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
               [--log URL|DIR --log-key VKEY [--witness VKEY]... | --trust FILE] [--log-state FILE]
@@ -58,6 +59,9 @@ Usage:
   pqrepro runner --portal URL --token T run a runner agent attached to a portal
   pqrepro tls-serve --group G --sig S [--listen A] [--ca-dir DIR] [--n N]
                                         the TLS engine as the server a board's client connects to
+  pqrepro tls-probe HOST:PORT --group G --sig S --ca FILE [--servername NAME] [--n N]
+              [--timeout 10s]           the TLS engine as the client of any server: what was
+                                        negotiated, who answered, the engine's phase timings
   pqrepro energy paper002 [--board B]... [--json]
                                         re-derive the paper's published energies from its
                                         authors' power traces (in the binary), with intervals
@@ -113,6 +117,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRunner(ctx, args[1:], stdout, stderr)
 	case "tls-serve":
 		err = cmdTLSServe(ctx, args[1:], stdout)
+	case "tls-probe":
+		err = cmdTLSProbe(ctx, args[1:], stdout)
 	case "energy":
 		err = cmdEnergy(args[1:], stdout)
 	case "help", "-h", "--help":

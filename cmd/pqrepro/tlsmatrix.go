@@ -67,6 +67,7 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
 	fmt.Fprintln(w, "latency: the client's Handshake call; CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
+	printTLSPeers(w, res)
 	grid := func(title string, val func(g, s string) string) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -106,6 +107,23 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 		if len(ratios) > 0 {
 			slices.Sort(ratios)
 			fmt.Fprintf(w, "%d cells: ratio min %.2f, median %.2f, max %.2f\n", len(ratios), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1])
+		}
+	}
+}
+
+// printTLSPeers names the outside server(s) that answered a run's cells, once each.
+func printTLSPeers(w io.Writer, res *artifacts.Result) {
+	seen := map[string]bool{}
+	for _, c := range res.Cells {
+		if c.TLS == nil || c.TLS.Server == nil {
+			continue
+		}
+		p := c.TLS.Server
+		line := fmt.Sprintf("server: the outside server at %s answered: leaf %q (SAN %s), %s key, issuer %q, %s; its CPU is its own (not measured)",
+			p.Address, p.Subject, strings.Join(p.SANs, ", "), p.KeyAlgorithm, p.Issuer, artifacts.ShortDigest(p.Leaf))
+		if !seen[line] {
+			seen[line] = true
+			fmt.Fprintln(w, line)
 		}
 	}
 }

@@ -39,6 +39,9 @@ type Host struct {
 
 	// OpenSSL is the openssl command line the openssl-cli method runs (default: openssl on PATH).
 	OpenSSL openssl.Config
+	// TLSOutside is how tls-matrix cells reach an outside server (spec.tls.server HOST:PORT):
+	// its trust anchors and name; nil means the system's roots and the address's host.
+	TLSOutside *tlsmatrix.Outside
 
 	openssl opensslRun
 
@@ -231,7 +234,7 @@ var hostKinds = map[artifacts.Kind]func(h *Host) trial.Executor{
 	artifacts.KindSigBench:       (*Host).benchExecutor,
 	artifacts.KindKEMSigSequence: (*Host).benchExecutor,
 	artifacts.KindTLSMatrix: func(h *Host) trial.Executor {
-		return &tlsmatrix.HostRun{Exe: h.Exe, Fault: h.tlsFault}
+		return &tlsmatrix.HostRun{Exe: h.Exe, Fault: h.tlsFault, Outside: h.TLSOutside}
 	},
 	artifacts.KindMQTTTelemetry: func(*Host) trial.Executor { return trial.ExecutorFunc(telemetry.Host) },
 }

@@ -170,11 +170,22 @@ type OpenSSLServer struct {
 // cell's group and signature algorithm alone and TLS_AES_128_GCM_SHA256. It returns once the
 // server listens. The process dies after PeerTimeout or when ctx ends; Wait collects it.
 func (o *OpenSSL) StartOpenSSLServer(ctx context.Context, cell Cell, chain *tlscert.Chain, dir string) (*OpenSSLServer, error) {
-	return o.startServer(ctx, cell, chain, dir, tls13.TLS_AES_128_GCM_SHA256)
+	return o.startServerN(ctx, cell, chain, dir, tls13.TLS_AES_128_GCM_SHA256, 1)
+}
+
+// StartOpenSSLServerN is StartOpenSSLServer accepting n connections one after another
+// (-naccept n) before it exits: the outside server of a tls-matrix cell's warm-up and timed
+// handshakes.
+func (o *OpenSSL) StartOpenSSLServerN(ctx context.Context, cell Cell, chain *tlscert.Chain, dir string, n int) (*OpenSSLServer, error) {
+	return o.startServerN(ctx, cell, chain, dir, tls13.TLS_AES_128_GCM_SHA256, n)
 }
 
 // startServer is StartOpenSSLServer accepting suite alone instead of TLS_AES_128_GCM_SHA256.
 func (o *OpenSSL) startServer(ctx context.Context, cell Cell, chain *tlscert.Chain, dir string, suite tls13.CipherSuite) (*OpenSSLServer, error) {
+	return o.startServerN(ctx, cell, chain, dir, suite, 1)
+}
+
+func (o *OpenSSL) startServerN(ctx context.Context, cell Cell, chain *tlscert.Chain, dir string, suite tls13.CipherSuite, n int) (*OpenSSLServer, error) {
 	group, sigalg, err := cell.OpenSSLNames()
 	if err != nil {
 		return nil, err
@@ -186,7 +197,7 @@ func (o *OpenSSL) startServer(ctx context.Context, cell Cell, chain *tlscert.Cha
 	ctx, cancel := context.WithTimeout(ctx, PeerTimeout)
 	cmd := o.Command(ctx, "s_server", "-tls1_3", "-ciphersuites", suite.String(),
 		"-groups", group, "-sigalgs", sigalg, "-cert", certFile, "-key", keyFile,
-		"-accept", "127.0.0.1:0", "-naccept", "1", "-rev", "-trace")
+		"-accept", "127.0.0.1:0", "-naccept", strconv.Itoa(n), "-rev", "-trace")
 	s := &OpenSSLServer{cell: cell, cmd: cmd, out: &lockedio.Buffer{}, err: &lockedio.Buffer{}, done: make(chan error, 1), stop: cancel}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

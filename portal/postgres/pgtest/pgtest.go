@@ -94,13 +94,15 @@ func DSN(t testing.TB) string {
 		t.Skipf("PostgreSQL not available: %v", err)
 	}
 	name := "t_" + randomHex(8)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A hang guard, not a measure: CREATE DATABASE waits for a checkpoint, which a loaded
+	// machine running many tests' databases at once can hold for well over 30 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := c.exec(ctx, `CREATE DATABASE `+name); err != nil {
 		t.Fatalf("create test database %s: %v%s", name, err, c.logTail())
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		// FORCE ends connections a test left open (PostgreSQL 13 and later).
 		if err := c.exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {

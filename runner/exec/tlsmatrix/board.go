@@ -37,6 +37,11 @@ func tlsCodepoints(group, scheme string) (g, s uint16, ok bool) {
 func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 	b := &boardCell{Cell: dc, spec: dc.Manifest.Spec.TLS}
 	b.group, b.scheme, _ = strings.Cut(dc.Ref.Algorithm, "+")
+	if b.spec.Server != "" {
+		// The board's client handshakes with the engine the runner starts for the cell; a cell
+		// measured against another server would be recorded as the engine's.
+		return device.Failed("spec.tls.server " + b.spec.Server + ": a board's cells run against the engine's own server; only the host board runs against an outside server"), nil
+	}
 	if skip, err := b.offered(); skip != nil || err != nil {
 		return *skip, err
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -51,6 +50,9 @@ type HostRun struct {
 	// Fault breaks every cell on purpose (tests only): "echo" changes an echoed byte,
 	// "mismatch" has the server negotiate another group.
 	Fault string
+	// Outside is how cells reach an outside server (spec.tls.server HOST:PORT): the trust
+	// anchors and the name checked; nil means the system's roots and the address's host.
+	Outside *Outside
 
 	mu     sync.Mutex
 	chains map[string]*tlscert.Chain
@@ -107,11 +109,17 @@ func (r *HostRun) Cell(ctx context.Context, c trial.Cell) (trial.Outcome, error)
 	var live []*tlsMeasure
 	defer func() {
 		for _, t := range live {
-			t.child.stop()
+			if t.child != nil {
+				t.child.stop()
+			}
 		}
 	}()
 	for i, stack := range spec.Stacks {
-		t, skip, err := r.start(ctx, c, stack, group, scheme)
+		start := r.start
+		if spec.Server != "" {
+			start = r.startOutside
+		}
+		t, skip, err := start(ctx, c, stack, group, scheme)
 		switch {
 		case err != nil:
 			return trial.Outcome{}, err
@@ -219,7 +227,28 @@ func (r *HostRun) start(ctx context.Context, c trial.Cell, stack, group, scheme 
 		}
 		return bad(err.Error())
 	}
-	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, echo: trial.NewDRBG(c.Manifest.Spec.Seed, c.Ref.Algorithm+"/"+stack+"/echo")}, nil, nil
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, addr: child.addr, echo: trial.NewDRBG(c.Manifest.Spec.Seed, c.Ref.Algorithm+"/"+stack+"/echo")}, nil, nil
+}
+
+// startOutside prepares one stack of a cell against the outside server spec.tls.server: its
+// client alone (no chain of its own, no child, no echo).
+func (r *HostRun) startOutside(ctx context.Context, c trial.Cell, stack, group, scheme string) (*tlsMeasure, *trial.Outcome, error) {
+	spec := c.Manifest.Spec.TLS
+	if stack == artifacts.StackCryptoTLS {
+		if _, ok := cryptoTLSCurve(group); !ok {
+			return nil, &trial.Outcome{Cell: artifacts.Cell{Status: artifacts.StatusSkipped, Error: "crypto/tls has no " + group}}, nil
+		}
+	}
+	cfg := tlsCellConfig{Stack: stack, Group: group, Scheme: scheme, Suite: spec.CipherSuite}
+	var roots *x509.CertPool
+	if r.Outside != nil {
+		roots = r.Outside.Roots
+	}
+	client, err := newTLSClientFor(&cfg, roots, r.Outside.serverName(spec.Server))
+	if err != nil {
+		return nil, &trial.Outcome{Cell: trial.Failed(err.Error())}, nil
+	}
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, addr: spec.Server}, nil, nil
 }
 
 // tlsMeasure runs one stack's handshakes of a cell against its child and keeps what they
@@ -228,8 +257,10 @@ type tlsMeasure struct {
 	ctx    context.Context
 	cfg    *tlsCellConfig
 	client *tlsClient
-	child  *tlsChild
-	echo   *trial.DRBG
+	child  *tlsChild // nil against an outside server
+	addr   string    // where the handshakes go: the child's, or spec.tls.server
+	peer   *artifacts.TLSPeer
+	echo   *trial.DRBG // nil against an outside server: no echo
 	index  int // the stack's place in spec.tls.stacks
 	dialed int // connections the child has been offered
 
@@ -250,22 +281,38 @@ func (t *tlsMeasure) one() (tlsHandshake, time.Duration, error) {
 	if err := t.ctx.Err(); err != nil {
 		return tlsHandshake{}, 0, err
 	}
-	msg := t.echo.Bytes(t.cfg.Echo)
-	conn, err := net.DialTimeout("tcp", t.child.addr, 5*time.Second)
+	var msg []byte
+	if t.echo != nil {
+		msg = t.echo.Bytes(t.cfg.Echo)
+	}
+	conn, err := dialOutside(t.ctx, t.addr, 5*time.Second)
 	if err != nil {
-		return tlsHandshake{}, 0, fmt.Errorf("connect to the server child: %w", err)
+		if t.child != nil {
+			return tlsHandshake{}, 0, fmt.Errorf("connect to the server child: %w", err)
+		}
+		return tlsHandshake{}, 0, err
 	}
 	t.dialed++
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
+	rec, d, err := t.client.handshake(conn, msg)
+	if err != nil && t.child == nil {
+		err = handshakeError(t.addr, tlsHandshakeTimeout, err)
 	}
-	return t.client.handshake(conn, msg)
+	if err == nil && t.child == nil {
+		if rec.leaf == nil {
+			return rec, d, fmt.Errorf("handshake with %s: no server certificate", t.addr)
+		}
+		t.peer = Peer(t.addr, rec.leaf)
+	}
+	return rec, d, err
 }
 
 // fail adds the server's side of a failed handshake to the client's error.
 func (t *tlsMeasure) fail(i int, err error) error {
+	if t.child == nil {
+		return fmt.Errorf("handshake %d: %w", i, err)
+	}
 	if resp, merr := t.child.mark(t.dialed); merr == nil {
 		for _, h := range resp.Handshakes {
 			if h.Err != "" {
@@ -299,6 +346,9 @@ func (t *tlsMeasure) warm(n int) error {
 		if _, _, err := t.one(); err != nil {
 			return t.fail(-1-i, err)
 		}
+	}
+	if t.child == nil {
+		return nil
 	}
 	base, err := t.child.mark(t.dialed)
 	if err != nil {
@@ -337,6 +387,11 @@ func (t *tlsMeasure) runBatch(size int) error {
 	if err != nil {
 		return err
 	}
+	if t.child == nil {
+		t.keep(samples, clients, rounds, offsets)
+		t.clientCPU = append(t.clientCPU, float64(c1-c0)/float64(size))
+		return nil
+	}
 	resp, err := t.child.mark(t.dialed)
 	if err != nil {
 		return err
@@ -344,17 +399,22 @@ func (t *tlsMeasure) runBatch(size int) error {
 	if err := served(resp, size, t.cfg); err != nil {
 		return err
 	}
-	t.samples = append(t.samples, samples...)
-	t.rounds, t.offsets = append(t.rounds, rounds...), append(t.offsets, offsets...)
-	t.clients = append(t.clients, clients...)
+	t.keep(samples, clients, rounds, offsets)
 	t.servers = append(t.servers, resp.Handshakes...)
-	for _, c := range clients {
-		t.retry = t.retry || c.Retry
-	}
 	t.clientCPU = append(t.clientCPU, float64(c1-c0)/float64(size))
 	t.serverCPU = append(t.serverCPU, float64(resp.CPUNs-t.srvPrev)/float64(size))
 	t.srvPrev = resp.CPUNs
 	return nil
+}
+
+// keep adds a batch's samples and client records.
+func (t *tlsMeasure) keep(samples []float64, clients []tlsHandshake, rounds []int, offsets []float64) {
+	t.samples = append(t.samples, samples...)
+	t.rounds, t.offsets = append(t.rounds, rounds...), append(t.offsets, offsets...)
+	t.clients = append(t.clients, clients...)
+	for _, c := range clients {
+		t.retry = t.retry || c.Retry
+	}
 }
 
 // result is the stack's cell from its batches.
@@ -375,6 +435,12 @@ func (t *tlsMeasure) result(batch int) (trial.Outcome, error) {
 		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: t.serverCPU},
 	}
 	cell.TLS.ClientCPU, cell.TLS.ServerCPU = runner.Summarize(t.clientCPU), runner.Summarize(t.serverCPU)
+	if t.child == nil {
+		cell.Counter = "Go monotonic clock around the client's Handshake call (fresh TCP connection to " + t.addr + ", no resumption)"
+		cell.Energy.Absent = "not measured per handshake: the outside server's energy is its own"
+		cell.TLS.ServerCPU, cell.TLS.Server = nil, t.peer
+		series = series[:1]
+	}
 	for _, side := range []struct {
 		name string
 		recs []tlsHandshake

@@ -96,6 +96,8 @@ type tlsHandshake struct {
 	ChainBytes int `json:"chainBytes"`
 	// Err says why the handshake (or its echo) failed on this side; empty when it worked.
 	Err string `json:"err,omitempty"`
+	// leaf is the server's leaf as the client received it (client only).
+	leaf *x509.Certificate
 }
 
 // check compares what was negotiated with the cell.
@@ -147,6 +149,11 @@ type tlsClient struct {
 }
 
 func newTLSClient(cfg *tlsCellConfig, roots *x509.CertPool) (*tlsClient, error) {
+	return newTLSClientFor(cfg, roots, tlsServerName)
+}
+
+// newTLSClientFor is the client of a cell checking serverName.
+func newTLSClientFor(cfg *tlsCellConfig, roots *x509.CertPool, tlsServerName string) (*tlsClient, error) {
 	c := &tlsClient{cfg: cfg}
 	switch cfg.Stack {
 	case artifacts.StackPQRepro:
@@ -196,6 +203,9 @@ func (c *tlsClient) handshake(conn net.Conn, msg []byte) (tlsHandshake, time.Dur
 		rec = tlsHandshake{Group: st.Group.String(), Scheme: st.Scheme.String(), Suite: st.CipherSuite.String(), Retry: st.HelloRetry,
 			Phases: enginePhases(stats, artifacts.SideClient), Sent: stats.BytesSent, Received: stats.BytesReceived,
 			Flights: len(stats.Flights), ChainBytes: stats.ChainBytes}
+		if len(st.PeerCertificates) > 0 {
+			rec.leaf = st.PeerCertificates[0]
+		}
 		tc = ec
 	} else {
 		cc := &countingConn{Conn: conn}
@@ -213,11 +223,15 @@ func (c *tlsClient) handshake(conn net.Conn, msg []byte) (tlsHandshake, time.Dur
 			return rec, d, err
 		}
 		rec.Sent, rec.Received = cc.written, cc.read
+		rec.leaf = sc.ConnectionState().PeerCertificates[0]
 		tc = sc
 	}
 	defer tc.Close()
 	if err := rec.check(c.cfg); err != nil {
 		return rec, d, err
+	}
+	if msg == nil {
+		return rec, d, nil // an outside server: no echo
 	}
 	if _, err := tc.Write(msg); err != nil {
 		return rec, d, fmt.Errorf("echo: write: %w", err)
