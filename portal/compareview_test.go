@@ -72,15 +72,18 @@ func TestPaperPageTalliesPerBoard(t *testing.T) {
 		t.Errorf("rendered %d tally rows, want 3:\n%s", n, rows)
 	}
 	for _, want := range []string{"class declared, not verified", "level-emulated", "never added up",
-		"energy_overhead_pct", "power_delta_ratio_x", "6.6 ×", "17 %"} {
+		"energy overhead", "power delta ratio", "6.6 ×", "17 %"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("paper page lacks %q", want)
 		}
 	}
+	if strings.Contains(html, "_ratio_x") || strings.Contains(html, "_pct") {
+		t.Errorf("the figures table shows a data file's raw metric key")
+	}
 	p3, _ := cat.Paper("paper003")
 	found := false
 	for _, f := range inTextFigures(p3) {
-		found = found || (f.Metric == "per_byte_cost_reduction_ratio_x" && f.Unit == "×" && f.Value == "2.5")
+		found = found || (f.Metric == "per byte cost reduction ratio" && f.Unit == "×" && f.Value == "2.5")
 	}
 	if !found {
 		t.Errorf("paper003's 2.5x per-byte cost reduction ratio is not among its figures")
