@@ -7,6 +7,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/portal/store"
+	"pqrepro/templates"
 )
 
 func TestHuman(t *testing.T) {
@@ -116,5 +117,21 @@ func TestCopyNamesThings(t *testing.T) {
 		if got := metricName(key); got != want {
 			t.Errorf("metricName(%q) = %q, want %q", key, got, want)
 		}
+	}
+}
+
+// TestHighlightTiesShareARank checks the home page's top five give equal results one rank.
+func TestHighlightTiesShareARank(t *testing.T) {
+	row := func(board, median string) templates.LeaderRow {
+		return templates.LeaderRow{Board: board, Median: median, Assurance: templates.Assurance{Level: "emulated", Origin: "community"}}
+	}
+	hl := highlightLists("ML-KEM-768", "encaps", []templates.LeaderGroup{{Title: "t", Rows: []templates.LeaderRow{
+		row("qemu-mps2-an386", "1,129,680 instructions"), row("qemu-mps2-an505", "1,129,680 instructions"), row("qemu-microbit", "1,200,000 instructions")}}})
+	var ranks []int
+	for _, r := range hl[0].Rows {
+		ranks = append(ranks, r.Rank)
+	}
+	if !slices.Equal(ranks, []int{1, 1, 3}) {
+		t.Errorf("highlight ranks %v, want [1 1 3]", ranks)
 	}
 }

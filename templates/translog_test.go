@@ -51,3 +51,11 @@ func TestResubmissionSaysAlreadyPublished(t *testing.T) {
 		}
 	}
 }
+
+// TestCountOrDash checks a leaderboard row without samples (a stack high-water mark) shows
+// "–", never "n 0".
+func TestCountOrDash(t *testing.T) {
+	if countOrDash(0) != "–" || countOrDash(12) != "12" {
+		t.Errorf("countOrDash: %q %q", countOrDash(0), countOrDash(12))
+	}
+}
