@@ -59,3 +59,15 @@ func TestCountOrDash(t *testing.T) {
 		t.Errorf("countOrDash: %q %q", countOrDash(0), countOrDash(12))
 	}
 }
+
+// TestBoardOptionHasOneNote checks an unavailable board gets one note, its reason, not three.
+func TestBoardOptionHasOneNote(t *testing.T) {
+	b := BoardOption{Class: "qemu-mps2-an505", Reason: "no firmware build found", NeedsFirmware: true}
+	if got := b.Note(); got != "unavailable: no firmware build found" {
+		t.Errorf("note %q", got)
+	}
+	b = BoardOption{Class: "qemu-mps2-an386", Available: true, NeedsFirmware: true}
+	if got := b.Note(); !strings.HasPrefix(got, "takes a firmware build") || !strings.HasSuffix(got, "will not be comparable") {
+		t.Errorf("note %q", got)
+	}
+}
