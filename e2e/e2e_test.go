@@ -495,7 +495,8 @@ func (b *session) matrixRerun(t *testing.T) {
 	layout := b.text(t, "measure the heat map", chromedp.Evaluate[string](`(() => {
 		const box = document.querySelector('.heat-scroll'), r = box.getBoundingClientRect();
 		const cells = [...document.querySelectorAll('.heat-grid td.heat')];
-		const units = cells.filter(td => /^[0-9.]+ (µs|ms)$/.test(td.textContent.trim())).length;
+		const units = cells.filter(td => td.querySelector('.heat-value') && /^[0-9.]+ (µs|ms)$/.test(td.querySelector('.heat-value').textContent.trim())
+			&& /^[0-9.]+ (µs|ms) – [0-9.]+ (µs|ms)$/.test(td.querySelector('.heat-spread').textContent.trim())).length;
 		return [Math.round(r.left), Math.round(r.right), box.clientWidth, box.scrollWidth, window.innerWidth, cells.length, units].join(' ');
 	})()`))
 	var left, right, client, scroll, inner, cells, units int
@@ -506,7 +507,7 @@ func (b *session) matrixRerun(t *testing.T) {
 		t.Errorf("at %d px the heat map box spans %d..%d px (client %d, content %d): it must stay inside the viewport and scroll inside itself", inner, left, right, client, scroll)
 	}
 	if cells != 36 || units != 36 {
-		t.Errorf("heat map: %d cells, %d with a median in µs or ms, want 36 and 36", cells, units)
+		t.Errorf("heat map: %d cells, %d with a median and its p25 – p75 in µs or ms, want 36 and 36", cells, units)
 	}
 	b.shot(t, "heatmap-390", ".heat-scroll")
 	b.do(t, "the matrix run at 1366 px", chromedp.EmulateViewport(1366, 900), chromedp.WaitVisible(chromedp.ID("heatmap-title")))
