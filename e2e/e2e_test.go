@@ -85,6 +85,7 @@ func TestPortalInABrowser(t *testing.T) {
 		{"tls matrix re-run", b.matrixRerun},
 		{"an unknown key's bundle is refused", b.unknownKey},
 		{"a RISC-V ELF is refused as Cortex-M4 firmware", b.riscvFirmware},
+		{"the re-run form fits with a firmware build uploaded", b.rerunFormWithFirmware},
 		{"a second re-run", b.secondRerun},
 		{"browse at 1366 px", func(t *testing.T) { b.browse(t, 1366) }},
 		{"browse at 390 px", func(t *testing.T) { b.browse(t, 390) }},
@@ -276,6 +277,55 @@ func (b *session) fits(t *testing.T, width int64, page, median string) {
 	}
 }
 
+// shot saves the viewport, or the element sel when not "", as dir/name.png when
+// PQREPRO_E2E_SHOTS names a directory (the screenshots the docs reference); otherwise nothing.
+func (b *session) shot(t *testing.T, name, sel string) {
+	t.Helper()
+	dir := os.Getenv("PQREPRO_E2E_SHOTS")
+	if dir == "" {
+		return
+	}
+	var a chromedp.Action[[]byte] = chromedp.CaptureScreenshot()
+	if sel != "" {
+		a = chromedp.Screenshot(chromedp.CSS(sel))
+	}
+	sctx, scancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer scancel()
+	png, err := chromedp.Run(sctx, a)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	}
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
+// labelsApart checks that no two text labels of a plot on the page overlap and none is clipped
+// by its plot's edge, comparing the labels' bounding boxes as drawn at the current width.
+func (b *session) labelsApart(t *testing.T, width int64, page string) {
+	t.Helper()
+	got := b.text(t, "measure the plot labels of "+page, chromedp.Evaluate[string](`(() => {
+		const out = [];
+		for (const svg of document.querySelectorAll('svg.chart')) {
+			const box = svg.getBoundingClientRect();
+			if (box.width === 0) continue;
+			const ts = [...svg.querySelectorAll('text')].map(e => ({s: e.textContent, r: e.getBoundingClientRect()})).filter(x => x.r.width > 0);
+			for (const x of ts) {
+				if (x.r.left < box.left - 1 || x.r.right > box.right + 1) out.push('clipped "' + x.s + '"');
+			}
+			for (let i = 0; i < ts.length; i++) for (let j = i + 1; j < ts.length; j++) {
+				const a = ts[i].r, c = ts[j].r;
+				if (Math.min(a.right, c.right) - Math.max(a.left, c.left) > 1 && Math.min(a.bottom, c.bottom) - Math.max(a.top, c.top) > 1)
+					out.push('"' + ts[i].s + '" overlaps "' + ts[j].s + '"');
+			}
+		}
+		return out.slice(0, 8).join('; ');
+	})()`))
+	if got != "" {
+		t.Errorf("%s at %d px: plot labels collide: %s", page, width, got)
+	}
+}
+
 // startRerun starts a re-run of experiment on the host board with iterations per cell from
 // its page and waits for the job page.
 func (b *session) startRerun(t *testing.T, experiment, iterations string) {
@@ -385,6 +435,8 @@ func (b *session) runPageFits(t *testing.T) {
 		if mLeft < 0 || mRight > innerW {
 			t.Errorf("at %d px the median column spans %d..%d px: off screen", innerW, mLeft, mRight)
 		}
+		b.labelsApart(t, w, "the run page")
+		b.shot(t, fmt.Sprintf("run-host-%d", w), "")
 	}
 }
 
@@ -443,7 +495,8 @@ func (b *session) matrixRerun(t *testing.T) {
 	layout := b.text(t, "measure the heat map", chromedp.Evaluate[string](`(() => {
 		const box = document.querySelector('.heat-scroll'), r = box.getBoundingClientRect();
 		const cells = [...document.querySelectorAll('.heat-grid td.heat')];
-		const units = cells.filter(td => /^[0-9.]+ (µs|ms)$/.test(td.textContent.trim())).length;
+		const units = cells.filter(td => td.querySelector('.heat-value') && /^[0-9.]+ (µs|ms)$/.test(td.querySelector('.heat-value').textContent.trim())
+			&& /^[0-9.]+ (µs|ms) – [0-9.]+ (µs|ms)$/.test(td.querySelector('.heat-spread').textContent.trim())).length;
 		return [Math.round(r.left), Math.round(r.right), box.clientWidth, box.scrollWidth, window.innerWidth, cells.length, units].join(' ');
 	})()`))
 	var left, right, client, scroll, inner, cells, units int
@@ -454,8 +507,11 @@ func (b *session) matrixRerun(t *testing.T) {
 		t.Errorf("at %d px the heat map box spans %d..%d px (client %d, content %d): it must stay inside the viewport and scroll inside itself", inner, left, right, client, scroll)
 	}
 	if cells != 36 || units != 36 {
-		t.Errorf("heat map: %d cells, %d with a median in µs or ms, want 36 and 36", cells, units)
+		t.Errorf("heat map: %d cells, %d with a median and its p25 – p75 in µs or ms, want 36 and 36", cells, units)
 	}
+	b.shot(t, "heatmap-390", ".heat-scroll")
+	b.do(t, "the matrix run at 1366 px", chromedp.EmulateViewport(1366, 900), chromedp.WaitVisible(chromedp.ID("heatmap-title")))
+	b.shot(t, "heatmap-1366", ".heat-scroll")
 	b.do(t, "back to the desktop size", chromedp.EmulateReset())
 
 }
@@ -510,6 +566,45 @@ func (b *session) riscvFirmware(t *testing.T) {
 
 }
 
+// rerunFormWithFirmware uploads the checkout's qemu-mps2-an386 build (skipped when firmware/build
+// has none: make -C firmware qemu-mps2-an386), then opens the re-run form, whose firmware list
+// now holds a long option: at 390 and 1366 px the page never scrolls sideways and the
+// "Re-run on this board" button is on screen.
+func (b *session) rerunFormWithFirmware(t *testing.T) {
+	dir := filepath.Join(moduleRoot(t), "firmware", "build", "qemu-mps2-an386")
+	elf := filepath.Join(dir, "pqrepro-fw.elf")
+	if _, err := os.Stat(elf); err != nil {
+		t.Skipf("no firmware build to upload (%v): make -C firmware qemu-mps2-an386", err)
+	}
+	b.do(t, "upload the qemu-mps2-an386 build",
+		chromedp.EmulateReset(),
+		chromedp.Navigate(b.base+"/firmware"),
+		chromedp.WaitVisible(chromedp.ID("fw-file")),
+		chromedp.SetUploadFiles(chromedp.ID("fw-file"), []string{elf}),
+		chromedp.SetUploadFiles(chromedp.ID("fw-metadata"), []string{filepath.Join(dir, "metadata.json")}),
+		chromedp.SendKeys(chromedp.ID("fw-class"), "qemu-mps2-an386"),
+		chromedp.SendKeys(chromedp.ID("fw-source"), "https://example.org/fw"),
+		chromedp.SendKeys(chromedp.ID("fw-commit"), "0123abcd"),
+		chromedp.Click(chromedp.ID("fw-upload")),
+	)
+	b.wait(t, "the upload is listed", `!document.querySelector('.error-message') && document.body.innerText.includes('pqrepro-fw.elf')`)
+	for _, w := range []int64{390, 1366} {
+		b.do(t, fmt.Sprintf("the re-run form at %d px", w), chromedp.EmulateViewport(w, 844),
+			chromedp.Navigate(b.base+"/experiments/paper001/mlkem"), chromedp.WaitVisible(chromedp.CSS("form.rerun button[type=submit]")))
+		if n := b.count(t, `form.rerun select[name="firmware"] option`); n < 2 {
+			t.Errorf("the re-run form offers %d firmware options, want the uploaded build", n)
+		}
+		b.fits(t, w, "/experiments/paper001/mlkem (re-run form)", "")
+		got := b.text(t, "measure the button", chromedp.Evaluate[string](`String(Math.round(document.querySelector('form.rerun button[type=submit]').getBoundingClientRect().right))`))
+		var right int64
+		fmt.Sscan(got, &right)
+		if right > w || right <= 0 {
+			t.Errorf("at %d px \"Re-run on this board\" ends at x = %d: off screen", w, right)
+		}
+	}
+	b.do(t, "back to the desktop size", chromedp.EmulateReset())
+}
+
 // secondRerun re-runs paper001/mlkem again, to compare with the first.
 func (b *session) secondRerun(t *testing.T) {
 	b.startRerun(t, "paper001/mlkem", "6")
@@ -552,6 +647,13 @@ func (b *session) browse(t *testing.T, width int64) {
 		t.Errorf("the comparison draws no overlaid figures")
 	}
 	b.fits(t, width, "/compare", "table.compare-cells tbody tr td.median")
+	b.labelsApart(t, width, "/compare")
+	// From one run, the picker adds a second: "Compare with…" is never a dead end.
+	firstRun := b.text(t, "the first run compared", chromedp.Evaluate[string](`document.querySelector('table.compare-runs tbody a').getAttribute('href').split('/').pop()`))
+	b.do(t, "compare one run", chromedp.Navigate(b.base+"/compare?runs="+firstRun), chromedp.WaitVisible(chromedp.CSS("ul.compare-candidates a")))
+	b.fits(t, width, "/compare with one run", "")
+	b.do(t, "add a run from the picker", chromedp.Click(chromedp.CSS("ul.compare-candidates a")))
+	b.wait(t, "two runs compared", `document.getElementById('compared') && document.querySelectorAll('table.compare-runs tbody tr').length === 2`)
 	b.do(t, "scheme table", chromedp.Navigate(b.base+"/schemes?assurance=host&board=host"), chromedp.WaitVisible(chromedp.CSS("table.scheme-table")))
 	// One table per quantity (key form, message size): keygen has no key form, the
 	// encapsulation cells are timed from encoded keys.

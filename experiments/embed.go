@@ -21,7 +21,7 @@ import (
 	"pqrepro/artifacts"
 )
 
-//go:embed boards.csv paper*/*.yaml paper*/*.csv paper*/*.md
+//go:embed boards.csv paper*/*.yaml paper*/*.csv paper*/*.md pqm4/*.csv pqm4/*.md pqm4/*.yaml
 var embedded embed.FS
 
 // traces holds the papers' raw power captures, gzip-compressed CSV exports of the meter

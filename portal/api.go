@@ -176,12 +176,23 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 // A bundle already published (the same bytes) is not published again: its run's id is
 // returned, with nothing stored, to its own submitter at once and to anyone else only after
 // the same checks (so someone else's bundle is refused as signed by a key that is not theirs).
-func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte) (int64, error) {
+func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte) (runID int64, already bool, err error) {
 	if run, err := s.store.RunByBundle(ctx, ingest.BundleDigest(data)); err == nil && run.SubmitterID == u.ID {
-		return run.ID, nil
+		return run.ID, true, nil
 	} else if err != nil && !fault.Is(err, fault.NotFound) {
-		return 0, err
+		return 0, false, err
 	}
+	id, err := s.checkAndPublish(ctx, u, data)
+	var dup *store.DuplicateBundleError
+	if errors.As(err, &dup) {
+		return dup.RunID, true, nil // published before, or meanwhile by a concurrent submission
+	}
+	return id, false, err
+}
+
+// checkAndPublish verifies a community bundle against the submitter's registered keys and
+// publishes it.
+func (s *Server) checkAndPublish(ctx context.Context, u store.User, data []byte) (int64, error) {
 	b, err := s.ingest.Read(data)
 	if err != nil {
 		return 0, err
@@ -203,12 +214,7 @@ func (s *Server) submitCommunity(ctx context.Context, u store.User, data []byte)
 	if !k.RevokedAt.IsZero() {
 		return 0, fault.New(fault.Invalid, "revoked key: %s was revoked by the administrator at %s", v.KeyFingerprint, k.RevokedAt.Format(time.RFC3339))
 	}
-	id, err := s.publish(ctx, b, ingest.Incoming{Data: data, Keys: k.PublicKeys, Origin: attest.OriginCommunity, Submitter: u.ID})
-	var dup *store.DuplicateBundleError
-	if errors.As(err, &dup) {
-		return dup.RunID, nil // published meanwhile by a concurrent submission
-	}
-	return id, err
+	return s.publish(ctx, b, ingest.Incoming{Data: data, Keys: k.PublicKeys, Origin: attest.OriginCommunity, Submitter: u.ID})
 }
 
 // submitterOf authenticates a tool by its bearer token: a submitter's (or any member's)
@@ -287,11 +293,11 @@ func (s *Server) apiSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := s.submitCommunity(ctx, u, data)
+	id, already, err := s.submitCommunity(ctx, u, data)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, protocol.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id)})
+	return c.JSON(http.StatusOK, protocol.CompleteResponse{RunID: id, URL: fmt.Sprintf("/runs/%d", id), AlreadyPublished: already})
 }
 
 // apiRunJSON is a run as the public API serves it.

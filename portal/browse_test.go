@@ -119,6 +119,8 @@ func TestBrowseRunsJobsSchemesAndCompare(t *testing.T) {
 		"submitter=nobody":                nil,
 		"algorithm=ML-KEM-768&board=host": all,
 		"algorithm=ML-DSA-65":             nil,
+		"algorithm=ml-kem":                all, // in part, regardless of case
+		"algorithm=ML-KEM_":               nil, // _ is a letter, not LIKE's wildcard
 		"assurance=emulated":              nil,
 		"from=2000-01-01&to=2000-01-31":   nil,
 		"experiment=paper001/mlkem&kind=kem-bench&method=in-process&assurance=host": all,

@@ -351,7 +351,35 @@ func (s *Server) comparePage(c echo.Context) error {
 		return err
 	}
 	v.Page = s.page(c, "Compare runs")
+	if v.Picker, err = s.comparePicker(ctx, runs); err != nil {
+		return err
+	}
 	return s.render(c, http.StatusOK, templates.ComparePage(v))
+}
+
+// comparePicker offers the runs that can be added to a comparison: the ten latest other runs
+// of run A's experiment, each with the address of the comparison with it added.
+func (s *Server) comparePicker(ctx context.Context, runs []store.Run) (templates.ComparePicker, error) {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = strconv.FormatInt(r.ID, 10)
+	}
+	p := templates.ComparePicker{IDs: strings.Join(ids, ","), Full: len(runs) >= 3}
+	if p.Full {
+		return p, nil
+	}
+	others, err := s.store.Runs(ctx, store.RunFilter{Experiment: runs[0].Experiment, Limit: 10 + len(runs)})
+	if err != nil {
+		return p, err
+	}
+	for _, o := range others {
+		if slices.ContainsFunc(runs, func(r store.Run) bool { return r.ID == o.ID }) || len(p.Candidates) == 10 {
+			continue
+		}
+		p.Candidates = append(p.Candidates, templates.CompareCandidate{ID: o.ID, Board: o.BoardClass,
+			Assurance: templates.Assurance{Level: string(o.Level), Origin: o.Origin}, Link: "/compare?runs=" + p.IDs + "," + strconv.FormatInt(o.ID, 10)})
+	}
+	return p, nil
 }
 
 // apiCompare is /api/v1/compare?runs=A,B[,C]: the stored pair reports of every run after

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,10 +49,25 @@ func comparisonView(rep compare.Report) ([]templates.CompareRow, []templates.Not
 			rows = append(rows, row)
 		}
 		if n > 0 {
-			other = append(other, templates.NotComparableRow{Cell: name, Figures: n, Measured: measured, Reasons: compare.CollapseReasons(cc.Rows)})
+			other = append(other, templates.NotComparableRow{Cell: name, Figures: n, Measured: measured, Reasons: compare.CollapseReasons(cc.Rows),
+				Published: publishedFigures(cc.Rows)})
 		}
 	}
 	return rows, other
+}
+
+// publishedFigures are the figures of rows that are not comparable, each as published with its
+// board, source and reasons.
+func publishedFigures(rows []compare.RowComparison) []templates.PublishedFigure {
+	var out []templates.PublishedFigure
+	for _, r := range rows {
+		if r.Verdict != compare.NotComparable {
+			continue
+		}
+		out = append(out, templates.PublishedFigure{Value: strings.TrimSpace(r.Ref.Stat + " " + r.Ref.Text + " " + r.Ref.Unit),
+			Board: cmp.Or(r.Ref.Board, "a board the paper does not name"), Source: r.Ref.Source, Why: strings.Join(r.Reasons, "; ")})
+	}
+	return out
 }
 
 // claimResultRows shows a report's claim verdicts with the board, class status and
@@ -144,14 +160,23 @@ func inTextFigures(p *experiments.Paper) []templates.FigureRow {
 		if unit == "x" {
 			unit = "×"
 		}
-		n := ""
 		if r.N > 0 {
-			n = " (n=" + strconv.Itoa(r.N) + ")"
+			unit += " (n=" + strconv.Itoa(r.N) + ")"
 		}
 		out = append(out, templates.FigureRow{Board: r.Board, Algorithm: r.Algorithm, Operation: r.Operation, Scenario: r.Scenario,
-			Metric: r.Metric, Stat: r.Stat, Value: r.Text + n, Unit: unit, Source: r.Source, Note: r.Note})
+			Metric: metricName(r.Metric), Stat: r.Stat, Value: r.Text, Unit: unit, Source: r.Source, Note: r.Note})
 	}
 	return out
+}
+
+// metricName is a reference metric's key as words: the unit suffix the key carries (the
+// figure's unit column says it) dropped and underscores as spaces, "latency_ratio_x" →
+// "latency ratio".
+func metricName(key string) string {
+	for _, suffix := range []string{"_x", "_pct", "_percent"} {
+		key = strings.TrimSuffix(key, suffix)
+	}
+	return strings.ReplaceAll(key, "_", " ")
 }
 
 // shortSeed is a seed's first 16 hex digits followed by an ellipsis.

@@ -72,15 +72,18 @@ func TestPaperPageTalliesPerBoard(t *testing.T) {
 		t.Errorf("rendered %d tally rows, want 3:\n%s", n, rows)
 	}
 	for _, want := range []string{"class declared, not verified", "level-emulated", "never added up",
-		"energy_overhead_pct", "power_delta_ratio_x", "6.6 ×", "17 %"} {
+		"energy overhead", "power delta ratio", "6.6 ×", "17 %"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("paper page lacks %q", want)
 		}
 	}
+	if strings.Contains(html, "_ratio_x") || strings.Contains(html, "_pct") {
+		t.Errorf("the figures table shows a data file's raw metric key")
+	}
 	p3, _ := cat.Paper("paper003")
 	found := false
 	for _, f := range inTextFigures(p3) {
-		found = found || (f.Metric == "per_byte_cost_reduction_ratio_x" && f.Unit == "×" && f.Value == "2.5")
+		found = found || (f.Metric == "per byte cost reduction ratio" && f.Unit == "×" && f.Value == "2.5")
 	}
 	if !found {
 		t.Errorf("paper003's 2.5x per-byte cost reduction ratio is not among its figures")
@@ -97,7 +100,8 @@ func TestComparisonCollapsesNotComparable(t *testing.T) {
 			{Ref: experiments.Row{Board: "rpi1-b"}, Verdict: compare.NotComparable, Reasons: []string{"board differs: measured on rpi4-b, published on rpi1-b", "x"}},
 			{Ref: experiments.Row{Board: "rpi4-b", Stat: "mean", Text: "0.0248", Unit: "s"}, Verdict: compare.Reproduced, Ratio: &ratio, Measured: &measured,
 				Notes: []string{"board class declared, not verified"}},
-			{Ref: experiments.Row{Board: "rpi3-a-plus"}, Verdict: compare.NotComparable, Reasons: []string{"board differs: measured on rpi4-b, published on rpi3-a-plus"}},
+			{Ref: experiments.Row{Board: "rpi3-a-plus", Stat: "mean", Text: "0.031", Unit: "s", Source: "Table 4"}, Verdict: compare.NotComparable,
+				Reasons: []string{"board differs: measured on rpi4-b, published on rpi3-a-plus"}},
 		}}}}
 	rows, other := comparisonView(rep)
 	if len(rows) != 1 || rows[0].Verdict != compare.Reproduced || !strings.Contains(rows[0].Reasons, "declared") {
@@ -105,5 +109,20 @@ func TestComparisonCollapsesNotComparable(t *testing.T) {
 	}
 	if len(other) != 1 || other[0].Figures != 2 || other[0].Why() != "board differs: measured on rpi4-b, published on rpi1-b, rpi3-a-plus; x" {
 		t.Errorf("collapsed %+v (%q)", other, other[0].Why())
+	}
+	// "Not comparable" shows each figure with its board, source and reason.
+	if len(other) != 1 || len(other[0].Published) != 2 {
+		t.Fatalf("published figures %+v", other)
+	}
+	want := templates.PublishedFigure{Value: "mean 0.031 s", Board: "rpi3-a-plus", Source: "Table 4", Why: "board differs: measured on rpi4-b, published on rpi3-a-plus"}
+	if got := other[0].Published[1]; got != want {
+		t.Errorf("published figure %+v, want %+v", got, want)
+	}
+	var page bytes.Buffer
+	if err := templates.RunPage(templates.RunView{NotComparable: other}).Render(context.Background(), &page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "mean 0.031 s</span> on rpi3-a-plus <span class=\"muted\">(Table 4)</span>") {
+		t.Errorf("the run page does not show the non-comparable figure with its board and source")
 	}
 }

@@ -25,6 +25,8 @@ type flash struct {
 	// RunID is a run a submission published; Refused why a submission was refused.
 	RunID   int64  `json:"r,omitempty"`
 	Refused string `json:"x,omitempty"`
+	// Already: the submitted bundle was published before, as RunID.
+	Already bool `json:"a,omitempty"`
 }
 
 // redirectWithFlash ends a POST: it keeps f for the next page and redirects (303) to path.

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,8 +11,23 @@ import (
 	"pqrepro/artifacts"
 )
 
-// human renders a value in its unit; nanoseconds get a readable time unit.
+// human renders a value in its unit; nanoseconds get a readable time unit. A whole count of
+// instructions or cycles is printed exactly, digits grouped ("616,680 instructions"): an
+// emulated count is deterministic, and rounding it would hide the figure pqm4 and the papers
+// print in full. Plot ticks use compact instead.
 func human[U ~string](v float64, unit U) string {
+	switch artifacts.Unit(unit) {
+	case artifacts.UnitInstructions, artifacts.UnitCycles:
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return groupDigits(int64(v)) + " " + string(unit)
+		}
+	}
+	return compact(v, unit)
+}
+
+// compact renders a value in its unit with at most four significant digits and an SI prefix
+// for counts ("1.13 M instructions"): for plot ticks, where an exact count would not fit.
+func compact[U ~string](v float64, unit U) string {
 	switch artifacts.Unit(unit) {
 	case artifacts.UnitNanoseconds:
 		return artifacts.FormatNanoseconds(v)
@@ -30,6 +46,38 @@ func human[U ~string](v float64, unit U) string {
 		return fmt.Sprintf("%.4g k %s", v/1e3, unit)
 	}
 	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+// quantityTitle names what a cell of operation op in unit measures. One operation name can
+// carry two quantities: mqtt-telemetry's "telemetry" cell is, on the host, a frame's pipelined
+// delivery latency (sealed, through the broker, verified at the gateway, queueing included:
+// not the time of one operation) and, on a board, the board's count for sealing one frame.
+// Every other cell measures its unit per operation (unitTitle).
+func quantityTitle[U ~string](op string, unit U) string {
+	if op != artifacts.OpTelemetry {
+		return unitTitle(unit)
+	}
+	switch artifacts.Unit(unit) {
+	case artifacts.UnitNanoseconds:
+		return "pipelined delivery latency per frame (seal to verified delivery, queueing included)"
+	case artifacts.UnitInstructions:
+		return "the board's seal of one delivered frame, in emulated retired instructions"
+	case artifacts.UnitCycles, artifacts.UnitMicroseconds:
+		return "the board's seal of one delivered frame, " + unitTitle(unit)
+	}
+	return unitTitle(unit)
+}
+
+// quantityNote is the short name of a cell's quantity shown beside its operation where the
+// operation's name alone would mislead ("" where it does not).
+func quantityNote[U ~string](op string, unit U) string {
+	if op != artifacts.OpTelemetry {
+		return ""
+	}
+	if artifacts.Unit(unit) == artifacts.UnitNanoseconds {
+		return "pipelined delivery latency, queueing included"
+	}
+	return "the board's seal of one frame"
 }
 
 // unitTitle names what a unit measures, for leaderboard and plot headings.
@@ -90,4 +138,34 @@ func sig4(v float64) string {
 		return groupDigits(int64(math.Round(v/p) * p))
 	}
 	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// naturalCompare orders names with their numbers read as numbers, so parameter sets sort by
+// size: ML-KEM-512 before ML-KEM-768 before ML-KEM-1024 (plain string order puts 1024 first).
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun is the length of s's leading run of ASCII digits.
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }

@@ -1,6 +1,14 @@
 package portal
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/portal/store"
+	"pqrepro/templates"
+)
 
 func TestHuman(t *testing.T) {
 	for _, tc := range []struct {
@@ -10,13 +18,120 @@ func TestHuman(t *testing.T) {
 	}{
 		{16293, "ns", "16.29 µs"},
 		{1.77e9, "ns", "1.770 s"},
-		{1129680, "instructions", "1.13 M instructions"},
-		{616680, "instructions", "616.7 k instructions"},
+		{1129680, "instructions", "1,129,680 instructions"},
+		{616680, "instructions", "616,680 instructions"},
+		{616680.5, "instructions", "616.7 k instructions"},
+		{12345, "cycles", "12,345 cycles"},
 		{980, "instructions", "980 instructions"},
 		{4616, "B", "4616 B"},
 	} {
 		if got := human(tc.v, tc.unit); got != tc.want {
 			t.Errorf("human(%v, %q) = %q, want %q", tc.v, tc.unit, got, tc.want)
 		}
+	}
+	// Plot ticks stay compact.
+	if got := compact(1129680.0, "instructions"); got != "1.13 M instructions" {
+		t.Errorf("compact = %q", got)
+	}
+}
+
+// TestNaturalCompare checks parameter sets sort by their numbers.
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"ML-KEM-1024", "ML-DSA-87", "ML-KEM-512", "ML-DSA-44", "ML-KEM-768", "ML-DSA-65", "X25519", "ML-KEM-768+ML-DSA-44", "ML-KEM-512+ML-DSA-65"}
+	slices.SortFunc(names, naturalCompare)
+	want := []string{"ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "ML-KEM-512", "ML-KEM-512+ML-DSA-65", "ML-KEM-768", "ML-KEM-768+ML-DSA-44", "ML-KEM-1024", "X25519"}
+	if !slices.Equal(names, want) {
+		t.Errorf("sorted %q, want %q", names, want)
+	}
+}
+
+// TestEqualResultsShareARank checks identical medians share a rank and the next one skips:
+// two boards with the same emulated count are both first, the slower one third.
+func TestEqualResultsShareARank(t *testing.T) {
+	row := func(board string, median float64) store.Standing {
+		return store.Standing{Unit: "instructions", Level: "emulated", Method: "in-process", ClassStatus: "verified", BoardClass: board, Origin: "community", Median: median}
+	}
+	out := rankStandings([]store.Standing{row("qemu-mps2-an505", 1129680), row("qemu-mps2-an386", 1129680), row("qemu-microbit", 1200000)}, store.MetricLatency, "encaps")
+	var ranks []int
+	for _, st := range out {
+		ranks = append(ranks, st.Rank)
+	}
+	if !slices.Equal(ranks, []int{1, 1, 3}) {
+		t.Errorf("ranks %v, want [1 1 3]", ranks)
+	}
+}
+
+// TestTelemetryIsNamedForWhatItMeasures checks mqtt-telemetry's "telemetry" cell is never
+// shown as a time per operation: on the host it is a pipelined delivery latency (queueing
+// included), kept out of the box plot of the run's times per operation and named in the cells
+// table; on a board it is the board's seal of one frame; its leaderboard says which.
+func TestTelemetryIsNamedForWhatItMeasures(t *testing.T) {
+	st := &artifacts.Stats{N: 3, Min: 1e4, P25: 1e4, Median: 1.1e4, P75: 1.2e4, Max: 1.3e4}
+	slow := &artifacts.Stats{N: 3, Min: 1e8, P25: 1.1e8, Median: 1.18e8, P75: 1.2e8, Max: 1.3e8}
+	cells := []artifacts.Cell{
+		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpSeal, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: st},
+		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpTelemetry, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: slow},
+	}
+	rows, _, fig, _ := runCells(cells)
+	if fig == nil || len(fig.Boxes) != 1 || fig.AxisTitle != "time per operation (µs, linear axis)" {
+		t.Errorf("the run's box plot of times per operation holds the telemetry cell: %+v", fig)
+	}
+	if !strings.Contains(rows[1].Operation, "pipelined delivery latency") {
+		t.Errorf("the cells table names the telemetry cell %q", rows[1].Operation)
+	}
+	out := rankStandings([]store.Standing{{Unit: "ns", Level: "host", Method: "in-process", ClassStatus: "verified", BoardClass: "host", Origin: "community", Median: 1.18e8}},
+		store.MetricLatency, artifacts.OpTelemetry)
+	if !strings.HasPrefix(out[0].groupTitle, "pipelined delivery latency per frame") {
+		t.Errorf("telemetry leaderboard titled %q", out[0].groupTitle)
+	}
+	if q := quantityTitle(artifacts.OpTelemetry, artifacts.UnitInstructions); !strings.Contains(q, "board's seal of one delivered frame") {
+		t.Errorf("board telemetry named %q", q)
+	}
+}
+
+// TestUploadedBuildProvenance checks a run on a firmware uploaded here shows the upload's
+// record (file, toolchain, implementations, source), labelled as the upload's declaration.
+func TestUploadedBuildProvenance(t *testing.T) {
+	kv := uploadedBuildKVs(store.Firmware{Digest: "sha256:ab", Filename: "pqrepro-fw.elf", Size: 2179444, BoardClass: "qemu-mps2-an386",
+		Toolchain: "arm-none-eabi-gcc 12.2.1", Libraries: "pqrepro-fw 0.1.0", SourceURL: "https://example.org/fw", SourceCommit: "0123abcd", UploadedBy: "lab"})
+	got := map[string]string{}
+	for _, e := range kv {
+		got[e.Key] = e.Value
+	}
+	if !strings.HasPrefix(got["Firmware toolchain"], "arm-none-eabi-gcc 12.2.1 (declared at upload") ||
+		got["Firmware source"] != "https://example.org/fw at commit 0123abcd" || !strings.Contains(got["Uploaded firmware build"], "pqrepro-fw.elf for qemu-mps2-an386") {
+		t.Errorf("uploaded build shown as %q", got)
+	}
+	if kv := uploadedBuildKVs(store.Firmware{Filename: "x.elf", BoardClass: "b"}); len(kv) != 1 {
+		t.Errorf("an upload without toolchain or source shows %q", kv)
+	}
+}
+
+// TestCopyNamesThings checks the boards page's paper list and the figures table's metric
+// names read as words, not as the data files' keys.
+func TestCopyNamesThings(t *testing.T) {
+	if got := paperList("000;003;"); got != "paper000, paper003" {
+		t.Errorf("paperList = %q", got)
+	}
+	for key, want := range map[string]string{"latency_ratio_x": "latency ratio", "energy_efficiency_ratio_x": "energy efficiency ratio", "speedup_x": "speedup"} {
+		if got := metricName(key); got != want {
+			t.Errorf("metricName(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestHighlightTiesShareARank checks the home page's top five give equal results one rank.
+func TestHighlightTiesShareARank(t *testing.T) {
+	row := func(board, median string) templates.LeaderRow {
+		return templates.LeaderRow{Board: board, Median: median, Assurance: templates.Assurance{Level: "emulated", Origin: "community"}}
+	}
+	hl := highlightLists("ML-KEM-768", "encaps", []templates.LeaderGroup{{Title: "t", Rows: []templates.LeaderRow{
+		row("qemu-mps2-an386", "1,129,680 instructions"), row("qemu-mps2-an505", "1,129,680 instructions"), row("qemu-microbit", "1,200,000 instructions")}}})
+	var ranks []int
+	for _, r := range hl[0].Rows {
+		ranks = append(ranks, r.Rank)
+	}
+	if !slices.Equal(ranks, []int{1, 1, 3}) {
+		t.Errorf("highlight ranks %v, want [1 1 3]", ranks)
 	}
 }

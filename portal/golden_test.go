@@ -49,23 +49,27 @@ var goldenPages = []struct {
 	{"schemes", "/schemes", false},
 	{"leaderboards", "/leaderboards", false},
 	{"leaderboard-encaps", "/leaderboards?algorithm=ML-KEM-768&operation=encaps", false},
+	{"leaderboard-energy", "/leaderboards?algorithm=ML-KEM-768&operation=encaps&metric=energy", false},
 	{"compare", "/compare?runs=1,4", false},
 	{"compare-three", "/compare?runs=1,5,4", false},
 	{"compare-one", "/compare?runs=2", false},
 	{"boards", "/boards", false},
 	{"jobs", "/jobs", false},
+	{"log", "/log", false},
 	{"experiment", "/experiments/paper001/mlkem", false},
 	{"experiment-rerun-tls", "/experiments/paper000/matrix-stacks", true},
 }
 
 // goldenVarying matches what differs from one rendering to the next although nothing
-// changed: the masked CSRF token of forms.
+// changed: the masked CSRF token of forms, and the log key of the test's fresh portal.
 var goldenVarying = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`name="_csrf" value="[^"]+"`), `name="_csrf" value="CSRF"`},
 	{regexp.MustCompile(`name="csrf-token" content="[^"]+"`), `name="csrf-token" content="CSRF"`},
+	// the log's verifier key: each test portal makes its own log key.
+	{regexp.MustCompile(`/log\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*`), `/log+LOGKEY`},
 }
 
 // TestGoldenPages publishes real recorded bundles into a fresh portal with a fixed clock and

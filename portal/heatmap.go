@@ -99,16 +99,20 @@ func heatAxes(spec *artifacts.TLSSpec, cells []artifacts.Cell) (groups, schemes 
 	return groups, schemes
 }
 
-// heatScale is the grid's cells (the manifest's own stack's handshakes, by name) and the
-// range of their ok medians, lo to hi, in unit.
+// heatScale is the grid's cells (the manifest's own stack's handshakes, by name), the range
+// of their ok medians, lo to hi, in unit, and the colour steps' bounds: the medians' quantiles
+// at 0, 1/7, …, 1, so each colour holds about as many cells and one slow or noisy cell cannot
+// push every other into the lightest step.
 type heatScale struct {
 	own    map[string]artifacts.Cell
 	lo, hi float64
 	unit   string
+	bounds []float64
 }
 
 func newHeatScale(cells []artifacts.Cell) heatScale {
 	sc := heatScale{own: map[string]artifacts.Cell{}, lo: math.Inf(1), hi: math.Inf(-1)}
+	var medians []float64
 	for _, c := range cells {
 		if c.Operation != artifacts.OpHandshake || c.Variant != "" {
 			continue
@@ -117,17 +121,30 @@ func newHeatScale(cells []artifacts.Cell) heatScale {
 		if c.Status == artifacts.StatusOK && c.Stats != nil && c.Stats.Median > 0 {
 			sc.lo, sc.hi = min(sc.lo, c.Stats.Median), max(sc.hi, c.Stats.Median)
 			sc.unit = string(c.Unit)
+			medians = append(medians, c.Stats.Median)
+		}
+	}
+	slices.Sort(medians)
+	if len(medians) > 0 {
+		for i := range heatSteps + 1 {
+			sc.bounds = append(sc.bounds, artifacts.Quantile(medians, float64(i)/heatSteps))
 		}
 	}
 	return sc
 }
 
-// step is v's colour step on the log scale from lo to hi.
+// step is v's colour step: the last step whose lower bound v reaches.
 func (sc heatScale) step(v float64) int {
 	if !(sc.hi > sc.lo) {
 		return 0
 	}
-	return min(heatSteps-1, int(float64(heatSteps)*math.Log(v/sc.lo)/math.Log(sc.hi/sc.lo)))
+	s := 0
+	for i := 1; i < heatSteps; i++ {
+		if v >= sc.bounds[i] && sc.bounds[i] > sc.bounds[i-1] {
+			s = i
+		}
+	}
+	return s
 }
 
 // cell is the grid's cell name: its median and colour step, or its status and why.
@@ -139,6 +156,7 @@ func (sc heatScale) cell(name string) templates.HeatCell {
 		case c.Status == artifacts.StatusOK && c.Stats != nil:
 			st := c.Stats
 			hc.Value, hc.Reason, hc.Step = human(st.Median, c.Unit), "", sc.step(st.Median)
+			hc.Spread = human(st.P25, c.Unit) + " – " + human(st.P75, c.Unit)
 			hc.Title = fmt.Sprintf("%s: median %s, p25 %s – p75 %s, n = %d", name, human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), st.N)
 		case c.Status == artifacts.StatusOK:
 			hc.Status, hc.Reason = "no samples", "the cell has no statistics"
@@ -153,17 +171,21 @@ func (sc heatScale) cell(name string) templates.HeatCell {
 	return hc
 }
 
-// legend is the colour steps with the range of medians each covers (one step when every
-// median is the same).
+// legend is the colour steps in use with the range of medians each covers (one step when
+// every median is the same; a step whose bounds coincide holds no cell of its own).
 func (sc heatScale) legend() []templates.HeatStep {
 	var out []templates.HeatStep
+	if len(sc.bounds) == 0 {
+		return nil
+	}
 	for i := range heatSteps {
-		a := sc.lo * math.Pow(sc.hi/sc.lo, float64(i)/heatSteps)
-		b := sc.lo * math.Pow(sc.hi/sc.lo, float64(i+1)/heatSteps)
-		out = append(out, templates.HeatStep{Step: i, Range: human(a, sc.unit) + " – " + human(b, sc.unit)})
 		if !(sc.hi > sc.lo) {
-			break
+			return append(out, templates.HeatStep{Step: 0, Range: human(sc.lo, sc.unit)})
 		}
+		if sc.bounds[i+1] <= sc.bounds[i] && i > 0 {
+			continue
+		}
+		out = append(out, templates.HeatStep{Step: i, Range: human(sc.bounds[i], sc.unit) + " – " + human(sc.bounds[i+1], sc.unit)})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package portal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,8 +82,11 @@ func TestHeatMap(t *testing.T) {
 	if row.ClientCPU != "125.00 µs" || row.ServerCPU != "83.33 µs" || row.BytesClient != "1400 B" || row.ChainBytes != "3900 B" || row.Flights != "3" || row.HRR != "no" {
 		t.Errorf("table row %+v", row)
 	}
-	if len(h.Legend) != heatSteps || h.Legend[0].Range != "250.00 µs – 417.13 µs" {
+	if len(h.Legend) != heatSteps || h.Legend[0].Range != "250.00 µs – 1.429 ms" || h.Legend[6].Range != "7.821 ms – 9.000 ms" {
 		t.Errorf("legend %+v", h.Legend)
+	}
+	if first.Spread != "237.50 µs – 275.00 µs" {
+		t.Errorf("spread %q: the interquartile range is shown under the median", first.Spread)
 	}
 
 	var buf bytes.Buffer
@@ -114,5 +118,28 @@ func TestHeatMapWithoutSpec(t *testing.T) {
 	h := heatMap(1, nil, cells)
 	if len(h.Rows) != 2 || h.Rows[0].Group != "X25519" || len(h.Columns) != 1 || len(h.Legend) != 1 || h.Rows[0].Cells[0].Value != "2.000 ms" {
 		t.Fatalf("%+v", h)
+	}
+}
+
+// TestHeatScaleOneOutlier checks one slow cell does not push the rest into the lightest
+// colour: with 35 medians between 1.0 and 1.7 ms and one at 100 ms, the 35 spread over the
+// steps (on a scale from the extremes they would all share step 0 or 1).
+func TestHeatScaleOneOutlier(t *testing.T) {
+	var cells []artifacts.Cell
+	for i := range 36 {
+		m := 1e6 + float64(i)*2e4
+		if i == 35 {
+			m = 1e8
+		}
+		cells = append(cells, artifacts.Cell{Algorithm: fmt.Sprintf("K%d+S", i), Operation: artifacts.OpHandshake, Status: artifacts.StatusOK,
+			Unit: artifacts.UnitNanoseconds, Stats: &artifacts.Stats{N: 5, Median: m, P25: m, P75: m}})
+	}
+	sc := newHeatScale(cells)
+	used := map[int]int{}
+	for _, c := range cells[:35] {
+		used[sc.step(c.Stats.Median)]++
+	}
+	if len(used) < heatSteps-1 || sc.step(1e8) != heatSteps-1 {
+		t.Errorf("the 35 close medians use steps %v; the outlier step %d", used, sc.step(1e8))
 	}
 }

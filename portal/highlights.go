@@ -79,5 +79,5 @@ func (s *Server) storedHighlights(ctx context.Context, alg, op string) ([]Standi
 	if err != nil {
 		return nil, err
 	}
-	return rankStandings(rows, store.MetricLatency), nil
+	return rankStandings(rows, store.MetricLatency, op), nil
 }

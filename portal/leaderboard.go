@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -60,6 +61,8 @@ type Standing struct {
 	Library    string `json:"library,omitempty"`
 	group      string
 	groupTitle string
+	// quantity names what the standing measures (quantityTitle), the plot's axis title.
+	quantity string
 }
 
 // Leaderboard is the ranking for one (algorithm, operation, metric): measured standings in
@@ -107,7 +110,7 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 	if err != nil {
 		return lb, err
 	}
-	lb.Measured = rankStandings(rows, metric)
+	lb.Measured = rankStandings(rows, metric, op)
 	// Published numbers of the same kind stand beside the measured ones, labelled.
 	published := map[string]string{store.MetricLatency: "latency", store.MetricEnergy: "energy_j"}[metric]
 	if published != "" {
@@ -126,14 +129,14 @@ func (s *Server) computeLeaderboard(ctx context.Context, alg, op, metric string)
 
 // rankStandings turns the store's aggregates into ranked standings: grouped (one ranking
 // per unit, level, method and class status), by median within a group.
-func rankStandings(rows []store.Standing, metric string) []Standing {
+func rankStandings(rows []store.Standing, metric, op string) []Standing {
 	out := []Standing{}
 	for _, r := range rows {
 		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
 			Implementation: r.Implementation, Keys: r.Keys, MessageBytes: r.MessageBytes,
 			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
-		title := unitTitle(st.Unit)
+		title := quantityTitle(op, st.Unit)
 		switch metric {
 		case store.MetricHeap:
 			title = "heap bytes per operation"
@@ -141,6 +144,7 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 			title = "stack high-water mark per operation"
 		}
 		st.group, st.groupTitle = rankGroup(st, title)
+		st.quantity = title
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -156,15 +160,28 @@ func rankStandings(rows []store.Standing, metric string) []Standing {
 		}
 		return a.Implementation < b.Implementation
 	})
+	// Competition ranking: equal medians share a rank ("1, 1, 3"), so identical results are
+	// never shown as first and second.
 	rank, group := 0, ""
 	for i := range out {
 		if out[i].group != group {
 			rank, group = 0, out[i].group
 		}
-		rank++
+		if rank == 0 || out[i].Median != out[i-1].Median {
+			rank = inGroup(out, i) + 1
+		}
 		out[i].Rank = rank
 	}
 	return out
+}
+
+// inGroup is how many standings before out[i] share its group.
+func inGroup(out []Standing, i int) int {
+	n := 0
+	for j := i - 1; j >= 0 && out[j].group == out[i].group; j-- {
+		n++
+	}
+	return n
 }
 
 // rankGroup is the ranking a standing belongs to and its title: one unit, one assurance
@@ -258,7 +275,7 @@ func (s *Server) algOps(ctx context.Context) ([]string, []string, map[string][]s
 			add(m.Algorithm, m.Operation)
 		}
 	}
-	slices.Sort(algs)
+	slices.SortFunc(algs, naturalCompare)
 	s.measuredMu.Lock()
 	if s.generation == gen {
 		s.algList, s.opList, s.algOpsOf = algs, ops, of
@@ -366,6 +383,7 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 		return err
 	}
 	v.Groups = leaderGroups(lb.Measured)
+	v.Empty = noMeasurement(alg, op, metric)
 	for _, p := range lb.Published {
 		n := ""
 		if p.N > 0 {
@@ -379,6 +397,21 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 	q.Set("format", "csv")
 	v.CSV = "/api/v1/leaderboards?" + q.Encode()
 	return s.render(c, http.StatusOK, templates.LeaderboardPage(v))
+}
+
+// noMeasurement says why a leaderboard has no row: which runs would measure the metric, and
+// why the ones published here do not.
+func noMeasurement(alg, op, metric string) string {
+	what := alg + " " + op
+	switch metric {
+	case store.MetricEnergy:
+		return "No published run of " + what + " measured energy. The host board measures it only where the kernel exposes a RAPL powercap domain (virtual machines usually do not); a board needs a power meter on the lab's bench. A run without either records why in its environment (Energy), and is ranked by latency only."
+	case store.MetricHeap:
+		return "No published run of " + what + " recorded heap bytes per operation: the host board's in-process runs record them; firmware boards and whole-process runs do not."
+	case store.MetricStack:
+		return "No published run of " + what + " recorded a stack high-water mark: firmware boards record it; the host board does not."
+	}
+	return "No run of " + what + " is published yet: re-run an experiment that measures it, or submit a result."
 }
 
 // leaderGroups turns standings (sorted by group) into the page's tables with a plot each.
@@ -395,7 +428,7 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 				Median:         human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
 			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ", " + implementationText(r.Implementation) + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
 		}
-		g.Plot = plot.Layout(rows, unitTitle(g.Unit), func(v float64) string { return human(v, g.Unit) })
+		g.Plot = plot.Layout(rows, cmp.Or(st[i].quantity, unitTitle(g.Unit)), func(v float64) string { return axisLabel(v, g.Unit) })
 		out = append(out, g)
 		i = j
 	}

@@ -46,14 +46,14 @@ func (s *Server) boardRows(ctx context.Context) ([]templates.BoardRow, error) {
 		row.Runners = strings.Join(offered[row.Class], ", ")
 		out = append(out, row)
 	}
-	add(templates.BoardRow{Class: "host", Name: "the runner's own CPU", CPU: "varies", Arch: "varies", Papers: "any"})
+	add(templates.BoardRow{Class: "host", Name: "the runner's own CPU", CPU: "the runner's (each run records its own)", Arch: "the runner's", Papers: "any"})
 	for _, b := range s.catalog.Boards {
 		if !seen[b.Slug] {
 			clock := ""
 			if b.ClockMHz != "" {
 				clock = b.ClockMHz + " MHz"
 			}
-			add(templates.BoardRow{Class: b.Slug, Name: b.Name, CPU: b.CPU, Arch: b.Arch, Clock: clock, Memory: b.Memory, Papers: b.Papers})
+			add(templates.BoardRow{Class: b.Slug, Name: b.Name, CPU: b.CPU, Arch: b.Arch, Clock: clock, Memory: b.Memory, Papers: paperList(b.Papers)})
 		}
 	}
 	for class := range offered {
@@ -67,6 +67,21 @@ func (s *Server) boardRows(ctx context.Context) ([]templates.BoardRow, error) {
 		}
 	}
 	return out, nil
+}
+
+// paperList names the papers of a board's catalogue entry ("000;003") as the site names
+// them: "paper000, paper003"; empty entries are dropped.
+func paperList(ids string) string {
+	var out []string
+	for _, id := range strings.Split(ids, ";") {
+		if id = strings.TrimSpace(id); id != "" {
+			if !strings.HasPrefix(id, "paper") {
+				id = "paper" + id
+			}
+			out = append(out, id)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func runnerRows(rs []store.Runner, within time.Duration) []templates.RunnerRow {

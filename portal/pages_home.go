@@ -171,6 +171,9 @@ func highlightLists(alg, op string, groups []templates.LeaderGroup) []templates.
 			for _, r := range g.Rows {
 				if r.Assurance.Origin == o.origin && len(hl.Rows) < 5 {
 					r.Rank = len(hl.Rows) + 1
+					if k := len(hl.Rows) - 1; k >= 0 && hl.Rows[k].Median == r.Median {
+						r.Rank = hl.Rows[k].Rank // an equal result shares its rank
+					}
 					hl.Rows = append(hl.Rows, r)
 				}
 			}

@@ -5,6 +5,7 @@ package portal
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/compare"
+	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
@@ -70,7 +72,7 @@ func (s *Server) runPage(c echo.Context) error {
 			return fmt.Errorf("run %d environment: %w", id, err)
 		}
 		v.Timing = s.runTiming(r.ClassStatus, &env)
-		v.Environment = environmentKVs(env)
+		v.Environment = append(environmentKVs(env), s.uploadedBuild(ctx, env, r.Firmware)...)
 	}
 	if r.Checks != "" {
 		if err := json.Unmarshal([]byte(r.Checks), &v.Checks); err != nil {
@@ -128,7 +130,7 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 	var rows []templates.CellRow
 	var cols templates.CellColumns
 	var prows []plot.Row
-	unit := ""
+	unit, quantity := "", ""
 	for _, cl := range cells {
 		row := cellRow(cl)
 		cols.Heap = cols.Heap || row.Heap != "–"
@@ -137,15 +139,15 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 		cols.Keys = cols.Keys || row.Keys != "–"
 		if st := cl.Stats; st != nil && cl.Status == artifacts.StatusOK {
 			if unit == "" {
-				unit = string(cl.Unit)
+				unit, quantity = string(cl.Unit), quantityTitle(cl.Operation, cl.Unit)
 			}
-			if string(cl.Unit) == unit {
+			if string(cl.Unit) == unit && quantityTitle(cl.Operation, cl.Unit) == quantity {
 				prows = append(prows, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
 			}
 		}
 		rows = append(rows, row)
 	}
-	fig := plot.Layout(prows, unitTitle(unit), func(x float64) string { return human(x, unit) })
+	fig := plot.Layout(prows, quantity, func(x float64) string { return axisLabel(x, unit) })
 	note := "Box: p25 to p75 with the median; whiskers: min to max."
 	if fig != nil && fig.Log {
 		note += " Log axis: the values span more than an order of magnitude."
@@ -165,6 +167,9 @@ func cellRow(cl artifacts.Cell) templates.CellRow {
 		// A variant (a corrected command, the crypto/tls stack) is never the paper's method:
 		// the row says which it is, so it is not read as a repeat of the cell above.
 		row.Operation += " · " + cl.Variant
+	}
+	if q := quantityNote(cl.Operation, cl.Unit); q != "" {
+		row.Operation += " (" + q + ")"
 	}
 	if st := cl.Stats; st != nil {
 		unit, f := statScale(cl.Unit, st.Median)
@@ -273,6 +278,47 @@ func environmentKVs(env artifacts.Environment) []templates.KV {
 	out := kv[:0]
 	for _, e := range kv {
 		if strings.TrimSpace(e.Value) != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// uploadedBuildKVs shows, for a run whose bundle records no build record (a board that ran a
+// firmware uploaded to this portal, which the runner fetched without its metadata.json), what
+// the upload declared and the portal checked: file, toolchain, implementations, source and
+// uploader, labelled as the upload's and not the signed bundle's. Nothing when the bundle
+// records its build, or the firmware was never uploaded here.
+func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, digest string) []templates.KV {
+	if len(env.Board.FirmwareBuild) > 0 || digest == "" {
+		return nil
+	}
+	fw, err := s.store.FirmwareBuild(ctx, digest)
+	if err != nil {
+		if !fault.Is(err, fault.NotFound) {
+			slog.Warn("run page: uploaded firmware build", "digest", digest, "err", err)
+		}
+		return nil
+	}
+	return uploadedBuildKVs(fw)
+}
+
+// uploadedBuildKVs is an uploaded build's record as the run page shows it.
+func uploadedBuildKVs(fw store.Firmware) []templates.KV {
+	from := " (declared at upload, checked against the ELF; not part of the signed bundle)"
+	src := fw.SourceURL
+	if fw.SourceCommit != "" {
+		src += " at commit " + fw.SourceCommit
+	}
+	kv := []templates.KV{
+		{Key: "Uploaded firmware build", Value: fmt.Sprintf("%s for %s, %s, uploaded by %s on %s", fw.Filename, fw.BoardClass, bytesHuman(fw.Size), fw.UploadedBy, when(fw.CreatedAt))},
+		{Key: "Firmware toolchain", Value: fw.Toolchain + from},
+		{Key: "Firmware implementations", Value: fw.Libraries},
+		{Key: "Firmware source", Value: src},
+	}
+	out := kv[:0]
+	for _, e := range kv {
+		if strings.TrimSpace(strings.TrimSuffix(e.Value, from)) != "" {
 			out = append(out, e)
 		}
 	}

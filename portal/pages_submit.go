@@ -21,7 +21,7 @@ func (s *Server) submitView(c echo.Context) (templates.SubmitView, error) {
 	u, signed := currentUser(c)
 	v := templates.SubmitView{Page: s.page(c, "Submit"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxBundleBytes)}
 	f := takeFlash(c)
-	v.Refused, v.RunID = f.Refused, f.RunID
+	v.Refused, v.RunID, v.Already = f.Refused, f.RunID, f.Already
 	if signed {
 		keys, err := s.store.SubmitterKeys(c.Request().Context(), u.ID)
 		if err != nil {
@@ -64,9 +64,10 @@ func (s *Server) submitBundle(c echo.Context) error {
 	}
 	defer file.Close()
 	var runID int64
+	var already bool
 	data, err := readLimited(file, s.cfg.MaxBundleBytes)
 	if err == nil {
-		runID, err = s.submitCommunity(ctx, u, data)
+		runID, already, err = s.submitCommunity(ctx, u, data)
 	}
 	if err != nil {
 		if fault.KindOf(err) == fault.Internal {
@@ -76,7 +77,7 @@ func (s *Server) submitBundle(c echo.Context) error {
 		s.log.Info("submission refused", "by", u.Name, "reason", why)
 		return s.redirectWithFlash(c, "/submit", flash{Kind: "error", Refused: why})
 	}
-	return s.redirectWithFlash(c, "/submit", flash{Kind: "ok", RunID: runID})
+	return s.redirectWithFlash(c, "/submit", flash{Kind: "ok", RunID: runID, Already: already})
 }
 
 // registerKeys registers keys from the form: a key registration made by

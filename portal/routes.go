@@ -185,6 +185,7 @@ func (s *Server) apiRoutes(r *router) {
 // logRoutes are the transparency log (C2SP tlog-tiles paths), inclusion proofs and witnesses.
 func (s *Server) logRoutes(r *router) {
 	add := r.add
+	add(get, "/log", s.logHome, 0, "")
 	add(get, "/log/checkpoint", s.logCheckpoint, 0, "")
 	add(get, "/log/tile/*", s.logTile, 0, "")
 	add(get, "/log/policy", s.logPolicy, 0, "")

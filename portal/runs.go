@@ -71,7 +71,7 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.Lis
 		}
 		t, err := time.Parse(dateLayout, v)
 		if err != nil {
-			return f, nil, fault.New(fault.Invalid, "filter %s: %q is not a date (YYYY-MM-DD, UTC)", d.name, v)
+			return f, nil, fault.New(fault.Invalid, "filter %s: %q is not a date: pick one in the form's date field, or write it year first, YYYY-MM-DD (UTC), e.g. 2026-01-31", d.name, v)
 		}
 		*d.dst = t.Add(d.add) // "to" includes its whole day
 	}

@@ -79,6 +79,9 @@ func schemeSections(rows []store.SchemeRow, level, board string) []templates.Sch
 // schemeQuantity is what one section of /schemes holds: one unit, timing method, class
 // status, key form and message size.
 type schemeQuantity struct {
+	// title names the quantity (quantityTitle): telemetry's delivery latency is its own table,
+	// never a row among times per operation.
+	title                      string
 	unit, method, status, keys string
 	msg                        int
 }
@@ -95,12 +98,12 @@ func schemeQuantities(rows []store.SchemeRow) ([]schemeQuantity, map[schemeQuant
 	}
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b store.SchemeRow) int {
-		return cmp.Or(strings.Compare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
+		return cmp.Or(naturalCompare(a.Algorithm, b.Algorithm), rank(a.Operation)-rank(b.Operation), strings.Compare(a.Operation, b.Operation))
 	})
 	var order []schemeQuantity
 	byKey := map[schemeQuantity][]store.SchemeRow{}
 	for _, r := range rows {
-		k := schemeQuantity{r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
+		k := schemeQuantity{quantityTitle(r.Operation, r.Unit), r.Unit, r.Method, r.ClassStatus, r.Keys, r.MessageBytes}
 		if _, ok := byKey[k]; !ok {
 			order = append(order, k)
 		}
@@ -113,7 +116,7 @@ func schemeQuantities(rows []store.SchemeRow) ([]schemeQuantity, map[schemeQuant
 // chart grouped per operation with a point per scheme, as the papers' figures are.
 func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string) templates.SchemeSection {
 	declared := k.status != artifacts.ClassVerified
-	sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", unitTitle(k.unit), k.method), Declared: declared}
+	sec := templates.SchemeSection{Title: fmt.Sprintf("%s · %s", k.title, k.method), Declared: declared}
 	if k.keys != "" {
 		sec.Title += " · keys " + k.keys
 	}
@@ -153,14 +156,14 @@ func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string
 			Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
 	}
 	unit := k.unit
-	sec.Chart = plot.Intervals(groups, unitTitle(unit), func(x float64) string { return axisLabel(x, unit) })
+	sec.Chart = plot.Intervals(groups, k.title, func(x float64) string { return axisLabel(x, unit) })
 	return sec
 }
 
 // axisLabel is human(v, unit) without trailing zeros ("10 µs", not "10.00 µs"), short enough
 // for an axis on a phone.
 func axisLabel[U ~string](v float64, unit U) string {
-	h := human(v, unit)
+	h := compact(v, unit)
 	num, rest, ok := strings.Cut(h, " ")
 	if !ok || !strings.Contains(num, ".") {
 		return h

@@ -82,10 +82,24 @@ func (s *Server) runTiming(classStatus string, env *artifacts.Environment) templ
 		{Key: "Other processes' CPU demand", Value: external},
 		{Key: "Loaded when", Value: threshold},
 		{Key: "CPU 0 governor", Value: text(tc.Governor)},
-		{Key: "CPU 0 frequency", Value: khz(tc.FrequencyKHz) + " now, " + khz(tc.MaxFrequencyKHz) + " max"},
+		{Key: "CPU 0 frequency", Value: frequency(khz, tc.FrequencyKHz, tc.MaxFrequencyKHz, absent)},
 		{Key: "Virtualization", Value: virt},
 	}
 	return t
+}
+
+// frequency says CPU 0's current and maximum frequency once each, or once that the machine
+// exposes neither ("not exposed by this machine", never "… now, … max" of two absences).
+func frequency(khz func(int64) string, now, max int64, absent string) string {
+	switch {
+	case now <= 0 && max <= 0:
+		return absent
+	case max <= 0:
+		return khz(now) + " now (maximum " + absent + ")"
+	case now <= 0:
+		return khz(max) + " max (current " + absent + ")"
+	}
+	return khz(now) + " now, " + khz(max) + " max"
 }
 
 func ns(v float64) string {

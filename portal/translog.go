@@ -250,7 +250,8 @@ func (s *Server) apiRunInclusion(c echo.Context) error {
 // runLogStatus builds the run page's log status: pending, or the index, tree size and
 // proof. A run published before the log existed has no entry and says so.
 func (s *Server) runLogStatus(ctx context.Context, runID int64) templates.LogStatusView {
-	v := templates.LogStatusView{RunID: runID, Origin: s.tlog.Origin(), InclusionURL: fmt.Sprintf("/api/v1/runs/%d/inclusion", runID)}
+	v := templates.LogStatusView{RunID: runID, Origin: s.tlog.Origin(), InclusionURL: fmt.Sprintf("/api/v1/runs/%d/inclusion", runID),
+		LogURL: s.cfg.PortalURL() + "/log", LogKey: s.tlog.VerifierKey()}
 	inc, err := s.tlog.Inclusion(ctx, runID)
 	switch {
 	case fault.KindOf(err) == fault.NotFound:
@@ -274,6 +275,22 @@ func (s *Server) runLogStatus(ctx context.Context, runID int64) templates.LogSta
 		}
 	}
 	return v
+}
+
+// logHome is GET /log, the log's address as `pqrepro serve` prints it: a page with the
+// origin, the key to pin, the size and the links to the log's files.
+func (s *Server) logHome(c echo.Context) error {
+	ctx := c.Request().Context()
+	st, err := s.store.LogState(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := s.store.PendingLogEntries(ctx)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, templates.LogHome(templates.LogHomeView{Page: s.page(c, "Transparency log"), Origin: s.tlog.Origin(),
+		LogURL: s.cfg.PortalURL() + "/log", LogKey: s.tlog.VerifierKey(), Size: st.Published, Pending: n}))
 }
 
 // logInfo is GET /api/v1/log: what to pin and how far the log is.

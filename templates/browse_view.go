@@ -126,6 +126,26 @@ type CompareView struct {
 	Boxes         []*plot.Figure
 	// Paper is each run's comparison with its paper's figures (comparable rows only).
 	Paper []ComparePaper
+	// Picker adds a run to the comparison: the ids compared now and the latest other runs of
+	// run A's experiment, each a link to the comparison with it added.
+	Picker ComparePicker
+}
+
+// ComparePicker is the compare page's way to add a run (at most three are compared).
+type ComparePicker struct {
+	// IDs are the runs compared now, "4,7"; Full says three already are.
+	IDs  string
+	Full bool
+	// Candidates are other runs of run A's experiment, newest first.
+	Candidates []CompareCandidate
+}
+
+// CompareCandidate is a run that can be added: its id, its board and assurance, and the
+// comparison's address with it added.
+type CompareCandidate struct {
+	ID          int64
+	Board, Link string
+	Assurance   Assurance
 }
 
 // ComparePaper is one run against its paper's published figures.

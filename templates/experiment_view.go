@@ -1,6 +1,9 @@
 package templates
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // batchNote completes the re-run form's iterations label for a TLS matrix whose CPU batch
 // is batch handshakes ("" for other kinds): the iteration override lowers the batch, as
@@ -10,6 +13,24 @@ func batchNote(batch int) string {
 		return ""
 	}
 	return "; below " + strconv.Itoa(batch) + " iterations the CPU batch of " + strconv.Itoa(batch) + " handshakes is lowered to them"
+}
+
+// Note is the one note a board option carries: why it cannot run (which is all a reader needs
+// then), or else that it needs a firmware build, and whether it is one of the manifest's boards.
+func (b BoardOption) Note() string {
+	var notes []string
+	switch {
+	case b.FirmwareOnly:
+		notes = append(notes, "runs only with an uploaded firmware build chosen below ("+b.Reason+")")
+	case !b.Available:
+		return "unavailable: " + b.Reason
+	case b.NeedsFirmware:
+		notes = append(notes, "takes a firmware build (the runner's own build unless you choose one)")
+	}
+	if !b.Intended {
+		notes = append(notes, "not one of the manifest's boards: results will not be comparable")
+	}
+	return strings.Join(notes, "; ")
 }
 
 // BoardOption is a board class a connected runner offers.

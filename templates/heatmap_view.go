@@ -29,6 +29,8 @@ type HeatRow struct {
 // colour step (0 lightest) of an ok cell. Title is the tooltip: median, p25-p75, n.
 type HeatCell struct {
 	Name, Status, Value, Reason, Title string
+	// Spread is the cell's p25 – p75, shown under its median (not only on hover).
+	Spread string
 	Step                               int
 }
 

@@ -1,6 +1,10 @@
 package templates
 
-import "pqrepro/portal/plot"
+import (
+	"strconv"
+
+	"pqrepro/portal/plot"
+)
 
 // LeaderRow is a board's standing in a leaderboard.
 type LeaderRow struct {
@@ -29,6 +33,15 @@ type PublishedRow struct {
 	Paper, Board, Value, Unit, Stat, N, Scenario, Source, Library string
 }
 
+// countOrDash prints a sample count, or "–" where the metric has none (a stack high-water
+// mark is one reading per cell, not samples): never "0" beside a value.
+func countOrDash(n int) string {
+	if n <= 0 {
+		return "–"
+	}
+	return strconv.Itoa(n)
+}
+
 // LeaderboardView is the leaderboards page.
 type LeaderboardView struct {
 	Page
@@ -37,6 +50,8 @@ type LeaderboardView struct {
 	Pairs                        []OptGroup
 	Algorithm, Operation, Metric string
 	Groups                       []LeaderGroup
-	Published                    []PublishedRow
-	CSV, JSON                    string
+	// Empty says why no board is ranked, when none is.
+	Empty     string
+	Published []PublishedRow
+	CSV, JSON string
 }

@@ -52,6 +52,16 @@ type NotComparableRow struct {
 	Figures  int
 	Reasons  []string
 	Measured string
+	// Published are the figures themselves, each with its board, source and reason, so
+	// "not comparable" never hides the number a reader came to see.
+	Published []PublishedFigure
+}
+
+// PublishedFigure is one published number a measured cell cannot stand beside: its value as
+// written ("median 1.23 ms"), the board it was measured on, where the paper gives it, and why
+// it is not comparable.
+type PublishedFigure struct {
+	Value, Board, Source, Why string
 }
 
 // Why is the row's reasons as one line.

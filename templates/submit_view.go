@@ -19,4 +19,6 @@ type SubmitView struct {
 	// Outcome is the result of the last submission, if any.
 	Refused string
 	RunID   int64
+	// Already: the bundle was published before, as RunID; nothing new was stored.
+	Already bool
 }

@@ -1,5 +1,7 @@
 package templates
 
+import "fmt"
+
 // LogStatusView is a run's place in the portal's transparency log, for the run page.
 type LogStatusView struct {
 	RunID int64
@@ -22,6 +24,19 @@ type LogStatusView struct {
 	Policies []LogPolicyView
 	// InclusionURL is the API answer with checkpoint and proof.
 	InclusionURL string
+	// LogURL and LogKey are what `pqrepro verify --log --log-key` takes: the log's address and
+	// its verifier key, so the offline check is a line to copy, not a template to fill in.
+	LogURL, LogKey string
+}
+
+// LogHomeView is the log's front door (/log): its origin, address, key and size, and where its
+// files and witness policies are.
+type LogHomeView struct {
+	Page
+	Origin, LogURL, LogKey string
+	// Size is the published checkpoint's size; Pending the runs not yet in it.
+	Size    int64
+	Pending int
 }
 
 // LogPolicyView is how a checkpoint stands against one of the log's witness policies.
@@ -31,4 +46,13 @@ type LogPolicyView struct {
 	// Satisfied: at least Threshold of its Members cosigned; Cosigned of them did.
 	Satisfied                    bool
 	Cosigned, Threshold, Members int
+}
+
+// Entries says how many runs the published checkpoint holds and how many wait for the next.
+func (v LogHomeView) Entries() string {
+	s := fmt.Sprintf("%d in the published checkpoint", v.Size)
+	if v.Pending > 0 {
+		s += fmt.Sprintf("; %d published runs not yet in a checkpoint", v.Pending)
+	}
+	return s
 }

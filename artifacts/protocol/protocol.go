@@ -184,6 +184,9 @@ type FailRequest struct {
 type CompleteResponse struct {
 	RunID int64  `json:"runId"`
 	URL   string `json:"url"`
+	// AlreadyPublished: a submission of a bundle published before; RunID is that run and
+	// nothing new was stored.
+	AlreadyPublished bool `json:"alreadyPublished,omitempty"`
 }
 
 // ProtocolError is the body of every error response under /api/v1.

@@ -82,6 +82,10 @@ func cmdBoards(ctx context.Context, args []string, stdout io.Writer) error {
 		src = "hardware map " + firstNonEmpty(*mapFile, os.Getenv("PQREPRO_MAP"))
 	}
 	fmt.Fprintf(stdout, "\n%d of %d boards usable; from %s\n", usable, len(entries), src)
+	fmt.Fprintln(stdout, "meters (energy needs one; it is never estimated):")
+	for _, e := range entries {
+		fmt.Fprintf(stdout, "  %s: %s\n", e.Info.Name, e.Meter)
+	}
 	ports, err := serialport.Ports()
 	switch {
 	case err != nil:

@@ -142,15 +142,17 @@ func TestBoardsCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"NAME", "host", "qemu-mps2-an386", "qemu-riscv32-virt", "firmware not built", "boards usable", "serial ports:"} {
+	for _, want := range []string{"NAME", "host", "qemu-mps2-an386", "qemu-riscv32-virt", "firmware not built", "boards usable", "serial ports:",
+		"meters (energy needs one; it is never estimated):\n  host: none: no meter in the hardware map"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("boards output lacks %q:\n%s", want, stdout)
 		}
 	}
 	hw := filepath.Join(t.TempDir(), "lab.yaml")
-	os.WriteFile(hw, []byte("boards:\n  - name: c6\n    driver: serial\n    class: esp32c6\n    usb: {vid: \"303a\", pid: \"fffe\"}\n    firmware: fw.elf\n"), 0o644)
+	os.WriteFile(hw, []byte("boards:\n  - name: c6\n    driver: serial\n    class: esp32c6\n    usb: {vid: \"303a\", pid: \"fffe\"}\n    firmware: fw.elf\n    meter: {kind: fnb58, device: /dev/hidraw249}\n"), 0o644)
 	code, stdout, _ = pq(t, "boards", "--map", hw)
-	if code != 0 || !strings.Contains(stdout, "no USB serial device 303a:fffe") || !strings.Contains(stdout, "hardware map "+hw) {
+	if code != 0 || !strings.Contains(stdout, "no USB serial device 303a:fffe") || !strings.Contains(stdout, "hardware map "+hw) ||
+		!strings.Contains(stdout, "  c6: fnb58 /dev/hidraw249 absent: ") {
 		t.Errorf("boards --map: exit %d\n%s", code, stdout)
 	}
 	os.WriteFile(hw, []byte("boards:\n  - name: c6\n    driver: serial\n    clas: esp32c6\n"), 0o644)

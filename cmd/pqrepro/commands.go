@@ -92,6 +92,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		return usageError{"want one experiment: <paper>/<name> or a manifest FILE"}
 	}
+	if err := checkIterations(fs, *iterations); err != nil {
+		return err
+	}
 	cat, err := experiments.Load()
 	if err != nil {
 		return err
@@ -157,6 +160,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "\nbundle: %s (signed by %s) in %s\n", dest, id.Public().Fingerprint(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "verify: pqrepro verify %s\n", dest)
+	return nil
+}
+
+// checkIterations refuses an --iterations that was given but is not a positive count: 0 and
+// negative numbers are a mistake, never "keep the manifest's count" (leave the flag out for that).
+func checkIterations(fs *flag.FlagSet, n int) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "iterations" })
+	if given && n < 1 {
+		return usageError{fmt.Sprintf("--iterations %d: want a count of at least 1 (leave the flag out to keep the manifest's iterations)", n)}
+	}
 	return nil
 }
 
@@ -661,7 +675,11 @@ func cmdSubmit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("submission refused: %w", err)
 	}
-	fmt.Fprintf(stdout, "published as run %d (signed by %s): %s%s\n", resp.RunID, v.KeyFingerprint, strings.TrimSuffix(*portalURL, "/"), resp.URL)
+	published := "published"
+	if resp.AlreadyPublished {
+		published = "already published"
+	}
+	fmt.Fprintf(stdout, "%s as run %d (signed by %s): %s%s\n", published, resp.RunID, v.KeyFingerprint, strings.TrimSuffix(*portalURL, "/"), resp.URL)
 	return nil
 }
 

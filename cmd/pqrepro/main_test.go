@@ -13,6 +13,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
+	"pqrepro/internal/boardcat"
 	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/method/procop"
 )
@@ -159,6 +160,33 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	if code, _, _ := pq(t, "frobnicate"); code != 2 {
 		t.Fatalf("unknown command exit %d", code)
+	}
+}
+
+// TestRunRefusesIterationsBelowOne checks --iterations 0 and -3 are refused with an error
+// naming the flag, before anything runs, instead of silently running the manifest's count.
+func TestRunRefusesIterationsBelowOne(t *testing.T) {
+	for _, n := range []string{"0", "-3"} {
+		out := filepath.Join(t.TempDir(), "b")
+		code, stdout, stderr := pq(t, "run", "paper001/mlkem", "--iterations", n, "--keys", t.TempDir(), "--out", out, "--quiet")
+		if code != 2 || !strings.Contains(stderr, "--iterations "+n+": want a count of at least 1") {
+			t.Errorf("--iterations %s: exit %d\n%s\n%s", n, code, stdout, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("--iterations %s wrote a bundle", n)
+		}
+	}
+}
+
+// TestUsageListsEveryEmulatedBoard checks the run command's --board list names every
+// emulated board of the catalogue.
+func TestUsageListsEveryEmulatedBoard(t *testing.T) {
+	line := usage[strings.Index(usage, "pqrepro run "):]
+	line = line[:strings.Index(line, "\n")]
+	for _, class := range boardcat.EmulatedClasses() {
+		if !strings.Contains(line, "|"+class+"|") {
+			t.Errorf("usage's --board list omits %s: %s", class, line)
+		}
 	}
 }
 

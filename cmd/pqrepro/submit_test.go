@@ -31,6 +31,11 @@ func TestSubmitToPortal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "registered keys") || !strings.Contains(out, "published as run") {
 		t.Fatalf("submit: exit %d\n%s%s", code, out, errOut)
 	}
+	// The same bundle again is not a new publication, and the command says so.
+	code, out, errOut = pq(t, "submit", bundle, "--portal", p.URL, "--token", tok, "--keys", keys)
+	if code != 0 || !strings.Contains(out, "already published as run") {
+		t.Fatalf("submit the same bundle again: exit %d\n%s%s", code, out, errOut)
+	}
 	other, _ := runOnce(t, filepath.Join(t.TempDir(), "b2.tar.gz"))
 	code, out, errOut = pq(t, "submit", other, "--portal", p.URL, "--token", tok)
 	if code == 0 || !strings.Contains(errOut, "unknown key") {

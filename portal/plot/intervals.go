@@ -108,8 +108,9 @@ func Intervals(groups []Group, unit string, format func(float64) string) *Chart 
 	}
 	c.AxisY = y + 4
 	c.Height = c.AxisY + 44
-	c.Ticks = ax.ticks(format)
-	c.AxisTitle = ax.title(unit)
+	var tickUnit string
+	c.Ticks, tickUnit = ax.ticks(format)
+	c.AxisTitle = ax.title(unit, tickUnit)
 	return c
 }
 

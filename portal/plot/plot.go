@@ -9,10 +9,13 @@
 package plot
 
 import (
+	"cmp"
 	"math"
 	"pqrepro/artifacts"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Row is one box: a label and a distribution summary. Min and Max may equal the quartiles
@@ -73,11 +76,16 @@ type Figure struct {
 	Boxes     []Box
 }
 
-// Tick is a labelled grid line.
+// Tick is a labelled grid line. Anchor is the label's text-anchor: "" (middle), or "start" or
+// "end" for a label that would otherwise cross the figure's edge.
 type Tick struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	Anchor string
 }
+
+// TextAnchor is the tick label's SVG text-anchor.
+func (t Tick) TextAnchor() string { return cmp.Or(t.Anchor, "middle") }
 
 // Box is one row's geometry. HasValue is false for a row with nothing to draw.
 type Box struct {
@@ -115,8 +123,9 @@ func Layout(rows []Row, unit string, format func(float64) string) *Figure {
 	const rowH, top = 36, 6
 	f := &Figure{Width: Width, Height: top + rowH*len(rows) + 44, PlotLeft: plotLeft, PlotRight: Left + PlotWidth,
 		AxisY: top + rowH*len(rows), Top: top, Log: ax.log}
-	f.Ticks = ax.ticks(format)
-	f.AxisTitle = ax.title(unit)
+	var tickUnit string
+	f.Ticks, tickUnit = ax.ticks(format)
+	f.AxisTitle = ax.title(unit, tickUnit)
 	for i, r := range rows {
 		bx := Box{Label: r.Label, CY: top + i*rowH + 24, LabelY: top + i*rowH + 11, HasValue: r.Median > 0}
 		if bx.HasValue {
@@ -192,19 +201,86 @@ func (ax axis) x(v float64) float64 {
 	return ax.left + math.Max(0, math.Min(1, t))*(ax.right-ax.left)
 }
 
-func (ax axis) ticks(format func(float64) string) []Tick {
+// ticks labels the axis: the origin is "0" (never "0 ns" under microseconds), a unit every
+// label shares is taken off the labels (the axis title names it once), and a tick whose label
+// would touch its neighbour's at the figure's width is left out, so labels never collide.
+func (ax axis) ticks(format func(float64) string) (out []Tick, unit string) {
+	vals := ticks(ax.a, ax.b, ax.log)
+	labels := make([]string, len(vals))
+	for i, v := range vals {
+		labels[i] = "0"
+		if v != 0 {
+			labels[i] = format(v)
+		}
+	}
+	unit = commonUnit(labels)
+	for i, v := range vals {
+		out = append(out, Tick{X: ax.x(v), Label: strings.TrimSuffix(labels[i], " "+unit)})
+	}
+	return spaceTicks(out), unit
+}
+
+// commonUnit is the last word every label but "0" ends with ("instructions" of "500 k
+// instructions" and "1 M instructions"), or "" when they differ or a label has one word.
+func commonUnit(labels []string) string {
+	unit := ""
+	for _, l := range labels {
+		if l == "0" {
+			continue
+		}
+		i := strings.LastIndexByte(l, ' ')
+		if i < 0 || (unit != "" && l[i+1:] != unit) {
+			return ""
+		}
+		unit = l[i+1:]
+	}
+	return unit
+}
+
+// labelWidth estimates a tick label's width in user units: 13-unit sans-serif text averages
+// about 0.62 em a character.
+func labelWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * 13 * 0.62 }
+
+// tickGap is the least space between two tick labels, in user units.
+const tickGap = 8
+
+// spaceTicks keeps the first tick and each next one whose label clears the last kept label by
+// tickGap; the last tick replaces a kept one it would touch (the axis end is labelled). A label
+// that would cross the figure's left or right edge is anchored at its tick instead of centred.
+func spaceTicks(ts []Tick) []Tick {
 	var out []Tick
-	for _, t := range ticks(ax.a, ax.b, ax.log) {
-		out = append(out, Tick{X: ax.x(t), Label: format(t)})
+	clears := func(a, b Tick) bool { return b.X-a.X >= (labelWidth(a.Label)+labelWidth(b.Label))/2+tickGap }
+	for i, t := range ts {
+		switch {
+		case len(out) == 0 || clears(out[len(out)-1], t):
+			out = append(out, t)
+		case i == len(ts)-1 && len(out) > 1:
+			out[len(out)-1] = t
+		}
+	}
+	for i := range out {
+		w := labelWidth(out[i].Label)
+		switch {
+		case out[i].X-w/2 < 0:
+			out[i].Anchor = "start"
+		case out[i].X+w/2 > Width:
+			out[i].Anchor = "end"
+		}
 	}
 	return out
 }
 
-func (ax axis) title(unit string) string {
+// title is the axis title: the quantity, the unit taken off the tick labels (unless the
+// quantity already names it), and the scale.
+func (ax axis) title(quantity, unit string) string {
+	scale := "linear axis"
 	if ax.log {
-		return unit + " (log axis)"
+		scale = "log axis"
 	}
-	return unit + " (linear axis)"
+	if unit != "" && !strings.Contains(quantity, unit) {
+		return quantity + " (" + unit + ", " + scale + ")"
+	}
+	return quantity + " (" + scale + ")"
 }
 
 func niceCeil(v float64) float64 {

@@ -190,3 +190,71 @@ func TestTraces(t *testing.T) {
 		t.Error("a figure of nothing")
 	}
 }
+
+// TestTickLabelsNeverCollide lays out emulated instruction counts, whose labels carry their
+// unit ("1.5 M instructions", six of them 84 units apart, overlapped and the first was cut at
+// the left edge): the unit goes to the axis title once, the origin is "0", and no two labels'
+// boxes touch or cross the figure's edges.
+func TestTickLabelsNeverCollide(t *testing.T) {
+	format := func(v float64) string {
+		switch {
+		case v >= 1e6:
+			return strconv.FormatFloat(v/1e6, 'g', 4, 64) + " M instructions"
+		case v >= 1e3:
+			return strconv.FormatFloat(v/1e3, 'g', 4, 64) + " k instructions"
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64) + " instructions"
+	}
+	f := Layout([]Row{{Label: "a", Min: 616640, P25: 616640, Median: 616640, P75: 616640, Max: 616640},
+		{Label: "b", Min: 2.3e6, P25: 2.3e6, Median: 2.3e6, P75: 2.3e6, Max: 2.3e6}}, "emulated retired instructions per operation", format)
+	if f.Log {
+		t.Fatal("want a linear axis")
+	}
+	if f.Ticks[0].Label != "0" || !strings.HasSuffix(f.Ticks[len(f.Ticks)-1].Label, " M") {
+		t.Errorf("ticks %+v: want 0 at the origin and the unit off the labels", f.Ticks)
+	}
+	if f.AxisTitle != "emulated retired instructions per operation (linear axis)" {
+		t.Errorf("axis title %q", f.AxisTitle)
+	}
+	checkTicksApart(t, f.Ticks)
+
+	// Times whose labels share µs: the unit goes to the title, "0 ns" becomes "0".
+	us := func(v float64) string {
+		if v == 0 {
+			return "0 ns"
+		}
+		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + " µs"
+	}
+	f = Layout([]Row{{Label: "a", Min: 9e3, P25: 1e4, Median: 1.1e4, P75: 1.2e4, Max: 9.3e4}}, "time per operation", us)
+	if f.Ticks[0].Label != "0" || f.AxisTitle != "time per operation (µs, linear axis)" {
+		t.Errorf("ticks %+v, title %q", f.Ticks, f.AxisTitle)
+	}
+	checkTicksApart(t, f.Ticks)
+}
+
+// checkTicksApart fails when two tick labels' estimated boxes touch or one crosses an edge.
+func checkTicksApart(t *testing.T, ticks []Tick) {
+	t.Helper()
+	span := func(tk Tick) (float64, float64) {
+		w := labelWidth(tk.Label)
+		switch tk.TextAnchor() {
+		case "start":
+			return tk.X, tk.X + w
+		case "end":
+			return tk.X - w, tk.X
+		}
+		return tk.X - w/2, tk.X + w/2
+	}
+	for i, tk := range ticks {
+		l, r := span(tk)
+		if l < 0 || r > Width {
+			t.Errorf("tick %q spans %.0f..%.0f, outside 0..%d", tk.Label, l, r, Width)
+		}
+		if i > 0 {
+			_, pr := span(ticks[i-1])
+			if l < pr+tickGap {
+				t.Errorf("ticks %q and %q collide (%.0f < %.0f)", ticks[i-1].Label, tk.Label, l, pr+tickGap)
+			}
+		}
+	}
+}

@@ -182,8 +182,10 @@ func runKeyset(f store.ListFilter, subID int64) keyset {
 			// Cells of one run are probed on cells_run_algorithm: a few rows per run. A scalar
 			// subquery, not EXISTS, which PostgreSQL may turn into a hash of every cell of the
 			// algorithm (growing with the cells, not with the page).
-			k.test = append(k.test, "(SELECT 1 FROM cells c WHERE c.run_id = r.id AND c.algorithm = ? LIMIT 1) IS NOT NULL")
-			k.testParams = append(k.testParams, f.Algorithm)
+			// The name matches in part and regardless of case ("ml-kem" finds every ML-KEM
+			// parameter set and ML-KEM-768+ML-DSA-44): a reader need not know the exact name.
+			k.test = append(k.test, `(SELECT 1 FROM cells c WHERE c.run_id = r.id AND lower(c.algorithm) LIKE ? ESCAPE '\' LIMIT 1) IS NOT NULL`)
+			k.testParams = append(k.testParams, "%"+likeEscaper.Replace(strings.ToLower(f.Algorithm))+"%")
 		}
 	})
 }
@@ -441,3 +443,6 @@ func (s *DB) PairReports(ctx context.Context) (int, error) {
 	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_pair_intervals`).Scan(&n)
 	return n, err
 }
+
+// likeEscaper escapes LIKE's wildcards and its escape character in a user's text.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)

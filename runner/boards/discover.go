@@ -48,6 +48,9 @@ type Entry struct {
 	Spec Spec
 	// Firmware is the image found for the board ("" when none).
 	Firmware string
+	// Meter is the board's power meter for people: kind, device and whether it is present,
+	// or why the board has none (NoMeter).
+	Meter string
 
 	// unusable is why the board cannot run even with a firmware image given ("" if it can).
 	unusable string
@@ -123,7 +126,8 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 	}
 	var out []Entry
 	for _, s := range specs {
-		e := Entry{Spec: s, Info: protocol.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver}}
+		e := Entry{Spec: s, Info: protocol.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver},
+			Meter: meterStatus(ctx, s.Meter)}
 		var other, fwReason string
 		switch s.Driver {
 		case artifacts.DriverHost:

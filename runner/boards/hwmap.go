@@ -52,6 +52,18 @@ type Spec struct {
 	// TLS configures the engine server a board's TLS client connects to in a tls-matrix job
 	// (serial only; firmware/PROTOCOL.md, TLS).
 	TLS *TLSSpec `yaml:"tls,omitempty"`
+	// Meter is the power meter on the board's supply (absent: the board's runs have no
+	// energy, and say so).
+	Meter *MeterSpec `yaml:"meter,omitempty"`
+}
+
+// MeterSpec is a power meter: its kind and the device it is read through.
+type MeterSpec struct {
+	// Kind is fnb58 (a FNIRSI FNB58 on USB, read through hidraw) or ina2xx (an INA219/INA226
+	// through Linux hwmon).
+	Kind string `yaml:"kind"`
+	// Device is /dev/hidrawN for fnb58, /sys/class/hwmon/hwmonN for ina2xx.
+	Device string `yaml:"device"`
 }
 
 // TLSSpec is where the runner serves TLS to a board on the lab's network.
@@ -153,7 +165,33 @@ func ParseMap(data []byte, source string) (*Map, error) {
 var (
 	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 	hex4RE = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
+	// The device each meter kind is read through.
+	meterDevices = map[string]struct {
+		re   *regexp.Regexp
+		like string
+	}{
+		MeterFNB58:  {regexp.MustCompile(`^/dev/hidraw[0-9]{1,3}$`), "/dev/hidraw3"},
+		MeterINA2xx: {regexp.MustCompile(`^/sys/(class/hwmon/hwmon[0-9]{1,3}|devices/[A-Za-z0-9:._/-]{1,200}/hwmon/hwmon[0-9]{1,3})$`), "/sys/class/hwmon/hwmon2"},
+	}
 )
+
+// The meter kinds a hardware map may name.
+const (
+	MeterFNB58  = "fnb58"
+	MeterINA2xx = "ina2xx"
+)
+
+// checkMeter checks a board's meter: a kind this runner reads and its device path.
+func (v *validator) checkMeter(p string, m *MeterSpec) {
+	dev, ok := meterDevices[m.Kind]
+	if !ok {
+		v.Add(p+".kind", "must be %s or %s, got %q", MeterFNB58, MeterINA2xx, m.Kind)
+		return
+	}
+	if !dev.re.MatchString(m.Device) {
+		v.Add(p+".device", "a %s meter is read through a path like %s, got %q", m.Kind, dev.like, m.Device)
+	}
+}
 
 // validator checks a decoded hardware map against its rules, adding each problem with its line.
 type validator struct {
@@ -203,6 +241,9 @@ func (v *validator) check(m *Map) {
 			v.checkSerial(p, b)
 		default:
 			v.Add(p+".driver", "must be host, qemu or serial, got %q", b.Driver)
+		}
+		if b.Meter != nil {
+			v.checkMeter(p+".meter", b.Meter)
 		}
 		if b.Driver != artifacts.DriverSerial {
 			only("port", b.Port != "", "serial")

@@ -1,0 +1,29 @@
+package meter
+
+import (
+	"fmt"
+
+	"pqrepro/energy"
+)
+
+// Trace turns a recorded window into the power trace energy.PerOperation estimates from: each
+// sample's power (volts × amps) at its time from the window's first sample. It refuses a
+// window whose samples are not on the meter's grid (a gap, a repeat), naming the sample, so
+// what goes into an energy is exactly what the meter sent.
+func Trace(samples []Sample, info Info, source string) (energy.Trace, error) {
+	tr := energy.Trace{Source: source, Rate: info.Rate}
+	if len(samples) == 0 {
+		return tr, fmt.Errorf("%s: an empty window", source)
+	}
+	t0 := samples[0].T
+	tr.Time = make([]float64, len(samples))
+	tr.Power = make([]float64, len(samples))
+	for i, s := range samples {
+		tr.Time[i] = (s.T - t0).Seconds()
+		tr.Power[i] = s.Watts()
+	}
+	if err := tr.Validate(); err != nil {
+		return energy.Trace{}, err
+	}
+	return tr, nil
+}
