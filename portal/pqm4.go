@@ -46,6 +46,13 @@ func (s *Server) pqm4Page(c echo.Context) error {
 		return err
 	}
 	v := pqm4View(rows, family, scheme)
+	prov, err := experiments.PQM4Provenance()
+	if err != nil {
+		return err
+	}
+	for _, para := range strings.Split(strings.TrimSpace(prov), "\n\n") {
+		v.Provenance = append(v.Provenance, strings.Join(strings.Fields(para), " "))
+	}
 	v.Page = s.page(c, "pqm4 (Cortex-M4)")
 	return s.render(c, http.StatusOK, templates.PQM4Page(v))
 }

@@ -44,6 +44,8 @@ type PQM4View struct {
 	// Figures is how many of the dataset's figures the page shows, Total how many it holds.
 	Figures, Total int
 	Filtered       bool
+	// Provenance is the paragraphs of the dataset's PROVENANCE.md, as text.
+	Provenance []string
 }
 
 // PQM4BesideRow is one pqm4 implementation of a scheme and operation on /schemes: silicon
