@@ -185,6 +185,32 @@ func pqm4Beside(rows []experiments.PQM4Row, secs []templates.SchemeSection) []te
 			out = append(out, pqm4BesideOne(c.Algorithm, k.scheme, c.Operation, speed[k], rows, stack))
 		}
 	}
+	// pqm4's order: each scheme's operations together, parameter sets by size.
+	slices.SortStableFunc(out, func(a, b templates.PQM4Beside) int {
+		return cmp.Or(naturalCompare(a.Algorithm, b.Algorithm), opRank(a.Operation)-opRank(b.Operation))
+	})
+	return out
+}
+
+// opRank is an operation's place in the papers' order: keygen, encaps, decaps, sign, verify,
+// then the rest.
+func opRank(op string) int {
+	if i := slices.Index([]string{"keygen", "encaps", "decaps", "sign", "verify"}, op); i >= 0 {
+		return i
+	}
+	return 5
+}
+
+// sectionQuantities are the quantities of the board's tables (the first part of each title,
+// "emulated retired instructions per operation (not cycles)"), each once.
+func sectionQuantities(secs []templates.SchemeSection) []string {
+	var out []string
+	for _, sec := range secs {
+		q, _, _ := strings.Cut(sec.Title, " · ")
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
 	return out
 }
 

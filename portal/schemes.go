@@ -61,7 +61,7 @@ func (s *Server) schemesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.PQM4 = pqm4Beside(pq, v.Sections)
+	v.PQM4, v.Quantities = pqm4Beside(pq, v.Sections), sectionQuantities(v.Sections)
 	return s.render(c, http.StatusOK, templates.SchemesPage(v))
 }
 

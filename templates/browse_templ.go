@@ -1276,7 +1276,7 @@ func SchemesPage(v SchemesView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = pqm4BesideSection(v.Board, v.PQM4).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = pqm4BesideSection(v.Board, v.Quantities, v.PQM4).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -92,6 +92,8 @@ type SchemesView struct {
 	// PQM4 is pqm4's silicon figures for the schemes and operations of Sections, shown beside
 	// them and never ratioed with them.
 	PQM4 []PQM4Beside
+	// Quantities are what the board's tables measure, each once (named beside pqm4's).
+	Quantities []string
 }
 
 // CompareRun is a run on /compare.
