@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,7 +226,7 @@ func pqm4BesideOne(alg, scheme, op string, means, all []experiments.PQM4Row, sta
 			base = &means[i]
 		}
 	}
-	b := templates.PQM4Beside{Algorithm: alg, Scheme: scheme, Operation: op}
+	b := templates.PQM4Beside{Algorithm: alg, Scheme: scheme, Operation: op, Link: "/datasets/pqm4?scheme=" + url.QueryEscape(scheme)}
 	for _, m := range means {
 		row := templates.PQM4BesideRow{Implementation: m.Implementation, Mean: pqm4Text(m), Stack: "—"}
 		if lo, hi, ok := pqm4MinMax(all, m); ok {

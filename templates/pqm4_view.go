@@ -61,5 +61,7 @@ type PQM4BesideRow struct {
 // PQM4Beside is pqm4's figures for one scheme and operation shown on this board's /schemes.
 type PQM4Beside struct {
 	Algorithm, Scheme, Operation string
-	Rows                         []PQM4BesideRow
+	// Link is the scheme's rows on /datasets/pqm4.
+	Link string
+	Rows []PQM4BesideRow
 }
