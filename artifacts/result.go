@@ -200,6 +200,10 @@ type Energy struct {
 	JoulesPerOp *Stats `json:"joulesPerOp,omitempty"`
 	// Absent gives the reason no figure was recorded.
 	Absent string `json:"absent,omitempty"`
+	// Simulated marks a figure computed from a simulated meter (a recorded capture replayed
+	// through the real driver): never a measurement of this run, never ranked or compared, and
+	// refused by submit and the portal's ingest.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // Validate checks the invariants readers rely on.
@@ -285,6 +289,8 @@ type Environment struct {
 	TimerSource string `json:"timerSource"`
 	// EnergySource names the energy meter, or says why there is none.
 	EnergySource string `json:"energySource"`
+	// Meter is the power meter of the run's energy windows; nil when none was attached.
+	Meter *MeterInfo `json:"meter,omitempty"`
 	// Board is the board's identity as the board reports it.
 	Board BoardIdentity `json:"board"`
 	// Timing is the context every host timing was taken in (clock, load, frequency); nil for

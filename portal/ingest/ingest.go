@@ -256,6 +256,10 @@ func (c *checked) parse(b *artifacts.Bundle) error {
 		return fault.New(fault.Invalid, "inconsistent bundle: attestation says %s, result says %s on %s, environment says board %s",
 			level, res.Assurance, res.Board, c.env.Board.Class)
 	}
+	// A simulated meter's energy replays a recorded capture: not a measurement of this run.
+	if err := artifacts.CheckMeasuredEnergy(res, &c.env); err != nil {
+		return fault.Wrap(fault.Invalid, err, "bundle refused: %s", err.Error())
+	}
 	c.res, c.m = res, m
 	return nil
 }
