@@ -37,7 +37,7 @@ func TestCheckMeasuredEnergy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
-		if strings.Contains(c.want, "simulated meter") && !errors.Is(err, artifacts.ErrSimulatedMeter) {
+		if strings.Contains(c.want, ": simulated meter") && !errors.Is(err, artifacts.ErrSimulatedMeter) {
 			t.Errorf("%s: %v does not wrap ErrSimulatedMeter", c.name, err)
 		}
 	}
