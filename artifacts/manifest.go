@@ -100,7 +100,8 @@ type Spec struct {
 
 // EnergySpec is the metered energy pass's windows: one idle window per run, then one load
 // window of back-to-back operations per cell, so a metered run takes Idle + cells × Load
-// more than an unmetered one.
+// more than an unmetered one. Each is 5 s to 1 h: the interval needs five blocks of at least
+// a second (energy.MinBlocks, energy.MinBlockSeconds).
 type EnergySpec struct {
 	// Idle is the run's idle window (default DefaultEnergyIdle).
 	Idle Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
@@ -112,7 +113,7 @@ type EnergySpec struct {
 const (
 	DefaultEnergyIdle = Duration(60 * time.Second)
 	DefaultEnergyLoad = Duration(10 * time.Second)
-	MinEnergyWindow   = Duration(time.Second)
+	MinEnergyWindow   = Duration(5 * time.Second)
 	MaxEnergyWindow   = Duration(time.Hour)
 )
 

@@ -103,8 +103,8 @@ func TestParseManifestBad(t *testing.T) {
 
 		{"energy load too short", func(s string) string {
 			return strings.Replace(s, "  seed:", "  energy:\n    idle: 30s\n    load: 100ms\n  seed:", 1)
-		}, 15, "spec.energy.load", "between 1s and 1h0m0s, got 100ms"},
-		{"energy idle too long", func(s string) string { return strings.Replace(s, "  seed:", "  energy:\n    idle: 2h\n  seed:", 1) }, 14, "spec.energy.idle", "between 1s"},
+		}, 15, "spec.energy.load", "between 5s and 1h0m0s, got 100ms"},
+		{"energy idle too long", func(s string) string { return strings.Replace(s, "  seed:", "  energy:\n    idle: 2h\n  seed:", 1) }, 14, "spec.energy.idle", "between 5s"},
 		{"energy unknown field", func(s string) string { return strings.Replace(s, "  seed:", "  energy:\n    idel: 2s\n  seed:", 1) }, 14, "spec.energy.idel", "unknown field"},
 
 		{"no seed", func(s string) string { return strings.Replace(s, "  seed: \"s1\"\n", "", 1) }, 0, "spec.seed", "required"},
@@ -172,12 +172,12 @@ func TestMinIterationsProblem(t *testing.T) {
 
 // TestEnergyWindows: the windows from spec.energy, with the stated defaults for those unset.
 func TestEnergyWindows(t *testing.T) {
-	m, err := ParseManifest([]byte(strings.Replace(goodManifest, "  seed:", "  energy:\n    load: 3s\n  seed:", 1)), "m.yaml")
+	m, err := ParseManifest([]byte(strings.Replace(goodManifest, "  seed:", "  energy:\n    load: 7s\n  seed:", 1)), "m.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if idle, load := m.Spec.EnergyWindows(); idle != 60*time.Second || load != 3*time.Second {
-		t.Errorf("windows %v, %v: want the default 60s idle and the manifest's 3s load", idle, load)
+	if idle, load := m.Spec.EnergyWindows(); idle != 60*time.Second || load != 7*time.Second {
+		t.Errorf("windows %v, %v: want the default 60s idle and the manifest's 7s load", idle, load)
 	}
 	var none Spec
 	if idle, load := none.EnergyWindows(); idle != 60*time.Second || load != 10*time.Second {

@@ -14,6 +14,10 @@ import (
 	"pqrepro/runner/meter/sim"
 )
 
+// simLockstep paces the simulated meter by the driver's reads instead of real time (tests
+// only, so a loaded test machine cannot starve the meter's reader).
+var simLockstep bool
+
 // useMeter attaches --meter's simulated meter to the host board and says how long the
 // metered pass adds to the run.
 func useMeter(b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writer) error {
@@ -35,6 +39,7 @@ func useMeter(b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	bench.Lockstep = simLockstep
 	h.Meter = bench
 	idle, load := m.Spec.EnergyWindows()
 	fmt.Fprintf(stdout, "meter: %s (%s: a replay of %s and %s through the FNB58 driver, not a measurement of this run); the metered pass adds %v idle + %d cells × %v load = %v\n",
