@@ -68,6 +68,9 @@ type Bench struct {
 	// Lockstep paces the simulator by the driver's reads instead of real time (tests only:
 	// a run's windows take their real length, as a meter's would).
 	Lockstep bool
+	// UnplugLoadAfter, when positive, unplugs the simulated meter after this many reports of
+	// every load window (a fault for tests: the window fails with meter.ErrUnplugged).
+	UnplugLoadAfter int
 }
 
 // Open reads both captures of spec.
@@ -122,7 +125,11 @@ func (b *Bench) Window(ctx context.Context, load bool, d time.Duration) ([]meter
 	}
 	perReport := fnb58.SamplesPerReport * time.Second / fnb58.Rate
 	reports := int(d/perReport) + 2
-	sim, dev, err := fnb58.NewSimulator(tr, fnb58.SimOptions{Volts: Volts, Reports: reports, Loop: load, Lockstep: b.Lockstep}, fnb58.Options{})
+	opt := fnb58.SimOptions{Volts: Volts, Reports: reports, Loop: load, Lockstep: b.Lockstep}
+	if load {
+		opt.UnplugAfter = b.UnplugLoadAfter
+	}
+	sim, dev, err := fnb58.NewSimulator(tr, opt, fnb58.Options{})
 	if err != nil {
 		return nil, meter.Info{}, err
 	}
