@@ -420,12 +420,7 @@ func printCellNotes(w io.Writer, res *artifacts.Result) {
 			break
 		}
 	}
-	for _, c := range res.Cells {
-		if c.Energy != nil && c.Energy.Absent != "" {
-			fmt.Fprintf(w, "energy: absent (%s)\n", c.Energy.Absent)
-			break
-		}
-	}
+	printEnergy(w, res)
 }
 
 func printComparison(w io.Writer, rep compare.Report) {

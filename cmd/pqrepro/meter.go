@@ -69,3 +69,26 @@ func rederiveEnergy(b *artifacts.Bundle, res *artifacts.Result, v *attest.Verifi
 	}
 	return nil
 }
+
+// printEnergy prints each metered cell's energy with its interval and method, labelled when
+// the meter was simulated, or the first reason energy is absent.
+func printEnergy(w io.Writer, res *artifacts.Result) {
+	for _, c := range res.Cells {
+		e := c.Energy
+		if e == nil || e.Windows == nil || e.JoulesPerOp == nil {
+			continue
+		}
+		label := ""
+		if e.Simulated {
+			label = " [" + artifacts.SimulatedMeterLabel + ": a replayed capture, not a measurement of this run]"
+		}
+		fmt.Fprintf(w, "energy: %s %s: %.4g J/op [%.4g, %.4g] (ΔP × T_op: %.4g W − %.4g W over T_op %.4g s; %s)%s\n",
+			c.Algorithm, c.Operation, e.JoulesPerOp.Median, e.Windows.Lo, e.Windows.Hi, e.Windows.LoadWatts, e.Windows.IdleWatts, e.Windows.TOp, e.Source, label)
+	}
+	for _, c := range res.Cells {
+		if c.Energy != nil && c.Energy.Absent != "" {
+			fmt.Fprintf(w, "energy: absent (%s)\n", c.Energy.Absent)
+			break
+		}
+	}
+}

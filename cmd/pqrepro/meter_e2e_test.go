@@ -46,7 +46,8 @@ func TestMeteredRunThenVerify(t *testing.T) {
 	os.WriteFile(manifest, []byte(meteredManifest), 0o644)
 	spec := "sim:fnb58:" + filepath.Join(dir, "01_pi4_baseline.csv") + "," + filepath.Join(dir, "03_pi4_keys_ecdsa.csv")
 	code, stdout, stderr := pq(t, "run", manifest, "--quiet", "--keys", keys, "--out", out, "--meter", spec)
-	if code != 0 || !strings.Contains(stdout, "simulated meter") || !strings.Contains(stdout, "adds 10s idle + 2 cells × 6s load = 22s") {
+	if code != 0 || !strings.Contains(stdout, "simulated meter") || !strings.Contains(stdout, "adds 10s idle + 2 cells × 6s load = 22s") ||
+		!strings.Contains(stdout, "energy: ML-KEM-768 keygen: ") || !strings.Contains(stdout, "[simulated meter: a replayed capture") {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	b, err := artifacts.ReadBundle(out)
@@ -163,4 +164,3 @@ func mustRead(t *testing.T, dir string) map[string][]byte {
 	}
 	return b.Files
 }
-
