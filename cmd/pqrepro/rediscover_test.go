@@ -99,8 +99,9 @@ func TestServeFindsFirmwareBuiltWhileRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
+	data := t.TempDir() // before the cleanup below: serve stops before its folder goes
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--rediscover", "200ms"}, &stdout, &stderr)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--rediscover", "200ms"}, &stdout, &stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -29,8 +29,11 @@ func startServe(t *testing.T) served {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
+	// The folder is made here, before the cleanup below is registered: cleanups run last
+	// first, so serve is stopped before its folder is removed.
+	data := filepath.Join(t.TempDir(), "data")
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "data"), "--no-local-runner"}, &out, &errOut)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--no-local-runner"}, &out, &errOut)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -159,8 +162,9 @@ func TestWitnessListensForPushes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wout, werr syncBuffer
 	done := make(chan int, 1)
+	wkey := filepath.Join(t.TempDir(), "w") // before the cleanup below: the witness stops first
 	go func() {
-		done <- run(ctx, []string{"witness", "--listen", "127.0.0.1:0", "--key", filepath.Join(t.TempDir(), "w"), "--name", "witness.example/pushed", "--log-key", s.logKey}, &wout, &werr)
+		done <- run(ctx, []string{"witness", "--listen", "127.0.0.1:0", "--key", wkey, "--name", "witness.example/pushed", "--log-key", s.logKey}, &wout, &werr)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	re := regexp.MustCompile(`serving add-checkpoint on (http://\S+) for (?s:.*)ed25519: (\S+)\n  mldsa44: (\S+)\n`)
