@@ -208,7 +208,7 @@ static void report(uint32_t re, int ok, const char *reason)
 	unsigned int p;
 	if (s_cell.i >= s_cell.warmup) {
 		fw_frame_begin("HANDSHAKE");
-		fw_kv_u64("re", re);
+		fw_kv_u64("re", s_cell.re);
 		fw_kv_u64("i", s_cell.i - s_cell.warmup);
 		fw_kv_u64("count", s_cell.count);
 		for (p = 0; p < TLS13C_PHASES; p++)
