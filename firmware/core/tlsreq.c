@@ -45,7 +45,6 @@ static struct {
 	int64_t now;
 	uint64_t count, stack;
 	uint64_t phase[TLS13C_PHASES];
-	uint32_t re; /* the TLS request's seq, for TLSDONE */
 } s_cell;
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -201,14 +200,15 @@ static uint16_t sig_of(enum x509_alg a)
 }
 
 /* report sends HANDSHAKE for handshake s_cell.i (warm-up ones are not reported) and starts the
- * next, or sends TLSDONE after the last. */
+ * next, or sends TLSDONE after the last; every frame answers request re (the TLS or TLSIN that
+ * ended the handshake), as the runner matches frames to the request they answer. */
 static void report(uint32_t re, int ok, const char *reason)
 {
 	uint64_t sum = 0;
 	unsigned int p;
 	if (s_cell.i >= s_cell.warmup) {
 		fw_frame_begin("HANDSHAKE");
-		fw_kv_u64("re", s_cell.re);
+		fw_kv_u64("re", re);
 		fw_kv_u64("i", s_cell.i - s_cell.warmup);
 		fw_kv_u64("count", s_cell.count);
 		for (p = 0; p < TLS13C_PHASES; p++)
@@ -242,7 +242,7 @@ static void report(uint32_t re, int ok, const char *reason)
 	}
 	s_cell.stage = TS_IDLE;
 	fw_frame_begin("TLSDONE");
-	fw_kv_u64("re", s_cell.re);
+	fw_kv_u64("re", re);
 	fw_kv_u64("n", s_cell.n);
 	fw_kv_u64("ok", s_cell.ok);
 	fw_kv_u64("fail", s_cell.fail);
@@ -291,7 +291,6 @@ static void do_tls(const struct fw_req *r)
 	if (tls_params(r) != 0)
 		return;
 	s_cell.i = s_cell.ok = s_cell.fail = 0;
-	s_cell.re = r->seq;
 	fw_frame_begin("TLS");
 	fw_kv_u64("re", r->seq);
 	fw_kv_str("io", "serial");
