@@ -219,6 +219,9 @@ func (r *tlsRelay) tlso(ctx context.Context, f Frame) error {
 	if err != nil || len(b) == 0 || len(b) > TLSChunk {
 		return fmt.Errorf("%w: TLSO d= is not 1..%d bytes of hex", ErrProtocol, TLSChunk)
 	}
+	if len(r.out)+len(b) > MaxTLSFlight {
+		return fmt.Errorf("%w: the board's bytes exceed %d", ErrProtocol, MaxTLSFlight)
+	}
 	r.out = append(r.out, b...)
 	return nil
 }
