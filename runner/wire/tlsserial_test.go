@@ -47,7 +47,8 @@ func echoServer(t *testing.T, ch *tlscert.Chain, group tls13.Group) (string, <-c
 	return ln.Addr().String(), res
 }
 
-// TestQEMUTLSSerial runs one ML-KEM-512 × ML-DSA-44 cell on qemu-mps2-an386 through Conn:
+// TestQEMUTLSSerial runs one ML-KEM-512 × ML-DSA-44 cell on qemu-mps2-an386 (and on
+// qemu-mps2-an505 and qemu-riscv32-virt, the other boards with the client) through Conn:
 // TLSPinCA, then TLSSerial relaying to the Go engine (two handshakes, one warm-up before them);
 // the echo returns and each count is its phases' sum. Then a CA that did not issue the leaf:
 // the board sends unknown_ca.
@@ -55,7 +56,12 @@ func TestQEMUTLSSerial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots QEMU")
 	}
-	b := qemuBoards[0]
+	for _, b := range qemuBoards[:3] {
+		t.Run(b.target, func(t *testing.T) { tlsSerialCell(t, b) })
+	}
+}
+
+func tlsSerialCell(t *testing.T, b qemuBoard) {
 	qemuTools(t, b)
 	elf := filepath.Join(buildFirmware(t, b.target, b.cc), "pqrepro-fw.elf")
 	s := startQEMU(t, b, elf)
