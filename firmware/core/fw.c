@@ -6,6 +6,7 @@
 #include "proto.h"
 #include "req.h"
 #include "telreq.h"
+#include "tlsreq.h"
 
 /* Request bookkeeping for duplicate suppression: a request that arrives again
  * with the seq of the last executed one is answered by replaying its frames. */
@@ -91,6 +92,8 @@ static void dispatch(const struct fw_req *r)
 		fw_do_algs(r);
 	else if (fw_tel_dispatch(r))
 		; /* TELEK, TELHS, TELSEAL, AEADBENCH (telreq.c) */
+	else if (fw_tls_dispatch(r))
+		; /* TLSCA, TLS io=serial, TLSIN (tlsreq.c) */
 	else
 		fw_send_error(r->seq, "unknown", r->type);
 	cur_req_seq = 0;

@@ -8,6 +8,7 @@
 #include "impl.h"
 #include "proto.h"
 #include "req.h"
+#include "tlsreq.h"
 
 
 /* FW_ALGS_CHARS bounds the algs= list of one ALG frame, so that the frame fits FW_MAX_LINE
@@ -126,6 +127,12 @@ void fw_send_hello(uint32_t re)
 	fw_kv_str("ops", FW_HAVE_SIG ? "keygen,encaps,decaps,sign,verify" : "keygen,encaps,decaps");
 	fw_kv_u64("max_msg", FW_SIG_MAX_MSG);
 	fw_kv_u64("max_line", FW_MAX_LINE);
+#if FW_HAVE_TLS
+	/* The project's C client (crypto/tls13), its records over this line (tlsreq.c). */
+	fw_kv_str("tls_io", "serial");
+	fw_kv_str("tls_groups", "512,513,514");
+	fw_kv_str("tls_sigs", "2308,2309,2310");
+#endif
 	fw_frame_end();
 }
 

@@ -2,9 +2,12 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -234,6 +237,74 @@ func FuzzParseTelFS(f *testing.F) {
 		if h.Verify+h.Accept+h.Encaps+h.KDF != h.Count || h.OK && (h.Expiry > telMaxUnix || h.Reason != "") ||
 			!h.OK && !slices.Contains(strings.Fields(telOfferReasons), h.Reason) {
 			t.Fatalf("parseTelFS accepted %+v", h)
+		}
+	})
+}
+
+// FuzzParseSerialHandshake feeds arbitrary lines to the TLS io=serial HANDSHAKE parser (us=
+// optional, the phase split): nothing may panic, and what it accepts is in range.
+func FuzzParseSerialHandshake(f *testing.F) {
+	f.Add([]byte("@9:HANDSHAKE:re=5 i=0 count=23259000 count_kex=1500840 count_chain=2493600 count_cv=2310640 count_ksrec=16196000 count_rest=757920 segments=2 stack=9272 group=512 sig=2308 ok=1*00000000"))
+	f.Add([]byte("@9:HANDSHAKE:re=5 i=0 count=20081920 count_kex=1 count_chain=2 count_cv=0 count_ksrec=3 count_rest=4 segments=2 stack=8952 group=512 sig=0 ok=0 reason=handshake alert=48*00000000"))
+	f.Add([]byte("@9:HANDSHAKE:re=5 i=0 count_kex=1 ok=1 group=512 sig=2308*00000000"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fr, err := Decode(line)
+		if err != nil {
+			s := string(line)
+			i := strings.LastIndexByte(s, '*')
+			if i < 0 {
+				return
+			}
+			if fixed, err2 := fixCRC(s[:i]); err2 != nil {
+				return
+			} else if fr, err = Decode([]byte(fixed)); err != nil {
+				return
+			}
+		}
+		h, err := parseHandshakeUnit(fr, false)
+		if err != nil {
+			return
+		}
+		if h.Index < 0 || h.Index >= MaxTLSHandshakes || (h.OK && h.Micros == 0 && h.Count == 0) || (!h.OK && h.Reason == "") || h.Alert < -1 || h.Alert > 255 || h.Segments < 0 {
+			t.Fatalf("parseHandshakeUnit(%q) = %+v", line, h)
+		}
+	})
+}
+
+// FuzzTLSRelayFrame feeds arbitrary frames to the serial relay's handler (TLSO, TLSOUT,
+// HANDSHAKE, TLSDONE as a board could send them): nothing may panic and the bytes it holds
+// never exceed what TLSO frames can carry.
+func FuzzTLSRelayFrame(f *testing.F) {
+	f.Add([]byte("@1:TLSO:re=1 i=0 off=0 d=16030100*00000000"), []byte("@2:TLSOUT:re=1 i=0 len=4 want=flight*00000000"))
+	f.Add([]byte("@1:TLSO:re=1 i=1 off=0 d=00*00000000"), []byte("@2:TLSDONE:re=1 n=1 ok=1 fail=0*00000000"))
+	f.Add([]byte("@1:TLSOUT:re=1 i=0 len=0 want=none*00000000"), []byte("@2:HANDSHAKE:re=1 i=0 count=5 ok=1 group=512 sig=2308*00000000"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		r := &tlsRelay{req: TLSSerialRequest{Group: 512, Sig: 0x0904, Iterations: 1}, i: -1,
+			dial: func(context.Context) (net.Conn, error) {
+				c1, c2 := net.Pipe()
+				go io.Copy(io.Discard, c2)
+				return c1, nil
+			}}
+		defer r.closeConn()
+		for _, line := range [][]byte{a, b} {
+			s := string(line)
+			if i := strings.LastIndexByte(s, '*'); i >= 0 {
+				s = s[:i]
+			}
+			fixed, err := fixCRC(s)
+			if err != nil {
+				continue
+			}
+			fr, err := Decode([]byte(fixed))
+			if err != nil {
+				continue
+			}
+			if _, err := r.frame(context.Background(), fr); err != nil {
+				return
+			}
+			if len(r.out) > MaxTLSFlight {
+				t.Fatalf("relay holds %d bytes", len(r.out))
+			}
 		}
 	})
 }

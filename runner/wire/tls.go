@@ -93,6 +93,11 @@ type Handshake struct {
 	// Reason, when !OK: connect, handshake, alert, verify, echo, timeout, memory.
 	Reason string
 	Alert  int // the TLS alert sent or received, when Reason is alert; -1 when none
+	// Phases is the board's split of Count (TLS io=serial: count_kex= ... count_rest=); nil
+	// when the board does not report one.
+	Phases *TLSPhases
+	// Segments is how many compute segments Count sums (TLS io=serial); 0 when not reported.
+	Segments int
 }
 
 // TLSSummary is the board's own tally of a TLS request.
@@ -111,7 +116,11 @@ func uint16Field(f Frame, k string) (uint16, error) {
 	return uint16(v), nil
 }
 
-func parseHandshake(f Frame) (Handshake, error) {
+func parseHandshake(f Frame) (Handshake, error) { return parseHandshakeUnit(f, true) }
+
+// parseHandshakeUnit parses a HANDSHAKE report; requireMicros says whether a successful one
+// must carry us= (TLS io=serial counts instructions and may omit it; it must then carry count=).
+func parseHandshakeUnit(f Frame, requireMicros bool) (Handshake, error) {
 	h := Handshake{Alert: -1}
 	i, err := f.Uint("i")
 	if err != nil {
@@ -151,8 +160,11 @@ func parseHandshake(f Frame) (Handshake, error) {
 		}
 		*m.p = uint32(v)
 	}
+	if h.Phases, h.Segments, err = parsePhases(f); err != nil {
+		return h, err
+	}
 	if h.OK {
-		if h.Micros == 0 {
+		if h.Micros == 0 && (requireMicros || h.Count == 0) {
 			return h, fmt.Errorf("%w: HANDSHAKE %d ok without us=", ErrProtocol, h.Index)
 		}
 		if h.Group, err = uint16Field(f, "group"); err != nil {
@@ -252,4 +264,33 @@ func (h Hello) TLSGroups() (groups, sigs []uint16, err error) {
 		return nil, nil, err
 	}
 	return groups, sigs, nil
+}
+
+// parsePhases reads a HANDSHAKE's optional phase split (count_kex, count_chain, count_cv,
+// count_ksrec, count_rest, all or none) and segments=.
+func parsePhases(f Frame) (*TLSPhases, int, error) {
+	segs := 0
+	if _, has := f.Get("segments"); has {
+		v, err := f.Uint("segments")
+		if err != nil || v > 1<<20 {
+			return nil, 0, fmt.Errorf("%w: HANDSHAKE segments", ErrProtocol)
+		}
+		segs = int(v)
+	}
+	if _, has := f.Get("count_kex"); !has {
+		return nil, segs, nil
+	}
+	var p TLSPhases
+	for _, m := range []struct {
+		k string
+		v *uint64
+	}{{"count_kex", &p.KeyExchange}, {"count_chain", &p.Chain}, {"count_cv", &p.CertificateVerify},
+		{"count_ksrec", &p.KeyScheduleRecords}, {"count_rest", &p.Rest}} {
+		v, err := f.Uint(m.k)
+		if err != nil {
+			return nil, 0, err
+		}
+		*m.v = v
+	}
+	return &p, segs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,16 @@ func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 		return device.Failed(fail), nil
 	}
 	defer b.srv.Close()
+	if b.serial {
+		// The trust anchor over the line, untimed, before the cell (PROTOCOL.md, TLSCA).
+		if _, err := dc.Conn.TLSPinCA(ctx, b.ca.DER); err != nil {
+			var de *wire.DeviceError
+			if errors.As(err, &de) {
+				return device.Failed(fmt.Sprintf("the board refused the %s CA: %s %s", b.scheme, de.Code, de.Msg)), nil
+			}
+			return runner.CellResult{}, err
+		}
+	}
 	if err := dc.Conn.Seed(ctx, device.CellSeed(dc.Manifest.Spec.Seed, dc.Ref)); err != nil {
 		return runner.CellResult{}, err
 	}
@@ -79,6 +90,9 @@ type boardCell struct {
 	served             []TLSServed
 	heapMax, stackMax  uint32
 	retry              bool
+	// serial: the board's client speaks over the serial line (HELLO tls_io=serial), the
+	// project's C client: samples are its instruction counts, the runner relays its records.
+	serial bool
 }
 
 // offered skips (or fails) a cell the board's TLS client or the runner cannot run; it returns
@@ -86,6 +100,7 @@ type boardCell struct {
 func (b *boardCell) offered() (*runner.CellResult, error) {
 	r := func(c runner.CellResult) (*runner.CellResult, error) { return &c, nil }
 	var ok bool
+	b.serial = b.Hello.TLSIO() == "serial"
 	b.gc, b.sc, ok = tlsCodepoints(b.group, b.scheme)
 	if !ok {
 		return r(device.Failed("unknown TLS cell " + b.Ref.Algorithm))
@@ -149,11 +164,9 @@ func (b *boardCell) batch(ctx context.Context, done, n int) (string, error) {
 	if done == 0 {
 		warm = min(b.Manifest.Spec.Warmup, wire.MaxTLSWarmup)
 	}
-	req := wire.TLSRequest{Host: b.host, Port: b.srv.Addr().Port, Group: b.gc, Sig: b.sc, SNI: b.name, CA: b.ca.Fingerprint(),
-		Iterations: n, Warmup: warm, Echo: b.spec.Echo}
 	cpu0 := cpuSoFar()
-	var reports []wire.Handshake
-	if _, err := b.Conn.TLS(ctx, req, func(hs wire.Handshake) { reports = append(reports, hs) }); err != nil {
+	reports, err := b.request(ctx, warm, n)
+	if err != nil {
 		var de *wire.DeviceError
 		if errors.As(err, &de) {
 			return fmt.Sprintf("the board refused the TLS request: %s %s", de.Code, de.Msg), nil
@@ -186,13 +199,40 @@ func (b *boardCell) batch(ctx context.Context, done, n int) (string, error) {
 		case r.Group != b.group || r.Scheme != b.scheme || r.Suite != b.spec.CipherSuite:
 			return fmt.Sprintf("handshake %d negotiated %s / %s / %s, the cell is %s / %s / %s", done+i, r.Group, r.Scheme, r.Suite, b.group, b.scheme, b.spec.CipherSuite), nil
 		}
-		b.samples = append(b.samples, float64(hs.Micros))
+		if b.serial {
+			b.samples = append(b.samples, float64(hs.Count))
+		} else {
+			b.samples = append(b.samples, float64(hs.Micros))
+		}
 		b.served = append(b.served, r)
 		b.heapMax, b.stackMax = max(b.heapMax, hs.Heap), max(b.stackMax, hs.Stack)
 		b.retry = b.retry || r.HelloRetry
 	}
 	b.serverCPU = append(b.serverCPU, float64(cpu.Nanoseconds())/float64(n))
 	return "", nil
+}
+
+// request sends one TLS request for warm + n handshakes and returns the board's reports: over
+// the serial line (the runner relays each handshake to the cell's server) or by the board's
+// own network.
+func (b *boardCell) request(ctx context.Context, warm, n int) ([]wire.Handshake, error) {
+	var reports []wire.Handshake
+	add := func(hs wire.Handshake) { reports = append(reports, hs) }
+	if b.serial {
+		addr := b.srv.Addr().String()
+		dial := func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", addr)
+		}
+		req := wire.TLSSerialRequest{Group: b.gc, Sig: b.sc, SNI: b.name, CA: b.ca.Fingerprint(),
+			Iterations: n, Warmup: warm, Echo: b.spec.Echo, Now: time.Now()}
+		_, err := b.Conn.TLSSerial(ctx, req, dial, add)
+		return reports, err
+	}
+	req := wire.TLSRequest{Host: b.host, Port: b.srv.Addr().Port, Group: b.gc, Sig: b.sc, SNI: b.name, CA: b.ca.Fingerprint(),
+		Iterations: n, Warmup: warm, Echo: b.spec.Echo}
+	_, err := b.Conn.TLS(ctx, req, add)
+	return reports, err
 }
 
 // result is the measured cell: the board's handshake times, the server's CPU per batch and
@@ -208,6 +248,13 @@ func (b *boardCell) result() runner.CellResult {
 			Batch: spec.Batch, ServerCPU: artifacts.Summarize(b.serverCPU), BytesClient: last.Received, BytesServer: last.Sent,
 			Flights: last.Flights, ChainBytes: len(b.chain.LeafDER), HelloRetry: b.retry,
 			Client: "board firmware " + b.Hello.Firmware + " " + b.Hello.Version + tlsClientName(b.Hello)},
+	}
+	if b.serial {
+		// The project's C client (firmware/crypto/tls13), never wolfSSL: its own instruction
+		// counts over its compute segments (PROTOCOL.md, "TLS over the serial line").
+		res.Cell.Unit = artifacts.Unit(b.Hello.Unit)
+		res.Cell.Counter = "the board's " + b.Hello.Counter + " summed over its own computation of each handshake (ClientHello, then the server's flight buffered on the board; waiting for bytes excluded; firmware/PROTOCOL.md TLS over the serial line)"
+		res.Cell.TLS.Client = SerialClient + " (board firmware " + b.Hello.Firmware + " " + b.Hello.Version + ")"
 	}
 	if b.stackMax > 0 || b.heapMax > 0 {
 		res.Cell.Memory = &artifacts.Memory{}
@@ -236,6 +283,10 @@ func (b *boardCell) result() runner.CellResult {
 	}
 	return res
 }
+
+// SerialClient names the TLS client of a board whose HELLO says tls_io=serial: the project's
+// own C client (firmware/crypto/tls13).
+const SerialClient = "pqrepro C client"
 
 // tlsClientName is the board's TLS library as its HELLO names it (tls=), if it does.
 func tlsClientName(h wire.Hello) string {

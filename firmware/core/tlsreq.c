@@ -1,0 +1,424 @@
+/* TLSCA, TLS io=serial and TLSIN: the board's TLS 1.3 client (crypto/tls13) with its records
+ * carried over the serial line (tlsreq.h, firmware/PROTOCOL.md "TLS over the serial line"). */
+#include "tlsreq.h"
+
+#include "fw.h"
+
+#if FW_HAVE_TLS
+
+#include "../crypto/pqmem.h"
+#include "../crypto/sha2/sha2.h"
+#include "../crypto/tls13/tls13c.h"
+#include "../crypto/x509/x509.h"
+#include "drbg.h"
+#include "req.h"
+
+/* TLS_CHUNK bytes of binary per TLSO/TLSIN/TLSCA frame (hex doubles them), as the telemetry
+ * requests' chunks. */
+#define TLS_CHUNK 128
+#define TLS_CA_MAX 8192u   /* an ML-DSA-87 CA certificate is about 7.5 KB */
+#define TLS_IN_MAX 32768u  /* the largest cell's server flight (ML-KEM-1024, ML-DSA-87) */
+#define TLS_SNI_MAX 64u
+#define TLS_MAX_N 1000u
+#define TLS_MAX_WARMUP 100u
+#define TLS_MAX_ECHO 1024u
+
+static uint8_t s_ca[TLS_CA_MAX];
+static uint32_t s_ca_have, s_ca_len;
+static int s_ca_pinned;
+static uint8_t s_ca_hash[32];
+
+static struct tls13c s_cl;
+static uint8_t s_in[TLS_IN_MAX];
+static uint32_t s_in_have;
+static uint8_t s_echo[TLS_MAX_ECHO];
+static uint8_t s_random[32], s_seed[64];
+static char s_sni[TLS_SNI_MAX + 1];
+
+/* The cell in progress: its parameters, the handshake i (warm-up ones first), its stage, the
+ * counts summed over its compute segments and the tallies. */
+enum tls_stage { TS_IDLE, TS_FLIGHT, TS_ECHO };
+static struct {
+	enum tls_stage stage;
+	uint16_t group, sig;
+	uint32_t n, warmup, echo, i, ok, fail, segments;
+	int64_t now;
+	uint64_t count, stack;
+	uint64_t phase[TLS13C_PHASES];
+} s_cell;
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (s == 0 || *s == 0)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (0x7fffffffffffffffull - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* get_u32 reads key as a decimal in [lo, hi] into *out; on a bad or missing field it answers
+ * ERROR badarg msg=key and returns -1. */
+static int get_u32(const struct fw_req *r, const char *key, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	const char *s = fw_req_get(r, key);
+	if (s == 0 || fw_parse_u32(s, out) != 0 || *out < lo || *out > hi) {
+		fw_send_error(r->seq, "badarg", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* TLSCA off= total= ca=<hex>: the next chunk of the trust anchor (DER, total bytes); with the
+ * last one the board parses it and answers pinned=1 ca=<first 16 bytes of its SHA-256>. */
+static void do_tlsca(const struct fw_req *r)
+{
+	uint32_t off, total;
+	const char *v = fw_req_get(r, "ca");
+	long n;
+	if (get_u32(r, "total", 1, TLS_CA_MAX, &total) != 0 || get_u32(r, "off", 0, TLS_CA_MAX, &off) != 0)
+		return;
+	if (off != 0 && (off != s_ca_have || total != s_ca_len)) {
+		fw_send_error(r->seq, "badarg", "off");
+		return;
+	}
+	if (v == 0 || (n = fw_parse_hex(v, s_ca + off, total - off < TLS_CHUNK ? total - off : TLS_CHUNK)) <= 0) {
+		fw_send_error(r->seq, "badarg", "ca");
+		return;
+	}
+	if (off == 0)
+		s_ca_pinned = 0;
+	s_ca_len = total;
+	s_ca_have = off + (uint32_t)n;
+	fw_frame_begin("TLSCA");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("off", off);
+	fw_kv_u64("len", (uint64_t)n);
+	fw_kv_u64("have", s_ca_have);
+	if (s_ca_have == s_ca_len) {
+		struct x509_cert c;
+		s_ca_pinned = x509_parse(&c, s_ca, s_ca_len) == X509_OK;
+		sha256(s_ca_hash, s_ca, s_ca_len);
+		fw_kv_u64("pinned", (uint64_t)s_ca_pinned);
+		if (s_ca_pinned)
+			fw_kv_hex("ca", s_ca_hash, 16);
+	}
+	fw_frame_end();
+}
+
+/* send_out sends the client's output as TLSO frames (re, i, off, d) and TLSOUT with its length
+ * and what the board waits for next (want=flight|echo|none), then empties it. */
+static void send_out(uint32_t re, const char *want)
+{
+	size_t off, l, n = s_cl.out_len;
+	for (off = 0; off < n; off += TLS_CHUNK) {
+		l = n - off < TLS_CHUNK ? n - off : TLS_CHUNK;
+		fw_frame_begin("TLSO");
+		fw_kv_u64("re", re);
+		fw_kv_u64("i", s_cell.i);
+		fw_kv_u64("off", off);
+		fw_kv_hex("d", s_cl.out + off, l);
+		fw_frame_end();
+	}
+	fw_frame_begin("TLSOUT");
+	fw_kv_u64("re", re);
+	fw_kv_u64("i", s_cell.i);
+	fw_kv_u64("len", n);
+	fw_kv_str("want", want);
+	fw_frame_end();
+	s_cl.out_len = 0;
+}
+
+struct seg_job {
+	int start; /* 1: tls13c_start; 0: tls13c_input on s_in */
+	int rc;
+	uint64_t count;
+};
+
+/* seg_run is one compute segment: the ClientHello, or the server's bytes buffered on the board. */
+static void seg_run(void *arg)
+{
+	struct seg_job *j = arg;
+	uint64_t t0, t1;
+	struct tls13c_config cfg = {
+		.group = s_cell.group,
+		.server_name = s_sni,
+		.ca_der = s_ca,
+		.ca_len = s_ca_len,
+		.now = s_cell.now,
+		.random = s_random,
+		.kem_seed = s_seed,
+	};
+	plat_counter_align();
+	t0 = plat_counter();
+	if (j->start)
+		j->rc = tls13c_start(&s_cl, &cfg);
+	else
+		j->rc = tls13c_input(&s_cl, s_in, s_in_have);
+	t1 = plat_counter();
+	plat_timed_end();
+	j->count = t1 - t0;
+}
+
+/* segment runs one compute segment on the painted stack and adds its count to the handshake's. */
+static int segment(int start)
+{
+	struct seg_job j = {start, -1, 0};
+	uint32_t stack = plat_stack_run(seg_run, &j);
+	s_cell.count += j.count;
+	s_cell.segments++;
+	if (stack > s_cell.stack)
+		s_cell.stack = stack;
+	return j.rc;
+}
+
+/* begin_handshake starts handshake s_cell.i: ClientHello random and ML-KEM seed from the DRBG
+ * (untimed), tls13c_start timed, the ClientHello out. */
+static void begin_handshake(uint32_t re)
+{
+	s_cell.count = s_cell.stack = 0;
+	s_cell.segments = 0;
+	s_in_have = 0;
+	fw_drbg_read(s_random, sizeof s_random);
+	fw_drbg_read(s_seed, sizeof s_seed);
+	if (segment(1) != 0) {
+		s_cell.stage = TS_IDLE;
+		fw_send_error(re, "setup", "client");
+		return;
+	}
+	s_cell.stage = TS_FLIGHT;
+	send_out(re, "flight");
+}
+
+static uint16_t sig_of(enum x509_alg a)
+{
+	return a == X509_ALG_MLDSA44 ? 0x0904 : a == X509_ALG_MLDSA65 ? 0x0905 : a == X509_ALG_MLDSA87 ? 0x0906 : 0;
+}
+
+/* report sends HANDSHAKE for handshake s_cell.i (warm-up ones are not reported) and starts the
+ * next, or sends TLSDONE after the last; every frame answers request re (the TLS or TLSIN that
+ * ended the handshake), as the runner matches frames to the request they answer. */
+static void report(uint32_t re, int ok, const char *reason)
+{
+	uint64_t sum = 0;
+	unsigned int p;
+	if (s_cell.i >= s_cell.warmup) {
+		fw_frame_begin("HANDSHAKE");
+		fw_kv_u64("re", re);
+		fw_kv_u64("i", s_cell.i - s_cell.warmup);
+		fw_kv_u64("count", s_cell.count);
+		for (p = 0; p < TLS13C_PHASES; p++)
+			sum += s_cell.phase[p];
+		fw_kv_u64("count_kex", s_cell.phase[TLS13C_PH_KEX]);
+		fw_kv_u64("count_chain", s_cell.phase[TLS13C_PH_CHAIN]);
+		fw_kv_u64("count_cv", s_cell.phase[TLS13C_PH_CV]);
+		fw_kv_u64("count_ksrec", s_cell.phase[TLS13C_PH_KS_RECORD]);
+		fw_kv_u64("count_rest", s_cell.count >= sum ? s_cell.count - sum : 0);
+		fw_kv_u64("segments", s_cell.segments);
+		fw_kv_u64("stack", s_cell.stack);
+		fw_kv_u64("group", s_cell.group);
+		fw_kv_u64("sig", sig_of(s_cl.leaf_alg));
+		fw_kv_u64("ok", (uint64_t)ok);
+		if (!ok) {
+			fw_kv_str("reason", reason);
+			if (s_cl.alert_sent >= 0)
+				fw_kv_u64("alert", (uint64_t)s_cl.alert_sent);
+			else if (s_cl.alert_received >= 0)
+				fw_kv_u64("alert", (uint64_t)s_cl.alert_received);
+		}
+		fw_frame_end();
+		if (ok)
+			s_cell.ok++;
+		else
+			s_cell.fail++;
+	}
+	if (++s_cell.i < s_cell.warmup + s_cell.n) {
+		begin_handshake(re);
+		return;
+	}
+	s_cell.stage = TS_IDLE;
+	fw_frame_begin("TLSDONE");
+	fw_kv_u64("re", re);
+	fw_kv_u64("n", s_cell.n);
+	fw_kv_u64("ok", s_cell.ok);
+	fw_kv_u64("fail", s_cell.fail);
+	fw_frame_end();
+}
+
+/* tls_params reads TLS io=serial's fields into s_cell and s_sni; ERROR and -1 on a bad one. */
+static int tls_params(const struct fw_req *r)
+{
+	const char *io = fw_req_get(r, "io"), *sni = fw_req_get(r, "sni"), *ca = fw_req_get(r, "ca");
+	uint32_t g, s;
+	uint8_t cah[16];
+	uint64_t now;
+	if (io == 0 || !fw_streq(io, "serial")) {
+		fw_send_error(r->seq, "badarg", "io");
+		return -1;
+	}
+	if (get_u32(r, "group", 0x0200, 0x0202, &g) != 0 || get_u32(r, "sig", 0x0904, 0x0906, &s) != 0 ||
+	    get_u32(r, "n", 1, TLS_MAX_N, &s_cell.n) != 0 || get_u32(r, "warmup", 0, TLS_MAX_WARMUP, &s_cell.warmup) != 0 ||
+	    get_u32(r, "echo", 0, TLS_MAX_ECHO, &s_cell.echo) != 0)
+		return -1;
+	if (sni == 0 || *sni == 0 || strlen(sni) > (size_t)TLS_SNI_MAX) {
+		fw_send_error(r->seq, "badarg", "sni");
+		return -1;
+	}
+	if (parse_u64(fw_req_get(r, "now"), &now) != 0) {
+		fw_send_error(r->seq, "badarg", "now");
+		return -1;
+	}
+	if (ca == 0 || fw_parse_hex(ca, cah, sizeof cah) != (long)sizeof cah || !s_ca_pinned ||
+	    memcmp(cah, s_ca_hash, sizeof cah) != 0) {
+		fw_send_error(r->seq, "badarg", "ca");
+		return -1;
+	}
+	memcpy(s_sni, sni, strlen(sni) + 1);
+	s_cell.group = (uint16_t)g;
+	s_cell.sig = (uint16_t)s;
+	s_cell.now = (int64_t)now;
+	return 0;
+}
+
+/* TLS io=serial group= sig= sni= ca= n= warmup= echo= now=: a cell; the answer echoes it, then
+ * the first handshake's ClientHello follows in TLSO frames. */
+static void do_tls(const struct fw_req *r)
+{
+	if (tls_params(r) != 0)
+		return;
+	s_cell.i = s_cell.ok = s_cell.fail = 0;
+	fw_frame_begin("TLS");
+	fw_kv_u64("re", r->seq);
+	fw_kv_str("io", "serial");
+	fw_kv_u64("group", s_cell.group);
+	fw_kv_u64("sig", s_cell.sig);
+	fw_kv_str("sni", s_sni);
+	fw_kv_u64("n", s_cell.n);
+	fw_kv_u64("warmup", s_cell.warmup);
+	fw_kv_u64("echo", s_cell.echo);
+	fw_frame_end();
+	begin_handshake(r->seq);
+}
+
+/* after_flight runs the buffered server bytes (one segment) and answers what follows: more
+ * bytes wanted, the Finished (and the echo, untimed) out, or the handshake's failure. */
+static void after_flight(uint32_t re)
+{
+	unsigned int p;
+	int rc = segment(0);
+	s_in_have = 0;
+	if (rc != 0) {
+		for (p = 0; p < TLS13C_PHASES; p++)
+			s_cell.phase[p] = s_cl.phase[p];
+		send_out(re, "none");
+		report(re, 0, s_cl.alert_sent >= 0 ? "handshake" : "alert");
+		return;
+	}
+	if (s_cl.state != TLS13C_CONNECTED) {
+		send_out(re, "flight");
+		return;
+	}
+	/* The handshake ended with the Finished in s_cl.out: its phases are the handshake's. */
+	for (p = 0; p < TLS13C_PHASES; p++)
+		s_cell.phase[p] = s_cl.phase[p];
+	if (s_cell.echo == 0) {
+		send_out(re, "none");
+		report(re, 1, 0);
+		return;
+	}
+	fw_drbg_read(s_echo, s_cell.echo);
+	if (tls13c_write(&s_cl, s_echo, s_cell.echo) != 0) {
+		send_out(re, "none");
+		report(re, 0, "echo");
+		return;
+	}
+	s_cell.stage = TS_ECHO;
+	send_out(re, "echo");
+}
+
+/* after_echo checks the echo (untimed): the server's bytes are opened outside any segment. */
+static void after_echo(uint32_t re)
+{
+	int rc = tls13c_input(&s_cl, s_in, s_in_have);
+	s_in_have = 0;
+	if (rc == 0 && s_cl.app_len < s_cell.echo) {
+		send_out(re, "echo");
+		return;
+	}
+	if (rc != 0 || s_cl.app_len != s_cell.echo || memcmp(s_cl.app, s_echo, s_cell.echo) != 0) {
+		send_out(re, "none");
+		report(re, 0, "echo");
+		return;
+	}
+	s_cl.app_len = 0;
+	send_out(re, "none");
+	report(re, 1, 0);
+}
+
+/* TLSIN i= off= d=<hex> [end=1]: the next chunk of the server's bytes for handshake i, buffered;
+ * with end=1 the board works on what it holds. */
+static void do_tlsin(const struct fw_req *r)
+{
+	uint32_t i, off, end = 0;
+	const char *v = fw_req_get(r, "d"), *e = fw_req_get(r, "end");
+	long n;
+	if (s_cell.stage == TS_IDLE) {
+		fw_send_error(r->seq, "setup", "tls");
+		return;
+	}
+	if (get_u32(r, "i", 0, TLS_MAX_N + TLS_MAX_WARMUP, &i) != 0 || get_u32(r, "off", 0, TLS_IN_MAX, &off) != 0)
+		return;
+	if (i != s_cell.i || off != s_in_have) {
+		fw_send_error(r->seq, "badarg", i != s_cell.i ? "i" : "off");
+		return;
+	}
+	if (e != 0 && (fw_parse_u32(e, &end) != 0 || end > 1)) {
+		fw_send_error(r->seq, "badarg", "end");
+		return;
+	}
+	if (v == 0 || (n = fw_parse_hex(v, s_in + off, TLS_IN_MAX - off < TLS_CHUNK ? TLS_IN_MAX - off : TLS_CHUNK)) <= 0) {
+		fw_send_error(r->seq, "badarg", "d");
+		return;
+	}
+	s_in_have = off + (uint32_t)n;
+	fw_frame_begin("TLSIN");
+	fw_kv_u64("re", r->seq);
+	fw_kv_u64("i", i);
+	fw_kv_u64("off", off);
+	fw_kv_u64("len", (uint64_t)n);
+	fw_kv_u64("have", s_in_have);
+	fw_frame_end();
+	if (!end)
+		return;
+	if (s_cell.stage == TS_FLIGHT)
+		after_flight(r->seq);
+	else
+		after_echo(r->seq);
+}
+
+int fw_tls_dispatch(const struct fw_req *r)
+{
+	if (fw_streq(r->type, "TLSCA"))
+		do_tlsca(r);
+	else if (fw_streq(r->type, "TLS"))
+		do_tls(r);
+	else if (fw_streq(r->type, "TLSIN"))
+		do_tlsin(r);
+	else
+		return 0;
+	return 1;
+}
+
+#else
+
+int fw_tls_dispatch(const struct fw_req *r)
+{
+	(void)r;
+	return 0;
+}
+
+#endif

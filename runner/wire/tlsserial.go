@@ -1,0 +1,366 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+)
+
+// TLS over the serial line (firmware/PROTOCOL.md, "TLS over the serial line"): a board whose
+// HELLO says tls_io=serial has no network; its client's records travel in frames and the runner
+// relays them to a TCP connection it opens to the cell's server.
+const (
+	// TLSChunk is the most bytes of binary one TLSCA, TLSO or TLSIN frame carries.
+	TLSChunk = 128
+	// MaxTLSCA is the longest CA certificate (DER) a board takes.
+	MaxTLSCA = 8192
+	// MaxTLSFlight is the most server bytes a board buffers before it works on them.
+	MaxTLSFlight = 32768
+	// tlsRecordMax is the longest TLS record a relay passes on (RFC 8446 section 5.2).
+	tlsRecordMax = 5 + 1<<14 + 256
+)
+
+// TLSIO is the transport a board's TLS client uses (HELLO tls_io=): "serial" for records over
+// this line, "net" (also when absent) for the board's own network.
+func (h Hello) TLSIO() string {
+	if v, ok := h.Frame.Get("tls_io"); ok && v != "" {
+		return v
+	}
+	return "net"
+}
+
+// TLSPinCA hands the board its trust anchor (a CA certificate's DER) in TLSCA chunks, untimed,
+// and returns the fingerprint it pinned (the first 16 bytes of the DER's SHA-256), which a TLS
+// request's CA names. A certificate the board cannot parse, or a different fingerprint, is an error.
+func (c *Conn) TLSPinCA(ctx context.Context, der []byte) ([]byte, error) {
+	if len(der) == 0 || len(der) > MaxTLSCA {
+		return nil, fmt.Errorf("wire: TLSCA: certificate of %d bytes, want 1..%d", len(der), MaxTLSCA)
+	}
+	want := sha256.Sum256(der)
+	for off := 0; off < len(der); off += TLSChunk {
+		end := min(off+TLSChunk, len(der))
+		fields := []Field{{"off", strconv.Itoa(off)}, {"total", strconv.Itoa(len(der))}, {"ca", hex.EncodeToString(der[off:end])}}
+		err := c.exchange(ctx, "TLSCA", fields, func(f Frame) (bool, error) {
+			if f.Type != "TLSCA" {
+				return false, fmt.Errorf("%w: unexpected %s", ErrProtocol, f.Type)
+			}
+			have, err := f.Uint("have")
+			if err != nil {
+				return false, err
+			}
+			if have != uint64(end) {
+				return false, fmt.Errorf("%w: the board holds %d CA bytes, sent %d", ErrProtocol, have, end)
+			}
+			if end < len(der) {
+				return true, nil
+			}
+			if p, _ := f.Get("pinned"); p != "1" {
+				return false, fmt.Errorf("the board refuses the CA certificate (its X.509 reader cannot parse it)")
+			}
+			if h, _ := f.Get("ca"); h != hex.EncodeToString(want[:16]) {
+				return false, fmt.Errorf("%w: TLSCA ca=%q, the certificate's is %x", ErrProtocol, h, want[:16])
+			}
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return want[:16], nil
+}
+
+// TLSSerialRequest is a TLS request over the serial line: no host or port (the runner relays),
+// the Unix time the board checks the certificates at.
+type TLSSerialRequest struct {
+	Group, Sig uint16
+	SNI        string
+	CA         []byte // the fingerprint TLSPinCA returned
+	Iterations int
+	Warmup     int
+	Echo       int
+	Now        time.Time
+}
+
+// Validate checks the request before it is sent.
+func (r TLSSerialRequest) Validate() error {
+	base := TLSRequest{Host: "serial", Port: 1, Group: r.Group, Sig: r.Sig, SNI: r.SNI, CA: r.CA,
+		Iterations: r.Iterations, Warmup: r.Warmup, Echo: r.Echo}
+	if err := base.Validate(); err != nil {
+		return err
+	}
+	if r.Now.Unix() <= 0 {
+		return fmt.Errorf("wire: tls: now %v is before 1970", r.Now)
+	}
+	return nil
+}
+
+func (r TLSSerialRequest) fields() []Field {
+	return []Field{
+		{"io", "serial"}, {"group", strconv.Itoa(int(r.Group))}, {"sig", strconv.Itoa(int(r.Sig))},
+		{"sni", r.SNI}, {"ca", fmt.Sprintf("%x", r.CA)},
+		{"n", strconv.Itoa(r.Iterations)}, {"warmup", strconv.Itoa(r.Warmup)}, {"echo", strconv.Itoa(r.Echo)},
+		{"now", strconv.FormatInt(r.Now.Unix(), 10)},
+	}
+}
+
+// TLSPhases is a board's split of one handshake's count (HANDSHAKE count_*), in Hello.Unit.
+type TLSPhases struct {
+	KeyExchange        uint64 // ML-KEM key generation and decapsulation
+	Chain              uint64 // the trust anchor and the leaf parsed, the leaf checked (its signature included)
+	CertificateVerify  uint64 // CertificateVerify's ML-DSA verification
+	KeyScheduleRecords uint64 // HKDF, HMAC, AES-GCM key setup, sealing and opening
+	Rest               uint64 // the count minus the four: parsing, transcript hashing, copying
+}
+
+// tlsRelay carries one TLS io=serial request's records between the board and the server.
+type tlsRelay struct {
+	c      *Conn
+	req    TLSSerialRequest
+	dial   func(context.Context) (net.Conn, error)
+	fn     func(Handshake)
+	conn   net.Conn
+	br     *bufio.Reader
+	i      int    // the handshake being relayed, warm-up ones included
+	out    []byte // the board's bytes of the current TLSO run
+	want   string // the last TLSOUT's want=
+	final  bool   // the current TLSIN is the last chunk (end=1): more frames follow its ack
+	next   int    // timed handshakes reported so far
+	sum    TLSSummary
+	done   bool
+	relErr error // the server connection's failure, reported with the handshake
+}
+
+// TLSSerial runs req on a board whose client speaks over the serial line: each handshake's
+// records are relayed to a fresh connection from dial (the cell's server), the server's bytes
+// re-chunked by TLS record and TLSChunk and buffered on the board before it works on them. fn
+// gets every timed handshake in order; the board's tally is returned.
+func (c *Conn) TLSSerial(ctx context.Context, req TLSSerialRequest, dial func(context.Context) (net.Conn, error), fn func(Handshake)) (TLSSummary, error) {
+	if err := req.Validate(); err != nil {
+		return TLSSummary{}, err
+	}
+	r := &tlsRelay{c: c, req: req, dial: dial, fn: fn, i: -1}
+	defer r.closeConn()
+	accepted := false
+	err := c.exchange(ctx, "TLS", req.fields(), func(f Frame) (bool, error) {
+		if f.Type == "TLS" {
+			accepted = true
+			return false, nil
+		}
+		if !accepted {
+			return false, fmt.Errorf("%w: %s before TLS", ErrProtocol, f.Type)
+		}
+		return r.frame(ctx, f)
+	})
+	for err == nil && !r.done {
+		err = r.feedFlight(ctx)
+	}
+	return r.sum, err
+}
+
+func (r *tlsRelay) closeConn() {
+	if r.conn != nil {
+		_ = r.conn.Close()
+		r.conn, r.br = nil, nil
+	}
+}
+
+// frame handles one frame answering TLS or TLSIN; true when the exchange is over (the board
+// waits for the server's bytes, or the request is done).
+func (r *tlsRelay) frame(ctx context.Context, f Frame) (bool, error) {
+	switch f.Type {
+	case "TLSIN":
+		return !r.final, nil
+	case "TLSO":
+		return false, r.tlso(ctx, f)
+	case "TLSOUT":
+		return r.tlsout(f)
+	case "HANDSHAKE":
+		return false, r.handshake(f)
+	case "TLSDONE":
+		return true, r.tlsdone(f)
+	}
+	return false, fmt.Errorf("%w: unexpected %s", ErrProtocol, f.Type)
+}
+
+// tlso collects a chunk of the board's bytes; the first of a new handshake opens its connection.
+func (r *tlsRelay) tlso(ctx context.Context, f Frame) error {
+	i, err := f.Uint("i")
+	if err != nil {
+		return err
+	}
+	off, err := f.Uint("off")
+	if err != nil {
+		return err
+	}
+	if int(i) != r.i {
+		if int(i) != r.i+1 || off != 0 {
+			return fmt.Errorf("%w: TLSO i=%d off=%d, relaying handshake %d", ErrProtocol, i, off, r.i)
+		}
+		r.closeConn()
+		r.i, r.relErr = int(i), nil
+		conn, err := r.dial(ctx)
+		if err != nil {
+			return fmt.Errorf("wire: tls: the cell's server: %w", err)
+		}
+		r.conn, r.br = conn, bufio.NewReaderSize(conn, tlsRecordMax)
+	}
+	if off != uint64(len(r.out)) {
+		return fmt.Errorf("%w: TLSO off=%d, have %d", ErrProtocol, off, len(r.out))
+	}
+	d, _ := f.Get("d")
+	b, err := hex.DecodeString(d)
+	if err != nil || len(b) == 0 || len(b) > TLSChunk {
+		return fmt.Errorf("%w: TLSO d= is not 1..%d bytes of hex", ErrProtocol, TLSChunk)
+	}
+	if len(r.out)+len(b) > MaxTLSFlight {
+		return fmt.Errorf("%w: the board's bytes exceed %d", ErrProtocol, MaxTLSFlight)
+	}
+	r.out = append(r.out, b...)
+	return nil
+}
+
+// tlsout passes the board's bytes to the server; true when the board now waits for its bytes.
+func (r *tlsRelay) tlsout(f Frame) (bool, error) {
+	n, err := f.Uint("len")
+	if err != nil {
+		return false, err
+	}
+	if n != uint64(len(r.out)) {
+		return false, fmt.Errorf("%w: TLSOUT len=%d, received %d bytes", ErrProtocol, n, len(r.out))
+	}
+	if len(r.out) > 0 && r.conn != nil && r.relErr == nil {
+		if _, err := r.conn.Write(r.out); err != nil {
+			r.relErr = err
+		}
+	}
+	r.out = r.out[:0]
+	r.want, _ = f.Get("want")
+	switch r.want {
+	case "flight", "echo":
+		return true, nil
+	case "none":
+		r.closeConn()
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: TLSOUT want=%q", ErrProtocol, r.want)
+}
+
+func (r *tlsRelay) handshake(f Frame) error {
+	h, err := parseHandshakeUnit(f, false)
+	if err != nil {
+		return err
+	}
+	if h.Index != r.next {
+		return fmt.Errorf("%w: handshake %d out of order (want %d)", ErrProtocol, h.Index, r.next)
+	}
+	r.next++
+	if h.OK && (h.Group != r.req.Group || h.Sig != r.req.Sig) {
+		h.OK, h.Reason = false, fmt.Sprintf("negotiated group %d and scheme %#04x, asked for %d and %#04x", h.Group, h.Sig, r.req.Group, r.req.Sig)
+	}
+	if r.fn != nil {
+		r.fn(h)
+	}
+	return nil
+}
+
+func (r *tlsRelay) tlsdone(f Frame) error {
+	vals := map[string]uint64{}
+	for _, k := range []string{"n", "ok", "fail"} {
+		v, err := f.Uint(k)
+		if err != nil {
+			return err
+		}
+		vals[k] = v
+	}
+	r.sum = TLSSummary{N: int(vals["n"]), OK: int(vals["ok"]), Fail: int(vals["fail"])}
+	r.done = true
+	if r.sum.N != r.next || r.sum.N != r.req.Iterations || r.sum.OK+r.sum.Fail != r.sum.N {
+		return fmt.Errorf("%w: TLSDONE counts %d handshakes (%d ok, %d failed), received %d of %d", ErrProtocol, r.sum.N, r.sum.OK, r.sum.Fail, r.next, r.req.Iterations)
+	}
+	return nil
+}
+
+// feedFlight reads the server's next flight (whole records until none follows within
+// flightPause) and hands it to the board in TLSIN frames: each record in chunks of at most
+// TLSChunk bytes, whatever TCP delivered, end=1 on the last. A server that sends nothing
+// (closed, or failed) is reported to the board as an empty close: the board's report follows.
+func (r *tlsRelay) feedFlight(ctx context.Context) error {
+	if r.conn == nil {
+		return fmt.Errorf("%w: the board waits for the server's bytes with no connection open", ErrProtocol)
+	}
+	recs, err := readFlight(r.conn, r.br)
+	if len(recs) == 0 {
+		return fmt.Errorf("wire: tls: handshake %d: the server sent nothing the board waits for (%s): %w", r.i, r.want, err)
+	}
+	var chunks [][]byte
+	for _, rec := range recs {
+		for o := 0; o < len(rec); o += TLSChunk {
+			chunks = append(chunks, rec[o:min(o+TLSChunk, len(rec))])
+		}
+	}
+	off := 0
+	for k, ch := range chunks {
+		r.final = k == len(chunks)-1
+		fields := []Field{{"i", strconv.Itoa(r.i)}, {"off", strconv.Itoa(off)}, {"d", hex.EncodeToString(ch)}}
+		if r.final {
+			fields = append(fields, Field{"end", "1"})
+		}
+		if off+len(ch) > MaxTLSFlight {
+			return fmt.Errorf("wire: tls: handshake %d: the server's flight exceeds %d bytes", r.i, MaxTLSFlight)
+		}
+		if err := r.c.exchange(ctx, "TLSIN", fields, func(f Frame) (bool, error) { return r.frame(ctx, f) }); err != nil {
+			return err
+		}
+		off += len(ch)
+	}
+	return nil
+}
+
+// flightPause is how long the relay waits after a whole record for another of the same flight.
+const flightPause = 300 * time.Millisecond
+
+// readFlight reads whole TLS records until none follows within flightPause (the first within
+// 30 s); the records read and, when it stopped on anything but the pause, why.
+func readFlight(conn net.Conn, br *bufio.Reader) ([][]byte, error) {
+	var recs [][]byte
+	for {
+		wait := 30 * time.Second
+		if len(recs) > 0 {
+			wait = flightPause
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(wait))
+		rec, err := readRecord(br)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 && br.Buffered() == 0 {
+				return recs, nil
+			}
+			return recs, err
+		}
+		recs = append(recs, rec)
+	}
+}
+
+// readRecord reads one TLS record: its 5-byte header and the length it gives.
+func readRecord(br *bufio.Reader) ([]byte, error) {
+	hdr, err := br.Peek(5)
+	if err != nil {
+		return nil, err
+	}
+	n := 5 + (int(hdr[3])<<8 | int(hdr[4]))
+	if n > tlsRecordMax {
+		return nil, fmt.Errorf("wire: tls: a record of %d bytes from the server", n)
+	}
+	rec := make([]byte, n)
+	if _, err := io.ReadFull(br, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
