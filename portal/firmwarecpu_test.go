@@ -31,8 +31,8 @@ func armAttributes(cpuName string, cpuArch byte) []byte {
 	return append([]byte{'A'}, sub.Bytes()...)
 }
 
-// armELF is an Arm ELF32 executable whose one section is .ARM.attributes holding attrs.
-func armELF(attrs []byte) []byte {
+// armELFWithAttrs is an Arm ELF32 executable whose one section is .ARM.attributes holding attrs.
+func armELFWithAttrs(attrs []byte) []byte {
 	shstr := []byte("\x00.ARM.attributes\x00.shstrtab\x00")
 	const ehsize, shentsize = 52, 40
 	attrOff := ehsize
@@ -63,8 +63,8 @@ func armELF(attrs []byte) []byte {
 // board) has the right ELF machine and used to be accepted, then failed at boot: it is refused
 // at upload and before a run, naming the board it is for.
 func TestFirmwareForAnotherBoardsCPU(t *testing.T) {
-	microbit := armELF(armAttributes("6S-M", 12))
-	m4 := armELF(armAttributes("7E-M", 13))
+	microbit := armELFWithAttrs(armAttributes("6S-M", 12))
+	m4 := armELFWithAttrs(armAttributes("7E-M", 13))
 	if _, err := elf.NewFile(bytes.NewReader(microbit)); err != nil {
 		t.Fatalf("test ELF unreadable: %v", err)
 	}

@@ -27,8 +27,11 @@ func (s *Server) firmwarePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, signed := currentUser(c)
+	u, signed := currentUser(c)
 	v := templates.FirmwareView{Page: s.page(c, "Firmware"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxFirmwareBytes)}
+	if signed && !mayUploadFirmware(u) {
+		v.Role = string(u.Role)
+	}
 	for _, f := range fw {
 		v.Builds = append(v.Builds, templates.FirmwareRow{Digest: f.Digest, Filename: f.Filename, Size: bytesHuman(f.Size), BoardClass: f.BoardClass,
 			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt)})
@@ -61,7 +64,7 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 	case !strings.HasPrefix(f.SourceURL, "https://") && !strings.HasPrefix(f.SourceURL, "http://") || len(f.SourceURL) > 500:
 		return fault.New(fault.Invalid, "the source URL must be an http(s) URL")
 	case !commitRE.MatchString(f.SourceCommit):
-		return fault.New(fault.Invalid, "the source commit must be a hex commit id")
+		return fault.New(fault.Invalid, "the source commit must be 7 to 64 lower-case hexadecimal digits (the hash git rev-parse HEAD prints, full or abbreviated), got %q", f.SourceCommit[:min(len(f.SourceCommit), 80)])
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {

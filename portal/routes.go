@@ -129,7 +129,7 @@ func (s *Server) pageRoutes(r *router) {
 	add(get, "/boards", s.boardsPage, 0, "")
 	add(get, "/boards/:class", s.boardPage, 0, "")
 	add(get, "/firmware", s.firmwarePage, 0, "")
-	add(post, "/firmware", s.uploadFirmware, r.firmware, limitSubmit, s.requireUser)
+	add(post, "/firmware", s.uploadFirmware, r.firmware, limitSubmit, s.requireFirmwareRole)
 	add(get, "/firmware/:digest", s.firmwareDownload, 0, "")
 	add(get, "/submit", s.submitPage, 0, "")
 	add(post, "/submit", s.submitBundle, r.bundle, limitSubmit, s.requireUser)

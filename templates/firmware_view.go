@@ -11,5 +11,7 @@ type FirmwareView struct {
 	Builds   []FirmwareRow
 	Classes  []string
 	SignedIn bool
+	// Role is set to the signed-in account's role when that role may not upload firmware.
+	Role     string
 	MaxBytes string
 }
