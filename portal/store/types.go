@@ -236,6 +236,8 @@ func ParseCursor(s string) (Cursor, error) {
 // run's publication (the job's creation) time: From <= t < To; zero times are unbounded.
 type ListFilter struct {
 	Paper, Experiment, Kind, Algorithm, BoardClass, Level, Method, State string
+	// Origin is who ran a run: portal-runner, community or local (attest's origins).
+	Origin string
 	// Submitter is an account name (case-insensitive); runs it submitted match.
 	Submitter string
 	From, To  time.Time
