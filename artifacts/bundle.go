@@ -41,8 +41,9 @@ func ContentNames() []string {
 }
 
 // OptionalNames returns the content files a bundle may hold besides ContentFiles: a
-// kind's own samples (tls.csv). Present ones are attested like the others.
-func OptionalNames() []string { return []string{FileTLS} }
+// kind's own samples (tls.csv) and a metered run's power trace (power.csv). Present ones are
+// attested like the others.
+func OptionalNames() []string { return []string{FileTLS, FilePower} }
 
 // KnownFile reports whether name is a content file (required or optional) or the
 // attestation.
@@ -66,13 +67,13 @@ func (b *Bundle) AttestedNames() []string {
 const MaxBundleBytes = 64 << 20
 
 // bundleMaxEntries bounds the entries of a bundle archive: every known file
-// (the optional tls.csv included) plus one top-level directory.
-const bundleMaxEntries = 8
+// (the optional tls.csv and power.csv included) plus one top-level directory.
+const bundleMaxEntries = 9
 
 // MaxFileBytes returns the largest size this package accepts for the bundle
 // file name when reading (0 for an unknown name): 1 MiB for manifest.yaml,
 // environment.json and the attestation, 16 MiB for result.json and log.txt,
-// and MaxBundleBytes for samples.csv and tls.csv. The bundle as a whole is further limited
+// and MaxBundleBytes for samples.csv, tls.csv and power.csv. The bundle as a whole is further limited
 // by MaxBundleBytes or the limit passed to ReadTarGz.
 func MaxFileBytes(name string) int64 {
 	switch name {
@@ -80,14 +81,14 @@ func MaxFileBytes(name string) int64 {
 		return 1 << 20
 	case FileResult, FileLog:
 		return 16 << 20
-	case FileSamples, FileTLS:
+	case FileSamples, FileTLS, FilePower:
 		return MaxBundleBytes
 	default:
 		return 0
 	}
 }
 
-// Bundle is a run's files by name. Files holds exactly ContentFiles (and the optional tls.csv), plus
+// Bundle is a run's files by name. Files holds exactly ContentFiles (and the optional tls.csv and power.csv), plus
 // FileAttestation once signed. The zero value is an empty bundle.
 type Bundle struct {
 	// Files maps a file name (no directory) to its contents.

@@ -91,7 +91,8 @@ func CheckFloor(res *Result, s Samples, env *Environment) error {
 
 // CheckPublishable applies to a bundle the refusals a portal applies before it publishes one
 // (after verifying its signatures): a cell ran ok (CheckSomeCellOK) and no timing is below the
-// physical floor (CheckFloor). pqrepro submit runs it so that such a bundle never leaves the
+// physical floor (CheckFloor), and its energy, if any, is not from a simulated meter
+// (CheckMeasuredEnergy). pqrepro submit runs it so that such a bundle never leaves the
 // machine.
 func CheckPublishable(b *Bundle) error {
 	res, err := ParseResult(b.Files[FileResult])
@@ -104,6 +105,9 @@ func CheckPublishable(b *Bundle) error {
 	var env Environment
 	if err := json.Unmarshal(b.Files[FileEnvironment], &env); err != nil {
 		return fmt.Errorf("parse %s: %w", FileEnvironment, err)
+	}
+	if err := CheckMeasuredEnergy(res, &env); err != nil {
+		return err
 	}
 	s, err := ParseBundleSamples(b)
 	if err != nil {

@@ -96,6 +96,41 @@ type Spec struct {
 	Reference Reference `yaml:"reference,omitempty" json:"reference"`
 	// MQTT is the mqtt-telemetry kind's own section.
 	MQTT *MQTTSpec `yaml:"mqtt,omitempty" json:"mqtt,omitempty"`
+	// Energy sets the metered energy pass's windows (spec.energy); nil: the defaults.
+	Energy *EnergySpec `yaml:"energy,omitempty" json:"energy,omitempty"`
+}
+
+// EnergySpec is the metered energy pass's windows: one idle window per run, then one load
+// window of back-to-back operations per cell, so a metered run takes Idle + cells × Load
+// more than an unmetered one. Each is 5 s to 1 h: the interval needs five blocks of at least
+// a second (energy.MinBlocks, energy.MinBlockSeconds).
+type EnergySpec struct {
+	// Idle is the run's idle window (default DefaultEnergyIdle).
+	Idle Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
+	// Load is each cell's load window (default DefaultEnergyLoad).
+	Load Duration `yaml:"load,omitempty" json:"load,omitempty"`
+}
+
+// The energy windows' defaults and bounds.
+const (
+	DefaultEnergyIdle = Duration(60 * time.Second)
+	DefaultEnergyLoad = Duration(10 * time.Second)
+	MinEnergyWindow   = Duration(5 * time.Second)
+	MaxEnergyWindow   = Duration(time.Hour)
+)
+
+// EnergyWindows returns the idle and load windows, with the defaults for those not set.
+func (s *Spec) EnergyWindows() (idle, load time.Duration) {
+	idle, load = time.Duration(DefaultEnergyIdle), time.Duration(DefaultEnergyLoad)
+	if e := s.Energy; e != nil {
+		if e.Idle > 0 {
+			idle = time.Duration(e.Idle)
+		}
+		if e.Load > 0 {
+			load = time.Duration(e.Load)
+		}
+	}
+	return idle, load
 }
 
 // BoardBudget is a cell's budget on one board class (Spec.BoardBudgets).
@@ -373,6 +408,16 @@ func (v *validator) check(m *Manifest) {
 	}
 	if s.Budget < 0 {
 		v.Add("spec.budget", "must not be negative")
+	}
+	if e := s.Energy; e != nil {
+		for _, w := range []struct {
+			field string
+			d     Duration
+		}{{"spec.energy.idle", e.Idle}, {"spec.energy.load", e.Load}} {
+			if field, d := w.field, w.d; d != 0 && (d < MinEnergyWindow || d > MaxEnergyWindow) {
+				v.Add(field, "must be between %v and %v, got %v", time.Duration(MinEnergyWindow), time.Duration(MaxEnergyWindow), time.Duration(d))
+			}
+		}
 	}
 	if s.MinIterations < 0 || (s.MinIterations > s.Iterations && s.Iterations > 0) {
 		v.Add("spec.minIterations", "must be between 0 and spec.iterations (%d), got %d", s.Iterations, s.MinIterations)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const goodManifest = `apiVersion: pqrepro/v1
@@ -101,6 +102,12 @@ func TestParseManifestBad(t *testing.T) {
 		{"iterations not a number", func(s string) string { return strings.Replace(s, "iterations: 100", "iterations: many", 1) }, 12, "(value)", "cannot unmarshal"},
 		{"bad duration", func(s string) string { return strings.Replace(s, "  seed:", "  budget: soon\n  seed:", 1) }, 13, "(value)", "not a duration"},
 
+		{"energy load too short", func(s string) string {
+			return strings.Replace(s, "  seed:", "  energy:\n    idle: 30s\n    load: 100ms\n  seed:", 1)
+		}, 15, "spec.energy.load", "between 5s and 1h0m0s, got 100ms"},
+		{"energy idle too long", func(s string) string { return strings.Replace(s, "  seed:", "  energy:\n    idle: 2h\n  seed:", 1) }, 14, "spec.energy.idle", "between 5s"},
+		{"energy unknown field", func(s string) string { return strings.Replace(s, "  seed:", "  energy:\n    idel: 2s\n  seed:", 1) }, 14, "spec.energy.idel", "unknown field"},
+
 		{"no seed", func(s string) string { return strings.Replace(s, "  seed: \"s1\"\n", "", 1) }, 0, "spec.seed", "required"},
 		{"no message for sig-bench", func(s string) string {
 			return strings.Replace(s, "  message:\n    text: \"Test message for ML-DSA benchmark\"\n", "", 1)
@@ -194,5 +201,20 @@ spec:
 	}
 	if !strings.Contains(err.Error(), `unknown operation "frob"`) {
 		t.Errorf("an unknown operation beside an unknown algorithm is not reported: %v", err)
+	}
+}
+
+// TestEnergyWindows: the windows from spec.energy, with the stated defaults for those unset.
+func TestEnergyWindows(t *testing.T) {
+	m, err := ParseManifest([]byte(strings.Replace(goodManifest, "  seed:", "  energy:\n    load: 7s\n  seed:", 1)), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle, load := m.Spec.EnergyWindows(); idle != 60*time.Second || load != 7*time.Second {
+		t.Errorf("windows %v, %v: want the default 60s idle and the manifest's 7s load", idle, load)
+	}
+	var none Spec
+	if idle, load := none.EnergyWindows(); idle != 60*time.Second || load != 10*time.Second {
+		t.Errorf("default windows %v, %v, want 60s and 10s", idle, load)
 	}
 }

@@ -200,6 +200,35 @@ type Energy struct {
 	JoulesPerOp *Stats `json:"joulesPerOp,omitempty"`
 	// Absent gives the reason no figure was recorded.
 	Absent string `json:"absent,omitempty"`
+	// Simulated marks a figure computed from a simulated meter (a recorded capture replayed
+	// through the real driver): never a measurement of this run, never ranked or compared, and
+	// refused by submit and the portal's ingest.
+	Simulated bool `json:"simulated,omitempty"`
+	// Windows is a metered figure's method and inputs (nil for RAPL and older bundles): the
+	// run's idle window and the cell's load window in power.csv, from which it is re-derived.
+	Windows *EnergyWindows `json:"windows,omitempty"`
+}
+
+// EnergyWindows is how a metered energy figure was computed: E_op = (P_load − P_idle) × T_op
+// over the run's idle window and the cell's load window of back-to-back operations, with a
+// block-bootstrap percentile interval. JoulesPerOp then holds the one figure (n = 1).
+type EnergyWindows struct {
+	// Method names the computation and its bootstrap.
+	Method string `json:"method"`
+	// Lo and Hi bound the figure's interval at Confidence, from Replicates replicates.
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"`
+	Replicates int     `json:"replicates"`
+	// TOp is the time per operation (s): the cell's median time.
+	TOp float64 `json:"tOp"`
+	// IdleWatts and LoadWatts are the windows' mean power; IdleSeconds and LoadSeconds their
+	// lengths; LoadOps the load window's length over TOp.
+	IdleWatts   float64 `json:"idleWatts"`
+	LoadWatts   float64 `json:"loadWatts"`
+	IdleSeconds float64 `json:"idleSeconds"`
+	LoadSeconds float64 `json:"loadSeconds"`
+	LoadOps     float64 `json:"loadOps"`
 }
 
 // Validate checks the invariants readers rely on.
@@ -285,6 +314,8 @@ type Environment struct {
 	TimerSource string `json:"timerSource"`
 	// EnergySource names the energy meter, or says why there is none.
 	EnergySource string `json:"energySource"`
+	// Meter is the power meter of the run's energy windows; nil when none was attached.
+	Meter *MeterInfo `json:"meter,omitempty"`
 	// Board is the board's identity as the board reports it.
 	Board BoardIdentity `json:"board"`
 	// Timing is the context every host timing was taken in (clock, load, frequency); nil for

@@ -662,6 +662,12 @@ func (b *session) browse(t *testing.T, width int64) {
 		t.Errorf("scheme table:\n%s", schemes)
 	}
 	b.fits(t, width, "/schemes", "table.scheme-table tbody tr td.median")
+	// pqm4's table: the widest page, every figure of the dataset; it scrolls inside its boxes.
+	b.do(t, "pqm4 table", chromedp.Navigate(b.base+"/datasets/pqm4"), chromedp.WaitVisible(chromedp.CSS("table.pqm4-table")))
+	if n := b.count(t, "data.pqm4-fig"); n < 2000 {
+		t.Errorf("/datasets/pqm4 shows %d figures", n)
+	}
+	b.fits(t, width, "/datasets/pqm4", "")
 	b.do(t, "back to the desktop size", chromedp.EmulateReset())
 }
 

@@ -212,3 +212,10 @@ func LoadPQM4() ([]PQM4Row, error) {
 	}
 	return out, nil
 }
+
+// PQM4Provenance is the text of pqm4/PROVENANCE.md: where the dataset comes from and what
+// its figures are.
+func PQM4Provenance() (string, error) {
+	b, err := fs.ReadFile(embedded, "pqm4/PROVENANCE.md")
+	return string(b), err
+}

@@ -29,12 +29,13 @@ const acvpDir = "../../shared/test-vectors/acvp"
 
 // katcli drives the host build of the C crypto (test/katcli.c) over a pipe.
 type katcli struct {
-	mu  sync.Mutex
-	in  io.WriteCloser
-	out *bufio.Reader
+	mu     sync.Mutex
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr string // the file katcli's standard error goes to (a sanitizer's report)
 }
 
-func (k *katcli) do(t *testing.T, args ...string) string {
+func (k *katcli) do(t testing.TB, args ...string) string {
 	t.Helper()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -48,7 +49,8 @@ func (k *katcli) do(t *testing.T, args ...string) string {
 	}
 	line, err := k.out.ReadString('\n')
 	if err != nil {
-		t.Fatalf("katcli %s: %v", args[0], err)
+		report, _ := os.ReadFile(k.stderr)
+		t.Fatalf("katcli %s: %v\n%s", args[0], err, report)
 	}
 	line = strings.TrimSpace(line)
 	if line == "error" {
@@ -57,7 +59,10 @@ func (k *katcli) do(t *testing.T, args ...string) string {
 	return line
 }
 
-func startKatcli(t *testing.T) *katcli {
+func startKatcli(t *testing.T) *katcli { return startKatcliBuild(t, "build/host/katcli") }
+
+// startKatcliBuild makes target (katcli, or its sanitizer build) and starts it.
+func startKatcliBuild(t testing.TB, target string) *katcli {
 	t.Helper()
 	for _, tool := range []string{"make", "cc"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -65,12 +70,18 @@ func startKatcli(t *testing.T) *katcli {
 		}
 	}
 	var out bytes.Buffer
-	mk := exec.Command("make", "build/host/katcli")
+	mk := exec.Command("make", target)
 	mk.Stdout, mk.Stderr = &out, &out
 	if err := mk.Run(); err != nil {
-		t.Fatalf("make build/host/katcli: %v\n%s", err, out.String())
+		t.Fatalf("make %s: %v\n%s", target, err, out.String())
 	}
-	cmd := exec.Command("build/host/katcli")
+	cmd := exec.Command(target)
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "katcli.stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd.Stderr = errFile
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +94,7 @@ func startKatcli(t *testing.T) *katcli {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { in.Close(); cmd.Wait() })
-	return &katcli{in: in, out: bufio.NewReaderSize(stdout, 1<<20)}
+	return &katcli{in: in, out: bufio.NewReaderSize(stdout, 1<<20), stderr: errFile.Name()}
 }
 
 func loadACVP(t *testing.T, dir string) map[string]any {

@@ -117,6 +117,7 @@ func (s *Server) pageRoutes(r *router) {
 	add(get, "/jobs/:id", s.jobPage, 0, "")
 	add(get, "/runs", s.runsPage, 0, "")
 	add(get, "/schemes", s.schemesPage, 0, "")
+	add(get, "/datasets/pqm4", s.pqm4Page, 0, "")
 	add(get, "/compare", s.comparePage, 0, "")
 	add(get, "/runs/:id", s.runPage, 0, "")
 	add(get, "/runs/:id/bundle.tar.gz", s.runBundle, 0, "")

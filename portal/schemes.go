@@ -57,6 +57,11 @@ func (s *Server) schemesPage(c echo.Context) error {
 		return err
 	}
 	v.Sections = schemeSections(rows, level, board)
+	pq, err := pqm4Rows()
+	if err != nil {
+		return err
+	}
+	v.PQM4, v.Quantities = pqm4Beside(pq, v.Sections), sectionQuantities(v.Sections)
 	return s.render(c, http.StatusOK, templates.SchemesPage(v))
 }
 
@@ -155,6 +160,7 @@ func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string
 		groups[gi].Points = append(groups[gi].Points, plot.Point{Name: name, Value: r.Median, Lo: r.P25, Hi: r.P75, Series: series[name],
 			Text: "median " + human(r.Median, r.Unit) + " (" + human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit) + ")"})
 	}
+	schemeRatios(&sec, rows)
 	unit := k.unit
 	sec.Chart = plot.Intervals(groups, k.title, func(x float64) string { return axisLabel(x, unit) })
 	return sec

@@ -19,6 +19,7 @@ import (
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/energy"
 	"pqrepro/internal/lockedio"
 )
 
@@ -55,6 +56,14 @@ type CellResult struct {
 	// TLS are a tls-matrix cell's per-batch CPU and per-handshake phase series, written to
 	// tls.csv; the cell's TLS record summarises them.
 	TLS []artifacts.TLSSeries
+	// Power is the cell's load window from a metered energy pass (power.csv); nil otherwise.
+	Power *artifacts.PowerWindow
+}
+
+// PowerNoter is a board that ran a metered energy pass: the run's idle window and the meter
+// (nil, nil when it had no meter or the idle window failed).
+type PowerNoter interface {
+	LastPower() (*artifacts.PowerWindow, *artifacts.MeterInfo)
 }
 
 // Observer follows a run's progress. Calls come from the goroutine running the board.
@@ -160,6 +169,10 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if tlsCSV := tlsSamples(cells); tlsCSV != nil {
 		files[artifacts.FileTLS] = tlsCSV
 	}
+	powerCSV, meter := meteredEnergy(board, res, cells, log)
+	if powerCSV != nil {
+		files[artifacts.FilePower] = powerCSV
+	}
 	// Sign only what every verifier will re-derive: the same checks as pqrepro verify and
 	// the portal's ingest, on the files as written.
 	parsed, err := artifacts.ParseBundleSamples(&artifacts.Bundle{Files: files})
@@ -170,6 +183,10 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 		return fail(fmt.Errorf("refusing to sign a result that does not re-derive: %w", err))
 	}
 	env := environment(board, m, res, id, timing, opt, log)
+	env.Meter = meter
+	if err := energy.RederivePower(res, &env, powerCSV); err != nil {
+		return fail(fmt.Errorf("refusing to sign energy that does not re-derive: %w", err))
+	}
 	resJSON, _ := json.MarshalIndent(res, "", "  ")
 	envJSON, _ := json.MarshalIndent(env, "", "  ")
 	fmt.Fprintf(log, "finished: %d cells in %s\n", len(res.Cells), res.FinishedAt.Sub(started).Round(time.Millisecond))

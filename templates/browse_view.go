@@ -70,6 +70,9 @@ type SchemeCell struct {
 	LatestRun      int64
 	// First is true on a scheme's first row (its name is shown once).
 	First bool
+	// Ratio is this median over RatioBase's, the first implementation of the same scheme and
+	// operation in the same table (same unit and method); empty for that first one.
+	Ratio, RatioBase string
 }
 
 // SchemeSection is one unit, method and class status of the scheme table, with its chart.
@@ -86,6 +89,11 @@ type SchemesView struct {
 	Choices      []Option
 	Level, Board string
 	Sections     []SchemeSection
+	// PQM4 is pqm4's silicon figures for the schemes and operations of Sections, shown beside
+	// them and never ratioed with them.
+	PQM4 []PQM4Beside
+	// Quantities are what the board's tables measure, each once (named beside pqm4's).
+	Quantities []string
 }
 
 // CompareRun is a run on /compare.

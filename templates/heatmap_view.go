@@ -31,7 +31,7 @@ type HeatCell struct {
 	Name, Status, Value, Reason, Title string
 	// Spread is the cell's p25 – p75, shown under its median (not only on hover).
 	Spread string
-	Step                               int
+	Step   int
 }
 
 // Class is the cell's CSS class: its colour step, or its status.

@@ -106,7 +106,10 @@ func TestOutsideModuleReplace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go") // GOTOOLCHAIN below makes it the running version
+	if err != nil {
+		t.Fatalf("no go command on PATH: %v", err)
+	}
 	bin := filepath.Join(dir, "outside")
 	build := exec.Command(goBin, "build", "-o", bin, ".")
 	build.Dir = dir

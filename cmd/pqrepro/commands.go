@@ -83,6 +83,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	keyForm := fs.String("key-form", "", "override the manifest's key form: encoded or parsed (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	meterSpec := fs.String("meter", "", "sim:fnb58:IDLE,LOAD: the FNB58 driver against its simulator replaying two FNB58 captures (.csv or .cfn); the bundle is labelled simulated meter and cannot be submitted")
 	tlsOut := tlsServerFlags(fs)
 	ossl := opensslFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -120,6 +121,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if err := useOpenSSL(ctx, b, m, ossl.config()); err != nil {
+		return err
+	}
+	if err := useMeter(b, m, *meterSpec, stdout); err != nil {
 		return err
 	}
 	if err := tlsOut.use(b, m); err != nil {
@@ -416,12 +420,7 @@ func printCellNotes(w io.Writer, res *artifacts.Result) {
 			break
 		}
 	}
-	for _, c := range res.Cells {
-		if c.Energy != nil && c.Energy.Absent != "" {
-			fmt.Fprintf(w, "energy: absent (%s)\n", c.Energy.Absent)
-			break
-		}
-	}
+	printEnergy(w, res)
 }
 
 func printComparison(w io.Writer, rep compare.Report) {
@@ -565,8 +564,12 @@ func openVerified(path, keyFile string) (*artifacts.Bundle, *attest.Verification
 		return nil, nil, fmt.Errorf("%s: FAILED: %w", path, err)
 	}
 	// Signatures prove who signed, not that the numbers follow from the samples.
-	if _, _, err := artifacts.RederiveBundle(b); err != nil {
+	_, res, err := artifacts.RederiveBundle(b)
+	if err != nil {
 		return nil, nil, fmt.Errorf("%s: FAILED: signatures hold but the result does not re-derive: %w", path, err)
+	}
+	if err := rederiveEnergy(b, res, v); err != nil {
+		return nil, nil, fmt.Errorf("%s: FAILED: signatures hold but the energy does not re-derive: %w", path, err)
 	}
 	if _, ok := b.Files[artifacts.FileTLS]; ok {
 		v.Checked = append(v.Checked, "result.json re-derives from samples.csv, tls.csv and manifest.yaml (statistics, cells, n, units, sizes, CPU and phases)")

@@ -24,6 +24,25 @@
  *   tel-frames EK M DEV PSK PT[,PT...]           -> HS FRAME... | fail
  *       (the telemetry scheme's pinned handshake to EK with randomness M, device id DEV,
  *       then one frame per plaintext, counters from 0: firmware/TELEMETRY.md)
+ *   hmac-sha256 KEY MSG                          -> TAG (32 bytes)
+ *   hkdf-sha256 IKM SALT INFO SIZE               -> OKM | fail (SIZE > 255 * 32)
+ *   hkdf-label SECRET LABEL CONTEXT LEN          -> OUT | fail (LABEL in hex, "tls13 " added)
+ *   derive-secret SECRET LABEL HASH              -> OUT (LABEL in hex, HASH 32 bytes)
+ *   aesgcm-seal KEY IV AAD PT                    -> CT||TAG | fail (not AES-128, 96-bit IV)
+ *   aesgcm-open KEY IV AAD CT||TAG               -> PT | fail
+ *   x509 DER NOW HOST                            -> NAME=VALUE ... | refused CODE
+ *       (the certificate's fields as x509.h reads them, hex unless a number: tbs sigoid sigalg
+ *       sig serial issuer subject notbefore notafter spkioid spkialg pk ca ku (-1 if absent)
+ *       san (dNSNames, comma-separated hex, "-" if none) host (1 if HOST, hex, matches) valid
+ *       (x509_valid_at at Unix time NOW); CODE is x509.h's negative error)
+ *   tlsc-start GROUP SNI CA NOW RANDOM SEED      -> OUT | fail
+ *       (the TLS 1.3 client of crypto/tls13 started for group GROUP (decimal codepoint), server
+ *       name SNI (hex), trust anchor CA (DER), Unix time NOW, ClientHello RANDOM (32 bytes) and
+ *       ML-KEM SEED (64 bytes); OUT is the bytes it sends)
+ *   tlsc-feed IN                                 -> STATE SENT RECEIVED OUT APP
+ *       (IN fed to the client; STATE its state number, SENT and RECEIVED the alerts' descriptions
+ *       or -1, OUT the bytes it sends, APP the application data it received, both then taken)
+ *   tlsc-write DATA                              -> OUT | fail
  *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
  *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
  *       pinned ML-DSA-44 key SIGPK at Unix time NOW, encapsulation with randomness M, then
@@ -40,13 +59,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../crypto/aesgcm/aesgcm.h"
 #include "../crypto/ascon/ascon.h"
+#include "../crypto/hkdf/hkdf.h"
 #include "../crypto/keccak/keccak.h"
 #include "../crypto/mldsa/mldsa.h"
 #include "../crypto/mlkem/mlkem.h"
 #include "../crypto/slhdsa/slhdsa.h"
 #include "../crypto/sha2/sha2.h"
 #include "../crypto/telemetry/tel.h"
+#include "../crypto/tls13/tls13c.h"
+#include "../crypto/x509/x509.h"
 
 #define MAXBYTES 65536
 
@@ -470,6 +493,187 @@ static int telfs(char *sigpk, char *dev, char *psk, char *nonce, char *offer, ch
 	return 0;
 }
 
+static void putspan(const char *name, struct x509_span s)
+{
+	printf(" %s=", name);
+	if (s.n == 0)
+		printf("-");
+	puthex(s.p, s.n);
+}
+
+/* x509 runs the x509 command. */
+static int x509(char *der, char *now_s, char *host)
+{
+	static struct x509_cert c;
+	struct x509_span name;
+	long n, nh;
+	size_t i;
+	int r;
+	if (host == NULL || (n = unhex(a, der)) < 0 || (nh = unhex(b, host)) < 0)
+		return -1;
+	if ((r = x509_parse(&c, a, (size_t)n)) != X509_OK) {
+		printf("refused %d", r);
+		return 0;
+	}
+	printf("ok");
+	putspan("tbs", c.tbs);
+	putspan("sigoid", c.sig_oid);
+	printf(" sigalg=%d", (int)c.sig_alg);
+	putspan("sig", c.sig);
+	putspan("serial", c.serial);
+	putspan("issuer", c.issuer);
+	putspan("subject", c.subject);
+	printf(" notbefore=%lld notafter=%lld", (long long)c.not_before, (long long)c.not_after);
+	putspan("spkioid", c.spki_oid);
+	printf(" spkialg=%d", (int)c.spki_alg);
+	putspan("pk", c.pubkey);
+	printf(" ca=%d ku=%ld san=", c.is_ca, c.has_key_usage ? (long)c.key_usage : -1L);
+	for (i = 0; x509_san_dns(&c, i, &name) == 0; i++) {
+		if (i > 0)
+			printf(",");
+		puthex(name.p, name.n);
+	}
+	if (i == 0)
+		printf("-");
+	printf(" host=%d valid=%d", x509_match_host(&c, (const char *)b, (size_t)nh),
+	       x509_valid_at(&c, (int64_t)strtoll(now_s, NULL, 10)));
+	return 0;
+}
+
+/* tlsc runs the tlsc- commands on one client. */
+static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, char *u)
+{
+	static struct tls13c c;
+	static uint8_t ca[X509_MAX_DER];
+	static char sni[256];
+	static int started;
+	long n;
+	if (strcmp(cmd, "tlsc-start") == 0) {
+		struct tls13c_config cfg;
+		long nsni, nca, nr, ns;
+		if (u == NULL || strlen(y) > 2 * 255 || strlen(z) > 2 * sizeof ca || (nsni = unhex(a, y)) < 0 ||
+		    (nca = unhex(ca, z)) < 0 || (nr = unhex(b, w)) != 32 || (ns = unhex(o2, u)) != 64)
+			return -1;
+		memcpy(sni, a, (size_t)nsni);
+		sni[nsni] = 0;
+		cfg.group = (uint16_t)atol(x);
+		cfg.server_name = sni;
+		cfg.ca_der = ca;
+		cfg.ca_len = (size_t)nca;
+		cfg.now = (int64_t)strtoll(v, NULL, 10);
+		cfg.random = b;
+		cfg.kem_seed = o2;
+		started = tls13c_start(&c, &cfg) == 0;
+		if (!started) {
+			printf("fail");
+			return 0;
+		}
+	} else if (strcmp(cmd, "tlsc-feed") == 0) {
+		if (!started || (n = unhex(a, x)) < 0)
+			return -1;
+		tls13c_input(&c, a, (size_t)n);
+		printf("%d %d %d ", (int)c.state, c.alert_sent, c.alert_received);
+	} else if (strcmp(cmd, "tlsc-write") == 0) {
+		if (!started || (n = unhex(a, x)) < 0)
+			return -1;
+		if (tls13c_write(&c, a, (size_t)n) != 0) {
+			printf("fail");
+			return 0;
+		}
+	} else
+		return -1;
+	if (c.out_len == 0)
+		printf("-");
+	puthex(c.out, c.out_len);
+	c.out_len = 0;
+	if (cmd[5] == 'f') {
+		printf(" ");
+		if (c.app_len == 0)
+			printf("-");
+		puthex(c.app, c.app_len);
+		c.app_len = 0;
+	}
+	return 0;
+}
+
+/* tlsprim runs the TLS 1.3 primitives' commands (hmac-, hkdf-, derive-secret, aesgcm-). */
+static int tlsprim(const char *cmd, char *x, char *y, char *z, char *v)
+{
+	static uint8_t key[256], iv[1024], label[256];
+	static char lab[257];
+	long nx, ny, nz;
+	if (strcmp(cmd, "hmac-sha256") == 0) {
+		if (y == NULL || (nx = unhex(a, x)) < 0 || (ny = unhex(b, y)) < 0)
+			return -1;
+		hmac_sha256(o1, a, (size_t)nx, b, (size_t)ny);
+		puthex(o1, HMAC_SHA256_BYTES);
+		return 0;
+	}
+	if (strcmp(cmd, "hkdf-sha256") == 0) {
+		uint8_t prk[32];
+		long size;
+		if (v == NULL || (nx = unhex(a, x)) < 0 || (ny = unhex(b, y)) < 0 || (nz = unhex(o2, z)) < 0 ||
+		    (size = atol(v)) < 0 || size > MAXBYTES)
+			return -1;
+		hkdf_sha256_extract(prk, b, (size_t)ny, a, (size_t)nx);
+		if (hkdf_sha256_expand(o1, (size_t)size, prk, sizeof prk, o2, (size_t)nz) != 0)
+			printf("fail");
+		else
+			puthex(o1, (size_t)size);
+		return 0;
+	}
+	if (strcmp(cmd, "hkdf-label") == 0 || strcmp(cmd, "derive-secret") == 0) {
+		long nl, size = 32;
+		int r;
+		if (z == NULL || (nx = unhex(a, x)) != 32 || y == NULL || strlen(y) > 2 * 255 ||
+		    (nl = unhex(label, y)) < 0 || (nz = unhex(b, z)) < 0)
+			return -1;
+		if (cmd[0] == 'h' && (v == NULL || (size = atol(v)) < 0 || size > MAXBYTES))
+			return -1;
+		memcpy(lab, label, (size_t)nl);
+		lab[nl] = 0;
+		if (strlen(lab) != (size_t)nl)
+			return -1;
+		if (cmd[0] == 'd')
+			r = nz == 32 ? tls13_derive_secret(o1, a, lab, b) : -1;
+		else
+			r = hkdf_expand_label(o1, (size_t)size, a, lab, b, (size_t)nz);
+		if (r != 0)
+			printf("fail");
+		else
+			puthex(o1, (size_t)size);
+		return 0;
+	}
+	if (strcmp(cmd, "aesgcm-seal") == 0 || strcmp(cmd, "aesgcm-open") == 0) {
+		static aes128gcm_ctx c;
+		long nk, ni, nt;
+		if (v == NULL || strlen(x) > 2 * sizeof key || strlen(y) > 2 * sizeof iv)
+			return -1;
+		if ((nk = unhex(key, x)) < 0 || (ni = unhex(iv, y)) < 0 || (nz = unhex(a, z)) < 0 ||
+		    (nt = unhex(b, v)) < 0 || nt > MAXBYTES - AESGCM_TAGBYTES)
+			return -1;
+		if (nk != AES128_KEYBYTES || ni != AESGCM_IVBYTES) {
+			printf("fail");
+			return 0;
+		}
+		aes128gcm_init(&c, key);
+		if (cmd[7] == 's') {
+			if (aes128gcm_seal(&c, o1, iv, a, (size_t)nz, b, (size_t)nt) != 0)
+				printf("fail");
+			else
+				puthex(o1, (size_t)nt + AESGCM_TAGBYTES);
+		} else {
+			if (aes128gcm_open(&c, o1, iv, a, (size_t)nz, b, (size_t)nt) != 0)
+				printf("fail");
+			else
+				puthex(o1, (size_t)nt - AESGCM_TAGBYTES);
+		}
+		aes128gcm_wipe(&c);
+		return 0;
+	}
+	return -1;
+}
+
 int main(void)
 {
 	while (fgets(line, sizeof line, stdin) != NULL) {
@@ -492,6 +696,16 @@ int main(void)
 				goto bad;
 		} else if (strncmp(cmd, "mldsa-", 6) == 0) {
 			if (mldsa(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "hmac-", 5) == 0 || strncmp(cmd, "hkdf-", 5) == 0 ||
+			   strcmp(cmd, "derive-secret") == 0 || strncmp(cmd, "aesgcm-", 7) == 0) {
+			if (x == NULL || tlsprim(cmd, x, y, z, v) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "tlsc-", 5) == 0) {
+			if (x == NULL || tlsc(cmd, x, y, z, v, w, u) != 0)
+				goto bad;
+		} else if (strcmp(cmd, "x509") == 0) {
+			if (x509(x, y, z) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "ascon-", 6) == 0) {
 			if (ascon(cmd, x, y, z, v, w, u) != 0)

@@ -18,6 +18,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
+	"pqrepro/energy"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
@@ -256,6 +257,10 @@ func (c *checked) parse(b *artifacts.Bundle) error {
 		return fault.New(fault.Invalid, "inconsistent bundle: attestation says %s, result says %s on %s, environment says board %s",
 			level, res.Assurance, res.Board, c.env.Board.Class)
 	}
+	// A simulated meter's energy replays a recorded capture: not a measurement of this run.
+	if err := artifacts.CheckMeasuredEnergy(res, &c.env); err != nil {
+		return fault.Wrap(fault.Invalid, err, "bundle refused: %s", err.Error())
+	}
 	c.res, c.m = res, m
 	return nil
 }
@@ -291,6 +296,9 @@ func (c *checked) rederive(b *artifacts.Bundle) error {
 	}
 	if err := artifacts.Rederive(c.m, c.res, samples); err != nil {
 		return fault.Wrap(fault.Invalid, err, "result does not re-derive: %s", err.Error())
+	}
+	if err := energy.RederivePower(c.res, &c.env, b.Files[artifacts.FilePower]); err != nil {
+		return fault.Wrap(fault.Invalid, err, "energy does not re-derive: %s", publicText(err))
 	}
 	if err := artifacts.CheckSomeCellOK(c.res); err != nil {
 		// A run that measured nothing is not a result, whoever sends it: nothing is

@@ -39,6 +39,9 @@ type Host struct {
 
 	// OpenSSL is the openssl command line the openssl-cli method runs (default: openssl on PATH).
 	OpenSSL openssl.Config
+	// Meter, when set, runs the metered energy pass (runner/host/meter.go): an idle window,
+	// then a load window per cell; nil: no meter, and energy only from RAPL where present.
+	Meter Meter
 	// TLSOutside is how tls-matrix cells reach an outside server (spec.tls.server HOST:PORT):
 	// its trust anchors and name; nil means the system's roots and the address's host.
 	TLSOutside *tlsmatrix.Outside
@@ -52,6 +55,8 @@ type Host struct {
 	tlsEnv *artifacts.TLSEnvironment
 	// schedule is the latest run's interleaving of its cells (under tlsMu).
 	schedule *artifacts.Schedule
+	// power is the latest run's metered pass (under tlsMu).
+	power meterRun
 
 	once sync.Once
 	kems map[string]*bench.KEM
@@ -103,6 +108,8 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	} else {
 		fmt.Fprintf(log, "energy: %s\n", meter.Source())
 	}
+	loadWindow := h.startMeter(ctx, m, log)
+	_, loadD := m.Spec.EnergyWindows()
 	cells := m.Cells()
 	var exec trial.Executor
 	if mk := hostKinds[m.Kind]; mk != nil {
@@ -145,7 +152,7 @@ func (h *Host) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			}
 			plan := trial.Plan{
 				Warmup: m.Spec.Warmup, Iterations: m.Spec.Iterations, MinIterations: m.Spec.MinIterations,
-				Budget: time.Duration(m.Spec.Budget), Energy: meter,
+				Budget: time.Duration(m.Spec.Budget), Energy: meter, Meter: loadWindow, MeterLoad: loadD,
 				Progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
 				Turns:    t, Process: m.Spec.Method == artifacts.MethodProcessPerOperation,
 			}
@@ -193,7 +200,7 @@ func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r trial
 		r.Cell.Algorithm, r.Cell.Operation = ref.Algorithm, ref.Operation
 		r.Cell.Requested = m.Spec.Iterations
 		if r.Cell.Status == artifacts.StatusOK && r.Cell.Energy == nil && meter == nil {
-			r.Cell.Energy = &artifacts.Energy{Absent: reason}
+			r.Cell.Energy = &artifacts.Energy{Absent: h.absentReason(reason, r.PowerAbsent)}
 		}
 		why, variant := "", ""
 		if r.Cell.Error != "" {
@@ -207,7 +214,7 @@ func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r trial
 			blocks = fmt.Sprintf(", %d a turn", r.Cell.Block)
 		}
 		fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s%s\n", ref.Algorithm, ref.Operation, variant, r.Cell.Status, len(r.Samples), took.Round(time.Millisecond), blocks, why)
-		out = append(out, runner.CellResult{Cell: r.Cell, Samples: r.Samples, TLS: r.TLS, Rounds: r.Rounds, Offsets: r.Offsets})
+		out = append(out, runner.CellResult{Cell: r.Cell, Samples: r.Samples, TLS: r.TLS, Rounds: r.Rounds, Offsets: r.Offsets, Power: r.Power})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package meter
 import (
 	"fmt"
 
+	"pqrepro/artifacts"
 	"pqrepro/energy"
 )
 
@@ -26,4 +27,26 @@ func Trace(samples []Sample, info Info, source string) (energy.Trace, error) {
 		return energy.Trace{}, err
 	}
 	return tr, nil
+}
+
+// Window turns a recorded window into power.csv's form (volts and amps as the meter reported
+// them), refusing a window that Trace refuses.
+func Window(samples []Sample, info Info, source string) (*artifacts.PowerWindow, error) {
+	if _, err := Trace(samples, info, source); err != nil {
+		return nil, err
+	}
+	w := &artifacts.PowerWindow{Volts: make([]float64, len(samples)), Amps: make([]float64, len(samples))}
+	for i, s := range samples {
+		w.Volts[i], w.Amps[i] = s.Volts, s.Amps
+	}
+	return w, nil
+}
+
+// Artifact is the meter as environment.json describes it.
+func (i Info) Artifact() *artifacts.MeterInfo {
+	note := i.Note
+	if i.Simulated && note == "" {
+		note = artifacts.SimulatedMeterLabel
+	}
+	return &artifacts.MeterInfo{Kind: i.Kind, Device: i.Device, Rate: i.Rate, Simulated: i.Simulated, Note: note}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"pqrepro/artifacts"
 )
@@ -113,4 +115,65 @@ func energyPass[I, O any](ctx context.Context, t Trial[I, O], medianNs float64, 
 		return nil
 	}
 	return &artifacts.Energy{Source: m.Source(), JoulesPerOp: artifacts.Summarize(perOp)}
+}
+
+// LoadWindow records one load window of length d on a power meter and returns it as
+// power.csv holds it; the trial runs operations back to back until it returns.
+type LoadWindow func(ctx context.Context, d time.Duration) (*artifacts.PowerWindow, error)
+
+// meterChecks is how many of the load window's outputs are checked (after the window).
+const meterChecks = 16
+
+// meterPass records a load window while operations run back to back, each on a fresh input
+// (an input's random stream is spent by its operation, so inputs are prepared inside the
+// window, and the window's log line says what share of it preparation took). The first
+// meterChecks outputs are checked after the window. A meter failure, a failed operation or a
+// failed check leaves no window, with the reason.
+func meterPass[I, O any](ctx context.Context, t Trial[I, O], record LoadWindow, d time.Duration) (*artifacts.PowerWindow, string) {
+	stop := make(chan struct{})
+	done := make(chan string, 1)
+	go func() { done <- loadLoop(t, stop) }()
+	w, err := record(ctx, d)
+	close(stop)
+	if why := <-done; why != "" {
+		return nil, why
+	}
+	if err != nil {
+		return nil, "meter: " + err.Error()
+	}
+	return w, ""
+}
+
+// loadLoop runs the operation back to back until stop is closed, then checks the first
+// outputs; it returns why it failed, "" when it did not.
+func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) string {
+	var ins []I
+	var outs []O
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			for i := range outs {
+				if err := t.Check(ins[i], outs[i]); err != nil {
+					return "an output check failed in the load window: " + err.Error()
+				}
+			}
+			return ""
+		default:
+		}
+		in, err := t.Prep(3_000_000 + n)
+		if err != nil {
+			<-stop
+			return "input preparation failed in the load window: " + err.Error()
+		}
+		out, err := t.Op(in)
+		if err != nil {
+			<-stop
+			return "an operation failed in the load window: " + err.Error()
+		}
+		if len(outs) < meterChecks {
+			ins, outs = append(ins, in), append(outs, out)
+		}
+		// The meter's reader must keep up with the meter (a late read looks like a loss).
+		runtime.Gosched()
+	}
 }

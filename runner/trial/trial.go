@@ -36,6 +36,10 @@ type Plan struct {
 	// Progress is called after each timed iteration with the count done so far.
 	Progress func(done int)
 	Energy   *RAPL
+	// Meter, when set, records a load window of MeterLoad while the cell's operation runs back
+	// to back, after the timed iterations (the metered energy pass).
+	Meter     LoadWindow
+	MeterLoad time.Duration
 	// NoPasses skips the memory and energy passes, which measure this process: an operation
 	// that runs in child processes has neither.
 	NoPasses bool
@@ -60,6 +64,10 @@ type Outcome struct {
 	// began), for a cell run in rounds; nil otherwise.
 	Rounds  []int
 	Offsets []float64
+	// Power is the cell's load window from the metered energy pass; nil without a meter or
+	// when the pass failed (PowerAbsent says why).
+	Power       *artifacts.PowerWindow
+	PowerAbsent string
 }
 
 // Run executes warm-up, timed iterations, then the memory and energy passes. A failed
@@ -153,6 +161,9 @@ func Run[I, O any](ctx context.Context, t Trial[I, O], p Plan) (Outcome, error) 
 	median := artifacts.Summarize(r.Samples).Median
 	r.Cell.Memory = memoryPass(ctx, t, median)
 	r.Cell.Energy = energyPass(ctx, t, median, p.Energy)
+	if p.Meter != nil && ctx.Err() == nil {
+		r.Power, r.PowerAbsent = meterPass(ctx, t, p.Meter, p.MeterLoad)
+	}
 	return r, nil
 }
 

@@ -261,8 +261,8 @@ type tlsMeasure struct {
 	addr   string    // where the handshakes go: the child's, or spec.tls.server
 	peer   *artifacts.TLSPeer
 	echo   *trial.DRBG // nil against an outside server: no echo
-	index  int // the stack's place in spec.tls.stacks
-	dialed int // connections the child has been offered
+	index  int         // the stack's place in spec.tls.stacks
+	dialed int         // connections the child has been offered
 
 	srvPrev int64 // the child's CPU at the end of the previous batch
 	samples []float64

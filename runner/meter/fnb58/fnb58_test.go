@@ -214,3 +214,29 @@ func FuzzParseReport(f *testing.F) {
 		}
 	})
 }
+
+// TestLoop: with Loop set, a window longer than the capture replays it again from its first
+// row, sample for sample, with no gap in the meter's clock at the seam.
+func TestLoop(t *testing.T) {
+	tr := capture(t, "03_pi4_keys_ecdsa.csv")
+	_, dev, ctx := run(t, tr, fnb58.SimOptions{Loop: true}, fnb58.Options{})
+	rows := len(tr.Power)
+	perRow := int(fnb58.Rate / tr.Rate)
+	n := rows*perRow + 3*perRow // past the seam
+	got, err := meter.Record(ctx, dev, time.Duration(n)*10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("%d samples, want %d", len(got), n)
+	}
+	for j, s := range got {
+		if wantT := time.Duration(j) * 10 * time.Millisecond; s.T != wantT {
+			t.Fatalf("sample %d at %v, want %v", j, s.T, wantT)
+		}
+		p := tr.Power[(j/perRow)%rows]
+		if d := math.Abs(s.Watts() - p); d > 5.1*0.5e-5+1e-9 {
+			t.Fatalf("sample %d: %.8f W decoded, %.8f W recorded (row %d)", j, s.Watts(), p, (j/perRow)%rows)
+		}
+	}
+}

@@ -36,8 +36,12 @@ type SimOptions struct {
 	// power only; the current sent is power / Volts, so voltage × current replays the recorded
 	// power (within the meter's 10 µA step), and the voltage itself was not recorded.
 	Volts float64
-	// Reports is how many sample reports to send (0: the whole trace once).
+	// Reports is how many sample reports to send (0: the whole trace once, or without end
+	// when Loop is set).
 	Reports int
+	// Loop replays the trace again from its first row when it ends (a load capture looped for
+	// a load window longer than the capture); sample j replays row (j/100 s × rate) mod rows.
+	Loop bool
 	// Faults by report index.
 	Faults map[int]Fault
 	// UnplugAfter closes the device end after this many reports (0: never), as an unplugged
@@ -126,11 +130,11 @@ func (s *Simulator) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	n := s.opt.Reports
-	if whole := int(float64(len(s.tr.Power)) * Rate / s.tr.Rate / SamplesPerReport); n == 0 || n > whole {
+	if whole := int(float64(len(s.tr.Power)) * Rate / s.tr.Rate / SamplesPerReport); !s.opt.Loop && (n == 0 || n > whole) {
 		n = whole
 	}
 	start := time.Now()
-	for k := 0; k < n; k++ {
+	for k := 0; n == 0 || k < n; k++ {
 		if s.opt.UnplugAfter > 0 && k == s.opt.UnplugAfter {
 			return nil
 		}
@@ -203,7 +207,11 @@ func (s *Simulator) raw(k int) [SamplesPerReport]Raw {
 	var r [SamplesPerReport]Raw
 	for i := range r {
 		j := k*SamplesPerReport + i
-		p := s.tr.Power[min(int(float64(j)*s.tr.Rate/Rate), len(s.tr.Power)-1)]
+		row := int(float64(j) * s.tr.Rate / Rate)
+		if s.opt.Loop {
+			row %= len(s.tr.Power)
+		}
+		p := s.tr.Power[min(row, len(s.tr.Power)-1)]
 		r[i] = Raw{
 			MicroVolts10: uint32(math.Round(s.opt.Volts * 1e5)),
 			MicroAmps10:  uint32(math.Round(max(p, 0) / s.opt.Volts * 1e5)),

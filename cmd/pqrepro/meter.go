@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/energy"
+	"pqrepro/runner"
+	"pqrepro/runner/host"
+	"pqrepro/runner/meter/sim"
+)
+
+// simLockstep paces the simulated meter by the driver's reads instead of real time (tests
+// only, so a loaded test machine cannot starve the meter's reader).
+var simLockstep bool
+
+// useMeter attaches --meter's simulated meter to the host board and says how long the
+// metered pass adds to the run.
+func useMeter(b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writer) error {
+	if spec == "" {
+		return nil
+	}
+	sp, err := sim.ParseSpec(spec)
+	if err != nil {
+		return err
+	}
+	h, ok := b.(*host.Host)
+	if !ok {
+		return fmt.Errorf("--meter: the metered energy pass runs on the host board only so far")
+	}
+	if m.Spec.Method == artifacts.MethodProcessPerOperation || m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return fmt.Errorf("--meter: the metered energy pass runs in-process cells only, not method %s", m.Spec.Method)
+	}
+	bench, err := sim.Open(sp)
+	if err != nil {
+		return err
+	}
+	bench.Lockstep = simLockstep
+	h.Meter = bench
+	idle, load := m.Spec.EnergyWindows()
+	fmt.Fprintf(stdout, "meter: %s (%s: a replay of %s and %s through the FNB58 driver, not a measurement of this run); the metered pass adds %v idle + %d cells × %v load = %v\n",
+		spec, artifacts.SimulatedMeterLabel, sp.Idle, sp.Load, idle, len(m.Cells()), load, idle+load*time.Duration(len(m.Cells())))
+	return nil
+}
+
+// rederiveEnergy re-derives every metered energy figure from power.csv (energy.RederivePower).
+func rederiveEnergy(b *artifacts.Bundle, res *artifacts.Result, v *attest.Verification) error {
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
+		return fmt.Errorf("parse %s: %w", artifacts.FileEnvironment, err)
+	}
+	power, ok := b.Files[artifacts.FilePower]
+	if !ok {
+		power = nil
+	}
+	if err := energy.RederivePower(res, &env, power); err != nil {
+		return err
+	}
+	if ok {
+		what := "energy re-derives from power.csv (E_op = ΔP × T_op, block-bootstrap interval)"
+		if env.Meter != nil && env.Meter.Simulated {
+			what += "; " + artifacts.SimulatedMeterLabel + ": a replayed capture, not a measurement"
+		}
+		v.Checked = append(v.Checked, what)
+	}
+	return nil
+}
+
+// printEnergy prints each metered cell's energy with its interval and method, labelled when
+// the meter was simulated, or the first reason energy is absent.
+func printEnergy(w io.Writer, res *artifacts.Result) {
+	for _, c := range res.Cells {
+		e := c.Energy
+		if e == nil || e.Windows == nil || e.JoulesPerOp == nil {
+			continue
+		}
+		label := ""
+		if e.Simulated {
+			label = " [" + artifacts.SimulatedMeterLabel + ": a replayed capture, not a measurement of this run]"
+		}
+		fmt.Fprintf(w, "energy: %s %s: %.4g J/op [%.4g, %.4g] (ΔP × T_op: %.4g W − %.4g W over T_op %.4g s; %s)%s\n",
+			c.Algorithm, c.Operation, e.JoulesPerOp.Median, e.Windows.Lo, e.Windows.Hi, e.Windows.LoadWatts, e.Windows.IdleWatts, e.Windows.TOp, e.Source, label)
+	}
+	for _, c := range res.Cells {
+		if c.Energy != nil && c.Energy.Absent != "" {
+			fmt.Fprintf(w, "energy: absent (%s)\n", c.Energy.Absent)
+			break
+		}
+	}
+}

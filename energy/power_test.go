@@ -1,0 +1,90 @@
+package energy_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/energy"
+	efnb58 "pqrepro/energy/fnb58"
+	"pqrepro/internal/shareddata"
+)
+
+// window is one of paper002's Pi 4 captures as a meter window at a stated 5.1 V (the
+// captures hold power only), one sample per row.
+func window(t *testing.T, name string) (*artifacts.PowerWindow, float64) {
+	t.Helper()
+	dir := shareddata.Dir(t, "reference-data", "paper002-energy-openssl", "raw", "power_readings", "pi4", "csv_files")
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := efnb58.ReadCSV(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &artifacts.PowerWindow{}
+	for _, p := range c.Power {
+		w.Volts, w.Amps = append(w.Volts, 5.1), append(w.Amps, p/5.1)
+	}
+	return w, c.Rate
+}
+
+// TestRederivePower: a figure computed by FromPower re-derives; an edited figure, a missing
+// power.csv, a window without a figure, a figure without a window and a simulated flag that
+// disagrees with the meter are each refused with ErrPowerMismatch.
+func TestRederivePower(t *testing.T) {
+	idle, rate := window(t, "01_pi4_baseline.csv")
+	load, _ := window(t, "03_pi4_keys_ecdsa.csv")
+	cell := artifacts.Cell{Algorithm: "ECDSA-P256", Operation: "keygen", Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
+		Stats: &artifacts.Stats{N: 1, Median: 1e7}}
+	e, err := energy.FromPower(idle, load, rate, 0.01, "fnb58 /dev/hidraw0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell.Energy = e
+	p := &artifacts.Power{Idle: idle}
+	p.AddLoad(artifacts.CellKey{Algorithm: cell.Algorithm, Operation: cell.Operation}, load)
+	csv := artifacts.FormatPower(p)
+	env := &artifacts.Environment{Meter: &artifacts.MeterInfo{Kind: "fnb58", Device: "/dev/hidraw0", Rate: rate}}
+	res := func(c artifacts.Cell) *artifacts.Result { return &artifacts.Result{Cells: []artifacts.Cell{c}} }
+	if err := energy.RederivePower(res(cell), env, csv); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("E_op %.6g J [%.6g, %.6g] (T_op 10 ms, paper002's Pi 4 ECDSA keygen capture)", e.JoulesPerOp.Median, e.Windows.Lo, e.Windows.Hi)
+	edited := cell
+	ee := *e
+	js := *e.JoulesPerOp
+	js.Median *= 1.01
+	ee.JoulesPerOp = &js
+	edited.Energy = &ee
+	sim := cell
+	se := *e
+	se.Simulated = true
+	sim.Energy = &se
+	other := p.Load[artifacts.CellKey{Algorithm: cell.Algorithm, Operation: cell.Operation}]
+	p2 := &artifacts.Power{Idle: idle}
+	p2.AddLoad(artifacts.CellKey{Algorithm: "x", Operation: "y"}, other)
+	plain := cell
+	plain.Energy = nil
+	for name, c := range map[string]struct {
+		res *artifacts.Result
+		csv []byte
+		msg string
+	}{
+		"edited figure":      {res(edited), csv, "energy.joulesPerOp"},
+		"no power.csv":       {res(cell), nil, "no power.csv"},
+		"window, no figure":  {res(plain), csv, "1 load windows, result.json 0"},
+		"figure, no window":  {res(cell), artifacts.FormatPower(p2), "no load window"},
+		"simulated mismatch": {res(sim), csv, "energy.simulated true"},
+	} {
+		err := energy.RederivePower(c.res, env, c.csv)
+		if !errors.Is(err, energy.ErrPowerMismatch) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want a mismatch naming %q", name, err, c.msg)
+		}
+	}
+}

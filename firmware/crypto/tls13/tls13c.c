@@ -1,0 +1,697 @@
+/* The sans-I/O TLS 1.3 client; see tls13c.h. */
+#include "tls13c.h"
+
+#include "../ct.h"
+#include "../hkdf/hkdf.h"
+#include "../pqmem.h"
+
+enum {
+	CT_CCS = 20, CT_ALERT = 21, CT_HANDSHAKE = 22, CT_APPDATA = 23,
+	HT_CLIENT_HELLO = 1, HT_SERVER_HELLO = 2, HT_NEW_SESSION_TICKET = 4, HT_ENCRYPTED_EXTENSIONS = 8,
+	HT_CERTIFICATE = 11, HT_CERTIFICATE_REQUEST = 13, HT_CERTIFICATE_VERIFY = 15, HT_FINISHED = 20,
+	EXT_SERVER_NAME = 0, EXT_SUPPORTED_GROUPS = 10, EXT_SIGNATURE_ALGORITHMS = 13,
+	EXT_SUPPORTED_VERSIONS = 43, EXT_KEY_SHARE = 51,
+	TLS_AES_128_GCM_SHA256 = 0x1301,
+};
+
+/* TIMED runs stmt and adds the board counter's advance over it to c->phase[p] (tls13c.h). */
+#ifdef TLS13C_PHASE_COUNTER
+uint64_t plat_counter(void);
+#define TIMED(c, p, stmt)                                      \
+	do {                                                   \
+		uint64_t t0_ = plat_counter();                 \
+		stmt;                                          \
+		(c)->phase[p] += plat_counter() - t0_;         \
+	} while (0)
+#else
+#define TIMED(c, p, stmt) \
+	do {              \
+		stmt;     \
+	} while (0)
+#endif
+
+/* The ServerHello random of a HelloRetryRequest (SHA-256 of "HelloRetryRequest"). */
+static const uint8_t hrr_random[32] = {
+	0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+	0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+};
+
+/* The groups, with their sizes. Calls go through switches, not function pointers, so GCC's call
+ * graph (make tls-report's stack bound) sees every callee. */
+struct kem {
+	uint16_t group;
+	size_t ek, ct;
+};
+
+static const struct kem kems[] = {
+	{0x0200, MLKEM512_EKBYTES, MLKEM512_CTBYTES},
+	{0x0201, MLKEM768_EKBYTES, MLKEM768_CTBYTES},
+	{0x0202, MLKEM1024_EKBYTES, MLKEM1024_CTBYTES},
+};
+
+static const struct kem *kem_of(uint16_t group)
+{
+	size_t i;
+	for (i = 0; i < sizeof kems / sizeof kems[0]; i++)
+		if (kems[i].group == group)
+			return &kems[i];
+	return NULL;
+}
+
+static int kem_keygen(uint16_t group, uint8_t *ek, uint8_t *dk, const uint8_t seed[64])
+{
+	switch (group) {
+	case 0x0200:
+		return mlkem512_keygen_internal(ek, dk, seed, seed + 32);
+	case 0x0201:
+		return mlkem768_keygen_internal(ek, dk, seed, seed + 32);
+	case 0x0202:
+		return mlkem1024_keygen_internal(ek, dk, seed, seed + 32);
+	}
+	return -1;
+}
+
+static int kem_decaps(uint16_t group, uint8_t ss[32], const uint8_t *ct, const uint8_t *dk)
+{
+	switch (group) {
+	case 0x0200:
+		return mlkem512_decaps(ss, ct, dk);
+	case 0x0201:
+		return mlkem768_decaps(ss, ct, dk);
+	case 0x0202:
+		return mlkem1024_decaps(ss, ct, dk);
+	}
+	return -1;
+}
+
+/* ---- byte reading: a cursor that fails once it would run past its end ---- */
+
+struct rd {
+	const uint8_t *p;
+	size_t n;
+	int bad;
+};
+
+static uint32_t get(struct rd *r, int bytes)
+{
+	uint32_t v = 0;
+	int i;
+	if (r->bad || r->n < (size_t)bytes) {
+		r->bad = 1;
+		return 0;
+	}
+	for (i = 0; i < bytes; i++)
+		v = v << 8 | r->p[i];
+	r->p += bytes;
+	r->n -= (size_t)bytes;
+	return v;
+}
+
+static void skip(struct rd *r, size_t n)
+{
+	if (r->bad || r->n < n) {
+		r->bad = 1;
+		return;
+	}
+	r->p += n;
+	r->n -= n;
+}
+
+/* sub takes a length-prefixed (lenbytes) vector off r as a cursor of its own. */
+static struct rd sub(struct rd *r, int lenbytes)
+{
+	struct rd s = {NULL, 0, 1};
+	size_t n = get(r, lenbytes);
+	if (r->bad || r->n < n) {
+		r->bad = 1;
+		return s;
+	}
+	s.p = r->p;
+	s.n = n;
+	s.bad = 0;
+	r->p += n;
+	r->n -= n;
+	return s;
+}
+
+static uint8_t *put(uint8_t *p, uint32_t v, int bytes)
+{
+	int i;
+	for (i = bytes - 1; i >= 0; i--)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+/* ---- alerts and records ---- */
+
+static int fail(struct tls13c *c, int alert);
+
+static void nonce(const struct tls13c_half *h, uint8_t n[AESGCM_IVBYTES])
+{
+	int i;
+	memcpy(n, h->iv, AESGCM_IVBYTES);
+	for (i = 0; i < 8; i++)
+		n[AESGCM_IVBYTES - 1 - i] ^= (uint8_t)(h->seq >> (8 * i));
+}
+
+/* send_record appends one record of type to c->out, protected when the write half is on.
+ * -1 when it does not fit. */
+static int send_record(struct tls13c *c, uint8_t type, const uint8_t *p, size_t len)
+{
+	uint8_t *rec = c->out + c->out_len, n[AESGCM_IVBYTES];
+	size_t body = c->wr.on ? len + 1 + AESGCM_TAGBYTES : len;
+	if (len > TLS13C_PLAINTEXT_MAX || sizeof c->out - c->out_len < 5 + body)
+		return -1;
+	rec[0] = c->wr.on ? CT_APPDATA : type;
+	rec[1] = 3;
+	rec[2] = c->wr.on ? 3 : 1; /* legacy_record_version: 0x0301 for the ClientHello */
+	put(rec + 3, (uint32_t)body, 2);
+	memmove(rec + 5, p, len);
+	if (c->wr.on) {
+		rec[5 + len] = type;
+		nonce(&c->wr, n);
+		TIMED(c, TLS13C_PH_KS_RECORD, aes128gcm_seal(&c->wr.aead, rec + 5, n, rec, 5, rec + 5, len + 1));
+		c->wr.seq++;
+	}
+	c->out_len += 5 + body;
+	return 0;
+}
+
+static int fail(struct tls13c *c, int alert)
+{
+	uint8_t a[2] = {2, (uint8_t)alert};
+	if (c->state != TLS13C_FAILED) {
+		c->alert_sent = alert;
+		c->state = TLS13C_FAILED;
+		send_record(c, CT_ALERT, a, 2);
+	}
+	return -1;
+}
+
+static void set_keys(struct tls13c_half *h, const uint8_t secret[32])
+{
+	uint8_t key[16];
+	hkdf_expand_label(key, sizeof key, secret, "key", NULL, 0);
+	hkdf_expand_label(h->iv, AESGCM_IVBYTES, secret, "iv", NULL, 0);
+	aes128gcm_init(&h->aead, key);
+	memset(key, 0, sizeof key);
+	h->seq = 0;
+	h->on = 1;
+}
+
+static void transcript_hash(const struct tls13c *c, uint8_t out[32])
+{
+	sha256_ctx t = c->transcript;
+	sha256_final(&t, out);
+}
+
+/* ---- ClientHello ---- */
+
+/* client_hello writes the ClientHello message (header included) to m and returns its length. */
+static size_t client_hello(const struct tls13c *c, uint8_t *m, const uint8_t random[32], const uint8_t *ek,
+			   size_t eklen)
+{
+	size_t sni = strlen(c->server_name);
+	uint8_t *p = m + 4, *ext;
+	p = put(p, 0x0303, 2);
+	memcpy(p, random, 32);
+	p += 32;
+	p = put(p, 0, 1);                      /* legacy_session_id */
+	p = put(p, 2, 2);                      /* cipher_suites */
+	p = put(p, TLS_AES_128_GCM_SHA256, 2);
+	p = put(p, 0x0100, 2);                 /* legacy_compression_methods: [null] */
+	ext = p;
+	p += 2;
+	p = put(p, EXT_SERVER_NAME, 2);
+	p = put(p, (uint32_t)sni + 5, 2);
+	p = put(p, (uint32_t)sni + 3, 2);      /* server_name_list */
+	p = put(p, 0, 1);                      /* host_name */
+	p = put(p, (uint32_t)sni, 2);
+	memcpy(p, c->server_name, sni);
+	p += sni;
+	p = put(p, EXT_SUPPORTED_VERSIONS, 2);
+	p = put(p, 3, 2);
+	p = put(p, 2, 1);
+	p = put(p, 0x0304, 2);
+	p = put(p, EXT_SUPPORTED_GROUPS, 2);
+	p = put(p, 4, 2);
+	p = put(p, 2, 2);
+	p = put(p, c->group, 2);
+	p = put(p, EXT_SIGNATURE_ALGORITHMS, 2);
+	p = put(p, 8, 2);
+	p = put(p, 6, 2);
+	p = put(p, 0x0904, 2);
+	p = put(p, 0x0905, 2);
+	p = put(p, 0x0906, 2);
+	p = put(p, EXT_KEY_SHARE, 2);
+	p = put(p, (uint32_t)eklen + 6, 2);
+	p = put(p, (uint32_t)eklen + 4, 2);    /* client_shares */
+	p = put(p, c->group, 2);
+	p = put(p, (uint32_t)eklen, 2);
+	memcpy(p, ek, eklen);
+	p += eklen;
+	put(ext, (uint32_t)(p - ext - 2), 2);
+	m[0] = HT_CLIENT_HELLO;
+	put(m + 1, (uint32_t)(p - m - 4), 3);
+	return (size_t)(p - m);
+}
+
+int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
+{
+	const struct kem *k = kem_of(cfg->group);
+	uint8_t *ek;
+	size_t n;
+	int r;
+	memset(c, 0, sizeof *c);
+	c->alert_sent = c->alert_received = -1;
+	if (k == NULL || cfg->server_name == NULL || strlen(cfg->server_name) == 0 ||
+	    strlen(cfg->server_name) > 255)
+		return -1;
+	TIMED(c, TLS13C_PH_CHAIN, r = x509_parse(&c->ca, cfg->ca_der, cfg->ca_len));
+	if (r != X509_OK || c->ca.spki_alg == X509_ALG_OTHER)
+		return -1;
+	c->group = cfg->group;
+	c->server_name = cfg->server_name;
+	c->now = cfg->now;
+	/* The encapsulation key is made in the handshake buffer, free until the ServerHello. */
+	ek = c->hs + 8192;
+	TIMED(c, TLS13C_PH_KEX, r = kem_keygen(c->group, ek, c->dk, cfg->kem_seed));
+	if (r != 0)
+		return -1;
+	n = client_hello(c, c->hs, cfg->random, ek, k->ek);
+	sha256_init(&c->transcript);
+	sha256_update(&c->transcript, c->hs, n);
+	if (send_record(c, CT_HANDSHAKE, c->hs, n) != 0)
+		return -1;
+	memset(c->hs, 0, 8192 + k->ek);
+	c->state = TLS13C_WAIT_SH;
+	return 0;
+}
+
+/* ---- ServerHello and the handshake secrets ---- */
+
+/* server_hello_exts reads the ServerHello's extensions: supported_versions must say TLS 1.3 and
+ * key_share carry a ciphertext of the group's size; anything else is unsupported_extension. */
+static int server_hello_exts(struct tls13c *c, struct rd *exts, const struct kem *k, struct rd *ct)
+{
+	int have_version = 0, have_share = 0;
+	while (exts->n > 0) {
+		uint32_t type = get(exts, 2);
+		struct rd e = sub(exts, 2);
+		if (exts->bad)
+			return fail(c, TLS13C_DECODE_ERROR);
+		if (type == EXT_SUPPORTED_VERSIONS && !have_version) {
+			if (get(&e, 2) != 0x0304 || e.bad || e.n != 0)
+				return fail(c, e.bad || e.n != 0 ? TLS13C_DECODE_ERROR : TLS13C_ILLEGAL_PARAMETER);
+			have_version = 1;
+		} else if (type == EXT_KEY_SHARE && !have_share) {
+			uint32_t g = get(&e, 2);
+			*ct = sub(&e, 2);
+			if (e.bad || e.n != 0)
+				return fail(c, TLS13C_DECODE_ERROR);
+			if (g != c->group || ct->n != k->ct)
+				return fail(c, TLS13C_ILLEGAL_PARAMETER);
+			have_share = 1;
+		} else {
+			return fail(c, TLS13C_UNSUPPORTED_EXTENSION);
+		}
+	}
+	if (!have_version)
+		return fail(c, TLS13C_PROTOCOL_VERSION);
+	if (!have_share)
+		return fail(c, TLS13C_MISSING_EXTENSION);
+	return 0;
+}
+
+/* handshake_keys runs the key schedule from the shared secret to the handshake traffic secrets
+ * (RFC 8446 section 7.1) over the transcript ClientHello..ServerHello, and installs their keys. */
+static void handshake_keys(struct tls13c *c, const uint8_t ss[32])
+{
+	static const uint8_t zero[32] = {0};
+	uint8_t early[32], derived[32], empty[32], th[32];
+	sha256(empty, NULL, 0);
+	hkdf_sha256_extract(early, NULL, 0, zero, sizeof zero);
+	tls13_derive_secret(derived, early, "derived", empty);
+	hkdf_sha256_extract(c->hs_secret, derived, sizeof derived, ss, 32);
+	transcript_hash(c, th);
+	tls13_derive_secret(c->c_hs, c->hs_secret, "c hs traffic", th);
+	tls13_derive_secret(c->s_hs, c->hs_secret, "s hs traffic", th);
+	set_keys(&c->rd, c->s_hs);
+	memset(early, 0, sizeof early);
+	memset(derived, 0, sizeof derived);
+}
+
+/* server_hello handles the ServerHello message m (header included). */
+static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
+{
+	const struct kem *k = kem_of(c->group);
+	struct rd r = {m + 4, len - 4, 0}, sid, exts, ct = {NULL, 0, 1};
+	const uint8_t *random;
+	uint32_t version, suite, comp;
+	uint8_t ss[32];
+	int rc;
+	version = get(&r, 2);
+	random = r.p;
+	skip(&r, 32);
+	sid = sub(&r, 1);
+	suite = get(&r, 2);
+	comp = get(&r, 1);
+	exts = sub(&r, 2);
+	if (r.bad || r.n != 0)
+		return fail(c, TLS13C_DECODE_ERROR);
+	if (memcmp(random, hrr_random, 32) == 0) /* one group offered: nothing to retry with */
+		return fail(c, TLS13C_ILLEGAL_PARAMETER);
+	if (version != 0x0303 || sid.n != 0 || comp != 0 || suite != TLS_AES_128_GCM_SHA256)
+		return fail(c, TLS13C_ILLEGAL_PARAMETER);
+	if (server_hello_exts(c, &exts, k, &ct) != 0)
+		return -1;
+	sha256_update(&c->transcript, m, len);
+	TIMED(c, TLS13C_PH_KEX, rc = kem_decaps(c->group, ss, ct.p, c->dk));
+	if (rc != 0)
+		return fail(c, TLS13C_INTERNAL_ERROR);
+	memset(c->dk, 0, sizeof c->dk);
+	TIMED(c, TLS13C_PH_KS_RECORD, handshake_keys(c, ss));
+	memset(ss, 0, sizeof ss);
+	c->state = TLS13C_WAIT_EE;
+	return 0;
+}
+
+/* ---- the server's encrypted flight ---- */
+
+static int encrypted_extensions(struct tls13c *c, const uint8_t *m, size_t len)
+{
+	struct rd r = {m + 4, len - 4, 0}, exts = sub(&r, 2);
+	if (r.bad || r.n != 0)
+		return fail(c, TLS13C_DECODE_ERROR);
+	while (exts.n > 0) {
+		uint32_t type = get(&exts, 2);
+		sub(&exts, 2);
+		if (exts.bad)
+			return fail(c, TLS13C_DECODE_ERROR);
+		/* Only what the ClientHello offered may come back (RFC 8446 section 4.2); of ours,
+		 * server_name (empty) and supported_groups belong in EncryptedExtensions. */
+		if (type != EXT_SERVER_NAME && type != EXT_SUPPORTED_GROUPS)
+			return fail(c, TLS13C_UNSUPPORTED_EXTENSION);
+	}
+	sha256_update(&c->transcript, m, len);
+	c->state = TLS13C_WAIT_CERT;
+	return 0;
+}
+
+static int mldsa_verify(enum x509_alg alg, const uint8_t *sig, size_t siglen, const uint8_t *pk,
+			const uint8_t *msg, size_t msglen)
+{
+	switch (alg) {
+	case X509_ALG_MLDSA44:
+		return siglen == MLDSA44_SIGBYTES ? mldsa44_verify(sig, pk, msg, msglen, NULL, 0) : -1;
+	case X509_ALG_MLDSA65:
+		return siglen == MLDSA65_SIGBYTES ? mldsa65_verify(sig, pk, msg, msglen, NULL, 0) : -1;
+	case X509_ALG_MLDSA87:
+		return siglen == MLDSA87_SIGBYTES ? mldsa87_verify(sig, pk, msg, msglen, NULL, 0) : -1;
+	default:
+		return -1;
+	}
+}
+
+/* check_leaf checks the leaf against the trust anchor: issued by it (issuer name and ML-DSA
+ * signature over the TBS), both valid at now, the server name among its dNSNames. The alerts are
+ * the Go engine's: unknown_ca, certificate_expired, bad_certificate. */
+static int check_leaf(struct tls13c *c, const struct x509_cert *leaf)
+{
+	const struct x509_cert *ca = &c->ca;
+	if (leaf->spki_alg == X509_ALG_OTHER)
+		return fail(c, TLS13C_BAD_CERTIFICATE);
+	if (leaf->issuer.n != ca->subject.n || memcmp(leaf->issuer.p, ca->subject.p, ca->subject.n) != 0 ||
+	    leaf->sig_alg != ca->spki_alg ||
+	    mldsa_verify(ca->spki_alg, leaf->sig.p, leaf->sig.n, ca->pubkey.p, leaf->tbs.p, leaf->tbs.n) != 0)
+		return fail(c, TLS13C_UNKNOWN_CA);
+	if (x509_valid_at(leaf, c->now) != 0 || x509_valid_at(ca, c->now) != 0)
+		return fail(c, TLS13C_CERTIFICATE_EXPIRED);
+	if (!x509_match_host(leaf, c->server_name, strlen(c->server_name)))
+		return fail(c, TLS13C_BAD_CERTIFICATE);
+	return 0;
+}
+
+static int certificate(struct tls13c *c, const uint8_t *m, size_t len)
+{
+	struct rd r = {m + 4, len - 4, 0}, ctx, list, entry, exts;
+	struct x509_cert leaf;
+	int rc;
+	ctx = sub(&r, 1);
+	list = sub(&r, 3);
+	if (r.bad || r.n != 0 || ctx.n != 0)
+		return fail(c, r.bad || r.n != 0 ? TLS13C_DECODE_ERROR : TLS13C_ILLEGAL_PARAMETER);
+	entry = sub(&list, 3);
+	exts = sub(&list, 2);
+	if (list.bad || entry.n == 0)
+		return fail(c, TLS13C_DECODE_ERROR);
+	(void)exts;
+	TIMED(c, TLS13C_PH_CHAIN, rc = x509_parse(&leaf, entry.p, entry.n));
+	if (rc != X509_OK)
+		return fail(c, TLS13C_BAD_CERTIFICATE);
+	TIMED(c, TLS13C_PH_CHAIN, rc = check_leaf(c, &leaf));
+	if (rc != 0)
+		return -1;
+	c->leaf_alg = leaf.spki_alg;
+	c->leaf_pk_len = leaf.pubkey.n;
+	memcpy(c->leaf_pk, leaf.pubkey.p, leaf.pubkey.n);
+	sha256_update(&c->transcript, m, len);
+	c->state = TLS13C_WAIT_CV;
+	return 0;
+}
+
+/* scheme_alg: the certificate algorithm of an ML-DSA SignatureScheme, else X509_ALG_OTHER. */
+static enum x509_alg scheme_alg(uint32_t scheme)
+{
+	return scheme == 0x0904 ? X509_ALG_MLDSA44 : scheme == 0x0905 ? X509_ALG_MLDSA65
+	       : scheme == 0x0906 ? X509_ALG_MLDSA87 : X509_ALG_OTHER;
+}
+
+/* certificate_verify checks the server's signature over RFC 8446 section 4.4.3's content: 64
+ * spaces, the context string, a zero byte and the transcript hash through Certificate. */
+static int certificate_verify(struct tls13c *c, const uint8_t *m, size_t len)
+{
+	static const char label[] = "TLS 1.3, server CertificateVerify";
+	uint8_t content[64 + sizeof label + 32];
+	struct rd rd = {m + 4, len - 4, 0}, sig;
+	uint32_t scheme = get(&rd, 2);
+	int r;
+	sig = sub(&rd, 2);
+	if (rd.bad || rd.n != 0)
+		return fail(c, TLS13C_DECODE_ERROR);
+	if (scheme_alg(scheme) != c->leaf_alg) /* not offered, or not the leaf key's */
+		return fail(c, TLS13C_ILLEGAL_PARAMETER);
+	memset(content, 0x20, 64);
+	memcpy(content + 64, label, sizeof label); /* the terminating zero is the separator */
+	transcript_hash(c, content + 64 + sizeof label);
+	TIMED(c, TLS13C_PH_CV, r = mldsa_verify(c->leaf_alg, sig.p, sig.n, c->leaf_pk, content, sizeof content));
+	if (r != 0)
+		return fail(c, TLS13C_DECRYPT_ERROR);
+	sha256_update(&c->transcript, m, len);
+	c->state = TLS13C_WAIT_FIN;
+	return 0;
+}
+
+/* finished_mac: HMAC(Expand-Label(base, "finished", "", 32), transcript hash). */
+static void finished_mac(const struct tls13c *c, uint8_t mac[32], const uint8_t base[32])
+{
+	uint8_t key[32], th[32];
+	hkdf_expand_label(key, sizeof key, base, "finished", NULL, 0);
+	transcript_hash(c, th);
+	hmac_sha256(mac, key, sizeof key, th, sizeof th);
+	memset(key, 0, sizeof key);
+}
+
+/* finished checks the server's Finished, sends the client's, and moves both directions to the
+ * application traffic keys (RFC 8446 section 7.1: derived from the transcript through the
+ * server's Finished). */
+static int finished(struct tls13c *c, const uint8_t *m, size_t len)
+{
+	static const uint8_t zero[32] = {0};
+	uint8_t mac[32], msg[4 + 32], derived[32], empty[32], master[32], th[32], c_ap[32], s_ap[32];
+	if (len != 4 + 32)
+		return fail(c, TLS13C_DECODE_ERROR);
+	TIMED(c, TLS13C_PH_KS_RECORD, finished_mac(c, mac, c->s_hs));
+	if (ct_neq(mac, m + 4, 32))
+		return fail(c, TLS13C_DECRYPT_ERROR);
+	sha256_update(&c->transcript, m, len);
+	sha256(empty, NULL, 0);
+	transcript_hash(c, th);
+	TIMED(c, TLS13C_PH_KS_RECORD, {
+		tls13_derive_secret(derived, c->hs_secret, "derived", empty);
+		hkdf_sha256_extract(master, derived, sizeof derived, zero, sizeof zero);
+		tls13_derive_secret(c_ap, master, "c ap traffic", th);
+		tls13_derive_secret(s_ap, master, "s ap traffic", th);
+		finished_mac(c, msg + 4, c->c_hs);
+		set_keys(&c->wr, c->c_hs);
+	});
+	msg[0] = HT_FINISHED;
+	put(msg + 1, 32, 3);
+	sha256_update(&c->transcript, msg, sizeof msg);
+	if (send_record(c, CT_HANDSHAKE, msg, sizeof msg) != 0)
+		return fail(c, TLS13C_INTERNAL_ERROR);
+	TIMED(c, TLS13C_PH_KS_RECORD, {
+		set_keys(&c->wr, c_ap);
+		set_keys(&c->rd, s_ap);
+	});
+	memset(master, 0, sizeof master);
+	memset(c_ap, 0, sizeof c_ap);
+	memset(s_ap, 0, sizeof s_ap);
+	memset(c->hs_secret, 0, sizeof c->hs_secret);
+	c->state = TLS13C_CONNECTED;
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+/* handshake_message handles one whole message m (header included) in the current state. */
+static int handshake_message(struct tls13c *c, const uint8_t *m, size_t len)
+{
+	static const uint8_t expected[] = {
+		[TLS13C_WAIT_SH] = HT_SERVER_HELLO, [TLS13C_WAIT_EE] = HT_ENCRYPTED_EXTENSIONS,
+		[TLS13C_WAIT_CERT] = HT_CERTIFICATE, [TLS13C_WAIT_CV] = HT_CERTIFICATE_VERIFY,
+		[TLS13C_WAIT_FIN] = HT_FINISHED,
+	};
+	if (c->state == TLS13C_CONNECTED && m[0] == HT_NEW_SESSION_TICKET)
+		return 0; /* no resumption: tickets are read and dropped */
+	if (c->state > TLS13C_WAIT_FIN || m[0] != expected[c->state])
+		return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+	switch (c->state) {
+	case TLS13C_WAIT_SH:
+		return server_hello(c, m, len);
+	case TLS13C_WAIT_EE:
+		return encrypted_extensions(c, m, len);
+	case TLS13C_WAIT_CERT:
+		return certificate(c, m, len);
+	case TLS13C_WAIT_CV:
+		return certificate_verify(c, m, len);
+	default:
+		return finished(c, m, len);
+	}
+	return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+}
+
+/* handshake_bytes appends handshake bytes to c->hs and handles every whole message there. A
+ * message may not straddle a key change: the ServerHello and the server's Finished must end
+ * their record (RFC 8446 section 5.1). */
+static int handshake_bytes(struct tls13c *c, const uint8_t *p, size_t len)
+{
+	size_t off = 0, mlen;
+	if (len > sizeof c->hs - c->hs_len)
+		return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+	memcpy(c->hs + c->hs_len, p, len);
+	c->hs_len += len;
+	while (c->hs_len - off >= 4) {
+		enum tls13c_state before = c->state;
+		mlen = 4 + ((size_t)c->hs[off + 1] << 16 | (size_t)c->hs[off + 2] << 8 | c->hs[off + 3]);
+		if (mlen > sizeof c->hs)
+			return fail(c, TLS13C_DECODE_ERROR);
+		if (c->hs_len - off < mlen)
+			break;
+		if (handshake_message(c, c->hs + off, mlen) != 0)
+			return -1;
+		off += mlen;
+		if ((before == TLS13C_WAIT_SH || before == TLS13C_WAIT_FIN) && off != c->hs_len)
+			return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+	}
+	memmove(c->hs, c->hs + off, c->hs_len - off);
+	c->hs_len -= off;
+	return 0;
+}
+
+/* open_record decrypts the protected record c->in in place and returns the inner content type
+ * and length, or fails with bad_record_mac. */
+static int open_record(struct tls13c *c, size_t body, uint8_t *type, size_t *len)
+{
+	uint8_t n[AESGCM_IVBYTES];
+	size_t i;
+	int r;
+	if (body < 1 + AESGCM_TAGBYTES)
+		return fail(c, TLS13C_BAD_RECORD_MAC);
+	nonce(&c->rd, n);
+	TIMED(c, TLS13C_PH_KS_RECORD, r = aes128gcm_open(&c->rd.aead, c->in + 5, n, c->in, 5, c->in + 5, body));
+	if (r != 0)
+		return fail(c, TLS13C_BAD_RECORD_MAC);
+	c->rd.seq++;
+	for (i = body - AESGCM_TAGBYTES; i > 0 && c->in[5 + i - 1] == 0; i--)
+		;
+	if (i == 0)
+		return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+	*type = c->in[5 + i - 1];
+	*len = i - 1;
+	if (*len > TLS13C_PLAINTEXT_MAX)
+		return fail(c, TLS13C_RECORD_OVERFLOW);
+	return 0;
+}
+
+/* record handles the whole record in c->in. */
+static int record(struct tls13c *c)
+{
+	size_t body = c->in_len - 5, len = body;
+	uint8_t type = c->in[0];
+	const uint8_t *p = c->in + 5;
+	if (type == CT_CCS && c->state < TLS13C_CONNECTED && body == 1 && c->in[5] == 1)
+		return 0; /* middlebox compatibility (RFC 8446 section 5) */
+	if (c->rd.on) {
+		if (type != CT_APPDATA)
+			return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+		if (open_record(c, body, &type, &len) != 0)
+			return -1;
+	} else if (type != CT_HANDSHAKE && type != CT_ALERT) {
+		return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+	}
+	if (type == CT_ALERT) {
+		if (len != 2)
+			return fail(c, TLS13C_DECODE_ERROR);
+		c->alert_received = p[1];
+		c->state = p[1] == TLS13C_CLOSE_NOTIFY ? TLS13C_CLOSED : TLS13C_FAILED;
+		return c->state == TLS13C_CLOSED ? 0 : -1;
+	}
+	if (type == CT_HANDSHAKE)
+		return len == 0 ? fail(c, TLS13C_UNEXPECTED_MESSAGE) : handshake_bytes(c, p, len);
+	if (type == CT_APPDATA && c->state == TLS13C_CONNECTED) {
+		if (len > sizeof c->app - c->app_len)
+			return fail(c, TLS13C_INTERNAL_ERROR);
+		memcpy(c->app + c->app_len, p, len);
+		c->app_len += len;
+		return 0;
+	}
+	return fail(c, TLS13C_UNEXPECTED_MESSAGE);
+}
+
+int tls13c_input(struct tls13c *c, const uint8_t *p, size_t len)
+{
+	while (len > 0) {
+		size_t want = 5, n;
+		if (c->state == TLS13C_FAILED || c->state == TLS13C_CLOSED)
+			return c->state == TLS13C_FAILED ? -1 : 0;
+		if (c->in_len >= 5)
+			want = 5 + ((size_t)c->in[3] << 8 | c->in[4]);
+		n = want - c->in_len < len ? want - c->in_len : len;
+		memcpy(c->in + c->in_len, p, n);
+		c->in_len += n;
+		p += n;
+		len -= n;
+		if (c->in_len == 5 && want == 5) {
+			size_t body = (size_t)c->in[3] << 8 | c->in[4];
+			if (body > TLS13C_RECORD_MAX - 5)
+				return fail(c, TLS13C_RECORD_OVERFLOW);
+			if (body == 0)
+				return fail(c, TLS13C_DECODE_ERROR);
+			continue;
+		}
+		if (c->in_len == want) {
+			if (record(c) != 0)
+				return -1;
+			c->in_len = 0;
+		}
+	}
+	return c->state == TLS13C_FAILED ? -1 : 0;
+}
+
+int tls13c_write(struct tls13c *c, const uint8_t *p, size_t len)
+{
+	if (c->state != TLS13C_CONNECTED)
+		return -1;
+	return send_record(c, CT_APPDATA, p, len);
+}

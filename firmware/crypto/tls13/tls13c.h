@@ -1,0 +1,136 @@
+/* The project's TLS 1.3 client (RFC 8446), sans I/O: the caller feeds it the bytes the server
+ * sent and sends the bytes it leaves in its output; it never reads a clock or a random source
+ * (the ClientHello random, the ML-KEM key-generation seed and the time certificates are checked
+ * at are the caller's).
+ *
+ * What it speaks: TLS_AES_128_GCM_SHA256 only; one key share, for the configured pure ML-KEM
+ * group (ML-KEM-512/768/1024, 0x0200/0x0201/0x0202, draft-ietf-tls-mlkem); signature_algorithms
+ * mldsa44/65/87 (0x0904/05/06, pure ML-DSA, empty context); server_name; an empty
+ * legacy_session_id. The server's chain is its leaf, issued by the one trust anchor the caller
+ * gives (an ML-DSA CA certificate in DER): the leaf's issuer must be the CA's subject, its
+ * signature verify under the CA's key, both be valid at now, and a SAN dNSName equal the server
+ * name. No PSK, HelloRetryRequest (with one group offered, a HelloRetryRequest can only be
+ * refused: illegal_parameter, RFC 8446 section 4.1.4), client certificates, KeyUpdate or
+ * record_size_limit: records are up to 2^14 bytes of plaintext, so the buffers below hold the
+ * largest record and the largest handshake message (a Certificate with an ML-DSA-87 leaf, about
+ * 7.6 KB) of the largest cell, ML-KEM-1024 with ML-DSA-87.
+ *
+ * Every failure sends one fatal alert (the same description the project's Go engine sends for
+ * it) and leaves the client in TLS13C_FAILED. */
+#ifndef PQ_TLS13C_H
+#define PQ_TLS13C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../aesgcm/aesgcm.h"
+#include "../mlkem/mlkem.h"
+#include "../mldsa/mldsa.h"
+#include "../sha2/sha2.h"
+#include "../x509/x509.h"
+
+#define TLS13C_PLAINTEXT_MAX 16384                        /* 2^14 */
+#define TLS13C_RECORD_MAX (5 + TLS13C_PLAINTEXT_MAX + 256) /* a protected record, header included */
+#define TLS13C_HS_MAX (TLS13C_PLAINTEXT_MAX + 4)          /* one handshake message, header included */
+
+enum tls13c_state {
+	TLS13C_WAIT_SH = 1,
+	TLS13C_WAIT_EE,
+	TLS13C_WAIT_CERT,
+	TLS13C_WAIT_CV,
+	TLS13C_WAIT_FIN,
+	TLS13C_CONNECTED,
+	TLS13C_FAILED,
+	TLS13C_CLOSED, /* the server sent close_notify */
+};
+
+/* Alert descriptions (RFC 8446 section 6). */
+enum tls13c_alert {
+	TLS13C_CLOSE_NOTIFY = 0,
+	TLS13C_UNEXPECTED_MESSAGE = 10,
+	TLS13C_BAD_RECORD_MAC = 20,
+	TLS13C_RECORD_OVERFLOW = 22,
+	TLS13C_HANDSHAKE_FAILURE = 40,
+	TLS13C_BAD_CERTIFICATE = 42,
+	TLS13C_CERTIFICATE_EXPIRED = 45,
+	TLS13C_ILLEGAL_PARAMETER = 47,
+	TLS13C_UNKNOWN_CA = 48,
+	TLS13C_DECODE_ERROR = 50,
+	TLS13C_DECRYPT_ERROR = 51,
+	TLS13C_PROTOCOL_VERSION = 70,
+	TLS13C_INTERNAL_ERROR = 80,
+	TLS13C_MISSING_EXTENSION = 109,
+	TLS13C_UNSUPPORTED_EXTENSION = 110,
+};
+
+/* The phases a board reports (issue 24). Built with -DTLS13C_PHASE_COUNTER, the client adds the
+ * board counter's advance (plat_counter, core/fw.h) over each phase's calls to phase[]; without
+ * it phase[] stays zero and nothing is read. Key exchange: ML-KEM key generation and
+ * decapsulation. Chain: parsing the trust anchor and the leaf and checking the leaf (its ML-DSA
+ * signature included). CertificateVerify: its ML-DSA verification. Key schedule and records:
+ * HKDF, HMAC, AES-GCM key setup, sealing and opening. The rest of a call (parsing, transcript
+ * hashing, copying, the counter reads) is its total minus these. */
+enum tls13c_phase {
+	TLS13C_PH_KEX,
+	TLS13C_PH_CHAIN,
+	TLS13C_PH_CV,
+	TLS13C_PH_KS_RECORD,
+	TLS13C_PHASES,
+};
+
+struct tls13c_config {
+	uint16_t group;          /* 0x0200, 0x0201 or 0x0202 */
+	const char *server_name; /* SNI and the name the leaf must carry */
+	const uint8_t *ca_der;   /* the trust anchor; must outlive the client */
+	size_t ca_len;
+	int64_t now;              /* Unix seconds the certificates are checked at */
+	const uint8_t *random;    /* 32 bytes: the ClientHello random */
+	const uint8_t *kem_seed;  /* 64 bytes: ML-KEM key generation's d then z */
+};
+
+struct tls13c_half {
+	aes128gcm_ctx aead;
+	uint8_t iv[AESGCM_IVBYTES];
+	uint64_t seq;
+	int on;
+};
+
+struct tls13c {
+	enum tls13c_state state;
+	int alert_sent, alert_received; /* the alert's description, or -1 */
+	uint16_t group;
+	const char *server_name;
+	int64_t now;
+	struct x509_cert ca;
+	sha256_ctx transcript;
+	uint8_t dk[MLKEM1024_DKBYTES];
+	uint8_t hs_secret[32], c_hs[32], s_hs[32];
+	struct tls13c_half rd, wr;
+	enum x509_alg leaf_alg;
+	size_t leaf_pk_len;
+	uint8_t leaf_pk[MLDSA87_PKBYTES];
+	uint8_t in[TLS13C_RECORD_MAX]; /* bytes of the record being received */
+	size_t in_len;
+	uint8_t hs[TLS13C_HS_MAX]; /* handshake bytes not yet consumed */
+	size_t hs_len;
+	uint8_t out[TLS13C_RECORD_MAX + 64]; /* bytes for the caller to send */
+	size_t out_len;
+	uint8_t app[TLS13C_PLAINTEXT_MAX]; /* application data received, for the caller to take */
+	size_t app_len;
+	uint64_t phase[TLS13C_PHASES];
+};
+
+/* tls13c_start sets the client up and leaves the ClientHello record in c->out. 0, or -1 for a
+ * configuration it cannot use (unknown group, CA that does not parse, server name too long). */
+int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg);
+
+/* tls13c_input feeds len bytes received from the server; records are processed as they complete
+ * and anything to send is appended to c->out (the caller empties it: c->out_len = 0). 0, or -1
+ * once the client has failed (c->alert_sent, c->alert_received say why). */
+int tls13c_input(struct tls13c *c, const uint8_t *p, size_t len);
+
+/* tls13c_write seals len bytes (at most TLS13C_PLAINTEXT_MAX) of application data into c->out.
+ * -1 unless connected or when it does not fit. */
+int tls13c_write(struct tls13c *c, const uint8_t *p, size_t len);
+
+#endif

@@ -1,0 +1,328 @@
+package firmware
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"pqrepro/tls13"
+	"pqrepro/tls13/interop"
+	"pqrepro/tls13/tlscert"
+)
+
+// The C client's states (crypto/tls13/tls13c.h).
+const (
+	tlscConnected = 6
+	tlscFailed    = 7
+)
+
+// tlscResult is what one tlsc-feed answered.
+type tlscResult struct {
+	state, sent, received int
+	out, app              []byte
+}
+
+func tlscFeed(t *testing.T, k *katcli, in []byte) tlscResult {
+	t.Helper()
+	f := strings.Fields(k.do(t, "tlsc-feed", hex.EncodeToString(in)))
+	if len(f) != 5 {
+		t.Fatalf("tlsc-feed: %q", f)
+	}
+	var r tlscResult
+	for i, p := range []*int{&r.state, &r.sent, &r.received} {
+		v, err := strconv.Atoi(f[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		*p = v
+	}
+	r.out = unhexField(t, f[3])
+	r.app = unhexField(t, f[4])
+	return r
+}
+
+func unhexField(t *testing.T, s string) []byte {
+	t.Helper()
+	if s == "-" {
+		return nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tlsCell is one run of the C client against the Go engine as server.
+type tlsCell struct {
+	group  tls13.Group
+	scheme tls13.SignatureScheme
+	host   string // the name the C client asks for (the leaf is issued for board.pqrepro.test)
+	now    time.Time
+	// chain, when set, gives the chain whose CA the client trusts (another CA: unknown_ca).
+	chain func(*tlscert.Chain) *tlscert.Chain
+	// signer, when set, gives the chain whose leaf key the server signs CertificateVerify with.
+	signer func(*tlscert.Chain) *tlscert.Chain
+	// tamper, when set, changes the server's first flight on its way to the client.
+	tamper func([]byte) []byte
+}
+
+// runTLSCell starts the Go engine as a server on one end of a pipe and the C client (katcli's
+// tlsc- commands) on the other, relays bytes between them until the C client is connected or
+// has failed, then, if connected, sends "ping" and expects the server's echo. It returns the C
+// client's last result and the server's handshake error.
+func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
+	t.Helper()
+	issued := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
+	ch, err := tlscert.New(c.scheme, "board.pqrepro.test", issued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := ch.CADER
+	if c.chain != nil {
+		anchor = c.chain(ch).CADER
+	}
+	key := ch.Key
+	if c.signer != nil {
+		key = c.signer(ch).Key
+	}
+	clientEnd, serverEnd := net.Pipe()
+	defer clientEnd.Close()
+	srv := tls13.Server(serverEnd, &tls13.Config{
+		Groups: []tls13.Group{c.group}, SignatureSchemes: []tls13.SignatureScheme{c.scheme},
+		Certificates: ch.Certificates(), PrivateKey: key,
+	})
+	srvErr := make(chan error, 1)
+	go func() {
+		defer serverEnd.Close()
+		err := srv.Handshake()
+		if err == nil {
+			buf := make([]byte, 64)
+			var n int
+			if n, err = srv.Read(buf); err == nil {
+				_, err = srv.Write(buf[:n])
+			}
+		}
+		srvErr <- err
+	}()
+	res := relayTLSClient(t, k, clientEnd, c, anchor, "ping")
+	clientEnd.Close()
+	return res, <-srvErr
+}
+
+// relayTLSClient starts the C client for cell c with trust anchor anchor and relays bytes between
+// it and conn, the server's end, until the client has failed or received application data after
+// sending ping once connected. The client's random and ML-KEM seed are fresh.
+func relayTLSClient(t *testing.T, k *katcli, conn net.Conn, c tlsCell, anchor []byte, ping string) tlscResult {
+	t.Helper()
+	random, seed := make([]byte, 32), make([]byte, 64)
+	rand.Read(random)
+	rand.Read(seed)
+	hx := hex.EncodeToString
+	hello := k.do(t, "tlsc-start", fmt.Sprint(uint16(c.group)), hx([]byte(c.host)), hx(anchor),
+		fmt.Sprint(c.now.Unix()), hx(random), hx(seed))
+	if hello == "fail" {
+		t.Fatal("tlsc-start failed")
+	}
+	out := unhexField(t, hello)
+	var res tlscResult
+	buf := make([]byte, 1<<16)
+	for pinged, first := false, true; ; {
+		if len(out) > 0 {
+			conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+			if _, err := conn.Write(out); err != nil {
+				break // the server has gone (it failed, or it closed after the echo)
+			}
+			out = nil
+		}
+		if res.state == tlscConnected && !pinged {
+			out, pinged = unhexField(t, k.do(t, "tlsc-write", hx([]byte(ping)))), true
+			continue
+		}
+		if res.state == tlscFailed || len(res.app) > 0 {
+			break
+		}
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		n, err := conn.Read(buf)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("read from the server: %v", err)
+			}
+			break
+		}
+		in := buf[:n]
+		if first && c.tamper != nil {
+			in = c.tamper(in)
+		}
+		first = false
+		res = tlscFeed(t, k, in)
+		out = res.out
+	}
+	return res
+}
+
+// TestTLSClientAgainstEngine runs the C TLS 1.3 client against the project's Go engine for the
+// nine ML-KEM × ML-DSA cells: each completes the handshake on both ends (the server's Handshake
+// returns no error, so it verified the client's Finished) and the C client gets its "ping" echoed
+// under the application traffic keys.
+func TestTLSClientAgainstEngine(t *testing.T) {
+	k := startKatcli(t)
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	for _, g := range []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024} {
+		for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87} {
+			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
+				res, err := runTLSCell(t, k, tlsCell{group: g, scheme: s, host: "board.pqrepro.test", now: now})
+				if err != nil {
+					t.Fatalf("server: %v (client state %d, sent alert %d)", err, res.state, res.sent)
+				}
+				if res.state != tlscConnected || string(res.app) != "ping" {
+					t.Fatalf("client state %d, alerts %d/%d, application data %q", res.state, res.sent, res.received, res.app)
+				}
+			})
+		}
+	}
+}
+
+// TestTLSClientAlerts checks that the C client refuses a wrong trust anchor (unknown_ca), a name
+// the leaf does not carry (bad_certificate), a time outside the leaf's validity
+// (certificate_expired), a CertificateVerify signed by another key (decrypt_error), a record
+// tampered with on the way (bad_record_mac), a key share for another group and one of the wrong
+// length (illegal_parameter), each with the alert the Go engine sends for the same failure, and
+// that the Go server receives that alert.
+func TestTLSClientAlerts(t *testing.T) {
+	k := startKatcli(t)
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	otherCA := func(ch *tlscert.Chain) *tlscert.Chain {
+		o, err := tlscert.New(ch.Scheme, "board.pqrepro.test", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for _, c := range []struct {
+		name  string
+		cell  tlsCell
+		alert tls13.Alert
+	}{
+		{"wrong CA", tlsCell{chain: otherCA}, tls13.AlertUnknownCA},
+		{"wrong host name", tlsCell{host: "other.pqrepro.test"}, tls13.AlertBadCertificate},
+		{"expired", tlsCell{now: now.Add(48 * time.Hour)}, tls13.AlertCertificateExpired},
+		{"not yet valid", tlsCell{now: now.Add(-48 * time.Hour)}, tls13.AlertCertificateExpired},
+		{"CertificateVerify by another key", tlsCell{signer: otherCA}, tls13.AlertDecryptError},
+		{"tampered record", tlsCell{tamper: func(b []byte) []byte { b[len(b)-1] ^= 1; return b }}, tls13.AlertBadRecordMAC},
+		{"key share for another group", tlsCell{tamper: shareGroup(0x0200)}, tls13.AlertIllegalParameter},
+		{"key share of the wrong length", tlsCell{tamper: shareShort}, tls13.AlertIllegalParameter},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cell := c.cell
+			cell.group, cell.scheme = tls13.MLKEM768, tls13.MLDSA44
+			if cell.host == "" {
+				cell.host = "board.pqrepro.test"
+			}
+			if cell.now.IsZero() {
+				cell.now = now
+			}
+			res, err := runTLSCell(t, k, cell)
+			if res.state != tlscFailed || res.sent != int(c.alert) {
+				t.Fatalf("client state %d, sent alert %d, want %d (%v)", res.state, res.sent, c.alert, c.alert)
+			}
+			var ae *tls13.AlertError
+			if !errors.As(err, &ae) || !ae.Remote || ae.Alert != c.alert {
+				t.Fatalf("server: %v, want the client's %v alert", err, c.alert)
+			}
+		})
+	}
+}
+
+// keyShareAt finds the ServerHello's key_share extension (type 0x0033) in the server's first
+// flight: the offset of its group field. The ServerHello is the first record; its extensions
+// follow the fixed fields (5-byte record header, 4-byte message header, version, random, an
+// empty session id, suite, compression).
+func keyShareAt(b []byte) int {
+	i := 5 + 4 + 2 + 32 + 1 + 2 + 1 + 2
+	for i+4 <= len(b) {
+		typ, n := int(b[i])<<8|int(b[i+1]), int(b[i+2])<<8|int(b[i+3])
+		if typ == 0x0033 {
+			return i + 4
+		}
+		i += 4 + n
+	}
+	panic("no key_share in the ServerHello")
+}
+
+// shareGroup names another group in the ServerHello's key share.
+func shareGroup(g uint16) func([]byte) []byte {
+	return func(b []byte) []byte {
+		i := keyShareAt(b)
+		b[i], b[i+1] = byte(g>>8), byte(g)
+		return b
+	}
+}
+
+// shareShort shortens the ServerHello's key share by one byte (the extension, the ServerHello
+// and its record one byte shorter too), so the ciphertext has the wrong length for the group.
+func shareShort(b []byte) []byte {
+	i := keyShareAt(b)
+	dec16 := func(j int) { v := int(b[j])<<8 | int(b[j+1]) - 1; b[j], b[j+1] = byte(v>>8), byte(v) }
+	dec16(3)                          // record length
+	b[8]--                            // ServerHello length (low byte; the ServerHello is shorter than 64 KiB)
+	dec16(5 + 4 + 2 + 32 + 1 + 2 + 1) // extensions length
+	dec16(i - 2)                      // key_share extension length
+	dec16(i + 2)                      // key_exchange length
+	end := i + 4 + (int(b[i+2])<<8 | int(b[i+3]))
+	return append(b[:end:end], b[end+1:]...)
+}
+
+// TestTLSClientAgainstOpenSSL runs the C client against OpenSSL 3.5's s_server (the Debian 13
+// root of scripts/openssl-root, found as tls13/interop finds it) for the nine ML-KEM × ML-DSA
+// cells: s_server, limited to the cell's group and signature algorithm, establishes the
+// connection, its trace shows the cell's group, scheme and TLS_AES_128_GCM_SHA256, and the C
+// client gets its line back reversed (s_server -rev), after the session tickets OpenSSL sends.
+func TestTLSClientAgainstOpenSSL(t *testing.T) {
+	ossl, err := interop.FindOpenSSL(t.Context())
+	if err != nil {
+		t.Skipf("no OpenSSL 3.5 to interoperate with: %v", err)
+	}
+	t.Logf("peer: %s", ossl.Version)
+	k := startKatcli(t)
+	now := time.Now()
+	for _, g := range []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024} {
+		for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87} {
+			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
+				ch, err := tlscert.New(s, "board.pqrepro.test", now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv, err := ossl.StartOpenSSLServer(t.Context(), interop.Cell{Group: g, Scheme: s}, ch, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				conn, err := net.Dial("tcp", srv.Addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := relayTLSClient(t, k, conn, tlsCell{group: g, scheme: s, host: "board.pqrepro.test", now: now}, ch.CADER, "ping\n")
+				conn.Close()
+				rep, err := srv.Wait()
+				if err != nil {
+					t.Fatalf("%v (client state %d, alerts %d/%d)", err, res.state, res.sent, res.received)
+				}
+				if res.state != tlscConnected || string(res.app) != "gnip\n" {
+					t.Fatalf("client state %d, alerts %d/%d, application data %q", res.state, res.sent, res.received, res.app)
+				}
+				if rep.Group != uint16(g) || rep.Scheme != uint16(s) || rep.CipherSuite != uint16(tls13.TLS_AES_128_GCM_SHA256) {
+					t.Fatalf("s_server negotiated group %#04x, scheme %#04x, suite %#04x", rep.Group, rep.Scheme, rep.CipherSuite)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/artifacts"
+	"pqrepro/internal/shareddata"
+	"pqrepro/runner"
+	"pqrepro/runner/meter/sim"
+)
+
+const meteredSrc = `apiVersion: pqrepro/v1
+kind: kem-bench
+metadata: {paper: test, name: kem}
+spec:
+  algorithms: [X25519]
+  operations: [keygen, derive]
+  warmup: 1
+  iterations: 5
+  seed: test-seed
+  energy: {idle: 8s, load: 5s}
+`
+
+func simBench(t *testing.T) *sim.Bench {
+	t.Helper()
+	dir := shareddata.Dir(t, "reference-data", "paper002-energy-openssl", "raw", "power_readings", "pi4")
+	b, err := sim.Open(sim.Spec{Kind: "fnb58", Idle: filepath.Join(dir, "csv_files", "01_pi4_baseline.csv"), Load: filepath.Join(dir, "cfn_files", "02_pi4_keys_rsa.cfn")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Lockstep = true
+	return b
+}
+
+// TestMeteredPass: the simulated FNB58 (paper002's Pi 4 idle and RSA keygen captures) gives
+// every cell a simulated metered energy and the bundle a power.csv; a meter unplugged in
+// every load window leaves every cell ok without energy, with the reason, and the run signed.
+func TestMeteredPass(t *testing.T) {
+	m := manifest(t, meteredSrc)
+	b, res, err := runner.Execute(context.Background(), &Host{Meter: simBench(t)}, m, runner.Options{Identity: testIdentity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Files[artifacts.FilePower]; !ok {
+		t.Fatal("no power.csv")
+	}
+	var env artifacts.Environment
+	json.Unmarshal(b.Files[artifacts.FileEnvironment], &env)
+	if env.Meter == nil || !env.Meter.Simulated || !strings.Contains(env.EnergySource, "simulated meter") {
+		t.Errorf("environment: meter %+v, energy source %q", env.Meter, env.EnergySource)
+	}
+	for _, c := range res.Cells {
+		if c.Energy == nil || c.Energy.Windows == nil || !c.Energy.Simulated || c.Energy.Windows.IdleSeconds != 8 || c.Energy.Windows.LoadSeconds != 5 {
+			t.Errorf("%s %s: energy %+v", c.Algorithm, c.Operation, c.Energy)
+		}
+	}
+
+	bench := simBench(t)
+	bench.UnplugLoadAfter = 30
+	_, res, err = runner.Execute(context.Background(), &Host{Meter: bench}, m, runner.Options{Identity: testIdentity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK || c.Energy == nil || c.Energy.JoulesPerOp != nil || !strings.Contains(c.Energy.Absent, "meter unplugged") {
+			t.Errorf("%s %s with the meter unplugged: status %s, energy %+v", c.Algorithm, c.Operation, c.Status, c.Energy)
+		}
+	}
+}
