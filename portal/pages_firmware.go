@@ -34,7 +34,8 @@ func (s *Server) firmwarePage(c echo.Context) error {
 	}
 	for _, f := range fw {
 		v.Builds = append(v.Builds, templates.FirmwareRow{Digest: f.Digest, Filename: f.Filename, Size: bytesHuman(f.Size), BoardClass: f.BoardClass,
-			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt)})
+			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt),
+			Withdrawn: withdrawnText(f), CanWithdraw: signed && f.WithdrawnAt.IsZero() && (u.Role == store.RoleAdmin || (f.UploaderID != 0 && u.ID == f.UploaderID))})
 	}
 	for _, b := range s.catalog.Boards {
 		v.Classes = append(v.Classes, b.Slug)
@@ -140,6 +141,14 @@ func (s *Server) boardArch(class string) string {
 	return ""
 }
 
+// withdrawnText says when and why a build was withdrawn ("" while it is not).
+func withdrawnText(f store.Firmware) string {
+	if f.WithdrawnAt.IsZero() {
+		return ""
+	}
+	return "withdrawn " + when(f.WithdrawnAt) + ": " + f.Withdrawn
+}
+
 func sanitizeName(n string) string {
 	n = n[strings.LastIndexAny(n, `/\`)+1:]
 	n = strings.Map(func(r rune) rune {
@@ -155,6 +164,35 @@ func sanitizeName(n string) string {
 		n = "firmware.bin"
 	}
 	return n
+}
+
+// withdrawFirmware withdraws a build, with the reason given: by the administrator or the
+// account that uploaded it. New jobs naming it are refused with that reason; the file stays
+// downloadable for the runs that used it.
+func (s *Server) withdrawFirmware(c echo.Context) error {
+	ctx := c.Request().Context()
+	d := c.Param("digest")
+	if !blob.ValidDigest(d) {
+		return fault.New(fault.NotFound, "no firmware %q", d)
+	}
+	f, err := s.store.FirmwareBuild(ctx, d)
+	if err != nil {
+		return err
+	}
+	if u, _ := currentUser(c); u.Role != store.RoleAdmin && (f.UploaderID == 0 || u.ID != f.UploaderID) {
+		return fault.New(fault.Forbidden, "only the administrator or the account that uploaded firmware %s can withdraw it", artifacts.ShortDigest(d))
+	}
+	reason := strings.Join(strings.Fields(c.FormValue("reason")), " ")
+	switch {
+	case reason == "":
+		return fault.New(fault.Invalid, "say why the build is withdrawn: the reason is shown to whoever asks for it")
+	case len(reason) > 500:
+		return fault.New(fault.Invalid, "the reason is %d characters; at most 500", len(reason))
+	}
+	if err := s.store.WithdrawFirmware(ctx, d, reason); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/firmware")
 }
 
 func (s *Server) firmwareDownload(c echo.Context) error {

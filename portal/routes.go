@@ -132,6 +132,7 @@ func (s *Server) pageRoutes(r *router) {
 	add(get, "/firmware", s.firmwarePage, 0, "")
 	add(post, "/firmware", s.uploadFirmware, r.firmware, limitSubmit, s.requireFirmwareRole)
 	add(get, "/firmware/:digest", s.firmwareDownload, 0, "")
+	add(post, "/firmware/:digest/withdraw", s.withdrawFirmware, small, "", s.requireUser)
 	add(get, "/submit", s.submitPage, 0, "")
 	add(post, "/submit", s.submitBundle, r.bundle, limitSubmit, s.requireUser)
 	add(post, "/submit/keys", s.registerKeys, small, limitSubmit, s.requireUser)

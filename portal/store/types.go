@@ -76,7 +76,12 @@ type Firmware struct {
 	SourceURL    string
 	SourceCommit string
 	UploadedBy   string
-	CreatedAt    time.Time
+	// UploaderID is the uploading account's id (0 when unknown).
+	UploaderID int64
+	CreatedAt  time.Time
+	// WithdrawnAt is when the build was withdrawn (zero while it is not), Withdrawn why.
+	WithdrawnAt time.Time
+	Withdrawn   string
 }
 
 // LogLimits bound what the store keeps of job logs. Beyond AttemptBytes (or MaxChunks chunks)
