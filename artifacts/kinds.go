@@ -225,6 +225,11 @@ func (v *validator) checkBench(m *Manifest, signs bool) {
 		ops = sigOps
 	}
 	v.checkOperations(m, func(i int, op string) {
+		if !slices.Contains(ops, op) {
+			// Not an operation of this kind at all: reported even beside an unknown algorithm.
+			v.Add(fmt.Sprintf("spec.operations[%d]", i), "unknown operation %q (valid for %s: %s)", op, m.Kind, strings.Join(ops, ", "))
+			return
+		}
 		used := false
 		for _, name := range s.Algorithms {
 			if a, ok := LookupAlgorithm(name); ok && a.Supports(op) {

@@ -2,9 +2,11 @@ package artifacts
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -232,9 +234,20 @@ func ParseManifest(data []byte, source string) (*Manifest, error) {
 		v.check(&m)
 	}
 	if len(v.Problems) > 0 {
+		// In the file's order, whichever check found them (a line-less problem last).
+		slices.SortStableFunc(v.Problems, func(a, b yamlcheck.Problem) int {
+			return cmp.Compare(lineOrLast(a.Line), lineOrLast(b.Line))
+		})
 		return nil, &ManifestError{Source: source, Problems: v.Problems}
 	}
 	return &m, nil
+}
+
+func lineOrLast(l int) int {
+	if l <= 0 {
+		return math.MaxInt
+	}
+	return l
 }
 
 // Validate checks a manifest built in code (no line numbers are available).

@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +168,39 @@ func TestMinIterationsProblem(t *testing.T) {
 	}
 	if def.Spec.MinIterations != MinClaimSamples || def.MinIterationsProblem() != "" {
 		t.Errorf("default minIterations %d, problem %q", def.Spec.MinIterations, def.MinIterationsProblem())
+	}
+}
+
+// A value of the wrong type does not hide the manifest's other problems: every one is
+// reported in one pass, in the file's order, and the line that did not decode once only.
+func TestEveryManifestProblemInOnePass(t *testing.T) {
+	src := `apiVersion: pqrepro/v1
+kind: kem-bench
+metadata:
+  paper: paper001
+  name: mlkem
+spec:
+  algorithms: [ML-KEM-999]
+  operations: [keygen, frob]
+  iterations: lots
+  seed: "s"
+  bogus: 1
+`
+	_, err := ParseManifest([]byte(src), "bad.yaml")
+	var me *ManifestError
+	if !errors.As(err, &me) {
+		t.Fatalf("want a ManifestError, got %v", err)
+	}
+	var lines []int
+	for _, p := range me.Problems {
+		lines = append(lines, p.Line)
+	}
+	want := []int{7, 8, 9, 11}
+	if !slices.Equal(lines, want) {
+		t.Fatalf("problems on lines %v, want %v (one each, in order):\n%v", lines, want, err)
+	}
+	if !strings.Contains(err.Error(), `unknown operation "frob"`) {
+		t.Errorf("an unknown operation beside an unknown algorithm is not reported: %v", err)
 	}
 }
 

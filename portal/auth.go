@@ -42,6 +42,23 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// mayUploadFirmware says whether u's role may upload firmware: as the roles are described on
+// /admin, members and the administrator do; a submitter publishes the bundles of its own runs
+// but does not put code on the lab's boards.
+func mayUploadFirmware(u store.User) bool {
+	return u.Role == store.RoleMember || u.Role == store.RoleAdmin
+}
+
+// requireFirmwareRole admits a signed-in account whose role may upload firmware.
+func (s *Server) requireFirmwareRole(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.requireUser(func(c echo.Context) error {
+		if u, _ := currentUser(c); !mayUploadFirmware(u) {
+			return fault.New(fault.Forbidden, "a %s account cannot upload firmware: firmware runs on the lab's boards, so members and the administrator upload it; ask the administrator for a member account", u.Role)
+		}
+		return next(c)
+	})
+}
+
 func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u, ok := currentUser(c)

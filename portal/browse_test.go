@@ -122,6 +122,9 @@ func TestBrowseRunsJobsSchemesAndCompare(t *testing.T) {
 		"algorithm=ml-kem":                all, // in part, regardless of case
 		"algorithm=ML-KEM_":               nil, // _ is a letter, not LIKE's wildcard
 		"assurance=emulated":              nil,
+		"origin=community":                all,
+		"origin=portal-runner":            nil, // who ran it: these are all submitted
+		"board=host&origin=local":         nil,
 		"from=2000-01-01&to=2000-01-31":   nil,
 		"experiment=paper001/mlkem&kind=kem-bench&method=in-process&assurance=host": all,
 	} {
@@ -137,6 +140,8 @@ func TestBrowseRunsJobsSchemesAndCompare(t *testing.T) {
 	// Bad filters are refused, naming the filter.
 	for path, word := range map[string]string{
 		"/runs?assurance=cloud":               "assurance",
+		"/runs?origin=lab":                    "filter origin",
+		"/jobs?origin=community":              "origin",
 		"/runs?from=yesterday":                "from",
 		"/runs?from=2026-02-01&to=2026-01-01": "after to",
 		"/runs?after=12":                      "cursor",

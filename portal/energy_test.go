@@ -47,3 +47,23 @@ func TestEnergySection(t *testing.T) {
 		t.Error("paper001's page has an energy section")
 	}
 }
+
+// paper002's idle power rows name no algorithm: its reference groups listed them as an empty
+// entry ("…, ML-KEM-768, "); they are named for what they are.
+func TestReferenceGroupsHaveNoEmptyAlgorithm(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	b := newBrowser(t, p.URL)
+	_, body := b.get("/papers/paper002")
+	for _, bad := range []string{", )", ", </td>", "<td>, ", ", , ", ": , "} {
+		if strings.Contains(body, bad) {
+			t.Errorf("paper002's page has an empty algorithm entry (%q)", bad)
+		}
+	}
+	if !strings.Contains(body, "whole-board figures (no algorithm)") {
+		t.Error("paper002's page does not name its whole-board figures")
+	}
+	code, page := b.get("/papers/paper002/reference?board=rpi4-b&library=OpenSSL+3.5+%28openssl+CLI%29")
+	if code == http.StatusOK && strings.Contains(page, "<summary> <span") {
+		t.Error("a reference page's group of no algorithm has an empty summary")
+	}
+}

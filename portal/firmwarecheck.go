@@ -81,7 +81,7 @@ func checkFirmwareELF(r io.ReaderAt, size int64, class, arch string) (note strin
 			continue
 		}
 		if f.Machine == want.machine && f.Class == want.class {
-			return "", nil
+			return "", checkARMCPU(f, class)
 		}
 		needs = append(needs, fmt.Sprintf("%s (%s, %s)", a, want.machine, want.class))
 	}

@@ -169,3 +169,60 @@ func digitRun(s string) int {
 	}
 	return i
 }
+
+// timeScale is one time unit for a whole column: its name and how many nanoseconds it holds.
+type timeScale struct {
+	name     string
+	ns       float64
+	decimals int
+}
+
+var timeScales = []timeScale{{"s", 1e9, 3}, {"ms", 1e6, 3}, {"µs", 1e3, 2}, {"ns", 1, 0}}
+
+// columnTimeScale picks one time unit for a column of nanosecond values, so a column never
+// mixes ns and µs: the unit FormatNanoseconds would give its smallest non-zero magnitude, so
+// no row loses a digit it would have had alone (larger rows have their digits grouped).
+func columnTimeScale(ns ...float64) timeScale {
+	small := math.Inf(1)
+	for _, v := range ns {
+		if a := math.Abs(v); a > 0 && a < small && !math.IsInf(a, 0) && !math.IsNaN(a) {
+			small = a
+		}
+	}
+	for _, t := range timeScales {
+		if small >= t.ns && !math.IsInf(small, 1) {
+			return t
+		}
+	}
+	return timeScales[len(timeScales)-1]
+}
+
+// format prints a nanosecond value in the column's unit: the unit's usual decimals, the
+// whole part's digits grouped ("1,204.50 µs").
+func (t timeScale) format(ns float64) string {
+	if math.IsInf(ns, 0) || math.IsNaN(ns) {
+		return strconv.FormatFloat(ns, 'f', -1, 64) + " " + t.name
+	}
+	s := strconv.FormatFloat(math.Abs(ns/t.ns), 'f', t.decimals, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return s + " " + t.name
+	}
+	out := groupDigits(n)
+	if frac != "" {
+		out += "." + frac
+	}
+	if ns < 0 && strings.Trim(s, "0.") != "" {
+		out = "-" + out
+	}
+	return out + " " + t.name
+}
+
+// publishedNanoseconds converts a published time figure to nanoseconds, for display beside
+// measured times; ok is false for a figure that is not a time.
+func publishedNanoseconds(v float64, unit string) (float64, bool) {
+	scale := map[string]float64{"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+	f, ok := scale[unit]
+	return v * f, ok
+}

@@ -135,3 +135,31 @@ func TestHighlightTiesShareARank(t *testing.T) {
 		t.Errorf("highlight ranks %v, want [1 1 3]", ranks)
 	}
 }
+
+// A ranking's column has one time unit (never 800 ns above 1.50 ms), and a published figure
+// printed in seconds reads in the measured rankings' unit with the paper's own text beside it.
+func TestOneTimeUnitPerColumn(t *testing.T) {
+	st := []Standing{
+		{Board: "a", Unit: "ns", Median: 800, P25: 790, P75: 810, group: "g", Rank: 1},
+		{Board: "b", Unit: "ns", Median: 1.5e6, P25: 1.4e6, P75: 1.6e6, group: "g", Rank: 2},
+	}
+	g := leaderGroups(st)
+	if len(g) != 1 || len(g[0].Rows) != 2 {
+		t.Fatalf("groups: %+v", g)
+	}
+	if got := g[0].Rows[0].Median + " | " + g[0].Rows[1].Median; got != "800 ns | 1,500,000 ns" {
+		t.Errorf("a column mixes units or loses digits: %q", got)
+	}
+	lb := Leaderboard{Measured: []Standing{{Unit: "ns", Median: 12000}},
+		Published: []Standing{{Unit: "s", Median: 0.000012345, ValueText: "0.000012345"}, {Unit: "cycles", Median: 5, ValueText: "5"}}}
+	rows := publishedRows(lb)
+	if rows[0].Value != "12.35 µs" || rows[0].Original != "0.000012345 s" {
+		t.Errorf("published seconds under µs rankings: %+v", rows[0])
+	}
+	if rows[1].Value != "5 cycles" || rows[1].Original != "" {
+		t.Errorf("a published count is not a time and stays as printed: %+v", rows[1])
+	}
+	if s := columnTimeScale(0, 999.4e3).format(-0.004); s != "0.00 µs" {
+		t.Errorf("a value rounding to zero keeps no sign: %q", s)
+	}
+}

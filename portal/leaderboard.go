@@ -384,19 +384,48 @@ func (s *Server) leaderboardPage(c echo.Context) error {
 	}
 	v.Groups = leaderGroups(lb.Measured)
 	v.Empty = noMeasurement(alg, op, metric)
-	for _, p := range lb.Published {
-		n := ""
-		if p.N > 0 {
-			n = strconv.Itoa(p.N)
-		}
-		v.Published = append(v.Published, templates.PublishedRow{Paper: p.Paper, Board: p.Board, Value: p.ValueText, Unit: p.Unit, Stat: p.Statistic,
-			N: n, Scenario: p.Scenario, Source: p.Source, Library: p.Library})
-	}
+	v.Published = publishedRows(lb)
 	q := url.Values{"algorithm": {alg}, "operation": {op}, "metric": {metric}}
 	v.JSON = "/api/v1/leaderboards?" + q.Encode()
 	q.Set("format", "csv")
 	v.CSV = "/api/v1/leaderboards?" + q.Encode()
 	return s.render(c, http.StatusOK, templates.LeaderboardPage(v))
+}
+
+// publishedRows are the published figures beside a leaderboard. Times are shown in one unit
+// for the whole column, the unit the measured times beside them use where there are any (a
+// paper's "0.000012345 s" reads as "12.35 µs" under µs rankings), the figure as printed
+// beside it: converted for display only, never rounded into a different number's place.
+func publishedRows(lb Leaderboard) []templates.PublishedRow {
+	var times []float64
+	for _, m := range lb.Measured {
+		if artifacts.Unit(m.Unit) == artifacts.UnitNanoseconds {
+			times = append(times, m.Median)
+		}
+	}
+	if len(times) == 0 {
+		for _, p := range lb.Published {
+			if ns, ok := publishedNanoseconds(p.Median, p.Unit); ok {
+				times = append(times, ns)
+			}
+		}
+	}
+	scale := columnTimeScale(times...)
+	var out []templates.PublishedRow
+	for _, p := range lb.Published {
+		n := ""
+		if p.N > 0 {
+			n = strconv.Itoa(p.N)
+		}
+		printed := strings.TrimSpace(p.ValueText + " " + p.Unit)
+		row := templates.PublishedRow{Paper: p.Paper, Board: p.Board, Value: printed, Stat: p.Statistic,
+			N: n, Scenario: p.Scenario, Source: p.Source, Library: p.Library}
+		if ns, ok := publishedNanoseconds(p.Median, p.Unit); ok && p.Unit != scale.name {
+			row.Value, row.Original = scale.format(ns), printed
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 // noMeasurement says why a leaderboard has no row: which runs would measure the metric, and
@@ -421,11 +450,20 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 		j := i
 		g := templates.LeaderGroup{Title: st[i].groupTitle, Unit: st[i].Unit, Method: st[i].Method, Declared: st[i].ClassStatus != artifacts.ClassVerified}
 		var rows []plot.Row
+		format := func(v float64) string { return human(v, g.Unit) }
+		if artifacts.Unit(g.Unit) == artifacts.UnitNanoseconds {
+			// One time unit for the whole ranking: never ns in one row and µs in the next.
+			var vals []float64
+			for k := i; k < len(st) && st[k].group == st[i].group; k++ {
+				vals = append(vals, st[k].Median, st[k].P25, st[k].P75)
+			}
+			format = columnTimeScale(vals...).format
+		}
 		for ; j < len(st) && st[j].group == st[i].group; j++ {
 			r := st[j]
 			g.Rows = append(g.Rows, templates.LeaderRow{Rank: r.Rank, Board: r.Board, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
 				Implementation: implementationText(r.Implementation),
-				Median:         human(r.Median, r.Unit), P25: human(r.P25, r.Unit), P75: human(r.P75, r.Unit), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
+				Median:         format(r.Median), P25: format(r.P25), P75: format(r.P75), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
 			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ", " + implementationText(r.Implementation) + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})
 		}
 		g.Plot = plot.Layout(rows, cmp.Or(st[i].quantity, unitTitle(g.Unit)), func(v float64) string { return axisLabel(v, g.Unit) })

@@ -125,6 +125,9 @@ func (s *Server) experimentPage(c echo.Context) error {
 		return err
 	}
 	for _, f := range fw {
+		if !f.WithdrawnAt.IsZero() {
+			continue // withdrawn: a new job may not name it
+		}
 		v.Firmware = append(v.Firmware, templates.FirmwareOption{Digest: f.Digest, BoardClass: f.BoardClass,
 			Label: fmt.Sprintf("%s for %s (%s, %s)", artifacts.ShortDigest(f.Digest), f.BoardClass, f.Filename, f.Toolchain)})
 	}
@@ -203,12 +206,15 @@ func (s *Server) rerunFirmware(ctx context.Context, base *artifacts.Manifest, bo
 		if f.BoardClass != board {
 			return "", fault.New(fault.Invalid, "firmware %s is built for %s, not %s", artifacts.ShortDigest(firmware), f.BoardClass, board)
 		}
+		if !f.WithdrawnAt.IsZero() {
+			return "", fault.New(fault.Invalid, "firmware %s was withdrawn on %s: %s; choose another build", artifacts.ShortDigest(firmware), when(f.WithdrawnAt), f.Withdrawn)
+		}
 		return firmware, nil
 	}
 	if opts[i].NeedsFirmware && base.Spec.Firmware != "" {
 		// The manifest pins a build: use it when the portal stores it; otherwise the runner
 		// uses its own build, whose digest the result records.
-		if _, err := s.store.FirmwareBuild(ctx, base.Spec.Firmware); err == nil {
+		if f, err := s.store.FirmwareBuild(ctx, base.Spec.Firmware); err == nil && f.WithdrawnAt.IsZero() {
 			return base.Spec.Firmware, nil
 		}
 	}

@@ -27,11 +27,15 @@ func (s *Server) firmwarePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, signed := currentUser(c)
+	u, signed := currentUser(c)
 	v := templates.FirmwareView{Page: s.page(c, "Firmware"), SignedIn: signed, MaxBytes: bytesHuman(s.cfg.MaxFirmwareBytes)}
+	if signed && !mayUploadFirmware(u) {
+		v.Role = string(u.Role)
+	}
 	for _, f := range fw {
 		v.Builds = append(v.Builds, templates.FirmwareRow{Digest: f.Digest, Filename: f.Filename, Size: bytesHuman(f.Size), BoardClass: f.BoardClass,
-			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt)})
+			Toolchain: f.Toolchain, Libraries: f.Libraries, SourceURL: f.SourceURL, SourceCommit: f.SourceCommit, UploadedBy: f.UploadedBy, When: when(f.CreatedAt),
+			Withdrawn: withdrawnText(f), CanWithdraw: signed && f.WithdrawnAt.IsZero() && (u.Role == store.RoleAdmin || (f.UploaderID != 0 && u.ID == f.UploaderID))})
 	}
 	for _, b := range s.catalog.Boards {
 		v.Classes = append(v.Classes, b.Slug)
@@ -61,7 +65,7 @@ func (s *Server) uploadFirmware(c echo.Context) error {
 	case !strings.HasPrefix(f.SourceURL, "https://") && !strings.HasPrefix(f.SourceURL, "http://") || len(f.SourceURL) > 500:
 		return fault.New(fault.Invalid, "the source URL must be an http(s) URL")
 	case !commitRE.MatchString(f.SourceCommit):
-		return fault.New(fault.Invalid, "the source commit must be a hex commit id")
+		return fault.New(fault.Invalid, "the source commit must be 7 to 64 lower-case hexadecimal digits (the hash git rev-parse HEAD prints, full or abbreviated), got %q", f.SourceCommit[:min(len(f.SourceCommit), 80)])
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
@@ -137,6 +141,14 @@ func (s *Server) boardArch(class string) string {
 	return ""
 }
 
+// withdrawnText says when and why a build was withdrawn ("" while it is not).
+func withdrawnText(f store.Firmware) string {
+	if f.WithdrawnAt.IsZero() {
+		return ""
+	}
+	return "withdrawn " + when(f.WithdrawnAt) + ": " + f.Withdrawn
+}
+
 func sanitizeName(n string) string {
 	n = n[strings.LastIndexAny(n, `/\`)+1:]
 	n = strings.Map(func(r rune) rune {
@@ -152,6 +164,35 @@ func sanitizeName(n string) string {
 		n = "firmware.bin"
 	}
 	return n
+}
+
+// withdrawFirmware withdraws a build, with the reason given: by the administrator or the
+// account that uploaded it. New jobs naming it are refused with that reason; the file stays
+// downloadable for the runs that used it.
+func (s *Server) withdrawFirmware(c echo.Context) error {
+	ctx := c.Request().Context()
+	d := c.Param("digest")
+	if !blob.ValidDigest(d) {
+		return fault.New(fault.NotFound, "no firmware %q", d)
+	}
+	f, err := s.store.FirmwareBuild(ctx, d)
+	if err != nil {
+		return err
+	}
+	if u, _ := currentUser(c); u.Role != store.RoleAdmin && (f.UploaderID == 0 || u.ID != f.UploaderID) {
+		return fault.New(fault.Forbidden, "only the administrator or the account that uploaded firmware %s can withdraw it", artifacts.ShortDigest(d))
+	}
+	reason := strings.Join(strings.Fields(c.FormValue("reason")), " ")
+	switch {
+	case reason == "":
+		return fault.New(fault.Invalid, "say why the build is withdrawn: the reason is shown to whoever asks for it")
+	case len(reason) > 500:
+		return fault.New(fault.Invalid, "the reason is %d characters; at most 500", len(reason))
+	}
+	if err := s.store.WithdrawFirmware(ctx, d, reason); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/firmware")
 }
 
 func (s *Server) firmwareDownload(c echo.Context) error {

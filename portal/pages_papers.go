@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -84,14 +85,26 @@ func refGroups(p *experiments.Paper, rows []experiments.Row, inline int) ([]temp
 		}
 		g := &out[i]
 		g.Rows++
-		if !slices.Contains(g.Algorithms, r.Algorithm) {
-			g.Algorithms = append(g.Algorithms, r.Algorithm)
+		if a := refAlgorithm(r); !slices.Contains(g.Algorithms, a) {
+			g.Algorithms = append(g.Algorithms, a)
 		}
 		if show {
 			g.Refs = append(g.Refs, refRow(r))
 		}
 	}
 	return out, show
+}
+
+// noAlgorithm names, in a list of a reference group's algorithms, the figures of no algorithm
+// (paper002's idle power of a whole board): never an empty entry.
+const noAlgorithm = "whole-board figures (no algorithm)"
+
+// refAlgorithm is a reference row's algorithm as its group lists it.
+func refAlgorithm(r experiments.Row) string {
+	if strings.TrimSpace(r.Algorithm) == "" {
+		return noAlgorithm
+	}
+	return r.Algorithm
 }
 
 func refRow(r experiments.Row) templates.RefRow {
@@ -116,10 +129,11 @@ func (s *Server) paperReference(c echo.Context) error {
 		if b, l := refKey(r); b != board || l != library {
 			continue
 		}
-		i := slices.IndexFunc(v.Algorithms, func(g templates.RefGroup) bool { return g.Algorithms[0] == r.Algorithm })
+		a := refAlgorithm(r)
+		i := slices.IndexFunc(v.Algorithms, func(g templates.RefGroup) bool { return g.Algorithms[0] == a })
 		if i < 0 {
 			i = len(v.Algorithms)
-			v.Algorithms = append(v.Algorithms, templates.RefGroup{Board: board, Library: library, Algorithms: []string{r.Algorithm}})
+			v.Algorithms = append(v.Algorithms, templates.RefGroup{Board: board, Library: library, Algorithms: []string{a}})
 		}
 		v.Algorithms[i].Rows++
 		v.Algorithms[i].Refs = append(v.Algorithms[i].Refs, refRow(r))

@@ -7,26 +7,32 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
 )
 
 // listParams are the query parameters of the run and job lists, in the order links carry them.
-var listParams = []string{"paper", "experiment", "kind", "algorithm", "board", "assurance", "method", "submitter", "state", "from", "to", "limit"}
+var listParams = []string{"paper", "experiment", "kind", "algorithm", "board", "assurance", "origin", "method", "submitter", "state", "from", "to", "limit"}
 
 // jobOnly and runOnly name the filters that apply to one list only.
 var (
-	runOnly = []string{"kind", "algorithm", "assurance", "submitter"}
+	runOnly = []string{"kind", "algorithm", "assurance", "origin", "submitter"}
 	jobOnly = []string{"state"}
 )
 
 const dateLayout = "2006-01-02"
+
+// runOrigins are who can have run a published run: the portal's runners, a community
+// submitter, or a local run submitted as a bundle.
+var runOrigins = []string{attest.OriginPortalRunner, attest.OriginCommunity, attest.OriginLocal}
 
 // listQuery reads a list's filters, cursor and page size from the query. jobs selects the
 // job list's filters; a filter the list does not have is refused by name. defLimit is the
@@ -56,6 +62,10 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.Lis
 	f.BoardClass, f.Level, f.Method, f.Submitter, f.State = keep.Get("board"), keep.Get("assurance"), keep.Get("method"), keep.Get("submitter"), keep.Get("state")
 	if f.Level != "" && !slices.Contains([]artifacts.Level{artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware}, artifacts.Level(f.Level)) {
 		return f, nil, fault.New(fault.Invalid, "filter assurance: %q is not host, emulated or hardware", f.Level)
+	}
+	f.Origin = keep.Get("origin")
+	if f.Origin != "" && !slices.Contains(runOrigins, f.Origin) {
+		return f, nil, fault.New(fault.Invalid, "filter origin: %q is not %s", f.Origin, strings.Join(runOrigins, ", "))
 	}
 	if f.State != "" && !slices.Contains([]string{store.JobQueued, store.JobRunning, store.JobPublished, store.JobFailed}, f.State) {
 		return f, nil, fault.New(fault.Invalid, "filter state: %q is not queued, running, published or failed", f.State)
@@ -163,6 +173,7 @@ func (s *Server) runsPage(c echo.Context) error {
 		filterSelect("kind", "Kind", facets.Kinds, f.Kind),
 		filterSelect("board", "Board class", facets.Boards, f.BoardClass),
 		filterSelect("assurance", "Assurance", facets.Levels, f.Level),
+		filterSelect("origin", "Origin (who ran it)", runOrigins, f.Origin),
 		filterSelect("method", "Method", facets.Methods, f.Method),
 	}
 	v.Algorithms = algs

@@ -430,8 +430,24 @@ func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, 
 }
 
 // CreateEnrolToken creates a runner enrolment token (for the local runner and tools) that
-// enrols one runner within ttl.
+// enrols one runner within ttl. It replaces the tokens made here earlier under the same label
+// that are still usable (serve mints one at every start): they are revoked, so /admin never
+// lists a pile of "usable" tokens nobody holds any more.
 func (s *Server) CreateEnrolToken(ctx context.Context, label string, ttl time.Duration) (string, error) {
+	old, err := s.store.EnrolTokens(ctx)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	for _, t := range old {
+		// Only single-use, expiring tokens of this label are this method's: an
+		// administrator's token is never touched.
+		if usable, _ := t.Usable(now); usable && t.Label == label && t.MaxUses == 1 && !t.Expires.IsZero() {
+			if err := s.store.RevokeEnrolToken(ctx, t.ID); err != nil {
+				return "", err
+			}
+		}
+	}
 	tok := token.New("pqe")
 	if _, err := s.store.CreateEnrolToken(ctx, label, token.Hash(tok), 0, store.EnrolTokenOptions{MaxUses: 1, Expires: time.Now().Add(ttl)}); err != nil {
 		return "", err

@@ -601,3 +601,33 @@ func TestStartRefusesEmptyOrDamagedDatabase(t *testing.T) {
 		}
 	})
 }
+
+// Every serve start mints an enrolment token for its local runner; the previous start's, never
+// used, is revoked rather than left "usable" on /admin. An administrator's token of the same
+// label (not single-use, not expiring) is left alone.
+func TestLocalRunnerTokenReplacesThePreviousStarts(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	ctx := context.Background()
+	st := p.Server.Store()
+	if _, err := st.CreateEnrolToken(ctx, "local runner", portal.HashToken("pqe_admins-own-0123456789abcdef"), 0, store.EnrolTokenOptions{MaxUses: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := p.Server.CreateEnrolToken(ctx, "local runner", 10*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toks, err := st.EnrolTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usable := map[int]int{}
+	for _, tk := range toks {
+		if ok, _ := tk.Usable(time.Now()); ok && tk.Label == "local runner" {
+			usable[tk.MaxUses]++
+		}
+	}
+	if usable[1] != 1 || usable[5] != 1 {
+		t.Errorf("after three starts: %d usable local-runner tokens minted by serve (want 1), %d of the administrator's (want 1)", usable[1], usable[5])
+	}
+}

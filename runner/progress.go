@@ -79,6 +79,12 @@ func (p *Progress) draw(force bool) {
 	if p.Bound > 0 {
 		eta += fmt.Sprintf(" (budget %v)", p.Bound.Round(time.Second))
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d cells  %s  %s (%d/%d)", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		p.done, p.total, eta, p.current, p.iter, p.req)
+	// The iteration count is shown once the cell has said how many it will run: before its
+	// first iteration "(0/0)" would read as a cell of no iterations.
+	iters := ""
+	if p.req > 0 {
+		iters = fmt.Sprintf(" (%d/%d)", p.iter, p.req)
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d cells  %s  %s%s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		p.done, p.total, eta, p.current, iters)
 }

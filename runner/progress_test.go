@@ -12,6 +12,9 @@ func TestProgressBar(t *testing.T) {
 	var buf bytes.Buffer
 	p := NewProgress(&buf)
 	p.CellStarted(0, 2, artifacts.CellRef{Algorithm: "ML-KEM-768", Operation: "encaps"})
+	if first := buf.String(); strings.Contains(first, "(0/0)") {
+		t.Fatalf("a cell that has not started iterating shows an iteration count of zero: %q", first)
+	}
 	p.Iteration(0, 50, 100)
 	p.CellDone(0, 2, artifacts.Cell{})
 	out := buf.String()

@@ -28,9 +28,11 @@ type LeaderGroup struct {
 	Plot     *plot.Figure
 }
 
-// PublishedRow is a published reference number, labelled as such.
+// PublishedRow is a published reference number, labelled as such. Value carries its unit;
+// a time is shown in the column's one unit, and Original then holds the figure exactly as
+// the paper printed it (value and unit), shown beside it.
 type PublishedRow struct {
-	Paper, Board, Value, Unit, Stat, N, Scenario, Source, Library string
+	Paper, Board, Value, Original, Stat, N, Scenario, Source, Library string
 }
 
 // countOrDash prints a sample count, or "–" where the metric has none (a stack high-water

@@ -49,11 +49,19 @@ func Format(kind, source string, problems []Problem) string {
 type Checker struct {
 	Root     *yaml.Node
 	Problems []Problem
+	// undecoded holds the lines whose value did not decode (already reported): a rule about
+	// the zero value left there would report the same line a second time.
+	undecoded map[int]bool
 }
 
-// Add records a problem with the field at path (a dotted path like "spec.algorithms[2]").
+// Add records a problem with the field at path (a dotted path like "spec.algorithms[2]"),
+// unless the value on that line did not decode and is reported as such already.
 func (c *Checker) Add(path, format string, args ...any) {
-	c.Problems = append(c.Problems, Problem{Line: c.Line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+	line := c.Line(path)
+	if line > 0 && c.undecoded[line] {
+		return
+	}
+	c.Problems = append(c.Problems, Problem{Line: line, Field: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // Line finds the line of a dotted path like "spec.algorithms[2]" in the parsed document: the
@@ -102,7 +110,10 @@ func mapEntry(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 // mapping (shape says what it holds, for the message), reports its unknown fields against
 // into's type, and decodes it into into. It returns a Checker holding the problems so far,
 // rooted at the top-level mapping, and whether into was decoded (the document's own rules
-// run only then). A document that cannot be parsed returns a Checker without a Root.
+// run only then). A value of the wrong type does not stop the rest: the other fields are
+// decoded, decoded is true, and the document's rules then report every other problem in the
+// same pass (none again on the line that did not decode). A document that cannot be parsed
+// returns a Checker without a Root.
 func Decode(data []byte, kind, shape string, into any) (c *Checker, decoded bool) {
 	root, problems := ParseBounded(data, kind)
 	if problems != nil {
@@ -117,9 +128,13 @@ func Decode(data []byte, kind, shape string, into any) (c *Checker, decoded bool
 	if err := doc.Decode(into); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
+			c.undecoded = map[int]bool{}
 			for _, e := range te.Errors {
-				c.Problems = append(c.Problems, Problem{Line: ErrLine(errors.New(e)), Field: "(value)", Msg: CleanErr(errors.New(e))})
+				line := ErrLine(errors.New(e))
+				c.undecoded[line] = true
+				c.Problems = append(c.Problems, Problem{Line: line, Field: "(value)", Msg: CleanErr(errors.New(e))})
 			}
+			return c, true
 		} else {
 			c.Problems = append(c.Problems, Problem{Line: ErrLine(err), Field: "(value)", Msg: CleanErr(err)})
 		}

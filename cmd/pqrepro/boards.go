@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"pqrepro/experiments"
+	"pqrepro/portal"
 	"pqrepro/runner"
 	"pqrepro/runner/boards"
 	"pqrepro/runner/serialport"
@@ -47,8 +49,29 @@ func selectBoard(ctx context.Context, name, mapFile, firmwareDir, firmware, host
 	if err != nil {
 		return nil, "", usageError{err.Error()}
 	}
+	if firmware != "" {
+		// An ELF for another board is named as such before anything boots it (booting it
+		// fails later with an unrelated QMP or serial error).
+		if err := portal.CheckFirmwareFile(firmware, e.Info.Class, catalogArch(e.Info.Class)); err != nil {
+			return nil, "", err
+		}
+	}
 	b, err := e.Board(firmware)
 	return b, e.Info.Class, err
+}
+
+// catalogArch is the board catalogue's architecture for a class ("" when it names none).
+func catalogArch(class string) string {
+	cat, err := experiments.Load()
+	if err != nil {
+		return ""
+	}
+	for _, b := range cat.Boards {
+		if b.Slug == class {
+			return b.Arch
+		}
+	}
+	return ""
 }
 
 func cmdBoards(ctx context.Context, args []string, stdout io.Writer) error {

@@ -137,6 +137,31 @@ func TestRunStopsOnFirmwareMismatch(t *testing.T) {
 	}
 }
 
+// TestRunRefusesFirmwareOfAnotherBoard: the micro:bit's firmware given to the Cortex-M4 board
+// used to boot and fail with "identify board: QMP cont: … connection reset by peer"; the run
+// now stops first, saying which board the ELF is for: from the build's metadata.json beside
+// it, or, alone, from the CPU its build attributes name.
+func TestRunRefusesFirmwareOfAnotherBoard(t *testing.T) {
+	mps2, _ := qemu.LookupMachine("qemu-mps2-an386")
+	microbit, _ := qemu.LookupMachine("qemu-microbit")
+	fwDir := emulatedFirmware(t, microbit)
+	built := filepath.Join(fwDir, microbit.Class, "pqrepro-fw.elf")
+	alone := filepath.Join(t.TempDir(), "pqrepro-fw.elf")
+	elf, _ := os.ReadFile(built)
+	os.WriteFile(alone, elf, 0o644)
+	for fw, want := range map[string]string{
+		built: "this ELF is for qemu-microbit (its build's metadata.json",
+		alone: "this ELF is for pico-w or qemu-microbit: it is built for Armv6S-M",
+	} {
+		out := filepath.Join(t.TempDir(), "bundle")
+		code, stdout, stderr := pq(t, "run", "paper001/mlkem", "--board", mps2.Class, "--firmware", fw,
+			"--iterations", "2", "--keys", filepath.Join(t.TempDir(), "keys"), "--out", out, "--quiet")
+		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "QMP") {
+			t.Errorf("%s on %s: exit %d, want %q\n%s\n%s", fw, mps2.Class, code, want, stdout, stderr)
+		}
+	}
+}
+
 func TestBoardsCommand(t *testing.T) {
 	code, stdout, stderr := pq(t, "boards", "--firmware-dir", t.TempDir())
 	if code != 0 {

@@ -168,15 +168,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := database.OpenPortal(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+	// Bind first: opening the portal makes the log's key on first start, named by the
+	// address, and a start that cannot bind must not leave a log named for a port it never
+	// served on.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	srv, err := database.OpenPortal(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer srv.Close()
 	base := "http://" + loopback(ln.Addr())
 	printServeBanner(stdout, cfg, srv, base)
 	tok, err := srv.SetupAdmin(ctx)

@@ -2,6 +2,10 @@ package main
 
 import (
 	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,5 +28,25 @@ func TestServeConfigProxiesAndTimeouts(t *testing.T) {
 	}
 	if _, _, err := serveConfig([]string{"--write-timeout", "10s"}, io.Discard); err == nil {
 		t.Error("a write timeout shorter than the long poll was accepted")
+	}
+}
+
+// A first start that cannot bind leaves nothing behind: the log's key, named by the address,
+// used to be made before the bind failed, and named the log for that port for good.
+func TestServeThatCannotBindMakesNoLog(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	data := t.TempDir()
+	code, _, stderr := pq(t, "serve", "--addr", busy.Addr().String(), "--data", data, "--no-local-runner")
+	if code == 0 || !strings.Contains(stderr, "listen on "+busy.Addr().String()) {
+		t.Fatalf("serve on a busy port: exit %d\n%s", code, stderr)
+	}
+	for _, f := range []string{"log.skey", "portal.db"} {
+		if _, err := os.Stat(filepath.Join(data, f)); err == nil {
+			t.Errorf("a start that could not bind left %s", f)
+		}
 	}
 }

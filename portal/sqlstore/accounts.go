@@ -263,14 +263,33 @@ func (s *DB) AddFirmware(ctx context.Context, f store.Firmware, by int64) error 
 	return nil
 }
 
-const firmwareCols = `f.digest, f.filename, f.size, f.board_class, f.toolchain, f.libraries, f.source_url, f.source_commit, COALESCE(u.name, ''), f.created_at`
+const firmwareCols = `f.digest, f.filename, f.size, f.board_class, f.toolchain, f.libraries, f.source_url, f.source_commit, COALESCE(u.name, ''), f.created_at,
+	COALESCE(f.uploaded_by, 0), f.withdrawn_at, f.withdrawn_reason`
 
 func scanFirmware(sc interface{ Scan(...any) error }) (store.Firmware, error) {
 	var f store.Firmware
-	var c sql.NullInt64
-	err := sc.Scan(&f.Digest, &f.Filename, &f.Size, &f.BoardClass, &f.Toolchain, &f.Libraries, &f.SourceURL, &f.SourceCommit, &f.UploadedBy, &c)
-	f.CreatedAt = fromMS(c)
+	var c, w sql.NullInt64
+	err := sc.Scan(&f.Digest, &f.Filename, &f.Size, &f.BoardClass, &f.Toolchain, &f.Libraries, &f.SourceURL, &f.SourceCommit, &f.UploadedBy, &c,
+		&f.UploaderID, &w, &f.Withdrawn)
+	f.CreatedAt, f.WithdrawnAt = fromMS(c), fromMS(w)
 	return f, err
+}
+
+// WithdrawFirmware marks a build withdrawn, with the reason: new jobs naming it are refused.
+// Its file and the runs that used it stay. Withdrawing it again is a conflict.
+func (s *DB) WithdrawFirmware(ctx context.Context, digest, reason string) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE firmware SET withdrawn_at = ?, withdrawn_reason = ? WHERE digest = ? AND withdrawn_at IS NULL`, ms0(s.Now()), reason, digest)
+	if err != nil {
+		return fmt.Errorf("withdraw firmware: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.FirmwareBuild(ctx, digest); err != nil {
+			return err
+		}
+		return fault.New(fault.Conflict, "firmware %s is withdrawn already", digest)
+	}
+	s.changed(ctx, genWork)
+	return nil
 }
 
 // FirmwareBuild returns one firmware build.

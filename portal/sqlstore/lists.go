@@ -178,6 +178,11 @@ func runKeyset(f store.ListFilter, subID int64) keyset {
 				k.testParams = append(k.testParams, subID)
 			}
 		}
+		if f.Origin != "" {
+			// No index leads with the origin (three values): tested per examined row.
+			k.test = append(k.test, "r.origin = ?")
+			k.testParams = append(k.testParams, f.Origin)
+		}
 		if f.Algorithm != "" {
 			// Cells of one run are probed on cells_run_algorithm: a few rows per run. A scalar
 			// subquery, not EXISTS, which PostgreSQL may turn into a hash of every cell of the

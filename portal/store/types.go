@@ -76,7 +76,12 @@ type Firmware struct {
 	SourceURL    string
 	SourceCommit string
 	UploadedBy   string
-	CreatedAt    time.Time
+	// UploaderID is the uploading account's id (0 when unknown).
+	UploaderID int64
+	CreatedAt  time.Time
+	// WithdrawnAt is when the build was withdrawn (zero while it is not), Withdrawn why.
+	WithdrawnAt time.Time
+	Withdrawn   string
 }
 
 // LogLimits bound what the store keeps of job logs. Beyond AttemptBytes (or MaxChunks chunks)
@@ -236,6 +241,8 @@ func ParseCursor(s string) (Cursor, error) {
 // run's publication (the job's creation) time: From <= t < To; zero times are unbounded.
 type ListFilter struct {
 	Paper, Experiment, Kind, Algorithm, BoardClass, Level, Method, State string
+	// Origin is who ran a run: portal-runner, community or local (attest's origins).
+	Origin string
 	// Submitter is an account name (case-insensitive); runs it submitted match.
 	Submitter string
 	From, To  time.Time

@@ -345,7 +345,8 @@ func testSubmitterKeys(e *env) {
 	e.wantKind(e.st.RevokeSubmitterKey(e.ctx, k.ID), fault.NotFound, "revoking twice")
 }
 
-// testFirmware: a build is stored once and listed by board class, newest first.
+// testFirmware: a build is stored once and listed by board class, newest first, and can be
+// withdrawn once with its reason.
 func testFirmware(e *env) {
 	u := e.user("gina", store.RoleSubmitter)
 	f := store.Firmware{Digest: "sha256:fw1", Filename: "fw.elf", Size: 12345, BoardClass: "pico-w", Toolchain: "gcc 14", Libraries: "mbedtls 3.6",
@@ -358,9 +359,16 @@ func testFirmware(e *env) {
 	got, err := e.st.FirmwareBuild(e.ctx, "sha256:fw1")
 	e.must(err, "firmware build")
 	want := f
-	want.UploadedBy, want.CreatedAt = "gina", got.CreatedAt
+	want.UploadedBy, want.UploaderID, want.CreatedAt = "gina", u.ID, got.CreatedAt
 	if got != want || got.CreatedAt.IsZero() {
 		e.Fatalf("firmware %+v, want %+v", got, want)
+	}
+	// Withdrawn once, with its reason; again is a conflict, an unknown build not found.
+	e.must(e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "miscompiled"), "withdraw")
+	e.wantKind(e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "again"), fault.Conflict, "withdrawing twice")
+	e.wantKind(e.st.WithdrawFirmware(e.ctx, "sha256:none", "x"), fault.NotFound, "withdrawing an unknown build")
+	if w, err := e.st.FirmwareBuild(e.ctx, "sha256:fw2"); err != nil || w.WithdrawnAt.IsZero() || w.Withdrawn != "miscompiled" {
+		e.Fatalf("withdrawn build %+v, %v", w, err)
 	}
 	_, err = e.st.FirmwareBuild(e.ctx, "sha256:none")
 	e.wantKind(err, fault.NotFound, "unknown firmware")
