@@ -55,6 +55,16 @@ func TestActivityStoppedBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(pid, syscall.SIGSTOP)
+	// The stop takes effect when the kernel next handles the process, which a loaded machine
+	// can delay past the retry interval: the request goes out only to a board that is stopped.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if a, err := ProcessActivity(pid)(); err == nil && a.Paused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the board's process never showed as stopped")
+		}
+	}
 	go func() {
 		time.Sleep(2 * time.Second)
 		syscall.Kill(pid, syscall.SIGCONT)
