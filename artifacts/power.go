@@ -92,15 +92,9 @@ func FormatPower(p *Power) []byte {
 // non-negative; at most MaxPowerSamples per window and MaxCells load windows. Errors name the
 // line and the column.
 func ParsePower(data []byte) (*Power, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
-	r.FieldsPerRecord = len(PowerHeader)
-	head, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: empty (want the header %v)", FilePower, PowerHeader)
-	}
+	r, head, err := csvHead(data, FilePower, PowerHeader, len(PowerHeader))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", FilePower, err)
+		return nil, err
 	}
 	if !slices.Equal(head, PowerHeader) {
 		return nil, fmt.Errorf("%s line 1: header %v, want %v", FilePower, head, PowerHeader)

@@ -64,14 +64,9 @@ var (
 func ParseSamples(data []byte) (Samples, error) {
 	s := Samples{Values: map[CellKey][]float64{}, Energy: map[CellKey][]float64{}, Units: map[CellKey]Unit{},
 		Rounds: map[CellKey][]int{}, Offsets: map[CellKey][]float64{}}
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
-	head, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return s, fmt.Errorf("%s: empty (want the header %v)", FileSamples, SamplesHeader)
-	}
+	r, head, err := csvHead(data, FileSamples, SamplesHeader, 0)
 	if err != nil {
-		return s, fmt.Errorf("%s: %w", FileSamples, err)
+		return s, err
 	}
 	cols := len(head)
 	if (cols != 5 && cols != 6 && cols != 8) || !slices.Equal(head, SamplesRoundsHeader[:cols]) {
@@ -158,3 +153,20 @@ func (s *Samples) parseRound(round, offset string, k CellKey, energy bool, it in
 
 // InRounds reports whether a cell's samples were taken in rounds.
 func (s Samples) InRounds(k CellKey) bool { return len(s.Rounds[k]) > 0 }
+
+// csvHead opens one of a bundle's CSV files: a reader that reuses its records (fields, when
+// above zero, fixes every row's width, the header's included) and the header row. An empty
+// file or an unreadable header is an error naming the file and the header wanted.
+func csvHead(data []byte, file string, want []string, fields int) (*csv.Reader, []string, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.ReuseRecord = true
+	r.FieldsPerRecord = fields
+	head, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil, fmt.Errorf("%s: empty (want the header %v)", file, want)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return r, head, nil
+}

@@ -1,7 +1,6 @@
 package artifacts
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -578,14 +577,9 @@ func WriteTLSRows(w *csv.Writer, k CellKey, series []TLSSeries) error {
 // series and side, at most MaxSamplesPerCell of them; errors name the line and the column.
 func ParseTLSSamples(data []byte) (map[CellKey]map[TLSSeriesKey][]float64, error) {
 	out := map[CellKey]map[TLSSeriesKey][]float64{}
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
-	head, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: empty (want the header %v)", FileTLS, TLSHeader)
-	}
+	r, head, err := csvHead(data, FileTLS, TLSHeader, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", FileTLS, err)
+		return nil, err
 	}
 	if !slices.Equal(head, TLSHeader) {
 		return nil, fmt.Errorf("%s line 1: header %v, want %v", FileTLS, head, TLSHeader)

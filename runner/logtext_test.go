@@ -2,7 +2,6 @@ package runner_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -19,6 +18,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/logtext"
+	"pqrepro/internal/lockedio"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -95,22 +95,8 @@ func damage(line string) string {
 	return string(b)
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuf is a log safe for the run and the test reading it.
+type syncBuf = lockedio.Buffer
 
 type rw struct {
 	io.Reader

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"pqrepro/internal/lockedio"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,22 +80,7 @@ func corrupt(line string) string {
 }
 
 // logBuffer is a goroutine-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = lockedio.Buffer
 
 type rw struct {
 	io.Reader
