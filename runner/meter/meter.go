@@ -111,3 +111,16 @@ func Record(ctx context.Context, m Meter, d time.Duration) ([]Sample, error) {
 		}
 	}
 }
+
+// SleepUntil waits until t (a sample's time on a replayed or paced clock) or until ctx ends,
+// returning ctx's error then.
+func SleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

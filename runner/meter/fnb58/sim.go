@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"pqrepro/energy"
+	"pqrepro/runner/meter"
 )
 
 // Fault is what the simulator does to one report instead of sending it intact.
@@ -160,14 +161,7 @@ func (s *Simulator) wait(ctx context.Context, k int, start time.Time) error {
 			return ctx.Err()
 		}
 	}
-	t := time.NewTimer(time.Until(start.Add(time.Duration(k) * SamplesPerReport * time.Second / Rate)))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return meter.SleepUntil(ctx, start.Add(time.Duration(k)*SamplesPerReport*time.Second/Rate))
 }
 
 // emit sends report k (or its fault).

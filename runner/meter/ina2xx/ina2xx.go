@@ -137,14 +137,7 @@ func (m *Meter) tick(ctx context.Context, at time.Duration) error {
 	if m.opt.Tick != nil {
 		return m.opt.Tick(ctx, at)
 	}
-	t := time.NewTimer(time.Until(m.start.Add(at)))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return meter.SleepUntil(ctx, m.start.Add(at))
 }
 
 // sample reads the bus voltage (mV) and current (mA).
