@@ -1,0 +1,357 @@
+package firmware
+
+import (
+	"bytes"
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/asn1"
+	"encoding/hex"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The C P-256 (crypto/p256) is driven through test/p256cli, built by `make build/host/p256cli`
+// (and its AddressSanitizer/UBSan build for FuzzP256SigDER).
+//
+// Wycheproof's "acceptable" cases are decided by what a TLS 1.3 client sees:
+//
+//   - ecdh_secp256r1_ecpoint_test.json tcId 2, a compressed point (flags CompressedPublic,
+//     CompressedPoint): refused. RFC 8446 §4.2.8.2 allows only the uncompressed form in a
+//     key share, so the C code takes 65-byte 0x04 points only (P256_ERR_ENCODING, -1).
+//   - ecdh_secp256r1_test.json wraps the point in a SubjectPublicKeyInfo, which a key share never
+//     carries. Its acceptable cases whose SPKI is not the exact named-curve (prime256v1) form
+//     (InvalidAsn variants, explicit or modified curve parameters, a compressed point) are
+//     refused before the C code is reached: a client that reads an SPKI at all accepts only the
+//     named curve (RFC 5480 §2.1.1). The one acceptable case in the named form (tcId 605, the
+//     BIT STRING's last byte modified, so the point's y) is decided by its point alone, as a key
+//     share would be: refused (the point is not on the curve, P256_ERR_NOT_ON_CURVE, -3).
+//
+// The ECDSA file has no acceptable cases; one appearing fails the test.
+
+// p256Order is n, the order of P-256's base point.
+var p256Order, _ = new(big.Int).SetString("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551", 16)
+
+func startP256cli(t testing.TB) *katcli { return startKatcliBuild(t, "build/host/p256cli") }
+
+// wpScalar turns a Wycheproof private key (hex, any length, leading zeros allowed) into 32
+// bytes big-endian, failing when it does not fit.
+func wpScalar(t *testing.T, id, h string) string {
+	t.Helper()
+	v, ok := new(big.Int).SetString(h, 16)
+	if !ok || v.BitLen() > 256 {
+		t.Fatalf("tcId %s: private key %q is not a 256-bit integer", id, h)
+	}
+	return hex.EncodeToString(v.FillBytes(make([]byte, 32)))
+}
+
+// TestP256ECDHWycheproofPoint runs every case of ecdh_secp256r1_ecpoint_test.json (the peer's
+// point as its raw encoding, as in a TLS key share): a valid case's shared secret must match, an
+// invalid one (invalid-curve points, a twist's points, compressed forms, the empty encoding) must
+// be refused.
+func TestP256ECDHWycheproofPoint(t *testing.T) {
+	k := startP256cli(t)
+	f := loadWycheproof(t, "ecdh_secp256r1_ecpoint_test.json")
+	counts := map[string]int{}
+	for _, g := range f.TestGroups {
+		for _, tc := range g.Tests {
+			id, res := string(tc["tcId"]), str(t, tc, "result")
+			got := k.do(t, "p256-ecdh", wpScalar(t, id, str(t, tc, "private")), str(t, tc, "public"))
+			switch res {
+			case "valid":
+				if want := str(t, tc, "shared"); got != want {
+					t.Errorf("tcId %s (%s): C gave %s, want %s", id, str(t, tc, "comment"), got, want)
+					continue
+				}
+			case "invalid":
+				if !strings.HasPrefix(got, "fail ") {
+					t.Errorf("tcId %s (invalid, %s): C gave %s", id, str(t, tc, "comment"), got)
+					continue
+				}
+			case "acceptable":
+				// compressed points are not allowed in a TLS 1.3 key share: refused as an encoding
+				if !hasFlag(t, tc, "CompressedPoint") || got != "fail -1" {
+					t.Errorf("tcId %s (acceptable, %s): C gave %q, the decision is a refusal of the encoding", id, str(t, tc, "comment"), got)
+					continue
+				}
+			default:
+				t.Fatalf("tcId %s: result %q has no decision here", id, res)
+			}
+			counts[res]++
+		}
+	}
+	if counts["valid"]+counts["invalid"]+counts["acceptable"] != f.NumberOfTests {
+		t.Fatalf("%v of %d cases passed", counts, f.NumberOfTests)
+	}
+	t.Logf("C P-256 ECDH: %d/%d Wycheproof ecpoint cases passed (%d valid, %d invalid refused, %d acceptable refused as compressed)",
+		f.NumberOfTests, f.NumberOfTests, counts["valid"], counts["invalid"], counts["acceptable"])
+}
+
+func hasFlag(t *testing.T, tc map[string]json.RawMessage, flag string) bool {
+	t.Helper()
+	var flags []string
+	if raw, ok := tc["flags"]; ok {
+		if err := json.Unmarshal(raw, &flags); err != nil {
+			t.Fatalf("tcId %s: flags: %v", tc["tcId"], err)
+		}
+	}
+	for _, f := range flags {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// namedSPKIPrefix is the DER of a P-256 SubjectPublicKeyInfo (id-ecPublicKey, prime256v1) up to
+// the uncompressed point: the only form whose point the SPKI test hands to the C code.
+const namedSPKIPrefix = "3059301306072a8648ce3d020106082a8648ce3d030107034200"
+
+// TestP256ECDHWycheproofSPKI runs every case of ecdh_secp256r1_test.json, whose peer keys are
+// SubjectPublicKeyInfo structures. A key in the exact named-curve form has its 65-byte point
+// given to the C code, which must agree with the case; any other form is refused here (the
+// counts say how many), since a TLS key share is a bare point (see the decisions above).
+func TestP256ECDHWycheproofSPKI(t *testing.T) {
+	k := startP256cli(t)
+	f := loadWycheproof(t, "ecdh_secp256r1_test.json")
+	counts := map[string]int{}
+	wrapper := 0
+	for _, g := range f.TestGroups {
+		for _, tc := range g.Tests {
+			id, res := string(tc["tcId"]), str(t, tc, "result")
+			spki := str(t, tc, "public")
+			pt, named := strings.CutPrefix(spki, namedSPKIPrefix)
+			named = named && len(pt) == 130
+			if !named {
+				if res == "valid" {
+					t.Errorf("tcId %s (valid, %s): key not in the named-curve form", id, str(t, tc, "comment"))
+					continue
+				}
+				wrapper++
+				counts[res]++
+				continue
+			}
+			got := k.do(t, "p256-ecdh", wpScalar(t, id, str(t, tc, "private")), pt)
+			want := str(t, tc, "shared")
+			switch res {
+			case "valid":
+				if got != want {
+					t.Errorf("tcId %s (%s): C gave %s, want %s", id, str(t, tc, "comment"), got, want)
+					continue
+				}
+			case "invalid":
+				if !strings.HasPrefix(got, "fail ") {
+					t.Errorf("tcId %s (invalid, %s): C gave %s", id, str(t, tc, "comment"), got)
+					continue
+				}
+			case "acceptable":
+				if got != "fail -3" {
+					t.Errorf("tcId %s (acceptable, %s): C gave %s, the decision is a refusal of the point as off the curve", id, str(t, tc, "comment"), got)
+					continue
+				}
+			default:
+				t.Fatalf("tcId %s: result %q has no decision here", id, res)
+			}
+			counts[res]++
+		}
+	}
+	if counts["valid"]+counts["invalid"]+counts["acceptable"] != f.NumberOfTests {
+		t.Fatalf("%v of %d cases passed", counts, f.NumberOfTests)
+	}
+	t.Logf("C P-256 ECDH: %d/%d Wycheproof SPKI cases passed (%d valid, %d invalid, %d acceptable; %d of the invalid and acceptable refused for their SPKI form before the C code)",
+		f.NumberOfTests, f.NumberOfTests, counts["valid"], counts["invalid"], counts["acceptable"], wrapper)
+}
+
+// TestP256KeygenAgainstGo checks p256_keygen against crypto/ecdh for edge and random scalars,
+// and that 0, n and larger scalars are refused (P256_ERR_SCALAR, -4).
+func TestP256KeygenAgainstGo(t *testing.T) {
+	k := startP256cli(t)
+	one := big.NewInt(1)
+	edges := []*big.Int{one, big.NewInt(2), big.NewInt(15), big.NewInt(16), big.NewInt(17),
+		new(big.Int).Sub(p256Order, one), new(big.Int).Sub(p256Order, big.NewInt(2)),
+		new(big.Int).Lsh(one, 255), new(big.Int).Sub(new(big.Int).Lsh(one, 224), one)}
+	var scalars [][]byte
+	for _, e := range edges {
+		scalars = append(scalars, e.FillBytes(make([]byte, 32)))
+	}
+	for range 50 {
+		b := make([]byte, 32)
+		rand.Read(b)
+		if new(big.Int).SetBytes(b).Cmp(p256Order) >= 0 {
+			continue
+		}
+		scalars = append(scalars, b)
+	}
+	for _, d := range scalars {
+		priv, err := ecdh.P256().NewPrivateKey(d)
+		if err != nil {
+			t.Fatalf("crypto/ecdh refused %x: %v", d, err)
+		}
+		want := hex.EncodeToString(priv.PublicKey().Bytes())
+		if got := k.do(t, "p256-keygen", hex.EncodeToString(d)); got != want {
+			t.Errorf("keygen %x: C gave %s, want %s", d, got, want)
+		}
+	}
+	for _, bad := range []*big.Int{new(big.Int), p256Order, new(big.Int).Add(p256Order, one),
+		new(big.Int).Sub(new(big.Int).Lsh(one, 256), one)} {
+		if got := k.do(t, "p256-keygen", hex.EncodeToString(bad.FillBytes(make([]byte, 32)))); got != "fail -4" {
+			t.Errorf("keygen %x: C gave %q, want the scalar refused (fail -4)", bad, got)
+		}
+	}
+}
+
+// TestP256ECDHAgainstGo checks the C shared secret against crypto/ecdh for random key pairs,
+// with either side's key generated by the C code.
+func TestP256ECDHAgainstGo(t *testing.T) {
+	k := startP256cli(t)
+	for range 20 {
+		a, err := ecdh.P256().GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ecdh.P256().GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := a.ECDH(b.PublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := k.do(t, "p256-ecdh", hex.EncodeToString(a.Bytes()), hex.EncodeToString(b.PublicKey().Bytes()))
+		if got != hex.EncodeToString(want) {
+			t.Errorf("ECDH: C gave %s, want %x", got, want)
+		}
+	}
+}
+
+// TestP256ECDSAWycheproof runs every case of ecdsa_secp256r1_sha256_test.json through the C
+// verification: valid cases must verify, invalid ones (BER and malleable encodings, r or s out
+// of range, modified integers, edge-case public keys and products) must be refused. Each
+// signature's DER is also parsed by p256-der and compared with derStrict.
+func TestP256ECDSAWycheproof(t *testing.T) {
+	k := startP256cli(t)
+	raw := loadWycheproof(t, "ecdsa_secp256r1_sha256_test.json")
+	var f struct {
+		TestGroups []struct {
+			PublicKey struct {
+				Uncompressed string `json:"uncompressed"`
+			} `json:"publicKey"`
+			Sha   string                       `json:"sha"`
+			Tests []map[string]json.RawMessage `json:"tests"`
+		} `json:"testGroups"`
+	}
+	readJSON(t, "ecdsa_secp256r1_sha256_test.json", &f)
+	counts := map[string]int{}
+	reasons := map[string]int{}
+	for _, g := range f.TestGroups {
+		if g.Sha != "SHA-256" {
+			t.Fatalf("group hash %q", g.Sha)
+		}
+		for _, tc := range g.Tests {
+			id, res := string(tc["tcId"]), str(t, tc, "result")
+			sig := str(t, tc, "sig")
+			got := k.do(t, "p256-verify", g.PublicKey.Uncompressed, str(t, tc, "msg"), sig)
+			checkDER(t, k, "tcId "+id, mustHex(t, sig))
+			switch res {
+			case "valid":
+				if got != "ok" {
+					t.Errorf("tcId %s (%s): C gave %q", id, str(t, tc, "comment"), got)
+					continue
+				}
+			case "invalid":
+				if !strings.HasPrefix(got, "fail ") {
+					t.Errorf("tcId %s (invalid, %s): C gave %q", id, str(t, tc, "comment"), got)
+					continue
+				}
+				reasons[got]++
+			default:
+				t.Fatalf("tcId %s: result %q has no decision here", id, res)
+			}
+			counts[res]++
+		}
+	}
+	if counts["valid"]+counts["invalid"] != raw.NumberOfTests {
+		t.Fatalf("%v of %d cases passed", counts, raw.NumberOfTests)
+	}
+	t.Logf("C ECDSA-P256/SHA-256: %d/%d Wycheproof cases passed (%d valid, %d invalid refused: %v)",
+		raw.NumberOfTests, raw.NumberOfTests, counts["valid"], counts["invalid"], reasons)
+}
+
+func readJSON(t *testing.T, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(wycheproofDir, name))
+	if err != nil {
+		t.Skipf("Wycheproof vectors not available: %v", err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func mustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatalf("hex %q: %v", s, err)
+	}
+	return b
+}
+
+// derStrict is the reference for p256_sig_der: b is accepted, with r and s, exactly when it is
+// the DER encoding of a SEQUENCE of two non-negative INTEGERs below 2^256 (DER's encoding is
+// unique, so re-encoding what encoding/asn1 read must give b back).
+func derStrict(b []byte) (r, s []byte, ok bool) {
+	var v struct{ R, S *big.Int }
+	rest, err := asn1.Unmarshal(b, &v)
+	if err != nil || len(rest) != 0 || v.R == nil || v.S == nil {
+		return nil, nil, false
+	}
+	if v.R.Sign() < 0 || v.S.Sign() < 0 || v.R.BitLen() > 256 || v.S.BitLen() > 256 {
+		return nil, nil, false
+	}
+	again, err := asn1.Marshal(v)
+	if err != nil || !bytes.Equal(again, b) {
+		return nil, nil, false
+	}
+	return v.R.FillBytes(make([]byte, 32)), v.S.FillBytes(make([]byte, 32)), true
+}
+
+// checkDER runs p256-der on sig and compares it with derStrict: the same acceptance, the same
+// r and s, and whatever the C code accepts re-encodes to sig byte for byte.
+func checkDER(t testing.TB, k *katcli, what string, sig []byte) {
+	t.Helper()
+	got := k.do(t, "p256-der", hex.EncodeToString(sig))
+	r, s, ok := derStrict(sig)
+	if !ok {
+		if got != "fail -5" {
+			t.Errorf("%s: C parsed %x as %q, the reference refuses it", what, sig, got)
+		}
+		return
+	}
+	if want := hex.EncodeToString(r) + " " + hex.EncodeToString(s); got != want {
+		t.Errorf("%s: C parsed %x as %q, want %q", what, sig, got, want)
+		return
+	}
+	rb, sb, _ := strings.Cut(got, " ")
+	again, err := asn1.Marshal(struct{ R, S *big.Int }{new(big.Int).SetBytes(mustHex(t, rb)), new(big.Int).SetBytes(mustHex(t, sb))})
+	if err != nil || !bytes.Equal(again, sig) {
+		t.Errorf("%s: C accepted %x, which is not the DER of its r and s (%x)", what, sig, again)
+	}
+}
+
+// FuzzP256SigDER drives the C DER signature parser (p256cli's p256-der, built with
+// AddressSanitizer and UBSan, so an out-of-bounds read kills it and fails the target) with
+// arbitrary bytes and holds it to derStrict. Seeds (testdata/fuzz/FuzzP256SigDER): a Wycheproof
+// valid signature and its BER long-form, padded, negative, truncated and trailing-byte forms.
+func FuzzP256SigDER(f *testing.F) {
+	k := startKatcliBuild(f, "build/host/p256cli-asan")
+	f.Fuzz(func(t *testing.T, sig []byte) {
+		if len(sig) > 4096 {
+			return
+		}
+		checkDER(t, k, "fuzz", sig)
+	})
+}
