@@ -2,7 +2,7 @@
  * verification. See p256.h for the contract and docs/DECISIONS.md for the choices. */
 #include "p256.h"
 
-#include <string.h>
+#include "../pqmem.h"
 
 #include "../ct.h"
 #include "../sha2/sha2.h"
