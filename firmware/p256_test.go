@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -354,4 +355,90 @@ func FuzzP256SigDER(f *testing.F) {
 		}
 		checkDER(t, k, "fuzz", sig)
 	})
+}
+
+// TestP256OnBoards builds the P-256 count image (make p256-bench: test/p256bench.c, the board's
+// port and crypto/p256, not the firmware) for qemu-mps2-an386, qemu-mps2-an505 and
+// qemu-riscv32-virt, boots each under -icount shift=0 and checks that key generation and both
+// sides' ECDH give the host build's points and secret, that Wycheproof's tcId 7 and 353 verify
+// and tcId 7's signature under 353's key is refused (P256_ERR_MISMATCH), that the two passes give
+// identical counts and stack marks, and that the counts do not depend on the values: both
+// scalars' key generations, both ECDH directions and both valid verifications (same lengths) cost
+// the same. It logs the counts (docs/DECISIONS.md).
+func TestP256OnBoards(t *testing.T) {
+	k := startP256cli(t)
+	da, db := strings.Repeat("5a", 32), strings.Repeat("a5", 32)
+	pa, pb := k.do(t, "p256-keygen", da), k.do(t, "p256-keygen", db)
+	want := map[string]string{"keygen-a": pa, "keygen-b": pb,
+		"ecdh-ab": k.do(t, "p256-ecdh", da, pb), "ecdh-ba": k.do(t, "p256-ecdh", db, pa),
+		"verify-w7": "-", "verify-w353": "-", "verify-x": "-"}
+	wantRC := map[string]string{"verify-x": "-8"}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	var out bytes.Buffer
+	mk := exec.Command("make", "p256-bench")
+	mk.Stdout, mk.Stderr = &out, &out
+	if err := mk.Run(); err != nil {
+		if _, lerr := exec.LookPath("arm-none-eabi-gcc"); lerr != nil {
+			t.Skipf("no cross compiler: %v", lerr)
+		}
+		t.Fatalf("make p256-bench: %v\n%s", err, out.String())
+	}
+	for _, b := range []struct{ name, qemu string }{
+		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386"},
+		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505"},
+		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			q := strings.Fields(b.qemu)
+			if _, err := exec.LookPath(q[0]); err != nil {
+				t.Skipf("%s not installed", q[0])
+			}
+			lines := bootReplay(t, q, filepath.Join("build", "p256-bench", b.name, "p256bench.elf"))
+			passes := []map[string]map[string]string{{}, {}}
+			for i, l := range lines {
+				f := strings.Fields(l)
+				if len(f) == 0 || f[0] != "p256" || i >= 2*len(want) {
+					t.Fatalf("board printed %q", lines)
+				}
+				m := map[string]string{}
+				for _, kv := range f[1:] {
+					n, v, _ := strings.Cut(kv, "=")
+					m[n] = v
+				}
+				passes[i/len(want)][m["op"]] = m
+			}
+			for _, p := range passes {
+				for op, w := range want {
+					m := p[op]
+					if m == nil {
+						t.Fatalf("no %s in %q", op, lines)
+					}
+					rc := wantRC[op]
+					if rc == "" {
+						rc = "0"
+					}
+					if m["rc"] != rc || m["out"] != w {
+						t.Fatalf("%s: rc %s, out %s; want rc %s, out %s", op, m["rc"], m["out"], rc, w)
+					}
+				}
+			}
+			for op := range want {
+				if passes[0][op]["count"] != passes[1][op]["count"] || passes[0][op]["stack"] != passes[1][op]["stack"] {
+					t.Errorf("%s: count and stack %s, %s in the first pass, %s, %s in the second", op,
+						passes[0][op]["count"], passes[0][op]["stack"], passes[1][op]["count"], passes[1][op]["stack"])
+				}
+			}
+			p := passes[0]
+			for _, pair := range [][2]string{{"keygen-a", "keygen-b"}, {"ecdh-ab", "ecdh-ba"}, {"verify-w7", "verify-w353"}} {
+				if p[pair[0]]["count"] != p[pair[1]]["count"] {
+					t.Errorf("%s costs %s, %s costs %s: the count depends on the values", pair[0], p[pair[0]]["count"], pair[1], p[pair[1]]["count"])
+				}
+			}
+			t.Logf("%s (%s): keygen %s (stack %s B), ECDH %s (stack %s B), ECDSA-P256/SHA-256 verify %s (stack %s B), refused at the comparison %s",
+				b.name, p["keygen-a"]["unit"], p["keygen-a"]["count"], p["keygen-a"]["stack"], p["ecdh-ab"]["count"], p["ecdh-ab"]["stack"],
+				p["verify-w7"]["count"], p["verify-w7"]["stack"], p["verify-x"]["count"])
+		})
+	}
 }
