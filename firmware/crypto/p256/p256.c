@@ -150,7 +150,8 @@ static void mod_sub(limbs r, const limbs a, const limbs b, const modulus *md)
 
 /* mont_mul sets r = a*b*R^-1 mod m (CIOS). It needs a*b < R*m, which holds when one operand is
  * below m and the other below 2^256; the result is below m. r may alias a or b. */
-static void mont_mul(limbs r, const limbs a, const limbs b, const modulus *md)
+static inline __attribute__((always_inline)) void mont_mul_core(limbs r, const limbs a, const limbs b,
+	const modulus *md)
 {
 	uint32_t t[10] = {0};
 	for (int i = 0; i < 8; i++) {
@@ -178,6 +179,18 @@ static void mont_mul(limbs r, const limbs a, const limbs b, const modulus *md)
 	uint32_t keep = -ct_barrier_u32(borrow & (t[8] ^ 1));
 	for (int i = 0; i < 8; i++)
 		r[i] = (t[i] & keep) | (d[i] & ~keep);
+}
+
+/* mont_mul for either modulus; fp_mul is the same code specialised for p, whose limbs (0, 1,
+ * 2^32 - 1) and -p^-1 = 1 let the compiler drop multiplications. */
+static void mont_mul(limbs r, const limbs a, const limbs b, const modulus *md)
+{
+	mont_mul_core(r, a, b, md);
+}
+
+static void fp_mul(limbs r, const limbs a, const limbs b)
+{
+	mont_mul_core(r, a, b, &FP);
 }
 
 static void to_mont(limbs r, const limbs a, const modulus *md) { mont_mul(r, a, md->r2, md); }
@@ -210,7 +223,7 @@ typedef struct {
 
 #define FADD(r, a, b) mod_add(r, a, b, &FP)
 #define FSUB(r, a, b) mod_sub(r, a, b, &FP)
-#define FMUL(r, a, b) mont_mul(r, a, b, &FP)
+#define FMUL(r, a, b) fp_mul(r, a, b)
 
 static void point_infinity(point *p)
 {
