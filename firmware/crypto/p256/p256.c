@@ -57,6 +57,13 @@ static const limbs GY_M = {0xce95560a, 0xddf25357, 0xba19e45c, 0x8b4ab8e4, 0xdd2
 
 /* ---- limb helpers ---- */
 
+/* UNROLL unrolls a loop over the eight limbs (GCC), which keeps carries in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 8")
+#else
+#define UNROLL
+#endif
+
 static void from_be(limbs r, const uint8_t b[32])
 {
 	for (int i = 0; i < 8; i++) {
@@ -80,6 +87,7 @@ static void to_be(uint8_t b[32], const limbs a)
 static uint32_t sub_borrow(limbs r, const limbs a, const limbs b)
 {
 	uint64_t t = 0;
+	UNROLL
 	for (int i = 0; i < 8; i++) {
 		t = (uint64_t)a[i] - b[i] - (uint32_t)(t >> 63);
 		r[i] = (uint32_t)t;
@@ -115,6 +123,7 @@ static uint32_t eq_mask(const limbs a, const limbs b)
 /* select sets r = mask ? a : r (mask all ones or 0). */
 static void select_limbs(limbs r, const limbs a, uint32_t mask)
 {
+	UNROLL
 	for (int i = 0; i < 8; i++)
 		r[i] ^= mask & (r[i] ^ a[i]);
 }
@@ -125,6 +134,7 @@ static void mod_add(limbs r, const limbs a, const limbs b, const modulus *md)
 {
 	limbs s, d;
 	uint64_t t = 0;
+	UNROLL
 	for (int i = 0; i < 8; i++) {
 		t = (uint64_t)a[i] + b[i] + (t >> 32);
 		s[i] = (uint32_t)t;
@@ -133,6 +143,7 @@ static void mod_add(limbs r, const limbs a, const limbs b, const modulus *md)
 	uint32_t borrow = sub_borrow(d, s, md->m);
 	/* keep s when the 257-bit sum is below m: no carry and a borrow */
 	uint32_t keep = -ct_barrier_u32(borrow & (carry ^ 1));
+	UNROLL
 	for (int i = 0; i < 8; i++)
 		r[i] = (s[i] & keep) | (d[i] & ~keep);
 }
@@ -142,6 +153,7 @@ static void mod_sub(limbs r, const limbs a, const limbs b, const modulus *md)
 	limbs d;
 	uint32_t mask = -ct_barrier_u32(sub_borrow(d, a, b));
 	uint64_t t = 0;
+	UNROLL
 	for (int i = 0; i < 8; i++) {
 		t = (uint64_t)d[i] + (md->m[i] & mask) + (t >> 32);
 		r[i] = (uint32_t)t;
@@ -156,6 +168,7 @@ static inline __attribute__((always_inline)) void mont_mul_core(limbs r, const l
 	uint32_t t[10] = {0};
 	for (int i = 0; i < 8; i++) {
 		uint64_t c = 0;
+		UNROLL
 		for (int j = 0; j < 8; j++) {
 			c = (uint64_t)a[j] * b[i] + t[j] + (c >> 32);
 			t[j] = (uint32_t)c;
@@ -166,6 +179,7 @@ static inline __attribute__((always_inline)) void mont_mul_core(limbs r, const l
 
 		uint32_t q = t[0] * md->m0inv;
 		c = (uint64_t)q * md->m[0] + t[0];
+		UNROLL
 		for (int j = 1; j < 8; j++) {
 			c = (uint64_t)q * md->m[j] + t[j] + (c >> 32);
 			t[j - 1] = (uint32_t)c;
@@ -177,6 +191,7 @@ static inline __attribute__((always_inline)) void mont_mul_core(limbs r, const l
 	limbs d;
 	uint32_t borrow = sub_borrow(d, t, md->m);
 	uint32_t keep = -ct_barrier_u32(borrow & (t[8] ^ 1));
+	UNROLL
 	for (int i = 0; i < 8; i++)
 		r[i] = (t[i] & keep) | (d[i] & ~keep);
 }
