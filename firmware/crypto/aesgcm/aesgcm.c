@@ -189,11 +189,13 @@ static void expand_sliced(uint32_t sk[88], const uint32_t rk[44])
 	}
 }
 
-/* shift_rows: lane r's nibbles rotate right by r (new column c is old column c + r). */
+/* shift_rows1: lane r's nibbles rotate right by r (new column c is old column c + r): lanes 2
+ * and 3 by 2 (swapping the halves of each nibble), then lanes 1 and 3 by 1. */
 static uint32_t shift_rows1(uint32_t x)
 {
-	return (x & 0x000000ffu) | ((x >> 1) & 0x00007700u) | ((x << 3) & 0x00008800u) | ((x >> 2) & 0x00330000u) |
-	       ((x << 2) & 0x00cc0000u) | ((x >> 3) & 0x11000000u) | ((x << 1) & 0xee000000u);
+	uint32_t t = ((x >> 2) ^ x) & 0x33330000u;
+	x ^= t ^ (t << 2);
+	return (x & 0x00ff00ffu) | ((x >> 1) & 0x77007700u) | ((x << 3) & 0x88008800u);
 }
 
 /* mix_columns: out_r = 2 a_r ^ 3 a_{r+1} ^ a_{r+2} ^ a_{r+3} = 2 t_r ^ a_{r+1} ^ t_{r+2} with
@@ -217,16 +219,11 @@ static void mix_columns(uint32_t q[8])
 	q[7] = t[6] ^ a1[7] ^ ror32(t[7], 16);
 }
 
-/* encrypt2 encrypts two blocks: in0 to out0 and in1 to out1 (each may alias the other). */
-static void encrypt2(const uint32_t sk[88], uint8_t out0[16], uint8_t out1[16], const uint8_t in0[16],
-		     const uint8_t in1[16])
+/* aes_core encrypts the two blocks in q (words 0-3 block 0's columns as little-endian words,
+ * 4-7 block 1's) in place. */
+static void aes_core(const uint32_t sk[88], uint32_t q[8])
 {
-	uint32_t q[8];
 	int r, i;
-	for (i = 0; i < 4; i++) {
-		q[i] = load32le(in0 + 4 * i);
-		q[i + 4] = load32le(in1 + 4 * i);
-	}
 	ortho(q);
 	for (i = 0; i < 8; i++)
 		q[i] ^= sk[i];
@@ -240,6 +237,19 @@ static void encrypt2(const uint32_t sk[88], uint8_t out0[16], uint8_t out1[16], 
 			q[i] ^= sk[8 * r + i];
 	}
 	ortho(q);
+}
+
+/* encrypt2 encrypts two blocks: in0 to out0 and in1 to out1 (each may alias the other). */
+static void encrypt2(const uint32_t sk[88], uint8_t out0[16], uint8_t out1[16], const uint8_t in0[16],
+		     const uint8_t in1[16])
+{
+	uint32_t q[8];
+	int i;
+	for (i = 0; i < 4; i++) {
+		q[i] = load32le(in0 + 4 * i);
+		q[i + 4] = load32le(in1 + 4 * i);
+	}
+	aes_core(sk, q);
 	for (i = 0; i < 4; i++) {
 		store32le(out0 + 4 * i, q[i]);
 		store32le(out1 + 4 * i, q[i + 4]);
@@ -387,28 +397,44 @@ static void set_counter(uint8_t cb[16], uint32_t ctr)
 	store32be(cb + 12, ctr);
 }
 
+/* ctr_word: the counter block's last four bytes (the counter, big-endian) as the little-endian
+ * column word aes_core takes. */
+static uint32_t ctr_word(uint32_t ctr)
+{
+	return (ctr >> 24) | ((ctr >> 8) & 0xff00u) | ((ctr << 8) & 0xff0000u) | (ctr << 24);
+}
+
 /* ctr_xor: out = in ^ keystream from counter block 2 on (J0 = IV || 1 is the tag's), two blocks
- * per pass. */
+ * per pass, XORed a word at a time; a last piece shorter than 32 bytes goes through ks. */
 static void ctr_xor(const aes128gcm_ctx *c, uint8_t *out, const uint8_t iv[AESGCM_IVBYTES], const uint8_t *in,
 		    size_t len)
 {
-	uint8_t cb0[16], cb1[16], ks[32];
-	uint32_t ctr = 2;
-	size_t i, n;
-	memcpy(cb0, iv, AESGCM_IVBYTES);
-	memcpy(cb1, iv, AESGCM_IVBYTES);
+	uint32_t q[8], w0 = load32le(iv), w1 = load32le(iv + 4), w2 = load32le(iv + 8), ctr = 2;
+	uint8_t ks[32];
+	size_t i;
 	while (len > 0) {
-		set_counter(cb0, ctr);
-		set_counter(cb1, ctr + 1);
-		encrypt2(c->sk, ks, ks + 16, cb0, cb1);
-		n = len < 32 ? len : 32;
-		for (i = 0; i < n; i++)
-			out[i] = in[i] ^ ks[i];
-		out += n;
-		in += n;
-		len -= n;
+		q[0] = q[4] = w0;
+		q[1] = q[5] = w1;
+		q[2] = q[6] = w2;
+		q[3] = ctr_word(ctr);
+		q[7] = ctr_word(ctr + 1);
 		ctr += 2;
+		aes_core(c->sk, q);
+		if (len >= 32) {
+			for (i = 0; i < 8; i++)
+				store32le(out + 4 * i, load32le(in + 4 * i) ^ q[i]);
+			out += 32;
+			in += 32;
+			len -= 32;
+		} else {
+			for (i = 0; i < 8; i++)
+				store32le(ks + 4 * i, q[i]);
+			for (i = 0; i < len; i++)
+				out[i] = in[i] ^ ks[i];
+			len = 0;
+		}
 	}
+	wipe(q, sizeof q);
 	wipe(ks, sizeof ks);
 }
 
