@@ -198,25 +198,33 @@ static uint32_t shift_rows1(uint32_t x)
 	return (x & 0x00ff00ffu) | ((x >> 1) & 0x77007700u) | ((x << 3) & 0x88008800u);
 }
 
-/* mix_columns: out_r = 2 a_r ^ 3 a_{r+1} ^ a_{r+2} ^ a_{r+3} = 2 t_r ^ a_{r+1} ^ t_{r+2} with
- * t_r = a_r ^ a_{r+1}; row r + 1 is the word rotated right by 8, and multiplying by x in
- * GF(2^8) (x^8 = x^4 + x^3 + x + 1) moves word i to i + 1 and feeds word 7 into 0, 1, 3, 4. */
-static void mix_columns(uint32_t q[8])
+/* shift_mix_ark is ShiftRows, MixColumns and AddRoundKey k in one pass over the words.
+ * MixColumns: out_r = 2 a_r ^ 3 a_{r+1} ^ a_{r+2} ^ a_{r+3} = 2 t_r ^ a_{r+1} ^ t_{r+2} with
+ * t_r = a_r ^ a_{r+1}; row r + 1 is the word rotated right by 8 and row r + 2 by 16, and
+ * multiplying by x in GF(2^8) (x^8 = x^4 + x^3 + x + 1) moves bit word i to i + 1 and feeds
+ * word 7 into words 0, 1, 3 and 4. */
+static void shift_mix_ark(uint32_t q[8], const uint32_t k[8])
 {
-	uint32_t a1[8], t[8];
-	int i;
-	for (i = 0; i < 8; i++) {
-		a1[i] = ror32(q[i], 8);
-		t[i] = q[i] ^ a1[i];
-	}
-	q[0] = t[7] ^ a1[0] ^ ror32(t[0], 16);
-	q[1] = t[0] ^ t[7] ^ a1[1] ^ ror32(t[1], 16);
-	q[2] = t[1] ^ a1[2] ^ ror32(t[2], 16);
-	q[3] = t[2] ^ t[7] ^ a1[3] ^ ror32(t[3], 16);
-	q[4] = t[3] ^ t[7] ^ a1[4] ^ ror32(t[4], 16);
-	q[5] = t[4] ^ a1[5] ^ ror32(t[5], 16);
-	q[6] = t[5] ^ a1[6] ^ ror32(t[6], 16);
-	q[7] = t[6] ^ a1[7] ^ ror32(t[7], 16);
+	uint32_t s7 = shift_rows1(q[7]), t7 = s7 ^ ror32(s7, 8), tp = t7, s, a, t, x;
+	/* word i from its shifted self s, a = row r + 1 of s, t = s ^ a, and xt = (2 t)'s word i */
+#define SMA(i, xt)                                                                                             \
+	do {                                                                                                   \
+		s = (i) < 7 ? shift_rows1(q[i]) : s7;                                                          \
+		a = ror32(s, 8);                                                                               \
+		t = s ^ a;                                                                                     \
+		x = (xt);                                                                                      \
+		q[i] = x ^ a ^ ror32(t, 16) ^ k[i];                                                            \
+		tp = t;                                                                                        \
+	} while (0)
+	SMA(0, t7);
+	SMA(1, tp ^ t7);
+	SMA(2, tp);
+	SMA(3, tp ^ t7);
+	SMA(4, tp ^ t7);
+	SMA(5, tp);
+	SMA(6, tp);
+	SMA(7, tp);
+#undef SMA
 }
 
 /* aes_core encrypts the two blocks in q (words 0-3 block 0's columns as little-endian words,
@@ -227,15 +235,13 @@ static void aes_core(const uint32_t sk[88], uint32_t q[8])
 	ortho(q);
 	for (i = 0; i < 8; i++)
 		q[i] ^= sk[i];
-	for (r = 1; r <= 10; r++) {
+	for (r = 1; r < 10; r++) {
 		sbox8_nc(q);
-		for (i = 0; i < 8; i++)
-			q[i] = shift_rows1(q[i]);
-		if (r < 10)
-			mix_columns(q);
-		for (i = 0; i < 8; i++)
-			q[i] ^= sk[8 * r + i];
+		shift_mix_ark(q, sk + 8 * r);
 	}
+	sbox8_nc(q);
+	for (i = 0; i < 8; i++)
+		q[i] = shift_rows1(q[i]) ^ sk[80 + i];
 	ortho(q);
 }
 
@@ -283,11 +289,25 @@ void aes128_encrypt_block(const uint32_t rk[44], uint8_t out[16], const uint8_t 
  * takes time independent of its operands on the cores here (Cortex-M3/M4/M33 UMULL, rv32 MUL and
  * MULHU).
  */
-static uint64_t clmul32(uint32_t x, uint32_t y)
+#define CL_M0 0x11111111u
+#define CL_M1 0x22222222u
+#define CL_M2 0x44444444u
+#define CL_M3 0x88888888u
+
+/* split4 keeps every fourth bit of y, in the four phases: the operand form clmul32 takes. */
+static void split4(uint32_t o[4], uint32_t y)
 {
-	const uint32_t m0 = 0x11111111u, m1 = 0x22222222u, m2 = 0x44444444u, m3 = 0x88888888u;
-	uint64_t x0 = x & m0, x1 = x & m1, x2 = x & m2, x3 = x & m3;
-	uint64_t y0 = y & m0, y1 = y & m1, y2 = y & m2, y3 = y & m3;
+	o[0] = y & CL_M0;
+	o[1] = y & CL_M1;
+	o[2] = y & CL_M2;
+	o[3] = y & CL_M3;
+}
+
+/* clmul32: the carry-less product of x and the word split into y[0..3] by split4. */
+static uint64_t clmul32(uint32_t x, const uint32_t y[4])
+{
+	uint64_t x0 = x & CL_M0, x1 = x & CL_M1, x2 = x & CL_M2, x3 = x & CL_M3;
+	uint64_t y0 = y[0], y1 = y[1], y2 = y[2], y3 = y[3];
 	uint64_t z0 = (x0 * y0) ^ (x1 * y3) ^ (x2 * y2) ^ (x3 * y1);
 	uint64_t z1 = (x0 * y1) ^ (x1 * y0) ^ (x2 * y3) ^ (x3 * y2);
 	uint64_t z2 = (x0 * y2) ^ (x1 * y1) ^ (x2 * y0) ^ (x3 * y3);
@@ -297,26 +317,38 @@ static uint64_t clmul32(uint32_t x, uint32_t y)
 }
 
 /* clmul64: the 128-bit carry-less product of a1:a0 and b1:b0 (Karatsuba, three multiplies),
- * written to p[0..3] least significant word first. */
-static void clmul64(uint32_t p[4], uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
+ * written to p[0..3] least significant word first; b holds b0, b1 and b0 ^ b1 split. */
+static void clmul64(uint32_t p[4], uint32_t a0, uint32_t a1, const uint32_t b[12])
 {
-	uint64_t lo = clmul32(a0, b0), hi = clmul32(a1, b1), mid = clmul32(a0 ^ a1, b0 ^ b1) ^ lo ^ hi;
+	uint64_t lo = clmul32(a0, b), hi = clmul32(a1, b + 4), mid = clmul32(a0 ^ a1, b + 8) ^ lo ^ hi;
 	p[0] = (uint32_t)lo;
 	p[1] = (uint32_t)(lo >> 32) ^ (uint32_t)mid;
 	p[2] = (uint32_t)hi ^ (uint32_t)(mid >> 32);
 	p[3] = (uint32_t)(hi >> 32);
 }
 
-/* gf128_mul: y = y * h in GCM's field, y and h as four words, least significant first (word 3
- * is a block's first four bytes, big-endian). */
-static void gf128_mul(uint32_t y[4], const uint32_t h[4])
+/* ghash_prepare: H's nine Karatsuba operands for gf128_mul (h0, h1, h0^h1; h2, h3, h2^h3;
+ * h0^h2, h1^h3 and the XOR of all four), each split by split4, from H's four words (least
+ * significant first). */
+static void ghash_prepare(uint32_t hp[36], const uint32_t h[4])
+{
+	const uint32_t l0 = h[0] ^ h[2], l1 = h[1] ^ h[3];
+	const uint32_t ops[9] = {h[0], h[1], h[0] ^ h[1], h[2], h[3], h[2] ^ h[3], l0, l1, l0 ^ l1};
+	int i;
+	for (i = 0; i < 9; i++)
+		split4(hp + 4 * i, ops[i]);
+}
+
+/* gf128_mul: y = y * H in GCM's field, y as four words, least significant first (word 3 is a
+ * block's first four bytes, big-endian), H as ghash_prepare left it. */
+static void gf128_mul(uint32_t y[4], const uint32_t hp[36])
 {
 	uint32_t lo[4], hi[4], mid[4], p[8], e[4];
 	int i;
 	/* Karatsuba over the 64-bit halves: three 64 x 64 products. */
-	clmul64(lo, y[0], y[1], h[0], h[1]);
-	clmul64(hi, y[2], y[3], h[2], h[3]);
-	clmul64(mid, y[0] ^ y[2], y[1] ^ y[3], h[0] ^ h[2], h[1] ^ h[3]);
+	clmul64(lo, y[0], y[1], hp);
+	clmul64(hi, y[2], y[3], hp + 12);
+	clmul64(mid, y[0] ^ y[2], y[1] ^ y[3], hp + 24);
 	for (i = 0; i < 4; i++)
 		mid[i] ^= lo[i] ^ hi[i];
 	p[0] = lo[0];
@@ -353,7 +385,7 @@ static void load_block(uint32_t y[4], const uint8_t *p)
 }
 
 /* ghash_bytes absorbs len bytes, the last block zero-padded. */
-static void ghash_bytes(uint32_t y[4], const uint32_t h[4], const uint8_t *p, size_t len)
+static void ghash_bytes(uint32_t y[4], const uint32_t hp[36], const uint8_t *p, size_t len)
 {
 	uint8_t blk[16];
 	uint32_t x[4];
@@ -369,7 +401,7 @@ static void ghash_bytes(uint32_t y[4], const uint32_t h[4], const uint8_t *p, si
 		load_block(x, b);
 		for (i = 0; i < 4; i++)
 			y[i] ^= x[i];
-		gf128_mul(y, h);
+		gf128_mul(y, hp);
 		p += n;
 		len -= n;
 	}
@@ -377,12 +409,14 @@ static void ghash_bytes(uint32_t y[4], const uint32_t h[4], const uint8_t *p, si
 
 void aes128gcm_init(aes128gcm_ctx *c, const uint8_t key[AES128_KEYBYTES])
 {
-	uint32_t rk[44];
+	uint32_t rk[44], h[4];
 	uint8_t zero[16] = {0};
 	aes128_expand(rk, key);
 	expand_sliced(c->sk, rk);
 	encrypt2(c->sk, zero, zero, zero, zero);
-	load_block(c->h, zero);
+	load_block(h, zero);
+	ghash_prepare(c->hp, h);
+	wipe(h, sizeof h);
 	wipe(rk, sizeof rk);
 	wipe(zero, sizeof zero);
 }
@@ -446,13 +480,13 @@ static void gcm_tag(const aes128gcm_ctx *c, uint8_t tag[16], const uint8_t iv[AE
 	uint64_t abits = (uint64_t)aadlen * 8, cbits = (uint64_t)ctlen * 8;
 	uint8_t j0[16], spare[16];
 	int i;
-	ghash_bytes(y, c->h, aad, aadlen);
-	ghash_bytes(y, c->h, ct, ctlen);
+	ghash_bytes(y, c->hp, aad, aadlen);
+	ghash_bytes(y, c->hp, ct, ctlen);
 	y[3] ^= (uint32_t)(abits >> 32);
 	y[2] ^= (uint32_t)abits;
 	y[1] ^= (uint32_t)(cbits >> 32);
 	y[0] ^= (uint32_t)cbits;
-	gf128_mul(y, c->h);
+	gf128_mul(y, c->hp);
 	memcpy(j0, iv, AESGCM_IVBYTES);
 	set_counter(j0, 1);
 	encrypt2(c->sk, j0, spare, j0, j0);

@@ -24,7 +24,7 @@
 
 typedef struct {
 	uint32_t sk[88]; /* the 11 round keys in the bitsliced form (aesgcm.c), 8 words each */
-	uint32_t h[4];   /* H = E(K, 0^128) as four big-endian words, the last four bytes first */
+	uint32_t hp[36]; /* H = E(K, 0^128) prepared for GHASH: nine Karatsuba operands, split (aesgcm.c) */
 } aes128gcm_ctx;
 
 /* aes128_expand: the 11 round keys, each as four little-endian column words.
