@@ -285,9 +285,10 @@ void aes128_encrypt_block(const uint32_t rk[44], uint8_t out[16], const uint8_t 
  * The carry-less 32 x 32 -> 64 multiply uses integer multiplication with holes: each operand is
  * split into four parts keeping every fourth bit; in the integer product of two parts at most 8
  * bit products meet on one position, so their sum never carries into the next position of the
- * same residue class mod 4, and that class's bits of the sum are the XOR. Integer multiplication
- * takes time independent of its operands on the cores here (Cortex-M3/M4/M33 UMULL, rv32 MUL and
- * MULHU).
+ * same residue class mod 4, and that class's bits of the sum are the XOR. This is constant time
+ * only where a 32 x 32 -> 64 multiply takes the same time for all operands (the Cortex-M4's
+ * UMULL does; the Cortex-M3's finishes early for small operands): a property of the core, see
+ * docs/DECISIONS.md.
  */
 #define CL_M0 0x11111111u
 #define CL_M1 0x22222222u
