@@ -118,6 +118,23 @@ var groups = []struct {
 	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|[ks][0-9]+_|fw_kat_)`), false},
 }
 
+// userGroup attributes the symbols of an implementation brought in its own folder (renamed
+// fw_user_* by the build, BYOI.md) to alg, which it replaces; the built-in code of alg, when
+// other code still links it (the TLS client's ML-KEM), keeps a group of its own under another
+// name. The implementation brings its own hash functions: no shared Keccak is added.
+func userGroup(alg string) {
+	for i := range groups {
+		if groups[i].name == alg {
+			groups[i].name = "pqrepro-fw " + alg + " (linked by other code, not in the table)"
+		}
+	}
+	groups = append([]struct {
+		name   string
+		re     *regexp.Regexp
+		shared bool
+	}{{alg, regexp.MustCompile(`^fw_user_`), false}}, groups...)
+}
+
 func main() {
 	var m Metadata
 	elfPath := flag.String("elf", "", "ELF file")
@@ -128,7 +145,13 @@ func main() {
 	flag.StringVar(&m.KATs, "kats", "", "which known-answer vectors are embedded")
 	flag.StringVar(&m.Version, "version", "", "firmware version")
 	out := flag.String("o", "", "output JSON file")
+	fwName := flag.String("firmware", "pqrepro-fw", "firmware name (FW_NAME)")
+	userAlg := flag.String("user-alg", "", "the algorithm an implementation brought in its own folder replaces (BYOI.md): its code is the symbols fw_user_*")
 	flag.Parse()
+	m.Firmware = *fwName
+	if *userAlg != "" {
+		userGroup(*userAlg)
+	}
 	if *elfPath == "" || *out == "" || m.Target == "" {
 		log.Fatal("fwmeta: -elf, -target and -o are required")
 	}
@@ -145,7 +168,6 @@ func run(m *Metadata, elfPath, out string) error {
 	sum := sha256.Sum256(raw)
 	m.ELFSHA256 = hex.EncodeToString(sum[:])
 	m.ELF = filepath.Base(elfPath)
-	m.Firmware = "pqrepro-fw"
 	if m.CC != "" {
 		fields := strings.Fields(m.CC)
 		v, err := exec.Command(fields[0], append(fields[1:], "--version")...).Output()
