@@ -58,9 +58,14 @@ func makeFirmware(t *testing.T, class string, args ...string) {
 // copied out of the firmware's tree, behind the NIST KEM API. edit, when set, changes a file
 // of the copy before anything is built from it.
 func byoiLibrary(t *testing.T, edit func(dir string)) string {
+	return byoiExample(t, "mlkem768-nist", edit)
+}
+
+// byoiExample makes one of the SDK's example implementations (make byoi-example EXAMPLE=... DEST=dir).
+func byoiExample(t *testing.T, example string, edit func(dir string)) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "mlkem768-lib")
-	makeFirmware(t, "qemu-mps2-an386", "byoi-example", "DEST="+dir)
+	dir := filepath.Join(t.TempDir(), example)
+	makeFirmware(t, "qemu-mps2-an386", "byoi-example", "EXAMPLE="+example, "DEST="+dir)
 	if edit != nil {
 		edit(dir)
 	}
@@ -198,5 +203,39 @@ func TestBYOIRISCV(t *testing.T) {
 	c := res.Cells[0]
 	if c.Status != artifacts.StatusOK || c.Implementation == nil || c.Implementation.Name != "mlkem768-example" {
 		t.Fatalf("cell %s %s: status %s, implementation %+v", c.Algorithm, c.Operation, c.Status, c.Implementation)
+	}
+}
+
+// TestBYOISignature builds the project's ML-DSA-44 as a separate library behind the SDK's NIST
+// signature adapter (crypto_sign_keypair, crypto_sign_signature_ctx, crypto_sign_verify_ctx;
+// the seed and rnd through randombytes) for qemu-mps2-an386 and runs keygen, sign and verify
+// after the self-test: every cell is ok and names the implementation.
+func TestBYOISignature(t *testing.T) {
+	lib := byoiExample(t, "mldsa44-nist", nil)
+	m, err := artifacts.ParseManifest([]byte(`apiVersion: pqrepro/v1
+kind: sig-bench
+metadata: {paper: paper001, name: byoi-sig-test}
+spec:
+  algorithms: [ML-DSA-44]
+  operations: [keygen, sign, verify]
+  warmup: 0
+  iterations: 3
+  seed: byoi-sig-test
+  message: {size: 32}
+`), "byoi-sig-test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := runBYOI(t, "qemu-mps2-an386", lib, "build/byoi-test", mustIdentity(t), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK || c.Implementation == nil || c.Implementation.Name != "mldsa44-example" {
+			t.Errorf("cell %s %s: status %s (%s), implementation %+v", c.Algorithm, c.Operation, c.Status, c.Error, c.Implementation)
+		}
 	}
 }

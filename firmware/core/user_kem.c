@@ -7,23 +7,16 @@
  *                   symbols (fw_user_ followed by IMPL_NAMESPACE)
  *   FW_USER_SIZES   the catalogue row's size macros (MLKEM768: MLKEM768_EKBYTES, ...)
  *   FW_USER_DERAND  1 when the implementation has the _derand entry points
- *   FW_USER_RB_ULL  1 when its randombytes takes an unsigned long long length (NIST's
- *                   rng.h), 0 for size_t (PQClean, mlkem-native)
  *
  * Randomness: the firmware hands every operation its coins (BENCH draws them from the seeded
  * DRBG, SELFTEST from the vector). A _derand entry point takes them as an argument; the
  * randomized-only API reads them through randombytes, which serves the operation's coins in
- * order and, should the implementation ask for more, continues from the DRBG. Both ways the
- * run is as deterministic as the built-in implementation's. */
+ * order (core/user_rng.c). Both ways the run is as deterministic as the built-in
+ * implementation's. */
 #include "../crypto/mlkem/mlkem.h"
 #include "../crypto/pqmem.h"
 #include "algs.h"
-#include "drbg.h"
-
-#define FW_CAT_(a, b) a##b
-#define FW_CAT(a, b) FW_CAT_(a, b)
-#define USER(x) FW_CAT(FW_USER_NS, x)
-#define SIZE(x) FW_CAT(FW_USER_SIZES, x)
+#include "user.h"
 
 #define EK SIZE(_EKBYTES)
 #define DK SIZE(_DKBYTES)
@@ -38,42 +31,15 @@ int USER(crypto_kem_keypair_derand)(uint8_t *pk, uint8_t *sk, const uint8_t *coi
 int USER(crypto_kem_enc_derand)(uint8_t *ct, uint8_t *ss, const uint8_t *pk, const uint8_t *coins);
 #endif
 
-/* The coins randombytes serves next. */
-static const uint8_t *rb_coins;
-static size_t rb_left;
-
-#if FW_USER_RB_ULL
-int randombytes(uint8_t *out, unsigned long long n);
-int randombytes(uint8_t *out, unsigned long long n)
-#else
-int randombytes(uint8_t *out, size_t n);
-int randombytes(uint8_t *out, size_t n)
-#endif
-{
-	size_t k = rb_left < n ? rb_left : (size_t)n;
-	memcpy(out, rb_coins, k);
-	rb_coins += k;
-	rb_left -= k;
-	if (k < n)
-		fw_drbg_read(out + k, (size_t)n - k);
-	return 0;
-}
-
-static __attribute__((unused)) void rb_set(const uint8_t *coins, size_t n)
-{
-	rb_coins = coins;
-	rb_left = n;
-}
-
 static int user_keygen(uint8_t *ek, uint8_t *dk, const uint8_t *coins)
 {
 #if FW_USER_DERAND
 	return USER(crypto_kem_keypair_derand)(ek, dk, coins);
 #else
 	int rc;
-	rb_set(coins, 64);
+	fw_user_rb_set(coins, 64);
 	rc = USER(crypto_kem_keypair)(ek, dk);
-	rb_set(0, 0);
+	fw_user_rb_set(0, 0);
 	return rc;
 #endif
 }
@@ -84,9 +50,9 @@ static int user_encaps(uint8_t *ct, uint8_t *ss, const uint8_t *ek, const uint8_
 	return USER(crypto_kem_enc_derand)(ct, ss, ek, coins);
 #else
 	int rc;
-	rb_set(coins, 32);
+	fw_user_rb_set(coins, 32);
 	rc = USER(crypto_kem_enc)(ct, ss, ek);
-	rb_set(0, 0);
+	fw_user_rb_set(0, 0);
 	return rc;
 #endif
 }
