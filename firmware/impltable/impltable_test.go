@@ -182,3 +182,50 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOverride replaces one algorithm's row by an implementation in its own folder: the
+// table names it, and its digest covers its own files there; an algorithm the table does not
+// know, or a malformed line, is refused.
+func TestOverride(t *testing.T) {
+	rows, err := ParseSpec(mustRead(t, "../implementations.txt"), "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "kem.c"), []byte("int kem;\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "x.h"), []byte("int x;\n"), 0o644)
+	got, err := Override(rows, "ML-KEM-768 my-kem commit:abcdef0 kem.c sub/x.h", dir, "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := Build(got, nil, "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := SourceDigest(dir, []string{"kem.c", "sub/x.h"})
+	var seen int
+	for _, e := range entries {
+		switch {
+		case e.Algorithm == "ML-KEM-768":
+			seen++
+			if e.Name != "my-kem" || e.Commit != "abcdef0" || e.Source != want {
+				t.Errorf("ML-KEM-768: %+v, want my-kem commit abcdef0 source %s", e, want)
+			}
+		case e.Name != "pqrepro-fw":
+			t.Errorf("%s changed to %s", e.Algorithm, e.Name)
+		}
+	}
+	if seen != 1 || len(entries) != len(rows) {
+		t.Fatalf("%d entries (%d ML-KEM-768), want %d", len(entries), seen, len(rows))
+	}
+	for _, bad := range []string{"ML-KEM-999 x 1.0 kem.c", "ML-KEM-768 x 1.0", "ML-KEM-768 x 1.0 kem.c\nML-KEM-512 y 1.0 kem.c", "ML-KEM-768 x 1.0 ../kem.c"} {
+		r, err := Override(rows, bad, dir, "0.1.0")
+		if err == nil {
+			_, err = Build(r, nil, "..")
+		}
+		if err == nil {
+			t.Errorf("Override(%q) accepted", bad)
+		}
+	}
+}
