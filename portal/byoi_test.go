@@ -150,6 +150,10 @@ func TestBYOIRankedApart(t *testing.T) {
 				t.Errorf("%s does not name %q", path, l)
 			}
 		}
+		// The schemes table compares the two side by side: one over the other, on the board.
+		if path == "/schemes" && !strings.Contains(page, `data-side="emulated"`) {
+			t.Errorf("/schemes has no ratio between the two implementations")
+		}
 	}
 	for i, run := range runs {
 		_, page := get(t, p.URL+"/runs/"+itoa(run))
