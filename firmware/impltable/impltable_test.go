@@ -229,3 +229,21 @@ func TestOverride(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOverride feeds arbitrary lines to Override (and so ParseSpec): it returns rows or an
+// error, and a row it returns is the line's algorithm, one the table already had.
+func FuzzOverride(f *testing.F) {
+	rows := []SpecRow{{Line: 1, Algorithm: "ML-KEM-768", Name: "pqrepro-fw", Version: "0.1.0", Sources: []string{"a.c"}}}
+	f.Add("ML-KEM-768 my-kem 1.0.0 kem.c")
+	f.Add("ML-KEM-768 my-kem commit:abcdef0 kem.c sub/x.h")
+	f.Add("# comment\n\nML-KEM-512 x @VERSION@ a.c")
+	f.Fuzz(func(t *testing.T, line string) {
+		out, err := Override(rows, line, "dir", "0.1.0")
+		if err != nil {
+			return
+		}
+		if len(out) != 1 || out[0].Algorithm != "ML-KEM-768" || out[0].Root != "dir" || len(out[0].Sources) == 0 {
+			t.Fatalf("Override(%q) = %+v", line, out)
+		}
+	})
+}
