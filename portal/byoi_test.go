@@ -3,6 +3,7 @@ package portal_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +105,7 @@ func TestBYOIRankedApart(t *testing.T) {
 	if !strings.Contains(string(b.Files["log.txt"]), "self-test: ") {
 		t.Fatalf("the run's log has no self-test line:\n%s", b.Files["log.txt"])
 	}
+	checkBYOIEnvironment(t, b)
 	board := &qemu.QEMU{Class: "qemu-mps2-an386", Firmware: own, SkipSelfTest: true}
 	b0, res0, err := runner.Execute(context.Background(), board, m, runner.Options{Identity: id, Version: "test", Origin: attest.OriginLocal})
 	if err != nil {
@@ -160,6 +162,36 @@ func TestBYOIRankedApart(t *testing.T) {
 		if !strings.Contains(page, labels[i]) || strings.Contains(page, labels[1-i]) {
 			t.Errorf("run %d's page does not name its implementation %q alone", run, labels[i])
 		}
+	}
+}
+
+// checkBYOIEnvironment checks what the bundle says of the image: the firmware name the build
+// set (FW_NAME, default pqrepro-byoi) and, in the build's metadata, ML-KEM-768's code size
+// counted from the implementation's own symbols (fw_user_*, its Keccak included).
+func checkBYOIEnvironment(t *testing.T, b *artifacts.Bundle) {
+	t.Helper()
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files["environment.json"], &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Board.Firmware != "pqrepro-byoi" || env.Board.FirmwareVersion != "0.1.0" {
+		t.Errorf("the board says it runs %s %s, want pqrepro-byoi 0.1.0", env.Board.Firmware, env.Board.FirmwareVersion)
+	}
+	type codeGroup struct {
+		Group      string `json:"group"`
+		Total      uint64 `json:"total"`
+		WithShared uint64 `json:"with_shared"`
+	}
+	var meta struct {
+		Firmware string      `json:"firmware"`
+		CodeSize []codeGroup `json:"code_size"`
+	}
+	if err := json.Unmarshal(env.Board.FirmwareBuild, &meta); err != nil {
+		t.Fatalf("firmwareBuild: %v", err)
+	}
+	i := slices.IndexFunc(meta.CodeSize, func(g codeGroup) bool { return g.Group == "ML-KEM-768" })
+	if meta.Firmware != "pqrepro-byoi" || i < 0 || meta.CodeSize[i].Total < 4000 || meta.CodeSize[i].WithShared != 0 {
+		t.Errorf("metadata: firmware %q, ML-KEM-768's code size %+v (want the implementation's own code, its Keccak included, no shared Keccak added)", meta.Firmware, meta.CodeSize)
 	}
 }
 
