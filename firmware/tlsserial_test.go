@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +32,9 @@ type serialBoard struct {
 	seq   int
 }
 
-// bootSerialBoard boots board's firmware under its emulator with -icount shift=0, or skips.
+// bootSerialBoard makes board's firmware (make <board>, when make and the board's compiler are
+// installed, so the image is never older than its sources) and boots it under its emulator with
+// -icount shift=0, or skips.
 func bootSerialBoard(t *testing.T, board string) *serialBoard {
 	t.Helper()
 	vars, err := boardMK(filepath.Join("boards", board, "board.mk"))
@@ -40,6 +43,7 @@ func bootSerialBoard(t *testing.T, board string) *serialBoard {
 	}
 	qemu := strings.Fields(vars["BOARD_QEMU"])
 	elf := filepath.Join("build", board, "pqrepro-fw.elf")
+	makeBoard(t, board, strings.Fields(vars["BOARD_CC"]))
 	if _, err := os.Stat(elf); err != nil {
 		t.Skipf("%s not built (make firmware)", elf)
 	}
@@ -75,6 +79,26 @@ func bootSerialBoard(t *testing.T, board string) *serialBoard {
 		t.Fatalf("boot HELLO %+v, want tls_io=serial", f)
 	}
 	return b
+}
+
+// makeBoard runs make board when make and cc are installed, under the lock other packages'
+// tests take around firmware builds (build/.make.lock).
+func makeBoard(t *testing.T, board string, cc []string) {
+	t.Helper()
+	for _, tool := range append([]string{"make"}, cc...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			return
+		}
+	}
+	_ = os.MkdirAll("build", 0o755)
+	if lock, err := os.OpenFile(filepath.Join("build", ".make.lock"), os.O_CREATE|os.O_RDWR, 0o644); err == nil {
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+		defer lock.Close()
+	}
+	out, err := exec.Command("make", board).CombinedOutput()
+	if err != nil {
+		t.Fatalf("make %s: %v\n%s", board, err, out)
+	}
 }
 
 type boardFrame struct {
@@ -232,7 +256,7 @@ func (b *serialBoard) serialHandshake(i int, conn net.Conn, tamper func([]byte) 
 		}
 		recs, err := readRecords(conn)
 		if len(recs) == 0 {
-			b.t.Fatalf("the server sent nothing: %v", err)
+			b.t.Fatalf("the server sent nothing the board waits for (want=%s): %v", want, err)
 		}
 		if first && tamper != nil {
 			recs = splitRecords(tamper(bytes.Join(recs, nil)))
