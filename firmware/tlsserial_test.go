@@ -303,12 +303,31 @@ func engineCell(t *testing.T, cfg *tls13.Config) (string, <-chan error) {
 			buf := make([]byte, 1024)
 			var n int
 			if n, err = srv.Read(buf); err == nil {
-				_, err = srv.Write(buf[:n])
+				if !echoLine(buf[:n]) {
+					err = fmt.Errorf("the board's echo %q is not a line that reads the same backwards", buf[:n])
+				} else {
+					_, err = srv.Write(buf[:n])
+				}
 			}
 		}
 		res <- err
 	}()
 	return ln.Addr().String(), res
+}
+
+// echoLine reports whether b is the board's echo (PROTOCOL.md): hex digits that read the same
+// backwards, then '\n', so that s_server -rev returns it unchanged.
+func echoLine(b []byte) bool {
+	line, ok := bytes.CutSuffix(b, []byte("\n"))
+	if !ok {
+		return false
+	}
+	for i, c := range line {
+		if c != line[len(line)-1-i] || !strings.ContainsRune("0123456789abcdef", rune(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // boardCell is one TLS io=serial request of one handshake (n=1, no warm-up, 32 bytes echoed)
