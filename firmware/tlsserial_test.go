@@ -30,6 +30,8 @@ type serialBoard struct {
 	in    io.WriteCloser
 	lines chan string
 	seq   int
+	// flights is how many records each server flight of the last handshake held.
+	flights []int
 }
 
 // bootSerialBoard makes board's firmware (make <board>, when make and the board's compiler are
@@ -244,6 +246,7 @@ func (b *serialBoard) feed(i int, recs [][]byte) {
 // to the board, as a line in between would; the bytes are split into records again after it.
 func (b *serialBoard) serialHandshake(i int, conn net.Conn, tamper func([]byte) []byte) boardFrame {
 	b.t.Helper()
+	b.flights = nil
 	for first := true; ; first = false {
 		out, want := b.boardOut()
 		if len(out) > 0 {
@@ -261,6 +264,7 @@ func (b *serialBoard) serialHandshake(i int, conn net.Conn, tamper func([]byte) 
 		if first && tamper != nil {
 			recs = splitRecords(tamper(bytes.Join(recs, nil)))
 		}
+		b.flights = append(b.flights, len(recs))
 		b.feed(i, recs)
 	}
 }
@@ -473,7 +477,7 @@ func TestTLSSerialNineCellsOnBoard(t *testing.T) {
 				if hs.kv["ok"] != "1" || hs.kv["group"] != strconv.Itoa(int(g)) || hs.kv["sig"] != strconv.Itoa(int(s)) {
 					t.Fatalf("%v against %s: HANDSHAKE %v", cell, peer, hs.kv)
 				}
-				t.Logf("%v against %s: %s segments=%s", cell, peer, handshakeFigures(hs), hs.kv["segments"])
+				t.Logf("%v against %s: %s segments=%s; records per server flight %v", cell, peer, handshakeFigures(hs), hs.kv["segments"], b.flights)
 			}
 			addr, srvErr := engineCell(t, &tls13.Config{
 				Groups: []tls13.Group{g}, SignatureSchemes: []tls13.SignatureScheme{s},
