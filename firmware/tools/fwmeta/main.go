@@ -115,6 +115,7 @@ var groups = []struct {
 	{"SHA-2", regexp.MustCompile(`^(sha256|sha512)`), false},
 	{"Ascon", regexp.MustCompile(`^ascon_`), false},
 	{"Telemetry device", regexp.MustCompile(`^(tel_|fw_tel_)`), false},
+	{"TLS 1.3 client", regexp.MustCompile(`^(tls13c_|tls13_|x509_|aes128|hkdf_|hmac_sha256)`), false},
 	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|[ks][0-9]+_|fw_kat_)`), false},
 }
 
@@ -276,15 +277,19 @@ func run(m *Metadata, elfPath, out string) error {
 			m.Experiments = append(m.Experiments, k.exp)
 		}
 	}
-	var ascon, tel bool
+	var ascon, tel, tls bool
 	for i, g := range acc {
 		if i < len(groups) && g.Total > 0 {
 			ascon = ascon || groups[i].name == "Ascon"
 			tel = tel || groups[i].name == "Telemetry device"
+			tls = tls || groups[i].name == "TLS 1.3 client"
 		}
 	}
 	if ascon && tel {
 		m.Experiments = append(m.Experiments, "mqtt-telemetry")
+	}
+	if tls {
+		m.Experiments = append(m.Experiments, "tls-matrix")
 	}
 	m.CodeSizeMethod = "sum of ELF symbol sizes (functions and read-only objects) grouped by symbol prefix; " +
 		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM, ML-DSA and SLH-DSA-SHAKE set calls (the SLH-DSA-SHA2 sets call SHA-2 instead, not added)"
