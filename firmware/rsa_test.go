@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,7 +176,9 @@ func randomModulus(t *testing.T, bits int) *big.Int {
 	return n.SetBit(n, 0, 1)
 }
 
-func padHex(x *big.Int, size int) string { return strings.ToUpper(hex.EncodeToString(x.FillBytes(make([]byte, size)))) }
+func padHex(x *big.Int, size int) string {
+	return strings.ToUpper(hex.EncodeToString(x.FillBytes(make([]byte, size))))
+}
 
 // TestRSAPublicMatchesBig compares the C s^e mod n with math/big's on odd moduli of the sizes
 // the limb code treats differently (a whole number of limbs or bytes, one bit more, the largest)
@@ -387,4 +390,114 @@ func FuzzRSAPublicKeyDER(f *testing.F) {
 			t.Fatalf("accepted %x, which is not the DER of the key it reports (%x)", der, want)
 		}
 	})
+}
+
+// TestRSAOnBoards builds the RSA board image (make rsa-bench: test/rsabench.c with crypto/rsa, not
+// the firmware) for qemu-mps2-an386, qemu-mps2-an505 and qemu-riscv32-virt, boots each under
+// -icount shift=0 and checks that Wycheproof's RSA-2048 key parses and its tcId 1 PKCS #1 v1.5
+// and PSS signatures verify on the board, that a flipped bit is refused, and that two rounds give
+// identical counts and stack marks. It logs the counts, the stacks and crypto/rsa's code size
+// (docs/BENCHMARKS.md).
+func TestRSAOnBoards(t *testing.T) {
+	checkRSABoardVectors(t)
+	for _, tool := range []string{"make", "arm-none-eabi-gcc", "riscv64-unknown-elf-gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	var out bytes.Buffer
+	mk := exec.Command("make", "rsa-bench")
+	mk.Stdout, mk.Stderr = &out, &out
+	if err := mk.Run(); err != nil {
+		t.Fatalf("make rsa-bench: %v\n%s", err, out.String())
+	}
+	for _, b := range []struct{ name, qemu, size string }{
+		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386", "arm-none-eabi-size"},
+		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505", "arm-none-eabi-size"},
+		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none", "riscv64-unknown-elf-size"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			q := strings.Fields(b.qemu)
+			if _, err := exec.LookPath(q[0]); err != nil {
+				t.Skipf("%s not installed", q[0])
+			}
+			dir := filepath.Join("build", "rsa-bench", b.name)
+			var runs []map[string]string
+			for _, l := range bootReplay(t, q, filepath.Join(dir, "rsabench.elf")) {
+				f := strings.Fields(l)
+				if len(f) == 0 || f[0] != "rsabench" {
+					continue
+				}
+				m := map[string]string{}
+				for _, kv := range f[1:] {
+					n, v, _ := strings.Cut(kv, "=")
+					m[n] = v
+				}
+				runs = append(runs, m)
+			}
+			if len(runs) != 2 {
+				t.Fatalf("board printed %d rounds", len(runs))
+			}
+			want := "0,0,0," + rsaEInvalid
+			for _, m := range runs {
+				if m["rc"] != want || m["unit"] != "instructions" {
+					t.Fatalf("board results %s (want %s), unit %s", m["rc"], want, m["unit"])
+				}
+			}
+			fields := []string{"parse", "parse_stack", "pkcs1", "pkcs1_stack", "pss", "pss_stack"}
+			for _, f := range fields {
+				if runs[0][f] != runs[1][f] {
+					t.Errorf("%s differs between rounds: %s, %s", f, runs[0][f], runs[1][f])
+				}
+				if v, err := strconv.ParseUint(runs[0][f], 10, 64); err != nil || v == 0 {
+					t.Fatalf("%s = %q", f, runs[0][f])
+				}
+			}
+			text := "(size(1) not installed)"
+			if sz, err := exec.Command(b.size, filepath.Join(dir, "rsa.o")).Output(); err == nil {
+				if l := strings.Split(strings.TrimSpace(string(sz)), "\n"); len(l) == 2 {
+					text = strings.Fields(l[1])[0] + " B"
+				}
+			}
+			m := runs[0]
+			t.Logf("%s: RSA-2048 (e = 65537) in instructions: key parse and R^2 %s (stack %s B), PKCS #1 v1.5 SHA-256 verify %s (stack %s B), PSS SHA-256 verify %s (stack %s B); crypto/rsa text %s",
+				b.name, m["parse"], m["parse_stack"], m["pkcs1"], m["pkcs1_stack"], m["pss"], m["pss_stack"], text)
+		})
+	}
+}
+
+// checkRSABoardVectors checks that testdata/rsa holds what its README says: Wycheproof's key and
+// tcId 1 signatures, byte for byte.
+func checkRSABoardVectors(t *testing.T) {
+	t.Helper()
+	read := func(name string) rsaWycheproofFile {
+		raw, err := os.ReadFile(filepath.Join(wycheproofDir, name))
+		if err != nil {
+			t.Skipf("Wycheproof vectors not available: %v", err)
+		}
+		var f rsaWycheproofFile
+		if err := json.Unmarshal(raw, &f); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return f
+	}
+	pk := read("rsa_signature_2048_sha256_test.json").TestGroups[0]
+	ps := read("rsa_pss_2048_sha256_mgf1_32_test.json").TestGroups[0]
+	for _, c := range []struct{ file, hex string }{
+		{"key2048.der", pk.PublicKeyAsn},
+		{"key2048.der", ps.PublicKeyAsn},
+		{"pkcs1-tc1.sig", pk.Tests[0].Sig},
+		{"pss-tc1.sig", ps.Tests[0].Sig},
+	} {
+		got, err := os.ReadFile(filepath.Join("testdata", "rsa", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hex.EncodeToString(got) != c.hex {
+			t.Fatalf("testdata/rsa/%s is not the Wycheproof value", c.file)
+		}
+	}
+	if pk.Tests[0].TcID != 1 || pk.Tests[0].Result != "valid" || pk.Tests[0].Msg != "" || ps.Tests[0].TcID != 1 || ps.Tests[0].Result != "valid" || ps.Tests[0].Msg != "" {
+		t.Fatal("the board's vectors are not the valid tcId 1 cases over the empty message")
+	}
 }

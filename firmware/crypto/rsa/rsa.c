@@ -108,7 +108,7 @@ static size_t bitlen8(uint8_t b)
 int rsa_pubkey_set(struct rsa_pubkey *k, const uint8_t *n, size_t nlen, uint32_t e)
 {
 	uint32_t x[RSA_MAX_LIMBS], inv;
-	size_t i, bits, L, tz, c, steps;
+	size_t i, bits, L, steps;
 
 	while (nlen > 0 && n[0] == 0) {
 		n++;
@@ -138,17 +138,14 @@ int rsa_pubkey_set(struct rsa_pubkey *k, const uint8_t *n, size_t nlen, uint32_t
 		inv *= 2 - k->n[0] * inv;
 	k->n0inv = (uint32_t)0 - inv;
 
-	/* R^2 mod n. With W = 32 * L = c * 2^j (c odd), x = 2^(W + c) mod n is the Montgomery form
-	 * of 2^c; j Montgomery squarings turn it into the form of 2^(c * 2^j) = R, which is R^2 mod
-	 * n. x starts at 2^(bits - 1) < n and is doubled modulo n the remaining W + c - bits + 1
-	 * times. */
-	for (tz = 0; ((L >> tz) & 1) == 0; tz++)
-		;
-	c = L >> tz;
+	/* R^2 mod n, R = 2^W with W = 32 * L. x = 2^(W + W/8) mod n is the Montgomery form of
+	 * 2^(W/8); three Montgomery squarings make it the form of 2^W = R, which is R^2 mod n. x
+	 * starts at 2^(bits - 1) < n and is doubled modulo n the remaining W + W/8 - bits + 1 times
+	 * (doublings are cheap, squarings are not: three balance them on the boards). */
 	for (i = 0; i < L; i++)
 		x[i] = 0;
 	x[(bits - 1) / 32] = (uint32_t)1 << ((bits - 1) % 32);
-	for (steps = 32 * L + c - (bits - 1); steps > 0; steps--) {
+	for (steps = 32 * L + 4 * L - (bits - 1); steps > 0; steps--) {
 		uint32_t carry = x[L - 1] >> 31;
 		for (i = L - 1; i > 0; i--)
 			x[i] = x[i] << 1 | x[i - 1] >> 31;
@@ -157,7 +154,7 @@ int rsa_pubkey_set(struct rsa_pubkey *k, const uint8_t *n, size_t nlen, uint32_t
 		if (carry || cmp(x, k->n, L) >= 0)
 			sub(x, x, k->n, L);
 	}
-	for (i = 0; i < 5 + tz; i++)
+	for (i = 0; i < 3; i++)
 		mont_mul(x, x, x, k);
 	for (i = 0; i < L; i++)
 		k->rr[i] = x[i];
