@@ -2,18 +2,19 @@
  * preparing Wycheproof's RSA-2048 key (e = 65537; rsa_pubkey_parse with its R^2 mod n), verifying
  * its tcId 1 PKCS #1 v1.5 signature and its tcId 1 PSS signature (both over the empty message,
  * SHA-256 included), each on a painted stack, and the same PKCS #1 v1.5 signature with one bit
- * flipped, which must be refused. It prints two rounds, for rsa_test.go to check that the counts
- * repeat. */
+ * flipped, which must be refused; then PSS verification of three signatures of one message (tcIds
+ * 4, 73 and 74: a random salt, zeros, ones), whose counts must agree. It prints two rounds, for
+ * rsa_test.go to check that the counts repeat. */
 #include "../core/fw.h"
 #include "../crypto/pqmem.h"
 #include "../crypto/rsa/rsa.h"
 
-extern const uint8_t rsa_key[], rsa_key_end[], rsa_sig_pkcs1[], rsa_sig_pss[];
+extern const uint8_t rsa_key[], rsa_key_end[], rsa_sig_pkcs1[], rsa_sig_pss[], rsa_sig_pss_same[];
 
 static struct rsa_pubkey key;
 static uint8_t bad[RSA_MAX_BYTES];
-static uint64_t t_parse, t_pkcs1, t_pss;
-static int rc_parse, rc_pkcs1, rc_pss, rc_bad;
+static uint64_t t_parse, t_pkcs1, t_pss, t_same[3];
+static int rc_parse, rc_pkcs1, rc_pss, rc_bad, rc_same[3];
 
 static void put(const char *s)
 {
@@ -77,9 +78,23 @@ static void pss(void *arg)
 	t_pss = t1 - t0;
 }
 
+static void pss_same(void *arg)
+{
+	static const uint8_t msg[6] = {'1', '2', '3', '4', '0', '0'};
+	size_t j = *(const size_t *)arg;
+	uint64_t t0, t1;
+	plat_counter_align();
+	t0 = plat_counter();
+	rc_same[j] = rsa_pss_sha256_verify(&key, msg, sizeof msg, rsa_sig_pss_same + j * key.bytes, key.bytes);
+	t1 = plat_counter();
+	plat_timed_end();
+	t_same[j] = t1 - t0;
+}
+
 void fw_main(void)
 {
 	int i;
+	size_t j;
 	plat_init();
 	for (i = 0; i < 2; i++) {
 		uint32_t s_parse = plat_stack_run(parse, NULL);
@@ -88,6 +103,8 @@ void fw_main(void)
 		memcpy(bad, rsa_sig_pkcs1, key.bytes);
 		bad[key.bytes / 2] ^= 0x10;
 		rc_bad = rsa_pkcs1_sha256_verify(&key, (const uint8_t *)"", 0, bad, key.bytes);
+		for (j = 0; j < 3; j++)
+			plat_stack_run(pss_same, &j);
 		put("rsabench board=");
 		put(fw_board_info.board);
 		put(" unit=");
@@ -112,6 +129,14 @@ void fw_main(void)
 		put_int(rc_pss);
 		put(",");
 		put_int(rc_bad);
+		for (j = 0; j < 3; j++) {
+			put(j == 0 ? " same=" : ",");
+			put_u64(t_same[j]);
+		}
+		for (j = 0; j < 3; j++) {
+			put(j == 0 ? " same_rc=" : ",");
+			put_int(rc_same[j]);
+		}
 		put("\n");
 	}
 	put("DONE\n");

@@ -1,7 +1,13 @@
 /* RSA public-key verification per RFC 8017; see rsa.h. Numbers are little-endian arrays of 32-bit
- * limbs; all of them have the modulus' limb count. */
+ * limbs; all of them have the modulus' limb count.
+ *
+ * Nothing here is secret, but the arithmetic's control flow in verification depends only on the
+ * key (limb count, the exponent's bits), not on the signature: Montgomery multiplication always
+ * subtracts n and selects, and the range check reads every limb. So a board's instruction count for a valid signature is the same
+ * for every signature under one key (a PSS signature's random salt does not move it). */
 #include "rsa.h"
 
+#include "../ct.h"
 #include "../pqmem.h"
 #include "../sha2/sha2.h"
 
@@ -25,19 +31,29 @@ static void store(uint8_t *out, size_t len, const uint32_t *x)
 		out[len - 1 - i] = (uint8_t)(x[i / 4] >> (8 * (i % 4)));
 }
 
-/* cmp returns -1, 0 or 1 as a is below, equal to or above b. */
-static int cmp(const uint32_t *a, const uint32_t *b, size_t limbs)
+/* borrow returns 1 when a < b, reading every limb. */
+static uint32_t borrow_of(const uint32_t *a, const uint32_t *b, size_t limbs)
+{
+	uint32_t borrow = 0;
+	size_t i;
+	for (i = 0; i < limbs; i++)
+		borrow = (uint32_t)(((uint64_t)a[i] - b[i] - borrow) >> 63);
+	return borrow;
+}
+
+/* less returns 1 when a < b, from the top limb down (its time depends on a and b). */
+static int less(const uint32_t *a, const uint32_t *b, size_t limbs)
 {
 	size_t i = limbs;
 	while (i-- > 0) {
 		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
+			return a[i] < b[i];
 	}
 	return 0;
 }
 
-/* sub sets r = a - b mod 2^(32 * limbs) and returns the borrow. r may alias a or b. */
-static uint32_t sub(uint32_t *r, const uint32_t *a, const uint32_t *b, size_t limbs)
+/* sub sets r = a - b mod 2^(32 * limbs). r may alias a. */
+static void sub(uint32_t *r, const uint32_t *a, const uint32_t *b, size_t limbs)
 {
 	uint32_t borrow = 0;
 	size_t i;
@@ -46,7 +62,19 @@ static uint32_t sub(uint32_t *r, const uint32_t *a, const uint32_t *b, size_t li
 		r[i] = (uint32_t)d;
 		borrow = (uint32_t)(d >> 63);
 	}
-	return borrow;
+}
+
+/* reduce sets r = x - n when hi (a bit above x's limbs) is set or x >= n, else r = x: for
+ * x + hi * 2^(32 * limbs) < 2n. The same instructions run either way. r may alias x. */
+static void reduce(uint32_t *r, const uint32_t *x, uint32_t hi, const uint32_t *n, size_t limbs)
+{
+	uint32_t use = ct_barrier_u32(hi | (borrow_of(x, n, limbs) ^ 1)), mask = (uint32_t)0 - use, borrow = 0;
+	size_t i;
+	for (i = 0; i < limbs; i++) {
+		uint64_t d = (uint64_t)x[i] - n[i] - borrow;
+		borrow = (uint32_t)(d >> 63);
+		r[i] = ((uint32_t)d & mask) | (x[i] & ~mask);
+	}
 }
 
 /* mont_mul sets r = a * b / R mod n, R = 2^(32 * limbs), for a, b < n: the result is below n.
@@ -86,11 +114,7 @@ static void mont_mul(uint32_t *r, const uint32_t *a, const uint32_t *b, const st
 		t[L] = t[L + 1] + (uint32_t)(x >> 32);
 	}
 	/* t < 2n: one subtraction at most */
-	if (t[L] != 0 || cmp(t, n, L) >= 0)
-		sub(r, t, n, L);
-	else
-		for (i = 0; i < L; i++)
-			r[i] = t[i];
+	reduce(r, t, t[L], n, L);
 }
 
 /* ---- keys ---- */
@@ -150,8 +174,9 @@ int rsa_pubkey_set(struct rsa_pubkey *k, const uint8_t *n, size_t nlen, uint32_t
 		for (i = L - 1; i > 0; i--)
 			x[i] = x[i] << 1 | x[i - 1] >> 31;
 		x[0] <<= 1;
-		/* 2x < 2n: when the doubling carried out of W bits the subtraction's borrow cancels it */
-		if (carry || cmp(x, k->n, L) >= 0)
+		/* 2x < 2n: when the doubling carried out of W bits the subtraction's borrow cancels it.
+		 * The key's own data decides the branch: the count depends on the key only. */
+		if (carry || !less(x, k->n, L))
 			sub(x, x, k->n, L);
 	}
 	for (i = 0; i < 3; i++)
@@ -252,7 +277,7 @@ int rsa_public(const struct rsa_pubkey *k, uint8_t *out, const uint8_t *s, size_
 	if (slen != k->bytes)
 		return RSA_ELENGTH;
 	load(x, k->limbs, s, slen);
-	if (cmp(x, k->n, k->limbs) >= 0)
+	if (!borrow_of(x, k->n, k->limbs))
 		return RSA_ERANGE;
 
 	/* Left to right over e's bits in Montgomery form (a = sR); e is odd, so the last step
@@ -301,7 +326,7 @@ int rsa_pkcs1_sha256_verify_digest(const struct rsa_pubkey *k, const uint8_t dig
 	want[kb - t - 1] = 0x00;
 	memcpy(want + kb - t, digestinfo_sha256, sizeof digestinfo_sha256);
 	memcpy(want + kb - 32, digest, 32);
-	return memcmp(em, want, kb) == 0 ? RSA_OK : RSA_EINVALID;
+	return ct_neq(em, want, kb) == 0 ? RSA_OK : RSA_EINVALID;
 }
 
 int rsa_pkcs1_sha256_verify(const struct rsa_pubkey *k, const uint8_t *msg, size_t msglen,
@@ -367,7 +392,7 @@ int rsa_pss_sha256_verify_digest(const struct rsa_pubkey *k, const uint8_t diges
 	sha256_update(&s, digest, hlen);
 	sha256_update(&s, p + dblen - slen, slen);
 	sha256_final(&s, blk);
-	return memcmp(blk, h, hlen) == 0 ? RSA_OK : RSA_EINVALID;
+	return ct_neq(blk, h, hlen) == 0 ? RSA_OK : RSA_EINVALID;
 }
 
 int rsa_pss_sha256_verify(const struct rsa_pubkey *k, const uint8_t *msg, size_t msglen,
