@@ -3,8 +3,9 @@
  *
  * Nothing here is secret, but the arithmetic's control flow in verification depends only on the
  * key (limb count, the exponent's bits), not on the signature: Montgomery multiplication always
- * subtracts n and selects, and the range check reads every limb. So a board's instruction count for a valid signature is the same
- * for every signature under one key (a PSS signature's random salt does not move it). */
+ * subtracts n and selects, and the range check reads every limb. So a board's instruction count
+ * for a valid signature is the same for every signature of one message under one key (a PSS
+ * signature's random salt does not move it). Preparing a key (R^2 mod n) branches on the key. */
 #include "rsa.h"
 
 #include "../ct.h"
@@ -31,7 +32,7 @@ static void store(uint8_t *out, size_t len, const uint32_t *x)
 		out[len - 1 - i] = (uint8_t)(x[i / 4] >> (8 * (i % 4)));
 }
 
-/* borrow returns 1 when a < b, reading every limb. */
+/* borrow_of returns 1 when a < b, reading every limb. */
 static uint32_t borrow_of(const uint32_t *a, const uint32_t *b, size_t limbs)
 {
 	uint32_t borrow = 0;
