@@ -33,10 +33,14 @@ func tlsCodepoints(group, scheme string) (g, s uint16, ok bool) {
 	return tg.Codepoint, artifacts.TLSSignatures()[i].Codepoint, true
 }
 
-// Board is the device layer's tls-matrix executor (device.Executor): it measures one cell with the board's own TLS client against pqrepro's
-// engine as the server, which the runner starts for the cell (firmware/PROTOCOL.md, TLS). The
-// samples are the board's own handshake times (µs); the server's phases, bytes and CPU are the
-// engine's. One TLS request per CPU batch, so the server's CPU is read around each batch.
+// Board is the device layer's tls-matrix executor (device.Executor): it measures one cell with
+// the board's own TLS client against pqrepro's engine as the server, which the runner starts for
+// the cell (firmware/PROTOCOL.md, TLS), or against an outside server (boardoutside.go). On a
+// board with its own network the samples are its handshake times (µs); on a board whose client
+// speaks over the serial line they are its instruction counts, with its phase split, and
+// everything they depend on follows from the manifest's seed (startSeeded). The server's phases,
+// bytes and CPU are the engine's; one TLS request per CPU batch, so the server's CPU is read
+// around each batch.
 func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 	b := &boardCell{Cell: dc, spec: dc.Manifest.Spec.TLS}
 	b.group, b.scheme, _ = strings.Cut(dc.Ref.Algorithm, "+")
