@@ -304,7 +304,8 @@ func raw3(nc, ec []byte) []byte {
 // do not cover: 2049 bits (PSS's encoded message is then one byte shorter than the modulus),
 // 3072 and 4096. The C code must accept Go's PKCS #1 v1.5 and PSS (32-byte salt) signatures,
 // refuse each under the other scheme, refuse them with one bit flipped, and refuse a PSS
-// signature with a 20-byte salt.
+// signature with a 20-byte salt; for 3072 and 4096 bits also a PSS encoding whose bit above
+// emBits is set (checkPSSTopBits).
 func TestRSAOtherSizesAgainstGo(t *testing.T) {
 	k := startRSACLI(t)
 	msg := []byte("pqrepro RSA verification")
@@ -347,8 +348,66 @@ func TestRSAOtherSizesAgainstGo(t *testing.T) {
 					t.Errorf("%s: C says %q, want %q", c.cmd, got, c.want)
 				}
 			}
+			if (bits-1)%8 != 0 {
+				checkPSSTopBits(t, k, priv, der, msg)
+			}
 		})
 	}
+}
+
+// checkPSSTopBits signs, with the raw private key, an EMSA-PSS encoding built here (RFC 8017
+// 9.1.1) and the same encoding with its leftmost bit set, which lies above emBits and must be
+// zero (9.1.2 step 6): the first verifies, the second is refused. The salt is drawn until the
+// altered encoding is below n, so the refusal is the encoding's and not the range check's.
+func checkPSSTopBits(t *testing.T, k *katcli, priv *rsa.PrivateKey, der string, msg []byte) {
+	t.Helper()
+	size := (priv.N.BitLen() + 7) / 8
+	emBits := priv.N.BitLen() - 1
+	sign := func(em []byte) string {
+		s := new(big.Int).Exp(new(big.Int).SetBytes(em), priv.D, priv.N)
+		return hex.EncodeToString(s.FillBytes(make([]byte, size)))
+	}
+	mHash := sha256.Sum256(msg)
+	for try := 0; try < 64; try++ {
+		salt := make([]byte, 32)
+		rand.Read(salt)
+		em := pssEncode(mHash[:], salt, emBits)
+		bad := append([]byte{}, em...)
+		bad[0] |= 0x80
+		if new(big.Int).SetBytes(bad).Cmp(priv.N) >= 0 {
+			continue
+		}
+		m := hex.EncodeToString(msg)
+		if got := k.do(t, "pss", der, m, sign(em)); got != "ok" {
+			t.Fatalf("PSS of this test's own encoding: C says %q", got)
+		}
+		if got := k.do(t, "pss", der, m, sign(bad)); got != "fail "+rsaEInvalid {
+			t.Fatalf("PSS encoding with its leftmost bit set: C says %q", got)
+		}
+		return
+	}
+	t.Fatal("no salt gave an altered encoding below n")
+}
+
+// pssEncode is EMSA-PSS-ENCODE (RFC 8017 9.1.1) with SHA-256 and MGF1-SHA-256.
+func pssEncode(mHash, salt []byte, emBits int) []byte {
+	emLen := (emBits + 7) / 8
+	h := sha256.New()
+	h.Write(make([]byte, 8))
+	h.Write(mHash)
+	h.Write(salt)
+	hh := h.Sum(nil)
+	db := make([]byte, emLen-len(hh)-1)
+	db[len(db)-len(salt)-1] = 1
+	copy(db[len(db)-len(salt):], salt)
+	for c, i := uint32(0), 0; i < len(db); c++ {
+		blk := sha256.Sum256(append(append([]byte{}, hh...), byte(c>>24), byte(c>>16), byte(c>>8), byte(c)))
+		for j := 0; j < len(blk) && i < len(db); j, i = j+1, i+1 {
+			db[i] ^= blk[j]
+		}
+	}
+	db[0] &= 0xff >> (8*emLen - emBits)
+	return append(append(db, hh...), 0xbc)
 }
 
 // FuzzRSAPublicKeyDER drives the C RSAPublicKey parser (rsacli built with AddressSanitizer and
