@@ -23,9 +23,9 @@ func TestParseMetadata(t *testing.T) {
 		t.Errorf("%+v, %v", got, err)
 	}
 	for in, want := range map[string]string{
-		"R0: 1\n":               "END line",
-		"R0 1\nEND":             `line 1 "R0 1"`,
-		"R0: 1\nGI4: 1.2.3\nEND": "GI4 is not a number",
+		"R0: 1\n":                               "END line",
+		"R0 1\nEND":                             `line 1 "R0 1"`,
+		"R0: 1\nGI4: 1.2.3\nEND":                "GI4 is not a number",
 		strings.Repeat("R0: 1\n", 1000) + "END": "more than",
 	} {
 		if _, err := ppk2.ParseMetadata([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
