@@ -46,6 +46,8 @@ type SimOptions struct {
 	// j/100,000 s × the trace's rate (mod its rows when looping).
 	Loop bool
 	// Words is how many words to send (0: the trace once, or without end when Loop is set).
+	// After Words the line stays open and silent; after the whole trace (without Loop) the
+	// pty is closed, as an unplugged PPK2's port goes away.
 	Words int
 	// Faults by word index.
 	Faults map[int]Fault
@@ -137,7 +139,9 @@ func (s *Simulator) Run(ctx context.Context) error {
 		return fmt.Errorf("simulated PPK2: average start without a VDD in %d..%d mV (got %d)", MinMillivolts, MaxMillivolts, mv)
 	}
 	n := s.opt.Words
-	if whole := int(float64(len(s.tr.Power)) * RawRate / s.tr.Rate); !s.opt.Loop && (n == 0 || n > whole) {
+	whole := int(float64(len(s.tr.Power)) * RawRate / s.tr.Rate)
+	ended := !s.opt.Loop && (n == 0 || n >= whole)
+	if ended {
 		n = whole
 	}
 	if err := s.stream(ctx, n, mv); err != nil {
@@ -146,7 +150,10 @@ func (s *Simulator) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	// The words ran out: the line stays, silent, until the host stops the stream or ctx ends.
+	if ended {
+		return nil // the capture is over: the line goes away, as an unplugged meter's
+	}
+	// Words were sent: the line stays, silent, until the host stops the stream or ctx ends.
 	select {
 	case <-s.stopped:
 	case <-ctx.Done():
