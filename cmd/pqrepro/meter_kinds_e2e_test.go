@@ -11,7 +11,13 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/artifacts/attest"
+	"pqrepro/artifacts/identity"
+	"pqrepro/experiments"
 	"pqrepro/internal/shareddata"
+	"pqrepro/portal/blob"
+	"pqrepro/portal/ingest"
+	"pqrepro/portal/store"
 	"pqrepro/runner/boards"
 	"pqrepro/runner/host"
 )
@@ -61,6 +67,7 @@ func TestMeteredRunSimKinds(t *testing.T) {
 			if code == 0 || !strings.Contains(stderr, "is not submitted") || !strings.Contains(stderr, "simulated meter") {
 				t.Errorf("submit: exit %d %s", code, stderr)
 			}
+			ingestRefuses(t, b, keys)
 		})
 	}
 }
@@ -122,5 +129,30 @@ func TestMapsMeter(t *testing.T) {
 	s, info, err := b.(*host.Host).Meter.Window(ctx, true, 500*time.Millisecond)
 	if err != nil || len(s) != 5 || s[0].Amps != 0.493 || info.Simulated || info.Device != hw {
 		t.Fatalf("window %+v %+v %v", s, info, err)
+	}
+}
+
+// ingestRefuses: the portal's ingest, given the signed bundle as a community upload, refuses
+// it for its simulated meter and stores nothing.
+func ingestRefuses(t *testing.T, b *artifacts.Bundle, keys string) {
+	t.Helper()
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := blob.OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := 0
+	g := &ingest.Ingest{Catalog: cat, Blobs: blobs, PortalURL: "http://127.0.0.1:8080", MaxBundleBytes: 64 << 20,
+		Commit: func(context.Context, store.Publication) (int64, error) { published++; return int64(published), nil }}
+	id, err := identity.LoadIdentity(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Publish(context.Background(), b, ingest.Incoming{Keys: id.Public(), Origin: attest.OriginCommunity})
+	if !errors.Is(err, artifacts.ErrSimulatedMeter) || published != 0 {
+		t.Errorf("ingest: %v (%d published), want the simulated meter refused", err, published)
 	}
 }
