@@ -138,7 +138,9 @@ func (d *Device) start(ctx context.Context) error {
 	if err := d.send([]byte{CmdAverageStop}); err != nil {
 		return err
 	}
-	d.port.ResetInputBuffer()
+	if err := d.drain(ctx); err != nil {
+		return err
+	}
 	mods, err := d.metadata(ctx)
 	if err != nil {
 		return err
@@ -156,6 +158,25 @@ func (d *Device) start(ctx context.Context) error {
 	d.port.ResetInputBuffer()
 	d.stream = NewStream()
 	return d.send([]byte{CmdAverageStart})
+}
+
+// maxDrain bounds the wait for a stream left running to go quiet after average stop.
+const maxDrain = time.Second
+
+// drain discards what a stream left running still sends after average stop, until a read
+// times out empty, so the metadata answer is not read behind sample words.
+func (d *Device) drain(ctx context.Context) error {
+	d.port.ResetInputBuffer()
+	for end := time.Now().Add(maxDrain); time.Now().Before(end); {
+		n, err := d.port.Read(d.buf)
+		if err != nil {
+			return d.readError(ctx, err)
+		}
+		if n == 0 {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("ppk2 %s: still streaming %v after average stop", d.path, maxDrain)
 }
 
 // send writes one command; a failed write means the device is gone.
