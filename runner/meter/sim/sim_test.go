@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -73,6 +74,17 @@ func TestOpenRefusals(t *testing.T) {
 // than the load capture (looped), marked simulated, and the part-1 estimator on them; an idle
 // window longer than its capture is refused; an unplug in the load window fails it.
 func TestWindows(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		// Every window stops its simulator and closes its driver before it returns.
+		for range 100 {
+			if runtime.NumGoroutine() <= before {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Errorf("%d goroutines left running after the windows (%d before)", runtime.NumGoroutine(), before)
+	})
 	for _, kind := range sim.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			b, err := sim.Open(sim.Spec{Kind: kind, Idle: pi4(t, "csv_files", "01_pi4_baseline.csv"), Load: pi4(t, "cfn_files", "03_pi4_keys_ecdsa.cfn")})
