@@ -99,9 +99,12 @@ func TestReplayOfARecordedCapture(t *testing.T) {
 		t.Errorf("calibration read %+v", m)
 	}
 	dev.Close()
-	time.Sleep(50 * time.Millisecond)
-	cmds, err := sim.Commands()
 	want := []byte{ppk2.CmdAverageStop, ppk2.CmdGetMetadata, ppk2.CmdPowerMode, ppk2.CmdRegulator, ppk2.CmdDeviceRunning, ppk2.CmdAverageStart, ppk2.CmdAverageStop}
+	cmds, err := sim.Commands()
+	for i := 0; i < 500 && len(cmds) < len(want); i++ { // the simulator reads the last one when it is scheduled
+		time.Sleep(10 * time.Millisecond)
+		cmds, err = sim.Commands()
+	}
 	if err != nil || string(cmds) != string(want) {
 		t.Errorf("host commands % x (%v), want % x", cmds, err, want)
 	}
@@ -203,12 +206,12 @@ func TestOpenErrors(t *testing.T) {
 // TestCancel: a cancelled context ends a Read on a stream that has stopped.
 func TestCancel(t *testing.T) {
 	tr := capture(t, "01_pi4_baseline.csv")
-	_, dev, _ := run(t, tr, ppk2.SimOptions{Words: 100}, source5V)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	if s, err := dev.Read(ctx); err != nil || len(s) != 1 {
+	_, dev, long := run(t, tr, ppk2.SimOptions{Words: 100}, source5V)
+	if s, err := dev.Read(long); err != nil || len(s) != 1 {
 		t.Fatalf("first read: %d samples, %v", len(s), err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
 	if _, err := dev.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v: want the context's", err)
 	}
