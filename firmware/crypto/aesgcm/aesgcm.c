@@ -201,7 +201,7 @@ static uint32_t shift_rows1(uint32_t x)
 /* shift_mix_ark is ShiftRows, MixColumns and AddRoundKey k in one pass over the words.
  * MixColumns: out_r = 2 a_r ^ 3 a_{r+1} ^ a_{r+2} ^ a_{r+3} = 2 t_r ^ a_{r+1} ^ t_{r+2} with
  * t_r = a_r ^ a_{r+1}; row r + 1 is the word rotated right by 8 and row r + 2 by 16, and
- * multiplying by x in GF(2^8) (x^8 = x^4 + x^3 + x + 1) moves bit word i to i + 1 and feeds
+ * multiplying by x in GF(2^8) (x^8 = x^4 + x^3 + x + 1) moves word i to word i + 1 and feeds
  * word 7 into words 0, 1, 3 and 4. */
 static void shift_mix_ark(uint32_t q[8], const uint32_t k[8])
 {
