@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -383,4 +384,34 @@ func mustHexF(f *testing.F, s string) []byte {
 		f.Fatal(err)
 	}
 	return b
+}
+
+// TestX25519ConstantTimeValgrind builds test/c25519ct.c with the host build's flags and runs it
+// under valgrind's memcheck with the scalar and the point marked undefined: a branch or a memory
+// index that depends on them is a memcheck error, and the test fails on any error. It covers
+// x25519 and x25519_base, eight scalars and points including the all-zero (low-order) path, as
+// the host compiler builds them; the boards' cross compilers are not checked by it.
+func TestX25519ConstantTimeValgrind(t *testing.T) {
+	for _, tool := range []string{"cc", "valgrind"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	if _, err := os.Stat("/usr/include/valgrind/memcheck.h"); err != nil {
+		t.Skipf("valgrind's memcheck.h not installed: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "c25519ct")
+	cc := exec.Command("cc", "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wvla", "-o", bin,
+		"test/c25519ct.c", "crypto/c25519/fe25519.c", "crypto/c25519/x25519.c")
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	run := exec.Command("valgrind", "-q", "--error-exitcode=3", bin, "7")
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("memcheck found secret-dependent branches or indexes (%v):\n%s", err, out)
+	}
+	if strings.Contains(string(out), "==") || !strings.Contains(string(out), "7 -1\n") {
+		t.Fatalf("unexpected memcheck output (the low-order case must report -1):\n%s", out)
+	}
 }
