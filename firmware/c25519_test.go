@@ -415,3 +415,70 @@ func TestX25519ConstantTimeValgrind(t *testing.T) {
 		t.Fatalf("unexpected memcheck output (the low-order case must report -1):\n%s", out)
 	}
 }
+
+// TestC25519OnBoards builds the count image (make c25519-bench: test/c25519bench.c, the board's
+// port and crypto/c25519, not the firmware) for qemu-mps2-an386, qemu-mps2-an505 and
+// qemu-riscv32-virt, boots each under -icount shift=0 and checks that X25519 gives RFC 7748
+// section 6.1's shared secret and Alice's public key and that RFC 8032 TEST 3 verifies, that two
+// runs give identical counts and stack marks, and logs them (docs/BOARDS.md).
+func TestC25519OnBoards(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	var out bytes.Buffer
+	mk := exec.Command("make", "c25519-bench")
+	mk.Stdout, mk.Stderr = &out, &out
+	if err := mk.Run(); err != nil {
+		if _, lerr := exec.LookPath("arm-none-eabi-gcc"); lerr != nil {
+			t.Skipf("no cross compiler: %v", lerr)
+		}
+		t.Fatalf("make c25519-bench: %v\n%s", err, out.String())
+	}
+	want := map[string]string{
+		"x25519":         "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742",
+		"x25519-base":    "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a",
+		"ed25519-verify": strings.Repeat("00", 32),
+	}
+	for _, b := range []struct{ name, qemu string }{
+		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386"},
+		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505"},
+		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			q := strings.Fields(b.qemu)
+			if _, err := exec.LookPath(q[0]); err != nil {
+				t.Skipf("%s not installed", q[0])
+			}
+			runs := map[string][]map[string]string{}
+			for _, l := range bootReplay(t, q, filepath.Join("build", "c25519-bench", b.name, "c25519bench.elf")) {
+				f := strings.Fields(l)
+				if len(f) == 0 || f[0] != "c25519" {
+					continue
+				}
+				m := map[string]string{}
+				for _, kv := range f[1:] {
+					n, v, _ := strings.Cut(kv, "=")
+					m[n] = v
+				}
+				runs[m["op"]] = append(runs[m["op"]], m)
+			}
+			var summary []string
+			for _, op := range []string{"x25519", "x25519-base", "ed25519-verify"} {
+				r := runs[op]
+				if len(r) != 2 {
+					t.Fatalf("%s: %d runs printed, want 2", op, len(r))
+				}
+				for _, m := range r {
+					if m["ok"] != "1" || m["out"] != want[op] {
+						t.Fatalf("%s on the board: ok %s, out %s, want %s", op, m["ok"], m["out"], want[op])
+					}
+				}
+				if r[0]["count"] != r[1]["count"] || r[0]["stack"] != r[1]["stack"] {
+					t.Errorf("%s: two runs differ: count %s/%s, stack %s/%s", op, r[0]["count"], r[1]["count"], r[0]["stack"], r[1]["stack"])
+				}
+				summary = append(summary, op+" "+r[0]["count"]+" "+r[0]["unit"]+" (stack "+r[0]["stack"]+" B)")
+			}
+			t.Logf("%s: %s", b.name, strings.Join(summary, ", "))
+		})
+	}
+}
