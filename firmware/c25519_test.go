@@ -336,9 +336,10 @@ func edDecodeRef(s []byte) []byte {
 
 // FuzzC25519Decode drives the C Ed25519 point decoder (RFC 8032 section 5.1.3: y < p, a square
 // root, the sign of x, no x = 0 with the sign bit set) with arbitrary 32-byte strings and
-// compares it with edDecodeRef: both refuse, or both decode and re-encode to the input.
+// compares it with edDecodeRef: both refuse, or both decode and re-encode to the input. The
+// driver is built with AddressSanitizer and UBSan (build/host/c25519cli-asan).
 func FuzzC25519Decode(f *testing.F) {
-	k := startC25519(f)
+	k := startKatcliBuild(f, "build/host/c25519cli-asan")
 	for _, s := range []string{
 		"5866666666666666666666666666666666666666666666666666666666666666", // the base point B
 		"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", // RFC 8032 TEST 1's key

@@ -3,6 +3,7 @@
 #include "c25519.h"
 
 #include "../ct.h"
+#include "../pqmem.h"
 #include "fe25519.h"
 
 int x25519(uint8_t out[X25519_BYTES], const uint8_t scalar[X25519_BYTES], const uint8_t point[X25519_BYTES])
@@ -59,10 +60,13 @@ int x25519(uint8_t out[X25519_BYTES], const uint8_t scalar[X25519_BYTES], const 
 	fe25519_mul(x2, x2, z2);
 	fe25519_tobytes(out, x2);
 
-	for (i = 0; i < 32; i++) {
+	for (i = 0; i < 32; i++)
 		r |= out[i];
-		k[i] = 0;
-	}
+	memset(k, 0, sizeof k);
+	memset(x2, 0, sizeof x2);
+	memset(z2, 0, sizeof z2);
+	memset(x3, 0, sizeof x3);
+	memset(z3, 0, sizeof z3);
 	/* -1 when every byte is zero, with no branch on the secret output. */
 	r = ct_barrier_u32(r);
 	return -(int)(1 ^ ((uint32_t)(-r) >> 31));
@@ -71,5 +75,7 @@ int x25519(uint8_t out[X25519_BYTES], const uint8_t scalar[X25519_BYTES], const 
 void x25519_base(uint8_t out[X25519_BYTES], const uint8_t scalar[X25519_BYTES])
 {
 	static const uint8_t nine[32] = {9};
-	(void)x25519(out, scalar, nine); /* never zero: 9 generates the prime-order subgroup */
+	/* Never all zero: the clamped scalar is 8 m with 2^251 <= m < 2^252 < L,
+	 * so it is no multiple of the order L of the point u = 9. */
+	(void)x25519(out, scalar, nine);
 }
