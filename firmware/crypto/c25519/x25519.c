@@ -6,6 +6,16 @@
 #include "../pqmem.h"
 #include "fe25519.h"
 
+/* wipe clears n bytes at p; the empty asm that reads p and clobbers memory keeps the compiler
+ * from dropping the stores as dead. */
+static void wipe(void *p, size_t n)
+{
+	memset(p, 0, n);
+#if defined(__GNUC__)
+	__asm__ __volatile__("" : : "r"(p) : "memory");
+#endif
+}
+
 int x25519(uint8_t out[X25519_BYTES], const uint8_t scalar[X25519_BYTES], const uint8_t point[X25519_BYTES])
 {
 	uint8_t k[32];
@@ -62,11 +72,11 @@ int x25519(uint8_t out[X25519_BYTES], const uint8_t scalar[X25519_BYTES], const 
 
 	for (i = 0; i < 32; i++)
 		r |= out[i];
-	memset(k, 0, sizeof k);
-	memset(x2, 0, sizeof x2);
-	memset(z2, 0, sizeof z2);
-	memset(x3, 0, sizeof x3);
-	memset(z3, 0, sizeof z3);
+	wipe(k, sizeof k);
+	wipe(x2, sizeof x2);
+	wipe(z2, sizeof z2);
+	wipe(x3, sizeof x3);
+	wipe(z3, sizeof z3);
 	/* -1 when every byte is zero, with no branch on the secret output. */
 	r = ct_barrier_u32(r);
 	return -(int)(1 ^ ((uint32_t)(-r) >> 31));
