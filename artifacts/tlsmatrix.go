@@ -518,10 +518,17 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	} else if t.ClientCPU != nil {
 		return FileResult, "tls.clientCpu", fmt.Errorf("a board's client (%s) records no client CPU", t.Client)
 	}
-	if t.Server == nil {
+	// A board that counts its own work (its client over the serial line) has the runner relay
+	// its bytes in the process the engine's server runs in, so that process's CPU is not the
+	// server's: such a cell records none (the server's own phases remain).
+	countingBoard := t.Client != "" && !c.Unit.IsTime()
+	switch {
+	case t.Server == nil && !countingBoard:
 		if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
 			return f, fld, err
 		}
+	case countingBoard && t.ServerCPU != nil:
+		return FileResult, "tls.serverCpu", fmt.Errorf("a board counting its own work in %s (%s): the runner's process relays its bytes, so its CPU is not the server's", c.Unit, t.Client)
 	}
 	for j, p := range t.Phases {
 		field := fmt.Sprintf("tls.phases[%d]", j)
