@@ -231,7 +231,7 @@ func TestEd25519RFC8032(t *testing.T) {
 			"fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
 			"6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"},
 	} {
-		seed, msg, sig := mustHex(t, v.sk), mustHex(t, v.msg), mustHex(t, v.sig)
+		seed, msg, sig := c25519Hex(t, v.sk), c25519Hex(t, v.msg), c25519Hex(t, v.sig)
 		priv := ed25519.NewKeyFromSeed(seed)
 		if hex.EncodeToString(priv.Public().(ed25519.PublicKey)) != v.pk || !bytes.Equal(ed25519.Sign(priv, msg), sig) {
 			t.Fatalf("%s: Go's crypto/ed25519 disagrees with the vector as written", v.name)
@@ -351,7 +351,7 @@ func FuzzC25519Decode(f *testing.F) {
 		"0000000000000000000000000000000000000000000000000000000000000080", // y = 0, sign set
 		"0200000000000000000000000000000000000000000000000000000000000000", // y = 2: not on the curve
 	} {
-		f.Add(mustHexF(f, s))
+		f.Add(c25519HexF(f, s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {
 		if len(s) != 32 {
@@ -370,7 +370,7 @@ func FuzzC25519Decode(f *testing.F) {
 	})
 }
 
-func mustHex(t *testing.T, s string) []byte {
+func c25519Hex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
 	if err != nil {
@@ -379,7 +379,7 @@ func mustHex(t *testing.T, s string) []byte {
 	return b
 }
 
-func mustHexF(f *testing.F, s string) []byte {
+func c25519HexF(f *testing.F, s string) []byte {
 	b, err := hex.DecodeString(s)
 	if err != nil {
 		f.Fatal(err)
