@@ -33,10 +33,14 @@ func tlsCodepoints(group, scheme string) (g, s uint16, ok bool) {
 	return tg.Codepoint, artifacts.TLSSignatures()[i].Codepoint, true
 }
 
-// Board is the device layer's tls-matrix executor (device.Executor): it measures one cell with the board's own TLS client against pqrepro's
-// engine as the server, which the runner starts for the cell (firmware/PROTOCOL.md, TLS). The
-// samples are the board's own handshake times (µs); the server's phases, bytes and CPU are the
-// engine's. One TLS request per CPU batch, so the server's CPU is read around each batch.
+// Board is the device layer's tls-matrix executor (device.Executor): it measures one cell with
+// the board's own TLS client against pqrepro's engine as the server, which the runner starts for
+// the cell (firmware/PROTOCOL.md, TLS), or against an outside server (boardoutside.go). On a
+// board with its own network the samples are its handshake times (µs); on a board whose client
+// speaks over the serial line they are its instruction counts, with its phase split, and
+// everything they depend on follows from the manifest's seed (startSeeded). The server's phases,
+// bytes and CPU are the engine's; one TLS request per CPU batch, so the server's CPU is read
+// around each batch.
 func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 	b := &boardCell{Cell: dc, spec: dc.Manifest.Spec.TLS}
 	b.group, b.scheme, _ = strings.Cut(dc.Ref.Algorithm, "+")
@@ -362,7 +366,10 @@ func (b *boardCell) result() runner.CellResult {
 			res.Cell.Memory.PeakHeapBytes = &hp
 		}
 	}
-	if b.srv != nil {
+	if b.srv != nil && !b.serial {
+		// Over the serial line the runner's process also relays the board's frames, which
+		// costs more CPU than the engine's side of a handshake: that process's CPU is not the
+		// server's, so a serial board's cell records none (the server's phases remain).
 		res.Cell.TLS.ServerCPU = artifacts.Summarize(b.serverCPU)
 		res.TLS = []artifacts.TLSSeries{{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: b.serverCPU}}
 	}
@@ -417,9 +424,10 @@ func tlsClientName(h wire.Hello) string {
 }
 
 // cpuSoFar is the runner process's user + system CPU so far (processCPU; 0 when it cannot be
-// read): the engine server runs in it, so over a TLS request it is the server's CPU for the
-// batch plus the runner's serial-line reading, which is small beside a handshake (stated in
-// the cell).
+// read): the engine server runs in it, so over a TLS request to a board on its own network it
+// is the server's CPU for the batch plus the runner's reading of the board's reports, which is
+// small beside a handshake. (Over the serial line the relay's work is not small: no CPU is
+// recorded then.)
 func cpuSoFar() time.Duration {
 	ns, err := processCPU()
 	if err != nil {
