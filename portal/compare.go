@@ -377,7 +377,7 @@ func (s *Server) comparePicker(ctx context.Context, runs []store.Run) (templates
 			continue
 		}
 		p.Candidates = append(p.Candidates, templates.CompareCandidate{ID: o.ID, Board: o.BoardClass,
-			Assurance: templates.Assurance{Level: string(o.Level), Origin: o.Origin}, Link: "/compare?runs=" + p.IDs + "," + strconv.FormatInt(o.ID, 10)})
+			Assurance: assurance(o.BoardClass, string(o.Level), o.Origin), Link: "/compare?runs=" + p.IDs + "," + strconv.FormatInt(o.ID, 10)})
 	}
 	return p, nil
 }
@@ -420,7 +420,7 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 	v := templates.CompareView{Method: compare.MethodRuns + ". " + PairNoise}
 	for i, r := range runs {
 		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: string(r.Method),
-			Published: when(r.PublishedAt), Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin}, Declared: r.ClassStatus == artifacts.ClassDeclared})
+			Published: when(r.PublishedAt), Assurance: assurance(r.BoardClass, string(r.Level), r.Origin), Declared: r.ClassStatus == artifacts.ClassDeclared})
 	}
 	reports := make([]compare.Report, len(runs))
 	for i, r := range runs {

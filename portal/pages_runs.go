@@ -93,7 +93,7 @@ func (s *Server) runPage(c echo.Context) error {
 // runHeader is the run page's facts from the run's row.
 func runHeader(r store.Run) templates.RunView {
 	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
-		Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin},
+		Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass, BoardName: r.BoardName, Assurance: assurance(r.BoardClass, string(r.Level), r.Origin),
 		BindingNote: bindingNote(r.Binding), OwnManifest: !r.Catalogue,
 		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
 		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),

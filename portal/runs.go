@@ -200,7 +200,7 @@ func runListRow(r store.Run) templates.RunListRow {
 		by = r.RunnerName
 	}
 	return templates.RunListRow{ID: r.ID, Paper: r.Paper, Experiment: r.Experiment, Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass,
-		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin},
+		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: assurance(r.BoardClass, string(r.Level), r.Origin),
 		Published: when(r.PublishedAt), CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, By: by}
 }
 
