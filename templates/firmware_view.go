@@ -18,4 +18,7 @@ type FirmwareView struct {
 	// Role is set to the signed-in account's role when that role may not upload firmware.
 	Role     string
 	MaxBytes string
+	// Upload and Withdraw are the forms as posted when they were refused (zero otherwise).
+	Upload   FirmwareForm
+	Withdraw WithdrawForm
 }
