@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -197,8 +198,9 @@ func sanitizeName(n string) string {
 }
 
 // withdrawFirmware withdraws a build, with the reason given: by the administrator or the
-// account that uploaded it. New jobs naming it are refused with that reason; the file stays
-// downloadable for the runs that used it.
+// account that uploaded it. New jobs naming it are refused with that reason, the queued jobs
+// that would flash it are cancelled with it (running ones finish: docs/DECISIONS.md); the
+// file stays downloadable for the runs that used it.
 func (s *Server) withdrawFirmware(c echo.Context) error {
 	ctx := c.Request().Context()
 	d := c.Param("digest")
@@ -213,13 +215,14 @@ func (s *Server) withdrawFirmware(c echo.Context) error {
 		return fault.New(fault.Forbidden, "only the administrator or the account that uploaded firmware %s can withdraw it", artifacts.ShortDigest(d))
 	}
 	reason := strings.Join(strings.Fields(c.FormValue("reason")), " ")
+	var cancelled []int64
 	switch {
 	case reason == "":
 		err = fault.New(fault.Invalid, "say why the build is withdrawn: the reason is shown to whoever asks for it")
 	case len(reason) > 500:
 		err = fault.New(fault.Invalid, "the reason is %d characters; at most 500", len(reason))
 	default:
-		err = s.store.WithdrawFirmware(ctx, d, reason)
+		cancelled, err = s.store.WithdrawFirmware(ctx, d, reason)
 	}
 	if err != nil {
 		return s.refuseForm(c, onField("reason", err), func(fe templates.FormError) (templ.Component, error) {
@@ -228,7 +231,16 @@ func (s *Server) withdrawFirmware(c echo.Context) error {
 			return templates.FirmwarePage(v), err
 		})
 	}
-	return c.Redirect(http.StatusSeeOther, "/firmware")
+	msg := "Firmware " + artifacts.ShortDigest(d) + " withdrawn."
+	if len(cancelled) > 0 {
+		ids := make([]string, len(cancelled))
+		for i, id := range cancelled {
+			ids[i] = "#" + strconv.FormatInt(id, 10)
+		}
+		msg += fmt.Sprintf(" %d queued job(s) that would have flashed it were cancelled: %s.", len(cancelled), strings.Join(ids, ", "))
+		s.log.Info("jobs cancelled by a firmware withdrawal", "digest", d, "jobs", cancelled)
+	}
+	return s.redirectWithFlash(c, "/firmware", flash{Kind: "ok", Msg: msg})
 }
 
 func (s *Server) firmwareDownload(c echo.Context) error {

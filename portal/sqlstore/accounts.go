@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -275,22 +276,63 @@ func scanFirmware(sc interface{ Scan(...any) error }) (store.Firmware, error) {
 	return f, err
 }
 
-// WithdrawFirmware marks a build withdrawn, with the reason: new jobs naming it are refused.
-// Its file and the runs that used it stay. Withdrawing it again is a conflict.
-func (s *DB) WithdrawFirmware(ctx context.Context, digest, reason string) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE firmware SET withdrawn_at = ?, withdrawn_reason = ? WHERE digest = ? AND withdrawn_at IS NULL`, ms0(s.Now()), reason, digest)
-	if err != nil {
-		return fmt.Errorf("withdraw firmware: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := s.FirmwareBuild(ctx, digest); err != nil {
+// WithdrawFirmware marks a build withdrawn, with the reason: new jobs naming it are refused,
+// and the jobs still queued that would flash it are cancelled in the same transaction (failed,
+// with the error store.CancelledByWithdrawal gives); it returns their ids. Jobs already
+// running finish: their board has the build flashed, and the run records its digest. Its file
+// and the runs that used it stay. Withdrawing it again is a conflict.
+func (s *DB) WithdrawFirmware(ctx context.Context, digest, reason string) ([]int64, error) {
+	now := s.Now()
+	var cancelled []int64
+	err := s.tx(ctx, func(tx *Tx) error {
+		cancelled = nil
+		res, err := tx.ExecContext(ctx, `UPDATE firmware SET withdrawn_at = ?, withdrawn_reason = ? WHERE digest = ? AND withdrawn_at IS NULL`, ms0(now), reason, digest)
+		if err != nil {
 			return err
 		}
-		return fault.New(fault.Conflict, "firmware %s is withdrawn already", digest)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNothingWithdrawn
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE state = 'queued' AND firmware_digest = ? ORDER BY id`, digest)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			cancelled = append(cancelled, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(cancelled) == 0 {
+			tx.change(genWork)
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', error = ?, finished_at = ? WHERE state = 'queued' AND firmware_digest = ?`,
+			store.CancelledByWithdrawal(digest, now, reason), ms0(now), digest); err != nil {
+			return err
+		}
+		return tx.notify(ctx, store.EventJobs)
+	})
+	if errors.Is(err, errNothingWithdrawn) {
+		if _, err := s.FirmwareBuild(ctx, digest); err != nil {
+			return nil, err
+		}
+		return nil, fault.New(fault.Conflict, "firmware %s is withdrawn already", digest)
 	}
-	s.changed(ctx, genWork)
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("withdraw firmware: %w", err)
+	}
+	return cancelled, nil
 }
+
+// errNothingWithdrawn ends WithdrawFirmware's transaction when no build was withdrawn.
+var errNothingWithdrawn = errors.New("no firmware row withdrawn")
 
 // FirmwareBuild returns one firmware build.
 func (s *DB) FirmwareBuild(ctx context.Context, digest string) (store.Firmware, error) {

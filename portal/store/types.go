@@ -178,6 +178,27 @@ type Job struct {
 	RunID        int64
 }
 
+// cancelledPrefix begins the error of a job cancelled before it started.
+const cancelledPrefix = "cancelled before it started: "
+
+// CancelledByWithdrawal is the error of a queued job cancelled because the firmware build it
+// would flash (digest) was withdrawn at when, with the reason.
+func CancelledByWithdrawal(digest string, when time.Time, reason string) string {
+	return cancelledPrefix + "firmware " + digest + " was withdrawn on " + when.UTC().Format("2006-01-02 15:04 UTC") + ": " + reason
+}
+
+// Cancelled reports whether the job was cancelled before it started (it is failed, and its
+// Error says why); CancelReason is that reason.
+func (j Job) Cancelled() bool { return j.State == JobFailed && strings.HasPrefix(j.Error, cancelledPrefix) }
+
+// CancelReason is why a cancelled job was cancelled ("" for any other job).
+func (j Job) CancelReason() string {
+	if !j.Cancelled() {
+		return ""
+	}
+	return strings.TrimPrefix(j.Error, cancelledPrefix)
+}
+
 // Terminal reports whether the job has finished (published or failed).
 func (j Job) Terminal() bool { return j.State == JobPublished || j.State == JobFailed }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"pqrepro/artifacts/protocol"
@@ -363,10 +364,43 @@ func testFirmware(e *env) {
 	if got != want || got.CreatedAt.IsZero() {
 		e.Fatalf("firmware %+v, want %+v", got, want)
 	}
-	// Withdrawn once, with its reason; again is a conflict, an unknown build not found.
-	e.must(e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "miscompiled"), "withdraw")
-	e.wantKind(e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "again"), fault.Conflict, "withdrawing twice")
-	e.wantKind(e.st.WithdrawFirmware(e.ctx, "sha256:none", "x"), fault.NotFound, "withdrawing an unknown build")
+	// Withdrawn once, with its reason; again is a conflict, an unknown build not found. The
+	// jobs still queued that would flash it are cancelled with the reason; a running one
+	// and a job naming another build are left alone.
+	r, _ := e.runner("fw-runner")
+	newJob := func(fw string) int64 {
+		id, err := e.st.CreateJob(e.ctx, store.NewJob{Experiment: "paper001/mlkem", Paper: "paper001", ManifestYAML: "x", ManifestID: "m", BoardClass: "esp32c6", Firmware: fw})
+		e.must(err, "job with firmware "+fw)
+		return id
+	}
+	running := newJob("sha256:fw2")
+	if j := e.lease(r, "esp32c6", "fw-l1", time.Now().Add(hour)); j.ID != running {
+		e.Fatalf("leased job %d, want %d", j.ID, running)
+	}
+	queued1, other, queued2 := newJob("sha256:fw2"), newJob("sha256:fw1"), newJob("sha256:fw2")
+	cancelled, err := e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "miscompiled")
+	e.must(err, "withdraw")
+	if fmt.Sprint(cancelled) != fmt.Sprint([]int64{queued1, queued2}) {
+		e.Fatalf("withdrawal cancelled jobs %v, want %v", cancelled, []int64{queued1, queued2})
+	}
+	for _, id := range []int64{queued1, queued2} {
+		j, err := e.st.Job(e.ctx, id)
+		e.must(err, "cancelled job")
+		if !j.Cancelled() || !j.Terminal() || j.FinishedAt.IsZero() || !strings.Contains(j.CancelReason(), "sha256:fw2 was withdrawn") ||
+			!strings.HasSuffix(j.CancelReason(), ": miscompiled") {
+			e.Fatalf("job %d after the withdrawal: %s %q, want cancelled with the reason", id, j.State, j.Error)
+		}
+	}
+	if j, err := e.st.Job(e.ctx, running); err != nil || j.State != store.JobRunning || j.Cancelled() {
+		e.Fatalf("the running job after the withdrawal: %s %q %v, want it still running", j.State, j.Error, err)
+	}
+	if j, err := e.st.Job(e.ctx, other); err != nil || j.State != store.JobQueued {
+		e.Fatalf("a job naming another build after the withdrawal: %s %v, want queued", j.State, err)
+	}
+	_, err = e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "again")
+	e.wantKind(err, fault.Conflict, "withdrawing twice")
+	_, err = e.st.WithdrawFirmware(e.ctx, "sha256:none", "x")
+	e.wantKind(err, fault.NotFound, "withdrawing an unknown build")
 	if w, err := e.st.FirmwareBuild(e.ctx, "sha256:fw2"); err != nil || w.WithdrawnAt.IsZero() || w.Withdrawn != "miscompiled" {
 		e.Fatalf("withdrawn build %+v, %v", w, err)
 	}
