@@ -351,7 +351,13 @@ func testSubmitterKeys(e *env) {
 func testFirmware(e *env) {
 	u := e.user("gina", store.RoleSubmitter)
 	f := store.Firmware{Digest: "sha256:fw1", Filename: "fw.elf", Size: 12345, BoardClass: "pico-w", Toolchain: "gcc 14", Libraries: "mbedtls 3.6",
-		SourceURL: "https://example.org/src", SourceCommit: "abc123"}
+		SourceURL: "https://example.org/src", SourceCommit: "abc123",
+		Build: store.FirmwareBuildInfo{Compiler: "GNU C11 14.2.0", CompilerFrom: "ELF DWARF producer", Flags: "-mcpu=cortex-m0plus -O2", FlagsFrom: "ELF DWARF producer",
+			Producers: []string{"GNU C11 14.2.0 -mcpu=cortex-m0plus -O2"}, MetaCFlags: "-O2", LDFlags: "-Wl,--gc-sections",
+			Sections: []store.FirmwareSection{{Name: ".text", Kind: "text", Size: 9000}, {Name: ".bss", Kind: "bss", Size: 512}}, Text: 9000, BSS: 512,
+			MetaSize: &store.FirmwareSize{Text: 9001, BSS: 512}, CodeSize: []store.FirmwareCodeGroup{{Group: "ML-KEM-768", Code: 3686, ROData: 308, Total: 3994, WithShared: 7618}},
+			CodeSizeMethod: "sum of ELF symbol sizes", BuildID: "852f0f71"},
+		Metadata: `{"target":"pico-w","cflags":"-O2"}`}
 	e.must(e.st.AddFirmware(e.ctx, f, u.ID), "add firmware")
 	e.wantKind(e.st.AddFirmware(e.ctx, f, u.ID), fault.Conflict, "adding the same digest again")
 	g := f
@@ -361,7 +367,7 @@ func testFirmware(e *env) {
 	e.must(err, "firmware build")
 	want := f
 	want.UploadedBy, want.UploaderID, want.CreatedAt = "gina", u.ID, got.CreatedAt
-	if got != want || got.CreatedAt.IsZero() {
+	if !reflect.DeepEqual(got, want) || got.CreatedAt.IsZero() {
 		e.Fatalf("firmware %+v, want %+v", got, want)
 	}
 	// Withdrawn once, with its reason; again is a conflict, an unknown build not found. The
@@ -410,7 +416,7 @@ func testFirmware(e *env) {
 	e.must(err, "pico builds")
 	all, err := e.st.FirmwareBuilds(e.ctx, "")
 	e.must(err, "all builds")
-	if len(pico) != 1 || pico[0].Digest != "sha256:fw1" || len(all) != 2 {
+	if len(pico) != 1 || pico[0].Digest != "sha256:fw1" || len(all) != 2 || pico[0].Metadata != "" || pico[0].Build.Compiler != "" {
 		e.Fatalf("pico builds %+v, all %+v", pico, all)
 	}
 }
