@@ -4,6 +4,7 @@ package portal
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -114,6 +116,9 @@ func (s *Server) storeFirmware(c echo.Context, form templates.FirmwareForm) (str
 	if err != nil {
 		return "", onField("file", fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error()))
 	}
+	if f.Build, err = readELFBuild(io.NewSectionReader(file, 0, fh.Size)); err != nil {
+		return "", onField("file", fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error()))
+	}
 	if mh, err := c.FormFile("metadata"); err == nil {
 		mf, err := mh.Open()
 		if err != nil {
@@ -125,11 +130,20 @@ func (s *Server) storeFirmware(c echo.Context, form templates.FirmwareForm) (str
 			return "", onField("metadata", err)
 		}
 		meta, err := checkFirmwareMeta(raw, f.BoardClass, io.NewSectionReader(file, 0, fh.Size))
+		if err == nil && !utf8.Valid(raw) {
+			err = errors.New("metadata.json is not valid UTF-8")
+		}
+		if err == nil {
+			err = addBuildMeta(&f.Build, raw)
+		}
 		if err != nil {
 			return "", onField("metadata", fault.Wrap(fault.Invalid, err, "firmware refused: %s", err.Error()))
 		}
 		f.Toolchain = cmp.Or(f.Toolchain, meta.Toolchain)
+		f.Metadata = string(raw)
 	}
+	// With neither a typed toolchain nor metadata.json, the compiler the ELF names itself.
+	f.Toolchain = cmp.Or(f.Toolchain, f.Build.Compiler)
 	// The declared libraries must be what the ELF's implementation table says it links: an
 	// upload cannot publish another project's implementation under the project's name.
 	libs, libNote, err := checkLibraries(f.Libraries, io.NewSectionReader(file, 0, fh.Size))
@@ -141,7 +155,7 @@ func (s *Server) storeFirmware(c echo.Context, form templates.FirmwareForm) (str
 		note = strings.TrimPrefix(strings.TrimSpace(note+"; "+libNote), "; ")
 	}
 	if f.Toolchain == "" {
-		return "", onField("toolchain", fault.New(fault.Invalid, "give the toolchain that built the firmware (or upload the build's metadata.json, which names it)"))
+		return "", onField("toolchain", fault.New(fault.Invalid, "the ELF names no compiler (it has neither debug information nor a .comment section): give the toolchain that built it, or upload the build's metadata.json, which names it"))
 	}
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("rewind uploaded firmware: %w", err)
@@ -259,4 +273,72 @@ func (s *Server) firmwareDownload(c echo.Context) error {
 	defer rc.Close()
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, f.Filename))
 	return c.Stream(http.StatusOK, "application/octet-stream", rc)
+}
+
+// firmwareBuildPage shows one build: its upload record and how it was built (firmwareBuildView).
+func (s *Server) firmwareBuildPage(c echo.Context) error {
+	d := c.Param("digest")
+	if !blob.ValidDigest(d) {
+		return fault.New(fault.NotFound, "no firmware %q", d)
+	}
+	f, err := s.store.FirmwareBuild(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	v := firmwareBuildView(f)
+	v.Page = s.page(c, "Firmware "+artifacts.ShortDigest(d))
+	return s.render(c, http.StatusOK, templates.FirmwareBuildPage(v))
+}
+
+// firmwareMetadata serves the metadata.json uploaded with a build, as it came.
+func (s *Server) firmwareMetadata(c echo.Context) error {
+	d := c.Param("digest")
+	if !blob.ValidDigest(d) {
+		return fault.New(fault.NotFound, "no firmware %q", d)
+	}
+	f, err := s.store.FirmwareBuild(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	if f.Metadata == "" {
+		return fault.New(fault.NotFound, "firmware %s was uploaded without a metadata.json", artifacts.ShortDigest(d))
+	}
+	return c.Blob(http.StatusOK, "application/json", []byte(f.Metadata))
+}
+
+// exactBytes is an exact byte count with its digits grouped.
+func exactBytes(n uint64) string { return groupDigits(int64(n)) + " B" }
+
+// firmwareBuildView is a build's page from its record: the ELF's facts first, metadata.json's
+// beside them, and the size report of metadata.json compared with the section headers'.
+func firmwareBuildView(f store.Firmware) templates.FirmwareBuildView {
+	b := f.Build
+	src := f.SourceURL
+	if f.SourceCommit != "" {
+		src += " at commit " + f.SourceCommit
+	}
+	v := templates.FirmwareBuildView{Digest: f.Digest, Filename: f.Filename, Size: bytesHuman(f.Size), BoardClass: f.BoardClass, Toolchain: f.Toolchain,
+		Libraries: f.Libraries, Source: src, UploadedBy: f.UploadedBy, When: when(f.CreatedAt), Withdrawn: withdrawnText(f),
+		Recorded: len(b.Sections) > 0 || b.Compiler != "", Compiler: b.Compiler, CompilerFrom: b.CompilerFrom, Flags: projectRelative(b.Flags), FlagsFrom: b.FlagsFrom,
+		Producers: b.Producers, MetaCompiler: b.MetaCompiler, MetaCFlags: projectRelative(b.MetaCFlags), LDFlags: projectRelative(b.LDFlags),
+		Text: exactBytes(b.Text), Data: exactBytes(b.Data), BSS: exactBytes(b.BSS), CodeSizeMethod: b.CodeSizeMethod, BuildID: b.BuildID, HasMetadata: f.Metadata != ""}
+	for _, s := range b.Sections {
+		v.Sections = append(v.Sections, templates.FirmwareSectionRow{Name: s.Name, Kind: s.Kind, Size: exactBytes(s.Size)})
+	}
+	if m := b.MetaSize; m != nil {
+		if m.Text == b.Text && m.Data == b.Data && m.BSS == b.BSS {
+			v.SizeCheck = "metadata.json's size report agrees with the section headers."
+		} else {
+			v.SizeCheck = fmt.Sprintf("metadata.json's size report differs (text %s, data %s, bss %s): the section headers' sizes above are the ELF's own and are the ones shown.",
+				exactBytes(m.Text), exactBytes(m.Data), exactBytes(m.BSS))
+		}
+	}
+	for _, g := range b.CodeSize {
+		row := templates.FirmwareCodeRow{Group: g.Group, Code: exactBytes(g.Code), ROData: exactBytes(g.ROData), Total: exactBytes(g.Total), WithShared: "–"}
+		if g.WithShared > 0 {
+			row.WithShared = exactBytes(g.WithShared)
+		}
+		v.CodeSize = append(v.CodeSize, row)
+	}
+	return v
 }

@@ -72,7 +72,11 @@ func (s *Server) runPage(c echo.Context) error {
 			return fmt.Errorf("run %d environment: %w", id, err)
 		}
 		v.Timing = s.runTiming(r.ClassStatus, &env)
-		v.Environment = append(environmentKVs(env), s.uploadedBuild(ctx, env, r.Firmware)...)
+		uploaded, stored := s.uploadedBuild(ctx, env, r.Firmware)
+		v.Environment = append(environmentKVs(env), uploaded...)
+		if stored {
+			v.FirmwareLink = "/firmware/" + r.Firmware + "/build"
+		}
 	}
 	if r.Checks != "" {
 		if err := json.Unmarshal([]byte(r.Checks), &v.Checks); err != nil {
@@ -289,18 +293,24 @@ func environmentKVs(env artifacts.Environment) []templates.KV {
 // the upload declared and the portal checked: file, toolchain, implementations, source and
 // uploader, labelled as the upload's and not the signed bundle's. Nothing when the bundle
 // records its build, or the firmware was never uploaded here.
-func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, digest string) []templates.KV {
-	if len(env.Board.FirmwareBuild) > 0 || digest == "" {
-		return nil
+//
+// stored reports whether the build is stored here (its page can be linked), whether or not
+// its record is shown.
+func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, digest string) (kv []templates.KV, stored bool) {
+	if digest == "" {
+		return nil, false
 	}
 	fw, err := s.store.FirmwareBuild(ctx, digest)
 	if err != nil {
 		if !fault.Is(err, fault.NotFound) {
 			slog.Warn("run page: uploaded firmware build", "digest", digest, "err", err)
 		}
-		return nil
+		return nil, false
 	}
-	return uploadedBuildKVs(fw)
+	if len(env.Board.FirmwareBuild) > 0 {
+		return nil, true
+	}
+	return uploadedBuildKVs(fw), true
 }
 
 // uploadedBuildKVs is an uploaded build's record as the run page shows it.
@@ -315,6 +325,26 @@ func uploadedBuildKVs(fw store.Firmware) []templates.KV {
 		{Key: "Firmware toolchain", Value: fw.Toolchain + from},
 		{Key: "Firmware implementations", Value: fw.Libraries},
 		{Key: "Firmware source", Value: src},
+	}
+	// How it was built, as the portal read the ELF at upload (metadata.json's where the ELF
+	// does not hold the fact): the provenance a run from the command line shows from the
+	// bundle's build record.
+	b := fw.Build
+	if b.Compiler != "" {
+		kv = append(kv, templates.KV{Key: "Firmware compiler", Value: b.Compiler + " (read from " + b.CompilerFrom + " at upload)"})
+	}
+	if b.Flags != "" {
+		kv = append(kv, templates.KV{Key: "Firmware flags", Value: projectRelative(b.Flags) + " (read from " + b.FlagsFrom + " at upload)"})
+	}
+	if len(b.Sections) > 0 {
+		kv = append(kv, templates.KV{Key: "Firmware size", Value: fmt.Sprintf("text %s, data %s, bss %s (the ELF's section headers)", exactBytes(b.Text), exactBytes(b.Data), exactBytes(b.BSS))})
+	}
+	if len(b.CodeSize) > 0 {
+		var sizes []string
+		for _, c := range b.CodeSize {
+			sizes = append(sizes, fmt.Sprintf("%s %s", c.Group, exactBytes(c.Total)))
+		}
+		kv = append(kv, templates.KV{Key: "Code size (code + read-only data)", Value: strings.Join(sizes, ", ") + " (from the upload's metadata.json)"})
 	}
 	out := kv[:0]
 	for _, e := range kv {

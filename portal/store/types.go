@@ -246,7 +246,9 @@ func CancelledByWithdrawal(digest string, when time.Time, reason string) string 
 
 // Cancelled reports whether the job was cancelled before it started (it is failed, and its
 // Error says why); CancelReason is that reason.
-func (j Job) Cancelled() bool { return j.State == JobFailed && strings.HasPrefix(j.Error, cancelledPrefix) }
+func (j Job) Cancelled() bool {
+	return j.State == JobFailed && strings.HasPrefix(j.Error, cancelledPrefix)
+}
 
 // CancelReason is why a cancelled job was cancelled ("" for any other job).
 func (j Job) CancelReason() string {
