@@ -47,7 +47,7 @@ func TestFirmwareBuildPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"GNU C", "from the ELF&#39;s DWARF producer", "-mcpu=cortex-m4", "-O2", // compiler and flags read from the ELF
-		"metadata.json&#39;s size report differs (text 999,999 B",  // the uploader's size, not shown as the size
+		"metadata.json&#39;s size report differs (text 999,999 B",                          // the uploader's size, not shown as the size
 		"-Wl,--gc-sections -T link.ld", "from metadata.json: the ELF does not record them", // link flags, labelled
 		"ML-KEM-768", "3,994 B", "7,618 B", "sum of ELF symbol sizes", // code size, labelled as metadata.json's
 		"-Os -Wall", "arm-none-eabi-gcc (uploader&#39;s) 12.2.1", // metadata's own beside

@@ -72,9 +72,12 @@ func TestTelemetryIsNamedForWhatItMeasures(t *testing.T) {
 		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpSeal, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: st},
 		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpTelemetry, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: slow},
 	}
-	rows, _, fig, _ := runCells(cells)
-	if fig == nil || len(fig.Boxes) != 1 || fig.AxisTitle != "time per operation (µs, linear axis)" {
-		t.Errorf("the run's box plot of times per operation holds the telemetry cell: %+v", fig)
+	rows, _, plots := runCells(cells)
+	if len(plots) != 2 || len(plots[0].Figure.Boxes) != 1 || plots[0].Figure.AxisTitle != "time per operation (µs, linear axis)" {
+		t.Fatalf("the run's box plot of times per operation holds the telemetry cell: %+v", plots)
+	}
+	if f := plots[1].Figure; len(f.Boxes) != 1 || !strings.HasPrefix(f.AxisTitle, "pipelined delivery latency per frame") {
+		t.Errorf("the telemetry cell's own plot: %+v", f)
 	}
 	if !strings.Contains(rows[1].Operation, "pipelined delivery latency") {
 		t.Errorf("the cells table names the telemetry cell %q", rows[1].Operation)

@@ -119,12 +119,12 @@ type RunView struct {
 	ManifestID, Started, Finished, Published, Duration string
 	Cells                                              []CellRow
 	Columns                                            CellColumns
-	Plot                                               *plot.Figure
-	PlotNote                                           string
-	Environment                                        []KV
-	Checks                                             []string
-	Dataset, Tolerance                                 string
-	Comparison                                         []CompareRow
+	// Plots are the cells' box plots, one per unit and quantity (never two units on one axis).
+	Plots              []RunPlot
+	Environment        []KV
+	Checks             []string
+	Dataset, Tolerance string
+	Comparison         []CompareRow
 	// NotComparable lists, per cell, the published figures the run cannot be compared with.
 	NotComparable []NotComparableRow
 	// ReportNote says the stored comparison is older than the portal's ("" when current).
@@ -137,4 +137,10 @@ type RunView struct {
 	SignerRevoked string
 	// HeatMap is a tls-matrix run's matrix; nil for other kinds.
 	HeatMap *HeatMap
+}
+
+// RunPlot is one box plot of a run page, with its caption.
+type RunPlot struct {
+	Figure *plot.Figure
+	Note   string
 }
