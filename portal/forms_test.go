@@ -160,3 +160,18 @@ func TestRefusedFormsKeepTheirInput(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedListFiltersKeepTheirInput: a /runs or /jobs filter that is refused shows the
+// filter form again with every value given and the error beside the field, and no list.
+func TestRefusedListFiltersKeepTheirInput(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	anon := newBrowser(t, p.URL)
+	code, body := anon.get("/runs?algorithm=ML-KEM&submitter=lab-west&from=31%2F01%2F2026&to=2026-02-01&assurance=host")
+	refusedForm(t, "/runs with a day-first date", code, body, http.StatusBadRequest, "is not a date",
+		`value="ML-KEM"`, `value="lab-west"`, `value="31/01/2026"`, `value="2026-02-01"`, `value="host" selected`, "correct the filter above")
+	if !strings.Contains(body, `id="filter-from-error"`) {
+		t.Error("the date error is not beside the from field")
+	}
+	code, body = anon.get("/jobs?state=stuck&from=2026-01-05")
+	refusedForm(t, "/jobs with an unknown state", code, body, http.StatusBadRequest, "filter state: &#34;stuck&#34;", `value="stuck" selected`, `value="2026-01-05"`)
+}
