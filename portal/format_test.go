@@ -108,6 +108,19 @@ func TestUploadedBuildProvenance(t *testing.T) {
 	if kv := uploadedBuildKVs(store.Firmware{Filename: "x.elf", BoardClass: "b"}); len(kv) != 1 {
 		t.Errorf("an upload without toolchain or source shows %q", kv)
 	}
+	// How it was built, as read from the ELF at upload, with where each fact came from.
+	kv = uploadedBuildKVs(store.Firmware{Filename: "x.elf", BoardClass: "b", Build: store.FirmwareBuildInfo{Compiler: "GNU C11 12.2.1", CompilerFrom: fromDWARF,
+		Flags: "-mcpu=cortex-m4 -O2", FlagsFrom: fromDWARF, Sections: []store.FirmwareSection{{Name: ".text", Kind: "text", Size: 1182208}}, Text: 1182244, BSS: 193424,
+		CodeSize: []store.FirmwareCodeGroup{{Group: "ML-KEM-768", Total: 3994}}}})
+	got = map[string]string{}
+	for _, e := range kv {
+		got[e.Key] = e.Value
+	}
+	if got["Firmware compiler"] != "GNU C11 12.2.1 (read from the ELF's DWARF producer at upload)" || !strings.HasPrefix(got["Firmware flags"], "-mcpu=cortex-m4 -O2 (read from") ||
+		got["Firmware size"] != "text 1,182,244 B, data 0 B, bss 193,424 B (the ELF's section headers)" ||
+		got["Code size (code + read-only data)"] != "ML-KEM-768 3,994 B (from the upload's metadata.json)" {
+		t.Errorf("uploaded build's provenance shown as %q", got)
+	}
 }
 
 // TestCopyNamesThings checks the boards page's paper list and the figures table's metric

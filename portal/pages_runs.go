@@ -343,10 +343,15 @@ func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, d
 		}
 		return nil, false
 	}
-	if len(env.Board.FirmwareBuild) > 0 {
-		return nil, true
+	if !fw.WithdrawnAt.IsZero() {
+		// A run that was running when its build was withdrawn finished (docs/DECISIONS.md):
+		// its page says the build is withdrawn, and why.
+		kv = append(kv, templates.KV{Key: "Firmware build withdrawn", Value: when(fw.WithdrawnAt) + ": " + fw.Withdrawn})
 	}
-	return uploadedBuildKVs(fw), true
+	if len(env.Board.FirmwareBuild) > 0 {
+		return kv, true
+	}
+	return append(uploadedBuildKVs(fw), kv...), true
 }
 
 // uploadedBuildKVs is an uploaded build's record as the run page shows it.
