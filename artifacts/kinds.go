@@ -90,7 +90,16 @@ var kindDefs = []KindDef{
 	},
 	{
 		Name: KindTLSMatrix, Summary: "full TLS 1.3 handshakes over a matrix of key-exchange groups and signature schemes, client latency with each side's CPU",
-		Methods:  []Method{MethodLoopbackTCP},
+		Methods: []Method{MethodLoopbackTCP}, Firmware: true,
+		firmwareCannot: func(m *Manifest) string {
+			// A board's client is its firmware's own; the other stacks are the host's.
+			for _, st := range m.Spec.TLS.Stacks {
+				if st != StackPQRepro {
+					return fmt.Sprintf("spec.tls.stacks names %s: a board's client is its firmware's own, other stacks run on the host", st)
+				}
+			}
+			return ""
+		},
 		defaults: tlsDefaults,
 		check:    func(v *validator, m *Manifest) { v.checkTLS(m) },
 		cells:    tlsCells,

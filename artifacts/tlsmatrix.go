@@ -263,12 +263,16 @@ type TLSCell struct {
 	Server *TLSPeer `json:"server,omitempty"`
 }
 
-// TLSPhase is one phase's per-handshake time on one side.
+// TLSPhase is one phase's per-handshake cost on one side.
 type TLSPhase struct {
 	// Name is one of TLSPhaseNames; Side is client or server.
 	Name string `json:"name"`
 	Side string `json:"side"`
-	// Stats are ns per handshake over the timed handshakes.
+	// Unit is empty for the engine's phases (ns of wall time); a board's client phases are in
+	// the board's counter, the cell's own unit (instructions on an emulated board: the
+	// board's split of its count, BoardPhaseNames).
+	Unit Unit `json:"unit,omitempty"`
+	// Stats are the phase's cost per handshake over the timed handshakes (ns, or Unit).
 	Stats *Stats `json:"stats"`
 }
 
@@ -283,7 +287,18 @@ const (
 // .. record-layer), "wait" the time blocked reading the peer's bytes, and "protocol" the rest
 // (handshake − primitive − wait), as the engine documents them.
 func TLSPhaseNames() []string {
-	return []string{"handshake", "key-share", "encapsulate", "decapsulate", "sign", "verify", "chain-verify", "key-schedule", "record-layer", "primitive", "wait", "protocol"}
+	return []string{"handshake", "key-share", "encapsulate", "decapsulate", "sign", "verify", "chain-verify", "key-schedule", "record-layer", "primitive", "wait", "protocol",
+		"key-exchange", "key-schedule-records", "rest"}
+}
+
+// BoardPhaseNames are the phases of a board's own client split of its count (firmware/PROTOCOL.md,
+// HANDSHAKE count_kex .. count_rest), client side, in the cell's unit: the key exchange
+// (ML-KEM key generation and decapsulation), the chain ("chain-verify": the trust anchor and
+// the leaf parsed and the leaf's signature checked), CertificateVerify ("verify"), the key
+// schedule with record protection, and the rest (parsing, transcript hashing, copying). They
+// sum to the handshake's count.
+func BoardPhaseNames() []string {
+	return []string{"key-exchange", "chain-verify", "verify", "key-schedule-records", "rest"}
 }
 
 // TLSSeriesCPU is the tls.csv series of per-batch CPU samples.
@@ -295,9 +310,14 @@ const TLSSeriesCPU = "cpu"
 const FileTLS = "tls.csv"
 
 // TLSHeader is tls.csv's header. series is "cpu" (one row per batch: ns of CPU per
-// handshake of the batch) or a phase name (one row per timed handshake: ns); side is client
-// or server; index counts the cell's rows of that series and side from 0.
-var TLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "ns"}
+// handshake of the batch) or a phase name (one row per timed handshake: ns, or the phase's
+// unit when result.json gives one: a board's client phases); side is client or server; index
+// counts the cell's rows of that series and side from 0.
+var TLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "value"}
+
+// legacyTLSHeader is the header bundles had before a phase could have a unit: its last
+// column, named ns, holds the same values (every phase then was in ns).
+var legacyTLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "ns"}
 
 // TLSSeriesKey names one series of a cell in tls.csv.
 type TLSSeriesKey struct{ Series, Side string }
@@ -511,8 +531,11 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 		if t.Server != nil && p.Side == SideServer {
 			return FileResult, field, fmt.Errorf("a server %s phase on a cell against an outside server (%s): its phases are its own", p.Name, t.Server.Address)
 		}
-		if t.Client != "" && p.Side == SideClient {
-			return FileResult, field, fmt.Errorf("a client %s phase on a board's cell: the board reports only its handshake time", p.Name)
+		switch {
+		case t.Client != "" && p.Side == SideClient && (p.Unit != c.Unit || !slices.Contains(BoardPhaseNames(), p.Name)):
+			return FileResult, field, fmt.Errorf("a client %s phase in %q on a board's cell: a board's client phases are its own split of its count (%s), in the cell's unit %q", p.Name, p.Unit, strings.Join(BoardPhaseNames(), ", "), c.Unit)
+		case (t.Client == "" || p.Side == SideServer) && p.Unit != "":
+			return FileResult, field, fmt.Errorf("unit %q: the engine's phases are ns of wall time (no unit)", p.Unit)
 		}
 		key := TLSSeriesKey{p.Name, p.Side}
 		if used[key] {
@@ -581,9 +604,10 @@ func ParseTLSSamples(data []byte) (map[CellKey]map[TLSSeriesKey][]float64, error
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Equal(head, TLSHeader) {
+	if !slices.Equal(head, TLSHeader) && !slices.Equal(head, legacyTLSHeader) {
 		return nil, fmt.Errorf("%s line 1: header %v, want %v", FileTLS, head, TLSHeader)
 	}
+	valueColumn := head[6] // the reader reuses head's array for the next records
 	series := 0
 	for line := 2; ; line++ {
 		rec, err := r.Read()
@@ -610,7 +634,7 @@ func ParseTLSSamples(data []byte) (map[CellKey]map[TLSSeriesKey][]float64, error
 		}
 		v, err := strconv.ParseFloat(rec[6], 64)
 		if err != nil || !tlsValue(v) {
-			return nil, fmt.Errorf("%s line %d: ns %q: not a finite non-negative number", FileTLS, line, rec[6])
+			return nil, fmt.Errorf("%s line %d: %s %q: not a finite non-negative number", FileTLS, line, valueColumn, rec[6])
 		}
 		cell := out[k]
 		if cell == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,7 +187,7 @@ func TestTLSRederive(t *testing.T) {
 		{"server cpu row dropped", tamper(FileTLS, "X25519+Ed25519,handshake,,cpu,server,2,750\n", ""), FileTLS, "tls.serverCpu.n"},
 		{"phase value", tamper(FileTLS, "key-share,client,4,14", "key-share,client,4,1"), FileTLS, "tls.phases[0].stats"},
 		{"stray series", tamper(FileTLS, "X25519+Ed25519,handshake,,key-share,client,0,10", "X25519+Ed25519,handshake,,key-share,client,0,10\nX25519+Ed25519,handshake,,sign,server,0,10"), FileTLS, "series"},
-		{"rows of a skipped cell", tamper(FileTLS, "series,side,index,ns\n", "series,side,index,ns\nML-KEM-512+ML-DSA-44,handshake,stack: crypto/tls,cpu,client,0,5\n"), FileTLS, ""},
+		{"rows of a skipped cell", tamper(FileTLS, "series,side,index,value\n", "series,side,index,value\nML-KEM-512+ML-DSA-44,handshake,stack: crypto/tls,cpu,client,0,5\n"), FileTLS, ""},
 		{"group", tamper(FileResult, `"group":"X25519"`, `"group":"P-256"`), FileResult, "tls.group"},
 		{"bytes below the key share", tamper(FileResult, `"bytesClient":1000`, `"bytesClient":700`), FileResult, "tls.bytesClient"},
 		{"unknown variant", tamper(FileResult, `"variant":"stack: crypto/tls"`, `"variant":"stack: openssl"`), FileResult, "variant"},
@@ -360,4 +361,24 @@ func FuzzParseTLSSamples(f *testing.F) {
 		s.TLS = rows
 		_ = Rederive(m, res, s) // must not panic
 	})
+}
+
+// TestTLSLegacyHeader: a tls.csv written before phases had units (its value column named ns)
+// reads as the same rows as today's; any other last column is refused.
+func TestTLSLegacyHeader(t *testing.T) {
+	rows := "X25519+Ed25519,handshake,,cpu,client,0,900\n"
+	a, err := ParseTLSSamples([]byte("algorithm,operation,variant,series,side,index,ns\n" + rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseTLSSamples([]byte("algorithm,operation,variant,series,side,index,value\n" + rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || len(a) != 1 {
+		t.Fatalf("legacy %v, today %v", a, b)
+	}
+	if _, err := ParseTLSSamples([]byte("algorithm,operation,variant,series,side,index,us\n" + rows)); err == nil {
+		t.Fatal("a header with a us column was accepted")
+	}
 }

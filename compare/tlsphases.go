@@ -14,9 +14,11 @@ var keyExchangePhases = []struct{ name, side string }{
 	{"key-share", artifacts.SideClient}, {"encapsulate", artifacts.SideServer}, {"decapsulate", artifacts.SideClient},
 }
 
-// keyExchangeNS returns the key-exchange time per handshake of the cell ref, the sum of the
-// medians of keyExchangePhases in ns, from the manifest's own cell (no variant), or why it is
-// not recorded.
+// keyExchangeNS returns the key-exchange cost per handshake of the cell ref in the cell's own
+// unit, from the manifest's own cell (no variant), or why it is not recorded: on the host the
+// sum of the medians of keyExchangePhases in ns; on a board whose client splits its count, the
+// median of its own key-exchange phase (ML-KEM key generation and decapsulation, in the board's
+// counter: the server's encapsulation runs on the runner, outside the board's count).
 func keyExchangeNS(run Run, ref string) (float64, string) {
 	alg, op, _ := strings.Cut(ref, "/")
 	for _, c := range run.Result.Cells {
@@ -25,6 +27,11 @@ func keyExchangeNS(run Run, ref string) (float64, string) {
 		}
 		if c.TLS == nil || len(c.TLS.Phases) == 0 {
 			return 0, "the cell records no phase times (the engine's stack records them; crypto/tls does not)"
+		}
+		for _, p := range c.TLS.Phases {
+			if p.Name == "key-exchange" && p.Side == artifacts.SideClient && p.Unit != "" && p.Unit == c.Unit && p.Stats != nil {
+				return p.Stats.Median, ""
+			}
 		}
 		sum := 0.0
 		for _, want := range keyExchangePhases {

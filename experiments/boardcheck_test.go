@@ -7,6 +7,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/protocol"
+	"pqrepro/internal/boardcat"
 )
 
 // Fixture environments as the runner records them (see runner/testdata/machines for the
@@ -149,6 +150,16 @@ func TestBoardCanRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	matrix, err := c.Manifest("paper000/matrix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, err := c.Manifest("paper000/matrix-stacks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	an505, _ := boardcat.LookupEmulated("qemu-mps2-an505")
+	tlsEmu := protocol.BoardInfo{Class: an505.Class, Driver: "qemu", Kinds: an505.Kinds}
 	only512 := *mlkem
 	only512.Spec.Algorithms = []string{"ML-KEM-512"}
 	m0 := protocol.BoardInfo{Class: "qemu-microbit", Algorithms: []string{"ML-KEM-512"}, Kinds: []artifacts.Kind{artifacts.KindKEMBench}}
@@ -170,6 +181,9 @@ func TestBoardCanRun(t *testing.T) {
 		{"firmware telemetry device, forward-secret", emu, fs, ""},
 		{"firmware without the telemetry device", m0, pinned, "runs only kem-bench"},
 		{"host, forward-secret", host, fs, ""},
+		{"emulated board with the TLS client, the matrix", tlsEmu, matrix, ""},
+		{"emulated board, the matrix with crypto/tls", tlsEmu, stacks, "a board's client is its firmware's own"},
+		{"microbit, the matrix", m0, matrix, "runs only kem-bench"},
 	} {
 		got := BoardCanRun(tt.b, tt.m)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {

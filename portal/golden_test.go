@@ -27,7 +27,11 @@ var goldenClock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // goldenBundles are real bundles recorded once with the pqrepro binary and a test identity whose
 // public keys are testdata/golden/runner.pub.json (see testdata/golden/README.md), published in this order: run 1 is
 // the first.
-var goldenBundles = []string{"host-mlkem", "host-mldsa", "tls", "board-mlkem", "host-mlkem-2"}
+var goldenBundles = []string{"host-mlkem", "host-mldsa", "tls", "board-mlkem", "host-mlkem-2", "board-tls"}
+
+// goldenKeyFiles are the public keys of the identities that recorded the bundles (board-tls was
+// recorded later, by another identity, when the boards gained a TLS client).
+var goldenKeyFiles = []string{"runner.pub.json", "runner-board-tls.pub.json"}
 
 // goldenPages are the pages a reader reaches, each rendered for an anonymous reader unless
 // signedIn.
@@ -43,6 +47,7 @@ var goldenPages = []struct {
 	{"run-host-sig", "/runs/2", false},
 	{"run-tls", "/runs/3", false},
 	{"run-board", "/runs/4", false},
+	{"run-board-tls", "/runs/6", false},
 	{"log-host", "/runs/1/log", false},
 	{"log-board", "/runs/4/log", false},
 	{"runs", "/runs", false},
@@ -84,22 +89,28 @@ func TestGoldenPages(t *testing.T) {
 		c.Now = func() time.Time { return goldenClock }
 		c.PageCacheBytes = 0
 	})
-	pubJSON, err := os.ReadFile(filepath.Join("testdata", "golden", "runner.pub.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys identity.PublicKeys
-	if err := json.Unmarshal(pubJSON, &keys); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	tok := "sub-token-golden-lab-0123456789"
 	u, err := p.Server.Store().CreateUser(ctx, "golden-lab", "submitter", portal.HashToken(tok))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, "test", keys); err != nil {
-		t.Fatal(err)
+	for i, f := range goldenKeyFiles {
+		pubJSON, err := os.ReadFile(filepath.Join("testdata", "golden", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys identity.PublicKeys
+		if err := json.Unmarshal(pubJSON, &keys); err != nil {
+			t.Fatal(err)
+		}
+		name := "test"
+		if i > 0 {
+			name = strings.TrimSuffix(f, ".pub.json")
+		}
+		if _, err := p.Server.Store().AddSubmitterKey(ctx, u.ID, name, keys); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sub := portalclient.NewSubmitter(p.URL, tok)
 	for i, name := range goldenBundles {

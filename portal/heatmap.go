@@ -75,7 +75,54 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 	if variants > 0 {
 		h.Notes = append(h.Notes, fmt.Sprintf("The grid shows pqrepro's engine; %d cell(s) of another stack (%s) are in the table only, side by side with the engine's.", variants, artifacts.StackCryptoTLS))
 	}
+	if client := boardClient(cells); client != "" {
+		h.Caption = "Median " + sc.unit + " per handshake of the board's own TLS client (" + client + "), its computation only (waiting for the server's bytes excluded), per cell (key-exchange group × signature scheme): lighter is fewer. Hover a cell for p25–p75 and n; every figure is in the table below. Counts in " + sc.unit + " are never compared with times."
+		h.Phases = boardPhases(cells)
+	}
 	return h
+}
+
+// boardClient names the board's own TLS client when the grid's ok cells are a board's counts
+// (a client named and a unit other than time), "" otherwise.
+func boardClient(cells []artifacts.Cell) string {
+	for _, c := range cells {
+		if c.Operation == artifacts.OpHandshake && c.Variant == "" && c.Status == artifacts.StatusOK && c.TLS != nil && c.TLS.Client != "" &&
+			c.Unit != artifacts.UnitNanoseconds && c.Unit != artifacts.UnitMicroseconds {
+			return c.TLS.Client
+		}
+	}
+	return ""
+}
+
+// boardPhases is the table of the board client's split of its count (artifacts.BoardPhaseNames),
+// one row per ok cell that has it; nil when none has.
+func boardPhases(cells []artifacts.Cell) *templates.HeatPhases {
+	p := &templates.HeatPhases{Columns: artifacts.BoardPhaseNames(),
+		Caption: "The board's own split of its count per handshake, medians over the timed handshakes, each with its share of the cell's median: key-exchange is ML-KEM key generation and decapsulation; chain-verify the trust anchor and the leaf parsed and the leaf's ML-DSA signature checked; verify the CertificateVerify's ML-DSA verification; key-schedule-records HKDF, HMAC and AES-GCM; rest the parsing, transcript hashing and copying. The server's encapsulation and signing run on the runner, outside the board's count."}
+	for _, c := range cells {
+		if c.Operation != artifacts.OpHandshake || c.Variant != "" || c.Status != artifacts.StatusOK || c.TLS == nil || c.Stats == nil {
+			continue
+		}
+		row := templates.HeatPhaseRow{Cell: c.Algorithm, Total: human(c.Stats.Median, c.Unit)}
+		found := false
+		for _, name := range p.Columns {
+			v := "–"
+			for _, ph := range c.TLS.Phases {
+				if ph.Name == name && ph.Side == artifacts.SideClient && ph.Unit == c.Unit && ph.Stats != nil {
+					v = fmt.Sprintf("%s (%.1f%%)", human(ph.Stats.Median, c.Unit), 100*ph.Stats.Median/c.Stats.Median)
+					found = true
+				}
+			}
+			row.Values = append(row.Values, v)
+		}
+		if found {
+			p.Rows = append(p.Rows, row)
+		}
+	}
+	if len(p.Rows) == 0 {
+		return nil
+	}
+	return p
 }
 
 // heatAxes are the grid's rows and columns: spec's groups and signature schemes, or without

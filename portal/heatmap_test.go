@@ -143,3 +143,36 @@ func TestHeatScaleOneOutlier(t *testing.T) {
 		t.Errorf("the 35 close medians use steps %v; the outlier step %d", used, sc.step(1e8))
 	}
 }
+
+// TestHeatMapBoardPhases: a board's matrix (the C client's counts in instructions, its own phase
+// split) gets a caption in instructions that names the client, and the phase table: every
+// phase's median with its share of the cell's count; engine cells (ns) get neither.
+func TestHeatMapBoardPhases(t *testing.T) {
+	spec := &artifacts.TLSSpec{Groups: []string{"ML-KEM-512", "X25519"}, Signatures: []string{"ML-DSA-44"}}
+	phases := map[string]float64{"key-exchange": 1e6, "chain-verify": 4e6, "verify": 4e6, "key-schedule-records": 10e6, "rest": 1e6}
+	c := artifacts.Cell{Algorithm: "ML-KEM-512+ML-DSA-44", Operation: artifacts.OpHandshake, Status: artifacts.StatusOK, Unit: artifacts.UnitInstructions,
+		Stats: &artifacts.Stats{N: 5, Median: 20e6, P25: 20e6, P75: 20e6},
+		TLS:   &artifacts.TLSCell{Group: "ML-KEM-512", Signature: "ML-DSA-44", Stack: artifacts.StackPQRepro, Client: "pqrepro C client (board firmware pqrepro-fw 0.1.0)"}}
+	for _, name := range artifacts.BoardPhaseNames() {
+		c.TLS.Phases = append(c.TLS.Phases, artifacts.TLSPhase{Name: name, Side: artifacts.SideClient, Unit: artifacts.UnitInstructions, Stats: &artifacts.Stats{N: 5, Median: phases[name]}})
+	}
+	skipped := artifacts.Cell{Algorithm: "X25519+ML-DSA-44", Operation: artifacts.OpHandshake, Status: artifacts.StatusSkipped, Error: "the board's TLS client does not offer X25519 (group 29)"}
+	h := heatMap(3, spec, []artifacts.Cell{c, skipped})
+	if !strings.Contains(h.Caption, "instructions per handshake of the board's own TLS client (pqrepro C client") || h.Phases == nil {
+		t.Fatalf("caption %q, phases %+v", h.Caption, h.Phases)
+	}
+	if len(h.Phases.Rows) != 1 || h.Phases.Rows[0].Total != "20,000,000 instructions" ||
+		strings.Join(h.Phases.Rows[0].Values, "|") != "1,000,000 instructions (5.0%)|4,000,000 instructions (20.0%)|4,000,000 instructions (20.0%)|10,000,000 instructions (50.0%)|1,000,000 instructions (5.0%)" {
+		t.Fatalf("phase rows %+v", h.Phases.Rows)
+	}
+	var buf bytes.Buffer
+	if err := templates.HeatMapSection(h).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Where the board") || !strings.Contains(buf.String(), "key-schedule-records") {
+		t.Fatalf("rendered section lacks the phase table:\n%s", buf.String())
+	}
+	if e := heatMap(7, paperSpec(), matrixCells(paperSpec())); e.Phases != nil || strings.Contains(e.Caption, "instructions") {
+		t.Fatalf("an engine matrix got a board's caption or phases: %q", e.Caption)
+	}
+}

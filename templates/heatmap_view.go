@@ -16,6 +16,22 @@ type HeatMap struct {
 	Table []HeatTableRow
 	// Notes qualify the map (cells of other stacks, the scale).
 	Notes []string
+	// Phases is the board's own split of each cell's count (nil when no cell has one).
+	Phases *HeatPhases
+}
+
+// HeatPhases is a table of the board client's phase split: one column per phase, one row per
+// cell, each figure its median with its share of the cell's median count.
+type HeatPhases struct {
+	Caption string
+	Columns []string
+	Rows    []HeatPhaseRow
+}
+
+// HeatPhaseRow is one cell's phases, in HeatPhases.Columns' order ("–" when not recorded).
+type HeatPhaseRow struct {
+	Cell, Total string
+	Values      []string
 }
 
 // HeatRow is one key-exchange group's row.

@@ -38,6 +38,14 @@ type Config struct {
 	ServerName string
 	// Rand is the source of randomness (default crypto/rand).
 	Rand io.Reader
+	// Deterministic makes a server's every choice a function of Rand alone, so that a seeded
+	// Rand gives byte-identical handshakes: ML-KEM encapsulation draws its 32-byte message
+	// from Rand (FIPS 203 ML-KEM.Encaps_internal) and ML-DSA signs with the deterministic
+	// variant (FIPS 204 §3.4, rnd = 0). For the ML-KEM groups and ML-DSA schemes only: the
+	// classical parts (ECDH keys, ECDSA, RSA-PSS) stay randomised by the standard library.
+	// Meant for measuring a client whose counts depend on the server's bytes; never for a
+	// server anyone relies on.
+	Deterministic bool
 	// Time gives the time certificates are checked at (default time.Now).
 	Time func() time.Time
 

@@ -163,7 +163,7 @@ func (hs *serverHandshakeState) selectKeyShare() error {
 func (hs *serverHandshakeState) sendServerHello() error {
 	c, cfg := hs.c, hs.c.cfg
 	t0 := time.Now()
-	serverShare, secret, err := encapsulate(hs.group, hs.share, cfg.rand())
+	serverShare, secret, err := encapsulate(hs.group, hs.share, cfg.rand(), cfg.Deterministic)
 	c.stats.Encapsulate += time.Since(t0)
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func (hs *serverHandshakeState) sendServerFlight() error {
 
 	content := signedContent(serverSignatureContext, hs.transcript.Sum(nil))
 	t0 := time.Now()
-	sig, err := sign(hs.scheme, cfg.PrivateKey, cfg.rand(), content)
+	sig, err := sign(hs.scheme, cfg.PrivateKey, cfg.rand(), content, cfg.Deterministic)
 	c.stats.Sign += time.Since(t0)
 	if err != nil {
 		return fmt.Errorf("sign CertificateVerify with %s: %w", hs.scheme, err)

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cloudflare/circl/kem"
+	"github.com/cloudflare/circl/kem/mlkem/mlkem1024"
 	"github.com/cloudflare/circl/kem/mlkem/mlkem512"
+	"github.com/cloudflare/circl/kem/mlkem/mlkem768"
 )
 
 // Key-exchange sizes per group (../shared/specs/tls-pq-codepoints.md).
@@ -235,21 +238,26 @@ func (ks *keyShare) ecdhShared(peer []byte) ([]byte, error) {
 
 // encapsulate is the server side: it checks the client's key_exchange for g (length, the FIPS
 // 203 §7.2 encapsulation-key modulus check, ECDH point validity: illegal_parameter otherwise)
-// and returns the server's key_exchange and the shared secret.
-func encapsulate(g Group, client []byte, rand io.Reader) (share, secret []byte, err error) {
+// and returns the server's key_exchange and the shared secret. deterministic draws the ML-KEM
+// message from rand too (Config.Deterministic).
+func encapsulate(g Group, client []byte, rand io.Reader, deterministic bool) (share, secret []byte, err error) {
+	var coins io.Reader // nil: ML-KEM draws its own message
+	if deterministic {
+		coins = rand
+	}
 	if n := clientShareSize(g); len(client) != n {
 		return nil, nil, illegal("%s client key share is %d bytes, want %d", g, len(client), n)
 	}
 	switch g {
 	case MLKEM512, MLKEM768, MLKEM1024:
-		return mlkemEncap(g, client)
+		return mlkemEncap(g, client, coins)
 	case X25519:
 		return ecdhEncap(ecdh.X25519(), client, rand)
 	case P256:
 		return ecdhEncap(ecdh.P256(), client, rand)
 	case X25519MLKEM768:
 		n := mlkem.EncapsulationKeySize768
-		ct, ss, err := mlkemEncap(MLKEM768, client[:n])
+		ct, ss, err := mlkemEncap(MLKEM768, client[:n], coins)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -267,7 +275,7 @@ func encapsulate(g Group, client []byte, rand io.Reader) (share, secret []byte, 
 		if err != nil {
 			return nil, nil, err
 		}
-		ct, ss, err := mlkemEncap(kem, client[n:])
+		ct, ss, err := mlkemEncap(kem, client[n:], coins)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -276,7 +284,14 @@ func encapsulate(g Group, client []byte, rand io.Reader) (share, secret []byte, 
 	return nil, nil, internal(fmt.Errorf("encapsulate: unsupported group %s", g))
 }
 
-func mlkemEncap(g Group, ek []byte) (ct, ss []byte, err error) {
+// mlkemEncap encapsulates to ek (checked first). With coins it is FIPS 203's
+// ML-KEM.Encaps_internal on a 32-byte message read from coins, through circl's
+// EncapsulateDeterministically for all three sizes (the standard library keeps its
+// derandomised encapsulation for known-answer tests); without, the usual randomised one.
+func mlkemEncap(g Group, ek []byte, coins io.Reader) (ct, ss []byte, err error) {
+	if coins != nil {
+		return mlkemEncapFrom(g, ek, coins)
+	}
 	switch g {
 	case MLKEM512:
 		if err := checkModulus(ek, 2); err != nil {
@@ -307,6 +322,36 @@ func mlkemEncap(g Group, ek []byte) (ct, ss []byte, err error) {
 		return ct, ss, nil
 	}
 	return nil, nil, internal(fmt.Errorf("ML-KEM encapsulation: unsupported group %s", g))
+}
+
+func mlkemEncapFrom(g Group, ek []byte, coins io.Reader) (ct, ss []byte, err error) {
+	var scheme kem.Scheme
+	switch g {
+	case MLKEM512:
+		scheme = mlkem512.Scheme()
+	case MLKEM768:
+		scheme = mlkem768.Scheme()
+	case MLKEM1024:
+		scheme = mlkem1024.Scheme()
+	default:
+		return nil, nil, internal(fmt.Errorf("ML-KEM encapsulation: unsupported group %s", g))
+	}
+	if err := checkModulus(ek, scheme.PublicKeySize()/384); err != nil {
+		return nil, nil, illegal("%s encapsulation key: %w", g, err)
+	}
+	pk, err := scheme.UnmarshalBinaryPublicKey(ek)
+	if err != nil {
+		return nil, nil, illegal("%s encapsulation key: %w", g, err)
+	}
+	m := make([]byte, scheme.EncapsulationSeedSize())
+	if _, err := io.ReadFull(coins, m); err != nil {
+		return nil, nil, internal(fmt.Errorf("read the encapsulation message: %w", err))
+	}
+	ct, ss, err = scheme.EncapsulateDeterministically(pk, m)
+	if err != nil {
+		return nil, nil, internal(fmt.Errorf("%s encapsulation: %w", g, err))
+	}
+	return ct, ss, nil
 }
 
 // checkModulus is the FIPS 203 §7.2 encapsulation-key check: every 12-bit coefficient of the

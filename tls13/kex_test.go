@@ -17,7 +17,7 @@ func TestKeyShareSizes(t *testing.T) {
 		if len(ks.share) != clientShareSize(g) {
 			t.Errorf("%s: client share %d bytes, want %d", g, len(ks.share), clientShareSize(g))
 		}
-		ss, secret, err := encapsulate(g, ks.share, rand.Reader)
+		ss, secret, err := encapsulate(g, ks.share, rand.Reader, false)
 		if err != nil {
 			t.Fatalf("%s: encapsulate: %v", g, err)
 		}

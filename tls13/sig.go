@@ -33,9 +33,13 @@ var pssOptions = &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: 
 
 // sign signs content with key under scheme (pure ML-DSA with an empty context; Ed25519 over
 // the content; ECDSA and RSA-PSS over its SHA-256 digest, PSS salt = hash length).
-func sign(scheme SignatureScheme, key crypto.Signer, rand io.Reader, content []byte) ([]byte, error) {
+// deterministic signs ML-DSA with its deterministic variant (Config.Deterministic).
+func sign(scheme SignatureScheme, key crypto.Signer, rand io.Reader, content []byte, deterministic bool) ([]byte, error) {
 	switch scheme {
 	case MLDSA44, MLDSA65, MLDSA87:
+		if k, ok := key.(*mldsa.PrivateKey); ok && deterministic {
+			return k.SignDeterministic(content, &mldsa.Options{})
+		}
 		return key.Sign(rand, content, &mldsa.Options{})
 	case Ed25519:
 		return key.Sign(rand, content, crypto.Hash(0))

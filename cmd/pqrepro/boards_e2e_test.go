@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,9 +12,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/runner/qemu"
+	"pqrepro/tls13"
+	"pqrepro/tls13/tlscert"
 )
 
 var (
@@ -189,17 +194,28 @@ func TestBoardsCommand(t *testing.T) {
 	}
 }
 
-// TestRunRefusesEmptyRun: paper000's TLS matrix on the emulated Cortex-M4 from the command
-// line, with no TLS CA folder for the board's client to pin and no classical groups in that
-// client, has no cell that runs: pqrepro run exits non-zero saying why for every cell, writes
-// no bundle and keeps the run's log, as for a run that broke.
+// TestRunRefusesEmptyRun: a TLS matrix on the emulated Cortex-M4 from the command line whose
+// cells are all classical (no X25519, P-256, Ed25519 or ECDSA in the board's client) has no
+// cell that runs: pqrepro run exits non-zero saying why for every cell, writes no bundle and
+// keeps the run's log, as for a run that broke.
 func TestRunRefusesEmptyRun(t *testing.T) {
 	mps2, _ := qemu.LookupMachine("qemu-mps2-an386")
 	fwDir := emulatedFirmware(t, mps2)
+	manifest := filepath.Join(t.TempDir(), "classical.yaml")
+	os.WriteFile(manifest, []byte(`apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: paper000, name: classical}
+spec:
+  tls: {groups: [X25519, P-256], signatures: [Ed25519, ECDSA-P256], batch: 5, echo: 16}
+  iterations: 5
+  seed: classical
+  boards: [qemu-mps2-an386]
+`), 0o644)
 	out := filepath.Join(t.TempDir(), "matrix.tar.gz")
-	code, stdout, stderr := pq(t, "run", "paper000/matrix", "--board", mps2.Class, "--firmware", filepath.Join(fwDir, mps2.Class, "pqrepro-fw.elf"),
+	code, stdout, stderr := pq(t, "run", manifest, "--board", mps2.Class, "--firmware", filepath.Join(fwDir, mps2.Class, "pqrepro-fw.elf"),
 		"--keys", filepath.Join(t.TempDir(), "keys"), "--out", out, "--quiet")
-	if code == 0 || !strings.Contains(stderr, "no cell ran ok: ") || !strings.Contains(stderr, " of 36 cells: ") || !strings.Contains(stderr, "no bundle written") {
+	if code == 0 || !strings.Contains(stderr, "no cell ran ok: ") || !strings.Contains(stderr, " of 4 cells: ") ||
+		!strings.Contains(stderr, "does not offer X25519") || !strings.Contains(stderr, "no bundle written") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -208,5 +224,186 @@ func TestRunRefusesEmptyRun(t *testing.T) {
 	log, err := os.ReadFile(strings.TrimSuffix(out, ".tar.gz") + ".failed-log.txt")
 	if err != nil || !strings.Contains(string(log), "run failed: no cell ran ok") {
 		t.Fatalf("the run's log was not kept: %v\n%s", err, log)
+	}
+}
+
+// TestBoardMatrixRepeats: paper000's matrix on the emulated Cortex-M33 from the command line,
+// twice. The nine ML-KEM x ML-DSA cells run on the board's own C client over the serial line
+// (the CA made from the manifest's seed and given to the board over the line, the leaf issued
+// from the seed, the engine server deterministic), in instructions, each with the board's
+// phase split summing to its count; the 27 others are skipped saying the board's client does
+// not offer them; and the two runs' samples.csv are byte-identical.
+func TestBoardMatrixRepeats(t *testing.T) {
+	m, _ := qemu.LookupMachine("qemu-mps2-an505")
+	fwDir := emulatedFirmware(t, m)
+	keys := filepath.Join(t.TempDir(), "keys")
+	var samples [2][]byte
+	for i := range samples {
+		out := filepath.Join(t.TempDir(), "run")
+		code, stdout, stderr := pq(t, "run", "paper000/matrix", "--board", m.Class, "--iterations", "1", "--firmware", filepath.Join(fwDir, m.Class, "pqrepro-fw.elf"),
+			"--keys", keys, "--out", out, "--quiet")
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+		var err error
+		if samples[i], err = os.ReadFile(filepath.Join(out, artifacts.FileSamples)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := os.ReadFile(filepath.Join(out, artifacts.FileResult))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r artifacts.Result
+		if err := json.Unmarshal(res, &r); err != nil {
+			t.Fatal(err)
+		}
+		checkBoardMatrix(t, r)
+	}
+	if !bytes.Equal(samples[0], samples[1]) {
+		t.Fatalf("two runs' samples.csv differ:\n%s\n%s", samples[0], samples[1])
+	}
+}
+
+// checkBoardMatrix checks a board's paper000 matrix: nine PQ cells in instructions from the C
+// client with a full phase split, 27 skipped cells naming what the client lacks.
+func checkBoardMatrix(t *testing.T, r artifacts.Result) {
+	t.Helper()
+	ok, skipped := 0, 0
+	for _, c := range r.Cells {
+		switch c.Status {
+		case artifacts.StatusOK:
+			ok++
+			if c.Unit != artifacts.UnitInstructions || c.TLS == nil || !strings.HasPrefix(c.TLS.Client, "pqrepro C client") || !strings.HasPrefix(c.Algorithm, "ML-KEM-") {
+				t.Fatalf("cell %s: unit %s, tls %+v", c.Algorithm, c.Unit, c.TLS)
+			}
+			sum := 0.0
+			for _, p := range c.TLS.Phases {
+				if p.Side == artifacts.SideClient {
+					if p.Unit != artifacts.UnitInstructions {
+						t.Fatalf("cell %s: client phase %s in %q", c.Algorithm, p.Name, p.Unit)
+					}
+					sum += p.Stats.Median
+				}
+			}
+			if sum != c.Stats.Median {
+				t.Fatalf("cell %s: the board's phases sum to %v, its count is %v", c.Algorithm, sum, c.Stats.Median)
+			}
+		case artifacts.StatusSkipped:
+			skipped++
+			if !strings.Contains(c.Error, "the board's TLS client does not") {
+				t.Fatalf("cell %s skipped: %s", c.Algorithm, c.Error)
+			}
+		default:
+			t.Fatalf("cell %s: %s %s", c.Algorithm, c.Status, c.Error)
+		}
+	}
+	if ok != 9 || skipped != 27 {
+		t.Fatalf("%d cells ok, %d skipped; want 9 and 27", ok, skipped)
+	}
+}
+
+// engineServer serves TLS 1.3 with pqrepro's engine on a loopback port until the test ends,
+// for an ML-DSA-44 leaf issued for probeHost and every ML-KEM group: each connection is
+// handshaken, then read until the client closes. It returns the address and the CA's PEM file.
+func engineServer(t *testing.T) (addr, caFile string) {
+	t.Helper()
+	chain, err := tlscert.New(tls13.MLDSA44, probeHost, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls13.Config{Groups: []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024}, SignatureSchemes: []tls13.SignatureScheme{tls13.MLDSA44},
+		Certificates: chain.Certificates(), PrivateKey: chain.Key}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(time.Minute))
+				s := tls13.Server(c, cfg)
+				if s.Handshake() != nil {
+					return
+				}
+				io.Copy(io.Discard, s)
+			}()
+		}
+	}()
+	if caFile, _, _, err = chain.WritePEM(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	return ln.Addr().String(), caFile
+}
+
+// TestBoardMatrixOutsideServer: run --tls-server HOST:PORT on an emulated board: the board's
+// own client handshakes, over the serial line and the runner's relay, with a server the runner
+// did not start (here the engine on a port of its own, for ML-DSA-44 only), given the CA of
+// --tls-ca; each cell records who answered and the relayed bytes, no server CPU or phases, and
+// the bundle verifies. The ML-DSA-65 cell fails naming the missing CA; without --tls-ca the run
+// is refused.
+func TestBoardMatrixOutsideServer(t *testing.T) {
+	m, _ := qemu.LookupMachine("qemu-mps2-an386")
+	fwDir := emulatedFirmware(t, m)
+	addr, ca := engineServer(t)
+	manifest := filepath.Join(t.TempDir(), "outside.yaml")
+	os.WriteFile(manifest, []byte(`apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: paper000, name: board-outside}
+spec:
+  tls: {groups: [ML-KEM-512, ML-KEM-768], signatures: [ML-DSA-44, ML-DSA-65], batch: 2}
+  warmup: 1
+  iterations: 2
+  seed: board-outside
+`), 0o644)
+	elf := filepath.Join(fwDir, m.Class, "pqrepro-fw.elf")
+	keys := filepath.Join(t.TempDir(), "keys")
+	if code, _, stderr := pq(t, "run", manifest, "--board", m.Class, "--firmware", elf, "--tls-server", addr, "--keys", keys); code != 2 || !strings.Contains(stderr, "--tls-ca FILE") {
+		t.Fatalf("without --tls-ca: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pq(t, "run", manifest, "--board", m.Class, "--firmware", elf, "--tls-server", addr, "--tls-ca", ca, "--tls-servername", probeHost,
+		"--keys", keys, "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, vout, verr := pq(t, "verify", out); code != 0 || !strings.Contains(vout, "VERIFIED") {
+		t.Fatalf("verify: exit %d\n%s%s", code, vout, verr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, artifacts.FileResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res artifacts.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for _, c := range res.Cells {
+		if strings.HasSuffix(c.Algorithm, "ML-DSA-65") {
+			if c.Status != artifacts.StatusFailed || !strings.Contains(c.Error, "no CA with an ML-DSA-65 key") {
+				t.Fatalf("cell %s: %s %s", c.Algorithm, c.Status, c.Error)
+			}
+			continue
+		}
+		tc := c.TLS
+		if c.Status != artifacts.StatusOK || c.Unit != artifacts.UnitInstructions || tc == nil || tc.Server == nil || tc.Server.Address != addr ||
+			!strings.Contains(tc.Server.Subject, probeHost) || tc.Server.KeyAlgorithm != "ML-DSA-44" || tc.ServerCPU != nil || tc.BytesServer < tc.ChainBytes {
+			t.Fatalf("cell %s: %s %s %+v", c.Algorithm, c.Status, c.Error, tc)
+		}
+		for _, p := range tc.Phases {
+			if p.Side == artifacts.SideServer {
+				t.Fatalf("cell %s: a server phase %s against an outside server", c.Algorithm, p.Name)
+			}
+		}
+		ok++
+	}
+	if ok != 2 {
+		t.Fatalf("%d cells ok, want 2", ok)
 	}
 }

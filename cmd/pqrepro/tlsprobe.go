@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/x509"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
@@ -14,16 +15,18 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
+	"pqrepro/runner/device"
 	"pqrepro/runner/exec/tlsmatrix"
 	"pqrepro/runner/host"
+	"pqrepro/runner/qemu"
 	"pqrepro/tls13"
 )
 
 // maxCAFile bounds a --ca / --tls-ca PEM file.
 const maxCAFile = 1 << 20
 
-// loadCAFile reads a PEM file of one or more CA certificates into a pool.
-func loadCAFile(path string) (*x509.CertPool, error) {
+// readCAFile reads a PEM file of CA certificates, at most maxCAFile bytes.
+func readCAFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
@@ -36,11 +39,48 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 	if len(data) > maxCAFile {
 		return nil, fmt.Errorf("CA file %s: more than %d bytes", path, maxCAFile)
 	}
+	return data, nil
+}
+
+// loadCAFile reads a PEM file of one or more CA certificates into a pool.
+func loadCAFile(path string) (*x509.CertPool, error) {
+	data, err := readCAFile(path)
+	if err != nil {
+		return nil, err
+	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
 		return nil, fmt.Errorf("CA file %s: no PEM certificate in it", path)
 	}
 	return pool, nil
+}
+
+// loadCACerts reads a PEM file's certificates, each parsed (a board is given one of them);
+// a block that is not a certificate, or one that does not parse, is refused with its place.
+func loadCACerts(path string) ([]*x509.Certificate, error) {
+	data, err := readCAFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*x509.Certificate
+	for n := 1; ; n++ {
+		var blk *pem.Block
+		if blk, data = pem.Decode(data); blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("CA file %s: PEM block %d is a %s, not a CERTIFICATE", path, n, blk.Type)
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("CA file %s: certificate %d: %w", path, n, err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate in it", path)
+	}
+	return out, nil
 }
 
 // tlsServerOpts are run's --tls-server, --tls-ca and --tls-servername.
@@ -82,9 +122,22 @@ func (o *tlsServerOpts) use(b runner.Board, m *artifacts.Manifest) error {
 		}
 		return nil
 	}
+	if q, ok := b.(*qemu.QEMU); ok {
+		// An emulated board's client speaks over the serial line; the runner relays its
+		// records to the server. It has no system roots: it is given one CA of the file.
+		if *o.ca == "" {
+			return usageError{fmt.Sprintf("spec.tls.server %s on %s: a board has no system roots; --tls-ca FILE names the CA the server's chain leads to", m.Spec.TLS.Server, q.Class)}
+		}
+		cas, err := loadCACerts(*o.ca)
+		if err != nil {
+			return err
+		}
+		q.TLSOutside = &device.TLSOutside{CAs: cas, ServerName: *o.name}
+		return nil
+	}
 	h, ok := b.(*host.Host)
 	if !ok {
-		return usageError{fmt.Sprintf("spec.tls.server %s: only the host board runs a tls-matrix against an outside server", m.Spec.TLS.Server)}
+		return usageError{fmt.Sprintf("spec.tls.server %s: only the host board and the emulated boards run a tls-matrix against an outside server", m.Spec.TLS.Server)}
 	}
 	out := &tlsmatrix.Outside{ServerName: *o.name}
 	if *o.ca != "" {

@@ -5,6 +5,32 @@
 #include "../crypto/slhdsa/slhdsa.h"
 #include "proto.h"
 
+/* A build with one's own implementation of an algorithm (BYOI.md: make IMPL=...) sets
+ * FW_USER_IS_<row>=1 for the row it replaces: that row's ops are the adapter's
+ * (core/user_kem.c, core/user_sig.c), and the built-in code is not referenced by the table. */
+extern const struct fw_kem_ops fw_byoi_kem_ops;
+#ifndef FW_USER_IS_mlkem512
+#define FW_USER_IS_mlkem512 0
+#endif
+#ifndef FW_USER_IS_mlkem768
+#define FW_USER_IS_mlkem768 0
+#endif
+#ifndef FW_USER_IS_mlkem1024
+#define FW_USER_IS_mlkem1024 0
+#endif
+#define KEM_ROW(p) (FW_USER_IS_##p ? &fw_byoi_kem_ops : &p##_ops)
+extern const struct fw_sig_ops fw_byoi_sig_ops;
+#ifndef FW_USER_IS_mldsa44
+#define FW_USER_IS_mldsa44 0
+#endif
+#ifndef FW_USER_IS_mldsa65
+#define FW_USER_IS_mldsa65 0
+#endif
+#ifndef FW_USER_IS_mldsa87
+#define FW_USER_IS_mldsa87 0
+#endif
+#define SIG_ROW(p) (FW_USER_IS_##p ? &fw_byoi_sig_ops : &p##_ops)
+
 #define MLKEM_OPS(p, P)                                                                   \
 	static int p##_kg(uint8_t *ek, uint8_t *dk, const uint8_t *coins)                 \
 	{                                                                                 \
@@ -34,7 +60,7 @@ _Static_assert(MLKEM512_EKBYTES <= FW_KEM_MAX_EK && MLKEM512_DKBYTES <= FW_KEM_M
 #ifdef FW_ALGSET_MLKEM512
 /* The declared subset of a board with 16 KiB of RAM: ML-KEM-512 alone. */
 const struct fw_alg fw_algs[] = {
-	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = &mlkem512_ops},
+	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = KEM_ROW(mlkem512)},
 };
 #else
 MLKEM_OPS(mlkem768, MLKEM768)
@@ -109,12 +135,12 @@ SLHDSA_OPS(slhdsa_shake_256s, SLHDSA_SHAKE_256S)
 SLHDSA_OPS(slhdsa_shake_256f, SLHDSA_SHAKE_256F)
 
 const struct fw_alg fw_algs[] = {
-	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = &mlkem512_ops},
-	{.name = "ML-KEM-768", .kind = FW_KEM, .kem = &mlkem768_ops},
-	{.name = "ML-KEM-1024", .kind = FW_KEM, .kem = &mlkem1024_ops},
-	{.name = "ML-DSA-44", .kind = FW_SIG, .sig = &mldsa44_ops},
-	{.name = "ML-DSA-65", .kind = FW_SIG, .sig = &mldsa65_ops},
-	{.name = "ML-DSA-87", .kind = FW_SIG, .sig = &mldsa87_ops},
+	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = KEM_ROW(mlkem512)},
+	{.name = "ML-KEM-768", .kind = FW_KEM, .kem = KEM_ROW(mlkem768)},
+	{.name = "ML-KEM-1024", .kind = FW_KEM, .kem = KEM_ROW(mlkem1024)},
+	{.name = "ML-DSA-44", .kind = FW_SIG, .sig = SIG_ROW(mldsa44)},
+	{.name = "ML-DSA-65", .kind = FW_SIG, .sig = SIG_ROW(mldsa65)},
+	{.name = "ML-DSA-87", .kind = FW_SIG, .sig = SIG_ROW(mldsa87)},
 	{.name = "SLH-DSA-SHA2-128s", .kind = FW_SIG, .sig = &slhdsa_sha2_128s_ops},
 	{.name = "SLH-DSA-SHA2-128f", .kind = FW_SIG, .sig = &slhdsa_sha2_128f_ops},
 	{.name = "SLH-DSA-SHA2-192s", .kind = FW_SIG, .sig = &slhdsa_sha2_192s_ops},

@@ -101,7 +101,7 @@ static void dispatch(const struct fw_req *r)
 
 void fw_main(void)
 {
-	static const char banner[] = "pqrepro-fw " FW_VERSION " ready\n";
+	static const char banner[] = FW_NAME " " FW_VERSION " ready\n";
 	struct fw_req r;
 	int rc;
 

@@ -10,8 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The firmware's name and version in HELLO; a build with another implementation sets its own
+ * (make FW_NAME=... FW_VERSION=..., BYOI.md). */
+#ifndef FW_NAME
 #define FW_NAME "pqrepro-fw"
+#endif
+#ifndef FW_VERSION
 #define FW_VERSION "0.1.0"
+#endif
 #define FW_PROTO 2
 
 /* FW_MAX_LINE bounds every frame in either direction, newline included. */

@@ -304,6 +304,18 @@ static void do_tls(const struct fw_req *r)
 	begin_handshake(r->seq);
 }
 
+/* echo_line turns the n DRBG bytes at b into the echo: a line of hex digits that reads the same
+ * backwards, then '\n'. An echo server returns it unchanged, and so does OpenSSL's s_server -rev,
+ * which answers each line reversed (and nothing before a '\n'). */
+static void echo_line(uint8_t *b, uint32_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t j, m = n - 1; /* the characters before '\n' */
+	for (j = 0; j < m; j++)
+		b[j] = 2 * j < m ? (uint8_t)hex[b[j] & 15] : b[m - 1 - j];
+	b[m] = '\n';
+}
+
 /* after_flight runs the buffered server bytes (one segment) and answers what follows: more
  * bytes wanted, the Finished (and the echo, untimed) out, or the handshake's failure. */
 static void after_flight(uint32_t re)
@@ -331,6 +343,7 @@ static void after_flight(uint32_t re)
 		return;
 	}
 	fw_drbg_read(s_echo, s_cell.echo);
+	echo_line(s_echo, s_cell.echo);
 	if (tls13c_write(&s_cl, s_echo, s_cell.echo) != 0) {
 		send_out(re, "none");
 		report(re, 0, "echo");

@@ -233,6 +233,9 @@ type SpecRow struct {
 	Name      string
 	Version   string // as written, "@VERSION@" replaced
 	Sources   []string
+	// Root is the folder Sources are relative to, when not Build's root (an implementation
+	// brought in its own folder, Override).
+	Root string
 }
 
 // ParseSpec reads the specification: '#' comments and blank lines are skipped; every other
@@ -280,7 +283,11 @@ func Build(rows []SpecRow, algs []string, root string) ([]Entry, error) {
 		if len(algs) > 0 && !slices.Contains(algs, r.Algorithm) {
 			continue
 		}
-		src, err := SourceDigest(root, r.Sources)
+		dir := root
+		if r.Root != "" {
+			dir = r.Root
+		}
+		src, err := SourceDigest(dir, r.Sources)
 		if err != nil {
 			return nil, fmt.Errorf("line %d (%s): %w", r.Line, r.Algorithm, err)
 		}
@@ -295,6 +302,28 @@ func Build(rows []SpecRow, algs []string, root string) ([]Entry, error) {
 	if len(out) > MaxEntries {
 		return nil, fmt.Errorf("%d entries, at most %d", len(out), MaxEntries)
 	}
+	return out, nil
+}
+
+// Override replaces the row of line's algorithm by line (one specification line, its sources
+// relative to root): the build of an implementation brought in its own folder (BYOI.md). The
+// algorithm must have a row in rows: only an algorithm the firmware's table knows is replaced.
+func Override(rows []SpecRow, line, root, version string) ([]SpecRow, error) {
+	rs, err := ParseSpec([]byte(line), version)
+	if err != nil {
+		return nil, fmt.Errorf("implementation %q: %w", line, err)
+	}
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("implementation %q: want one line <algorithm> <implementation> <version> <source>...", line)
+	}
+	r := rs[0]
+	r.Root, r.Line = root, 0
+	i := slices.IndexFunc(rows, func(x SpecRow) bool { return x.Algorithm == r.Algorithm })
+	if i < 0 {
+		return nil, fmt.Errorf("implementation of %s: the firmware's table has no such algorithm", r.Algorithm)
+	}
+	out := slices.Clone(rows)
+	out[i] = r
 	return out, nil
 }
 

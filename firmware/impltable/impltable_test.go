@@ -182,3 +182,68 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOverride replaces one algorithm's row by an implementation in its own folder: the
+// table names it, and its digest covers its own files there; an algorithm the table does not
+// know, or a malformed line, is refused.
+func TestOverride(t *testing.T) {
+	rows, err := ParseSpec(mustRead(t, "../implementations.txt"), "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "kem.c"), []byte("int kem;\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "x.h"), []byte("int x;\n"), 0o644)
+	got, err := Override(rows, "ML-KEM-768 my-kem commit:abcdef0 kem.c sub/x.h", dir, "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := Build(got, nil, "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := SourceDigest(dir, []string{"kem.c", "sub/x.h"})
+	var seen int
+	for _, e := range entries {
+		switch {
+		case e.Algorithm == "ML-KEM-768":
+			seen++
+			if e.Name != "my-kem" || e.Commit != "abcdef0" || e.Source != want {
+				t.Errorf("ML-KEM-768: %+v, want my-kem commit abcdef0 source %s", e, want)
+			}
+		case e.Name != "pqrepro-fw":
+			t.Errorf("%s changed to %s", e.Algorithm, e.Name)
+		}
+	}
+	if seen != 1 || len(entries) != len(rows) {
+		t.Fatalf("%d entries (%d ML-KEM-768), want %d", len(entries), seen, len(rows))
+	}
+	for _, bad := range []string{"ML-KEM-999 x 1.0 kem.c", "ML-KEM-768 x 1.0", "ML-KEM-768 x 1.0 kem.c\nML-KEM-512 y 1.0 kem.c", "ML-KEM-768 x 1.0 ../kem.c"} {
+		r, err := Override(rows, bad, dir, "0.1.0")
+		if err == nil {
+			_, err = Build(r, nil, "..")
+		}
+		if err == nil {
+			t.Errorf("Override(%q) accepted", bad)
+		}
+	}
+}
+
+// FuzzOverride feeds arbitrary lines to Override (and so ParseSpec): it returns rows or an
+// error, and a row it returns is the line's algorithm, one the table already had.
+func FuzzOverride(f *testing.F) {
+	rows := []SpecRow{{Line: 1, Algorithm: "ML-KEM-768", Name: "pqrepro-fw", Version: "0.1.0", Sources: []string{"a.c"}}}
+	f.Add("ML-KEM-768 my-kem 1.0.0 kem.c")
+	f.Add("ML-KEM-768 my-kem commit:abcdef0 kem.c sub/x.h")
+	f.Add("# comment\n\nML-KEM-512 x @VERSION@ a.c")
+	f.Fuzz(func(t *testing.T, line string) {
+		out, err := Override(rows, line, "dir", "0.1.0")
+		if err != nil {
+			return
+		}
+		if len(out) != 1 || out[0].Algorithm != "ML-KEM-768" || out[0].Root != "dir" || len(out[0].Sources) == 0 {
+			t.Fatalf("Override(%q) = %+v", line, out)
+		}
+	})
+}

@@ -33,9 +33,10 @@ type Emulated struct {
 }
 
 // fullKinds are the experiment kinds the whole firmware runs on an emulated board: the
-// BENCH kinds and the telemetry device (mqtt-telemetry, pinned mode). It has no network of
-// its own and no TLS client (tls-matrix) and no combined sequence (kem-sig-sequence).
-var fullKinds = []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry}
+// BENCH kinds, the telemetry device (mqtt-telemetry, pinned mode) and the TLS matrix (the
+// firmware's own C client over the serial line: the ML-KEM x ML-DSA cells; the others are
+// skipped with the reason). It has no combined sequence (kem-sig-sequence).
+var fullKinds = []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindMQTTTelemetry, artifacts.KindTLSMatrix}
 
 var emulated = []Emulated{
 	{Class: "qemu-mps2-an386", Binary: "qemu-system-arm", Args: []string{"-M", "mps2-an386"}, Package: "qemu-system-arm",

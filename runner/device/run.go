@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -94,6 +95,9 @@ type RunOptions struct {
 	// CA per signature scheme across runs, the CAs a lab builds into its boards (no folder: the
 	// cells are skipped); TLSName is the server name checked (default tlsmatrix.DefaultTLSName).
 	TLSListen, TLSHost, TLSCADir, TLSName string
+	// TLSOutside is how a board's client trusts an outside server (spec.tls.server HOST:PORT);
+	// nil when none was given.
+	TLSOutside *TLSOutside
 	// Class is the board's class: it picks the manifest's budget for this board
 	// (artifacts.Spec.BudgetOn).
 	Class string
@@ -111,6 +115,15 @@ type RunOptions struct {
 	// kind has none is refused before anything runs. The complete table, with the TLS matrix
 	// and the telemetry executors, is runner/exec/kinds.Board.
 	Executors Kinds
+}
+
+// TLSOutside is an outside TLS server's trust for a board's client (spec.tls.server
+// HOST:PORT): CAs are the certificates a board may be given (each cell gets the one whose key
+// is of its signature algorithm: a board pins one trust anchor) and ServerName the name its
+// leaf must carry (default: the address's host).
+type TLSOutside struct {
+	CAs        []*x509.Certificate
+	ServerName string
 }
 
 // Cell is one cell as a board executor gets it: the conversation and the board's HELLO, the

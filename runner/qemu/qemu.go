@@ -68,6 +68,9 @@ type QEMU struct {
 	// Executors measure each experiment kind (device.RunOptions.Executors; default the BENCH
 	// kinds only; runner/exec/kinds.Board is the complete table).
 	Executors device.Kinds
+	// TLSOutside is how the board's client trusts an outside TLS server (spec.tls.server
+	// HOST:PORT); nil when none was given.
+	TLSOutside *device.TLSOutside
 
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
@@ -254,6 +257,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		},
 		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
 		Executors:    q.Executors,
+		TLSOutside:   q.TLSOutside,
 	})
 	if cur != nil {
 		fmt.Fprintf(log, "link: %s\n", cur.conn.Stats())

@@ -474,3 +474,18 @@ func TestConnOverflowingRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestLogAbbreviatesHex: a frame's long hex field is logged as its length and a digest; short
+// fields (a build id, a checksum) and the frame's other fields are logged as they are.
+func TestLogAbbreviatesHex(t *testing.T) {
+	chunk := strings.Repeat("0a1b", 64) // 128 bytes
+	line := "@7:TLSIN:i=0 off=128 d=" + chunk + " end=1*deadbeef"
+	got := abbreviateHex(line)
+	if !strings.HasPrefix(got, "@7:TLSIN:i=0 off=128 d=<128 bytes sha256:") || !strings.HasSuffix(got, "> end=1*deadbeef") || strings.Contains(got, chunk) {
+		t.Fatalf("%q", got)
+	}
+	short := "@0:HELLO:re=0 build_id=816cac9c8c7faa1b7c8ba30555baea19312e2244 impl_src=9ae715eee9771b0e06ac3f40461d3d15af54b723f6869699e047e157ac7e1af4 board=qemu*0d5b8676"
+	if abbreviateHex(short) != short {
+		t.Fatalf("a HELLO line changed: %q", abbreviateHex(short))
+	}
+}

@@ -1,6 +1,7 @@
 package tlscert_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -205,5 +206,49 @@ func TestWritePEMOpenSSL(t *testing.T) {
 				t.Errorf("openssl verify accepts the leaf under another chain's CA")
 			}
 		})
+	}
+}
+
+// TestSeeded: a seeded CA and its seeded leaf are the same DER for the same seed and differ for
+// another; the leaf verifies under the CA for its host name at SeededNow; a CA made at random
+// (as a lab's CA folder holds) issues the same seeded leaf twice too; ECDSA is refused.
+func TestSeeded(t *testing.T) {
+	for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87, tls13.Ed25519} {
+		a, err := tlscert.NewSeededCA(s, []byte("seed"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := tlscert.NewSeededCA(s, []byte("seed"))
+		c, _ := tlscert.NewSeededCA(s, []byte("other"))
+		if !bytes.Equal(a.DER, b.DER) || bytes.Equal(a.DER, c.DER) {
+			t.Fatalf("%v: seeded CA not a function of its seed", s)
+		}
+		l1, err := a.IssueSeeded("pqrepro.test", []byte("cell"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, _ := b.IssueSeeded("pqrepro.test", []byte("cell"))
+		l3, _ := a.IssueSeeded("pqrepro.test", []byte("cell2"))
+		if !bytes.Equal(l1.LeafDER, l2.LeafDER) || bytes.Equal(l1.LeafDER, l3.LeafDER) {
+			t.Fatalf("%v: seeded leaf not a function of its seed", s)
+		}
+		if _, err := l1.Leaf.Verify(x509.VerifyOptions{DNSName: "pqrepro.test", Roots: l1.Pool(), CurrentTime: l1.SeededNow()}); err != nil {
+			t.Fatalf("%v: seeded leaf does not verify: %v", s, err)
+		}
+		random, err := tlscert.NewCA(s, time.Now(), tlscert.CALifetime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r1, err := random.IssueSeeded("pqrepro.test", []byte("cell"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, _ := random.IssueSeeded("pqrepro.test", []byte("cell"))
+		if !bytes.Equal(r1.LeafDER, r2.LeafDER) {
+			t.Fatalf("%v: a random CA's seeded leaves differ", s)
+		}
+	}
+	if _, err := tlscert.NewSeededCA(tls13.ECDSAP256SHA256, []byte("seed")); !errors.Is(err, tlscert.ErrNotSeedable) {
+		t.Fatalf("ECDSA seeded CA: %v, want ErrNotSeedable", err)
 	}
 }

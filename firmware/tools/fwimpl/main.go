@@ -24,6 +24,8 @@ func main() {
 	version := flag.String("version", "", "the firmware version, replacing @VERSION@")
 	algs := flag.String("algs", "", "comma-separated algorithms the build links (default: every line)")
 	out := flag.String("o", "", "the C file to write")
+	user := flag.String("impl", "", "one specification line replacing its algorithm's: an implementation in its own folder (BYOI.md)")
+	userRoot := flag.String("impl-root", "", "the folder -impl's source paths are relative to")
 	flag.Parse()
 	if *spec == "" || *root == "" || *out == "" {
 		log.Fatal("fwimpl: -spec, -root and -o are required")
@@ -35,6 +37,11 @@ func main() {
 	rows, err := impltable.ParseSpec(data, *version)
 	if err != nil {
 		log.Fatalf("fwimpl: %s: %v", *spec, err)
+	}
+	if *user != "" {
+		if rows, err = impltable.Override(rows, *user, *userRoot, *version); err != nil {
+			log.Fatalf("fwimpl: %v", err)
+		}
 	}
 	var want []string
 	if *algs != "" {

@@ -115,7 +115,25 @@ var groups = []struct {
 	{"SHA-2", regexp.MustCompile(`^(sha256|sha512)`), false},
 	{"Ascon", regexp.MustCompile(`^ascon_`), false},
 	{"Telemetry device", regexp.MustCompile(`^(tel_|fw_tel_)`), false},
+	{"TLS 1.3 client", regexp.MustCompile(`^(tls13c_|tls13_|x509_|aes128|hkdf_|hmac_sha256)`), false},
 	{"KAT vectors", regexp.MustCompile(`^(v[0-9]+$|[ks][0-9]+_|fw_kat_)`), false},
+}
+
+// userGroup attributes the symbols of an implementation brought in its own folder (renamed
+// fw_user_* by the build, BYOI.md) to alg, which it replaces; the built-in code of alg, when
+// other code still links it (the TLS client's ML-KEM), keeps a group of its own under another
+// name. The implementation brings its own hash functions: no shared Keccak is added.
+func userGroup(alg string) {
+	for i := range groups {
+		if groups[i].name == alg {
+			groups[i].name = "pqrepro-fw " + alg + " (linked by other code, not in the table)"
+		}
+	}
+	groups = append([]struct {
+		name   string
+		re     *regexp.Regexp
+		shared bool
+	}{{alg, regexp.MustCompile(`^fw_user_`), false}}, groups...)
 }
 
 func main() {
@@ -128,7 +146,13 @@ func main() {
 	flag.StringVar(&m.KATs, "kats", "", "which known-answer vectors are embedded")
 	flag.StringVar(&m.Version, "version", "", "firmware version")
 	out := flag.String("o", "", "output JSON file")
+	fwName := flag.String("firmware", "pqrepro-fw", "firmware name (FW_NAME)")
+	userAlg := flag.String("user-alg", "", "the algorithm an implementation brought in its own folder replaces (BYOI.md): its code is the symbols fw_user_*")
 	flag.Parse()
+	m.Firmware = *fwName
+	if *userAlg != "" {
+		userGroup(*userAlg)
+	}
 	if *elfPath == "" || *out == "" || m.Target == "" {
 		log.Fatal("fwmeta: -elf, -target and -o are required")
 	}
@@ -145,7 +169,6 @@ func run(m *Metadata, elfPath, out string) error {
 	sum := sha256.Sum256(raw)
 	m.ELFSHA256 = hex.EncodeToString(sum[:])
 	m.ELF = filepath.Base(elfPath)
-	m.Firmware = "pqrepro-fw"
 	if m.CC != "" {
 		fields := strings.Fields(m.CC)
 		v, err := exec.Command(fields[0], append(fields[1:], "--version")...).Output()
@@ -254,15 +277,19 @@ func run(m *Metadata, elfPath, out string) error {
 			m.Experiments = append(m.Experiments, k.exp)
 		}
 	}
-	var ascon, tel bool
+	var ascon, tel, tls bool
 	for i, g := range acc {
 		if i < len(groups) && g.Total > 0 {
 			ascon = ascon || groups[i].name == "Ascon"
 			tel = tel || groups[i].name == "Telemetry device"
+			tls = tls || groups[i].name == "TLS 1.3 client"
 		}
 	}
 	if ascon && tel {
 		m.Experiments = append(m.Experiments, "mqtt-telemetry")
+	}
+	if tls {
+		m.Experiments = append(m.Experiments, "tls-matrix")
 	}
 	m.CodeSizeMethod = "sum of ELF symbol sizes (functions and read-only objects) grouped by symbol prefix; " +
 		"inlined static functions count toward their caller; with_shared adds the Keccak/SHA-3 code every ML-KEM, ML-DSA and SLH-DSA-SHAKE set calls (the SLH-DSA-SHA2 sets call SHA-2 instead, not added)"

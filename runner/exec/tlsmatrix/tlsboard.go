@@ -46,6 +46,10 @@ type TLSBoardServer struct {
 type TLSBoardCell struct {
 	Group, Scheme, Suite string // artifacts.TLSGroups / TLSSignatures / TLSCipherSuites names
 	Echo                 int    // bytes the client sends after the handshake and reads back
+	// Seed, when set, makes the server deterministic (its random choices drawn from a stream
+	// keyed by the seed, ML-DSA signing deterministic): with a seeded leaf and an ordered
+	// server, a deterministic client sees the same bytes run after run.
+	Seed []byte
 }
 
 // TLSBoardOptions says how a TLSBoardServer serves its connections.
@@ -80,7 +84,7 @@ func StartTLSBoardServerWith(listen string, cell TLSBoardCell, chain *tlscert.Ch
 		return nil, fmt.Errorf("encode the leaf key: %w", err)
 	}
 	srv, err := newTLSServer(&tlsCellConfig{Stack: artifacts.StackPQRepro, Group: cell.Group, Scheme: cell.Scheme, Suite: cell.Suite,
-		Echo: cell.Echo, Certs: chain.Certificates(), Key: key})
+		Echo: cell.Echo, Certs: chain.Certificates(), Key: key, Seed: cell.Seed})
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,16 @@ package tlsmatrix
 import (
 	"bytes"
 	"crypto"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"slices"
+	"sync"
 	"time"
 
 	"pqrepro/artifacts"
@@ -34,6 +37,10 @@ type tlsCellConfig struct {
 	// byte) or "mismatch" (the server also accepts another group, which the client offers
 	// first).
 	Fault string `json:"fault,omitempty"`
+	// Seed, when set, makes the engine server deterministic (tls13.Config.Deterministic): its
+	// randomness is a ChaCha8 stream keyed by SHA-256 of the seed, continuing from one
+	// connection to the next, so an ordered server's bytes repeat exactly run after run.
+	Seed []byte `json:"seed,omitempty"`
 }
 
 // tlsEngineNames resolves the cell's names with the engine's parsers.
@@ -123,21 +130,36 @@ func enginePhases(st tls13.Stats, side string) map[string]float64 {
 	return p
 }
 
-// countingConn counts the bytes read and written through a connection.
+// countingConn counts the bytes read and written through a connection, and its flights (a
+// flight is a run of writes or of reads: the direction changed).
 type countingConn struct {
 	net.Conn
+	mu            sync.Mutex
 	read, written int
+	flights, last int // last: 1 after a write, 2 after a read
+}
+
+func (c *countingConn) count(dir, n int, total *int) {
+	if n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if dir != c.last {
+		c.flights, c.last = c.flights+1, dir
+	}
+	*total += n
 }
 
 func (c *countingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	c.read += n
+	c.count(2, n, &c.read)
 	return n, err
 }
 
 func (c *countingConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	c.written += n
+	c.count(1, n, &c.written)
 	return n, err
 }
 
@@ -299,6 +321,9 @@ func newTLSServer(cfg *tlsCellConfig) (*tlsServer, error) {
 		}
 		s.engine = &tls13.Config{Groups: groups, SignatureSchemes: []tls13.SignatureScheme{sc}, CipherSuites: []tls13.CipherSuite{cs},
 			Certificates: cfg.Certs, PrivateKey: signer}
+		if cfg.Seed != nil {
+			s.engine.Rand, s.engine.Deterministic = seededStream(cfg.Seed), true
+		}
 	case artifacts.StackCryptoTLS:
 		curve, ok := cryptoTLSCurve(cfg.Group)
 		if !ok {
@@ -362,4 +387,26 @@ func (s *tlsServer) serve(conn net.Conn) tlsHandshake {
 		rec.Err = "echo: write: " + err.Error()
 	}
 	return rec
+}
+
+// lockedReader serialises reads of one stream (a tls13.Config may be shared).
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(b)
+}
+
+// seededStream is the ChaCha8 stream keyed by SHA-256("pqrepro tls server" || 0 || seed).
+func seededStream(seed []byte) io.Reader {
+	h := sha256.New()
+	h.Write([]byte("pqrepro tls server\x00"))
+	h.Write(seed)
+	var key [32]byte
+	h.Sum(key[:0])
+	return &lockedReader{r: mrand.NewChaCha8(key)}
 }
