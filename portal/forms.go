@@ -29,9 +29,9 @@ func onField(field string, err error) error {
 	return &fieldError{field: field, err: err}
 }
 
-// formRefusal is err as a form's error to show beside its field, with the page's status;
-// ok is false when err is not the input's fault (internal, or who may post the form, or a
-// thing that is gone), which the error handler shows as a page of its own.
+// formRefusal is err as a form's error to show beside its field (onField), with the page's
+// status; ok is false when err is not the input's fault (internal, or who may post the form
+// or how often), which the error handler shows as a page of its own, and for a nil err.
 func formRefusal(err error) (templates.FormError, int, bool) {
 	kind := fault.KindOf(err)
 	status, known := statusOf[kind]
