@@ -440,6 +440,7 @@ func (b *session) runPageFits(t *testing.T) {
 		}
 		b.labelsApart(t, w, "the run page")
 		b.shot(t, fmt.Sprintf("run-host-%d", w), "")
+		b.shot(t, fmt.Sprintf("run-host-plot-%d", w), "figure.plot")
 	}
 }
 
