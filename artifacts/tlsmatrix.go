@@ -518,24 +518,22 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	} else if t.ClientCPU != nil {
 		return FileResult, "tls.clientCpu", fmt.Errorf("a board's client (%s) records no client CPU", t.Client)
 	}
-	if t.Server == nil {
+	// A board that counts its own work (its client over the serial line) has the runner relay
+	// its bytes in the process the engine's server runs in, so that process's CPU is not the
+	// server's: such a cell records none (the server's own phases remain).
+	countingBoard := t.Client != "" && !c.Unit.IsTime()
+	switch {
+	case t.Server == nil && !countingBoard:
 		if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
 			return f, fld, err
 		}
+	case countingBoard && t.ServerCPU != nil:
+		return FileResult, "tls.serverCpu", fmt.Errorf("a board counting its own work in %s (%s): the runner's process relays its bytes, so its CPU is not the server's", c.Unit, t.Client)
 	}
 	for j, p := range t.Phases {
 		field := fmt.Sprintf("tls.phases[%d]", j)
-		if !slices.Contains(TLSPhaseNames(), p.Name) || (p.Side != SideClient && p.Side != SideServer) {
-			return FileResult, field, fmt.Errorf("unknown phase %q on side %q (phases: %s; sides client, server)", p.Name, p.Side, strings.Join(TLSPhaseNames(), ", "))
-		}
-		if t.Server != nil && p.Side == SideServer {
-			return FileResult, field, fmt.Errorf("a server %s phase on a cell against an outside server (%s): its phases are its own", p.Name, t.Server.Address)
-		}
-		switch {
-		case t.Client != "" && p.Side == SideClient && (p.Unit != c.Unit || !slices.Contains(BoardPhaseNames(), p.Name)):
-			return FileResult, field, fmt.Errorf("a client %s phase in %q on a board's cell: a board's client phases are its own split of its count (%s), in the cell's unit %q", p.Name, p.Unit, strings.Join(BoardPhaseNames(), ", "), c.Unit)
-		case (t.Client == "" || p.Side == SideServer) && p.Unit != "":
-			return FileResult, field, fmt.Errorf("unit %q: the engine's phases are ns of wall time (no unit)", p.Unit)
+		if err := tlsPhaseCheck(c, t, p); err != nil {
+			return FileResult, field, err
 		}
 		key := TLSSeriesKey{p.Name, p.Side}
 		if used[key] {
@@ -551,6 +549,23 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 		}
 	}
 	return "", "", nil
+}
+
+// tlsPhaseCheck checks one phase record's name, side and unit: an engine's phase in ns (no
+// unit), a board's client phase one of BoardPhaseNames in the cell's unit, and no server phase
+// against an outside server.
+func tlsPhaseCheck(c *Cell, t *TLSCell, p TLSPhase) error {
+	switch {
+	case !slices.Contains(TLSPhaseNames(), p.Name) || (p.Side != SideClient && p.Side != SideServer):
+		return fmt.Errorf("unknown phase %q on side %q (phases: %s; sides client, server)", p.Name, p.Side, strings.Join(TLSPhaseNames(), ", "))
+	case t.Server != nil && p.Side == SideServer:
+		return fmt.Errorf("a server %s phase on a cell against an outside server (%s): its phases are its own", p.Name, t.Server.Address)
+	case t.Client != "" && p.Side == SideClient && (p.Unit != c.Unit || !slices.Contains(BoardPhaseNames(), p.Name)):
+		return fmt.Errorf("a client %s phase in %q on a board's cell: a board's client phases are its own split of its count (%s), in the cell's unit %q", p.Name, p.Unit, strings.Join(BoardPhaseNames(), ", "), c.Unit)
+	case (t.Client == "" || p.Side == SideServer) && p.Unit != "":
+		return fmt.Errorf("unit %q: the engine's phases are ns of wall time (no unit)", p.Unit)
+	}
+	return nil
 }
 
 // tlsPeerCheck checks a cell's peer record against the manifest's spec.tls.server: present

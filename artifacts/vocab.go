@@ -86,6 +86,9 @@ const (
 	UnitMicroseconds Unit = "us"
 )
 
+// IsTime reports whether u is a unit of time (ns, µs) rather than a count.
+func (u Unit) IsTime() bool { return u == UnitNanoseconds || u == UnitMicroseconds }
+
 // Level is a result's assurance level: how much the board that measured it can be trusted to
 // be what it says.
 type Level string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"pqrepro/energy"
 	"pqrepro/runner"
 	"pqrepro/runner/host"
+	"pqrepro/runner/meter/attach"
 	"pqrepro/runner/meter/sim"
 )
 
@@ -18,22 +20,41 @@ import (
 // only, so a loaded test machine cannot starve the meter's reader).
 var simLockstep bool
 
-// useMeter attaches --meter's simulated meter to the host board and says how long the
-// metered pass adds to the run.
-func useMeter(b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writer) error {
+// useMeter attaches --meter's meter to the host board (a lab's meter, checked now, or a driver
+// against its simulator) and says how long the metered pass adds to the run; without --meter
+// it says which meter the hardware map attached, if any.
+func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writer) error {
+	h, isHost := b.(*host.Host)
 	if spec == "" {
+		if isHost && h.Meter != nil {
+			if lm, ok := h.Meter.(*attach.Meter); ok {
+				printMeterPlan(stdout, m, lm.Spec.String()+" (the hardware map's; checked when each window opens)")
+			}
+		}
+		return nil
+	}
+	if !isHost {
+		return fmt.Errorf("--meter: the metered energy pass runs on the host board only so far")
+	}
+	if m.Spec.Method == artifacts.MethodProcessPerOperation || m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return fmt.Errorf("--meter: the metered energy pass runs in-process cells only, not method %s", m.Spec.Method)
+	}
+	if !sim.IsSim(spec) {
+		sp, err := attach.Parse(spec)
+		if err != nil {
+			return err
+		}
+		lm, err := attach.Open(ctx, sp)
+		if err != nil {
+			return fmt.Errorf("--meter: %w", err)
+		}
+		h.Meter = lm
+		printMeterPlan(stdout, m, sp.String()+" (opened and answered)")
 		return nil
 	}
 	sp, err := sim.ParseSpec(spec)
 	if err != nil {
 		return err
-	}
-	h, ok := b.(*host.Host)
-	if !ok {
-		return fmt.Errorf("--meter: the metered energy pass runs on the host board only so far")
-	}
-	if m.Spec.Method == artifacts.MethodProcessPerOperation || m.Spec.Method == artifacts.MethodOpenSSLCLI {
-		return fmt.Errorf("--meter: the metered energy pass runs in-process cells only, not method %s", m.Spec.Method)
 	}
 	bench, err := sim.Open(sp)
 	if err != nil {
@@ -41,10 +62,16 @@ func useMeter(b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writ
 	}
 	bench.Lockstep = simLockstep
 	h.Meter = bench
-	idle, load := m.Spec.EnergyWindows()
-	fmt.Fprintf(stdout, "meter: %s (%s: a replay of %s and %s through the FNB58 driver, not a measurement of this run); the metered pass adds %v idle + %d cells × %v load = %v\n",
-		spec, artifacts.SimulatedMeterLabel, sp.Idle, sp.Load, idle, len(m.Cells()), load, idle+load*time.Duration(len(m.Cells())))
+	printMeterPlan(stdout, m, fmt.Sprintf("%s (%s: a replay of %s and %s through the %s driver, not a measurement of this run)",
+		spec, artifacts.SimulatedMeterLabel, sp.Idle, sp.Load, sp.Kind))
 	return nil
+}
+
+// printMeterPlan names the meter and how long the metered pass adds to the run.
+func printMeterPlan(stdout io.Writer, m *artifacts.Manifest, what string) {
+	idle, load := m.Spec.EnergyWindows()
+	fmt.Fprintf(stdout, "meter: %s; the metered pass adds %v idle + %d cells × %v load = %v\n",
+		what, idle, len(m.Cells()), load, idle+load*time.Duration(len(m.Cells())))
 }
 
 // rederiveEnergy re-derives every metered energy figure from power.csv (energy.RederivePower).

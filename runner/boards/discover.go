@@ -19,6 +19,7 @@ import (
 	"pqrepro/runner/device"
 	"pqrepro/runner/exec/kinds"
 	"pqrepro/runner/host"
+	"pqrepro/runner/meter/attach"
 	"pqrepro/runner/qemu"
 	"pqrepro/runner/serialport"
 )
@@ -86,7 +87,12 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 	s := e.Spec
 	switch s.Driver {
 	case artifacts.DriverHost:
-		return &host.Host{Class: e.Info.Class}, nil
+		h := &host.Host{Class: e.Info.Class}
+		if s.Meter != nil {
+			// Attached unchecked: a meter absent at run time fails its windows with the reason.
+			h.Meter = attach.New(s.Meter.Attach())
+		}
+		return h, nil
 	case artifacts.DriverQEMU:
 		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board()}, nil
 	case artifacts.DriverSerial:

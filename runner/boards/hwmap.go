@@ -8,6 +8,7 @@ package boards
 import (
 	"fmt"
 	"path/filepath"
+	"pqrepro/runner/meter/attach"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,11 +60,22 @@ type Spec struct {
 
 // MeterSpec is a power meter: its kind and the device it is read through.
 type MeterSpec struct {
-	// Kind is fnb58 (a FNIRSI FNB58 on USB, read through hidraw) or ina2xx (an INA219/INA226
-	// through Linux hwmon).
+	// Kind is fnb58 (a FNIRSI FNB58 on USB, read through hidraw), ppk2 (a Nordic PPK2 on its
+	// USB serial port) or ina2xx (an INA219/INA226 through Linux hwmon).
 	Kind string `yaml:"kind"`
-	// Device is /dev/hidrawN for fnb58, /sys/class/hwmon/hwmonN for ina2xx.
+	// Device is /dev/hidrawN for fnb58, /dev/ttyACMn (or /dev/serial/by-id/...) for ppk2,
+	// /sys/class/hwmon/hwmonN for ina2xx.
 	Device string `yaml:"device"`
+	// Mode is a PPK2's power mode: source (it powers the board at Millivolts) or ampere (the
+	// board's own supply, whose voltage Millivolts states). Required for ppk2, no default.
+	Mode string `yaml:"mode,omitempty"`
+	// Millivolts is a PPK2's VDD, 800..5000 (ppk2 only, required).
+	Millivolts int `yaml:"millivolts,omitempty"`
+}
+
+// Attach is the meter as the runner attaches it.
+func (m *MeterSpec) Attach() attach.Spec {
+	return attach.Spec{Kind: m.Kind, Device: m.Device, Mode: m.Mode, Millivolts: m.Millivolts}
 }
 
 // TLSSpec is where the runner serves TLS to a board on the lab's network.
@@ -171,6 +183,7 @@ var (
 		like string
 	}{
 		MeterFNB58:  {regexp.MustCompile(`^/dev/hidraw[0-9]{1,3}$`), "/dev/hidraw3"},
+		MeterPPK2:   {regexp.MustCompile(`^/dev/(ttyACM[0-9]{1,3}|serial/by-id/[A-Za-z0-9:._-]{1,200})$`), "/dev/ttyACM0"},
 		MeterINA2xx: {regexp.MustCompile(`^/sys/(class/hwmon/hwmon[0-9]{1,3}|devices/[A-Za-z0-9:._/-]{1,200}/hwmon/hwmon[0-9]{1,3})$`), "/sys/class/hwmon/hwmon2"},
 	}
 )
@@ -178,6 +191,7 @@ var (
 // The meter kinds a hardware map may name.
 const (
 	MeterFNB58  = "fnb58"
+	MeterPPK2   = "ppk2"
 	MeterINA2xx = "ina2xx"
 )
 
@@ -185,11 +199,15 @@ const (
 func (v *validator) checkMeter(p string, m *MeterSpec) {
 	dev, ok := meterDevices[m.Kind]
 	if !ok {
-		v.Add(p+".kind", "must be %s or %s, got %q", MeterFNB58, MeterINA2xx, m.Kind)
+		v.Add(p+".kind", "must be %s, %s or %s, got %q", MeterFNB58, MeterPPK2, MeterINA2xx, m.Kind)
 		return
 	}
 	if !dev.re.MatchString(m.Device) {
 		v.Add(p+".device", "a %s meter is read through a path like %s, got %q", m.Kind, dev.like, m.Device)
+		return
+	}
+	if err := m.Attach().Validate(); err != nil {
+		v.Add(p, "%v", err)
 	}
 }
 

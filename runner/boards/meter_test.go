@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"pqrepro/runner/host"
+	"pqrepro/runner/meter/attach"
 	"strings"
 	"testing"
 )
@@ -25,7 +27,7 @@ func TestMapMeter(t *testing.T) {
 		"  - name: c\n    driver: host\n    meter:\n      kind: ina2xx\n      device: /sys/class/hwmon/../../etc\n"+
 		"  - name: d\n    driver: host\n    meter:\n      kind: fnb58\n      devise: /dev/hidraw1\n"), "lab.yaml")
 	for _, want := range []string{
-		`line 5: boards[0].meter.kind: must be fnb58 or ina2xx, got "ppk3"`,
+		`line 5: boards[0].meter.kind: must be fnb58, ppk2 or ina2xx, got "ppk3"`,
 		`line 11: boards[1].meter.device: a fnb58 meter is read through a path like /dev/hidraw3, got "/dev/ttyACM0"`,
 		`line 16: boards[2].meter.device: a ina2xx meter is read through a path like /sys/class/hwmon/hwmon2`,
 		`line 21: boards[3].meter.devise: unknown field`,
@@ -61,5 +63,37 @@ func TestMeterStatus(t *testing.T) {
 	es := Discover(ctx, Config{Map: &Map{Boards: []Spec{{Name: "pi", Driver: "host", Class: "host", Meter: &MeterSpec{Kind: MeterINA2xx, Device: hw}}}}})
 	if len(es) != 1 || !strings.HasPrefix(es[0].Meter, "ina2xx "+hw) {
 		t.Errorf("discovered %+v", es)
+	}
+}
+
+// TestPPK2MeterEntry: a PPK2 needs its mode and voltage in the map (no default: in source mode
+// it powers the board); other kinds take neither; a host entry's meter is attached to the
+// board the runner opens (the agent's path), unchecked.
+func TestPPK2MeterEntry(t *testing.T) {
+	m, err := ParseMap([]byte("boards:\n  - name: pico\n    driver: host\n    meter: {kind: ppk2, device: /dev/ttyACM0, mode: source, millivolts: 3300}\n"), "lab.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Boards[0].Meter.Attach(); got.String() != "ppk2:/dev/ttyACM0:source:3300" {
+		t.Errorf("attach spec %+v", got)
+	}
+	_, err = ParseMap([]byte("boards:\n  - name: a\n    driver: host\n    meter: {kind: ppk2, device: /dev/ttyACM0}\n"+
+		"  - name: b\n    driver: host\n    meter: {kind: ppk2, device: /dev/ttyACM1, mode: source, millivolts: 9000}\n"+
+		"  - name: c\n    driver: host\n    meter: {kind: fnb58, device: /dev/hidraw1, mode: source}\n"), "lab.yaml")
+	for _, want := range []string{`line 4: boards[0].meter: ppk2 mode ""`, "line 7: boards[1].meter: ppk2: VDD 9000 mV", "line 10: boards[2].meter: a fnb58 meter takes no mode"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+	es := Discover(context.Background(), Config{Map: m})
+	if !strings.HasPrefix(es[0].Meter, "ppk2 /dev/ttyACM0 absent") && !strings.HasPrefix(es[0].Meter, "ppk2 /dev/ttyACM0 (source mode at 3300 mV") {
+		t.Errorf("status %q", es[0].Meter)
+	}
+	b, err := es[0].Board("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := b.(*host.Host); !ok || h.Meter == nil || h.Meter.(*attach.Meter).Spec.Device != "/dev/ttyACM0" {
+		t.Errorf("board %+v: want the host with the map's meter attached", b)
 	}
 }

@@ -366,7 +366,10 @@ func (b *boardCell) result() runner.CellResult {
 			res.Cell.Memory.PeakHeapBytes = &hp
 		}
 	}
-	if b.srv != nil {
+	if b.srv != nil && !b.serial {
+		// Over the serial line the runner's process also relays the board's frames, which
+		// costs more CPU than the engine's side of a handshake: that process's CPU is not the
+		// server's, so a serial board's cell records none (the server's phases remain).
 		res.Cell.TLS.ServerCPU = artifacts.Summarize(b.serverCPU)
 		res.TLS = []artifacts.TLSSeries{{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideServer, Values: b.serverCPU}}
 	}
@@ -421,9 +424,10 @@ func tlsClientName(h wire.Hello) string {
 }
 
 // cpuSoFar is the runner process's user + system CPU so far (processCPU; 0 when it cannot be
-// read): the engine server runs in it, so over a TLS request it is the server's CPU for the
-// batch plus the runner's serial-line reading, which is small beside a handshake (stated in
-// the cell).
+// read): the engine server runs in it, so over a TLS request to a board on its own network it
+// is the server's CPU for the batch plus the runner's reading of the board's reports, which is
+// small beside a handshake. (Over the serial line the relay's work is not small: no CPU is
+// recorded then.)
 func cpuSoFar() time.Duration {
 	ns, err := processCPU()
 	if err != nil {

@@ -49,6 +49,10 @@ type Options struct {
 	// Tick waits for the next sample time; nil uses a timer. Tests pass one that returns at
 	// once, so a sample's time is its index over Rate whatever the host's speed.
 	Tick func(ctx context.Context, at time.Duration) error
+	// Simulated marks the samples as a replay (set by the simulator); SimNote describes it
+	// and Name replaces the directory in Info.
+	Simulated     bool
+	SimNote, Name string
 }
 
 // Meter polls one hwmon directory. It implements meter.Meter.
@@ -75,7 +79,14 @@ func (m *Meter) Info() meter.Info {
 	if m.chip != "" {
 		note += ", chip " + m.chip
 	}
-	return meter.Info{Kind: "ina2xx", Device: m.dir, Rate: m.opt.Rate, Note: note}
+	name := m.dir
+	if m.opt.Name != "" {
+		name = m.opt.Name
+	}
+	if m.opt.Simulated {
+		note = "simulated meter: " + m.opt.SimNote + "; driver " + note
+	}
+	return meter.Info{Kind: "ina2xx", Device: name, Rate: m.opt.Rate, Simulated: m.opt.Simulated, Note: note}
 }
 
 // Open checks the directory: its name file names a chip the kernel's ina2xx driver handles,

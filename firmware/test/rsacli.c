@@ -1,0 +1,125 @@
+/* rsacli: a host-only test driver for crypto/rsa. It reads one command per line on stdin and
+ * prints one result line on stdout; rsa_test.go drives it with Wycheproof's vectors and Go's
+ * math/big. Byte strings are hex ("-" for empty), CODE is rsa.h's negative enum rsa_err.
+ *
+ *   pubkey DER         -> N E | refused CODE
+ *       (rsa_pubkey_parse of an RSAPublicKey; N the modulus in k bytes, E decimal)
+ *   public N E S       -> OUT | refused CODE | fail CODE
+ *       (rsa_pubkey_set of the big-endian modulus N and decimal exponent E, then s^e mod n)
+ *   pkcs1 DER MSG SIG  -> ok | fail CODE | refused CODE
+ *   pss DER MSG SIG    -> ok | fail CODE | refused CODE
+ *       (RSASSA-PKCS1-v1_5 / RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt, under the
+ *       key DER; refused is the key's error)
+ *
+ * A malformed command prints "error". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../crypto/rsa/rsa.h"
+
+#define MAXBYTES 65536
+
+static uint8_t a[MAXBYTES], b[MAXBYTES], c[MAXBYTES], o[MAXBYTES];
+static char line[2 * 3 * MAXBYTES + 64];
+
+static long unhex(uint8_t *out, const char *s)
+{
+	size_t n, i;
+	if (s == NULL)
+		return -1;
+	if (strcmp(s, "-") == 0)
+		return 0;
+	n = strlen(s);
+	if (n % 2 != 0 || n / 2 > MAXBYTES)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		unsigned int v;
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (uint8_t)v;
+	}
+	return (long)(n / 2);
+}
+
+static void puthex(const uint8_t *p, size_t n)
+{
+	size_t i;
+	if (n == 0)
+		putchar('-');
+	for (i = 0; i < n; i++)
+		printf("%02X", p[i]);
+}
+
+static struct rsa_pubkey key;
+
+static int run(const char *cmd, const char *x, const char *y, const char *z)
+{
+	long na, nb, nc;
+	int err;
+
+	if (strcmp(cmd, "pubkey") == 0) {
+		if ((na = unhex(a, x)) < 0)
+			return -1;
+		if ((err = rsa_pubkey_parse(&key, a, (size_t)na)) != RSA_OK) {
+			printf("refused %d\n", err);
+			return 0;
+		}
+		memset(o, 0, sizeof o);
+		for (size_t i = 0; i < key.bytes; i++)
+			o[key.bytes - 1 - i] = (uint8_t)(key.n[i / 4] >> (8 * (i % 4)));
+		puthex(o, key.bytes);
+		printf(" %lu\n", (unsigned long)key.e);
+		return 0;
+	}
+	if (strcmp(cmd, "public") == 0) {
+		char *end;
+		unsigned long e;
+		if ((na = unhex(a, x)) < 0 || y == NULL || (nc = unhex(c, z)) < 0)
+			return -1;
+		e = strtoul(y, &end, 10);
+		if (*end != '\0' || e > 0xffffffffUL)
+			return -1;
+		if ((err = rsa_pubkey_set(&key, a, (size_t)na, (uint32_t)e)) != RSA_OK) {
+			printf("refused %d\n", err);
+			return 0;
+		}
+		if ((err = rsa_public(&key, o, c, (size_t)nc)) != RSA_OK) {
+			printf("fail %d\n", err);
+			return 0;
+		}
+		puthex(o, key.bytes);
+		putchar('\n');
+		return 0;
+	}
+	if (strcmp(cmd, "pkcs1") == 0 || strcmp(cmd, "pss") == 0) {
+		if ((na = unhex(a, x)) < 0 || (nb = unhex(b, y)) < 0 || (nc = unhex(c, z)) < 0)
+			return -1;
+		if ((err = rsa_pubkey_parse(&key, a, (size_t)na)) != RSA_OK) {
+			printf("refused %d\n", err);
+			return 0;
+		}
+		err = (cmd[1] == 'k' ? rsa_pkcs1_sha256_verify : rsa_pss_sha256_verify)(&key, b, (size_t)nb, c,
+											  (size_t)nc);
+		if (err == RSA_OK)
+			printf("ok\n");
+		else
+			printf("fail %d\n", err);
+		return 0;
+	}
+	return -1;
+}
+
+int main(void)
+{
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		char *cmd = strtok(line, " \r\n"), *x = strtok(NULL, " \r\n"), *y = strtok(NULL, " \r\n"),
+		     *z = strtok(NULL, " \r\n");
+		if (cmd == NULL)
+			continue;
+		if (run(cmd, x, y, z) != 0)
+			printf("error\n");
+		fflush(stdout);
+	}
+	return 0;
+}
