@@ -300,8 +300,9 @@ func (b *session) shot(t *testing.T, name, sel string) {
 	}
 }
 
-// labelsApart checks that no two text labels of a plot on the page overlap and none is clipped
-// by its plot's edge, comparing the labels' bounding boxes as drawn at the current width.
+// labelsApart checks that no two text labels of a plot on the page overlap, none is clipped
+// by its plot's edge, and each is drawn at least 12 px high (its font size scaled as the plot
+// is), comparing the labels' bounding boxes as drawn at the current width.
 func (b *session) labelsApart(t *testing.T, width int64, page string) {
 	t.Helper()
 	got := b.text(t, "measure the plot labels of "+page, chromedp.Evaluate[string](`(() => {
@@ -309,9 +310,11 @@ func (b *session) labelsApart(t *testing.T, width int64, page string) {
 		for (const svg of document.querySelectorAll('svg.chart')) {
 			const box = svg.getBoundingClientRect();
 			if (box.width === 0) continue;
-			const ts = [...svg.querySelectorAll('text')].map(e => ({s: e.textContent, r: e.getBoundingClientRect()})).filter(x => x.r.width > 0);
+			const ts = [...svg.querySelectorAll('text')].map(e => ({s: e.textContent, r: e.getBoundingClientRect(), f: parseFloat(getComputedStyle(e).fontSize)})).filter(x => x.r.width > 0);
+			const scale = svg.viewBox.baseVal && svg.viewBox.baseVal.width > 0 ? box.width / svg.viewBox.baseVal.width : 1;
 			for (const x of ts) {
 				if (x.r.left < box.left - 1 || x.r.right > box.right + 1) out.push('clipped "' + x.s + '"');
+				if (x.f * scale < 12) out.push('"' + x.s + '" drawn ' + (x.f * scale).toFixed(1) + ' px high');
 			}
 			for (let i = 0; i < ts.length; i++) for (let j = i + 1; j < ts.length; j++) {
 				const a = ts[i].r, c = ts[j].r;
@@ -437,6 +440,7 @@ func (b *session) runPageFits(t *testing.T) {
 		}
 		b.labelsApart(t, w, "the run page")
 		b.shot(t, fmt.Sprintf("run-host-%d", w), "")
+		b.shot(t, fmt.Sprintf("run-host-plot-%d", w), "figure.plot")
 	}
 }
 
@@ -531,8 +535,8 @@ func (b *session) unknownKey(t *testing.T) {
 	}
 }
 
-// riscvFirmware: a RISC-V ELF offered as Cortex-M4 firmware is refused with the reason, and
-// nothing is stored.
+// riscvFirmware: a RISC-V ELF offered as Cortex-M4 firmware is refused with the reason beside
+// the file field, the form keeps what was typed, and nothing is stored.
 func (b *session) riscvFirmware(t *testing.T) {
 	riscv := filepath.Join(b.tmp, "riscv.elf")
 	elfHeader := make([]byte, 256)
@@ -550,11 +554,15 @@ func (b *session) riscvFirmware(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("fw-source"), "https://example.org/fw"),
 		chromedp.SendKeys(chromedp.ID("fw-commit"), "0123abcd"),
 		chromedp.Click(chromedp.ID("fw-upload")),
-		chromedp.WaitVisible(chromedp.CSS(".error-message")),
+		chromedp.WaitVisible(chromedp.ID("fw-file-error")),
 	)
-	refusal := b.text(t, "read the firmware refusal", chromedp.Text(chromedp.CSS(".error-message")))
+	refusal := b.text(t, "read the firmware refusal", chromedp.Text(chromedp.ID("fw-file-error")))
 	if !strings.Contains(refusal, "EM_RISCV") || !strings.Contains(refusal, "qemu-mps2-an386") {
 		t.Errorf("firmware refusal %q does not say the ELF is RISC-V and the class needs ARM", refusal)
+	}
+	kept := b.text(t, "read the refused form's fields", chromedp.Evaluate[string](`['fw-class', 'fw-toolchain', 'fw-source', 'fw-commit'].map(id => document.getElementById(id).value).join(' ')`))
+	if kept != "qemu-mps2-an386 riscv32-unknown-elf-gcc 14 https://example.org/fw 0123abcd" {
+		t.Errorf("the refused firmware form holds %q, not what was typed", kept)
 	}
 	if fw, err := http.Get(b.base + "/firmware"); err == nil {
 		b, _ := io.ReadAll(fw.Body)

@@ -377,7 +377,7 @@ func (s *Server) comparePicker(ctx context.Context, runs []store.Run) (templates
 			continue
 		}
 		p.Candidates = append(p.Candidates, templates.CompareCandidate{ID: o.ID, Board: o.BoardClass,
-			Assurance: templates.Assurance{Level: string(o.Level), Origin: o.Origin}, Link: "/compare?runs=" + p.IDs + "," + strconv.FormatInt(o.ID, 10)})
+			Assurance: assurance(o.BoardClass, string(o.Level), o.Origin), Link: "/compare?runs=" + p.IDs + "," + strconv.FormatInt(o.ID, 10)})
 	}
 	return p, nil
 }
@@ -420,7 +420,7 @@ func compareView(runs []store.Run, pairs []PairReport) (templates.CompareView, e
 	v := templates.CompareView{Method: compare.MethodRuns + ". " + PairNoise}
 	for i, r := range runs {
 		v.Runs = append(v.Runs, templates.CompareRun{ID: r.ID, Label: string(rune('A' + i)), Experiment: r.Experiment, Board: r.BoardClass, Method: string(r.Method),
-			Published: when(r.PublishedAt), Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin}, Declared: r.ClassStatus == artifacts.ClassDeclared})
+			Published: when(r.PublishedAt), Assurance: assurance(r.BoardClass, string(r.Level), r.Origin), Declared: r.ClassStatus == artifacts.ClassDeclared})
 	}
 	reports := make([]compare.Report, len(runs))
 	for i, r := range runs {
@@ -658,15 +658,15 @@ func paperCharts(r store.Run, rep compare.Report) []*plot.Chart {
 }
 
 // RunSampleBoxPlot is a run's cells as box plots drawn from the bundle's samples (whiskers
-// at 1.5×IQR, outliers as dots), one figure per unit in cell order, for the run page. It
+// at 1.5×IQR, outliers as dots), one figure per unit and quantity in cell order (never two
+// units on one axis), for the run page. It
 // reads the stored bundle: call it when rendering a run page that shows the samples.
 func (s *Server) RunSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Figure, error) {
 	run, err := s.loadRun(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	rows := map[string][]plot.Row{}
-	var order []string
+	var groups plotGroups
 	for _, c := range run.Result.Cells {
 		if c.Status != artifacts.StatusOK {
 			continue
@@ -679,16 +679,9 @@ func (s *Server) RunSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Fig
 		if !ok {
 			continue
 		}
-		if _, seen := rows[string(c.Unit)]; !seen {
-			order = append(order, string(c.Unit))
-		}
-		rows[string(c.Unit)] = append(rows[string(c.Unit)], row)
+		groups.add(c, row)
 	}
-	var out []*plot.Figure
-	for _, u := range order {
-		out = append(out, plot.Layout(rows[u], unitTitle(u), func(x float64) string { return axisLabel(x, u) }))
-	}
-	return out, nil
+	return groups.figures(), nil
 }
 
 // storedImplementation is the implementation key a stored cell is filed under ("" when none).

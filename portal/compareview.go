@@ -80,7 +80,7 @@ func claimResultRows(rep compare.Report, origin string) []templates.ClaimResultR
 			board, level = rep.Board, rep.Assurance // reports published before verdicts carried them
 		}
 		row := templates.ClaimResultRow{ID: cr.Claim.ID, Claim: cr.Claim.Claim, Verdict: cr.Verdict, Reason: cr.Reason, Multiplicity: cr.Multiplicity,
-			Board: board, ClassStatus: cr.ClassStatus, Assurance: templates.Assurance{Level: string(level), Origin: origin}}
+			Board: board, ClassStatus: cr.ClassStatus, Assurance: assurance(board, string(level), origin)}
 		for _, ch := range cr.Checks {
 			cv := templates.CheckRow{Verdict: ch.Verdict, Detail: ch.Detail, Method: string(ch.Method), Resamples: ch.Resamples}
 			for _, iv := range ch.Intervals {
@@ -140,7 +140,7 @@ func claimViews(p *experiments.Paper, verdicts []store.ClaimVerdict, tallies []s
 					board += " (declared)"
 				}
 				cv.Verdicts = append(cv.Verdicts, templates.VerdictRow{RunID: vd.RunID, Verdict: vd.Verdict, Reason: vd.Reason, Board: board,
-					Assurance: templates.Assurance{Level: string(vd.Level), Origin: vd.Origin}})
+					Assurance: assurance(vd.BoardClass, string(vd.Level), vd.Origin)})
 			}
 		}
 		out = append(out, cv)

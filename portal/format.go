@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/templates"
 )
 
 // human renders a value in its unit; nanoseconds get a readable time unit. A whole count of
@@ -225,4 +226,11 @@ func publishedNanoseconds(v float64, unit string) (float64, bool) {
 	scale := map[string]float64{"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
 	f, ok := scale[unit]
 	return v * f, ok
+}
+
+// assurance is the badge shown beside a number measured on board: its level and origin. The
+// level is left out of the badge when the board's name already is the level's (the host
+// board at level host), so the name is not shown twice.
+func assurance(board, level, origin string) templates.Assurance {
+	return templates.Assurance{Level: level, Origin: origin, LevelIsBoard: board == level}
 }

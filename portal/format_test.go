@@ -72,9 +72,12 @@ func TestTelemetryIsNamedForWhatItMeasures(t *testing.T) {
 		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpSeal, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: st},
 		{Algorithm: artifacts.AEADAscon128Std, Operation: artifacts.OpTelemetry, Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: slow},
 	}
-	rows, _, fig, _ := runCells(cells)
-	if fig == nil || len(fig.Boxes) != 1 || fig.AxisTitle != "time per operation (µs, linear axis)" {
-		t.Errorf("the run's box plot of times per operation holds the telemetry cell: %+v", fig)
+	rows, _, plots := runCells(cells)
+	if len(plots) != 2 || len(plots[0].Figure.Boxes) != 1 || plots[0].Figure.AxisTitle != "time per operation (µs, linear axis)" {
+		t.Fatalf("the run's box plot of times per operation holds the telemetry cell: %+v", plots)
+	}
+	if f := plots[1].Figure; len(f.Boxes) != 1 || !strings.HasPrefix(f.AxisTitle, "pipelined delivery latency per frame") {
+		t.Errorf("the telemetry cell's own plot: %+v", f)
 	}
 	if !strings.Contains(rows[1].Operation, "pipelined delivery latency") {
 		t.Errorf("the cells table names the telemetry cell %q", rows[1].Operation)
@@ -104,6 +107,19 @@ func TestUploadedBuildProvenance(t *testing.T) {
 	}
 	if kv := uploadedBuildKVs(store.Firmware{Filename: "x.elf", BoardClass: "b"}); len(kv) != 1 {
 		t.Errorf("an upload without toolchain or source shows %q", kv)
+	}
+	// How it was built, as read from the ELF at upload, with where each fact came from.
+	kv = uploadedBuildKVs(store.Firmware{Filename: "x.elf", BoardClass: "b", Build: store.FirmwareBuildInfo{Compiler: "GNU C11 12.2.1", CompilerFrom: fromDWARF,
+		Flags: "-mcpu=cortex-m4 -O2", FlagsFrom: fromDWARF, Sections: []store.FirmwareSection{{Name: ".text", Kind: "text", Size: 1182208}}, Text: 1182244, BSS: 193424,
+		CodeSize: []store.FirmwareCodeGroup{{Group: "ML-KEM-768", Total: 3994}}}})
+	got = map[string]string{}
+	for _, e := range kv {
+		got[e.Key] = e.Value
+	}
+	if got["Firmware compiler"] != "GNU C11 12.2.1 (read from the ELF's DWARF producer at upload)" || !strings.HasPrefix(got["Firmware flags"], "-mcpu=cortex-m4 -O2 (read from") ||
+		got["Firmware size"] != "text 1,182,244 B, data 0 B, bss 193,424 B (the ELF's section headers)" ||
+		got["Code size (code + read-only data)"] != "ML-KEM-768 3,994 B (from the upload's metadata.json)" {
+		t.Errorf("uploaded build's provenance shown as %q", got)
 	}
 }
 

@@ -145,6 +145,12 @@ func TestGoldenPages(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("GET %s: %d", pg.path, code)
 			}
+			if w := repeatedWord(body); w != "" {
+				t.Errorf("GET %s shows a word twice in a row: %q", pg.path, w)
+			}
+			if w := levelTwice(body); w != "" {
+				t.Errorf("GET %s shows a board's name beside the same level word: %q", pg.path, w)
+			}
 			for _, v := range goldenVarying {
 				body = v.re.ReplaceAllString(body, v.with)
 			}

@@ -461,7 +461,7 @@ func leaderGroups(st []Standing) []templates.LeaderGroup {
 		}
 		for ; j < len(st) && st[j].group == st[i].group; j++ {
 			r := st[j]
-			g.Rows = append(g.Rows, templates.LeaderRow{Rank: r.Rank, Board: r.Board, Assurance: templates.Assurance{Level: r.Level, Origin: r.Origin},
+			g.Rows = append(g.Rows, templates.LeaderRow{Rank: r.Rank, Board: r.Board, Assurance: assurance(r.Board, r.Level, r.Origin),
 				Implementation: implementationText(r.Implementation),
 				Median:         format(r.Median), P25: format(r.P25), P75: format(r.P75), Unit: r.Unit, N: r.N, Runs: r.Runs, RunID: r.LatestRun})
 			rows = append(rows, plot.Row{Label: r.Board + " (" + r.Origin + ", " + implementationText(r.Implementation) + ")", Min: r.P25, P25: r.P25, Median: r.Median, P75: r.P75, Max: r.P75})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/portal/fault"
@@ -94,39 +95,60 @@ func (s *Server) adminPage(c echo.Context) error {
 
 // createEnrolToken makes an enrolment token: single-use unless the form gives a use count
 // (1 to 1000), expiring after the form's hours (0 or empty: never).
+// A refused form shows the page again with the input kept and the error beside its field.
 func (s *Server) createEnrolToken(c echo.Context) error {
+	form := templates.EnrolTokenForm{Label: strings.TrimSpace(c.FormValue("label")), Uses: strings.TrimSpace(c.FormValue("uses")),
+		Hours: strings.TrimSpace(c.FormValue("hours"))}
+	tok, err := s.enrolTokenForm(c, form)
+	if err != nil {
+		return s.refuseForm(c, err, func(fe templates.FormError) (templ.Component, error) {
+			v, err := s.adminView(c)
+			form.Error = fe
+			v.EnrolForm = form
+			return templates.AdminPage(v), err
+		})
+	}
+	label := form.Label
+	return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: "Enrolment token created: copy it now, it is shown once.", Token: tok, TokenKind: "runner enrolment token for " + label})
+}
+
+// enrolTokenForm makes the enrolment token the form asks for and returns it.
+func (s *Server) enrolTokenForm(c echo.Context, form templates.EnrolTokenForm) (string, error) {
 	u, _ := currentUser(c)
-	label := strings.TrimSpace(c.FormValue("label"))
-	if label == "" || len(label) > 100 {
-		return fault.New(fault.Invalid, "give the token a label of at most 100 characters")
+	if form.Label == "" || len(form.Label) > 100 {
+		return "", onField("label", fault.New(fault.Invalid, "give the token a label of at most 100 characters"))
 	}
 	opt := store.EnrolTokenOptions{MaxUses: 1}
-	if v := strings.TrimSpace(c.FormValue("uses")); v != "" {
-		n, err := strconv.Atoi(v)
+	if form.Uses != "" {
+		n, err := strconv.Atoi(form.Uses)
 		if err != nil || n < 1 || n > 1000 {
-			return fault.New(fault.Invalid, "uses: how many runners the token may enrol, 1 to 1000")
+			return "", onField("uses", fault.New(fault.Invalid, "uses: how many runners the token may enrol, 1 to 1000; got %q", form.Uses[:min(len(form.Uses), 40)]))
 		}
 		opt.MaxUses = n
 	}
-	if v := strings.TrimSpace(c.FormValue("hours")); v != "" && v != "0" {
-		h, err := strconv.ParseFloat(v, 64)
+	if form.Hours != "" && form.Hours != "0" {
+		h, err := strconv.ParseFloat(form.Hours, 64)
 		if err != nil || h <= 0 || h > 24*366 {
-			return fault.New(fault.Invalid, "hours: how long the token stays usable, more than 0 and at most a year (8784); empty for no expiry")
+			return "", onField("hours", fault.New(fault.Invalid, "hours: how long the token stays usable, more than 0 and at most a year (8784); empty for no expiry"))
 		}
 		opt.Expires = time.Now().Add(time.Duration(h * float64(time.Hour)))
 	}
 	tok := token.New("pqe")
-	if _, err := s.store.CreateEnrolToken(c.Request().Context(), label, token.Hash(tok), u.ID, opt); err != nil {
-		return err
+	if _, err := s.store.CreateEnrolToken(c.Request().Context(), form.Label, token.Hash(tok), u.ID, opt); err != nil {
+		return "", err
 	}
-	return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: "Enrolment token created: copy it now, it is shown once.", Token: tok, TokenKind: "runner enrolment token for " + label})
+	return tok, nil
 }
 
 func (s *Server) createUser(c echo.Context) error {
 	name, role := strings.TrimSpace(c.FormValue("name")), c.FormValue("role")
 	tok, err := s.CreateAccount(c.Request().Context(), name, role)
 	if err != nil {
-		return err
+		return s.refuseForm(c, err, func(fe templates.FormError) (templ.Component, error) {
+			v, err := s.adminView(c)
+			v.AccountForm = templates.AccountForm{Name: name, Role: role, Error: fe}
+			return templates.AdminPage(v), err
+		})
 	}
 	return s.redirectWithFlash(c, "/admin", flash{Kind: "ok", Msg: "Account created: copy its token now, it is shown once.", Token: tok, TokenKind: role + " token for " + name})
 }

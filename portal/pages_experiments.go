@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"pqrepro/artifacts"
@@ -102,13 +103,23 @@ func methodUnavailable(method artifacts.Method, runners []store.Runner) string {
 }
 
 func (s *Server) experimentPage(c echo.Context) error {
-	ctx := c.Request().Context()
-	m, p, err := s.manifestOf(c)
+	v, err := s.experimentView(c)
 	if err != nil {
 		return err
 	}
+	return s.render(c, http.StatusOK, templates.ExperimentPage(v))
+}
+
+// experimentView is an experiment's page: its manifest, the re-run form, jobs and runs.
+func (s *Server) experimentView(c echo.Context) (templates.ExperimentView, error) {
+	ctx := c.Request().Context()
+	var v templates.ExperimentView
+	m, p, err := s.manifestOf(c)
+	if err != nil {
+		return v, err
+	}
 	_, signed := currentUser(c)
-	v := templates.ExperimentView{Page: s.page(c, m.Ref()), Ref: m.Ref(), Paper: p.ID, PaperTitle: p.Title, Name: m.Metadata.Name,
+	v = templates.ExperimentView{Page: s.page(c, m.Ref()), Ref: m.Ref(), Paper: p.ID, PaperTitle: p.Title, Name: m.Metadata.Name,
 		Title: m.Metadata.Title, Description: m.Metadata.Description, Kind: string(m.Kind), Method: string(m.Spec.Method), ManifestYAML: string(m.YAML()),
 		ManifestID: m.ID(), Iterations: m.Spec.Iterations, IntendedBoards: m.Spec.Boards, SignedIn: signed}
 	if m.Spec.TLS != nil {
@@ -118,11 +129,11 @@ func (s *Server) experimentPage(c echo.Context) error {
 		v.Cells = append(v.Cells, cr.Algorithm+" "+cr.Operation)
 	}
 	if v.Boards, err = s.boardOptions(ctx, m); err != nil {
-		return err
+		return v, err
 	}
 	fw, err := s.store.FirmwareBuilds(ctx, "")
 	if err != nil {
-		return err
+		return v, err
 	}
 	for _, f := range fw {
 		if !f.WithdrawnAt.IsZero() {
@@ -133,24 +144,26 @@ func (s *Server) experimentPage(c echo.Context) error {
 	}
 	jobs, jobsMore, err := s.jobsPage1(ctx, store.ListFilter{Experiment: m.Ref(), Limit: experimentJobs})
 	if err != nil {
-		return err
+		return v, err
 	}
 	v.Jobs, v.JobsMore = jobRows(jobs), jobsMore
 	runs, runsMore, err := s.runsPage1(ctx, store.ListFilter{Experiment: m.Ref(), Limit: experimentRuns})
 	if err != nil {
-		return err
+		return v, err
 	}
 	v.Runs, v.RunsMore = runRows(runs), runsMore
 	v.Comparable, v.Claims = s.previews.get(m, p, v.Boards)
 	if kindViews[m.Kind].heatMap && len(runs) > 0 {
 		if v.HeatMap, err = s.runHeatMap(ctx, runs[0]); err != nil {
-			return err
+			return v, err
 		}
 	}
-	return s.render(c, http.StatusOK, templates.ExperimentPage(v))
+	return v, nil
 }
 
 // startJob queues a re-run of the experiment on the chosen board class.
+// A refused form shows the experiment's page again with the choices kept and the error
+// beside the field it is about.
 func (s *Server) startJob(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
@@ -158,26 +171,41 @@ func (s *Server) startJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	board := c.FormValue("board")
-	firmware, err := s.rerunFirmware(ctx, base, board, c.FormValue("firmware"))
+	form := templates.RerunForm{Board: c.FormValue("board"), Firmware: c.FormValue("firmware"), Iterations: c.FormValue("iterations")}
+	id, notes, err := s.queueRerun(ctx, u, base, form)
 	if err != nil {
-		return err
+		return s.refuseForm(c, err, func(fe templates.FormError) (templ.Component, error) {
+			v, err := s.experimentView(c)
+			form.Error = fe
+			v.Rerun = form
+			return templates.ExperimentPage(v), err
+		})
 	}
-	m, notes, err := rerunManifest(base, c.FormValue("iterations"))
-	if err != nil {
-		return err
-	}
-	id, err := s.store.CreateJob(ctx, store.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
-		BoardClass: board, Firmware: firmware, Method: m.Spec.Method, RequestedBy: u.ID})
-	if err != nil {
-		return err
-	}
-	s.log.Info("job queued", "job", id, "experiment", m.Ref(), "board", board, "by", u.Name)
+	s.log.Info("job queued", "job", id, "experiment", base.Ref(), "board", form.Board, "by", u.Name)
 	s.queue.broadcast()
 	if len(notes) > 0 {
 		return s.redirectWithFlash(c, fmt.Sprintf("/jobs/%d", id), flash{Kind: "ok", Msg: "Job queued: " + strings.Join(notes, "; ") + "."})
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/jobs/%d", id))
+}
+
+// queueRerun queues the re-run the form asks for, returning the job and what the iteration
+// override changed; an error about one of the form's inputs says which (onField).
+func (s *Server) queueRerun(ctx context.Context, u store.User, base *artifacts.Manifest, form templates.RerunForm) (int64, []string, error) {
+	if form.Board == "" {
+		return 0, nil, onField("board", fault.New(fault.Invalid, "choose a board"))
+	}
+	firmware, err := s.rerunFirmware(ctx, base, form.Board, form.Firmware)
+	if err != nil {
+		return 0, nil, err
+	}
+	m, notes, err := rerunManifest(base, form.Iterations)
+	if err != nil {
+		return 0, nil, onField("iterations", err)
+	}
+	id, err := s.store.CreateJob(ctx, store.NewJob{Experiment: m.Ref(), Paper: m.Metadata.Paper, ManifestYAML: string(m.YAML()), ManifestID: m.ID(),
+		BoardClass: form.Board, Firmware: firmware, Method: m.Spec.Method, RequestedBy: u.ID})
+	return id, notes, err
 }
 
 // rerunFirmware checks that a connected runner offers board for base and returns the firmware
@@ -191,23 +219,26 @@ func (s *Server) rerunFirmware(ctx context.Context, base *artifacts.Manifest, bo
 	i := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board && (o.Available || o.FirmwareOnly) })
 	if i < 0 {
 		if j := slices.IndexFunc(opts, func(o templates.BoardOption) bool { return o.Class == board }); j >= 0 && opts[j].Reason != "" {
-			return "", fault.New(fault.Invalid, "board %s cannot run %s: %s", board, base.Ref(), opts[j].Reason)
+			return "", onField("board", fault.New(fault.Invalid, "board %s cannot run %s: %s", board, base.Ref(), opts[j].Reason))
 		}
-		return "", fault.New(fault.Invalid, "no connected runner offers board %q right now", board)
+		return "", onField("board", fault.New(fault.Invalid, "no connected runner offers board %q right now", board))
 	}
 	if !opts[i].Available && firmware == "" {
-		return "", fault.New(fault.Invalid, "board %s has no firmware of its own on its runner: choose an uploaded firmware build for it", board)
+		return "", onField("firmware", fault.New(fault.Invalid, "board %s has no firmware of its own on its runner: choose an uploaded firmware build for it", board))
 	}
 	if firmware != "" {
 		f, err := s.store.FirmwareBuild(ctx, firmware)
+		if fault.Is(err, fault.NotFound) {
+			return "", onField("firmware", fault.New(fault.Invalid, "no firmware build %q is stored here: choose one from the list", firmware[:min(len(firmware), 80)]))
+		}
 		if err != nil {
 			return "", err
 		}
 		if f.BoardClass != board {
-			return "", fault.New(fault.Invalid, "firmware %s is built for %s, not %s", artifacts.ShortDigest(firmware), f.BoardClass, board)
+			return "", onField("firmware", fault.New(fault.Invalid, "firmware %s is built for %s, not %s", artifacts.ShortDigest(firmware), f.BoardClass, board))
 		}
 		if !f.WithdrawnAt.IsZero() {
-			return "", fault.New(fault.Invalid, "firmware %s was withdrawn on %s: %s; choose another build", artifacts.ShortDigest(firmware), when(f.WithdrawnAt), f.Withdrawn)
+			return "", onField("firmware", fault.New(fault.Invalid, "firmware %s was withdrawn on %s: %s; choose another build", artifacts.ShortDigest(firmware), when(f.WithdrawnAt), f.Withdrawn))
 		}
 		return firmware, nil
 	}

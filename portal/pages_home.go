@@ -88,7 +88,7 @@ func runRows(runs []store.Run) []templates.RunRow {
 			by = " · " + r.RunnerName
 		}
 		out = append(out, templates.RunRow{ID: r.ID, Experiment: r.Experiment, Board: r.BoardClass, When: when(r.PublishedAt), OwnManifest: !r.Catalogue,
-			Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin}, CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, Signer: r.Signer, By: by})
+			Assurance: assurance(r.BoardClass, string(r.Level), r.Origin), CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, Signer: r.Signer, By: by})
 	}
 	return out
 }

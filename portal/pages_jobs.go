@@ -88,6 +88,9 @@ func jobView(j store.Job, log store.LogView, now time.Time) templates.JobView {
 		Runner: j.RunnerName, Firmware: j.Firmware, Attempt: j.Attempt, Note: j.Note, Error: j.Error, RunID: j.RunID,
 		Detail: detail, ETA: eta, Percent: pct, Log: log.Text, LogEnd: log.End, LogAttempt: log.Attempt, Created: when(j.CreatedAt), Started: when(j.StartedAt),
 		Finished: when(j.FinishedAt), Terminal: j.Terminal()}
+	if j.Cancelled() {
+		v.Cancelled, v.Error = j.CancelReason(), ""
+	}
 	v.HumanLog, v.Framed = logtext.Human(log.Text)
 	if !j.StartedAt.IsZero() {
 		end := j.FinishedAt

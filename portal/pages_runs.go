@@ -48,19 +48,16 @@ func (s *Server) runPage(c echo.Context) error {
 	v := runHeader(r)
 	v.Page = s.page(c, fmt.Sprintf("Run %d", id))
 	v.SignerRevoked = whenSet(rev)
-	v.Cells, v.Columns, v.Plot, v.PlotNote = runCells(cells)
+	v.Cells, v.Columns, v.Plots = runCells(cells)
 	v.Log = s.runLogStatus(ctx, id)
 	// Drawn from the bundle's own samples when it can be read: whiskers at 1.5×IQR and the
 	// outliers as dots, so one slow iteration does not hide the box. The stored statistics'
-	// min-to-max figure above stays when the bundle cannot be read.
-	if figs, err := s.RunSampleBoxPlot(ctx, r); err == nil && len(figs) > 0 && figs[0] != nil {
-		v.Plot = figs[0]
-		v.PlotNote = "Box: p25 to p75 with the median; whiskers: the furthest samples within 1.5 × IQR of the box; dots: samples beyond them."
-		if figs[0].Log {
-			v.PlotNote += " Log axis: the values span more than an order of magnitude."
-		}
-		if len(figs) > 1 {
-			v.PlotNote += " Cells in other units are in the table only."
+	// min-to-max figures above stay when the bundle cannot be read.
+	if figs, err := s.RunSampleBoxPlot(ctx, r); err == nil && len(figs) > 0 {
+		v.Plots = v.Plots[:0]
+		for _, f := range figs {
+			note := "Box: p25 to p75 with the median; whiskers: the furthest samples within 1.5 × IQR of the box; dots: samples beyond them."
+			v.Plots = append(v.Plots, templates.RunPlot{Figure: f, Note: plotNote(note, f, len(figs))})
 		}
 	} else if err != nil {
 		slog.Warn("run page: samples for the box plot", "run", id, "err", err)
@@ -72,7 +69,11 @@ func (s *Server) runPage(c echo.Context) error {
 			return fmt.Errorf("run %d environment: %w", id, err)
 		}
 		v.Timing = s.runTiming(r.ClassStatus, &env)
-		v.Environment = append(environmentKVs(env), s.uploadedBuild(ctx, env, r.Firmware)...)
+		uploaded, stored := s.uploadedBuild(ctx, env, r.Firmware)
+		v.Environment = append(environmentKVs(env), uploaded...)
+		if stored {
+			v.FirmwareLink = "/firmware/" + r.Firmware + "/build"
+		}
 	}
 	if r.Checks != "" {
 		if err := json.Unmarshal([]byte(r.Checks), &v.Checks); err != nil {
@@ -93,7 +94,7 @@ func (s *Server) runPage(c echo.Context) error {
 // runHeader is the run page's facts from the run's row.
 func runHeader(r store.Run) templates.RunView {
 	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
-		Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass, BoardName: r.BoardName, Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin},
+		Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass, BoardName: r.BoardName, Assurance: assurance(r.BoardClass, string(r.Level), r.Origin),
 		BindingNote: bindingNote(r.Binding), OwnManifest: !r.Catalogue,
 		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
 		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
@@ -126,11 +127,10 @@ func reportView(v *templates.RunView, r store.Run) error {
 // names, the n reached against the n requested (flagged when the time budget stopped the
 // cell), and the heap, stack and energy columns wherever a cell has them. The plot takes the
 // cells of the first unit.
-func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumns, *plot.Figure, string) {
+func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumns, []templates.RunPlot) {
 	var rows []templates.CellRow
 	var cols templates.CellColumns
-	var prows []plot.Row
-	unit, quantity := "", ""
+	var groups plotGroups
 	for _, cl := range cells {
 		row := cellRow(cl)
 		cols.Heap = cols.Heap || row.Heap != "–"
@@ -138,21 +138,61 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 		cols.Energy = cols.Energy || row.Energy != "–"
 		cols.Keys = cols.Keys || row.Keys != "–"
 		if st := cl.Stats; st != nil && cl.Status == artifacts.StatusOK {
-			if unit == "" {
-				unit, quantity = string(cl.Unit), quantityTitle(cl.Operation, cl.Unit)
-			}
-			if string(cl.Unit) == unit && quantityTitle(cl.Operation, cl.Unit) == quantity {
-				prows = append(prows, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
-			}
+			groups.add(cl, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
 		}
 		rows = append(rows, row)
 	}
-	fig := plot.Layout(prows, quantity, func(x float64) string { return axisLabel(x, unit) })
-	note := "Box: p25 to p75 with the median; whiskers: min to max."
-	if fig != nil && fig.Log {
+	var plots []templates.RunPlot
+	figs := groups.figures()
+	for _, f := range figs {
+		plots = append(plots, templates.RunPlot{Figure: f, Note: plotNote("Box: p25 to p75 with the median; whiskers: min to max.", f, len(figs))})
+	}
+	return rows, cols, plots
+}
+
+// plotNote completes a box plot's caption: its log axis, and, when a run has several plots,
+// that each holds one unit.
+func plotNote(note string, f *plot.Figure, plots int) string {
+	if f.Log {
 		note += " Log axis: the values span more than an order of magnitude."
 	}
-	return rows, cols, fig, note
+	if plots > 1 {
+		note += " One plot per unit: cells measured in other units are in the other plots."
+	}
+	return note
+}
+
+// plotGroups gathers a run's box plot rows by unit and quantity, in the order the cells
+// first show each: rows of different units (or quantities) never share an axis.
+type plotGroups struct {
+	keys []plotKey
+	rows map[plotKey][]plot.Row
+}
+
+// plotKey is one box plot's unit and quantity (the axis title).
+type plotKey struct{ unit, quantity string }
+
+func (g *plotGroups) add(cl artifacts.Cell, r plot.Row) {
+	k := plotKey{string(cl.Unit), quantityTitle(cl.Operation, cl.Unit)}
+	if g.rows == nil {
+		g.rows = map[plotKey][]plot.Row{}
+	}
+	if _, seen := g.rows[k]; !seen {
+		g.keys = append(g.keys, k)
+	}
+	g.rows[k] = append(g.rows[k], r)
+}
+
+// figures lays out one box plot per group (a group with nothing to draw has none).
+func (g *plotGroups) figures() []*plot.Figure {
+	var out []*plot.Figure
+	for _, k := range g.keys {
+		unit := k.unit
+		if f := plot.Layout(g.rows[k], k.quantity, func(x float64) string { return axisLabel(x, unit) }); f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // cellRow is one cell's row; its statistics share the unit of its Unit column.
@@ -289,18 +329,29 @@ func environmentKVs(env artifacts.Environment) []templates.KV {
 // the upload declared and the portal checked: file, toolchain, implementations, source and
 // uploader, labelled as the upload's and not the signed bundle's. Nothing when the bundle
 // records its build, or the firmware was never uploaded here.
-func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, digest string) []templates.KV {
-	if len(env.Board.FirmwareBuild) > 0 || digest == "" {
-		return nil
+//
+// stored reports whether the build is stored here (its page can be linked), whether or not
+// its record is shown.
+func (s *Server) uploadedBuild(ctx context.Context, env artifacts.Environment, digest string) (kv []templates.KV, stored bool) {
+	if digest == "" {
+		return nil, false
 	}
 	fw, err := s.store.FirmwareBuild(ctx, digest)
 	if err != nil {
 		if !fault.Is(err, fault.NotFound) {
 			slog.Warn("run page: uploaded firmware build", "digest", digest, "err", err)
 		}
-		return nil
+		return nil, false
 	}
-	return uploadedBuildKVs(fw)
+	if !fw.WithdrawnAt.IsZero() {
+		// A run that was running when its build was withdrawn finished (docs/DECISIONS.md):
+		// its page says the build is withdrawn, and why.
+		kv = append(kv, templates.KV{Key: "Firmware build withdrawn", Value: when(fw.WithdrawnAt) + ": " + fw.Withdrawn})
+	}
+	if len(env.Board.FirmwareBuild) > 0 {
+		return kv, true
+	}
+	return append(uploadedBuildKVs(fw), kv...), true
 }
 
 // uploadedBuildKVs is an uploaded build's record as the run page shows it.
@@ -315,6 +366,26 @@ func uploadedBuildKVs(fw store.Firmware) []templates.KV {
 		{Key: "Firmware toolchain", Value: fw.Toolchain + from},
 		{Key: "Firmware implementations", Value: fw.Libraries},
 		{Key: "Firmware source", Value: src},
+	}
+	// How it was built, as the portal read the ELF at upload (metadata.json's where the ELF
+	// does not hold the fact): the provenance a run from the command line shows from the
+	// bundle's build record.
+	b := fw.Build
+	if b.Compiler != "" {
+		kv = append(kv, templates.KV{Key: "Firmware compiler", Value: b.Compiler + " (read from " + b.CompilerFrom + " at upload)"})
+	}
+	if b.Flags != "" {
+		kv = append(kv, templates.KV{Key: "Firmware flags", Value: projectRelative(b.Flags) + " (read from " + b.FlagsFrom + " at upload)"})
+	}
+	if len(b.Sections) > 0 {
+		kv = append(kv, templates.KV{Key: "Firmware size", Value: fmt.Sprintf("text %s, data %s, bss %s (the ELF's section headers)", exactBytes(b.Text), exactBytes(b.Data), exactBytes(b.BSS))})
+	}
+	if len(b.CodeSize) > 0 {
+		var sizes []string
+		for _, c := range b.CodeSize {
+			sizes = append(sizes, fmt.Sprintf("%s %s", c.Group, exactBytes(c.Total)))
+		}
+		kv = append(kv, templates.KV{Key: "Code size (code + read-only data)", Value: strings.Join(sizes, ", ") + " (from the upload's metadata.json)"})
 	}
 	out := kv[:0]
 	for _, e := range kv {

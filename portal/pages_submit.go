@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/protocol"
 	"pqrepro/portal/fault"
@@ -51,12 +53,19 @@ func (s *Server) submitPage(c echo.Context) error {
 func (s *Server) submitBundle(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
+	refuse := func(err error) error {
+		return s.refuseForm(c, onField("bundle", err), func(fe templates.FormError) (templ.Component, error) {
+			v, err := s.submitView(c)
+			v.BundleError = fe
+			return templates.SubmitPage(v), err
+		})
+	}
 	fh, err := c.FormFile("bundle")
 	if err != nil {
-		return fault.Wrap(fault.Invalid, err, "choose a bundle file")
+		return refuse(fault.Wrap(fault.Invalid, err, "choose a bundle file"))
 	}
 	if fh.Size > s.cfg.MaxBundleBytes {
-		return fault.New(fault.TooLarge, "the bundle is larger than the limit of %s", bytesHuman(s.cfg.MaxBundleBytes))
+		return refuse(fault.New(fault.TooLarge, "the bundle is larger than the limit of %s", bytesHuman(s.cfg.MaxBundleBytes)))
 	}
 	file, err := fh.Open()
 	if err != nil {
@@ -81,13 +90,36 @@ func (s *Server) submitBundle(c echo.Context) error {
 }
 
 // registerKeys registers keys from the form: a key registration made by
-// `pqrepro keys --prove CHALLENGE` over the challenge the submit page showed.
+// `pqrepro keys --prove CHALLENGE` over the challenge the submit page showed. A refused
+// registration shows the page again with the label kept and the error beside its field.
 func (s *Server) registerKeys(c echo.Context) error {
+	form := templates.KeysForm{Label: strings.TrimSpace(c.FormValue("label"))}
+	if err := s.registerKeysForm(c, form.Label); err != nil {
+		return s.refuseForm(c, err, func(fe templates.FormError) (templ.Component, error) {
+			v, err := s.submitView(c)
+			form.Error = fe
+			v.KeysForm = form
+			return templates.SubmitPage(v), err
+		})
+	}
+	return s.redirectWithFlash(c, "/submit", flash{Kind: "ok", Msg: "Keys registered."})
+}
+
+// registerKeysForm registers the uploaded key registration under label ("": the file's).
+func (s *Server) registerKeysForm(c echo.Context, label string) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
+	if len(label) > 200 {
+		return onField("label", fault.New(fault.Invalid, "the label is %d characters; at most 200", len(label)))
+	}
+	if label != "" {
+		if err := artifacts.CheckName("key label", label, 200); err != nil {
+			return onField("label", fault.Wrap(fault.Invalid, err, "%s", err.Error()))
+		}
+	}
 	fh, err := c.FormFile("registration")
 	if err != nil {
-		return fault.Wrap(fault.Invalid, err, "choose the key registration file from pqrepro keys --prove")
+		return onField("registration", fault.Wrap(fault.Invalid, err, "choose the key registration file from pqrepro keys --prove"))
 	}
 	f, err := fh.Open()
 	if err != nil {
@@ -96,19 +128,17 @@ func (s *Server) registerKeys(c echo.Context) error {
 	defer f.Close()
 	data, err := readLimited(f, 64<<10)
 	if err != nil {
-		return err
+		return onField("registration", err)
 	}
 	var req protocol.KeyRegistration
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return fault.Wrap(fault.Invalid, err, "key registration file: %s", err.Error())
+		return onField("registration", fault.Wrap(fault.Invalid, err, "key registration file: %s", err.Error()))
 	}
-	if l := strings.TrimSpace(c.FormValue("label")); l != "" {
-		req.Label = l
+	if label != "" {
+		req.Label = label
 	}
-	if _, err := s.addSubmitterKeys(ctx, u, req); err != nil {
-		return err
-	}
-	return s.redirectWithFlash(c, "/submit", flash{Kind: "ok", Msg: "Keys registered."})
+	_, err = s.addSubmitterKeys(ctx, u, req)
+	return onField("registration", err)
 }

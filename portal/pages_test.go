@@ -89,14 +89,38 @@ func (b *browser) postFollow(path string, form url.Values) (int, string) {
 
 func (b *browser) upload(path string, fields map[string]string, field, filename string, data []byte) (int, string, string) {
 	b.t.Helper()
+	return b.uploadNamed(path, fields, map[string]namedFile{field: {filename, data}})
+}
+
+// uploadFiles posts a multipart form with the fields and the files (by field; each file is
+// named after its field).
+func (b *browser) uploadFiles(path string, fields map[string]string, files map[string][]byte) (int, string, string) {
+	b.t.Helper()
+	named := map[string]namedFile{}
+	for f, data := range files {
+		named[f] = namedFile{f + ".bin", data}
+	}
+	return b.uploadNamed(path, fields, named)
+}
+
+// A namedFile is a file of a multipart form.
+type namedFile struct {
+	name string
+	data []byte
+}
+
+func (b *browser) uploadNamed(path string, fields map[string]string, files map[string]namedFile) (int, string, string) {
+	b.t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
 	w.WriteField("_csrf", b.csrf)
 	for k, v := range fields {
 		w.WriteField(k, v)
 	}
-	fw, _ := w.CreateFormFile(field, filename)
-	fw.Write(data)
+	for field, f := range files {
+		fw, _ := w.CreateFormFile(field, f.name)
+		fw.Write(f.data)
+	}
 	w.Close()
 	req, _ := http.NewRequest(http.MethodPost, b.base+path, &buf)
 	req.Header.Set("Content-Type", w.FormDataContentType())

@@ -132,6 +132,8 @@ func (s *Server) pageRoutes(r *router) {
 	add(get, "/firmware", s.firmwarePage, 0, "")
 	add(post, "/firmware", s.uploadFirmware, r.firmware, limitSubmit, s.requireFirmwareRole)
 	add(get, "/firmware/:digest", s.firmwareDownload, 0, "")
+	add(get, "/firmware/:digest/build", s.firmwareBuildPage, 0, "")
+	add(get, "/firmware/:digest/metadata.json", s.firmwareMetadata, 0, "")
 	add(post, "/firmware/:digest/withdraw", s.withdrawFirmware, small, "", s.requireUser)
 	add(get, "/submit", s.submitPage, 0, "")
 	add(post, "/submit", s.submitBundle, r.bundle, limitSubmit, s.requireUser)

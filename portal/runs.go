@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,6 +35,20 @@ const dateLayout = "2006-01-02"
 // submitter, or a local run submitted as a bundle.
 var runOrigins = []string{attest.OriginPortalRunner, attest.OriginCommunity, attest.OriginLocal}
 
+// rawListFilter is the list filters as the query gave them, unchecked and cut to 200
+// characters each: only to show a refused filter form again with what was typed.
+func rawListFilter(c echo.Context) (store.ListFilter, url.Values) {
+	keep := url.Values{}
+	for _, k := range listParams {
+		if v := c.QueryParam(k); v != "" {
+			keep.Set(k, strings.ToValidUTF8(v[:min(len(v), 200)], ""))
+		}
+	}
+	return store.ListFilter{Paper: keep.Get("paper"), Experiment: keep.Get("experiment"), Kind: keep.Get("kind"), Algorithm: keep.Get("algorithm"),
+		BoardClass: keep.Get("board"), Level: keep.Get("assurance"), Method: keep.Get("method"), Submitter: keep.Get("submitter"), State: keep.Get("state"),
+		Origin: keep.Get("origin")}, keep
+}
+
 // listQuery reads a list's filters, cursor and page size from the query. jobs selects the
 // job list's filters; a filter the list does not have is refused by name. defLimit is the
 // page size when none is given; lenient makes an invalid limit defLimit instead of an error
@@ -48,7 +63,7 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.Lis
 			continue
 		}
 		if len(v) > 200 {
-			return f, nil, fault.New(fault.Invalid, "filter %s: at most 200 characters", k)
+			return f, nil, onField(k, fault.New(fault.Invalid, "filter %s: at most 200 characters", k))
 		}
 		if jobs && slices.Contains(runOnly, k) {
 			return f, nil, fault.New(fault.Invalid, "jobs cannot be filtered by %s: a job is a request for an experiment on a board class; filter /runs instead", k)
@@ -61,14 +76,14 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.Lis
 	f.Paper, f.Experiment, f.Kind, f.Algorithm = keep.Get("paper"), keep.Get("experiment"), keep.Get("kind"), keep.Get("algorithm")
 	f.BoardClass, f.Level, f.Method, f.Submitter, f.State = keep.Get("board"), keep.Get("assurance"), keep.Get("method"), keep.Get("submitter"), keep.Get("state")
 	if f.Level != "" && !slices.Contains([]artifacts.Level{artifacts.AssuranceHost, artifacts.AssuranceEmulated, artifacts.AssuranceHardware}, artifacts.Level(f.Level)) {
-		return f, nil, fault.New(fault.Invalid, "filter assurance: %q is not host, emulated or hardware", f.Level)
+		return f, nil, onField("assurance", fault.New(fault.Invalid, "filter assurance: %q is not host, emulated or hardware", f.Level))
 	}
 	f.Origin = keep.Get("origin")
 	if f.Origin != "" && !slices.Contains(runOrigins, f.Origin) {
-		return f, nil, fault.New(fault.Invalid, "filter origin: %q is not %s", f.Origin, strings.Join(runOrigins, ", "))
+		return f, nil, onField("origin", fault.New(fault.Invalid, "filter origin: %q is not %s", f.Origin, strings.Join(runOrigins, ", ")))
 	}
 	if f.State != "" && !slices.Contains([]string{store.JobQueued, store.JobRunning, store.JobPublished, store.JobFailed}, f.State) {
-		return f, nil, fault.New(fault.Invalid, "filter state: %q is not queued, running, published or failed", f.State)
+		return f, nil, onField("state", fault.New(fault.Invalid, "filter state: %q is not queued, running, published or failed", f.State))
 	}
 	for _, d := range []struct {
 		name string
@@ -81,12 +96,12 @@ func listQuery(c echo.Context, jobs bool, defLimit int, lenient bool) (store.Lis
 		}
 		t, err := time.Parse(dateLayout, v)
 		if err != nil {
-			return f, nil, fault.New(fault.Invalid, "filter %s: %q is not a date: pick one in the form's date field, or write it year first, YYYY-MM-DD (UTC), e.g. 2026-01-31", d.name, v)
+			return f, nil, onField(d.name, fault.New(fault.Invalid, "filter %s: %q is not a date: pick one in the form's date field, or write it year first, YYYY-MM-DD (UTC), e.g. 2026-01-31", d.name, v))
 		}
 		*d.dst = t.Add(d.add) // "to" includes its whole day
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
-		return f, nil, fault.New(fault.Invalid, "filter from (%s) is after to (%s)", keep.Get("from"), keep.Get("to"))
+		return f, nil, onField("to", fault.New(fault.Invalid, "filter from (%s) is after to (%s)", keep.Get("from"), keep.Get("to")))
 	}
 	f.Limit = defLimit
 	if v := keep.Get("limit"); v != "" {
@@ -140,14 +155,19 @@ func capNote[T any](p store.ListPage[T]) string {
 		p.Examined, lead, back)
 }
 
+// A refused filter shows the form again with the values given and the error beside the field,
+// and no list.
 func (s *Server) runsPage(c echo.Context) error {
 	f, keep, err := listQuery(c, false, 50, false)
-	if err != nil {
+	fe, status, ok := formRefusal(err)
+	if err != nil && !ok {
 		return err
 	}
 	ctx := c.Request().Context()
-	p, err := s.store.ListRuns(ctx, f)
+	var p store.ListPage[store.Run]
 	if err != nil {
+		f, keep = rawListFilter(c)
+	} else if p, err = s.store.ListRuns(ctx, f); err != nil {
 		return err
 	}
 	facets, err := s.store.Facets(ctx)
@@ -160,7 +180,7 @@ func (s *Server) runsPage(c echo.Context) error {
 	}
 	v := templates.RunsView{Page: s.page(c, "Runs"), Next: nextLink("/runs", keep, p.Next), CapNote: capNote(p),
 		First: f.After != nil, FirstLink: "/runs?" + keep.Encode(), Submitter: f.Submitter, Algorithm: f.Algorithm, From: keep.Get("from"), To: keep.Get("to"),
-		JSON: "/api/v1/runs?" + keep.Encode(), Filtered: len(keep) > 0}
+		JSON: "/api/v1/runs?" + keep.Encode(), Filtered: len(keep) > 0, Error: fe}
 	csv := url.Values{}
 	for k, vs := range keep {
 		csv[k] = vs
@@ -180,7 +200,7 @@ func (s *Server) runsPage(c echo.Context) error {
 	for _, r := range p.Items {
 		v.Runs = append(v.Runs, runListRow(r))
 	}
-	return s.render(c, http.StatusOK, templates.RunsPage(v))
+	return s.render(c, cmp.Or(status, http.StatusOK), templates.RunsPage(v))
 }
 
 func filterSelect(name, label string, values []string, selected string) templates.Filter {
@@ -200,18 +220,23 @@ func runListRow(r store.Run) templates.RunListRow {
 		by = r.RunnerName
 	}
 	return templates.RunListRow{ID: r.ID, Paper: r.Paper, Experiment: r.Experiment, Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass,
-		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: templates.Assurance{Level: string(r.Level), Origin: r.Origin},
+		Declared: r.ClassStatus == artifacts.ClassDeclared, OwnManifest: !r.Catalogue, Assurance: assurance(r.BoardClass, string(r.Level), r.Origin),
 		Published: when(r.PublishedAt), CellsOK: r.CellsOK, CellsTotal: r.CellsTotal, By: by}
 }
 
+// A refused filter shows the form again with the values given and the error beside the field,
+// and no list.
 func (s *Server) jobsPage(c echo.Context) error {
 	f, keep, err := listQuery(c, true, 50, false)
-	if err != nil {
+	fe, status, ok := formRefusal(err)
+	if err != nil && !ok {
 		return err
 	}
 	ctx := c.Request().Context()
-	p, err := s.store.ListJobs(ctx, f)
+	var p store.ListPage[store.Job]
 	if err != nil {
+		f, keep = rawListFilter(c)
+	} else if p, err = s.store.ListJobs(ctx, f); err != nil {
 		return err
 	}
 	facets, err := s.store.Facets(ctx)
@@ -219,7 +244,7 @@ func (s *Server) jobsPage(c echo.Context) error {
 		return err
 	}
 	v := templates.JobsView{Page: s.page(c, "Jobs"), Next: nextLink("/jobs", keep, p.Next), CapNote: capNote(p),
-		First: f.After != nil, FirstLink: "/jobs?" + keep.Encode(), From: keep.Get("from"), To: keep.Get("to"), JSON: "/api/v1/jobs?" + keep.Encode()}
+		First: f.After != nil, FirstLink: "/jobs?" + keep.Encode(), From: keep.Get("from"), To: keep.Get("to"), JSON: "/api/v1/jobs?" + keep.Encode(), Error: fe}
 	csv := url.Values{"format": {"csv"}}
 	for k, vs := range keep {
 		csv[k] = vs
@@ -236,7 +261,7 @@ func (s *Server) jobsPage(c echo.Context) error {
 		v.Jobs = append(v.Jobs, templates.JobListRow{ID: j.ID, Paper: j.Paper, Experiment: j.Experiment, Board: j.BoardClass, Method: string(j.Method), State: j.State,
 			Created: when(j.CreatedAt), RunID: j.RunID, Error: j.Error})
 	}
-	return s.render(c, http.StatusOK, templates.JobsPage(v))
+	return s.render(c, cmp.Or(status, http.StatusOK), templates.JobsPage(v))
 }
 
 // setNext announces the next page of an API list: a Link header (rel="next") and

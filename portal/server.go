@@ -414,16 +414,19 @@ func (s *Server) SetupAdmin(ctx context.Context) (string, error) {
 // stored hashed).
 func (s *Server) CreateAccount(ctx context.Context, name, role string) (string, error) {
 	if name == "" || len(name) > 100 {
-		return "", fault.New(fault.Invalid, "give the account a name of at most 100 characters")
+		return "", onField("name", fault.New(fault.Invalid, "give the account a name of at most 100 characters"))
 	}
 	if err := artifacts.CheckName("account name", name, 100); err != nil {
-		return "", fault.Wrap(fault.Invalid, err, "%s", err.Error())
+		return "", onField("name", fault.Wrap(fault.Invalid, err, "%s", err.Error()))
 	}
 	if role != store.RoleSubmitter && role != store.RoleMember {
-		return "", fault.New(fault.Invalid, "role must be submitter or member")
+		return "", onField("role", fault.New(fault.Invalid, "role must be submitter or member"))
 	}
 	tok := token.New("pqu")
 	if _, err := s.store.CreateUser(ctx, name, role, token.Hash(tok)); err != nil {
+		if fault.Is(err, fault.Conflict) {
+			return "", onField("name", err)
+		}
 		return "", err
 	}
 	return tok, nil

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/mod/sumdb/note"
 
@@ -181,7 +182,11 @@ func (s *Server) adminLogWitness(c echo.Context) error {
 		w, err = s.tlog.RegisterWitness(ctx, ed, ml, []byte(c.FormValue("proof")), witnessProofAge)
 	}
 	if err != nil {
-		return err
+		return s.refuseForm(c, err, func(fe templates.FormError) (templ.Component, error) {
+			v, err := s.adminView(c)
+			v.WitnessForm = templates.WitnessForm{Ed25519: ed, MLDSA44: ml, URL: c.FormValue("url"), Proof: c.FormValue("proof"), Error: fe}
+			return templates.AdminPage(v), err
+		})
 	}
 	s.log.Info("registered a log witness", "witness", w.Name, "url", w.URL, "mldsa44", w.MLDSA44 != "")
 	s.pokeLog()

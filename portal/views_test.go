@@ -42,14 +42,14 @@ func TestCellRowPrintsEveryNumberInItsUnitColumn(t *testing.T) {
 			}
 		})
 	}
-	rows, cols, _, _ := runCells([]artifacts.Cell{
+	rows, cols, _ := runCells([]artifacts.Cell{
 		{Algorithm: "ML-KEM-768", Operation: "encaps", Status: artifacts.StatusOK, Unit: artifacts.UnitInstructions, Stats: &artifacts.Stats{N: 3, Median: 9}, Memory: &artifacts.Memory{StackBytes: &stack}},
 		{Algorithm: "ML-KEM-768", Operation: "decaps", Status: artifacts.StatusFailed, Error: "x"},
 	})
 	if !cols.Stack || cols.Heap || cols.Energy || rows[0].Stack != "3,736 B" {
 		t.Errorf("columns %+v, stack %q: want the stack column with 3,736 B and no empty heap or energy column", cols, rows[0].Stack)
 	}
-	rows, cols, _, _ = runCells([]artifacts.Cell{{Algorithm: "A", Operation: "b", Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
+	rows, cols, _ = runCells([]artifacts.Cell{{Algorithm: "A", Operation: "b", Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 		Stats: &artifacts.Stats{N: 3, Median: 9}, Memory: &artifacts.Memory{HeapBytesPerOp: &heap}, Energy: &artifacts.Energy{JoulesPerOp: &artifacts.Stats{Median: 2.5e-5}}, Keys: "parsed"}})
 	if !cols.Heap || !cols.Energy || !cols.Keys || rows[0].Energy != "25.000 µJ" || cols.Span() != 12 {
 		t.Errorf("columns %+v energy %q span %d", cols, rows[0].Energy, cols.Span())
@@ -214,5 +214,49 @@ func TestMaskToken(t *testing.T) {
 	}
 	if unmaskToken(tok) != tok || unmaskToken("m1.%%%") != "" || unmaskToken("m1.AAAA") != "" {
 		t.Error("unmasking an unmasked or malformed value")
+	}
+}
+
+// TestOneBoxPlotPerUnit: a run whose cells are in different units draws one box plot per
+// unit, each holding only its unit's cells on an axis titled for it, in the cells' order;
+// never two units on one axis.
+func TestOneBoxPlotPerUnit(t *testing.T) {
+	st := func(m float64) *artifacts.Stats {
+		return &artifacts.Stats{N: 5, Min: m * 0.9, P25: m * 0.95, Median: m, P75: m * 1.05, Max: m * 1.1}
+	}
+	cells := []artifacts.Cell{
+		{Algorithm: "ML-KEM-768", Operation: "encaps", Status: artifacts.StatusOK, Unit: artifacts.UnitCycles, Stats: st(7e5)},
+		{Algorithm: "ML-KEM-768", Operation: "keygen", Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds, Stats: st(4e4)},
+		{Algorithm: "ML-KEM-768", Operation: "decaps", Status: artifacts.StatusOK, Unit: artifacts.UnitCycles, Stats: st(8e5)},
+		{Algorithm: "ML-DSA-65", Operation: "sign", Status: artifacts.StatusOK, Unit: artifacts.UnitInstructions, Stats: st(2e6)},
+		{Algorithm: "ML-DSA-65", Operation: "verify", Status: artifacts.StatusFailed, Unit: artifacts.UnitInstructions, Error: "x"},
+	}
+	_, _, plots := runCells(cells)
+	want := []struct {
+		title string
+		boxes []string
+	}{
+		{"cycles per operation", []string{"ML-KEM-768 encaps", "ML-KEM-768 decaps"}},
+		{"time per operation", []string{"ML-KEM-768 keygen"}},
+		{"emulated retired instructions per operation", []string{"ML-DSA-65 sign"}},
+	}
+	if len(plots) != len(want) {
+		t.Fatalf("%d box plots for three units, want one per unit", len(plots))
+	}
+	for i, w := range want {
+		f := plots[i].Figure
+		var got []string
+		for _, b := range f.Boxes {
+			got = append(got, b.Label)
+		}
+		if !strings.HasPrefix(f.AxisTitle, w.title) || strings.Join(got, "|") != strings.Join(w.boxes, "|") {
+			t.Errorf("plot %d: %q with %v, want %q with %v", i, f.AxisTitle, got, w.title, w.boxes)
+		}
+		if !strings.Contains(plots[i].Note, "One plot per unit") {
+			t.Errorf("plot %d's caption does not say the plots are split by unit: %q", i, plots[i].Note)
+		}
+	}
+	if _, _, one := runCells(cells[1:2]); len(one) != 1 || strings.Contains(one[0].Note, "One plot per unit") {
+		t.Errorf("a run in one unit: %d plots, caption %q", len(one), one[0].Note)
 	}
 }

@@ -38,6 +38,8 @@ type RunsView struct {
 	First, Filtered                bool
 	// CapNote says a capped search stopped before the page was full.
 	CapNote string
+	// Error is why the filters were refused (the form shows them again, and no list).
+	Error FormError
 }
 
 // JobListRow is a job in /jobs.
@@ -57,6 +59,8 @@ type JobsView struct {
 	Next, FirstLink, JSON, CSV string
 	First                      bool
 	CapNote                    string
+	// Error is why the filters were refused (the form shows them again, and no list).
+	Error FormError
 }
 
 // SchemeCell is one scheme x operation of the scheme table.

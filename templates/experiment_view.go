@@ -70,6 +70,25 @@ type ExperimentView struct {
 	// could stand beside, and Claims which of the manifest's claims a run can judge.
 	Comparable []ComparablePreview
 	Claims     []ClaimPreview
+	// Rerun is the re-run form as it was posted when it was refused (zero on a fresh page).
+	Rerun RerunForm
+}
+
+// boardChecked says whether the re-run form's board option i is selected: the posted board,
+// else the first option when it is available.
+func (v ExperimentView) boardChecked(i int) bool {
+	if v.Rerun.Board != "" {
+		return v.Boards[i].Class == v.Rerun.Board
+	}
+	return i == 0 && v.Boards[i].Available
+}
+
+// iterationsValue is the re-run form's iterations: as posted, else the manifest's.
+func (v ExperimentView) iterationsValue() string {
+	if v.Rerun.Error.Msg != "" {
+		return v.Rerun.Iterations
+	}
+	return strconv.Itoa(v.Iterations)
 }
 
 // ComparablePreview is one board's answer: Comparable of Figures published numbers, and why

@@ -7,7 +7,10 @@ type JobView struct {
 	Experiment, Board, State, Runner, Firmware string
 	Attempt                                    int
 	Note, Error                                string
-	RunID                                      int64
+	// Cancelled is why the job was cancelled before it started ("" unless it was); Error is
+	// then empty.
+	Cancelled string
+	RunID     int64
 	// Detail is the progress in words (never "0 of 0 cells" before the runner reported).
 	Detail, ETA, Elapsed string
 	Percent              int

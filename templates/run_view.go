@@ -114,15 +114,17 @@ type RunView struct {
 	// answered, else why not (a community submission, a legacy v1 bundle).
 	BindingNote                                             string
 	Runner, Submitter, Signer, Bundle, BundleSize, Firmware string
-	ManifestID, Started, Finished, Published, Duration      string
-	Cells                                                   []CellRow
-	Columns                                                 CellColumns
-	Plot                                                    *plot.Figure
-	PlotNote                                                string
-	Environment                                             []KV
-	Checks                                                  []string
-	Dataset, Tolerance                                      string
-	Comparison                                              []CompareRow
+	// FirmwareLink is the page of the run's firmware build when this portal stores it.
+	FirmwareLink                                       string
+	ManifestID, Started, Finished, Published, Duration string
+	Cells                                              []CellRow
+	Columns                                            CellColumns
+	// Plots are the cells' box plots, one per unit and quantity (never two units on one axis).
+	Plots              []RunPlot
+	Environment        []KV
+	Checks             []string
+	Dataset, Tolerance string
+	Comparison         []CompareRow
 	// NotComparable lists, per cell, the published figures the run cannot be compared with.
 	NotComparable []NotComparableRow
 	// ReportNote says the stored comparison is older than the portal's ("" when current).
@@ -135,4 +137,10 @@ type RunView struct {
 	SignerRevoked string
 	// HeatMap is a tls-matrix run's matrix; nil for other kinds.
 	HeatMap *HeatMap
+}
+
+// RunPlot is one box plot of a run page, with its caption.
+type RunPlot struct {
+	Figure *plot.Figure
+	Note   string
 }

@@ -35,4 +35,16 @@ type AdminView struct {
 	Keys                   []KeyRow
 	// ListNote says which lists are at their bound and show only their newest rows.
 	ListNote string
+	// EnrolForm, AccountForm and WitnessForm are the forms as posted when they were refused.
+	EnrolForm   EnrolTokenForm
+	AccountForm AccountForm
+	WitnessForm WitnessForm
+}
+
+// usesValue is the enrolment token form's uses: as posted when it was refused, else 1.
+func (v AdminView) usesValue() string {
+	if v.EnrolForm.Error.Msg != "" {
+		return v.EnrolForm.Uses
+	}
+	return "1"
 }

@@ -21,4 +21,8 @@ type SubmitView struct {
 	RunID   int64
 	// Already: the bundle was published before, as RunID; nothing new was stored.
 	Already bool
+	// Keys is the key registration form as posted when it was refused; BundleError why the
+	// bundle form was refused before its file was read (no file, too large).
+	KeysForm    KeysForm
+	BundleError FormError
 }

@@ -34,6 +34,9 @@ type Page struct {
 // (portal-runner/community/published).
 type Assurance struct {
 	Level, Origin string
+	// LevelIsBoard: the board shown beside the badge is named as the level (the host board
+	// at level host); the level badge is left out so the name is not shown twice.
+	LevelIsBoard bool
 }
 
 // RunRow is a run in a listing.

@@ -78,7 +78,9 @@ func Intervals(groups []Group, unit string, format func(float64) string) *Chart 
 	if !ok {
 		return nil
 	}
-	const labelH, rowH, top = 20, 18, 6
+	// A row is tall enough for a series name at PhoneFontSize (its box is about 1.16 em:
+	// 19.8 units), so names never overlap on a phone.
+	const labelH, rowH, top = 20, 21, 6
 	c := &Chart{Width: Width, PlotLeft: Left + nameW, PlotRight: Left + PlotWidth, Top: top, Log: ax.log}
 	y := top
 	seen := map[string]bool{}

@@ -5,7 +5,8 @@
 // figures do. It computes geometry only; templates/plot.templ renders the figures, styled
 // by classes (the content security policy forbids inline styles), so every label goes
 // through the template engine's escaping. Figures are 480 units wide with labels above
-// their rows, so they stay legible scaled down to a phone's width.
+// their rows; on a phone the text is drawn larger (PhoneFontSize) so it stays legible scaled
+// down to the screen's width.
 package plot
 
 import (
@@ -237,9 +238,19 @@ func commonUnit(labels []string) string {
 	return unit
 }
 
-// labelWidth estimates a tick label's width in user units: 13-unit sans-serif text averages
-// about 0.62 em a character.
-func labelWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * 13 * 0.62 }
+// FontSize is the figures' text size in user units (the SVG's font-size), and PhoneFontSize
+// the size static/browse.css gives it on a narrow screen (at most 640 px wide), where a
+// figure is scaled down to the screen: at 390 px a figure is about 364 px wide, so 17 units
+// are drawn about 12.9 px high, where 13 would be under 10 px. Labels are spaced for the
+// larger size, so they never collide at either.
+const (
+	FontSize      = 13
+	PhoneFontSize = 17
+)
+
+// labelWidth estimates a tick label's width in user units at PhoneFontSize: sans-serif text
+// averages about 0.62 em a character.
+func labelWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * PhoneFontSize * 0.62 }
 
 // tickGap is the least space between two tick labels, in user units.
 const tickGap = 8

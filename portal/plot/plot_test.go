@@ -143,6 +143,10 @@ func TestIntervalsGroupsAndSeries(t *testing.T) {
 	if c.Log {
 		t.Errorf("10..32 should be linear")
 	}
+	// Series names drawn at PhoneFontSize (a text box is about 1.16 em high) never overlap.
+	if d := g.Marks[1].Y - g.Marks[0].Y; float64(d) < 1.16*PhoneFontSize {
+		t.Errorf("rows %d units apart: names at %d units overlap", d, PhoneFontSize)
+	}
 }
 
 func TestTraces(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -251,8 +252,14 @@ func (s *DB) SubmitterKeys(ctx context.Context, userID int64) ([]store.Submitter
 // AddFirmware records a firmware build whose blob is already stored. Re-adding a digest is
 // a conflict.
 func (s *DB) AddFirmware(ctx context.Context, f store.Firmware, by int64) error {
-	_, err := s.write.ExecContext(ctx, `INSERT INTO firmware (digest, filename, size, board_class, toolchain, libraries, source_url, source_commit, uploaded_by, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Digest, f.Filename, f.Size, f.BoardClass, f.Toolchain, f.Libraries, f.SourceURL, f.SourceCommit, by, ms0(s.Now()))
+	info, err := json.Marshal(f.Build)
+	if err != nil {
+		return fmt.Errorf("add firmware: encode build info: %w", err)
+	}
+	_, err = s.write.ExecContext(ctx, `INSERT INTO firmware (digest, filename, size, board_class, toolchain, libraries, source_url, source_commit, uploaded_by, created_at,
+		build_info, metadata_json)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Digest, f.Filename, f.Size, f.BoardClass, f.Toolchain, f.Libraries, f.SourceURL, f.SourceCommit, by, ms0(s.Now()),
+		string(info), f.Metadata)
 	if err != nil {
 		if isUnique(err) {
 			return fault.New(fault.Conflict, "firmware %s is already stored", f.Digest)
@@ -266,37 +273,87 @@ func (s *DB) AddFirmware(ctx context.Context, f store.Firmware, by int64) error 
 const firmwareCols = `f.digest, f.filename, f.size, f.board_class, f.toolchain, f.libraries, f.source_url, f.source_commit, COALESCE(u.name, ''), f.created_at,
 	COALESCE(f.uploaded_by, 0), f.withdrawn_at, f.withdrawn_reason`
 
-func scanFirmware(sc interface{ Scan(...any) error }) (store.Firmware, error) {
+// scanFirmware scans firmwareCols, then into more (columns selected after them).
+func scanFirmware(sc interface{ Scan(...any) error }, more ...any) (store.Firmware, error) {
 	var f store.Firmware
 	var c, w sql.NullInt64
-	err := sc.Scan(&f.Digest, &f.Filename, &f.Size, &f.BoardClass, &f.Toolchain, &f.Libraries, &f.SourceURL, &f.SourceCommit, &f.UploadedBy, &c,
-		&f.UploaderID, &w, &f.Withdrawn)
+	err := sc.Scan(append([]any{&f.Digest, &f.Filename, &f.Size, &f.BoardClass, &f.Toolchain, &f.Libraries, &f.SourceURL, &f.SourceCommit, &f.UploadedBy, &c,
+		&f.UploaderID, &w, &f.Withdrawn}, more...)...)
 	f.CreatedAt, f.WithdrawnAt = fromMS(c), fromMS(w)
 	return f, err
 }
 
-// WithdrawFirmware marks a build withdrawn, with the reason: new jobs naming it are refused.
-// Its file and the runs that used it stay. Withdrawing it again is a conflict.
-func (s *DB) WithdrawFirmware(ctx context.Context, digest, reason string) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE firmware SET withdrawn_at = ?, withdrawn_reason = ? WHERE digest = ? AND withdrawn_at IS NULL`, ms0(s.Now()), reason, digest)
-	if err != nil {
-		return fmt.Errorf("withdraw firmware: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := s.FirmwareBuild(ctx, digest); err != nil {
+// WithdrawFirmware marks a build withdrawn, with the reason: new jobs naming it are refused,
+// and the jobs still queued that would flash it are cancelled in the same transaction (failed,
+// with the error store.CancelledByWithdrawal gives); it returns their ids. Jobs already
+// running finish: their board has the build flashed, and the run records its digest. Its file
+// and the runs that used it stay. Withdrawing it again is a conflict.
+func (s *DB) WithdrawFirmware(ctx context.Context, digest, reason string) ([]int64, error) {
+	now := s.Now()
+	var cancelled []int64
+	err := s.tx(ctx, func(tx *Tx) error {
+		cancelled = nil
+		res, err := tx.ExecContext(ctx, `UPDATE firmware SET withdrawn_at = ?, withdrawn_reason = ? WHERE digest = ? AND withdrawn_at IS NULL`, ms0(now), reason, digest)
+		if err != nil {
 			return err
 		}
-		return fault.New(fault.Conflict, "firmware %s is withdrawn already", digest)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNothingWithdrawn
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE state = 'queued' AND firmware_digest = ? ORDER BY id`, digest)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			cancelled = append(cancelled, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(cancelled) == 0 {
+			tx.change(genWork)
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', error = ?, finished_at = ? WHERE state = 'queued' AND firmware_digest = ?`,
+			store.CancelledByWithdrawal(digest, now, reason), ms0(now), digest); err != nil {
+			return err
+		}
+		return tx.notify(ctx, store.EventJobs)
+	})
+	if errors.Is(err, errNothingWithdrawn) {
+		if _, err := s.FirmwareBuild(ctx, digest); err != nil {
+			return nil, err
+		}
+		return nil, fault.New(fault.Conflict, "firmware %s is withdrawn already", digest)
 	}
-	s.changed(ctx, genWork)
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("withdraw firmware: %w", err)
+	}
+	return cancelled, nil
 }
 
-// FirmwareBuild returns one firmware build.
+// errNothingWithdrawn ends WithdrawFirmware's transaction when no build was withdrawn.
+var errNothingWithdrawn = errors.New("no firmware row withdrawn")
+
+// FirmwareBuild returns one firmware build, with how it was built and its metadata.json.
 func (s *DB) FirmwareBuild(ctx context.Context, digest string) (store.Firmware, error) {
-	f, err := scanFirmware(s.read.QueryRowContext(ctx, `SELECT `+firmwareCols+` FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by WHERE f.digest = ?`, digest))
+	var info, meta string
+	f, err := scanFirmware(s.read.QueryRowContext(ctx, `SELECT `+firmwareCols+`, f.build_info, f.metadata_json FROM firmware f LEFT JOIN users u ON u.id = f.uploaded_by WHERE f.digest = ?`, digest),
+		&info, &meta)
 	if err != nil {
 		return store.Firmware{}, notFound(err, "firmware %s not found", digest)
+	}
+	f.Metadata = meta
+	if info != "" {
+		if err := json.Unmarshal([]byte(info), &f.Build); err != nil {
+			return store.Firmware{}, fmt.Errorf("firmware %s: decode build info: %w", digest, err)
+		}
 	}
 	return f, nil
 }

@@ -82,6 +82,63 @@ type Firmware struct {
 	// WithdrawnAt is when the build was withdrawn (zero while it is not), Withdrawn why.
 	WithdrawnAt time.Time
 	Withdrawn   string
+	// Build is how the build was built (read by FirmwareBuild, not by the lists), and
+	// Metadata the metadata.json uploaded with it, as it came ("" when none was).
+	Build    FirmwareBuildInfo
+	Metadata string
+}
+
+// FirmwareBuildInfo is how a firmware build was built: what the portal read from the ELF
+// itself, and what the upload's metadata.json says. Where both give a fact the ELF's is kept
+// (the From fields say whose each is) and the metadata's is kept beside it only to show that
+// it differs.
+type FirmwareBuildInfo struct {
+	// Compiler is the compiler and its version (the ELF's DWARF producer or .comment, else
+	// metadata.json's toolchain); Flags the compile flags (the ELF's DWARF producer, which
+	// GCC records by default, else metadata.json's cflags). CompilerFrom and FlagsFrom say
+	// where each was read ("" when nowhere).
+	Compiler, CompilerFrom string
+	Flags, FlagsFrom       string
+	// Producers are the distinct DWARF producers of the ELF's compile units (at most
+	// MaxProducers): more than one when units were compiled differently.
+	Producers []string
+	// MetaCompiler, MetaCFlags and LDFlags are metadata.json's toolchain, cflags and ldflags
+	// (the ELF does not record link flags).
+	MetaCompiler, MetaCFlags, LDFlags string
+	// Sections are the ELF's allocated sections from its section headers; Text, Data and BSS
+	// their sums as size(1) reports them (text includes read-only data).
+	Sections        []FirmwareSection
+	Text, Data, BSS uint64
+	// MetaSize is metadata.json's size report, when it gave one.
+	MetaSize *FirmwareSize
+	// CodeSize is metadata.json's code size per algorithm (symbol sizes grouped by prefix),
+	// with the method it states: numbers of the uploader's build tool, not read here.
+	CodeSize       []FirmwareCodeGroup
+	CodeSizeMethod string
+	// BuildID is the GNU build-id note of the ELF (hex; "" when it has none).
+	BuildID string
+}
+
+// MaxProducers bounds FirmwareBuildInfo.Producers.
+const MaxProducers = 8
+
+// FirmwareSection is one allocated ELF section: Kind is text, data or bss.
+type FirmwareSection struct {
+	Name string
+	Kind string
+	Size uint64
+}
+
+// FirmwareSize is a size(1) report in bytes.
+type FirmwareSize struct {
+	Text, Data, BSS uint64
+}
+
+// FirmwareCodeGroup is the code and read-only data metadata.json attributes to one algorithm
+// or part; WithShared adds the shared Keccak code it calls (0 when not given).
+type FirmwareCodeGroup struct {
+	Group                           string
+	Code, ROData, Total, WithShared uint64
 }
 
 // LogLimits bound what the store keeps of job logs. Beyond AttemptBytes (or MaxChunks chunks)
@@ -176,6 +233,29 @@ type Job struct {
 	Note         string
 	Error        string
 	RunID        int64
+}
+
+// cancelledPrefix begins the error of a job cancelled before it started.
+const cancelledPrefix = "cancelled before it started: "
+
+// CancelledByWithdrawal is the error of a queued job cancelled because the firmware build it
+// would flash (digest) was withdrawn at when, with the reason.
+func CancelledByWithdrawal(digest string, when time.Time, reason string) string {
+	return cancelledPrefix + "firmware " + digest + " was withdrawn on " + when.UTC().Format("2006-01-02 15:04 UTC") + ": " + reason
+}
+
+// Cancelled reports whether the job was cancelled before it started (it is failed, and its
+// Error says why); CancelReason is that reason.
+func (j Job) Cancelled() bool {
+	return j.State == JobFailed && strings.HasPrefix(j.Error, cancelledPrefix)
+}
+
+// CancelReason is why a cancelled job was cancelled ("" for any other job).
+func (j Job) CancelReason() string {
+	if !j.Cancelled() {
+		return ""
+	}
+	return strings.TrimPrefix(j.Error, cancelledPrefix)
 }
 
 // Terminal reports whether the job has finished (published or failed).

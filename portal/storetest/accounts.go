@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"pqrepro/artifacts/protocol"
@@ -350,7 +351,13 @@ func testSubmitterKeys(e *env) {
 func testFirmware(e *env) {
 	u := e.user("gina", store.RoleSubmitter)
 	f := store.Firmware{Digest: "sha256:fw1", Filename: "fw.elf", Size: 12345, BoardClass: "pico-w", Toolchain: "gcc 14", Libraries: "mbedtls 3.6",
-		SourceURL: "https://example.org/src", SourceCommit: "abc123"}
+		SourceURL: "https://example.org/src", SourceCommit: "abc123",
+		Build: store.FirmwareBuildInfo{Compiler: "GNU C11 14.2.0", CompilerFrom: "ELF DWARF producer", Flags: "-mcpu=cortex-m0plus -O2", FlagsFrom: "ELF DWARF producer",
+			Producers: []string{"GNU C11 14.2.0 -mcpu=cortex-m0plus -O2"}, MetaCFlags: "-O2", LDFlags: "-Wl,--gc-sections",
+			Sections: []store.FirmwareSection{{Name: ".text", Kind: "text", Size: 9000}, {Name: ".bss", Kind: "bss", Size: 512}}, Text: 9000, BSS: 512,
+			MetaSize: &store.FirmwareSize{Text: 9001, BSS: 512}, CodeSize: []store.FirmwareCodeGroup{{Group: "ML-KEM-768", Code: 3686, ROData: 308, Total: 3994, WithShared: 7618}},
+			CodeSizeMethod: "sum of ELF symbol sizes", BuildID: "852f0f71"},
+		Metadata: `{"target":"pico-w","cflags":"-O2"}`}
 	e.must(e.st.AddFirmware(e.ctx, f, u.ID), "add firmware")
 	e.wantKind(e.st.AddFirmware(e.ctx, f, u.ID), fault.Conflict, "adding the same digest again")
 	g := f
@@ -360,13 +367,46 @@ func testFirmware(e *env) {
 	e.must(err, "firmware build")
 	want := f
 	want.UploadedBy, want.UploaderID, want.CreatedAt = "gina", u.ID, got.CreatedAt
-	if got != want || got.CreatedAt.IsZero() {
+	if !reflect.DeepEqual(got, want) || got.CreatedAt.IsZero() {
 		e.Fatalf("firmware %+v, want %+v", got, want)
 	}
-	// Withdrawn once, with its reason; again is a conflict, an unknown build not found.
-	e.must(e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "miscompiled"), "withdraw")
-	e.wantKind(e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "again"), fault.Conflict, "withdrawing twice")
-	e.wantKind(e.st.WithdrawFirmware(e.ctx, "sha256:none", "x"), fault.NotFound, "withdrawing an unknown build")
+	// Withdrawn once, with its reason; again is a conflict, an unknown build not found. The
+	// jobs still queued that would flash it are cancelled with the reason; a running one
+	// and a job naming another build are left alone.
+	r, _ := e.runner("fw-runner")
+	newJob := func(fw string) int64 {
+		id, err := e.st.CreateJob(e.ctx, store.NewJob{Experiment: "paper001/mlkem", Paper: "paper001", ManifestYAML: "x", ManifestID: "m", BoardClass: "esp32c6", Firmware: fw})
+		e.must(err, "job with firmware "+fw)
+		return id
+	}
+	running := newJob("sha256:fw2")
+	if j := e.lease(r, "esp32c6", "fw-l1", time.Now().Add(hour)); j.ID != running {
+		e.Fatalf("leased job %d, want %d", j.ID, running)
+	}
+	queued1, other, queued2 := newJob("sha256:fw2"), newJob("sha256:fw1"), newJob("sha256:fw2")
+	cancelled, err := e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "miscompiled")
+	e.must(err, "withdraw")
+	if fmt.Sprint(cancelled) != fmt.Sprint([]int64{queued1, queued2}) {
+		e.Fatalf("withdrawal cancelled jobs %v, want %v", cancelled, []int64{queued1, queued2})
+	}
+	for _, id := range []int64{queued1, queued2} {
+		j, err := e.st.Job(e.ctx, id)
+		e.must(err, "cancelled job")
+		if !j.Cancelled() || !j.Terminal() || j.FinishedAt.IsZero() || !strings.Contains(j.CancelReason(), "sha256:fw2 was withdrawn") ||
+			!strings.HasSuffix(j.CancelReason(), ": miscompiled") {
+			e.Fatalf("job %d after the withdrawal: %s %q, want cancelled with the reason", id, j.State, j.Error)
+		}
+	}
+	if j, err := e.st.Job(e.ctx, running); err != nil || j.State != store.JobRunning || j.Cancelled() {
+		e.Fatalf("the running job after the withdrawal: %s %q %v, want it still running", j.State, j.Error, err)
+	}
+	if j, err := e.st.Job(e.ctx, other); err != nil || j.State != store.JobQueued {
+		e.Fatalf("a job naming another build after the withdrawal: %s %v, want queued", j.State, err)
+	}
+	_, err = e.st.WithdrawFirmware(e.ctx, "sha256:fw2", "again")
+	e.wantKind(err, fault.Conflict, "withdrawing twice")
+	_, err = e.st.WithdrawFirmware(e.ctx, "sha256:none", "x")
+	e.wantKind(err, fault.NotFound, "withdrawing an unknown build")
 	if w, err := e.st.FirmwareBuild(e.ctx, "sha256:fw2"); err != nil || w.WithdrawnAt.IsZero() || w.Withdrawn != "miscompiled" {
 		e.Fatalf("withdrawn build %+v, %v", w, err)
 	}
@@ -376,7 +416,7 @@ func testFirmware(e *env) {
 	e.must(err, "pico builds")
 	all, err := e.st.FirmwareBuilds(e.ctx, "")
 	e.must(err, "all builds")
-	if len(pico) != 1 || pico[0].Digest != "sha256:fw1" || len(all) != 2 {
+	if len(pico) != 1 || pico[0].Digest != "sha256:fw1" || len(all) != 2 || pico[0].Metadata != "" || pico[0].Build.Compiler != "" {
 		e.Fatalf("pico builds %+v, all %+v", pico, all)
 	}
 }
