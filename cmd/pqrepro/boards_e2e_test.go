@@ -313,28 +313,13 @@ func engineServer(t *testing.T) (addr, caFile string) {
 	}
 	cfg := &tls13.Config{Groups: []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024}, SignatureSchemes: []tls13.SignatureScheme{tls13.MLDSA44},
 		Certificates: chain.Certificates(), PrivateKey: chain.Key}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(time.Minute))
-				s := tls13.Server(c, cfg)
-				if s.Handshake() != nil {
-					return
-				}
-				io.Copy(io.Discard, s)
-			}()
+	ln := serveLoopback(t, func(c net.Conn) {
+		s := tls13.Server(c, cfg)
+		if s.Handshake() != nil {
+			return
 		}
-	}()
+		io.Copy(io.Discard, s)
+	})
 	if caFile, _, _, err = chain.WritePEM(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}

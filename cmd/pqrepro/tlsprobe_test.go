@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -33,7 +34,21 @@ func cryptoTLSServer(t *testing.T, cell interop.Cell) (addr, caFile string, chai
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	ln := serveLoopback(t, func(c net.Conn) {
+		io.Copy(io.Discard, tls.Server(c, cfg))
+	})
+	caFile, _, _, err = chain.WritePEM(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln.Addr().String(), caFile, chain
+}
+
+// serveLoopback listens on a loopback port until the test ends and runs serve on each
+// connection (closed after it, within a minute).
+func serveLoopback(t *testing.T, serve func(net.Conn)) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,21 +61,12 @@ func cryptoTLSServer(t *testing.T, cell interop.Cell) (addr, caFile string, chai
 			}
 			go func() {
 				defer c.Close()
-				c.SetDeadline(time.Now().Add(30 * time.Second))
-				buf := make([]byte, 512)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
+				c.SetDeadline(time.Now().Add(time.Minute))
+				serve(c)
 			}()
 		}
 	}()
-	caFile, _, _, err = chain.WritePEM(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln.Addr().String(), caFile, chain
+	return ln
 }
 
 // TestTLSProbeCryptoTLS: tls-probe against Go's crypto/tls server for an X25519 cell prints

@@ -61,6 +61,20 @@ func (b *Buffer) Len() int {
 	return b.b.Len()
 }
 
+// Reader serialises reads of R: one stream shared by goroutines (a seeded random stream a
+// server's connections draw from) hands each read a run of its own.
+type Reader struct {
+	R  io.Reader
+	mu sync.Mutex
+}
+
+// Read reads from R under the lock.
+func (r *Reader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.R.Read(p)
+}
+
 // Writer serialises writes to W, so lines written from several goroutines never interleave
 // within a write.
 type Writer struct {

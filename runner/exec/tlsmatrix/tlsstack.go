@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"pqrepro/artifacts"
+	"pqrepro/internal/lockedio"
 	"pqrepro/tls13"
 )
 
@@ -389,18 +390,6 @@ func (s *tlsServer) serve(conn net.Conn) tlsHandshake {
 	return rec
 }
 
-// lockedReader serialises reads of one stream (a tls13.Config may be shared).
-type lockedReader struct {
-	mu sync.Mutex
-	r  io.Reader
-}
-
-func (l *lockedReader) Read(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.r.Read(b)
-}
-
 // seededStream is the ChaCha8 stream keyed by SHA-256("pqrepro tls server" || 0 || seed).
 func seededStream(seed []byte) io.Reader {
 	h := sha256.New()
@@ -408,5 +397,5 @@ func seededStream(seed []byte) io.Reader {
 	h.Write(seed)
 	var key [32]byte
 	h.Sum(key[:0])
-	return &lockedReader{r: mrand.NewChaCha8(key)}
+	return &lockedio.Reader{R: mrand.NewChaCha8(key)}
 }
