@@ -69,6 +69,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
+	"pqrepro/artifacts/protocol"
 	"pqrepro/experiments"
 	"pqrepro/portal"
 	"pqrepro/portal/database"
@@ -355,7 +356,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 				bd := boards[rng.IntN(len(boards))]
 				data, err := replica(tp, bd, id, rng)
 				if err == nil {
-					_, err = client.Submit(subCtx, data)
+					err = submitRetrying(subCtx, client, data)
 					if err != nil {
 						err = fmt.Errorf("submit seeded run %d (%s on %s): %w", i, tp.m.Ref(), bd.class, err)
 					}
@@ -572,3 +573,30 @@ func fileSize(name string) int64 {
 	}
 	return fi.Size()
 }
+
+// submitRetrying submits one bundle, again after a pause when the portal could not be reached
+// or answer in time (protocol.KindUnavailable: a stalled or overloaded machine) or asked to
+// slow down, at most submitAttempts times. Submitting the same bytes again is safe: a bundle
+// its submitter already published answers with its run, and is stored once.
+func submitRetrying(ctx context.Context, client *portalclient.Client, data []byte) error {
+	var err error
+	for attempt := range submitAttempts {
+		if _, err = client.Submit(ctx, data); err == nil {
+			return nil
+		}
+		if k := protocol.KindOf(err); (k != protocol.KindUnavailable && k != protocol.KindRateLimited) || attempt == submitAttempts-1 {
+			break
+		}
+		time.Sleep(retryPause << attempt)
+	}
+	if k := protocol.KindOf(err); k == protocol.KindUnavailable || k == protocol.KindRateLimited {
+		return fmt.Errorf("%w (after %d attempts)", err, submitAttempts)
+	}
+	return err
+}
+
+// submitAttempts bounds submitRetrying; retryPause is its first pause, doubled each time (six
+// attempts wait 1 + 2 + 4 + 8 + 16 s at most).
+const submitAttempts = 6
+
+var retryPause = time.Second

@@ -5,14 +5,18 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"pqrepro/artifacts/protocol"
 	"pqrepro/portal"
 	"pqrepro/portal/database"
+	"pqrepro/portal/portaltest"
 	"pqrepro/portal/postgres/pgtest"
+	"pqrepro/runner/portalclient"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) } // stops a PostgreSQL the tests started
@@ -119,5 +123,29 @@ func TestSeedInterrupted(t *testing.T) {
 	defer srv.Close()
 	if n, err := srv.Store().CountCells(context.Background()); err != nil || n != sum.Cells {
 		t.Errorf("stored cells after the interrupt: %d, %v; the summary says %d", n, err, sum.Cells)
+	}
+}
+
+// TestSubmitRetrying: a portal that cannot be reached is tried submitAttempts times and the
+// error says so; a portal that answers with a refusal (here: a token it does not know) is not
+// asked again.
+func TestSubmitRetrying(t *testing.T) {
+	retryPause = time.Millisecond
+	t.Cleanup(func() { retryPause = time.Second })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	err = submitRetrying(context.Background(), portalclient.NewSubmitter("http://"+addr, "tok"), []byte("x"))
+	if protocol.KindOf(err) != protocol.KindUnavailable || !strings.Contains(err.Error(), "after 6 attempts") {
+		t.Fatalf("unreachable portal: %v", err)
+	}
+	p := portaltest.Start(t, nil)
+	start := time.Now()
+	err = submitRetrying(context.Background(), portalclient.NewSubmitter(p.URL, "not-a-token"), []byte("x"))
+	if k := protocol.KindOf(err); k != protocol.KindUnauthorized || strings.Contains(err.Error(), "attempts") {
+		t.Fatalf("refusal: kind %q: %v (after %v)", k, err, time.Since(start))
 	}
 }
