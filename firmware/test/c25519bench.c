@@ -3,7 +3,7 @@
  * point (Alice's public key) and one Ed25519 verification (RFC 8032 section 7.1, TEST 3: a
  * 2-byte message), each twice, with the painted stack high-water mark and the outputs, for
  * c25519_test.go to check against the RFCs and to compare the two runs. */
-#include "../core/fw.h"
+#include "benchimg.h"
 #include "../crypto/c25519/c25519.h"
 #include "../crypto/pqmem.h"
 
@@ -31,68 +31,24 @@ static uint8_t out[32];
 static uint64_t count;
 static int rc;
 
-static void put(const char *s)
-{
-	plat_write(s, strlen(s));
-}
-
-static void put_u64(uint64_t v)
-{
-	char b[24];
-	int i = sizeof b;
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	plat_write(b + i, sizeof b - (size_t)i);
-}
-
-static void put_hex(const uint8_t *p, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-	for (i = 0; i < n; i++) {
-		char h[2] = {digits[p[i] >> 4], digits[p[i] & 15]};
-		plat_write(h, 2);
-	}
-}
-
 static void op_x25519(void *arg)
 {
-	uint64_t t0, t1;
 	(void)arg;
-	plat_counter_align();
-	t0 = plat_counter();
-	rc = x25519(out, alice, bob_pub);
-	t1 = plat_counter();
-	plat_timed_end();
-	count = t1 - t0;
+	BENCH_COUNT(count, rc = x25519(out, alice, bob_pub));
 }
 
 static void op_base(void *arg)
 {
-	uint64_t t0, t1;
 	(void)arg;
-	plat_counter_align();
-	t0 = plat_counter();
-	x25519_base(out, alice);
-	t1 = plat_counter();
-	plat_timed_end();
-	count = t1 - t0;
+	BENCH_COUNT(count, x25519_base(out, alice));
 	rc = 0;
 }
 
 static void op_verify(void *arg)
 {
-	uint64_t t0, t1;
 	(void)arg;
 	memset(out, 0, sizeof out);
-	plat_counter_align();
-	t0 = plat_counter();
-	rc = ed25519_verify(ed_sig, sizeof ed_sig, ed_pk, ed_msg, sizeof ed_msg);
-	t1 = plat_counter();
-	plat_timed_end();
-	count = t1 - t0;
+	BENCH_COUNT(count, rc = ed25519_verify(ed_sig, sizeof ed_sig, ed_pk, ed_msg, sizeof ed_msg));
 }
 
 void fw_main(void)
@@ -108,21 +64,14 @@ void fw_main(void)
 			uint32_t stack = plat_stack_run(ops[i].fn, NULL);
 			put("c25519 op=");
 			put(ops[i].name);
-			put(" board=");
-			put(fw_board_info.board);
-			put(" unit=");
-			put(fw_board_info.unit);
-			put(" count=");
-			put_u64(count);
-			put(" stack=");
-			put_u64(stack);
+			put_board();
+			put_num(" count=", count);
+			put_num(" stack=", stack);
 			put(rc == 0 ? " ok=1" : " ok=0");
 			put(" out=");
 			put_hex(out, sizeof out);
 			put("\n");
 		}
 	}
-	put("DONE\n");
-	for (;;)
-		plat_idle();
+	bench_done();
 }

@@ -13,7 +13,7 @@
  * between inputs of the same lengths. */
 #include "../crypto/pqmem.h"
 
-#include "../core/fw.h"
+#include "benchimg.h"
 #include "../crypto/p256/p256.h"
 
 static const uint8_t msg[] = {0x31, 0x32, 0x33, 0x34, 0x30, 0x30};
@@ -44,31 +44,6 @@ static struct {
 } job;
 
 enum { OP_KEYGEN, OP_ECDH, OP_VERIFY };
-
-static void put(const char *s)
-{
-	plat_write(s, strlen(s));
-}
-
-static void put_u64(uint64_t v)
-{
-	char b[24];
-	int i = sizeof b;
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	plat_write(b + i, sizeof b - (size_t)i);
-}
-
-static void put_hex(const uint8_t *p, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		char h[2] = {digits[p[i] >> 4], digits[p[i] & 15]};
-		plat_write(h, 2);
-	}
-}
 
 static void unhex(uint8_t *out, const char *s, size_t n)
 {
@@ -115,17 +90,10 @@ static void one(const char *name, int op, const uint8_t *k, const uint8_t *pub, 
 	put(name);
 	put(" unit=");
 	put(fw_board_info.unit);
-	put(" count=");
-	put_u64(job.count);
-	put(" stack=");
-	put_u64(stack);
+	put_num(" count=", job.count);
+	put_num(" stack=", stack);
 	put(" rc=");
-	if (job.rc < 0) {
-		put("-");
-		put_u64((uint64_t)-job.rc);
-	} else {
-		put_u64((uint64_t)job.rc);
-	}
+	put_int(job.rc);
 	put(" out=");
 	if (out_len)
 		put_hex(out, out_len);
@@ -152,7 +120,5 @@ void fw_main(void)
 		one("verify-w353", OP_VERIFY, NULL, pub353, sig353, NULL, 0);
 		one("verify-x", OP_VERIFY, NULL, pub353, sig7, NULL, 0);
 	}
-	put("DONE\n");
-	for (;;)
-		plat_idle();
+	bench_done();
 }

@@ -7,7 +7,7 @@
  * the client's phase counts over both calls (tls13c.h: key exchange, chain, CertificateVerify, key
  * schedule and records), the client's Finished record, for tlsreplay_test.go to compare with the host build's; then the
  * count of sealing one 2^14-byte record with AES-128-GCM (a 5-byte AAD, as a record header). */
-#include "../core/fw.h"
+#include "benchimg.h"
 #include "../crypto/pqmem.h"
 #include "../crypto/tls13/tls13c.h"
 
@@ -18,32 +18,6 @@ static uint8_t random_bytes[32], kem_seed[64];
 static uint64_t t_start, t_input, t_aes;
 static uint8_t record[TLS13C_PLAINTEXT_MAX + AESGCM_TAGBYTES];
 static int hello_ok, rc;
-
-static void put(const char *s)
-{
-	plat_write(s, strlen(s));
-}
-
-static void put_u64(uint64_t v)
-{
-	char b[24];
-	int i = sizeof b;
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	plat_write(b + i, sizeof b - (size_t)i);
-}
-
-static void put_hex(const uint8_t *p, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-	for (i = 0; i < n; i++) {
-		char h[2] = {digits[p[i] >> 4], digits[p[i] & 15]};
-		plat_write(h, 2);
-	}
-}
 
 static void run(void *arg)
 {
@@ -79,16 +53,10 @@ static void aes_record(void *arg)
 {
 	static aes128gcm_ctx ctx;
 	static const uint8_t key[16] = {1}, iv[12] = {2}, header[5] = {0};
-	uint64_t t0, t1;
 	(void)arg;
 	memset(record, 0, sizeof record);
 	aes128gcm_init(&ctx, key);
-	plat_counter_align();
-	t0 = plat_counter();
-	aes128gcm_seal(&ctx, record, iv, header, sizeof header, record, TLS13C_PLAINTEXT_MAX);
-	t1 = plat_counter();
-	plat_timed_end();
-	t_aes = t1 - t0;
+	BENCH_COUNT(t_aes, aes128gcm_seal(&ctx, record, iv, header, sizeof header, record, TLS13C_PLAINTEXT_MAX));
 }
 
 void fw_main(void)
@@ -99,26 +67,16 @@ void fw_main(void)
 	memset(kem_seed, 0xa5, sizeof kem_seed);
 	for (i = 0; i < 2; i++) {
 		uint32_t stack = plat_stack_run(run, NULL);
-		put("tlsreplay board=");
-		put(fw_board_info.board);
-		put(" unit=");
-		put(fw_board_info.unit);
-		put(" start=");
-		put_u64(t_start);
-		put(" input=");
-		put_u64(t_input);
-		put(" stack=");
-		put_u64(stack);
-		put(" kex=");
-		put_u64(client.phase[TLS13C_PH_KEX]);
-		put(" chain=");
-		put_u64(client.phase[TLS13C_PH_CHAIN]);
-		put(" cv=");
-		put_u64(client.phase[TLS13C_PH_CV]);
-		put(" ksrec=");
-		put_u64(client.phase[TLS13C_PH_KS_RECORD]);
-		put(" state=");
-		put_u64((uint64_t)client.state);
+		put("tlsreplay");
+		put_board();
+		put_num(" start=", t_start);
+		put_num(" input=", t_input);
+		put_num(" stack=", stack);
+		put_num(" kex=", client.phase[TLS13C_PH_KEX]);
+		put_num(" chain=", client.phase[TLS13C_PH_CHAIN]);
+		put_num(" cv=", client.phase[TLS13C_PH_CV]);
+		put_num(" ksrec=", client.phase[TLS13C_PH_KS_RECORD]);
+		put_num(" state=", (uint64_t)client.state);
 		put(rc == 0 && hello_ok ? " ok=1" : " ok=0");
 		put(" out=");
 		put_hex(client.out, client.out_len);
@@ -128,15 +86,11 @@ void fw_main(void)
 		uint32_t stack = plat_stack_run(aes_record, NULL);
 		put("aesgcm board=");
 		put(fw_board_info.board);
-		put(" seal16k=");
-		put_u64(t_aes);
-		put(" stack=");
-		put_u64(stack);
+		put_num(" seal16k=", t_aes);
+		put_num(" stack=", stack);
 		put(" tag=");
 		put_hex(record + TLS13C_PLAINTEXT_MAX, AESGCM_TAGBYTES);
 		put("\n");
 	}
-	put("DONE\n");
-	for (;;)
-		plat_idle();
+	bench_done();
 }
