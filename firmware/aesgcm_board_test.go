@@ -1,10 +1,6 @@
 package firmware
 
 import (
-	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,46 +121,19 @@ func TestAESGCMCountsOnBoards(t *testing.T) {
 		t.Fatal(err)
 	}
 	build := filepath.Join(dir, "build")
-	key, iv := make([]byte, 16), make([]byte, 12)
-	key[0], iv[0] = 1, 2
-	blk, _ := aes.NewCipher(key)
-	g, _ := cipher.NewGCM(blk)
-	sealed := g.Seal(nil, iv, make([]byte, 16384), make([]byte, 5))
-	wantTag := hex.EncodeToString(sealed[16384:])
-	for _, b := range []struct{ name, qemu, cc string }{
-		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386", "arm-none-eabi-gcc"},
-		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505", "arm-none-eabi-gcc"},
-		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none", "riscv64-unknown-elf-gcc"},
-	} {
+	wantTag := goRecordTag()
+	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
-			q := strings.Fields(b.qemu)
-			for _, tool := range []string{q[0], b.cc} {
+			for _, tool := range []string{strings.Fields(b.qemu)[0], b.cc} {
 				if _, err := exec.LookPath(tool); err != nil {
 					t.Skipf("%s not installed", tool)
 				}
 			}
 			elf := filepath.Join(build, "tls-replay", b.name, "tlsreplay.elf")
-			var out bytes.Buffer
-			mk := exec.Command("make", "BUILD="+build, "TLS_REPLAY_SRC="+src+" crypto/aesgcm/aesgcm.c",
+			makeCountImages(t, "BUILD="+build, "TLS_REPLAY_SRC="+src+" crypto/aesgcm/aesgcm.c",
 				filepath.Join(build, b.name, "mem.o"), elf)
-			mk.Stdout, mk.Stderr = &out, &out
-			if err := mk.Run(); err != nil {
-				t.Fatalf("make: %v\n%s", err, out.String())
-			}
-			lines := bootReplay(t, q, elf)
-			var runs []map[string]string
-			for _, l := range lines {
-				f := strings.Fields(l)
-				if len(f) == 0 || f[0] != "aesbench" {
-					continue
-				}
-				m := map[string]string{}
-				for _, kv := range f[1:] {
-					n, v, _ := strings.Cut(kv, "=")
-					m[n] = v
-				}
-				runs = append(runs, m)
-			}
+			lines := bootCountImage(t, b, elf)
+			runs := countRecords(lines, "aesbench")
 			if len(runs) != 2 {
 				t.Fatalf("board printed %q", lines)
 			}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -393,26 +392,13 @@ func c25519HexF(f *testing.F, s string) []byte {
 // x25519 and x25519_base, eight scalars and points including the all-zero (low-order) path, as
 // the host compiler builds them; the boards' cross compilers are not checked by it.
 func TestX25519ConstantTimeValgrind(t *testing.T) {
-	for _, tool := range []string{"cc", "valgrind"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
-	if _, err := os.Stat("/usr/include/valgrind/memcheck.h"); err != nil {
-		t.Skipf("valgrind's memcheck.h not installed: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "c25519ct")
-	cc := exec.Command("cc", "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wvla", "-o", bin,
+	run := valgrindConstantTime(t, []string{"-Wshadow", "-Wvla"},
 		"test/c25519ct.c", "crypto/c25519/fe25519.c", "crypto/c25519/x25519.c")
-	if out, err := cc.CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
+	out, code := run("7")
+	if code != 0 {
+		t.Fatalf("memcheck found secret-dependent branches or indexes (exit %d):\n%s", code, out)
 	}
-	run := exec.Command("valgrind", "-q", "--error-exitcode=3", bin, "7")
-	out, err := run.CombinedOutput()
-	if err != nil {
-		t.Fatalf("memcheck found secret-dependent branches or indexes (%v):\n%s", err, out)
-	}
-	if strings.Contains(string(out), "==") || !strings.Contains(string(out), "7 -1\n") {
+	if strings.Contains(out, "==") || !strings.Contains(out, "7 -1\n") {
 		t.Fatalf("unexpected memcheck output (the low-order case must report -1):\n%s", out)
 	}
 }
@@ -423,44 +409,17 @@ func TestX25519ConstantTimeValgrind(t *testing.T) {
 // section 6.1's shared secret and Alice's public key and that RFC 8032 TEST 3 verifies, that two
 // runs give identical counts and stack marks, and logs them (docs/BOARDS.md).
 func TestC25519OnBoards(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
-	var out bytes.Buffer
-	mk := exec.Command("make", "c25519-bench")
-	mk.Stdout, mk.Stderr = &out, &out
-	if err := mk.Run(); err != nil {
-		if _, lerr := exec.LookPath("arm-none-eabi-gcc"); lerr != nil {
-			t.Skipf("no cross compiler: %v", lerr)
-		}
-		t.Fatalf("make c25519-bench: %v\n%s", err, out.String())
-	}
+	makeCountImages(t, "c25519-bench")
 	want := map[string]string{
 		"x25519":         "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742",
 		"x25519-base":    "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a",
 		"ed25519-verify": strings.Repeat("00", 32),
 	}
-	for _, b := range []struct{ name, qemu string }{
-		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386"},
-		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505"},
-		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none"},
-	} {
+	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
-			q := strings.Fields(b.qemu)
-			if _, err := exec.LookPath(q[0]); err != nil {
-				t.Skipf("%s not installed", q[0])
-			}
 			runs := map[string][]map[string]string{}
-			for _, l := range bootReplay(t, q, filepath.Join("build", "c25519-bench", b.name, "c25519bench.elf")) {
-				f := strings.Fields(l)
-				if len(f) == 0 || f[0] != "c25519" {
-					continue
-				}
-				m := map[string]string{}
-				for _, kv := range f[1:] {
-					n, v, _ := strings.Cut(kv, "=")
-					m[n] = v
-				}
+			lines := bootCountImage(t, b, filepath.Join("build", "c25519-bench", b.name, "c25519bench.elf"))
+			for _, m := range countRecords(lines, "c25519") {
 				runs[m["op"]] = append(runs[m["op"]], m)
 			}
 			var summary []string

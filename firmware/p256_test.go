@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -373,39 +372,15 @@ func TestP256OnBoards(t *testing.T) {
 		"ecdh-ab": k.do(t, "p256-ecdh", da, pb), "ecdh-ba": k.do(t, "p256-ecdh", db, pa),
 		"verify-w7": "-", "verify-w353": "-", "verify-x": "-"}
 	wantRC := map[string]string{"verify-x": "-8"}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
-	var out bytes.Buffer
-	mk := exec.Command("make", "p256-bench")
-	mk.Stdout, mk.Stderr = &out, &out
-	if err := mk.Run(); err != nil {
-		if _, lerr := exec.LookPath("arm-none-eabi-gcc"); lerr != nil {
-			t.Skipf("no cross compiler: %v", lerr)
-		}
-		t.Fatalf("make p256-bench: %v\n%s", err, out.String())
-	}
-	for _, b := range []struct{ name, qemu string }{
-		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386"},
-		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505"},
-		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none"},
-	} {
+	makeCountImages(t, "p256-bench")
+	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
-			q := strings.Fields(b.qemu)
-			if _, err := exec.LookPath(q[0]); err != nil {
-				t.Skipf("%s not installed", q[0])
-			}
-			lines := bootReplay(t, q, filepath.Join("build", "p256-bench", b.name, "p256bench.elf"))
+			lines := bootCountImage(t, b, filepath.Join("build", "p256-bench", b.name, "p256bench.elf"))
 			passes := []map[string]map[string]string{{}, {}}
 			for i, l := range lines {
-				f := strings.Fields(l)
-				if len(f) == 0 || f[0] != "p256" || i >= 2*len(want) {
+				tag, m := countFields(l)
+				if tag != "p256" || i >= 2*len(want) {
 					t.Fatalf("board printed %q", lines)
-				}
-				m := map[string]string{}
-				for _, kv := range f[1:] {
-					n, v, _ := strings.Cut(kv, "=")
-					m[n] = v
 				}
 				passes[i/len(want)][m["op"]] = m
 			}
@@ -451,37 +426,14 @@ func TestP256OnBoards(t *testing.T) {
 // does not see instruction timings (a multiplier whose latency depends on its operands): the
 // counts on the boards (TestP256OnBoards) and docs/DECISIONS.md cover what it cannot.
 func TestP256ConstantTimeValgrind(t *testing.T) {
-	for _, tool := range []string{"cc", "valgrind"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
-	if _, err := os.Stat("/usr/include/valgrind/memcheck.h"); err != nil {
-		t.Skipf("valgrind's header not installed: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "p256ct")
-	cc := exec.Command("cc", "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Icore", "-DP256_CT_CHECK", "-o", bin,
+	run := valgrindConstantTime(t, []string{"-Icore", "-DP256_CT_CHECK"},
 		"test/p256ct.c", "crypto/p256/p256.c", "crypto/sha2/sha2.c")
-	if out, err := cc.CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	run := func(args ...string) (string, int) {
-		cmd := exec.Command("valgrind", append([]string{"-q", "--error-exitcode=9", bin}, args...)...)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("valgrind: %v", err)
-		}
-		return string(out), code
-	}
 	out, code := run()
 	if code != 0 || !strings.Contains(out, "p256ct 8/8") {
 		t.Fatalf("memcheck with the scalars undefined: exit %d\n%s", code, out)
 	}
 	out, code = run("control")
-	if code != 9 || !strings.Contains(out, "uninitialised value") {
+	if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") {
 		t.Fatalf("the control's branch on the scalar was not reported: exit %d\n%s", code, out)
 	}
 }

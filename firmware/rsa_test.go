@@ -469,36 +469,11 @@ func TestRSAOnBoards(t *testing.T) {
 			t.Skipf("%s not installed", tool)
 		}
 	}
-	var out bytes.Buffer
-	mk := exec.Command("make", "rsa-bench")
-	mk.Stdout, mk.Stderr = &out, &out
-	if err := mk.Run(); err != nil {
-		t.Fatalf("make rsa-bench: %v\n%s", err, out.String())
-	}
-	for _, b := range []struct{ name, qemu, size string }{
-		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386", "arm-none-eabi-size"},
-		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505", "arm-none-eabi-size"},
-		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none", "riscv64-unknown-elf-size"},
-	} {
+	makeCountImages(t, "rsa-bench")
+	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
-			q := strings.Fields(b.qemu)
-			if _, err := exec.LookPath(q[0]); err != nil {
-				t.Skipf("%s not installed", q[0])
-			}
 			dir := filepath.Join("build", "rsa-bench", b.name)
-			var runs []map[string]string
-			for _, l := range bootReplay(t, q, filepath.Join(dir, "rsabench.elf")) {
-				f := strings.Fields(l)
-				if len(f) == 0 || f[0] != "rsabench" {
-					continue
-				}
-				m := map[string]string{}
-				for _, kv := range f[1:] {
-					n, v, _ := strings.Cut(kv, "=")
-					m[n] = v
-				}
-				runs = append(runs, m)
-			}
+			runs := countRecords(bootCountImage(t, b, filepath.Join(dir, "rsabench.elf")), "rsabench")
 			if len(runs) != 2 {
 				t.Fatalf("board printed %d rounds", len(runs))
 			}

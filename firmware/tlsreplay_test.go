@@ -1,19 +1,11 @@
 package firmware
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestTLSClientReplayOnBoards builds the replay image (make tls-replay: test/tlsreplay.c, the
@@ -31,50 +23,12 @@ func TestTLSClientReplayOnBoards(t *testing.T) {
 	}
 	startRecorded(t, k)
 	hostFin := hex.EncodeToString(tlscFeed(t, k, flight).out)
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
-	var out bytes.Buffer
-	mk := exec.Command("make", "tls-replay")
-	mk.Stdout, mk.Stderr = &out, &out
-	if err := mk.Run(); err != nil {
-		if _, lerr := exec.LookPath("arm-none-eabi-gcc"); lerr != nil {
-			t.Skipf("no cross compiler: %v", lerr)
-		}
-		t.Fatalf("make tls-replay: %v\n%s", err, out.String())
-	}
-	key, iv := make([]byte, 16), make([]byte, 12)
-	key[0], iv[0] = 1, 2
-	blk, _ := aes.NewCipher(key)
-	g, _ := cipher.NewGCM(blk)
-	sealed := g.Seal(nil, iv, make([]byte, 16384), make([]byte, 5))
-	wantTag := hex.EncodeToString(sealed[16384:])
-	for _, b := range []struct{ name, qemu string }{
-		{"qemu-mps2-an386", "qemu-system-arm -M mps2-an386"},
-		{"qemu-mps2-an505", "qemu-system-arm -M mps2-an505"},
-		{"qemu-riscv32-virt", "qemu-system-riscv32 -M virt -bios none"},
-	} {
+	makeCountImages(t, "tls-replay")
+	wantTag := goRecordTag()
+	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
-			q := strings.Fields(b.qemu)
-			if _, err := exec.LookPath(q[0]); err != nil {
-				t.Skipf("%s not installed", q[0])
-			}
-			lines := bootReplay(t, q, filepath.Join("build", "tls-replay", b.name, "tlsreplay.elf"))
-			var tls, aesl []map[string]string
-			for _, l := range lines {
-				f := strings.Fields(l)
-				m := map[string]string{}
-				for _, kv := range f[1:] {
-					n, v, _ := strings.Cut(kv, "=")
-					m[n] = v
-				}
-				switch f[0] {
-				case "tlsreplay":
-					tls = append(tls, m)
-				case "aesgcm":
-					aesl = append(aesl, m)
-				}
-			}
+			lines := bootCountImage(t, b, filepath.Join("build", "tls-replay", b.name, "tlsreplay.elf"))
+			tls, aesl := countRecords(lines, "tlsreplay"), countRecords(lines, "aesgcm")
 			if len(tls) != 2 || len(aesl) != 2 {
 				t.Fatalf("board printed %q", lines)
 			}
@@ -111,34 +65,4 @@ func TestTLSClientReplayOnBoards(t *testing.T) {
 				b.name, tls[0]["unit"], tls[0]["start"], tls[0]["input"], total, tls[0]["kex"], tls[0]["chain"], tls[0]["cv"], tls[0]["ksrec"], total-phases, tls[0]["stack"], aesl[0]["seal16k"], aesl[0]["stack"])
 		})
 	}
-}
-
-// bootReplay boots elf in QEMU (-icount shift=0, serial on stdio) and returns the lines it
-// prints before DONE.
-func bootReplay(t *testing.T, qemu []string, elf string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	args := append(append([]string{}, qemu[1:]...), "-display", "none", "-monitor", "none",
-		"-serial", "stdio", "-icount", "shift=0", "-kernel", elf)
-	cmd := exec.CommandContext(ctx, qemu[0], args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	var lines []string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if l == "DONE" {
-			return lines
-		}
-		lines = append(lines, l)
-	}
-	t.Fatalf("the board stopped before DONE: %q", lines)
-	return nil
 }
