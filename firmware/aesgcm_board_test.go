@@ -15,7 +15,7 @@ import (
 // record header); and aes128gcm_open of 0 and 16,384 bytes with a wrong tag, which runs GHASH
 // and the tag's one block but no CTR (open decrypts only after the tag matched). It prints the
 // 16 KiB seal's tag for the test to compare with Go's.
-const aesBenchImage = `#include "fw.h"
+const aesBenchImage = `#include "../test/benchimg.h"
 #include "../crypto/pqmem.h"
 #include "../crypto/aesgcm/aesgcm.h"
 
@@ -26,78 +26,43 @@ static uint32_t rk[44];
 static const uint8_t key[16] = {1}, iv[12] = {2}, hdr[5] = {0};
 static uint64_t c_init, c_block, c_seal0, c_seal16, c_seal16k, c_open0, c_open16k;
 
-static void put(const char *s)
-{
-	plat_write(s, strlen(s));
-}
-
-static void put_u64(const char *name, uint64_t v)
-{
-	char b[24];
-	int i = sizeof b;
-	put(name);
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	plat_write(b + i, sizeof b - (size_t)i);
-}
-
-#define COUNT(dst, call)                                                                                               \
-	do {                                                                                                           \
-		uint64_t t0_;                                                                                          \
-		plat_counter_align();                                                                                  \
-		t0_ = plat_counter();                                                                                  \
-		call;                                                                                                  \
-		dst = plat_counter() - t0_;                                                                            \
-		plat_timed_end();                                                                                      \
-	} while (0)
-
 static void bench(void *arg)
 {
 	(void)arg;
-	COUNT(c_init, aes128gcm_init(&ctx, key));
+	BENCH_COUNT(c_init, aes128gcm_init(&ctx, key));
 	aes128_expand(rk, key);
-	COUNT(c_block, aes128_encrypt_block(rk, out, iv));
+	BENCH_COUNT(c_block, aes128_encrypt_block(rk, out, iv));
 	memset(buf, 0, sizeof buf);
-	COUNT(c_seal0, aes128gcm_seal(&ctx, buf, iv, hdr, sizeof hdr, buf, 0));
+	BENCH_COUNT(c_seal0, aes128gcm_seal(&ctx, buf, iv, hdr, sizeof hdr, buf, 0));
 	memset(buf, 0, sizeof buf);
-	COUNT(c_seal16, aes128gcm_seal(&ctx, buf, iv, hdr, sizeof hdr, buf, 16));
+	BENCH_COUNT(c_seal16, aes128gcm_seal(&ctx, buf, iv, hdr, sizeof hdr, buf, 16));
 	memset(buf, 0, sizeof buf);
-	COUNT(c_seal16k, aes128gcm_seal(&ctx, buf, iv, hdr, sizeof hdr, buf, BIG));
-	COUNT(c_open0, aes128gcm_open(&ctx, out, iv, hdr, sizeof hdr, out, AESGCM_TAGBYTES));
+	BENCH_COUNT(c_seal16k, aes128gcm_seal(&ctx, buf, iv, hdr, sizeof hdr, buf, BIG));
+	BENCH_COUNT(c_open0, aes128gcm_open(&ctx, out, iv, hdr, sizeof hdr, out, AESGCM_TAGBYTES));
 	memset(out, 0, sizeof out);
-	COUNT(c_open16k, aes128gcm_open(&ctx, out, iv, hdr, sizeof hdr, out, BIG));
+	BENCH_COUNT(c_open16k, aes128gcm_open(&ctx, out, iv, hdr, sizeof hdr, out, BIG));
 }
 
 void fw_main(void)
 {
-	static const char digits[] = "0123456789abcdef";
-	int r, i;
+	int r;
 	plat_init();
 	for (r = 0; r < 2; r++) {
 		plat_stack_run(bench, NULL);
-		put("aesbench board=");
-		put(fw_board_info.board);
-		put(" unit=");
-		put(fw_board_info.unit);
-		put_u64(" init=", c_init);
-		put_u64(" block=", c_block);
-		put_u64(" seal0=", c_seal0);
-		put_u64(" seal16=", c_seal16);
-		put_u64(" seal16k=", c_seal16k);
-		put_u64(" openbad0=", c_open0);
-		put_u64(" openbad16k=", c_open16k);
+		put("aesbench");
+		put_board();
+		put_num(" init=", c_init);
+		put_num(" block=", c_block);
+		put_num(" seal0=", c_seal0);
+		put_num(" seal16=", c_seal16);
+		put_num(" seal16k=", c_seal16k);
+		put_num(" openbad0=", c_open0);
+		put_num(" openbad16k=", c_open16k);
 		put(" tag16k=");
-		for (i = 0; i < AESGCM_TAGBYTES; i++) {
-			char h[2] = {digits[buf[BIG + i] >> 4], digits[buf[BIG + i] & 15]};
-			plat_write(h, 2);
-		}
+		put_hex(buf + BIG, AESGCM_TAGBYTES);
 		put("\n");
 	}
-	put("DONE\n");
-	for (;;)
-		plat_idle();
+	bench_done();
 }
 `
 
