@@ -16,27 +16,17 @@
 #include <string.h>
 
 #include "../crypto/c25519/c25519.h"
+#include "hexio.h"
 
 #define MAXBYTES 65536
 #define MAXARGS 4
 
 static int unhex(uint8_t *out, size_t *outlen, const char *s)
 {
-	size_t n = strlen(s), i;
-	if (strcmp(s, "-") == 0) {
-		*outlen = 0;
-		return 0;
-	}
-	if (n % 2 != 0 || n / 2 > MAXBYTES)
+	long n = hexio_unhex(out, MAXBYTES, s);
+	if (n < 0)
 		return -1;
-	for (i = 0; i < n / 2; i++) {
-		unsigned int v;
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
-		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
-			return -1;
-		out[i] = (uint8_t)v;
-	}
-	*outlen = n / 2;
+	*outlen = (size_t)n;
 	return 0;
 }
 

@@ -70,6 +70,7 @@
 #include "../crypto/telemetry/tel.h"
 #include "../crypto/tls13/tls13c.h"
 #include "../crypto/x509/x509.h"
+#include "hexio.h"
 
 #define MAXBYTES 65536
 
@@ -156,18 +157,7 @@ static uint8_t a[MAXBYTES], b[MAXBYTES], o1[MAXBYTES], o2[MAXBYTES];
 
 static long unhex(uint8_t *out, const char *s)
 {
-	size_t n = strlen(s), i;
-	if (strcmp(s, "-") == 0)
-		return 0;
-	if (n % 2 != 0 || n / 2 > MAXBYTES)
-		return -1;
-	for (i = 0; i < n / 2; i++) {
-		unsigned int v;
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		out[i] = (uint8_t)v;
-	}
-	return (long)(n / 2);
+	return hexio_unhex(out, MAXBYTES, s);
 }
 
 static void puthex(const uint8_t *p, size_t n)

@@ -13,39 +13,12 @@
 #include <string.h>
 
 #include "../crypto/p256/p256.h"
+#include "hexio.h"
 
 #define LINE_MAX_BYTES (1 << 20)
 #define ARG_MAX_BYTES 65536
 
 static char line[LINE_MAX_BYTES];
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* unhex decodes s into out (at most cap bytes); returns the length or -1. */
-static long unhex(uint8_t *out, size_t cap, const char *s)
-{
-	if (strcmp(s, "-") == 0)
-		return 0;
-	size_t n = strlen(s);
-	if (n % 2 || n / 2 > cap)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return (long)(n / 2);
-}
 
 static void puthex(const uint8_t *b, size_t n)
 {
@@ -57,9 +30,9 @@ static uint8_t a0[ARG_MAX_BYTES], a1[ARG_MAX_BYTES], a2[ARG_MAX_BYTES];
 
 static int run(char **arg, int argc)
 {
-	long n0 = argc > 1 ? unhex(a0, sizeof a0, arg[1]) : -1;
-	long n1 = argc > 2 ? unhex(a1, sizeof a1, arg[2]) : -1;
-	long n2 = argc > 3 ? unhex(a2, sizeof a2, arg[3]) : -1;
+	long n0 = argc > 1 ? hexio_unhex(a0, sizeof a0, arg[1]) : -1;
+	long n1 = argc > 2 ? hexio_unhex(a1, sizeof a1, arg[2]) : -1;
+	long n2 = argc > 3 ? hexio_unhex(a2, sizeof a2, arg[3]) : -1;
 	int rc;
 	if (strcmp(arg[0], "p256-keygen") == 0 && argc == 2 && n0 == P256_SCALAR_LEN) {
 		uint8_t pub[P256_POINT_LEN];

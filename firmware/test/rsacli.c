@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../crypto/rsa/rsa.h"
+#include "hexio.h"
 
 #define MAXBYTES 65536
 
@@ -25,21 +26,7 @@ static char line[2 * 3 * MAXBYTES + 64];
 
 static long unhex(uint8_t *out, const char *s)
 {
-	size_t n, i;
-	if (s == NULL)
-		return -1;
-	if (strcmp(s, "-") == 0)
-		return 0;
-	n = strlen(s);
-	if (n % 2 != 0 || n / 2 > MAXBYTES)
-		return -1;
-	for (i = 0; i < n / 2; i++) {
-		unsigned int v;
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		out[i] = (uint8_t)v;
-	}
-	return (long)(n / 2);
+	return hexio_unhex(out, MAXBYTES, s);
 }
 
 static void puthex(const uint8_t *p, size_t n)
