@@ -245,6 +245,11 @@ func TestBoardMatrixRepeats(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)
 		}
+		// The printed grid is in the board's unit, never labelled as a time.
+		if !strings.Contains(stdout, "MEDIAN HANDSHAKE (instructions), stack pqrepro") || strings.Contains(stdout, "(µs)") ||
+			!strings.Contains(stdout, "WHERE THE BOARD'S COUNT GOES (instructions") {
+			t.Fatalf("run %d printed:\n%s", i, stdout)
+		}
 		var err error
 		if samples[i], err = os.ReadFile(filepath.Join(out, artifacts.FileSamples)); err != nil {
 			t.Fatal(err)

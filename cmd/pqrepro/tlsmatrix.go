@@ -20,6 +20,7 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 	var notes []string
 	var groups, sigs, stacks []string
 	median := map[[3]string]float64{}
+	units := map[string]artifacts.Unit{} // each stack's unit (ns on the host, a board's counter)
 	for _, c := range res.Cells {
 		g, s, _ := strings.Cut(c.Algorithm, "+")
 		stack := artifacts.StackPQRepro
@@ -40,6 +41,7 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 			continue
 		}
 		median[[3]string{g, s, stack}] = c.Stats.Median
+		units[stack] = c.Unit
 		cpu := func(st *artifacts.Stats) string {
 			if st == nil {
 				return "-"
@@ -66,8 +68,13 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
-	fmt.Fprintln(w, "latency: the client's Handshake call; CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
+	if counted := boardCountUnit(res); counted != "" {
+		fmt.Fprintf(w, "MEDIAN, P25, P75 in %s: the board's own client, its computation only (waiting for the server excluded); never compared with times\n", counted)
+	} else {
+		fmt.Fprintln(w, "latency: the client's Handshake call; CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
+	}
 	printTLSPeers(w, res)
+	printBoardPhases(w, res)
 	grid := func(title string, val func(g, s string) string) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -86,9 +93,13 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 		tw.Flush()
 	}
 	for _, stack := range stacks {
-		grid("MEDIAN HANDSHAKE (µs), stack "+stack, func(g, s string) string {
+		unit, scale := "µs", 1e3
+		if u, ok := units[stack]; ok && !u.IsTime() {
+			unit, scale = string(u), 1
+		}
+		grid("MEDIAN HANDSHAKE ("+unit+"), stack "+stack, func(g, s string) string {
 			if v, ok := median[[3]string{g, s, stack}]; ok {
-				return fmt.Sprintf("%.0f", v/1e3)
+				return fmt.Sprintf("%.0f", v/scale)
 			}
 			return "-"
 		})
@@ -126,4 +137,51 @@ func printTLSPeers(w io.Writer, res *artifacts.Result) {
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// boardCountUnit is the unit of a run whose ok cells are a board's own counts (a client named,
+// a unit that is not time), "" otherwise.
+func boardCountUnit(res *artifacts.Result) artifacts.Unit {
+	for _, c := range res.Cells {
+		if c.Status == artifacts.StatusOK && c.TLS != nil && c.TLS.Client != "" && !c.Unit.IsTime() {
+			return c.Unit
+		}
+	}
+	return ""
+}
+
+// printBoardPhases prints where a board's count goes: each ok cell's client phases
+// (artifacts.BoardPhaseNames), medians in the cell's unit with their share of its median.
+func printBoardPhases(w io.Writer, res *artifacts.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK || c.TLS == nil || c.Stats == nil || c.Stats.Median == 0 {
+			continue
+		}
+		vals := map[string]float64{}
+		for _, p := range c.TLS.Phases {
+			if p.Side == artifacts.SideClient && p.Unit == c.Unit && p.Unit != "" && p.Stats != nil {
+				vals[p.Name] = p.Stats.Median
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nWHERE THE BOARD'S COUNT GOES (%s, medians; share of the cell's median)\n", c.Unit)
+			fmt.Fprintf(tw, "CELL\t%s\t\n", strings.Join(artifacts.BoardPhaseNames(), "\t"))
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t", c.Algorithm)
+		for _, name := range artifacts.BoardPhaseNames() {
+			if v, ok := vals[name]; ok {
+				fmt.Fprintf(tw, "%.0f (%.1f%%)\t", v, 100*v/c.Stats.Median)
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
