@@ -314,7 +314,7 @@ func Override(rows []SpecRow, line, root, version string) ([]SpecRow, error) {
 		return nil, fmt.Errorf("implementation %q: %w", line, err)
 	}
 	if len(rs) != 1 {
-		return nil, fmt.Errorf("implementation %q: want one line <algorithm> <implementation> <version> <source>...", line)
+		return nil, fmt.Errorf("implementation %q: want one line: <algorithm> <implementation> <version> <sources>", line)
 	}
 	r := rs[0]
 	r.Root, r.Line = root, 0
