@@ -362,17 +362,7 @@ spec:
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, vout, verr := pq(t, "verify", out); code != 0 || !strings.Contains(vout, "VERIFIED") {
-		t.Fatalf("verify: exit %d\n%s%s", code, vout, verr)
-	}
-	data, err := os.ReadFile(filepath.Join(out, artifacts.FileResult))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res artifacts.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := verifiedResult(t, out)
 	ok := 0
 	for _, c := range res.Cells {
 		if strings.HasSuffix(c.Algorithm, "ML-DSA-65") {

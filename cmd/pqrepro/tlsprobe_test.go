@@ -192,6 +192,12 @@ func runOutsideCells(t *testing.T, manifest, addr, ca string) ([]artifacts.Cell,
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
 	}
+	return verifiedResult(t, out).Cells, stdout
+}
+
+// verifiedResult checks the bundle at out with pqrepro verify and returns its result.json.
+func verifiedResult(t *testing.T, out string) artifacts.Result {
+	t.Helper()
 	code, vout, verr := pq(t, "verify", out)
 	if code != 0 || !strings.Contains(vout, "VERIFIED") {
 		t.Fatalf("verify: exit %d\n%s%s", code, vout, verr)
@@ -204,7 +210,7 @@ func runOutsideCells(t *testing.T, manifest, addr, ca string) ([]artifacts.Cell,
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	return res.Cells, stdout
+	return res
 }
 
 // TestRunAgainstCryptoTLS: run --tls-server sends an X25519 cell's handshakes to Go's crypto/tls
