@@ -75,6 +75,13 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 	}
 	printTLSPeers(w, res)
 	printBoardPhases(w, res)
+	printTLSGrids(w, groups, sigs, stacks, median, units)
+}
+
+// printTLSGrids prints a groups × signatures grid of median handshakes per stack (µs on the
+// host, the board's unit for a board's counts) and, with crypto/tls among the stacks, the
+// ratio of the engine's median to crypto/tls's per cell.
+func printTLSGrids(w io.Writer, groups, sigs, stacks []string, median map[[3]string]float64, units map[string]artifacts.Unit) {
 	grid := func(title string, val func(g, s string) string) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
