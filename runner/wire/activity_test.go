@@ -47,9 +47,11 @@ var _ io.ReadWriter = rw{}
 
 // TestActivityStoppedBoard stops the board's process (SIGSTOP) with a request outstanding for
 // four times the silence limit: a stopped board is not a silent one, so the exchange waits,
-// sends nothing meanwhile, and completes once the process is continued.
+// sends nothing meanwhile (eight retry intervals pass), and completes once the process is
+// continued. The retry interval leaves a loaded machine a quarter second to schedule the
+// continued process before a repeat would be due (at 50 ms CI once saw one, after the stop).
 func TestActivityStoppedBoard(t *testing.T) {
-	c, log, pid := startHostProcess(t, Options{RetryInterval: 50 * time.Millisecond, SilenceTimeout: 500 * time.Millisecond})
+	c, log, pid := startHostProcess(t, Options{RetryInterval: 250 * time.Millisecond, SilenceTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	if _, err := c.Hello(ctx); err != nil {
 		t.Fatal(err)
