@@ -291,6 +291,27 @@ func TLSPhaseNames() []string {
 		"key-exchange", "key-schedule-records", "rest"}
 }
 
+// BoardCounts reports whether c is a board's own count of its TLS client's work: a client
+// named on the board and a unit that is not time (instructions or cycles).
+func (c *Cell) BoardCounts() bool {
+	return c.TLS != nil && c.TLS.Client != "" && !c.Unit.IsTime()
+}
+
+// BoardPhaseMedians is the median of each of c's board client phases (BoardPhaseNames, client
+// side, in c's unit), by name; empty when c has none.
+func (c *Cell) BoardPhaseMedians() map[string]float64 {
+	out := map[string]float64{}
+	if c.TLS == nil || c.Unit == "" {
+		return out
+	}
+	for _, p := range c.TLS.Phases {
+		if p.Side == SideClient && p.Unit == c.Unit && p.Stats != nil {
+			out[p.Name] = p.Stats.Median
+		}
+	}
+	return out
+}
+
 // BoardPhaseNames are the phases of a board's own client split of its count (firmware/PROTOCOL.md,
 // HANDSHAKE count_kex .. count_rest), client side, in the cell's unit: the key exchange
 // (ML-KEM key generation and decapsulation), the chain ("chain-verify": the trust anchor and
@@ -521,7 +542,7 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	// A board that counts its own work (its client over the serial line) has the runner relay
 	// its bytes in the process the engine's server runs in, so that process's CPU is not the
 	// server's: such a cell records none (the server's own phases remain).
-	countingBoard := t.Client != "" && !c.Unit.IsTime()
+	countingBoard := c.BoardCounts()
 	switch {
 	case t.Server == nil && !countingBoard:
 		if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {

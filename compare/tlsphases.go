@@ -28,10 +28,8 @@ func keyExchangeNS(run Run, ref string) (float64, string) {
 		if c.TLS == nil || len(c.TLS.Phases) == 0 {
 			return 0, "the cell records no phase times (the engine's stack records them; crypto/tls does not)"
 		}
-		for _, p := range c.TLS.Phases {
-			if p.Name == "key-exchange" && p.Side == artifacts.SideClient && p.Unit != "" && p.Unit == c.Unit && p.Stats != nil {
-				return p.Stats.Median, ""
-			}
+		if kx, ok := c.BoardPhaseMedians()["key-exchange"]; ok {
+			return kx, ""
 		}
 		sum := 0.0
 		for _, want := range keyExchangePhases {

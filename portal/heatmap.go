@@ -86,8 +86,7 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 // (a client named and a unit other than time), "" otherwise.
 func boardClient(cells []artifacts.Cell) string {
 	for _, c := range cells {
-		if c.Operation == artifacts.OpHandshake && c.Variant == "" && c.Status == artifacts.StatusOK && c.TLS != nil && c.TLS.Client != "" &&
-			c.Unit != artifacts.UnitNanoseconds && c.Unit != artifacts.UnitMicroseconds {
+		if c.Operation == artifacts.OpHandshake && c.Variant == "" && c.Status == artifacts.StatusOK && c.BoardCounts() {
 			return c.TLS.Client
 		}
 	}
@@ -104,18 +103,15 @@ func boardPhases(cells []artifacts.Cell) *templates.HeatPhases {
 			continue
 		}
 		row := templates.HeatPhaseRow{Cell: c.Algorithm, Total: human(c.Stats.Median, c.Unit)}
-		found := false
+		vals := c.BoardPhaseMedians()
 		for _, name := range p.Columns {
 			v := "–"
-			for _, ph := range c.TLS.Phases {
-				if ph.Name == name && ph.Side == artifacts.SideClient && ph.Unit == c.Unit && ph.Stats != nil {
-					v = fmt.Sprintf("%s (%.1f%%)", human(ph.Stats.Median, c.Unit), 100*ph.Stats.Median/c.Stats.Median)
-					found = true
-				}
+			if m, ok := vals[name]; ok {
+				v = fmt.Sprintf("%s (%.1f%%)", human(m, c.Unit), 100*m/c.Stats.Median)
 			}
 			row.Values = append(row.Values, v)
 		}
-		if found {
+		if len(vals) > 0 {
 			p.Rows = append(p.Rows, row)
 		}
 	}

@@ -150,7 +150,7 @@ func printTLSPeers(w io.Writer, res *artifacts.Result) {
 // a unit that is not time), "" otherwise.
 func boardCountUnit(res *artifacts.Result) artifacts.Unit {
 	for _, c := range res.Cells {
-		if c.Status == artifacts.StatusOK && c.TLS != nil && c.TLS.Client != "" && !c.Unit.IsTime() {
+		if c.Status == artifacts.StatusOK && c.BoardCounts() {
 			return c.Unit
 		}
 	}
@@ -166,12 +166,7 @@ func printBoardPhases(w io.Writer, res *artifacts.Result) {
 		if c.Status != artifacts.StatusOK || c.TLS == nil || c.Stats == nil || c.Stats.Median == 0 {
 			continue
 		}
-		vals := map[string]float64{}
-		for _, p := range c.TLS.Phases {
-			if p.Side == artifacts.SideClient && p.Unit == c.Unit && p.Unit != "" && p.Stats != nil {
-				vals[p.Name] = p.Stats.Median
-			}
-		}
+		vals := c.BoardPhaseMedians()
 		if len(vals) == 0 {
 			continue
 		}
