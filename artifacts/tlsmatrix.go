@@ -38,6 +38,10 @@ const (
 	StackCryptoTLS = "crypto/tls"
 )
 
+// SerialTLSClient names the TLS client of a board whose HELLO says tls_io=serial: the project's
+// own C client (firmware/crypto/tls13). A cell's TLSCell.Client starts with it.
+const SerialTLSClient = "pqrepro C client"
+
 // TLSStacks lists the stacks in a stable order.
 func TLSStacks() []string { return []string{StackPQRepro, StackCryptoTLS} }
 

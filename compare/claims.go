@@ -58,7 +58,7 @@ func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimRes
 		// The checks ran and keep their own verdicts, but they are about this board, not the
 		// claim's.
 		cr.Verdict = NotVerdicted
-		cr.Reason = strings.ReplaceAll(cl.OffBoard, "{board}", res.Board)
+		cr.Reason = strings.ReplaceAll(cl.OffBoard, "{board}", boardPhrase(run)) + measuredSummary(cr.Checks)
 		return cr
 	}
 	if boardGated(cl) && run.Board.ClassStatus != artifacts.ClassVerified {
@@ -117,6 +117,34 @@ func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimRes
 	return cr
 }
 
+// boardPhrase names where a run's checks were measured, for "{board}" in labels and reasons:
+// the board class and, for a TLS matrix whose client ran on the board, that client and its
+// role ("qemu-mps2-an505 with the pqrepro C client, client role").
+func boardPhrase(run Run) string {
+	for _, c := range run.Result.Cells {
+		if c.TLS == nil || c.TLS.Client == "" {
+			continue
+		}
+		client := c.TLS.Client
+		if strings.HasPrefix(client, artifacts.SerialTLSClient) {
+			client = "the " + artifacts.SerialTLSClient
+		}
+		return run.Result.Board + " with " + client + ", client role"
+	}
+	return run.Result.Board
+}
+
+// measuredSummary is what a claim that is not verdicted on a run still measured: its first
+// testable check's detail, so the paper's page shows each board's figure beside the reason.
+func measuredSummary(checks []CheckResult) string {
+	for _, r := range checks {
+		if r.Verdict != Untestable && !r.Check.Info {
+			return ". Measured: " + r.Detail
+		}
+	}
+	return ""
+}
+
 // boardGated reports whether a claim's verdict depends on the board class: the claim or one of
 // the checks it rests on names the boards it is about.
 func boardGated(cl experiments.Claim) bool {
@@ -153,7 +181,7 @@ func runCheck(ch experiments.Check, run Run, method artifacts.Method) (cr CheckR
 		return cr
 	}
 	if ch.Label != "" {
-		defer func() { cr.Detail = strings.ReplaceAll(ch.Label, "{board}", run.Result.Board) + ": " + cr.Detail }()
+		defer func() { cr.Detail = strings.ReplaceAll(ch.Label, "{board}", boardPhrase(run)) + ": " + cr.Detail }()
 	}
 
 	if ch.Kind != "order" && ch.Kind != "ratio" {
@@ -239,6 +267,11 @@ func checkOrder(cr CheckResult, manifestID, metric string, cells []sampled) Chec
 		sep = " < "
 	}
 	cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
+	if b := cr.Check.Beside; b != "" && len(cr.Intervals) == 1 {
+		r := cr.Intervals[0].Point
+		cr.Detail += fmt.Sprintf("; the ratio %.3f is %.1f%% lower time and %.1f%% higher speed, beside the paper's %s (not compared: another board or implementation)",
+			r, 100*(1-1/r), 100*(r-1), b)
+	}
 	return cr
 }
 

@@ -112,6 +112,52 @@ func TestPaper000Faster(t *testing.T) {
 	}
 }
 
+// TestPaper000OnBoardClient: a matrix whose client ran on an emulated board (the project's C
+// client over the serial line, deterministic instruction counts) gets C000-01 as an ordering
+// labelled with the board, the client and its role, its exact ratio printed beside the paper's
+// 41% and never decided against it; the claim's reason carries the measured ratio, so the
+// paper's page shows each board's figure.
+func TestPaper000OnBoardClient(t *testing.T) {
+	cl := paper000Claim(t, "C000-01")
+	cells := map[string][]float64{}
+	for _, g := range testGroups {
+		for _, s := range testSchemes {
+			v := 30e6
+			if g == "ML-KEM-512" && s == "ML-DSA-44" {
+				v = 12e6
+			}
+			cells[g+"+"+s+"/handshake"] = []float64{v, v, v, v, v}
+		}
+	}
+	run := sampledRun(artifacts.UnitInstructions, cells)
+	run.Result.Board = "qemu-mps2-an505"
+	run.Board = artifacts.BoardIdentity{Class: "qemu-mps2-an505", ClassStatus: artifacts.ClassVerified}
+	for i := range run.Result.Cells {
+		run.Result.Cells[i].TLS = &artifacts.TLSCell{Client: artifacts.SerialTLSClient + " (board firmware pqrepro-fw 0.2.0)"}
+	}
+	cr := CheckClaim(cl, run, "")
+	if cr.Verdict != NotVerdicted {
+		t.Fatalf("verdict %s (%s): a board's C client is never a verdict on wolfSSL's 41%%", cr.Verdict, cr.Reason)
+	}
+	order := cr.Checks[0]
+	want := "ordering on qemu-mps2-an505 with the pqrepro C client, client role: "
+	if !strings.HasPrefix(order.Detail, want) || order.Verdict != Holds {
+		t.Fatalf("order check %s %q, want it to hold and start %q", order.Verdict, order.Detail, want)
+	}
+	for _, s := range []string{"2.500 exactly", "60.0% lower time and 150.0% higher speed", "beside the paper's 41% faster"} {
+		if !strings.Contains(order.Detail, s) {
+			t.Errorf("order detail %q lacks %q", order.Detail, s)
+		}
+	}
+	if iv := order.Intervals[0]; !iv.Exact || iv.Point != 2.5 {
+		t.Errorf("interval %+v, want the exact ratio 2.5", iv)
+	}
+	if !strings.Contains(cr.Reason, "ordering on qemu-mps2-an505 with the pqrepro C client, client role, not a verdict") ||
+		!strings.Contains(cr.Reason, "Measured: ordering on") {
+		t.Errorf("reason %q: want the board phrase and the measured ratio", cr.Reason)
+	}
+}
+
 // TestDeclaredPicoW: a run filed as pico-w whose class was only declared (nothing could
 // check it) gets no verdict on a Pico W claim, though its checks run and are shown.
 func TestDeclaredPicoW(t *testing.T) {

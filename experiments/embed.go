@@ -265,8 +265,13 @@ type Check struct {
 	// Boards restricts the check to runs on these board classes (a published figure of those
 	// boards); on any other board the check is untestable.
 	Boards []string `yaml:"boards,omitempty"`
-	// Label starts the check's detail; "{board}" is replaced by the run's board class.
+	// Label starts the check's detail; "{board}" is replaced by the run's board class (and,
+	// for a TLS matrix whose client ran on the board, that client and its role).
 	Label string `yaml:"label,omitempty"`
+	// Beside is a published figure an order check of two cells prints beside its measured
+	// ratio (as % lower time and % higher speed), never decided against: the paper's figure
+	// of another board or implementation (C000-01's 41% on a Pico W with wolfSSL).
+	Beside string `yaml:"beside,omitempty"`
 	// Info marks a check shown as information beside the verdict and never part of it (the
 	// Ascon-128 ratio beside C003-01's Ascon-128a one; a conclusion the paper scoped to
 	// hardware the project cannot identify).

@@ -411,9 +411,8 @@ func (b *boardCell) addPhases(p *wire.TLSPhases) {
 	}
 }
 
-// SerialClient names the TLS client of a board whose HELLO says tls_io=serial: the project's
-// own C client (firmware/crypto/tls13).
-const SerialClient = "pqrepro C client"
+// SerialClient names the TLS client of a board whose HELLO says tls_io=serial.
+const SerialClient = artifacts.SerialTLSClient
 
 // tlsClientName is the board's TLS library as its HELLO names it (tls=), if it does.
 func tlsClientName(h wire.Hello) string {
