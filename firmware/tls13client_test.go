@@ -24,20 +24,26 @@ const (
 	tlscFailed    = 7
 )
 
-// tlscResult is what one tlsc-feed answered.
+// tlscResult is what one tlsc-feed answered: the client's state, the alerts it sent and
+// received (-1: none), its output and the application data it received, its group and the
+// CertificateVerify scheme it verified (0 before).
 type tlscResult struct {
 	state, sent, received int
 	out, app              []byte
+	group, scheme         int
 }
 
 func tlscFeed(t *testing.T, k *katcli, in []byte) tlscResult {
 	t.Helper()
 	f := strings.Fields(k.do(t, "tlsc-feed", hex.EncodeToString(in)))
-	if len(f) != 5 {
+	if len(f) != 7 {
 		t.Fatalf("tlsc-feed: %q", f)
 	}
 	var r tlscResult
-	for i, p := range []*int{&r.state, &r.sent, &r.received} {
+	for i, p := range []*int{&r.state, &r.sent, &r.received, nil, nil, &r.group, &r.scheme} {
+		if p == nil {
+			continue
+		}
 		v, err := strconv.Atoi(f[i])
 		if err != nil {
 			t.Fatal(err)
@@ -73,6 +79,8 @@ type tlsCell struct {
 	signer func(*tlscert.Chain) *tlscert.Chain
 	// tamper, when set, changes the server's first flight on its way to the client.
 	tamper func([]byte) []byte
+	// state, when set, receives the server's State after its handshake.
+	state *tls13.State
 }
 
 // runTLSCell starts the Go engine as a server on one end of a pipe and the C client (katcli's
@@ -104,6 +112,9 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 	go func() {
 		defer serverEnd.Close()
 		err := srv.Handshake()
+		if c.state != nil {
+			*c.state = srv.State()
+		}
 		if err == nil {
 			buf := make([]byte, 64)
 			var n int
@@ -120,15 +131,20 @@ func runTLSCell(t *testing.T, k *katcli, c tlsCell) (tlscResult, error) {
 
 // relayTLSClient starts the C client for cell c with trust anchor anchor and relays bytes between
 // it and conn, the server's end, until the client has failed or received application data after
-// sending ping once connected. The client's random and ML-KEM seed are fresh.
+// sending ping once connected. The client's random, ML-KEM seed and ECDH secret are fresh (a
+// P-256 scalar outside [1, n-1] fails tlsc-start, and is drawn again).
 func relayTLSClient(t *testing.T, k *katcli, conn net.Conn, c tlsCell, anchor []byte, ping string) tlscResult {
 	t.Helper()
-	random, seed := make([]byte, 32), make([]byte, 64)
-	rand.Read(random)
-	rand.Read(seed)
 	hx := hex.EncodeToString
-	hello := k.do(t, "tlsc-start", fmt.Sprint(uint16(c.group)), hx([]byte(c.host)), hx(anchor),
-		fmt.Sprint(c.now.Unix()), hx(random), hx(seed))
+	hello := "fail"
+	for try := 0; try < 3 && hello == "fail"; try++ {
+		random, seed, ecdh := make([]byte, 32), make([]byte, 64), make([]byte, 32)
+		rand.Read(random)
+		rand.Read(seed)
+		rand.Read(ecdh)
+		hello = k.do(t, "tlsc-start", fmt.Sprint(uint16(c.group)), hx([]byte(c.host)), hx(anchor),
+			fmt.Sprint(c.now.Unix()), hx(random), hx(seed), hx(ecdh))
+	}
 	if hello == "fail" {
 		t.Fatal("tlsc-start failed")
 	}
@@ -169,22 +185,33 @@ func relayTLSClient(t *testing.T, k *katcli, conn net.Conn, c tlsCell, anchor []
 	return res
 }
 
+// The 6 x 6 matrix of paper000: every group the C client speaks with every signature scheme.
+var (
+	matrixGroups  = []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024, tls13.X25519, tls13.P256, tls13.X25519MLKEM768}
+	matrixSchemes = []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87, tls13.Ed25519, tls13.ECDSAP256SHA256, tls13.RSAPSSRSAESHA256}
+)
+
 // TestTLSClientAgainstEngine runs the C TLS 1.3 client against the project's Go engine for the
-// nine ML-KEM × ML-DSA cells: each completes the handshake on both ends (the server's Handshake
-// returns no error, so it verified the client's Finished) and the C client gets its "ping" echoed
-// under the application traffic keys.
+// 36 cells of the matrix: each completes the handshake on both ends (the server's Handshake
+// returns no error, so it verified the client's Finished), both ends report the cell's group
+// and CertificateVerify scheme (the client's group and verified scheme, the server's State), and
+// the C client gets its "ping" echoed under the application traffic keys.
 func TestTLSClientAgainstEngine(t *testing.T) {
 	k := startKatcli(t)
 	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
-	for _, g := range []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024} {
-		for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87} {
+	for _, g := range matrixGroups {
+		for _, s := range matrixSchemes {
 			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
-				res, err := runTLSCell(t, k, tlsCell{group: g, scheme: s, host: "board.pqrepro.test", now: now})
+				var st tls13.State
+				res, err := runTLSCell(t, k, tlsCell{group: g, scheme: s, host: "board.pqrepro.test", now: now, state: &st})
 				if err != nil {
 					t.Fatalf("server: %v (client state %d, sent alert %d)", err, res.state, res.sent)
 				}
 				if res.state != tlscConnected || string(res.app) != "ping" {
 					t.Fatalf("client state %d, alerts %d/%d, application data %q", res.state, res.sent, res.received, res.app)
+				}
+				if res.group != int(g) || res.scheme != int(s) || st.Group != g || st.Scheme != s {
+					t.Fatalf("client negotiated %#04x/%#04x, server %v/%v", res.group, res.scheme, st.Group, st.Scheme)
 				}
 			})
 		}
@@ -282,10 +309,11 @@ func shareShort(b []byte) []byte {
 }
 
 // TestTLSClientAgainstOpenSSL runs the C client against OpenSSL 3.5's s_server (the Debian 13
-// root of scripts/openssl-root, found as tls13/interop finds it) for the nine ML-KEM × ML-DSA
-// cells: s_server, limited to the cell's group and signature algorithm, establishes the
-// connection, its trace shows the cell's group, scheme and TLS_AES_128_GCM_SHA256, and the C
-// client gets its line back reversed (s_server -rev), after the session tickets OpenSSL sends.
+// root of scripts/openssl-root, found as tls13/interop finds it) for the 36 cells of the
+// matrix: s_server, limited to the cell's group and signature algorithm, establishes the
+// connection, its trace shows the cell's group, scheme and TLS_AES_128_GCM_SHA256, the C client
+// reports the same group and scheme, and it gets its line back reversed (s_server -rev), after
+// the session tickets OpenSSL sends.
 func TestTLSClientAgainstOpenSSL(t *testing.T) {
 	ossl, err := interop.FindOpenSSL(t.Context())
 	if err != nil {
@@ -294,8 +322,8 @@ func TestTLSClientAgainstOpenSSL(t *testing.T) {
 	t.Logf("peer: %s", ossl.Version)
 	k := startKatcli(t)
 	now := time.Now()
-	for _, g := range []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024} {
-		for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87} {
+	for _, g := range matrixGroups {
+		for _, s := range matrixSchemes {
 			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
 				ch, err := tlscert.New(s, "board.pqrepro.test", now)
 				if err != nil {
@@ -321,6 +349,9 @@ func TestTLSClientAgainstOpenSSL(t *testing.T) {
 				}
 				if rep.Group != uint16(g) || rep.Scheme != uint16(s) || rep.CipherSuite != uint16(tls13.TLS_AES_128_GCM_SHA256) {
 					t.Fatalf("s_server negotiated group %#04x, scheme %#04x, suite %#04x", rep.Group, rep.Scheme, rep.CipherSuite)
+				}
+				if res.group != int(g) || res.scheme != int(s) {
+					t.Fatalf("the C client negotiated group %#04x, scheme %#04x", res.group, res.scheme)
 				}
 			})
 		}
