@@ -1,6 +1,8 @@
 package firmware
 
 import (
+	"bytes"
+	"crypto"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -355,5 +357,100 @@ func TestTLSClientAgainstOpenSSL(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// mangledSigner signs as its key does, then changes the signature with mangle.
+type mangledSigner struct {
+	crypto.Signer
+	mangle func([]byte) []byte
+}
+
+func (m mangledSigner) Sign(r io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	sig, err := m.Signer.Sign(r, digest, opts)
+	if err != nil {
+		return nil, err
+	}
+	return m.mangle(sig), nil
+}
+
+// signedBy makes the server's CertificateVerify signature mangled (the chain is unchanged).
+func signedBy(mangle func([]byte) []byte) func(*tlscert.Chain) *tlscert.Chain {
+	return func(ch *tlscert.Chain) *tlscert.Chain {
+		c := *ch
+		c.Key = mangledSigner{ch.Key, mangle}
+		return &c
+	}
+}
+
+// shareBytes changes the server's key_exchange in the ServerHello: f gets the share's bytes.
+func shareBytes(f func(share []byte)) func([]byte) []byte {
+	return func(b []byte) []byte {
+		i := keyShareAt(b)
+		n := int(b[i+2])<<8 | int(b[i+3])
+		f(b[i+4 : i+4+n])
+		return b
+	}
+}
+
+// ed25519AddL adds the group order L to an Ed25519 signature's S (little-endian): the same
+// point equation holds, but S >= L is not canonical (RFC 8032 section 5.1.7).
+func ed25519AddL(sig []byte) []byte {
+	l := [32]byte{0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14, 31: 0x10}
+	out := bytes.Clone(sig)
+	carry := 0
+	for i := 0; i < 32; i++ {
+		v := int(out[32+i]) + int(l[i]) + carry
+		out[32+i], carry = byte(v), v>>8
+	}
+	return out
+}
+
+// derLongLength writes an ECDSA signature's SEQUENCE length in the long form (30 81 LL), which
+// DER forbids for a length below 128.
+func derLongLength(sig []byte) []byte {
+	return append([]byte{0x30, 0x81}, sig[1:]...)
+}
+
+// TestTLSClientRefusesInvalidKeySharesAndSignatures feeds the C client invalid ECDH values in
+// the ServerHello (X25519 all zeros and the low-order point u = 1, whose shared secret is all
+// zeros; the X25519 half of the X25519MLKEM768 share zeroed; P-256 points off the curve, with
+// x = 2^256 - 1 >= p, and compressed-prefix 0x02) and CertificateVerify signatures in
+// non-canonical encodings (Ed25519 with S + L, ECDSA with a long-form DER length, RSA-PSS one
+// byte short), and checks the alert the Go engine sends for each (illegal_parameter for a point,
+// decrypt_error for a signature) is the one the client sends and the server receives.
+func TestTLSClientRefusesInvalidKeySharesAndSignatures(t *testing.T) {
+	k := startKatcli(t)
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	zero := func(s []byte) { clear(s) }
+	for _, c := range []struct {
+		name   string
+		group  tls13.Group
+		scheme tls13.SignatureScheme
+		cell   tlsCell
+		alert  tls13.Alert
+	}{
+		{"X25519 all zeros", tls13.X25519, tls13.MLDSA44, tlsCell{tamper: shareBytes(zero)}, tls13.AlertIllegalParameter},
+		{"X25519 low order u=1", tls13.X25519, tls13.MLDSA44, tlsCell{tamper: shareBytes(func(s []byte) { clear(s); s[0] = 1 })}, tls13.AlertIllegalParameter},
+		{"X25519MLKEM768 X25519 half zero", tls13.X25519MLKEM768, tls13.MLDSA44, tlsCell{tamper: shareBytes(func(s []byte) { clear(s[len(s)-32:]) })}, tls13.AlertIllegalParameter},
+		{"P-256 off the curve", tls13.P256, tls13.MLDSA44, tlsCell{tamper: shareBytes(func(s []byte) { s[64] ^= 1 })}, tls13.AlertIllegalParameter},
+		{"P-256 x >= p", tls13.P256, tls13.MLDSA44, tlsCell{tamper: shareBytes(func(s []byte) { copy(s[1:33], bytes.Repeat([]byte{0xff}, 32)) })}, tls13.AlertIllegalParameter},
+		{"P-256 compressed prefix", tls13.P256, tls13.MLDSA44, tlsCell{tamper: shareBytes(func(s []byte) { s[0] = 2 })}, tls13.AlertIllegalParameter},
+		{"Ed25519 S >= L", tls13.X25519, tls13.Ed25519, tlsCell{signer: signedBy(ed25519AddL)}, tls13.AlertDecryptError},
+		{"ECDSA not strict DER", tls13.P256, tls13.ECDSAP256SHA256, tlsCell{signer: signedBy(derLongLength)}, tls13.AlertDecryptError},
+		{"RSA-PSS one byte short", tls13.X25519, tls13.RSAPSSRSAESHA256, tlsCell{signer: signedBy(func(s []byte) []byte { return s[:len(s)-1] })}, tls13.AlertDecryptError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cell := c.cell
+			cell.group, cell.scheme, cell.host, cell.now = c.group, c.scheme, "board.pqrepro.test", now
+			res, err := runTLSCell(t, k, cell)
+			if res.state != tlscFailed || res.sent != int(c.alert) {
+				t.Fatalf("client state %d, sent alert %d, want %d (%v)", res.state, res.sent, c.alert, c.alert)
+			}
+			var ae *tls13.AlertError
+			if !errors.As(err, &ae) || !ae.Remote || ae.Alert != c.alert {
+				t.Fatalf("server: %v, want the client's %v alert", err, c.alert)
+			}
+		})
 	}
 }
