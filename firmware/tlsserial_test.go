@@ -284,7 +284,8 @@ func splitRecords(b []byte) [][]byte {
 }
 
 // engineCell serves the Go engine with cfg on a local port for one connection: a full
-// handshake, then the client's bytes echoed once. The handshake's (or echo's) error goes to the
+// handshake (its group and CertificateVerify scheme must be cfg's first ones), then the
+// client's bytes echoed once. The handshake's (or echo's) error goes to the
 // channel.
 func engineCell(t *testing.T, cfg *tls13.Config) (string, <-chan error) {
 	t.Helper()
@@ -303,6 +304,9 @@ func engineCell(t *testing.T, cfg *tls13.Config) (string, <-chan error) {
 		defer c.Close()
 		srv := tls13.Server(c, cfg)
 		err = srv.Handshake()
+		if st := srv.State(); err == nil && (st.Group != cfg.Groups[0] || st.Scheme != cfg.SignatureSchemes[0]) {
+			err = fmt.Errorf("the engine negotiated %v/%v, not %v/%v", st.Group, st.Scheme, cfg.Groups[0], cfg.SignatureSchemes[0])
+		}
 		if err == nil {
 			buf := make([]byte, 1024)
 			var n int
@@ -444,16 +448,17 @@ func TestTLSSerialOnBoard(t *testing.T) {
 	}
 }
 
-// TestTLSSerialNineCellsOnBoard runs the nine ML-KEM × ML-DSA cells on qemu-mps2-an505 (the
-// Pico 2 W's core), one emulator process for all, over the serial line: each against the Go
+// TestTLSSerialAllCellsOnBoard runs the 36 cells of the matrix (ML-KEM-512/768/1024, X25519,
+// P-256 and X25519MLKEM768 × ML-DSA-44/65/87, Ed25519, ECDSA-P256 and RSA-PSS) on
+// qemu-mps2-an505 (the Pico 2 W's core), one emulator process for all, over the serial line: each against the Go
 // engine and against OpenSSL 3.5's s_server (the Debian 13 root, found as tls13/interop finds
 // it; that half is skipped with its reason without it), the board's DRBG seeded alike before
-// both so its own ClientHello and key pair are the same. Each handshake completes, the
+// both so its own ClientHello and key shares are the same. Each handshake completes, the
 // negotiated group and scheme are the cell's on the board (HANDSHAKE group= sig=) and on the
 // server (s_server's trace; the engine is limited to them), and the 32 echo bytes return (the
 // engine echoes them, s_server -rev reverses the line, which reads the same backwards). It logs
 // the board's instructions per handshake and per phase.
-func TestTLSSerialNineCellsOnBoard(t *testing.T) {
+func TestTLSSerialAllCellsOnBoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots an emulated board")
 	}
@@ -463,13 +468,13 @@ func TestTLSSerialNineCellsOnBoard(t *testing.T) {
 	}
 	b := bootSerialBoard(t, "qemu-mps2-an505")
 	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
-	for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87} {
+	for _, s := range matrixSchemes {
 		ch, err := tlscert.New(s, "board.pqrepro.test", now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cah := b.provisionCA(ch.CADER)
-		for _, g := range []tls13.Group{tls13.MLKEM512, tls13.MLKEM768, tls13.MLKEM1024} {
+		for _, g := range matrixGroups {
 			cell := interop.Cell{Group: g, Scheme: s}
 			seed := hex.EncodeToString([]byte(cell.String()))
 			check := func(peer string, hs boardFrame) {
@@ -507,6 +512,6 @@ func TestTLSSerialNineCellsOnBoard(t *testing.T) {
 		}
 	}
 	if oerr != nil {
-		t.Skipf("the nine cells passed against the engine; no OpenSSL 3.5 to interoperate with: %v", oerr)
+		t.Skipf("the 36 cells passed against the engine; no OpenSSL 3.5 to interoperate with: %v", oerr)
 	}
 }

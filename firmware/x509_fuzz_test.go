@@ -11,7 +11,8 @@ import (
 // and UBSan, so an out-of-bounds read or an overflow kills it and fails the target) with arbitrary
 // bytes. What it accepts must be consistent: every span it reports lies inside the input, and the
 // TBS is a prefix of the certificate's contents. The seed corpus (testdata/fuzz/FuzzX509Reader)
-// holds an ML-DSA-44 leaf and CA from tls13/tlscert and a few damaged forms of them.
+// holds an ML-DSA-44 leaf and CA from tls13/tlscert and a few damaged forms of them, and the
+// Ed25519, ECDSA P-256 and RSA-2048 (sha256WithRSAEncryption) CAs and leaves tlscert makes.
 func FuzzX509Reader(f *testing.F) {
 	k := startKatcliBuild(f, "build/host/katcli-asan")
 	f.Fuzz(func(t *testing.T, der []byte) {

@@ -18,7 +18,7 @@ import (
 // bytes before the last '@' are noise.
 
 // MaxFrameLen is the longest frame, newline included (firmware/PROTOCOL.md).
-const MaxFrameLen = 384
+const MaxFrameLen = 512
 
 // ErrNoFrame means a line holds no '@', so no frame at all.
 var ErrNoFrame = errors.New("no frame on line")

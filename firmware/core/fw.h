@@ -20,8 +20,14 @@
 #endif
 #define FW_PROTO 2
 
-/* FW_MAX_LINE bounds every frame in either direction, newline included. */
+/* FW_MAX_LINE bounds every frame in either direction, newline included: 512 on a board with
+ * the TLS client (its HELLO lists the groups and schemes it speaks), 384 elsewhere (the RAM of
+ * the line buffers: proto.c keeps five). The runner reads it from HELLO's max_line. */
+#if defined(FW_HAVE_TLS) && FW_HAVE_TLS
+#define FW_MAX_LINE 512
+#else
 #define FW_MAX_LINE 384
+#endif
 /* FW_RING is how many recent frames the firmware keeps for RESEND: more than a SELFTEST
  * sends (one RESULT per vector group, 56 of them), so frames the pty dropped while QEMU had not yet seen
  * the port reopened can all be re-sent. A board with 16 KiB of RAM keeps fewer (-DFW_RING). */

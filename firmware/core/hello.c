@@ -130,8 +130,8 @@ void fw_send_hello(uint32_t re)
 #if FW_HAVE_TLS
 	/* The project's C client (crypto/tls13), its records over this line (tlsreq.c). */
 	fw_kv_str("tls_io", "serial");
-	fw_kv_str("tls_groups", "512,513,514");
-	fw_kv_str("tls_sigs", "2308,2309,2310");
+	fw_kv_str("tls_groups", "512,513,514,29,23,4588");
+	fw_kv_str("tls_sigs", "2308,2309,2310,2055,1027,2052");
 #endif
 	fw_frame_end();
 }

@@ -32,7 +32,7 @@ static struct tls13c s_cl;
 static uint8_t s_in[TLS_IN_MAX];
 static uint32_t s_in_have;
 static uint8_t s_echo[TLS_MAX_ECHO];
-static uint8_t s_random[32], s_seed[64];
+static uint8_t s_random[32], s_seed[64], s_ecdh[32];
 static char s_sni[TLS_SNI_MAX + 1];
 
 /* The cell in progress: its parameters, the handshake i (warm-up ones first), its stage, the
@@ -152,6 +152,7 @@ static void seg_run(void *arg)
 		.now = s_cell.now,
 		.random = s_random,
 		.kem_seed = s_seed,
+		.ecdh_secret = s_ecdh,
 	};
 	plat_counter_align();
 	t0 = plat_counter();
@@ -176,8 +177,11 @@ static int segment(int start)
 	return j.rc;
 }
 
-/* begin_handshake starts handshake s_cell.i: ClientHello random and ML-KEM seed from the DRBG
- * (untimed), tls13c_start timed, the ClientHello out. */
+/* begin_handshake starts handshake s_cell.i: ClientHello random, ML-KEM seed and ECDH secret
+ * (the X25519 or P-256 private value) from the DRBG (untimed), tls13c_start timed, the
+ * ClientHello out. A P-256 scalar outside [1, n-1] (about 2^-32 of draws) fails the start and
+ * the cell answers ERROR setup, as any other failed start: the board does not draw again inside
+ * the timed segment. */
 static void begin_handshake(uint32_t re)
 {
 	s_cell.count = s_cell.stack = 0;
@@ -185,6 +189,7 @@ static void begin_handshake(uint32_t re)
 	s_in_have = 0;
 	fw_drbg_read(s_random, sizeof s_random);
 	fw_drbg_read(s_seed, sizeof s_seed);
+	fw_drbg_read(s_ecdh, sizeof s_ecdh);
 	if (segment(1) != 0) {
 		s_cell.stage = TS_IDLE;
 		fw_send_error(re, "setup", "client");
@@ -194,10 +199,41 @@ static void begin_handshake(uint32_t re)
 	send_out(re, "flight");
 }
 
+/* sig_of: the SignatureScheme a leaf key of algorithm a signs CertificateVerify with (an RSA
+ * key: rsa_pss_rsae_sha256), or 0. */
 static uint16_t sig_of(enum x509_alg a)
 {
-	return a == X509_ALG_MLDSA44 ? 0x0904 : a == X509_ALG_MLDSA65 ? 0x0905 : a == X509_ALG_MLDSA87 ? 0x0906 : 0;
+	switch (a) {
+	case X509_ALG_MLDSA44:
+		return 0x0904;
+	case X509_ALG_MLDSA65:
+		return 0x0905;
+	case X509_ALG_MLDSA87:
+		return 0x0906;
+	case X509_ALG_ED25519:
+		return 0x0807;
+	case X509_ALG_P256:
+		return 0x0403;
+	case X509_ALG_RSA:
+		return 0x0804;
+	default:
+		return 0;
+	}
 }
+
+/* in_list: whether v is one of the n codepoints at l. */
+static int in_list(uint32_t v, const uint16_t *l, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (l[i] == v)
+			return 1;
+	return 0;
+}
+
+/* The groups and schemes the client speaks, as HELLO's tls_groups= and tls_sigs= list them. */
+static const uint16_t tls_groups[] = {0x0200, 0x0201, 0x0202, 0x001d, 0x0017, 0x11ec};
+static const uint16_t tls_sigs[] = {0x0904, 0x0905, 0x0906, 0x0807, 0x0403, 0x0804};
 
 /* report sends HANDSHAKE for handshake s_cell.i (warm-up ones are not reported) and starts the
  * next, or sends TLSDONE after the last; every frame answers request re (the TLS or TLSIN that
@@ -260,8 +296,17 @@ static int tls_params(const struct fw_req *r)
 		fw_send_error(r->seq, "badarg", "io");
 		return -1;
 	}
-	if (get_u32(r, "group", 0x0200, 0x0202, &g) != 0 || get_u32(r, "sig", 0x0904, 0x0906, &s) != 0 ||
-	    get_u32(r, "n", 1, TLS_MAX_N, &s_cell.n) != 0 || get_u32(r, "warmup", 0, TLS_MAX_WARMUP, &s_cell.warmup) != 0 ||
+	if (get_u32(r, "group", 0, 0xffff, &g) != 0 || get_u32(r, "sig", 0, 0xffff, &s) != 0)
+		return -1;
+	if (!in_list(g, tls_groups, sizeof tls_groups / sizeof tls_groups[0])) {
+		fw_send_error(r->seq, "badarg", "group");
+		return -1;
+	}
+	if (!in_list(s, tls_sigs, sizeof tls_sigs / sizeof tls_sigs[0])) {
+		fw_send_error(r->seq, "badarg", "sig");
+		return -1;
+	}
+	if (get_u32(r, "n", 1, TLS_MAX_N, &s_cell.n) != 0 || get_u32(r, "warmup", 0, TLS_MAX_WARMUP, &s_cell.warmup) != 0 ||
 	    get_u32(r, "echo", 0, TLS_MAX_ECHO, &s_cell.echo) != 0)
 		return -1;
 	if (sni == 0 || *sni == 0 || strlen(sni) > (size_t)TLS_SNI_MAX) {

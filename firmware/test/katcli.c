@@ -35,13 +35,15 @@
  *       sig serial issuer subject notbefore notafter spkioid spkialg pk ca ku (-1 if absent)
  *       san (dNSNames, comma-separated hex, "-" if none) host (1 if HOST, hex, matches) valid
  *       (x509_valid_at at Unix time NOW); CODE is x509.h's negative error)
- *   tlsc-start GROUP SNI CA NOW RANDOM SEED      -> OUT | fail
+ *   tlsc-start GROUP SNI CA NOW RANDOM SEED [ECDH] -> OUT | fail
  *       (the TLS 1.3 client of crypto/tls13 started for group GROUP (decimal codepoint), server
- *       name SNI (hex), trust anchor CA (DER), Unix time NOW, ClientHello RANDOM (32 bytes) and
- *       ML-KEM SEED (64 bytes); OUT is the bytes it sends)
- *   tlsc-feed IN                                 -> STATE SENT RECEIVED OUT APP
+ *       name SNI (hex), trust anchor CA (DER), Unix time NOW, ClientHello RANDOM (32 bytes),
+ *       ML-KEM SEED (64 bytes) and the ECDH secret (32 bytes; X25519, P-256 and the hybrid need
+ *       it); OUT is the bytes it sends)
+ *   tlsc-feed IN                                 -> STATE SENT RECEIVED OUT APP GROUP SCHEME
  *       (IN fed to the client; STATE its state number, SENT and RECEIVED the alerts' descriptions
- *       or -1, OUT the bytes it sends, APP the application data it received, both then taken)
+ *       or -1, OUT the bytes it sends, APP the application data it received, both then taken,
+ *       GROUP its group and SCHEME the CertificateVerify's scheme it verified or 0, decimal)
  *   tlsc-write DATA                              -> OUT | fail
  *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
  *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
@@ -531,10 +533,10 @@ static int x509(char *der, char *now_s, char *host)
 }
 
 /* tlsc runs the tlsc- commands on one client. */
-static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, char *u)
+static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, char *u, char *e)
 {
 	static struct tls13c c;
-	static uint8_t ca[X509_MAX_DER];
+	static uint8_t ca[X509_MAX_DER], ecdh[32];
 	static char sni[256];
 	static int started;
 	long n;
@@ -542,7 +544,8 @@ static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, ch
 		struct tls13c_config cfg;
 		long nsni, nca, nr, ns;
 		if (u == NULL || strlen(y) > 2 * 255 || strlen(z) > 2 * sizeof ca || (nsni = unhex(a, y)) < 0 ||
-		    (nca = unhex(ca, z)) < 0 || (nr = unhex(b, w)) != 32 || (ns = unhex(o2, u)) != 64)
+		    (nca = unhex(ca, z)) < 0 || (nr = unhex(b, w)) != 32 || (ns = unhex(o2, u)) != 64 ||
+		    (e != NULL && (strlen(e) != 64 || unhex(ecdh, e) != 32)))
 			return -1;
 		memcpy(sni, a, (size_t)nsni);
 		sni[nsni] = 0;
@@ -553,6 +556,7 @@ static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, ch
 		cfg.now = (int64_t)strtoll(v, NULL, 10);
 		cfg.random = b;
 		cfg.kem_seed = o2;
+		cfg.ecdh_secret = e != NULL ? ecdh : NULL;
 		started = tls13c_start(&c, &cfg) == 0;
 		if (!started) {
 			printf("fail");
@@ -582,6 +586,7 @@ static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, ch
 			printf("-");
 		puthex(c.app, c.app_len);
 		c.app_len = 0;
+		printf(" %u %u", (unsigned)c.group, (unsigned)c.scheme);
 	}
 	return 0;
 }
@@ -692,7 +697,7 @@ int main(void)
 			if (x == NULL || tlsprim(cmd, x, y, z, v) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "tlsc-", 5) == 0) {
-			if (x == NULL || tlsc(cmd, x, y, z, v, w, u) != 0)
+			if (x == NULL || tlsc(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
 				goto bad;
 		} else if (strcmp(cmd, "x509") == 0) {
 			if (x509(x, y, z) != 0)

@@ -1,8 +1,10 @@
 /* The sans-I/O TLS 1.3 client; see tls13c.h. */
 #include "tls13c.h"
 
+#include "../c25519/c25519.h"
 #include "../ct.h"
 #include "../hkdf/hkdf.h"
+#include "../p256/p256.h"
 #include "../pqmem.h"
 
 enum {
@@ -13,6 +15,16 @@ enum {
 	EXT_SUPPORTED_VERSIONS = 43, EXT_KEY_SHARE = 51,
 	TLS_AES_128_GCM_SHA256 = 0x1301,
 };
+
+/* DECLASSIFY marks what the client makes public on purpose as defined for the constant-time
+ * check (test/tls13ct.c under valgrind memcheck, built with TLS13C_CT_CHECK): whether a key share
+ * could be made and whether the server's point was refused (an alert says so). */
+#ifdef TLS13C_CT_CHECK
+#include <valgrind/memcheck.h>
+#define DECLASSIFY(p, n) VALGRIND_MAKE_MEM_DEFINED(p, n)
+#else
+#define DECLASSIFY(p, n) ((void)(p), (void)(n))
+#endif
 
 /* TIMED runs stmt and adds the board counter's advance over it to c->phase[p] (tls13c.h). */
 #ifdef TLS13C_PHASE_COUNTER
@@ -36,17 +48,27 @@ static const uint8_t hrr_random[32] = {
 	0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 };
 
-/* The groups, with their sizes. Calls go through switches, not function pointers, so GCC's call
- * graph (make tls-report's stack bound) sees every callee. */
+/* The groups, with their key shares' sizes (the client's, the server's) and the shared secret's.
+ * Calls go through switches, not function pointers, so GCC's call graph (make tls-report's
+ * stack bound) sees every callee. */
+enum {
+	G_MLKEM512 = 0x0200, G_MLKEM768 = 0x0201, G_MLKEM1024 = 0x0202,
+	G_X25519 = 0x001d, G_P256 = 0x0017, G_X25519MLKEM768 = 0x11ec,
+};
+
 struct kem {
 	uint16_t group;
-	size_t ek, ct;
+	size_t ek, ct, ss;
+	int ecdh; /* needs the caller's ECDH secret */
 };
 
 static const struct kem kems[] = {
-	{0x0200, MLKEM512_EKBYTES, MLKEM512_CTBYTES},
-	{0x0201, MLKEM768_EKBYTES, MLKEM768_CTBYTES},
-	{0x0202, MLKEM1024_EKBYTES, MLKEM1024_CTBYTES},
+	{G_MLKEM512, MLKEM512_EKBYTES, MLKEM512_CTBYTES, 32, 0},
+	{G_MLKEM768, MLKEM768_EKBYTES, MLKEM768_CTBYTES, 32, 0},
+	{G_MLKEM1024, MLKEM1024_EKBYTES, MLKEM1024_CTBYTES, 32, 0},
+	{G_X25519, X25519_BYTES, X25519_BYTES, 32, 1},
+	{G_P256, P256_POINT_LEN, P256_POINT_LEN, 32, 1},
+	{G_X25519MLKEM768, MLKEM768_EKBYTES + X25519_BYTES, MLKEM768_CTBYTES + X25519_BYTES, 64, 1},
 };
 
 static const struct kem *kem_of(uint16_t group)
@@ -58,30 +80,63 @@ static const struct kem *kem_of(uint16_t group)
 	return NULL;
 }
 
-static int kem_keygen(uint16_t group, uint8_t *ek, uint8_t *dk, const uint8_t seed[64])
+/* kem_keygen writes the client's key share to ek, keeping the private parts in c (ML-KEM's in
+ * c->dk, the ECDH value is c->ecdh_sk already). 0, or -1 for a P-256 scalar out of range. */
+static int kem_keygen(struct tls13c *c, uint8_t *ek, const uint8_t seed[64])
 {
-	switch (group) {
-	case 0x0200:
-		return mlkem512_keygen_internal(ek, dk, seed, seed + 32);
-	case 0x0201:
-		return mlkem768_keygen_internal(ek, dk, seed, seed + 32);
-	case 0x0202:
-		return mlkem1024_keygen_internal(ek, dk, seed, seed + 32);
+	switch (c->group) {
+	case G_MLKEM512:
+		return mlkem512_keygen_internal(ek, c->dk, seed, seed + 32);
+	case G_MLKEM768:
+		return mlkem768_keygen_internal(ek, c->dk, seed, seed + 32);
+	case G_MLKEM1024:
+		return mlkem1024_keygen_internal(ek, c->dk, seed, seed + 32);
+	case G_X25519:
+		x25519_base(ek, c->ecdh_sk);
+		return 0;
+	case G_P256: {
+		int r = p256_keygen(ek, c->ecdh_sk);
+		DECLASSIFY(&r, sizeof r);
+		return r == P256_OK ? 0 : -1;
+	}
+	case G_X25519MLKEM768:
+		if (mlkem768_keygen_internal(ek, c->dk, seed, seed + 32) != 0)
+			return -1;
+		x25519_base(ek + MLKEM768_EKBYTES, c->ecdh_sk);
+		return 0;
 	}
 	return -1;
 }
 
-static int kem_decaps(uint16_t group, uint8_t ss[32], const uint8_t *ct, const uint8_t *dk)
+/* kem_decaps computes the shared secret (k->ss bytes) from the server's share ct. 0, or the
+ * alert: illegal_parameter for an ECDH value that is not a valid point (an all-zero X25519
+ * result included), internal_error when ML-KEM decapsulation fails. */
+static int kem_decaps(struct tls13c *c, uint8_t ss[64], const uint8_t *ct)
 {
-	switch (group) {
-	case 0x0200:
-		return mlkem512_decaps(ss, ct, dk);
-	case 0x0201:
-		return mlkem768_decaps(ss, ct, dk);
-	case 0x0202:
-		return mlkem1024_decaps(ss, ct, dk);
+	int r;
+	switch (c->group) {
+	case G_MLKEM512:
+		return mlkem512_decaps(ss, ct, c->dk) == 0 ? 0 : TLS13C_INTERNAL_ERROR;
+	case G_MLKEM768:
+		return mlkem768_decaps(ss, ct, c->dk) == 0 ? 0 : TLS13C_INTERNAL_ERROR;
+	case G_MLKEM1024:
+		return mlkem1024_decaps(ss, ct, c->dk) == 0 ? 0 : TLS13C_INTERNAL_ERROR;
+	case G_X25519:
+		r = x25519(ss, c->ecdh_sk, ct);
+		DECLASSIFY(&r, sizeof r);
+		return r == 0 ? 0 : TLS13C_ILLEGAL_PARAMETER;
+	case G_P256:
+		r = p256_ecdh(ss, c->ecdh_sk, ct, P256_POINT_LEN);
+		DECLASSIFY(&r, sizeof r);
+		return r == P256_OK ? 0 : TLS13C_ILLEGAL_PARAMETER;
+	case G_X25519MLKEM768:
+		if (mlkem768_decaps(ss, ct, c->dk) != 0)
+			return TLS13C_INTERNAL_ERROR;
+		r = x25519(ss + 32, c->ecdh_sk, ct + MLKEM768_CTBYTES);
+		DECLASSIFY(&r, sizeof r);
+		return r == 0 ? 0 : TLS13C_ILLEGAL_PARAMETER;
 	}
-	return -1;
+	return TLS13C_INTERNAL_ERROR;
 }
 
 /* ---- byte reading: a cursor that fails once it would run past its end ---- */
@@ -207,11 +262,15 @@ static void transcript_hash(const struct tls13c *c, uint8_t out[32])
 
 /* ---- ClientHello ---- */
 
+/* The signature schemes offered: ML-DSA-44/65/87, ed25519, ecdsa_secp256r1_sha256,
+ * rsa_pss_rsae_sha256. */
+static const uint16_t schemes[] = {0x0904, 0x0905, 0x0906, 0x0807, 0x0403, 0x0804};
+
 /* client_hello writes the ClientHello message (header included) to m and returns its length. */
 static size_t client_hello(const struct tls13c *c, uint8_t *m, const uint8_t random[32], const uint8_t *ek,
 			   size_t eklen)
 {
-	size_t sni = strlen(c->server_name);
+	size_t sni = strlen(c->server_name), i;
 	uint8_t *p = m + 4, *ext;
 	p = put(p, 0x0303, 2);
 	memcpy(p, random, 32);
@@ -238,11 +297,10 @@ static size_t client_hello(const struct tls13c *c, uint8_t *m, const uint8_t ran
 	p = put(p, 2, 2);
 	p = put(p, c->group, 2);
 	p = put(p, EXT_SIGNATURE_ALGORITHMS, 2);
-	p = put(p, 8, 2);
-	p = put(p, 6, 2);
-	p = put(p, 0x0904, 2);
-	p = put(p, 0x0905, 2);
-	p = put(p, 0x0906, 2);
+	p = put(p, 2 + 2 * sizeof schemes / sizeof schemes[0], 2);
+	p = put(p, 2 * sizeof schemes / sizeof schemes[0], 2);
+	for (i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+		p = put(p, schemes[i], 2);
 	p = put(p, EXT_KEY_SHARE, 2);
 	p = put(p, (uint32_t)eklen + 6, 2);
 	p = put(p, (uint32_t)eklen + 4, 2);    /* client_shares */
@@ -265,7 +323,7 @@ int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 	memset(c, 0, sizeof *c);
 	c->alert_sent = c->alert_received = -1;
 	if (k == NULL || cfg->server_name == NULL || strlen(cfg->server_name) == 0 ||
-	    strlen(cfg->server_name) > 255)
+	    strlen(cfg->server_name) > 255 || (k->ecdh && cfg->ecdh_secret == NULL))
 		return -1;
 	TIMED(c, TLS13C_PH_CHAIN, r = x509_parse(&c->ca, cfg->ca_der, cfg->ca_len));
 	if (r != X509_OK || c->ca.spki_alg == X509_ALG_OTHER)
@@ -273,11 +331,15 @@ int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 	c->group = cfg->group;
 	c->server_name = cfg->server_name;
 	c->now = cfg->now;
-	/* The encapsulation key is made in the handshake buffer, free until the ServerHello. */
+	if (k->ecdh)
+		memcpy(c->ecdh_sk, cfg->ecdh_secret, sizeof c->ecdh_sk);
+	/* The key share is made in the handshake buffer, free until the ServerHello. */
 	ek = c->hs + 8192;
-	TIMED(c, TLS13C_PH_KEX, r = kem_keygen(c->group, ek, c->dk, cfg->kem_seed));
-	if (r != 0)
+	TIMED(c, TLS13C_PH_KEX, r = kem_keygen(c, ek, cfg->kem_seed));
+	if (r != 0) {
+		memset(c->ecdh_sk, 0, sizeof c->ecdh_sk);
 		return -1;
+	}
 	n = client_hello(c, c->hs, cfg->random, ek, k->ek);
 	sha256_init(&c->transcript);
 	sha256_update(&c->transcript, c->hs, n);
@@ -325,14 +387,14 @@ static int server_hello_exts(struct tls13c *c, struct rd *exts, const struct kem
 
 /* handshake_keys runs the key schedule from the shared secret to the handshake traffic secrets
  * (RFC 8446 section 7.1) over the transcript ClientHello..ServerHello, and installs their keys. */
-static void handshake_keys(struct tls13c *c, const uint8_t ss[32])
+static void handshake_keys(struct tls13c *c, const uint8_t *ss, size_t sslen)
 {
 	static const uint8_t zero[32] = {0};
 	uint8_t early[32], derived[32], empty[32], th[32];
 	sha256(empty, NULL, 0);
 	hkdf_sha256_extract(early, NULL, 0, zero, sizeof zero);
 	tls13_derive_secret(derived, early, "derived", empty);
-	hkdf_sha256_extract(c->hs_secret, derived, sizeof derived, ss, 32);
+	hkdf_sha256_extract(c->hs_secret, derived, sizeof derived, ss, sslen);
 	transcript_hash(c, th);
 	tls13_derive_secret(c->c_hs, c->hs_secret, "c hs traffic", th);
 	tls13_derive_secret(c->s_hs, c->hs_secret, "s hs traffic", th);
@@ -348,7 +410,7 @@ static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
 	struct rd r = {m + 4, len - 4, 0}, sid, exts, ct = {NULL, 0, 1};
 	const uint8_t *random;
 	uint32_t version, suite, comp;
-	uint8_t ss[32];
+	uint8_t ss[64];
 	int rc;
 	version = get(&r, 2);
 	random = r.p;
@@ -366,11 +428,14 @@ static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
 	if (server_hello_exts(c, &exts, k, &ct) != 0)
 		return -1;
 	sha256_update(&c->transcript, m, len);
-	TIMED(c, TLS13C_PH_KEX, rc = kem_decaps(c->group, ss, ct.p, c->dk));
-	if (rc != 0)
-		return fail(c, TLS13C_INTERNAL_ERROR);
+	TIMED(c, TLS13C_PH_KEX, rc = kem_decaps(c, ss, ct.p));
 	memset(c->dk, 0, sizeof c->dk);
-	TIMED(c, TLS13C_PH_KS_RECORD, handshake_keys(c, ss));
+	memset(c->ecdh_sk, 0, sizeof c->ecdh_sk);
+	if (rc != 0) {
+		memset(ss, 0, sizeof ss);
+		return fail(c, rc);
+	}
+	TIMED(c, TLS13C_PH_KS_RECORD, handshake_keys(c, ss, k->ss));
 	memset(ss, 0, sizeof ss);
 	c->state = TLS13C_WAIT_EE;
 	return 0;
@@ -398,8 +463,12 @@ static int encrypted_extensions(struct tls13c *c, const uint8_t *m, size_t len)
 	return 0;
 }
 
-static int mldsa_verify(enum x509_alg alg, const uint8_t *sig, size_t siglen, const uint8_t *pk,
-			const uint8_t *msg, size_t msglen)
+/* sig_verify checks sig over msg under the key pk of algorithm alg: 0 when it verifies.
+ * ML-DSA (empty context) and Ed25519 sign msg itself, ECDSA its SHA-256 (strict DER); RSA is
+ * PKCS #1 v1.5 with SHA-256 for a certificate (cert != 0), else PSS with MGF1-SHA-256 and a
+ * 32-byte salt, under *rsa (the key read from pk beforehand). */
+static int sig_verify(enum x509_alg alg, const uint8_t *sig, size_t siglen, const uint8_t *pk, size_t pklen,
+		      const struct rsa_pubkey *rsa, const uint8_t *msg, size_t msglen, int cert)
 {
 	switch (alg) {
 	case X509_ALG_MLDSA44:
@@ -408,22 +477,43 @@ static int mldsa_verify(enum x509_alg alg, const uint8_t *sig, size_t siglen, co
 		return siglen == MLDSA65_SIGBYTES ? mldsa65_verify(sig, pk, msg, msglen, NULL, 0) : -1;
 	case X509_ALG_MLDSA87:
 		return siglen == MLDSA87_SIGBYTES ? mldsa87_verify(sig, pk, msg, msglen, NULL, 0) : -1;
+	case X509_ALG_ED25519:
+		return pklen == ED25519_PUBLICKEYBYTES ? ed25519_verify(sig, siglen, pk, msg, msglen) : -1;
+	case X509_ALG_P256:
+		return p256_verify(pk, pklen, msg, msglen, sig, siglen) == P256_OK ? 0 : -1;
+	case X509_ALG_RSA:
+		if (cert)
+			return rsa_pkcs1_sha256_verify(rsa, msg, msglen, sig, siglen) == RSA_OK ? 0 : -1;
+		return rsa_pss_sha256_verify(rsa, msg, msglen, sig, siglen) == RSA_OK ? 0 : -1;
 	default:
 		return -1;
 	}
 }
 
-/* check_leaf checks the leaf against the trust anchor: issued by it (issuer name and ML-DSA
- * signature over the TBS), both valid at now, the server name among its dNSNames. The alerts are
- * the Go engine's: unknown_ca, certificate_expired, bad_certificate. */
+/* leaf_signed checks the leaf's signature under the CA's key; an RSA CA's key is read here, on
+ * the stack (it is used once). 0 when it verifies. */
+static int leaf_signed(const struct x509_cert *ca, const struct x509_cert *leaf)
+{
+	struct rsa_pubkey rsa;
+	if (ca->spki_alg == X509_ALG_RSA && rsa_pubkey_parse(&rsa, ca->pubkey.p, ca->pubkey.n) != RSA_OK)
+		return -1;
+	return sig_verify(ca->spki_alg, leaf->sig.p, leaf->sig.n, ca->pubkey.p, ca->pubkey.n, &rsa, leaf->tbs.p,
+			  leaf->tbs.n, 1);
+}
+
+/* check_leaf checks the leaf against the trust anchor: issued by it (issuer name and signature
+ * over the TBS with the CA's algorithm), both valid at now, the server name among its dNSNames,
+ * an RSA leaf's key readable (kept in c->leaf_rsa for CertificateVerify). The alerts are the Go
+ * engine's: unknown_ca, certificate_expired, bad_certificate. */
 static int check_leaf(struct tls13c *c, const struct x509_cert *leaf)
 {
 	const struct x509_cert *ca = &c->ca;
-	if (leaf->spki_alg == X509_ALG_OTHER)
+	if (leaf->spki_alg == X509_ALG_OTHER || leaf->pubkey.n > sizeof c->leaf_pk)
+		return fail(c, TLS13C_BAD_CERTIFICATE);
+	if (leaf->spki_alg == X509_ALG_RSA && rsa_pubkey_parse(&c->leaf_rsa, leaf->pubkey.p, leaf->pubkey.n) != RSA_OK)
 		return fail(c, TLS13C_BAD_CERTIFICATE);
 	if (leaf->issuer.n != ca->subject.n || memcmp(leaf->issuer.p, ca->subject.p, ca->subject.n) != 0 ||
-	    leaf->sig_alg != ca->spki_alg ||
-	    mldsa_verify(ca->spki_alg, leaf->sig.p, leaf->sig.n, ca->pubkey.p, leaf->tbs.p, leaf->tbs.n) != 0)
+	    leaf->sig_alg != ca->spki_alg || leaf_signed(ca, leaf) != 0)
 		return fail(c, TLS13C_UNKNOWN_CA);
 	if (x509_valid_at(leaf, c->now) != 0 || x509_valid_at(ca, c->now) != 0)
 		return fail(c, TLS13C_CERTIFICATE_EXPIRED);
@@ -460,11 +550,24 @@ static int certificate(struct tls13c *c, const uint8_t *m, size_t len)
 	return 0;
 }
 
-/* scheme_alg: the certificate algorithm of an ML-DSA SignatureScheme, else X509_ALG_OTHER. */
+/* scheme_alg: the leaf key's algorithm of an offered SignatureScheme, else X509_ALG_OTHER. */
 static enum x509_alg scheme_alg(uint32_t scheme)
 {
-	return scheme == 0x0904 ? X509_ALG_MLDSA44 : scheme == 0x0905 ? X509_ALG_MLDSA65
-	       : scheme == 0x0906 ? X509_ALG_MLDSA87 : X509_ALG_OTHER;
+	switch (scheme) {
+	case 0x0904:
+		return X509_ALG_MLDSA44;
+	case 0x0905:
+		return X509_ALG_MLDSA65;
+	case 0x0906:
+		return X509_ALG_MLDSA87;
+	case 0x0807:
+		return X509_ALG_ED25519;
+	case 0x0403:
+		return X509_ALG_P256;
+	case 0x0804:
+		return X509_ALG_RSA;
+	}
+	return X509_ALG_OTHER;
 }
 
 /* certificate_verify checks the server's signature over RFC 8446 section 4.4.3's content: 64
@@ -484,9 +587,11 @@ static int certificate_verify(struct tls13c *c, const uint8_t *m, size_t len)
 	memset(content, 0x20, 64);
 	memcpy(content + 64, label, sizeof label); /* the terminating zero is the separator */
 	transcript_hash(c, content + 64 + sizeof label);
-	TIMED(c, TLS13C_PH_CV, r = mldsa_verify(c->leaf_alg, sig.p, sig.n, c->leaf_pk, content, sizeof content));
+	TIMED(c, TLS13C_PH_CV, r = sig_verify(c->leaf_alg, sig.p, sig.n, c->leaf_pk, c->leaf_pk_len, &c->leaf_rsa,
+					      content, sizeof content, 0));
 	if (r != 0)
 		return fail(c, TLS13C_DECRYPT_ERROR);
+	c->scheme = (uint16_t)scheme;
 	sha256_update(&c->transcript, m, len);
 	c->state = TLS13C_WAIT_FIN;
 	return 0;

@@ -72,20 +72,53 @@ static int span_eq(struct x509_span a, const uint8_t *b, size_t n)
 
 /* id-ml-dsa-44/65/87: 2.16.840.1.101.3.4.3.17/18/19 (RFC 9881). */
 static const uint8_t oid_mldsa[8] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03};
+/* id-Ed25519 1.3.101.112; id-ecPublicKey 1.2.840.10045.2.1 and prime256v1 1.2.840.10045.3.1.7;
+ * ecdsa-with-SHA256 1.2.840.10045.4.3.2; rsaEncryption 1.2.840.113549.1.1.1 and
+ * sha256WithRSAEncryption 1.2.840.113549.1.1.11. */
+static const uint8_t oid_ed25519[3] = {0x2b, 0x65, 0x70};
+static const uint8_t oid_ec_pub[7] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01};
+static const uint8_t der_p256[10] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
+static const uint8_t oid_ecdsa_sha256[8] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02};
+static const uint8_t oid_rsa_enc[9] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
+static const uint8_t oid_rsa_sha256[9] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b};
+static const uint8_t der_null[2] = {0x05, 0x00};
 
-/* alg_id reads an AlgorithmIdentifier: its OID, and which algorithm it names; an ML-DSA one must
- * have no parameters. */
-static int alg_id(struct x509_span seq, struct x509_span *oid, enum x509_alg *alg)
+/* alg_id reads an AlgorithmIdentifier: its OID, and which algorithm it names, as a key's
+ * algorithm (key != 0) or a signature's. A known algorithm's parameters must be as x509.h says
+ * (X509_EALG otherwise); an EC key on another curve is X509_ALG_OTHER. */
+static int alg_id(struct x509_span seq, struct x509_span *oid, enum x509_alg *alg, int key)
 {
 	struct der d = {seq.p, seq.n};
+	struct x509_span params;
 	*alg = X509_ALG_OTHER;
 	if (der_expect(&d, 0x06, oid, NULL) != 0 || oid->n == 0)
 		return X509_EDER;
+	params.p = d.p;
+	params.n = d.n;
 	if (oid->n == 9 && memcmp(oid->p, oid_mldsa, 8) == 0 && oid->p[8] >= 17 && oid->p[8] <= 19) {
 		static const enum x509_alg sets[3] = {X509_ALG_MLDSA44, X509_ALG_MLDSA65, X509_ALG_MLDSA87};
 		if (d.n != 0)
 			return X509_EALG;
 		*alg = sets[oid->p[8] - 17];
+	} else if (span_eq(*oid, oid_ed25519, sizeof oid_ed25519)) {
+		if (d.n != 0)
+			return X509_EALG;
+		*alg = X509_ALG_ED25519;
+	} else if (key && span_eq(*oid, oid_ec_pub, sizeof oid_ec_pub)) {
+		uint8_t tag;
+		struct x509_span v;
+		if (der_next(&d, &tag, &v, NULL) != 0 || d.n != 0)
+			return X509_EALG; /* ECParameters: one namedCurve OID (RFC 5480) */
+		if (span_eq(params, der_p256, sizeof der_p256))
+			*alg = X509_ALG_P256;
+	} else if (!key && span_eq(*oid, oid_ecdsa_sha256, sizeof oid_ecdsa_sha256)) {
+		if (d.n != 0)
+			return X509_EALG;
+		*alg = X509_ALG_P256;
+	} else if (span_eq(*oid, key ? oid_rsa_enc : oid_rsa_sha256, sizeof oid_rsa_enc)) {
+		if (!span_eq(params, der_null, sizeof der_null))
+			return X509_EALG;
+		*alg = X509_ALG_RSA;
 	}
 	return X509_OK;
 }
@@ -277,16 +310,26 @@ static int spki(struct x509_cert *c, struct der *tbs)
 	int r;
 	if (der_expect(tbs, 0x30, NULL, &s) != 0 || der_expect(&s, 0x30, &alg, NULL) != 0)
 		return X509_EDER;
-	if ((r = alg_id(alg, &c->spki_oid, &c->spki_alg)) != X509_OK)
+	if ((r = alg_id(alg, &c->spki_oid, &c->spki_alg, 1)) != X509_OK)
 		return r;
 	if (bit_string(&s, &c->pubkey) != 0 || s.n != 0)
 		return X509_EDER;
-	if (c->spki_alg != X509_ALG_OTHER) {
+	switch (c->spki_alg) {
+	case X509_ALG_MLDSA44:
+	case X509_ALG_MLDSA65:
+	case X509_ALG_MLDSA87: {
 		int i = c->spki_alg == X509_ALG_MLDSA44 ? 0 : c->spki_alg == X509_ALG_MLDSA65 ? 1 : 2;
-		if (c->pubkey.n != pklen[i])
-			return X509_EALG;
+		return c->pubkey.n == pklen[i] ? X509_OK : X509_EALG;
 	}
-	return X509_OK;
+	case X509_ALG_ED25519:
+		return c->pubkey.n == 32 ? X509_OK : X509_EALG;
+	case X509_ALG_P256:
+		return c->pubkey.n == 65 && c->pubkey.p[0] == 0x04 ? X509_OK : X509_EALG;
+	case X509_ALG_RSA:
+		return c->pubkey.n > 0 ? X509_OK : X509_EALG;
+	default:
+		return X509_OK;
+	}
 }
 
 /* tbs_certificate reads the TBSCertificate's fields; sigalg is the outer AlgorithmIdentifier. */
@@ -351,7 +394,7 @@ int x509_parse(struct x509_cert *c, const uint8_t *der, size_t len)
 	tbs.n = v.n;
 	if (der_next(&cert, &tag, &sigalg_seq, &sigalg) != 0 || tag != 0x30)
 		return X509_EDER;
-	if ((r = alg_id(sigalg_seq, &c->sig_oid, &alg)) != X509_OK)
+	if ((r = alg_id(sigalg_seq, &c->sig_oid, &alg, 0)) != X509_OK)
 		return r;
 	c->sig_alg = alg;
 	if (bit_string(&cert, &c->sig) != 0 || cert.n != 0)

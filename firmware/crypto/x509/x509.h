@@ -7,8 +7,19 @@
  * notAfter as Unix seconds; the SubjectPublicKeyInfo's algorithm by OID and its key bytes; the
  * subjectAltName extension's dNSName entries; basicConstraints' cA flag and keyUsage's bits.
  * ML-DSA-44/65/87 are known by their RFC 9881 OIDs (2.16.840.1.101.3.4.3.17/18/19; parameters
- * must be absent, the key must have the set's size); any other algorithm is reported as
- * X509_ALG_OTHER with its bytes, for the caller to refuse.
+ * must be absent, the key must have the set's size). The classical algorithms are those Go's
+ * crypto/x509 writes for keys of their kind (tls13/tlscert's chains):
+ *   Ed25519 (RFC 8410, 1.3.101.112): a key and a signature algorithm; no parameters, a 32-byte key;
+ *   ECDSA P-256: the key id-ecPublicKey (1.2.840.10045.2.1) with the namedCurve prime256v1
+ *     (1.2.840.10045.3.1.7), 65 bytes starting 0x04 (an uncompressed point: whether it lies on the
+ *     curve is the verifier's check), and the signature ecdsa-with-SHA256 (1.2.840.10045.4.3.2,
+ *     no parameters, RFC 5758);
+ *   RSA: the key rsaEncryption (1.2.840.113549.1.1.1) and the signature sha256WithRSAEncryption
+ *     (1.2.840.113549.1.1.11, PKCS #1 v1.5), both with NULL parameters (RFC 4055 section 5); the
+ *     key's bytes are the RSAPublicKey, which crypto/rsa's rsa_pubkey_parse reads.
+ * An id-ecPublicKey on another curve, and any other algorithm, are reported as X509_ALG_OTHER
+ * with their bytes, for the caller to refuse. A key algorithm is never taken for a signature
+ * algorithm or the other way round (id-ecPublicKey as a signature algorithm is OTHER).
  *
  * Refused (x509_parse returns an X509_E* code): anything that is not DER (indefinite or
  * non-minimal lengths, trailing bytes, wrong tags), a version other than v3 (or v1 without
@@ -30,6 +41,9 @@ enum x509_alg {
 	X509_ALG_MLDSA44 = 44,
 	X509_ALG_MLDSA65 = 65,
 	X509_ALG_MLDSA87 = 87,
+	X509_ALG_ED25519 = 1, /* key Ed25519; signature Ed25519 */
+	X509_ALG_P256 = 2,    /* key id-ecPublicKey on P-256; signature ecdsa-with-SHA256 */
+	X509_ALG_RSA = 3,     /* key rsaEncryption; signature sha256WithRSAEncryption */
 };
 
 enum x509_err {
@@ -37,7 +51,7 @@ enum x509_err {
 	X509_EDER = -1,      /* malformed DER */
 	X509_ESIZE = -2,     /* certificate larger than X509_MAX_DER */
 	X509_EVERSION = -3,  /* not v3 (or v1 without extensions) */
-	X509_EALG = -4,      /* AlgorithmIdentifier mismatch, or bad ML-DSA parameters/key size */
+	X509_EALG = -4,      /* AlgorithmIdentifier mismatch, or a known algorithm's bad parameters/key size */
 	X509_ETIME = -5,     /* malformed time */
 	X509_ECRITICAL = -6, /* unknown critical extension */
 	X509_EEXT = -7,      /* malformed or duplicate extension */
