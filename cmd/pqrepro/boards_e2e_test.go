@@ -195,9 +195,10 @@ func TestBoardsCommand(t *testing.T) {
 }
 
 // TestRunRefusesEmptyRun: a TLS matrix on the emulated Cortex-M4 from the command line whose
-// cells are all classical (no X25519, P-256, Ed25519 or ECDSA in the board's client) has no
-// cell that runs: pqrepro run exits non-zero saying why for every cell, writes no bundle and
-// keeps the run's log, as for a run that broke.
+// cells are all of groups the board's client does not offer (the NIST hybrids, which the
+// engine speaks and the board's C client does not) has no cell that runs: pqrepro run exits
+// non-zero saying why for every cell, writes no bundle and keeps the run's log, as for a run
+// that broke.
 func TestRunRefusesEmptyRun(t *testing.T) {
 	mps2, _ := qemu.LookupMachine("qemu-mps2-an386")
 	fwDir := emulatedFirmware(t, mps2)
@@ -206,7 +207,7 @@ func TestRunRefusesEmptyRun(t *testing.T) {
 kind: tls-matrix
 metadata: {paper: paper000, name: classical}
 spec:
-  tls: {groups: [X25519, P-256], signatures: [Ed25519, ECDSA-P256], batch: 5, echo: 16}
+  tls: {groups: [SecP256r1MLKEM768, SecP384r1MLKEM1024], signatures: [Ed25519, ECDSA-P256], batch: 5, echo: 16}
   iterations: 5
   seed: classical
   boards: [qemu-mps2-an386]
@@ -215,7 +216,7 @@ spec:
 	code, stdout, stderr := pq(t, "run", manifest, "--board", mps2.Class, "--firmware", filepath.Join(fwDir, mps2.Class, "pqrepro-fw.elf"),
 		"--keys", filepath.Join(t.TempDir(), "keys"), "--out", out, "--quiet")
 	if code == 0 || !strings.Contains(stderr, "no cell ran ok: ") || !strings.Contains(stderr, " of 4 cells: ") ||
-		!strings.Contains(stderr, "does not offer X25519") || !strings.Contains(stderr, "no bundle written") {
+		!strings.Contains(stderr, "does not offer SecP256r1MLKEM768") || !strings.Contains(stderr, "no bundle written") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -228,11 +229,11 @@ spec:
 }
 
 // TestBoardMatrixRepeats: paper000's matrix on the emulated Cortex-M33 from the command line,
-// twice. The nine ML-KEM x ML-DSA cells run on the board's own C client over the serial line
-// (the CA made from the manifest's seed and given to the board over the line, the leaf issued
-// from the seed, the engine server deterministic), in instructions, each with the board's
-// phase split summing to its count; the 27 others are skipped saying the board's client does
-// not offer them; and the two runs' samples.csv are byte-identical.
+// twice. All 36 cells run on the board's own C client over the serial line (the CA made from
+// the manifest's seed and given to the board over the line, the leaf issued from the seed, the
+// engine server deterministic: its ECDH shares, ECDSA nonces and PSS salts drawn from the seed
+// too), in instructions, each with the board's phase split summing to its count; and the two
+// runs' samples.csv are byte-identical, the classical and hybrid cells' included.
 func TestBoardMatrixRepeats(t *testing.T) {
 	m, _ := qemu.LookupMachine("qemu-mps2-an505")
 	fwDir := emulatedFirmware(t, m)
@@ -269,8 +270,8 @@ func TestBoardMatrixRepeats(t *testing.T) {
 	}
 }
 
-// checkBoardMatrix checks a board's paper000 matrix: nine PQ cells in instructions from the C
-// client with a full phase split, 27 skipped cells naming what the client lacks.
+// checkBoardMatrix checks a board's paper000 matrix: 36 cells in instructions from the C client
+// with a full phase split.
 func checkBoardMatrix(t *testing.T, r artifacts.Result) {
 	t.Helper()
 	ok, skipped := 0, 0
@@ -278,7 +279,7 @@ func checkBoardMatrix(t *testing.T, r artifacts.Result) {
 		switch c.Status {
 		case artifacts.StatusOK:
 			ok++
-			if c.Unit != artifacts.UnitInstructions || c.TLS == nil || !strings.HasPrefix(c.TLS.Client, "pqrepro C client") || !strings.HasPrefix(c.Algorithm, "ML-KEM-") {
+			if c.Unit != artifacts.UnitInstructions || c.TLS == nil || !strings.HasPrefix(c.TLS.Client, artifacts.SerialTLSClient) {
 				t.Fatalf("cell %s: unit %s, tls %+v", c.Algorithm, c.Unit, c.TLS)
 			}
 			sum := 0.0
@@ -302,8 +303,8 @@ func checkBoardMatrix(t *testing.T, r artifacts.Result) {
 			t.Fatalf("cell %s: %s %s", c.Algorithm, c.Status, c.Error)
 		}
 	}
-	if ok != 9 || skipped != 27 {
-		t.Fatalf("%d cells ok, %d skipped; want 9 and 27", ok, skipped)
+	if ok != 36 || skipped != 0 {
+		t.Fatalf("%d cells ok, %d skipped; want all 36 ok", ok, skipped)
 	}
 }
 
