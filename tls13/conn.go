@@ -44,8 +44,7 @@ type Config struct {
 	// the X25519, P-256 and P-384 private keys (alone or in a hybrid) are bytes read from Rand
 	// (a NIST scalar drawn again while out of range), ML-DSA signs with the deterministic
 	// variant (FIPS 204 §3.4, rnd = 0), ECDSA with RFC 6979 nonces and RSA-PSS with its
-	// 32-byte salt read from Rand (encoded here: crypto/rsa ignores a caller's reader);
-	// Ed25519 is deterministic anyway. ECDSA and RSA-PSS then need an *ecdsa.PrivateKey or
+	// 32-byte salt read from Rand; Ed25519 is deterministic anyway. ECDSA and RSA-PSS then need an *ecdsa.PrivateKey or
 	// *rsa.PrivateKey. A client's ECDH key shares come from Rand too. Meant for measuring a
 	// client whose counts depend on the server's bytes, with keys that are no secret
 	// (tlscert.NewSeededCA); never for a server anyone relies on.
