@@ -14,7 +14,7 @@ import (
 // TestDeterministicEngineServer: on the 36 paper cells, the engine's server as a seeded board
 // cell runs it — a chain made by NewSeededCA and IssueSeeded, Config.Deterministic with a
 // seeded Rand — is accepted by s_client (the seeded CA and leaf verified, the RFC 6979 ECDSA
-// and self-encoded RSA-PSS CertificateVerify checked by OpenSSL) and, on the cells it has, by
+// and seeded-salt RSA-PSS CertificateVerify checked by OpenSSL) and, on the cells it has, by
 // crypto/tls's client.
 func TestDeterministicEngineServer(t *testing.T) {
 	e := setup(t)
