@@ -39,12 +39,15 @@ type Config struct {
 	// Rand is the source of randomness (default crypto/rand).
 	Rand io.Reader
 	// Deterministic makes a server's every choice a function of Rand alone, so that a seeded
-	// Rand gives byte-identical handshakes: ML-KEM encapsulation draws its 32-byte message
-	// from Rand (FIPS 203 ML-KEM.Encaps_internal) and ML-DSA signs with the deterministic
-	// variant (FIPS 204 §3.4, rnd = 0). For the ML-KEM groups and ML-DSA schemes only: the
-	// classical parts (ECDH keys, ECDSA, RSA-PSS) stay randomised by the standard library.
-	// Meant for measuring a client whose counts depend on the server's bytes; never for a
-	// server anyone relies on.
+	// Rand gives byte-identical handshakes, in all eight groups and six schemes: ML-KEM
+	// encapsulation draws its 32-byte message from Rand (FIPS 203 ML-KEM.Encaps_internal),
+	// the X25519, P-256 and P-384 private keys (alone or in a hybrid) are bytes read from Rand
+	// (a NIST scalar drawn again while out of range), ML-DSA signs with the deterministic
+	// variant (FIPS 204 §3.4, rnd = 0), ECDSA with RFC 6979 nonces and RSA-PSS with its
+	// 32-byte salt read from Rand; Ed25519 is deterministic anyway. ECDSA and RSA-PSS then need an *ecdsa.PrivateKey or
+	// *rsa.PrivateKey. A client's ECDH key shares come from Rand too. Meant for measuring a
+	// client whose counts depend on the server's bytes, with keys that are no secret
+	// (tlscert.NewSeededCA); never for a server anyone relies on.
 	Deterministic bool
 	// Time gives the time certificates are checked at (default time.Now).
 	Time func() time.Time

@@ -92,7 +92,7 @@ func (c *Conn) clientGroups() []Group {
 
 func (c *Conn) newKeyShare(g Group) (*keyShare, error) {
 	t0 := time.Now()
-	ks, err := generateKeyShare(g, c.cfg.rand())
+	ks, err := generateKeyShare(g, c.cfg.rand(), c.cfg.Deterministic)
 	c.stats.KeyShare += time.Since(t0)
 	if err != nil {
 		return nil, &alertCause{AlertInternalError, err}

@@ -77,8 +77,9 @@ type keyShare struct {
 	dk1k  *mlkem.DecapsulationKey1024
 }
 
-// generateKeyShare makes a fresh key share for g, drawing seeds from rand.
-func generateKeyShare(g Group, rand io.Reader) (*keyShare, error) {
+// generateKeyShare makes a fresh key share for g, drawing seeds from rand. deterministic draws
+// the ECDH private keys from rand too (ecdhKey); ML-KEM keys always come from rand's seeds.
+func generateKeyShare(g Group, rand io.Reader, deterministic bool) (*keyShare, error) {
 	ks := &keyShare{group: g}
 	var seed [64]byte
 	mlkemPart := func(size int) ([]byte, error) {
@@ -108,7 +109,7 @@ func generateKeyShare(g Group, rand io.Reader) (*keyShare, error) {
 		}
 	}
 	ecdhPart := func(c ecdh.Curve) ([]byte, error) {
-		k, err := c.GenerateKey(rand)
+		k, err := ecdhKey(c, rand, deterministic)
 		if err != nil {
 			return nil, fmt.Errorf("generate ECDH key: %w", err)
 		}
@@ -239,7 +240,7 @@ func (ks *keyShare) ecdhShared(peer []byte) ([]byte, error) {
 // encapsulate is the server side: it checks the client's key_exchange for g (length, the FIPS
 // 203 §7.2 encapsulation-key modulus check, ECDH point validity: illegal_parameter otherwise)
 // and returns the server's key_exchange and the shared secret. deterministic draws the ML-KEM
-// message from rand too (Config.Deterministic).
+// message and the ECDH private keys from rand too (Config.Deterministic).
 func encapsulate(g Group, client []byte, rand io.Reader, deterministic bool) (share, secret []byte, err error) {
 	var coins io.Reader // nil: ML-KEM draws its own message
 	if deterministic {
@@ -252,16 +253,16 @@ func encapsulate(g Group, client []byte, rand io.Reader, deterministic bool) (sh
 	case MLKEM512, MLKEM768, MLKEM1024:
 		return mlkemEncap(g, client, coins)
 	case X25519:
-		return ecdhEncap(ecdh.X25519(), client, rand)
+		return ecdhEncap(ecdh.X25519(), client, rand, deterministic)
 	case P256:
-		return ecdhEncap(ecdh.P256(), client, rand)
+		return ecdhEncap(ecdh.P256(), client, rand, deterministic)
 	case X25519MLKEM768:
 		n := mlkem.EncapsulationKeySize768
 		ct, ss, err := mlkemEncap(MLKEM768, client[:n], coins)
 		if err != nil {
 			return nil, nil, err
 		}
-		pub, e, err := ecdhEncap(ecdh.X25519(), client[n:], rand)
+		pub, e, err := ecdhEncap(ecdh.X25519(), client[n:], rand, deterministic)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -271,7 +272,7 @@ func encapsulate(g Group, client []byte, rand io.Reader, deterministic bool) (sh
 		if g == SecP384r1MLKEM1024 {
 			curve, n, kem = ecdh.P384(), p384PointSize, MLKEM1024
 		}
-		pub, e, err := ecdhEncap(curve, client[:n], rand)
+		pub, e, err := ecdhEncap(curve, client[:n], rand, deterministic)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -373,12 +374,12 @@ func checkModulus(ek []byte, k int) error {
 	return nil
 }
 
-func ecdhEncap(c ecdh.Curve, peer []byte, rand io.Reader) (pub, secret []byte, err error) {
+func ecdhEncap(c ecdh.Curve, peer []byte, rand io.Reader, deterministic bool) (pub, secret []byte, err error) {
 	p, err := c.NewPublicKey(peer)
 	if err != nil {
 		return nil, nil, illegal("client ECDH share: %w", err)
 	}
-	k, err := c.GenerateKey(rand)
+	k, err := ecdhKey(c, rand, deterministic)
 	if err != nil {
 		return nil, nil, internal(fmt.Errorf("generate ECDH key: %w", err))
 	}
@@ -387,4 +388,38 @@ func ecdhEncap(c ecdh.Curve, peer []byte, rand io.Reader) (pub, secret []byte, e
 		return nil, nil, illegal("ECDH with client share: %w", err)
 	}
 	return k.PublicKey().Bytes(), s, nil
+}
+
+// maxScalarDraws bounds ecdhKey's redraws: a NIST scalar out of range happens about once in
+// 2^32 draws, so reaching it means rand is broken (say, all 0xff).
+const maxScalarDraws = 64
+
+// ecdhKey makes a private key on c. Without deterministic it is c.GenerateKey, which since Go
+// 1.26 ignores rand and draws from the system's generator. With deterministic the private key
+// is bytes read from rand: 32 for X25519 (clamped by the curve), the scalar's length for P-256
+// and P-384, drawn again while it is zero or not below the group order, so the key is a
+// function of rand alone.
+func ecdhKey(c ecdh.Curve, rand io.Reader, deterministic bool) (*ecdh.PrivateKey, error) {
+	if !deterministic {
+		return c.GenerateKey(rand)
+	}
+	var size int
+	switch c {
+	case ecdh.X25519(), ecdh.P256():
+		size = 32
+	case ecdh.P384():
+		size = 48
+	default:
+		return nil, fmt.Errorf("no deterministic ECDH keys on %v", c)
+	}
+	b := make([]byte, size)
+	for range maxScalarDraws {
+		if _, err := io.ReadFull(rand, b); err != nil {
+			return nil, fmt.Errorf("read an ECDH private key: %w", err)
+		}
+		if k, err := c.NewPrivateKey(b); err == nil {
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("no %v scalar in range after %d draws", c, maxScalarDraws)
 }

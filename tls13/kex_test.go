@@ -10,7 +10,7 @@ import (
 
 func TestKeyShareSizes(t *testing.T) {
 	for _, g := range Groups() {
-		ks, err := generateKeyShare(g, rand.Reader)
+		ks, err := generateKeyShare(g, rand.Reader, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,9 @@ var pssOptions = &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: 
 
 // sign signs content with key under scheme (pure ML-DSA with an empty context; Ed25519 over
 // the content; ECDSA and RSA-PSS over its SHA-256 digest, PSS salt = hash length).
-// deterministic signs ML-DSA with its deterministic variant (Config.Deterministic).
+// deterministic (Config.Deterministic) signs ML-DSA with its deterministic variant, ECDSA with
+// RFC 6979 nonces and RSA-PSS with its salt read from rand; ECDSA and RSA-PSS then need the
+// standard library's key types, since another signer's randomness cannot be steered.
 func sign(scheme SignatureScheme, key crypto.Signer, rand io.Reader, content []byte, deterministic bool) ([]byte, error) {
 	switch scheme {
 	case MLDSA44, MLDSA65, MLDSA87:
@@ -45,10 +47,29 @@ func sign(scheme SignatureScheme, key crypto.Signer, rand io.Reader, content []b
 		return key.Sign(rand, content, crypto.Hash(0))
 	case ECDSAP256SHA256:
 		h := sha256.Sum256(content)
-		return key.Sign(rand, h[:], crypto.SHA256)
+		if !deterministic {
+			return key.Sign(rand, h[:], crypto.SHA256)
+		}
+		k, ok := key.(*ecdsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("deterministic %s needs an *ecdsa.PrivateKey, not a %T", scheme, key)
+		}
+		// A nil reader asks crypto/ecdsa for RFC 6979 nonces.
+		return k.Sign(nil, h[:], crypto.SHA256)
 	case RSAPSSRSAESHA256:
 		h := sha256.Sum256(content)
-		return key.Sign(rand, h[:], pssOptions)
+		if !deterministic {
+			return key.Sign(rand, h[:], pssOptions)
+		}
+		k, ok := key.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("deterministic %s needs an *rsa.PrivateKey, not a %T", scheme, key)
+		}
+		// crypto/rsa reads the salt, and nothing else, from the reader it is given (Go 1.27:
+		// SignPSS is not routed through the system generator as ECDSA and key generation
+		// are); TestDeterministicPSS finds the reader's first 32 bytes in the signature, so
+		// a release that stops doing so fails there.
+		return rsa.SignPSS(rand, k, crypto.SHA256, h[:], pssOptions)
 	}
 	return nil, fmt.Errorf("sign: unsupported scheme %s", scheme)
 }

@@ -2,8 +2,10 @@ package tlscert
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/mldsa"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -19,14 +21,18 @@ import (
 // Seeded certificates: a CA and leaves that are byte-for-byte functions of a seed, so that a
 // board whose instruction count depends on the chain it verifies (ML-DSA verification of the
 // leaf, the DER it parses) counts the same from one run to the next. Keys come from the seed
-// (ML-DSA's 32-byte key-generation seed, Ed25519's private seed), the serial number from the
-// seed, the validity from fixed dates, and every signature is ML-DSA's deterministic variant
-// (FIPS 204 §3.4) or Ed25519's (deterministic by design). ECDSA and RSA keys cannot be made
-// this way (the standard library's key generation ignores a seeded reader): those schemes get
+// (ML-DSA's 32-byte key-generation seed, Ed25519's private seed, the ECDSA-P256 scalar, the
+// RSA-2048 primes: seededECDSA, seededRSA), the serial number from the seed, the validity from
+// fixed dates, and every signature is deterministic: ML-DSA's deterministic variant (FIPS 204
+// §3.4), Ed25519 (deterministic by design), ECDSA with RFC 6979 nonces, and RSA with PKCS #1
+// v1.5 and SHA-256 (deterministic by design; the algorithm NewCA's RSA chains use too). The
+// standard library's ECDSA and RSA key generation ignore a seeded reader since Go 1.26, which
+// is why those keys are made here.
+
 // ErrNotSeedable.
 
-// ErrNotSeedable is returned (wrapped) for a scheme whose keys or signatures cannot be derived
-// from a seed.
+// ErrNotSeedable is returned (wrapped) for a scheme or a CA key whose keys or signatures cannot
+// be derived from a seed.
 var ErrNotSeedable = errors.New("no seeded certificates for this signature scheme")
 
 // SeededEpoch is when a seeded CA's validity begins; it lasts CALifetime.
@@ -53,6 +59,30 @@ func (d deterministicSigner) Sign(_ io.Reader, msg []byte, _ crypto.SignerOpts) 
 	return d.k.SignDeterministic(msg, &mldsa.Options{})
 }
 
+// deterministicECDSA signs with RFC 6979 nonces, whatever reader it is given (x509 passes its
+// own).
+type deterministicECDSA struct{ k *ecdsa.PrivateKey }
+
+func (d deterministicECDSA) Public() crypto.PublicKey { return d.k.Public() }
+
+func (d deterministicECDSA) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	return d.k.Sign(nil, digest, opts)
+}
+
+// certSigner is the signer that signs certificates with key deterministically, or
+// ErrNotSeedable for a key of another type.
+func certSigner(key crypto.Signer) (crypto.Signer, error) {
+	switch k := key.(type) {
+	case *mldsa.PrivateKey:
+		return deterministicSigner{k}, nil
+	case *ecdsa.PrivateKey:
+		return deterministicECDSA{k}, nil
+	case ed25519.PrivateKey, *rsa.PrivateKey:
+		return k, nil
+	}
+	return nil, fmt.Errorf("a %T: %w", key, ErrNotSeedable)
+}
+
 // seededKey is scheme's key from seed, and the signer that signs certificates with it
 // deterministically.
 func seededKey(scheme tls13.SignatureScheme, seed [32]byte) (key, certSigner crypto.Signer, err error) {
@@ -66,6 +96,18 @@ func seededKey(scheme tls13.SignatureScheme, seed [32]byte) (key, certSigner cry
 		params = mldsa.MLDSA87()
 	case tls13.Ed25519:
 		k := ed25519.NewKeyFromSeed(seed[:])
+		return k, k, nil
+	case tls13.ECDSAP256SHA256:
+		k, err := seededECDSA(seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		return k, deterministicECDSA{k}, nil
+	case tls13.RSAPSSRSAESHA256:
+		k, err := seededRSA(seed)
+		if err != nil {
+			return nil, nil, err
+		}
 		return k, k, nil
 	default:
 		return nil, nil, fmt.Errorf("signature scheme %v: %w", scheme, ErrNotSeedable)
@@ -116,8 +158,9 @@ func NewSeededCA(scheme tls13.SignatureScheme, seed []byte) (*CA, error) {
 
 // IssueSeeded makes the CA's leaf for hostName from seed: its key and serial number come from
 // the seed, its validity is the CA's own, and the CA signs it deterministically, so one CA,
-// host name and seed always give the same leaf. The CA's key must be seedable (ML-DSA or
-// Ed25519), as a CA made by NewCA, NewSeededCA or LoadOrCreateCA of those schemes is.
+// host name and seed always give the same leaf. The CA's key must be one the standard library
+// signs with deterministically (ML-DSA, Ed25519, ECDSA, RSA), as a CA made by NewCA,
+// NewSeededCA or LoadOrCreateCA is.
 func (ca *CA) IssueSeeded(hostName string, seed []byte) (*Chain, error) {
 	if hostName == "" {
 		return nil, errors.New("make certificate chain: empty host name")
@@ -127,11 +170,9 @@ func (ca *CA) IssueSeeded(hostName string, seed []byte) (*Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seeded %v leaf: %w", ca.Scheme, err)
 	}
-	caSigner := ca.Key
-	if k, ok := ca.Key.(*mldsa.PrivateKey); ok {
-		caSigner = deterministicSigner{k}
-	} else if _, ok := ca.Key.(ed25519.PrivateKey); !ok {
-		return nil, fmt.Errorf("seeded %v leaf: the CA's key is a %T: %w", ca.Scheme, ca.Key, ErrNotSeedable)
+	caSigner, err := certSigner(ca.Key)
+	if err != nil {
+		return nil, fmt.Errorf("seeded %v leaf: the CA's key is %w", ca.Scheme, err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          seededSerial(ks[:]),

@@ -3,11 +3,18 @@ package tlscert_test
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
+	"math/big"
 	"os"
 	"strings"
 	"testing"
@@ -209,46 +216,104 @@ func TestWritePEMOpenSSL(t *testing.T) {
 	}
 }
 
-// TestSeeded: a seeded CA and its seeded leaf are the same DER for the same seed and differ for
-// another; the leaf verifies under the CA for its host name at SeededNow; a CA made at random
-// (as a lab's CA folder holds) issues the same seeded leaf twice too; ECDSA is refused.
+// TestSeeded: for every scheme a seeded CA and its seeded leaf are the same DER for the same
+// seed and differ for another; the leaf verifies under the CA for its host name at SeededNow
+// and signs what its public key verifies; the seeded certificates carry the same signature
+// algorithm as NewCA's; a CA made at random (as a lab's CA folder holds) issues the same
+// seeded leaf twice too.
 func TestSeeded(t *testing.T) {
-	for _, s := range []tls13.SignatureScheme{tls13.MLDSA44, tls13.MLDSA65, tls13.MLDSA87, tls13.Ed25519} {
-		a, err := tlscert.NewSeededCA(s, []byte("seed"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := tlscert.NewSeededCA(s, []byte("seed"))
-		c, _ := tlscert.NewSeededCA(s, []byte("other"))
-		if !bytes.Equal(a.DER, b.DER) || bytes.Equal(a.DER, c.DER) {
-			t.Fatalf("%v: seeded CA not a function of its seed", s)
-		}
-		l1, err := a.IssueSeeded("pqrepro.test", []byte("cell"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l2, _ := b.IssueSeeded("pqrepro.test", []byte("cell"))
-		l3, _ := a.IssueSeeded("pqrepro.test", []byte("cell2"))
-		if !bytes.Equal(l1.LeafDER, l2.LeafDER) || bytes.Equal(l1.LeafDER, l3.LeafDER) {
-			t.Fatalf("%v: seeded leaf not a function of its seed", s)
-		}
-		if _, err := l1.Leaf.Verify(x509.VerifyOptions{DNSName: "pqrepro.test", Roots: l1.Pool(), CurrentTime: l1.SeededNow()}); err != nil {
-			t.Fatalf("%v: seeded leaf does not verify: %v", s, err)
-		}
-		random, err := tlscert.NewCA(s, time.Now(), tlscert.CALifetime)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r1, err := random.IssueSeeded("pqrepro.test", []byte("cell"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r2, _ := random.IssueSeeded("pqrepro.test", []byte("cell"))
-		if !bytes.Equal(r1.LeafDER, r2.LeafDER) {
-			t.Fatalf("%v: a random CA's seeded leaves differ", s)
+	for _, s := range tls13.SignatureSchemes() {
+		t.Run(s.String(), func(t *testing.T) {
+			a, err := tlscert.NewSeededCA(s, []byte("seed"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := tlscert.NewSeededCA(s, []byte("seed"))
+			c, _ := tlscert.NewSeededCA(s, []byte("other"))
+			if !bytes.Equal(a.DER, b.DER) || bytes.Equal(a.DER, c.DER) {
+				t.Fatalf("seeded CA not a function of its seed")
+			}
+			l1, err := a.IssueSeeded(host, []byte("cell"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l2, _ := b.IssueSeeded(host, []byte("cell"))
+			l3, _ := a.IssueSeeded(host, []byte("cell2"))
+			if !bytes.Equal(l1.LeafDER, l2.LeafDER) || bytes.Equal(l1.LeafDER, l3.LeafDER) {
+				t.Fatalf("seeded leaf not a function of its seed")
+			}
+			if _, err := l1.Leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: l1.Pool(), CurrentTime: l1.SeededNow()}); err != nil {
+				t.Fatalf("seeded leaf does not verify: %v", err)
+			}
+			if got, err := tls13.SchemeForKey(l1.Leaf.PublicKey); err != nil || got != s {
+				t.Fatalf("the seeded leaf's key is for %v (%v)", got, err)
+			}
+			random, err := tlscert.NewCA(s, time.Now(), tlscert.CALifetime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Cert.SignatureAlgorithm != random.Cert.SignatureAlgorithm || l1.Leaf.SignatureAlgorithm != random.Cert.SignatureAlgorithm {
+				t.Errorf("seeded CA and leaf signed with %v and %v, NewCA with %v", a.Cert.SignatureAlgorithm, l1.Leaf.SignatureAlgorithm, random.Cert.SignatureAlgorithm)
+			}
+			r1, err := random.IssueSeeded(host, []byte("cell"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2, _ := random.IssueSeeded(host, []byte("cell"))
+			if !bytes.Equal(r1.LeafDER, r2.LeafDER) {
+				t.Fatalf("a random CA's seeded leaves differ")
+			}
+			if _, err := r1.Leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: r1.Pool(), CurrentTime: r1.SeededNow()}); err != nil {
+				t.Fatalf("a random CA's seeded leaf does not verify: %v", err)
+			}
+		})
+	}
+	opaque := &tlscert.CA{Scheme: tls13.Ed25519, Cert: nil, Key: opaqueSigner{}}
+	if _, err := opaque.IssueSeeded(host, []byte("cell")); !errors.Is(err, tlscert.ErrNotSeedable) {
+		t.Fatalf("a seeded leaf from a CA key of unknown type: %v, want ErrNotSeedable", err)
+	}
+}
+
+// opaqueSigner is a signer of no type IssueSeeded knows.
+type opaqueSigner struct{ crypto.Signer }
+
+// TestSeededKeys: the seeded RSA key has a 2048-bit modulus, e = 65537, two distinct primes of
+// 1024 bits and a private exponent below lcm(p-1, q-1) (FIPS 186-5 A.1.1), and it signs what
+// its public key verifies; the ECDSA key is on P-256. Both differ from seed to seed.
+func TestSeededKeys(t *testing.T) {
+	a, _ := tlscert.NewSeededCA(tls13.RSAPSSRSAESHA256, []byte("seed"))
+	b, _ := tlscert.NewSeededCA(tls13.RSAPSSRSAESHA256, []byte("other"))
+	k := a.Key.(*rsa.PrivateKey)
+	if k.N.BitLen() != tlscert.RSABits || k.E != 65537 || len(k.Primes) != 2 || k.Primes[0].Cmp(k.Primes[1]) == 0 {
+		t.Fatalf("seeded RSA key: %d bits, e = %d, %d primes", k.N.BitLen(), k.E, len(k.Primes))
+	}
+	one := big.NewInt(1)
+	pm1, qm1 := new(big.Int).Sub(k.Primes[0], one), new(big.Int).Sub(k.Primes[1], one)
+	lambda := new(big.Int).Mul(pm1, qm1)
+	lambda.Quo(lambda, new(big.Int).GCD(nil, nil, pm1, qm1))
+	for _, p := range k.Primes {
+		if p.BitLen() != tlscert.RSABits/2 {
+			t.Errorf("a %d-bit prime", p.BitLen())
 		}
 	}
-	if _, err := tlscert.NewSeededCA(tls13.ECDSAP256SHA256, []byte("seed")); !errors.Is(err, tlscert.ErrNotSeedable) {
-		t.Fatalf("ECDSA seeded CA: %v, want ErrNotSeedable", err)
+	if k.D.Cmp(lambda) >= 0 {
+		t.Errorf("d is not below lcm(p-1, q-1)")
+	}
+	if b.Key.(*rsa.PrivateKey).N.Cmp(k.N) == 0 {
+		t.Errorf("two seeds gave one RSA modulus")
+	}
+	digest := sha256.Sum256([]byte("seeded"))
+	sig, err := rsa.SignPSS(rand.Reader, k, crypto.SHA256, digest[:], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rsa.VerifyPSS(&k.PublicKey, crypto.SHA256, digest[:], sig, nil); err != nil {
+		t.Errorf("seeded RSA key: %v", err)
+	}
+	e1, _ := tlscert.NewSeededCA(tls13.ECDSAP256SHA256, []byte("seed"))
+	e2, _ := tlscert.NewSeededCA(tls13.ECDSAP256SHA256, []byte("other"))
+	ek := e1.Key.(*ecdsa.PrivateKey)
+	if ek.Curve != elliptic.P256() || ek.Equal(e2.Key) {
+		t.Errorf("seeded ECDSA keys: curve %v, equal for two seeds %v", ek.Curve.Params().Name, ek.Equal(e2.Key))
 	}
 }
