@@ -13,9 +13,11 @@
 #include "drbg.h"
 #include "req.h"
 
-/* TLS_CHUNK bytes of binary per TLSO/TLSIN/TLSCA frame (hex doubles them), as the telemetry
- * requests' chunks. */
-#define TLS_CHUNK 128
+/* TLS_CHUNK bytes of binary per TLSO/TLSIN/TLSCA frame (hex doubles them): 224 when frames reach
+ * 512 bytes (the longest, a TLSIN with a ten-digit sequence number and end=1, is then 501 bytes
+ * with its check), else 128, as the telemetry requests' chunks. The runner sizes its own the
+ * same way from HELLO's max_line (runner/wire/tlsserial.go). */
+#define TLS_CHUNK (FW_MAX_LINE >= 512 ? 224 : 128)
 #define TLS_CA_MAX 8192u   /* an ML-DSA-87 CA certificate is about 7.5 KB */
 #define TLS_IN_MAX 32768u  /* the largest cell's server flight (ML-KEM-1024, ML-DSA-87) */
 #define TLS_SNI_MAX 64u

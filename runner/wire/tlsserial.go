@@ -17,8 +17,10 @@ import (
 // HELLO says tls_io=serial has no network; its client's records travel in frames and the runner
 // relays them to a TCP connection it opens to the cell's server.
 const (
-	// TLSChunk is the most bytes of binary one TLSCA, TLSO or TLSIN frame carries.
-	TLSChunk = 128
+	// TLSChunk is the most bytes of binary one TLSCA, TLSO or TLSIN frame carries on a board
+	// whose frames are under 512 bytes (HELLO max_line); TLSChunkWide on one of 512 or more.
+	TLSChunk     = 128
+	TLSChunkWide = 224
 	// MaxTLSCA is the longest CA certificate (DER) a board takes.
 	MaxTLSCA = 8192
 	// MaxTLSFlight is the most server bytes a board buffers before it works on them.
@@ -26,6 +28,16 @@ const (
 	// tlsRecordMax is the longest TLS record a relay passes on (RFC 8446 section 5.2).
 	tlsRecordMax = 5 + 1<<14 + 256
 )
+
+// tlsChunk is the most binary bytes per TLS frame this board takes and sends: TLSChunkWide
+// once its HELLO says its frames reach 512 bytes (firmware/core/tlsreq.c sizes its own the
+// same way), else TLSChunk.
+func (c *Conn) tlsChunk() int {
+	if c != nil && c.boardMaxLine >= 512 {
+		return TLSChunkWide
+	}
+	return TLSChunk
+}
 
 // TLSIO is the transport a board's TLS client uses (HELLO tls_io=): "serial" for records over
 // this line, "net" (also when absent) for the board's own network.
@@ -44,8 +56,9 @@ func (c *Conn) TLSPinCA(ctx context.Context, der []byte) ([]byte, error) {
 		return nil, fmt.Errorf("wire: TLSCA: certificate of %d bytes, want 1..%d", len(der), MaxTLSCA)
 	}
 	want := sha256.Sum256(der)
-	for off := 0; off < len(der); off += TLSChunk {
-		end := min(off+TLSChunk, len(der))
+	chunk := c.tlsChunk()
+	for off := 0; off < len(der); off += chunk {
+		end := min(off+chunk, len(der))
 		fields := []Field{{"off", strconv.Itoa(off)}, {"total", strconv.Itoa(len(der))}, {"ca", hex.EncodeToString(der[off:end])}}
 		err := c.exchange(ctx, "TLSCA", fields, func(f Frame) (bool, error) {
 			if f.Type != "TLSCA" {
@@ -216,8 +229,8 @@ func (r *tlsRelay) tlso(ctx context.Context, f Frame) error {
 	}
 	d, _ := f.Get("d")
 	b, err := hex.DecodeString(d)
-	if err != nil || len(b) == 0 || len(b) > TLSChunk {
-		return fmt.Errorf("%w: TLSO d= is not 1..%d bytes of hex", ErrProtocol, TLSChunk)
+	if err != nil || len(b) == 0 || len(b) > r.c.tlsChunk() {
+		return fmt.Errorf("%w: TLSO d= is not 1..%d bytes of hex", ErrProtocol, r.c.tlsChunk())
 	}
 	if len(r.out)+len(b) > MaxTLSFlight {
 		return fmt.Errorf("%w: the board's bytes exceed %d", ErrProtocol, MaxTLSFlight)
@@ -300,9 +313,10 @@ func (r *tlsRelay) feedFlight(ctx context.Context) error {
 		return fmt.Errorf("wire: tls: handshake %d: the server sent nothing the board waits for (%s): %w", r.i, r.want, err)
 	}
 	var chunks [][]byte
+	size := r.c.tlsChunk()
 	for _, rec := range recs {
-		for o := 0; o < len(rec); o += TLSChunk {
-			chunks = append(chunks, rec[o:min(o+TLSChunk, len(rec))])
+		for o := 0; o < len(rec); o += size {
+			chunks = append(chunks, rec[o:min(o+size, len(rec))])
 		}
 	}
 	off := 0
@@ -324,7 +338,12 @@ func (r *tlsRelay) feedFlight(ctx context.Context) error {
 }
 
 // flightPause is how long the relay waits after a whole record for another of the same flight.
-const flightPause = 300 * time.Millisecond
+// The servers a board meets write a flight in one socket write (the engine's Conn.flush;
+// OpenSSL's handshake write buffer), so the rest of a flight is in the socket's buffer when its
+// first record arrives and a short pause loses nothing; a flight that a slow server splits
+// anyway costs the board one more compute segment (it answers want=flight and gets the rest),
+// never a failed handshake. It was 300 ms: two of them were most of a handshake's wall time.
+const flightPause = 25 * time.Millisecond
 
 // readFlight reads whole TLS records until none follows within flightPause (the first within
 // 30 s); the records read and, when it stopped on anything but the pause, why.
