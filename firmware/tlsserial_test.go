@@ -157,12 +157,16 @@ func (b *serialBoard) expect(typ string) boardFrame {
 	return f
 }
 
-// provisionCA sends the CA's DER in TLSCA chunks of 128 bytes and returns the pin's hash field.
+// serialChunk is the most binary bytes per TLSCA or TLSIN frame: the board's TLS_CHUNK with
+// 512-byte frames, as the runner's relay sends (runner/wire TLSChunkWide).
+const serialChunk = 224
+
+// provisionCA sends the CA's DER in TLSCA chunks of serialChunk bytes and returns the pin's hash field.
 func (b *serialBoard) provisionCA(der []byte) string {
 	b.t.Helper()
 	var f boardFrame
-	for off := 0; off < len(der); off += 128 {
-		end := min(off+128, len(der))
+	for off := 0; off < len(der); off += serialChunk {
+		end := min(off+serialChunk, len(der))
 		b.send("TLSCA", fmt.Sprintf("off=%d total=%d ca=%x", off, len(der), der[off:end]))
 		f = b.expect("TLSCA")
 	}
@@ -196,13 +200,14 @@ func (b *serialBoard) boardOut() ([]byte, string) {
 	}
 }
 
-// readRecords reads whole TLS records from conn until none follows within a short pause.
+// readRecords reads whole TLS records from conn until none follows within a short pause (the
+// runner's 25 ms: the servers write a flight at once).
 func readRecords(conn net.Conn) ([][]byte, error) {
 	var recs [][]byte
 	br := bufio.NewReader(conn)
 	for {
 		if len(recs) > 0 {
-			_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			_ = conn.SetReadDeadline(time.Now().Add(25 * time.Millisecond))
 		} else {
 			_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		}
@@ -222,14 +227,14 @@ func readRecords(conn net.Conn) ([][]byte, error) {
 	}
 }
 
-// feed sends records to the board as TLSIN frames: each record in chunks of at most 128 bytes,
-// end=1 on the last chunk of the last record.
+// feed sends records to the board as TLSIN frames: each record in chunks of at most
+// serialChunk bytes, end=1 on the last chunk of the last record.
 func (b *serialBoard) feed(i int, recs [][]byte) {
 	b.t.Helper()
 	off := 0
 	for ri, r := range recs {
-		for o := 0; o < len(r); o += 128 {
-			e := min(o+128, len(r))
+		for o := 0; o < len(r); o += serialChunk {
+			e := min(o+serialChunk, len(r))
 			end := ""
 			if ri == len(recs)-1 && e == len(r) {
 				end = " end=1"
