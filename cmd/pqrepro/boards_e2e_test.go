@@ -241,7 +241,7 @@ func TestBoardMatrixRepeats(t *testing.T) {
 	var samples [2][]byte
 	for i := range samples {
 		out := filepath.Join(t.TempDir(), "run")
-		code, stdout, stderr := pq(t, "run", "paper000/matrix", "--board", m.Class, "--iterations", "1", "--firmware", filepath.Join(fwDir, m.Class, "pqrepro-fw.elf"),
+		code, stdout, stderr := pq(t, "run", "paper000/matrix", "--board", m.Class, "--iterations", "1", "--warmup", "0", "--firmware", filepath.Join(fwDir, m.Class, "pqrepro-fw.elf"),
 			"--keys", keys, "--out", out, "--quiet")
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)

@@ -80,6 +80,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	boardClass := fs.String("board-class", "", "declare the host's board class for comparison (e.g. rpi4-b when the host is a Raspberry Pi 4)")
 	out := fs.String("out", "", "bundle destination: a new directory, or FILE.tar.gz (default: a fresh folder under runs/)")
 	iterations := fs.Int("iterations", 0, "override the manifest's iteration count (changes the manifest's identity)")
+	warmup := fs.Int("warmup", -1, "override the manifest's warm-up iterations, 0 for none (changes the manifest's identity); an emulated board's counts need no warm-up")
 	keyForm := fs.String("key-form", "", "override the manifest's key form: encoded or parsed (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -93,7 +94,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		return usageError{"want one experiment: <paper>/<name> or a manifest FILE"}
 	}
-	if err := checkIterations(fs, *iterations); err != nil {
+	if err := checkIterations(fs, *iterations, *warmup); err != nil {
 		return err
 	}
 	cat, err := experiments.Load()
@@ -104,7 +105,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := overrideManifest(m, *iterations, *keyForm, stderr); err != nil {
+	if err := overrideManifest(m, *iterations, *warmup, *keyForm, stderr); err != nil {
 		return err
 	}
 	if err := tlsOut.apply(m); err != nil {
@@ -168,29 +169,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // checkIterations refuses an --iterations that was given but is not a positive count: 0 and
-// negative numbers are a mistake, never "keep the manifest's count" (leave the flag out for that).
-func checkIterations(fs *flag.FlagSet, n int) error {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "iterations" })
-	if given && n < 1 {
+// negative numbers are a mistake, never "keep the manifest's count" (leave the flag out for that);
+// and a negative --warmup that was given.
+func checkIterations(fs *flag.FlagSet, n, warmup int) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["iterations"] && n < 1 {
 		return usageError{fmt.Sprintf("--iterations %d: want a count of at least 1 (leave the flag out to keep the manifest's iterations)", n)}
+	}
+	if given["warmup"] && warmup < 0 {
+		return usageError{fmt.Sprintf("--warmup %d: want 0 or more (leave the flag out to keep the manifest's warm-up)", warmup)}
 	}
 	return nil
 }
 
-// overrideManifest applies run's --iterations and --key-form to m (changing its identity) and
-// validates the result: min_iterations and a TLS batch longer than the iterations are lowered
-// to them, the batch with a note on stderr.
-func overrideManifest(m *artifacts.Manifest, iterations int, keyForm string, stderr io.Writer) error {
+// overrideManifest applies run's --iterations, --warmup (when 0 or more) and --key-form to m
+// (changing its identity) and validates the result: min_iterations and a TLS batch longer than
+// the iterations are lowered to them, the batch with a note on stderr.
+func overrideManifest(m *artifacts.Manifest, iterations, warmup int, keyForm string, stderr io.Writer) error {
 	if iterations > 0 {
 		for _, note := range m.OverrideIterations(iterations) {
 			fmt.Fprintln(stderr, note)
 		}
 	}
+	if warmup >= 0 {
+		m.Spec.Warmup = warmup
+	}
 	if keyForm != "" {
 		m.Spec.Keys = keyForm
 	}
-	if iterations > 0 || keyForm != "" {
+	if iterations > 0 || warmup >= 0 || keyForm != "" {
 		if err := m.Validate(); err != nil {
 			return err
 		}

@@ -35,7 +35,7 @@ const usage = `pqrepro: re-run published post-quantum cryptography benchmarks an
 Usage:
   pqrepro list                          the experiments, with their papers
   pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|qemu-microbit|NAME]
-              [--out DIR|FILE.tar.gz] [--iterations N] [--map FILE] [--firmware ELF]
+              [--out DIR|FILE.tar.gz] [--iterations N] [--warmup N] [--map FILE] [--firmware ELF]
               [--tls-server engine|HOST:PORT [--tls-ca FILE] [--tls-servername NAME]]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline

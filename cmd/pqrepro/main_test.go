@@ -176,6 +176,10 @@ func TestRunRefusesIterationsBelowOne(t *testing.T) {
 			t.Errorf("--iterations %s wrote a bundle", n)
 		}
 	}
+	code, stdout, stderr := pq(t, "run", "paper001/mlkem", "--warmup", "-1", "--keys", t.TempDir(), "--quiet")
+	if code != 2 || !strings.Contains(stderr, "--warmup -1: want 0 or more") {
+		t.Errorf("--warmup -1: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 }
 
 // TestUsageListsEveryEmulatedBoard checks the run command's --board list names every
