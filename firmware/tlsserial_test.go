@@ -454,24 +454,39 @@ func TestTLSSerialOnBoard(t *testing.T) {
 }
 
 // TestTLSSerialAllCellsOnBoard runs the 36 cells of the matrix (ML-KEM-512/768/1024, X25519,
-// P-256 and X25519MLKEM768 × ML-DSA-44/65/87, Ed25519, ECDSA-P256 and RSA-PSS) on
-// qemu-mps2-an505 (the Pico 2 W's core), one emulator process for all, over the serial line: each against the Go
-// engine and against OpenSSL 3.5's s_server (the Debian 13 root, found as tls13/interop finds
-// it; that half is skipped with its reason without it), the board's DRBG seeded alike before
-// both so its own ClientHello and key shares are the same. Each handshake completes, the
-// negotiated group and scheme are the cell's on the board (HANDSHAKE group= sig=) and on the
-// server (s_server's trace; the engine is limited to them), and the 32 echo bytes return (the
-// engine echoes them, s_server -rev reverses the line, which reads the same backwards). It logs
-// the board's instructions per handshake and per phase.
+// P-256 and X25519MLKEM768 × ML-DSA-44/65/87, Ed25519, ECDSA-P256 and RSA-PSS) on each emulated
+// board with the client (qemu-mps2-an386, the Cortex-M4; qemu-mps2-an505, the Cortex-M33 of the
+// Pico 2 W; qemu-riscv32-virt), one emulator process per board, the boards side by side, over
+// the serial line: each cell against the Go engine and against OpenSSL 3.5's s_server (the
+// Debian 13 root, found as tls13/interop finds it; that half is skipped with its reason
+// without it), the board's DRBG seeded alike before both so its own ClientHello and key shares
+// are the same. Each handshake completes, the negotiated group and scheme are the cell's on the
+// board (HANDSHAKE group= sig=) and on the server (s_server's trace; the engine is limited to
+// them), and the 32 echo bytes return (the engine echoes them, s_server -rev reverses the line,
+// which reads the same backwards). It logs the board's instructions per handshake and per phase.
 func TestTLSSerialAllCellsOnBoard(t *testing.T) {
 	if testing.Short() {
-		t.Skip("boots an emulated board")
+		t.Skip("boots emulated boards")
 	}
 	ossl, oerr := interop.FindOpenSSL(t.Context())
 	if oerr == nil {
 		t.Logf("peer: %s", ossl.Version)
 	}
-	b := bootSerialBoard(t, "qemu-mps2-an505")
+	for _, board := range []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"} {
+		t.Run(board, func(t *testing.T) {
+			t.Parallel()
+			allCellsOnBoard(t, board, ossl, oerr)
+		})
+	}
+	if oerr != nil {
+		t.Logf("the 36 cells ran against the engine only; no OpenSSL 3.5 to interoperate with: %v", oerr)
+	}
+}
+
+// allCellsOnBoard is TestTLSSerialAllCellsOnBoard on one board; ossl is nil (oerr says why)
+// without OpenSSL 3.5.
+func allCellsOnBoard(t *testing.T, board string, ossl *interop.OpenSSL, oerr error) {
+	b := bootSerialBoard(t, board)
 	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
 	for _, s := range matrixSchemes {
 		ch, err := tlscert.New(s, "board.pqrepro.test", now)
@@ -515,8 +530,5 @@ func TestTLSSerialAllCellsOnBoard(t *testing.T) {
 			}
 			check("s_server", hs)
 		}
-	}
-	if oerr != nil {
-		t.Skipf("the 36 cells passed against the engine; no OpenSSL 3.5 to interoperate with: %v", oerr)
 	}
 }
