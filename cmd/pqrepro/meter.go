@@ -12,29 +12,53 @@ import (
 	"pqrepro/energy"
 	"pqrepro/runner"
 	"pqrepro/runner/host"
+	"pqrepro/runner/meter"
 	"pqrepro/runner/meter/attach"
 	"pqrepro/runner/meter/sim"
+	"pqrepro/runner/serialport"
 )
 
 // simLockstep paces the simulated meter by the driver's reads instead of real time (tests
 // only, so a loaded test machine cannot starve the meter's reader).
 var simLockstep bool
 
-// useMeter attaches --meter's meter to the host board (a lab's meter, checked now, or a driver
-// against its simulator) and says how long the metered pass adds to the run; without --meter
-// it says which meter the hardware map attached, if any.
+// meterSetter is a board's meter, as useMeter reads and sets it: the host's, or a serial
+// board's (which runs LOOP in each load window).
+type meterSetter struct {
+	get func() any
+	set func(meterWindows)
+}
+
+// meterWindows is what the host and a serial board take as their meter.
+type meterWindows interface {
+	Window(ctx context.Context, load bool, d time.Duration) ([]meter.Sample, meter.Info, error)
+}
+
+func boardMeter(b runner.Board) (meterSetter, bool) {
+	switch x := b.(type) {
+	case *host.Host:
+		return meterSetter{func() any { return x.Meter }, func(w meterWindows) { x.Meter = w }}, true
+	case *serialport.Serial:
+		return meterSetter{func() any { return x.Meter }, func(w meterWindows) { x.Meter = w }}, true
+	}
+	return meterSetter{}, false
+}
+
+// useMeter attaches --meter's meter to the host board or a serial board (a lab's meter,
+// checked now, or a driver against its simulator) and says how long the metered pass adds to
+// the run; without --meter it says which meter the hardware map attached, if any.
 func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writer) error {
-	h, isHost := b.(*host.Host)
+	bm, ok := boardMeter(b)
 	if spec == "" {
-		if isHost && h.Meter != nil {
-			if lm, ok := h.Meter.(*attach.Meter); ok {
+		if ok {
+			if lm, isLab := bm.get().(*attach.Meter); isLab {
 				printMeterPlan(stdout, m, lm.Spec.String()+" (the hardware map's; checked when each window opens)")
 			}
 		}
 		return nil
 	}
-	if !isHost {
-		return fmt.Errorf("--meter: the metered energy pass runs on the host board only so far")
+	if !ok {
+		return fmt.Errorf("--meter: the metered energy pass runs on the host and on serial boards (whose firmware runs LOOP), not on %T", b)
 	}
 	if m.Spec.Method == artifacts.MethodProcessPerOperation || m.Spec.Method == artifacts.MethodOpenSSLCLI {
 		return fmt.Errorf("--meter: the metered energy pass runs in-process cells only, not method %s", m.Spec.Method)
@@ -48,7 +72,7 @@ func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec s
 		if err != nil {
 			return fmt.Errorf("--meter: %w", err)
 		}
-		h.Meter = lm
+		bm.set(lm)
 		printMeterPlan(stdout, m, sp.String()+" (opened and answered)")
 		return nil
 	}
@@ -61,7 +85,7 @@ func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec s
 		return err
 	}
 	bench.Lockstep = simLockstep
-	h.Meter = bench
+	bm.set(bench)
 	printMeterPlan(stdout, m, fmt.Sprintf("%s (%s: a replay of %s and %s through the %s driver, not a measurement of this run)",
 		spec, artifacts.SimulatedMeterLabel, sp.Idle, sp.Load, sp.Kind))
 	return nil
