@@ -26,6 +26,7 @@ var PowerHeader = []string{"algorithm", "operation", "window", "sample", "volts"
 // inputs (a PPK2): the inputs during the sample, bit i for input i (0..255). A board raises its
 // marker around each operation (LOOP), so the load windows mark every operation.
 const PowerMarkersColumn = "markers"
+
 // The windows of power.csv.
 const (
 	WindowIdle = "idle"
