@@ -26,7 +26,8 @@ func WindowTrace(w *artifacts.PowerWindow, rate float64, source string) (Trace, 
 
 // FromPower computes a cell's metered energy from the run's idle window and the cell's load
 // window (rate: the meter's samples/s; tOp: the cell's median time in s), as the runner
-// records it and as verify and the portal re-derive it.
+// records it and as verify and the portal re-derive it; when the load window has markers, the
+// direct integration over its marked operations too (Direct).
 func FromPower(idle, load *artifacts.PowerWindow, rate, tOp float64, source string, simulated bool) (*artifacts.Energy, error) {
 	it, err := WindowTrace(idle, rate, "idle window")
 	if err != nil {
@@ -40,8 +41,13 @@ func FromPower(idle, load *artifacts.PowerWindow, rate, tOp float64, source stri
 	if err != nil {
 		return nil, err
 	}
+	direct, err := Direct(idle, load, rate)
+	if err != nil {
+		return nil, err
+	}
 	p := e.Energy.Point
 	return &artifacts.Energy{
+		Direct:      direct,
 		Source:      source,
 		JoulesPerOp: &artifacts.Stats{N: 1, Min: p, P25: p, Median: p, P75: p, Max: p, Mean: p},
 		Simulated:   simulated,
@@ -128,6 +134,9 @@ func rederiveCell(c artifacts.Cell, idle, load *artifacts.PowerWindow, m *artifa
 	}
 	if got.Simulated != m.Simulated {
 		return fmt.Errorf("energy.simulated %v, environment.json's meter %v: %w", got.Simulated, m.Simulated, ErrPowerMismatch)
+	}
+	if (got.Direct == nil) != (want.Direct == nil) || got.Direct != nil && *got.Direct != *want.Direct {
+		return fmt.Errorf("energy.direct %+v, %s gives %+v: %w", got.Direct, artifacts.FilePower, want.Direct, ErrPowerMismatch)
 	}
 	if *got.JoulesPerOp != *want.JoulesPerOp || *got.Windows != *want.Windows {
 		return fmt.Errorf("energy.joulesPerOp %g J [%g, %g], %s gives %g J [%g, %g]: %w",
