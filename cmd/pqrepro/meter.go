@@ -112,13 +112,27 @@ func rederiveEnergy(b *artifacts.Bundle, res *artifacts.Result, v *attest.Verifi
 		return err
 	}
 	if ok {
-		what := "energy re-derives from power.csv (E_op = ΔP × T_op, block-bootstrap interval)"
+		what := "energy re-derives from power.csv (E_op = ΔP × T_op, block-bootstrap interval; direct integration over marked operations where the meter has markers)"
 		if env.Meter != nil && env.Meter.Simulated {
 			what += "; " + artifacts.SimulatedMeterLabel + ": a replayed capture, not a measurement"
 		}
 		v.Checked = append(v.Checked, what)
 	}
 	return nil
+}
+
+// printDirect prints a cell's direct-integration figure beside its ΔP × T_op one (another
+// method: the two are never ranked together), or why it has none.
+func printDirect(w io.Writer, c artifacts.Cell, label string) {
+	d := c.Energy.Direct
+	switch {
+	case d == nil:
+	case d.Absent != "":
+		fmt.Fprintf(w, "energy: %s %s: direct integration: none (%s)\n", c.Algorithm, c.Operation, d.Absent)
+	default:
+		fmt.Fprintf(w, "energy: %s %s: direct integration: %.4g J/op [%.4g, %.4g] over %d marked operations of %.4g s (marker input D%d)%s\n",
+			c.Algorithm, c.Operation, d.JoulesPerOp, d.Lo, d.Hi, d.Ops, d.SecondsPerOp, d.Input, label)
+	}
 }
 
 // printEnergy prints each metered cell's energy with its interval and method, labelled when
@@ -135,6 +149,7 @@ func printEnergy(w io.Writer, res *artifacts.Result) {
 		}
 		fmt.Fprintf(w, "energy: %s %s: %.4g J/op [%.4g, %.4g] (ΔP × T_op: %.4g W − %.4g W over T_op %.4g s; %s)%s\n",
 			c.Algorithm, c.Operation, e.JoulesPerOp.Median, e.Windows.Lo, e.Windows.Hi, e.Windows.LoadWatts, e.Windows.IdleWatts, e.Windows.TOp, e.Source, label)
+		printDirect(w, c, label)
 	}
 	for _, c := range res.Cells {
 		if c.Energy != nil && c.Energy.Absent != "" {
