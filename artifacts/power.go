@@ -22,6 +22,11 @@ const FilePower = "power.csv"
 // the bus voltage (V) and current (A) as the meter reported them.
 var PowerHeader = []string{"algorithm", "operation", "window", "sample", "volts", "amps"}
 
+// PowerMarkersColumn is power.csv's optional seventh column, written when the meter has logic
+// inputs (a PPK2): the inputs during the sample, bit i for input i (0..255). A board raises its
+// marker around each operation (LOOP), so the load windows mark every operation.
+const PowerMarkersColumn = "markers"
+
 // The windows of power.csv.
 const (
 	WindowIdle = "idle"
@@ -34,6 +39,8 @@ const MaxPowerSamples = 3_600_000
 // PowerWindow is one recorded window: sample i's voltage and current.
 type PowerWindow struct {
 	Volts, Amps []float64
+	// Markers is sample i's logic inputs; nil when the meter has none.
+	Markers []uint8
 }
 
 // Watts is the window's power, sample by sample (volts × amps).
@@ -65,15 +72,32 @@ func (p *Power) AddLoad(k CellKey, w *PowerWindow) {
 }
 
 // FormatPower writes power.csv: the idle window, then each load window in Order, every
-// number in its shortest form that reads back to the same float64.
+// number in its shortest form that reads back to the same float64; with the markers column
+// when a window has markers (the meter has logic inputs).
 func FormatPower(p *Power) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write(PowerHeader)
+	markers := p.Idle != nil && p.Idle.Markers != nil
+	for _, k := range p.Order {
+		markers = markers || p.Load[k].Markers != nil
+	}
+	if markers {
+		w.Write(append(slices.Clone(PowerHeader), PowerMarkersColumn))
+	} else {
+		w.Write(PowerHeader)
+	}
 	write := func(k CellKey, window string, pw *PowerWindow) {
 		for i := range pw.Volts {
-			w.Write([]string{k.Algorithm, k.Operation, window, strconv.Itoa(i),
-				strconv.FormatFloat(pw.Volts[i], 'g', -1, 64), strconv.FormatFloat(pw.Amps[i], 'g', -1, 64)})
+			rec := []string{k.Algorithm, k.Operation, window, strconv.Itoa(i),
+				strconv.FormatFloat(pw.Volts[i], 'g', -1, 64), strconv.FormatFloat(pw.Amps[i], 'g', -1, 64)}
+			if markers {
+				m := uint8(0)
+				if i < len(pw.Markers) {
+					m = pw.Markers[i]
+				}
+				rec = append(rec, strconv.Itoa(int(m)))
+			}
+			w.Write(rec)
 		}
 	}
 	if p.Idle != nil {
@@ -92,13 +116,15 @@ func FormatPower(p *Power) []byte {
 // non-negative; at most MaxPowerSamples per window and MaxCells load windows. Errors name the
 // line and the column.
 func ParsePower(data []byte) (*Power, error) {
-	r, head, err := csvHead(data, FilePower, PowerHeader, len(PowerHeader))
+	r, head, err := csvHead(data, FilePower, PowerHeader, -1)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Equal(head, PowerHeader) {
-		return nil, fmt.Errorf("%s line 1: header %v, want %v", FilePower, head, PowerHeader)
+	markers := slices.Equal(head, append(slices.Clone(PowerHeader), PowerMarkersColumn))
+	if !slices.Equal(head, PowerHeader) && !markers {
+		return nil, fmt.Errorf("%s line 1: header %v, want %v (and %s when the meter has logic inputs)", FilePower, head, PowerHeader, PowerMarkersColumn)
 	}
+	r.FieldsPerRecord = len(head)
 	p := &Power{}
 	var cur *PowerWindow
 	for line := 2; ; line++ {
@@ -109,14 +135,15 @@ func ParsePower(data []byte) (*Power, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", FilePower, err)
 		}
-		if cur, err = p.row(rec, cur); err != nil {
+		if cur, err = p.row(rec, cur, markers); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", FilePower, line, err)
 		}
 	}
 }
 
-// row adds one row to p; cur is the window of the row before.
-func (p *Power) row(rec []string, cur *PowerWindow) (*PowerWindow, error) {
+// row adds one row to p; cur is the window of the row before; markers says the file has the
+// markers column.
+func (p *Power) row(rec []string, cur *PowerWindow, markers bool) (*PowerWindow, error) {
 	k := CellKey{Algorithm: rec[0], Operation: rec[1]}
 	idx, err := strconv.Atoi(rec[3])
 	if err != nil || idx < 0 {
@@ -145,6 +172,9 @@ func (p *Power) row(rec []string, cur *PowerWindow) (*PowerWindow, error) {
 			return nil, fmt.Errorf("more than %d load windows", MaxCells)
 		}
 		w = &PowerWindow{}
+		if markers {
+			w.Markers = []uint8{}
+		}
 		if rec[2] == WindowIdle {
 			p.Idle = w
 		} else {
@@ -165,6 +195,13 @@ func (p *Power) row(rec []string, cur *PowerWindow) (*PowerWindow, error) {
 		return nil, fmt.Errorf("amps %q: %w", rec[5], err)
 	}
 	w.Volts, w.Amps = append(w.Volts, v), append(w.Amps, a)
+	if markers {
+		m, err := strconv.ParseUint(rec[6], 10, 8)
+		if err != nil || strconv.Itoa(int(m)) != rec[6] {
+			return nil, fmt.Errorf("markers %q: not an integer 0..255", rec[6])
+		}
+		w.Markers = append(w.Markers, uint8(m))
+	}
 	return w, nil
 }
 

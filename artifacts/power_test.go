@@ -25,6 +25,27 @@ func TestPowerRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPowerMarkers: a meter with logic inputs writes the markers column, read back sample by
+// sample; a marker outside 0..255 or not written as a plain integer is refused.
+func TestPowerMarkers(t *testing.T) {
+	p := &artifacts.Power{Idle: &artifacts.PowerWindow{Volts: []float64{3.3, 3.3}, Amps: []float64{0.01, 0.01}, Markers: []uint8{0, 0}}}
+	p.AddLoad(artifacts.CellKey{Algorithm: "ML-KEM-512", Operation: "encaps"}, &artifacts.PowerWindow{Volts: []float64{3.3, 3.3, 3.3}, Amps: []float64{0.02, 0.03, 0.02}, Markers: []uint8{0, 1, 0}})
+	data := artifacts.FormatPower(p)
+	if !strings.HasPrefix(string(data), strings.Join(artifacts.PowerHeader, ",")+",markers\n") {
+		t.Fatalf("no markers column:\n%s", data)
+	}
+	got, err := artifacts.ParsePower(data)
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("read back %+v (%v), wrote %+v", got, err, p)
+	}
+	head := strings.Join(artifacts.PowerHeader, ",") + ",markers\n"
+	for _, bad := range []string{",,idle,0,5,1,256\n", ",,idle,0,5,1,-1\n", ",,idle,0,5,1,01\n", ",,idle,0,5,1\n"} {
+		if _, err := artifacts.ParsePower([]byte(head + bad)); err == nil {
+			t.Errorf("%q read", bad)
+		}
+	}
+}
+
 func TestParsePowerRefusals(t *testing.T) {
 	head := strings.Join(artifacts.PowerHeader, ",") + "\n"
 	for body, want := range map[string]string{
@@ -54,6 +75,7 @@ func FuzzParsePower(f *testing.F) {
 	f.Add([]byte(head + ",,idle,0,5.1,0.39\n,,idle,1,5.1,0.4\nML-KEM-768,keygen,load,0,5.1,0.6\n"))
 	f.Add([]byte(head + ",,idle,0,5,1\n,,idle,0,5,1\n"))
 	f.Add([]byte("algorithm,operation\n"))
+	f.Add([]byte(head[:len(head)-1] + ",markers\n,,idle,0,3.3,0.01,0\nML-KEM-512,encaps,load,0,3.3,0.02,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := artifacts.ParsePower(data)
 		if err != nil {

@@ -207,6 +207,32 @@ type Energy struct {
 	// Windows is a metered figure's method and inputs (nil for RAPL and older bundles): the
 	// run's idle window and the cell's load window in power.csv, from which it is re-derived.
 	Windows *EnergyWindows `json:"windows,omitempty"`
+	// Direct is the second metered figure, by direct integration over the operations the board
+	// marked in the load window, when the meter has logic inputs (nil otherwise). It is shown
+	// beside JoulesPerOp, never ranked with it: the two methods are not one measurement.
+	Direct *EnergyDirect `json:"direct,omitempty"`
+}
+
+// EnergyDirect is energy per operation by direct integration: the power above the idle
+// window's mean, integrated over each complete span of the load window during which the
+// board's marker input was high (LOOP raises it around each call), averaged over the spans,
+// with a percentile interval (the spans resampled, the idle mean by its block bootstrap).
+type EnergyDirect struct {
+	// Method names the computation and its bootstrap.
+	Method string `json:"method"`
+	// Input is the meter's logic input the marker is wired to (0: a PPK2's D0).
+	Input int `json:"input"`
+	// JoulesPerOp is the figure; Lo and Hi its interval at Confidence from Replicates replicates.
+	JoulesPerOp float64 `json:"joulesPerOp,omitempty"`
+	Lo          float64 `json:"lo,omitempty"`
+	Hi          float64 `json:"hi,omitempty"`
+	Confidence  float64 `json:"confidence,omitempty"`
+	Replicates  int     `json:"replicates,omitempty"`
+	// Ops is the complete marked spans; SecondsPerOp their mean length.
+	Ops          int     `json:"ops"`
+	SecondsPerOp float64 `json:"secondsPerOp,omitempty"`
+	// Absent is why there is no figure although the window has markers (too few spans).
+	Absent string `json:"absent,omitempty"`
 }
 
 // EnergyWindows is how a metered energy figure was computed: E_op = (P_load − P_idle) × T_op

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/artifacts"
+	"pqrepro/energy"
 	"pqrepro/experiments"
 )
 
@@ -162,6 +163,9 @@ type sampled struct {
 	rounds []int
 	unit   artifacts.Unit
 	note   string
+	// metered is a metered energy's estimate from power.csv (E = ΔP × T_op with its
+	// bootstrap replicates); nil for samples.
+	metered *energy.Estimate
 }
 
 func runCheck(ch experiments.Check, run Run, method artifacts.Method) (cr CheckResult) {
@@ -364,6 +368,9 @@ func samplesOf(run Run, ref, metric string) (sampled, string) {
 		s.note = fmt.Sprintf("%s measured with a variant (%s), as the manifest's command %s", ref, c.Variant, matches[0].Status)
 	}
 	k := artifacts.KeyOf(c)
+	if metric == "energy" && c.Energy != nil && c.Energy.Windows != nil {
+		return meteredOf(run, c, s)
+	}
 	if metric == "energy" {
 		v := run.Samples.Energy[k]
 		if len(v) == 0 {
@@ -411,6 +418,9 @@ func fmtInterval(iv Interval) string {
 func pairInterval(manifestID, metric string, num, den sampled) (iv Interval, reps []float64, why string) {
 	seed := BootstrapSeed(manifestID, metric, num.ref, den.ref)
 	iv = Interval{Num: num.ref, Den: den.ref, Seed: seedHex(seed)}
+	if num.metered != nil || den.metered != nil {
+		return meteredInterval(iv, num, den)
+	}
 	if constant(num.values, den.values) {
 		iv.Point = num.values[0] / den.values[0]
 		iv.Lo, iv.Hi, iv.Exact = iv.Point, iv.Point, true
@@ -495,4 +505,57 @@ func fmtVal(v float64, unit artifacts.Unit) string {
 		s = strconv.FormatFloat(math.Round(v/p)*p, 'f', max(d, 0), 64)
 	}
 	return strings.TrimSpace(s + " " + string(unit))
+}
+
+// meteredOf is a metered energy for a claim check: the cell's E = ΔP × T_op recomputed from
+// power.csv with its bootstrap replicates (energy.PerOperation, the seed and replicates of the
+// recorded figure), or why there is none. A simulated meter's energy is never a measurement.
+func meteredOf(run Run, c artifacts.Cell, s sampled) (sampled, string) {
+	if c.Energy.Simulated {
+		return s, artifacts.SimulatedMeterLabel + ": a replayed capture, not a measurement of this run"
+	}
+	if run.Power == nil || run.Power.Idle == nil || run.Meter == nil {
+		return s, "a metered energy, but the bundle has no power.csv idle window or meter"
+	}
+	load := run.Power.Load[artifacts.CellKey{Algorithm: c.Algorithm, Operation: c.Operation}]
+	if load == nil {
+		return s, "a metered energy without its load window in power.csv"
+	}
+	it, err := energy.WindowTrace(run.Power.Idle, run.Meter.Rate, "idle window")
+	if err != nil {
+		return s, err.Error()
+	}
+	lt, err := energy.WindowTrace(load, run.Meter.Rate, "load window")
+	if err != nil {
+		return s, err.Error()
+	}
+	e, err := energy.PerOperation(it, lt, c.Energy.Windows.TOp, energy.Options{Seed: energy.PowerSeed, Replicates: energy.PowerReplicates})
+	if err != nil {
+		return s, err.Error()
+	}
+	if !(e.Energy.Point > 0) {
+		return s, fmt.Sprintf("metered energy %g J: a ratio needs a positive energy", e.Energy.Point)
+	}
+	s.metered, s.values, s.unit = &e, []float64{e.Energy.Point}, artifacts.UnitJoules
+	s.note = s.ref + ": metered energy (ΔP × T_op from power.csv; the ratio's interval pairs the two cells' block-bootstrap replicates over the shared idle window)"
+	return s, ""
+}
+
+// meteredInterval is the interval of a ratio of two metered energies (energy.RatioInterval:
+// the cells' paired replicates); a metered energy is never compared with a RAPL one.
+func meteredInterval(iv Interval, num, den sampled) (Interval, []float64, string) {
+	if num.metered == nil || den.metered == nil {
+		return iv, nil, "one energy is metered (ΔP × T_op), the other per-iteration RAPL: two methods are never compared"
+	}
+	r, err := energy.RatioInterval(*num.metered, *den.metered, false)
+	if err != nil {
+		return iv, nil, err.Error()
+	}
+	reps := make([]float64, len(num.metered.DeltaReplicates))
+	for b := range reps {
+		reps[b] = num.metered.EnergyReplicate(b) / den.metered.EnergyReplicate(b)
+	}
+	slices.Sort(reps)
+	iv.Point, iv.Lo, iv.Hi = r.Point, r.Lo, r.Hi
+	return iv, reps, ""
 }

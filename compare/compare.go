@@ -150,6 +150,10 @@ type Run struct {
 	// Timing is environment.json's timing context (virtualization, other processes' load);
 	// nil when the bundle has none.
 	Timing *artifacts.TimingContext
+	// Power is power.csv and Meter environment.json's meter, for a metered run's energy
+	// claims; nil when the run had no meter.
+	Power *artifacts.Power
+	Meter *artifacts.MeterInfo
 }
 
 // RunFromBundle reads a bundle's result.json, samples.csv and environment.json. Errors name
@@ -169,7 +173,12 @@ func RunFromBundle(b *artifacts.Bundle) (Run, error) {
 		if err := json.Unmarshal(data, &env); err != nil {
 			return Run{}, fmt.Errorf("read %s: %w", artifacts.FileEnvironment, err)
 		}
-		run.Board, run.Timing = env.Board, env.Timing
+		run.Board, run.Timing, run.Meter = env.Board, env.Timing, env.Meter
+	}
+	if data, ok := b.Files[artifacts.FilePower]; ok {
+		if run.Power, err = artifacts.ParsePower(data); err != nil {
+			return Run{}, err
+		}
 	}
 	return run, nil
 }

@@ -26,7 +26,8 @@ func WindowTrace(w *artifacts.PowerWindow, rate float64, source string) (Trace, 
 
 // FromPower computes a cell's metered energy from the run's idle window and the cell's load
 // window (rate: the meter's samples/s; tOp: the cell's median time in s), as the runner
-// records it and as verify and the portal re-derive it.
+// records it and as verify and the portal re-derive it; when the load window has markers, the
+// direct integration over its marked operations too (Direct).
 func FromPower(idle, load *artifacts.PowerWindow, rate, tOp float64, source string, simulated bool) (*artifacts.Energy, error) {
 	it, err := WindowTrace(idle, rate, "idle window")
 	if err != nil {
@@ -40,8 +41,13 @@ func FromPower(idle, load *artifacts.PowerWindow, rate, tOp float64, source stri
 	if err != nil {
 		return nil, err
 	}
+	direct, err := Direct(idle, load, rate)
+	if err != nil {
+		return nil, err
+	}
 	p := e.Energy.Point
 	return &artifacts.Energy{
+		Direct:      direct,
 		Source:      source,
 		JoulesPerOp: &artifacts.Stats{N: 1, Min: p, P25: p, Median: p, P75: p, Max: p, Mean: p},
 		Simulated:   simulated,
@@ -51,12 +57,23 @@ func FromPower(idle, load *artifacts.PowerWindow, rate, tOp float64, source stri
 	}, nil
 }
 
-// CellTOp is a cell's time per operation in seconds: its median time (host cells, in ns).
-func CellTOp(c artifacts.Cell) (float64, error) {
-	if c.Unit != artifacts.UnitNanoseconds || c.Stats == nil || !(c.Stats.Median > 0) {
-		return 0, fmt.Errorf("%s %s: no median time in ns to take as the time per operation", c.Algorithm, c.Operation)
+// CellTOp is a cell's time per operation in seconds: its median time (host cells and the host
+// firmware, in ns; a board's in µs), or its median cycle count over the board's clock (clockHz,
+// environment.json's board.clockHz; 0 when the board reported none). An instruction count has
+// no time: such a cell has no metered energy.
+func CellTOp(c artifacts.Cell, clockHz int64) (float64, error) {
+	if c.Stats == nil || !(c.Stats.Median > 0) {
+		return 0, fmt.Errorf("%s %s: no median to take as the time per operation", c.Algorithm, c.Operation)
 	}
-	return c.Stats.Median * 1e-9, nil
+	switch {
+	case c.Unit == artifacts.UnitNanoseconds:
+		return c.Stats.Median * 1e-9, nil
+	case c.Unit == artifacts.UnitMicroseconds:
+		return c.Stats.Median * 1e-6, nil
+	case c.Unit == artifacts.UnitCycles && clockHz > 0:
+		return c.Stats.Median / float64(clockHz), nil
+	}
+	return 0, fmt.Errorf("%s %s: a median in %s (board clock %d Hz) is no time per operation", c.Algorithm, c.Operation, c.Unit, clockHz)
 }
 
 // ErrPowerMismatch is wrapped when a bundle's energy does not follow from its power.csv.
@@ -92,7 +109,7 @@ func RederivePower(res *artifacts.Result, env *artifacts.Environment, power []by
 			return fmt.Errorf("cells[%d] (%s %s): a metered energy, no load window in %s: %w", i, c.Algorithm, c.Operation, artifacts.FilePower, ErrPowerMismatch)
 		}
 		seen++
-		if err := rederiveCell(c, p.Idle, w, env.Meter); err != nil {
+		if err := rederiveCell(c, p.Idle, w, env.Meter, env.Board.ClockHz); err != nil {
 			return fmt.Errorf("cells[%d] (%s %s): %w", i, c.Algorithm, c.Operation, err)
 		}
 	}
@@ -102,8 +119,8 @@ func RederivePower(res *artifacts.Result, env *artifacts.Environment, power []by
 	return nil
 }
 
-func rederiveCell(c artifacts.Cell, idle, load *artifacts.PowerWindow, m *artifacts.MeterInfo) error {
-	tOp, err := CellTOp(c)
+func rederiveCell(c artifacts.Cell, idle, load *artifacts.PowerWindow, m *artifacts.MeterInfo, clockHz int64) error {
+	tOp, err := CellTOp(c, clockHz)
 	if err != nil {
 		return err
 	}
@@ -117,6 +134,9 @@ func rederiveCell(c artifacts.Cell, idle, load *artifacts.PowerWindow, m *artifa
 	}
 	if got.Simulated != m.Simulated {
 		return fmt.Errorf("energy.simulated %v, environment.json's meter %v: %w", got.Simulated, m.Simulated, ErrPowerMismatch)
+	}
+	if (got.Direct == nil) != (want.Direct == nil) || got.Direct != nil && *got.Direct != *want.Direct {
+		return fmt.Errorf("energy.direct %+v, %s gives %+v: %w", got.Direct, artifacts.FilePower, want.Direct, ErrPowerMismatch)
 	}
 	if *got.JoulesPerOp != *want.JoulesPerOp || *got.Windows != *want.Windows {
 		return fmt.Errorf("energy.joulesPerOp %g J [%g, %g], %s gives %g J [%g, %g]: %w",

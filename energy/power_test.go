@@ -2,6 +2,7 @@ package energy_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,32 @@ func TestRederivePower(t *testing.T) {
 		err := energy.RederivePower(c.res, env, c.csv)
 		if !errors.Is(err, energy.ErrPowerMismatch) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v, want a mismatch naming %q", name, err, c.msg)
+		}
+	}
+}
+
+// TestCellTOp: a cell's time per operation from its median in ns, µs, or cycles over the
+// board's clock; an instruction count, or cycles without a clock, is no time.
+func TestCellTOp(t *testing.T) {
+	cell := func(u artifacts.Unit, median float64) artifacts.Cell {
+		return artifacts.Cell{Algorithm: "ML-KEM-512", Operation: "encaps", Unit: u, Stats: &artifacts.Stats{Median: median}}
+	}
+	for _, tc := range []struct {
+		c     artifacts.Cell
+		clock int64
+		want  float64
+	}{
+		{cell(artifacts.UnitNanoseconds, 2500), 0, 2.5e-6},
+		{cell(artifacts.UnitMicroseconds, 2500), 0, 2.5e-3},
+		{cell(artifacts.UnitCycles, 1.25e6), 125_000_000, 0.01},
+	} {
+		if got, err := energy.CellTOp(tc.c, tc.clock); err != nil || math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("%s %g at %d Hz: %g, %v; want %g", tc.c.Unit, tc.c.Stats.Median, tc.clock, got, err, tc.want)
+		}
+	}
+	for _, c := range []artifacts.Cell{cell(artifacts.UnitInstructions, 1000), cell(artifacts.UnitCycles, 1000), {Unit: artifacts.UnitNanoseconds}} {
+		if got, err := energy.CellTOp(c, 0); err == nil {
+			t.Errorf("%s with no clock: %g s per operation", c.Unit, got)
 		}
 	}
 }

@@ -40,23 +40,25 @@ type Standing struct {
 	// Implementation is the code the row's cells timed (artifacts.Implementation.Key), Keys
 	// their key form and MessageBytes the size of the message they signed: two of any of
 	// them are two rows. Key form and message size also separate rankings (another quantity).
-	Implementation string  `json:"implementation,omitempty"`
-	Keys           string  `json:"keys,omitempty"`
-	MessageBytes   int     `json:"messageBytes,omitempty"`
-	Unit           string  `json:"unit"`
-	Median         float64 `json:"median"`
-	P25            float64 `json:"p25"`
-	P75            float64 `json:"p75"`
-	N              int     `json:"n"`
-	Runs           int     `json:"runs"`
-	LatestRun      int64   `json:"latestRun"`
-	Assurance      string  `json:"assurance"`
-	Measured       bool    `json:"measured"`
-	Source         string  `json:"source,omitempty"`
-	Paper          string  `json:"paper,omitempty"`
-	Statistic      string  `json:"statistic,omitempty"`
-	Scenario       string  `json:"scenario,omitempty"`
-	ValueText      string  `json:"valueText,omitempty"`
+	Implementation string `json:"implementation,omitempty"`
+	Keys           string `json:"keys,omitempty"`
+	MessageBytes   int    `json:"messageBytes,omitempty"`
+	// EnergyMethod is how an energy row was measured (rapl, meter): rankings never mix two.
+	EnergyMethod string  `json:"energyMethod,omitempty"`
+	Unit         string  `json:"unit"`
+	Median       float64 `json:"median"`
+	P25          float64 `json:"p25"`
+	P75          float64 `json:"p75"`
+	N            int     `json:"n"`
+	Runs         int     `json:"runs"`
+	LatestRun    int64   `json:"latestRun"`
+	Assurance    string  `json:"assurance"`
+	Measured     bool    `json:"measured"`
+	Source       string  `json:"source,omitempty"`
+	Paper        string  `json:"paper,omitempty"`
+	Statistic    string  `json:"statistic,omitempty"`
+	Scenario     string  `json:"scenario,omitempty"`
+	ValueText    string  `json:"valueText,omitempty"`
 	// Library is the implementation a published number was measured with.
 	Library    string `json:"library,omitempty"`
 	group      string
@@ -133,7 +135,7 @@ func rankStandings(rows []store.Standing, metric, op string) []Standing {
 	out := []Standing{}
 	for _, r := range rows {
 		st := Standing{Board: r.BoardClass, Level: r.Level, Origin: r.Origin, Method: r.Method, ClassStatus: r.ClassStatus, Unit: r.Unit,
-			Implementation: r.Implementation, Keys: r.Keys, MessageBytes: r.MessageBytes,
+			Implementation: r.Implementation, Keys: r.Keys, MessageBytes: r.MessageBytes, EnergyMethod: r.EnergyMethod,
 			Median: r.Median, P25: r.P25, P75: r.P75, N: r.N, Runs: r.Runs, LatestRun: r.LatestRun, Measured: true}
 		st.Assurance = st.Level + "/" + st.Origin
 		title := quantityTitle(op, st.Unit)
@@ -142,6 +144,8 @@ func rankStandings(rows []store.Standing, metric, op string) []Standing {
 			title = "heap bytes per operation"
 		case store.MetricStack:
 			title = "stack high-water mark per operation"
+		case store.MetricEnergy:
+			title = energyTitle(r.EnergyMethod)
 		}
 		st.group, st.groupTitle = rankGroup(st, title)
 		st.quantity = title
@@ -207,7 +211,18 @@ func rankGroup(st Standing, title string) (key, heading string) {
 		status = "1"
 		heading += " · declared board class, not verified"
 	}
-	return st.Unit + "|" + st.Level + "|" + method + "|" + status + "|" + st.Keys + "|" + strconv.Itoa(st.MessageBytes), heading
+	return st.Unit + "|" + st.Level + "|" + method + "|" + status + "|" + st.Keys + "|" + strconv.Itoa(st.MessageBytes) + "|" + st.EnergyMethod, heading
+}
+
+// energyTitle names an energy ranking's method: each method is its own ranking.
+func energyTitle(method string) string {
+	switch method {
+	case store.EnergyRAPL:
+		return "energy per operation (RAPL package counter over the timed iterations)"
+	case store.EnergyMeter:
+		return "energy per operation (power meter: (P_load − P_idle) × T_op; the meter and its rate on each run's page)"
+	}
+	return "energy per operation (method not recorded)"
 }
 
 // messageText names a message size for a ranking's title ("33-byte messages").

@@ -69,6 +69,11 @@ func (s *Server) runPage(c echo.Context) error {
 			return fmt.Errorf("run %d environment: %w", id, err)
 		}
 		v.Timing = s.runTiming(r.ClassStatus, &env)
+		if env.Meter != nil {
+			if v.Energy, err = s.runEnergy(ctx, r); err != nil {
+				slog.Warn("run page: energy section", "run", id, "err", err)
+			}
+		}
 		uploaded, stored := s.uploadedBuild(ctx, env, r.Firmware)
 		v.Environment = append(environmentKVs(env), uploaded...)
 		if stored {

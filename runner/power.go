@@ -11,9 +11,10 @@ import (
 // meteredEnergy computes each ok cell's energy from the board's idle window and the cell's
 // load window (energy.FromPower, the computation verify and the portal repeat), and returns
 // power.csv and the meter for environment.json; nil, nil when the board ran no metered pass.
+// clockHz is the board's clock (a cycle count's time per operation).
 // A cell whose figure cannot be computed gets none, with the reason, and its window is left
 // out of power.csv.
-func meteredEnergy(board Board, res *artifacts.Result, cells []CellResult, log io.Writer) ([]byte, *artifacts.MeterInfo) {
+func meteredEnergy(board Board, res *artifacts.Result, cells []CellResult, clockHz int64, log io.Writer) ([]byte, *artifacts.MeterInfo) {
 	pn, ok := board.(PowerNoter)
 	if !ok {
 		return nil, nil
@@ -32,7 +33,7 @@ func meteredEnergy(board Board, res *artifacts.Result, cells []CellResult, log i
 		if c.Power == nil || cell.Status != artifacts.StatusOK {
 			continue
 		}
-		e, err := figure(idle, c.Power, *info, *cell, source)
+		e, err := figure(idle, c.Power, *info, *cell, clockHz, source)
 		if err != nil {
 			cell.Energy = &artifacts.Energy{Source: source, Absent: err.Error(), Simulated: info.Simulated}
 			fmt.Fprintf(log, "energy: %s %s: absent: %v\n", cell.Algorithm, cell.Operation, err)
@@ -47,11 +48,11 @@ func meteredEnergy(board Board, res *artifacts.Result, cells []CellResult, log i
 	return artifacts.FormatPower(p), info
 }
 
-func figure(idle, load *artifacts.PowerWindow, info artifacts.MeterInfo, cell artifacts.Cell, source string) (*artifacts.Energy, error) {
+func figure(idle, load *artifacts.PowerWindow, info artifacts.MeterInfo, cell artifacts.Cell, clockHz int64, source string) (*artifacts.Energy, error) {
 	if cell.Variant != "" {
 		return nil, fmt.Errorf("a variant cell has no load window of its own")
 	}
-	tOp, err := energy.CellTOp(cell)
+	tOp, err := energy.CellTOp(cell, clockHz)
 	if err != nil {
 		return nil, err
 	}

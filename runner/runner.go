@@ -169,7 +169,7 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	if tlsCSV := tlsSamples(cells); tlsCSV != nil {
 		files[artifacts.FileTLS] = tlsCSV
 	}
-	powerCSV, meter := meteredEnergy(board, res, cells, log)
+	powerCSV, meter := meteredEnergy(board, res, cells, id.ClockHz, log)
 	if powerCSV != nil {
 		files[artifacts.FilePower] = powerCSV
 	}

@@ -137,6 +137,31 @@ type RunView struct {
 	SignerRevoked string
 	// HeatMap is a tls-matrix run's matrix; nil for other kinds.
 	HeatMap *HeatMap
+	// Energy is a metered run's energy per operation beside time, with the meter, its rate
+	// and each method named, and the power trace; nil for a run without a meter.
+	Energy *RunEnergy
+}
+
+// RunEnergy is a metered run's energy section.
+type RunEnergy struct {
+	// Meter names the meter, its device and rate; Method the ΔP × T_op computation.
+	Meter, Method string
+	// DirectMethod names the direct integration ("" when the meter has no markers).
+	DirectMethod string
+	Rows         []RunEnergyRow
+	// Plot is the idle window and one cell's load window; PlotCaption says what it shows.
+	Plot        *plot.TraceFigure
+	PlotCaption string
+}
+
+// RunEnergyRow is one metered cell: its time per operation beside its energy per operation by
+// each method (never ranked together), or why it has none.
+type RunEnergyRow struct {
+	Algorithm, Operation string
+	TOp                  string
+	Energy, Interval     string
+	Direct               string
+	Absent               string
 }
 
 // RunPlot is one box plot of a run page, with its caption.

@@ -84,7 +84,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	keyForm := fs.String("key-form", "", "override the manifest's key form: encoded or parsed (changes the manifest's identity)")
 	keys := fs.String("keys", "", "runner identity directory")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	meterSpec := fs.String("meter", "", "the host's power meter: fnb58:/dev/hidrawN, ppk2:/dev/ttyACMn:MODE:MILLIVOLTS (MODE source or ampere) or ina2xx:/sys/class/hwmon/hwmonN; or sim:KIND:IDLE,LOAD (KIND fnb58, ppk2 or ina2xx), the driver against its simulator replaying two FNB58 captures (.csv or .cfn): that bundle is labelled simulated meter and cannot be submitted")
+	meterSpec := fs.String("meter", "", "the power meter of the host or of a serial board (whose firmware runs LOOP in each load window): fnb58:/dev/hidrawN, ppk2:/dev/ttyACMn:MODE:MILLIVOLTS (MODE source or ampere) or ina2xx:/sys/class/hwmon/hwmonN; or sim:KIND:IDLE,LOAD (KIND fnb58, ppk2 or ina2xx), the driver against its simulator replaying two FNB58 captures (.csv or .cfn): that bundle is labelled simulated meter and cannot be submitted")
 	tlsOut := tlsServerFlags(fs)
 	ossl := opensslFlags(fs)
 	pos, err := parseInterleaved(fs, args)

@@ -12,29 +12,53 @@ import (
 	"pqrepro/energy"
 	"pqrepro/runner"
 	"pqrepro/runner/host"
+	"pqrepro/runner/meter"
 	"pqrepro/runner/meter/attach"
 	"pqrepro/runner/meter/sim"
+	"pqrepro/runner/serialport"
 )
 
 // simLockstep paces the simulated meter by the driver's reads instead of real time (tests
 // only, so a loaded test machine cannot starve the meter's reader).
 var simLockstep bool
 
-// useMeter attaches --meter's meter to the host board (a lab's meter, checked now, or a driver
-// against its simulator) and says how long the metered pass adds to the run; without --meter
-// it says which meter the hardware map attached, if any.
+// meterSetter is a board's meter, as useMeter reads and sets it: the host's, or a serial
+// board's (which runs LOOP in each load window).
+type meterSetter struct {
+	get func() any
+	set func(meterWindows)
+}
+
+// meterWindows is what the host and a serial board take as their meter.
+type meterWindows interface {
+	Window(ctx context.Context, load bool, d time.Duration) ([]meter.Sample, meter.Info, error)
+}
+
+func boardMeter(b runner.Board) (meterSetter, bool) {
+	switch x := b.(type) {
+	case *host.Host:
+		return meterSetter{func() any { return x.Meter }, func(w meterWindows) { x.Meter = w }}, true
+	case *serialport.Serial:
+		return meterSetter{func() any { return x.Meter }, func(w meterWindows) { x.Meter = w }}, true
+	}
+	return meterSetter{}, false
+}
+
+// useMeter attaches --meter's meter to the host board or a serial board (a lab's meter,
+// checked now, or a driver against its simulator) and says how long the metered pass adds to
+// the run; without --meter it says which meter the hardware map attached, if any.
 func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec string, stdout io.Writer) error {
-	h, isHost := b.(*host.Host)
+	bm, ok := boardMeter(b)
 	if spec == "" {
-		if isHost && h.Meter != nil {
-			if lm, ok := h.Meter.(*attach.Meter); ok {
+		if ok {
+			if lm, isLab := bm.get().(*attach.Meter); isLab {
 				printMeterPlan(stdout, m, lm.Spec.String()+" (the hardware map's; checked when each window opens)")
 			}
 		}
 		return nil
 	}
-	if !isHost {
-		return fmt.Errorf("--meter: the metered energy pass runs on the host board only so far")
+	if !ok {
+		return fmt.Errorf("--meter: the metered energy pass runs on the host and on serial boards (whose firmware runs LOOP), not on %T", b)
 	}
 	if m.Spec.Method == artifacts.MethodProcessPerOperation || m.Spec.Method == artifacts.MethodOpenSSLCLI {
 		return fmt.Errorf("--meter: the metered energy pass runs in-process cells only, not method %s", m.Spec.Method)
@@ -48,7 +72,7 @@ func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec s
 		if err != nil {
 			return fmt.Errorf("--meter: %w", err)
 		}
-		h.Meter = lm
+		bm.set(lm)
 		printMeterPlan(stdout, m, sp.String()+" (opened and answered)")
 		return nil
 	}
@@ -61,7 +85,7 @@ func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec s
 		return err
 	}
 	bench.Lockstep = simLockstep
-	h.Meter = bench
+	bm.set(bench)
 	printMeterPlan(stdout, m, fmt.Sprintf("%s (%s: a replay of %s and %s through the %s driver, not a measurement of this run)",
 		spec, artifacts.SimulatedMeterLabel, sp.Idle, sp.Load, sp.Kind))
 	return nil
@@ -88,13 +112,27 @@ func rederiveEnergy(b *artifacts.Bundle, res *artifacts.Result, v *attest.Verifi
 		return err
 	}
 	if ok {
-		what := "energy re-derives from power.csv (E_op = ΔP × T_op, block-bootstrap interval)"
+		what := "energy re-derives from power.csv (E_op = ΔP × T_op, block-bootstrap interval; direct integration over marked operations where the meter has markers)"
 		if env.Meter != nil && env.Meter.Simulated {
 			what += "; " + artifacts.SimulatedMeterLabel + ": a replayed capture, not a measurement"
 		}
 		v.Checked = append(v.Checked, what)
 	}
 	return nil
+}
+
+// printDirect prints a cell's direct-integration figure beside its ΔP × T_op one (another
+// method: the two are never ranked together), or why it has none.
+func printDirect(w io.Writer, c artifacts.Cell, label string) {
+	d := c.Energy.Direct
+	switch {
+	case d == nil:
+	case d.Absent != "":
+		fmt.Fprintf(w, "energy: %s %s: direct integration: none (%s)\n", c.Algorithm, c.Operation, d.Absent)
+	default:
+		fmt.Fprintf(w, "energy: %s %s: direct integration: %.4g J/op [%.4g, %.4g] over %d marked operations of %.4g s (marker input D%d)%s\n",
+			c.Algorithm, c.Operation, d.JoulesPerOp, d.Lo, d.Hi, d.Ops, d.SecondsPerOp, d.Input, label)
+	}
 }
 
 // printEnergy prints each metered cell's energy with its interval and method, labelled when
@@ -111,6 +149,7 @@ func printEnergy(w io.Writer, res *artifacts.Result) {
 		}
 		fmt.Fprintf(w, "energy: %s %s: %.4g J/op [%.4g, %.4g] (ΔP × T_op: %.4g W − %.4g W over T_op %.4g s; %s)%s\n",
 			c.Algorithm, c.Operation, e.JoulesPerOp.Median, e.Windows.Lo, e.Windows.Hi, e.Windows.LoadWatts, e.Windows.IdleWatts, e.Windows.TOp, e.Source, label)
+		printDirect(w, c, label)
 	}
 	for _, c := range res.Cells {
 		if c.Energy != nil && c.Energy.Absent != "" {

@@ -70,7 +70,7 @@ func TestMeteredRunThenVerify(t *testing.T) {
 		if e == nil || e.Windows == nil || !e.Simulated || !strings.Contains(e.Source, "simulated meter") {
 			t.Fatalf("%s %s: energy %+v: want a simulated, labelled metered figure", c.Algorithm, c.Operation, e)
 		}
-		tOp, _ := energy.CellTOp(c)
+		tOp, _ := energy.CellTOp(c, 0)
 		want, err := energy.FromPower(p.Idle, p.Load[artifacts.CellKey{Algorithm: c.Algorithm, Operation: c.Operation}], 100, tOp, e.Source, true)
 		if err != nil {
 			t.Fatal(err)

@@ -43,6 +43,11 @@ func TestMeteredRunSimKinds(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, "through the "+c.kind+" driver") || !strings.Contains(stdout, "[simulated meter: a replayed capture") {
 				t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 			}
+			// The PPK2's logic inputs are recorded, but the host raises no marker: no direct
+			// figure, with the reason; a meter without inputs has no direct line at all.
+			if direct := strings.Contains(stdout, "direct integration: none (0 complete marked operations"); direct != (c.kind == "ppk2") {
+				t.Errorf("%s: direct integration line %v:\n%s", c.kind, direct, stdout)
+			}
 			b, err := artifacts.ReadBundle(out)
 			if err != nil {
 				t.Fatal(err)

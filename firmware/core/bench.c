@@ -1,6 +1,10 @@
 /* BENCH (PROTOCOL.md): one KEM or signature operation per sample, its inputs drawn from
  * the DRBG before the counter starts, timed on a painted stack, and its output checked
- * before the count is kept; the samples go through the shared loop of tally.h. */
+ * before the count is kept; the samples go through the shared loop of tally.h.
+ *
+ * LOOP (PROTOCOL.md): the same operation, inputs and checks, back to back until the timed
+ * calls' counts add up to a budget (a power meter's load window), each call made between
+ * the edges of the board's marker output (plat_marker) instead of on a painted stack. */
 #include "fw.h"
 
 #include "../crypto/pqmem.h"
@@ -19,6 +23,23 @@
 enum bench_op { OP_KEYGEN, OP_ENCAPS, OP_DECAPS, OP_SIGN, OP_VERIFY };
 
 static const char *const op_names[] = {"keygen", "encaps", "decaps", "sign", "verify"};
+
+/* bench_marked is set while a LOOP runs: each timed call is then made directly, between
+ * the marker's edges, instead of on a painted stack (painting would fall inside the marked
+ * span; BENCH measures the stack, LOOP does not). */
+static int bench_marked;
+
+/* timed_run makes one timed call: on a painted stack for BENCH (returning the bytes it
+ * touched), between the marker's edges for LOOP (returning 0). */
+static uint32_t timed_run(void (*fn)(void *), void *arg)
+{
+	if (!bench_marked)
+		return plat_stack_run(fn, arg);
+	plat_marker(1);
+	fn(arg);
+	plat_marker(0);
+	return 0;
+}
 
 /* ---- KEM operations ---- */
 
@@ -85,7 +106,7 @@ static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uin
 	default:
 		return "setup";
 	}
-	*stack = plat_stack_run(bench_run_job, &j);
+	*stack = timed_run(bench_run_job, &j);
 	*count = j.count;
 	if (j.rc != 0)
 		return "rc";
@@ -122,20 +143,18 @@ static void kem_sample(void *ctx, uint32_t i, struct fw_sample *s)
 	s->why = bench_one(b->kem, b->op, &s->count, &s->stack);
 }
 
-/* kem_bench runs a KEM BENCH after its BENCH frame: the setup key pair (and for decaps a
- * ciphertext per iteration) from the DRBG, then the samples and the summary. */
-static void kem_bench(uint32_t re, const struct fw_kem_ops *kem, enum bench_op op, uint32_t n,
-		      uint32_t warmup)
+/* kem_setup makes a KEM run's setup key pair from the DRBG (encaps and decaps; decaps then
+ * makes a ciphertext per iteration); on failure it answers ERROR and returns -1. */
+static int kem_setup(uint32_t re, const struct kem_bench *b)
 {
-	struct kem_bench b = {.kem = kem, .op = op};
-	if (op != OP_KEYGEN) {
-		fw_drbg_read(b_coins, kem->keygen_coins);
-		if (kem->keygen(fw_bench_ek, fw_bench_dk, b_coins) != 0) {
+	if (b->op != OP_KEYGEN) {
+		fw_drbg_read(b_coins, b->kem->keygen_coins);
+		if (b->kem->keygen(fw_bench_ek, fw_bench_dk, b_coins) != 0) {
 			fw_send_error(re, "setup", "keygen");
-			return;
+			return -1;
 		}
 	}
-	fw_tally(re, n, warmup, kem_sample, &b);
+	return 0;
 }
 
 /* ---- signature operations ---- */
@@ -228,7 +247,7 @@ static const char *sig_one(const struct sig_bench *b, uint64_t *count, uint32_t 
 			fw_bench_sig[0] ^= 1;
 		break;
 	}
-	*stack = plat_stack_run(sig_run_job, &j);
+	*stack = timed_run(sig_run_job, &j);
 	*count = j.count;
 	if (b->op == OP_SIGN)
 		*rounds = j.rounds;
@@ -326,37 +345,35 @@ static void sig_sample(void *ctx, uint32_t i, struct fw_sample *s)
 	}
 }
 
-/* sig_bench runs a signature BENCH after its BENCH frame: the setup key pair, then the
- * samples and the summary. */
-static void sig_bench(uint32_t re, struct sig_bench *b, uint32_t n, uint32_t warmup)
+/* sig_setup makes a signature run's setup key pair from the DRBG (sign and verify); on
+ * failure it answers ERROR and returns -1. */
+static int sig_setup(uint32_t re, const struct sig_bench *b)
 {
-	/* One key pair from the DRBG for sign and verify. */
 	if (b->op != OP_KEYGEN) {
 		fw_drbg_read(s_xi, b->sig->keygen_coins);
 		if (b->sig->keygen(fw_bench_pk, fw_bench_sk, s_xi) != 0) {
 			fw_send_error(re, "setup", "keygen");
-			return;
+			return -1;
 		}
 	}
-	fw_tally(re, n, warmup, sig_sample, b);
+	return 0;
 }
 
 /* ---- the request ---- */
 
 /* bench_req is what every BENCH names: the algorithm, the operation, the samples and the
- * warm-up iterations. */
+ * warm-up iterations; a LOOP names its budget and at most how many operations instead. */
 struct bench_req {
 	const struct fw_alg *alg;
 	enum bench_op op;
 	uint32_t n, warmup;
+	uint64_t budget; /* LOOP: counter units the timed calls add up to */
 };
 
-/* bench_args reads alg=, op=, n= and warmup=; on a bad field it answers ERROR and
- * returns -1. */
-static int bench_args(const struct fw_req *r, struct bench_req *q)
+/* bench_op_args reads alg= and op=; on a bad field it answers ERROR and returns -1. */
+static int bench_op_args(const struct fw_req *r, struct bench_req *q)
 {
 	const char *alg_s = fw_req_get(r, "alg"), *op_s = fw_req_get(r, "op");
-	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup");
 	const struct fw_alg *alg = alg_s ? fw_alg_find(alg_s) : 0;
 	enum bench_op op;
 
@@ -379,6 +396,18 @@ static int bench_args(const struct fw_req *r, struct bench_req *q)
 	q->alg = alg;
 	q->op = op;
 	q->warmup = 0;
+	q->budget = 0;
+	return 0;
+}
+
+/* bench_args reads BENCH's alg=, op=, n= and warmup=; on a bad field it answers ERROR and
+ * returns -1. */
+static int bench_args(const struct fw_req *r, struct bench_req *q)
+{
+	const char *n_s = fw_req_get(r, "n"), *w_s = fw_req_get(r, "warmup");
+
+	if (bench_op_args(r, q) != 0)
+		return -1;
 	if (n_s == 0 || fw_parse_u32(n_s, &q->n) != 0 || q->n == 0 || q->n > FW_MAX_ITERATIONS) {
 		fw_send_error(r->seq, "badarg", "n");
 		return -1;
@@ -408,22 +437,155 @@ static void send_bench(uint32_t re, const struct bench_req *q, const struct sig_
 	fw_frame_end();
 }
 
+/* bench_prepare reads a BENCH's or LOOP's signature fields (msg=, msglen=, det=, fault=)
+ * and makes the run's setup key pair; it returns the sample function and its context, or
+ * 0 after answering ERROR. kb and sb are the caller's storage for the context. */
+static fw_sample_fn bench_prepare(const struct fw_req *r, const struct bench_req *q, int announce,
+				  struct kem_bench *kb, struct sig_bench *sb, void **ctx)
+{
+	/* FW_HAVE_SIG is 0 in a build whose table has no signature scheme: the signature path
+	 * and its buffers (tens of KiB) are then compiled out. */
+	int sig = FW_HAVE_SIG && q->alg->kind == FW_SIG;
+
+	if (sig && sig_args(r, q->alg, q->op, sb) != 0)
+		return 0;
+	if (announce)
+		send_bench(r->seq, q, sig ? sb : 0);
+	if (sig) {
+		*ctx = sb;
+		return sig_setup(r->seq, sb) == 0 ? sig_sample : 0;
+	}
+	kb->kem = q->alg->kem;
+	kb->op = q->op;
+	*ctx = kb;
+	return kem_setup(r->seq, kb) == 0 ? kem_sample : 0;
+}
+
 void fw_do_bench(const struct fw_req *r)
 {
 	struct bench_req q;
+	struct kem_bench kb;
 	struct sig_bench sb;
-	/* FW_HAVE_SIG is 0 in a build whose table has no signature scheme: the signature path
-	 * and its buffers (tens of KiB) are then compiled out. */
-	int sig;
+	void *ctx;
+	fw_sample_fn fn;
 
 	if (bench_args(r, &q) != 0)
 		return;
-	sig = FW_HAVE_SIG && q.alg->kind == FW_SIG;
-	if (sig && sig_args(r, q.alg, q.op, &sb) != 0)
+	fn = bench_prepare(r, &q, 1, &kb, &sb, &ctx);
+	if (fn != 0)
+		fw_tally(r->seq, q.n, q.warmup, fn, ctx);
+}
+
+/* ---- LOOP ---- */
+
+/* FW_LOOP_MAX_OPS is the default and largest max= of a LOOP. */
+#define FW_LOOP_MAX_OPS 0xFFFFFFFFu
+
+/* loop_acct is what a LOOP did: the operations whose check passed, the one that failed (at
+ * most one: the loop stops there) and the counts of the passed ones. */
+struct loop_acct {
+	uint32_t ops, fail;
+	uint64_t total, min, max;
+	const char *why;
+};
+
+/* loop_args reads LOOP's alg=, op=, budget= and max=; on a bad field it answers ERROR and
+ * returns -1. */
+static int loop_args(const struct fw_req *r, struct bench_req *q)
+{
+	const char *b_s = fw_req_get(r, "budget"), *m_s = fw_req_get(r, "max");
+
+	if (bench_op_args(r, q) != 0)
+		return -1;
+	if (b_s == 0 || fw_parse_u64(b_s, &q->budget) != 0 || q->budget == 0) {
+		fw_send_error(r->seq, "badarg", "budget");
+		return -1;
+	}
+	q->n = FW_LOOP_MAX_OPS;
+	if (m_s != 0 && (fw_parse_u32(m_s, &q->n) != 0 || q->n == 0)) {
+		fw_send_error(r->seq, "badarg", "max");
+		return -1;
+	}
+	return 0;
+}
+
+static void send_loop(uint32_t re, const struct bench_req *q, const struct sig_bench *sb)
+{
+	fw_frame_begin("LOOP");
+	fw_kv_u64("re", re);
+	fw_kv_str("alg", q->alg->name);
+	fw_kv_str("op", op_names[q->op]);
+	fw_kv_u64("budget", q->budget);
+	fw_kv_u64("max", q->n);
+	if (sb != 0) {
+		fw_kv_u64("msglen", sb->mlen);
+		fw_kv_u64("det", (uint64_t)sb->det);
+		if (sb->fault)
+			fw_kv_str("fault", "sig");
+	}
+	fw_frame_end();
+}
+
+static void send_loopdone(uint32_t re, const struct loop_acct *a)
+{
+	fw_frame_begin("LOOPDONE");
+	fw_kv_u64("re", re);
+	fw_kv_u64("ops", a->ops);
+	fw_kv_u64("fail", a->fail);
+	fw_kv_u64("count", a->total);
+	if (a->ops > 0) {
+		fw_kv_u64("min", a->min);
+		fw_kv_u64("max", a->max);
+	}
+	fw_kv_str("marker", fw_board_info.marker ? fw_board_info.marker : "none");
+	if (a->why != 0)
+		fw_kv_str("reason", a->why);
+	fw_frame_end();
+}
+
+/* loop_run calls fn back to back, each timed call between the marker's edges, until the
+ * passed calls' counts reach the budget, max calls were made or one failed, serving RESEND
+ * between calls; then it reports what it did. */
+static void loop_run(uint32_t re, const struct bench_req *q, fw_sample_fn fn, void *ctx)
+{
+	struct fw_sample s = {0};
+	struct loop_acct a = {0};
+
+	bench_marked = 1;
+	while (a.total < q->budget && a.ops < q->n) {
+		fn(ctx, a.ops, &s);
+		if (s.why != 0) {
+			a.fail = 1;
+			a.why = s.why;
+			break;
+		}
+		if (a.ops == 0 || s.count < a.min)
+			a.min = s.count;
+		if (s.count > a.max)
+			a.max = s.count;
+		a.total += s.count;
+		a.ops++;
+		fw_busy_poll();
+	}
+	bench_marked = 0;
+	send_loopdone(re, &a);
+}
+
+void fw_do_loop(const struct fw_req *r)
+{
+	struct bench_req q;
+	struct kem_bench kb;
+	struct sig_bench sb;
+	void *ctx;
+	fw_sample_fn fn;
+	int sig;
+
+	if (loop_args(r, &q) != 0)
 		return;
-	send_bench(r->seq, &q, sig ? &sb : 0);
-	if (sig)
-		sig_bench(r->seq, &sb, q.n, q.warmup);
-	else
-		kem_bench(r->seq, q.alg->kem, q.op, q.n, q.warmup);
+	sig = FW_HAVE_SIG && q.alg->kind == FW_SIG;
+	fn = bench_prepare(r, &q, 0, &kb, &sb, &ctx);
+	if (fn == 0)
+		return;
+	send_loop(r->seq, &q, sig ? &sb : 0);
+	loop_run(r->seq, &q, fn, ctx);
 }

@@ -86,6 +86,8 @@ static void dispatch(const struct fw_req *r)
 		fw_do_seed(r);
 	else if (fw_streq(r->type, "BENCH"))
 		fw_do_bench(r);
+	else if (fw_streq(r->type, "LOOP"))
+		fw_do_loop(r);
 	else if (fw_streq(r->type, "SELFTEST"))
 		fw_do_selftest(r);
 	else if (fw_streq(r->type, "ALGS"))

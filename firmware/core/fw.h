@@ -43,6 +43,7 @@ struct fw_board {
 	const char *counter; /* what plat_counter reads, e.g. "minstret" */
 	const char *unit;    /* what one count is: "instructions", "ns", "cycles" */
 	uint32_t resolution; /* plat_counter advances in steps of this many units */
+	const char *marker;  /* the output plat_marker drives, e.g. "gpio2"; 0 when none */
 };
 
 extern const struct fw_board fw_board_info;
@@ -71,6 +72,10 @@ void plat_timed_end(void);
 /* plat_stack_run calls fn(arg) on a stack painted with a known pattern and
  * returns how many bytes of it fn (and the call into it) touched. */
 uint32_t plat_stack_run(void (*fn)(void *), void *arg);
+/* plat_marker drives the board's marker output (fw_board_info.marker) high (on 1) or low
+ * (on 0): LOOP raises it just before each timed call and lowers it just after, so a power
+ * meter's logic input marks every operation. A no-op on a board without one. */
+void plat_marker(int on);
 /* plat_build_id points *id at the linker's build-id and returns its length
  * (0 when there is none). */
 size_t plat_build_id(const uint8_t **id);

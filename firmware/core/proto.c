@@ -185,6 +185,20 @@ int fw_parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+int fw_parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (*s == 0)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (0x7FFFFFFFFFFFFFFFull - 9u) / 10u)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
 long fw_parse_hex(const char *s, uint8_t *out, size_t max)
 {
 	size_t n = strlen(s), i;

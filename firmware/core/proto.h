@@ -52,6 +52,8 @@ int fw_rx_take_deferred(struct fw_req *r);
 const char *fw_req_get(const struct fw_req *r, const char *key);
 /* fw_parse_u32 parses a decimal number; returns -1 on error. */
 int fw_parse_u32(const char *s, uint32_t *out);
+/* fw_parse_u64 parses a decimal number below 2^63; returns -1 on error. */
+int fw_parse_u64(const char *s, uint64_t *out);
 /* fw_parse_hex decodes hex into out (at most max bytes); returns the length or -1. */
 long fw_parse_hex(const char *s, uint8_t *out, size_t max);
 int fw_streq(const char *a, const char *b);

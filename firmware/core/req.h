@@ -3,7 +3,8 @@
  *
  *   fw.c        the loop, RESEND, duplicate suppression, ERROR, the busy poll
  *   hello.c     HELLO, ALGS, SEED: what the board is and holds, and its DRBG seed
- *   bench.c     BENCH: KEM and signature operations timed on a painted stack
+ *   bench.c     BENCH: KEM and signature operations timed on a painted stack; LOOP: one
+ *               of them back to back for a budget, between the marker's edges
  *   selftest.c  SELFTEST: the known-answer tests of vectors.h
  *   telreq.c    TELEK ... TELSEAL and AEADBENCH: the telemetry device (telreq.h)
  *   tally.c     the SAMPLE/SUMMARY loop BENCH and AEADBENCH share (tally.h) */
@@ -34,6 +35,7 @@ void fw_send_hello(uint32_t re);
 void fw_do_algs(const struct fw_req *r);
 void fw_do_seed(const struct fw_req *r);
 void fw_do_bench(const struct fw_req *r);
+void fw_do_loop(const struct fw_req *r);
 void fw_do_selftest(const struct fw_req *r);
 
 /* Buffers BENCH owns and SELFTEST borrows (one request runs at a time): the KEM key pair

@@ -158,8 +158,8 @@ func insertRun(ctx context.Context, tx *Tx, p store.Publication, now time.Time) 
 func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []artifacts.Cell) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
 		board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
-		implementation, msg_bytes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		implementation, msg_bytes, energy_method)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []art
 		}
 		if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
 			r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
-			cellImplementation(c), cellMessage(c)); err != nil {
+			cellImplementation(c), cellMessage(c), store.EnergyMethodOf(c)); err != nil {
 			return err
 		}
 	}
@@ -505,9 +505,14 @@ func valueMetric(metric string) (col, unit string, ok bool) {
 // valueStandings is Standings for a one-value-per-cell metric (heap, stack, energy): a
 // rarer query, aggregated in Go.
 func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit string) ([]store.Standing, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, implementation, keys, msg_bytes, `+col+`, n, run_id FROM cells
+	// Energy is ranked within one method (RAPL, a meter): another method is another row.
+	energyMethod, order := "''", ""
+	if col == "energy_j_per_op" {
+		energyMethod, order = "energy_method", "energy_method, "
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT level, method, class_status, board_class, origin, implementation, keys, msg_bytes, `+energyMethod+`, `+col+`, n, run_id FROM cells
 		WHERE algorithm = ? AND operation = ? AND status = 'ok' AND `+col+` IS NOT NULL
-		ORDER BY level, method, class_status, board_class, origin, implementation, keys, msg_bytes, `+col, algorithm, operation)
+		ORDER BY level, method, class_status, board_class, origin, implementation, keys, msg_bytes, `+order+col, algorithm, operation)
 	if err != nil {
 		return nil, fmt.Errorf("%s leaderboard %s %s: %w", col, algorithm, operation, err)
 	}
@@ -517,12 +522,13 @@ func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit
 	for rows.Next() {
 		var st store.Standing
 		var v float64
-		if err := rows.Scan(&st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.Implementation, &st.Keys, &st.MessageBytes, &v, &st.N, &st.LatestRun); err != nil {
+		if err := rows.Scan(&st.Level, &st.Method, &st.ClassStatus, &st.BoardClass, &st.Origin, &st.Implementation, &st.Keys, &st.MessageBytes, &st.EnergyMethod, &v, &st.N, &st.LatestRun); err != nil {
 			return nil, err
 		}
+		n := st.N // this cell's samples (the group's first row starts its total at 0)
 		k := len(out) - 1
 		if k < 0 || out[k].Level != st.Level || out[k].Method != st.Method || out[k].ClassStatus != st.ClassStatus ||
-			out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin || out[k].Quantity != st.Quantity {
+			out[k].BoardClass != st.BoardClass || out[k].Origin != st.Origin || out[k].Quantity != st.Quantity || out[k].EnergyMethod != st.EnergyMethod {
 			st.Unit, st.P25, st.P75, st.N = unit, v, v, 0
 			out = append(out, st)
 			vals = append(vals, nil)
@@ -530,7 +536,7 @@ func (s *DB) valueStandings(ctx context.Context, algorithm, operation, col, unit
 		}
 		o := &out[k]
 		o.P25, o.P75 = min(o.P25, v), max(o.P75, v)
-		o.N += st.N
+		o.N += n
 		o.Runs++
 		o.LatestRun = max(o.LatestRun, st.LatestRun)
 		vals[k] = append(vals[k], v)

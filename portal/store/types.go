@@ -506,6 +506,9 @@ type Standing struct {
 	Unit, Level, Method, ClassStatus, BoardClass, Origin string
 	// Quantity is the implementation, key form and message size of the row's cells.
 	Quantity
+	// EnergyMethod is how an energy row's figures were measured (EnergyRAPL, EnergyMeter); ""
+	// for the other metrics. Energy is never ranked across methods.
+	EnergyMethod     string
 	Median, P25, P75 float64
 	N, Runs          int
 	LatestRun        int64
@@ -518,6 +521,23 @@ const (
 	MetricStack   = "stack"   // stack high-water mark per operation (firmware boards)
 	MetricEnergy  = "energy"  // median joules per operation (RAPL or a meter)
 )
+
+// How a cell's energy per operation was measured (the cells' energy_method).
+const (
+	EnergyRAPL  = "rapl"  // the host's RAPL counter over the timed iterations
+	EnergyMeter = "meter" // E_op = (P_load − P_idle) × T_op from a power meter's windows
+)
+
+// EnergyMethodOf is how c's energy per operation was measured; "" when it has none.
+func EnergyMethodOf(c artifacts.Cell) string {
+	switch e := c.Energy; {
+	case e == nil || e.JoulesPerOp == nil:
+		return ""
+	case e.Windows != nil:
+		return EnergyMeter
+	}
+	return EnergyRAPL
+}
 
 // AlgOp is an (algorithm, operation) pair that has measurements.
 type AlgOp struct{ Algorithm, Operation string }

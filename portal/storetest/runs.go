@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -99,6 +100,37 @@ func testDuplicateBundle(e *env) {
 	}
 	if n, _ := e.st.PendingLogEntries(e.ctx); n != 1 {
 		e.Fatalf("%d log entries pending, want the first run's only", n)
+	}
+}
+
+// testEnergyMethods: energy is ranked within one method: two RAPL runs and a metered run of
+// the same board and cell are two standings, each naming its method, never one.
+func testEnergyMethods(e *env) {
+	energyRun := func(j float64, metered bool) int64 {
+		p := e.pub("host", "host", 10)
+		en := &artifacts.Energy{Source: "rapl:intel-rapl:0 (package)", JoulesPerOp: &artifacts.Stats{N: 1, Median: j}}
+		if metered {
+			en.Source, en.Windows = "fnb58 /dev/hidraw3", &artifacts.EnergyWindows{Method: "E_op = (P_load - P_idle) x T_op", TOp: 1e-5}
+		}
+		p.Cells[0].Energy = en
+		return e.publish(p)
+	}
+	energyRun(3e-4, false)
+	last := energyRun(5e-4, false)
+	metered := energyRun(1e-4, true)
+	st, err := e.st.Standings(e.ctx, "ML-KEM-768", "keygen", store.MetricEnergy)
+	e.must(err, "energy standings")
+	got := map[string]store.Standing{}
+	for _, s := range st {
+		got[s.EnergyMethod] = s
+	}
+	rapl, meter := got[store.EnergyRAPL], got[store.EnergyMeter]
+	if len(st) != 2 || rapl.Runs != 2 || math.Abs(rapl.Median-4e-4) > 1e-15 || rapl.N != 10 || rapl.LatestRun != last ||
+		meter.Runs != 1 || meter.Median != 1e-4 || meter.N != 5 || meter.LatestRun != metered {
+		e.Fatalf("energy standings %+v: want one RAPL standing of two runs and one metered of one", st)
+	}
+	if lat, err := e.st.Standings(e.ctx, "ML-KEM-768", "keygen", store.MetricLatency); err != nil || len(lat) != 1 || lat[0].Runs != 3 || lat[0].EnergyMethod != "" {
+		e.Fatalf("latency standings %+v, %v: the energy method splits energy rankings only", lat, err)
 	}
 }
 

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) *sqlstore.DB) {
 		{"DuplicateBundle", testDuplicateBundle},
 		{"PublishBatch", testPublishBatch},
 		{"Aggregates", testAggregates},
+		{"EnergyMethods", testEnergyMethods},
 		{"Claims", testClaims},
 		{"SignerRevoked", testSignerRevoked},
 		{"ListRuns", testListRuns},

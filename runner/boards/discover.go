@@ -106,6 +106,10 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 		if s.TLS != nil {
 			b.TLS = serialport.TLS{Listen: s.TLS.Listen, Host: s.TLS.Host, CADir: s.TLS.CADir, Name: s.TLS.Name}
 		}
+		if s.Meter != nil {
+			// As the host's: the board runs LOOP in each load window (device.Metered).
+			b.Meter = attach.New(s.Meter.Attach())
+		}
 		if s.Flasher != nil {
 			b.Flasher = &serialport.Flasher{Command: s.Flasher.Command, Retries: 2, Timeout: time.Duration(s.Flasher.Timeout)}
 			if s.Flasher.Retries != nil {

@@ -87,8 +87,12 @@ type RunOptions struct {
 	// SelfTest runs the firmware's known-answer vectors before measuring; a failing vector
 	// stops the run.
 	SelfTest bool
-	// EnergyAbsent is why the board has no energy figure.
+	// EnergyAbsent is why the board has no energy figure (without Metered).
 	EnergyAbsent string
+	// Metered, with a Meter, runs the metered energy pass: the run's idle window first, then a
+	// load window per ok cell while the board runs the cell's operation with LOOP; the board
+	// hands Metered's LastPower on to runner.Execute, which computes each cell's energy.
+	Metered *Metered
 	// TLS matrix on a board with a TLS client (firmware/PROTOCOL.md, TLS): TLSListen is where
 	// the runner's engine server listens (host:port, default 127.0.0.1:0); TLSHost is the
 	// address the board is told to connect to (default the listener's IP); TLSCADir keeps one
@@ -230,6 +234,7 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 		clock = func() time.Duration { return time.Since(t0) }
 	}
 	b := &boardRun{c: c, h: h, m: m, opt: opt, log: log, unit: u, counter: counter}
+	b.startMeter(ctx)
 	var out []runner.CellResult
 	for i, ref := range cells {
 		if err := ctx.Err(); err != nil {
@@ -259,13 +264,11 @@ func Run(ctx context.Context, c *wire.Conn, h wire.Hello, m *artifacts.Manifest,
 			}
 		}
 		b.label(&r, ref)
-		budgetNote := ""
-		if r.Cell.BudgetReached {
-			budgetNote = " (stopped at its budget)"
-		}
-		fmt.Fprintf(log, "cell %s %s: %s n=%d in %s%s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), budgetNote, r.Cell.Error)
-		if d := linkDelta(link0, b.c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
-			fmt.Fprintf(log, "link: cell %s %s: %s\n", ref.Algorithm, ref.Operation, d)
+		b.logCell(ref, r, t0, link0)
+		if err := b.meterCell(ctx, &r, ref); err != nil {
+			if err := b.meterBroke(ctx, &r, ref, err); err != nil {
+				return out, err
+			}
 		}
 		out = append(out, r)
 		obs.CellDone(i, len(cells), r.Cell)
@@ -295,6 +298,31 @@ type boardRun struct {
 	counter string
 	reboots int
 	broken  error
+}
+
+// logCell writes a measured cell's line, and what the link counted during it when anything
+// went wrong on the line.
+func (b *boardRun) logCell(ref artifacts.CellRef, r runner.CellResult, t0 time.Time, link0 wire.LinkStats) {
+	budgetNote := ""
+	if r.Cell.BudgetReached {
+		budgetNote = " (stopped at its budget)"
+	}
+	fmt.Fprintf(b.log, "cell %s %s: %s n=%d in %s%s %s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), time.Since(t0).Round(time.Millisecond), budgetNote, r.Cell.Error)
+	if d := linkDelta(link0, b.c.Stats()); d.Bad() > 0 || d.Repeats > 0 || d.Resends > 0 {
+		fmt.Fprintf(b.log, "link: cell %s %s: %s\n", ref.Algorithm, ref.Operation, d)
+	}
+}
+
+// meterBroke handles a conversation that broke in a cell's load window: the cell keeps its
+// measurement and has no energy, with the reason, and the board is restarted for the
+// remaining cells when it can (as linkBroke does); an error only when the run must stop.
+func (b *boardRun) meterBroke(ctx context.Context, r *runner.CellResult, ref artifacts.CellRef, err error) error {
+	if ctx.Err() != nil || !linkBroken(err) {
+		return fmt.Errorf("cell %s %s: load window: %w", ref.Algorithm, ref.Operation, err)
+	}
+	r.Cell.Energy = &artifacts.Energy{Absent: "the board's link broke in the load window: " + err.Error()}
+	_, rerr := b.linkBroke(ctx, ref, runner.CellResult{}, err)
+	return rerr
 }
 
 // linkBroke fails the cell in which the conversation broke with what happened, and restarts

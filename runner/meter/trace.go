@@ -36,8 +36,14 @@ func Window(samples []Sample, info Info, source string) (*artifacts.PowerWindow,
 		return nil, err
 	}
 	w := &artifacts.PowerWindow{Volts: make([]float64, len(samples)), Amps: make([]float64, len(samples))}
+	if info.Markers > 0 {
+		w.Markers = make([]uint8, len(samples))
+	}
 	for i, s := range samples {
 		w.Volts[i], w.Amps[i] = s.Volts, s.Amps
+		if w.Markers != nil {
+			w.Markers[i] = s.Markers
+		}
 	}
 	return w, nil
 }

@@ -110,13 +110,24 @@ type Serial struct {
 	// Executors measure each experiment kind (device.RunOptions.Executors; default the BENCH
 	// kinds only; runner/exec/kinds.Board is the complete table).
 	Executors device.Kinds
+	// Meter, when set, meters the run (device.RunOptions.Metered): an idle window, then a
+	// load window per ok cell while the board runs LOOP.
+	Meter device.Meter
 
+	metered device.Metered
 	mu      sync.Mutex
 	flashed string // digest this value last flashed successfully
 	idLog   []byte // what Identity's session said, replayed at the top of Run's log
 }
 
 var _ runner.Board = (*Serial)(nil)
+var _ runner.PowerNoter = (*Serial)(nil)
+
+// LastPower is the last run's idle window and meter (runner.PowerNoter); nil, nil when it
+// was not metered.
+func (s *Serial) LastPower() (*artifacts.PowerWindow, *artifacts.MeterInfo) {
+	return s.metered.LastPower()
+}
 
 func (s *Serial) baud() int {
 	if s.Baud > 0 {
@@ -192,8 +203,13 @@ func (s *Serial) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Obse
 			return err
 		}
 		var err error
+		absent := "no energy meter is attached to this board"
+		if s.Meter != nil {
+			absent = ""
+		}
+		s.metered.Meter = s.Meter
 		cells, err = device.Run(ctx, c, h, m, obs, log, device.RunOptions{
-			SelfTest: !s.SkipSelfTest, EnergyAbsent: "no energy meter is attached to this board",
+			SelfTest: !s.SkipSelfTest, EnergyAbsent: absent, Metered: &s.metered,
 			Class: s.Class, Reboot: rb,
 			TLSListen: s.TLS.Listen, TLSHost: s.TLS.Host, TLSCADir: s.TLS.CADir, TLSName: s.TLS.Name,
 			Executors: s.Executors,

@@ -33,6 +33,13 @@ __attribute__((noinline)) uint32_t plat_stack_run(void (*fn)(void *), void *arg)
 	return (uint32_t)(top - (uintptr_t)p);
 }
 
+/* A board without a marker output (the QEMU boards): LOOP's toggles do nothing. A port with
+ * one (rp.c) defines its own. */
+__attribute__((weak)) void plat_marker(int on)
+{
+	(void)on;
+}
+
 size_t plat_build_id(const uint8_t **id)
 {
 	/* ELF note: namesz, descsz, type, "GNU\0", then the id. */

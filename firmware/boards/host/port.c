@@ -82,6 +82,12 @@ static void *job_arg;
 
 static void job_trampoline(void) { job_fn(job_arg); }
 
+/* The host build has no marker output: LOOP's toggles do nothing. */
+void plat_marker(int on)
+{
+	(void)on;
+}
+
 uint32_t plat_stack_run(void (*fn)(void *), void *arg)
 {
 	size_t i;

@@ -14,4 +14,5 @@ const struct fw_board fw_board_info = {
 	.counter = RP_COUNTER_NAME,
 	.unit = "cycles",
 	.resolution = 1,
+	.marker = RP_MARKER_NAME,
 };

@@ -17,6 +17,7 @@ const struct fw_board fw_board_info = {
 	.counter = RP_COUNTER_NAME,
 	.unit = "cycles",
 	.resolution = 1,
+	.marker = RP_MARKER_NAME,
 };
 
 /* The RP2350 datasheet's minimum Arm IMAGE_DEF (section 5.9.5.1), right after the vector

@@ -12,6 +12,9 @@
  * Console: UART0 on GPIO0 (TX) and GPIO1 (RX), 115200 8N1, FIFOs on, received by the RX
  * and RX-timeout interrupts into a ring. The Pico W's USB is not used (no USB-CDC).
  *
+ * Marker: GPIO2 (RP_MARKER_GPIO), a single-cycle IO output, low except while LOOP's timed
+ * call runs (plat_marker), so a power meter's logic input sees each operation.
+ *
  * Counter: cycles of clk_sys. The RP2040's Cortex-M0+ has no DWT cycle counter, so SysTick
  * on the processor clock counts them (24 bits, extended to 64 by its wrap interrupt); the
  * RP2350's Cortex-M33 has DWT CYCCNT (32 bits), extended to 64 by the same SysTick wrap
@@ -92,6 +95,19 @@
 
 #define GPIO_CTRL(n) REG(IO_BANK0_BASE + 0x04u + 8u * (n))
 #define PADS_GPIO(n) REG(PADS_BANK0_BASE + 0x04u + 4u * (n))
+
+/* SIO's GPIO output and output-enable registers (set and clear aliases of their own). */
+#define SIO_BASE 0xd0000000u
+#if RP2350
+#define SIO_GPIO_OUT_SET REG(SIO_BASE + 0x018u)
+#define SIO_GPIO_OUT_CLR REG(SIO_BASE + 0x020u)
+#define SIO_GPIO_OE_SET REG(SIO_BASE + 0x038u)
+#else
+#define SIO_GPIO_OUT_SET REG(SIO_BASE + 0x014u)
+#define SIO_GPIO_OUT_CLR REG(SIO_BASE + 0x018u)
+#define SIO_GPIO_OE_SET REG(SIO_BASE + 0x024u)
+#endif
+#define GPIO_FUNC_SIO 5u
 
 #define UART_DR REG(UART0_BASE + 0x00u)
 #define UART_FR REG(UART0_BASE + 0x18u) /* bit4 RXFE, bit5 TXFF */
@@ -240,6 +256,25 @@ void UART0_Handler(void)
 static uint64_t plat_us(void);
 static void clock_report(void);
 
+/* marker_init makes the marker pin a SIO output, driven low. */
+static void marker_init(void)
+{
+#if RP2350
+	PADS_GPIO(RP_MARKER_GPIO) &= ~((1u << 8) | (1u << 7)); /* clear ISO and output disable */
+#endif
+	SIO_GPIO_OUT_CLR = 1u << RP_MARKER_GPIO;
+	SIO_GPIO_OE_SET = 1u << RP_MARKER_GPIO;
+	GPIO_CTRL(RP_MARKER_GPIO) = GPIO_FUNC_SIO;
+}
+
+void plat_marker(int on)
+{
+	if (on)
+		SIO_GPIO_OUT_SET = 1u << RP_MARKER_GPIO;
+	else
+		SIO_GPIO_OUT_CLR = 1u << RP_MARKER_GPIO;
+}
+
 void plat_init(void)
 {
 	clocks_init();
@@ -252,6 +287,7 @@ void plat_init(void)
 #endif
 	GPIO_CTRL(0) = 2u;
 	GPIO_CTRL(1) = 2u;
+	marker_init();
 
 	/* 115200 baud from clk_peri: divisor clk/(16 baud) in 16.6 fixed point. */
 	{

@@ -19,4 +19,10 @@
 #define RP_COUNTER_NAME "systick"      /* SysTick on the processor clock (no DWT on the M0+) */
 #endif
 
+/* The marker output LOOP toggles around each timed call (plat_marker), for a power meter's
+ * logic input (a PPK2's D0, say): GPIO2, pin 4 of the Pico W and Pico 2 W, next to the
+ * UART's pins 1 and 2 and ground at pin 3. */
+#define RP_MARKER_GPIO 2u
+#define RP_MARKER_NAME "gpio2"
+
 #endif

@@ -11,7 +11,9 @@
 // its 256 bytes are copied to 0x20041f00 and the core starts there; boot2 sets up the XIP SSI
 // (which rp2040js does not model: its flash is always readable) and enters the image's
 // vector table at 0x10000100.
-// Diagnostics go to stderr.
+// Diagnostics go to stderr. With PQREPRO_MARKER_GPIO=N in the environment, the rising edges
+// of GPIO N (the firmware's LOOP marker) are counted and reported on stderr when stdin ends,
+// as "marker gpioN: K rising edges".
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -75,8 +77,16 @@ process.stdin.on('data', (chunk) => {
     rxAlarm.schedule(BYTE_NANOS);
   }
 });
+const markerPin = process.env.PQREPRO_MARKER_GPIO;
+let markerEdges = 0;
+if (markerPin !== undefined) {
+  mcu.gpio[Number(markerPin)].addListener((state, old) => {
+    if (state === 1 && old !== 1) markerEdges++; // GPIOPinState.High
+  });
+}
 process.stdin.on('end', () => {
   sim.stop();
+  if (markerPin !== undefined) process.stderr.write(`marker gpio${markerPin}: ${markerEdges} rising edges\n`);
   process.exit(0);
 });
 // The bootrom's part: check boot2's CRC-32 (polynomial 0x04c11db7, not reflected, init
