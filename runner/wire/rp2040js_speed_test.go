@@ -168,3 +168,38 @@ func BenchmarkRP2040JS(b *testing.B) {
 		})
 	}
 }
+
+var spanLine = regexp.MustCompile(`run\.mjs: span cycles=([0-9]+) wraps=([0-9]+)`)
+
+// TestRP2040JSCountsAreCoreCycles is the cross-check of the rp2040js board's sample: the
+// harness (--spans) reports core.cycles between the SysTick readings that open and close each
+// timed region, and the SysTick reloads in between; every count the firmware reports must
+// equal its region's cycles plus its reloads, in order. rp2040js reloads SysTick as it
+// reaches 0 (a period of RELOAD cycles, where the Cortex-M0+ counts RELOAD + 1), and the
+// firmware adds RELOAD + 1 a wrap: one cycle a wrap (2^24 cycles) that the core did not run.
+// A count that included anything else, or missed a wrap, would differ.
+func TestRP2040JSCountsAreCoreCycles(t *testing.T) {
+	r := startRP2040JS(t, "--spans")
+	got := rp2040jsWorkload(t, r.conn)
+	r.finish(t)
+	var counts, spans []uint64
+	for i := 0; i < len(got); i += 2 {
+		counts = append(counts, got[i])
+	}
+	wrapped := 0
+	for _, m := range spanLine.FindAllStringSubmatch(r.log.String(), -1) {
+		c, _ := strconv.ParseUint(m[1], 10, 64)
+		w, _ := strconv.ParseUint(m[2], 10, 64)
+		if w > 0 {
+			wrapped++
+		}
+		spans = append(spans, c+w)
+	}
+	if len(counts) == 0 || !slices.Equal(counts, spans) {
+		t.Errorf("the firmware's counts are not core.cycles (plus SysTick reloads) over their regions:\ncounts %v\nspans  %v", counts, spans)
+	}
+	if wrapped == 0 {
+		t.Error("no region saw a SysTick wrap: the workload no longer checks the wrap extension")
+	}
+	t.Logf("%d counts, each core.cycles over its region plus its SysTick reloads (%d regions wrapped): %v", len(counts), wrapped, counts)
+}

@@ -17,14 +17,15 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { predecode, sramFastPath } from './decode.mjs';
 
-const usage = 'usage: run.mjs [--baud N] [--loop batch|stock] [--stats] MODULE_DIR IMAGE.uf2\n';
-const opts = { baud: 0, loop: 'batch', stats: false };
+const usage = 'usage: run.mjs [--baud N] [--loop batch|stock] [--stats] [--spans] MODULE_DIR IMAGE.uf2\n';
+const opts = { baud: 0, loop: 'batch', stats: false, spans: false };
 const args = [];
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   if (a === '--baud' && /^[0-9]+$/.test(process.argv[i + 1] ?? '')) opts.baud = Number(process.argv[++i]);
   else if (a === '--loop' && ['batch', 'stock'].includes(process.argv[i + 1])) opts.loop = process.argv[++i];
   else if (a === '--stats') opts.stats = true;
+  else if (a === '--spans') opts.spans = true;
   else if (a.startsWith('--')) {
     process.stderr.write(usage);
     process.exit(2);
@@ -136,6 +137,43 @@ process.stdin.on('end', () => {
   process.exit(0);
 });
 let stopped = false;
+
+// --spans: the cross-check of the firmware's counts against core.cycles. A timed region
+// starts when the firmware writes SYST_CVR (plat_counter_align restarts SysTick's phase) and
+// ends when it next writes NVIC_ISER (plat_timed_end unmasks the UART interrupt); its count
+// is the difference of its last two SYST_CVR readings (t0 and t1 of core/bench.c). For each
+// region the harness prints core.cycles between those two readings (the instructions from
+// the one to the other, as the core's cycle table counts them) and how many times SysTick
+// reloaded in between. SysTick runs on the clock the core advances by 8 ns a cycle, and a
+// timed region never sleeps, but rp2040js reloads SysTick as it reaches 0, so its period is
+// RELOAD cycles where the Cortex-M0+'s is RELOAD + 1; the firmware, which counts RELOAD + 1
+// a wrap, reports cycles + wraps.
+if (opts.spans) {
+  const ppb = mcu.ppb;
+  const read = ppb.readUint32.bind(ppb), write = ppb.writeUint32.bind(ppb);
+  const reload = ppb.systickAlarm.callback;
+  let reloads = 0;
+  ppb.systickAlarm.callback = () => {
+    reloads++;
+    reload();
+  };
+  let region = null;
+  ppb.readUint32 = (offset) => {
+    if (offset === 0x018 && region !== null) region.push([mcu.core.cycles, reloads]);
+    return read(offset);
+  };
+  ppb.writeUint32 = (offset, value) => {
+    if (offset === 0x018) region = [];
+    else if (offset === 0x100 && region !== null) {
+      if (region.length >= 2) {
+        const [c0, r0] = region[region.length - 2], [c1, r1] = region[region.length - 1];
+        process.stderr.write(`run.mjs: span cycles=${c1 - c0} wraps=${r1 - r0}\n`);
+      }
+      region = null;
+    }
+    write(offset, value);
+  };
+}
 
 // The bootrom's part: check boot2's CRC-32 (polynomial 0x04c11db7, not reflected, init
 // 0xffffffff, no final XOR, stored little-endian after the first 252 bytes), copy the 256
