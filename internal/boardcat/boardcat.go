@@ -71,7 +71,7 @@ var emulated = []Emulated{
 	// rp2040js, whose Cortex-M0+ adds each instruction's cycles from a table. The firmware's
 	// SysTick counts those cycles at clk_sys 125 MHz (plus one a 2^24-cycle wrap: rp2040js
 	// reloads SysTick a cycle early), so its unit is cycles, of the model, not of silicon.
-	{Class: "rp2040js-picow", Emulator: EmulatorRP2040JS, Binary: "node", Package: "nodejs npm (then make rp2040js)",
+	{Class: "rp2040js-picow", Emulator: EmulatorRP2040JS, Binary: "node", Package: "nodejs npm",
 		Counter: RP2040JSCycleModel, Toolchain: "arm-none-eabi-gcc",
 		Kinds: []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench}},
 }

@@ -189,7 +189,7 @@ func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwRe
 	path, err := exec.LookPath(bin)
 	switch {
 	case err != nil && mc.IsRP2040JS():
-		other = fmt.Sprintf("%s not installed (apt-get install %s)", bin, mc.Package)
+		other = fmt.Sprintf("%s not installed (apt-get install %s, then make rp2040js)", bin, mc.Package)
 	case err != nil:
 		other = fmt.Sprintf("%s not installed (apt-get install %s, or make firmware-qemu)", bin, mc.Package)
 	case mc.IsRP2040JS():

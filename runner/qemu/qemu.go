@@ -262,7 +262,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			lastWork = 0
 			return boot(ctx)
 		},
-		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
+		EnergyAbsent: energyAbsent(mc),
 		Executors:    q.Executors,
 		TLSOutside:   q.TLSOutside,
 	})
@@ -555,4 +555,12 @@ func (s *session) stop(log io.Writer) {
 		os.RemoveAll(s.dir)
 		fmt.Fprintf(log, "qemu: pid %d stopped: %s (%s)\n", s.pid, how, exitText(s.waitErr))
 	})
+}
+
+// energyAbsent says why an emulated board's runs have no energy.
+func energyAbsent(m Machine) string {
+	if m.IsRP2040JS() {
+		return "emulated board: the rp2040js cycle model's counts say nothing about energy"
+	}
+	return "emulated board: instruction counts say nothing about energy"
 }
