@@ -3,6 +3,10 @@
 // to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
 // -icount shift=0, so counts are emulated retired instructions, identical between runs of
 // the same manifest; they are never cycles of real silicon.
+//
+// The catalogue's rp2040js board (rp2040js-picow) is booted the same way in rp2040js instead
+// (rp2040js.go): the harness's stdin and stdout are its UART, and its counts are cycles of
+// rp2040js's cycle model, also identical between runs and also never silicon cycles.
 package qemu
 
 import (
