@@ -159,7 +159,7 @@ func TestRunRefusesFirmwareOfAnotherBoard(t *testing.T) {
 	os.WriteFile(alone, elf, 0o644)
 	for fw, want := range map[string]string{
 		built: "this ELF is for qemu-microbit (its build's metadata.json",
-		alone: "this ELF is for pico-w or qemu-microbit: it is built for Armv6S-M",
+		alone: "this ELF is for pico-w or qemu-microbit or rp2040js-picow: it is built for Armv6S-M",
 	} {
 		out := filepath.Join(t.TempDir(), "bundle")
 		code, stdout, stderr := pq(t, "run", "paper001/mlkem", "--board", mps2.Class, "--firmware", fw,
