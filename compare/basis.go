@@ -8,6 +8,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/experiments"
+	"pqrepro/internal/boardcat"
 )
 
 // basis says what a claim's verdict rests on: the board with its class status and assurance,
@@ -39,6 +40,8 @@ func basis(run Run, method artifacts.Method, paper *experiments.Paper) string {
 // implementation names the code and method a run measured, in a phrase.
 func implementation(res *artifacts.Result, method artifacts.Method) string {
 	switch {
+	case res.Assurance == artifacts.AssuranceEmulated && isRP2040JS(res.Board):
+		return "the project's C firmware in rp2040js, counted in cycles of its cycle model (not silicon cycles)"
 	case res.Assurance == artifacts.AssuranceEmulated:
 		return "the project's C firmware under QEMU, counted in retired instructions"
 	case outsidePeer(res) != nil:
@@ -114,4 +117,10 @@ func withBasis(cr *ClaimResult, run Run, paper *experiments.Paper) {
 	default:
 		cr.Reason = r + ". " + b
 	}
+}
+
+// isRP2040JS reports whether class is an emulated board the catalogue boots in rp2040js.
+func isRP2040JS(class string) bool {
+	m, ok := boardcat.LookupEmulated(class)
+	return ok && m.IsRP2040JS()
 }

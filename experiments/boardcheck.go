@@ -77,7 +77,8 @@ func (c *Catalog) CheckClass(class string, env artifacts.Environment) (ClassChec
 
 func checkClass(boards []Board, class string, env artifacts.Environment) (ClassCheck, error) {
 	driver := env.Board.Driver
-	qemuClass := strings.HasPrefix(class, "qemu-")
+	_, catalogued := boardcat.LookupEmulated(class)
+	qemuClass := strings.HasPrefix(class, "qemu-") || catalogued // an emulated board class
 	if want := driver.Level(); want != "" && env.Board.Assurance != "" && env.Board.Assurance != want {
 		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "filed by a " + string(driver) + " driver", Machine: "reported at assurance " + string(env.Board.Assurance),
 			Differs: "a " + string(driver) + " board's assurance is " + string(want)}
@@ -85,7 +86,7 @@ func checkClass(boards []Board, class string, env artifacts.Environment) (ClassC
 	switch {
 	case driver == artifacts.DriverQEMU && !qemuClass:
 		return ClassCheck{}, &ClassMismatchError{Class: class, Board: "not an emulated board class", Machine: "an emulated board (driver qemu)",
-			Differs: "emulated boards are filed under their qemu-* class"}
+			Differs: "emulated boards are filed under their emulated class (qemu-*, rp2040js-*)"}
 	case driver != "" && driver != artifacts.DriverHost:
 		return ClassCheck{Status: artifacts.ClassVerified, Note: "intrinsic: the " + string(driver) + " driver's own board class"}, nil
 	case class == artifacts.HostBoard || class == "":

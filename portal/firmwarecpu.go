@@ -29,6 +29,7 @@ var classCPUArchs = map[string][]uint64{
 	"qemu-mps2-an505": {16, 17},     // Cortex-M33
 	"pico-w":          {11, 12},     // RP2040: Cortex-M0+
 	"pico2-w":         {16, 17, 21}, // RP2350: Cortex-M33
+	"rp2040js-picow":  {11, 12},     // rp2040js's RP2040: Cortex-M0+
 }
 
 // elfARMCPUArch reads Tag_CPU_arch from an Arm ELF's .ARM.attributes section; ok is false

@@ -72,7 +72,7 @@ func TestFirmwareForAnotherBoardsCPU(t *testing.T) {
 		t.Errorf("a Cortex-M4 build for the Cortex-M4 board refused: %v", err)
 	}
 	_, err := checkFirmwareELF(bytes.NewReader(microbit), int64(len(microbit)), "qemu-mps2-an386", "arm32")
-	if err == nil || !strings.Contains(err.Error(), "this ELF is for pico-w or qemu-microbit: it is built for Armv6S-M") ||
+	if err == nil || !strings.Contains(err.Error(), "this ELF is for pico-w or qemu-microbit or rp2040js-picow: it is built for Armv6S-M") ||
 		!strings.Contains(err.Error(), "qemu-mps2-an386 has an Armv7E-M CPU") {
 		t.Errorf("a micro:bit build for the Cortex-M4 board: %v", err)
 	}

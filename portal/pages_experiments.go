@@ -18,6 +18,7 @@ import (
 	"pqrepro/artifacts/protocol"
 	"pqrepro/compare"
 	"pqrepro/experiments"
+	"pqrepro/internal/boardcat"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
 	"pqrepro/templates"
@@ -364,7 +365,9 @@ func experimentPreview(m *artifacts.Manifest, p *experiments.Paper, opts []templ
 	add("host", artifacts.UnitNanoseconds) // the board every portal's own runner has
 	for _, o := range opts {
 		unit := artifacts.UnitNanoseconds
-		if strings.HasPrefix(o.Class, "qemu-") {
+		if m, ok := boardcat.LookupEmulated(o.Class); ok && m.IsRP2040JS() {
+			unit = artifacts.UnitCycles // of rp2040js's cycle model
+		} else if strings.HasPrefix(o.Class, "qemu-") {
 			unit = artifacts.UnitInstructions
 		}
 		add(o.Class, unit)

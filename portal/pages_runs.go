@@ -21,6 +21,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/compare"
+	"pqrepro/internal/boardcat"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/plot"
 	"pqrepro/portal/store"
@@ -96,11 +97,20 @@ func (s *Server) runPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, templates.RunPage(v))
 }
 
+// countModel is what an emulated board class's counts are a model of, for the run page
+// ("" where the unit says enough).
+func countModel(class string) string {
+	if m, ok := boardcat.LookupEmulated(class); ok && m.IsRP2040JS() {
+		return boardcat.RP2040JSCycleModel
+	}
+	return ""
+}
+
 // runHeader is the run page's facts from the run's row.
 func runHeader(r store.Run) templates.RunView {
 	v := templates.RunView{ID: r.ID, JobID: r.JobID, Experiment: r.Experiment, Paper: r.Paper,
 		Kind: string(r.Kind), Method: string(r.Method), Board: r.BoardClass, BoardName: r.BoardName, Assurance: assurance(r.BoardClass, string(r.Level), r.Origin),
-		BindingNote: bindingNote(r.Binding), OwnManifest: !r.Catalogue,
+		BindingNote: bindingNote(r.Binding), OwnManifest: !r.Catalogue, CountModel: countModel(r.BoardClass),
 		Runner: r.RunnerName, Submitter: r.Submitter, Signer: r.Signer, Bundle: r.Bundle, BundleSize: bytesHuman(r.BundleSize), Firmware: r.Firmware,
 		ManifestID: r.ManifestID, Started: when(r.StartedAt), Finished: when(r.FinishedAt), Published: when(r.PublishedAt),
 		Duration: r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()}

@@ -107,6 +107,10 @@ type RunView struct {
 	JobID                                             int64
 	Experiment, Paper, Kind, Method, Board, BoardName string
 	Assurance                                         Assurance
+	// CountModel says what an emulated board's counts are a model of where the unit alone
+	// would mislead (the rp2040js board's cycles are its cycle model's, not silicon's); ""
+	// for other boards.
+	CountModel string
 	// OwnManifest marks a run of a manifest that is not the catalogue's experiment of that
 	// name: its experiment link is its own manifest.yaml, and its claims are not counted.
 	OwnManifest bool

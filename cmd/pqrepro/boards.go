@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"pqrepro/experiments"
+	"pqrepro/internal/cachedir"
 	"pqrepro/portal"
 	"pqrepro/runner"
 	"pqrepro/runner/boards"
@@ -19,7 +20,7 @@ import (
 // boardsConfig builds the board discovery configuration: --map (or PQREPRO_MAP) for the
 // hardware map, --firmware-dir (or PQREPRO_FIRMWARE) for the firmware builds.
 func boardsConfig(mapFile, firmwareDir, hostClass string) (boards.Config, error) {
-	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
+	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass, RP2040JSDir: cachedir.Find("rp2040js", ".")}
 	if cfg.FirmwareDir == "" {
 		cfg.FirmwareDir = os.Getenv("PQREPRO_FIRMWARE")
 	}

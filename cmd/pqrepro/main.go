@@ -34,7 +34,7 @@ const usage = `pqrepro: re-run published post-quantum cryptography benchmarks an
 
 Usage:
   pqrepro list                          the experiments, with their papers
-  pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|qemu-microbit|NAME]
+  pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|qemu-microbit|rp2040js-picow|NAME]
               [--out DIR|FILE.tar.gz] [--iterations N] [--warmup N] [--map FILE] [--firmware ELF]
               [--tls-server engine|HOST:PORT [--tls-ca FILE] [--tls-servername NAME]]
                                         run an experiment, write a signed bundle, compare it

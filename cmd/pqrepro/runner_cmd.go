@@ -13,6 +13,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/identity"
 	"pqrepro/artifacts/protocol"
+	"pqrepro/internal/cachedir"
 	"pqrepro/runner"
 	"pqrepro/runner/boards"
 	"pqrepro/runner/host"
@@ -115,7 +116,7 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // firmware built (or an emulator installed) while the agent runs makes its board available.
 func agentBoards(ctx context.Context, mapFile, firmwareDir, hostClass string, ossl openssl.Config) (bs []runner.AgentBoard, caps protocol.Capabilities, rediscover func(context.Context) []runner.AgentBoard, err error) {
 	caps = openssl.Probe(ctx, ossl)
-	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass}
+	cfg := boards.Config{FirmwareDir: firmwareDir, HostClass: hostClass, RP2040JSDir: cachedir.Find("rp2040js", ".")}
 	if mapFile != "" {
 		m, err := boards.LoadMap(mapFile)
 		if err != nil {

@@ -11,12 +11,23 @@ import (
 	"strings"
 )
 
-// Emulated is one emulated board class: the QEMU binary and machine options that boot the
+// Emulators: what boots an emulated board's firmware.
+const (
+	// EmulatorQEMU boots the ELF in a QEMU system emulator, the UART on a pty.
+	EmulatorQEMU = "qemu"
+	// EmulatorRP2040JS boots the UF2 beside the ELF in rp2040js (the RP2040 emulator, a
+	// Node package) through the harness of firmware/tools/rp2040js, the UART on its stdio.
+	EmulatorRP2040JS = "rp2040js"
+)
+
+// Emulated is one emulated board class: the emulator and machine options that boot the
 // firmware built for it (firmware/build/<class>/), and what its counter counts.
 type Emulated struct {
 	// Class is the board class, also the firmware's build target.
 	Class string
-	// Binary is the QEMU system emulator, looked up in PATH.
+	// Emulator is EmulatorQEMU ("" too) or EmulatorRP2040JS.
+	Emulator string
+	// Binary is the QEMU system emulator, or node for rp2040js, looked up in PATH.
 	Binary string
 	// Args select the machine.
 	Args []string
@@ -56,7 +67,21 @@ var emulated = []Emulated{
 	{Class: "qemu-microbit", Binary: "qemu-system-arm", Args: []string{"-M", "microbit"}, Package: "qemu-system-arm",
 		Counter: "nRF51 TIMER0 at 8 MHz under QEMU -icount shift=0, 125-instruction steps (emulated instructions, not cycles)", Toolchain: "arm-none-eabi-gcc",
 		Algorithms: []string{"ML-KEM-512"}, Kinds: []artifacts.Kind{artifacts.KindKEMBench}},
+	// The Pico W's own core: the pico-w image (its rp2040js build, one vector per group) in
+	// rp2040js, whose Cortex-M0+ adds each instruction's cycles from a table. The firmware's
+	// SysTick counts those cycles at clk_sys 125 MHz (plus one a 2^24-cycle wrap: rp2040js
+	// reloads SysTick a cycle early), so its unit is cycles, of the model, not of silicon.
+	{Class: "rp2040js-picow", Emulator: EmulatorRP2040JS, Binary: "node", Package: "nodejs npm",
+		Counter: RP2040JSCycleModel, Toolchain: "arm-none-eabi-gcc",
+		Kinds: []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench}},
 }
+
+// RP2040JSCycleModel labels the rp2040js board's counts wherever they are shown.
+const RP2040JSCycleModel = "rp2040js cycle model: SysTick at clk_sys 125 MHz over rp2040js's per-instruction cycle table; " +
+	"no XIP-flash wait states, no exception-entry cycles, no bus contention. Never compared with silicon cycles or QEMU instruction counts"
+
+// IsRP2040JS reports whether m boots in rp2040js.
+func (m Emulated) IsRP2040JS() bool { return m.Emulator == EmulatorRP2040JS }
 
 // EmulatedBoards lists the emulated board classes, in a stable order.
 func EmulatedBoards() []Emulated { return append([]Emulated(nil), emulated...) }

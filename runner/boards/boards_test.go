@@ -108,12 +108,12 @@ func TestLoadMapResolvesFirmwareNextToTheMap(t *testing.T) {
 	}
 }
 
-// TestDiscoverWithoutQEMU: with no QEMU on PATH the emulated boards are listed as
-// unavailable with the reason, not hidden; the host is always there.
+// TestDiscoverWithoutQEMU: with no QEMU (or node, for rp2040js) on PATH the emulated boards
+// are listed as unavailable with the reason, not hidden; the host is always there.
 func TestDiscoverWithoutQEMU(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	entries := Discover(context.Background(), Config{FirmwareDir: t.TempDir(), HostClass: "rpi5"})
-	if len(entries) != 5 {
+	if len(entries) != 6 {
 		t.Fatalf("%d entries", len(entries))
 	}
 	if e := entries[0]; e.Info.Name != "host" || e.Info.Class != "rpi5" || !e.Info.Available {
@@ -132,13 +132,13 @@ func TestDiscoverWithoutQEMU(t *testing.T) {
 		}
 	}
 	ab := AgentBoards(entries)
-	if len(ab) != 5 || ab[0].Board == nil || ab[1].Board != nil || ab[1].Info.Available {
+	if len(ab) != 6 || ab[0].Board == nil || ab[1].Board != nil || ab[1].Info.Available {
 		t.Errorf("agent boards = %+v", ab)
 	}
 	if _, err := Find(entries, "qemu-riscv32-virt"); err != nil {
 		t.Error(err)
 	}
-	if _, err := Find(entries, "esp32"); err == nil || !strings.Contains(err.Error(), "host, qemu-mps2-an386, qemu-riscv32-virt, qemu-mps2-an505, qemu-microbit") {
+	if _, err := Find(entries, "esp32"); err == nil || !strings.Contains(err.Error(), "host, qemu-mps2-an386, qemu-riscv32-virt, qemu-mps2-an505, qemu-microbit, rp2040js-picow") {
 		t.Errorf("Find unknown: %v", err)
 	}
 }
@@ -293,5 +293,44 @@ func TestFirmwareDirsFromAnyWorkingDirectory(t *testing.T) {
 	elf := buildELF(t, mb)
 	if got := findFirmware("qemu-microbit", ""); got != elf {
 		t.Errorf("findFirmware = %q, want %q", got, elf)
+	}
+}
+
+// TestDiscoverRP2040JS: the rp2040js board is available only with node, an rp2040js install
+// and both its ELF and the UF2 beside it; each missing part is named, and the board opens
+// with the install's folder.
+func TestDiscoverRP2040JS(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	fwDir := t.TempDir()
+	dir := filepath.Join(fwDir, "rp2040js-picow")
+	os.MkdirAll(dir, 0o755)
+	elf := buildELF(t, dir)
+	mods := t.TempDir()
+	os.MkdirAll(filepath.Join(mods, "node_modules", "rp2040js"), 0o755)
+	os.WriteFile(filepath.Join(mods, "node_modules", "rp2040js", "package.json"), []byte(`{"name":"rp2040js","version":"1.4.1"}`), 0o644)
+	find := func(cfg Config) Entry {
+		t.Helper()
+		e, err := Find(Discover(context.Background(), cfg), "rp2040js-picow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *e
+	}
+	if e := find(Config{FirmwareDir: fwDir, RP2040JSDir: mods}); e.Info.Available || !strings.Contains(e.Info.Reason, "pqrepro-fw.uf2") {
+		t.Errorf("without the UF2: %+v", e.Info)
+	}
+	os.WriteFile(filepath.Join(dir, "pqrepro-fw.uf2"), make([]byte, 512), 0o644)
+	if e := find(Config{FirmwareDir: fwDir}); e.Info.Available || !strings.Contains(e.Info.Reason, "rp2040js not installed") {
+		t.Errorf("without rp2040js: %+v", e.Info)
+	}
+	e := find(Config{FirmwareDir: fwDir, RP2040JSDir: mods})
+	if !e.Info.Available || e.Firmware != elf || !strings.Contains(e.Detail, "rp2040js 1.4.1 (node v") || e.Info.Driver != artifacts.DriverQEMU {
+		t.Fatalf("with everything: %+v detail %q", e.Info, e.Detail)
+	}
+	b, err := e.Board("")
+	if q, ok := b.(*qemu.QEMU); err != nil || !ok || q.RP2040JSDir != mods || q.Class != "rp2040js-picow" {
+		t.Fatalf("Board = %#v, %v", b, err)
 	}
 }

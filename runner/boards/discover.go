@@ -37,6 +37,9 @@ type Config struct {
 	FirmwareDir string
 	// HostClass declares the host's board class (default "host", or the map's).
 	HostClass string
+	// RP2040JSDir is where `make rp2040js` installed rp2040js (internal/cachedir's
+	// "rp2040js"), for the boards the catalogue boots in it; "" when it is not installed.
+	RP2040JSDir string
 }
 
 // Entry is one board of the runner: how it is described to the portal, and how to open it.
@@ -55,6 +58,8 @@ type Entry struct {
 
 	// unusable is why the board cannot run even with a firmware image given ("" if it can).
 	unusable string
+	// rp2040jsDir is Config.RP2040JSDir, for an rp2040js board.
+	rp2040jsDir string
 }
 
 // UsableWithFirmware reports whether the board can run once it is given a firmware image:
@@ -94,7 +99,7 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 		}
 		return h, nil
 	case artifacts.DriverQEMU:
-		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board()}, nil
+		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board(), RP2040JSDir: e.rp2040jsDir}, nil
 	case artifacts.DriverSerial:
 		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone, Executors: kinds.Board()}
 		if s.USB != nil {
@@ -137,7 +142,7 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 	var out []Entry
 	for _, s := range specs {
 		e := Entry{Spec: s, Info: protocol.BoardInfo{Name: s.Name, Class: s.Class, Driver: s.Driver},
-			Meter: meterStatus(ctx, s.Meter)}
+			Meter: meterStatus(ctx, s.Meter), rp2040jsDir: cfg.RP2040JSDir}
 		var other, fwReason string
 		switch s.Driver {
 		case artifacts.DriverHost:
@@ -186,12 +191,24 @@ func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwRe
 		bin = s.Emulator
 	}
 	path, err := exec.LookPath(bin)
-	if err != nil {
+	switch {
+	case err != nil && mc.IsRP2040JS():
+		other = fmt.Sprintf("%s not installed (apt-get install %s, then make rp2040js)", bin, mc.Package)
+	case err != nil:
 		other = fmt.Sprintf("%s not installed (apt-get install %s, or make firmware-qemu)", bin, mc.Package)
-	} else if v, err := qemu.Version(ctx, path); err != nil {
-		other = err.Error()
-	} else {
-		detail = v
+	case mc.IsRP2040JS():
+		q := &qemu.QEMU{Class: s.Class, Binary: path, RP2040JSDir: cfg.RP2040JSDir}
+		if v, err := q.EmulatorVersion(ctx); err != nil {
+			other = err.Error()
+		} else {
+			detail = v
+		}
+	default:
+		if v, err := qemu.Version(ctx, path); err != nil {
+			other = err.Error()
+		} else {
+			detail = v
+		}
 	}
 	fw = s.Firmware
 	if fw == "" {
@@ -208,6 +225,9 @@ func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwRe
 			fw = ""
 		case err != nil:
 			fwReason = err.Error()
+			fw = ""
+		case mc.IsRP2040JS() && !fileExists(qemu.UF2Beside(fw)):
+			fwReason = fmt.Sprintf("firmware not built: no %s beside %s (rp2040js boots the UF2; run make firmware)", filepath.Base(qemu.UF2Beside(fw)), relPath(fw))
 			fw = ""
 		default:
 			detail = joinDetail(detail, "firmware "+artifacts.ShortDigest(img.Digest)+" ("+relPath(fw)+")")
@@ -402,4 +422,9 @@ func AgentBoards(entries []Entry) []runner.AgentBoard {
 		out = append(out, ab)
 	}
 	return out
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -187,7 +187,7 @@ func TestMQTTTelemetryNotOnSmallBoards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mc := range Machines() {
+	for _, mc := range qemuMachines() {
 		// The machine's kinds are what its image holds (tools/fwmeta's experiments).
 		var meta struct {
 			Experiments []artifacts.Kind `json:"experiments"`

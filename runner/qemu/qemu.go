@@ -3,6 +3,10 @@
 // to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
 // -icount shift=0, so counts are emulated retired instructions, identical between runs of
 // the same manifest; they are never cycles of real silicon.
+//
+// The catalogue's rp2040js board (rp2040js-picow) is booted the same way in rp2040js instead
+// (rp2040js.go): the harness's stdin and stdout are its UART, and its counts are cycles of
+// rp2040js's cycle model, also identical between runs and also never silicon cycles.
 package qemu
 
 import (
@@ -71,6 +75,9 @@ type QEMU struct {
 	// TLSOutside is how the board's client trusts an outside TLS server (spec.tls.server
 	// HOST:PORT); nil when none was given.
 	TLSOutside *device.TLSOutside
+	// RP2040JSDir is where `make rp2040js` installed rp2040js (its node_modules), for the
+	// boards the catalogue boots in rp2040js.
+	RP2040JSDir string
 
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
@@ -144,7 +151,7 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 	if err != nil {
 		return artifacts.BoardIdentity{}, err
 	}
-	ver, err := Version(ctx, m.Binary)
+	ver, err := q.emulatorVersion(ctx, m)
 	if err != nil {
 		return artifacts.BoardIdentity{}, err
 	}
@@ -166,11 +173,15 @@ func (q *QEMU) Identity(ctx context.Context) (artifacts.BoardIdentity, error) {
 		return artifacts.BoardIdentity{}, err
 	}
 	id := device.Identity(h, img)
-	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver+" (-icount shift=0)", artifacts.AssuranceEmulated
+	id.Name, id.Class, id.Driver, id.Emulator, id.Assurance = q.name(), q.Class, "qemu", ver, artifacts.AssuranceEmulated
 	id.ClassStatus = artifacts.ClassVerified // the emulated machine is its class
-	// The machine's nominal clock (HELLO clock_hz, the log keeps it) only scales its timer
-	// into instructions under -icount: an instruction count has no clock, so none is recorded.
-	id.ClockHz = 0
+	if !m.IsRP2040JS() {
+		// The machine's nominal clock (HELLO clock_hz, the log keeps it) only scales its timer
+		// into instructions under -icount: an instruction count has no clock, so none is recorded.
+		// rp2040js's counts are cycles of its model at the clk_sys the firmware set up.
+		id.Emulator += " (-icount shift=0)"
+		id.ClockHz = 0
+	}
 	return id, nil
 }
 
@@ -255,7 +266,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 			lastWork = 0
 			return boot(ctx)
 		},
-		EnergyAbsent: "emulated board: instruction counts say nothing about energy",
+		EnergyAbsent: energyAbsent(mc),
 		Executors:    q.Executors,
 		TLSOutside:   q.TLSOutside,
 	})
@@ -268,14 +279,40 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 	return cells, err
 }
 
-// boot starts QEMU with img, says HELLO and checks the build-id; the caller stops the session.
+// EmulatorVersion names the emulator that boots q's class: QEMU's version line, or
+// rp2040js's (an error when it is not installed).
+func (q *QEMU) EmulatorVersion(ctx context.Context) (string, error) {
+	m, err := q.machine()
+	if err != nil {
+		return "", err
+	}
+	return q.emulatorVersion(ctx, m)
+}
+
+// emulatorVersion names the emulator that boots m: QEMU's version line, or rp2040js's.
+func (q *QEMU) emulatorVersion(ctx context.Context, m Machine) (string, error) {
+	if m.IsRP2040JS() {
+		return rp2040jsVersion(ctx, m.Binary, q.RP2040JSDir)
+	}
+	return Version(ctx, m.Binary)
+}
+
+// boot starts the emulator with img, says HELLO and checks the build-id; the caller stops
+// the session.
 func (q *QEMU) boot(ctx context.Context, m Machine, img *device.Image, log io.Writer) (*session, wire.Hello, error) {
 	elf := img.Path
 	if q.bootImage != "" {
 		elf = q.bootImage
 	}
 	fmt.Fprintf(log, "flash: starting %s %s with %s (%s, build-id %s)\n", m.Binary, strings.Join(m.Args, " "), img.Path, img.Digest, img.BuildID)
-	s, err := start(ctx, m, elf, log, wire.Options{Log: log, RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout}, q.bootTimeout(), q.line)
+	opts := wire.Options{Log: log, RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout}
+	var s *session
+	var err error
+	if m.IsRP2040JS() {
+		s, err = startRP2040JS(m, q.RP2040JSDir, elf, log, opts)
+	} else {
+		s, err = start(ctx, m, elf, log, opts, q.bootTimeout(), q.line)
+	}
 	if err != nil {
 		if s != nil {
 			s.stop(log)
@@ -522,4 +559,12 @@ func (s *session) stop(log io.Writer) {
 		os.RemoveAll(s.dir)
 		fmt.Fprintf(log, "qemu: pid %d stopped: %s (%s)\n", s.pid, how, exitText(s.waitErr))
 	})
+}
+
+// energyAbsent says why an emulated board's runs have no energy.
+func energyAbsent(m Machine) string {
+	if m.IsRP2040JS() {
+		return "emulated board: the rp2040js cycle model's counts say nothing about energy"
+	}
+	return "emulated board: instruction counts say nothing about energy"
 }

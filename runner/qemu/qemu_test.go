@@ -71,6 +71,18 @@ func testIdentity(t *testing.T) *identity.Identity {
 	return testID
 }
 
+// qemuMachines are the catalogue's machines that boot in QEMU (rp2040js_test.go tests the
+// rp2040js board).
+func qemuMachines() []Machine {
+	var ms []Machine
+	for _, m := range Machines() {
+		if !m.IsRP2040JS() {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
 // newBoard returns a QEMU board for m with the firmware built and a record of every QEMU
 // process it started.
 func newBoard(t *testing.T, m Machine) (*QEMU, *[]*session) {
@@ -105,7 +117,7 @@ func execute(t *testing.T, b runner.Board, m *artifacts.Manifest, obs runner.Obs
 // the real pty, and requires identical instruction counts, a verifying bundle, and an
 // environment that names the firmware digest and the emulator.
 func TestRunsAreIdenticalAndVerify(t *testing.T) {
-	for _, m := range Machines() {
+	for _, m := range qemuMachines() {
 		t.Run(m.Class, func(t *testing.T) {
 			q, sessions := newBoard(t, m)
 			man := testManifest(t, m.Class, 3)
@@ -262,7 +274,7 @@ func TestSLHDSABudgetedCell(t *testing.T) {
 // per signature, the bundles verify (result.json re-derives) and the counts, stack marks
 // and rounds of the two runs are identical.
 func TestMLDSARuns(t *testing.T) {
-	for _, mc := range Machines() {
+	for _, mc := range qemuMachines() {
 		t.Run(mc.Class, func(t *testing.T) {
 			if mc.Algorithms != nil && !slices.Contains(mc.Algorithms, "ML-DSA-44") {
 				t.Skipf("%s declares only %v", mc.Class, mc.Algorithms)
