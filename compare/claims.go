@@ -272,11 +272,21 @@ func checkOrder(cr CheckResult, manifestID, metric string, cells []sampled) Chec
 	}
 	cr.Detail = fmt.Sprintf("%s: %s; medians %s (claim: increasing, ratio above 1)", lead, strings.Join(parts, ", "), strings.Join(meds, sep))
 	if b := cr.Check.Beside; b != "" && len(cr.Intervals) == 1 {
-		r := cr.Intervals[0].Point
-		cr.Detail += fmt.Sprintf("; the ratio %.3f is %.1f%% lower time and %.1f%% higher speed, beside the paper's %s (not compared: another board or implementation)",
-			r, 100*(1-1/r), 100*(r-1), b)
+		cr.Detail += "; " + besidePhrase(cr.Intervals[0].Point, cells[0].ref, b)
 	}
 	return cr
+}
+
+// besidePhrase says what a two-cell order's ratio r = t(second)/t(first) means for the first
+// cell, in the words a published "P% faster" uses, beside the paper's figure.
+func besidePhrase(r float64, first, published string) string {
+	var what string
+	if r >= 1 {
+		what = fmt.Sprintf("%s takes %.1f%% less (%.1f%% higher speed)", first, 100*(1-1/r), 100*(r-1))
+	} else {
+		what = fmt.Sprintf("%s takes %.1f%% more (%.1f%% lower speed): the order is reversed", first, 100*(1/r-1), 100*(1-r))
+	}
+	return fmt.Sprintf("the ratio %.3f: %s, beside the paper's %s (not compared: another board or implementation)", r, what, published)
 }
 
 // checkRatio: the interval of median(num)/median(den) against the claim's band.

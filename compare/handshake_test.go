@@ -144,7 +144,7 @@ func TestPaper000OnBoardClient(t *testing.T) {
 	if !strings.HasPrefix(order.Detail, want) || order.Verdict != Holds {
 		t.Fatalf("order check %s %q, want it to hold and start %q", order.Verdict, order.Detail, want)
 	}
-	for _, s := range []string{"2.500 exactly", "60.0% lower time and 150.0% higher speed", "beside the paper's 41% faster"} {
+	for _, s := range []string{"2.500 exactly", "ML-KEM-512+ML-DSA-44/handshake takes 60.0% less (150.0% higher speed)", "beside the paper's 41% faster"} {
 		if !strings.Contains(order.Detail, s) {
 			t.Errorf("order detail %q lacks %q", order.Detail, s)
 		}
@@ -155,6 +155,9 @@ func TestPaper000OnBoardClient(t *testing.T) {
 	if !strings.Contains(cr.Reason, "ordering on qemu-mps2-an505 with the pqrepro C client, client role, not a verdict") ||
 		!strings.Contains(cr.Reason, "Measured: ordering on") {
 		t.Errorf("reason %q: want the board phrase and the measured ratio", cr.Reason)
+	}
+	if got := besidePhrase(0.877, "A", "41%"); !strings.Contains(got, "A takes 14.0% more (12.3% lower speed): the order is reversed") {
+		t.Errorf("a reversed order reads %q", got)
 	}
 }
 
