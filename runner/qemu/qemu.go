@@ -409,21 +409,7 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	s := &session{cmd: cmd, dir: dir, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
-	startErr := make(chan error, 1)
-	go func() {
-		// Pdeathsig follows the thread that started the child, so that thread stays
-		// locked to this goroutine until QEMU has been reaped.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			startErr <- err
-			return
-		}
-		startErr <- nil
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	err = <-startErr
+	err = s.startChild(cmd)
 	outW.Close()
 	if err != nil {
 		outR.Close()
@@ -567,4 +553,24 @@ func energyAbsent(m Machine) string {
 		return "emulated board: the rp2040js cycle model's counts say nothing about energy"
 	}
 	return "emulated board: instruction counts say nothing about energy"
+}
+
+// startChild starts cmd and, on success, waits for it in the background, recording its exit
+// in s.waitErr and closing s.exited. Pdeathsig follows the thread that started the child, so
+// that thread stays locked to its goroutine until the child has been reaped. It returns the
+// start's error.
+func (s *session) startChild(cmd *exec.Cmd) error {
+	startErr := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		startErr <- nil
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	return <-startErr
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -84,19 +83,7 @@ func startRP2040JS(m Machine, moduleDir, elf string, log io.Writer, opts wire.Op
 	}
 	cmd.Stderr = errW
 	s := &session{cmd: cmd, dir: dir, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
-	startErr := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // Pdeathsig follows the starting thread (see start)
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			startErr <- err
-			return
-		}
-		startErr <- nil
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	err = <-startErr
+	err = s.startChild(cmd)
 	errW.Close()
 	if err != nil {
 		errR.Close()
