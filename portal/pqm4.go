@@ -170,8 +170,8 @@ func pqm4Beside(rows []experiments.PQM4Row, secs []templates.SchemeSection) []te
 		switch {
 		case r.Section == "speed" && r.Stat == "mean":
 			speed[so{r.Scheme, r.Operation}] = append(speed[so{r.Scheme, r.Operation}], r)
-		case r.Section == "memory":
-			stack[pqm4Key{"memory", r.Scheme, r.Implementation, r.Operation, r.Stat}] = r
+		case r.Section == "memory" || r.Section == "hashing":
+			stack[pqm4Key{r.Section, r.Scheme, r.Implementation, r.Operation, r.Stat}] = r
 		}
 	}
 	var out []templates.PQM4Beside
@@ -228,12 +228,15 @@ func pqm4BesideOne(alg, scheme, op string, means, all []experiments.PQM4Row, sta
 	}
 	b := templates.PQM4Beside{Algorithm: alg, Scheme: scheme, Operation: op, Link: "/datasets/pqm4?scheme=" + url.QueryEscape(scheme)}
 	for _, m := range means {
-		row := templates.PQM4BesideRow{Implementation: m.Implementation, Mean: pqm4Text(m), Stack: "—"}
+		row := templates.PQM4BesideRow{Implementation: m.Implementation, Mean: pqm4Text(m), Stack: "—", Hash: "—"}
 		if lo, hi, ok := pqm4MinMax(all, m); ok {
 			row.MinMax = pqm4Text(lo) + " – " + pqm4Text(hi)
 		}
 		if s, ok := stack[pqm4Key{"memory", m.Scheme, m.Implementation, m.Operation, "value"}]; ok {
 			row.Stack = pqm4Text(s)
+		}
+		if h, ok := stack[pqm4Key{"hashing", m.Scheme, m.Implementation, m.Operation, "value"}]; ok {
+			row.Hash = pqm4Text(h) + " of cycles"
 		}
 		if base != nil && base.Implementation != m.Implementation {
 			if x, err := pqm4Ratio(m, *base); err == nil {

@@ -22,17 +22,22 @@ type CellRow struct {
 	NOf string
 	// Energy is the median energy per operation, "–" when not measured.
 	Energy string
+	// Hashing is the share of the operation's instructions spent in the firmware's SHA-2 and
+	// SHA-3 (an untimed pass), with its bound on a coarse counter; "not measured" with
+	// HashingWhy when the pass could not see the hashing (an implementation with its own);
+	// "–" when no pass ran.
+	Hashing, HashingWhy string
 }
 
 // CellColumns says which optional columns the cells table shows: those some cell has.
 type CellColumns struct {
-	Keys, Heap, Stack, Energy bool
+	Keys, Heap, Stack, Energy, Hashing bool
 }
 
 // Span is how many columns follow a row's status: the statistics and the optional columns.
 func (c CellColumns) Span() int {
 	n := 9
-	for _, on := range []bool{c.Keys, c.Heap, c.Stack, c.Energy} {
+	for _, on := range []bool{c.Keys, c.Heap, c.Stack, c.Energy, c.Hashing} {
 		if on {
 			n++
 		}

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -141,6 +142,43 @@ func TestHashPassPatchable(t *testing.T) {
 			if twins != 20 {
 				t.Errorf("%d wrapped hash functions in the ELF, want 20", twins)
 			}
+		})
+	}
+}
+
+// TestQEMUTimedCountsMatchBaseline compares the timed counts and stack marks of this tree's
+// firmware with those of a firmware built from an earlier tree (PQREPRO_BASELINE_FW: its
+// firmware/build folder, e.g. of the commit before the hashing pass): the pass's twin code and
+// the patching must leave every timed count as it was.
+func TestQEMUTimedCountsMatchBaseline(t *testing.T) {
+	base := os.Getenv("PQREPRO_BASELINE_FW")
+	if base == "" {
+		t.Skip("set PQREPRO_BASELINE_FW to an earlier tree's firmware/build folder")
+	}
+	for _, b := range qemuBoards {
+		if !slices.Contains(hashPassBoards, b.target) {
+			continue
+		}
+		t.Run(b.target, func(t *testing.T) {
+			qemuTools(t, b)
+			dir := buildFirmware(t, b.target, b.cc)
+			var runs [2][]uint64
+			for i, elf := range []string{filepath.Join(base, b.target, "pqrepro-fw.elf"), filepath.Join(dir, "pqrepro-fw.elf")} {
+				s := startQEMU(t, b, elf)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+				if _, err := s.conn.Hello(ctx); err != nil {
+					cancel()
+					t.Fatalf("%s: %v", elf, err)
+				}
+				for _, hc := range hashCells {
+					runs[i] = append(runs[i], seededCounts(ctx, t, s.conn, hc, 3)...)
+				}
+				cancel()
+			}
+			if !slices.Equal(runs[0], runs[1]) {
+				t.Errorf("timed counts and stacks differ:\nbaseline %v\nthis     %v", runs[0], runs[1])
+			}
+			t.Logf("%d counts and stack marks identical: %v", len(runs[0]), runs[1])
 		})
 	}
 }
