@@ -49,6 +49,15 @@ func (s *Server) runPage(c echo.Context) error {
 	v.Page = s.page(c, fmt.Sprintf("Run %d", id))
 	v.SignerRevoked = whenSet(rev)
 	v.Cells, v.Columns, v.Plots = runCells(cells)
+	if v.Columns.Hashing {
+		pq, err := pqm4Rows()
+		if err != nil {
+			return err
+		}
+		for i := range v.Cells {
+			v.Cells[i].PQM4Hashing = pqm4HashingText(pq, cells[i].Algorithm, cells[i].Operation)
+		}
+	}
 	v.Log = s.runLogStatus(ctx, id)
 	// Drawn from the bundle's own samples when it can be read: whiskers at 1.5×IQR and the
 	// outliers as dots, so one slow iteration does not hide the box. The stored statistics'

@@ -27,6 +27,9 @@ type CellRow struct {
 	// HashingWhy when the pass could not see the hashing (an implementation with its own);
 	// "–" when no pass ran.
 	Hashing, HashingWhy string
+	// PQM4Hashing is pqm4's share of silicon cycles for the same scheme and operation, per
+	// implementation ("—" when pqm4 has none): beside Hashing, never ratioed with it.
+	PQM4Hashing string
 }
 
 // CellColumns says which optional columns the cells table shows: those some cell has.
@@ -37,10 +40,13 @@ type CellColumns struct {
 // Span is how many columns follow a row's status: the statistics and the optional columns.
 func (c CellColumns) Span() int {
 	n := 9
-	for _, on := range []bool{c.Keys, c.Heap, c.Stack, c.Energy, c.Hashing} {
+	for _, on := range []bool{c.Keys, c.Heap, c.Stack, c.Energy} {
 		if on {
 			n++
 		}
+	}
+	if c.Hashing {
+		n += 2 // the board's share of instructions and pqm4's share of cycles
 	}
 	return n
 }
