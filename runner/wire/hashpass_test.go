@@ -14,7 +14,7 @@ import (
 )
 
 // hashPassBoards are the boards whose firmware runs the hashing pass (FW_HASH_PATCH).
-var hashPassBoards = []string{"qemu-mps2-an386", "qemu-riscv32-virt"}
+var hashPassBoards = []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"}
 
 // hashCell is one operation the hashing-pass test measures.
 type hashCell struct{ alg, op string }
