@@ -11,59 +11,8 @@
 #endif
 
 #if FWH_ON
-/* The twin: the same sources, every name they define moved out of the way (and out of the
- * code-size groups of fwmeta, which go by symbol prefix). */
-#define keccak_rc fwh_b_keccak_rc
-#define keccak_f1600 fwh_b_keccak_f1600
-#define keccak_init fwh_b_keccak_init
-#define keccak_absorb fwh_b_keccak_absorb
-#define keccak_finalize fwh_b_keccak_finalize
-#define keccak_squeeze fwh_b_keccak_squeeze
-#define shake128_init fwh_b_shake128_init
-#define shake256_init fwh_b_shake256_init
-#define shake_finalize fwh_b_shake_finalize
-#define sha3_256 fwh_b_sha3_256
-#define sha3_512 fwh_b_sha3_512
-#define shake128 fwh_b_shake128
-#define shake256 fwh_b_shake256
-#define load64le fwh_b_load64le
-#define store64le fwh_b_store64le
-#define sha256_k fwh_b_sha256_k
-#define sha512_k fwh_b_sha512_k
-#define ror32 fwh_b_ror32
-#define ror64 fwh_b_ror64
-#define sha256_block fwh_b_sha256_block
-#define sha512_block fwh_b_sha512_block
-#define sha256_init fwh_b_sha256_init
-#define sha256_update fwh_b_sha256_update
-#define sha256_final fwh_b_sha256_final
-#define sha256 fwh_b_sha256
-#define sha512_init fwh_b_sha512_init
-#define sha512_update fwh_b_sha512_update
-#define sha512_final fwh_b_sha512_final
-#define sha512 fwh_b_sha512
-#include "../crypto/keccak/keccak.c"
-#include "../crypto/sha2/sha2.c"
-#undef keccak_f1600
-#undef keccak_init
-#undef keccak_absorb
-#undef keccak_finalize
-#undef keccak_squeeze
-#undef shake128_init
-#undef shake256_init
-#undef shake_finalize
-#undef sha3_256
-#undef sha3_512
-#undef shake128
-#undef shake256
-#undef sha256_init
-#undef sha256_update
-#undef sha256_final
-#undef sha256
-#undef sha512_init
-#undef sha512_update
-#undef sha512_final
-#undef sha512
+#include "../crypto/keccak/keccak.h"
+#include "../crypto/sha2/sha2.h"
 
 static struct fw_hash_tally tally;
 
@@ -91,6 +40,11 @@ static struct fw_hash_tally tally;
 	X(sha512_final, (sha512_ctx * c, uint8_t out[64]), (c, out))                           \
 	X(sha512, (uint8_t out[64], const uint8_t *in, size_t len), (out, in, len))
 
+/* The twins' bodies: crypto/keccak/keccak.c and crypto/sha2/sha2.c compiled a second time
+ * with hashtwin.h's names (the Makefile's twin_keccak.o and twin_sha2.o). */
+#define FWH_BODY(name, params, args) void fwh_b_##name params;
+FWH_FUNCS(FWH_BODY)
+
 /* A wrapper adds the counter's advance across its body to the tally: the twin's bodies call
  * each other, never a wrapper, so only the outermost call of a nest is counted. */
 #define FWH_WRAP(name, params, args)                                                           \
@@ -104,10 +58,7 @@ static struct fw_hash_tally tally;
 	}
 FWH_FUNCS(FWH_WRAP)
 
-/* The timed copy's entry points, by address only. */
-#define FWH_DECL(name, params, args) extern void name(void);
-FWH_FUNCS(FWH_DECL)
-
+/* Each timed entry point (keccak.h, sha2.h) beside its wrapped twin. */
 #define FWH_PAIR(name, params, args) {(uintptr_t)&name, (uintptr_t)&fwh_w_##name},
 static const struct {
 	uintptr_t plain, twin;

@@ -2,8 +2,9 @@
  * in the firmware's SHA-3 and SHA-2 (crypto/keccak, crypto/sha2), as pqm4's hashing table
  * gives it, measured in an untimed pass so that the timed counts do not change.
  *
- * How: hashshare.c compiles a second copy of both hash sources under other names, each entry
- * point wrapped to add the board counter's advance across it to a tally. For the pass only,
+ * How: the Makefile compiles both hash sources a second time under other names (hashtwin.h)
+ * and hashshare.c wraps each entry point of that copy to add the board counter's advance
+ * across it to a tally. For the pass only,
  * the first instruction of every global function of the timed copy is overwritten with a
  * branch to its wrapped twin, and restored after. Outside the pass the timed copy is
  * byte for byte what the compiler made of the unchanged sources, and nothing on the timed path

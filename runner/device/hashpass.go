@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"pqrepro/artifacts"
 	"pqrepro/runner"
@@ -12,17 +11,18 @@ import (
 )
 
 // HashPassSamples is how many operations the hashing pass of a cell measures, at most the
-// cell's own samples; an operation longer than hashPassLong counter units (an SLH-DSA "s"
-// signature is billions of instructions, tens of seconds under QEMU) gets one.
+// cell's own samples; a cell whose median operation is longer than hashPassLong counter units
+// (an SLH-DSA signature is hundreds of millions to billions of instructions, seconds to tens of
+// seconds under QEMU) gets one.
 const (
 	HashPassSamples = 3
-	hashPassLong    = 100_000_000
+	hashPassLong    = 500_000_000
 )
 
 // hashPassN is how many operations the hashing pass of a cell with these timed samples runs.
 func hashPassN(samples []float64) int {
 	n := min(len(samples), HashPassSamples)
-	if slices.Max(samples) > hashPassLong {
+	if artifacts.Summarize(samples).Median > hashPassLong {
 		n = 1
 	}
 	return n
