@@ -427,6 +427,11 @@ func plausibleExtras(c Cell) *fieldErr {
 			return &fieldErr{"energy.joulesPerOp", err}
 		}
 	}
+	if c.Hashing != nil {
+		if err := c.Hashing.Validate(); err != nil {
+			return &fieldErr{"hashing", err}
+		}
+	}
 	for j, cmd := range c.Commands {
 		if cmd.Stats == nil {
 			continue

@@ -84,6 +84,9 @@ type Cell struct {
 	// Rounds are the rejection-sampling rounds of a sign cell's timed signatures, where the
 	// board reports them (board firmware, ML-DSA); they explain the spread of signing costs.
 	Rounds *Rounds `json:"rounds,omitempty"`
+	// Hashing is the share of a board cell's instructions spent in the firmware's SHA-2 and
+	// SHA-3, from an untimed pass, or why it is absent (nil where no pass was asked for).
+	Hashing *Hashing `json:"hashing,omitempty"`
 	// TLS is what a tls-matrix cell measured beyond its client handshake latency: each
 	// side's CPU, the engine's phases, bytes, flights and chain size (nil for other kinds).
 	TLS *TLSCell `json:"tls,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
 	"pqrepro/runner"
+	"pqrepro/runner/device"
 	"pqrepro/runner/qemu"
 )
 
@@ -111,6 +112,7 @@ func TestBYOIRankedApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkBYOIHashing(t, res.Cells[0].Hashing, res0.Cells[0].Hashing)
 	labels := []string{artifacts.ShortImplementation(im.Key()), artifacts.ShortImplementation(res0.Cells[0].Implementation.Key())}
 	if labels[0] == labels[1] || !strings.HasPrefix(labels[0], "mlkem768-example 1.0.0") || !strings.HasPrefix(labels[1], "pqrepro-fw 0.1.0") {
 		t.Fatalf("labels %q", labels)
@@ -156,12 +158,41 @@ func TestBYOIRankedApart(t *testing.T) {
 		if path == "/schemes" && !strings.Contains(page, `data-side="emulated"`) {
 			t.Errorf("/schemes has no ratio between the two implementations")
 		}
+		// Its hashing column: the built-in implementation's share of instructions, "not
+		// measured" for the one with its own hash, and pqm4's share of cycles beside, apart.
+		if path == "/schemes" {
+			for _, want := range []string{"Hashing (share of instructions)", "not measured", "Hashing (share of cycles)", " of cycles</td>"} {
+				if !strings.Contains(page, want) {
+					t.Errorf("/schemes lacks %q", want)
+				}
+			}
+		}
 	}
 	for i, run := range runs {
 		_, page := get(t, p.URL+"/runs/"+itoa(run))
 		if !strings.Contains(page, labels[i]) || strings.Contains(page, labels[1-i]) {
 			t.Errorf("run %d's page does not name its implementation %q alone", run, labels[i])
 		}
+		// The run page's hashing column: "not measured" for the brought implementation, a
+		// percentage of instructions for the built-in one; pqm4's share of cycles beside.
+		want := []string{"not measured", "% ± "}[i]
+		if !strings.Contains(page, "Hashing (share of instructions)") || !strings.Contains(page, want) ||
+			!strings.Contains(page, "clean 48.5 %, m4fspeed 74.5 %, m4fstack 74.4 % of cycles") {
+			t.Errorf("run %d's page: no hashing column with %q and pqm4's beside", run, want)
+		}
+	}
+}
+
+// checkBYOIHashing checks the cells' hashing shares: absent for the implementation that
+// brings its own hash functions (the firmware's pass cannot see them), measured for the
+// built-in one, with a bound from the board's 40-instruction counter steps.
+func checkBYOIHashing(t *testing.T, own, builtin *artifacts.Hashing) {
+	t.Helper()
+	if own == nil || own.Absent != device.HashingOwnHash {
+		t.Errorf("the brought implementation's hashing share: %+v, want absent: %q", own, device.HashingOwnHash)
+	}
+	if builtin == nil || builtin.Absent != "" || builtin.Share < 0.3 || builtin.Share > 0.95 || builtin.Bound <= 0 || builtin.Bound > 0.05 {
+		t.Errorf("the built-in implementation's hashing share: %+v, want a measured share with a bound", builtin)
 	}
 }
 

@@ -50,6 +50,15 @@ func (s *Server) runPage(c echo.Context) error {
 	v.Page = s.page(c, fmt.Sprintf("Run %d", id))
 	v.SignerRevoked = whenSet(rev)
 	v.Cells, v.Columns, v.Plots = runCells(cells)
+	if v.Columns.Hashing {
+		pq, err := pqm4Rows()
+		if err != nil {
+			return err
+		}
+		for i := range v.Cells {
+			v.Cells[i].PQM4Hashing = pqm4HashingText(pq, cells[i].Algorithm, cells[i].Operation)
+		}
+	}
 	v.Log = s.runLogStatus(ctx, id)
 	// Drawn from the bundle's own samples when it can be read: whiskers at 1.5×IQR and the
 	// outliers as dots, so one slow iteration does not hide the box. The stored statistics'
@@ -151,6 +160,7 @@ func runCells(cells []artifacts.Cell) ([]templates.CellRow, templates.CellColumn
 		cols.Heap = cols.Heap || row.Heap != "–"
 		cols.Stack = cols.Stack || row.Stack != "–"
 		cols.Energy = cols.Energy || row.Energy != "–"
+		cols.Hashing = cols.Hashing || row.Hashing != "–"
 		cols.Keys = cols.Keys || row.Keys != "–"
 		if st := cl.Stats; st != nil && cl.Status == artifacts.StatusOK {
 			groups.add(cl, plot.Row{Label: row.Algorithm + " " + row.Operation, Min: st.Min, P25: st.P25, Median: st.Median, P75: st.P75, Max: st.Max})
@@ -213,7 +223,7 @@ func (g *plotGroups) figures() []*plot.Figure {
 // cellRow is one cell's row; its statistics share the unit of its Unit column.
 func cellRow(cl artifacts.Cell) templates.CellRow {
 	row := templates.CellRow{Algorithm: cl.Algorithm, Operation: cl.Operation, Status: string(cl.Status), Error: cl.Error, Unit: string(cl.Unit),
-		Heap: "–", Stack: "–", Energy: "–", Keys: cmp.Or(cl.Keys, "–"), Implementation: implementationText("")}
+		Heap: "–", Stack: "–", Energy: "–", Hashing: "–", Keys: cmp.Or(cl.Keys, "–"), Implementation: implementationText("")}
 	if cl.Implementation != nil {
 		// A stored cell's Implementation holds its key (sqlstore Cells).
 		row.Implementation = implementationText(cl.Implementation.Name)
@@ -253,7 +263,23 @@ func cellRow(cl artifacts.Cell) templates.CellRow {
 	if e := cl.Energy; e != nil && e.JoulesPerOp != nil {
 		row.Energy = joules(e.JoulesPerOp.Median)
 	}
+	row.Hashing, row.HashingWhy = hashingText(cl.Hashing)
 	return row
+}
+
+// hashingText is a cell's hashing share as the run and scheme pages print it: a percentage of
+// instructions, with ± its bound where the counter is coarse; "not measured" with the reason;
+// "–" when no pass ran.
+func hashingText(h *artifacts.Hashing) (text, why string) {
+	switch {
+	case h == nil:
+		return "–", ""
+	case h.Absent != "":
+		return "not measured", h.Absent
+	case h.Bound > 0:
+		return fmt.Sprintf("%.1f %% ± %.1f", 100*h.Share, 100*h.Bound), "of instructions; ± from the counter's resolution"
+	}
+	return fmt.Sprintf("%.1f %%", 100*h.Share), "of instructions; exact counter"
 }
 
 // statScale picks, for a row whose median is m, the unit its statistics are printed in and

@@ -144,6 +144,23 @@ func pqm4Text(r experiments.PQM4Row) string {
 	return human(r.Value, r.Unit)
 }
 
+// pqm4HashingText is pqm4's hashing share of an algorithm's operation, each implementation's
+// (a share of silicon cycles: "clean 48.5 %, m4fspeed 74.5 % of cycles"), "—" when pqm4 has
+// none. It is shown beside a board's share of instructions, never in a ratio with it.
+func pqm4HashingText(rows []experiments.PQM4Row, alg, op string) string {
+	var parts []string
+	for _, r := range rows {
+		if r.Section == "hashing" && r.Scheme == strings.ToLower(alg) && r.Operation == op && r.Stat == "value" {
+			parts = append(parts, r.Implementation+" "+pqm4Text(r))
+		}
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ") + " of cycles"
+}
+
 // pqm4Baselines are the implementations a pqm4 ratio is taken against, in order of
 // preference: PQClean's portable C, then the reference code.
 var pqm4Baselines = []string{"clean", "ref"}
@@ -170,8 +187,8 @@ func pqm4Beside(rows []experiments.PQM4Row, secs []templates.SchemeSection) []te
 		switch {
 		case r.Section == "speed" && r.Stat == "mean":
 			speed[so{r.Scheme, r.Operation}] = append(speed[so{r.Scheme, r.Operation}], r)
-		case r.Section == "memory":
-			stack[pqm4Key{"memory", r.Scheme, r.Implementation, r.Operation, r.Stat}] = r
+		case r.Section == "memory" || r.Section == "hashing":
+			stack[pqm4Key{r.Section, r.Scheme, r.Implementation, r.Operation, r.Stat}] = r
 		}
 	}
 	var out []templates.PQM4Beside
@@ -228,12 +245,15 @@ func pqm4BesideOne(alg, scheme, op string, means, all []experiments.PQM4Row, sta
 	}
 	b := templates.PQM4Beside{Algorithm: alg, Scheme: scheme, Operation: op, Link: "/datasets/pqm4?scheme=" + url.QueryEscape(scheme)}
 	for _, m := range means {
-		row := templates.PQM4BesideRow{Implementation: m.Implementation, Mean: pqm4Text(m), Stack: "—"}
+		row := templates.PQM4BesideRow{Implementation: m.Implementation, Mean: pqm4Text(m), Stack: "—", Hash: "—"}
 		if lo, hi, ok := pqm4MinMax(all, m); ok {
 			row.MinMax = pqm4Text(lo) + " – " + pqm4Text(hi)
 		}
 		if s, ok := stack[pqm4Key{"memory", m.Scheme, m.Implementation, m.Operation, "value"}]; ok {
 			row.Stack = pqm4Text(s)
+		}
+		if h, ok := stack[pqm4Key{"hashing", m.Scheme, m.Implementation, m.Operation, "value"}]; ok {
+			row.Hash = pqm4Text(h) + " of cycles"
 		}
 		if base != nil && base.Implementation != m.Implementation {
 			if x, err := pqm4Ratio(m, *base); err == nil {

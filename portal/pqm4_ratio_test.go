@@ -88,3 +88,22 @@ func TestPQM4NeverRatioedWithInstructions(t *testing.T) {
 		}
 	}
 }
+
+// TestPQM4HashingText checks pqm4's hashing share as the run page prints it beside a board's
+// share of instructions: every implementation pqm4 measured, labelled as cycles, and "—" for
+// a scheme or operation pqm4 does not have.
+func TestPQM4HashingText(t *testing.T) {
+	rows, err := pqm4Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pqm4HashingText(rows, "ML-KEM-768", "keygen")
+	if got != "clean 48.5 %, m4fspeed 74.5 %, m4fstack 74.4 % of cycles" {
+		t.Errorf("ML-KEM-768 keygen: %q", got)
+	}
+	for _, q := range [][2]string{{"ML-KEM-768", "sign"}, {"X25519", "keygen"}} {
+		if got := pqm4HashingText(rows, q[0], q[1]); got != "—" {
+			t.Errorf("%s %s: %q, want —", q[0], q[1], got)
+		}
+	}
+}

@@ -144,6 +144,9 @@ func schemeSection(k schemeQuantity, rows []store.SchemeRow, level, board string
 			Spread: human(r.P25, r.Unit) + " – " + human(r.P75, r.Unit), N: r.N, Runs: r.Runs, RunsLink: "/runs?" + q.Encode(), LatestRun: r.LatestRun,
 			First: r.Algorithm != last})
 		last = r.Algorithm
+		row := &sec.Rows[len(sec.Rows)-1]
+		row.Hashing, row.HashingWhy = hashingText(r.Hashing)
+		sec.Hashing = sec.Hashing || r.Hashing != nil
 		gi := slices.IndexFunc(groups, func(g plot.Group) bool { return g.Label == r.Operation })
 		if gi < 0 {
 			groups = append(groups, plot.Group{Label: r.Operation})

@@ -77,14 +77,19 @@ type SchemeCell struct {
 	// Ratio is this median over RatioBase's, the first implementation of the same scheme and
 	// operation in the same table (same unit and method); empty for that first one.
 	Ratio, RatioBase string
+	// Hashing is the latest run's share of instructions in SHA-2/SHA-3 ("–" when it measured
+	// none, "not measured" with HashingWhy for an implementation with its own hash).
+	Hashing, HashingWhy string
 }
 
 // SchemeSection is one unit, method and class status of the scheme table, with its chart.
 type SchemeSection struct {
 	Title    string
 	Declared bool
-	Rows     []SchemeCell
-	Chart    *plot.Chart
+	// Hashing is set when a row has a hashing figure (the column is shown).
+	Hashing bool
+	Rows    []SchemeCell
+	Chart   *plot.Chart
 }
 
 // SchemesView is /schemes.

@@ -52,9 +52,12 @@ type PQM4View struct {
 // cycles, and the ratio to pqm4's baseline implementation of the same scheme and operation
 // (both silicon cycles, so comparable).
 type PQM4BesideRow struct {
-	Implementation   string
-	Mean, MinMax     string
-	Stack            string
+	Implementation string
+	Mean, MinMax   string
+	Stack          string
+	// Hash is pqm4's hashing share of the operation: a share of silicon cycles, "—" when pqm4
+	// gives none.
+	Hash             string
 	Ratio, RatioBase string
 }
 

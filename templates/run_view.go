@@ -22,11 +22,19 @@ type CellRow struct {
 	NOf string
 	// Energy is the median energy per operation, "–" when not measured.
 	Energy string
+	// Hashing is the share of the operation's instructions spent in the firmware's SHA-2 and
+	// SHA-3 (an untimed pass), with its bound on a coarse counter; "not measured" with
+	// HashingWhy when the pass could not see the hashing (an implementation with its own);
+	// "–" when no pass ran.
+	Hashing, HashingWhy string
+	// PQM4Hashing is pqm4's share of silicon cycles for the same scheme and operation, per
+	// implementation ("—" when pqm4 has none): beside Hashing, never ratioed with it.
+	PQM4Hashing string
 }
 
 // CellColumns says which optional columns the cells table shows: those some cell has.
 type CellColumns struct {
-	Keys, Heap, Stack, Energy bool
+	Keys, Heap, Stack, Energy, Hashing bool
 }
 
 // Span is how many columns follow a row's status: the statistics and the optional columns.
@@ -36,6 +44,9 @@ func (c CellColumns) Span() int {
 		if on {
 			n++
 		}
+	}
+	if c.Hashing {
+		n += 2 // the board's share of instructions and pqm4's share of cycles
 	}
 	return n
 }

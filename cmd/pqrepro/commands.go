@@ -428,7 +428,24 @@ func printCellNotes(w io.Writer, res *artifacts.Result) {
 			break
 		}
 	}
+	printHashing(w, res)
 	printEnergy(w, res)
+}
+
+// printHashing prints each cell's hashing share (an untimed pass, never the timed samples),
+// one line per cell that has one.
+func printHashing(w io.Writer, res *artifacts.Result) {
+	for _, c := range res.Cells {
+		switch h := c.Hashing; {
+		case h == nil || c.Status != artifacts.StatusOK:
+		case h.Absent != "":
+			fmt.Fprintf(w, "hashing: %s %s: %s\n", c.Algorithm, c.Operation, h.Absent)
+		case h.Bound > 0:
+			fmt.Fprintf(w, "hashing: %s %s: %.1f %% ± %.1f of instructions in SHA-2/SHA-3 (untimed pass of %d; ± the counter's steps)\n", c.Algorithm, c.Operation, 100*h.Share, 100*h.Bound, h.Samples)
+		default:
+			fmt.Fprintf(w, "hashing: %s %s: %.1f %% of instructions in SHA-2/SHA-3 (untimed pass of %d)\n", c.Algorithm, c.Operation, 100*h.Share, h.Samples)
+		}
+	}
 }
 
 func printComparison(w io.Writer, rep compare.Report) {

@@ -165,3 +165,13 @@ const struct fw_alg *fw_alg_find(const char *name)
 			return &fw_algs[i];
 	return 0;
 }
+
+int fw_alg_user(const struct fw_alg *a)
+{
+	return (FW_USER_IS_mlkem512 && fw_streq(a->name, "ML-KEM-512")) ||
+	       (FW_USER_IS_mlkem768 && fw_streq(a->name, "ML-KEM-768")) ||
+	       (FW_USER_IS_mlkem1024 && fw_streq(a->name, "ML-KEM-1024")) ||
+	       (FW_USER_IS_mldsa44 && fw_streq(a->name, "ML-DSA-44")) ||
+	       (FW_USER_IS_mldsa65 && fw_streq(a->name, "ML-DSA-65")) ||
+	       (FW_USER_IS_mldsa87 && fw_streq(a->name, "ML-DSA-87"));
+}

@@ -79,5 +79,8 @@ extern const struct fw_alg fw_algs[];
 extern const unsigned int fw_nalgs;
 
 const struct fw_alg *fw_alg_find(const char *name);
+/* fw_alg_user reports whether a's row is an implementation the build brought (BYOI.md): its
+ * code has its own hash functions, which the hashing pass (hashshare.h) does not see. */
+int fw_alg_user(const struct fw_alg *a);
 
 #endif

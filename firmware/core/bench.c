@@ -10,6 +10,7 @@
 #include "../crypto/pqmem.h"
 #include "algs.h"
 #include "drbg.h"
+#include "hashshare.h"
 #include "proto.h"
 #include "req.h"
 #include "tally.h"
@@ -38,6 +39,25 @@ static uint32_t timed_run(void (*fn)(void *), void *arg)
 	plat_marker(1);
 	fn(arg);
 	plat_marker(0);
+	return 0;
+}
+
+/* timed_call makes one timed call (timed_run; its stack use into s->stack); in the hashing
+ * pass the hash functions are redirected to their counting twins around it and their tally
+ * goes into s. Nothing of the pass runs between the job's counter reads. Returns -1 when the
+ * hash functions could not be redirected. */
+static int timed_call(void (*job)(void *), void *arg, struct fw_sample *s, int hash)
+{
+	struct fw_hash_tally t;
+	s->has_hash = hash;
+	if (hash && fw_hash_begin() != 0)
+		return -1;
+	s->stack = timed_run(job, arg);
+	if (hash) {
+		t = fw_hash_end();
+		s->hash = t.count;
+		s->hash_calls = t.calls;
+	}
 	return 0;
 }
 
@@ -81,8 +101,8 @@ static void bench_run_job(void *arg)
 
 /* bench_one prepares inputs, measures one operation and checks its output.
  * Returns 0 on success or a reason string. */
-static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uint64_t *count,
-			     uint32_t *stack)
+static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, struct fw_sample *s,
+			     int hash)
 {
 	struct bench_job j;
 	j.kem = kem;
@@ -106,8 +126,9 @@ static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uin
 	default:
 		return "setup";
 	}
-	*stack = timed_run(bench_run_job, &j);
-	*count = j.count;
+	if (timed_call(bench_run_job, &j, s, hash) != 0)
+		return "hash-patch";
+	s->count = j.count;
 	if (j.rc != 0)
 		return "rc";
 	/* Check the result before it counts: decapsulation must return the
@@ -134,13 +155,14 @@ static const char *bench_one(const struct fw_kem_ops *kem, enum bench_op op, uin
 struct kem_bench {
 	const struct fw_kem_ops *kem;
 	enum bench_op op;
+	int hash; /* the hashing pass (hash=1) */
 };
 
 static void kem_sample(void *ctx, uint32_t i, struct fw_sample *s)
 {
 	const struct kem_bench *b = ctx;
 	(void)i;
-	s->why = bench_one(b->kem, b->op, &s->count, &s->stack);
+	s->why = bench_one(b->kem, b->op, s, b->hash);
 }
 
 /* kem_setup makes a KEM run's setup key pair from the DRBG (encaps and decaps; decaps then
@@ -170,6 +192,7 @@ struct sig_bench {
 	int fixed;       /* the message came with the request (msg=) */
 	int det;         /* deterministic signing (rnd = NULL) */
 	int fault;       /* test hook: corrupt the signature before it is checked */
+	int hash;        /* the hashing pass (hash=1) */
 };
 
 struct sig_job {
@@ -220,8 +243,7 @@ static int sig_sign_untimed(const struct sig_bench *b, unsigned int *rounds)
 /* sig_one prepares inputs, measures one operation and checks its output:
  * every signature is verified before its count is kept. Returns 0 on
  * success or a reason string; *rounds is the signing rounds (sign only). */
-static const char *sig_one(const struct sig_bench *b, uint64_t *count, uint32_t *stack,
-			   unsigned int *rounds)
+static const char *sig_one(const struct sig_bench *b, struct fw_sample *s, unsigned int *rounds)
 {
 	struct sig_job j;
 	unsigned int r;
@@ -247,8 +269,9 @@ static const char *sig_one(const struct sig_bench *b, uint64_t *count, uint32_t 
 			fw_bench_sig[0] ^= 1;
 		break;
 	}
-	*stack = timed_run(sig_run_job, &j);
-	*count = j.count;
+	if (timed_call(sig_run_job, &j, s, b->hash) != 0)
+		return "hash-patch";
+	s->count = j.count;
 	if (b->op == OP_SIGN)
 		*rounds = j.rounds;
 	switch (b->op) {
@@ -298,6 +321,7 @@ static int sig_args(const struct fw_req *r, const struct fw_alg *alg, enum bench
 	b->fixed = 0;
 	b->det = 0;
 	b->fault = 0;
+	b->hash = 0;
 	if (msg != 0 && ml == 0) {
 		l = fw_parse_hex(msg, s_msg, FW_SIG_MAX_FIXED);
 		if (l < 0) {
@@ -338,7 +362,7 @@ static void sig_sample(void *ctx, uint32_t i, struct fw_sample *s)
 	const struct sig_bench *b = ctx;
 	unsigned int rounds;
 	(void)i;
-	s->why = sig_one(b, &s->count, &s->stack, &rounds);
+	s->why = sig_one(b, s, &rounds);
 	if (b->op == OP_SIGN && b->sig->has_rounds) {
 		s->extra_key = "rounds";
 		s->extra = rounds;
@@ -368,7 +392,31 @@ struct bench_req {
 	enum bench_op op;
 	uint32_t n, warmup;
 	uint64_t budget; /* LOOP: counter units the timed calls add up to */
+	int hash;        /* BENCH hash=1: the untimed hashing pass (hashshare.h) */
 };
+
+/* hash_arg reads hash= (0 or 1). The pass is refused (unsupported) when this build cannot
+ * redirect its hash functions (msg=hash) and for an implementation the build brought, whose
+ * hashing is its own code (msg=hash-impl). */
+static int hash_arg(const struct fw_req *r, struct bench_req *q)
+{
+	const char *h_s = fw_req_get(r, "hash");
+	uint32_t v = 0;
+	if (h_s != 0 && (fw_parse_u32(h_s, &v) != 0 || v > 1)) {
+		fw_send_error(r->seq, "badarg", "hash");
+		return -1;
+	}
+	q->hash = (int)v;
+	if (q->hash && fw_alg_user(q->alg)) {
+		fw_send_error(r->seq, "unsupported", "hash-impl");
+		return -1;
+	}
+	if (q->hash && !fw_hash_available()) {
+		fw_send_error(r->seq, "unsupported", "hash");
+		return -1;
+	}
+	return 0;
+}
 
 /* bench_op_args reads alg= and op=; on a bad field it answers ERROR and returns -1. */
 static int bench_op_args(const struct fw_req *r, struct bench_req *q)
@@ -397,6 +445,7 @@ static int bench_op_args(const struct fw_req *r, struct bench_req *q)
 	q->op = op;
 	q->warmup = 0;
 	q->budget = 0;
+	q->hash = 0;
 	return 0;
 }
 
@@ -416,7 +465,7 @@ static int bench_args(const struct fw_req *r, struct bench_req *q)
 		fw_send_error(r->seq, "badarg", "warmup");
 		return -1;
 	}
-	return 0;
+	return hash_arg(r, q);
 }
 
 /* send_bench announces the run; sb is the signature BENCH's parameters, 0 for a KEM. */
@@ -428,6 +477,8 @@ static void send_bench(uint32_t re, const struct bench_req *q, const struct sig_
 	fw_kv_str("op", op_names[q->op]);
 	fw_kv_u64("n", q->n);
 	fw_kv_u64("warmup", q->warmup);
+	if (q->hash)
+		fw_kv_u64("hash", 1);
 	if (sb != 0) {
 		fw_kv_u64("msglen", sb->mlen);
 		fw_kv_u64("det", (uint64_t)sb->det);
@@ -452,11 +503,13 @@ static fw_sample_fn bench_prepare(const struct fw_req *r, const struct bench_req
 	if (announce)
 		send_bench(r->seq, q, sig ? sb : 0);
 	if (sig) {
+		sb->hash = q->hash;
 		*ctx = sb;
 		return sig_setup(r->seq, sb) == 0 ? sig_sample : 0;
 	}
 	kb->kem = q->alg->kem;
 	kb->op = q->op;
+	kb->hash = q->hash;
 	*ctx = kb;
 	return kem_setup(r->seq, kb) == 0 ? kem_sample : 0;
 }

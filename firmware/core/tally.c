@@ -19,6 +19,10 @@ static void send_sample(uint32_t re, uint32_t i, const struct fw_sample *s)
 	fw_kv_u64("stack", s->stack);
 	if (s->extra_key != 0)
 		fw_kv_u64(s->extra_key, s->extra);
+	if (s->has_hash) {
+		fw_kv_u64("hash", s->hash);
+		fw_kv_u64("hcalls", s->hash_calls);
+	}
 	fw_kv_u64("ok", s->why == 0);
 	if (s->why != 0)
 		fw_kv_str("reason", s->why);

@@ -14,6 +14,11 @@ struct fw_sample {
 	uint32_t stack;        /* bytes of the painted stack it touched */
 	const char *extra_key; /* a field sent after stack= (rounds=, size=), or 0 for none */
 	uint64_t extra;
+	/* The hashing pass (BENCH hash=1, hashshare.h): the counter's advance inside the hash
+	 * functions and their outermost calls, sent as hash= and hcalls= when has_hash is set. */
+	int has_hash;
+	uint64_t hash;
+	uint32_t hash_calls;
 	const char *why;       /* 0 when the iteration's check passed, else the reason */
 };
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"pqrepro/artifacts"
 	"pqrepro/portal/store"
 	"slices"
 	"strings"
@@ -382,8 +383,32 @@ func (s *DB) Schemes(ctx context.Context, level, board string) ([]store.SchemeRo
 		if n > 0 {
 			r.Median = sum / float64(n)
 		}
+		if r.Hashing, err = s.latestHashing(ctx, r); err != nil {
+			return nil, fmt.Errorf("schemes on %s %s hashing: %w", level, board, err)
+		}
 	}
 	return out, nil
+}
+
+// latestHashing is the hashing share of r's cell in its latest run (by the primary key: a
+// run's cells are few), nil when that run measured none.
+func (s *DB) latestHashing(ctx context.Context, r *store.SchemeRow) (*artifacts.Hashing, error) {
+	var share, bound sql.NullFloat64
+	var absent string
+	err := s.read.QueryRowContext(ctx, `SELECT hash_share, hash_bound, hash_absent FROM cells
+		WHERE run_id = ? AND algorithm = ? AND operation = ? AND status = 'ok' AND implementation = ? AND keys = ? AND msg_bytes = ?
+		ORDER BY idx LIMIT 1`, r.LatestRun, r.Algorithm, r.Operation, r.Implementation, r.Keys, r.MessageBytes).Scan(&share, &bound, &absent)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case share.Valid:
+		return &artifacts.Hashing{Share: share.Float64, Bound: bound.Float64}, nil
+	case absent != "":
+		return &artifacts.Hashing{Absent: absent}, nil
+	}
+	return nil, nil
 }
 
 // BoardLevels lists the (level, board class) pairs that have runs.

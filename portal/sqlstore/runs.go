@@ -158,8 +158,8 @@ func insertRun(ctx context.Context, tx *Tx, p store.Publication, now time.Time) 
 func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []artifacts.Cell) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
 		board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
-		implementation, msg_bytes, energy_method)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		implementation, msg_bytes, energy_method, hash_share, hash_bound, hash_absent)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -182,6 +182,7 @@ func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []art
 		if c.Energy != nil && c.Energy.JoulesPerOp != nil {
 			energy = c.Energy.JoulesPerOp.Median
 		}
+		share, bound, absent := cellHashing(c)
 		// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
 		// manifest's method: its method says so, so rankings never mix it with the method's.
 		method := string(r.Method)
@@ -190,11 +191,24 @@ func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []art
 		}
 		if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
 			r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
-			cellImplementation(c), cellMessage(c), store.EnergyMethodOf(c)); err != nil {
+			cellImplementation(c), cellMessage(c), store.EnergyMethodOf(c), share, bound, absent); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cellHashing is a cell's hashing columns: its share and bound (NULL when not measured) and
+// why it is absent.
+func cellHashing(c artifacts.Cell) (share, bound any, absent string) {
+	h := c.Hashing
+	if h == nil {
+		return nil, nil, ""
+	}
+	if h.Absent != "" {
+		return nil, nil, h.Absent
+	}
+	return h.Share, h.Bound, ""
 }
 
 // insertVerdicts inserts run id's claim verdicts and adds the run and its verdicts to the
@@ -254,7 +268,8 @@ func scanRun(sc interface{ Scan(...any) error }, extra ...any) (store.Run, error
 const (
 	qRun   = `SELECT ` + runCols + `, r.environment, r.report, r.checks, r.report_version` + runFrom + ` WHERE r.id = ?`
 	qCells = `SELECT algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
-		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes, implementation, msg_bytes
+		stack_bytes, energy_j_per_op, keys, requested, budget_reached, variant, peak_heap_bytes, implementation, msg_bytes,
+		hash_share, hash_bound, hash_absent
 		FROM cells WHERE run_id = ? ORDER BY idx`
 )
 
@@ -300,11 +315,19 @@ func (s *DB) Cells(ctx context.Context, runID int64) ([]artifacts.Cell, error) {
 		var n int
 		var v [10]sql.NullFloat64
 		var peak sql.NullInt64
-		var impl string
+		var impl, hashAbsent string
 		var msg int
+		var hashShare, hashBound sql.NullFloat64
 		if err := rows.Scan(&c.Algorithm, &c.Operation, &c.Status, &c.Error, &c.Unit, &n, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached, &c.Variant, &peak, &impl, &msg); err != nil {
+			&v[8], &v[9], &c.Keys, &c.Requested, &c.BudgetReached, &c.Variant, &peak, &impl, &msg, &hashShare, &hashBound, &hashAbsent); err != nil {
 			return nil, fmt.Errorf("cells of run %d: %w", runID, err)
+		}
+		switch {
+		case hashShare.Valid:
+			// The table keeps the share and its bound; the bundle holds the pass's counts.
+			c.Hashing = &artifacts.Hashing{Share: hashShare.Float64, Bound: hashBound.Float64}
+		case hashAbsent != "":
+			c.Hashing = &artifacts.Hashing{Absent: hashAbsent}
 		}
 		if impl != "" {
 			// The table keeps the implementation's key (its identity as rankings group it);

@@ -359,6 +359,9 @@ type SchemeRow struct {
 	Median, P25, P75 float64
 	N, Runs          int
 	LatestRun        int64
+	// Hashing is the latest run's hashing share of the row's cell (artifacts.Hashing: only the
+	// share, its bound or why it is absent), nil when that run measured none.
+	Hashing *artifacts.Hashing
 }
 
 // Quantity is what makes two cells of one (algorithm, operation) the same quantity beyond

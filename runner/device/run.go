@@ -115,6 +115,9 @@ type RunOptions struct {
 	// Reboot; without Reboot, or when it fails or the board is gone, the cells not yet run
 	// are failed as not run. Either way the cells that finished are kept.
 	Reboot func(ctx context.Context) (*wire.Conn, wire.Hello, error)
+	// HashPass runs the untimed hashing pass (BENCH hash=1) after each ok BENCH cell and
+	// records its share in the cell (artifacts.Hashing): a few more operations per cell.
+	HashPass bool
 	// Executors measure each experiment kind's cells (default BenchKinds); a manifest whose
 	// kind has none is refused before anything runs. The complete table, with the TLS matrix
 	// and the telemetry executors, is runner/exec/kinds.Board.
@@ -160,9 +163,10 @@ func BenchKinds() Kinds {
 	return Kinds{artifacts.KindKEMBench: Bench, artifacts.KindSigBench: Bench, artifacts.KindKEMSigSequence: Bench}
 }
 
-// Bench measures one cell with the firmware's BENCH, in chunks when the manifest sets a budget.
+// Bench measures one cell with the firmware's BENCH, in chunks when the manifest sets a budget,
+// and then its hashing share when the run asks for it (RunOptions.HashPass).
 func Bench(ctx context.Context, c Cell) (runner.CellResult, error) {
-	return runCell(ctx, c.Conn, c.Hello, c.Manifest, c.Ref, c.Budget, c.Clock, c.Progress)
+	return benchWithHashing(ctx, c)
 }
 
 // maxReboots bounds the reboots of one run.

@@ -261,7 +261,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		return lastWork
 	}
 	cells, err := device.Run(ctx, conn, h, m, obs, log, device.RunOptions{
-		Counter: mc.Counter, SelfTest: !q.SkipSelfTest, Class: q.Class, Clock: clock,
+		Counter: mc.Counter, SelfTest: !q.SkipSelfTest, Class: q.Class, Clock: clock, HashPass: true,
 		Reboot: func(ctx context.Context) (*wire.Conn, wire.Hello, error) {
 			lastWork = 0
 			return boot(ctx)

@@ -205,6 +205,11 @@ type BenchRequest struct {
 	// Fault is a test hook (fault=sig): the firmware corrupts each signature before it checks
 	// it, so every sample must come back failed. Never set in a measurement.
 	Fault string
+	// Hash asks for the hashing pass (hash=1): the firmware redirects its SHA-3 and SHA-2
+	// functions to counting copies for the duration of each call, and every sample carries
+	// Hash and HashCalls. Its counts include the counting copies' overhead: they are never
+	// timed samples. A firmware that cannot run the pass answers ERROR unsupported.
+	Hash bool
 }
 
 // Signature reports whether the request is for a signature scheme's BENCH (it carries a
@@ -258,6 +263,9 @@ func (r BenchRequest) fields() []Field {
 	if r.Fault != "" {
 		f = append(f, Field{"fault", r.Fault})
 	}
+	if r.Hash {
+		f = append(f, Field{"hash", "1"})
+	}
 	return f
 }
 
@@ -271,7 +279,13 @@ type Sample struct {
 	// Rounds is the number of rejection-sampling rounds of the signature a sign sample
 	// made (1 or more); 0 for every other operation.
 	Rounds int
-	OK     bool
+	// HasHash is set in the hashing pass (BenchRequest.Hash): Hash is the counter's advance
+	// inside the firmware's hash functions during the call (Count's unit), HashCalls the
+	// outermost calls into them (each read of a coarse counter is off by up to one step).
+	HasHash   bool
+	Hash      uint64
+	HashCalls uint64
+	OK        bool
 	// Reason, when !OK: rc, mismatch, check-encaps, check-decaps, setup (KEMs); rc, verify,
 	// check-sign, check-verify, setup (signatures).
 	Reason string
@@ -302,6 +316,9 @@ func parseSample(f Frame) (Sample, error) {
 		}
 		s.Rounds = int(r)
 	}
+	if err := parseSampleHash(f, &s); err != nil {
+		return s, err
+	}
 	ok, err := f.Uint("ok")
 	if err != nil {
 		return s, err
@@ -309,6 +326,28 @@ func parseSample(f Frame) (Sample, error) {
 	s.OK = ok == 1
 	s.Reason, _ = f.Get("reason")
 	return s, nil
+}
+
+// parseSampleHash reads a hashing-pass sample's hash= and hcalls= (both or neither). On a
+// coarse counter the hashed part may read up to HashCalls steps more than the call.
+func parseSampleHash(f Frame, s *Sample) error {
+	_, hasH := f.Get("hash")
+	_, hasC := f.Get("hcalls")
+	if !hasH && !hasC {
+		return nil
+	}
+	if !hasH || !hasC {
+		return fmt.Errorf("%w: sample %d: hash= and hcalls= come together", ErrProtocol, s.Index)
+	}
+	var err error
+	if s.Hash, err = f.Uint("hash"); err != nil {
+		return err
+	}
+	if s.HashCalls, err = f.Uint("hcalls"); err != nil {
+		return err
+	}
+	s.HasHash = true
+	return nil
 }
 
 // Summary is the firmware's own tally of a BENCH; the runner computes its
