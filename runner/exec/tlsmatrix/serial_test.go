@@ -51,7 +51,8 @@ func qemuLine(t *testing.T) *wire.Conn {
 // TestTLSMatrixSerialOnQEMU runs the ML-KEM-512 × ML-DSA-44 cell of a tls-matrix on
 // qemu-mps2-an386 through the device executor: the board's HELLO says tls_io=serial, so the
 // runner pins the CA over the line and relays the board's records to the cell's engine server.
-// The cell is in instructions and names the project's C client; X25519 is skipped.
+// The cell is in instructions and names the project's C client; SecP256r1MLKEM768, which the
+// engine speaks and the board's client does not offer, is skipped.
 func TestTLSMatrixSerialOnQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots QEMU")
@@ -68,7 +69,7 @@ kind: tls-matrix
 metadata: {paper: paper000, name: serial-test}
 spec:
   tls:
-    groups: [ML-KEM-512, X25519]
+    groups: [ML-KEM-512, SecP256r1MLKEM768]
     signatures: [ML-DSA-44]
     batch: 2
     echo: 16
