@@ -69,6 +69,15 @@ func TestMeteredOpenSSLRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runLog := string(b.Files[artifacts.FileLog])
+	for _, line := range strings.Split(runLog, "\n") {
+		if strings.Contains(line, "the load window ran") {
+			t.Log(line)
+		}
+	}
+	if strings.Count(runLog, "openssl commands back to back") != 2 {
+		t.Errorf("log.txt: want each cell's load window logged with its iterations\n%s", runLog)
+	}
 	res, env := parsed(t, b)
 	if env.Meter == nil || !env.Meter.Simulated || env.OpenSSL == nil {
 		t.Fatalf("environment: meter %+v, openssl %+v: want the simulated fnb58 and the openssl used", env.Meter, env.OpenSSL)

@@ -8,9 +8,12 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/energy"
 	"pqrepro/internal/shareddata"
 	"pqrepro/runner"
 	"pqrepro/runner/meter/sim"
+	"pqrepro/runner/method/openssl"
+	"pqrepro/tls13/interop"
 )
 
 const meteredSrc = `apiVersion: pqrepro/v1
@@ -69,5 +72,70 @@ func TestMeteredPass(t *testing.T) {
 		if c.Status != artifacts.StatusOK || c.Energy == nil || c.Energy.JoulesPerOp != nil || !strings.Contains(c.Energy.Absent, "meter unplugged") {
 			t.Errorf("%s %s with the meter unplugged: status %s, energy %+v", c.Algorithm, c.Operation, c.Status, c.Energy)
 		}
+	}
+}
+
+const meteredOpenSSLKEM = `apiVersion: pqrepro/v1
+kind: kem-bench
+metadata: {paper: test, name: kem-openssl}
+spec:
+  algorithms: [ML-KEM-512]
+  operations: [keygen]
+  warmup: 0
+  iterations: 3
+  method: openssl-cli
+  seed: test-seed
+  energy: {idle: 6s, load: 5s}
+`
+
+const meteredOpenSSLSig = `apiVersion: pqrepro/v1
+kind: sig-bench
+metadata: {paper: test, name: sig-openssl}
+spec:
+  algorithms: [ECDSA-P256]
+  operations: [sign]
+  warmup: 0
+  iterations: 3
+  method: openssl-cli
+  message: {size: 19600}
+  seed: test-seed
+  energy: {idle: 6s, load: 5s}
+`
+
+// TestMeteredOpenSSLFaults: an openssl-cli cell whose load window loses its meter (unplugged)
+// stays ok without energy, with the reason; ECDSA signing with the paper's command fails as
+// it did for the paper, and its corrected-command cell, which has no load window of its own
+// (power.csv holds one per cell), has no energy and says why; both bundles re-derive.
+func TestMeteredOpenSSLFaults(t *testing.T) {
+	o, err := interop.FindOpenSSL(context.Background())
+	if err != nil {
+		t.Fatalf("%v (run scripts/openssl-root, or set PQREPRO_OPENSSL_ROOT)", err)
+	}
+	bench := simBench(t)
+	bench.UnplugLoadAfter = 30
+	h := &Host{Meter: bench, OpenSSL: openssl.Config{Root: o.Root}}
+	_, res, err := runner.Execute(context.Background(), h, manifest(t, meteredOpenSSLKEM), runner.Options{Identity: testIdentity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Cells[0]; c.Status != artifacts.StatusOK || c.Energy == nil || c.Energy.JoulesPerOp != nil || !strings.Contains(c.Energy.Absent, "meter unplugged") {
+		t.Errorf("%s %s with the meter unplugged: status %s, energy %+v", c.Algorithm, c.Operation, c.Status, c.Energy)
+	}
+
+	h = &Host{Meter: simBench(t), OpenSSL: openssl.Config{Root: o.Root}}
+	b, res, err := runner.Execute(context.Background(), h, manifest(t, meteredOpenSSLSig), runner.Options{Identity: testIdentity(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 2 || res.Cells[0].Status != artifacts.StatusFailed || res.Cells[1].Status != artifacts.StatusOK {
+		t.Fatalf("cells %+v: want the paper's command failed and the corrected one ok", res.Cells)
+	}
+	if e := res.Cells[1].Energy; e == nil || e.JoulesPerOp != nil || !strings.Contains(e.Absent, "no load window of its own") {
+		t.Errorf("the corrected command's cell: energy %+v", e)
+	}
+	var env artifacts.Environment
+	json.Unmarshal(b.Files[artifacts.FileEnvironment], &env)
+	if err := energy.RederivePower(res, &env, b.Files[artifacts.FilePower]); err != nil {
+		t.Errorf("re-derive: %v", err)
 	}
 }

@@ -137,25 +137,32 @@ const MeterIndex = 3_000_000
 // Run calls it after a cell's timed iterations when the plan has a Meter; a trial whose plan
 // has NoPasses (its operations run in child processes, which the meter sees as it sees the
 // whole machine) calls it itself. Prep receives MeterIndex + n for the window's n-th
-// operation; a trial whose output the next operation overwrites checks its outputs in Op.
-func MeterPass[I, O any](ctx context.Context, t Trial[I, O], record LoadWindow, d time.Duration) (*artifacts.PowerWindow, string) {
+// operation; a trial whose output the next operation overwrites checks its outputs in Op. It
+// returns the window (nil on failure), the operations started in it, and why it failed.
+func MeterPass[I, O any](ctx context.Context, t Trial[I, O], record LoadWindow, d time.Duration) (*artifacts.PowerWindow, int, string) {
 	stop := make(chan struct{})
-	done := make(chan string, 1)
-	go func() { done <- loadLoop(t, stop) }()
+	type loop struct {
+		ops int
+		why string
+	}
+	done := make(chan loop, 1)
+	go func() { n, why := loadLoop(t, stop); done <- loop{n, why} }()
 	w, err := record(ctx, d)
 	close(stop)
-	if why := <-done; why != "" {
-		return nil, why
+	l := <-done
+	if l.why != "" {
+		return nil, l.ops, l.why
 	}
 	if err != nil {
-		return nil, "meter: " + err.Error()
+		return nil, l.ops, "meter: " + err.Error()
 	}
-	return w, ""
+	return w, l.ops, ""
 }
 
 // loadLoop runs the operation back to back until stop is closed, then checks the first
-// outputs; it returns why it failed, "" when it did not.
-func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) string {
+// outputs; it returns how many operations it started (the last may end after the window)
+// and why it failed, "" when it did not.
+func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) (int, string) {
 	var ins []I
 	var outs []O
 	for n := 0; ; n++ {
@@ -163,21 +170,21 @@ func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) string {
 		case <-stop:
 			for i := range outs {
 				if err := t.Check(ins[i], outs[i]); err != nil {
-					return "an output check failed in the load window: " + err.Error()
+					return n, "an output check failed in the load window: " + err.Error()
 				}
 			}
-			return ""
+			return n, ""
 		default:
 		}
 		in, err := t.Prep(MeterIndex + n)
 		if err != nil {
 			<-stop
-			return "input preparation failed in the load window: " + err.Error()
+			return n, "input preparation failed in the load window: " + err.Error()
 		}
 		out, err := t.Op(in)
 		if err != nil {
 			<-stop
-			return "an operation failed in the load window: " + err.Error()
+			return n, "an operation failed in the load window: " + err.Error()
 		}
 		if len(outs) < MeterChecks {
 			ins, outs = append(ins, in), append(outs, out)

@@ -69,6 +69,8 @@ type Outcome struct {
 	// when the pass failed (PowerAbsent says why).
 	Power       *artifacts.PowerWindow
 	PowerAbsent string
+	// LoadOps is how many operations the load window started (the last may end after it).
+	LoadOps int
 }
 
 // Run executes warm-up, timed iterations, then the memory and energy passes. A failed
@@ -163,7 +165,7 @@ func Run[I, O any](ctx context.Context, t Trial[I, O], p Plan) (Outcome, error) 
 	r.Cell.Memory = memoryPass(ctx, t, median)
 	r.Cell.Energy = energyPass(ctx, t, median, p.Energy)
 	if p.Meter != nil && ctx.Err() == nil {
-		r.Power, r.PowerAbsent = MeterPass(ctx, t, p.Meter, p.MeterLoad)
+		r.Power, r.LoadOps, r.PowerAbsent = MeterPass(ctx, t, p.Meter, p.MeterLoad)
 	}
 	return r, nil
 }

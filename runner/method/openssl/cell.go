@@ -224,7 +224,7 @@ func (o *CLI) osslLoop(ctx context.Context, dir string, it osslIteration, p tria
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
-	r.Power, r.PowerAbsent = trial.MeterPass(ctx, o.loadTrial(ctx, dir, it, label), p.Meter, p.MeterLoad)
+	r.Power, r.LoadOps, r.PowerAbsent = trial.MeterPass(ctx, o.loadTrial(ctx, dir, it, label), p.Meter, p.MeterLoad)
 	if r.Power == nil {
 		r.Cell.Energy = &artifacts.Energy{Absent: "the meter's load window failed: " + r.PowerAbsent}
 	}
@@ -671,6 +671,9 @@ func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.Ope
 					detail += ": " + r.Cell.Error
 				}
 				fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), t.Elapsed().Round(time.Millisecond), detail)
+				if r.Power != nil {
+					fmt.Fprintf(log, "energy: %s %s: the load window ran %d iterations of the cell's %d openssl commands back to back (the last may end after it)\n", ref.Algorithm, ref.Operation, r.LoadOps, len(r.Cell.Commands))
+				}
 				results[i] = append(results[i], runner.CellResult{Cell: r.Cell, Samples: r.Samples, Rounds: r.Rounds, Offsets: r.Offsets, Power: r.Power})
 			}
 			finished++
