@@ -139,3 +139,57 @@ func TestMeteredOpenSSLFaults(t *testing.T) {
 		t.Errorf("re-derive: %v", err)
 	}
 }
+
+const meteredTLS = `apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: test, name: tls-metered}
+spec:
+  tls:
+    groups: [ML-KEM-512, X25519]
+    signatures: [ML-DSA-44]
+    stacks: [pqrepro, crypto/tls]
+    batch: 2
+    echo: 16
+  warmup: 1
+  iterations: 4
+  seed: s
+  energy: {idle: 6s, load: 5s}
+`
+
+// TestMeteredTLSMatrix: a tls-matrix run on the host with the simulated FNB58 gives each
+// cell's first stack an energy per handshake from a load window of handshakes back to back
+// (T_op its median handshake, both ends on this machine), labelled simulated; the second
+// stack has none, with the reason; the bundle's energy re-derives from power.csv.
+func TestMeteredTLSMatrix(t *testing.T) {
+	var log strings.Builder
+	b, res, err := runner.Execute(context.Background(), &Host{Meter: simBench(t)}, manifest(t, meteredTLS), runner.Options{Identity: testIdentity(t), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metered := 0
+	for _, c := range res.Cells {
+		switch {
+		case c.Status != artifacts.StatusOK:
+		case c.Variant == "":
+			e := c.Energy
+			if e == nil || e.Windows == nil || !e.Simulated || e.Windows.TOp != c.Stats.Median*1e-9 {
+				t.Errorf("%s (pqrepro stack): energy %+v: want a simulated figure per handshake with T_op the median", c.Algorithm, e)
+				continue
+			}
+			metered++
+			t.Logf("%s: %.4g J per handshake [%.4g, %.4g], T_op %.4g s (simulated meter)", c.Algorithm, e.JoulesPerOp.Median, e.Windows.Lo, e.Windows.Hi, e.Windows.TOp)
+		default:
+			if c.Energy == nil || !strings.Contains(c.Energy.Absent, "first stack (pqrepro) only") {
+				t.Errorf("%s [%s]: energy %+v", c.Algorithm, c.Variant, c.Energy)
+			}
+		}
+	}
+	if metered != 2 {
+		t.Fatalf("%d metered cells, want ML-KEM-512 and X25519 on the pqrepro stack\n%s", metered, log.String())
+	}
+	var env artifacts.Environment
+	json.Unmarshal(b.Files[artifacts.FileEnvironment], &env)
+	if err := energy.RederivePower(res, &env, b.Files[artifacts.FilePower]); err != nil {
+		t.Errorf("re-derive: %v", err)
+	}
+}
