@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"pqrepro/artifacts"
+	"pqrepro/compare"
 	"pqrepro/energy"
+	"pqrepro/experiments"
 	"pqrepro/internal/shareddata"
 	"pqrepro/runner"
 	"pqrepro/runner/meter/sim"
@@ -192,4 +194,24 @@ func TestMeteredTLSMatrix(t *testing.T) {
 	if err := energy.RederivePower(res, &env, b.Files[artifacts.FilePower]); err != nil {
 		t.Errorf("re-derive: %v", err)
 	}
+	// paper000's C000-03 on it: its ML-DSA-44 check has both cells' energy, simulated, so it
+	// is untestable with that reason.
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := cat.Paper("paper000")
+	cl, ok := p.Claim("C000-03")
+	if !ok {
+		t.Fatal("no C000-03")
+	}
+	run, err := compare.RunFromBundle(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := compare.CheckClaim(cl, run, "")
+	if ch := cr.Checks[0]; ch.Verdict != compare.Untestable || !strings.Contains(ch.Detail, artifacts.SimulatedMeterLabel) {
+		t.Errorf("C000-03's ML-DSA-44 check on a simulated meter: %s %s", ch.Verdict, ch.Detail)
+	}
+	t.Logf("C000-03: %s; its ML-DSA-44 check %s: %s", cr.Verdict, cr.Checks[0].Verdict, cr.Checks[0].Detail)
 }
