@@ -329,7 +329,16 @@ var cellPrinters = map[artifacts.Kind]func(io.Writer, *artifacts.Result){
 	artifacts.KindSigBench:       printBenchCells,
 	artifacts.KindKEMSigSequence: printBenchCells,
 	artifacts.KindMQTTTelemetry:  printBenchCells,
-	artifacts.KindTLSMatrix:      printTLSMatrix,
+	artifacts.KindTLSMatrix:      printTLSMatrixEnergy,
+}
+
+// printTLSMatrixEnergy prints a tls-matrix's cells, then each metered cell's energy per
+// handshake when the run had a meter (an unmetered run's output is unchanged).
+func printTLSMatrixEnergy(w io.Writer, res *artifacts.Result) {
+	printTLSMatrix(w, res)
+	if slices.ContainsFunc(res.Cells, func(c artifacts.Cell) bool { return c.Energy != nil && c.Energy.Windows != nil }) {
+		printEnergy(w, res)
+	}
 }
 
 // printCells prints res's cells as its kind's printer does (the cell table otherwise).

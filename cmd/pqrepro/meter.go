@@ -60,8 +60,11 @@ func useMeter(ctx context.Context, b runner.Board, m *artifacts.Manifest, spec s
 	if !ok {
 		return fmt.Errorf("--meter: the metered energy pass runs on the host and on serial boards (whose firmware runs LOOP), not on %T", b)
 	}
-	if m.Spec.Method == artifacts.MethodProcessPerOperation || m.Spec.Method == artifacts.MethodOpenSSLCLI {
-		return fmt.Errorf("--meter: the metered energy pass runs in-process cells only, not method %s", m.Spec.Method)
+	if m.Spec.Method == artifacts.MethodProcessPerOperation {
+		return fmt.Errorf("--meter: the metered energy pass runs in-process and openssl-cli cells, not method %s", m.Spec.Method)
+	}
+	if _, serial := b.(*serialport.Serial); serial && m.Spec.Method == artifacts.MethodOpenSSLCLI {
+		return fmt.Errorf("--meter: an openssl-cli run is metered on the host, not on a serial board")
 	}
 	if !sim.IsSim(spec) {
 		sp, err := attach.Parse(spec)

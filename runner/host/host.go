@@ -293,8 +293,10 @@ type opensslRun struct {
 	info *artifacts.OpenSSLInfo
 }
 
-// runOpenSSLCLI runs every cell of an openssl-cli manifest with the host's openssl. It
-// refuses the whole run up front (an error, nothing published) when there is no openssl 3.5.
+// runOpenSSLCLI runs every cell of an openssl-cli manifest with the host's openssl, and with
+// the host's meter its metered pass (the idle window first, then each cell's commands back to
+// back in its load window). It refuses the whole run up front (an error, nothing published)
+// when there is no openssl 3.5.
 func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs runner.Observer, log io.Writer) ([]runner.CellResult, error) {
 	o, err := openssl.Resolve(ctx, h.OpenSSL)
 	if err != nil {
@@ -304,9 +306,17 @@ func (h *Host) runOpenSSLCLI(ctx context.Context, m *artifacts.Manifest, obs run
 	h.openssl.mu.Lock()
 	h.openssl.info = &info
 	h.openssl.mu.Unlock()
-	cells, sched, err := o.Run(ctx, m, info, obs, log)
+	loadWindow := h.startMeter(ctx, m, log)
+	cells, sched, err := o.Run(ctx, m, info, loadWindow, obs, log)
 	if err != nil {
 		return nil, err
+	}
+	if why := h.meterAbsent(); why != "" {
+		for i := range cells {
+			if c := &cells[i].Cell; c.Status == artifacts.StatusOK {
+				c.Energy = &artifacts.Energy{Absent: why}
+			}
+		}
 	}
 	h.noteSchedule(sched)
 	return cells, nil

@@ -121,32 +121,48 @@ func energyPass[I, O any](ctx context.Context, t Trial[I, O], medianNs float64, 
 // power.csv holds it; the trial runs operations back to back until it returns.
 type LoadWindow func(ctx context.Context, d time.Duration) (*artifacts.PowerWindow, error)
 
-// meterChecks is how many of the load window's outputs are checked (after the window).
-const meterChecks = 16
+// MeterChecks is how many of the load window's outputs are checked (after the window).
+const MeterChecks = 16
 
-// meterPass records a load window while operations run back to back, each on a fresh input
+// MeterIndex is Prep's index of the load window's first operation (timed iterations are below
+// it).
+const MeterIndex = 3_000_000
+
+// MeterPass records a load window while operations run back to back, each on a fresh input
 // (an input's random stream is spent by its operation, so inputs are prepared inside the
 // window, and the window's log line says what share of it preparation took). The first
-// meterChecks outputs are checked after the window. A meter failure, a failed operation or a
+// MeterChecks outputs are checked after the window. A meter failure, a failed operation or a
 // failed check leaves no window, with the reason.
-func meterPass[I, O any](ctx context.Context, t Trial[I, O], record LoadWindow, d time.Duration) (*artifacts.PowerWindow, string) {
+//
+// Run calls it after a cell's timed iterations when the plan has a Meter; a trial whose plan
+// has NoPasses (its operations run in child processes, which the meter sees as it sees the
+// whole machine) calls it itself. Prep receives MeterIndex + n for the window's n-th
+// operation; a trial whose output the next operation overwrites checks its outputs in Op. It
+// returns the window (nil on failure), the operations started in it, and why it failed.
+func MeterPass[I, O any](ctx context.Context, t Trial[I, O], record LoadWindow, d time.Duration) (*artifacts.PowerWindow, int, string) {
 	stop := make(chan struct{})
-	done := make(chan string, 1)
-	go func() { done <- loadLoop(t, stop) }()
+	type loop struct {
+		ops int
+		why string
+	}
+	done := make(chan loop, 1)
+	go func() { n, why := loadLoop(t, stop); done <- loop{n, why} }()
 	w, err := record(ctx, d)
 	close(stop)
-	if why := <-done; why != "" {
-		return nil, why
+	l := <-done
+	if l.why != "" {
+		return nil, l.ops, l.why
 	}
 	if err != nil {
-		return nil, "meter: " + err.Error()
+		return nil, l.ops, "meter: " + err.Error()
 	}
-	return w, ""
+	return w, l.ops, ""
 }
 
 // loadLoop runs the operation back to back until stop is closed, then checks the first
-// outputs; it returns why it failed, "" when it did not.
-func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) string {
+// outputs; it returns how many operations it started (the last may end after the window)
+// and why it failed, "" when it did not.
+func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) (int, string) {
 	var ins []I
 	var outs []O
 	for n := 0; ; n++ {
@@ -154,23 +170,23 @@ func loadLoop[I, O any](t Trial[I, O], stop <-chan struct{}) string {
 		case <-stop:
 			for i := range outs {
 				if err := t.Check(ins[i], outs[i]); err != nil {
-					return "an output check failed in the load window: " + err.Error()
+					return n, "an output check failed in the load window: " + err.Error()
 				}
 			}
-			return ""
+			return n, ""
 		default:
 		}
-		in, err := t.Prep(3_000_000 + n)
+		in, err := t.Prep(MeterIndex + n)
 		if err != nil {
 			<-stop
-			return "input preparation failed in the load window: " + err.Error()
+			return n, "input preparation failed in the load window: " + err.Error()
 		}
 		out, err := t.Op(in)
 		if err != nil {
 			<-stop
-			return "an operation failed in the load window: " + err.Error()
+			return n, "an operation failed in the load window: " + err.Error()
 		}
-		if len(outs) < meterChecks {
+		if len(outs) < MeterChecks {
 			ins, outs = append(ins, in), append(outs, out)
 		}
 		// The meter's reader must keep up with the meter (a late read looks like a loss).

@@ -41,7 +41,8 @@ type Plan struct {
 	Meter     LoadWindow
 	MeterLoad time.Duration
 	// NoPasses skips the memory and energy passes, which measure this process: an operation
-	// that runs in child processes has neither.
+	// that runs in child processes has neither. Its metered pass (a meter sees the whole
+	// machine) is the caller's: MeterPass.
 	NoPasses bool
 	// Turns, when set, runs the cell in the run's rounds (rounds.go): the trial yields after
 	// every block of iterations and its budget counts only its own turns.
@@ -68,6 +69,8 @@ type Outcome struct {
 	// when the pass failed (PowerAbsent says why).
 	Power       *artifacts.PowerWindow
 	PowerAbsent string
+	// LoadOps is how many operations the load window started (the last may end after it).
+	LoadOps int
 }
 
 // Run executes warm-up, timed iterations, then the memory and energy passes. A failed
@@ -162,7 +165,7 @@ func Run[I, O any](ctx context.Context, t Trial[I, O], p Plan) (Outcome, error) 
 	r.Cell.Memory = memoryPass(ctx, t, median)
 	r.Cell.Energy = energyPass(ctx, t, median, p.Energy)
 	if p.Meter != nil && ctx.Err() == nil {
-		r.Power, r.PowerAbsent = meterPass(ctx, t, p.Meter, p.MeterLoad)
+		r.Power, r.LoadOps, r.PowerAbsent = MeterPass(ctx, t, p.Meter, p.MeterLoad)
 	}
 	return r, nil
 }

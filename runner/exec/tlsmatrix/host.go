@@ -181,9 +181,49 @@ func (r *HostRun) Cell(ctx context.Context, c trial.Cell) (trial.Outcome, error)
 			runs[i].Cell.Block = spec.Batch
 		}
 	}
+	meterFirstStack(ctx, c.Plan, spec.Stacks[0], active, runs)
 	out := runs[0]
 	out.Variants = runs[1:]
 	return out, nil
+}
+
+// meterFirstStack is a cell's metered pass (the plan's Meter, after its timed batches): the
+// first stack's handshakes, each with its echo on a fresh connection to the same server
+// child, back to back in the load window. Both ends run on this machine, so the window's power
+// is the client's and the server's; T_op is the cell's median handshake. The other stacks
+// have no window of their own (power.csv holds one per cell), and a cell against an outside
+// server none (that server's energy is its own).
+func meterFirstStack(ctx context.Context, p trial.Plan, stack string, active []*tlsMeasure, runs []trial.Outcome) {
+	if p.Meter == nil || runs[0].Cell.Status != artifacts.StatusOK || ctx.Err() != nil {
+		return
+	}
+	var t *tlsMeasure
+	for _, a := range active {
+		if a.index == 0 && a.child != nil {
+			t = a
+		}
+	}
+	if t == nil {
+		return
+	}
+	tr := trial.Trial[int, struct{}]{
+		Prep: func(i int) (int, error) { return i, nil },
+		Op: func(int) (struct{}, error) {
+			_, _, err := t.one()
+			return struct{}{}, err
+		},
+		Check: func(int, struct{}) error { return nil },
+	}
+	r := &runs[0]
+	r.Power, r.LoadOps, r.PowerAbsent = trial.MeterPass(ctx, tr, p.Meter, p.MeterLoad)
+	if r.Power == nil {
+		r.Cell.Energy = &artifacts.Energy{Absent: "the meter's load window failed: " + r.PowerAbsent}
+	}
+	for i := 1; i < len(runs); i++ {
+		if runs[i].Cell.Status == artifacts.StatusOK {
+			runs[i].Cell.Energy = &artifacts.Energy{Absent: "the metered pass runs the cell's first stack (" + stack + ") only: power.csv holds one load window per cell"}
+		}
+	}
 }
 
 // start prepares one stack of a cell: its chain, client and server child. It

@@ -187,7 +187,7 @@ func (o *CLI) osslLoop(ctx context.Context, dir string, it osslIteration, p tria
 			if err := it.check(out.stdout); err != nil {
 				return err
 			}
-			if in.i >= 0 {
+			if in.i >= 0 && in.i < trial.MeterIndex {
 				for j, d := range out.ds {
 					perCmd[j] = append(perCmd[j], float64(d.Nanoseconds()))
 				}
@@ -217,8 +217,50 @@ func (o *CLI) osslLoop(ctx context.Context, dir string, it osslIteration, p tria
 	for j, args := range it.cmds {
 		r.Cell.Commands = append(r.Cell.Commands, artifacts.CommandStats{Command: displayCmd(args), Stats: runner.Summarize(perCmd[j])})
 	}
-	r.Cell.Energy = &artifacts.Energy{Absent: "not measured by the openssl-cli method (no meter attributes energy to the openssl processes)"}
+	if p.Meter == nil {
+		r.Cell.Energy = &artifacts.Energy{Absent: "not measured by the openssl-cli method without a power meter (RAPL's per-iteration pass measures this process, not the openssl processes)"}
+		return r, nil
+	}
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	r.Power, r.LoadOps, r.PowerAbsent = trial.MeterPass(ctx, o.loadTrial(ctx, dir, it, label), p.Meter, p.MeterLoad)
+	if r.Power == nil {
+		r.Cell.Energy = &artifacts.Energy{Absent: "the meter's load window failed: " + r.PowerAbsent}
+	}
 	return r, nil
+}
+
+// loadTrial is the metered pass's trial of an openssl-cli cell: the iteration's commands run
+// back to back (the paper's method, ΔP × T_op with T_op the cell's median iteration), each
+// on a freshly prepared input. An output is a file the next iteration overwrites, so the
+// first trial.MeterChecks outputs are checked as they are made, inside the window.
+func (o *CLI) loadTrial(ctx context.Context, dir string, it osslIteration, label string) trial.Trial[osslIn, osslOut] {
+	checked := 0
+	return trial.Trial[osslIn, osslOut]{
+		Prep: func(i int) (osslIn, error) { return osslIn{i}, it.prep() },
+		Op: func(osslIn) (osslOut, error) {
+			var out osslOut
+			for _, args := range it.cmds {
+				_, stdout, err := o.timed(ctx, dir, args)
+				var f *cmdFailure
+				if errors.As(err, &f) {
+					return out, errors.New(label + f.Error())
+				} else if err != nil {
+					return out, err
+				}
+				out.stdout = stdout
+			}
+			if checked < trial.MeterChecks {
+				checked++
+				if err := it.check(out.stdout); err != nil {
+					return out, fmt.Errorf("output check: %w", err)
+				}
+			}
+			return out, nil
+		},
+		Check: func(osslIn, osslOut) error { return nil },
+	}
 }
 
 // osslCells runs one manifest cell: the paper's commands, and for ECDSA and RSA sign and
@@ -234,11 +276,16 @@ func (o *CLI) osslCells(ctx context.Context, work string, m *artifacts.Manifest,
 	}
 	runs := []trial.Outcome{r}
 	if rec.fix != nil && (ref.Operation == artifacts.OpSign || ref.Operation == artifacts.OpVerify) {
+		metered := p.Meter != nil
+		p.Meter = nil // power.csv holds one load window per cell: the paper's command's
 		v, err := o.osslCell(ctx, work, m, ref, rec, rec.fix, p)
 		if err != nil {
 			return nil, err
 		}
 		v.Cell.Variant = "corrected: " + strings.Join(rec.fix, " ") + " (not the paper's method)"
+		if metered && v.Cell.Status == artifacts.StatusOK {
+			v.Cell.Energy = &artifacts.Energy{Absent: "a corrected command's cell has no load window of its own: the metered pass runs the paper's command"}
+		}
 		runs = append(runs, v)
 	}
 	return runs, nil
@@ -569,9 +616,11 @@ func ecdhRoundTrip(priv *ecdh.PrivateKey) error {
 }
 
 // Run runs every cell of an openssl-cli manifest with o, whose Info is info, in rounds (one
-// iteration a turn), and returns the cells and the schedule they ran in. It returns
+// iteration a turn), and returns the cells and the schedule they ran in. With a meter (the
+// host's metered pass, its idle window already recorded), each cell's timed iterations are
+// followed by a load window of its commands run back to back. It returns
 // ctx.Err() when cancelled and the error of a cell whose run broke.
-func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.OpenSSLInfo, obs runner.Observer, log io.Writer) ([]runner.CellResult, *artifacts.Schedule, error) {
+func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.OpenSSLInfo, meter trial.LoadWindow, obs runner.Observer, log io.Writer) ([]runner.CellResult, *artifacts.Schedule, error) {
 	fmt.Fprintf(log, "openssl: %s; invocation %s", info.Version, strings.Join(info.Invocation, " "))
 	if len(info.Env) > 0 {
 		fmt.Fprintf(log, " with %s", strings.Join(info.Env, " "))
@@ -586,6 +635,7 @@ func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.Ope
 	}
 	defer os.RemoveAll(work)
 	cells := m.Cells()
+	_, loadD := m.Spec.EnergyWindows()
 	// The cells run in rounds (rounds.go), one iteration a turn: every iteration starts
 	// processes, so nothing stays warm across iterations anyway.
 	ctx, cancel := context.WithCancel(ctx)
@@ -601,7 +651,7 @@ func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.Ope
 				Warmup: m.Spec.Warmup, Iterations: m.Spec.Iterations, MinIterations: m.Spec.MinIterations,
 				Budget:   time.Duration(m.Spec.Budget),
 				Progress: func(done int) { obs.Iteration(finished, done, m.Spec.Iterations) },
-				Turns:    t, Process: true,
+				Turns:    t, Process: true, Meter: meter, MeterLoad: loadD,
 			}
 			runs, err := o.osslCells(ctx, work, m, ref, plan)
 			if err != nil {
@@ -621,7 +671,10 @@ func (o *CLI) Run(ctx context.Context, m *artifacts.Manifest, info artifacts.Ope
 					detail += ": " + r.Cell.Error
 				}
 				fmt.Fprintf(log, "cell %s %s (openssl-cli): %s n=%d in %s%s\n", ref.Algorithm, ref.Operation, r.Cell.Status, len(r.Samples), t.Elapsed().Round(time.Millisecond), detail)
-				results[i] = append(results[i], runner.CellResult{Cell: r.Cell, Samples: r.Samples, Rounds: r.Rounds, Offsets: r.Offsets})
+				if r.Power != nil {
+					fmt.Fprintf(log, "energy: %s %s: the load window ran %d iterations of the cell's %d openssl commands back to back (the last may end after it)\n", ref.Algorithm, ref.Operation, r.LoadOps, len(r.Cell.Commands))
+				}
+				results[i] = append(results[i], runner.CellResult{Cell: r.Cell, Samples: r.Samples, Rounds: r.Rounds, Offsets: r.Offsets, Power: r.Power})
 			}
 			finished++
 			obs.CellDone(finished-1, len(cells), results[i][0].Cell)
