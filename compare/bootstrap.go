@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -84,11 +85,12 @@ func RatioInterval(num, den []float64, seed [32]byte) (point, lo, hi float64) {
 func ratioReplicates(num, den []float64, seed [32]byte) (point float64, ratios []float64) {
 	sn, sd := slices.Sorted(slices.Values(num)), slices.Sorted(slices.Values(den))
 	point = sortedMedian(sn) / sortedMedian(sd)
-	rng := rand.New(rand.NewChaCha8(seed))
+	src := rand.NewChaCha8(seed)
+	rng := rand.New(src)
 	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
 	ratios = make([]float64, Resamples)
 	if mn, md := medianCodes(len(sn)), medianCodes(len(sd)); mn*md <= maxReplicateGrid {
-		return point, gridReplicates(sn, sd, cn, cd, rng, ratios)
+		return point, gridReplicates(sn, sd, cn, cd, drawer{src, rng}, ratios)
 	}
 	for b := range ratios {
 		mn := resampledMedian(sn, cn, rng)
@@ -120,7 +122,7 @@ func medianCodes(n int) int {
 
 // gridReplicates fills ratios with Resamples replicates drawn as ratioReplicates' loop would
 // draw them, sorted.
-func gridReplicates(sn, sd []float64, cn, cd []int32, rng *rand.Rand, ratios []float64) []float64 {
+func gridReplicates(sn, sd []float64, cn, cd []int32, rng drawer, ratios []float64) []float64 {
 	md := medianCodes(len(sd))
 	grid := make([]int32, medianCodes(len(sn))*md)
 	for range Resamples {
@@ -151,11 +153,11 @@ func gridReplicates(sn, sd []float64, cn, cd []int32, rng *rand.Rand, ratios []f
 // medianCode draws a resample as resampledMedian does and returns which median it has: the
 // index i of sorted (n odd, or both middle values at i), or i*n+j for the mean of sorted[i]
 // and sorted[j] (n even); codedMedian turns it into the value.
-func medianCode(sorted []float64, counts []int32, rng *rand.Rand) int {
+func medianCode(sorted []float64, counts []int32, rng drawer) int {
 	n := len(sorted)
 	clear(counts)
 	for range n {
-		counts[rng.IntN(n)]++
+		counts[rng.intN(n)]++
 	}
 	k := (n - 1) / 2
 	seen, i := 0, 0
@@ -464,4 +466,35 @@ func RunsRatio(num []float64, numRounds []int, den []float64, denRounds []int, s
 	slices.Sort(reps)
 	lo, hi = percentiles(reps)
 	return point, lo, hi
+}
+
+// drawer draws what rand.Rand.IntN draws from the same ChaCha8 stream, calling the stream
+// directly on 64-bit platforms (Lemire's multiply and reject, as math/rand/v2 does) instead
+// of through the Rand's interface: the bootstrap draws 20,000 indices an interval. r wraps
+// src, so either path advances the one stream; TestDrawerIntN holds them equal.
+type drawer struct {
+	src *rand.ChaCha8
+	r   *rand.Rand
+}
+
+// is32bit is set where math/rand/v2 draws small bounds 32 bits at a time.
+const is32bit = ^uint(0)>>32 == 0
+
+// intN is r.IntN(n) for n > 0.
+func (d drawer) intN(n int) int {
+	if is32bit {
+		return d.r.IntN(n)
+	}
+	u := uint64(n)
+	if u&(u-1) == 0 {
+		return int(d.src.Uint64() & (u - 1))
+	}
+	hi, lo := bits.Mul64(d.src.Uint64(), u)
+	if lo < u {
+		thresh := -u % u
+		for lo < thresh {
+			hi, lo = bits.Mul64(d.src.Uint64(), u)
+		}
+	}
+	return int(hi)
 }

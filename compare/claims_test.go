@@ -362,3 +362,29 @@ func TestGridReplicatesAsSorted(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawerIntN: the bootstrap's direct draws are rand.Rand.IntN's, from the same stream,
+// for small, power-of-two and huge bounds (where the rejection loop runs).
+func TestDrawerIntN(t *testing.T) {
+	seed := BootstrapSeed("m", "time", "draw", "er")
+	src := rand.NewChaCha8(seed)
+	d := drawer{src, rand.New(src)}
+	ref := rand.New(rand.NewChaCha8(seed))
+	for _, n := range []int{1, 2, 3, 5, 7, 8, 9, 100, 1 << 20, 3 << 61, math.MaxInt} {
+		for i := range 5000 {
+			if got, want := d.intN(n), ref.IntN(n); got != want {
+				t.Fatalf("n=%d, draw %d: %d, IntN %d", n, i, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkRatioIntervalFewSamples times one interval on two cells of 5 samples (a seeded
+// run's, the fewest a claim check takes).
+func BenchmarkRatioIntervalFewSamples(b *testing.B) {
+	x, y := noisy(1, 5, 100, 10), noisy(2, 5, 150, 10)
+	seed := BootstrapSeed("sha256:m", "time", "X/b", "X/a")
+	for b.Loop() {
+		RatioInterval(y, x, seed)
+	}
+}
