@@ -35,8 +35,9 @@
 // bundle file whose run was never committed stays in blobs/, which nothing lists. An
 // interrupt (SIGINT, SIGTERM) stops handing out work, lets the bundles in flight finish and
 // prints the summary. The transparency log is sequenced while seeding, as a serving portal
-// does, so a finished directory has no entries left to integrate; a new portal's
-// administrator is set up as serve's first start does, its token printed once.
+// does (in rounds at least -log-gap apart), so a finished directory has no entries left to
+// integrate; a new portal's administrator is set up as serve's first start does, its token
+// printed once.
 package main
 
 import (
@@ -116,6 +117,9 @@ type options struct {
 	// Linger is how long a batch that is not full waits for more runs after its first
 	// (portal.Config.PublishLinger).
 	Linger time.Duration
+	// LogGap is the least time between two rounds of the log's sequencer
+	// (portal.Config.LogSequenceGap).
+	LogGap time.Duration
 	// Samples is the number of samples per cell (at least compare.MinSamples for the
 	// comparison to draw intervals; the catalogue's manifests ask for more).
 	Samples int
@@ -150,6 +154,7 @@ func main() {
 	flag.IntVar(&o.Workers, "workers", max(8, 4*runtime.NumCPU()), "bundles built and submitted at once")
 	flag.IntVar(&o.Batch, "batch", 32, "most runs published in one transaction (1: each in its own, as a serving portal)")
 	flag.DurationVar(&o.Linger, "linger", 20*time.Millisecond, "how long a batch that is not full waits for more runs (0: it takes what waits)")
+	flag.DurationVar(&o.LogGap, "log-gap", time.Second, "least time between two rounds of the transparency log's sequencer (0: a round after every batch)")
 	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
 	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
 	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
@@ -224,6 +229,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	// that is when a lingering batch is full and need not wait.
 	cfg.PublishBatch = min(o.Batch, o.Workers)
 	cfg.PublishLinger = o.Linger
+	cfg.LogSequenceGap = o.LogGap
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
 	cfg.RateLimits.Submit = portal.Budget{}
