@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"pqrepro/internal/durable"
@@ -223,6 +224,11 @@ func bundleWriteFile(path string, data []byte) error {
 // bundleEpoch is the modification time of every archive entry.
 var bundleEpoch = time.Unix(0, 0).UTC()
 
+// gzipWriters are WriteTarGz's compressors, reused: a flate compressor's set-up (about 1 MB
+// of tables) cost a bulk seed more than compressing its small bundles; Reset makes one
+// write exactly what a new one would.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+
 // WriteTarGz writes b as a gzip-compressed tar archive with every file at the
 // archive root. The output is deterministic for a given Go release: names are
 // sorted, every entry is a USTAR regular file with mode 0644, mtime 0 (1970),
@@ -233,7 +239,9 @@ func WriteTarGz(w io.Writer, b *Bundle) error {
 	if err != nil {
 		return fmt.Errorf("write bundle archive: %w", err)
 	}
-	zw := gzip.NewWriter(w)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer func() { zw.Reset(io.Discard); gzipWriters.Put(zw) }() // keeps no reference to w
+	zw.Reset(w)
 	tw := tar.NewWriter(zw)
 	for _, name := range names {
 		data := b.Files[name]

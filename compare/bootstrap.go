@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -83,15 +85,113 @@ func RatioInterval(num, den []float64, seed [32]byte) (point, lo, hi float64) {
 func ratioReplicates(num, den []float64, seed [32]byte) (point float64, ratios []float64) {
 	sn, sd := slices.Sorted(slices.Values(num)), slices.Sorted(slices.Values(den))
 	point = sortedMedian(sn) / sortedMedian(sd)
-	rng := rand.New(rand.NewChaCha8(seed))
+	src := rand.NewChaCha8(seed)
+	rng := rand.New(src)
 	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
 	ratios = make([]float64, Resamples)
+	if mn, md := medianCodes(len(sn)), medianCodes(len(sd)); mn*md <= maxReplicateGrid {
+		return point, gridReplicates(sn, sd, cn, cd, drawer{src, rng}, ratios)
+	}
 	for b := range ratios {
 		mn := resampledMedian(sn, cn, rng)
 		ratios[b] = mn / resampledMedian(sd, cd, rng)
 	}
 	slices.Sort(ratios)
 	return point, ratios
+}
+
+// Replicates counted, not sorted
+//
+// A resampled median of n sorted values is one of them (n odd) or the mean of two (n even):
+// it takes at most medianCodes(n) values, and a ratio of two such medians at most the product
+// of theirs. For the few samples a cell usually has (the comparison needs MinSamples) that is
+// far fewer than Resamples, so gridReplicates counts how often each pair of medians was drawn
+// and writes the sorted replicates from the counts, instead of sorting Resamples ratios: the
+// same random stream, the same draws, the same quotients, in the same order.
+
+// maxReplicateGrid bounds the pairs of medians counted (the counts array's length).
+const maxReplicateGrid = 4096
+
+// medianCodes is the number of median codes (see medianCode) of a resample of n values.
+func medianCodes(n int) int {
+	if n%2 == 1 {
+		return n
+	}
+	return n * n
+}
+
+// gridReplicates fills ratios with Resamples replicates drawn as ratioReplicates' loop would
+// draw them, sorted.
+func gridReplicates(sn, sd []float64, cn, cd []int32, rng drawer, ratios []float64) []float64 {
+	md := medianCodes(len(sd))
+	grid := make([]int32, medianCodes(len(sn))*md)
+	for range Resamples {
+		a := medianCode(sn, cn, rng)
+		grid[a*md+medianCode(sd, cd, rng)]++
+	}
+	type cell struct {
+		v float64
+		n int32
+	}
+	var drawn []cell
+	for k, c := range grid {
+		if c > 0 {
+			drawn = append(drawn, cell{codedMedian(sn, k/md) / codedMedian(sd, k%md), c})
+		}
+	}
+	// cmp.Compare orders as slices.Sort does (NaN first); equal values are interchangeable.
+	slices.SortFunc(drawn, func(x, y cell) int { return cmp.Compare(x.v, y.v) })
+	ratios = ratios[:0]
+	for _, c := range drawn {
+		for range c.n {
+			ratios = append(ratios, c.v)
+		}
+	}
+	return ratios
+}
+
+// medianCode draws a resample as resampledMedian does and returns which median it has: the
+// index i of sorted (n odd, or both middle values at i), or i*n+j for the mean of sorted[i]
+// and sorted[j] (n even); codedMedian turns it into the value.
+func medianCode(sorted []float64, counts []int32, rng drawer) int {
+	n := len(sorted)
+	clear(counts)
+	for range n {
+		counts[rng.intN(n)]++
+	}
+	k := (n - 1) / 2
+	seen, i := 0, 0
+	for ; ; i++ {
+		seen += int(counts[i])
+		if seen > k {
+			break
+		}
+	}
+	if n%2 == 1 {
+		return i
+	}
+	if seen > k+1 {
+		return i*n + i
+	}
+	j := i + 1
+	for counts[j] == 0 {
+		j++
+	}
+	return i*n + j
+}
+
+// codedMedian is the median medianCode(sorted, …) stands for, computed as resampledMedian
+// computes it.
+func codedMedian(sorted []float64, code int) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[code]
+	}
+	i, j := code/n, code%n
+	if i == j {
+		return sorted[i]
+	}
+	return (sorted[i] + sorted[j]) / 2
 }
 
 // percentiles are the central Confidence interval of sorted replicates (type 7 quantiles).
@@ -366,4 +466,35 @@ func RunsRatio(num []float64, numRounds []int, den []float64, denRounds []int, s
 	slices.Sort(reps)
 	lo, hi = percentiles(reps)
 	return point, lo, hi
+}
+
+// drawer draws what rand.Rand.IntN draws from the same ChaCha8 stream, calling the stream
+// directly on 64-bit platforms (Lemire's multiply and reject, as math/rand/v2 does) instead
+// of through the Rand's interface: the bootstrap draws 20,000 indices an interval. r wraps
+// src, so either path advances the one stream; TestDrawerIntN holds them equal.
+type drawer struct {
+	src *rand.ChaCha8
+	r   *rand.Rand
+}
+
+// is32bit is set where math/rand/v2 draws small bounds 32 bits at a time.
+const is32bit = ^uint(0)>>32 == 0
+
+// intN is r.IntN(n) for n > 0.
+func (d drawer) intN(n int) int {
+	if is32bit {
+		return d.r.IntN(n)
+	}
+	u := uint64(n)
+	if u&(u-1) == 0 {
+		return int(d.src.Uint64() & (u - 1))
+	}
+	hi, lo := bits.Mul64(d.src.Uint64(), u)
+	if lo < u {
+		thresh := -u % u
+		for lo < thresh {
+			hi, lo = bits.Mul64(d.src.Uint64(), u)
+		}
+	}
+	return int(hi)
 }

@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -323,5 +325,66 @@ func TestResampledMedian(t *testing.T) {
 				t.Fatalf("n=%d: counting median %v, sorted resample %v", n, got, want)
 			}
 		}
+	}
+}
+
+// TestGridReplicatesAsSorted checks the counted replicates against drawing and sorting every
+// ratio, bit for bit, for odd and even sample counts, ties, and equal cells.
+func TestGridReplicatesAsSorted(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for m := 1; m <= 9; m++ {
+			num := noisy(uint64(n*100+m), n, 10, 5)
+			den := noisy(uint64(m*100+n), m, 7, 3)
+			if n > 2 {
+				num[1] = num[0] // ties
+			}
+			seed := BootstrapSeed("m", "time", strconv.Itoa(n), strconv.Itoa(m))
+			for _, pair := range [][2][]float64{{num, den}, {num, num}} {
+				_, got := ratioReplicates(pair[0], pair[1], seed)
+				sn, sd := slices.Sorted(slices.Values(pair[0])), slices.Sorted(slices.Values(pair[1]))
+				rng := rand.New(rand.NewChaCha8(seed))
+				cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
+				want := make([]float64, Resamples)
+				for b := range want {
+					mn := resampledMedian(sn, cn, rng)
+					want[b] = mn / resampledMedian(sd, cd, rng)
+				}
+				slices.Sort(want)
+				if len(got) != len(want) {
+					t.Fatalf("n=%d m=%d: %d replicates, want %d", n, m, len(got), len(want))
+				}
+				for i := range want {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("n=%d m=%d: replicate %d is %v, sorting gives %v", n, m, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDrawerIntN: the bootstrap's direct draws are rand.Rand.IntN's, from the same stream,
+// for small, power-of-two and huge bounds (where the rejection loop runs).
+func TestDrawerIntN(t *testing.T) {
+	seed := BootstrapSeed("m", "time", "draw", "er")
+	src := rand.NewChaCha8(seed)
+	d := drawer{src, rand.New(src)}
+	ref := rand.New(rand.NewChaCha8(seed))
+	for _, n := range []int{1, 2, 3, 5, 7, 8, 9, 100, 1 << 20, 3 << 61, math.MaxInt} {
+		for i := range 5000 {
+			if got, want := d.intN(n), ref.IntN(n); got != want {
+				t.Fatalf("n=%d, draw %d: %d, IntN %d", n, i, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkRatioIntervalFewSamples times one interval on two cells of 5 samples (a seeded
+// run's, the fewest a claim check takes).
+func BenchmarkRatioIntervalFewSamples(b *testing.B) {
+	x, y := noisy(1, 5, 100, 10), noisy(2, 5, 150, 10)
+	seed := BootstrapSeed("sha256:m", "time", "X/b", "X/a")
+	for b.Loop() {
+		RatioInterval(y, x, seed)
 	}
 }

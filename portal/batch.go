@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"sync"
+	"time"
 
 	"pqrepro/portal/store"
 )
@@ -14,9 +15,15 @@ import (
 // load and waits for nothing. When a batch is refused (one of its publications is a duplicate,
 // or its lease was lost) its publications are published one by one, so each gets its own
 // answer.
+//
+// With a linger (Config.PublishLinger, a bulk load's choice) a batch that is not full waits up
+// to that long for more publications after the first: on a machine whose cores the ingests
+// keep busy, few are waiting at the instant a commit ends, and a transaction of one or two
+// runs costs about what one of many does.
 type committer struct {
-	st  publisher
-	max int
+	st     publisher
+	max    int
+	linger time.Duration
 
 	queue chan *pendingRun
 	stop  chan struct{}
@@ -47,8 +54,8 @@ type pendingRun struct {
 	done chan struct{}
 }
 
-func newCommitter(st publisher, max int) *committer {
-	c := &committer{st: st, max: max, queue: make(chan *pendingRun, max), stop: make(chan struct{}), done: make(chan struct{})}
+func newCommitter(st publisher, max int, linger time.Duration) *committer {
+	c := &committer{st: st, max: max, linger: linger, queue: make(chan *pendingRun, max), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -90,18 +97,40 @@ func (c *committer) run() {
 				}
 			}
 		}
-		batch := []*pendingRun{first}
-	fill:
-		for len(batch) < c.max {
-			select {
-			case w := <-c.queue:
-				batch = append(batch, w)
-			default:
-				break fill
-			}
-		}
-		c.commit(batch)
+		c.commit(c.fill(first))
 	}
+}
+
+// fill is the batch that starts with first: what waits in the queue, and with a linger what
+// arrives within it, up to max.
+func (c *committer) fill(first *pendingRun) []*pendingRun {
+	batch := []*pendingRun{first}
+	var expired <-chan time.Time // nil without a linger: never ready
+	if c.linger > 0 {
+		t := time.NewTimer(c.linger)
+		defer t.Stop()
+		expired = t.C
+	}
+	for len(batch) < c.max {
+		select {
+		case w := <-c.queue:
+			batch = append(batch, w)
+			continue
+		default:
+		}
+		if expired == nil {
+			return batch
+		}
+		select {
+		case w := <-c.queue:
+			batch = append(batch, w)
+		case <-expired:
+			return batch
+		case <-c.stop:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commit publishes batch in one transaction, or one by one when that is refused or when it

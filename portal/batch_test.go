@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -94,5 +95,51 @@ func TestCommitterBatchesWhatWaits(t *testing.T) {
 	}
 	if n, _ := st.CountCells(ctx); n != 1+5+2 {
 		t.Fatalf("%d cells stored, want 8", n)
+	}
+}
+
+// TestCommitterLingers: with a linger, publications that arrive one after another within it
+// are committed in one transaction; without one, each that finds nothing waiting is alone.
+func TestCommitterLingers(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var singles int
+	st.Hook = func(point string) {
+		if point == "publish:committed" {
+			singles++
+		}
+	}
+	for _, linger := range []time.Duration{0, time.Minute} {
+		c := newCommitter(st, 3, linger)
+		before := singles
+		var ws []*pendingRun
+		for i := range 3 {
+			w := &pendingRun{ctx: ctx, pub: batchPub(fmt.Sprintf("linger %v %d", linger, i)), done: make(chan struct{})}
+			c.queue <- w
+			ws = append(ws, w)
+			if linger == 0 {
+				<-w.done // the committer found it alone
+			} else {
+				time.Sleep(20 * time.Millisecond) // arrives while the batch lingers
+			}
+		}
+		for _, w := range ws {
+			<-w.done
+			if w.err != nil || w.id <= 0 {
+				t.Fatalf("linger %v: run %d, %v", linger, w.id, w.err)
+			}
+		}
+		c.close()
+		want := 0 // one batch of three
+		if linger == 0 {
+			want = 3
+		}
+		if got := singles - before; got != want {
+			t.Fatalf("linger %v: %d publications committed alone, want %d", linger, got, want)
+		}
 	}
 }

@@ -121,6 +121,14 @@ type Config struct {
 	// most this many in one transaction (batch.go; bench/seed's bulk load); zero or one: each
 	// in its own.
 	PublishBatch int
+	// PublishLinger: with batches on, how long a batch that is not full waits for more runs
+	// after its first (zero: it takes what is waiting and waits for nothing, as a serving
+	// portal should; bench/seed lingers, to make fewer and fuller transactions).
+	PublishLinger time.Duration
+	// LogSequenceGap: the least time between the starts of two rounds of SequenceLog (zero:
+	// a round after every publication, as a serving portal should, so a run is in the log
+	// at once; bench/seed sets a second).
+	LogSequenceGap time.Duration
 	// Now is the portal's clock (nil: time.Now): what the store records as created and
 	// published, and what pages measure ages and expiries against. Tests fix it.
 	Now func() time.Time `json:"-"`
@@ -184,8 +192,8 @@ func (c Config) Validate() error {
 	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
 		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
-	if c.PageCacheBytes < 0 || c.PublishBatch < 0 || c.PublishBatch > 10000 {
-		errs = append(errs, errors.New("page cache bytes must not be negative, and publish batches between 0 and 10000"))
+	if c.PageCacheBytes < 0 || c.PublishBatch < 0 || c.PublishBatch > 10000 || c.PublishLinger < 0 || c.LogSequenceGap < 0 {
+		errs = append(errs, errors.New("page cache bytes must not be negative, publish batches between 0 and 10000, their linger and the log's sequencing gap not negative"))
 	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
@@ -318,7 +326,7 @@ func Open(ctx context.Context, cfg Config, db Database, log *slog.Logger) (*Serv
 		s.pages = newPageCache(cfg.PageCacheBytes)
 	}
 	if cfg.PublishBatch > 1 {
-		s.batch = newCommitter(st, cfg.PublishBatch)
+		s.batch = newCommitter(st, cfg.PublishBatch, cfg.PublishLinger)
 	}
 	s.ingest = s.newIngest()
 	s.rpc = s.newRPC()

@@ -96,17 +96,28 @@ func (s *Server) pokeLog() {
 
 // SequenceLog integrates published runs into the log until ctx is cancelled: on every
 // publication and every few seconds (another replica may have published, a witness may have
-// cosigned). Serve runs it; every replica may, the store's lock lets one at a time work.
+// cosigned), but rounds at least Config.LogSequenceGap apart (a bulk load's choice: fewer
+// rounds of more entries each, fewer partial tiles and checkpoints written). Serve runs it; every replica may, the store's lock lets one at a time work.
 func (s *Server) SequenceLog(ctx context.Context) {
 	t := time.NewTicker(3 * time.Second)
 	defer t.Stop()
 	for {
+		began := time.Now()
 		if _, err := s.tlog.Sequence(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("sequence the transparency log", "err", err)
 		}
 		// Witnesses with a URL are sent each new checkpoint (C2SP tlog-witness); what they
 		// answer is written into the checkpoint file by the next round.
 		s.tlog.PushWitnesses(ctx, s.witnessClient)
+		if gap := s.cfg.LogSequenceGap; gap > 0 {
+			pause := time.NewTimer(time.Until(began.Add(gap)))
+			select {
+			case <-ctx.Done():
+				pause.Stop()
+				return
+			case <-pause.C:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return

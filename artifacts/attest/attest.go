@@ -465,7 +465,11 @@ func Verify(b *artifacts.Bundle, pinned *identity.PublicKeys) (*Verification, er
 		}
 	}
 	v.Statement = st
-	v.KeyFingerprint = keys.Fingerprint()
+	ki, err := parsedKeys(keys) // parsed by attestCheckSigs: from the cache
+	if err != nil {
+		return nil, attestVerifyErr(VerifyKindFormat, artifacts.FileAttestation, "", "ml-dsa-65 public key: %w", err)
+	}
+	v.KeyFingerprint = ki.fingerprint
 	v.Legacy = st.PredicateType == PredicateTypeV1
 	v.Checked = append(v.Checked, "statement is in-toto v1 with predicate "+st.PredicateType)
 
@@ -510,11 +514,11 @@ func Verify(b *artifacts.Bundle, pinned *identity.PublicKeys) (*Verification, er
 // signature failure. A signature that verifies under a keyid naming another
 // key is a malformed envelope.
 func attestCheckSigs(keys identity.PublicKeys, sigs map[string]attestSig, pae []byte, pinned bool, v *Verification) error {
-	var mlPub mldsa65.PublicKey
-	if err := mlPub.UnmarshalBinary(keys.MLDSA65); err != nil {
+	ki, err := parsedKeys(keys)
+	if err != nil {
 		return attestVerifyErr(VerifyKindFormat, artifacts.FileAttestation, "", "ml-dsa-65 public key: %w", err)
 	}
-	edID, mlID := keys.KeyIDs()
+	edID, mlID := ki.edID, ki.mlID
 	checks := []struct {
 		signer, keyID string
 		verify        func(sig []byte) bool
@@ -523,7 +527,7 @@ func attestCheckSigs(keys identity.PublicKeys, sigs map[string]attestSig, pae []
 			return len(sig) == ed25519.SignatureSize && ed25519.Verify(ed25519.PublicKey(keys.Ed25519), pae, sig)
 		}},
 		{identity.SignerMLDSA65, mlID, func(sig []byte) bool {
-			return len(sig) == mldsa65.SignatureSize && mldsa65.Verify(&mlPub, pae, nil, sig)
+			return len(sig) == mldsa65.SignatureSize && mldsa65.Verify(ki.ml, pae, nil, sig)
 		}},
 	}
 	for _, c := range checks {

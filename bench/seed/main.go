@@ -20,7 +20,8 @@
 // portal (its ingest verifies, re-derives and compares each in parallel), and the portal
 // publishes the runs its concurrent ingests verified in batches of at most -batch, one
 // transaction per batch (portal.Config.PublishBatch; -batch 1 publishes each alone, as a
-// serving portal does); -samples sets the samples per cell (default 5, the fewest the
+// serving portal does), a batch that is not full waiting up to -linger for more (fewer and
+// fuller transactions: a serving portal waits for nothing); -samples sets the samples per cell (default 5, the fewest the
 // comparison draws an interval from: the portal's bootstrap costs in proportion to them), and
 // -gogc the garbage collector's target (a seed trades memory for less collecting). Nothing is
 // written to the database except by the portal's own publication.
@@ -34,8 +35,9 @@
 // bundle file whose run was never committed stays in blobs/, which nothing lists. An
 // interrupt (SIGINT, SIGTERM) stops handing out work, lets the bundles in flight finish and
 // prints the summary. The transparency log is sequenced while seeding, as a serving portal
-// does, so a finished directory has no entries left to integrate; a new portal's
-// administrator is set up as serve's first start does, its token printed once.
+// does (in rounds at least -log-gap apart), so a finished directory has no entries left to
+// integrate; a new portal's administrator is set up as serve's first start does, its token
+// printed once.
 package main
 
 import (
@@ -112,6 +114,12 @@ type options struct {
 	Workers int
 	// Batch is the most runs the portal publishes in one transaction (1: each alone).
 	Batch int
+	// Linger is how long a batch that is not full waits for more runs after its first
+	// (portal.Config.PublishLinger).
+	Linger time.Duration
+	// LogGap is the least time between two rounds of the log's sequencer
+	// (portal.Config.LogSequenceGap).
+	LogGap time.Duration
 	// Samples is the number of samples per cell (at least compare.MinSamples for the
 	// comparison to draw intervals; the catalogue's manifests ask for more).
 	Samples int
@@ -145,6 +153,8 @@ func main() {
 	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
 	flag.IntVar(&o.Workers, "workers", max(8, 4*runtime.NumCPU()), "bundles built and submitted at once")
 	flag.IntVar(&o.Batch, "batch", 32, "most runs published in one transaction (1: each in its own, as a serving portal)")
+	flag.DurationVar(&o.Linger, "linger", 20*time.Millisecond, "how long a batch that is not full waits for more runs (0: it takes what waits)")
+	flag.DurationVar(&o.LogGap, "log-gap", time.Second, "least time between two rounds of the transparency log's sequencer (0: a round after every batch)")
 	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
 	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
 	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
@@ -215,7 +225,11 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	cfg.DataDir = o.Dir
 	cfg.Database = o.Postgres
 	cfg.LocalRunner = false
-	cfg.PublishBatch = o.Batch
+	// A worker has one run in flight at a time, so a batch never holds more than -workers:
+	// that is when a lingering batch is full and need not wait.
+	cfg.PublishBatch = min(o.Batch, o.Workers)
+	cfg.PublishLinger = o.Linger
+	cfg.LogSequenceGap = o.LogGap
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
 	cfg.RateLimits.Submit = portal.Budget{}
@@ -314,7 +328,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 		tpls = append(tpls, template{m: c, res: res, env: env, samples: samples})
 	}
 	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell, at most %d runs per transaction\n",
-		where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples, o.Batch)
+		where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples, min(o.Batch, o.Workers))
 
 	// The dispenser hands out runs until the cells given out reach the target; a worker
 	// builds, signs and submits the run it was handed and reports its cells back.
