@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -245,6 +246,10 @@ func (c *Conn) send(f Frame) error {
 	}
 	c.log("> ", string(b[:len(b)-1]))
 	if _, err := c.rw.Write(b); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			// Nothing reads the line any more: the board's process has exited.
+			return fmt.Errorf("wire: write %s: %w: %w", f.Type, ErrGone, err)
+		}
 		return fmt.Errorf("wire: write %s: %w", f.Type, err)
 	}
 	return nil
