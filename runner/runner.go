@@ -33,6 +33,14 @@ type Board interface {
 	Run(ctx context.Context, m *artifacts.Manifest, obs Observer, log io.Writer) ([]CellResult, error)
 }
 
+// KindBoard is a board that runs some experiment kinds from another firmware image (the
+// rp2040js board's TLS image for tls-matrix): Execute identifies and runs the board ForKind
+// returns for the manifest's kind, q itself for the others. An error is an image the kind
+// needs and the board lacks; nothing runs.
+type KindBoard interface {
+	ForKind(k artifacts.Kind) (Board, error)
+}
+
 // EnvironmentNoter is a board that adds to environment.json what it learnt during Run (the
 // host: the openssl an openssl-cli run used).
 type EnvironmentNoter interface {
@@ -125,6 +133,13 @@ func Execute(ctx context.Context, board Board, m *artifacts.Manifest, opt Option
 	fail := func(err error) (*artifacts.Bundle, *artifacts.Result, error) {
 		fmt.Fprintf(log, "run failed: %v\n", err)
 		return nil, nil, &RunError{Err: err, Log: log.Bytes()}
+	}
+	if kb, ok := board.(KindBoard); ok {
+		b, err := kb.ForKind(m.Kind)
+		if err != nil {
+			return fail(fmt.Errorf("board for %s: %w", m.Kind, err))
+		}
+		board = b
 	}
 	id, err := board.Identity(ctx)
 	if err != nil {

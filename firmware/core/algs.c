@@ -87,6 +87,21 @@ _Static_assert(MLKEM1024_EKBYTES <= FW_KEM_MAX_EK && MLKEM1024_DKBYTES <= FW_KEM
 MLDSA_OPS(mldsa44, MLDSA44)
 MLDSA_OPS(mldsa65, MLDSA65)
 MLDSA_OPS(mldsa87, MLDSA87)
+_Static_assert(MLDSA87_SIGBYTES <= FW_SIG_MAX_SIG && MLDSA87_PKBYTES <= FW_SIG_MAX_PK &&
+		       MLDSA87_SKBYTES <= FW_SIG_MAX_SK,
+	       "signature buffers too small for ML-DSA-87");
+
+#ifdef FW_ALGSET_MLKEM_MLDSA
+/* The declared subset of the rp2040js Pico W's TLS image: ML-KEM and ML-DSA, no SLH-DSA. */
+const struct fw_alg fw_algs[] = {
+	{.name = "ML-KEM-512", .kind = FW_KEM, .kem = KEM_ROW(mlkem512)},
+	{.name = "ML-KEM-768", .kind = FW_KEM, .kem = KEM_ROW(mlkem768)},
+	{.name = "ML-KEM-1024", .kind = FW_KEM, .kem = KEM_ROW(mlkem1024)},
+	{.name = "ML-DSA-44", .kind = FW_SIG, .sig = SIG_ROW(mldsa44)},
+	{.name = "ML-DSA-65", .kind = FW_SIG, .sig = SIG_ROW(mldsa65)},
+	{.name = "ML-DSA-87", .kind = FW_SIG, .sig = SIG_ROW(mldsa87)},
+};
+#else
 
 /* SLH-DSA: keygen's randomness is SK.seed || SK.prf || PK.seed (3n bytes), hedged signing's
  * is addrnd (n bytes). */
@@ -154,6 +169,7 @@ const struct fw_alg fw_algs[] = {
 	{.name = "SLH-DSA-SHAKE-256s", .kind = FW_SIG, .sig = &slhdsa_shake_256s_ops},
 	{.name = "SLH-DSA-SHAKE-256f", .kind = FW_SIG, .sig = &slhdsa_shake_256f_ops},
 };
+#endif
 #endif
 const unsigned int fw_nalgs = sizeof fw_algs / sizeof fw_algs[0];
 

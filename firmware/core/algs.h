@@ -10,6 +10,9 @@
 /* Largest buffers any KEM in the table needs (ML-KEM-1024). A board built with a
  * declared subset (FW_ALGSET_MLKEM512: ML-KEM-512 only, for a Cortex-M0 with 16 KiB of
  * RAM) sizes them for its table; algs.c checks the table against them at compile time. */
+#if defined(FW_ALGSET_MLKEM512) && defined(FW_ALGSET_MLKEM_MLDSA)
+#error "one declared subset at a time: FW_ALGSET_MLKEM512 or FW_ALGSET_MLKEM_MLDSA"
+#endif
 #ifdef FW_ALGSET_MLKEM512
 #define FW_KEM_MAX_EK 800
 #define FW_KEM_MAX_DK 1632
@@ -24,10 +27,17 @@
 #define FW_KEM_MAX_SS 32
 
 /* Largest buffers any signature scheme in the table needs: keys of ML-DSA-87, signatures of
- * SLH-DSA-*-256f, randomness of SLH-DSA-*-256 keygen (3n = 96 bytes). */
+ * SLH-DSA-*-256f, randomness of SLH-DSA-*-256 keygen (3n = 96 bytes). The declared subset
+ * FW_ALGSET_MLKEM_MLDSA (the three ML-KEM and three ML-DSA sets, no SLH-DSA: the rp2040js
+ * Pico W's TLS image, whose RAM holds the TLS client instead) signs with ML-DSA-87's 4,627
+ * bytes at most. */
 #define FW_SIG_MAX_PK 2592
 #define FW_SIG_MAX_SK 4896
+#ifdef FW_ALGSET_MLKEM_MLDSA
+#define FW_SIG_MAX_SIG 4627
+#else
 #define FW_SIG_MAX_SIG 49856
+#endif
 #define FW_SIG_MAX_COINS 96
 
 enum fw_alg_kind { FW_KEM = 1, FW_SIG = 2 };

@@ -19,7 +19,13 @@
  * same way from HELLO's max_line (runner/wire/tlsserial.go). */
 #define TLS_CHUNK (FW_MAX_LINE >= 512 ? 224 : 128)
 #define TLS_CA_MAX 8192u   /* an ML-DSA-87 CA certificate is about 7.5 KB */
-#define TLS_IN_MAX 32768u  /* the largest cell's server flight (ML-KEM-1024, ML-DSA-87) */
+/* TLS_IN_MAX: the largest server flight the board buffers (ML-KEM-1024 with ML-DSA-87's is about
+ * 14 KB); a board short of RAM sets a smaller one (-DFW_TLS_IN_MAX=...). */
+#ifdef FW_TLS_IN_MAX
+#define TLS_IN_MAX FW_TLS_IN_MAX
+#else
+#define TLS_IN_MAX 32768u
+#endif
 #define TLS_SNI_MAX 64u
 #define TLS_MAX_N 1000u
 #define TLS_MAX_WARMUP 100u

@@ -41,6 +41,10 @@ type Emulated struct {
 	// whole table), and Kinds the experiment kinds it runs (nil: every kind).
 	Algorithms []string
 	Kinds      []artifacts.Kind
+	// KindImages are the experiment kinds whose firmware is another build than the class's
+	// image: the folder, beside that image, that holds it (pqrepro-fw.elf, and the UF2 for
+	// rp2040js). The runner boots it for a manifest of the kind.
+	KindImages map[artifacts.Kind]string
 }
 
 // fullKinds are the experiment kinds the whole firmware runs on an emulated board: the
@@ -71,9 +75,12 @@ var emulated = []Emulated{
 	// rp2040js, whose Cortex-M0+ adds each instruction's cycles from a table. The firmware's
 	// SysTick counts those cycles at clk_sys 125 MHz (plus one a 2^24-cycle wrap: rp2040js
 	// reloads SysTick a cycle early), so its unit is cycles, of the model, not of silicon.
+	// The TLS matrix boots the TLS image of tls/ (the TLS client with ML-KEM and ML-DSA, no
+	// SLH-DSA and no telemetry device: both do not fit the RP2040's SRAM beside the client).
 	{Class: "rp2040js-picow", Emulator: EmulatorRP2040JS, Binary: "node", Package: "nodejs npm",
 		Counter: RP2040JSCycleModel, Toolchain: "arm-none-eabi-gcc",
-		Kinds: []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench}},
+		Kinds:      []artifacts.Kind{artifacts.KindKEMBench, artifacts.KindSigBench, artifacts.KindTLSMatrix},
+		KindImages: map[artifacts.Kind]string{artifacts.KindTLSMatrix: "tls"}},
 }
 
 // RP2040JSCycleModel labels the rp2040js board's counts wherever they are shown.

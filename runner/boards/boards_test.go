@@ -333,4 +333,24 @@ func TestDiscoverRP2040JS(t *testing.T) {
 	if q, ok := b.(*qemu.QEMU); err != nil || !ok || q.RP2040JSDir != mods || q.Class != "rp2040js-picow" {
 		t.Fatalf("Board = %#v, %v", b, err)
 	}
+	// The TLS matrix boots the image of tls/ beside the board's: named when it is not built (the
+	// board stays available for its other kinds), its digest when it is; a chosen image runs
+	// every kind itself.
+	tlsELF := filepath.Join(dir, "tls", FirmwareFile)
+	if e.KindFirmware[artifacts.KindTLSMatrix] != tlsELF || !strings.Contains(e.Detail, "tls-matrix firmware not built") {
+		t.Errorf("without the TLS image: %v, detail %q", e.KindFirmware, e.Detail)
+	}
+	os.MkdirAll(filepath.Dir(tlsELF), 0o755)
+	buildELF(t, filepath.Dir(tlsELF))
+	os.WriteFile(filepath.Join(dir, "tls", "pqrepro-fw.uf2"), make([]byte, 512), 0o644)
+	e = find(Config{FirmwareDir: fwDir, RP2040JSDir: mods})
+	if !e.Info.Available || !strings.Contains(e.Detail, "tls-matrix firmware sha256:") {
+		t.Errorf("with the TLS image: %+v, detail %q", e.Info, e.Detail)
+	}
+	if b, _ := e.Board(""); b.(*qemu.QEMU).KindFirmware[artifacts.KindTLSMatrix] != tlsELF {
+		t.Errorf("the board's own build: %+v", b)
+	}
+	if b, err := e.Board(elf); err != nil || b.(*qemu.QEMU).KindFirmware != nil {
+		t.Errorf("a chosen image: %+v, %v", b, err)
+	}
 }

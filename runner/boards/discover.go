@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,9 @@ type Entry struct {
 	Spec Spec
 	// Firmware is the image found for the board ("" when none).
 	Firmware string
+	// KindFirmware are the images the board boots for some kinds instead of Firmware (the
+	// catalogue's KindImages, beside it), whether or not they are built; nil when none.
+	KindFirmware map[artifacts.Kind]string
 	// Meter is the board's power meter for people: kind, device and whether it is present,
 	// or why the board has none (NoMeter).
 	Meter string
@@ -99,7 +103,12 @@ func (e *Entry) Board(firmware string) (runner.Board, error) {
 		}
 		return h, nil
 	case artifacts.DriverQEMU:
-		return &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board(), RP2040JSDir: e.rp2040jsDir}, nil
+		q := &qemu.QEMU{Name: s.Name, Class: s.Class, Firmware: fw, Binary: s.Emulator, Executors: kinds.Board(), RP2040JSDir: e.rp2040jsDir}
+		if firmware == "" {
+			// The board's own build: a kind with its own image boots that (a chosen image runs as it is).
+			q.KindFirmware = e.KindFirmware
+		}
+		return q, nil
 	case artifacts.DriverSerial:
 		b := &serialport.Serial{Name: s.Name, Class: s.Class, Port: s.Port, Baud: s.Baud, Firmware: fw, Reset: serialport.ResetNone, Executors: kinds.Board()}
 		if s.USB != nil {
@@ -164,6 +173,7 @@ func Discover(ctx context.Context, cfg Config) []Entry {
 			if mc, ok := qemu.LookupMachine(s.Class); ok {
 				// A small board's declared subset: the portal offers it only what it can run.
 				e.Info.Algorithms, e.Info.Kinds = mc.Algorithms, mc.Kinds
+				e.KindFirmware, e.Detail = kindImages(mc, e.Firmware, e.Detail)
 			}
 		case artifacts.DriverSerial:
 			e.Firmware, e.Detail, other, fwReason = checkSerial(s)
@@ -234,6 +244,30 @@ func checkQEMU(ctx context.Context, s Spec, cfg Config) (fw, detail, other, fwRe
 		}
 	}
 	return fw, detail, other, fwReason
+}
+
+// kindImages finds the images a class boots for some kinds (boardcat's KindImages) beside its
+// image fw, and adds each one's digest to the board's detail, or that it is not built: the
+// board still runs its other kinds, and a run of that kind says what is missing.
+func kindImages(mc qemu.Machine, fw, detail string) (map[artifacts.Kind]string, string) {
+	if fw == "" || len(mc.KindImages) == 0 {
+		return nil, detail
+	}
+	out := map[artifacts.Kind]string{}
+	for _, k := range slices.Sorted(maps.Keys(mc.KindImages)) {
+		p := filepath.Join(filepath.Dir(fw), mc.KindImages[k], FirmwareFile)
+		out[k] = p
+		img, err := device.LoadImage(p)
+		switch {
+		case err != nil:
+			detail = joinDetail(detail, fmt.Sprintf("%s firmware not built (%s)", k, relPath(p)))
+		case mc.IsRP2040JS() && !fileExists(qemu.UF2Beside(p)):
+			detail = joinDetail(detail, fmt.Sprintf("%s firmware: no %s beside %s", k, filepath.Base(qemu.UF2Beside(p)), relPath(p)))
+		default:
+			detail = joinDetail(detail, fmt.Sprintf("%s firmware %s (%s)", k, artifacts.ShortDigest(img.Digest), relPath(p)))
+		}
+	}
+	return out, detail
 }
 
 func joinReasons(a, b string) string {

@@ -375,6 +375,11 @@ func (b *boardRun) label(r *runner.CellResult, ref artifacts.CellRef) {
 		a := im.Artifact()
 		r.Cell.Implementation = &a
 	}
+	if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS != nil && r.Cell.Unit == b.unit {
+		// The board's own client in the board's unit (TLS over the serial line): the machine's
+		// counter says what that unit is (an emulator's instructions, rp2040js's cycle model).
+		r.Cell.Counter = b.counter + "; " + r.Cell.Counter
+	}
 	if r.Cell.Status == artifacts.StatusOK && r.Cell.TLS == nil {
 		r.Cell.Unit = b.unit
 		if r.Cell.Counter == "" {

@@ -78,6 +78,10 @@ type QEMU struct {
 	// RP2040JSDir is where `make rp2040js` installed rp2040js (its node_modules), for the
 	// boards the catalogue boots in rp2040js.
 	RP2040JSDir string
+	// KindFirmware is the ELF booted instead of Firmware for a manifest of a kind (the
+	// catalogue's KindImages, beside the board's own image); nil when Firmware serves every
+	// kind (an image chosen for a run).
+	KindFirmware map[artifacts.Kind]string
 
 	mu         sync.Mutex
 	identified string // digest of the image Identity reported
@@ -92,7 +96,27 @@ type QEMU struct {
 	line func(serial.Port) io.ReadWriteCloser
 }
 
-var _ runner.Board = (*QEMU)(nil)
+var (
+	_ runner.Board     = (*QEMU)(nil)
+	_ runner.KindBoard = (*QEMU)(nil)
+)
+
+// ForKind returns the board that runs a manifest of kind k: q, or, when KindFirmware names an
+// image for k, a board configured as q that boots it. An image that is not there is an error
+// that names it and the make target that builds it.
+func (q *QEMU) ForKind(k artifacts.Kind) (runner.Board, error) {
+	img, ok := q.KindFirmware[k]
+	if !ok {
+		return q, nil
+	}
+	if _, err := os.Stat(img); err != nil {
+		return nil, fmt.Errorf("%s's %s firmware: %w (make -C firmware %s builds it)", q.name(), k, err, q.Class)
+	}
+	return &QEMU{Name: q.Name, Class: q.Class, Firmware: img, Binary: q.Binary, BootTimeout: q.BootTimeout,
+		RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout, SkipSelfTest: q.SkipSelfTest,
+		Executors: q.Executors, TLSOutside: q.TLSOutside, RP2040JSDir: q.RP2040JSDir,
+		started: q.started, line: q.line}, nil
+}
 
 func (q *QEMU) machine() (Machine, error) {
 	m, ok := LookupMachine(q.Class)

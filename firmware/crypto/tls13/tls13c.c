@@ -314,6 +314,9 @@ static size_t client_hello(const struct tls13c *c, uint8_t *m, const uint8_t ran
 	return (size_t)(p - m);
 }
 
+/* tls13c_start makes the key share at c->hs + 8192, beside the ClientHello. */
+_Static_assert(TLS13C_HS_BUF >= 8192 + MLKEM1024_EKBYTES, "TLS13C_HS_BUF too small for the key share");
+
 int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 {
 	const struct kem *k = kem_of(cfg->group);
@@ -779,7 +782,7 @@ int tls13c_input(struct tls13c *c, const uint8_t *p, size_t len)
 		len -= n;
 		if (c->in_len == 5 && want == 5) {
 			size_t body = (size_t)c->in[3] << 8 | c->in[4];
-			if (body > TLS13C_RECORD_MAX - 5)
+			if (body > TLS13C_RECORD_MAX - 5 || body > sizeof c->in - 5)
 				return fail(c, TLS13C_RECORD_OVERFLOW);
 			if (body == 0)
 				return fail(c, TLS13C_DECODE_ERROR);

@@ -45,6 +45,24 @@
 #define TLS13C_RECORD_MAX (5 + TLS13C_PLAINTEXT_MAX + 256) /* a protected record, header included */
 #define TLS13C_HS_MAX (TLS13C_PLAINTEXT_MAX + 4)          /* one handshake message, header included */
 
+/* The buffers' sizes hold the protocol's largest record and message by default. A board short
+ * of RAM (the rp2040js Pico W's TLS image) builds with smaller ones that still hold its largest
+ * cell's (-DTLS13C_IN_BUF=...): a record or message that does not fit is then refused as one
+ * over the protocol's limits is (record_overflow, decode_error), application data that does
+ * not fit with internal_error, and output that does not fit fails the call. */
+#ifndef TLS13C_IN_BUF
+#define TLS13C_IN_BUF TLS13C_RECORD_MAX /* the record being received */
+#endif
+#ifndef TLS13C_HS_BUF
+#define TLS13C_HS_BUF TLS13C_HS_MAX /* handshake bytes not yet consumed */
+#endif
+#ifndef TLS13C_OUT_BUF
+#define TLS13C_OUT_BUF (TLS13C_RECORD_MAX + 64) /* bytes for the caller to send */
+#endif
+#ifndef TLS13C_APP_BUF
+#define TLS13C_APP_BUF TLS13C_PLAINTEXT_MAX /* application data received */
+#endif
+
 enum tls13c_state {
 	TLS13C_WAIT_SH = 1,
 	TLS13C_WAIT_EE,
@@ -130,13 +148,13 @@ struct tls13c {
 	size_t leaf_pk_len;
 	uint8_t leaf_pk[MLDSA87_PKBYTES];
 	struct rsa_pubkey leaf_rsa; /* an RSA leaf's key, read once in the chain phase */
-	uint8_t in[TLS13C_RECORD_MAX]; /* bytes of the record being received */
+	uint8_t in[TLS13C_IN_BUF]; /* bytes of the record being received */
 	size_t in_len;
-	uint8_t hs[TLS13C_HS_MAX]; /* handshake bytes not yet consumed */
+	uint8_t hs[TLS13C_HS_BUF]; /* handshake bytes not yet consumed */
 	size_t hs_len;
-	uint8_t out[TLS13C_RECORD_MAX + 64]; /* bytes for the caller to send */
+	uint8_t out[TLS13C_OUT_BUF]; /* bytes for the caller to send */
 	size_t out_len;
-	uint8_t app[TLS13C_PLAINTEXT_MAX]; /* application data received, for the caller to take */
+	uint8_t app[TLS13C_APP_BUF]; /* application data received, for the caller to take */
 	size_t app_len;
 	uint64_t phase[TLS13C_PHASES];
 };
