@@ -6,6 +6,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
+	"pqrepro/energy/energytest"
 	"pqrepro/experiments"
 )
 
@@ -18,7 +19,7 @@ import (
 // meter would record; no pqrepro run measured these figures.
 func paper002OpenSSLFixture(t *testing.T, p *experiments.Paper, cells map[string]string) Run {
 	t.Helper()
-	idle, rate := pi4Window(t, "01_pi4_baseline.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
 	source := "fnb58 /dev/hidraw0"
 	run := Run{Result: &artifacts.Result{ManifestID: "sha256:fixture", Board: "rpi4-b", Assurance: artifacts.AssuranceHardware},
 		Power: &artifacts.Power{Idle: idle}, Meter: &artifacts.MeterInfo{Kind: "fnb58", Device: "/dev/hidraw0", Rate: rate}}
@@ -32,7 +33,7 @@ func paper002OpenSSLFixture(t *testing.T, p *experiments.Paper, cells map[string
 		if tOp == 0 {
 			t.Fatalf("no repository time for the Pi 4's %s keygen", alg)
 		}
-		load, _ := pi4Window(t, capture)
+		load, _ := energytest.Pi4Window(t, capture)
 		e, err := energy.FromPower(idle, load, rate, tOp, source, false)
 		if err != nil {
 			t.Fatal(err)

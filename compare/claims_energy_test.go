@@ -1,37 +1,14 @@
 package compare
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
-	efnb58 "pqrepro/energy/fnb58"
+	"pqrepro/energy/energytest"
 	"pqrepro/experiments"
-	"pqrepro/internal/shareddata"
 )
-
-// pi4Window is one of paper002's Pi 4 captures as a meter window at a stated 5.1 V.
-func pi4Window(t *testing.T, name string) (*artifacts.PowerWindow, float64) {
-	t.Helper()
-	dir := shareddata.Dir(t, "reference-data", "paper002-energy-openssl", "raw", "power_readings", "pi4", "csv_files")
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := efnb58.ReadCSV(f, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &artifacts.PowerWindow{}
-	for _, p := range c.Power {
-		w.Volts, w.Amps = append(w.Volts, 5.1), append(w.Amps, p/5.1)
-	}
-	return w, c.Rate
-}
 
 // TestMeteredEnergyClaims: an energy claim on a metered run is checked on the cells' ΔP × T_op
 // from power.csv, its interval pairing the two cells' bootstrap replicates (here paper002's
@@ -39,9 +16,9 @@ func pi4Window(t *testing.T, name string) (*artifacts.PowerWindow, float64) {
 // 10 ms: A/B is about a tenth); a simulated meter's energy, and a metered energy against a RAPL
 // one, are untestable with the reason.
 func TestMeteredEnergyClaims(t *testing.T) {
-	idle, rate := pi4Window(t, "01_pi4_baseline.csv")
-	loadA, _ := pi4Window(t, "03_pi4_keys_ecdsa.csv")
-	loadB, _ := pi4Window(t, "02_pi4_keys_rsa.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
+	loadA, _ := energytest.Pi4Window(t, "03_pi4_keys_ecdsa.csv")
+	loadB, _ := energytest.Pi4Window(t, "02_pi4_keys_rsa.csv")
 	run := Run{Result: &artifacts.Result{ManifestID: "sha256:m", Board: "rpi4-b", Assurance: artifacts.AssuranceHardware},
 		Power: &artifacts.Power{Idle: idle}, Meter: &artifacts.MeterInfo{Kind: "fnb58", Device: "/dev/hidraw3", Rate: rate}}
 	for _, c := range []struct {

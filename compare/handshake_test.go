@@ -8,6 +8,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
+	"pqrepro/energy/energytest"
 	"pqrepro/experiments"
 )
 
@@ -359,7 +360,7 @@ func TestPaper000Energy(t *testing.T) {
 	}
 
 	run := matrixRun("host", flat(1e6), flat(0.05))
-	idle, rate := pi4Window(t, "01_pi4_baseline.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
 	loads := map[string]string{"ML-KEM-512": "03_pi4_keys_ecdsa.csv", "X25519": "02_pi4_keys_rsa.csv"}
 	tOps := map[string]float64{"ML-KEM-512": 1e-3, "X25519": 2e-3}
 	run.Power, run.Meter = &artifacts.Power{Idle: idle}, &artifacts.MeterInfo{Kind: "fnb58", Device: "/dev/hidraw0", Rate: rate}
@@ -368,7 +369,7 @@ func TestPaper000Energy(t *testing.T) {
 		if loads[g] == "" {
 			continue
 		}
-		load, _ := pi4Window(t, loads[g])
+		load, _ := energytest.Pi4Window(t, loads[g])
 		e, err := energy.FromPower(idle, load, rate, tOps[g], "fnb58 /dev/hidraw0", false)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
+	"pqrepro/energy/energytest"
 )
 
 // markedLoad is a load window of n samples at 5 V drawing lowAmps, and highAmps during the
@@ -31,7 +32,7 @@ func markedLoad(n, period, width int, lowAmps, highAmps float64) *artifacts.Powe
 // spans cut by the window's ends left out; the interval holds the figure; a window with too
 // few marked operations has no figure, with the reason; a window without markers none at all.
 func TestDirect(t *testing.T) {
-	idle, rate := window(t, "01_pi4_baseline.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
 	idleMean := energy.Trace{Rate: rate, Power: idle.Watts()}.Mean()
 	// 1,000 samples, a span of 7 every 50: spans at 0 (cut), 50, ..., 950 (complete: ends at 957).
 	load := markedLoad(1000, 50, 7, 0.5, 0.9)
@@ -62,7 +63,7 @@ func TestDirect(t *testing.T) {
 // RederivePower re-derives from power.csv; a marker cleared in power.csv (one operation fewer)
 // is refused with ErrPowerMismatch.
 func TestRederiveDirect(t *testing.T) {
-	idle, rate := window(t, "01_pi4_baseline.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
 	idle.Markers = make([]uint8, len(idle.Volts))
 	load := markedLoad(1000, 50, 7, 0.5, 0.9)
 	e, err := energy.FromPower(idle, load, rate, 7/rate, "ppk2 /dev/ttyACM0", false)

@@ -3,44 +3,20 @@ package energy_test
 import (
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
-	efnb58 "pqrepro/energy/fnb58"
-	"pqrepro/internal/shareddata"
+	"pqrepro/energy/energytest"
 )
-
-// window is one of paper002's Pi 4 captures as a meter window at a stated 5.1 V (the
-// captures hold power only), one sample per row.
-func window(t *testing.T, name string) (*artifacts.PowerWindow, float64) {
-	t.Helper()
-	dir := shareddata.Dir(t, "reference-data", "paper002-energy-openssl", "raw", "power_readings", "pi4", "csv_files")
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := efnb58.ReadCSV(f, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &artifacts.PowerWindow{}
-	for _, p := range c.Power {
-		w.Volts, w.Amps = append(w.Volts, 5.1), append(w.Amps, p/5.1)
-	}
-	return w, c.Rate
-}
 
 // TestRederivePower: a figure computed by FromPower re-derives; an edited figure, a missing
 // power.csv, a window without a figure, a figure without a window and a simulated flag that
 // disagrees with the meter are each refused with ErrPowerMismatch.
 func TestRederivePower(t *testing.T) {
-	idle, rate := window(t, "01_pi4_baseline.csv")
-	load, _ := window(t, "03_pi4_keys_ecdsa.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
+	load, _ := energytest.Pi4Window(t, "03_pi4_keys_ecdsa.csv")
 	cell := artifacts.Cell{Algorithm: "ECDSA-P256", Operation: "keygen", Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 		Stats: &artifacts.Stats{N: 1, Median: 1e7}}
 	e, err := energy.FromPower(idle, load, rate, 0.01, "fnb58 /dev/hidraw0", false)

@@ -4,37 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
-	efnb58 "pqrepro/energy/fnb58"
-	"pqrepro/internal/shareddata"
+	"pqrepro/energy/energytest"
 	"pqrepro/templates"
 )
-
-// energyWindow is one of paper002's Pi 4 captures as a meter window at a stated 5.1 V.
-func energyWindow(t *testing.T, name string) (*artifacts.PowerWindow, float64) {
-	t.Helper()
-	dir := shareddata.Dir(t, "reference-data", "paper002-energy-openssl", "raw", "power_readings", "pi4", "csv_files")
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := efnb58.ReadCSV(f, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &artifacts.PowerWindow{}
-	for _, p := range c.Power {
-		w.Volts, w.Amps = append(w.Volts, 5.1), append(w.Amps, p/5.1)
-	}
-	return w, c.Rate
-}
 
 // TestRunEnergyView: a metered run's page shows each cell's energy per operation beside its
 // time per operation, the meter with its rate, the method, the direct-integration column only
@@ -42,8 +19,8 @@ func energyWindow(t *testing.T, name string) (*artifacts.PowerWindow, float64) {
 // idle window and the first metered cell's load window. The figures come from energy.FromPower
 // on paper002's Pi 4 captures (the view's input; nothing here is published).
 func TestRunEnergyView(t *testing.T) {
-	idle, rate := energyWindow(t, "01_pi4_baseline.csv")
-	load, _ := energyWindow(t, "03_pi4_keys_ecdsa.csv")
+	idle, rate := energytest.Pi4Window(t, "01_pi4_baseline.csv")
+	load, _ := energytest.Pi4Window(t, "03_pi4_keys_ecdsa.csv")
 	e, err := energy.FromPower(idle, load, rate, 2e-3, "fnb58 /dev/hidraw3", false)
 	if err != nil {
 		t.Fatal(err)
