@@ -193,7 +193,9 @@ sigver:
 	st_group(re, v->alg, "sigVer", pass, fail, first);
 }
 
-/* The Wycheproof groups (vectors.h): fn is "wycheproof-<group>", first_fail the first failing
+#if FW_WYCHEPROOF
+/* The Wycheproof groups (vectors.h), compiled with the build option FW_WYCHEPROOF (the boards
+ * that run from SRAM have no room for them): fn is "wycheproof-<group>", first_fail the first failing
  * vector's Wycheproof tcId. A vector marked invalid passes when the operation refuses it. */
 static void selftest_wp_kem(uint32_t re, const struct fw_wp_kem *v)
 {
@@ -259,6 +261,7 @@ static void selftest_wp_sig(uint32_t re, const struct fw_wp_sig *v)
 	}
 	st_group(re, v->alg, "wycheproof-sigVer", pass, fail, first);
 }
+#endif
 
 static int hash_one(const struct fw_kat_hash *h, uint8_t *out)
 {
@@ -374,10 +377,12 @@ void fw_do_selftest(const struct fw_req *r)
 		selftest_kem(r->seq, &fw_kat_kems[i]);
 	for (i = 0; FW_HAVE_SIG && fault == 0 && i < fw_n_kat_sigs; i++)
 		selftest_sig(r->seq, &fw_kat_sigs[i]);
+#if FW_WYCHEPROOF
 	for (i = 0; fault == 0 && i < fw_n_wp_kems; i++)
 		selftest_wp_kem(r->seq, &fw_wp_kems[i]);
 	for (i = 0; FW_HAVE_SIG && fault == 0 && i < fw_n_wp_sigs; i++)
 		selftest_wp_sig(r->seq, &fw_wp_sigs[i]);
+#endif
 #if FW_HAVE_TEL
 	selftest_ascon(r->seq, fault != 0);
 #endif

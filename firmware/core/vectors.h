@@ -94,8 +94,8 @@ struct fw_kat_ascon {
 	uint16_t inlen, adlen, outlen;
 };
 
-/* Wycheproof (vecgen -wycheproof, a build option: WYCHEPROOF=1 in a board.mk, on for the host
- * build): tcId is the Wycheproof test's; valid is 1 for result "valid", 0 for "invalid" (the
+/* Wycheproof (vecgen -wycheproof, a build option: BOARD_WYCHEPROOF := 1 in a board.mk, on for
+ * the host build; the build then compiles SELFTEST's groups with FW_WYCHEPROOF=1): tcId is the Wycheproof test's; valid is 1 for result "valid", 0 for "invalid" (the
  * operation must refuse the input). */
 struct fw_wp_keydecap { /* keygen from seed = d || z gives ek; decapsulating c gives k */
 	uint16_t tc;

@@ -294,6 +294,13 @@ func run(dir, asconDir, wpDir string, max, wpMax int, out string) error {
 		" * Ascon: the Ascon designers' NIST LWC KAT files (SP 800-232 and v1.2), %s.\n"+
 		" * Hashes: Go standard library digests of prefixes of one message. */\n"+
 		"#include <stdint.h>\n#include \"vectors.h\"\n\n", kg.VsID, ed.VsID, max, dsaVS, asconNote(max))
+	// core/selftest.c compiles the Wycheproof groups only with FW_WYCHEPROOF: a build whose flag
+	// disagrees with these tables fails here rather than leave them unrun.
+	if wp != nil {
+		w.WriteString("#if !defined(FW_WYCHEPROOF) || !FW_WYCHEPROOF\n#error \"vectors.c has Wycheproof tables: compile with -DFW_WYCHEPROOF=1\"\n#endif\n")
+	} else {
+		w.WriteString("#if defined(FW_WYCHEPROOF) && FW_WYCHEPROOF\n#error \"FW_WYCHEPROOF is set but vectors.c has no Wycheproof tables (vecgen -wycheproof)\"\n#endif\n")
+	}
 	fmt.Fprintf(&w, "const char fw_kat_source[] = %q;\n\n", source)
 	w.Write(g.buf.Bytes())
 	list := func(typ, name string, items []string) string {
