@@ -263,6 +263,7 @@ func TestBYOIBrokenRefused(t *testing.T) {
 				t.Fatalf("a broken implementation was timed: %+v", res.Cells)
 			}
 			msg := err.Error()
+			t.Logf("refused: %s", msg)
 			if !strings.Contains(msg, "known-answer self-test") || !strings.Contains(msg, "first failure") {
 				t.Fatalf("the refusal does not name the failing vector: %v", err)
 			}
