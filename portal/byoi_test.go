@@ -226,35 +226,56 @@ func checkBYOIEnvironment(t *testing.T, b *artifacts.Bundle) {
 	}
 }
 
-// TestBYOIBrokenRefused builds an implementation whose decapsulation flips a byte of the
-// shared secret: the self-test refuses it before any cell is timed, naming the failing group
-// and its first failing ACVP vector.
+// TestBYOIBrokenRefused builds two broken implementations, each refused by the self-test
+// before any cell is timed, naming the failing groups and their first failing vectors: one
+// whose decapsulation flips a byte of the shared secret (the ACVP decapsulation group and the
+// Wycheproof keyGen+decaps group fail), and one whose encapsulation skips FIPS 203's modulus
+// check of the key (Wycheproof's encaps vectors with a coefficient at or above q are accepted).
 func TestBYOIBrokenRefused(t *testing.T) {
-	lib := byoiLibrary(t, func(dir string) {
-		kem := filepath.Join(dir, "kem.c")
-		src, err := os.ReadFile(kem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		broken := strings.Replace(string(src), "return mlkem768_decaps(ss, ct, sk);", "int rc = mlkem768_decaps(ss, ct, sk);\n\tss[5] ^= 0x40;\n\treturn rc;", 1)
-		if broken == string(src) {
-			t.Fatal("kem.c has no decapsulation to break")
-		}
-		os.WriteFile(kem, []byte(broken), 0o644)
-		mk := filepath.Join(dir, "impl.mk")
-		spec, _ := os.ReadFile(mk)
-		os.WriteFile(mk, []byte(strings.Replace(string(spec), "mlkem768-example", "mlkem768-broken", 1)), 0o644)
-	})
-	_, res, err := runBYOI(t, "qemu-mps2-an386", lib, "build/byoi-broken", mustIdentity(t), implManifest(t))
-	if err == nil {
-		t.Fatalf("a broken implementation was timed: %+v", res.Cells)
+	tests := []struct {
+		name, from, to string
+		want           []string // in the refusal
+	}{
+		{"decaps", "return mlkem768_decaps(ss, ct, sk);", "int rc = mlkem768_decaps(ss, ct, sk);\n\tss[5] ^= 0x40;\n\treturn rc;",
+			[]string{"ML-KEM-768/decapsulation 0/", "ML-KEM-768/wycheproof-keyGenDecaps 0/", "(first failure Wycheproof tcId "}},
+		{"encaps", "return mlkem768_encaps(ct, ss, pk, coins);", "return mlkem768_encaps_internal(ct, ss, pk, coins);",
+			[]string{"ML-KEM-768/wycheproof-encaps ", "(first failure Wycheproof tcId 2)"}},
 	}
-	msg := err.Error()
-	if !strings.Contains(msg, "known-answer self-test") || !strings.Contains(msg, "ML-KEM-768/decapsulation 0/") || !strings.Contains(msg, "first failure") {
-		t.Fatalf("the refusal does not name the failing vector: %v", err)
-	}
-	if res != nil && len(res.Cells) > 0 {
-		t.Fatalf("cells were measured: %+v", res.Cells)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lib := byoiLibrary(t, func(dir string) {
+				kem := filepath.Join(dir, "kem.c")
+				src, err := os.ReadFile(kem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				broken := strings.Replace(string(src), tt.from, tt.to, 1)
+				if broken == string(src) {
+					t.Fatalf("kem.c has no %q to break", tt.from)
+				}
+				os.WriteFile(kem, []byte(broken), 0o644)
+				mk := filepath.Join(dir, "impl.mk")
+				spec, _ := os.ReadFile(mk)
+				os.WriteFile(mk, []byte(strings.Replace(string(spec), "mlkem768-example", "mlkem768-broken-"+tt.name, 1)), 0o644)
+			})
+			_, res, err := runBYOI(t, "qemu-mps2-an386", lib, "build/byoi-broken-"+tt.name, mustIdentity(t), implManifest(t))
+			if err == nil {
+				t.Fatalf("a broken implementation was timed: %+v", res.Cells)
+			}
+			msg := err.Error()
+			t.Logf("refused: %s", msg)
+			if !strings.Contains(msg, "known-answer self-test") || !strings.Contains(msg, "first failure") {
+				t.Fatalf("the refusal does not name the failing vector: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Fatalf("the refusal lacks %q: %v", w, err)
+				}
+			}
+			if res != nil && len(res.Cells) > 0 {
+				t.Fatalf("cells were measured: %+v", res.Cells)
+			}
+		})
 	}
 }
 

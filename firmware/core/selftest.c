@@ -193,6 +193,76 @@ sigver:
 	st_group(re, v->alg, "sigVer", pass, fail, first);
 }
 
+#if FW_WYCHEPROOF
+/* The Wycheproof groups (vectors.h), compiled with the build option FW_WYCHEPROOF (the boards
+ * that run from SRAM have no room for them): fn is "wycheproof-<group>", first_fail the first failing
+ * vector's Wycheproof tcId. A vector marked invalid passes when the operation refuses it. */
+static void selftest_wp_kem(uint32_t re, const struct fw_wp_kem *v)
+{
+	const struct fw_alg *alg = fw_alg_find(v->alg);
+	const struct fw_kem_ops *kem;
+	uint32_t i, pass, fail, first;
+
+	if (alg == 0 || alg->kind != FW_KEM) {
+		st_group(re, v->alg, "missing", 0, 1, 0);
+		return;
+	}
+	kem = alg->kem;
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_keydecap; i++) {
+		const struct fw_wp_keydecap *t = &v->keydecap[i];
+		ST_COUNT(kem->keygen(st_b, st_a, t->seed) == 0 && memcmp(st_b, t->ek, kem->ek_len) == 0 &&
+				 kem->decaps(st_k, t->c, st_a) == 0 && memcmp(st_k, t->k, kem->ss_len) == 0,
+			 t->tc);
+		fw_busy_poll();
+	}
+	st_group(re, v->alg, "wycheproof-keyGenDecaps", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_encap; i++) {
+		const struct fw_wp_encap *t = &v->encap[i];
+		int rc = kem->encaps(st_b, st_k, t->ek, t->m);
+		ST_COUNT(t->valid ? rc == 0 && memcmp(st_b, t->c, kem->ct_len) == 0 &&
+					    memcmp(st_k, t->k, kem->ss_len) == 0
+				  : rc != 0,
+			 t->tc);
+		fw_busy_poll();
+	}
+	st_group(re, v->alg, "wycheproof-encaps", pass, fail, first);
+
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_decap; i++) {
+		const struct fw_wp_decap *t = &v->decap[i];
+		int rc = kem->decaps(st_k, t->c, t->dk);
+		ST_COUNT(t->valid ? rc == 0 && memcmp(st_k, t->k, kem->ss_len) == 0 : rc != 0, t->tc);
+		fw_busy_poll();
+	}
+	st_group(re, v->alg, "wycheproof-decaps", pass, fail, first);
+}
+
+static void selftest_wp_sig(uint32_t re, const struct fw_wp_sig *v)
+{
+	const struct fw_alg *alg = fw_alg_find(v->alg);
+	const struct fw_sig_ops *sig;
+	uint32_t i, pass, fail, first;
+
+	if (alg == 0 || alg->kind != FW_SIG) {
+		st_group(re, v->alg, "missing", 0, 1, 0);
+		return;
+	}
+	sig = alg->sig;
+	pass = fail = first = 0;
+	for (i = 0; i < v->n_sigver; i++) {
+		const struct fw_wp_sigver *t = &v->sigver[i];
+		int ok = t->pklen == sig->pk_len && t->siglen == sig->sig_len &&
+			 sig->verify(t->sig, t->pk, t->msg, t->mlen, t->ctx, t->ctxlen) == 0;
+		ST_COUNT(ok == (t->valid != 0), t->tc);
+		fw_busy_poll();
+	}
+	st_group(re, v->alg, "wycheproof-sigVer", pass, fail, first);
+}
+#endif
+
 static int hash_one(const struct fw_kat_hash *h, uint8_t *out)
 {
 	if (h->mdlen > sizeof st_md)
@@ -307,6 +377,12 @@ void fw_do_selftest(const struct fw_req *r)
 		selftest_kem(r->seq, &fw_kat_kems[i]);
 	for (i = 0; FW_HAVE_SIG && fault == 0 && i < fw_n_kat_sigs; i++)
 		selftest_sig(r->seq, &fw_kat_sigs[i]);
+#if FW_WYCHEPROOF
+	for (i = 0; fault == 0 && i < fw_n_wp_kems; i++)
+		selftest_wp_kem(r->seq, &fw_wp_kems[i]);
+	for (i = 0; FW_HAVE_SIG && fault == 0 && i < fw_n_wp_sigs; i++)
+		selftest_wp_sig(r->seq, &fw_wp_sigs[i]);
+#endif
 #if FW_HAVE_TEL
 	selftest_ascon(r->seq, fault != 0);
 #endif

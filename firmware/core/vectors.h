@@ -1,6 +1,7 @@
 /* Known-answer tables for SELFTEST. vectors.c is generated at build time by
  * `go run ./firmware/tools/vecgen` from NIST's ACVP JSON files (ML-KEM) and
- * from Go's standard library (hash functions); nothing in it comes from this
+ * from Go's standard library (hash functions), and with the build option from
+ * Wycheproof's ML-KEM and ML-DSA JSON files; nothing in it comes from this
  * firmware's own code. */
 #ifndef FW_VECTORS_H
 #define FW_VECTORS_H
@@ -93,6 +94,54 @@ struct fw_kat_ascon {
 	uint16_t inlen, adlen, outlen;
 };
 
+/* Wycheproof (vecgen -wycheproof, a build option: BOARD_WYCHEPROOF := 1 in a board.mk, on for
+ * the host build; the build then compiles SELFTEST's groups with FW_WYCHEPROOF=1): tcId is the Wycheproof test's; valid is 1 for result "valid", 0 for "invalid" (the
+ * operation must refuse the input). */
+struct fw_wp_keydecap { /* keygen from seed = d || z gives ek; decapsulating c gives k */
+	uint16_t tc;
+	uint8_t valid;
+	const uint8_t *seed, *ek, *c, *k;
+};
+
+struct fw_wp_encap { /* Encaps (with the FIPS 203 7.2 check) of ek with coins m */
+	uint16_t tc;
+	uint8_t valid;
+	const uint8_t *ek, *m, *c, *k; /* c, k: 0 when invalid */
+};
+
+struct fw_wp_decap { /* Decaps (with the FIPS 203 7.3 check) of c with dk */
+	uint16_t tc;
+	uint8_t valid;
+	const uint8_t *dk, *c, *k; /* k: 0 when invalid */
+};
+
+struct fw_wp_kem {
+	const char *alg;
+	const struct fw_wp_keydecap *keydecap;
+	const struct fw_wp_encap *encap;
+	const struct fw_wp_decap *decap;
+	uint16_t n_keydecap, n_encap, n_decap;
+};
+
+struct fw_wp_sigver { /* pure ML-DSA Verify with a context (one over 255 bytes must be
+		       * refused); a key or signature of another length than the set's is refused unread */
+	uint16_t tc;
+	uint8_t valid;
+	const uint8_t *pk, *msg, *ctx, *sig;
+	uint32_t pklen, mlen, siglen, ctxlen;
+};
+
+struct fw_wp_sig {
+	const char *alg;
+	const struct fw_wp_sigver *sigver;
+	uint16_t n_sigver;
+};
+
+extern const struct fw_wp_kem fw_wp_kems[];
+extern const unsigned int fw_n_wp_kems;
+extern const struct fw_wp_sig fw_wp_sigs[];
+extern const unsigned int fw_n_wp_sigs;
+
 extern const struct fw_kat_kem fw_kat_kems[];
 extern const struct fw_kat_sig fw_kat_sigs[];
 extern const unsigned int fw_n_kat_sigs;
@@ -101,7 +150,8 @@ extern const struct fw_kat_hash fw_kat_hashes[];
 extern const unsigned int fw_n_kat_hashes;
 extern const struct fw_kat_ascon fw_kat_ascons[];
 extern const unsigned int fw_n_kat_ascons;
-/* fw_kat_source names where the vectors came from, e.g. "acvp-v1.1.0.43". */
+/* fw_kat_source names where the vectors came from, e.g. "acvp-vs42-vs43", with "+wycheproof"
+ * when the Wycheproof tables are in. */
 extern const char fw_kat_source[];
 
 #endif

@@ -419,7 +419,12 @@ func selfTest(ctx context.Context, c *wire.Conn, log io.Writer) error {
 		var bad []string
 		for _, g := range st.Groups {
 			if g.Fail > 0 {
-				bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, g.FirstFail))
+				// A Wycheproof group's first_fail is the Wycheproof tcId (PROTOCOL.md, SELFTEST).
+				ff := g.FirstFail
+				if strings.HasPrefix(g.Function, "wycheproof-") {
+					ff = "Wycheproof tcId " + ff
+				}
+				bad = append(bad, fmt.Sprintf("%s (first failure %s)", g, ff))
 			}
 		}
 		return fmt.Errorf("the firmware fails its known-answer self-test: %s", strings.Join(bad, "; "))

@@ -191,9 +191,21 @@ func TestConnHostFirmware(t *testing.T) {
 			// 45 deterministic sigGen and 45 sigVer tests of pure ML-DSA; 126 hash vectors;
 			// and of SLH-DSA, as on the boards, 1 keyGen and 2 sigVer tests per set and 1
 			// sigGen test of SHAKE-128f and SHA2-256f (12 + 24 + 2; 26 groups); and every record of
-			// the six Ascon KAT files (3 × 1,089 + 2 × 1,025 + 1,089 = 6,406; 6 groups).
-			if st.Fail != 0 || st.Pass != 569+6406 || len(st.Groups) != 56+6 {
+			// the six Ascon KAT files (3 × 1,089 + 2 × 1,025 + 1,089 = 6,406; 6 groups); and the
+			// Wycheproof ML-KEM and ML-DSA vectors the firmware's API can express (per ML-KEM set
+			// 153 keyGen+decaps, 241/245/249 encaps, 5 decaps; ML-DSA sigVer 180, 210, 241:
+			// 1,840 in 12 groups).
+			if st.Fail != 0 || st.Pass != 569+6406+1840 || len(st.Groups) != 56+6+12 || !strings.HasSuffix(st.Source, "+wycheproof") {
 				t.Fatalf("SelfTest = %+v", st)
+			}
+			wp := 0
+			for _, g := range st.Groups {
+				if strings.HasPrefix(g.Function, "wycheproof-") {
+					wp += g.Pass
+				}
+			}
+			if wp != 1840 {
+				t.Fatalf("Wycheproof groups passed %d vectors, want 1840", wp)
 			}
 			var samples []Sample
 			sum, err := c.Bench(ctx, BenchRequest{Algorithm: "ML-KEM-512", Operation: "decaps", Iterations: 6, Warmup: 1},

@@ -340,6 +340,18 @@ func TestQEMUBoards(t *testing.T) {
 				if st.Fail != 0 || st.Pass < 100 {
 					t.Fatalf("SelfTest = %+v", st)
 				}
+				// The Wycheproof groups (BOARD_WYCHEPROOF, on every full board here): 3 ML-KEM
+				// groups per set and ML-DSA sigVer per set, 2 vectors per file, every one passed.
+				wp, wpPass := 0, 0
+				for _, g := range st.Groups {
+					if strings.HasPrefix(g.Function, "wycheproof-") {
+						wp++
+						wpPass += g.Pass
+					}
+				}
+				if wp != 12 || wpPass != 12*2 || !strings.HasSuffix(st.Source, "+wycheproof") {
+					t.Fatalf("Wycheproof: %d groups, %d vectors passed, source %s", wp, wpPass, st.Source)
+				}
 				// The ML-DSA groups run on the board too: 2 keyGen, 1 deterministic sigGen and
 				// 2 sigVer (one to refuse, one to accept) per parameter set.
 				dsa := map[string]int{}

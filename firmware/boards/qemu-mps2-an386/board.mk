@@ -7,3 +7,4 @@ BOARD_DEFS := -DCMSDK_CLOCK_HZ=25000000u -DCMSDK_UART_BASE=0x40004000u -DCMSDK_U
 BOARD_SRC := boards/qemu-mps2-an386/port.c
 BOARD_QEMU := qemu-system-arm -M mps2-an386
 include boards/cmsdk/family.mk
+BOARD_WYCHEPROOF := 1

@@ -9,3 +9,4 @@ BOARD_DEFS := -DCMSDK_CLOCK_HZ=20000000u -DCMSDK_UART_BASE=0x50200000u -DCMSDK_U
 BOARD_SRC := boards/qemu-mps2-an505/port.c
 BOARD_QEMU := qemu-system-arm -M mps2-an505
 include boards/cmsdk/family.mk
+BOARD_WYCHEPROOF := 1

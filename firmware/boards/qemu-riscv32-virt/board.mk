@@ -11,3 +11,4 @@ BOARD_ASM := start.o
 BOARD_LDLIBS := $(shell $(BOARD_CC) -march=rv32imac -mabi=ilp32 -print-libgcc-file-name 2>/dev/null) \
 	-Wl,--no-warn-rwx-segments
 BOARD_QEMU := qemu-system-riscv32 -M virt -bios none
+BOARD_WYCHEPROOF := 1

@@ -68,6 +68,8 @@ func main() {
 	max := flag.Int("max", 0, "vectors kept per ACVP test group (0 = all)")
 	out := flag.String("o", "vectors.c", "output C file")
 	asconDir := flag.String("ascon", "../shared/test-vectors/ascon", "Ascon KAT directory (NIST LWC KAT files)")
+	wpDir := flag.String("wycheproof", "", "Wycheproof vector directory (ML-KEM and ML-DSA files); empty: no Wycheproof groups")
+	wpMax := flag.Int("wymax", 0, "Wycheproof vectors kept per file (0 = all)")
 	algs := flag.String("algs", "", "comma-separated algorithms whose ACVP vectors are kept (default all): a board with a declared subset")
 	flag.Parse()
 	keepAlg = func(string) bool { return true }
@@ -78,7 +80,7 @@ func main() {
 		}
 		keepAlg = func(a string) bool { return want[a] }
 	}
-	if err := run(*dir, *asconDir, *max, *out); err != nil {
+	if err := run(*dir, *asconDir, *wpDir, *max, *wpMax, *out); err != nil {
 		log.Fatalf("vecgen: %v", err)
 	}
 }
@@ -165,7 +167,7 @@ var sizes = map[string]struct{ ek, dk, ct int }{
 	"ML-KEM-1024": {1568, 3168, 1568},
 }
 
-func run(dir, asconDir string, max int, out string) error {
+func run(dir, asconDir, wpDir string, max, wpMax int, out string) error {
 	kg, err := load(filepath.Join(dir, "ML-KEM-keyGen-FIPS203", "internalProjection.json"))
 	if err != nil {
 		return err
@@ -236,6 +238,14 @@ func run(dir, asconDir string, max int, out string) error {
 	if err != nil {
 		return err
 	}
+	var wp *wpTables
+	source := fmt.Sprintf("acvp-vs%d-vs%d", kg.VsID, ed.VsID)
+	if wpDir != "" {
+		if wp, err = wycheproofTables(g, wpDir, wpMax); err != nil {
+			return fmt.Errorf("wycheproof: %w", err)
+		}
+		source += "+wycheproof"
+	}
 	if g.err != nil {
 		return g.err
 	}
@@ -284,7 +294,14 @@ func run(dir, asconDir string, max int, out string) error {
 		" * Ascon: the Ascon designers' NIST LWC KAT files (SP 800-232 and v1.2), %s.\n"+
 		" * Hashes: Go standard library digests of prefixes of one message. */\n"+
 		"#include <stdint.h>\n#include \"vectors.h\"\n\n", kg.VsID, ed.VsID, max, dsaVS, asconNote(max))
-	fmt.Fprintf(&w, "const char fw_kat_source[] = \"acvp-vs%d-vs%d\";\n\n", kg.VsID, ed.VsID)
+	// core/selftest.c compiles the Wycheproof groups only with FW_WYCHEPROOF: a build whose flag
+	// disagrees with these tables fails here rather than leave them unrun.
+	if wp != nil {
+		w.WriteString("#if !defined(FW_WYCHEPROOF) || !FW_WYCHEPROOF\n#error \"vectors.c has Wycheproof tables: compile with -DFW_WYCHEPROOF=1\"\n#endif\n")
+	} else {
+		w.WriteString("#if defined(FW_WYCHEPROOF) && FW_WYCHEPROOF\n#error \"FW_WYCHEPROOF is set but vectors.c has no Wycheproof tables (vecgen -wycheproof)\"\n#endif\n")
+	}
+	fmt.Fprintf(&w, "const char fw_kat_source[] = %q;\n\n", source)
 	w.Write(g.buf.Bytes())
 	list := func(typ, name string, items []string) string {
 		if len(items) == 0 {
@@ -324,6 +341,7 @@ func run(dir, asconDir string, max int, out string) error {
 	}
 	fmt.Fprintf(&w, "const struct fw_kat_sig fw_kat_sigs[] = {\n\t%s,\n};\n", strings.Join(orEmpty(sigRows), ",\n\t"))
 	fmt.Fprintf(&w, "const unsigned int fw_n_kat_sigs = %d;\n", len(sigRows))
+	wp.write(&w, list)
 	fmt.Fprintf(&w, "const struct fw_kat_hash fw_kat_hashes[] = {\n\t%s,\n};\n", strings.Join(hashes, ",\n\t"))
 	fmt.Fprintf(&w, "const unsigned int fw_n_kat_hashes = %d;\n", len(hashes))
 	fmt.Fprintf(&w, "const struct fw_kat_ascon fw_kat_ascons[] = {\n\t%s,\n};\n", strings.Join(orEmpty(asconRows), ",\n\t"))
