@@ -468,6 +468,18 @@ static int bench_args(const struct fw_req *r, struct bench_req *q)
 	return hash_arg(r, q);
 }
 
+/* kv_sig adds a signature run's fields (msglen, det, fault) to the frame being built, which
+ * BENCH and LOOP both echo; nothing for a KEM (sb 0). */
+static void kv_sig(const struct sig_bench *sb)
+{
+	if (sb == 0)
+		return;
+	fw_kv_u64("msglen", sb->mlen);
+	fw_kv_u64("det", (uint64_t)sb->det);
+	if (sb->fault)
+		fw_kv_str("fault", "sig");
+}
+
 /* send_bench announces the run; sb is the signature BENCH's parameters, 0 for a KEM. */
 static void send_bench(uint32_t re, const struct bench_req *q, const struct sig_bench *sb)
 {
@@ -479,12 +491,7 @@ static void send_bench(uint32_t re, const struct bench_req *q, const struct sig_
 	fw_kv_u64("warmup", q->warmup);
 	if (q->hash)
 		fw_kv_u64("hash", 1);
-	if (sb != 0) {
-		fw_kv_u64("msglen", sb->mlen);
-		fw_kv_u64("det", (uint64_t)sb->det);
-		if (sb->fault)
-			fw_kv_str("fault", "sig");
-	}
+	kv_sig(sb);
 	fw_frame_end();
 }
 
@@ -570,12 +577,7 @@ static void send_loop(uint32_t re, const struct bench_req *q, const struct sig_b
 	fw_kv_str("op", op_names[q->op]);
 	fw_kv_u64("budget", q->budget);
 	fw_kv_u64("max", q->n);
-	if (sb != 0) {
-		fw_kv_u64("msglen", sb->mlen);
-		fw_kv_u64("det", (uint64_t)sb->det);
-		if (sb->fault)
-			fw_kv_str("fault", "sig");
-	}
+	kv_sig(sb);
 	fw_frame_end();
 }
 
