@@ -17,9 +17,7 @@ import (
 // Meter records the windows of a board's metered energy pass: the run's idle window (load
 // false) and each cell's load window (runner/meter/sim.Bench and runner/meter/attach.Meter
 // are ones, as for the host).
-type Meter interface {
-	Window(ctx context.Context, load bool, d time.Duration) ([]meter.Sample, meter.Info, error)
-}
+type Meter = meter.Windower
 
 // Metered is a firmware board's metered energy pass (RunOptions.Metered): the meter, and what
 // the last run recorded with it, which the board hands on as a runner.PowerNoter.
@@ -86,11 +84,7 @@ func (b *boardRun) startMeter(ctx context.Context) {
 	}
 	idleD, loadD := b.m.Spec.EnergyWindows()
 	fmt.Fprintf(b.log, "energy: metered pass: an idle window of %v while the board waits, then a load window of %v per cell while it runs LOOP\n", idleD, loadD)
-	s, info, err := p.Meter.Window(ctx, false, idleD)
-	var w *artifacts.PowerWindow
-	if err == nil {
-		w, err = meter.Window(s, info, "idle window")
-	}
+	w, info, err := meter.RecordWindow(ctx, p.Meter, false, idleD)
 	if err != nil {
 		p.set(nil, nil, "the meter's idle window failed: "+err.Error())
 		fmt.Fprintf(b.log, "energy: idle window failed: %v\n", err)
@@ -149,11 +143,7 @@ func (b *boardRun) loadWindow(ctx context.Context, ref artifacts.CellRef) (*arti
 	l, err := b.c.Loop(ctx, req, func() {
 		opened = true
 		go func() {
-			s, info, err := b.opt.Metered.Meter.Window(ctx, true, loadD)
-			var w *artifacts.PowerWindow
-			if err == nil {
-				w, err = meter.Window(s, info, "load window")
-			}
+			w, _, err := meter.RecordWindow(ctx, b.opt.Metered.Meter, true, loadD)
 			got <- window{w, err}
 		}()
 	})

@@ -14,9 +14,7 @@ import (
 // Meter records the windows of the metered energy pass: the run's idle window (load false)
 // and each cell's load window. runner/meter/sim's Bench is one (a real driver against its
 // simulator); its samples are complete windows or an error.
-type Meter interface {
-	Window(ctx context.Context, load bool, d time.Duration) ([]meter.Sample, meter.Info, error)
-}
+type Meter = meter.Windower
 
 // meterRun is one run's metered pass: the idle window, recorded first, and the meter.
 type meterRun struct {
@@ -36,11 +34,7 @@ func (h *Host) startMeter(ctx context.Context, m *artifacts.Manifest, log io.Wri
 	}
 	idleD, loadD := m.Spec.EnergyWindows()
 	fmt.Fprintf(log, "energy: metered pass: an idle window of %v, then a load window of %v per cell\n", idleD, loadD)
-	s, info, err := h.Meter.Window(ctx, false, idleD)
-	var w *artifacts.PowerWindow
-	if err == nil {
-		w, err = meter.Window(s, info, "idle window")
-	}
+	w, info, err := meter.RecordWindow(ctx, h.Meter, false, idleD)
 	if err != nil {
 		fmt.Fprintf(log, "energy: idle window failed: %v\n", err)
 		h.setPower(meterRun{absent: "the meter's idle window failed: " + err.Error()})
@@ -51,11 +45,8 @@ func (h *Host) startMeter(ctx context.Context, m *artifacts.Manifest, log io.Wri
 		fmt.Fprintf(log, "energy: %s\n", info.Note)
 	}
 	return func(ctx context.Context, d time.Duration) (*artifacts.PowerWindow, error) {
-		s, info, err := h.Meter.Window(ctx, true, d)
-		if err != nil {
-			return nil, err
-		}
-		return meter.Window(s, info, "load window")
+		w, _, err := meter.RecordWindow(ctx, h.Meter, true, d)
+		return w, err
 	}
 }
 

@@ -1,7 +1,9 @@
 package meter
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"pqrepro/artifacts"
 	"pqrepro/energy"
@@ -55,4 +57,25 @@ func (i Info) Artifact() *artifacts.MeterInfo {
 		note = artifacts.SimulatedMeterLabel
 	}
 	return &artifacts.MeterInfo{Kind: i.Kind, Device: i.Device, Rate: i.Rate, Simulated: i.Simulated, Note: note}
+}
+
+// Windower records one window of a metered pass: the run's idle window (load false) or a
+// cell's load window, d long (attach's meters and the simulators).
+type Windower interface {
+	Window(ctx context.Context, load bool, d time.Duration) ([]Sample, Info, error)
+}
+
+// RecordWindow records a window of d on m and returns it in power.csv's form (Window), with the
+// meter's info; the window is named "idle window" or "load window" in Window's refusals.
+func RecordWindow(ctx context.Context, m Windower, load bool, d time.Duration) (*artifacts.PowerWindow, Info, error) {
+	name := "idle window"
+	if load {
+		name = "load window"
+	}
+	s, info, err := m.Window(ctx, load, d)
+	if err != nil {
+		return nil, info, err
+	}
+	w, err := Window(s, info, name)
+	return w, info, err
 }
