@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 )
 
 // seedStream is an endless byte stream that is a function of a label and a seed alone:
@@ -57,13 +58,31 @@ func seededECDSA(seed [32]byte) (*ecdsa.PrivateKey, error) {
 	return nil, errors.New("no P-256 scalar in range")
 }
 
-// seededRSA is the RSABits-bit key with e = 65537 whose primes are the first two probable
+// rsaKeys keeps the seeded RSA keys made so far, by seed: a key is a function of its seed and
+// its prime search takes a few hundred milliseconds, while a run issues the same CA and leaf
+// for every RSA-PSS cell. The keys are only read once made.
+var rsaKeys sync.Map // [32]byte -> *rsa.PrivateKey
+
+// seededRSA is seededRSAKey(seed), made once per seed.
+func seededRSA(seed [32]byte) (*rsa.PrivateKey, error) {
+	if k, ok := rsaKeys.Load(seed); ok {
+		return k.(*rsa.PrivateKey), nil
+	}
+	k, err := seededRSAKey(seed)
+	if err != nil {
+		return nil, err
+	}
+	got, _ := rsaKeys.LoadOrStore(seed, k)
+	return got.(*rsa.PrivateKey), nil
+}
+
+// seededRSAKey is the RSABits-bit key with e = 65537 whose primes are the first two probable
 // primes of seed's stream: each candidate is RSABits/2 bits from the stream with its top two
 // bits set (so that n has exactly RSABits bits) and its lowest set, kept when it is not 1
 // modulo e and passes 20 Miller-Rabin rounds and the Baillie-PSW test (big.Int.ProbablyPrime).
 // d is e's inverse modulo lcm(p-1, q-1); the CRT values come from Precompute and the whole
 // key is checked by Validate.
-func seededRSA(seed [32]byte) (*rsa.PrivateKey, error) {
+func seededRSAKey(seed [32]byte) (*rsa.PrivateKey, error) {
 	const e = 65537
 	st := &seedStream{label: "pqrepro RSA primes", seed: seed}
 	one, bigE := big.NewInt(1), big.NewInt(e)
