@@ -4,6 +4,7 @@
  *   p256-keygen PRIV          -> PUB (65 bytes) | fail CODE
  *   p256-ecdh PRIV PEER       -> SHARED (32 bytes) | fail CODE
  *   p256-verify PUB MSG SIG   -> ok | fail CODE
+ *   p256-verify-digest PUB DIGEST SIG -> ok | fail CODE
  *   p256-der SIG              -> R S (32 bytes each) | fail CODE
  *   p256-sign PRIV DIGEST [RND] -> SIG (DER) | fail CODE (RFC 6979 without RND, hedged with it)
  *
@@ -53,6 +54,12 @@ static int run(char **arg, int argc)
 		}
 	} else if (strcmp(arg[0], "p256-verify") == 0 && argc == 4 && n0 >= 0 && n1 >= 0 && n2 >= 0) {
 		rc = p256_verify(a0, (size_t)n0, a1, (size_t)n1, a2, (size_t)n2);
+		if (rc == 0) {
+			printf("ok\n");
+			return 0;
+		}
+	} else if (strcmp(arg[0], "p256-verify-digest") == 0 && argc == 4 && n0 >= 0 && n1 == 32 && n2 >= 0) {
+		rc = p256_verify_digest(a0, (size_t)n0, a1, a2, (size_t)n2);
 		if (rc == 0) {
 			printf("ok\n");
 			return 0;
