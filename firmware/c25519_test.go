@@ -597,8 +597,10 @@ func TestEd25519SignAgainstGo(t *testing.T) {
 // it under valgrind memcheck with each seed marked undefined through ed25519_pubkey and
 // ed25519_sign: a branch or a memory index that depends on the seed, the secret scalar, the
 // prefix or the nonce is a memcheck error, and the test fails on any. Eight seeds (all zero
-// among them) and message lengths 0 to 130; every signature must verify. With "control" the
-// harness branches on the seed once, which memcheck must report, so the check is live. As for
+// among them) and message lengths 0 to 130; every signature must verify. Two controls must be
+// reported, so the check is live: "control" branches on the seed in the harness, and
+// "control-output" verifies each signature before marking it defined (the verification branches
+// on S), which shows the seed's taint reaches the output through the signing code. As for
 // X25519, this covers the host compiler's code; the equal counts on the boards
 // (TestC25519OnBoards) cover the cross compilers' for one pair of keys.
 func TestEd25519SignConstantTimeValgrind(t *testing.T) {
@@ -608,8 +610,10 @@ func TestEd25519SignConstantTimeValgrind(t *testing.T) {
 	if code != 0 || strings.Contains(out, "==") || !strings.Contains(out, "ed25519ct 8/8") {
 		t.Fatalf("memcheck with the seeds undefined: exit %d\n%s", code, out)
 	}
-	out, code = run("control")
-	if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") {
-		t.Fatalf("the control's branch on the seed was not reported: exit %d\n%s", code, out)
+	for _, control := range []string{"control", "control-output"} {
+		out, code = run(control)
+		if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") {
+			t.Fatalf("%s: the branch on the secret was not reported: exit %d\n%s", control, code, out)
+		}
 	}
 }

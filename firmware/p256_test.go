@@ -428,7 +428,8 @@ func TestP256OnBoards(t *testing.T) {
 // which marks each private scalar undefined and runs key generation, ECDH and ECDSA signing
 // (RFC 6979, and hedged with the rnd marked undefined too) with it; memcheck must report no
 // branch and no memory index that depends on a scalar, a nonce or a hedge, and every signature
-// must verify. The same harness with
+// must verify. Built without -DP256_CT_CHECK (no declassification), it must be reported inside
+// p256.c, which shows the taint reaches the designed branches. The same harness with
 // "control" branches on the scalar once and must be reported, so the check is live. Memcheck
 // does not see instruction timings (a multiplier whose latency depends on its operands): the
 // counts on the boards (TestP256OnBoards) and docs/DECISIONS.md cover what it cannot.
@@ -442,6 +443,15 @@ func TestP256ConstantTimeValgrind(t *testing.T) {
 	out, code = run("control")
 	if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") {
 		t.Fatalf("the control's branch on the scalar was not reported: exit %d\n%s", code, out)
+	}
+	// Built without P256_CT_CHECK, the branches the library declassifies by design (a refused
+	// scalar or nonce, r or s = 0, the DER encoding of r and s) must be reported inside
+	// p256.c: the scalars' undefinedness does reach them through the signing code.
+	raw := valgrindConstantTime(t, []string{"-Icore"},
+		"test/p256ct.c", "crypto/p256/p256.c", "crypto/hkdf/hkdf.c", "crypto/sha2/sha2.c")
+	out, code = raw()
+	if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") || !strings.Contains(out, "p256.c:") {
+		t.Fatalf("without P256_CT_CHECK the designed branches were not reported in p256.c: exit %d\n%s", code, out)
 	}
 }
 
