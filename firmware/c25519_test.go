@@ -408,15 +408,23 @@ func TestX25519ConstantTimeValgrind(t *testing.T) {
 // TestC25519OnBoards builds the count image (make c25519-bench: test/c25519bench.c, the board's
 // port and crypto/c25519, not the firmware) for qemu-mps2-an386, qemu-mps2-an505 and
 // qemu-riscv32-virt, boots each under -icount shift=0 and checks that X25519 gives RFC 7748
-// section 6.1's shared secret and Alice's public key and that RFC 8032 TEST 3 verifies, that two
-// runs give identical counts and stack marks, and logs them (docs/BOARDS.md).
+// section 6.1's shared secret and Alice's public key, that RFC 8032 TEST 3 verifies, that the key
+// derivation and signing give TEST 3's public key and signature, and a second seed's signature of
+// the same message Go's; that two runs give identical counts and stack marks, and that the two
+// signatures (other seeds, same message) cost the same count: the cross compilers' code does not
+// vary with the secret there. It logs the counts (docs/BOARDS.md).
 func TestC25519OnBoards(t *testing.T) {
 	makeCountImages(t, "c25519-bench")
+	seed1 := c25519Hex(t, "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
 	want := map[string]string{
 		"x25519":         "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742",
 		"x25519-base":    "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a",
 		"ed25519-verify": strings.Repeat("00", 32),
+		"ed25519-pubkey": "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025",
+		"ed25519-sign-3": "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a",
+		"ed25519-sign-1": hex.EncodeToString(ed25519.Sign(ed25519.NewKeyFromSeed(seed1), []byte{0xaf, 0x82})),
 	}
+	ops := []string{"x25519", "x25519-base", "ed25519-verify", "ed25519-pubkey", "ed25519-sign-3", "ed25519-sign-1"}
 	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
 			runs := map[string][]map[string]string{}
@@ -425,7 +433,7 @@ func TestC25519OnBoards(t *testing.T) {
 				runs[m["op"]] = append(runs[m["op"]], m)
 			}
 			var summary []string
-			for _, op := range []string{"x25519", "x25519-base", "ed25519-verify"} {
+			for _, op := range ops {
 				r := runs[op]
 				if len(r) != 2 {
 					t.Fatalf("%s: %d runs printed, want 2", op, len(r))
@@ -439,6 +447,9 @@ func TestC25519OnBoards(t *testing.T) {
 					t.Errorf("%s: two runs differ: count %s/%s, stack %s/%s", op, r[0]["count"], r[1]["count"], r[0]["stack"], r[1]["stack"])
 				}
 				summary = append(summary, op+" "+r[0]["count"]+" "+r[0]["unit"]+" (stack "+r[0]["stack"]+" B)")
+			}
+			if c3, c1 := runs["ed25519-sign-3"][0]["count"], runs["ed25519-sign-1"][0]["count"]; c3 != c1 {
+				t.Errorf("Ed25519 signing costs %s with one seed and %s with another: the count depends on the secret", c3, c1)
 			}
 			t.Logf("%s: %s", b.name, strings.Join(summary, ", "))
 		})
