@@ -367,8 +367,9 @@ func FuzzP256SigDER(f *testing.F) {
 // sides' ECDH give the host build's points and secret, that Wycheproof's tcId 7 and 353 verify
 // and tcId 7's signature under 353's key is refused (P256_ERR_MISMATCH), that the two passes give
 // identical counts and stack marks, and that the counts do not depend on the values: both
-// scalars' key generations, both ECDH directions and both valid verifications (same lengths) cost
-// the same. It logs the counts (docs/DECISIONS.md).
+// scalars' key generations, both ECDH directions, both valid verifications (same lengths), both
+// scalars' RFC 6979 signatures and both scalars' hedged ones (one digest, one DER shape) cost the
+// same; the signatures must be the host build's. It logs the counts (docs/DECISIONS.md).
 func TestP256OnBoards(t *testing.T) {
 	k := startP256cli(t)
 	da, db := strings.Repeat("5a", 32), strings.Repeat("a5", 32)
@@ -376,6 +377,11 @@ func TestP256OnBoards(t *testing.T) {
 	want := map[string]string{"keygen-a": pa, "keygen-b": pb,
 		"ecdh-ab": k.do(t, "p256-ecdh", da, pb), "ecdh-ba": k.do(t, "p256-ecdh", db, pa),
 		"verify-w7": "-", "verify-w353": "-", "verify-x": "-"}
+	digest, rnd := strings.Repeat("77", 32), strings.Repeat("3c", 32)
+	want["sign-a"] = k.do(t, "p256-sign", da, digest)
+	want["sign-b"] = k.do(t, "p256-sign", db, digest)
+	want["sign-ha"] = k.do(t, "p256-sign", da, digest, rnd)
+	want["sign-hb"] = k.do(t, "p256-sign", db, digest, rnd)
 	wantRC := map[string]string{"verify-x": "-8"}
 	makeCountImages(t, "p256-bench")
 	for _, b := range countBoards {
@@ -411,14 +417,15 @@ func TestP256OnBoards(t *testing.T) {
 				}
 			}
 			p := passes[0]
-			for _, pair := range [][2]string{{"keygen-a", "keygen-b"}, {"ecdh-ab", "ecdh-ba"}, {"verify-w7", "verify-w353"}} {
+			for _, pair := range [][2]string{{"keygen-a", "keygen-b"}, {"ecdh-ab", "ecdh-ba"}, {"verify-w7", "verify-w353"},
+				{"sign-a", "sign-b"}, {"sign-ha", "sign-hb"}} {
 				if p[pair[0]]["count"] != p[pair[1]]["count"] {
 					t.Errorf("%s costs %s, %s costs %s: the count depends on the values", pair[0], p[pair[0]]["count"], pair[1], p[pair[1]]["count"])
 				}
 			}
-			t.Logf("%s (%s): keygen %s (stack %s B), ECDH %s (stack %s B), ECDSA-P256/SHA-256 verify %s (stack %s B), refused at the comparison %s",
+			t.Logf("%s (%s): keygen %s (stack %s B), ECDH %s (stack %s B), ECDSA-P256/SHA-256 verify %s (stack %s B), refused at the comparison %s, sign %s (stack %s B), hedged %s",
 				b.name, p["keygen-a"]["unit"], p["keygen-a"]["count"], p["keygen-a"]["stack"], p["ecdh-ab"]["count"], p["ecdh-ab"]["stack"],
-				p["verify-w7"]["count"], p["verify-w7"]["stack"], p["verify-x"]["count"])
+				p["verify-w7"]["count"], p["verify-w7"]["stack"], p["verify-x"]["count"], p["sign-a"]["count"], p["sign-a"]["stack"], p["sign-ha"]["count"])
 		})
 	}
 }
