@@ -298,3 +298,44 @@ func TestRSASignFault(t *testing.T) {
 		})
 	}
 }
+
+// TestRSASignConstantTimeValgrind is the constant-time check of RSA-PSS signing: it builds
+// test/rsact.c with crypto/rsa (-O2, -DRSA_CT_CHECK) and runs it under valgrind memcheck with a
+// Go key's secret parts (p, q, dp, dq, qinv and the Montgomery constants derived from p and q)
+// and each digest and salt (so the message representative) marked undefined through signing;
+// memcheck must report no branch and no memory index that depends on them. Only the released
+// signature and the fault check's verdict are declassified. The four signatures must be Go's
+// for the same digest and salt. The same harness with "control" branches on dp once and must be
+// reported, so the check is live. Memcheck sees neither instruction timings nor the boards'
+// compilers (docs/DECISIONS.md).
+func TestRSASignConstantTimeValgrind(t *testing.T) {
+	run := valgrindConstantTime(t, []string{"-DRSA_CT_CHECK"}, "test/rsact.c", "crypto/rsa/rsa.c", "crypto/sha2/sha2.c")
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := hex.EncodeToString(rsaPrivBlob(priv))
+	out, code := run(blob)
+	if code != 0 || !strings.Contains(out, "rsact 4/4") {
+		t.Fatalf("memcheck with the key and the representative undefined: exit %d\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("harness printed %d lines:\n%s", len(lines), out)
+	}
+	for _, l := range lines[:4] {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			t.Fatalf("harness line %q", l)
+		}
+		digest, _ := hex.DecodeString(f[0])
+		salt, _ := hex.DecodeString(f[1])
+		if want := hex.EncodeToString(goSignPSS(t, priv, digest, salt)); f[2] != want {
+			t.Fatalf("signature under memcheck %s, Go %s", f[2], want)
+		}
+	}
+	out, code = run(blob, "control")
+	if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") {
+		t.Fatalf("the control's branch on dp was not reported: exit %d\n%s", code, out)
+	}
+}
