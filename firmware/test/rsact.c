@@ -2,7 +2,7 @@
  * valgrind memcheck, built with -DRSA_CT_CHECK). It loads the private-key blob given in hex as
  * the first argument (rsa_privkey_set runs once, at provisioning, and is not checked), then for
  * each of four digests and salts marks the key's secret parts (p, q, dp, dq, qinv and every
- * constant derived from p and q) and the digest and salt, hence the message representative,
+ * constant derived from p and q; not the limb count) and the digest and salt, hence the message representative,
  * undefined and signs: memcheck reports any branch or memory index that depends on them
  * ("Conditional jump or move depends on uninitialised value", "Use of uninitialised value").
  * The signature and the return code are marked defined only after the call, to print them: one
@@ -26,6 +26,17 @@ static void puthex(const uint8_t *p, size_t n)
 		printf("%02x", p[i]);
 }
 
+/* secret marks a prime's values undefined: the prime, R^2, R^3, -p^-1 mod 2^32 and its CRT
+ * exponent; its limb count (the key's size) stays public. */
+static void secret(struct rsa_prime *f)
+{
+	VALGRIND_MAKE_MEM_UNDEFINED(f->mod.n, sizeof f->mod.n);
+	VALGRIND_MAKE_MEM_UNDEFINED(f->mod.rr, sizeof f->mod.rr);
+	VALGRIND_MAKE_MEM_UNDEFINED(&f->mod.n0inv, sizeof f->mod.n0inv);
+	VALGRIND_MAKE_MEM_UNDEFINED(f->d, sizeof f->d);
+	VALGRIND_MAKE_MEM_UNDEFINED(f->rrr, sizeof f->rrr);
+}
+
 int main(int argc, char **argv)
 {
 	int control = argc > 2 && strcmp(argv[2], "control") == 0;
@@ -47,8 +58,8 @@ int main(int argc, char **argv)
 			x = x * 1103515245u + 12345u;
 			salt[j] = (uint8_t)(x >> 24);
 		}
-		VALGRIND_MAKE_MEM_UNDEFINED(&key.p, sizeof key.p);
-		VALGRIND_MAKE_MEM_UNDEFINED(&key.q, sizeof key.q);
+		secret(&key.p);
+		secret(&key.q);
 		VALGRIND_MAKE_MEM_UNDEFINED(key.qinv, sizeof key.qinv);
 		VALGRIND_MAKE_MEM_UNDEFINED(digest, sizeof digest);
 		VALGRIND_MAKE_MEM_UNDEFINED(salt, sizeof salt);

@@ -91,13 +91,13 @@ int rsa_pss_sha256_verify_digest(const struct rsa_pubkey *k, const uint8_t diges
 /* ---- signing (the TLS server's CertificateVerify) ---- */
 
 /* One prime factor of a private key with its CRT exponent and Montgomery constants (R = 2^(32 *
- * half), half the key's limb count for a prime). Secret, all of it. */
+ * half), half the key's limb count). Secret, all of it. The prime is held as a modulus in a
+ * struct rsa_pubkey (n, rr = R^2 mod it, n0inv, limbs = half; e, bits and bytes 0) so that
+ * signing and verification share one Montgomery multiplication: half of its arrays go unused. */
 struct rsa_prime {
-	uint32_t m[RSA_MAX_HALF_LIMBS];   /* the prime */
-	uint32_t d[RSA_MAX_HALF_LIMBS];   /* d mod (m - 1) */
-	uint32_t rr[RSA_MAX_HALF_LIMBS];  /* R^2 mod m */
-	uint32_t rrr[RSA_MAX_HALF_LIMBS]; /* R^3 mod m */
-	uint32_t m0inv;                   /* -m^-1 mod 2^32 */
+	struct rsa_pubkey mod;
+	uint32_t d[RSA_MAX_HALF_LIMBS];   /* d mod (prime - 1) */
+	uint32_t rrr[RSA_MAX_HALF_LIMBS]; /* R^3 mod the prime */
 };
 
 /* A private key prepared for signing by rsa_privkey_set: the public key, p with dp, q with dq,
