@@ -43,16 +43,16 @@
 #include "../sha2/sha2.h"
 #include "../x509/x509.h"
 
-/* Which classical signers the build has (SERVER-API.md section 1): a scheme whose signer is
- * absent is refused by tls13s_key_set. */
+/* Which classical signers the build has (all by default; -DTLS13S_HAVE_RSA=0 and the like
+ * leave one out): a scheme whose signer is absent is refused by tls13s_key_set. */
 #ifndef TLS13S_HAVE_ED25519
-#define TLS13S_HAVE_ED25519 0
+#define TLS13S_HAVE_ED25519 1
 #endif
 #ifndef TLS13S_HAVE_P256
-#define TLS13S_HAVE_P256 0
+#define TLS13S_HAVE_P256 1
 #endif
 #ifndef TLS13S_HAVE_RSA
-#define TLS13S_HAVE_RSA 0
+#define TLS13S_HAVE_RSA 1
 #endif
 
 /* The buffers, as the client's (tls13c.h): the protocol's largest by default, smaller with
