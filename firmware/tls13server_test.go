@@ -1,6 +1,7 @@
 package firmware
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -27,7 +28,7 @@ const (
 	tlssFailed    = 5
 )
 
-const serverHost = "board.pqrepro.test"
+const tlssHost = "board.pqrepro.test"
 
 // tlssResult is what one tlss-feed answered: the server's state, the alerts it sent and
 // received (-1: none), its output and the application data it received, its group, the scheme
@@ -64,14 +65,14 @@ func tlssFeed(t *testing.T, k *katcli, in []byte) tlssResult {
 	return r
 }
 
-// serverStart holds what the C server is started with besides its chain; nil fields are fresh
+// tlssConfig holds what the C server is started with besides its chain; nil fields are fresh
 // random bytes, except sigRnd: nil gives "-" (deterministic ML-DSA, RFC 6979 ECDSA).
-type serverStart struct {
+type tlssConfig struct {
 	random, kemRnd, ecdh, sigRnd []byte
 }
 
 // tlssStart starts the C server for group with chain's leaf and key.
-func tlssStart(t testing.TB, k *katcli, group tls13.Group, ch *tlscert.Chain, st serverStart) {
+func tlssStart(t testing.TB, k *katcli, group tls13.Group, ch *tlscert.Chain, st tlssConfig) {
 	t.Helper()
 	blob, err := ch.KeyBlob()
 	if err != nil {
@@ -94,9 +95,9 @@ func tlssStart(t testing.TB, k *katcli, group tls13.Group, ch *tlscert.Chain, st
 	}
 }
 
-// serverHasSigner says whether the firmware takes chain's key (it has the scheme's signer) and
+// tlssHasSigner says whether the firmware takes chain's key (it has the scheme's signer) and
 // finds it matches the leaf.
-func serverHasSigner(t testing.TB, k *katcli, ch *tlscert.Chain) bool {
+func tlssHasSigner(t testing.TB, k *katcli, ch *tlscert.Chain) bool {
 	t.Helper()
 	blob, err := ch.KeyBlob()
 	if err != nil {
@@ -105,10 +106,10 @@ func serverHasSigner(t testing.TB, k *katcli, ch *tlscert.Chain) bool {
 	return k.do(t, "tlss-key", hex.EncodeToString(blob), hex.EncodeToString(ch.LeafDER)) == "1 1"
 }
 
-// relayTLSServer relays bytes between conn, the client's end, and the started C server until
+// tlssRelay relays bytes between conn, the client's end, and the started C server until
 // the server has failed, or it received application data: it then echoes the data back,
 // sends close_notify and returns.
-func relayTLSServer(t *testing.T, k *katcli, conn net.Conn) tlssResult {
+func tlssRelay(t *testing.T, k *katcli, conn net.Conn) tlssResult {
 	t.Helper()
 	var res tlssResult
 	buf := make([]byte, 1<<16)
@@ -140,23 +141,23 @@ func relayTLSServer(t *testing.T, k *katcli, conn net.Conn) tlssResult {
 	}
 }
 
-// engineClientRun is what the Go engine's client saw of one connection.
-type engineClientRun struct {
+// tlssEngineRun is what the Go engine's client saw of one connection.
+type tlssEngineRun struct {
 	err   error
 	state tls13.State
 	echo  string
 }
 
-// runEngineClient runs the Go engine's client with cfg over one end of a pipe against the C
+// tlssEngineClient runs the Go engine's client with cfg over one end of a pipe against the C
 // server (started already) on the other: the handshake, "ping" and the echo it reads back.
-func runEngineClient(t *testing.T, k *katcli, cfg *tls13.Config) (tlssResult, engineClientRun) {
+func tlssEngineClient(t *testing.T, k *katcli, cfg *tls13.Config) (tlssResult, tlssEngineRun) {
 	t.Helper()
 	clientEnd, serverEnd := net.Pipe()
-	done := make(chan engineClientRun, 1)
+	done := make(chan tlssEngineRun, 1)
 	go func() {
 		defer clientEnd.Close()
 		c := tls13.Client(clientEnd, cfg)
-		var run engineClientRun
+		var run tlssEngineRun
 		run.err = c.Handshake()
 		run.state = c.State()
 		if run.err == nil {
@@ -169,7 +170,7 @@ func runEngineClient(t *testing.T, k *katcli, cfg *tls13.Config) (tlssResult, en
 		}
 		done <- run
 	}()
-	res := relayTLSServer(t, k, serverEnd)
+	res := tlssRelay(t, k, serverEnd)
 	serverEnd.Close()
 	return res, <-done
 }
@@ -182,18 +183,18 @@ func runEngineClient(t *testing.T, k *katcli, cfg *tls13.Config) (tlssResult, en
 func TestTLSServerAgainstEngine(t *testing.T) {
 	k := startKatcli(t)
 	for _, s := range matrixSchemes {
-		ch, err := tlscert.New(s, serverHost, time.Now())
+		ch, err := tlscert.New(s, tlssHost, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, g := range matrixGroups {
 			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
-				if !serverHasSigner(t, k, ch) {
+				if !tlssHasSigner(t, k, ch) {
 					t.Fatalf("the firmware does not take the %v key or it does not match its leaf", s)
 				}
-				tlssStart(t, k, g, ch, serverStart{})
+				tlssStart(t, k, g, ch, tlssConfig{})
 				cell := interop.Cell{Group: g, Scheme: s}
-				res, run := runEngineClient(t, k, interop.EngineClientConfig(cell, ch, serverHost))
+				res, run := tlssEngineClient(t, k, interop.EngineClientConfig(cell, ch, tlssHost))
 				if run.err != nil || run.echo != "ping" {
 					t.Fatalf("client: %v, echo %q (server state %d, alerts %d/%d)", run.err, run.echo, res.state, res.sent, res.received)
 				}
@@ -217,16 +218,16 @@ func TestTLSServerAgainstEngine(t *testing.T) {
 // both ends reporting the retry. For X25519 as the server's group no retry happens.
 func TestTLSServerHelloRetry(t *testing.T) {
 	k := startKatcli(t)
-	ch, err := tlscert.New(tls13.MLDSA44, serverHost, time.Now())
+	ch, err := tlscert.New(tls13.MLDSA44, tlssHost, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range matrixGroups {
 		t.Run(g.String(), func(t *testing.T) {
-			tlssStart(t, k, g, ch, serverStart{})
-			cfg := interop.EngineClientConfig(interop.Cell{Group: g, Scheme: tls13.MLDSA44}, ch, serverHost)
+			tlssStart(t, k, g, ch, tlssConfig{})
+			cfg := interop.EngineClientConfig(interop.Cell{Group: g, Scheme: tls13.MLDSA44}, ch, tlssHost)
 			cfg.Groups, cfg.KeyShares = []tls13.Group{tls13.X25519, g}, []tls13.Group{tls13.X25519}
-			res, run := runEngineClient(t, k, cfg)
+			res, run := tlssEngineClient(t, k, cfg)
 			if run.err != nil || run.echo != "ping" || res.state != tlssConnected {
 				t.Fatalf("client: %v, echo %q; server state %d, alerts %d/%d", run.err, run.echo, res.state, res.sent, res.received)
 			}
@@ -236,4 +237,156 @@ func TestTLSServerHelloRetry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tlssSClient runs OpenSSL's s_client against addr as interop.RunOpenSSLClient does, but
+// offering groups (an OpenSSL -groups list: the first gets the key share): TLS 1.3,
+// TLS_AES_128_GCM_SHA256, sigalg alone, chain's CA the only trust anchor, verification
+// errors fatal, host name and SNI tlssHost. It sends "ping" and waits until the server closes.
+func tlssSClient(ctx context.Context, ossl *interop.OpenSSL, groups, sigalg string, ch *tlscert.Chain, addr, dir string) (*interop.ClientReport, error) {
+	caFile, _, _, err := ch.WritePEM(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, interop.PeerTimeout)
+	defer cancel()
+	cmd := ossl.Command(ctx, "s_client", "-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256", "-nocommands",
+		"-groups", groups, "-sigalgs", sigalg, "-CAfile", caFile, "-verify_return_error",
+		"-verify_hostname", tlssHost, "-servername", tlssHost, "-connect", addr)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	io.WriteString(stdin, "ping\n")
+	err = cmd.Wait()
+	stdin.Close()
+	if err != nil {
+		return nil, fmt.Errorf("s_client: %w: %s", err, stderr.String())
+	}
+	return interop.ParseClientReport(stdout.String())
+}
+
+// tlssOpenSSLGroup is whether s_client's reported group name is g's.
+func tlssOpenSSLGroup(g tls13.Group, reported string) bool {
+	names := map[tls13.Group][]string{
+		tls13.MLKEM512: {"MLKEM512"}, tls13.MLKEM768: {"MLKEM768"}, tls13.MLKEM1024: {"MLKEM1024"},
+		tls13.X25519: {"X25519"}, tls13.P256: {"secp256r1", "P-256", "prime256v1"},
+		tls13.X25519MLKEM768: {"X25519MLKEM768"},
+	}[g]
+	for _, n := range names {
+		if strings.EqualFold(n, reported) {
+			return true
+		}
+	}
+	return false
+}
+
+// tlssAgainstSClient starts the C server for group with ch and relays one s_client connection
+// offering groups to it (see tlssSClient); it checks what both ends report: connected, the
+// group and scheme, the chain verified, TLS_AES_128_GCM_SHA256, "ping" echoed.
+func tlssAgainstSClient(t *testing.T, k *katcli, ossl *interop.OpenSSL, group tls13.Group, ch *tlscert.Chain, groups string) tlssResult {
+	t.Helper()
+	_, sigalg, err := interop.Cell{Group: group, Scheme: ch.Scheme}.OpenSSLNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlssStart(t, k, group, ch, tlssConfig{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type result struct {
+		rep *interop.ClientReport
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := tlssSClient(t.Context(), ossl, groups, sigalg, ch, ln.Addr().String(), t.TempDir())
+		done <- result{rep, err}
+	}()
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(interop.PeerTimeout))
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatalf("accept s_client: %v (%v)", err, (<-done).err)
+	}
+	res := tlssRelay(t, k, conn)
+	conn.Close()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("%v (server state %d, alerts %d/%d)", r.err, res.state, res.sent, res.received)
+	}
+	if res.state != tlssConnected || string(res.app) != "ping\n" || res.group != int(group) || res.scheme != int(ch.Scheme) {
+		t.Fatalf("server state %d, alerts %d/%d, application data %q, group %#04x, scheme %#04x", res.state, res.sent, res.received, res.app, res.group, res.scheme)
+	}
+	rep := r.rep
+	if !tlssOpenSSLGroup(group, rep.Group) || rep.Scheme != sigalg || !rep.Verified || rep.PeerName != tlssHost || rep.Cipher != "TLS_AES_128_GCM_SHA256" {
+		t.Fatalf("s_client: group %q, scheme %q, verified %v, peer %q, cipher %q", rep.Group, rep.Scheme, rep.Verified, rep.PeerName, rep.Cipher)
+	}
+	if !strings.Contains(rep.Output, "\nping\n") {
+		t.Fatalf("s_client did not print the echo; output tail: %q", rep.Output[max(0, len(rep.Output)-300):])
+	}
+	return res
+}
+
+// TestTLSServerAgainstOpenSSL runs the C server against OpenSSL 3.5's s_client (the Debian 13
+// root of scripts/openssl-root, found as tls13/interop finds it) for the 36 cells of the
+// matrix, s_client limited to the cell's group and signature algorithm (tlssAgainstSClient).
+func TestTLSServerAgainstOpenSSL(t *testing.T) {
+	ossl, err := interop.FindOpenSSL(t.Context())
+	if err != nil {
+		t.Skipf("no OpenSSL 3.5 to interoperate with: %v", err)
+	}
+	t.Logf("peer: %s", ossl.Version)
+	k := startKatcli(t)
+	for _, s := range matrixSchemes {
+		ch, err := tlscert.New(s, tlssHost, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range matrixGroups {
+			t.Run(g.String()+"/"+s.String(), func(t *testing.T) {
+				name, _, _ := interop.Cell{Group: g, Scheme: s}.OpenSSLNames()
+				if res := tlssAgainstSClient(t, k, ossl, g, ch, name); res.hrr {
+					t.Fatal("a HelloRetryRequest for the one group offered")
+				}
+			})
+		}
+	}
+}
+
+// TestTLSServerHelloRetryOpenSSL has s_client offer X25519 first (its key share) and the
+// server's group second: the C server asks for the second with a HelloRetryRequest and the
+// connection completes with it, for each of the other five groups.
+func TestTLSServerHelloRetryOpenSSL(t *testing.T) {
+	ossl, err := interop.FindOpenSSL(t.Context())
+	if err != nil {
+		t.Skipf("no OpenSSL 3.5 to interoperate with: %v", err)
+	}
+	k := startKatcli(t)
+	ch, err := tlscert.New(tls13.MLDSA44, tlssHost, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range matrixGroups[:5] {
+		if g == tls13.X25519 {
+			continue
+		}
+		t.Run(g.String(), func(t *testing.T) {
+			name, _, _ := interop.Cell{Group: g, Scheme: tls13.MLDSA44}.OpenSSLNames()
+			if res := tlssAgainstSClient(t, k, ossl, g, ch, "x25519:"+name); !res.hrr {
+				t.Fatal("no HelloRetryRequest")
+			}
+		})
+	}
+	t.Run(tls13.X25519MLKEM768.String(), func(t *testing.T) {
+		if res := tlssAgainstSClient(t, k, ossl, tls13.X25519MLKEM768, ch, "x25519:X25519MLKEM768"); !res.hrr {
+			t.Fatal("no HelloRetryRequest")
+		}
+	})
 }
