@@ -390,3 +390,58 @@ func TestTLSServerHelloRetryOpenSSL(t *testing.T) {
 		}
 	})
 }
+
+// TestTLSServerKeys checks tls13s_key_set and tls13s_key_matches for each scheme: a chain's key
+// blob is taken and matches its own leaf but not another chain's; a blob cut short, an unknown
+// scheme, an ML-DSA seed labelled with another parameter set, and P-256 scalars 0 and n are
+// refused or do not match; an RSA blob whose p is changed is refused.
+func TestTLSServerKeys(t *testing.T) {
+	k := startKatcli(t)
+	try := func(blob, leaf []byte) string {
+		return k.do(t, "tlss-key", hex.EncodeToString(blob), hex.EncodeToString(leaf))
+	}
+	chains := map[tls13.SignatureScheme]*tlscert.Chain{}
+	for _, s := range matrixSchemes {
+		a, err := tlscert.New(s, tlssHost, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := tlscert.New(s, tlssHost, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		chains[s] = a
+		blob, err := a.KeyBlob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := try(blob, a.LeafDER); got != "1 1" {
+			t.Errorf("%v: own leaf: %s, want 1 1", s, got)
+		}
+		if got := try(blob, b.LeafDER); got != "1 0" {
+			t.Errorf("%v: another leaf: %s, want 1 0", s, got)
+		}
+		if got := try(blob[:len(blob)-1], a.LeafDER); got != "0 0" {
+			t.Errorf("%v: blob a byte short: %s, want 0 0", s, got)
+		}
+	}
+	mldsa44, _ := chains[tls13.MLDSA44].KeyBlob()
+	relabelled := append([]byte{0x09, 0x05}, mldsa44[2:]...)
+	if got := try(relabelled, chains[tls13.MLDSA65].LeafDER); got != "1 0" {
+		t.Errorf("an ML-DSA-44 seed as ML-DSA-65: %s, want 1 0", got)
+	}
+	if got := try(append([]byte{0x08, 0x05}, mldsa44[2:]...), chains[tls13.MLDSA44].LeafDER); got != "0 0" {
+		t.Errorf("an unknown scheme: %s, want 0 0", got)
+	}
+	n, _ := hex.DecodeString("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+	for _, d := range [][]byte{make([]byte, 32), n} {
+		if got := try(append([]byte{0x04, 0x03}, d...), chains[tls13.ECDSAP256SHA256].LeafDER); got != "0 0" {
+			t.Errorf("P-256 d = %x: %s, want 0 0", d, got)
+		}
+	}
+	rsaBlob, _ := chains[tls13.RSAPSSRSAESHA256].KeyBlob()
+	rsaBlob[2+256+4+100] ^= 1 // inside p
+	if got := try(rsaBlob, chains[tls13.RSAPSSRSAESHA256].LeafDER); got != "0 0" {
+		t.Errorf("an RSA blob with p changed: %s, want 0 0", got)
+	}
+}
