@@ -12,8 +12,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -423,5 +427,59 @@ func TestTLSServerClientFinished(t *testing.T) {
 	res := tlssScriptedClient(t, k, ch, func(mac []byte) { mac[5] ^= 1 })
 	if res.state != tlssFailed || res.sent != int(tls13.AlertDecryptError) || len(res.out) != 5+2+1+16 || res.out[0] != 23 {
 		t.Fatalf("a wrong Finished: state %d, alert %d, out %x", res.state, res.sent, res.out)
+	}
+}
+
+// TestTLSServerConstantTimeValgrind is the constant-time check of the C server's secret paths:
+// test/tls13sct.c, built with the server and its primitives (-O2, -DTLS13C_CT_CHECK
+// -DP256_CT_CHECK -DRSA_CT_CHECK), runs under valgrind memcheck for X25519, secp256r1 and
+// X25519MLKEM768 with Ed25519, ECDSA-P256 and RSA-PSS keys, the private key's values, the ECDH
+// secret, the ML-KEM m and the signature randomness marked undefined, from the ClientHello
+// (made here) to the server's sealed flight. Memcheck must report no branch and no memory index
+// that depends on them, and all nine handshakes must reach the state waiting for the client's
+// Finished. With "control" the harness branches on the secret once, which memcheck must report.
+func TestTLSServerConstantTimeValgrind(t *testing.T) {
+	srcs := []string{"test/tls13sct.c", "crypto/tls13/tls13s.c", "crypto/tls13/tls13common.c", "crypto/x509/x509.c",
+		"crypto/hkdf/hkdf.c", "crypto/aesgcm/aesgcm.c", "crypto/sha2/sha2.c", "crypto/keccak/keccak.c",
+		"crypto/mlkem/mlkem512.c", "crypto/mlkem/mlkem768.c", "crypto/mlkem/mlkem1024.c", "crypto/mldsa/mldsa44.c",
+		"crypto/mldsa/mldsa65.c", "crypto/mldsa/mldsa87.c", "crypto/c25519/fe25519.c", "crypto/c25519/x25519.c",
+		"crypto/c25519/ed25519.c", "crypto/p256/p256.c", "crypto/rsa/rsa.c"}
+	run := valgrindConstantTime(t, []string{"-Icore", "-DTLS13C_CT_CHECK", "-DP256_CT_CHECK", "-DRSA_CT_CHECK"}, srcs...)
+	dir := t.TempDir()
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []tls13.SignatureScheme{tls13.Ed25519, tls13.ECDSAP256SHA256, tls13.RSAPSSRSAESHA256} {
+		ch, err := tlscert.New(s, tlssHost, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob, err := ch.KeyBlob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(fmt.Sprintf("key-%04x.bin", uint16(s)), blob)
+		write("leaf.der", ch.LeafDER)
+	}
+	x, _ := ecdh.X25519().GenerateKey(rand.Reader)
+	p, _ := ecdh.P256().GenerateKey(rand.Reader)
+	dk, _ := mlkem.GenerateKey768()
+	for g, share := range map[uint16][]byte{
+		0x001d: x.PublicKey().Bytes(), 0x0017: p.PublicKey().Bytes(),
+		0x11ec: append(dk.EncapsulationKey().Bytes(), x.PublicKey().Bytes()...),
+	} {
+		h := tlssX25519Hello(x)
+		h.groups, h.shares, h.sigalgs = []uint16{g}, []tlssShare{{g, share}}, []uint16{0x0807, 0x0403, 0x0804}
+		write(fmt.Sprintf("ch-%04x.bin", g), tlssRecord(22, h.message()))
+	}
+	out, code := run(dir)
+	if code != 0 || !strings.Contains(out, "tls13sct 9/9") {
+		t.Fatalf("memcheck with the secrets undefined: exit %d\n%s", code, out)
+	}
+	out, code = run(dir, "control")
+	if code != valgrindErrExit || !strings.Contains(out, "uninitialised value") {
+		t.Fatalf("the control's branch on the secret was not reported: exit %d\n%s", code, out)
 	}
 }
