@@ -467,7 +467,7 @@ func (t *tlsMeasure) result(batch int) (trial.Outcome, error) {
 		Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 		Counter: "Go monotonic clock around the client's Handshake call (fresh loopback TCP connection, no resumption)",
 		Energy:  &artifacts.Energy{Absent: "not measured per handshake: a trial.RAPL reading covers both processes and everything else on the package"},
-		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch,
+		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch, Role: artifacts.TLSRoleClient,
 			BytesClient: last.Sent, BytesServer: last.Received, Flights: last.Flights, ChainBytes: last.ChainBytes, HelloRetry: t.retry},
 	}
 	series := []artifacts.TLSSeries{
