@@ -1,11 +1,12 @@
-/* RSA public-key verification per RFC 8017; see rsa.h. Numbers are little-endian arrays of 32-bit
- * limbs; all of them have the modulus' limb count.
+/* RSA verification and signing per RFC 8017; see rsa.h. Numbers are little-endian arrays of
+ * 32-bit limbs; all of them have their modulus' limb count (n's, or a prime's for signing).
  *
- * Nothing here is secret, but the arithmetic's control flow in verification depends only on the
- * key (limb count, the exponent's bits), not on the signature: Montgomery multiplication always
+ * Nothing in verification is secret, but its arithmetic's control flow depends only on the key
+ * (limb count, the exponent's bits), not on the signature: Montgomery multiplication always
  * subtracts n and selects, and the range check reads every limb. So a board's instruction count
  * for a valid signature is the same for every signature of one message under one key (a PSS
- * signature's random salt does not move it). Preparing a key (R^2 mod n) branches on the key. */
+ * signature's random salt does not move it). Preparing a key (R^2 mod n) branches on the key.
+ * Signing is constant time in the private key and the representative (section "private keys"). */
 #include "rsa.h"
 
 #include "../ct.h"
