@@ -129,7 +129,8 @@ int rsa_privkey_set(struct rsa_privkey *k, const uint8_t *blob, size_t len);
  * recombination) and runs in constant time in p, q, dp, dq, qinv and the representative:
  * Montgomery multiplication with a masked final subtraction, a 4-bit fixed window over every bit
  * of dp and dq with each table entry read by scanning the whole table. Before release the result
- * is checked with the public exponent: RSA_OK, or RSA_EFAULT with sig zeroed. Stack: 9,328 B
+ * is checked with the public exponent: RSA_OK, or RSA_EFAULT with sig zeroed (RSA_EKEY, sig
+ * untouched, for a key that rsa_privkey_set refused and zeroed). Stack: 9,328 B
  * on qemu-mps2-an386 with RSA_MAX_BITS = 4096, of which the window table is 8 * RSA_MAX_BYTES
  * (arrays are sized for RSA_MAX_BITS, so a board that defines 2048 needs about half). */
 int rsa_pss_sha256_sign_digest(const struct rsa_privkey *k, uint8_t *sig, const uint8_t digest[32],
