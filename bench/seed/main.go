@@ -2,8 +2,10 @@
 // portal's real ingest: it measures paper001's ML-KEM and ML-DSA experiments once on the
 // host, then for every further run scales those samples with jitter onto a board class
 // (host, two declared lab classes, two emulated and one hardware class), recomputes the
-// statistics from the scaled samples, signs a fresh bundle and submits it over HTTP as a
-// community result of a "seed" submitter. Every seeded bundle is distinct and
+// statistics from the scaled samples, signs a fresh bundle and submits it as a community
+// result of a "seed" submitter: through the portal's Server.SubmitCommunity in process, the
+// call POST /api/v1/submit makes once it has read the token and the body (-http: over
+// loopback HTTP, as a tool would). Every seeded bundle is distinct and
 // self-consistent, so it passes verification, re-derivation, the board-class check, the
 // comparison with the paper and the bundle-digest uniqueness like any upload; the numbers
 // are synthetic (scaled copies of one real run), which the submitter name, the board names
@@ -128,6 +130,9 @@ type options struct {
 	// Postgres is a PostgreSQL URL to seed instead of the SQLite file in Dir (Dir still
 	// holds the blobs).
 	Postgres string
+	// HTTP submits every bundle over loopback HTTP (POST /api/v1/submit) instead of calling
+	// the portal's Server.SubmitCommunity in process.
+	HTTP bool
 }
 
 // summary is what a seed did.
@@ -159,6 +164,7 @@ func main() {
 	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
 	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL URL (postgres://…) of the database to seed instead of DIR/portal.db; DIR holds the blobs")
+	flag.BoolVar(&o.HTTP, "http", false, "submit over loopback HTTP as a tool would (default: the same submission called in process)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole seed to this file")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
@@ -202,6 +208,7 @@ func run(o options, cpuprofile string) error {
 // template is one real host run that seeded runs are scaled from.
 type template struct {
 	m       *artifacts.Manifest
+	yaml    []byte // m.YAML(), marshalled once
 	res     *artifacts.Result
 	env     artifacts.Environment
 	samples artifacts.Samples
@@ -300,7 +307,14 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if _, err := st.AddSubmitterKey(ctx, u.ID, "seed", id.Public()); err != nil {
 		return sum, fmt.Errorf("register the seed keys: %w", err)
 	}
-	client := portalclient.NewSubmitter(hs.URL, token)
+	submit := func(ctx context.Context, data []byte) error {
+		_, _, err := srv.SubmitCommunity(ctx, u, data)
+		return err
+	}
+	if o.HTTP {
+		client := portalclient.NewSubmitter(hs.URL, token)
+		submit = func(ctx context.Context, data []byte) error { return submitRetrying(ctx, client, data) }
+	}
 
 	var tpls []template
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa"} {
@@ -325,7 +339,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 		if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
 			return sum, err
 		}
-		tpls = append(tpls, template{m: c, res: res, env: env, samples: samples})
+		tpls = append(tpls, template{m: c, yaml: c.YAML(), res: res, env: env, samples: samples})
 	}
 	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell, at most %d runs per transaction\n",
 		where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples, min(o.Batch, o.Workers))
@@ -370,7 +384,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 				bd := boards[rng.IntN(len(boards))]
 				data, err := replica(tp, bd, id, rng)
 				if err == nil {
-					err = submitRetrying(subCtx, client, data)
+					err = submit(subCtx, data)
 					if err != nil {
 						err = fmt.Errorf("submit seeded run %d (%s on %s): %w", i, tp.m.Ref(), bd.class, err)
 					}
@@ -545,7 +559,7 @@ func replica(tp template, bd board, id *identity.Identity, rng *rand.Rand) ([]by
 		return nil, err
 	}
 	b := &artifacts.Bundle{Files: map[string][]byte{
-		artifacts.FileManifest:    tp.m.YAML(),
+		artifacts.FileManifest:    tp.yaml,
 		artifacts.FileResult:      append(resJSON, '\n'),
 		artifacts.FileSamples:     samples.Bytes(),
 		artifacts.FileEnvironment: append(envJSON, '\n'),
