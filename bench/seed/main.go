@@ -237,6 +237,10 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	cfg.PublishBatch = min(o.Batch, o.Workers)
 	cfg.PublishLinger = o.Linger
 	cfg.LogSequenceGap = o.LogGap
+	// Bundles are not synced one by one: finish syncs the filesystem once. An interrupt loses
+	// nothing (the kernel keeps what was written); only a crash of the machine could leave
+	// runs whose bundles were not yet on disk, in a directory that is for load tests only.
+	cfg.BlobsUnsynced = true
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
 	cfg.RateLimits.Submit = portal.Budget{}
@@ -460,6 +464,7 @@ func finish(srv *portal.Server, hs *httptest.Server, sum *summary, dir, dsn stri
 	if err := closePortal(); err != nil {
 		return fmt.Errorf("close the portal: %w", err)
 	}
+	syscall.Sync() // the bundles, written unsynced (portal.Config.BlobsUnsynced)
 	if sum.Postgres {
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
