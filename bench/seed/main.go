@@ -23,7 +23,11 @@
 // publishes the runs its concurrent ingests verified in batches of at most -batch, one
 // transaction per batch (portal.Config.PublishBatch; -batch 1 publishes each alone, as a
 // serving portal does), a batch that is not full waiting up to -linger for more (fewer and
-// fuller transactions: a serving portal waits for nothing); -samples sets the samples per cell (default 5, the fewest the
+// fuller transactions: a serving portal waits for nothing). The defaults (16 workers on two
+// cores, batches of 8) keep two batches going: the ingests of one while the other commits,
+// so the cores are not left waiting on a commit. The bundles are not synced one by one
+// (portal.Config.BlobsUnsynced): the seed syncs the filesystem once when it ends.
+// -samples sets the samples per cell (default 5, the fewest the
 // comparison draws an interval from: the portal's bootstrap costs in proportion to them), and
 // -gogc the garbage collector's target (a seed trades memory for less collecting). Nothing is
 // written to the database except by the portal's own publication.
@@ -156,8 +160,8 @@ func main() {
 	var o options
 	flag.StringVar(&o.Dir, "data", "", "portal data directory to fill (created if missing)")
 	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
-	flag.IntVar(&o.Workers, "workers", max(8, 4*runtime.NumCPU()), "bundles built and submitted at once")
-	flag.IntVar(&o.Batch, "batch", 32, "most runs published in one transaction (1: each in its own, as a serving portal)")
+	flag.IntVar(&o.Workers, "workers", max(16, 8*runtime.NumCPU()), "bundles built and submitted at once")
+	flag.IntVar(&o.Batch, "batch", 8, "most runs published in one transaction (1: each in its own, as a serving portal); half of -workers lets one batch fill while the other commits")
 	flag.DurationVar(&o.Linger, "linger", 20*time.Millisecond, "how long a batch that is not full waits for more runs (0: it takes what waits)")
 	flag.DurationVar(&o.LogGap, "log-gap", time.Second, "least time between two rounds of the transparency log's sequencer (0: a round after every batch)")
 	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
