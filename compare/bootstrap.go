@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"pqrepro/artifacts"
 )
@@ -90,7 +91,8 @@ func ratioReplicates(num, den []float64, seed [32]byte) (point float64, ratios [
 	cn, cd := make([]int32, len(sn)), make([]int32, len(sd))
 	ratios = make([]float64, Resamples)
 	if mn, md := medianCodes(len(sn)), medianCodes(len(sd)); mn*md <= maxReplicateGrid {
-		return point, gridReplicates(sn, sd, cn, cd, drawer{src, rng}, ratios)
+		grid := drawnGrid(seed, len(sn), len(sd), func() []int32 { return drawGrid(len(sn), len(sd), cn, cd, drawer{src, rng}) })
+		return point, gridRatios(sn, sd, grid, ratios)
 	}
 	for b := range ratios {
 		mn := resampledMedian(sn, cn, rng)
@@ -120,15 +122,23 @@ func medianCodes(n int) int {
 	return n * n
 }
 
-// gridReplicates fills ratios with Resamples replicates drawn as ratioReplicates' loop would
-// draw them, sorted.
-func gridReplicates(sn, sd []float64, cn, cd []int32, rng drawer, ratios []float64) []float64 {
-	md := medianCodes(len(sd))
-	grid := make([]int32, medianCodes(len(sn))*md)
+// drawGrid counts, over Resamples replicates drawn as ratioReplicates' loop would draw them
+// from n numerator and d denominator samples, how often each pair of median codes was drawn
+// (grid[a*medianCodes(d)+b]).
+func drawGrid(n, d int, cn, cd []int32, rng drawer) []int32 {
+	md := medianCodes(d)
+	grid := make([]int32, medianCodes(n)*md)
 	for range Resamples {
-		a := medianCode(sn, cn, rng)
-		grid[a*md+medianCode(sd, cd, rng)]++
+		a := medianCode(n, cn, rng)
+		grid[a*md+medianCode(d, cd, rng)]++
 	}
+	return grid
+}
+
+// gridRatios fills ratios with the Resamples replicates grid counts (see drawGrid) for the
+// sorted samples sn and sd, sorted.
+func gridRatios(sn, sd []float64, grid []int32, ratios []float64) []float64 {
+	md := medianCodes(len(sd))
 	type cell struct {
 		v float64
 		n int32
@@ -150,11 +160,52 @@ func gridReplicates(sn, sd []float64, cn, cd []int32, rng drawer, ratios []float
 	return ratios
 }
 
-// medianCode draws a resample as resampledMedian does and returns which median it has: the
-// index i of sorted (n odd, or both middle values at i), or i*n+j for the mean of sorted[i]
-// and sorted[j] (n even); codedMedian turns it into the value.
-func medianCode(sorted []float64, counts []int32, rng drawer) int {
-	n := len(sorted)
+// Grids drawn once
+//
+// Which indices a resample draws depends only on the seed and the two sample counts, never on
+// the values: the seed is derived from the manifest's id, the metric and the cells' names
+// (BootstrapSeed). So every run of one manifest with the same sample counts draws the same
+// grid of median codes for the same interval, and drawing it (20,000 indices from ChaCha8) is
+// most of an interval's cost. drawnGrid keeps the grids drawn, at most maxGrids of them
+// (emptied when full: a portal meets few manifests and sample counts); the grid is read only,
+// so the replicates are bit for bit those drawn afresh (TestGridReplicatesAsSorted).
+
+// maxGrids bounds the grids kept.
+const maxGrids = 4096
+
+type gridKey struct {
+	seed [32]byte
+	n, d int
+}
+
+var grids struct {
+	sync.RWMutex
+	m map[gridKey][]int32
+}
+
+// drawnGrid returns the grid kept for (seed, n, d), or draws it with draw and keeps it.
+func drawnGrid(seed [32]byte, n, d int, draw func() []int32) []int32 {
+	k := gridKey{seed, n, d}
+	grids.RLock()
+	g, ok := grids.m[k]
+	grids.RUnlock()
+	if ok {
+		return g
+	}
+	g = draw()
+	grids.Lock()
+	if grids.m == nil || len(grids.m) >= maxGrids {
+		grids.m = make(map[gridKey][]int32)
+	}
+	grids.m[k] = g
+	grids.Unlock()
+	return g
+}
+
+// medianCode draws a resample of n sorted values as resampledMedian does and returns which
+// median it has: the index i of sorted (n odd, or both middle values at i), or i*n+j for the
+// mean of sorted[i] and sorted[j] (n even); codedMedian turns it into the value.
+func medianCode(n int, counts []int32, rng drawer) int {
 	clear(counts)
 	for range n {
 		counts[rng.intN(n)]++

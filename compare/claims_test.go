@@ -329,7 +329,8 @@ func TestResampledMedian(t *testing.T) {
 }
 
 // TestGridReplicatesAsSorted checks the counted replicates against drawing and sorting every
-// ratio, bit for bit, for odd and even sample counts, ties, and equal cells.
+// ratio, bit for bit, for odd and even sample counts, ties, and equal cells; the third pair
+// has the first's seed and counts but other values, so its grid is the one kept (drawnGrid).
 func TestGridReplicatesAsSorted(t *testing.T) {
 	for n := 1; n <= 9; n++ {
 		for m := 1; m <= 9; m++ {
@@ -339,7 +340,11 @@ func TestGridReplicatesAsSorted(t *testing.T) {
 				num[1] = num[0] // ties
 			}
 			seed := BootstrapSeed("m", "time", strconv.Itoa(n), strconv.Itoa(m))
-			for _, pair := range [][2][]float64{{num, den}, {num, num}} {
+			other := make([]float64, n)
+			for i, v := range num {
+				other[i] = 3*v + float64(i%3)
+			}
+			for _, pair := range [][2][]float64{{num, den}, {num, num}, {other, den}} {
 				_, got := ratioReplicates(pair[0], pair[1], seed)
 				sn, sd := slices.Sorted(slices.Values(pair[0])), slices.Sorted(slices.Values(pair[1]))
 				rng := rand.New(rand.NewChaCha8(seed))

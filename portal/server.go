@@ -129,6 +129,11 @@ type Config struct {
 	// a round after every publication, as a serving portal should, so a run is in the log
 	// at once; bench/seed sets a second).
 	LogSequenceGap time.Duration
+	// BlobsUnsynced: the filesystem blob store does not sync each bundle to disk before its run
+	// is published (blob.FS.Unsynced). Only for a bulk load that syncs once when it ends
+	// (bench/seed): a crash of the machine could otherwise leave published runs without their
+	// bundles. A serving portal leaves it off.
+	BlobsUnsynced bool
 	// Now is the portal's clock (nil: time.Now): what the store records as created and
 	// published, and what pages measure ages and expiries against. Tests fix it.
 	Now func() time.Time `json:"-"`
@@ -354,7 +359,12 @@ func Open(ctx context.Context, cfg Config, db Database, log *slog.Logger) (*Serv
 // cfg.Blobs (checked to exist and be writable).
 func openBlobs(ctx context.Context, cfg Config, log *slog.Logger) (blob.Store, error) {
 	if cfg.Blobs == "" {
-		return blob.OpenFS(filepath.Join(cfg.DataDir, blobsDir))
+		fs, err := blob.OpenFS(filepath.Join(cfg.DataDir, blobsDir))
+		if err != nil {
+			return nil, err
+		}
+		fs.Unsynced = cfg.BlobsUnsynced
+		return fs, nil
 	}
 	c, err := blob.ParseS3URL(cfg.Blobs)
 	if err != nil {

@@ -2,8 +2,10 @@
 // portal's real ingest: it measures paper001's ML-KEM and ML-DSA experiments once on the
 // host, then for every further run scales those samples with jitter onto a board class
 // (host, two declared lab classes, two emulated and one hardware class), recomputes the
-// statistics from the scaled samples, signs a fresh bundle and submits it over HTTP as a
-// community result of a "seed" submitter. Every seeded bundle is distinct and
+// statistics from the scaled samples, signs a fresh bundle and submits it as a community
+// result of a "seed" submitter: through the portal's Server.SubmitCommunity in process, the
+// call POST /api/v1/submit makes once it has read the token and the body (-http: over
+// loopback HTTP, as a tool would). Every seeded bundle is distinct and
 // self-consistent, so it passes verification, re-derivation, the board-class check, the
 // comparison with the paper and the bundle-digest uniqueness like any upload; the numbers
 // are synthetic (scaled copies of one real run), which the submitter name, the board names
@@ -21,7 +23,11 @@
 // publishes the runs its concurrent ingests verified in batches of at most -batch, one
 // transaction per batch (portal.Config.PublishBatch; -batch 1 publishes each alone, as a
 // serving portal does), a batch that is not full waiting up to -linger for more (fewer and
-// fuller transactions: a serving portal waits for nothing); -samples sets the samples per cell (default 5, the fewest the
+// fuller transactions: a serving portal waits for nothing). The defaults (16 workers on two
+// cores, batches of 8) keep two batches going: the ingests of one while the other commits,
+// so the cores are not left waiting on a commit. The bundles are not synced one by one
+// (portal.Config.BlobsUnsynced): the seed syncs the filesystem once when it ends.
+// -samples sets the samples per cell (default 5, the fewest the
 // comparison draws an interval from: the portal's bootstrap costs in proportion to them), and
 // -gogc the garbage collector's target (a seed trades memory for less collecting). Nothing is
 // written to the database except by the portal's own publication.
@@ -128,6 +134,9 @@ type options struct {
 	// Postgres is a PostgreSQL URL to seed instead of the SQLite file in Dir (Dir still
 	// holds the blobs).
 	Postgres string
+	// HTTP submits every bundle over loopback HTTP (POST /api/v1/submit) instead of calling
+	// the portal's Server.SubmitCommunity in process.
+	HTTP bool
 }
 
 // summary is what a seed did.
@@ -151,14 +160,15 @@ func main() {
 	var o options
 	flag.StringVar(&o.Dir, "data", "", "portal data directory to fill (created if missing)")
 	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
-	flag.IntVar(&o.Workers, "workers", max(8, 4*runtime.NumCPU()), "bundles built and submitted at once")
-	flag.IntVar(&o.Batch, "batch", 32, "most runs published in one transaction (1: each in its own, as a serving portal)")
+	flag.IntVar(&o.Workers, "workers", max(16, 8*runtime.NumCPU()), "bundles built and submitted at once")
+	flag.IntVar(&o.Batch, "batch", 8, "most runs published in one transaction (1: each in its own, as a serving portal); half of -workers lets one batch fill while the other commits")
 	flag.DurationVar(&o.Linger, "linger", 20*time.Millisecond, "how long a batch that is not full waits for more runs (0: it takes what waits)")
 	flag.DurationVar(&o.LogGap, "log-gap", time.Second, "least time between two rounds of the transparency log's sequencer (0: a round after every batch)")
 	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
 	flag.IntVar(&o.Samples, "samples", 5, "samples per cell (at least 5 for the comparison's intervals)")
 	flag.DurationVar(&o.Every, "progress", 5*time.Second, "interval between progress lines (0: none)")
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL URL (postgres://…) of the database to seed instead of DIR/portal.db; DIR holds the blobs")
+	flag.BoolVar(&o.HTTP, "http", false, "submit over loopback HTTP as a tool would (default: the same submission called in process)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole seed to this file")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
@@ -202,6 +212,7 @@ func run(o options, cpuprofile string) error {
 // template is one real host run that seeded runs are scaled from.
 type template struct {
 	m       *artifacts.Manifest
+	yaml    []byte // m.YAML(), marshalled once
 	res     *artifacts.Result
 	env     artifacts.Environment
 	samples artifacts.Samples
@@ -230,6 +241,10 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	cfg.PublishBatch = min(o.Batch, o.Workers)
 	cfg.PublishLinger = o.Linger
 	cfg.LogSequenceGap = o.LogGap
+	// Bundles are not synced one by one: finish syncs the filesystem once. An interrupt loses
+	// nothing (the kernel keeps what was written); only a crash of the machine could leave
+	// runs whose bundles were not yet on disk, in a directory that is for load tests only.
+	cfg.BlobsUnsynced = true
 	// The seeder is the portal's only client, on loopback, submitting as fast as ingest goes:
 	// the per-address submission budget would only slow it down.
 	cfg.RateLimits.Submit = portal.Budget{}
@@ -300,7 +315,14 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	if _, err := st.AddSubmitterKey(ctx, u.ID, "seed", id.Public()); err != nil {
 		return sum, fmt.Errorf("register the seed keys: %w", err)
 	}
-	client := portalclient.NewSubmitter(hs.URL, token)
+	submit := func(ctx context.Context, data []byte) error {
+		_, _, err := srv.SubmitCommunity(ctx, u, data)
+		return err
+	}
+	if o.HTTP {
+		client := portalclient.NewSubmitter(hs.URL, token)
+		submit = func(ctx context.Context, data []byte) error { return submitRetrying(ctx, client, data) }
+	}
 
 	var tpls []template
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa"} {
@@ -325,7 +347,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 		if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil {
 			return sum, err
 		}
-		tpls = append(tpls, template{m: c, res: res, env: env, samples: samples})
+		tpls = append(tpls, template{m: c, yaml: c.YAML(), res: res, env: env, samples: samples})
 	}
 	fmt.Fprintf(out, "seed: %s holds %d cells; adding %d with %d workers, %d samples per cell, at most %d runs per transaction\n",
 		where, sum.Before, o.Cells-sum.Before, o.Workers, o.Samples, min(o.Batch, o.Workers))
@@ -370,7 +392,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 				bd := boards[rng.IntN(len(boards))]
 				data, err := replica(tp, bd, id, rng)
 				if err == nil {
-					err = submitRetrying(subCtx, client, data)
+					err = submit(subCtx, data)
 					if err != nil {
 						err = fmt.Errorf("submit seeded run %d (%s on %s): %w", i, tp.m.Ref(), bd.class, err)
 					}
@@ -446,6 +468,7 @@ func finish(srv *portal.Server, hs *httptest.Server, sum *summary, dir, dsn stri
 	if err := closePortal(); err != nil {
 		return fmt.Errorf("close the portal: %w", err)
 	}
+	syscall.Sync() // the bundles, written unsynced (portal.Config.BlobsUnsynced)
 	if sum.Postgres {
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
@@ -545,7 +568,7 @@ func replica(tp template, bd board, id *identity.Identity, rng *rand.Rand) ([]by
 		return nil, err
 	}
 	b := &artifacts.Bundle{Files: map[string][]byte{
-		artifacts.FileManifest:    tp.m.YAML(),
+		artifacts.FileManifest:    tp.yaml,
 		artifacts.FileResult:      append(resJSON, '\n'),
 		artifacts.FileSamples:     samples.Bytes(),
 		artifacts.FileEnvironment: append(envJSON, '\n'),

@@ -47,7 +47,9 @@ func TestSeedPublishesThroughIngest(t *testing.T) {
 	if first.DBBytes == 0 || first.BlobBytes == 0 {
 		t.Errorf("first seed measured no disk: %+v", first)
 	}
-	second, err := seed(ctx, options{Dir: dir, Cells: 200, Workers: 2, Batch: 1, Samples: 5, Postgres: dsn}, &out)
+	// The resumed seed submits over HTTP, as a tool would; the first called the submission in
+	// process.
+	second, err := seed(ctx, options{Dir: dir, Cells: 200, Workers: 2, Batch: 1, Samples: 5, Postgres: dsn, HTTP: true}, &out)
 	if err != nil {
 		t.Fatalf("resumed seed: %v\n%s", err, out.String())
 	}

@@ -281,3 +281,17 @@ func TestSuiteFS(t *testing.T) {
 			temps: func() []string { return listFiles(filepath.Join(s.Dir, "tmp")) }}
 	})
 }
+
+// TestSuiteFSUnsynced: a store that skips the syncs (a bulk load's) behaves as the synced one.
+func TestSuiteFSUnsynced(t *testing.T) {
+	runSuite(t, func(t *testing.T) suiteStore {
+		s, err := OpenFS(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Unsynced = true
+		return suiteStore{Store: s, Files: s,
+			blobs: func() []string { return listFiles(filepath.Join(s.Dir, "sha256")) },
+			temps: func() []string { return listFiles(filepath.Join(s.Dir, "tmp")) }}
+	})
+}

@@ -156,6 +156,10 @@ type Tx struct {
 	d  *Dialect
 	// changed marks the generations (1<<genRuns, 1<<genWork) the transaction advances.
 	changed uint8
+	// notified are the events raised in this transaction: PostgreSQL delivers one
+	// notification of a channel and payload per transaction however often it is raised, so a
+	// batch of publications raises it once.
+	notified []string
 }
 
 func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -179,10 +183,14 @@ func (t *Tx) notify(ctx context.Context, event string) error {
 	case store.EventJobs:
 		t.change(genWork)
 	}
-	if t.d.Notify == nil {
+	if t.d.Notify == nil || slices.Contains(t.notified, event) {
 		return nil
 	}
-	return t.d.Notify(ctx, t, event)
+	if err := t.d.Notify(ctx, t, event); err != nil {
+		return err
+	}
+	t.notified = append(t.notified, event)
+	return nil
 }
 
 // maxRetries bounds how often a transaction that lost a serialisation race runs again.

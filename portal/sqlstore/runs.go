@@ -153,49 +153,63 @@ func insertRun(ctx context.Context, tx *Tx, p store.Publication, now time.Time) 
 	return id, err
 }
 
-// insertCells inserts run id's cells, each with the run's board, level, origin and class
-// status so that rankings read one table.
-func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []artifacts.Cell) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cells (run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
+// cellColumns are the columns insertCells fills, in order.
+const cellColumns = `run_id, idx, algorithm, operation, status, error, unit, n, min, p25, median, p75, max, mean, stddev, heap_per_op,
 		board_class, level, origin, stack_bytes, energy_j_per_op, method, class_status, keys, requested, budget_reached, variant, peak_heap_bytes, loaded,
-		implementation, msg_bytes, energy_method, hash_share, hash_bound, hash_absent)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+		implementation, msg_bytes, energy_method, hash_share, hash_bound, hash_absent`
+
+// cellsPerInsert bounds the rows of one INSERT of cells (35 values a row: far below either
+// engine's limit of bound values a statement).
+const cellsPerInsert = 100
+
+// insertCells inserts run id's cells, each with the run's board, level, origin and class
+// status so that rankings read one table: up to cellsPerInsert rows a statement (one round
+// trip to PostgreSQL for a usual run, not one a cell).
+func insertCells(ctx context.Context, tx *Tx, id int64, r store.Run, cells []artifacts.Cell) error {
 	classStatus := runClassStatus(r)
-	for i, c := range cells {
-		var n int
-		var st [7]any
-		if c.Stats != nil {
-			n = c.Stats.N
-			st = [7]any{c.Stats.Min, c.Stats.P25, c.Stats.Median, c.Stats.P75, c.Stats.Max, c.Stats.Mean, c.Stats.Stddev}
+	tuple := "(" + placeholders(strings.Count(cellColumns, ",")+1) + ")"
+	for first := 0; first < len(cells); first += cellsPerInsert {
+		batch := cells[first:min(len(cells), first+cellsPerInsert)]
+		var args []any
+		for k, c := range batch {
+			args = append(args, cellRow(id, first+k, r, classStatus, c)...)
 		}
-		var heap, stack, energy any
-		if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
-			heap = *c.Memory.HeapBytesPerOp
-		}
-		if c.Memory != nil && c.Memory.StackBytes != nil {
-			stack = float64(*c.Memory.StackBytes)
-		}
-		if c.Energy != nil && c.Energy.JoulesPerOp != nil {
-			energy = c.Energy.JoulesPerOp.Median
-		}
-		share, bound, absent := cellHashing(c)
-		// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
-		// manifest's method: its method says so, so rankings never mix it with the method's.
-		method := string(r.Method)
-		if c.Variant != "" {
-			method += " · " + c.Variant
-		}
-		if _, err := stmt.ExecContext(ctx, id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
-			r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
-			cellImplementation(c), cellMessage(c), store.EnergyMethodOf(c), share, bound, absent); err != nil {
+		q := `INSERT INTO cells (` + cellColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(tuple+", ", len(batch)), ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cellRow is the values of cell i of run id, in cellColumns' order.
+func cellRow(id int64, i int, r store.Run, classStatus string, c artifacts.Cell) []any {
+	var n int
+	var st [7]any
+	if c.Stats != nil {
+		n = c.Stats.N
+		st = [7]any{c.Stats.Min, c.Stats.P25, c.Stats.Median, c.Stats.P75, c.Stats.Max, c.Stats.Mean, c.Stats.Stddev}
+	}
+	var heap, stack, energy any
+	if c.Memory != nil && c.Memory.HeapBytesPerOp != nil {
+		heap = *c.Memory.HeapBytesPerOp
+	}
+	if c.Memory != nil && c.Memory.StackBytes != nil {
+		stack = float64(*c.Memory.StackBytes)
+	}
+	if c.Energy != nil && c.Energy.JoulesPerOp != nil {
+		energy = c.Energy.JoulesPerOp.Median
+	}
+	share, bound, absent := cellHashing(c)
+	// A variant (crypto/tls beside the engine, a corrected openssl command) is not the
+	// manifest's method: its method says so, so rankings never mix it with the method's.
+	method := string(r.Method)
+	if c.Variant != "" {
+		method += " · " + c.Variant
+	}
+	return []any{id, i, c.Algorithm, c.Operation, c.Status, c.Error, c.Unit, n, st[0], st[1], st[2], st[3], st[4], st[5], st[6], heap,
+		r.BoardClass, r.Level, r.Origin, stack, energy, method, classStatus, c.Keys, c.Requested, c.BudgetReached, c.Variant, peakHeap(c), r.Loaded,
+		cellImplementation(c), cellMessage(c), store.EnergyMethodOf(c), share, bound, absent}
 }
 
 // cellHashing is a cell's hashing columns: its share and bound (NULL when not measured) and
@@ -214,9 +228,17 @@ func cellHashing(c artifacts.Cell) (share, bound any, absent string) {
 // insertVerdicts inserts run id's claim verdicts and adds the run and its verdicts to the
 // summary counters.
 func insertVerdicts(ctx context.Context, tx *Tx, id int64, r store.Run, claims []store.ClaimVerdict) error {
-	for _, v := range claims {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason, class_status) VALUES (?, ?, ?, ?, ?, ?)`,
-			id, v.Paper, v.ClaimID, v.Verdict, v.Reason, v.ClassStatus); err != nil {
+	// Up to 100 verdicts a statement (six values a row).
+	for rest := claims; len(rest) > 0; {
+		batch := rest[:min(len(rest), 100)]
+		rest = rest[len(batch):]
+		args := make([]any, 0, 6*len(batch))
+		for _, v := range batch {
+			args = append(args, id, v.Paper, v.ClaimID, v.Verdict, v.Reason, v.ClassStatus)
+		}
+		q := `INSERT INTO claim_verdicts (run_id, paper, claim_id, verdict, reason, class_status) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(batch)), ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
 	}
