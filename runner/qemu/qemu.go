@@ -1,6 +1,7 @@
 // Package qemu is the board driver for emulated boards: it boots the benchmark firmware in
-// QEMU with the UART on a pty and talks to it through go.bug.st/serial, exactly as it would
-// to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
+// QEMU with the UART on a unix socket and speaks the same framed protocol on it as to a board
+// on USB (a pty made QEMU take input only after its once-a-second check for an open port: see
+// start). "Flashing" is starting QEMU with a new image. Every machine runs under
 // -icount shift=0, so counts are emulated retired instructions, identical between runs of
 // the same manifest; they are never cycles of real silicon.
 //
@@ -15,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +25,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"go.bug.st/serial"
 
 	"pqrepro/artifacts"
 	"pqrepro/internal/boardcat"
@@ -92,8 +92,8 @@ type QEMU struct {
 	// started sees each session once the machine runs.
 	bootImage string
 	started   func(*session)
-	// line wraps the opened pty (fault injection in tests).
-	line func(serial.Port) io.ReadWriteCloser
+	// line wraps the connected UART socket (fault injection in tests).
+	line func(io.ReadWriteCloser) io.ReadWriteCloser
 }
 
 var (
@@ -389,13 +389,13 @@ func (q *QEMU) unpark() {
 	}
 }
 
-// session is one running QEMU with the firmware's UART open on a pty.
+// session is one running QEMU with the firmware's UART connected on a unix socket.
 type session struct {
 	cmd   *exec.Cmd
 	pid   int
 	dir   string
 	qmp   *qmp
-	port  serial.Port
+	port  net.Conn
 	conn  *wire.Conn
 	hello wire.Hello // the board's answer to the boot's HELLO
 
@@ -406,11 +406,14 @@ type session struct {
 	stopMu  sync.Once
 }
 
-// start launches QEMU paused (-S) with the UART on a pty and a QMP socket, opens the pty
-// with go.bug.st/serial (no modem-control calls: a pty has no such lines), and only then
-// resumes the machine over QMP, so no byte the firmware sends is lost.
+// start launches QEMU paused (-S) with the UART on a unix socket (QEMU listening) and a QMP
+// socket, connects to the UART, and only then resumes the machine over QMP, so no byte the
+// firmware sends is lost. The UART was on a pty before: QEMU 7.2's pty backend reads the port
+// only once its timer (a second after QEMU created the pty) has seen it opened, so the first
+// HELLO of every boot waited most of a second; QEMU reads a socket from the moment it
+// accepts it.
 func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.Options, bootTimeout time.Duration,
-	wrap func(serial.Port) io.ReadWriteCloser) (_ *session, err error) {
+	wrap func(io.ReadWriteCloser) io.ReadWriteCloser) (_ *session, err error) {
 	if _, err := os.Stat(elf); err != nil {
 		return nil, fmt.Errorf("firmware image: %w", err)
 	}
@@ -419,12 +422,13 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return nil, err
 	}
 	sock := filepath.Join(dir, "qmp.sock")
+	uart := filepath.Join(dir, "uart.sock")
 	args := append(append([]string{}, m.Args...),
-		"-S", "-display", "none", "-monitor", "none", "-serial", "pty",
+		"-S", "-display", "none", "-monitor", "none", "-serial", "unix:"+uart+",server=on,wait=off",
 		"-qmp", "unix:"+sock+",server=on,wait=off",
 		"-icount", "shift=0", "-kernel", elf)
 	cmd := exec.Command(m.Binary, args...)
-	// QEMU dies with the runner: a firmware left spinning on an orphaned pty would burn a core.
+	// QEMU dies with the runner: a firmware left spinning without its runner would burn a core.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -462,15 +466,12 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	if err != nil {
 		return s, err
 	}
-	pty, err := s.qmp.serialPty()
+	// QMP answering means every character device is set up: the UART's socket listens.
+	s.port, err = net.DialTimeout("unix", uart, 10*time.Second)
 	if err != nil {
-		return s, err
+		return s, fmt.Errorf("connect to QEMU's UART socket %s: %w", uart, err)
 	}
-	s.port, err = serial.Open(pty, &serial.Mode{BaudRate: 115200})
-	if err != nil {
-		return s, fmt.Errorf("open QEMU's UART pty %s: %w", pty, err)
-	}
-	fmt.Fprintf(log, "qemu: UART on %s, opened; resuming the machine\n", pty)
+	fmt.Fprintf(log, "qemu: UART on %s, connected; resuming the machine\n", uart)
 	var line io.ReadWriteCloser = s.port
 	if wrap != nil {
 		line = wrap(s.port)
