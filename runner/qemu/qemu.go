@@ -472,16 +472,16 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return s, fmt.Errorf("connect to QEMU's UART socket %s: %w", uart, err)
 	}
 	fmt.Fprintf(log, "qemu: UART on %s, connected; resuming the machine\n", uart)
-	var line io.ReadWriteCloser = s.port
+	var line io.ReadWriteCloser = uartConn{s.port, s}
 	if wrap != nil {
-		line = wrap(s.port)
+		line = wrap(line)
 	}
 	opts.Activity = s.activity
 	s.conn = wire.NewConn(line, opts)
-	go func() { // a dead QEMU ends the conversation at once, not at the silence timeout
+	go func() { // a dead QEMU ends the conversation at once (wire.ErrGone), not at the silence timeout
 		select {
 		case <-s.exited:
-			s.conn.Close()
+			s.port.Close()
 		case <-s.stopped:
 		}
 	}()
@@ -489,6 +489,41 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return s, err
 	}
 	return s, nil
+}
+
+// uartConn is the runner's end of QEMU's UART socket. The socket closing because QEMU exited
+// reads as wire.ErrGone (the board is not there to restart the line with), not as a board
+// that hung up.
+type uartConn struct {
+	net.Conn
+	s *session
+}
+
+func (u uartConn) Read(p []byte) (int, error) {
+	n, err := u.Conn.Read(p)
+	if err != nil && u.exited(errors.Is(err, io.EOF)) {
+		err = fmt.Errorf("%w: QEMU (pid %d) exited: %s", wire.ErrGone, u.s.pid, exitText(u.s.waitErr))
+	}
+	return n, err
+}
+
+// exited reports whether QEMU has exited; after an EOF (QEMU closes the socket as it exits)
+// it waits up to two seconds for the process to be reaped.
+func (u uartConn) exited(eof bool) bool {
+	select {
+	case <-u.s.exited:
+		return true
+	default:
+	}
+	if !eof {
+		return false
+	}
+	select {
+	case <-u.s.exited:
+		return true
+	case <-time.After(2 * time.Second):
+		return false
+	}
 }
 
 // activity is the board's liveness for the line: the emulator's CPU time and scheduling
