@@ -1,7 +1,6 @@
 // Package qemu is the board driver for emulated boards: it boots the benchmark firmware in
-// QEMU with the UART on a unix socket and speaks the same framed protocol on it as to a board
-// on USB (a pty made QEMU take input only after its once-a-second check for an open port: see
-// start). "Flashing" is starting QEMU with a new image. Every machine runs under
+// QEMU with the UART on a pty the runner allocates and speaks the same framed protocol on it
+// as to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
 // -icount shift=0, so counts are emulated retired instructions, identical between runs of
 // the same manifest; they are never cycles of real silicon.
 //
@@ -16,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +27,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/internal/boardcat"
 	"pqrepro/internal/lockedio"
+	"pqrepro/internal/pty"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -92,7 +91,7 @@ type QEMU struct {
 	// started sees each session once the machine runs.
 	bootImage string
 	started   func(*session)
-	// line wraps the connected UART socket (fault injection in tests).
+	// line wraps the runner's end of the UART (fault injection in tests).
 	line func(io.ReadWriteCloser) io.ReadWriteCloser
 }
 
@@ -389,13 +388,13 @@ func (q *QEMU) unpark() {
 	}
 }
 
-// session is one running QEMU with the firmware's UART connected on a unix socket.
+// session is one running QEMU with the firmware's UART on a pty.
 type session struct {
 	cmd   *exec.Cmd
 	pid   int
 	dir   string
 	qmp   *qmp
-	port  net.Conn
+	port  *os.File // the pty's master; QEMU has the slave
 	conn  *wire.Conn
 	hello wire.Hello // the board's answer to the boot's HELLO
 
@@ -406,12 +405,12 @@ type session struct {
 	stopMu  sync.Once
 }
 
-// start launches QEMU paused (-S) with the UART on a unix socket (QEMU listening) and a QMP
-// socket, connects to the UART, and only then resumes the machine over QMP, so no byte the
-// firmware sends is lost. The UART was on a pty before: QEMU 7.2's pty backend reads the port
-// only once its timer (a second after QEMU created the pty) has seen it opened, so the first
-// HELLO of every boot waited most of a second; QEMU reads a socket from the moment it
-// accepts it.
+// start allocates a pty (raw, no output translation), launches QEMU paused (-S) with the UART
+// on its slave and a QMP socket, and only then resumes the machine over QMP, so no byte the
+// firmware sends is lost. The runner allocates the pty rather than asking QEMU for one
+// (-serial pty): QEMU 7.2's pty backend reads the port only once a timer (a second after it
+// created the pty) has seen it opened, so the first HELLO of every boot waited most of a
+// second; a tty QEMU opens by path (its serial backend) is read from the start.
 func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.Options, bootTimeout time.Duration,
 	wrap func(io.ReadWriteCloser) io.ReadWriteCloser) (_ *session, err error) {
 	if _, err := os.Stat(elf); err != nil {
@@ -422,9 +421,13 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return nil, err
 	}
 	sock := filepath.Join(dir, "qmp.sock")
-	uart := filepath.Join(dir, "uart.sock")
+	master, uart, err := pty.Open()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	args := append(append([]string{}, m.Args...),
-		"-S", "-display", "none", "-monitor", "none", "-serial", "unix:"+uart+",server=on,wait=off",
+		"-S", "-display", "none", "-monitor", "none", "-serial", uart,
 		"-qmp", "unix:"+sock+",server=on,wait=off",
 		"-icount", "shift=0", "-kernel", elf)
 	cmd := exec.Command(m.Binary, args...)
@@ -436,11 +439,12 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
-	s := &session{cmd: cmd, dir: dir, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
+	s := &session{cmd: cmd, dir: dir, port: master, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
 	err = s.startChild(cmd)
 	outW.Close()
 	if err != nil {
 		outR.Close()
+		master.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", m.Binary, err)
 	}
@@ -466,12 +470,8 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	if err != nil {
 		return s, err
 	}
-	// QMP answering means every character device is set up: the UART's socket listens.
-	s.port, err = net.DialTimeout("unix", uart, 10*time.Second)
-	if err != nil {
-		return s, fmt.Errorf("connect to QEMU's UART socket %s: %w", uart, err)
-	}
-	fmt.Fprintf(log, "qemu: UART on %s, connected; resuming the machine\n", uart)
+	// QMP answering means every character device is set up: QEMU has the UART's tty open.
+	fmt.Fprintf(log, "qemu: UART on %s; resuming the machine\n", uart)
 	var line io.ReadWriteCloser = uartConn{s.port, s}
 	if wrap != nil {
 		line = wrap(line)
@@ -491,23 +491,23 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	return s, nil
 }
 
-// uartConn is the runner's end of QEMU's UART socket. The socket closing because QEMU exited
-// reads as wire.ErrGone (the board is not there to restart the line with), not as a board
-// that hung up.
+// uartConn is the runner's end of QEMU's UART (the pty's master). The line hanging up because
+// QEMU exited (EIO once no process has the slave open) reads as wire.ErrGone (the board is
+// not there to restart the line with), not as a board that hung up.
 type uartConn struct {
-	net.Conn
+	*os.File
 	s *session
 }
 
 func (u uartConn) Read(p []byte) (int, error) {
-	n, err := u.Conn.Read(p)
-	if err != nil && u.exited(errors.Is(err, io.EOF)) {
+	n, err := u.File.Read(p)
+	if err != nil && u.exited(errors.Is(err, io.EOF) || errors.Is(err, syscall.EIO)) {
 		err = fmt.Errorf("%w: QEMU (pid %d) exited: %s", wire.ErrGone, u.s.pid, exitText(u.s.waitErr))
 	}
 	return n, err
 }
 
-// exited reports whether QEMU has exited; after an EOF (QEMU closes the socket as it exits)
+// exited reports whether QEMU has exited; after a hang-up (QEMU closes the slave as it exits)
 // it waits up to two seconds for the process to be reaped.
 func (u uartConn) exited(eof bool) bool {
 	select {

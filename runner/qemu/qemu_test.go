@@ -112,7 +112,7 @@ func execute(t *testing.T, b runner.Board, m *artifacts.Manifest, obs runner.Obs
 }
 
 // TestRunsAreIdenticalAndVerify runs the same manifest twice on each emulated board, through
-// the real UART socket, and requires identical instruction counts, a verifying bundle, and an
+// the real UART pty, and requires identical instruction counts, a verifying bundle, and an
 // environment that names the firmware digest and the emulator.
 func TestRunsAreIdenticalAndVerify(t *testing.T) {
 	for _, m := range qemuMachines() {
@@ -342,7 +342,7 @@ func TestMLDSARuns(t *testing.T) {
 	}
 }
 
-// faultyLine sits between the driver and QEMU's UART socket: what the firmware sends goes through
+// faultyLine sits between the driver and QEMU's UART pty: what the firmware sends goes through
 // fromBoard, what the runner sends through toBoard (each may drop, alter or add lines).
 type faultyLine struct {
 	port io.ReadWriteCloser
