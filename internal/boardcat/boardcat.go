@@ -13,7 +13,7 @@ import (
 
 // Emulators: what boots an emulated board's firmware.
 const (
-	// EmulatorQEMU boots the ELF in a QEMU system emulator, the UART on a pty.
+	// EmulatorQEMU boots the ELF in a QEMU system emulator, the UART on a pty the runner allocates.
 	EmulatorQEMU = "qemu"
 	// EmulatorRP2040JS boots the UF2 beside the ELF in rp2040js (the RP2040 emulator, a
 	// Node package) through the harness of firmware/tools/rp2040js, the UART on its stdio.

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.bug.st/serial"
-
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
@@ -94,7 +92,7 @@ func TestAgentKeepsWhatASilentBoardMeasured(t *testing.T) {
 	q.started = func(s *session) { record(s); current.Store(s) }
 	var once sync.Once
 	// Pause the emulated CPU over QMP as soon as the first sample of the run crosses the line.
-	q.line = func(p serial.Port) io.ReadWriteCloser {
+	q.line = func(p io.ReadWriteCloser) io.ReadWriteCloser {
 		pr, pw := io.Pipe()
 		go func() {
 			br := bufio.NewReader(p)
@@ -160,7 +158,7 @@ func TestAgentKeepsWhatASilentBoardMeasured(t *testing.T) {
 // pausingLine reads through the watching pipe and writes to the port.
 type pausingLine struct {
 	io.ReadCloser
-	port serial.Port
+	port io.ReadWriteCloser
 }
 
 func (l *pausingLine) Write(b []byte) (int, error) { return l.port.Write(b) }

@@ -1,6 +1,6 @@
 // Package qemu is the board driver for emulated boards: it boots the benchmark firmware in
-// QEMU with the UART on a pty and talks to it through go.bug.st/serial, exactly as it would
-// to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
+// QEMU with the UART on a pty the runner allocates and speaks the same framed protocol on it
+// as to a board on USB. "Flashing" is starting QEMU with a new image. Every machine runs under
 // -icount shift=0, so counts are emulated retired instructions, identical between runs of
 // the same manifest; they are never cycles of real silicon.
 //
@@ -24,11 +24,10 @@ import (
 	"syscall"
 	"time"
 
-	"go.bug.st/serial"
-
 	"pqrepro/artifacts"
 	"pqrepro/internal/boardcat"
 	"pqrepro/internal/lockedio"
+	"pqrepro/internal/pty"
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
@@ -92,8 +91,8 @@ type QEMU struct {
 	// started sees each session once the machine runs.
 	bootImage string
 	started   func(*session)
-	// line wraps the opened pty (fault injection in tests).
-	line func(serial.Port) io.ReadWriteCloser
+	// line wraps the runner's end of the UART (fault injection in tests).
+	line func(io.ReadWriteCloser) io.ReadWriteCloser
 }
 
 var (
@@ -389,13 +388,13 @@ func (q *QEMU) unpark() {
 	}
 }
 
-// session is one running QEMU with the firmware's UART open on a pty.
+// session is one running QEMU with the firmware's UART on a pty.
 type session struct {
 	cmd   *exec.Cmd
 	pid   int
 	dir   string
 	qmp   *qmp
-	port  serial.Port
+	port  *os.File // the pty's master; QEMU has the slave
 	conn  *wire.Conn
 	hello wire.Hello // the board's answer to the boot's HELLO
 
@@ -406,11 +405,14 @@ type session struct {
 	stopMu  sync.Once
 }
 
-// start launches QEMU paused (-S) with the UART on a pty and a QMP socket, opens the pty
-// with go.bug.st/serial (no modem-control calls: a pty has no such lines), and only then
-// resumes the machine over QMP, so no byte the firmware sends is lost.
+// start allocates a pty (raw, no output translation), launches QEMU paused (-S) with the UART
+// on its slave and a QMP socket, and only then resumes the machine over QMP, so no byte the
+// firmware sends is lost. The runner allocates the pty rather than asking QEMU for one
+// (-serial pty): QEMU 7.2's pty backend reads the port only once a timer (a second after it
+// created the pty) has seen it opened, so the first HELLO of every boot waited most of a
+// second; a tty QEMU opens by path (its serial backend) is read from the start.
 func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.Options, bootTimeout time.Duration,
-	wrap func(serial.Port) io.ReadWriteCloser) (_ *session, err error) {
+	wrap func(io.ReadWriteCloser) io.ReadWriteCloser) (_ *session, err error) {
 	if _, err := os.Stat(elf); err != nil {
 		return nil, fmt.Errorf("firmware image: %w", err)
 	}
@@ -419,12 +421,17 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return nil, err
 	}
 	sock := filepath.Join(dir, "qmp.sock")
+	master, uart, err := pty.Open()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	args := append(append([]string{}, m.Args...),
-		"-S", "-display", "none", "-monitor", "none", "-serial", "pty",
+		"-S", "-display", "none", "-monitor", "none", "-serial", uart,
 		"-qmp", "unix:"+sock+",server=on,wait=off",
 		"-icount", "shift=0", "-kernel", elf)
 	cmd := exec.Command(m.Binary, args...)
-	// QEMU dies with the runner: a firmware left spinning on an orphaned pty would burn a core.
+	// QEMU dies with the runner: a firmware left spinning without its runner would burn a core.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -432,11 +439,12 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
-	s := &session{cmd: cmd, dir: dir, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
+	s := &session{cmd: cmd, dir: dir, port: master, exited: make(chan struct{}), outDone: make(chan struct{}), stopped: make(chan struct{})}
 	err = s.startChild(cmd)
 	outW.Close()
 	if err != nil {
 		outR.Close()
+		master.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", m.Binary, err)
 	}
@@ -462,25 +470,18 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 	if err != nil {
 		return s, err
 	}
-	pty, err := s.qmp.serialPty()
-	if err != nil {
-		return s, err
-	}
-	s.port, err = serial.Open(pty, &serial.Mode{BaudRate: 115200})
-	if err != nil {
-		return s, fmt.Errorf("open QEMU's UART pty %s: %w", pty, err)
-	}
-	fmt.Fprintf(log, "qemu: UART on %s, opened; resuming the machine\n", pty)
-	var line io.ReadWriteCloser = s.port
+	// QMP answering means every character device is set up: QEMU has the UART's tty open.
+	fmt.Fprintf(log, "qemu: UART on %s; resuming the machine\n", uart)
+	var line io.ReadWriteCloser = uartConn{s.port, s}
 	if wrap != nil {
-		line = wrap(s.port)
+		line = wrap(line)
 	}
 	opts.Activity = s.activity
 	s.conn = wire.NewConn(line, opts)
-	go func() { // a dead QEMU ends the conversation at once, not at the silence timeout
+	go func() { // a dead QEMU ends the conversation at once (wire.ErrGone), not at the silence timeout
 		select {
 		case <-s.exited:
-			s.conn.Close()
+			s.port.Close()
 		case <-s.stopped:
 		}
 	}()
@@ -488,6 +489,41 @@ func start(ctx context.Context, m Machine, elf string, log io.Writer, opts wire.
 		return s, err
 	}
 	return s, nil
+}
+
+// uartConn is the runner's end of QEMU's UART (the pty's master). The line hanging up because
+// QEMU exited (EIO once no process has the slave open) reads as wire.ErrGone (the board is
+// not there to restart the line with), not as a board that hung up.
+type uartConn struct {
+	*os.File
+	s *session
+}
+
+func (u uartConn) Read(p []byte) (int, error) {
+	n, err := u.File.Read(p)
+	if err != nil && u.exited(errors.Is(err, io.EOF) || errors.Is(err, syscall.EIO)) {
+		err = fmt.Errorf("%w: QEMU (pid %d) exited: %s", wire.ErrGone, u.s.pid, exitText(u.s.waitErr))
+	}
+	return n, err
+}
+
+// exited reports whether QEMU has exited; after a hang-up (QEMU closes the slave as it exits)
+// it waits up to two seconds for the process to be reaped.
+func (u uartConn) exited(eof bool) bool {
+	select {
+	case <-u.s.exited:
+		return true
+	default:
+	}
+	if !eof {
+		return false
+	}
+	select {
+	case <-u.s.exited:
+		return true
+	case <-time.After(2 * time.Second):
+		return false
+	}
 }
 
 // activity is the board's liveness for the line: the emulator's CPU time and scheduling

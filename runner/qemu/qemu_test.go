@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"go.bug.st/serial"
-
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/artifacts/identity"
@@ -114,7 +112,7 @@ func execute(t *testing.T, b runner.Board, m *artifacts.Manifest, obs runner.Obs
 }
 
 // TestRunsAreIdenticalAndVerify runs the same manifest twice on each emulated board, through
-// the real pty, and requires identical instruction counts, a verifying bundle, and an
+// the real UART pty, and requires identical instruction counts, a verifying bundle, and an
 // environment that names the firmware digest and the emulator.
 func TestRunsAreIdenticalAndVerify(t *testing.T) {
 	for _, m := range qemuMachines() {
@@ -344,16 +342,16 @@ func TestMLDSARuns(t *testing.T) {
 	}
 }
 
-// faultyLine sits between the driver and QEMU's pty: what the firmware sends goes through
+// faultyLine sits between the driver and QEMU's UART pty: what the firmware sends goes through
 // fromBoard, what the runner sends through toBoard (each may drop, alter or add lines).
 type faultyLine struct {
-	port serial.Port
+	port io.ReadWriteCloser
 	r    *io.PipeReader
 	mu   sync.Mutex
 	to   func(string) []string
 }
 
-func newFaultyLine(port serial.Port, toBoard, fromBoard func(string) []string) *faultyLine {
+func newFaultyLine(port io.ReadWriteCloser, toBoard, fromBoard func(string) []string) *faultyLine {
 	pr, pw := io.Pipe()
 	l := &faultyLine{port: port, r: pr, to: toBoard}
 	go func() {
@@ -444,7 +442,7 @@ func TestNoiseAndCorruptFrames(t *testing.T) {
 		}
 		return []string{line}
 	})
-	q.line = func(p serial.Port) io.ReadWriteCloser { return newFaultyLine(p, toBoard, fromBoard) }
+	q.line = func(p io.ReadWriteCloser) io.ReadWriteCloser { return newFaultyLine(p, toBoard, fromBoard) }
 	noisy, _, err := execute(t, q, m, nil)
 	if err != nil {
 		t.Fatalf("noisy run: %v\n%s", err, runLog(err))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 )
 
@@ -90,27 +89,6 @@ func (q *qmp) execute(cmd string, args any, timeout time.Duration) (json.RawMess
 			return msg.Return, nil
 		}
 	}
-}
-
-// serialPty asks which pty the first serial port was redirected to.
-func (q *qmp) serialPty() (string, error) {
-	ret, err := q.execute("query-chardev", nil, 10*time.Second)
-	if err != nil {
-		return "", err
-	}
-	var devs []struct {
-		Label    string `json:"label"`
-		Filename string `json:"filename"`
-	}
-	if err := json.Unmarshal(ret, &devs); err != nil {
-		return "", fmt.Errorf("QMP query-chardev: %w", err)
-	}
-	for _, d := range devs {
-		if d.Label == "serial0" && strings.HasPrefix(d.Filename, "pty:") {
-			return strings.TrimPrefix(d.Filename, "pty:"), nil
-		}
-	}
-	return "", fmt.Errorf("QMP query-chardev: no serial0 on a pty among %d character devices", len(devs))
 }
 
 func (q *qmp) close() error { return q.c.Close() }

@@ -6,15 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/internal/pty"
 	"regexp"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/term"
 )
 
 const repoFirmware = "../../firmware"
@@ -75,24 +72,12 @@ func hostFirmware(t *testing.T) string {
 // hang up while the driver closes and reopens the port.
 func openPty(t *testing.T) (*os.File, string) {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	m, path, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pty support: %v", err)
 	}
-	var unlock int32
-	var n uint32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Fatalf("unlock pty: %v", e)
-	}
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		t.Fatalf("pty number: %v", e)
-	}
-	path := "/dev/pts/" + strconv.Itoa(int(n))
 	s, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := term.MakeRaw(int(s.Fd())); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(); m.Close() })

@@ -22,11 +22,11 @@ var (
 // buildFirmware runs `make <goals>` (default: the target) in firmware/ once
 // per test binary and returns the directory holding the target's outputs. It
 // skips the test when the tools the target needs are not installed.
-func buildFirmware(t *testing.T, target string, tools ...string) string {
+func buildFirmware(t testing.TB, target string, tools ...string) string {
 	return buildFirmwareGoals(t, target, []string{target}, tools...)
 }
 
-func buildFirmwareGoals(t *testing.T, target string, goals []string, tools ...string) string {
+func buildFirmwareGoals(t testing.TB, target string, goals []string, tools ...string) string {
 	t.Helper()
 	for _, tool := range append([]string{"make", "go"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {

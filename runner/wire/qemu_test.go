@@ -56,7 +56,7 @@ var ptyRE = regexp.MustCompile(`char device redirected to (/dev/pts/[0-9]+)`)
 // startQEMU boots elf the way the runner's QEMU driver does: paused (-S),
 // the UART on a pty and a QMP socket; it opens the pty first and only then
 // resumes the machine over QMP, so no byte the firmware sends is lost.
-func startQEMU(t *testing.T, b qemuBoard, elf string) *qemuSession {
+func startQEMU(t testing.TB, b qemuBoard, elf string) *qemuSession {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "qmp.sock")
 	args := append(append([]string{}, b.args...),
@@ -169,7 +169,7 @@ func qmpCont(sock string) error {
 	return nil
 }
 
-func qemuTools(t *testing.T, b qemuBoard) {
+func qemuTools(t testing.TB, b qemuBoard) {
 	t.Helper()
 	for _, tool := range []string{b.qemu, b.cc} {
 		if _, err := exec.LookPath(tool); err != nil {
