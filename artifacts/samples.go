@@ -37,6 +37,10 @@ type Samples struct {
 	// TLS holds tls.csv's rows (tls-matrix runs: per-batch CPU, per-handshake phases) by
 	// cell and series; nil when the bundle has no tls.csv (see ParseBundleSamples).
 	TLS map[CellKey]map[TLSSeriesKey][]float64
+	// TLSRoles and TLSRounds are tls.csv's role of each cell and, for a cell whose rows give
+	// them, its handshakes' signature rounds (TLSFile).
+	TLSRoles  map[CellKey]string
+	TLSRounds map[CellKey][]int
 	// Rounds and Offsets hold, for a cell whose samples were taken in rounds (the host
 	// runner's interleaving: every round visits every cell once, in a seeded order), each
 	// timed sample's round and its start in ns since the run's measurement began, in

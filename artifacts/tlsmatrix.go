@@ -23,8 +23,31 @@ const KindTLSMatrix Kind = "tls-matrix"
 
 // MethodLoopbackTCP times a full TLS 1.3 handshake between a client in the runner's process
 // and a server in a child process, over a fresh loopback TCP connection per handshake (no
-// resumption). Each side's CPU is the kernel's accounting of its own process.
+// resumption). Each side's CPU is the kernel's accounting of its own process. What a sample
+// is depends on spec.tls.role: the client's handshake latency (client, the default) or the
+// server's own time in its handshake, its waits for the client's bytes excluded (server).
+// Each cell's Counter says which.
 const MethodLoopbackTCP Method = "loopback-tcp"
+
+// TLS roles: the side of the handshake a tls-matrix measures (spec.tls.role, TLSCell.Role).
+// On a board, the board plays that side and the runner the other.
+const (
+	// TLSRoleClient measures the client: the default, written as nothing in a manifest.
+	TLSRoleClient = "client"
+	// TLSRoleServer measures the server, the side that signs the CertificateVerify.
+	TLSRoleServer = "server"
+)
+
+// TLSRoles lists the roles in a stable order.
+func TLSRoles() []string { return []string{TLSRoleClient, TLSRoleServer} }
+
+// RoleOf is role with its default: "" (a manifest or a bundle from before roles) is the client.
+func RoleOf(role string) string {
+	if role == "" {
+		return TLSRoleClient
+	}
+	return role
+}
 
 // OpHandshake is the one operation of a tls-matrix cell.
 const OpHandshake = "handshake"
@@ -41,6 +64,10 @@ const (
 // SerialTLSClient names the TLS client of a board whose HELLO says tls_io=serial: the project's
 // own C client (firmware/crypto/tls13). A cell's TLSCell.Client starts with it.
 const SerialTLSClient = "pqrepro C client"
+
+// SerialTLSServer names the TLS server of a board in the server role over the serial line: the
+// project's own C server (firmware/crypto/tls13). A cell's TLSCell.BoardServer starts with it.
+const SerialTLSServer = "pqrepro C server"
 
 // TLSStacks lists the stacks in a stable order.
 func TLSStacks() []string { return []string{StackPQRepro, StackCryptoTLS} }
@@ -150,6 +177,11 @@ type TLSSpec struct {
 	// (TLSCell.Server), measures no server CPU or phases and sends no echo, and is never
 	// compared as the engine-vs-engine measurement.
 	Server string `yaml:"server,omitempty" json:"server,omitempty"`
+	// Role is the side every cell measures (TLSRoles): "client" (the default, written as
+	// nothing so that manifests made before roles keep their identity) times the client's
+	// handshake, "server" the server's (the side that signs the CertificateVerify); on a board
+	// the board plays that side and the runner the other. RoleOf gives the default.
+	Role string `yaml:"role,omitempty" json:"role,omitempty"`
 }
 
 // TLSServerEngine is spec.tls.server's default: the engine's own per-cell server.
@@ -265,6 +297,31 @@ type TLSCell struct {
 	// Server is set when the handshakes went to an outside server (spec.tls.server HOST:PORT):
 	// who answered. ServerCPU and the server's phases are then absent (its CPU is its own).
 	Server *TLSPeer `json:"server,omitempty"`
+	// Role is the side the cell measured, the manifest's spec.tls.role (client or server;
+	// empty in bundles from before roles, which measured the client: RoleOf). In the server
+	// role the cell's Stats are the server's own time (or count) per handshake.
+	Role string `json:"role,omitempty"`
+	// BoardServer names the board's own TLS server when a board played the server (e.g.
+	// "pqrepro C server (board firmware pqrepro-fw 0.3.0)", SerialTLSServer first): Stack is
+	// then the runner's client's, the cell's Stats are the board's counts, ClientCPU and
+	// ServerCPU are absent (the runner's process relays the board's bytes; the board's CPU is
+	// its own) and the server's phases are the board's split (BoardServerPhaseNames).
+	BoardServer string `json:"boardServer,omitempty"`
+	// Rounds are the ML-DSA rejection rounds of each timed handshake's CertificateVerify
+	// signature, as the signer reported them (tls.csv's rounds column); nil where the signer
+	// does not report them, RoundsAbsent then saying why for an ML-DSA cell. A scheme without
+	// rejection sampling signs in one round.
+	Rounds       *Stats `json:"rounds,omitempty"`
+	RoundsAbsent string `json:"roundsAbsent,omitempty"`
+}
+
+// Measured names what played the measured side on a board (the board's client or server),
+// "" when both ends ran on the host.
+func (t *TLSCell) Measured() string {
+	if t.BoardServer != "" {
+		return t.BoardServer
+	}
+	return t.Client
 }
 
 // TLSPhase is one phase's per-handshake cost on one side.
@@ -295,21 +352,26 @@ func TLSPhaseNames() []string {
 		"key-exchange", "key-schedule-records", "rest"}
 }
 
-// BoardCounts reports whether c is a board's own count of its TLS client's work: a client
-// named on the board and a unit that is not time (instructions or cycles).
+// BoardCounts reports whether c is a board's own count of its TLS client's or server's work:
+// a client or server named on the board and a unit that is not time (instructions or cycles).
 func (c *Cell) BoardCounts() bool {
-	return c.TLS != nil && c.TLS.Client != "" && !c.Unit.IsTime()
+	return c.TLS != nil && c.TLS.Measured() != "" && !c.Unit.IsTime()
 }
 
-// BoardPhaseMedians is the median of each of c's board client phases (BoardPhaseNames, client
-// side, in c's unit), by name; empty when c has none.
+// BoardPhaseMedians is the median of each of c's board phases (BoardPhaseNames on the client
+// side, or BoardServerPhaseNames on the server side for a board in the server role, in c's
+// unit), by name; empty when c has none.
 func (c *Cell) BoardPhaseMedians() map[string]float64 {
 	out := map[string]float64{}
 	if c.TLS == nil || c.Unit == "" {
 		return out
 	}
+	side := SideClient
+	if c.TLS.BoardServer != "" {
+		side = SideServer
+	}
 	for _, p := range c.TLS.Phases {
-		if p.Side == SideClient && p.Unit == c.Unit && p.Stats != nil {
+		if p.Side == side && p.Unit == c.Unit && p.Stats != nil {
 			out[p.Name] = p.Stats.Median
 		}
 	}
@@ -326,6 +388,14 @@ func BoardPhaseNames() []string {
 	return []string{"key-exchange", "chain-verify", "verify", "key-schedule-records", "rest"}
 }
 
+// BoardServerPhaseNames are the phases of a board's own server split of its count
+// (HANDSHAKE role=server count_kex, count_cv, count_ksrec, count_rest), server side, in the
+// cell's unit: the key exchange (ML-KEM encapsulation, ECDH), CertificateVerify ("sign"), the
+// key schedule with record protection, and the rest. They sum to the handshake's count.
+func BoardServerPhaseNames() []string {
+	return []string{"key-exchange", "sign", "key-schedule-records", "rest"}
+}
+
 // TLSSeriesCPU is the tls.csv series of per-batch CPU samples.
 const TLSSeriesCPU = "cpu"
 
@@ -336,13 +406,25 @@ const FileTLS = "tls.csv"
 
 // TLSHeader is tls.csv's header. series is "cpu" (one row per batch: ns of CPU per
 // handshake of the batch) or a phase name (one row per timed handshake: ns, or the phase's
-// unit when result.json gives one: a board's client phases); side is client or server; index
-// counts the cell's rows of that series and side from 0.
-var TLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "value"}
+// unit when result.json gives one: a board's phases); side is client or server; index
+// counts the cell's rows of that series and side from 0. role is the cell's role (TLSRoles),
+// the same on all its rows. rounds, on a per-handshake row (a phase's), is the ML-DSA
+// rejection rounds of handshake index's CertificateVerify signature as the signer reported
+// them: a cell gives it on all its per-handshake rows (the rows of one handshake agreeing) or
+// on none, and never on a cpu row; empty where not measured.
+var TLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "value", "role", "rounds"}
 
-// legacyTLSHeader is the header bundles had before a phase could have a unit: its last
-// column, named ns, holds the same values (every phase then was in ns).
-var legacyTLSHeader = []string{"algorithm", "operation", "variant", "series", "side", "index", "ns"}
+// legacyTLSHeaders are the headers bundles had before: without role and rounds (their cells
+// measured the client), and before that with the value column named ns (every phase then was
+// in ns).
+var legacyTLSHeaders = [][]string{
+	TLSHeader[:7],
+	{"algorithm", "operation", "variant", "series", "side", "index", "ns"},
+}
+
+// MaxTLSRounds bounds a rounds value: far beyond any ML-DSA signature's rejection loop (the
+// expected rounds are 4.25, 5.1 and 3.85 for ML-DSA-44/65/87).
+const MaxTLSRounds = 1 << 16
 
 // TLSSeriesKey names one series of a cell in tls.csv.
 type TLSSeriesKey struct{ Series, Side string }
@@ -407,6 +489,30 @@ func (v *validator) checkTLS(m *Manifest) {
 	if t.Echo < 1 || t.Echo > MaxTLSEcho {
 		v.Add("spec.tls.echo", "must be between 1 and %d bytes (one record), got %d", MaxTLSEcho, t.Echo)
 	}
+	v.checkTLSRole(t)
+}
+
+// checkTLSRole checks spec.tls.role and what the server role rules out: an outside server
+// (the runner plays the client and the measured server is its own or the board's) and stacks
+// beyond the engine (crypto/tls does not say how long its server waited for the client, so
+// its server's own time cannot be told from the client's).
+func (v *validator) checkTLSRole(t *TLSSpec) {
+	switch RoleOf(t.Role) {
+	case TLSRoleClient:
+		return
+	case TLSRoleServer:
+	default:
+		v.Add("spec.tls.role", "unknown role %q (valid: %s; the default is %s)", t.Role, strings.Join(TLSRoles(), ", "), TLSRoleClient)
+		return
+	}
+	if t.Server != "" {
+		v.Add("spec.tls.server", "%s with role %s: the server role measures the engine's or the board's own server, the runner playing the client; an outside server belongs to the client role", t.Server, TLSRoleServer)
+	}
+	for i, st := range t.Stacks {
+		if st != StackPQRepro {
+			v.Add(fmt.Sprintf("spec.tls.stacks[%d]", i), "%s with role %s: the server role's sample is the server's own time, the engine's handshake less its recorded waits for the client, and crypto/tls keeps no such record; measure it in the client role", st, TLSRoleServer)
+		}
+	}
 }
 
 func tlsDefaults(m *Manifest) {
@@ -438,6 +544,9 @@ func tlsDefaults(m *Manifest) {
 	}
 	if t.Server == TLSServerEngine {
 		t.Server = "" // the default, written as nothing: manifests made before keep their identity
+	}
+	if t.Role == TLSRoleClient {
+		t.Role = "" // likewise
 	}
 }
 
@@ -483,32 +592,8 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	if t == nil {
 		return FileResult, "tls", fmt.Errorf("missing: a tls-matrix cell records its CPU, bytes and phases")
 	}
-	group, scheme, _ := strings.Cut(c.Algorithm, "+")
-	stack := StackPQRepro
-	if c.Variant != "" {
-		stack = strings.TrimPrefix(c.Variant, "stack: ")
-	}
-	for _, f := range []struct{ field, got, want string }{
-		{"tls.group", t.Group, group}, {"tls.signature", t.Signature, scheme}, {"tls.stack", t.Stack, stack},
-		{"tls.cipherSuite", t.CipherSuite, m.Spec.TLS.CipherSuite},
-	} {
-		if f.got != f.want {
-			return FileResult, f.field, fmt.Errorf("%q, the cell is %q", f.got, f.want)
-		}
-	}
-	if t.Batch != m.Spec.TLS.Batch {
-		return FileResult, "tls.batch", fmt.Errorf("%d, the manifest's batch is %d", t.Batch, m.Spec.TLS.Batch)
-	}
-	g, _ := LookupTLSGroup(group)
-	switch {
-	case t.BytesClient < g.ClientShare:
-		return FileResult, "tls.bytesClient", fmt.Errorf("%d bytes, fewer than the %d of a %s client key share", t.BytesClient, g.ClientShare, group)
-	case t.BytesServer < g.ServerShare+t.ChainBytes:
-		return FileResult, "tls.bytesServer", fmt.Errorf("%d bytes, fewer than a %s server key share (%d) and the chain (%d)", t.BytesServer, group, g.ServerShare, t.ChainBytes)
-	case t.ChainBytes <= 0:
-		return FileResult, "tls.chainBytes", fmt.Errorf("%d: the server sends a certificate", t.ChainBytes)
-	case t.Flights < 0 || (stack == StackPQRepro && t.Flights < 3):
-		return FileResult, "tls.flights", fmt.Errorf("%d flights; a full TLS 1.3 handshake has at least 3", t.Flights)
+	if f, fld, err := tlsFixedCheck(m, c); err != nil {
+		return f, fld, err
 	}
 	if f, fld, err := tlsPeerCheck(m, t); err != nil {
 		return f, fld, err
@@ -536,24 +621,30 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 		return "", "", nil
 	}
 	batches := TLSBatches(c.Stats.N, t.Batch)
-	if t.Client == "" {
+	switch {
+	case t.Measured() == "":
 		if f, fld, err := want("tls.clientCpu", TLSSeriesKey{TLSSeriesCPU, SideClient}, t.ClientCPU, batches); err != nil {
 			return f, fld, err
 		}
-	} else if t.ClientCPU != nil {
+	case t.ClientCPU != nil && t.Client != "":
 		return FileResult, "tls.clientCpu", fmt.Errorf("a board's client (%s) records no client CPU", t.Client)
+	case t.ClientCPU != nil:
+		return FileResult, "tls.clientCpu", fmt.Errorf("a board's server (%s): the runner's process relays its bytes, so its CPU is not the client's", t.BoardServer)
 	}
 	// A board that counts its own work (its client over the serial line) has the runner relay
 	// its bytes in the process the engine's server runs in, so that process's CPU is not the
 	// server's: such a cell records none (the server's own phases remain).
-	countingBoard := c.BoardCounts()
+	countingBoard := c.BoardCounts() || t.BoardServer != ""
 	switch {
 	case t.Server == nil && !countingBoard:
 		if f, fld, err := want("tls.serverCpu", TLSSeriesKey{TLSSeriesCPU, SideServer}, t.ServerCPU, batches); err != nil {
 			return f, fld, err
 		}
 	case countingBoard && t.ServerCPU != nil:
-		return FileResult, "tls.serverCpu", fmt.Errorf("a board counting its own work in %s (%s): the runner's process relays its bytes, so its CPU is not the server's", c.Unit, t.Client)
+		return FileResult, "tls.serverCpu", fmt.Errorf("a board counting its own work in %s (%s): the runner's process relays its bytes, so its CPU is not the server's", c.Unit, t.Measured())
+	}
+	if f, fld, err := tlsRoleCheck(m, c, s); err != nil {
+		return f, fld, err
 	}
 	for j, p := range t.Phases {
 		field := fmt.Sprintf("tls.phases[%d]", j)
@@ -576,6 +667,81 @@ func tlsRederive(m *Manifest, c *Cell, s Samples) (string, string, error) {
 	return "", "", nil
 }
 
+// tlsFixedCheck checks what the cell and the manifest fix in its TLS record: group, scheme,
+// stack, suite and batch, and bytes no fewer than the key shares and the chain.
+func tlsFixedCheck(m *Manifest, c *Cell) (string, string, error) {
+	t := c.TLS
+	group, scheme, _ := strings.Cut(c.Algorithm, "+")
+	stack := StackPQRepro
+	if c.Variant != "" {
+		stack = strings.TrimPrefix(c.Variant, "stack: ")
+	}
+	for _, f := range []struct{ field, got, want string }{
+		{"tls.group", t.Group, group}, {"tls.signature", t.Signature, scheme}, {"tls.stack", t.Stack, stack},
+		{"tls.cipherSuite", t.CipherSuite, m.Spec.TLS.CipherSuite},
+	} {
+		if f.got != f.want {
+			return FileResult, f.field, fmt.Errorf("%q, the cell is %q", f.got, f.want)
+		}
+	}
+	if t.Batch != m.Spec.TLS.Batch {
+		return FileResult, "tls.batch", fmt.Errorf("%d, the manifest's batch is %d", t.Batch, m.Spec.TLS.Batch)
+	}
+	g, _ := LookupTLSGroup(group)
+	switch {
+	case t.BytesClient < g.ClientShare:
+		return FileResult, "tls.bytesClient", fmt.Errorf("%d bytes, fewer than the %d of a %s client key share", t.BytesClient, g.ClientShare, group)
+	case t.BytesServer < g.ServerShare+t.ChainBytes:
+		return FileResult, "tls.bytesServer", fmt.Errorf("%d bytes, fewer than a %s server key share (%d) and the chain (%d)", t.BytesServer, group, g.ServerShare, t.ChainBytes)
+	case t.ChainBytes <= 0:
+		return FileResult, "tls.chainBytes", fmt.Errorf("%d: the server sends a certificate", t.ChainBytes)
+	case t.Flights < 0 || (stack == StackPQRepro && t.Flights < 3):
+		return FileResult, "tls.flights", fmt.Errorf("%d flights; a full TLS 1.3 handshake has at least 3", t.Flights)
+	}
+	return "", "", nil
+}
+
+// tlsRoleCheck checks a cell's role against the manifest's and tls.csv's, who played the
+// measured side against the role, and the signature rounds against tls.csv's rounds column.
+func tlsRoleCheck(m *Manifest, c *Cell, s Samples) (string, string, error) {
+	t, k := c.TLS, KeyOf(*c)
+	role := RoleOf(t.Role)
+	switch {
+	case role != RoleOf(m.Spec.TLS.Role):
+		return FileResult, "tls.role", fmt.Errorf("%q, the manifest's spec.tls.role is %q", role, RoleOf(m.Spec.TLS.Role))
+	case s.TLSRoles[k] != "" && s.TLSRoles[k] != role:
+		return FileTLS, "role", fmt.Errorf("%q, result.json says %q", s.TLSRoles[k], role)
+	case t.BoardServer != "" && role != TLSRoleServer:
+		return FileResult, "tls.boardServer", fmt.Errorf("a board's server (%s) on a cell in the %s role", t.BoardServer, role)
+	case t.Client != "" && role != TLSRoleClient:
+		return FileResult, "tls.client", fmt.Errorf("a board's client (%s) on a cell in the %s role", t.Client, role)
+	}
+	rounds := s.TLSRounds[k]
+	switch {
+	case t.Rounds == nil && len(rounds) > 0:
+		return FileTLS, "rounds", fmt.Errorf("rounds for %d handshakes that result.json does not summarise", len(rounds))
+	case t.Rounds == nil:
+		return "", "", nil
+	case t.RoundsAbsent != "":
+		return FileResult, "tls.roundsAbsent", fmt.Errorf("%q beside rounds measured", t.RoundsAbsent)
+	case len(rounds) == 0:
+		return FileTLS, "tls.rounds", fmt.Errorf("no rounds in %s for this cell", FileTLS)
+	case len(rounds) != c.Stats.N || t.Rounds.N != c.Stats.N:
+		return FileTLS, "tls.rounds.n", fmt.Errorf("rounds for %d handshakes, result.json says n = %d, the cell has %d", len(rounds), t.Rounds.N, c.Stats.N)
+	}
+	vals := make([]float64, len(rounds))
+	for i, r := range rounds {
+		if r != 1 && !strings.HasPrefix(t.Signature, "ML-DSA") {
+			return FileTLS, "rounds", fmt.Errorf("handshake %d: %d rounds; %s signs in one", i, r, t.Signature)
+		}
+		vals[i] = float64(r)
+	}
+	if e := matchStats(Summarize(vals), t.Rounds, false); e != nil {
+		return FileTLS, "tls.rounds." + e.field, fmt.Errorf("result.json says %v, %s gives %v", e.got, FileTLS, e.want)
+	}
+	return "", "", nil
+}
+
 // tlsPhaseCheck checks one phase record's name, side and unit: an engine's phase in ns (no
 // unit), a board's client phase one of BoardPhaseNames in the cell's unit, and no server phase
 // against an outside server.
@@ -587,7 +753,9 @@ func tlsPhaseCheck(c *Cell, t *TLSCell, p TLSPhase) error {
 		return fmt.Errorf("a server %s phase on a cell against an outside server (%s): its phases are its own", p.Name, t.Server.Address)
 	case t.Client != "" && p.Side == SideClient && (p.Unit != c.Unit || !slices.Contains(BoardPhaseNames(), p.Name)):
 		return fmt.Errorf("a client %s phase in %q on a board's cell: a board's client phases are its own split of its count (%s), in the cell's unit %q", p.Name, p.Unit, strings.Join(BoardPhaseNames(), ", "), c.Unit)
-	case (t.Client == "" || p.Side == SideServer) && p.Unit != "":
+	case t.BoardServer != "" && p.Side == SideServer && (p.Unit != c.Unit || !slices.Contains(BoardServerPhaseNames(), p.Name)):
+		return fmt.Errorf("a server %s phase in %q on a board server's cell: a board's server phases are its own split of its count (%s), in the cell's unit %q", p.Name, p.Unit, strings.Join(BoardServerPhaseNames(), ", "), c.Unit)
+	case t.BoardServer == "" && p.Side == SideServer && p.Unit != "", t.Client == "" && p.Side == SideClient && p.Unit != "":
 		return fmt.Errorf("unit %q: the engine's phases are ns of wall time (no unit)", p.Unit)
 	}
 	return nil
@@ -623,11 +791,23 @@ func tlsPeerCheck(m *Manifest, t *TLSCell) (string, string, error) {
 // tlsValue checks a tls.csv value: finite and non-negative.
 func tlsValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 
-// WriteTLSRows writes one cell's series as tls.csv rows (after TLSHeader).
-func WriteTLSRows(w *csv.Writer, k CellKey, series []TLSSeries) error {
+// WriteTLSRows writes one cell's series as tls.csv rows (after TLSHeader): role is the
+// cell's (TLSCell.Role; "" is written as client) and rounds, when not nil, each handshake's
+// signature rounds, written on every per-handshake row; every per-handshake series must then
+// have one value per handshake.
+func WriteTLSRows(w *csv.Writer, k CellKey, role string, rounds []int, series []TLSSeries) error {
+	role = RoleOf(role)
 	for _, s := range series {
+		perHandshake := s.Series != TLSSeriesCPU
+		if rounds != nil && perHandshake && len(s.Values) != len(rounds) {
+			return fmt.Errorf("%s %s %s: %d values, %d handshakes with rounds", k.Algorithm, s.Side, s.Series, len(s.Values), len(rounds))
+		}
 		for i, v := range s.Values {
-			if err := w.Write([]string{k.Algorithm, k.Operation, k.Variant, s.Series, s.Side, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64)}); err != nil {
+			r := ""
+			if rounds != nil && perHandshake {
+				r = strconv.Itoa(rounds[i])
+			}
+			if err := w.Write([]string{k.Algorithm, k.Operation, k.Variant, s.Series, s.Side, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), role, r}); err != nil {
 				return err
 			}
 		}
@@ -635,69 +815,145 @@ func WriteTLSRows(w *csv.Writer, k CellKey, series []TLSSeries) error {
 	return nil
 }
 
-// ParseTLSSamples reads tls.csv into a map by cell and series. Every row must have the
-// header's columns, a finite non-negative value, and indexes numbered 0, 1, 2, ... per cell,
-// series and side, at most MaxSamplesPerCell of them; errors name the line and the column.
+// TLSFile is tls.csv as read: each cell's series, its role and its handshakes' rounds.
+type TLSFile struct {
+	Series map[CellKey]map[TLSSeriesKey][]float64
+	// Roles is each cell's role column (client for a file from before roles).
+	Roles map[CellKey]string
+	// Rounds is, for a cell whose rows give rounds, each handshake's rounds in index order.
+	Rounds map[CellKey][]int
+}
+
+// ParseTLSSamples reads tls.csv's series (ParseTLSFile without roles and rounds).
 func ParseTLSSamples(data []byte) (map[CellKey]map[TLSSeriesKey][]float64, error) {
-	out := map[CellKey]map[TLSSeriesKey][]float64{}
+	f, err := ParseTLSFile(data)
+	return f.Series, err
+}
+
+// tlsCellRows is what ParseTLSFile has read of one cell's role and rounds so far.
+type tlsCellRows struct {
+	role          string
+	rounds        []int
+	with, without bool // per-handshake rows with and without rounds
+}
+
+// ParseTLSFile reads tls.csv. Every row must have the header's columns, a finite non-negative
+// value, and indexes numbered 0, 1, 2, ... per cell, series and side, at most
+// MaxSamplesPerCell of them; a cell's rows name one role, and give rounds (an integer from 1
+// to MaxTLSRounds) on all its per-handshake rows or on none, never on a cpu row, the rows of
+// one handshake agreeing. A file from before roles (seven columns) is read as the client's.
+// Errors name the line and the column.
+func ParseTLSFile(data []byte) (TLSFile, error) {
+	f := TLSFile{Series: map[CellKey]map[TLSSeriesKey][]float64{}, Roles: map[CellKey]string{}, Rounds: map[CellKey][]int{}}
 	r, head, err := csvHead(data, FileTLS, TLSHeader, 0)
 	if err != nil {
-		return nil, err
+		return TLSFile{}, err
 	}
-	if !slices.Equal(head, TLSHeader) && !slices.Equal(head, legacyTLSHeader) {
-		return nil, fmt.Errorf("%s line 1: header %v, want %v", FileTLS, head, TLSHeader)
+	if !slices.Equal(head, TLSHeader) && !slices.ContainsFunc(legacyTLSHeaders, func(h []string) bool { return slices.Equal(head, h) }) {
+		return TLSFile{}, fmt.Errorf("%s line 1: header %v, want %v", FileTLS, head, TLSHeader)
 	}
-	valueColumn := head[6] // the reader reuses head's array for the next records
+	valueColumn, cols := head[6], len(head) // the reader reuses head's array for the next records
+	cells := map[CellKey]*tlsCellRows{}
 	series := 0
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return f, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", FileTLS, err)
+			return TLSFile{}, fmt.Errorf("%s: %w", FileTLS, err)
 		}
 		k := CellKey{Algorithm: rec[0], Operation: rec[1], Variant: rec[2]}
 		if k.Algorithm == "" || k.Operation == "" {
-			return nil, fmt.Errorf("%s line %d: empty algorithm or operation", FileTLS, line)
+			return TLSFile{}, fmt.Errorf("%s line %d: empty algorithm or operation", FileTLS, line)
 		}
 		sk := TLSSeriesKey{Series: rec[3], Side: rec[4]}
 		if sk.Series != TLSSeriesCPU && !slices.Contains(TLSPhaseNames(), sk.Series) {
-			return nil, fmt.Errorf("%s line %d: series %q: not cpu or a phase (%s)", FileTLS, line, sk.Series, strings.Join(TLSPhaseNames(), ", "))
+			return TLSFile{}, fmt.Errorf("%s line %d: series %q: not cpu or a phase (%s)", FileTLS, line, sk.Series, strings.Join(TLSPhaseNames(), ", "))
 		}
 		if sk.Side != SideClient && sk.Side != SideServer {
-			return nil, fmt.Errorf("%s line %d: side %q: not client or server", FileTLS, line, sk.Side)
+			return TLSFile{}, fmt.Errorf("%s line %d: side %q: not client or server", FileTLS, line, sk.Side)
 		}
 		idx, err := strconv.Atoi(rec[5])
 		if err != nil {
-			return nil, fmt.Errorf("%s line %d: index %q: not an integer", FileTLS, line, rec[5])
+			return TLSFile{}, fmt.Errorf("%s line %d: index %q: not an integer", FileTLS, line, rec[5])
 		}
 		v, err := strconv.ParseFloat(rec[6], 64)
 		if err != nil || !tlsValue(v) {
-			return nil, fmt.Errorf("%s line %d: %s %q: not a finite non-negative number", FileTLS, line, valueColumn, rec[6])
+			return TLSFile{}, fmt.Errorf("%s line %d: %s %q: not a finite non-negative number", FileTLS, line, valueColumn, rec[6])
 		}
-		cell := out[k]
+		cell := f.Series[k]
 		if cell == nil {
-			if len(out) >= MaxCells*(MaxVariants+1) {
-				return nil, fmt.Errorf("%s line %d: more than %d cells", FileTLS, line, MaxCells*(MaxVariants+1))
+			if len(f.Series) >= MaxCells*(MaxVariants+1) {
+				return TLSFile{}, fmt.Errorf("%s line %d: more than %d cells", FileTLS, line, MaxCells*(MaxVariants+1))
 			}
 			cell = map[TLSSeriesKey][]float64{}
-			out[k] = cell
+			f.Series[k] = cell
+			cells[k] = &tlsCellRows{}
 		}
 		vals, ok := cell[sk]
 		if !ok {
 			if series++; series > MaxCells*(MaxVariants+1)*2*len(TLSPhaseNames())+1 {
-				return nil, fmt.Errorf("%s line %d: too many series", FileTLS, line)
+				return TLSFile{}, fmt.Errorf("%s line %d: too many series", FileTLS, line)
 			}
 		}
 		if len(vals) >= MaxSamplesPerCell {
-			return nil, fmt.Errorf("%s line %d: more than %d rows for %s %s %s %s", FileTLS, line, MaxSamplesPerCell, k.Algorithm, k.Variant, sk.Side, sk.Series)
+			return TLSFile{}, fmt.Errorf("%s line %d: more than %d rows for %s %s %s %s", FileTLS, line, MaxSamplesPerCell, k.Algorithm, k.Variant, sk.Side, sk.Series)
 		}
 		if idx != len(vals) {
-			return nil, fmt.Errorf("%s line %d: index %d of %s %s %s, want %d", FileTLS, line, idx, k.Algorithm, sk.Side, sk.Series, len(vals))
+			return TLSFile{}, fmt.Errorf("%s line %d: index %d of %s %s %s, want %d", FileTLS, line, idx, k.Algorithm, sk.Side, sk.Series, len(vals))
+		}
+		role, rounds := TLSRoleClient, ""
+		if cols == len(TLSHeader) {
+			role, rounds = rec[7], rec[8]
+		}
+		if err := cells[k].add(k, sk, idx, role, rounds); err != nil {
+			return TLSFile{}, fmt.Errorf("%s line %d: %w", FileTLS, line, err)
+		}
+		f.Roles[k] = cells[k].role
+		if cells[k].with {
+			f.Rounds[k] = cells[k].rounds
 		}
 		cell[sk] = append(vals, v)
 	}
+}
+
+// add checks one row's role and rounds against the cell's rows before it.
+func (c *tlsCellRows) add(k CellKey, sk TLSSeriesKey, idx int, role, rounds string) error {
+	switch {
+	case !slices.Contains(TLSRoles(), role):
+		return fmt.Errorf("role %q: not %s", role, strings.Join(TLSRoles(), " or "))
+	case c.role != "" && role != c.role:
+		return fmt.Errorf("role %q of %s %s, earlier rows said %q", role, k.Algorithm, k.Variant, c.role)
+	}
+	c.role = role
+	switch {
+	case sk.Series == TLSSeriesCPU && rounds != "":
+		return fmt.Errorf("rounds %q on a cpu row: rounds belong to a handshake", rounds)
+	case sk.Series == TLSSeriesCPU:
+		return nil
+	case rounds == "" && c.with:
+		return fmt.Errorf("rounds of %s %s %s handshake %d: empty, earlier rows of the cell gave them", k.Algorithm, sk.Side, sk.Series, idx)
+	case rounds == "":
+		c.without = true
+		return nil
+	case c.without:
+		return fmt.Errorf("rounds %q of %s %s %s handshake %d: earlier rows of the cell gave none", rounds, k.Algorithm, sk.Side, sk.Series, idx)
+	}
+	n, err := strconv.Atoi(rounds)
+	if err != nil || n < 1 || n > MaxTLSRounds {
+		return fmt.Errorf("rounds %q: not an integer from 1 to %d", rounds, MaxTLSRounds)
+	}
+	c.with = true
+	switch {
+	case idx < len(c.rounds) && c.rounds[idx] != n:
+		return fmt.Errorf("rounds %d of %s handshake %d, another of its rows said %d", n, k.Algorithm, idx, c.rounds[idx])
+	case idx == len(c.rounds):
+		c.rounds = append(c.rounds, n)
+	case idx > len(c.rounds):
+		return fmt.Errorf("rounds of %s handshake %d before handshake %d's", k.Algorithm, idx, len(c.rounds))
+	}
+	return nil
 }
 
 // ParseBundleSamples reads a bundle's samples: samples.csv, and tls.csv when the bundle holds
@@ -708,9 +964,11 @@ func ParseBundleSamples(b *Bundle) (Samples, error) {
 		return s, err
 	}
 	if data, ok := b.Files[FileTLS]; ok {
-		if s.TLS, err = ParseTLSSamples(data); err != nil {
+		f, err := ParseTLSFile(data)
+		if err != nil {
 			return s, err
 		}
+		s.TLS, s.TLSRoles, s.TLSRounds = f.Series, f.Roles, f.Rounds
 	}
 	return s, nil
 }

@@ -67,6 +67,9 @@ func TestTLSManifestBad(t *testing.T) {
 		{"batch zero", "batch: 2", "batch: -1", 9, "spec.tls.batch", "between 1 and"},
 		{"batch over iterations", "batch: 2", "batch: 6", 9, "spec.tls.batch", "more than the 5 iterations"},
 		{"echo", "batch: 2", "batch: 2\n    echo: 20000", 10, "spec.tls.echo", "between 1 and 16384"},
+		{"role", "batch: 2", "batch: 2\n    role: peer", 10, "spec.tls.role", "unknown role \"peer\" (valid: client, server; the default is client)"},
+		{"role server with crypto/tls", "batch: 2", "batch: 2\n    role: server", 8, "spec.tls.stacks[1]", "crypto/tls with role server"},
+		{"role server with an outside server", "batch: 2", "batch: 2\n    role: server\n    server: 127.0.0.1:4433", 11, "spec.tls.server", "an outside server belongs to the client role"},
 		{"suite", "batch: 2", "batch: 2\n    cipherSuite: TLS_RSA_WITH_RC4", 10, "spec.tls.cipherSuite", "unknown cipher suite"},
 		{"iterations", "iterations: 5", "iterations: 1000000", 10, "spec.iterations", "between 1 and 100000"},
 		{"algorithms", "  seed: test", "  seed: test\n  algorithms: [ML-KEM-512]", 12, "spec.algorithms", "spec.tls.groups"},
@@ -146,11 +149,19 @@ func tlsFixtureOf(t *testing.T, src string) (*Manifest, *Result, *Bundle) {
 				c.TLS.Phases = []TLSPhase{{Name: "key-share", Side: SideClient, Stats: Summarize(keyShare)}}
 				series = append(series, TLSSeries{"key-share", SideClient, keyShare})
 			}
+			c.TLS.Role = RoleOf(m.Spec.TLS.Role)
+			var rounds []int
+			if c.TLS.Role == TLSRoleServer && strings.HasPrefix(s, "ML-DSA") {
+				rounds = []int{1, 4, 2, 7, 3} // as a signer that reports them would
+				c.TLS.Rounds = Summarize([]float64{1, 4, 2, 7, 3})
+			}
 			res.Cells = append(res.Cells, c)
 			for i, v := range lat {
 				sw.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(c.Unit), c.Variant})
 			}
-			WriteTLSRows(tw, KeyOf(c), series)
+			if err := WriteTLSRows(tw, KeyOf(c), c.TLS.Role, rounds, series); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	sw.Flush()
@@ -184,10 +195,10 @@ func TestTLSRederive(t *testing.T) {
 		file, field string
 	}{
 		{"client cpu value", tamper(FileTLS, "cpu,client,1,950", "cpu,client,1,9500"), FileTLS, "tls.clientCpu"},
-		{"server cpu row dropped", tamper(FileTLS, "X25519+Ed25519,handshake,,cpu,server,2,750\n", ""), FileTLS, "tls.serverCpu.n"},
+		{"server cpu row dropped", tamper(FileTLS, "X25519+Ed25519,handshake,,cpu,server,2,750,client,\n", ""), FileTLS, "tls.serverCpu.n"},
 		{"phase value", tamper(FileTLS, "key-share,client,4,14", "key-share,client,4,1"), FileTLS, "tls.phases[0].stats"},
-		{"stray series", tamper(FileTLS, "X25519+Ed25519,handshake,,key-share,client,0,10", "X25519+Ed25519,handshake,,key-share,client,0,10\nX25519+Ed25519,handshake,,sign,server,0,10"), FileTLS, "series"},
-		{"rows of a skipped cell", tamper(FileTLS, "series,side,index,value\n", "series,side,index,value\nML-KEM-512+ML-DSA-44,handshake,stack: crypto/tls,cpu,client,0,5\n"), FileTLS, ""},
+		{"stray series", tamper(FileTLS, "X25519+Ed25519,handshake,,key-share,client,0,10,client,\n", "X25519+Ed25519,handshake,,key-share,client,0,10,client,\nX25519+Ed25519,handshake,,sign,server,0,10,client,\n"), FileTLS, "series"},
+		{"rows of a skipped cell", tamper(FileTLS, "series,side,index,value,role,rounds\n", "series,side,index,value,role,rounds\nML-KEM-512+ML-DSA-44,handshake,stack: crypto/tls,cpu,client,0,5,client,\n"), FileTLS, ""},
 		{"group", tamper(FileResult, `"group":"X25519"`, `"group":"P-256"`), FileResult, "tls.group"},
 		{"bytes below the key share", tamper(FileResult, `"bytesClient":1000`, `"bytesClient":700`), FileResult, "tls.bytesClient"},
 		{"unknown variant", tamper(FileResult, `"variant":"stack: crypto/tls"`, `"variant":"stack: openssl"`), FileResult, "variant"},
@@ -380,5 +391,196 @@ func TestTLSLegacyHeader(t *testing.T) {
 	}
 	if _, err := ParseTLSSamples([]byte("algorithm,operation,variant,series,side,index,us\n" + rows)); err == nil {
 		t.Fatal("a header with a us column was accepted")
+	}
+}
+
+// serverManifest is tlsManifest in the server role (the engine's stack only).
+var serverManifest = strings.Replace(strings.Replace(tlsManifest, "[pqrepro, crypto/tls]", "[pqrepro]", 1), "    batch: 2", "    batch: 2\n    role: server", 1)
+
+func TestTLSRoleIdentity(t *testing.T) {
+	plain, err := ParseManifest([]byte(tlsManifest), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ParseManifest([]byte(strings.Replace(tlsManifest, "    batch: 2", "    batch: 2\n    role: client", 1)), "m.yaml")
+	if err != nil || client.ID() != plain.ID() || client.Spec.TLS.Role != "" {
+		t.Fatalf("role: client is the default and keeps the identity: %v, %s vs %s", err, client.ID(), plain.ID())
+	}
+	srv, err := ParseManifest([]byte(serverManifest), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Spec.TLS.Role != TLSRoleServer || RoleOf(plain.Spec.TLS.Role) != TLSRoleClient {
+		t.Fatalf("roles %q, %q", srv.Spec.TLS.Role, plain.Spec.TLS.Role)
+	}
+	back, err := ParseManifest(srv.YAML(), "round trip")
+	if err != nil || back.ID() != srv.ID() || back.Spec.TLS.Role != TLSRoleServer {
+		t.Fatalf("round trip: %v", err)
+	}
+	noCrypto, _ := ParseManifest([]byte(strings.Replace(tlsManifest, "[pqrepro, crypto/tls]", "[pqrepro]", 1)), "m.yaml")
+	if srv.ID() == noCrypto.ID() {
+		t.Fatal("the server role does not change the manifest's identity")
+	}
+}
+
+// TestTLSRoleRoundTrip: a server-role bundle with rounds re-derives, and its tls.csv reads back
+// each cell's role and each handshake's rounds as written.
+func TestTLSRoleRoundTrip(t *testing.T) {
+	_, res, b := tlsFixtureOf(t, serverManifest)
+	if _, _, err := RederiveBundle(b); err != nil {
+		t.Fatalf("consistent bundle: %v", err)
+	}
+	f, err := ParseTLSFile(b.Files[FileTLS])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cells {
+		k := KeyOf(c)
+		if f.Roles[k] != TLSRoleServer {
+			t.Errorf("%s: role %q", c.Algorithm, f.Roles[k])
+		}
+		want := []int(nil)
+		if strings.Contains(c.Algorithm, "ML-DSA") {
+			want = []int{1, 4, 2, 7, 3}
+		}
+		if !reflect.DeepEqual(f.Rounds[k], want) {
+			t.Errorf("%s: rounds %v, want %v", c.Algorithm, f.Rounds[k], want)
+		}
+	}
+	var back Result
+	if err := json.Unmarshal(b.Files[FileResult], &back); err != nil {
+		t.Fatal(err)
+	}
+	if r := back.Cells[0].TLS; r.Role != TLSRoleServer || r.Rounds == nil || r.Rounds.Max != 7 || r.Rounds.Median != 3 {
+		t.Fatalf("result.json's first cell: role %q rounds %+v", r.Role, r.Rounds)
+	}
+}
+
+// TestTLSRoleTampered: re-derivation refuses a role or rounds that result.json and tls.csv
+// disagree on, or that the manifest rules out.
+func TestTLSRoleTampered(t *testing.T) {
+	_, _, b := tlsFixtureOf(t, serverManifest)
+	tamper := func(name, from, to string, all bool) *Bundle {
+		t.Helper()
+		c := &Bundle{Files: map[string][]byte{}}
+		for k, v := range b.Files {
+			c.Files[k] = v
+		}
+		if !bytes.Contains(c.Files[name], []byte(from)) {
+			t.Fatalf("%s has no %q", name, from)
+		}
+		n := 1
+		if all {
+			n = -1
+		}
+		c.Files[name] = bytes.Replace(c.Files[name], []byte(from), []byte(to), n)
+		return c
+	}
+	tests := []struct {
+		name        string
+		b           *Bundle
+		file, field string
+	}{
+		{"role in result.json", tamper(FileResult, `"role":"server"`, `"role":"client"`, false), FileResult, "tls.role"},
+		{"role dropped from result.json", tamper(FileResult, `"role":"server",`, ``, false), FileResult, "tls.role"},
+		{"role in tls.csv", tamper(FileTLS, "ML-KEM-512+ML-DSA-44,handshake,,cpu,client,0,900,server,", "ML-KEM-512+ML-DSA-44,handshake,,cpu,client,0,900,client,", false), FileTLS, ""},
+		{"every role of a cell in tls.csv", roleOf(b, "X25519+Ed25519,", TLSRoleClient), FileTLS, "role"},
+		{"rounds value", tamper(FileTLS, "key-share,client,3,13,server,7", "key-share,client,3,13,server,8", false), FileTLS, ""},
+		{"rounds of every row of a handshake", tamper(FileTLS, ",3,13,server,7", ",3,13,server,9", true), FileTLS, "tls.rounds.max"},
+		{"rounds dropped from result.json", tamper(FileResult, `"rounds":{`, `"roundsx":{`, false), FileTLS, "rounds"},
+		{"rounds and their absence", tamper(FileResult, `"rounds":{`, `"roundsAbsent":"no","rounds":{`, false), FileResult, "tls.roundsAbsent"},
+		{"rounds on a cpu row", tamper(FileTLS, "cpu,client,0,900,server,", "cpu,client,0,900,server,2", false), FileTLS, ""},
+		{"rounds on an Ed25519 cell", tamper(FileTLS, "ML-KEM-512+Ed25519,handshake,,key-share,client,0,10,server,", "ML-KEM-512+Ed25519,handshake,,key-share,client,0,10,server,3", false), FileTLS, ""},
+		{"a board's client in the server role", tamper(FileResult, `"role":"server"`, `"client":"pqrepro C client","role":"server"`, false), FileResult, "tls.client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := RederiveBundle(tt.b)
+			var re *RederiveError
+			switch {
+			case err == nil:
+				t.Fatal("accepted")
+			case tt.field == "":
+				if !strings.Contains(err.Error(), tt.file) {
+					t.Fatalf("error %v, want one naming %s", err, tt.file)
+				}
+			case !errors.As(err, &re) || re.File != tt.file || !strings.HasPrefix(re.Field, tt.field):
+				t.Fatalf("error %v, want file %s field %s", err, tt.file, tt.field)
+			}
+		})
+	}
+}
+
+// roleOf is b with the role column of every tls.csv row starting with prefix set to role.
+func roleOf(b *Bundle, prefix, role string) *Bundle {
+	c := &Bundle{Files: map[string][]byte{}}
+	for k, v := range b.Files {
+		c.Files[k] = v
+	}
+	lines := strings.Split(string(b.Files[FileTLS]), "\n")
+	for i, l := range lines {
+		if f := strings.Split(l, ","); strings.HasPrefix(l, prefix) && len(f) == len(TLSHeader) {
+			f[7] = role
+			lines[i] = strings.Join(f, ",")
+		}
+	}
+	c.Files[FileTLS] = []byte(strings.Join(lines, "\n"))
+	return c
+}
+
+// TestTLSRoundsParse: the rounds column's own rules, each refused with its line.
+func TestTLSRoundsParse(t *testing.T) {
+	head := strings.Join(TLSHeader, ",") + "\n"
+	tests := []struct{ name, rows, msg string }{
+		{"cpu row", "A+B,handshake,,cpu,server,0,9,server,2\n", "line 2: rounds \"2\" on a cpu row"},
+		{"zero", "A+B,handshake,,sign,server,0,9,server,0\n", "line 2: rounds \"0\": not an integer from 1"},
+		{"not a number", "A+B,handshake,,sign,server,0,9,server,x\n", "not an integer"},
+		{"some rows only", "A+B,handshake,,sign,server,0,9,server,2\nA+B,handshake,,sign,server,1,9,server,\n", "line 3: rounds of A+B server sign handshake 1: empty"},
+		{"rows after none", "A+B,handshake,,sign,server,0,9,server,\nA+B,handshake,,sign,server,1,9,server,3\n", "line 3: rounds \"3\" of A+B server sign handshake 1: earlier rows of the cell gave none"},
+		{"rows disagree", "A+B,handshake,,sign,server,0,9,server,2\nA+B,handshake,,rest,server,0,9,server,3\n", "line 3: rounds 3 of A+B handshake 0, another of its rows said 2"},
+		{"unknown role", "A+B,handshake,,cpu,server,0,9,board,\n", "line 2: role \"board\""},
+		{"two roles", "A+B,handshake,,cpu,server,0,9,server,\nA+B,handshake,,cpu,server,1,9,client,\n", "line 3: role \"client\" of A+B , earlier rows said \"server\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseTLSFile([]byte(head + tt.rows))
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("error %v, want %q", err, tt.msg)
+			}
+		})
+	}
+	f, err := ParseTLSFile([]byte(head + "A+B,handshake,,sign,server,0,9,server,2\nA+B,handshake,,sign,server,1,9,server,5\nA+B,handshake,,rest,server,0,9,server,2\nA+B,handshake,,rest,server,1,9,server,5\n"))
+	k := CellKey{"A+B", "handshake", ""}
+	if err != nil || !reflect.DeepEqual(f.Rounds[k], []int{2, 5}) || f.Roles[k] != TLSRoleServer {
+		t.Fatalf("rounds %v role %q: %v", f.Rounds[k], f.Roles[k], err)
+	}
+}
+
+// TestTLSBundleBeforeRoles: a bundle written before roles (tls.csv without role and rounds,
+// result.json without tls.role) still re-derives, as the client role's.
+func TestTLSBundleBeforeRoles(t *testing.T) {
+	_, _, b := tlsFixture(t)
+	old := &Bundle{Files: map[string][]byte{}}
+	for k, v := range b.Files {
+		old.Files[k] = v
+	}
+	old.Files[FileResult] = bytes.ReplaceAll(b.Files[FileResult], []byte(`,"role":"client"`), nil)
+	if bytes.Contains(old.Files[FileResult], []byte(`"role"`)) {
+		t.Fatal("result.json still has a role")
+	}
+	csvOld := bytes.ReplaceAll(b.Files[FileTLS], []byte(",client,\n"), []byte("\n"))
+	csvOld = bytes.Replace(csvOld, []byte(",role,rounds\n"), []byte("\n"), 1)
+	old.Files[FileTLS] = csvOld
+	if _, _, err := RederiveBundle(old); err != nil {
+		t.Fatalf("a bundle from before roles: %v", err)
+	}
+	f, err := ParseTLSFile(csvOld)
+	if err != nil || len(f.Roles) == 0 || len(f.Rounds) != 0 {
+		t.Fatalf("roles %v rounds %v: %v", f.Roles, f.Rounds, err)
+	}
+	for k, r := range f.Roles {
+		if r != TLSRoleClient {
+			t.Fatalf("%v read as %q", k, r)
+		}
 	}
 }

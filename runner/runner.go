@@ -64,6 +64,9 @@ type CellResult struct {
 	// TLS are a tls-matrix cell's per-batch CPU and per-handshake phase series, written to
 	// tls.csv; the cell's TLS record summarises them.
 	TLS []artifacts.TLSSeries
+	// TLSRounds are the signature rounds of each timed handshake (tls.csv's rounds column),
+	// when the signer reported them; nil otherwise.
+	TLSRounds []int
 	// Power is the cell's load window from a metered energy pass (power.csv); nil otherwise.
 	Power *artifacts.PowerWindow
 }
@@ -358,7 +361,11 @@ func tlsSamples(cells []CellResult) []byte {
 	for _, c := range cells {
 		if len(c.TLS) > 0 {
 			any = true
-			artifacts.WriteTLSRows(w, artifacts.KeyOf(c.Cell), c.TLS)
+			role := ""
+			if c.Cell.TLS != nil {
+				role = c.Cell.TLS.Role
+			}
+			artifacts.WriteTLSRows(w, artifacts.KeyOf(c.Cell), role, c.TLSRounds, c.TLS)
 		}
 	}
 	w.Flush()

@@ -214,7 +214,7 @@ func (h *Host) cellResults(m *artifacts.Manifest, ref artifacts.CellRef, r trial
 			blocks = fmt.Sprintf(", %d a turn", r.Cell.Block)
 		}
 		fmt.Fprintf(log, "cell %s %s%s: %s n=%d in %s%s%s\n", ref.Algorithm, ref.Operation, variant, r.Cell.Status, len(r.Samples), took.Round(time.Millisecond), blocks, why)
-		out = append(out, runner.CellResult{Cell: r.Cell, Samples: r.Samples, TLS: r.TLS, Rounds: r.Rounds, Offsets: r.Offsets, Power: r.Power})
+		out = append(out, runner.CellResult{Cell: r.Cell, Samples: r.Samples, TLS: r.TLS, TLSRounds: r.TLSRounds, Rounds: r.Rounds, Offsets: r.Offsets, Power: r.Power})
 	}
 	return out
 }

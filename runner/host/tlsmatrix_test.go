@@ -154,3 +154,52 @@ func TestTLSNamesMatchEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSMatrixServerRole runs cells in the server role over real loopback TCP: every cell
+// records the role, each sample is exactly the server's own time of that handshake (its
+// handshake less its waits for the client, as tls.csv's server phases give them), ML-DSA cells
+// say why they have no rounds, and the bundle re-derives.
+func TestTLSMatrixServerRole(t *testing.T) {
+	src := strings.NewReplacer("[ML-KEM-512, X25519MLKEM768]", "[X25519]", "[pqrepro, crypto/tls]", "[pqrepro]",
+		"    echo: 48", "    echo: 48\n    role: server", "iterations: 4", "iterations: 6").Replace(tlsSrc)
+	m := manifest(t, src)
+	b, res, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := artifacts.RederiveBundle(b); err != nil {
+		t.Fatalf("rederive: %v", err)
+	}
+	s, err := artifacts.ParseBundleSamples(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Status != artifacts.StatusOK || c.Stats.N != 6 || c.TLS.Role != artifacts.TLSRoleServer || !strings.Contains(c.Counter, "server child") {
+			t.Fatalf("%s: %s %q n=%v role %q counter %q", c.Algorithm, c.Status, c.Error, c.Stats, c.TLS.Role, c.Counter)
+		}
+		k := artifacts.KeyOf(c)
+		hs, wait := s.TLS[k][artifacts.TLSSeriesKey{Series: "handshake", Side: artifacts.SideServer}], s.TLS[k][artifacts.TLSSeriesKey{Series: "wait", Side: artifacts.SideServer}]
+		if len(hs) != 6 || len(wait) != 6 {
+			t.Fatalf("%s: %d server handshake and %d wait rows", c.Algorithm, len(hs), len(wait))
+		}
+		for i, v := range s.Values[k] {
+			if v != hs[i]-wait[i] || v <= 0 {
+				t.Fatalf("%s handshake %d: sample %v, the server's handshake %v less its wait %v", c.Algorithm, i, v, hs[i], wait[i])
+			}
+		}
+		if s.TLSRoles[k] != artifacts.TLSRoleServer || len(s.TLSRounds[k]) != 0 || c.TLS.Rounds != nil {
+			t.Fatalf("%s: tls.csv role %q rounds %v / %v", c.Algorithm, s.TLSRoles[k], s.TLSRounds[k], c.TLS.Rounds)
+		}
+		if mldsa := strings.Contains(c.Algorithm, "ML-DSA"); mldsa != strings.Contains(c.TLS.RoundsAbsent, "crypto/mldsa") {
+			t.Fatalf("%s: rounds absent %q", c.Algorithm, c.TLS.RoundsAbsent)
+		}
+	}
+	var env artifacts.Environment
+	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil || env.TLS == nil || !strings.Contains(env.TLS.Latency, "Stats.Wait") {
+		t.Fatalf("environment.json latency: %v %+v", err, env.TLS)
+	}
+}

@@ -58,6 +58,9 @@ type Outcome struct {
 	Samples []float64
 	// TLS are a tls-matrix cell's CPU and phase series (tls.csv).
 	TLS []artifacts.TLSSeries
+	// TLSRounds are the signature rounds of each timed handshake, when the signer reported
+	// them (tls.csv's rounds column).
+	TLSRounds []int
 	// Variants are cells measured beside this one (a tls-matrix's other stacks), recorded
 	// right after it.
 	Variants []Outcome

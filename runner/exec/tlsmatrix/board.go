@@ -47,6 +47,10 @@ func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 	if skip, err := b.offered(); skip != nil || err != nil {
 		return *skip, err
 	}
+	if artifacts.RoleOf(b.spec.Role) != artifacts.TLSRoleClient {
+		// The board as server needs its own TLS server and key provisioning over the line.
+		return device.Failed("spec.tls.role " + b.spec.Role + ": this runner measures a board in the client role only"), nil
+	}
 	if b.spec.Server != "" && !b.serial {
 		// A board on its own network would connect to the engine the runner starts for the
 		// cell; a cell measured against another server would be recorded as the engine's.
@@ -345,7 +349,7 @@ func (b *boardCell) result() runner.CellResult {
 		Counter: "the board's own microsecond timer around its handshake (connect excluded; firmware/PROTOCOL.md TLS)",
 		TLS: &artifacts.TLSCell{Group: b.group, Signature: b.scheme, CipherSuite: spec.CipherSuite, Stack: artifacts.StackPQRepro,
 			Batch: spec.Batch, BytesClient: last.Received, BytesServer: last.Sent,
-			Flights: last.Flights, ChainBytes: b.chainBytes, HelloRetry: b.retry, Server: b.peer,
+			Flights: last.Flights, ChainBytes: b.chainBytes, HelloRetry: b.retry, Server: b.peer, Role: artifacts.TLSRoleClient,
 			Client: "board firmware " + b.Hello.Firmware + " " + b.Hello.Version + tlsClientName(b.Hello)},
 	}
 	if b.serial {

@@ -27,8 +27,14 @@ import (
 //     scheme and suite and the server echoed spec.tls.echo seed-derived bytes back unchanged;
 //   - with two stacks, their batches alternate within the cell (HostRun.Cell), one
 //     handshake at a time;
-//   - the sample is the wall time of the client's Handshake call (the TCP connect and the echo
-//     are outside it), the same for both stacks;
+//   - in the client role (spec.tls.role, the default) the sample is the wall time of the
+//     client's Handshake call (the TCP connect and the echo are outside it), the same for both
+//     stacks; in the server role (the engine only) it is the server child's own time in its
+//     handshake: the engine's Stats.Handshake (from the whole first ClientHello read to the
+//     client's Finished verified) less Stats.Wait (blocked reading the client's bytes), i.e.
+//     its primitives and protocol work, the CertificateVerify signature included. The
+//     engine's signer (Go's crypto/mldsa, crypto/ed25519, ...) reports no ML-DSA rejection
+//     rounds, so a host cell records none (TLSCell.RoundsAbsent says so);
 //   - CPU per batch of spec.tls.batch handshakes: the client's is this process's
 //     getrusage(RUSAGE_SELF) user + system time over the batch (every thread, the garbage
 //     collector included; the control exchange with the child falls outside); the server's is
@@ -57,6 +63,7 @@ type HostRun struct {
 	mu     sync.Mutex
 	chains map[string]*tlscert.Chain
 	order  []string
+	role   string // the run's spec.tls.role, as its first cell gave it
 }
 
 func (s *HostRun) chain(scheme string) (*tlscert.Chain, error) {
@@ -91,6 +98,9 @@ func (s *HostRun) Environment() *artifacts.TLSEnvironment {
 		ServerCPU:  "getrusage(RUSAGE_SELF) of the server's child process over each batch, reported by the child on its control pipe, per handshake",
 		Latency:    "wall time of the client's Handshake call (Go monotonic clock); TCP connect and the echo excluded",
 	}
+	if s.role == artifacts.TLSRoleServer {
+		env.Latency = serverRoleCounter
+	}
 	for _, name := range s.order {
 		c := s.chains[name]
 		env.Chains = append(env.Chains, artifacts.TLSChain{Signature: name, CA: c.CADER, Leaf: c.LeafDER})
@@ -104,6 +114,9 @@ func (s *HostRun) Environment() *artifacts.TLSEnvironment {
 // stays fair; only one handshake runs at any time.
 func (r *HostRun) Cell(ctx context.Context, c trial.Cell) (trial.Outcome, error) {
 	spec := c.Manifest.Spec.TLS
+	r.mu.Lock()
+	r.role = artifacts.RoleOf(spec.Role)
+	r.mu.Unlock()
 	group, scheme, _ := strings.Cut(c.Ref.Algorithm, "+")
 	runs := make([]trial.Outcome, len(spec.Stacks))
 	var live []*tlsMeasure
@@ -267,7 +280,8 @@ func (r *HostRun) start(ctx context.Context, c trial.Cell, stack, group, scheme 
 		}
 		return bad(err.Error())
 	}
-	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, addr: child.addr, echo: trial.NewDRBG(c.Manifest.Spec.Seed, c.Ref.Algorithm+"/"+stack+"/echo")}, nil, nil
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, child: child, addr: child.addr, role: artifacts.RoleOf(spec.Role),
+		echo: trial.NewDRBG(c.Manifest.Spec.Seed, c.Ref.Algorithm+"/"+stack+"/echo")}, nil, nil
 }
 
 // startOutside prepares one stack of a cell against the outside server spec.tls.server: its
@@ -288,7 +302,7 @@ func (r *HostRun) startOutside(ctx context.Context, c trial.Cell, stack, group, 
 	if err != nil {
 		return nil, &trial.Outcome{Cell: trial.Failed(err.Error())}, nil
 	}
-	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, addr: spec.Server}, nil, nil
+	return &tlsMeasure{ctx: ctx, cfg: &cfg, client: client, addr: spec.Server, role: artifacts.TLSRoleClient}, nil, nil
 }
 
 // tlsMeasure runs one stack's handshakes of a cell against its child and keeps what they
@@ -303,6 +317,7 @@ type tlsMeasure struct {
 	echo   *trial.DRBG // nil against an outside server: no echo
 	index  int         // the stack's place in spec.tls.stacks
 	dialed int         // connections the child has been offered
+	role   string      // spec.tls.role: whose time a sample is
 
 	srvPrev int64 // the child's CPU at the end of the previous batch
 	samples []float64
@@ -439,12 +454,35 @@ func (t *tlsMeasure) runBatch(size int) error {
 	if err := served(resp, size, t.cfg); err != nil {
 		return err
 	}
+	if t.role == artifacts.TLSRoleServer {
+		if samples, err = serverOwnTimes(resp.Handshakes); err != nil {
+			return err
+		}
+	}
 	t.keep(samples, clients, rounds, offsets)
 	t.servers = append(t.servers, resp.Handshakes...)
 	t.clientCPU = append(t.clientCPU, float64(c1-c0)/float64(size))
 	t.serverCPU = append(t.serverCPU, float64(resp.CPUNs-t.srvPrev)/float64(size))
 	t.srvPrev = resp.CPUNs
 	return nil
+}
+
+// serverRoleCounter says what a server-role sample is.
+const serverRoleCounter = "Go monotonic clock in the server child: the engine server's handshake (from the whole first ClientHello read to the client's Finished verified) less its time blocked reading the client's bytes (tls13 Stats.Handshake - Stats.Wait); fresh loopback TCP connection, no resumption"
+
+// serverOwnTimes are a batch's server-role samples: each handshake's server time less its
+// waits for the client (the engine's handshake and wait phases), in ns.
+func serverOwnTimes(served []tlsHandshake) ([]float64, error) {
+	out := make([]float64, len(served))
+	for i, h := range served {
+		hs, ok1 := h.Phases["handshake"]
+		wait, ok2 := h.Phases["wait"]
+		if !ok1 || !ok2 || wait > hs {
+			return nil, fmt.Errorf("server role: the server reported no handshake and wait times (%v)", h.Phases)
+		}
+		out[i] = hs - wait
+	}
+	return out, nil
 }
 
 // keep adds a batch's samples and client records.
@@ -467,8 +505,14 @@ func (t *tlsMeasure) result(batch int) (trial.Outcome, error) {
 		Status: artifacts.StatusOK, Unit: artifacts.UnitNanoseconds,
 		Counter: "Go monotonic clock around the client's Handshake call (fresh loopback TCP connection, no resumption)",
 		Energy:  &artifacts.Energy{Absent: "not measured per handshake: a trial.RAPL reading covers both processes and everything else on the package"},
-		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch,
+		TLS: &artifacts.TLSCell{Group: t.cfg.Group, Signature: t.cfg.Scheme, CipherSuite: t.cfg.Suite, Stack: t.cfg.Stack, Batch: batch, Role: artifacts.TLSRoleClient,
 			BytesClient: last.Sent, BytesServer: last.Received, Flights: last.Flights, ChainBytes: last.ChainBytes, HelloRetry: t.retry},
+	}
+	if t.role == artifacts.TLSRoleServer {
+		cell.Counter, cell.TLS.Role = serverRoleCounter, artifacts.TLSRoleServer
+		if strings.HasPrefix(t.cfg.Scheme, "ML-DSA") {
+			cell.TLS.RoundsAbsent = "the engine server's signer, Go's crypto/mldsa, does not report its rejection rounds"
+		}
 	}
 	series := []artifacts.TLSSeries{
 		{Series: artifacts.TLSSeriesCPU, Side: artifacts.SideClient, Values: t.clientCPU},
