@@ -467,7 +467,7 @@ func TestTLSClientRefusesInvalidKeySharesAndSignatures(t *testing.T) {
 // memcheck must report, so the check is live. What memcheck cannot see (operand-dependent
 // instruction latency) the per-primitive notes cover (TestP256ConstantTimeValgrind).
 func TestTLSClientECDHConstantTimeValgrind(t *testing.T) {
-	srcs := []string{"test/tls13ct.c", "crypto/tls13/tls13c.c", "crypto/x509/x509.c", "crypto/hkdf/hkdf.c",
+	srcs := []string{"test/tls13ct.c", "crypto/tls13/tls13c.c", "crypto/tls13/tls13common.c", "crypto/x509/x509.c", "crypto/hkdf/hkdf.c",
 		"crypto/aesgcm/aesgcm.c", "crypto/sha2/sha2.c", "crypto/keccak/keccak.c", "crypto/mlkem/mlkem512.c",
 		"crypto/mlkem/mlkem768.c", "crypto/mlkem/mlkem1024.c", "crypto/mldsa/mldsa44.c", "crypto/mldsa/mldsa65.c",
 		"crypto/mldsa/mldsa87.c", "crypto/c25519/fe25519.c", "crypto/c25519/x25519.c", "crypto/c25519/ed25519.c",

@@ -45,6 +45,18 @@
  *       or -1, OUT the bytes it sends, APP the application data it received, both then taken,
  *       GROUP its group and SCHEME the CertificateVerify's scheme it verified or 0, decimal)
  *   tlsc-write DATA                              -> OUT | fail
+ *   tlss-key KEY LEAF                            -> SET MATCH
+ *       (tls13s_key_set on the key blob KEY: SET 1 when it took it, else 0; MATCH 1 when
+ *       tls13s_key_matches the certificate LEAF, DER)
+ *   tlss-start GROUP KEY LEAF RANDOM KEMRND ECDH SIGRND -> ok | fail
+ *       (the TLS 1.3 server of crypto/tls13 started for group GROUP (decimal codepoint) with the
+ *       key blob KEY, the certificate LEAF (DER), ServerHello RANDOM, ML-KEM encapsulation's m
+ *       KEMRND, ECDH secret ECDH and signature randomness SIGRND, 32 bytes each or "-" for none)
+ *   tlss-feed IN                                 -> STATE SENT RECEIVED OUT APP GROUP SCHEME ROUNDS HRR
+ *       (IN fed to the server; as tlsc-feed, with the CertificateVerify's scheme it signed with
+ *       or 0, the ML-DSA rejection rounds of that signature and 1 after a HelloRetryRequest)
+ *   tlss-write DATA                              -> OUT | fail
+ *   tlss-close                                   -> OUT | fail (close_notify)
  *   tel-fs SIGPK DEV PSK NONCE OFFER NOW M PT[,PT...] -> RQ HS FRAME... | refused REASON
  *       (the forward-secret handshake: the request for NONCE, the OFFER checked against the
  *       pinned ML-DSA-44 key SIGPK at Unix time NOW, encapsulation with randomness M, then
@@ -71,6 +83,7 @@
 #include "../crypto/sha2/sha2.h"
 #include "../crypto/telemetry/tel.h"
 #include "../crypto/tls13/tls13c.h"
+#include "../crypto/tls13/tls13s.h"
 #include "../crypto/x509/x509.h"
 #include "hexio.h"
 
@@ -591,6 +604,94 @@ static int tlsc(const char *cmd, char *x, char *y, char *z, char *v, char *w, ch
 	return 0;
 }
 
+/* tlss_key reads a key blob into k and the certificate leaf into c (the DER in der): -1 on
+ * malformed arguments, else whether the key was taken (0/1) in *set and whether it matches in
+ * *match. */
+static int tlss_key(struct tls13s_key *k, uint8_t *der, const char *key, const char *leaf, int *set, int *match)
+{
+	struct x509_cert c;
+	long nk, nl;
+	if (leaf == NULL || strlen(leaf) > 2 * X509_MAX_DER || (nk = unhex(o2, key)) < 0 || (nl = unhex(der, leaf)) < 0)
+		return -1;
+	*set = tls13s_key_set(k, o2, (size_t)nk) == 0;
+	*match = *set && x509_parse(&c, der, (size_t)nl) == X509_OK && tls13s_key_matches(k, &c);
+	return (int)nl;
+}
+
+/* opt32 reads an optional 32-byte argument ("-": none) into buf: buf, NULL, or bad set. */
+static const uint8_t *opt32(uint8_t *buf, const char *s, int *bad)
+{
+	if (s == NULL || strcmp(s, "-") == 0)
+		return NULL;
+	if (strlen(s) != 64 || hexio_unhex(buf, 32, s) != 32)
+		*bad = 1;
+	return buf;
+}
+
+/* tlss runs the tlss- commands on one server. */
+static int tlss(const char *cmd, char *x, char *y, char *z, char *v, char *w, char *u, char *e)
+{
+	static struct tls13s s;
+	static struct tls13s_key key;
+	static uint8_t leaf[X509_MAX_DER], rnd[4][32];
+	static int started;
+	int set, match, bad = 0;
+	long n;
+	if (strcmp(cmd, "tlss-key") == 0) {
+		if (tlss_key(&key, leaf, x, y, &set, &match) < 0)
+			return -1;
+		printf("%d %d", set, match);
+		return 0;
+	}
+	if (strcmp(cmd, "tlss-start") == 0) {
+		struct tls13s_config cfg;
+		if (e == NULL || (n = tlss_key(&key, leaf, y, z, &set, &match)) < 0)
+			return -1;
+		cfg.group = (uint16_t)atol(x);
+		cfg.key = &key;
+		cfg.leaf_der = leaf;
+		cfg.leaf_len = (size_t)n;
+		cfg.random = opt32(rnd[0], v, &bad);
+		cfg.kem_rnd = opt32(rnd[1], w, &bad);
+		cfg.ecdh_secret = opt32(rnd[2], u, &bad);
+		cfg.sig_rnd = opt32(rnd[3], e, &bad);
+		if (bad)
+			return -1;
+		started = set && tls13s_start(&s, &cfg) == 0;
+		printf(started ? "ok" : "fail");
+		return 0;
+	}
+	if (!started)
+		return -1;
+	if (strcmp(cmd, "tlss-feed") == 0) {
+		if ((n = unhex(a, x)) < 0)
+			return -1;
+		tls13s_input(&s, a, (size_t)n);
+		printf("%d %d %d ", (int)s.state, s.alert_sent, s.alert_received);
+	} else if (strcmp(cmd, "tlss-write") == 0 || strcmp(cmd, "tlss-close") == 0) {
+		if (cmd[5] == 'w' && (n = unhex(a, x)) < 0)
+			return -1;
+		if ((cmd[5] == 'w' ? tls13s_write(&s, a, (size_t)n) : tls13s_close(&s)) != 0) {
+			printf("fail");
+			return 0;
+		}
+	} else
+		return -1;
+	if (s.out_len == 0)
+		printf("-");
+	puthex(s.out, s.out_len);
+	s.out_len = 0;
+	if (cmd[5] == 'f') {
+		printf(" ");
+		if (s.app_len == 0)
+			printf("-");
+		puthex(s.app, s.app_len);
+		s.app_len = 0;
+		printf(" %u %u %u %d", (unsigned)s.group, (unsigned)s.scheme, s.rounds, s.hrr);
+	}
+	return 0;
+}
+
 /* tlsprim runs the TLS 1.3 primitives' commands (hmac-, hkdf-, derive-secret, aesgcm-). */
 static int tlsprim(const char *cmd, char *x, char *y, char *z, char *v)
 {
@@ -695,6 +796,9 @@ int main(void)
 		} else if (strncmp(cmd, "hmac-", 5) == 0 || strncmp(cmd, "hkdf-", 5) == 0 ||
 			   strcmp(cmd, "derive-secret") == 0 || strncmp(cmd, "aesgcm-", 7) == 0) {
 			if (x == NULL || tlsprim(cmd, x, y, z, v) != 0)
+				goto bad;
+		} else if (strncmp(cmd, "tlss-", 5) == 0) {
+			if (tlss(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)
 				goto bad;
 		} else if (strncmp(cmd, "tlsc-", 5) == 0) {
 			if (x == NULL || tlsc(cmd, x, y, z, v, w, u, strtok(NULL, " \r\n")) != 0)

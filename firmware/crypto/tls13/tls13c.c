@@ -7,229 +7,31 @@
 #include "../p256/p256.h"
 #include "../pqmem.h"
 
+/* The names the client uses, from tls13common.h. */
 enum {
-	CT_CCS = 20, CT_ALERT = 21, CT_HANDSHAKE = 22, CT_APPDATA = 23,
-	HT_CLIENT_HELLO = 1, HT_SERVER_HELLO = 2, HT_NEW_SESSION_TICKET = 4, HT_ENCRYPTED_EXTENSIONS = 8,
-	HT_CERTIFICATE = 11, HT_CERTIFICATE_REQUEST = 13, HT_CERTIFICATE_VERIFY = 15, HT_FINISHED = 20,
-	EXT_SERVER_NAME = 0, EXT_SUPPORTED_GROUPS = 10, EXT_SIGNATURE_ALGORITHMS = 13,
-	EXT_SUPPORTED_VERSIONS = 43, EXT_KEY_SHARE = 51,
-	TLS_AES_128_GCM_SHA256 = 0x1301,
+	CT_CCS = TLS13_CT_CCS, CT_ALERT = TLS13_CT_ALERT, CT_HANDSHAKE = TLS13_CT_HANDSHAKE,
+	CT_APPDATA = TLS13_CT_APPDATA,
+	HT_CLIENT_HELLO = TLS13_HT_CLIENT_HELLO, HT_SERVER_HELLO = TLS13_HT_SERVER_HELLO,
+	HT_NEW_SESSION_TICKET = TLS13_HT_NEW_SESSION_TICKET, HT_ENCRYPTED_EXTENSIONS = TLS13_HT_ENCRYPTED_EXTENSIONS,
+	HT_CERTIFICATE = TLS13_HT_CERTIFICATE, HT_CERTIFICATE_VERIFY = TLS13_HT_CERTIFICATE_VERIFY,
+	HT_FINISHED = TLS13_HT_FINISHED,
+	EXT_SERVER_NAME = TLS13_EXT_SERVER_NAME, EXT_SUPPORTED_GROUPS = TLS13_EXT_SUPPORTED_GROUPS,
+	EXT_SIGNATURE_ALGORITHMS = TLS13_EXT_SIGNATURE_ALGORITHMS, EXT_SUPPORTED_VERSIONS = TLS13_EXT_SUPPORTED_VERSIONS,
+	EXT_KEY_SHARE = TLS13_EXT_KEY_SHARE,
+	TLS_AES_128_GCM_SHA256 = TLS13_AES_128_GCM_SHA256,
 };
-
-/* DECLASSIFY marks what the client makes public on purpose as defined for the constant-time
- * check (test/tls13ct.c under valgrind memcheck, built with TLS13C_CT_CHECK): whether a key share
- * could be made and whether the server's point was refused (an alert says so). */
-#ifdef TLS13C_CT_CHECK
-#include <valgrind/memcheck.h>
-#define DECLASSIFY(p, n) VALGRIND_MAKE_MEM_DEFINED(p, n)
-#else
-#define DECLASSIFY(p, n) ((void)(p), (void)(n))
-#endif
 
 /* TIMED runs stmt and adds the board counter's advance over it to c->phase[p] (tls13c.h). */
-#ifdef TLS13C_PHASE_COUNTER
-uint64_t plat_counter(void);
-#define TIMED(c, p, stmt)                                      \
-	do {                                                   \
-		uint64_t t0_ = plat_counter();                 \
-		stmt;                                          \
-		(c)->phase[p] += plat_counter() - t0_;         \
-	} while (0)
-#else
-#define TIMED(c, p, stmt) \
-	do {              \
-		stmt;     \
-	} while (0)
-#endif
-
-/* The ServerHello random of a HelloRetryRequest (SHA-256 of "HelloRetryRequest"). */
-static const uint8_t hrr_random[32] = {
-	0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
-	0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
-};
-
-/* The groups, with their key shares' sizes (the client's, the server's) and the shared secret's.
- * Calls go through switches, not function pointers, so GCC's call graph (make tls-report's
- * stack bound) sees every callee. */
-enum {
-	G_MLKEM512 = 0x0200, G_MLKEM768 = 0x0201, G_MLKEM1024 = 0x0202,
-	G_X25519 = 0x001d, G_P256 = 0x0017, G_X25519MLKEM768 = 0x11ec,
-};
-
-struct kem {
-	uint16_t group;
-	size_t ek, ct, ss;
-	int ecdh; /* needs the caller's ECDH secret */
-};
-
-static const struct kem kems[] = {
-	{G_MLKEM512, MLKEM512_EKBYTES, MLKEM512_CTBYTES, 32, 0},
-	{G_MLKEM768, MLKEM768_EKBYTES, MLKEM768_CTBYTES, 32, 0},
-	{G_MLKEM1024, MLKEM1024_EKBYTES, MLKEM1024_CTBYTES, 32, 0},
-	{G_X25519, X25519_BYTES, X25519_BYTES, 32, 1},
-	{G_P256, P256_POINT_LEN, P256_POINT_LEN, 32, 1},
-	{G_X25519MLKEM768, MLKEM768_EKBYTES + X25519_BYTES, MLKEM768_CTBYTES + X25519_BYTES, 64, 1},
-};
-
-static const struct kem *kem_of(uint16_t group)
-{
-	size_t i;
-	for (i = 0; i < sizeof kems / sizeof kems[0]; i++)
-		if (kems[i].group == group)
-			return &kems[i];
-	return NULL;
-}
-
-/* kem_keygen writes the client's key share to ek, keeping the private parts in c (ML-KEM's in
- * c->dk, the ECDH value is c->ecdh_sk already). 0, or -1 for a P-256 scalar out of range. */
-static int kem_keygen(struct tls13c *c, uint8_t *ek, const uint8_t seed[64])
-{
-	switch (c->group) {
-	case G_MLKEM512:
-		return mlkem512_keygen_internal(ek, c->dk, seed, seed + 32);
-	case G_MLKEM768:
-		return mlkem768_keygen_internal(ek, c->dk, seed, seed + 32);
-	case G_MLKEM1024:
-		return mlkem1024_keygen_internal(ek, c->dk, seed, seed + 32);
-	case G_X25519:
-		x25519_base(ek, c->ecdh_sk);
-		return 0;
-	case G_P256: {
-		int r = p256_keygen(ek, c->ecdh_sk);
-		DECLASSIFY(&r, sizeof r);
-		return r == P256_OK ? 0 : -1;
-	}
-	case G_X25519MLKEM768:
-		if (mlkem768_keygen_internal(ek, c->dk, seed, seed + 32) != 0)
-			return -1;
-		x25519_base(ek + MLKEM768_EKBYTES, c->ecdh_sk);
-		return 0;
-	}
-	return -1;
-}
-
-/* kem_decaps computes the shared secret (k->ss bytes) from the server's share ct. 0, or the
- * alert: illegal_parameter for an ECDH value that is not a valid point (an all-zero X25519
- * result included), internal_error when ML-KEM decapsulation fails. */
-static int kem_decaps(struct tls13c *c, uint8_t ss[64], const uint8_t *ct)
-{
-	int r;
-	switch (c->group) {
-	case G_MLKEM512:
-		return mlkem512_decaps(ss, ct, c->dk) == 0 ? 0 : TLS13C_INTERNAL_ERROR;
-	case G_MLKEM768:
-		return mlkem768_decaps(ss, ct, c->dk) == 0 ? 0 : TLS13C_INTERNAL_ERROR;
-	case G_MLKEM1024:
-		return mlkem1024_decaps(ss, ct, c->dk) == 0 ? 0 : TLS13C_INTERNAL_ERROR;
-	case G_X25519:
-		r = x25519(ss, c->ecdh_sk, ct);
-		DECLASSIFY(&r, sizeof r);
-		return r == 0 ? 0 : TLS13C_ILLEGAL_PARAMETER;
-	case G_P256:
-		r = p256_ecdh(ss, c->ecdh_sk, ct, P256_POINT_LEN);
-		DECLASSIFY(&r, sizeof r);
-		return r == P256_OK ? 0 : TLS13C_ILLEGAL_PARAMETER;
-	case G_X25519MLKEM768:
-		if (mlkem768_decaps(ss, ct, c->dk) != 0)
-			return TLS13C_INTERNAL_ERROR;
-		r = x25519(ss + 32, c->ecdh_sk, ct + MLKEM768_CTBYTES);
-		DECLASSIFY(&r, sizeof r);
-		return r == 0 ? 0 : TLS13C_ILLEGAL_PARAMETER;
-	}
-	return TLS13C_INTERNAL_ERROR;
-}
-
-/* ---- byte reading: a cursor that fails once it would run past its end ---- */
-
-struct rd {
-	const uint8_t *p;
-	size_t n;
-	int bad;
-};
-
-static uint32_t get(struct rd *r, int bytes)
-{
-	uint32_t v = 0;
-	int i;
-	if (r->bad || r->n < (size_t)bytes) {
-		r->bad = 1;
-		return 0;
-	}
-	for (i = 0; i < bytes; i++)
-		v = v << 8 | r->p[i];
-	r->p += bytes;
-	r->n -= (size_t)bytes;
-	return v;
-}
-
-static void skip(struct rd *r, size_t n)
-{
-	if (r->bad || r->n < n) {
-		r->bad = 1;
-		return;
-	}
-	r->p += n;
-	r->n -= n;
-}
-
-/* sub takes a length-prefixed (lenbytes) vector off r as a cursor of its own. */
-static struct rd sub(struct rd *r, int lenbytes)
-{
-	struct rd s = {NULL, 0, 1};
-	size_t n = get(r, lenbytes);
-	if (r->bad || r->n < n) {
-		r->bad = 1;
-		return s;
-	}
-	s.p = r->p;
-	s.n = n;
-	s.bad = 0;
-	r->p += n;
-	r->n -= n;
-	return s;
-}
-
-static uint8_t *put(uint8_t *p, uint32_t v, int bytes)
-{
-	int i;
-	for (i = bytes - 1; i >= 0; i--)
-		*p++ = (uint8_t)(v >> (8 * i));
-	return p;
-}
+#define TIMED(c, p, stmt) TLS13_TIMED(&(c)->phase[p], stmt)
 
 /* ---- alerts and records ---- */
-
-static int fail(struct tls13c *c, int alert);
-
-static void nonce(const struct tls13c_half *h, uint8_t n[AESGCM_IVBYTES])
-{
-	int i;
-	memcpy(n, h->iv, AESGCM_IVBYTES);
-	for (i = 0; i < 8; i++)
-		n[AESGCM_IVBYTES - 1 - i] ^= (uint8_t)(h->seq >> (8 * i));
-}
 
 /* send_record appends one record of type to c->out, protected when the write half is on.
  * -1 when it does not fit. */
 static int send_record(struct tls13c *c, uint8_t type, const uint8_t *p, size_t len)
 {
-	uint8_t *rec = c->out + c->out_len, n[AESGCM_IVBYTES];
-	size_t body = c->wr.on ? len + 1 + AESGCM_TAGBYTES : len;
-	if (len > TLS13C_PLAINTEXT_MAX || sizeof c->out - c->out_len < 5 + body)
-		return -1;
-	rec[0] = c->wr.on ? CT_APPDATA : type;
-	rec[1] = 3;
-	rec[2] = c->wr.on ? 3 : 1; /* legacy_record_version: 0x0301 for the ClientHello */
-	put(rec + 3, (uint32_t)body, 2);
-	memmove(rec + 5, p, len);
-	if (c->wr.on) {
-		rec[5 + len] = type;
-		nonce(&c->wr, n);
-		TIMED(c, TLS13C_PH_KS_RECORD, aes128gcm_seal(&c->wr.aead, rec + 5, n, rec, 5, rec + 5, len + 1));
-		c->wr.seq++;
-	}
-	c->out_len += 5 + body;
-	return 0;
+	const struct tls13_out o = {c->out, sizeof c->out, &c->out_len, &c->phase[TLS13C_PH_KS_RECORD]};
+	return tls13_send_record(&o, &c->wr, type, p, len, 1); /* legacy_record_version 0x0301: ClientHello */
 }
 
 static int fail(struct tls13c *c, int alert)
@@ -243,21 +45,9 @@ static int fail(struct tls13c *c, int alert)
 	return -1;
 }
 
-static void set_keys(struct tls13c_half *h, const uint8_t secret[32])
-{
-	uint8_t key[16];
-	hkdf_expand_label(key, sizeof key, secret, "key", NULL, 0);
-	hkdf_expand_label(h->iv, AESGCM_IVBYTES, secret, "iv", NULL, 0);
-	aes128gcm_init(&h->aead, key);
-	memset(key, 0, sizeof key);
-	h->seq = 0;
-	h->on = 1;
-}
-
 static void transcript_hash(const struct tls13c *c, uint8_t out[32])
 {
-	sha256_ctx t = c->transcript;
-	sha256_final(&t, out);
+	tls13_transcript_hash(&c->transcript, out);
 }
 
 /* ---- ClientHello ---- */
@@ -272,45 +62,45 @@ static size_t client_hello(const struct tls13c *c, uint8_t *m, const uint8_t ran
 {
 	size_t sni = strlen(c->server_name), i;
 	uint8_t *p = m + 4, *ext;
-	p = put(p, 0x0303, 2);
+	p = tls13_put(p, 0x0303, 2);
 	memcpy(p, random, 32);
 	p += 32;
-	p = put(p, 0, 1);                      /* legacy_session_id */
-	p = put(p, 2, 2);                      /* cipher_suites */
-	p = put(p, TLS_AES_128_GCM_SHA256, 2);
-	p = put(p, 0x0100, 2);                 /* legacy_compression_methods: [null] */
+	p = tls13_put(p, 0, 1);                      /* legacy_session_id */
+	p = tls13_put(p, 2, 2);                      /* cipher_suites */
+	p = tls13_put(p, TLS_AES_128_GCM_SHA256, 2);
+	p = tls13_put(p, 0x0100, 2);                 /* legacy_compression_methods: [null] */
 	ext = p;
 	p += 2;
-	p = put(p, EXT_SERVER_NAME, 2);
-	p = put(p, (uint32_t)sni + 5, 2);
-	p = put(p, (uint32_t)sni + 3, 2);      /* server_name_list */
-	p = put(p, 0, 1);                      /* host_name */
-	p = put(p, (uint32_t)sni, 2);
+	p = tls13_put(p, EXT_SERVER_NAME, 2);
+	p = tls13_put(p, (uint32_t)sni + 5, 2);
+	p = tls13_put(p, (uint32_t)sni + 3, 2);      /* server_name_list */
+	p = tls13_put(p, 0, 1);                      /* host_name */
+	p = tls13_put(p, (uint32_t)sni, 2);
 	memcpy(p, c->server_name, sni);
 	p += sni;
-	p = put(p, EXT_SUPPORTED_VERSIONS, 2);
-	p = put(p, 3, 2);
-	p = put(p, 2, 1);
-	p = put(p, 0x0304, 2);
-	p = put(p, EXT_SUPPORTED_GROUPS, 2);
-	p = put(p, 4, 2);
-	p = put(p, 2, 2);
-	p = put(p, c->group, 2);
-	p = put(p, EXT_SIGNATURE_ALGORITHMS, 2);
-	p = put(p, 2 + 2 * sizeof schemes / sizeof schemes[0], 2);
-	p = put(p, 2 * sizeof schemes / sizeof schemes[0], 2);
+	p = tls13_put(p, EXT_SUPPORTED_VERSIONS, 2);
+	p = tls13_put(p, 3, 2);
+	p = tls13_put(p, 2, 1);
+	p = tls13_put(p, 0x0304, 2);
+	p = tls13_put(p, EXT_SUPPORTED_GROUPS, 2);
+	p = tls13_put(p, 4, 2);
+	p = tls13_put(p, 2, 2);
+	p = tls13_put(p, c->group, 2);
+	p = tls13_put(p, EXT_SIGNATURE_ALGORITHMS, 2);
+	p = tls13_put(p, 2 + 2 * sizeof schemes / sizeof schemes[0], 2);
+	p = tls13_put(p, 2 * sizeof schemes / sizeof schemes[0], 2);
 	for (i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
-		p = put(p, schemes[i], 2);
-	p = put(p, EXT_KEY_SHARE, 2);
-	p = put(p, (uint32_t)eklen + 6, 2);
-	p = put(p, (uint32_t)eklen + 4, 2);    /* client_shares */
-	p = put(p, c->group, 2);
-	p = put(p, (uint32_t)eklen, 2);
+		p = tls13_put(p, schemes[i], 2);
+	p = tls13_put(p, EXT_KEY_SHARE, 2);
+	p = tls13_put(p, (uint32_t)eklen + 6, 2);
+	p = tls13_put(p, (uint32_t)eklen + 4, 2);    /* client_shares */
+	p = tls13_put(p, c->group, 2);
+	p = tls13_put(p, (uint32_t)eklen, 2);
 	memcpy(p, ek, eklen);
 	p += eklen;
-	put(ext, (uint32_t)(p - ext - 2), 2);
+	tls13_put(ext, (uint32_t)(p - ext - 2), 2);
 	m[0] = HT_CLIENT_HELLO;
-	put(m + 1, (uint32_t)(p - m - 4), 3);
+	tls13_put(m + 1, (uint32_t)(p - m - 4), 3);
 	return (size_t)(p - m);
 }
 
@@ -319,7 +109,7 @@ _Static_assert(TLS13C_HS_BUF >= 8192 + MLKEM1024_EKBYTES, "TLS13C_HS_BUF too sma
 
 int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 {
-	const struct kem *k = kem_of(cfg->group);
+	const struct tls13_kem *k = tls13_kem_of(cfg->group);
 	uint8_t *ek;
 	size_t n;
 	int r;
@@ -338,7 +128,7 @@ int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 		memcpy(c->ecdh_sk, cfg->ecdh_secret, sizeof c->ecdh_sk);
 	/* The key share is made in the handshake buffer, free until the ServerHello. */
 	ek = c->hs + 8192;
-	TIMED(c, TLS13C_PH_KEX, r = kem_keygen(c, ek, cfg->kem_seed));
+	TIMED(c, TLS13C_PH_KEX, r = tls13_kem_keygen(c->group, ek, c->dk, c->ecdh_sk, cfg->kem_seed));
 	if (r != 0) {
 		memset(c->ecdh_sk, 0, sizeof c->ecdh_sk);
 		return -1;
@@ -357,21 +147,21 @@ int tls13c_start(struct tls13c *c, const struct tls13c_config *cfg)
 
 /* server_hello_exts reads the ServerHello's extensions: supported_versions must say TLS 1.3 and
  * key_share carry a ciphertext of the group's size; anything else is unsupported_extension. */
-static int server_hello_exts(struct tls13c *c, struct rd *exts, const struct kem *k, struct rd *ct)
+static int server_hello_exts(struct tls13c *c, struct tls13_rd *exts, const struct tls13_kem *k, struct tls13_rd *ct)
 {
 	int have_version = 0, have_share = 0;
 	while (exts->n > 0) {
-		uint32_t type = get(exts, 2);
-		struct rd e = sub(exts, 2);
+		uint32_t type = tls13_get(exts, 2);
+		struct tls13_rd e = tls13_sub(exts, 2);
 		if (exts->bad)
 			return fail(c, TLS13C_DECODE_ERROR);
 		if (type == EXT_SUPPORTED_VERSIONS && !have_version) {
-			if (get(&e, 2) != 0x0304 || e.bad || e.n != 0)
+			if (tls13_get(&e, 2) != 0x0304 || e.bad || e.n != 0)
 				return fail(c, e.bad || e.n != 0 ? TLS13C_DECODE_ERROR : TLS13C_ILLEGAL_PARAMETER);
 			have_version = 1;
 		} else if (type == EXT_KEY_SHARE && !have_share) {
-			uint32_t g = get(&e, 2);
-			*ct = sub(&e, 2);
+			uint32_t g = tls13_get(&e, 2);
+			*ct = tls13_sub(&e, 2);
 			if (e.bad || e.n != 0)
 				return fail(c, TLS13C_DECODE_ERROR);
 			if (g != c->group || ct->n != k->ct)
@@ -392,46 +182,38 @@ static int server_hello_exts(struct tls13c *c, struct rd *exts, const struct kem
  * (RFC 8446 section 7.1) over the transcript ClientHello..ServerHello, and installs their keys. */
 static void handshake_keys(struct tls13c *c, const uint8_t *ss, size_t sslen)
 {
-	static const uint8_t zero[32] = {0};
-	uint8_t early[32], derived[32], empty[32], th[32];
-	sha256(empty, NULL, 0);
-	hkdf_sha256_extract(early, NULL, 0, zero, sizeof zero);
-	tls13_derive_secret(derived, early, "derived", empty);
-	hkdf_sha256_extract(c->hs_secret, derived, sizeof derived, ss, sslen);
+	uint8_t th[32];
 	transcript_hash(c, th);
-	tls13_derive_secret(c->c_hs, c->hs_secret, "c hs traffic", th);
-	tls13_derive_secret(c->s_hs, c->hs_secret, "s hs traffic", th);
-	set_keys(&c->rd, c->s_hs);
-	memset(early, 0, sizeof early);
-	memset(derived, 0, sizeof derived);
+	tls13_handshake_secrets(c->hs_secret, c->c_hs, c->s_hs, ss, sslen, th);
+	tls13_set_keys(&c->rd, c->s_hs);
 }
 
 /* server_hello handles the ServerHello message m (header included). */
 static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
 {
-	const struct kem *k = kem_of(c->group);
-	struct rd r = {m + 4, len - 4, 0}, sid, exts, ct = {NULL, 0, 1};
+	const struct tls13_kem *k = tls13_kem_of(c->group);
+	struct tls13_rd r = {m + 4, len - 4, 0}, sid, exts, ct = {NULL, 0, 1};
 	const uint8_t *random;
 	uint32_t version, suite, comp;
 	uint8_t ss[64];
 	int rc;
-	version = get(&r, 2);
+	version = tls13_get(&r, 2);
 	random = r.p;
-	skip(&r, 32);
-	sid = sub(&r, 1);
-	suite = get(&r, 2);
-	comp = get(&r, 1);
-	exts = sub(&r, 2);
+	tls13_skip(&r, 32);
+	sid = tls13_sub(&r, 1);
+	suite = tls13_get(&r, 2);
+	comp = tls13_get(&r, 1);
+	exts = tls13_sub(&r, 2);
 	if (r.bad || r.n != 0)
 		return fail(c, TLS13C_DECODE_ERROR);
-	if (memcmp(random, hrr_random, 32) == 0) /* one group offered: nothing to retry with */
+	if (memcmp(random, tls13_hrr_random, 32) == 0) /* one group offered: nothing to retry with */
 		return fail(c, TLS13C_ILLEGAL_PARAMETER);
 	if (version != 0x0303 || sid.n != 0 || comp != 0 || suite != TLS_AES_128_GCM_SHA256)
 		return fail(c, TLS13C_ILLEGAL_PARAMETER);
 	if (server_hello_exts(c, &exts, k, &ct) != 0)
 		return -1;
 	sha256_update(&c->transcript, m, len);
-	TIMED(c, TLS13C_PH_KEX, rc = kem_decaps(c, ss, ct.p));
+	TIMED(c, TLS13C_PH_KEX, rc = tls13_kem_decaps(c->group, ss, ct.p, c->dk, c->ecdh_sk));
 	memset(c->dk, 0, sizeof c->dk);
 	memset(c->ecdh_sk, 0, sizeof c->ecdh_sk);
 	if (rc != 0) {
@@ -448,12 +230,12 @@ static int server_hello(struct tls13c *c, const uint8_t *m, size_t len)
 
 static int encrypted_extensions(struct tls13c *c, const uint8_t *m, size_t len)
 {
-	struct rd r = {m + 4, len - 4, 0}, exts = sub(&r, 2);
+	struct tls13_rd r = {m + 4, len - 4, 0}, exts = tls13_sub(&r, 2);
 	if (r.bad || r.n != 0)
 		return fail(c, TLS13C_DECODE_ERROR);
 	while (exts.n > 0) {
-		uint32_t type = get(&exts, 2);
-		sub(&exts, 2);
+		uint32_t type = tls13_get(&exts, 2);
+		tls13_sub(&exts, 2);
 		if (exts.bad)
 			return fail(c, TLS13C_DECODE_ERROR);
 		/* Only what the ClientHello offered may come back (RFC 8446 section 4.2); of ours,
@@ -527,15 +309,15 @@ static int check_leaf(struct tls13c *c, const struct x509_cert *leaf)
 
 static int certificate(struct tls13c *c, const uint8_t *m, size_t len)
 {
-	struct rd r = {m + 4, len - 4, 0}, ctx, list, entry, exts;
+	struct tls13_rd r = {m + 4, len - 4, 0}, ctx, list, entry, exts;
 	struct x509_cert leaf;
 	int rc;
-	ctx = sub(&r, 1);
-	list = sub(&r, 3);
+	ctx = tls13_sub(&r, 1);
+	list = tls13_sub(&r, 3);
 	if (r.bad || r.n != 0 || ctx.n != 0)
 		return fail(c, r.bad || r.n != 0 ? TLS13C_DECODE_ERROR : TLS13C_ILLEGAL_PARAMETER);
-	entry = sub(&list, 3);
-	exts = sub(&list, 2);
+	entry = tls13_sub(&list, 3);
+	exts = tls13_sub(&list, 2);
 	if (list.bad || entry.n == 0)
 		return fail(c, TLS13C_DECODE_ERROR);
 	(void)exts;
@@ -579,10 +361,10 @@ static int certificate_verify(struct tls13c *c, const uint8_t *m, size_t len)
 {
 	static const char label[] = "TLS 1.3, server CertificateVerify";
 	uint8_t content[64 + sizeof label + 32];
-	struct rd rd = {m + 4, len - 4, 0}, sig;
-	uint32_t scheme = get(&rd, 2);
+	struct tls13_rd rd = {m + 4, len - 4, 0}, sig;
+	uint32_t scheme = tls13_get(&rd, 2);
 	int r;
-	sig = sub(&rd, 2);
+	sig = tls13_sub(&rd, 2);
 	if (rd.bad || rd.n != 0)
 		return fail(c, TLS13C_DECODE_ERROR);
 	if (scheme_alg(scheme) != c->leaf_alg) /* not offered, or not the leaf key's */
@@ -603,11 +385,9 @@ static int certificate_verify(struct tls13c *c, const uint8_t *m, size_t len)
 /* finished_mac: HMAC(Expand-Label(base, "finished", "", 32), transcript hash). */
 static void finished_mac(const struct tls13c *c, uint8_t mac[32], const uint8_t base[32])
 {
-	uint8_t key[32], th[32];
-	hkdf_expand_label(key, sizeof key, base, "finished", NULL, 0);
+	uint8_t th[32];
 	transcript_hash(c, th);
-	hmac_sha256(mac, key, sizeof key, th, sizeof th);
-	memset(key, 0, sizeof key);
+	tls13_finished_mac(mac, base, th);
 }
 
 /* finished checks the server's Finished, sends the client's, and moves both directions to the
@@ -615,34 +395,28 @@ static void finished_mac(const struct tls13c *c, uint8_t mac[32], const uint8_t 
  * server's Finished). */
 static int finished(struct tls13c *c, const uint8_t *m, size_t len)
 {
-	static const uint8_t zero[32] = {0};
-	uint8_t mac[32], msg[4 + 32], derived[32], empty[32], master[32], th[32], c_ap[32], s_ap[32];
+	uint8_t mac[32], msg[4 + 32], th[32], c_ap[32], s_ap[32];
 	if (len != 4 + 32)
 		return fail(c, TLS13C_DECODE_ERROR);
 	TIMED(c, TLS13C_PH_KS_RECORD, finished_mac(c, mac, c->s_hs));
 	if (ct_neq(mac, m + 4, 32))
 		return fail(c, TLS13C_DECRYPT_ERROR);
 	sha256_update(&c->transcript, m, len);
-	sha256(empty, NULL, 0);
 	transcript_hash(c, th);
 	TIMED(c, TLS13C_PH_KS_RECORD, {
-		tls13_derive_secret(derived, c->hs_secret, "derived", empty);
-		hkdf_sha256_extract(master, derived, sizeof derived, zero, sizeof zero);
-		tls13_derive_secret(c_ap, master, "c ap traffic", th);
-		tls13_derive_secret(s_ap, master, "s ap traffic", th);
+		tls13_app_secrets(c_ap, s_ap, c->hs_secret, th);
 		finished_mac(c, msg + 4, c->c_hs);
-		set_keys(&c->wr, c->c_hs);
+		tls13_set_keys(&c->wr, c->c_hs);
 	});
 	msg[0] = HT_FINISHED;
-	put(msg + 1, 32, 3);
+	tls13_put(msg + 1, 32, 3);
 	sha256_update(&c->transcript, msg, sizeof msg);
 	if (send_record(c, CT_HANDSHAKE, msg, sizeof msg) != 0)
 		return fail(c, TLS13C_INTERNAL_ERROR);
 	TIMED(c, TLS13C_PH_KS_RECORD, {
-		set_keys(&c->wr, c_ap);
-		set_keys(&c->rd, s_ap);
+		tls13_set_keys(&c->wr, c_ap);
+		tls13_set_keys(&c->rd, s_ap);
 	});
-	memset(master, 0, sizeof master);
 	memset(c_ap, 0, sizeof c_ap);
 	memset(s_ap, 0, sizeof s_ap);
 	memset(c->hs_secret, 0, sizeof c->hs_secret);
@@ -711,25 +485,8 @@ static int handshake_bytes(struct tls13c *c, const uint8_t *p, size_t len)
  * and length, or fails with bad_record_mac. */
 static int open_record(struct tls13c *c, size_t body, uint8_t *type, size_t *len)
 {
-	uint8_t n[AESGCM_IVBYTES];
-	size_t i;
-	int r;
-	if (body < 1 + AESGCM_TAGBYTES)
-		return fail(c, TLS13C_BAD_RECORD_MAC);
-	nonce(&c->rd, n);
-	TIMED(c, TLS13C_PH_KS_RECORD, r = aes128gcm_open(&c->rd.aead, c->in + 5, n, c->in, 5, c->in + 5, body));
-	if (r != 0)
-		return fail(c, TLS13C_BAD_RECORD_MAC);
-	c->rd.seq++;
-	for (i = body - AESGCM_TAGBYTES; i > 0 && c->in[5 + i - 1] == 0; i--)
-		;
-	if (i == 0)
-		return fail(c, TLS13C_UNEXPECTED_MESSAGE);
-	*type = c->in[5 + i - 1];
-	*len = i - 1;
-	if (*len > TLS13C_PLAINTEXT_MAX)
-		return fail(c, TLS13C_RECORD_OVERFLOW);
-	return 0;
+	int r = tls13_open_record(&c->rd, c->in, body, type, len, &c->phase[TLS13C_PH_KS_RECORD]);
+	return r == 0 ? 0 : fail(c, r);
 }
 
 /* record handles the whole record in c->in. */

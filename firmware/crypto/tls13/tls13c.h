@@ -27,13 +27,17 @@
  * 7.6 KB) of the largest cell, ML-KEM-1024 with ML-DSA-87.
  *
  * Every failure sends one fatal alert (the same description the project's Go engine sends for
- * it) and leaves the client in TLS13C_FAILED. */
+ * it) and leaves the client in TLS13C_FAILED.
+ *
+ * The record layer, the key schedule, the byte reader and the groups' key exchanges are shared
+ * with the server (tls13s.h) in tls13common.c. */
 #ifndef PQ_TLS13C_H
 #define PQ_TLS13C_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tls13common.h"
 #include "../aesgcm/aesgcm.h"
 #include "../rsa/rsa.h"
 #include "../mlkem/mlkem.h"
@@ -41,9 +45,9 @@
 #include "../sha2/sha2.h"
 #include "../x509/x509.h"
 
-#define TLS13C_PLAINTEXT_MAX 16384                        /* 2^14 */
-#define TLS13C_RECORD_MAX (5 + TLS13C_PLAINTEXT_MAX + 256) /* a protected record, header included */
-#define TLS13C_HS_MAX (TLS13C_PLAINTEXT_MAX + 4)          /* one handshake message, header included */
+#define TLS13C_PLAINTEXT_MAX TLS13_PLAINTEXT_MAX /* 2^14 */
+#define TLS13C_RECORD_MAX TLS13_RECORD_MAX       /* a protected record, header included */
+#define TLS13C_HS_MAX TLS13_HS_MAX               /* one handshake message, header included */
 
 /* The buffers' sizes hold the protocol's largest record and message by default. A board short
  * of RAM (the rp2040js Pico W's TLS image) builds with smaller ones that still hold its largest
@@ -124,13 +128,6 @@ struct tls13c_config {
 	const uint8_t *ecdh_secret;
 };
 
-struct tls13c_half {
-	aes128gcm_ctx aead;
-	uint8_t iv[AESGCM_IVBYTES];
-	uint64_t seq;
-	int on;
-};
-
 struct tls13c {
 	enum tls13c_state state;
 	int alert_sent, alert_received; /* the alert's description, or -1 */
@@ -142,7 +139,7 @@ struct tls13c {
 	uint8_t dk[MLKEM1024_DKBYTES];
 	uint8_t ecdh_sk[32];
 	uint8_t hs_secret[32], c_hs[32], s_hs[32];
-	struct tls13c_half rd, wr;
+	struct tls13_half rd, wr;
 	enum x509_alg leaf_alg;
 	uint16_t scheme; /* the CertificateVerify's scheme once it verified, else 0 */
 	size_t leaf_pk_len;

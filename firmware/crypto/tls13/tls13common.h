@@ -8,7 +8,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "../aesgcm/aesgcm.h"
 #include "../mlkem/mlkem.h"
@@ -46,6 +45,35 @@ enum {
 	TLS13_MISSING_EXTENSION = 109,
 	TLS13_UNSUPPORTED_EXTENSION = 110,
 };
+
+/* TLS13_DECLASSIFY marks what the client and server make public on purpose as defined for the
+ * constant-time check (test/tls13ct.c under valgrind memcheck, built with TLS13C_CT_CHECK):
+ * whether a key share could be made and whether the peer's point was refused (an alert says
+ * so). */
+#ifdef TLS13C_CT_CHECK
+#include <valgrind/memcheck.h>
+#define TLS13_DECLASSIFY(p, n) VALGRIND_MAKE_MEM_DEFINED(p, n)
+#else
+#define TLS13_DECLASSIFY(p, n) ((void)(p), (void)(n))
+#endif
+
+/* TLS13_TIMED runs stmt and, built with -DTLS13C_PHASE_COUNTER, adds the board counter's
+ * advance over it (plat_counter, core/fw.h) to the uint64_t *slot. */
+#ifdef TLS13C_PHASE_COUNTER
+uint64_t plat_counter(void);
+#define TLS13_TIMED(slot, stmt)                                \
+	do {                                                   \
+		uint64_t t0_ = plat_counter();                 \
+		stmt;                                          \
+		*(slot) += plat_counter() - t0_;               \
+	} while (0)
+#else
+#define TLS13_TIMED(slot, stmt) \
+	do {                    \
+		(void)(slot);   \
+		stmt;           \
+	} while (0)
+#endif
 
 /* The ServerHello random of a HelloRetryRequest (SHA-256 of "HelloRetryRequest"). */
 extern const uint8_t tls13_hrr_random[32];

@@ -161,9 +161,10 @@ struct tls13s {
 	int sig_rnd_set;
 	uint8_t session_id[32];
 	size_t session_id_len;
-	uint8_t ch1_hash[32]; /* the first ClientHello's hash, kept to check the second against */
+	uint8_t ch1_hash[32]; /* the first ClientHello's hash (its message_hash, RFC 8446 4.4.1) */
 	sha256_ctx transcript;
-	uint8_t hs_secret[32], c_hs[32];
+	uint8_t hs_secret[32], c_hs[32], s_hs[32];
+	uint8_t ch1_random[32]; /* the first ClientHello's random, which the second must repeat */
 	uint8_t c_fin[32]; /* the client Finished expected */
 	uint8_t c_ap[32];  /* the client's application secret, installed after its Finished */
 	struct tls13_half rd, wr;
