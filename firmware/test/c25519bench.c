@@ -1,8 +1,10 @@
 /* c25519bench: a board image (not the firmware) that counts crypto/c25519 on an emulated board:
  * one X25519 (RFC 7748 section 6.1: Alice's scalar, Bob's public key), one X25519 of the base
- * point (Alice's public key) and one Ed25519 verification (RFC 8032 section 7.1, TEST 3: a
- * 2-byte message), each twice, with the painted stack high-water mark and the outputs, for
- * c25519_test.go to check against the RFCs and to compare the two runs. */
+ * point (Alice's public key), one Ed25519 verification (RFC 8032 section 7.1, TEST 3: a 2-byte
+ * message), one Ed25519 key derivation (TEST 3's seed) and two Ed25519 signatures of TEST 3's
+ * message (with TEST 3's seed, and with TEST 1's: the same lengths, other secrets), each twice,
+ * with the painted stack high-water mark and the outputs, for c25519_test.go to check against the
+ * RFCs and Go, to compare the two runs and to compare the two signatures' counts. */
 #include "benchimg.h"
 #include "../crypto/c25519/c25519.h"
 #include "../crypto/pqmem.h"
@@ -27,19 +29,35 @@ static const uint8_t ed_sig[64] = {
 	0x4a, 0x7c, 0x15, 0xe9, 0x71, 0x6e, 0xd2, 0x8d, 0xc0, 0x27, 0xbe, 0xce, 0xea, 0x1e, 0xc4, 0x0a,
 };
 
-static uint8_t out[32];
+static const uint8_t ed_seed3[32] = {
+	0xc5, 0xaa, 0x8d, 0xf4, 0x3f, 0x9f, 0x83, 0x7b, 0xed, 0xb7, 0x44, 0x2f, 0x31, 0xdc, 0xb7, 0xb1,
+	0x66, 0xd3, 0x85, 0x35, 0x07, 0x6f, 0x09, 0x4b, 0x85, 0xce, 0x3a, 0x2e, 0x0b, 0x44, 0x58, 0xf7,
+};
+static const uint8_t ed_seed1[32] = {
+	0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+	0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60,
+};
+static const uint8_t ed_pk1[32] = {
+	0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7, 0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
+	0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25, 0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a,
+};
+
+static uint8_t out[64];
+static size_t outlen = 32;
 static uint64_t count;
 static int rc;
 
 static void op_x25519(void *arg)
 {
 	(void)arg;
+	outlen = 32;
 	BENCH_COUNT(count, rc = x25519(out, alice, bob_pub));
 }
 
 static void op_base(void *arg)
 {
 	(void)arg;
+	outlen = 32;
 	BENCH_COUNT(count, x25519_base(out, alice));
 	rc = 0;
 }
@@ -48,7 +66,32 @@ static void op_verify(void *arg)
 {
 	(void)arg;
 	memset(out, 0, sizeof out);
+	outlen = 32;
 	BENCH_COUNT(count, rc = ed25519_verify(ed_sig, sizeof ed_sig, ed_pk, ed_msg, sizeof ed_msg));
+}
+
+static void op_pubkey(void *arg)
+{
+	(void)arg;
+	outlen = 32;
+	BENCH_COUNT(count, ed25519_pubkey(out, ed_seed3));
+	rc = 0;
+}
+
+static void op_sign3(void *arg)
+{
+	(void)arg;
+	outlen = 64;
+	BENCH_COUNT(count, ed25519_sign(out, ed_seed3, ed_pk, ed_msg, sizeof ed_msg));
+	rc = 0;
+}
+
+static void op_sign1(void *arg)
+{
+	(void)arg;
+	outlen = 64;
+	BENCH_COUNT(count, ed25519_sign(out, ed_seed1, ed_pk1, ed_msg, sizeof ed_msg));
+	rc = 0;
 }
 
 void fw_main(void)
@@ -56,7 +99,8 @@ void fw_main(void)
 	static const struct {
 		const char *name;
 		void (*fn)(void *);
-	} ops[] = {{"x25519", op_x25519}, {"x25519-base", op_base}, {"ed25519-verify", op_verify}};
+	} ops[] = {{"x25519", op_x25519}, {"x25519-base", op_base}, {"ed25519-verify", op_verify},
+		   {"ed25519-pubkey", op_pubkey}, {"ed25519-sign-3", op_sign3}, {"ed25519-sign-1", op_sign1}};
 	unsigned int i, r;
 	plat_init();
 	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -69,7 +113,7 @@ void fw_main(void)
 			put_num(" stack=", stack);
 			put(rc == 0 ? " ok=1" : " ok=0");
 			put(" out=");
-			put_hex(out, sizeof out);
+			put_hex(out, outlen);
 			put("\n");
 		}
 	}

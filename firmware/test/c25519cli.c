@@ -7,6 +7,8 @@
  *   x25519-base SCALAR           -> OUT
  *   ed25519-verify PK MSG SIG    -> ok | fail (SIG of any length, PK 32 bytes)
  *   ed25519-decode S             -> OUT (canonical re-encoding) | fail
+ *   ed25519-pubkey SEED          -> PK
+ *   ed25519-sign SEED PK MSG     -> SIG (64 bytes)
  *
  * Arguments and results are hex; an empty byte string is written "-". A
  * malformed line (unknown command, bad hex, a fixed-size argument of the wrong
@@ -43,7 +45,7 @@ static char line[2 * MAXBYTES * MAXARGS + 256];
 
 static int run(char *cmd, char **args, int nargs)
 {
-	uint8_t out[32];
+	uint8_t out[64];
 	int i;
 	for (i = 0; i < nargs; i++)
 		if (unhex(argbuf[i], &arglen[i], args[i]) != 0)
@@ -61,6 +63,16 @@ static int run(char *cmd, char **args, int nargs)
 	}
 	if (strcmp(cmd, "ed25519-verify") == 0 && nargs == 3 && arglen[0] == 32) {
 		printf(ed25519_verify(argbuf[2], arglen[2], argbuf[0], argbuf[1], arglen[1]) == 0 ? "ok" : "fail");
+		return 0;
+	}
+	if (strcmp(cmd, "ed25519-pubkey") == 0 && nargs == 1 && arglen[0] == 32) {
+		ed25519_pubkey(out, argbuf[0]);
+		puthex(out, 32);
+		return 0;
+	}
+	if (strcmp(cmd, "ed25519-sign") == 0 && nargs == 3 && arglen[0] == 32 && arglen[1] == 32) {
+		ed25519_sign(out, argbuf[0], argbuf[1], argbuf[2], arglen[2]);
+		puthex(out, 64);
 		return 0;
 	}
 	if (strcmp(cmd, "ed25519-decode") == 0 && nargs == 1 && arglen[0] == 32) {

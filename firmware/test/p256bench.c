@@ -8,6 +8,10 @@
  *   verify W7, verify W353 two valid signatures of Wycheproof's ecdsa_secp256r1_sha256_test.json
  *                          (tcId 7 and 353; different keys, both 71-byte DER over "123400")
  *   verify X               tcId 7's signature under tcId 353's key: refused at the comparison
+ *   sign A, sign B         RFC 6979 signatures of one digest (32 bytes 0x77) with A's and B's
+ *   sign HA, sign HB       scalars, then both hedged with 32 bytes 0x3c. The four DER encodings
+ *                          have one shape (a 32-byte r, a 33-byte s), so each pair's counts
+ *                          must be equal whatever the secrets (hedging hashes 64 bytes more).
  *
  * The test compares the outputs with the host build and the counts between the two passes and
  * between inputs of the same lengths. */
@@ -33,17 +37,19 @@ static const char sig353_hex[] =
 
 static uint8_t da[32], db[32], pa[P256_POINT_LEN], pb[P256_POINT_LEN], z[32];
 static uint8_t pub7[P256_POINT_LEN], pub353[P256_POINT_LEN], sig7[71], sig353[71];
+static uint8_t digest77[32], rnd3c[32], sig_out[P256_SIG_DER_MAX];
 
 /* One operation: which, its inputs, its count and result. */
 static struct {
 	int op;
-	const uint8_t *k, *pub, *sig;
+	const uint8_t *k, *pub, *sig, *rnd;
 	uint8_t *out;
+	size_t out_len;
 	uint64_t count;
 	int rc;
 } job;
 
-enum { OP_KEYGEN, OP_ECDH, OP_VERIFY };
+enum { OP_KEYGEN, OP_ECDH, OP_VERIFY, OP_SIGN };
 
 static void unhex(uint8_t *out, const char *s, size_t n)
 {
@@ -69,6 +75,9 @@ static void run(void *arg)
 	case OP_ECDH:
 		job.rc = p256_ecdh(job.out, job.k, job.pub, P256_POINT_LEN);
 		break;
+	case OP_SIGN:
+		job.rc = p256_sign_digest(job.out, &job.out_len, job.k, digest77, job.rnd);
+		break;
 	default:
 		job.rc = p256_verify(job.pub, P256_POINT_LEN, msg, sizeof msg, job.sig, 71);
 	}
@@ -85,6 +94,7 @@ static void one(const char *name, int op, const uint8_t *k, const uint8_t *pub, 
 	job.pub = pub;
 	job.sig = sig;
 	job.out = out;
+	job.out_len = out_len;
 	uint32_t stack = plat_stack_run(run, NULL);
 	put("p256 op=");
 	put(name);
@@ -95,8 +105,8 @@ static void one(const char *name, int op, const uint8_t *k, const uint8_t *pub, 
 	put(" rc=");
 	put_int(job.rc);
 	put(" out=");
-	if (out_len)
-		put_hex(out, out_len);
+	if (job.out_len)
+		put_hex(out, job.out_len);
 	else
 		put("-");
 	put("\n");
@@ -111,6 +121,8 @@ void fw_main(void)
 	unhex(sig7, sig7_hex, sizeof sig7);
 	unhex(pub353, pub353_hex, sizeof pub353);
 	unhex(sig353, sig353_hex, sizeof sig353);
+	memset(digest77, 0x77, sizeof digest77);
+	memset(rnd3c, 0x3c, sizeof rnd3c);
 	for (int i = 0; i < 2; i++) {
 		one("keygen-a", OP_KEYGEN, da, NULL, NULL, pa, sizeof pa);
 		one("keygen-b", OP_KEYGEN, db, NULL, NULL, pb, sizeof pb);
@@ -119,6 +131,12 @@ void fw_main(void)
 		one("verify-w7", OP_VERIFY, NULL, pub7, sig7, NULL, 0);
 		one("verify-w353", OP_VERIFY, NULL, pub353, sig353, NULL, 0);
 		one("verify-x", OP_VERIFY, NULL, pub353, sig7, NULL, 0);
+		job.rnd = NULL;
+		one("sign-a", OP_SIGN, da, NULL, NULL, sig_out, 0);
+		one("sign-b", OP_SIGN, db, NULL, NULL, sig_out, 0);
+		job.rnd = rnd3c;
+		one("sign-ha", OP_SIGN, da, NULL, NULL, sig_out, 0);
+		one("sign-hb", OP_SIGN, db, NULL, NULL, sig_out, 0);
 	}
 	bench_done();
 }

@@ -4,7 +4,9 @@
  *   p256-keygen PRIV          -> PUB (65 bytes) | fail CODE
  *   p256-ecdh PRIV PEER       -> SHARED (32 bytes) | fail CODE
  *   p256-verify PUB MSG SIG   -> ok | fail CODE
+ *   p256-verify-digest PUB DIGEST SIG -> ok | fail CODE
  *   p256-der SIG              -> R S (32 bytes each) | fail CODE
+ *   p256-sign PRIV DIGEST [RND] -> SIG (DER) | fail CODE (RFC 6979 without RND, hedged with it)
  *
  * CODE is p256.h's negative result. A line it cannot read (unknown command, bad hex, wrong
  * argument count or size, longer than the buffer) is answered "error". */
@@ -54,6 +56,22 @@ static int run(char **arg, int argc)
 		rc = p256_verify(a0, (size_t)n0, a1, (size_t)n1, a2, (size_t)n2);
 		if (rc == 0) {
 			printf("ok\n");
+			return 0;
+		}
+	} else if (strcmp(arg[0], "p256-verify-digest") == 0 && argc == 4 && n0 >= 0 && n1 == 32 && n2 >= 0) {
+		rc = p256_verify_digest(a0, (size_t)n0, a1, a2, (size_t)n2);
+		if (rc == 0) {
+			printf("ok\n");
+			return 0;
+		}
+	} else if (strcmp(arg[0], "p256-sign") == 0 && (argc == 3 || (argc == 4 && n2 == 32)) && n0 == P256_SCALAR_LEN &&
+		   n1 == 32) {
+		uint8_t sig[P256_SIG_DER_MAX];
+		size_t sig_len;
+		rc = p256_sign_digest(sig, &sig_len, a0, a1, argc == 4 ? a2 : NULL);
+		if (rc == 0) {
+			puthex(sig, sig_len);
+			printf("\n");
 			return 0;
 		}
 	} else if (strcmp(arg[0], "p256-der") == 0 && argc == 2 && n0 >= 0) {

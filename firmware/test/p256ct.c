@@ -1,10 +1,13 @@
 /* p256ct: the constant-time check of crypto/p256 on the host (p256_test.go runs it under
  * valgrind memcheck, built with -DP256_CT_CHECK). It marks each private scalar undefined and runs
- * key generation and ECDH with it, so memcheck reports any branch or memory index that depends
- * on the scalar ("Conditional jump or move depends on uninitialised value", "Use of
- * uninitialised value"); outputs are marked defined before they are printed. Scalars: 1, 2, n-1
- * and pseudorandom ones. With the argument "control" it also branches on the scalar itself, to
- * show the check reports a leak. */
+ * key generation, ECDH and ECDSA signing (RFC 6979, then hedged with a 32-byte rnd that is marked
+ * undefined too) with it, so memcheck reports any branch or memory index that depends on the
+ * scalar, the nonce derived from it or the hedge ("Conditional jump or move depends on
+ * uninitialised value", "Use of uninitialised value"); outputs are marked defined before they
+ * are printed or checked (signatures with p256_verify_digest). Inside the library only the
+ * scalar's refusal, a nonce's refusal, r = 0 or s = 0, and the finished r and s (for their DER
+ * encoding) are declassified (P256_CT_CHECK). Scalars: 1, 2, n-1 and pseudorandom ones. With the
+ * argument "control" it also branches on the scalar itself, to show the check reports a leak. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,12 +21,29 @@ static const uint8_t n_minus_1[32] = {0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 
 
 static volatile int sink;
 
+/* sign_check signs digest with d (undefined) and rnd (NULL or undefined), then marks the
+ * signature defined and verifies it under pub: 1 when it does. */
+static int sign_check(const uint8_t d[32], const uint8_t pub[P256_POINT_LEN], const uint8_t digest[32],
+	uint8_t *rnd)
+{
+	uint8_t sig[P256_SIG_DER_MAX];
+	size_t len = 0;
+	if (rnd)
+		VALGRIND_MAKE_MEM_UNDEFINED(rnd, 32);
+	int rc = p256_sign_digest(sig, &len, d, digest, rnd);
+	VALGRIND_MAKE_MEM_DEFINED(&rc, sizeof rc);
+	VALGRIND_MAKE_MEM_DEFINED(&len, sizeof len);
+	VALGRIND_MAKE_MEM_DEFINED(sig, sizeof sig);
+	return rc == 0 && p256_verify_digest(pub, P256_POINT_LEN, digest, sig, len) == 0;
+}
+
 int main(int argc, char **argv)
 {
 	int control = argc > 1 && strcmp(argv[1], "control") == 0;
 	uint8_t d[32], peer_d[32], peer[P256_POINT_LEN], pub[P256_POINT_LEN], z[32];
 	uint32_t x = 0x12345678u;
-	int ok = 0, runs = 8;
+	uint8_t digest[32], rnd[32];
+	int ok = 0, signed_ok = 0, runs = 8;
 	memset(peer_d, 0x42, sizeof peer_d);
 	if (p256_keygen(peer, peer_d) != 0)
 		return 2;
@@ -51,7 +71,15 @@ int main(int argc, char **argv)
 		VALGRIND_MAKE_MEM_DEFINED(&r2, sizeof r2);
 		if (r1 == 0 && r2 == 0 && pub[0] == 0x04)
 			ok++;
+		for (int j = 0; j < 32; j++) {
+			x = x * 1103515245u + 12345u;
+			digest[j] = (uint8_t)(x >> 24);
+			rnd[j] = (uint8_t)(x >> 16);
+		}
+		signed_ok += sign_check(d, pub, digest, NULL);
+		signed_ok += sign_check(d, pub, digest, rnd);
 	}
 	printf("p256ct %d/%d\n", ok, runs);
-	return ok == runs ? 0 : 1;
+	printf("p256ct sign %d/%d\n", signed_ok, 2 * runs);
+	return ok == runs && signed_ok == 2 * runs ? 0 : 1;
 }

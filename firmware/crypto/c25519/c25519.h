@@ -1,9 +1,15 @@
 /* Curve25519 for the firmware: X25519 key exchange (RFC 7748) and Ed25519
- * signature verification (RFC 8032, pure Ed25519). Portable C11 on 32-bit
+ * signing and verification (RFC 8032, pure Ed25519). Portable C11 on 32-bit
  * limbs (fe25519.h), no allocation, freestanding.
  *
  * X25519 works on secrets and runs in constant time: no branch or memory
- * index depends on the scalar or the point. Ed25519 verification handles
+ * index depends on the scalar or the point. Ed25519 key derivation and signing
+ * run in constant time in the seed, the secret scalar, the prefix and the nonce
+ * r: a fixed-base multiplication with signed 4-bit digits whose table (1B..8B)
+ * is read whole for every digit, and reductions mod L by masks; what varies is
+ * only the message's length (hashed). Checked under valgrind memcheck with the
+ * seed marked undefined (test/ed25519ct.c, c25519_test.go) and by equal counts
+ * on the emulated boards (test/c25519bench.c). Ed25519 verification handles
  * public data only and is not constant time. */
 #ifndef PQ_C25519_H
 #define PQ_C25519_H
@@ -14,6 +20,20 @@
 #define X25519_BYTES 32
 #define ED25519_PUBLICKEYBYTES 32
 #define ED25519_SIGBYTES 64
+#define ED25519_SEEDBYTES 32
+
+/* ed25519_pubkey derives the public key of a 32-byte private key (the seed) as
+ * RFC 8032 section 5.1.5 says: A = [s]B for s the clamped first half of
+ * SHA-512(seed), encoded. */
+void ed25519_pubkey(uint8_t pk[ED25519_PUBLICKEYBYTES], const uint8_t seed[ED25519_SEEDBYTES]);
+
+/* ed25519_sign signs msg (RFC 8032 section 5.1.6, pure Ed25519: no context, no
+ * prehash) with the seed; pk must be ed25519_pubkey(seed): it is hashed as
+ * given, and two signatures of one message under two different pk values with
+ * one seed would give away the secret scalar. sig must not overlap msg. The
+ * signature is deterministic. */
+void ed25519_sign(uint8_t sig[ED25519_SIGBYTES], const uint8_t seed[ED25519_SEEDBYTES],
+		  const uint8_t pk[ED25519_PUBLICKEYBYTES], const uint8_t *msg, size_t msglen);
 
 /* x25519 computes X25519(scalar, point) of RFC 7748 section 5: the scalar is
  * clamped, the top bit of the u-coordinate is masked and a non-canonical u

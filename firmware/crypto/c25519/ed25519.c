@@ -1,9 +1,11 @@
-/* Ed25519 signature verification (RFC 8032 section 5.1.7), pure Ed25519. All
- * inputs are public: the code branches on them freely. Points are in extended
- * homogeneous coordinates (X:Y:Z:T), x = X/Z, y = Y/Z, x y = T/Z, with the
- * addition and doubling formulas of RFC 8032 section 5.1.4. */
+/* Ed25519 (RFC 8032, pure Ed25519): key derivation and signing (5.1.5, 5.1.6), constant time
+ * in the seed and the nonce, and verification (5.1.7), whose inputs are all public: it
+ * branches on them freely. Points are in extended homogeneous coordinates (X:Y:Z:T),
+ * x = X/Z, y = Y/Z, x y = T/Z, with the addition and doubling formulas of RFC 8032 section
+ * 5.1.4 (complete: no input is a special case, so neither formula branches). */
 #include "c25519.h"
 
+#include "../ct.h"
 #include "../pqmem.h"
 #include "../sha2/sha2.h"
 #include "fe25519.h"
@@ -269,4 +271,209 @@ int ed25519_verify(const uint8_t *sig, size_t siglen, const uint8_t pk[ED25519_P
 	/* The check: the encoding of [S]B - [k]A is R, byte for byte (cofactorless). */
 	ge_encode(rcheck, &sum);
 	return memcmp(rcheck, sig, 32) == 0 ? 0 : -1;
+}
+
+/* ---- signing: constant time in the secret scalar a, the prefix and the nonce r ---- */
+
+/* sc_reduce sets r = x mod L for the integer x of nw little-endian 32-bit words, bit by bit
+ * from the top: r = 2r + bit stays below 2L < 2^254, and L is subtracted when that does not
+ * borrow, by a mask. No branch or memory index depends on x. */
+static void sc_reduce(uint32_t r[8], const uint32_t *x, unsigned int nw)
+{
+	uint32_t t[8], mask;
+	uint64_t c;
+	unsigned int i, j;
+	for (j = 0; j < 8; j++)
+		r[j] = 0;
+	for (i = 32 * nw; i-- > 0;) {
+		for (j = 7; j > 0; j--)
+			r[j] = r[j] << 1 | r[j - 1] >> 31;
+		r[0] = r[0] << 1 | ((x[i >> 5] >> (i & 31)) & 1);
+		c = 0;
+		for (j = 0; j < 8; j++) {
+			c = (uint64_t)r[j] - order_l[j] - (uint32_t)(c >> 63);
+			t[j] = (uint32_t)c;
+		}
+		mask = ct_barrier_u32((uint32_t)(c >> 63)) - 1; /* all ones when r >= L */
+		for (j = 0; j < 8; j++)
+			r[j] ^= mask & (r[j] ^ t[j]);
+	}
+}
+
+/* sc_reduce_hash sets r = h mod L for a 64-byte SHA-512 output read as a little-endian integer
+ * (RFC 8032 5.1.6, steps 2 and 4). */
+static void sc_reduce_hash(uint32_t r[8], const uint8_t h[64])
+{
+	uint32_t w[16];
+	unsigned int i;
+	for (i = 0; i < 16; i++)
+		w[i] = load32(h + 4 * i);
+	sc_reduce(r, w, 16);
+	memset(w, 0, sizeof w);
+}
+
+/* sc_muladd sets s = (r + k a) mod L for k, r < L and a < 2^255: the 512-bit sum (below 2^509)
+ * by schoolbook multiplication, then sc_reduce. */
+static void sc_muladd(uint32_t s[8], const uint32_t r[8], const uint32_t k[8], const uint32_t a[8])
+{
+	uint32_t p[16];
+	uint64_t c;
+	unsigned int i, j;
+	for (i = 0; i < 16; i++)
+		p[i] = i < 8 ? r[i] : 0;
+	for (i = 0; i < 8; i++) {
+		c = 0;
+		for (j = 0; j < 8; j++) {
+			c = (uint64_t)k[i] * a[j] + p[i + j] + (c >> 32);
+			p[i + j] = (uint32_t)c;
+		}
+		for (j = i + 8; j < 16; j++) {
+			c = (uint64_t)p[j] + (c >> 32);
+			p[j] = (uint32_t)c;
+		}
+	}
+	sc_reduce(s, p, 16);
+	memset(p, 0, sizeof p);
+}
+
+static void store32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* fe_cmov sets f = g when mask is all ones and leaves f when it is 0. */
+static void fe_cmov(fe25519 f, const fe25519 g, uint32_t mask)
+{
+	unsigned int i;
+	for (i = 0; i < 10; i++)
+		f[i] ^= mask & (f[i] ^ g[i]);
+}
+
+/* ge_select sets t = b B from tbl[j] = (j+1) B for a digit -8 <= b <= 8: every entry is read and
+ * the negation is taken and kept or dropped by masks. */
+static void ge_select(ge25519 *t, const ge25519 tbl[8], int32_t b)
+{
+	uint32_t ub = (uint32_t)b, neg = ub >> 31, babs = (ub ^ (0u - neg)) + neg, d, mask;
+	fe25519 nx, nt;
+	unsigned int j;
+	ge_identity(t);
+	for (j = 0; j < 8; j++) {
+		d = ct_barrier_u32(babs ^ (j + 1));
+		mask = ((d | (0u - d)) >> 31) - 1; /* all ones when babs == j + 1 */
+		fe_cmov(t->X, tbl[j].X, mask);
+		fe_cmov(t->Y, tbl[j].Y, mask);
+		fe_cmov(t->Z, tbl[j].Z, mask);
+		fe_cmov(t->T, tbl[j].T, mask);
+	}
+	fe25519_neg(nx, t->X);
+	fe25519_neg(nt, t->T);
+	mask = 0u - ct_barrier_u32(neg);
+	fe_cmov(t->X, nx, mask);
+	fe_cmov(t->T, nt, mask);
+}
+
+/* ge_scalarmult_base sets r = s B for a 32-byte little-endian s below 2^255. s is recoded into
+ * 64 signed digits -8 <= e[i] < 8 (e[63] <= 8), s = sum e[i] 16^i, by arithmetic alone; then from
+ * the top, four doublings and one addition of a table entry (1 B .. 8 B, built here) per digit:
+ * the same sequence of operations for every s. */
+static void ge_scalarmult_base(ge25519 *r, const uint8_t s[32])
+{
+	ge25519 tbl[8], t;
+	fe25519 d2;
+	int32_t e[64], carry = 0;
+	int i, j;
+	for (i = 0; i < 32; i++) {
+		e[2 * i] = s[i] & 15;
+		e[2 * i + 1] = s[i] >> 4;
+	}
+	for (i = 0; i < 63; i++) {
+		e[i] += carry;
+		carry = (int32_t)((uint32_t)(e[i] + 8) >> 4); /* e[i] + 8 is 8..24: no sign to shift */
+		e[i] -= carry * 16;
+	}
+	e[63] += carry;
+
+	fe25519_frombytes(d2, con_2d);
+	fe25519_frombytes(tbl[0].X, con_bx);
+	fe25519_frombytes(tbl[0].Y, con_by);
+	fe25519_1(tbl[0].Z);
+	fe25519_mul(tbl[0].T, tbl[0].X, tbl[0].Y);
+	ge_double(&tbl[1], &tbl[0]);
+	for (i = 2; i < 8; i++)
+		ge_add(&tbl[i], &tbl[i - 1], &tbl[0], d2);
+
+	ge_select(r, tbl, e[63]);
+	for (i = 62; i >= 0; i--) {
+		for (j = 0; j < 4; j++)
+			ge_double(r, r);
+		ge_select(&t, tbl, e[i]);
+		ge_add(r, r, &t, d2);
+	}
+	memset(e, 0, sizeof e);
+	memset(&t, 0, sizeof t);
+}
+
+/* expand_seed: h = SHA-512(seed), the scalar a its clamped first half (RFC 8032 5.1.5 steps 1-3),
+ * the prefix its second half. */
+static void expand_seed(uint8_t h[64], const uint8_t seed[ED25519_SEEDBYTES])
+{
+	sha512(h, seed, ED25519_SEEDBYTES);
+	h[0] &= 248;
+	h[31] &= 127;
+	h[31] |= 64;
+}
+
+void ed25519_pubkey(uint8_t pk[ED25519_PUBLICKEYBYTES], const uint8_t seed[ED25519_SEEDBYTES])
+{
+	uint8_t h[64];
+	ge25519 a;
+	expand_seed(h, seed);
+	ge_scalarmult_base(&a, h);
+	ge_encode(pk, &a);
+	memset(h, 0, sizeof h);
+	memset(&a, 0, sizeof a);
+}
+
+void ed25519_sign(uint8_t sig[ED25519_SIGBYTES], const uint8_t seed[ED25519_SEEDBYTES],
+		  const uint8_t pk[ED25519_PUBLICKEYBYTES], const uint8_t *msg, size_t msglen)
+{
+	uint8_t h[64], d[64];
+	uint32_t a[8], r[8], k[8], s[8];
+	ge25519 rp;
+	sha512_ctx ctx;
+	unsigned int i;
+
+	expand_seed(h, seed);
+	/* r = SHA-512(prefix || M) mod L; R = r B (steps 2, 3). */
+	sha512_init(&ctx);
+	sha512_update(&ctx, h + 32, 32);
+	sha512_update(&ctx, msg, msglen);
+	sha512_final(&ctx, d);
+	sc_reduce_hash(r, d);
+	for (i = 0; i < 8; i++)
+		store32(d + 4 * i, r[i]);
+	ge_scalarmult_base(&rp, d);
+	ge_encode(sig, &rp);
+	/* k = SHA-512(R || A || M) mod L; S = (r + k a) mod L (steps 4, 5). */
+	sha512_init(&ctx);
+	sha512_update(&ctx, sig, 32);
+	sha512_update(&ctx, pk, 32);
+	sha512_update(&ctx, msg, msglen);
+	sha512_final(&ctx, d);
+	sc_reduce_hash(k, d);
+	for (i = 0; i < 8; i++)
+		a[i] = load32(h + 4 * i);
+	sc_muladd(s, r, k, a);
+	for (i = 0; i < 8; i++)
+		store32(sig + 32 + 4 * i, s[i]);
+
+	memset(h, 0, sizeof h);
+	memset(d, 0, sizeof d);
+	memset(a, 0, sizeof a);
+	memset(r, 0, sizeof r);
+	memset(&rp, 0, sizeof rp);
+	memset(&ctx, 0, sizeof ctx);
 }

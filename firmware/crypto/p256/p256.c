@@ -1,10 +1,11 @@
-/* NIST P-256: field and scalar arithmetic, complete point formulas, ECDH and ECDSA
+/* NIST P-256: field and scalar arithmetic, complete point formulas, ECDH, ECDSA signing and
  * verification. See p256.h for the contract and docs/DECISIONS.md for the choices. */
 #include "p256.h"
 
 #include "../pqmem.h"
 
 #include "../ct.h"
+#include "../hkdf/hkdf.h"
 #include "../sha2/sha2.h"
 
 /* DECLASSIFY marks a value derived from a secret as public where the code branches on it by
@@ -609,4 +610,122 @@ int p256_verify(const uint8_t *pub, size_t pub_len, const uint8_t *msg, size_t m
 	uint8_t h[32];
 	sha256(h, msg, msg_len);
 	return p256_verify_digest(pub, pub_len, h, sig, sig_len);
+}
+
+/* ---- ECDSA signing (FIPS 186-5 §6.4.1) with RFC 6979's nonce ---- */
+
+/* The HMAC-DRBG of RFC 6979 §3.2 for SHA-256 and P-256 (hlen = qlen = 256 bits). */
+typedef struct {
+	uint8_t k[32], v[32];
+} nonce_drbg;
+
+/* drbg_step sets K = HMAC_K(V || sep [|| x || h || rnd]), then V = HMAC_K(V): steps d-e and f-g
+ * of RFC 6979 §3.2 (x, h given; rnd the additional data k' of §3.6 when not NULL) and the
+ * reseed after a refused candidate, step h.3 (x NULL, sep 0). */
+static void drbg_step(nonce_drbg *g, uint8_t sep, const uint8_t *x, const uint8_t *h, const uint8_t *rnd)
+{
+	hmac_sha256_ctx c;
+	hmac_sha256_init(&c, g->k, 32);
+	hmac_sha256_update(&c, g->v, 32);
+	hmac_sha256_update(&c, &sep, 1);
+	if (x) {
+		hmac_sha256_update(&c, x, 32);
+		hmac_sha256_update(&c, h, 32);
+		if (rnd)
+			hmac_sha256_update(&c, rnd, 32);
+	}
+	hmac_sha256_final(&c, g->k);
+	hmac_sha256_init(&c, g->k, 32);
+	hmac_sha256_update(&c, g->v, 32);
+	hmac_sha256_final(&c, g->v);
+	memset(&c, 0, sizeof c);
+}
+
+/* sign_with_k sets r = (k G).x mod n and s = k^-1 (e + r d) mod n for a nonce 1 <= k <= n-1 and
+ * d (both 32 bytes big-endian) and e < n. Constant time in k and d: the fixed-window scalar
+ * multiplication, Montgomery products and a Fermat inversion with the public exponent n - 2.
+ * Returns 0, or -1 when r or s is 0 (public values: the caller draws another k). */
+static int sign_with_k(limbs r, limbs s, const uint8_t k[32], const uint8_t d[32], const limbs e)
+{
+	point g, rp;
+	limbs x, y, t, u;
+	generator(&g);
+	scalar_mul(&rp, k, &g, NULL, NULL);
+	to_affine(x, y, &rp); /* k in [1, n-1]: never the point at infinity */
+	uint32_t borrow = sub_borrow(t, x, FN.m); /* x < p < 2n */
+	select_limbs(x, t, -ct_barrier_u32(borrow ^ 1));
+	memcpy(r, x, sizeof x);
+	from_be(u, d);
+	to_mont(u, u, &FN);
+	mont_mul(t, r, u, &FN); /* r d mod n, plain */
+	mod_add(t, t, e, &FN);
+	from_be(u, k);
+	to_mont(u, u, &FN);
+	mont_inv(u, u, &FN);    /* k^-1 R mod n */
+	mont_mul(s, t, u, &FN); /* (e + r d) k^-1 mod n, plain */
+	uint32_t zero = is_zero_mask(r) | is_zero_mask(s);
+	DECLASSIFY(&zero, sizeof zero);
+	memset(&rp, 0, sizeof rp);
+	memset(t, 0, sizeof t);
+	memset(u, 0, sizeof u);
+	return zero ? -1 : 0;
+}
+
+/* der_put_int writes v (32 bytes big-endian, not 0) as a minimal DER INTEGER; returns its size. */
+static size_t der_put_int(uint8_t *out, const uint8_t v[32])
+{
+	size_t i = 0;
+	while (i < 31 && v[i] == 0)
+		i++;
+	size_t pad = v[i] >> 7, l = 32 - i;
+	out[0] = 0x02;
+	out[1] = (uint8_t)(l + pad);
+	out[2] = 0;
+	memcpy(out + 2 + pad, v + i, l);
+	return 2 + pad + l;
+}
+
+int p256_sign_digest(uint8_t *sig, size_t *sig_len, const uint8_t priv[32],
+	const uint8_t digest[32], const uint8_t *rnd)
+{
+	nonce_drbg g;
+	uint8_t hb[32], rb[32], sb[32];
+	limbs e, r, s, t;
+	*sig_len = 0;
+	uint32_t ok = scalar_ok(priv);
+	DECLASSIFY(&ok, sizeof ok);
+	if (!ok)
+		return P256_ERR_SCALAR;
+	/* e = the digest mod n (e < 2^256 < 2n), and bits2octets(h1) of RFC 6979 §2.3.4 */
+	from_be(e, digest);
+	uint32_t borrow = sub_borrow(t, e, FN.m);
+	select_limbs(e, t, -ct_barrier_u32(borrow ^ 1));
+	to_be(hb, e);
+	/* RFC 6979 §3.2 b-g (with §3.6's additional data when hedged) */
+	memset(g.v, 0x01, sizeof g.v);
+	memset(g.k, 0x00, sizeof g.k);
+	drbg_step(&g, 0x00, priv, hb, rnd);
+	drbg_step(&g, 0x01, priv, hb, rnd);
+	for (;;) {
+		/* h: T = V (one block: qlen = hlen), k = bits2int(T); a k outside [1, n-1] (about 2^-32)
+		 * or one giving r = 0 or s = 0 is discarded, which says nothing of the k kept */
+		hmac_sha256(g.v, g.k, 32, g.v, 32);
+		ok = scalar_ok(g.v);
+		DECLASSIFY(&ok, sizeof ok);
+		if (ok && sign_with_k(r, s, g.v, priv, e) == 0)
+			break;
+		drbg_step(&g, 0x00, NULL, NULL, NULL);
+	}
+	to_be(rb, r);
+	to_be(sb, s);
+	/* r and s are the signature: public from here on, so the encoding may branch on them */
+	DECLASSIFY(rb, sizeof rb);
+	DECLASSIFY(sb, sizeof sb);
+	size_t n = der_put_int(sig + 2, rb);
+	n += der_put_int(sig + 2 + n, sb);
+	sig[0] = 0x30;
+	sig[1] = (uint8_t)n;
+	*sig_len = 2 + n;
+	memset(&g, 0, sizeof g);
+	return P256_OK;
 }
