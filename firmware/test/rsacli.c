@@ -10,6 +10,15 @@
  *   pss DER MSG SIG    -> ok | fail CODE | refused CODE
  *       (RSASSA-PKCS1-v1_5 / RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt, under the
  *       key DER; refused is the key's error)
+ *   privkey BLOB       -> ok | refused CODE
+ *       (rsa_privkey_set of the blob n || e || p || q || dp || dq || qinv; later commands sign
+ *       with it)
+ *   sign DIGEST SALT   -> SIG | fail CODE SIG
+ *       (rsa_pss_sha256_sign_digest with the loaded private key; the buffer is filled with 0xAA
+ *       first, so a failure shows whether it was zeroed)
+ *   fault FIELD        -> ok
+ *       (flips the low bit of the loaded key's dp, dq or qinv, as a fault in memory would, so
+ *       the next sign must be refused)
  *
  * A malformed command prints "error". */
 #include <stdio.h>
@@ -39,6 +48,48 @@ static void puthex(const uint8_t *p, size_t n)
 }
 
 static struct rsa_pubkey key;
+static struct rsa_privkey priv;
+
+/* signing runs the private-key commands (privkey, sign, fault). */
+static int signing(const char *cmd, const char *x, const char *y)
+{
+	long na, nb;
+	int err;
+
+	if (strcmp(cmd, "privkey") == 0) {
+		if ((na = unhex(a, x)) < 0)
+			return -1;
+		err = rsa_privkey_set(&priv, a, (size_t)na);
+		if (err == RSA_OK)
+			printf("ok\n");
+		else
+			printf("refused %d\n", err);
+		return 0;
+	}
+	if (strcmp(cmd, "sign") == 0) {
+		if ((na = unhex(a, x)) != 32 || (nb = unhex(b, y)) != RSA_PSS_SALT_BYTES || priv.half == 0)
+			return -1;
+		memset(o, 0xaa, priv.pub.bytes);
+		if ((err = rsa_pss_sha256_sign_digest(&priv, o, a, b)) != RSA_OK)
+			printf("fail %d ", err);
+		puthex(o, priv.pub.bytes);
+		putchar('\n');
+		return 0;
+	}
+	if (strcmp(cmd, "fault") == 0 && x != NULL && priv.half != 0) {
+		if (strcmp(x, "dp") == 0)
+			priv.p.d[0] ^= 1;
+		else if (strcmp(x, "dq") == 0)
+			priv.q.d[0] ^= 1;
+		else if (strcmp(x, "qinv") == 0)
+			priv.qinv[0] ^= 1;
+		else
+			return -1;
+		printf("ok\n");
+		return 0;
+	}
+	return -1;
+}
 
 static int run(const char *cmd, const char *x, const char *y, const char *z)
 {
@@ -94,7 +145,7 @@ static int run(const char *cmd, const char *x, const char *y, const char *z)
 			printf("fail %d\n", err);
 		return 0;
 	}
-	return -1;
+	return signing(cmd, x, y);
 }
 
 int main(void)

@@ -31,6 +31,7 @@
 #endif
 #define RSA_MAX_BYTES (RSA_MAX_BITS / 8)
 #define RSA_MAX_LIMBS (RSA_MAX_BITS / 32)
+#define RSA_MAX_HALF_LIMBS (RSA_MAX_LIMBS / 2)
 #define RSA_PSS_SALT_BYTES 32
 
 enum rsa_err {
@@ -42,6 +43,10 @@ enum rsa_err {
 	RSA_ELENGTH = -5,   /* signature not exactly k bytes */
 	RSA_ERANGE = -6,    /* signature representative s >= n */
 	RSA_EINVALID = -7,  /* the encoded message is not the expected one */
+	RSA_EPRIME = -8,    /* private key: p or q even or not k/2 bytes long, or n != p * q */
+	RSA_ECRT = -9,      /* private key: dp >= p, dq >= q, qinv >= p, or q * qinv != 1 mod p */
+	RSA_EKEY = -10,     /* private key: its test signature failed (dp or dq not e's inverse) */
+	RSA_EFAULT = -11,   /* signing: s^e mod n is not the representative; nothing released */
 };
 
 /* A public key prepared for verification: n in little-endian 32-bit limbs, with the Montgomery
@@ -82,5 +87,47 @@ int rsa_pss_sha256_verify(const struct rsa_pubkey *k, const uint8_t *msg, size_t
 			  const uint8_t *sig, size_t siglen);
 int rsa_pss_sha256_verify_digest(const struct rsa_pubkey *k, const uint8_t digest[32],
 				 const uint8_t *sig, size_t siglen);
+
+/* ---- signing (the TLS server's CertificateVerify) ---- */
+
+/* One prime factor of a private key with its CRT exponent and Montgomery constants (R = 2^(32 *
+ * half), half the key's limb count). Secret, all of it. The prime is held as a modulus in a
+ * struct rsa_pubkey (n, rr = R^2 mod it, n0inv, limbs = half; e, bits and bytes 0) so that
+ * signing and verification share one Montgomery multiplication: half of its arrays go unused. */
+struct rsa_prime {
+	struct rsa_pubkey mod;
+	uint32_t d[RSA_MAX_HALF_LIMBS];   /* d mod (prime - 1) */
+	uint32_t rrr[RSA_MAX_HALF_LIMBS]; /* R^3 mod the prime */
+};
+
+/* A private key prepared for signing by rsa_privkey_set: the public key, p with dp, q with dq,
+ * and qinv = q^-1 mod p, each prime of k/2 bytes held in half limbs. */
+struct rsa_privkey {
+	struct rsa_pubkey pub;
+	struct rsa_prime p, q;
+	uint32_t qinv[RSA_MAX_HALF_LIMBS];
+	size_t half; /* limbs of p and q: ceil(k / 8) */
+};
+
+/* rsa_privkey_set reads blob[0..len) = n (k bytes, big-endian, first byte non-zero) || e (4
+ * bytes BE) || p || q || dp || dq || qinv (k/2 bytes each, BE; k = 256 for RSA-2048), so len =
+ * 3.5 k + 4. It refuses, with the public key's codes: a length not of that form or a modulus
+ * outside RSA_MIN_BITS..RSA_MAX_BITS bits or not exactly k bytes (RSA_ESIZE), n even
+ * (RSA_EMODULUS), e even or below 3 (RSA_EEXPONENT); and with its own: p or q even or with a
+ * zero first byte, or n != p * q computed exactly (RSA_EPRIME), dp >= p, dq >= q, qinv >= p or
+ * q * qinv != 1 mod p (RSA_ECRT), a test signature of the representative 2 that does not verify
+ * (RSA_EKEY: dp or dq is not e's inverse). On an error k is zeroed and must not be used.
+ * It runs once, untimed, at provisioning: only its verdicts branch on the secret values. */
+int rsa_privkey_set(struct rsa_privkey *k, const uint8_t *blob, size_t len);
+
+/* rsa_pss_sha256_sign_digest is RSASSA-PSS-SIGN (RFC 8017 8.1.1) with SHA-256, MGF1-SHA-256 and
+ * the 32-byte salt given, over a SHA-256 digest; sig is k bytes. RSASP1 uses the CRT (Garner's
+ * recombination) and runs in constant time in p, q, dp, dq, qinv and the representative:
+ * Montgomery multiplication with a masked final subtraction, a 4-bit fixed window over every bit
+ * of dp and dq with each table entry read by scanning the whole table. Before release the result
+ * is checked with the public exponent: RSA_OK, or RSA_EFAULT with sig zeroed. Stack: about
+ * 7 * RSA_MAX_BYTES + 16 * RSA_MAX_BYTES / 2 (the window table). */
+int rsa_pss_sha256_sign_digest(const struct rsa_privkey *k, uint8_t *sig, const uint8_t digest[32],
+			       const uint8_t salt[32]);
 
 #endif
