@@ -32,6 +32,8 @@ type serialBoard struct {
 	seq   int
 	// flights is how many records each server flight of the last handshake held.
 	flights []int
+	// hello is the boot HELLO.
+	hello boardFrame
 }
 
 // bootSerialBoard makes board's firmware (make <board>, when make and the board's compiler are
@@ -77,8 +79,8 @@ func bootSerialBoard(t *testing.T, board string) *serialBoard {
 			b.lines <- sc.Text()
 		}
 	}()
-	if f := b.next(); f.typ != "HELLO" || f.kv["tls_io"] != "serial" {
-		t.Fatalf("boot HELLO %+v, want tls_io=serial", f)
+	if b.hello = b.next(); b.hello.typ != "HELLO" || b.hello.kv["tls_io"] != "serial" {
+		t.Fatalf("boot HELLO %+v, want tls_io=serial", b.hello)
 	}
 	return b
 }

@@ -693,11 +693,14 @@ static void report_server(uint32_t re, int ok, const char *reason)
 }
 
 /* server_echo answers once the handshake is complete (untimed): the client's line echoed when
- * it is all there (echo bytes ending in '\n'), want=echo while it is not, or the failure. */
+ * it is all there (echo bytes ending in '\n'), want=echo while it is not, or the failure. The
+ * board then closes the connection with close_notify (a client such as s_client takes a bare
+ * end of the connection as an error). */
 static void server_echo(uint32_t re)
 {
 	int ok;
 	if (s_cell.echo == 0) {
+		(void)tls13s_close(&s_sv);
 		send_sv(re, "none");
 		report_server(re, 1, 0);
 		return;
@@ -708,7 +711,7 @@ static void server_echo(uint32_t re)
 		return;
 	}
 	ok = s_sv.app_len == s_cell.echo && s_sv.app[s_cell.echo - 1] == '\n' &&
-	     tls13s_write(&s_sv, s_sv.app, s_sv.app_len) == 0;
+	     tls13s_write(&s_sv, s_sv.app, s_sv.app_len) == 0 && tls13s_close(&s_sv) == 0;
 	s_sv.app_len = 0;
 	send_sv(re, "none");
 	report_server(re, ok, ok ? 0 : "echo");
