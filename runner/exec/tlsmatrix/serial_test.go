@@ -2,6 +2,7 @@ package tlsmatrix
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -112,4 +113,80 @@ spec:
 	if ok != 1 || skipped != 1 {
 		t.Fatalf("%d ok, %d skipped, want 1 and 1", ok, skipped)
 	}
+}
+
+// TestTLSMatrixServerOnQEMU runs two cells of a tls-matrix in the server role on
+// qemu-mps2-an386 through the device executor: the board's HELLO says tls_roles=client,server,
+// so the runner provisions the seeded leaf and key over the line and relays its engine client
+// to the board per handshake. The cells are the board's instruction counts, name the board's
+// C server, carry its server split and each handshake's signature rounds (ML-DSA's rejection
+// rounds: at least 1; Ed25519's exactly 1); a second run with the same seed gives the same
+// counts and rounds.
+func TestTLSMatrixServerOnQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU")
+	}
+	y := `apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: paper000, name: serial-server-test}
+spec:
+  tls:
+    role: server
+    groups: [X25519MLKEM768]
+    signatures: [ML-DSA-65, Ed25519]
+    batch: 2
+    echo: 16
+  warmup: 1
+  iterations: 3
+  seed: serial-server-test
+  boards: [qemu-mps2-an386]
+`
+	m, err := artifacts.ParseManifest([]byte(y), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs [2][]runner.CellResult
+	for k := range runs {
+		c := qemuLine(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		h, err := c.Hello(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		runs[k], err = device.Run(ctx, c, h, m, runner.NopObserver{}, &log, device.RunOptions{Executors: boardKinds})
+		cancel()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		for _, cl := range runs[k] {
+			checkServerCell(t, cl, log.String())
+		}
+	}
+	for i := range runs[0] {
+		a, b := runs[0][i], runs[1][i]
+		if fmt.Sprint(a.Samples, a.TLSRounds) != fmt.Sprint(b.Samples, b.TLSRounds) {
+			t.Fatalf("%s: run 1 %v rounds %v, run 2 %v rounds %v", a.Cell.Algorithm, a.Samples, a.TLSRounds, b.Samples, b.TLSRounds)
+		}
+	}
+}
+
+// checkServerCell checks one server-role cell of TestTLSMatrixServerOnQEMU.
+func checkServerCell(t *testing.T, cl runner.CellResult, log string) {
+	t.Helper()
+	tc := cl.Cell.TLS
+	if cl.Cell.Status != artifacts.StatusOK || tc == nil {
+		t.Fatalf("cell %s: %s %s\n%s", cl.Cell.Algorithm, cl.Cell.Status, cl.Cell.Error, log)
+	}
+	if cl.Cell.Unit != artifacts.UnitInstructions || len(cl.Samples) != 3 || tc.Role != artifacts.TLSRoleServer ||
+		!strings.HasPrefix(tc.BoardServer, artifacts.SerialTLSServer) || tc.Client != "" || len(cl.TLSRounds) != 3 || tc.Rounds == nil ||
+		len(tc.Phases) != len(artifacts.BoardServerPhaseNames()) {
+		t.Fatalf("cell %+v %+v rounds %v", cl.Cell, tc, cl.TLSRounds)
+	}
+	for i, r := range cl.TLSRounds {
+		if r < 1 || (tc.Signature == "Ed25519" && r != 1) || cl.Samples[i] < 1e6 {
+			t.Fatalf("%s handshake %d: %v instructions, %d rounds", cl.Cell.Algorithm, i, cl.Samples[i], r)
+		}
+	}
+	t.Logf("%s: %v instructions, rounds %v; %s", cl.Cell.Algorithm, cl.Samples, cl.TLSRounds, tc.BoardServer)
 }
