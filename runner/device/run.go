@@ -14,6 +14,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/runner"
 	"pqrepro/runner/wire"
+	"pqrepro/tls13/interop"
 )
 
 // CheckHello stops a run when the board does not run img: the build-id it reports must be
@@ -102,6 +103,11 @@ type RunOptions struct {
 	// TLSOutside is how a board's client trusts an outside server (spec.tls.server HOST:PORT);
 	// nil when none was given.
 	TLSOutside *TLSOutside
+	// TLSClientOpenSSL, when set, plays the client of a board in the server role (spec.tls.role:
+	// server) instead of the runner's Go engine: OpenSSL's s_client, one process per handshake,
+	// connecting to the loopback port the runner relays to the board (run's --tls-client
+	// openssl). Its randomness is its own, so such counts need not repeat.
+	TLSClientOpenSSL *interop.OpenSSL
 	// Class is the board's class: it picks the manifest's budget for this board
 	// (artifacts.Spec.BudgetOn).
 	Class string

@@ -9,6 +9,8 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net"
+	"os"
+	"strings"
 	"time"
 
 	"pqrepro/artifacts"
@@ -17,6 +19,7 @@ import (
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
 	"pqrepro/tls13"
+	"pqrepro/tls13/interop"
 	"pqrepro/tls13/tlscert"
 )
 
@@ -172,7 +175,12 @@ func keyedStream(label string, seed []byte) io.Reader {
 func (b *boardCell) accept(bs *boardServer, echo int) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
 		line := echoLine(bs.echo, echo)
-		go func() { bs.results <- clientHandshake(bs.ln.Addr().String(), bs.cfg, line) }()
+		addr := bs.ln.Addr().String()
+		if ossl := b.Options.TLSClientOpenSSL; ossl != nil {
+			go func() { bs.results <- b.opensslHandshake(ctx, ossl, addr, line) }()
+		} else {
+			go func() { bs.results <- clientHandshake(addr, bs.cfg, line) }()
+		}
 		if tl, ok := bs.ln.(*net.TCPListener); ok {
 			_ = tl.SetDeadline(time.Now().Add(30 * time.Second))
 		}
@@ -322,7 +330,7 @@ func (b *boardCell) serverResult(bs *boardServer) runner.CellResult {
 	res := runner.CellResult{Samples: b.samples, TLSRounds: bs.rounds}
 	res.Cell = artifacts.Cell{
 		Status: artifacts.StatusOK, Unit: unit,
-		Counter: "the board's " + b.Hello.Counter + " summed over its own computation as the TLS server of each handshake (the ClientHello to its flight, the client's Finished; waiting for bytes and the echo excluded; the client the runner's Go engine, package tls13; firmware/PROTOCOL.md The board as the server)",
+		Counter: "the board's " + b.Hello.Counter + " summed over its own computation as the TLS server of each handshake (the ClientHello to its flight, the client's Finished; waiting for bytes and the echo excluded; the client " + b.clientName() + "; firmware/PROTOCOL.md The board as the server)",
 		TLS: &artifacts.TLSCell{Group: b.group, Signature: b.scheme, CipherSuite: b.spec.CipherSuite, Stack: artifacts.StackPQRepro,
 			Batch: b.spec.Batch, BytesClient: received, BytesServer: sent, Flights: flights, ChainBytes: b.chainBytes,
 			HelloRetry: b.retry, Role: artifacts.TLSRoleServer, Rounds: artifacts.Summarize(rounds),
@@ -342,4 +350,49 @@ func (b *boardCell) serverResult(bs *boardServer) runner.CellResult {
 		res.Cell.TLS.Phases = append(res.Cell.TLS.Phases, artifacts.TLSPhase{Name: phase, Side: artifacts.SideServer, Unit: unit, Stats: artifacts.Summarize(vals)})
 	}
 	return res
+}
+
+// opensslHandshake is one handshake of OpenSSL's s_client against addr (the runner's relay to
+// the board): only the cell's group and scheme offered, the CA its one trust anchor; the group
+// and scheme it reports must be the cell's, the chain verified, and the echo line must come
+// back in what it printed.
+func (b *boardCell) opensslHandshake(ctx context.Context, ossl *interop.OpenSSL, addr string, line []byte) error {
+	g, err := tls13.ParseGroup(b.group)
+	if err != nil {
+		return err
+	}
+	cell := interop.Cell{Group: g, Scheme: b.chain.Scheme}
+	dir, err := os.MkdirTemp("", "pqrepro-sclient-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var send []string
+	if len(line) > 0 {
+		send = []string{string(line[:len(line)-1])}
+	}
+	rep, err := ossl.RunOpenSSLClient(ctx, cell, b.chain, b.name, addr, send, dir)
+	if err != nil {
+		return err
+	}
+	group, sigalg, _ := cell.OpenSSLNames()
+	switch {
+	case !rep.Verified:
+		return fmt.Errorf("s_client did not verify the board's chain")
+	case !strings.EqualFold(rep.Group, group) && !(g == tls13.P256 && rep.Group == "prime256v1"):
+		return fmt.Errorf("s_client negotiated group %s, the cell's is %s", rep.Group, group)
+	case !strings.EqualFold(strings.ReplaceAll(rep.Scheme, "_", ""), strings.ReplaceAll(sigalg, "_", "")):
+		return fmt.Errorf("s_client: peer signature type %s, the cell's is %s", rep.Scheme, sigalg)
+	case len(line) > 0 && !strings.Contains(rep.Output, string(line)):
+		return fmt.Errorf("s_client did not receive the echo %q", line)
+	}
+	return nil
+}
+
+// clientName names the client that played against the board.
+func (b *boardCell) clientName() string {
+	if o := b.Options.TLSClientOpenSSL; o != nil {
+		return "OpenSSL s_client (" + o.Version + ")"
+	}
+	return "the runner's Go engine, package tls13, seeded"
 }

@@ -15,6 +15,7 @@ import (
 	"pqrepro/runner"
 	"pqrepro/runner/device"
 	"pqrepro/runner/wire"
+	"pqrepro/tls13/interop"
 )
 
 // qemuLine boots the firmware of qemu-mps2-an386 (built by `make firmware`; skipped when it is
@@ -160,7 +161,7 @@ spec:
 			t.Fatalf("%v\n%s", err, log.String())
 		}
 		for _, cl := range runs[k] {
-			checkServerCell(t, cl, log.String())
+			checkServerCell(t, cl, 3, log.String())
 		}
 	}
 	for i := range runs[0] {
@@ -172,14 +173,14 @@ spec:
 }
 
 // checkServerCell checks one server-role cell of TestTLSMatrixServerOnQEMU.
-func checkServerCell(t *testing.T, cl runner.CellResult, log string) {
+func checkServerCell(t *testing.T, cl runner.CellResult, n int, log string) {
 	t.Helper()
 	tc := cl.Cell.TLS
 	if cl.Cell.Status != artifacts.StatusOK || tc == nil {
 		t.Fatalf("cell %s: %s %s\n%s", cl.Cell.Algorithm, cl.Cell.Status, cl.Cell.Error, log)
 	}
-	if cl.Cell.Unit != artifacts.UnitInstructions || len(cl.Samples) != 3 || tc.Role != artifacts.TLSRoleServer ||
-		!strings.HasPrefix(tc.BoardServer, artifacts.SerialTLSServer) || tc.Client != "" || len(cl.TLSRounds) != 3 || tc.Rounds == nil ||
+	if cl.Cell.Unit != artifacts.UnitInstructions || len(cl.Samples) != n || tc.Role != artifacts.TLSRoleServer ||
+		!strings.HasPrefix(tc.BoardServer, artifacts.SerialTLSServer) || tc.Client != "" || len(cl.TLSRounds) != len(cl.Samples) || tc.Rounds == nil ||
 		len(tc.Phases) != len(artifacts.BoardServerPhaseNames()) {
 		t.Fatalf("cell %+v %+v rounds %v", cl.Cell, tc, cl.TLSRounds)
 	}
@@ -189,4 +190,56 @@ func checkServerCell(t *testing.T, cl runner.CellResult, log string) {
 		}
 	}
 	t.Logf("%s: %v instructions, rounds %v; %s", cl.Cell.Algorithm, cl.Samples, cl.TLSRounds, tc.BoardServer)
+}
+
+// TestTLSMatrixServerOpenSSLOnQEMU runs a server-role cell on qemu-mps2-an386 with OpenSSL's
+// s_client as the client (device.RunOptions.TLSClientOpenSSL, run's --tls-client openssl):
+// each handshake's s_client verifies the board's chain, reports the cell's group and scheme and
+// receives the echo; the cell names it in its counter.
+func TestTLSMatrixServerOpenSSLOnQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU")
+	}
+	ossl, err := interop.FindOpenSSL(t.Context())
+	if err != nil {
+		t.Skip(err)
+	}
+	y := `apiVersion: pqrepro/v1
+kind: tls-matrix
+metadata: {paper: paper000, name: serial-server-openssl-test}
+spec:
+  tls:
+    role: server
+    groups: [ML-KEM-768]
+    signatures: [ML-DSA-44]
+    batch: 2
+    echo: 16
+  warmup: 0
+  iterations: 2
+  seed: serial-server-openssl-test
+  boards: [qemu-mps2-an386]
+`
+	m, err := artifacts.ParseManifest([]byte(y), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := qemuLine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	h, err := c.Hello(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	cells, err := device.Run(ctx, c, h, m, runner.NopObserver{}, &log, device.RunOptions{Executors: boardKinds, TLSClientOpenSSL: ossl})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(cells) != 1 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	checkServerCell(t, cells[0], 2, log.String())
+	if !strings.Contains(cells[0].Cell.Counter, "s_client") {
+		t.Fatalf("counter %q does not name s_client", cells[0].Cell.Counter)
+	}
 }
