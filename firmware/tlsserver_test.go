@@ -220,8 +220,8 @@ func serverFigures(hs boardFrame) string {
 // TestTLSServerOnBoard runs ML-KEM-768 × ML-DSA-44 with qemu-mps2-an386 as the server against
 // the Go engine's client, then the refusals: a key that is not the leaf's (loaded=0
 // msg=mismatch), a key blob the board cannot read (msg=parse), TLS role=server naming no
-// loaded key (ERROR badarg msg=key), and repeatability: the same cell twice with sigrnd=det and
-// the same seeds gives the same counts.
+// loaded key (ERROR badarg msg=key), repeatability (the same cell twice with sigrnd=det and the
+// same seeds gives the same counts) and a HelloRetryRequest (hrr=1, three segments).
 func TestTLSServerOnBoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots an emulated board")
@@ -262,6 +262,30 @@ func TestTLSServerOnBoard(t *testing.T) {
 	if fmt.Sprint(counts[:2]) != fmt.Sprint(counts[2:]) {
 		t.Fatalf("two runs with the same seeds and sigrnd=det: counts/rounds %v then %v", counts[:2], counts[2:])
 	}
+	// A client whose key share is for X25519 but which also offers ML-KEM-768: the board asks
+	// again (HelloRetryRequest), a third segment for the second ClientHello.
+	hrr := func(addr string, _ int) error {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		c := tls13.Client(conn, &tls13.Config{Groups: []tls13.Group{tls13.X25519, tls13.MLKEM768}, KeyShares: []tls13.Group{tls13.X25519},
+			SignatureSchemes: []tls13.SignatureScheme{tls13.MLDSA44}, RootCAs: ch.Pool(), ServerName: "board.pqrepro.test", Time: func() time.Time { return now }})
+		if err := c.Handshake(); err != nil {
+			return err
+		}
+		if st := c.State(); !st.HelloRetry || st.Group != tls13.MLKEM768 {
+			return fmt.Errorf("state %+v, want a retry into ML-KEM-768", st)
+		}
+		return nil
+	}
+	hs := b.serverCell("00112233", tls13.MLKEM768, tls13.MLDSA44, leafH, keyH, 1, 0, "det", hrr)[0]
+	checkServed(t, hs, tls13.MLKEM768, tls13.MLDSA44)
+	if hs.kv["hrr"] != "1" || hs.kv["segments"] != "3" {
+		t.Fatalf("after a HelloRetryRequest: HANDSHAKE %v", hs.kv)
+	}
+	t.Logf("with a HelloRetryRequest: %s", serverFigures(hs))
 }
 
 // sha256Prefix is the first 16 bytes of b's SHA-256, a fingerprint as the board gives it.
