@@ -6,6 +6,7 @@ import (
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/asn1"
@@ -626,6 +627,66 @@ func TestECDSASignHedged(t *testing.T) {
 	}
 	if !bytes.Equal(s1, again) {
 		t.Errorf("one rnd gave two signatures: %x, %x", s1, again)
+	}
+}
+
+// rfc6979Nonce is the reference for the C nonce: RFC 6979 §3.2 steps b-h for P-256 with
+// HMAC-SHA-256 (qlen = hlen = 256, so T is one V and bits2int(T) is T), with rnd, when given,
+// appended to the seeding HMACs of steps d and f as §3.6's additional data k'.
+func rfc6979Nonce(d, digest, rnd []byte) *big.Int {
+	mac := func(key []byte, parts ...[]byte) []byte {
+		h := hmac.New(sha256.New, key)
+		for _, p := range parts {
+			h.Write(p)
+		}
+		return h.Sum(nil)
+	}
+	e := new(big.Int).SetBytes(digest)
+	e.Mod(e, p256Order)
+	h1 := e.FillBytes(make([]byte, 32))
+	v, k := bytes.Repeat([]byte{1}, 32), make([]byte, 32)
+	k = mac(k, v, []byte{0}, d, h1, rnd)
+	v = mac(k, v)
+	k = mac(k, v, []byte{1}, d, h1, rnd)
+	v = mac(k, v)
+	for {
+		v = mac(k, v)
+		if c := new(big.Int).SetBytes(v); c.Sign() > 0 && c.Cmp(p256Order) < 0 {
+			return c
+		}
+		k = mac(k, v, []byte{0})
+		v = mac(k, v)
+	}
+}
+
+// TestECDSASignNonce recovers the nonce of C signatures, k = s^-1 (e + r d) mod n, and compares
+// it with rfc6979Nonce: deterministic and hedged, for random keys, digests and hedges. The
+// deterministic case also holds the reference to Go's RFC 6979 (TestECDSASignAgainstGo compares
+// those signatures byte for byte); the hedged one pins down the §3.6 construction the C code
+// implements, which Go's hedged signing (another construction) cannot.
+func TestECDSASignNonce(t *testing.T) {
+	k := startP256cli(t)
+	for i := range 16 {
+		d, h, rnd := make([]byte, 32), make([]byte, 32), make([]byte, 32)
+		rand.Read(d)
+		rand.Read(h)
+		rand.Read(rnd)
+		d[0] &= 0x7f // below n
+		if new(big.Int).SetBytes(d).Sign() == 0 {
+			continue
+		}
+		for _, hedge := range [][]byte{nil, rnd} {
+			sig := p256SignChecked(t, k, fmt.Sprintf("nonce %d", i), d, h, hedge)
+			rb, sb, _ := derStrict(sig)
+			r, s := new(big.Int).SetBytes(rb), new(big.Int).SetBytes(sb)
+			got := new(big.Int).Mul(r, new(big.Int).SetBytes(d))
+			got.Add(got, new(big.Int).SetBytes(h))
+			got.Mul(got, new(big.Int).ModInverse(s, p256Order))
+			got.Mod(got, p256Order)
+			if want := rfc6979Nonce(d, h, hedge); got.Cmp(want) != 0 {
+				t.Fatalf("d %x, digest %x, rnd %x: the C signature's nonce %x, RFC 6979 (3.6) gives %x", d, h, hedge, got, want)
+			}
+		}
 	}
 }
 

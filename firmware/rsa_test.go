@@ -461,7 +461,7 @@ func FuzzRSAPublicKeyDER(f *testing.F) {
 // identical counts and stack marks, and that PSS verification of three signatures of one message
 // with different salts (tcIds 4, 73, 74) counts the same: the count does not depend on the
 // signature, so a handshake's randomly salted CertificateVerify does not move it. It logs the counts, the stacks and crypto/rsa's code size
-// (docs/BENCHMARKS.md).
+// (docs/BENCHMARKS.md). The same image signs (checkRSASignRecords).
 func TestRSAOnBoards(t *testing.T) {
 	checkRSABoardVectors(t)
 	for _, tool := range []string{"make", "arm-none-eabi-gcc", "riscv64-unknown-elf-gcc"} {
@@ -473,7 +473,8 @@ func TestRSAOnBoards(t *testing.T) {
 	for _, b := range countBoards {
 		t.Run(b.name, func(t *testing.T) {
 			dir := filepath.Join("build", "rsa-bench", b.name)
-			runs := countRecords(bootCountImage(t, b, filepath.Join(dir, "rsabench.elf")), "rsabench")
+			lines := bootCountImage(t, b, filepath.Join(dir, "rsabench.elf"))
+			runs := countRecords(lines, "rsabench")
 			if len(runs) != 2 {
 				t.Fatalf("board printed %d rounds", len(runs))
 			}
@@ -504,6 +505,7 @@ func TestRSAOnBoards(t *testing.T) {
 			m := runs[0]
 			t.Logf("%s: RSA-2048 (e = 65537) in instructions: key parse and R^2 %s (stack %s B), PKCS #1 v1.5 SHA-256 verify %s (stack %s B), PSS SHA-256 verify %s (stack %s B), PSS of a 6-byte message %s under each of three salts; crypto/rsa text %s",
 				b.name, m["parse"], m["parse_stack"], m["pkcs1"], m["pkcs1_stack"], m["pss"], m["pss_stack"], same[0], text)
+			checkRSASignRecords(t, b.name, countRecords(lines, "rsasign"))
 		})
 	}
 }

@@ -339,3 +339,75 @@ func TestRSASignConstantTimeValgrind(t *testing.T) {
 		t.Fatalf("the control's branch on dp was not reported: exit %d\n%s", code, out)
 	}
 }
+
+// rsaBlobKey reads an rsa_privkey_set blob of a 2048-bit key back into Go's form (D = e^-1 mod
+// lcm(p - 1, q - 1)) and checks it: Go's Validate, and the blob's dp, dq and qinv equal to what
+// Go precomputes.
+func rsaBlobKey(t *testing.T, blob []byte) *rsa.PrivateKey {
+	t.Helper()
+	const size, half = 256, 128
+	if len(blob) != size+4+5*half {
+		t.Fatalf("blob of %d bytes", len(blob))
+	}
+	num := func(off, n int) *big.Int { return new(big.Int).SetBytes(blob[off : off+n]) }
+	p, q := num(size+4, half), num(size+4+half, half)
+	one := big.NewInt(1)
+	pm, qm := new(big.Int).Sub(p, one), new(big.Int).Sub(q, one)
+	lcm := new(big.Int).Div(new(big.Int).Mul(pm, qm), new(big.Int).GCD(nil, nil, pm, qm))
+	e := int(binary.BigEndian.Uint32(blob[size:]))
+	d := new(big.Int).ModInverse(big.NewInt(int64(e)), lcm)
+	if d == nil {
+		t.Fatal("e has no inverse")
+	}
+	k := &rsa.PrivateKey{PublicKey: rsa.PublicKey{N: num(0, size), E: e}, D: d, Primes: []*big.Int{p, q}}
+	if err := k.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	k.Precompute()
+	if !bytes.Equal(rsaPrivBlob(k), blob) {
+		t.Fatal("the blob's dp, dq or qinv are not Go's")
+	}
+	return k
+}
+
+// checkRSASignRecords checks a board's two "rsasign" rounds (test/rsabench.c): both keys
+// accepted, the four signatures made, verified on the board and equal (by the first 16 bytes of
+// their SHA-256) to Go's rsa.SignPSS with the same key, digest and salt; the four signing counts
+// equal across two keys, four digests and four salts, and both rounds identical. It logs the
+// counts and stacks (docs/BOARDS.md).
+func checkRSASignRecords(t *testing.T, board string, runs []map[string]string) {
+	t.Helper()
+	if len(runs) != 2 {
+		t.Fatalf("board printed %d rsasign rounds", len(runs))
+	}
+	var want []string
+	for j := range 4 {
+		name := "testdata/rsa/signkey-a.blob"
+		if j == 3 {
+			name = "testdata/rsa/signkey-b.blob"
+		}
+		blob, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digest := sha256.Sum256([]byte{byte(j)})
+		sig := goSignPSS(t, rsaBlobKey(t, blob), digest[:], bytes.Repeat([]byte{byte(j * 0x55)}, 32))
+		h := sha256.Sum256(sig)
+		want = append(want, hex.EncodeToString(h[:16]))
+	}
+	m := runs[0]
+	if m["rc"] != "0,0,0,0,0,0" || m["verify"] != "0,0,0,0" || m["sig"] != strings.Join(want, ",") {
+		t.Fatalf("%s: signing rc=%s verify=%s sig=%s, want Go's %s", board, m["rc"], m["verify"], m["sig"], strings.Join(want, ","))
+	}
+	counts := strings.Split(m["sign"], ",")
+	if len(counts) != 4 || counts[0] != counts[1] || counts[0] != counts[2] || counts[0] != counts[3] {
+		t.Fatalf("%s: signing counts %v differ between keys, digests or salts", board, counts)
+	}
+	for _, f := range []string{"set", "set_stack", "sign", "sign_stack", "rc", "sig"} {
+		if runs[0][f] != runs[1][f] {
+			t.Errorf("%s: rsasign %s differs between rounds: %s, %s", board, f, runs[0][f], runs[1][f])
+		}
+	}
+	t.Logf("%s: RSA-2048 PSS signing (CRT) in %s: %s (stack %s B) for every key, digest and salt; rsa_privkey_set with its test signature %s (stack %s B)",
+		board, m["unit"], counts[0], m["sign_stack"], m["set"], m["set_stack"])
+}

@@ -443,6 +443,54 @@ static void pmul(uint32_t *r, const uint32_t *a, const uint32_t *b, const struct
 	mont_mul(r, a, b, &f->mod);
 }
 
+/* psqr sets r = a * a / R mod f for a < f: the same value as pmul(r, a, a, f) for about a
+ * quarter fewer multiplications (each cross product a[i] * a[j] once, then doubled), the
+ * product first and then Montgomery's reduction limb by limb (separated operand scanning).
+ * Every loop's bounds depend on the limb count only. r may alias a. */
+static void psqr(uint32_t *r, const uint32_t *a, const struct rsa_prime *f)
+{
+	uint32_t t[2 * RSA_MAX_HALF_LIMBS], c, hi = 0, m;
+	const uint32_t *n = f->mod.n;
+	size_t L = f->mod.limbs, i, j;
+	uint64_t x;
+
+	for (i = 0; i < 2 * L; i++)
+		t[i] = 0;
+	for (i = 0; i + 1 < L; i++) {
+		for (c = 0, j = i + 1; j < L; j++) {
+			x = (uint64_t)a[i] * a[j] + t[i + j] + c;
+			t[i + j] = (uint32_t)x;
+			c = (uint32_t)(x >> 32);
+		}
+		t[i + L] = c;
+	}
+	for (i = 2 * L - 1; i > 0; i--)
+		t[i] = t[i] << 1 | t[i - 1] >> 31;
+	t[0] <<= 1;
+	for (c = 0, i = 0; i < L; i++) {
+		x = (uint64_t)a[i] * a[i] + t[2 * i] + c;
+		t[2 * i] = (uint32_t)x;
+		x = (uint64_t)t[2 * i + 1] + (uint32_t)(x >> 32);
+		t[2 * i + 1] = (uint32_t)x;
+		c = (uint32_t)(x >> 32);
+	}
+	/* t = a^2 < R^2; add m_i * n * 2^(32 i) row by row, each row's carry out of limb i + L
+	 * (at most 1) going into the next row's limb i + L + 1 */
+	for (i = 0; i < L; i++) {
+		m = t[i] * f->mod.n0inv;
+		for (c = 0, j = 0; j < L; j++) {
+			x = (uint64_t)m * n[j] + t[i + j] + c;
+			t[i + j] = (uint32_t)x;
+			c = (uint32_t)(x >> 32);
+		}
+		x = (uint64_t)t[i + L] + c + hi;
+		t[i + L] = (uint32_t)x;
+		hi = (uint32_t)(x >> 32);
+	}
+	/* (a^2 + M n) / R < 2n */
+	reduce(r, t + L, hi, n, L);
+}
+
 /* eq_mask returns all ones when a == b, else 0, without a branch. */
 static uint32_t eq_mask(uint32_t a, uint32_t b)
 {
@@ -545,7 +593,7 @@ static void crt_pow(uint32_t *r, const uint32_t *c, const struct rsa_prime *f, s
 		uint32_t idx = (f->d[w * RSA_WINDOW / 32] >> (w * RSA_WINDOW % 32)) & (RSA_TABLE - 1);
 		if (w + 1 < windows) {
 			for (i = 0; i < RSA_WINDOW; i++)
-				pmul(r, r, r, f);
+				psqr(r, r, f);
 			select_entry(x, tab, idx, L);
 			pmul(r, r, x, f);
 		} else {

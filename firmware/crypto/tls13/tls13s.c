@@ -534,7 +534,7 @@ static int sign_classical(struct tls13s *s, uint8_t *sig, size_t *siglen, const 
 {
 	const struct tls13s_key *k = s->key;
 	uint8_t digest[32];
-	int r = -1;
+	int rc = -1;
 	switch (k->scheme) {
 #if TLS13S_HAVE_ED25519
 	case TLS13S_ED25519:
@@ -545,21 +545,24 @@ static int sign_classical(struct tls13s *s, uint8_t *sig, size_t *siglen, const 
 #if TLS13S_HAVE_P256
 	case TLS13S_ECDSA_P256:
 		sha256(digest, msg, len);
-		r = p256_sign_digest(sig, siglen, k->u.p256.d, digest, s->sig_rnd_set ? s->sig_rnd : NULL) == P256_OK ? 0 : -1;
+		rc = p256_sign_digest(sig, siglen, k->u.p256.d, digest, s->sig_rnd_set ? s->sig_rnd : NULL);
+		TLS13_DECLASSIFY(&rc, sizeof rc); /* whether a signature was made, and its DER length: public */
+		TLS13_DECLASSIFY(siglen, sizeof *siglen);
+		rc = rc == P256_OK ? 0 : -1;
 		break;
 #endif
 #if TLS13S_HAVE_RSA
 	case TLS13S_RSA_PSS:
 		sha256(digest, msg, len);
 		*siglen = k->u.rsa.pub.bytes;
-		r = rsa_pss_sha256_sign_digest(&k->u.rsa, sig, digest, s->sig_rnd) == RSA_OK ? 0 : -1;
+		rc = rsa_pss_sha256_sign_digest(&k->u.rsa, sig, digest, s->sig_rnd) == RSA_OK ? 0 : -1;
 		break;
 #endif
 	default:
 		(void)sig, (void)siglen, (void)msg, (void)len;
 	}
 	memset(digest, 0, sizeof digest);
-	return r;
+	return rc;
 }
 
 /* sign signs msg with the server's key into sig (*siglen bytes): ML-DSA (pure, empty context,
@@ -604,6 +607,8 @@ static int certificate_verify(struct tls13s *s)
 	memcpy(content + 64, label, sizeof label); /* the terminating zero is the separator */
 	transcript_hash(s, content + 64 + sizeof label);
 	TIMED(s, TLS13S_PH_CV, r = sign(s, m + 8, &siglen, content, sizeof content));
+	TLS13_DECLASSIFY(&r, sizeof r); /* the signature is public: whether it was made, its bytes */
+	TLS13_DECLASSIFY(m + 8, siglen);
 	if (r != 0)
 		return fail(s, TLS13_INTERNAL_ERROR);
 	s->scheme = s->key->scheme;

@@ -11,26 +11,39 @@
  * one certificate, the configured leaf, and one signature scheme, its key's: mldsa44/65/87
  * (0x0904/05/06, pure ML-DSA, empty context, the configured rnd), ed25519 (0x0807),
  * ecdsa_secp256r1_sha256 (0x0403, RFC 6979 or hedged) or rsa_pss_rsae_sha256 (0x0804, the
- * configured salt). The ClientHello must offer legacy_version 0x0303, TLS_AES_128_GCM_SHA256,
- * the null compression method, supported_versions with 0x0304, the configured group in
- * supported_groups, the key's scheme in signature_algorithms; its legacy_session_id (up to 32
- * bytes) is echoed, server_name is accepted (not checked, not acknowledged) and other extensions
- * are ignored. When the group is in supported_groups but the client sent no share for it, the
- * server answers with a HelloRetryRequest (RFC 8446 section 4.1.4: the special random, the
- * selected group, the transcript's first ClientHello replaced by its message_hash) and the second
- * ClientHello must carry that share, and the rest of what the first offered. EncryptedExtensions
- * is empty; no CertificateRequest, no NewSessionTicket.
+ * configured salt). A ClientHello must offer TLS 1.3 in supported_versions (legacy_version is
+ * then ignored, RFC 8446 section 4.2.1), TLS_AES_128_GCM_SHA256, only the null compression
+ * method, the key's scheme in signature_algorithms, and supported_groups and key_share; its
+ * legacy_session_id (up to 32 bytes) is echoed, server_name is accepted (its framing checked, the
+ * name neither used nor acknowledged) and unknown extensions are ignored. When the client sent
+ * no share for the group but offers it in supported_groups, the server answers with a
+ * HelloRetryRequest (RFC 8446 section 4.1.4: the special random, the group asked for, the
+ * transcript's first ClientHello replaced by its message_hash) and the second ClientHello must
+ * carry exactly that one share and repeat the first's random, session id and suite. As the Go
+ * engine does, a non-empty session id gets a ChangeCipherSpec after the HelloRetryRequest or the
+ * ServerHello (RFC 8446 appendix D.4), and the client's ChangeCipherSpec is read and dropped.
+ * EncryptedExtensions is empty; no CertificateRequest, no NewSessionTicket.
  *
- * What it refuses, with the alert the project's Go engine sends (package tls13): no TLS 1.3 in
- * supported_versions, protocol_version; no common cipher suite, group or signature scheme,
- * handshake_failure; a ClientHello without supported_versions' 1.3, key_share or
- * signature_algorithms, missing_extension; a malformed message, decode_error; a key share of the
- * wrong size or an ECDH value that is not a valid point, a second ClientHello without the
- * requested share, illegal_parameter; a client Finished that does not verify, decrypt_error; a
- * record that does not open, bad_record_mac; anything out of order, unexpected_message. No PSK,
- * early data, client certificates, KeyUpdate or record_size_limit.
+ * What it refuses, with the alert the project's Go engine (package tls13) sends for the same
+ * ClientHello, in its order of checks: no TLS 1.3 in supported_versions (or none),
+ * protocol_version; a compression method besides null, illegal_parameter; no
+ * TLS_AES_128_GCM_SHA256, handshake_failure; no signature_algorithms, missing_extension; the
+ * key's scheme not in it, handshake_failure; no supported_groups or key_share,
+ * missing_extension; the group neither shared nor supported, handshake_failure. Malformed fields
+ * (a session id over 32 bytes, an empty or odd list, an empty key share) are decode_error; a
+ * duplicate extension or key share, pre_shared_key not last, a key share of the wrong size, an
+ * ML-KEM key that fails the modulus check, an ECDH value that is not a valid point (X25519's
+ * all-zero result included), a second ClientHello other than asked for, illegal_parameter; a
+ * ClientHello or Finished that does not end its record (RFC 8446 section 5.1), anything out of
+ * order, unexpected_message; a client Finished that does not verify, decrypt_error; a record
+ * that does not open, bad_record_mac. A P-256 scalar outside [1, n-1] (the caller's, about 2^-32
+ * of draws) fails the handshake with internal_error. No PSK, early data, client certificates,
+ * KeyUpdate or record_size_limit.
  *
- * Every failure sends one fatal alert and leaves the server in TLS13S_FAILED. */
+ * Every failure sends one fatal alert and leaves the server in TLS13S_FAILED. A client's alert is
+ * taken as the client's does (close_notify: TLS13S_CLOSED), and while the server waits for the
+ * client's Finished also in the clear (a client that could not read the ServerHello). The stack
+ * it needs is its signer's: about 20 KB for ML-DSA-87 on the Cortex-M boards (make tls-report). */
 #ifndef PQ_TLS13S_H
 #define PQ_TLS13S_H
 
@@ -43,16 +56,16 @@
 #include "../sha2/sha2.h"
 #include "../x509/x509.h"
 
-/* Which classical signers the build has (SERVER-API.md section 1): a scheme whose signer is
- * absent is refused by tls13s_key_set. */
+/* Which classical signers the build has (all by default; -DTLS13S_HAVE_RSA=0 and the like
+ * leave one out): a scheme whose signer is absent is refused by tls13s_key_set. */
 #ifndef TLS13S_HAVE_ED25519
-#define TLS13S_HAVE_ED25519 0
+#define TLS13S_HAVE_ED25519 1
 #endif
 #ifndef TLS13S_HAVE_P256
-#define TLS13S_HAVE_P256 0
+#define TLS13S_HAVE_P256 1
 #endif
 #ifndef TLS13S_HAVE_RSA
-#define TLS13S_HAVE_RSA 0
+#define TLS13S_HAVE_RSA 1
 #endif
 
 /* The buffers, as the client's (tls13c.h): the protocol's largest by default, smaller with
