@@ -22,7 +22,8 @@ func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimRes
 	if method == "" {
 		method = artifacts.MethodInProcess
 	}
-	cr := ClaimResult{Claim: cl, Reason: cl.Reason, Board: res.Board, ClassStatus: run.Board.ClassStatus, Assurance: res.Assurance, Method: method}
+	cr := ClaimResult{Claim: cl, Reason: cl.Reason, Board: res.Board, ClassStatus: run.Board.ClassStatus, Assurance: res.Assurance, Method: method,
+		Role: tlsRole(run), Implementation: tlsImplementation(run)}
 	if cl.Scope != "" {
 		cr.Verdict = NotVerdicted
 		cr.Reason = strings.TrimSpace(fmt.Sprintf("scope %s: %s", cl.Scope, cl.Reason))
@@ -55,28 +56,8 @@ func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimRes
 			total++
 		}
 	}
-	if len(cl.Boards) > 0 && !slices.Contains(cl.Boards, res.Board) {
-		// The checks ran and keep their own verdicts, but they are about this board, not the
-		// claim's.
-		cr.Verdict = NotVerdicted
-		cr.Reason = strings.ReplaceAll(cl.OffBoard, "{board}", boardPhrase(run)) + measuredSummary(cr.Checks)
-		return cr
-	}
-	if boardGated(cl) && run.Board.ClassStatus != artifacts.ClassVerified {
-		// A claim about a named board is verdicted only on that board, established: a class an
-		// operator declared and nothing could check unlocks no verdict.
-		cr.Verdict = NotVerdicted
-		status := run.Board.ClassStatus
-		if status == "" {
-			status = "of unknown status (the bundle does not say)"
-		}
-		cr.Reason = fmt.Sprintf("board class %s is %s, not verified: a claim about %s is verdicted only on a board whose class the catalogue or its driver established; the checks are shown as measured",
-			res.Board, status, res.Board)
-		return cr
-	}
-	if why := withheld(cl, run); why != "" {
-		cr.Verdict = NotVerdicted
-		cr.Reason = why
+	if why := notVerdicted(cl, run, cr.Checks); why != "" {
+		cr.Verdict, cr.Reason = NotVerdicted, why
 		return cr
 	}
 	testable := total - n[Untestable]
@@ -118,19 +99,82 @@ func CheckClaim(cl experiments.Claim, run Run, method artifacts.Method) ClaimRes
 	return cr
 }
 
-// boardPhrase names where a run's checks were measured, for "{board}" in labels and reasons:
-// the board class and, for a TLS matrix whose client ran on the board, that client and its
-// role ("qemu-mps2-an505 with the pqrepro C client, client role").
-func boardPhrase(run Run) string {
+// notVerdicted is why a claim whose checks ran gets no verdict on this run, "" when it may
+// get one: a run of the other TLS role (the claim is about the side that role does not
+// measure), another board than the claim's, a board class not verified, or a run whose timing
+// cannot support it (withheld). The checks keep their own verdicts.
+func notVerdicted(cl experiments.Claim, run Run, checks []CheckResult) string {
+	res := run.Result
+	if role := tlsRole(run); cl.Role != "" && role != "" && role != cl.Role {
+		return strings.ReplaceAll(cl.OffRole, "{board}", boardPhrase(run)) + measuredSummary(checks)
+	}
+	if len(cl.Boards) > 0 && !slices.Contains(cl.Boards, res.Board) {
+		// The checks are about this board, not the claim's.
+		return strings.ReplaceAll(cl.OffBoard, "{board}", boardPhrase(run)) + measuredSummary(checks)
+	}
+	if boardGated(cl) && run.Board.ClassStatus != artifacts.ClassVerified {
+		// A claim about a named board is verdicted only on that board, established: a class an
+		// operator declared and nothing could check unlocks no verdict.
+		status := run.Board.ClassStatus
+		if status == "" {
+			status = "of unknown status (the bundle does not say)"
+		}
+		return fmt.Sprintf("board class %s is %s, not verified: a claim about %s is verdicted only on a board whose class the catalogue or its driver established; the checks are shown as measured",
+			res.Board, status, res.Board)
+	}
+	return withheld(cl, run)
+}
+
+// tlsRole is the role a tls-matrix run's cells measured (artifacts.TLSRoles; a bundle from
+// before roles measured the client), "" for a run of another kind.
+func tlsRole(run Run) string {
 	for _, c := range run.Result.Cells {
-		if c.TLS == nil || c.TLS.Client == "" {
+		if c.TLS != nil {
+			return artifacts.RoleOf(c.TLS.Role)
+		}
+	}
+	return ""
+}
+
+// tlsImplementation names what played the measured side of a tls-matrix run's handshakes:
+// the board's own client or server, or the engine on the host; "" for a run of another kind.
+func tlsImplementation(run Run) string {
+	for _, c := range run.Result.Cells {
+		if c.TLS == nil {
 			continue
 		}
-		client := c.TLS.Client
-		if strings.HasPrefix(client, artifacts.SerialTLSClient) {
-			client = "the " + artifacts.SerialTLSClient
+		if m := c.TLS.Measured(); m != "" {
+			return m
 		}
-		return run.Result.Board + " with " + client + ", client role"
+		if artifacts.RoleOf(c.TLS.Role) == artifacts.TLSRoleServer {
+			return "pqrepro's TLS engine (tls13) as the server, in a child process of the runner"
+		}
+		return "pqrepro's TLS engine (tls13) as the client, in the runner's process"
+	}
+	return ""
+}
+
+// boardPhrase names where a run's checks were measured, for "{board}" in labels and reasons:
+// the board class and, for a TLS matrix whose client or server ran on the board, that
+// implementation and its role ("qemu-mps2-an505 with the pqrepro C client, client role",
+// "... with the pqrepro C server, server role"); a host run in the server role says so ("host,
+// server role"), one in the client role, the default, names the board alone.
+func boardPhrase(run Run) string {
+	role := tlsRole(run)
+	for _, c := range run.Result.Cells {
+		if c.TLS == nil || c.TLS.Measured() == "" {
+			continue
+		}
+		impl := c.TLS.Measured()
+		for _, name := range []string{artifacts.SerialTLSClient, artifacts.SerialTLSServer} {
+			if strings.HasPrefix(impl, name) {
+				impl = "the " + name
+			}
+		}
+		return run.Result.Board + " with " + impl + ", " + role + " role"
+	}
+	if role == artifacts.TLSRoleServer {
+		return run.Result.Board + ", server role"
 	}
 	return run.Result.Board
 }

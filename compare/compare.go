@@ -120,6 +120,11 @@ type ClaimResult struct {
 	ClassStatus string           `json:"classStatus,omitempty"`
 	Assurance   artifacts.Level  `json:"assurance"`
 	Method      artifacts.Method `json:"method,omitempty"`
+	// Role and Implementation say, for a tls-matrix run, which side of the handshake its
+	// samples are (client or server) and what played that side (the board's own client or
+	// server, or the engine on the host); empty for other kinds.
+	Role           string `json:"role,omitempty"`
+	Implementation string `json:"implementation,omitempty"`
 	// Multiplicity says how the family-wise error of a claim decided from several intervals
 	// is controlled; empty for a claim decided from one interval.
 	Multiplicity string `json:"multiplicity,omitempty"`

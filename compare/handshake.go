@@ -48,6 +48,9 @@ func runHandshakeCheck(ch experiments.Check, run Run) CheckResult {
 		cr = checkNotSlower(cr, ch, run.Result.ManifestID, cells, refs, tol)
 	case "spread":
 		cr = checkSpread(cr, ch, cells, refs, seed)
+		if cr.Verdict != Untestable {
+			cr.Detail += signatureRounds(run, ch.Cells)
+		}
 	case "additive":
 		checkAdditive(&cr, run, ch, cells, tol, seed(refs...))
 	case "range":
@@ -157,6 +160,47 @@ func checkSpread(cr CheckResult, ch experiments.Check, cells map[string]sampled,
 	cr.Detail = fmt.Sprintf("%s: %d pairs spread(cell)/spread(than), claim: every interval above 1; spreads (p75 - p25) / median: %s",
 		lead, len(cr.Intervals), strings.Join(sp, ", "))
 	return cr
+}
+
+// signatureRounds shows beside a spread the rejection rounds of the cells' CertificateVerify
+// signatures, min/median/max per handshake where the signer reported them, and otherwise why
+// they are absent (once per reason), so a spread can be read against the signing loop that
+// may cause it. "" when no cell says anything about rounds.
+func signatureRounds(run Run, refs []string) string {
+	var measured, absent []string
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		c := cellOf(run, ref)
+		switch {
+		case c == nil || c.TLS == nil:
+		case c.TLS.Rounds != nil:
+			r := c.TLS.Rounds
+			measured = append(measured, fmt.Sprintf("%s %g/%g/%g", ref, r.Min, r.Median, r.Max))
+		case c.TLS.RoundsAbsent != "" && !seen[c.TLS.RoundsAbsent]:
+			seen[c.TLS.RoundsAbsent] = true
+			absent = append(absent, c.TLS.RoundsAbsent)
+		}
+	}
+	out := ""
+	if len(measured) > 0 {
+		out += "; rejection rounds per signature (min/median/max over the handshakes): " + strings.Join(measured, ", ")
+	}
+	if len(absent) > 0 {
+		out += "; rejection rounds not measured: " + strings.Join(absent, "; ")
+	}
+	return out
+}
+
+// cellOf is the cell "<algorithm>/<operation>" measured with the manifest's method, nil when
+// the run has none.
+func cellOf(run Run, ref string) *artifacts.Cell {
+	alg, op, _ := strings.Cut(ref, "/")
+	for i, c := range run.Result.Cells {
+		if c.Algorithm == alg && c.Operation == op && c.Variant == "" {
+			return &run.Result.Cells[i]
+		}
+	}
+	return nil
 }
 
 // checkRange: the cells' medians are "similar", read as max/min of the medians at most

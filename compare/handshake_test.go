@@ -287,7 +287,7 @@ func TestPaper000Spread(t *testing.T) {
 		verdict     string
 	}{{"ML-DSA varies more", 0.3, 0.05, Holds}, {"ML-DSA varies less", 0.05, 0.3, Fails}, {"same spread", 0.1, 0.1, Inconclusive}} {
 		t.Run(tt.name, func(t *testing.T) {
-			cr := CheckClaim(cl, matrixRun("host", flat(1e6), width(tt.mldsa, tt.rest)), "")
+			cr := CheckClaim(cl, withRole(matrixRun("host", flat(1e6), width(tt.mldsa, tt.rest)), artifacts.TLSRoleServer), "")
 			if cr.Verdict != tt.verdict {
 				t.Fatalf("verdict %s, want %s: %+v", cr.Verdict, tt.verdict, cr.Checks[0])
 			}
@@ -458,6 +458,102 @@ func TestPaper000Additive(t *testing.T) {
 			}
 			if tt.verdict != Untestable && (!strings.HasPrefix(ch.Method, MethodAdditive) || len(ch.Intervals) != 1 || !strings.Contains(ch.Detail, "kx(X) 100.00 µs, kx(K) 60.00 µs")) {
 				t.Errorf("check %+v", ch)
+			}
+		})
+	}
+}
+
+// withRole gives every cell of run a TLS record of role (the rest of it empty).
+func withRole(run Run, role string) Run {
+	for i := range run.Result.Cells {
+		run.Result.Cells[i].TLS = &artifacts.TLSCell{Role: role}
+	}
+	return run
+}
+
+// TestPaper000SpreadRoles: C000-06 is the signer's claim. A server-role run is verdicted, its
+// ML-DSA cells' rejection rounds shown beside the spread (min/median/max) or, where the signer
+// reported none, why; a client-role run, or one from before roles, gets no verdict because
+// the signer was the peer, though its checks are shown.
+func TestPaper000SpreadRoles(t *testing.T) {
+	cl := paper000Claim(t, "C000-06")
+	width := func(g, s string) float64 {
+		if strings.HasPrefix(s, "ML-DSA-") {
+			return 0.3
+		}
+		return 0.05
+	}
+	t.Run("server role, rounds measured", func(t *testing.T) {
+		run := withRole(matrixRun("host", flat(1e6), width), artifacts.TLSRoleServer)
+		for i, c := range run.Result.Cells {
+			if strings.Contains(c.Algorithm, "ML-DSA-65") {
+				run.Result.Cells[i].TLS.Rounds = &artifacts.Stats{N: 200, Min: 1, Median: 4, Max: 23}
+			}
+		}
+		cr := CheckClaim(cl, run, "")
+		if cr.Verdict != Holds || cr.Role != artifacts.TLSRoleServer || !strings.Contains(cr.Implementation, "as the server") {
+			t.Fatalf("verdict %s role %q implementation %q: %s", cr.Verdict, cr.Role, cr.Implementation, cr.Reason)
+		}
+		want := "rejection rounds per signature (min/median/max over the handshakes): ML-KEM-512+ML-DSA-65/handshake 1/4/23"
+		if d := cr.Checks[0].Detail; !strings.Contains(d, want) || strings.Contains(d, "ML-DSA-44/handshake 1/") {
+			t.Fatalf("detail %q, want %q and nothing for cells without rounds", d, want)
+		}
+	})
+	t.Run("server role, rounds absent", func(t *testing.T) {
+		run := withRole(matrixRun("host", flat(1e6), width), artifacts.TLSRoleServer)
+		for i, c := range run.Result.Cells {
+			if strings.Contains(c.Algorithm, "ML-DSA") {
+				run.Result.Cells[i].TLS.RoundsAbsent = "the signer does not say"
+			}
+		}
+		cr := CheckClaim(cl, run, "")
+		d := cr.Checks[0].Detail
+		if cr.Verdict != Holds || strings.Count(d, "rejection rounds not measured: the signer does not say") != 1 || strings.Contains(d, "min/median/max") {
+			t.Fatalf("verdict %s, detail %q", cr.Verdict, d)
+		}
+	})
+	for _, role := range []string{artifacts.TLSRoleClient, ""} {
+		t.Run("client role "+role, func(t *testing.T) {
+			cr := CheckClaim(cl, withRole(matrixRun("host", flat(1e6), width), role), "")
+			if cr.Verdict != NotVerdicted || !strings.Contains(cr.Reason, "not verdicted on host: the claim is about the side that signs") ||
+				!strings.Contains(cr.Reason, "the signer is the peer") || !strings.Contains(cr.Reason, "Measured: varies more") {
+				t.Fatalf("verdict %s, reason %q", cr.Verdict, cr.Reason)
+			}
+			if cr.Checks[0].Verdict != Holds || cr.Role != artifacts.TLSRoleClient {
+				t.Fatalf("the check %s, role %q: the checks still run", cr.Checks[0].Verdict, cr.Role)
+			}
+		})
+	}
+}
+
+// TestPaper000OrderingPerRole: C000-01's ordering names the role it was measured in: a board
+// running the project's C server, and the host in the server role.
+func TestPaper000OrderingPerRole(t *testing.T) {
+	cl := paper000Claim(t, "C000-01")
+	board := withRole(matrixRun("qemu-mps2-an505", pq512(2), flat(0)), artifacts.TLSRoleServer)
+	for i := range board.Result.Cells {
+		board.Result.Cells[i].TLS.BoardServer = artifacts.SerialTLSServer + " (board firmware pqrepro-fw 0.3.0)"
+	}
+	host := withRole(matrixRun("host", pq512(2), flat(0.02)), artifacts.TLSRoleServer)
+	client := withRole(matrixRun("host", pq512(2), flat(0.02)), artifacts.TLSRoleClient)
+	for _, tt := range []struct {
+		name string
+		run  Run
+		want string
+		impl string
+	}{
+		{"board server", board, "ordering on qemu-mps2-an505 with the pqrepro C server, server role: ", "pqrepro C server (board firmware"},
+		{"host server", host, "ordering on host, server role: ", "engine (tls13) as the server"},
+		{"host client", client, "ordering on host: ", "engine (tls13) as the client"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := CheckClaim(cl, tt.run, "")
+			order := cr.Checks[0]
+			if !strings.HasPrefix(order.Detail, tt.want) || order.Verdict != Holds || len(order.Intervals) != 1 {
+				t.Fatalf("order %s %q, want it to hold and start %q", order.Verdict, order.Detail, tt.want)
+			}
+			if cr.Verdict != NotVerdicted || !strings.HasPrefix(cr.Implementation, tt.impl) && !strings.Contains(cr.Implementation, tt.impl) {
+				t.Fatalf("claim %s, implementation %q", cr.Verdict, cr.Implementation)
 			}
 		})
 	}

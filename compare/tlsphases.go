@@ -16,9 +16,12 @@ var keyExchangePhases = []struct{ name, side string }{
 
 // keyExchangeNS returns the key-exchange cost per handshake of the cell ref in the cell's own
 // unit, from the manifest's own cell (no variant), or why it is not recorded: on the host the
-// sum of the medians of keyExchangePhases in ns; on a board whose client splits its count, the
-// median of its own key-exchange phase (ML-KEM key generation and decapsulation, in the board's
-// counter: the server's encapsulation runs on the runner, outside the board's count).
+// sum of the medians of keyExchangePhases in ns (in the server role the server's encapsulation
+// alone: the server's own time excludes its waits for the client, the client's key share and
+// decapsulation included); on a board that splits its count, the median of its own
+// key-exchange phase (a client's ML-KEM key generation and decapsulation, a server's
+// encapsulation or ECDH, in the board's counter: the peer's part runs on the runner, outside
+// the board's count).
 func keyExchangeNS(run Run, ref string) (float64, string) {
 	alg, op, _ := strings.Cut(ref, "/")
 	for _, c := range run.Result.Cells {
@@ -33,6 +36,9 @@ func keyExchangeNS(run Run, ref string) (float64, string) {
 		}
 		sum := 0.0
 		for _, want := range keyExchangePhases {
+			if artifacts.RoleOf(c.TLS.Role) == artifacts.TLSRoleServer && want.side != artifacts.SideServer {
+				continue
+			}
 			found := false
 			for _, p := range c.TLS.Phases {
 				if p.Name == want.name && p.Side == want.side && p.Stats != nil {

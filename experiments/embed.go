@@ -96,6 +96,12 @@ type Claim struct {
 	// the claim gets none: its reason is OffBoard with "{board}" replaced by the run's board.
 	Boards   []string `yaml:"boards,omitempty"`
 	OffBoard string   `yaml:"offBoard,omitempty"`
+	// Role is the TLS role (artifacts.TLSRoles) whose samples the claim is about: paper000's
+	// ML-DSA spread is the signer's, the server's. On a tls-matrix run of the other role the
+	// checks still run and are shown, but the claim gets no verdict: its reason is OffRole with
+	// "{board}" replaced as in OffBoard.
+	Role    string `yaml:"role,omitempty"`
+	OffRole string `yaml:"offRole,omitempty"`
 	// ByDesign says why the claim holds by construction in this project (a frame layout the
 	// project chose, counts the manifest sets): its checks run and show whether the
 	// implementation meets its design, but the verdict is "implementation property (by
@@ -189,6 +195,12 @@ func (cl Claim) validate() error {
 	}
 	if len(cl.Checks) > 0 && !slices.ContainsFunc(cl.Checks, func(ch Check) bool { return !ch.Info }) {
 		return fmt.Errorf("every check is info: a claim needs a check its verdict rests on")
+	}
+	if cl.Role != "" && !slices.Contains(artifacts.TLSRoles(), cl.Role) {
+		return fmt.Errorf("unknown role %q (valid: %s)", cl.Role, strings.Join(artifacts.TLSRoles(), ", "))
+	}
+	if cl.Role != "" && cl.OffRole == "" {
+		return fmt.Errorf("role %s needs offRole: the reason shown instead of a verdict on a run of the other role", cl.Role)
 	}
 	if len(cl.Boards) > 0 && cl.OffBoard == "" {
 		return fmt.Errorf("boards %s need offBoard: the reason shown instead of a verdict on any other board", strings.Join(cl.Boards, ", "))

@@ -24,7 +24,7 @@ func TestCatalogLoads(t *testing.T) {
 	}
 	for _, ref := range []string{"paper001/mlkem", "paper001/mldsa", "paper001/slhdsa", "paper001/sequence",
 		"paper002/keygen", "paper002/signatures", "paper002/keygen-process", "paper002/signatures-process",
-		"paper000/matrix", "paper000/matrix-stacks"} {
+		"paper000/matrix", "paper000/matrix-stacks", "paper000/matrix-server"} {
 		if _, err := c.Manifest(ref); err != nil {
 			t.Errorf("manifest %s: %v", ref, err)
 		}
@@ -85,6 +85,8 @@ func TestClaimValidation(t *testing.T) {
 		{"additive with one part", Claim{Checks: []Check{{Kind: "additive", Num: "H/x", Cells: []string{"A/x"}, Tolerance: 0.1}}}, "two cells"},
 		{"range without threshold", Claim{Checks: []Check{{Kind: "range", Operation: "handshake", Count: 36}}}, "range needs operation, count and max"},
 		{"boards without offBoard", Claim{Boards: []string{"pico-w"}, Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}}}}, "need offBoard"},
+		{"unknown role", Claim{Role: "signer", OffRole: "x", Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}}}}, "unknown role \"signer\" (valid: client, server)"},
+		{"role without offRole", Claim{Role: "server", Checks: []Check{{Kind: "order", Cells: []string{"A/x", "B/x"}}}}, "role server needs offRole"},
 		{"unknown kind", Claim{Checks: []Check{{Kind: "spreads", Cells: []string{"A/x"}}}}, "unknown check kind"},
 		{"ratio without band", Claim{Checks: []Check{{Kind: "ratio", Num: "A/x", Den: "B/x"}}}, "expected"},
 		{"order of one", Claim{Checks: []Check{{Kind: "order", Cells: []string{"A/x"}}}}, "two or more"},

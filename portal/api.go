@@ -372,6 +372,8 @@ func (s *Server) apiPapers(c echo.Context) error {
 		Method artifacts.Method
 		Title  string
 		Cells  int
+		// Role is a tls-matrix's spec.tls.role (client or server).
+		Role string `json:",omitempty"`
 	}
 	type paper struct {
 		ID, Title, Citation string
@@ -383,7 +385,7 @@ func (s *Server) apiPapers(c echo.Context) error {
 	for _, p := range s.catalog.Papers {
 		pp := paper{ID: p.ID, Title: p.Title, Citation: p.Citation, Claims: len(p.Claims), References: len(p.Reference), Experiments: []exp{}}
 		for _, m := range p.Manifests {
-			pp.Experiments = append(pp.Experiments, exp{m.Ref(), m.Kind, m.Spec.Method, m.Metadata.Title, len(m.Cells())})
+			pp.Experiments = append(pp.Experiments, exp{m.Ref(), m.Kind, m.Spec.Method, m.Metadata.Title, len(m.Cells()), experimentRole(m)})
 		}
 		out = append(out, pp)
 	}

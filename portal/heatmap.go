@@ -63,6 +63,7 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 		h.Notes = append(h.Notes, "Colour scale: logarithmic from the fastest to the slowest measured cell of this run, seven steps.")
 	}
 	variants := 0
+	absent := map[string]bool{}
 	for _, c := range cells {
 		if c.Operation != artifacts.OpHandshake {
 			continue
@@ -71,33 +72,53 @@ func heatMap(runID int64, spec *artifacts.TLSSpec, cells []artifacts.Cell) *temp
 		if c.Variant != "" {
 			variants++
 		}
+		if c.TLS != nil {
+			h.Role = artifacts.RoleOf(c.TLS.Role)
+			h.Rounds = h.Rounds || c.TLS.Rounds != nil
+			if r := c.TLS.RoundsAbsent; r != "" && !absent[r] {
+				absent[r] = true
+				h.Notes = append(h.Notes, "ML-DSA rejection rounds per signature: not measured ("+r+").")
+			}
+		}
+	}
+	if h.Role == artifacts.TLSRoleServer {
+		h.Caption = "Median server time per handshake, the server's own work (its waits for the client's bytes excluded; the server signs the CertificateVerify), per cell (key-exchange group × signature scheme): lighter is faster. Hover a cell for p25–p75 and n; every figure is in the table below."
 	}
 	if variants > 0 {
 		h.Notes = append(h.Notes, fmt.Sprintf("The grid shows pqrepro's engine; %d cell(s) of another stack (%s) are in the table only, side by side with the engine's.", variants, artifacts.StackCryptoTLS))
 	}
-	if client := boardClient(cells); client != "" {
-		h.Caption = "Median " + sc.unit + " per handshake of the board's own TLS client (" + client + "), its computation only (waiting for the server's bytes excluded), per cell (key-exchange group × signature scheme): lighter is fewer. Hover a cell for p25–p75 and n; every figure is in the table below. Counts in " + sc.unit + " are never compared with times."
-		h.Phases = boardPhases(cells)
+	if impl, server := boardImplementation(cells); impl != "" {
+		side, peer := "client", "server"
+		if server {
+			side, peer = "server", "client"
+		}
+		h.Caption = "Median " + sc.unit + " per handshake of the board's own TLS " + side + " (" + impl + "), its computation only (waiting for the " + peer + "'s bytes excluded), per cell (key-exchange group × signature scheme): lighter is fewer. Hover a cell for p25–p75 and n; every figure is in the table below. Counts in " + sc.unit + " are never compared with times."
+		h.Phases = boardPhases(cells, server)
 	}
 	return h
 }
 
-// boardClient names the board's own TLS client when the grid's ok cells are a board's counts
-// (a client named and a unit other than time), "" otherwise.
-func boardClient(cells []artifacts.Cell) string {
+// boardImplementation names the board's own TLS client or server (server true) when the
+// grid's ok cells are a board's counts (one named and a unit other than time), "" otherwise.
+func boardImplementation(cells []artifacts.Cell) (string, bool) {
 	for _, c := range cells {
 		if c.Operation == artifacts.OpHandshake && c.Variant == "" && c.Status == artifacts.StatusOK && c.BoardCounts() {
-			return c.TLS.Client
+			return c.TLS.Measured(), c.TLS.BoardServer != ""
 		}
 	}
-	return ""
+	return "", false
 }
 
-// boardPhases is the table of the board client's split of its count (artifacts.BoardPhaseNames),
-// one row per ok cell that has it; nil when none has.
-func boardPhases(cells []artifacts.Cell) *templates.HeatPhases {
+// boardPhases is the table of the board's split of its count (artifacts.BoardPhaseNames for
+// its client, BoardServerPhaseNames for its server), one row per ok cell that has it; nil when
+// none has.
+func boardPhases(cells []artifacts.Cell, server bool) *templates.HeatPhases {
 	p := &templates.HeatPhases{Columns: artifacts.BoardPhaseNames(),
 		Caption: "The board's own split of its count per handshake, medians over the timed handshakes, each with its share of the cell's median: key-exchange is ML-KEM key generation and decapsulation; chain-verify the trust anchor and the leaf parsed and the leaf's ML-DSA signature checked; verify the CertificateVerify's ML-DSA verification; key-schedule-records HKDF, HMAC and AES-GCM; rest the parsing, transcript hashing and copying. The server's encapsulation and signing run on the runner, outside the board's count."}
+	if server {
+		p = &templates.HeatPhases{Columns: artifacts.BoardServerPhaseNames(),
+			Caption: "The board's own split of its count per handshake, medians over the timed handshakes, each with its share of the cell's median: key-exchange is ML-KEM encapsulation or ECDH; sign the CertificateVerify's signature; key-schedule-records HKDF, HMAC and AES-GCM; rest the parsing, transcript hashing and copying. The client's key generation, decapsulation and verification run on the runner, outside the board's count."}
+	}
 	for _, c := range cells {
 		if c.Operation != artifacts.OpHandshake || c.Variant != "" || c.Status != artifacts.StatusOK || c.TLS == nil || c.Stats == nil {
 			continue
@@ -234,8 +255,8 @@ func (sc heatScale) legend() []templates.HeatStep {
 }
 
 func heatTableRow(c artifacts.Cell) templates.HeatTableRow {
-	r := templates.HeatTableRow{Cell: c.Algorithm, Stack: artifacts.StackPQRepro, Status: string(c.Status), Reason: c.Error,
-		Median: "–", P25: "–", P75: "–", N: "–", ClientCPU: "–", ServerCPU: "–", BytesClient: "–", BytesServer: "–", ChainBytes: "–", Flights: "–", HRR: "–"}
+	r := templates.HeatTableRow{Cell: c.Algorithm, Stack: artifacts.StackPQRepro, Role: "–", Status: string(c.Status), Reason: c.Error,
+		Median: "–", P25: "–", P75: "–", N: "–", Rounds: "–", ClientCPU: "–", ServerCPU: "–", BytesClient: "–", BytesServer: "–", ChainBytes: "–", Flights: "–", HRR: "–"}
 	if c.TLS != nil && c.TLS.Stack != "" {
 		r.Stack = c.TLS.Stack
 	} else if c.Variant != "" {
@@ -250,6 +271,10 @@ func heatTableRow(c artifacts.Cell) templates.HeatTableRow {
 	t := c.TLS
 	if t == nil {
 		return r
+	}
+	r.Role = artifacts.RoleOf(t.Role)
+	if rd := t.Rounds; rd != nil {
+		r.Rounds = fmt.Sprintf("%g / %g / %g", rd.Min, rd.Median, rd.Max)
 	}
 	if t.ClientCPU != nil {
 		r.ClientCPU = human(t.ClientCPU.Median, artifacts.UnitNanoseconds)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,5 +175,46 @@ func TestHeatMapBoardPhases(t *testing.T) {
 	}
 	if e := heatMap(7, paperSpec(), matrixCells(paperSpec())); e.Phases != nil || strings.Contains(e.Caption, "instructions") {
 		t.Fatalf("an engine matrix got a board's caption or phases: %q", e.Caption)
+	}
+}
+
+// TestHeatMapServerRole: a server-role matrix names its role in the heading, the caption and
+// each table row; the rounds column appears where some cell records rounds, and a cell
+// without them says why in a note; a board's server phases are its own split.
+func TestHeatMapServerRole(t *testing.T) {
+	spec := &artifacts.TLSSpec{Groups: []string{"ML-KEM-512"}, Signatures: []string{"ML-DSA-44", "Ed25519"}, Role: artifacts.TLSRoleServer}
+	mk := func(s string, unit artifacts.Unit) artifacts.Cell {
+		return artifacts.Cell{Algorithm: "ML-KEM-512+" + s, Operation: artifacts.OpHandshake, Status: artifacts.StatusOK, Unit: unit,
+			Stats: &artifacts.Stats{N: 5, Median: 2e6, P25: 2e6, P75: 2e6},
+			TLS:   &artifacts.TLSCell{Group: "ML-KEM-512", Signature: s, Stack: artifacts.StackPQRepro, Role: artifacts.TLSRoleServer}}
+	}
+	host := []artifacts.Cell{mk("ML-DSA-44", artifacts.UnitNanoseconds), mk("Ed25519", artifacts.UnitNanoseconds)}
+	host[0].TLS.RoundsAbsent = "the signer does not report them"
+	h := heatMap(1, spec, host)
+	if h.Title() != "Handshake matrix, server role" || !strings.Contains(h.Caption, "Median server time per handshake") || h.Rounds ||
+		h.Table[0].Role != artifacts.TLSRoleServer || !slices.Contains(h.Notes, "ML-DSA rejection rounds per signature: not measured (the signer does not report them).") {
+		t.Fatalf("host server matrix: %q %q rounds %v role %q notes %q", h.Title(), h.Caption, h.Rounds, h.Table[0].Role, h.Notes)
+	}
+	board := []artifacts.Cell{mk("ML-DSA-44", artifacts.UnitInstructions), mk("Ed25519", artifacts.UnitInstructions)}
+	for i := range board {
+		board[i].TLS.BoardServer = artifacts.SerialTLSServer + " (board firmware pqrepro-fw 0.3.0)"
+		for _, name := range artifacts.BoardServerPhaseNames() {
+			board[i].TLS.Phases = append(board[i].TLS.Phases, artifacts.TLSPhase{Name: name, Side: artifacts.SideServer, Unit: artifacts.UnitInstructions, Stats: &artifacts.Stats{N: 5, Median: 5e5}})
+		}
+	}
+	board[0].TLS.Rounds = &artifacts.Stats{N: 5, Min: 1, Median: 4, Max: 11}
+	h = heatMap(2, spec, board)
+	if !h.Rounds || h.Table[0].Rounds != "1 / 4 / 11" || h.Table[1].Rounds != "–" || h.Phases == nil || h.Phases.Columns[1] != "sign" ||
+		!strings.Contains(h.Caption, "the board's own TLS server (pqrepro C server") || !strings.Contains(h.Phases.Caption, "sign the CertificateVerify's signature") {
+		t.Fatalf("board server matrix: rounds %v %q %q, phases %+v, caption %q", h.Rounds, h.Table[0].Rounds, h.Table[1].Rounds, h.Phases, h.Caption)
+	}
+	var buf bytes.Buffer
+	if err := templates.HeatMapSection(h).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Handshake matrix, server role", ">Rounds</th>", "<td class=\"num\">1 / 4 / 11</td>", "<td>server</td>"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("rendered section lacks %q", want)
+		}
 	}
 }

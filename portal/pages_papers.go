@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"pqrepro/artifacts"
 	"pqrepro/experiments"
 	"pqrepro/portal/fault"
 	"pqrepro/portal/store"
@@ -25,6 +26,15 @@ func (s *Server) paperOf(id string) (*experiments.Paper, error) {
 	return p, nil
 }
 
+// experimentRole is a tls-matrix's role (artifacts.TLSRoles, the default included), "" for
+// any other kind.
+func experimentRole(m *artifacts.Manifest) string {
+	if m.Spec.TLS == nil {
+		return ""
+	}
+	return artifacts.RoleOf(m.Spec.TLS.Role)
+}
+
 func (s *Server) paperPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p, err := s.paperOf(c.Param("paper"))
@@ -35,7 +45,7 @@ func (s *Server) paperPage(c echo.Context) error {
 		Measured: p.Measured, Boards: p.Boards, Provenance: p.Provenance}
 	for _, m := range p.Manifests {
 		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
-			Kind: string(m.Kind), Method: string(m.Spec.Method), Cells: len(m.Cells())})
+			Kind: string(m.Kind), Method: string(m.Spec.Method), Cells: len(m.Cells()), Role: experimentRole(m)})
 	}
 	v.RefGroups, v.RefInline = refGroups(p, p.Reference, inlineReferenceRows)
 	v.RefTotal = len(p.Reference)

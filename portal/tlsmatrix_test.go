@@ -225,3 +225,38 @@ func TestPaper000MatrixPages(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSMatrixServerRolePages measures a small matrix in the server role with the real
+// executor, publishes it, and reads the role on the run page (heading and every cell's row),
+// why the rounds are absent, and the server-role experiment listed with its role on the
+// paper's page.
+func TestTLSMatrixServerRolePages(t *testing.T) {
+	p := portaltest.Start(t, nil)
+	src := strings.NewReplacer("[pqrepro, crypto/tls]", "[pqrepro]", "    batch: 3", "    batch: 3\n    role: server").Replace(tlsMatrixSrc)
+	m, err := artifacts.ParseManifest([]byte(src), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := mustIdentity(t)
+	got, err := registeredSubmitter(t, p, "server-lab", id).Submit(context.Background(), signedBundle(t, m, id, attest.OriginLocal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, page := get(t, p.URL+"/runs/"+itoa(got.RunID))
+	if code != http.StatusOK {
+		t.Fatalf("run page: %d", code)
+	}
+	for _, want := range []string{"Handshake matrix, server role", "Median server time per handshake",
+		"ML-DSA rejection rounds per signature: not measured (the engine server&#39;s signer, Go&#39;s crypto/mldsa, does not report its rejection rounds)."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<td>server</td>"); n != 4 {
+		t.Errorf("%d table rows with the server role, want 4", n)
+	}
+	code, page = get(t, p.URL+"/papers/paper000")
+	if code != http.StatusOK || !strings.Contains(page, `href="/experiments/paper000/matrix-server"`) || !strings.Contains(page, "(server role)") {
+		t.Errorf("paper page %d: the server-role matrix is not listed with its role", code)
+	}
+}

@@ -8,6 +8,12 @@ type HeatMap struct {
 	// RunID is the run shown; Caption says what the colour encodes.
 	RunID   int64
 	Caption string
+	// Role is the side of the handshake the cells measured (client or server), named in the
+	// heading.
+	Role string
+	// Rounds is true when some cell records its signatures' rejection rounds: the table then
+	// has their column.
+	Rounds  bool
 	Columns []string
 	Rows    []HeatRow
 	// Legend lists the colour steps, lightest (fastest) first.
@@ -20,8 +26,16 @@ type HeatMap struct {
 	Phases *HeatPhases
 }
 
-// HeatPhases is a table of the board client's phase split: one column per phase, one row per
-// cell, each figure its median with its share of the cell's median count.
+// Title is the section's heading, with the role measured.
+func (h *HeatMap) Title() string {
+	if h.Role == "" {
+		return "Handshake matrix"
+	}
+	return "Handshake matrix, " + h.Role + " role"
+}
+
+// HeatPhases is a table of the board client's (or server's) phase split: one column per
+// phase, one row per cell, each figure its median with its share of the cell's median count.
 type HeatPhases struct {
 	Caption string
 	Columns []string
@@ -69,7 +83,9 @@ func (s HeatStep) Class() string { return "heat heat-" + string(rune('0'+s.Step)
 
 // HeatTableRow is one cell's figures, every one with its unit ("–" when not recorded).
 type HeatTableRow struct {
-	Cell, Stack, Status, Reason                        string
+	Cell, Stack, Role, Status, Reason string
+	// Rounds is the rejection rounds per signature, min / median / max ("–" when not measured).
+	Rounds                                             string
 	Median, P25, P75, N                                string
 	ClientCPU, ServerCPU                               string
 	BytesClient, BytesServer, ChainBytes, Flights, HRR string

@@ -6,6 +6,8 @@ import "pqrepro/portal/plot"
 type ExperimentRow struct {
 	Ref, Name, Title, Kind, Method string
 	Cells                          int
+	// Role is a tls-matrix's role (the side of the handshake it measures), "" for other kinds.
+	Role string
 }
 
 // RefRow is one published number with its source.

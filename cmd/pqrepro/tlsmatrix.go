@@ -10,13 +10,14 @@ import (
 	"pqrepro/artifacts"
 )
 
-// printTLSMatrix prints a tls-matrix result: one row per cell and stack (client handshake
-// latency, each side's CPU per handshake, bytes each way, chain bytes), then a groups ×
+// printTLSMatrix prints a tls-matrix result: one row per cell and stack (its role, the
+// measured side's handshake time, the signature's rejection rounds where measured, each
+// side's CPU per handshake, bytes each way, chain bytes), then a groups ×
 // signatures grid of median latencies in µs per stack, and, with two stacks, the ratio of
 // the engine's median to crypto/tls's per cell.
 func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CELL\tSTACK\tSTATUS\tN\tMEDIAN\tP25\tP75\tCLIENT CPU\tSERVER CPU\tC→S B\tS→C B\tCHAIN B\tFLIGHTS\tHRR\t")
+	fmt.Fprintln(tw, "CELL\tSTACK\tROLE\tSTATUS\tN\tMEDIAN\tP25\tP75\tROUNDS\tCLIENT CPU\tSERVER CPU\tC→S B\tS→C B\tCHAIN B\tFLIGHTS\tHRR\t")
 	var notes []string
 	var groups, sigs, stacks []string
 	median := map[[3]string]float64{}
@@ -37,7 +38,7 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 		}
 		if c.Status != artifacts.StatusOK {
 			notes = append(notes, fmt.Sprintf("%s [%s] %s: %s", c.Algorithm, stack, c.Status, c.Error))
-			fmt.Fprintf(tw, "%s\t%s\t%s [%d]\t\t\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, stack, c.Status, len(notes))
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s [%d]\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.Algorithm, stack, c.Status, len(notes))
 			continue
 		}
 		median[[3]string{g, s, stack}] = c.Stats.Median
@@ -59,23 +60,55 @@ func printTLSMatrix(w io.Writer, res *artifacts.Result) {
 		if t.HelloRetry {
 			hrr = "yes"
 		}
+		rounds := "-"
+		if r := t.Rounds; r != nil {
+			rounds = fmt.Sprintf("%g/%g/%g", r.Min, r.Median, r.Max)
+		}
 		st := c.Stats
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", c.Algorithm, stack, c.Status, st.N,
-			human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), cpu(t.ClientCPU), cpu(t.ServerCPU),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", c.Algorithm, stack, artifacts.RoleOf(t.Role), c.Status, st.N,
+			human(st.Median, c.Unit), human(st.P25, c.Unit), human(st.P75, c.Unit), rounds, cpu(t.ClientCPU), cpu(t.ServerCPU),
 			t.BytesClient, t.BytesServer, t.ChainBytes, flights, hrr)
 	}
 	tw.Flush()
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
-	if counted := boardCountUnit(res); counted != "" {
-		fmt.Fprintf(w, "MEDIAN, P25, P75 in %s: the board's own client, its computation only (waiting for the server excluded); never compared with times\n", counted)
-	} else {
-		fmt.Fprintln(w, "latency: the client's Handshake call; CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
-	}
+	printTLSRole(w, res)
 	printTLSPeers(w, res)
 	printBoardPhases(w, res)
 	printTLSGrids(w, groups, sigs, stacks, median, units)
+}
+
+// printTLSRole says what MEDIAN is, by the role the cells measured (client or server, on the
+// host or a board's own count), and why rounds are absent where a cell says so.
+func printTLSRole(w io.Writer, res *artifacts.Result) {
+	role, server := artifacts.TLSRoleClient, false
+	for _, c := range res.Cells {
+		if c.TLS != nil {
+			role = artifacts.RoleOf(c.TLS.Role)
+			server = role == artifacts.TLSRoleServer
+			break
+		}
+	}
+	side, peer := "client", "server"
+	if server {
+		side, peer = "server", "client"
+	}
+	switch counted := boardCountUnit(res); {
+	case counted != "":
+		fmt.Fprintf(w, "role %s: MEDIAN, P25, P75 in %s: the board's own %s, its computation only (waiting for the %s excluded); never compared with times\n", role, counted, side, peer)
+	case server:
+		fmt.Fprintln(w, "role server: MEDIAN is the server's own time in its handshake (its waits for the client's bytes excluded); CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
+	default:
+		fmt.Fprintln(w, "role client: latency is the client's Handshake call; CPU: user + system per handshake (kernel per-process accounting over each batch), median over batches")
+	}
+	seen := map[string]bool{}
+	for _, c := range res.Cells {
+		if c.TLS != nil && c.TLS.RoundsAbsent != "" && !seen[c.TLS.RoundsAbsent] {
+			seen[c.TLS.RoundsAbsent] = true
+			fmt.Fprintf(w, "ROUNDS (ML-DSA rejection rounds per signature, min/median/max): not measured: %s\n", c.TLS.RoundsAbsent)
+		}
+	}
 }
 
 // printTLSGrids prints a groups × signatures grid of median handshakes per stack (µs on the
@@ -158,7 +191,8 @@ func boardCountUnit(res *artifacts.Result) artifacts.Unit {
 }
 
 // printBoardPhases prints where a board's count goes: each ok cell's client phases
-// (artifacts.BoardPhaseNames), medians in the cell's unit with their share of its median.
+// (artifacts.BoardPhaseNames) or, for a board's server, its server phases
+// (artifacts.BoardServerPhaseNames), medians in the cell's unit with their share of its median.
 func printBoardPhases(w io.Writer, res *artifacts.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := false
@@ -170,13 +204,17 @@ func printBoardPhases(w io.Writer, res *artifacts.Result) {
 		if len(vals) == 0 {
 			continue
 		}
+		names := artifacts.BoardPhaseNames()
+		if c.TLS.BoardServer != "" {
+			names = artifacts.BoardServerPhaseNames()
+		}
 		if !header {
 			fmt.Fprintf(w, "\nWHERE THE BOARD'S COUNT GOES (%s, medians; share of the cell's median)\n", c.Unit)
-			fmt.Fprintf(tw, "CELL\t%s\t\n", strings.Join(artifacts.BoardPhaseNames(), "\t"))
+			fmt.Fprintf(tw, "CELL\t%s\t\n", strings.Join(names, "\t"))
 			header = true
 		}
 		fmt.Fprintf(tw, "%s\t", c.Algorithm)
-		for _, name := range artifacts.BoardPhaseNames() {
+		for _, name := range names {
 			if v, ok := vals[name]; ok {
 				fmt.Fprintf(tw, "%.0f (%.1f%%)\t", v, 100*v/c.Stats.Median)
 			} else {

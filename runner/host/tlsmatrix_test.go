@@ -10,6 +10,8 @@ import (
 
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
+	"pqrepro/compare"
+	"pqrepro/experiments"
 	"pqrepro/runner"
 	"pqrepro/tls13"
 )
@@ -201,5 +203,57 @@ func TestTLSMatrixServerRole(t *testing.T) {
 	var env artifacts.Environment
 	if err := json.Unmarshal(b.Files[artifacts.FileEnvironment], &env); err != nil || env.TLS == nil || !strings.Contains(env.TLS.Latency, "Stats.Wait") {
 		t.Fatalf("environment.json latency: %v %+v", err, env.TLS)
+	}
+}
+
+// TestTLSMatrixServerRoleClaims runs paper000/matrix-server on the host (20 handshakes a cell in batches of 4)
+// and decides C000-06 and C000-01 from the real bundle: the spread checks have their intervals
+// and method and say the rounds are not measured (Go's crypto/mldsa reports none), the verdict
+// is one a run can give (the timing context is set aside here: a virtual or loaded machine
+// withholds it, which compare's own tests cover), the ordering is labelled with the role, and
+// the same samples read as a client-role run are not verdicted.
+func TestTLSMatrixServerRoleClaims(t *testing.T) {
+	cat, err := experiments.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cat.Manifest("paper000/matrix-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Spec.Iterations, m.Spec.Warmup, m.Spec.TLS.Batch = 20, 1, 4 // 5 rounds, the fewest an interval over rounds takes
+	b, _, err := runner.Execute(context.Background(), &Host{}, m, runner.Options{Identity: testIdentity(t), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := compare.RunFromBundle(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Timing = nil
+	p, _ := cat.Paper("paper000")
+	c06, _ := p.Claim("C000-06")
+	cr := compare.CheckClaim(c06, run, m.Spec.Method)
+	if !slices.Contains([]string{compare.Holds, compare.Fails, compare.Inconclusive}, cr.Verdict) || cr.Role != artifacts.TLSRoleServer || cr.Board != "host" || cr.Method != artifacts.MethodLoopbackTCP {
+		t.Fatalf("C000-06: %s (%s), role %q board %q method %q", cr.Verdict, cr.Reason, cr.Role, cr.Board, cr.Method)
+	}
+	for _, ch := range cr.Checks {
+		if len(ch.Intervals) != 6 || !strings.HasPrefix(ch.Method, compare.MethodSpread) ||
+			!strings.Contains(ch.Detail, "rejection rounds not measured: the engine server's signer, Go's crypto/mldsa") {
+			t.Fatalf("check %s: %d intervals, method %q, detail %q", ch.Verdict, len(ch.Intervals), ch.Method, ch.Detail)
+		}
+	}
+	t.Logf("C000-06 on a real server-role host run (n=20): %s; %s", cr.Verdict, cr.Checks[0].Detail)
+	c01, _ := p.Claim("C000-01")
+	if order := compare.CheckClaim(c01, run, m.Spec.Method).Checks[0]; !strings.HasPrefix(order.Detail, "ordering on host, server role: ") || len(order.Intervals) != 1 {
+		t.Fatalf("C000-01's ordering: %q", order.Detail)
+	}
+	for i := range run.Result.Cells {
+		if tc := run.Result.Cells[i].TLS; tc != nil {
+			tc.Role = artifacts.TLSRoleClient
+		}
+	}
+	if cr := compare.CheckClaim(c06, run, m.Spec.Method); cr.Verdict != compare.NotVerdicted || !strings.Contains(cr.Reason, "the signer is the peer") {
+		t.Fatalf("C000-06 on client-role samples: %s (%s)", cr.Verdict, cr.Reason)
 	}
 }
