@@ -119,7 +119,7 @@ func (o *tlsServerOpts) useClient(ctx context.Context, b runner.Board, m *artifa
 	if err != nil {
 		return fmt.Errorf("--tls-client openssl: %w", err)
 	}
-	q.TLSClientOpenSSL = ossl
+	q.TLSClient = &tlsmatrix.OpenSSLClient{OpenSSL: ossl}
 	return nil
 }
 

@@ -176,8 +176,8 @@ func (b *boardCell) accept(bs *boardServer, echo int) func(context.Context) (net
 	return func(ctx context.Context) (net.Conn, error) {
 		line := echoLine(bs.echo, echo)
 		addr := bs.ln.Addr().String()
-		if ossl := b.Options.TLSClientOpenSSL; ossl != nil {
-			go func() { bs.results <- b.opensslHandshake(ctx, ossl, addr, line) }()
+		if oc, ok := b.Options.TLSClient.(*OpenSSLClient); ok {
+			go func() { bs.results <- b.opensslHandshake(ctx, oc.OpenSSL, addr, line) }()
 		} else {
 			go func() { bs.results <- clientHandshake(addr, bs.cfg, line) }()
 		}
@@ -391,8 +391,15 @@ func (b *boardCell) opensslHandshake(ctx context.Context, ossl *interop.OpenSSL,
 
 // clientName names the client that played against the board.
 func (b *boardCell) clientName() string {
-	if o := b.Options.TLSClientOpenSSL; o != nil {
-		return "OpenSSL s_client (" + o.Version + ")"
+	if c := b.Options.TLSClient; c != nil {
+		return c.Name()
 	}
 	return "the runner's Go engine, package tls13, seeded"
 }
+
+// OpenSSLClient is OpenSSL's s_client as the client of a board's server-role cells
+// (device.RunOptions.TLSClient; run's --tls-client openssl).
+type OpenSSLClient struct{ OpenSSL *interop.OpenSSL }
+
+// Name names s_client and its version.
+func (c *OpenSSLClient) Name() string { return "OpenSSL s_client (" + c.OpenSSL.Version + ")" }

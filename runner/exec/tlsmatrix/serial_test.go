@@ -193,7 +193,7 @@ func checkServerCell(t *testing.T, cl runner.CellResult, n int, log string) {
 }
 
 // TestTLSMatrixServerOpenSSLOnQEMU runs a server-role cell on qemu-mps2-an386 with OpenSSL's
-// s_client as the client (device.RunOptions.TLSClientOpenSSL, run's --tls-client openssl):
+// s_client as the client (device.RunOptions.TLSClient, run's --tls-client openssl):
 // each handshake's s_client verifies the board's chain, reports the cell's group and scheme and
 // receives the echo; the cell names it in its counter.
 func TestTLSMatrixServerOpenSSLOnQEMU(t *testing.T) {
@@ -231,7 +231,7 @@ spec:
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	cells, err := device.Run(ctx, c, h, m, runner.NopObserver{}, &log, device.RunOptions{Executors: boardKinds, TLSClientOpenSSL: ossl})
+	cells, err := device.Run(ctx, c, h, m, runner.NopObserver{}, &log, device.RunOptions{Executors: boardKinds, TLSClient: &OpenSSLClient{OpenSSL: ossl}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
