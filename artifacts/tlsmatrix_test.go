@@ -344,6 +344,8 @@ func FuzzParseTLSSamples(f *testing.F) {
 	f.Add([]byte("algorithm,operation,variant,series,side,index,ns\nX25519+Ed25519,handshake,,cpu,client,0,900\n"))
 	f.Add([]byte("algorithm,operation,variant,series,side,index,ns\nX25519+Ed25519,handshake,stack: crypto/tls,key-share,server,1,1e3\n"))
 	f.Add([]byte("algorithm,operation\n"))
+	f.Add([]byte("algorithm,operation,variant,series,side,index,value,role,rounds\nX25519+ML-DSA-44,handshake,,sign,server,0,900,server,3\nX25519+ML-DSA-44,handshake,,rest,server,0,9,server,3\n"))
+	f.Add([]byte("algorithm,operation,variant,series,side,index,value,role,rounds\nX25519+Ed25519,handshake,,cpu,client,0,900,client,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<20 {
 			return
@@ -582,5 +584,103 @@ func TestTLSBundleBeforeRoles(t *testing.T) {
 		if r != TLSRoleClient {
 			t.Fatalf("%v read as %q", k, r)
 		}
+	}
+}
+
+// boardServerFixture is a server-role result as a board's own C server would give it (a
+// fixture, not a measurement): instruction counts, the board's server phases in that unit, the
+// runner's client's engine phases in ns, ML-DSA rounds, and no CPU on either side.
+func boardServerFixture(t *testing.T) *Bundle {
+	t.Helper()
+	m, err := ParseManifest([]byte(serverManifest), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Result{Schema: ResultSchema, Experiment: m.Ref(), ManifestID: m.ID(), Kind: m.Kind, Method: m.Spec.Method, Board: "qemu-mps2-an505", Assurance: AssuranceEmulated}
+	var samples, tlsCSV bytes.Buffer
+	sw, tw := csv.NewWriter(&samples), csv.NewWriter(&tlsCSV)
+	sw.Write(SamplesHeader)
+	tw.Write(TLSHeader)
+	for ci, ref := range m.Cells() {
+		g, s, _ := strings.Cut(ref.Algorithm, "+")
+		grp, _ := LookupTLSGroup(g)
+		c := Cell{Algorithm: ref.Algorithm, Operation: ref.Operation, Unit: UnitInstructions, Counter: "test", Requested: 5, Status: StatusOK}
+		c.TLS = &TLSCell{Group: g, Signature: s, CipherSuite: "TLS_AES_128_GCM_SHA256", Stack: StackPQRepro, Batch: 2, Role: TLSRoleServer,
+			BoardServer: SerialTLSServer + " (board firmware pqrepro-fw 0.3.0)", BytesClient: grp.ClientShare + 200, BytesServer: grp.ServerShare + 3000, Flights: 3, ChainBytes: 2000}
+		var total []float64
+		var series []TLSSeries
+		for pi, name := range BoardServerPhaseNames() {
+			vals := []float64{float64(1000 * (pi + 1)), float64(1100 * (pi + 1)), float64(1000 * (pi + 1)), float64(1200 * (pi + 1)), float64(1000*(pi+1) + ci)}
+			series = append(series, TLSSeries{name, SideServer, vals})
+			c.TLS.Phases = append(c.TLS.Phases, TLSPhase{Name: name, Side: SideServer, Unit: UnitInstructions, Stats: Summarize(vals)})
+			for i, v := range vals {
+				if pi == 0 {
+					total = append(total, 0)
+				}
+				total[i] += v
+			}
+		}
+		keyShare := []float64{10, 11, 12, 13, 14}
+		series = append(series, TLSSeries{"key-share", SideClient, keyShare})
+		c.TLS.Phases = append(c.TLS.Phases, TLSPhase{Name: "key-share", Side: SideClient, Stats: Summarize(keyShare)})
+		var rounds []int
+		if strings.HasPrefix(s, "ML-DSA") {
+			rounds = []int{2, 1, 5, 1, 3}
+			c.TLS.Rounds = Summarize([]float64{2, 1, 5, 1, 3})
+		}
+		c.Stats = Summarize(total)
+		res.Cells = append(res.Cells, c)
+		for i, v := range total {
+			sw.Write([]string{c.Algorithm, c.Operation, strconv.Itoa(i), strconv.FormatFloat(v, 'f', -1, 64), string(c.Unit), ""})
+		}
+		if err := WriteTLSRows(tw, KeyOf(c), TLSRoleServer, rounds, series); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw.Flush()
+	tw.Flush()
+	resJSON, _ := json.Marshal(res)
+	return &Bundle{Files: map[string][]byte{FileManifest: m.YAML(), FileResult: resJSON, FileSamples: samples.Bytes(), FileTLS: tlsCSV.Bytes(),
+		FileEnvironment: []byte("{}"), FileLog: []byte("test\n")}}
+}
+
+// TestTLSRederiveBoardServer: a board's server cells re-derive (their own phases in the
+// board's unit, rounds, no CPU); CPU on either side, a server phase outside the board's split or
+// in ns, and a board server in the client role are refused.
+func TestTLSRederiveBoardServer(t *testing.T) {
+	b := boardServerFixture(t)
+	if _, _, err := RederiveBundle(b); err != nil {
+		t.Fatalf("consistent bundle: %v", err)
+	}
+	tamper := func(from, to string) *Bundle {
+		t.Helper()
+		c := &Bundle{Files: map[string][]byte{}}
+		for k, v := range b.Files {
+			c.Files[k] = v
+		}
+		if !bytes.Contains(c.Files[FileResult], []byte(from)) {
+			t.Fatalf("result.json has no %q", from)
+		}
+		c.Files[FileResult] = bytes.Replace(c.Files[FileResult], []byte(from), []byte(to), 1)
+		return c
+	}
+	for _, tt := range []struct{ name, from, to, field string }{
+		{"client cpu", `"clientCpu":null`, `"clientCpu":{"n":3,"median":5}`, "tls.clientCpu"},
+		{"server cpu", `"serverCpu":null`, `"serverCpu":{"n":3,"median":5}`, "tls.serverCpu"},
+		{"a server phase in ns", `"name":"sign","side":"server","unit":"instructions"`, `"name":"sign","side":"server"`, "tls.phases[1]"},
+		{"a client phase name on the server", `"name":"sign","side":"server"`, `"name":"verify","side":"server"`, "tls.phases[1]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := RederiveBundle(tamper(tt.from, tt.to))
+			var re *RederiveError
+			if !errors.As(err, &re) || !strings.HasPrefix(re.Field, tt.field) {
+				t.Fatalf("error %v, want field %s", err, tt.field)
+			}
+		})
+	}
+	var res Result
+	json.Unmarshal(b.Files[FileResult], &res)
+	if c := res.Cells[0]; !c.BoardCounts() || c.TLS.Measured() != c.TLS.BoardServer || c.BoardPhaseMedians()["sign"] != 2000 {
+		t.Fatalf("board counts %v, measured %q, phase medians %v", c.BoardCounts(), c.TLS.Measured(), c.BoardPhaseMedians())
 	}
 }

@@ -51,6 +51,8 @@ func implementation(res *artifacts.Result, method artifacts.Method) string {
 		return "the board's TLS client against pqrepro's own TLS 1.3 engine as server"
 	case res.Assurance == artifacts.AssuranceHardware:
 		return "the project's firmware on the board, timed by the board"
+	case res.Kind == artifacts.KindTLSMatrix && resultRole(res) == artifacts.TLSRoleServer:
+		return "pqrepro's own TLS 1.3 engine (Go, circl) at both ends, the server's own time in each handshake (its waits for the client excluded) timed in its child process"
 	case method == artifacts.MethodOpenSSLCLI:
 		return "the openssl command line, whole processes timed"
 	case method == artifacts.MethodProcessPerOperation:

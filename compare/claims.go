@@ -127,8 +127,11 @@ func notVerdicted(cl experiments.Claim, run Run, checks []CheckResult) string {
 
 // tlsRole is the role a tls-matrix run's cells measured (artifacts.TLSRoles; a bundle from
 // before roles measured the client), "" for a run of another kind.
-func tlsRole(run Run) string {
-	for _, c := range run.Result.Cells {
+func tlsRole(run Run) string { return resultRole(run.Result) }
+
+// resultRole is tlsRole of a result.
+func resultRole(res *artifacts.Result) string {
+	for _, c := range res.Cells {
 		if c.TLS != nil {
 			return artifacts.RoleOf(c.TLS.Role)
 		}

@@ -317,8 +317,8 @@ func checkAdditive(cr *CheckResult, run Run, ch experiments.Check, cells map[str
 	mh, mx, mk := median(slices.Clone(h.values)), median(slices.Clone(x.values)), median(slices.Clone(k.values))
 	base := ((mx - kx[0]) + (mk - kx[1])) / 2
 	u := h.unit
-	cr.Detail = fmt.Sprintf("measured / additive prediction = %s (claim: within 1 ± %.0f%%); t(hybrid) %s, predicted %s = t(X) %s + t(K) %s - base %s; base = handshake without key exchange, ½[(t(X) - kx(X)) + (t(K) - kx(K))], kx(X) %s, kx(K) %s (key share + decapsulation + encapsulation phase medians)",
-		fmtInterval(iv), tol*100, fmtTime(mh, u), fmtTime(predict(mx, mk), u), fmtTime(mx, u), fmtTime(mk, u), fmtTime(base, u), fmtTime(kx[0], u), fmtTime(kx[1], u))
+	cr.Detail = fmt.Sprintf("measured / additive prediction = %s (claim: within 1 ± %.0f%%); t(hybrid) %s, predicted %s = t(X) %s + t(K) %s - base %s; base = handshake without key exchange, ½[(t(X) - kx(X)) + (t(K) - kx(K))], kx(X) %s, kx(K) %s (%s)",
+		fmtInterval(iv), tol*100, fmtTime(mh, u), fmtTime(predict(mx, mk), u), fmtTime(mx, u), fmtTime(mk, u), fmtTime(base, u), fmtTime(kx[0], u), fmtTime(kx[1], u), keyExchangeWhat(run))
 }
 
 // rangeCells returns the refs of every cell of the check's operation run with the

@@ -14,6 +14,14 @@ var keyExchangePhases = []struct{ name, side string }{
 	{"key-share", artifacts.SideClient}, {"encapsulate", artifacts.SideServer}, {"decapsulate", artifacts.SideClient},
 }
 
+// keyExchangeWhat says which phases kx is, as keyExchangeNS takes them for run's role.
+func keyExchangeWhat(run Run) string {
+	if tlsRole(run) == artifacts.TLSRoleServer {
+		return "the server's encapsulation or ECDH, phase medians: the server's own time has no client phase"
+	}
+	return "key share + decapsulation + encapsulation phase medians"
+}
+
 // keyExchangeNS returns the key-exchange cost per handshake of the cell ref in the cell's own
 // unit, from the manifest's own cell (no variant), or why it is not recorded: on the host the
 // sum of the medians of keyExchangePhases in ns (in the server role the server's encapsulation

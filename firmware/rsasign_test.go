@@ -195,7 +195,8 @@ func TestRSASignOpenSSL(t *testing.T) {
 }
 
 // TestRSAPrivkeyRefused feeds rsa_privkey_set blobs that break one rule each (built from a Go
-// key) and checks its code; the intact blob is accepted and signs what Go signs. It drives the
+// key) and checks its code, and that the refused key then cannot sign (RSA_EKEY); the intact blob
+// is accepted and signs what Go signs. It drives the
 // AddressSanitizer + UBSan build of the driver, so a read past a short blob fails it too.
 func TestRSAPrivkeyRefused(t *testing.T) {
 	k := startKatcliBuild(t, "build/host/rsacli-asan")
@@ -256,6 +257,9 @@ func TestRSAPrivkeyRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := k.do(t, "privkey", hex.EncodeToString(c.blob)); got != "refused "+c.want {
 				t.Fatalf("rsa_privkey_set: %q, want refused %s", got, c.want)
+			}
+			if got := rsaSignC(t, k, make([]byte, 32), make([]byte, 32)); got != "fail "+rsaEKey+" -" {
+				t.Fatalf("signing with the refused key: %q", got)
 			}
 		})
 	}

@@ -14,8 +14,9 @@
  *       (rsa_privkey_set of the blob n || e || p || q || dp || dq || qinv; later commands sign
  *       with it)
  *   sign DIGEST SALT   -> SIG | fail CODE SIG
- *       (rsa_pss_sha256_sign_digest with the loaded private key; the buffer is filled with 0xAA
- *       first, so a failure shows whether it was zeroed)
+ *       (rsa_pss_sha256_sign_digest with the loaded private key, or the one a refused privkey
+ *       left zeroed; the buffer is filled with 0xAA first, so a failure shows whether it was
+ *       zeroed; SIG is "-" when the key has no length)
  *   fault FIELD        -> ok
  *       (flips the low bit of the loaded key's dp, dq or qinv, as a fault in memory would, so
  *       the next sign must be refused)
@@ -67,7 +68,7 @@ static int signing(const char *cmd, const char *x, const char *y)
 		return 0;
 	}
 	if (strcmp(cmd, "sign") == 0) {
-		if ((na = unhex(a, x)) != 32 || (nb = unhex(b, y)) != RSA_PSS_SALT_BYTES || priv.half == 0)
+		if ((na = unhex(a, x)) != 32 || (nb = unhex(b, y)) != RSA_PSS_SALT_BYTES)
 			return -1;
 		memset(o, 0xaa, priv.pub.bytes);
 		if ((err = rsa_pss_sha256_sign_digest(&priv, o, a, b)) != RSA_OK)

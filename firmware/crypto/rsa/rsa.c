@@ -1,11 +1,12 @@
-/* RSA public-key verification per RFC 8017; see rsa.h. Numbers are little-endian arrays of 32-bit
- * limbs; all of them have the modulus' limb count.
+/* RSA verification and signing per RFC 8017; see rsa.h. Numbers are little-endian arrays of
+ * 32-bit limbs; all of them have their modulus' limb count (n's, or a prime's for signing).
  *
- * Nothing here is secret, but the arithmetic's control flow in verification depends only on the
- * key (limb count, the exponent's bits), not on the signature: Montgomery multiplication always
+ * Nothing in verification is secret, but its arithmetic's control flow depends only on the key
+ * (limb count, the exponent's bits), not on the signature: Montgomery multiplication always
  * subtracts n and selects, and the range check reads every limb. So a board's instruction count
  * for a valid signature is the same for every signature of one message under one key (a PSS
- * signature's random salt does not move it). Preparing a key (R^2 mod n) branches on the key. */
+ * signature's random salt does not move it). Preparing a key (R^2 mod n) branches on the key.
+ * Signing is constant time in the private key and the representative (section "private keys"). */
 #include "rsa.h"
 
 #include "../ct.h"
@@ -727,7 +728,9 @@ static int privkey_check(struct rsa_privkey *k)
 	return private_checked(k, prod, two) == RSA_OK ? RSA_OK : RSA_EKEY;
 }
 
-int rsa_privkey_set(struct rsa_privkey *k, const uint8_t *blob, size_t len)
+/* privkey_load reads the blob's lengths, n and e (rsa_pubkey_set), and p, q, dp, dq, qinv into
+ * the cleared k. */
+static int privkey_load(struct rsa_privkey *k, const uint8_t *blob, size_t len)
 {
 	const uint8_t *p;
 	size_t kb, half, L;
@@ -753,7 +756,15 @@ int rsa_privkey_set(struct rsa_privkey *k, const uint8_t *blob, size_t len)
 	load(k->p.d, L, p + 2 * half, half);
 	load(k->q.d, L, p + 3 * half, half);
 	load(k->qinv, L, p + 4 * half, half);
-	if ((err = privkey_check(k)) != RSA_OK)
+	return RSA_OK;
+}
+
+int rsa_privkey_set(struct rsa_privkey *k, const uint8_t *blob, size_t len)
+{
+	int err = privkey_load(k, blob, len);
+	if (err == RSA_OK)
+		err = privkey_check(k);
+	if (err != RSA_OK)
 		wipe(k, sizeof *k);
 	return err;
 }
@@ -803,6 +814,8 @@ int rsa_pss_sha256_sign_digest(const struct rsa_privkey *k, uint8_t *sig, const 
 	uint32_t m[RSA_MAX_LIMBS], s[RSA_MAX_LIMBS];
 	int err;
 
+	if (k->half == 0)
+		return RSA_EKEY; /* zeroed by a refused rsa_privkey_set */
 	pss_encode(em, &k->pub, digest, salt);
 	load(m, 2 * k->half, em, k->pub.bytes);
 	err = private_checked(k, s, m);
