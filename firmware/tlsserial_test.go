@@ -202,8 +202,9 @@ func (b *serialBoard) boardOut() ([]byte, string) {
 	}
 }
 
-// readRecords reads whole TLS records from conn until none follows within a short pause (the
-// runner's 25 ms: the servers write a flight at once).
+// readRecords reads whole TLS records from conn until none begins within a short pause (the
+// runner's 25 ms: the servers write a flight at once); once a record has begun the rest of it
+// gets 30 s, as the runner's relay does, so that a record TCP delivers in pieces is not cut.
 func readRecords(conn net.Conn) ([][]byte, error) {
 	var recs [][]byte
 	br := bufio.NewReader(conn)
@@ -213,12 +214,16 @@ func readRecords(conn net.Conn) ([][]byte, error) {
 		} else {
 			_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		}
-		hdr := make([]byte, 5)
-		if _, err := io.ReadFull(br, hdr); err != nil {
+		if _, err := br.Peek(1); err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 && br.Buffered() == 0 {
+			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 {
 				return recs, nil
 			}
+			return recs, err
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		hdr := make([]byte, 5)
+		if _, err := io.ReadFull(br, hdr); err != nil {
 			return recs, err
 		}
 		body := make([]byte, int(hdr[3])<<8|int(hdr[4]))

@@ -393,8 +393,10 @@ func (r *tlsRelay) feedFlight(ctx context.Context) error {
 // never a failed handshake. It was 300 ms: two of them were most of a handshake's wall time.
 const flightPause = 25 * time.Millisecond
 
-// readFlight reads whole TLS records until none follows within flightPause (the first within
-// 30 s); the records read and, when it stopped on anything but the pause, why.
+// readFlight reads whole TLS records until none begins within flightPause (the first within
+// 30 s); the records read and, when it stopped on anything but the pause, why. Once a record
+// has begun, the rest of it gets 30 s: on a loaded machine TCP may deliver a record in pieces
+// further apart than the pause, and a record cut there would be lost to the board.
 func readFlight(conn net.Conn, br *bufio.Reader) ([][]byte, error) {
 	var recs [][]byte
 	for {
@@ -403,12 +405,16 @@ func readFlight(conn net.Conn, br *bufio.Reader) ([][]byte, error) {
 			wait = flightPause
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(wait))
-		rec, err := readRecord(br)
-		if err != nil {
+		if _, err := br.Peek(1); err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 && br.Buffered() == 0 {
+			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 {
 				return recs, nil
 			}
+			return recs, err
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		rec, err := readRecord(br)
+		if err != nil {
 			return recs, err
 		}
 		recs = append(recs, rec)
