@@ -32,6 +32,8 @@ type serialBoard struct {
 	seq   int
 	// flights is how many records each server flight of the last handshake held.
 	flights []int
+	// hello is the boot HELLO.
+	hello boardFrame
 }
 
 // bootSerialBoard makes board's firmware (make <board>, when make and the board's compiler are
@@ -77,8 +79,8 @@ func bootSerialBoard(t *testing.T, board string) *serialBoard {
 			b.lines <- sc.Text()
 		}
 	}()
-	if f := b.next(); f.typ != "HELLO" || f.kv["tls_io"] != "serial" {
-		t.Fatalf("boot HELLO %+v, want tls_io=serial", f)
+	if b.hello = b.next(); b.hello.typ != "HELLO" || b.hello.kv["tls_io"] != "serial" {
+		t.Fatalf("boot HELLO %+v, want tls_io=serial", b.hello)
 	}
 	return b
 }
@@ -200,8 +202,9 @@ func (b *serialBoard) boardOut() ([]byte, string) {
 	}
 }
 
-// readRecords reads whole TLS records from conn until none follows within a short pause (the
-// runner's 25 ms: the servers write a flight at once).
+// readRecords reads whole TLS records from conn until none begins within a short pause (the
+// runner's 25 ms: the servers write a flight at once); once a record has begun the rest of it
+// gets 30 s, as the runner's relay does, so that a record TCP delivers in pieces is not cut.
 func readRecords(conn net.Conn) ([][]byte, error) {
 	var recs [][]byte
 	br := bufio.NewReader(conn)
@@ -211,12 +214,16 @@ func readRecords(conn net.Conn) ([][]byte, error) {
 		} else {
 			_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		}
-		hdr := make([]byte, 5)
-		if _, err := io.ReadFull(br, hdr); err != nil {
+		if _, err := br.Peek(1); err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 && br.Buffered() == 0 {
+			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 {
 				return recs, nil
 			}
+			return recs, err
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		hdr := make([]byte, 5)
+		if _, err := io.ReadFull(br, hdr); err != nil {
 			return recs, err
 		}
 		body := make([]byte, int(hdr[3])<<8|int(hdr[4]))

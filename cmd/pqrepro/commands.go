@@ -130,6 +130,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := tlsOut.use(b, m); err != nil {
 		return err
 	}
+	if err := tlsOut.useClient(ctx, b, m); err != nil {
+		return err
+	}
 	id, created, err := identity.LoadOrCreateIdentity(keysDir(*keys))
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ Usage:
   pqrepro list                          the experiments, with their papers
   pqrepro run <paper>/<name>|FILE [--board host|qemu-mps2-an386|qemu-mps2-an505|qemu-riscv32-virt|qemu-microbit|rp2040js-picow|NAME]
               [--out DIR|FILE.tar.gz] [--iterations N] [--warmup N] [--map FILE] [--firmware ELF]
-              [--tls-server engine|HOST:PORT [--tls-ca FILE] [--tls-servername NAME]]
+              [--tls-server engine|HOST:PORT [--tls-ca FILE] [--tls-servername NAME]] [--tls-client engine|openssl]
                                         run an experiment, write a signed bundle, compare it
   pqrepro verify BUNDLE [--key FILE]    check a bundle's signatures and digests offline
               [--log URL|DIR --log-key VKEY [--witness VKEY]... | --trust FILE] [--log-state FILE]

@@ -20,6 +20,7 @@ import (
 	"pqrepro/runner/host"
 	"pqrepro/runner/qemu"
 	"pqrepro/tls13"
+	"pqrepro/tls13/interop"
 )
 
 // maxCAFile bounds a --ca / --tls-ca PEM file.
@@ -85,7 +86,7 @@ func loadCACerts(path string) ([]*x509.Certificate, error) {
 
 // tlsServerOpts are run's --tls-server, --tls-ca and --tls-servername.
 type tlsServerOpts struct {
-	server, ca, name *string
+	server, ca, name, client *string
 }
 
 func tlsServerFlags(fs *flag.FlagSet) *tlsServerOpts {
@@ -93,7 +94,33 @@ func tlsServerFlags(fs *flag.FlagSet) *tlsServerOpts {
 		server: fs.String("tls-server", "", "tls-matrix: the server host cells handshake with, engine or HOST:PORT (overrides spec.tls.server; changes the manifest's identity)"),
 		ca:     fs.String("tls-ca", "", "tls-matrix against an outside server: PEM file of the CA(s) its chain must lead to (default: the system's roots)"),
 		name:   fs.String("tls-servername", "", "tls-matrix against an outside server: the name its leaf must carry, sent as SNI (default: the host of HOST:PORT)"),
+		client: fs.String("tls-client", "", "tls-matrix in the server role on an emulated board: the client the runner plays, engine (the default) or openssl (s_client of the OpenSSL 3.5 root that "+interop.OpenSSLRootEnv+" names, else .cache/trixie-openssl)"),
 	}
+}
+
+// useClient gives an emulated board's server-role cells OpenSSL's s_client as their client
+// (--tls-client openssl).
+func (o *tlsServerOpts) useClient(ctx context.Context, b runner.Board, m *artifacts.Manifest) error {
+	switch *o.client {
+	case "", "engine":
+		return nil
+	case "openssl":
+	default:
+		return usageError{fmt.Sprintf("--tls-client %q: engine or openssl", *o.client)}
+	}
+	if m.Spec.TLS == nil || artifacts.RoleOf(m.Spec.TLS.Role) != artifacts.TLSRoleServer {
+		return usageError{"--tls-client applies to a tls-matrix in the server role (spec.tls.role: server)"}
+	}
+	q, ok := b.(*qemu.QEMU)
+	if !ok {
+		return usageError{"--tls-client openssl: only an emulated board plays the server; the host's server role measures the engine against the engine"}
+	}
+	ossl, err := interop.FindOpenSSL(ctx)
+	if err != nil {
+		return fmt.Errorf("--tls-client openssl: %w", err)
+	}
+	q.TLSClient = &tlsmatrix.OpenSSLClient{OpenSSL: ossl}
+	return nil
 }
 
 // apply sets spec.tls.server from --tls-server and validates the manifest again.

@@ -132,6 +132,9 @@ void fw_send_hello(uint32_t re)
 	fw_kv_str("tls_io", "serial");
 	fw_kv_str("tls_groups", "512,513,514,29,23,4588");
 	fw_kv_str("tls_sigs", "2308,2309,2310,2055,1027,2052");
+	/* The roles it plays: the client, and the server (crypto/tls13/tls13s) on images built
+	 * with it (FW_HAVE_TLS_SERVER). */
+	fw_kv_str("tls_roles", FW_HAVE_TLS_SERVER ? "client,server" : "client");
 #endif
 	fw_frame_end();
 }

@@ -10,6 +10,11 @@
 #ifndef FW_HAVE_TLS
 #define FW_HAVE_TLS 0
 #endif
+/* FW_HAVE_TLS_SERVER adds the server role (TLSLEAF, TLSKEY, TLS role=server; crypto/tls13/
+ * tls13s linked): the emulated boards; the Pico W's TLS image stays client-only. */
+#ifndef FW_HAVE_TLS_SERVER
+#define FW_HAVE_TLS_SERVER 0
+#endif
 
 /* fw_tls_dispatch runs r if it is one of the TLS requests and returns 1; 0 if not. */
 int fw_tls_dispatch(const struct fw_req *r);

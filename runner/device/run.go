@@ -102,6 +102,12 @@ type RunOptions struct {
 	// TLSOutside is how a board's client trusts an outside server (spec.tls.server HOST:PORT);
 	// nil when none was given.
 	TLSOutside *TLSOutside
+	// TLSClient, when set, plays the client of a board in the server role (spec.tls.role:
+	// server) instead of the runner's Go engine: tlsmatrix.OpenSSLClient, OpenSSL's s_client,
+	// one process per handshake, connecting to the loopback port the runner relays to the
+	// board (run's --tls-client openssl). Its randomness is its own, so such counts need not
+	// repeat.
+	TLSClient TLSClient
 	// Class is the board's class: it picks the manifest's budget for this board
 	// (artifacts.Spec.BudgetOn).
 	Class string
@@ -122,6 +128,14 @@ type RunOptions struct {
 	// kind has none is refused before anything runs. The complete table, with the TLS matrix
 	// and the telemetry executors, is runner/exec/kinds.Board.
 	Executors Kinds
+}
+
+// TLSClient is a client other than the runner's engine for a board's server-role cells; the
+// tls-matrix executor knows the concrete type (the interface keeps the TLS engine out of this
+// package, which every board driver links).
+type TLSClient interface {
+	// Name names the client in the cell's counter.
+	Name() string
 }
 
 // TLSOutside is an outside TLS server's trust for a board's client (spec.tls.server

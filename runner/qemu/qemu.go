@@ -74,6 +74,9 @@ type QEMU struct {
 	// TLSOutside is how the board's client trusts an outside TLS server (spec.tls.server
 	// HOST:PORT); nil when none was given.
 	TLSOutside *device.TLSOutside
+	// TLSClient plays the client of the board's server-role cells instead of the engine
+	// (device.RunOptions.TLSClient); nil: the engine.
+	TLSClient device.TLSClient
 	// RP2040JSDir is where `make rp2040js` installed rp2040js (its node_modules), for the
 	// boards the catalogue boots in rp2040js.
 	RP2040JSDir string
@@ -113,7 +116,7 @@ func (q *QEMU) ForKind(k artifacts.Kind) (runner.Board, error) {
 	}
 	return &QEMU{Name: q.Name, Class: q.Class, Firmware: img, Binary: q.Binary, BootTimeout: q.BootTimeout,
 		RetryInterval: q.RetryInterval, SilenceTimeout: q.SilenceTimeout, SkipSelfTest: q.SkipSelfTest,
-		Executors: q.Executors, TLSOutside: q.TLSOutside, RP2040JSDir: q.RP2040JSDir,
+		Executors: q.Executors, TLSOutside: q.TLSOutside, TLSClient: q.TLSClient, RP2040JSDir: q.RP2040JSDir,
 		started: q.started, line: q.line}, nil
 }
 
@@ -292,6 +295,7 @@ func (q *QEMU) Run(ctx context.Context, m *artifacts.Manifest, obs runner.Observ
 		EnergyAbsent: energyAbsent(mc),
 		Executors:    q.Executors,
 		TLSOutside:   q.TLSOutside,
+		TLSClient:    q.TLSClient,
 	})
 	if cur != nil {
 		fmt.Fprintf(log, "link: %s\n", cur.conn.Stats())

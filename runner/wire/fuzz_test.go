@@ -279,7 +279,7 @@ func FuzzTLSRelayFrame(f *testing.F) {
 	f.Add([]byte("@1:TLSO:re=1 i=1 off=0 d=00*00000000"), []byte("@2:TLSDONE:re=1 n=1 ok=1 fail=0*00000000"))
 	f.Add([]byte("@1:TLSOUT:re=1 i=0 len=0 want=none*00000000"), []byte("@2:HANDSHAKE:re=1 i=0 count=5 ok=1 group=512 sig=2308*00000000"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		r := &tlsRelay{req: TLSSerialRequest{Group: 512, Sig: 0x0904, Iterations: 1}, i: -1,
+		r := &tlsRelay{group: 512, sig: 0x0904, n: 1, role: "client", i: -1,
 			dial: func(context.Context) (net.Conn, error) {
 				c1, c2 := net.Pipe()
 				go io.Copy(io.Discard, c2)

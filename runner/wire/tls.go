@@ -98,6 +98,14 @@ type Handshake struct {
 	Phases *TLSPhases
 	// Segments is how many compute segments Count sums (TLS io=serial); 0 when not reported.
 	Segments int
+	// Role is the board's side of the handshake (HANDSHAKE role=, "client" when absent).
+	Role string
+	// Rounds is, with the board as the server, the ML-DSA rejection rounds of its
+	// CertificateVerify signature (1 for the other schemes); 0 when not reported.
+	Rounds int
+	// HelloRetry: the board as the server answered the first ClientHello with a
+	// HelloRetryRequest (HANDSHAKE hrr=1).
+	HelloRetry bool
 }
 
 // TLSSummary is the board's own tally of a TLS request.
@@ -161,6 +169,9 @@ func parseHandshakeUnit(f Frame, requireMicros bool) (Handshake, error) {
 		*m.p = uint32(v)
 	}
 	if h.Phases, h.Segments, err = parsePhases(f); err != nil {
+		return h, err
+	}
+	if err = parseRole(f, &h); err != nil {
 		return h, err
 	}
 	if h.OK {
@@ -293,4 +304,30 @@ func parsePhases(f Frame) (*TLSPhases, int, error) {
 		*m.v = v
 	}
 	return &p, segs, nil
+}
+
+// parseRole reads a HANDSHAKE's role= (default client) and, with the board as the server, its
+// rounds= and hrr=.
+func parseRole(f Frame, h *Handshake) error {
+	h.Role = "client"
+	if v, ok := f.Get("role"); ok {
+		if v != "client" && v != "server" {
+			return fmt.Errorf("%w: HANDSHAKE role=%q", ErrProtocol, v)
+		}
+		h.Role = v
+	}
+	if _, has := f.Get("rounds"); has {
+		v, err := f.Uint("rounds")
+		if err != nil || v > 1<<20 {
+			return fmt.Errorf("%w: HANDSHAKE rounds", ErrProtocol)
+		}
+		h.Rounds = int(v)
+	}
+	if v, has := f.Get("hrr"); has {
+		if v != "0" && v != "1" {
+			return fmt.Errorf("%w: HANDSHAKE hrr=%q", ErrProtocol, v)
+		}
+		h.HelloRetry = v == "1"
+	}
+	return nil
 }

@@ -56,12 +56,30 @@ func (c *Conn) TLSPinCA(ctx context.Context, der []byte) ([]byte, error) {
 		return nil, fmt.Errorf("wire: TLSCA: certificate of %d bytes, want 1..%d", len(der), MaxTLSCA)
 	}
 	want := sha256.Sum256(der)
+	err := c.provision(ctx, "TLSCA", "ca", der, func(f Frame) error {
+		if p, _ := f.Get("pinned"); p != "1" {
+			return fmt.Errorf("the board refuses the CA certificate (its X.509 reader cannot parse it)")
+		}
+		if h, _ := f.Get("ca"); h != hex.EncodeToString(want[:16]) {
+			return fmt.Errorf("%w: TLSCA ca=%q, the certificate's is %x", ErrProtocol, h, want[:16])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return want[:16], nil
+}
+
+// provision sends data to the board in typ chunks (off= total= field=<hex>), each acknowledged
+// with the bytes the board holds; last checks the answer to the last chunk.
+func (c *Conn) provision(ctx context.Context, typ, field string, data []byte, last func(Frame) error) error {
 	chunk := c.tlsChunk()
-	for off := 0; off < len(der); off += chunk {
-		end := min(off+chunk, len(der))
-		fields := []Field{{"off", strconv.Itoa(off)}, {"total", strconv.Itoa(len(der))}, {"ca", hex.EncodeToString(der[off:end])}}
-		err := c.exchange(ctx, "TLSCA", fields, func(f Frame) (bool, error) {
-			if f.Type != "TLSCA" {
+	for off := 0; off < len(data); off += chunk {
+		end := min(off+chunk, len(data))
+		fields := []Field{{"off", strconv.Itoa(off)}, {"total", strconv.Itoa(len(data))}, {field, hex.EncodeToString(data[off:end])}}
+		err := c.exchange(ctx, typ, fields, func(f Frame) (bool, error) {
+			if f.Type != typ {
 				return false, fmt.Errorf("%w: unexpected %s", ErrProtocol, f.Type)
 			}
 			have, err := f.Uint("have")
@@ -69,24 +87,18 @@ func (c *Conn) TLSPinCA(ctx context.Context, der []byte) ([]byte, error) {
 				return false, err
 			}
 			if have != uint64(end) {
-				return false, fmt.Errorf("%w: the board holds %d CA bytes, sent %d", ErrProtocol, have, end)
+				return false, fmt.Errorf("%w: the board holds %d bytes of %s, sent %d", ErrProtocol, have, typ, end)
 			}
-			if end < len(der) {
+			if end < len(data) {
 				return true, nil
 			}
-			if p, _ := f.Get("pinned"); p != "1" {
-				return false, fmt.Errorf("the board refuses the CA certificate (its X.509 reader cannot parse it)")
-			}
-			if h, _ := f.Get("ca"); h != hex.EncodeToString(want[:16]) {
-				return false, fmt.Errorf("%w: TLSCA ca=%q, the certificate's is %x", ErrProtocol, h, want[:16])
-			}
-			return true, nil
+			return true, last(f)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return want[:16], nil
+	return nil
 }
 
 // TLSSerialRequest is a TLS request over the serial line: no host or port (the runner relays),
@@ -135,7 +147,9 @@ type TLSPhases struct {
 // tlsRelay carries one TLS io=serial request's records between the board and the server.
 type tlsRelay struct {
 	c      *Conn
-	req    TLSSerialRequest
+	group  uint16 // the cell's: every ok report must have negotiated them
+	sig    uint16
+	n      int // the timed handshakes asked for
 	dial   func(context.Context) (net.Conn, error)
 	fn     func(Handshake)
 	conn   net.Conn
@@ -148,6 +162,8 @@ type tlsRelay struct {
 	sum    TLSSummary
 	done   bool
 	relErr error // the server connection's failure, reported with the handshake
+	server bool  // the board is the server: the relayed connections come from the client
+	role   string
 }
 
 // TLSSerial runs req on a board whose client speaks over the serial line: each handshake's
@@ -158,7 +174,7 @@ func (c *Conn) TLSSerial(ctx context.Context, req TLSSerialRequest, dial func(co
 	if err := req.Validate(); err != nil {
 		return TLSSummary{}, err
 	}
-	r := &tlsRelay{c: c, req: req, dial: dial, fn: fn, i: -1}
+	r := &tlsRelay{c: c, group: req.Group, sig: req.Sig, n: req.Iterations, dial: dial, fn: fn, i: -1, role: "client"}
 	defer r.closeConn()
 	accepted := false
 	err := c.exchange(ctx, "TLS", req.fields(), func(f Frame) (bool, error) {
@@ -193,7 +209,7 @@ func (r *tlsRelay) frame(ctx context.Context, f Frame) (bool, error) {
 	case "TLSO":
 		return false, r.tlso(ctx, f)
 	case "TLSOUT":
-		return r.tlsout(f)
+		return r.tlsout(ctx, f)
 	case "HANDSHAKE":
 		return false, r.handshake(f)
 	case "TLSDONE":
@@ -212,17 +228,11 @@ func (r *tlsRelay) tlso(ctx context.Context, f Frame) error {
 	if err != nil {
 		return err
 	}
-	if int(i) != r.i {
-		if int(i) != r.i+1 || off != 0 {
-			return fmt.Errorf("%w: TLSO i=%d off=%d, relaying handshake %d", ErrProtocol, i, off, r.i)
-		}
-		r.closeConn()
-		r.i, r.relErr = int(i), nil
-		conn, err := r.dial(ctx)
-		if err != nil {
-			return fmt.Errorf("wire: tls: the cell's server: %w", err)
-		}
-		r.conn, r.br = conn, bufio.NewReaderSize(conn, tlsRecordMax)
+	if int(i) != r.i && off != 0 {
+		return fmt.Errorf("%w: TLSO i=%d off=%d, relaying handshake %d", ErrProtocol, i, off, r.i)
+	}
+	if err := r.enter(ctx, "TLSO", i); err != nil {
+		return err
 	}
 	if off != uint64(len(r.out)) {
 		return fmt.Errorf("%w: TLSO off=%d, have %d", ErrProtocol, off, len(r.out))
@@ -239,10 +249,45 @@ func (r *tlsRelay) tlso(ctx context.Context, f Frame) error {
 	return nil
 }
 
-// tlsout passes the board's bytes to the server; true when the board now waits for its bytes.
-func (r *tlsRelay) tlsout(f Frame) (bool, error) {
+// enter opens handshake i's connection when the board's frame (typ) is the first of it: i
+// must then follow the handshake relayed so far.
+func (r *tlsRelay) enter(ctx context.Context, typ string, i uint64) error {
+	if int(i) == r.i {
+		return nil
+	}
+	if int(i) != r.i+1 {
+		return fmt.Errorf("%w: %s i=%d, relaying handshake %d", ErrProtocol, typ, i, r.i)
+	}
+	r.closeConn()
+	r.i, r.relErr = int(i), nil
+	conn, err := r.dial(ctx)
+	if err != nil {
+		return fmt.Errorf("wire: tls: the cell's %s: %w", r.peer(), err)
+	}
+	r.conn, r.br = conn, bufio.NewReaderSize(conn, tlsRecordMax)
+	return nil
+}
+
+// peer names the other end of the relayed connections.
+func (r *tlsRelay) peer() string {
+	if r.server {
+		return "client"
+	}
+	return "server"
+}
+
+// tlsout passes the board's bytes to the peer; true when the board now waits for its bytes.
+// With the board as the server a handshake's first frame is TLSOUT len=0 want=flight.
+func (r *tlsRelay) tlsout(ctx context.Context, f Frame) (bool, error) {
 	n, err := f.Uint("len")
 	if err != nil {
+		return false, err
+	}
+	i, err := f.Uint("i")
+	if err != nil {
+		return false, err
+	}
+	if err := r.enter(ctx, "TLSOUT", i); err != nil {
 		return false, err
 	}
 	if n != uint64(len(r.out)) {
@@ -274,8 +319,11 @@ func (r *tlsRelay) handshake(f Frame) error {
 		return fmt.Errorf("%w: handshake %d out of order (want %d)", ErrProtocol, h.Index, r.next)
 	}
 	r.next++
-	if h.OK && (h.Group != r.req.Group || h.Sig != r.req.Sig) {
-		h.OK, h.Reason = false, fmt.Sprintf("negotiated group %d and scheme %#04x, asked for %d and %#04x", h.Group, h.Sig, r.req.Group, r.req.Sig)
+	if h.Role != r.role {
+		return fmt.Errorf("%w: HANDSHAKE %d role=%s in a %s cell", ErrProtocol, h.Index, h.Role, r.role)
+	}
+	if h.OK && (h.Group != r.group || h.Sig != r.sig) {
+		h.OK, h.Reason = false, fmt.Sprintf("negotiated group %d and scheme %#04x, asked for %d and %#04x", h.Group, h.Sig, r.group, r.sig)
 	}
 	if r.fn != nil {
 		r.fn(h)
@@ -294,8 +342,8 @@ func (r *tlsRelay) tlsdone(f Frame) error {
 	}
 	r.sum = TLSSummary{N: int(vals["n"]), OK: int(vals["ok"]), Fail: int(vals["fail"])}
 	r.done = true
-	if r.sum.N != r.next || r.sum.N != r.req.Iterations || r.sum.OK+r.sum.Fail != r.sum.N {
-		return fmt.Errorf("%w: TLSDONE counts %d handshakes (%d ok, %d failed), received %d of %d", ErrProtocol, r.sum.N, r.sum.OK, r.sum.Fail, r.next, r.req.Iterations)
+	if r.sum.N != r.next || r.sum.N != r.n || r.sum.OK+r.sum.Fail != r.sum.N {
+		return fmt.Errorf("%w: TLSDONE counts %d handshakes (%d ok, %d failed), received %d of %d", ErrProtocol, r.sum.N, r.sum.OK, r.sum.Fail, r.next, r.n)
 	}
 	return nil
 }
@@ -310,7 +358,7 @@ func (r *tlsRelay) feedFlight(ctx context.Context) error {
 	}
 	recs, err := readFlight(r.conn, r.br)
 	if len(recs) == 0 {
-		return fmt.Errorf("wire: tls: handshake %d: the server sent nothing the board waits for (%s): %w", r.i, r.want, err)
+		return fmt.Errorf("wire: tls: handshake %d: the %s sent nothing the board waits for (%s): %w", r.i, r.peer(), r.want, err)
 	}
 	var chunks [][]byte
 	size := r.c.tlsChunk()
@@ -327,7 +375,7 @@ func (r *tlsRelay) feedFlight(ctx context.Context) error {
 			fields = append(fields, Field{"end", "1"})
 		}
 		if off+len(ch) > MaxTLSFlight {
-			return fmt.Errorf("wire: tls: handshake %d: the server's flight exceeds %d bytes", r.i, MaxTLSFlight)
+			return fmt.Errorf("wire: tls: handshake %d: the %s's flight exceeds %d bytes", r.i, r.peer(), MaxTLSFlight)
 		}
 		if err := r.c.exchange(ctx, "TLSIN", fields, func(f Frame) (bool, error) { return r.frame(ctx, f) }); err != nil {
 			return err
@@ -345,8 +393,10 @@ func (r *tlsRelay) feedFlight(ctx context.Context) error {
 // never a failed handshake. It was 300 ms: two of them were most of a handshake's wall time.
 const flightPause = 25 * time.Millisecond
 
-// readFlight reads whole TLS records until none follows within flightPause (the first within
-// 30 s); the records read and, when it stopped on anything but the pause, why.
+// readFlight reads whole TLS records until none begins within flightPause (the first within
+// 30 s); the records read and, when it stopped on anything but the pause, why. Once a record
+// has begun, the rest of it gets 30 s: on a loaded machine TCP may deliver a record in pieces
+// further apart than the pause, and a record cut there would be lost to the board.
 func readFlight(conn net.Conn, br *bufio.Reader) ([][]byte, error) {
 	var recs [][]byte
 	for {
@@ -355,12 +405,16 @@ func readFlight(conn net.Conn, br *bufio.Reader) ([][]byte, error) {
 			wait = flightPause
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(wait))
-		rec, err := readRecord(br)
-		if err != nil {
+		if _, err := br.Peek(1); err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 && br.Buffered() == 0 {
+			if errors.As(err, &ne) && ne.Timeout() && len(recs) > 0 {
 				return recs, nil
 			}
+			return recs, err
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		rec, err := readRecord(br)
+		if err != nil {
 			return recs, err
 		}
 		recs = append(recs, rec)

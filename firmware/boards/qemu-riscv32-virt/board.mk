@@ -2,7 +2,7 @@
 # The variables a board.mk sets are listed in ../../Makefile ("Boards").
 BOARD_CC := riscv64-unknown-elf-gcc
 BOARD_SIZE := riscv64-unknown-elf-size
-BOARD_CFLAGS := -march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany -DFW_HAVE_TLS=1 -DTLS13C_PHASE_COUNTER -DFW_HASH_PATCH=1
+BOARD_CFLAGS := -march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany -DFW_HAVE_TLS=1 -DFW_HAVE_TLS_SERVER=1 -DTLS13C_PHASE_COUNTER -DFW_HASH_PATCH=1
 # The TLS client over the serial line (core/tlsreq.c, PROTOCOL.md "TLS over the serial line").
 BOARD_CRYPTO := $(CRYPTO) $(TLS_CRYPTO)
 BOARD_SRC := boards/qemu-riscv32-virt/port.c

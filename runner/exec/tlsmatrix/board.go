@@ -47,9 +47,9 @@ func Board(ctx context.Context, dc device.Cell) (runner.CellResult, error) {
 	if skip, err := b.offered(); skip != nil || err != nil {
 		return *skip, err
 	}
-	if artifacts.RoleOf(b.spec.Role) != artifacts.TLSRoleClient {
-		// The board as server needs its own TLS server and key provisioning over the line.
-		return device.Failed("spec.tls.role " + b.spec.Role + ": this runner measures a board in the client role only"), nil
+	if artifacts.RoleOf(b.spec.Role) == artifacts.TLSRoleServer {
+		// The board as the server, the runner playing the client (boardserver.go).
+		return b.runServer(ctx)
 	}
 	if b.spec.Server != "" && !b.serial {
 		// A board on its own network would connect to the engine the runner starts for the
