@@ -370,29 +370,48 @@ static void report(uint32_t re, int ok, const char *reason)
 	next_handshake(re);
 }
 
-/* tls_params reads TLS io=serial's fields into s_cell and s_sni; ERROR and -1 on a bad one. */
-static int tls_params(const struct fw_req *r)
+/* cell_algs reads the fields both roles' TLS requests begin with: io=serial, and a group and a
+ * sig from the lists into *g and *s; ERROR badarg and -1 on a bad one. */
+static int cell_algs(const struct fw_req *r, uint32_t *g, uint32_t *s)
 {
-	const char *io = fw_req_get(r, "io"), *sni = fw_req_get(r, "sni"), *ca = fw_req_get(r, "ca");
-	uint32_t g, s;
-	uint8_t cah[16];
-	uint64_t now;
+	const char *io = fw_req_get(r, "io");
 	if (io == 0 || !fw_streq(io, "serial")) {
 		fw_send_error(r->seq, "badarg", "io");
 		return -1;
 	}
-	if (get_u32(r, "group", 0, 0xffff, &g) != 0 || get_u32(r, "sig", 0, 0xffff, &s) != 0)
+	if (get_u32(r, "group", 0, 0xffff, g) != 0 || get_u32(r, "sig", 0, 0xffff, s) != 0)
 		return -1;
-	if (!in_list(g, tls_groups, sizeof tls_groups / sizeof tls_groups[0])) {
+	if (!in_list(*g, tls_groups, sizeof tls_groups / sizeof tls_groups[0])) {
 		fw_send_error(r->seq, "badarg", "group");
 		return -1;
 	}
-	if (!in_list(s, tls_sigs, sizeof tls_sigs / sizeof tls_sigs[0])) {
+	if (!in_list(*s, tls_sigs, sizeof tls_sigs / sizeof tls_sigs[0])) {
 		fw_send_error(r->seq, "badarg", "sig");
 		return -1;
 	}
+	return 0;
+}
+
+/* cell_counts reads both roles' n=, warmup= and echo= into s_cell; ERROR badarg and -1 on a bad
+ * one. */
+static int cell_counts(const struct fw_req *r)
+{
 	if (get_u32(r, "n", 1, TLS_MAX_N, &s_cell.n) != 0 || get_u32(r, "warmup", 0, TLS_MAX_WARMUP, &s_cell.warmup) != 0 ||
 	    get_u32(r, "echo", 0, TLS_MAX_ECHO, &s_cell.echo) != 0)
+		return -1;
+	return 0;
+}
+
+/* tls_params reads TLS io=serial's fields into s_cell and s_sni; ERROR and -1 on a bad one. */
+static int tls_params(const struct fw_req *r)
+{
+	const char *sni = fw_req_get(r, "sni"), *ca = fw_req_get(r, "ca");
+	uint32_t g, s;
+	uint8_t cah[16];
+	uint64_t now;
+	if (cell_algs(r, &g, &s) != 0)
+		return -1;
+	if (cell_counts(r) != 0)
 		return -1;
 	if (sni == 0 || *sni == 0 || strlen(sni) > (size_t)TLS_SNI_MAX) {
 		fw_send_error(r->seq, "badarg", "sni");
@@ -511,22 +530,10 @@ static int fingerprint_is(const struct fw_req *r, const char *key, const uint8_t
 /* server_params reads TLS role=server's fields into s_cell; ERROR and -1 on a bad one. */
 static int server_params(const struct fw_req *r)
 {
-	const char *io = fw_req_get(r, "io"), *sr = fw_req_get(r, "sigrnd");
+	const char *sr = fw_req_get(r, "sigrnd");
 	uint32_t g, s;
-	if (io == 0 || !fw_streq(io, "serial")) {
-		fw_send_error(r->seq, "badarg", "io");
+	if (cell_algs(r, &g, &s) != 0)
 		return -1;
-	}
-	if (get_u32(r, "group", 0, 0xffff, &g) != 0 || get_u32(r, "sig", 0, 0xffff, &s) != 0)
-		return -1;
-	if (!in_list(g, tls_groups, sizeof tls_groups / sizeof tls_groups[0])) {
-		fw_send_error(r->seq, "badarg", "group");
-		return -1;
-	}
-	if (!in_list(s, tls_sigs, sizeof tls_sigs / sizeof tls_sigs[0])) {
-		fw_send_error(r->seq, "badarg", "sig");
-		return -1;
-	}
 	if (!s_leaf_pinned || !fingerprint_is(r, "leaf", s_leaf_hash)) {
 		fw_send_error(r->seq, "badarg", "leaf");
 		return -1;
@@ -535,8 +542,7 @@ static int server_params(const struct fw_req *r)
 		fw_send_error(r->seq, "badarg", "key");
 		return -1;
 	}
-	if (get_u32(r, "n", 1, TLS_MAX_N, &s_cell.n) != 0 || get_u32(r, "warmup", 0, TLS_MAX_WARMUP, &s_cell.warmup) != 0 ||
-	    get_u32(r, "echo", 0, TLS_MAX_ECHO, &s_cell.echo) != 0)
+	if (cell_counts(r) != 0)
 		return -1;
 	if (sr == 0 || (!fw_streq(sr, "hedged") && !fw_streq(sr, "det"))) {
 		fw_send_error(r->seq, "badarg", "sigrnd");
