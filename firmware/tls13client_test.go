@@ -38,12 +38,23 @@ type tlscResult struct {
 
 func tlscFeed(t *testing.T, k *katcli, in []byte) tlscResult {
 	t.Helper()
-	f := strings.Fields(k.do(t, "tlsc-feed", hex.EncodeToString(in)))
-	if len(f) != 7 {
-		t.Fatalf("tlsc-feed: %q", f)
-	}
 	var r tlscResult
-	for i, p := range []*int{&r.state, &r.sent, &r.received, nil, nil, &r.group, &r.scheme} {
+	f := feedFields(t, k, "tlsc-feed", in, &r.state, &r.sent, &r.received, nil, nil, &r.group, &r.scheme)
+	r.out = unhexField(t, f[3])
+	r.app = unhexField(t, f[4])
+	return r
+}
+
+// feedFields sends katcli's cmd (tlsc-feed, tlss-feed) with in as hex and returns its answer's
+// fields, one for each of ints, after reading each field whose pointer is not nil as a decimal
+// into it; a different count or a field that is not a number fails t.
+func feedFields(t *testing.T, k *katcli, cmd string, in []byte, ints ...*int) []string {
+	t.Helper()
+	f := strings.Fields(k.do(t, cmd, hex.EncodeToString(in)))
+	if len(f) != len(ints) {
+		t.Fatalf("%s: %q", cmd, f)
+	}
+	for i, p := range ints {
 		if p == nil {
 			continue
 		}
@@ -53,9 +64,7 @@ func tlscFeed(t *testing.T, k *katcli, in []byte) tlscResult {
 		}
 		*p = v
 	}
-	r.out = unhexField(t, f[3])
-	r.app = unhexField(t, f[4])
-	return r
+	return f
 }
 
 func unhexField(t *testing.T, s string) []byte {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,22 +42,9 @@ type tlssResult struct {
 
 func tlssFeed(t *testing.T, k *katcli, in []byte) tlssResult {
 	t.Helper()
-	f := strings.Fields(k.do(t, "tlss-feed", hex.EncodeToString(in)))
-	if len(f) != 9 {
-		t.Fatalf("tlss-feed: %q", f)
-	}
 	var r tlssResult
 	var hrr int
-	for i, p := range []*int{&r.state, &r.sent, &r.received, nil, nil, &r.group, &r.scheme, &r.rounds, &hrr} {
-		if p == nil {
-			continue
-		}
-		v, err := strconv.Atoi(f[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		*p = v
-	}
+	f := feedFields(t, k, "tlss-feed", in, &r.state, &r.sent, &r.received, nil, nil, &r.group, &r.scheme, &r.rounds, &hrr)
 	r.out = unhexField(t, f[3])
 	r.app = unhexField(t, f[4])
 	r.hrr = hrr == 1

@@ -307,17 +307,7 @@ func TestTLSServerAllCellsOnBoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots emulated boards")
 	}
-	ossl, oerr := interop.FindOpenSSL(t.Context())
-	if oerr == nil {
-		t.Logf("peer: %s", ossl.Version)
-	}
-	for _, board := range []string{"qemu-mps2-an386", "qemu-mps2-an505", "qemu-riscv32-virt"} {
-		t.Run(board, func(t *testing.T) {
-			t.Parallel()
-			serverCellsOnBoard(t, board, ossl, oerr)
-		})
-	}
-	if oerr != nil {
+	if oerr := onEmulatedBoards(t, serverCellsOnBoard); oerr != nil {
 		t.Logf("the 36 cells were served to the engine only; no OpenSSL 3.5 to interoperate with: %v", oerr)
 	}
 }
