@@ -333,6 +333,20 @@ static void tally(int ok)
 		s_cell.fail++;
 }
 
+/* kv_outcome adds a HANDSHAKE frame's ok=, and on a failure its reason= and the alert the board
+ * sent, else the one it received (none: no alert=). */
+static void kv_outcome(int ok, const char *reason, int sent, int received)
+{
+	fw_kv_u64("ok", (uint64_t)ok);
+	if (!ok) {
+		fw_kv_str("reason", reason);
+		if (sent >= 0)
+			fw_kv_u64("alert", (uint64_t)sent);
+		else if (received >= 0)
+			fw_kv_u64("alert", (uint64_t)received);
+	}
+}
+
 /* report sends HANDSHAKE for handshake s_cell.i (warm-up ones are not reported) and starts the
  * next, or sends TLSDONE after the last; every frame answers request re (the TLS or TLSIN that
  * ended the handshake), as the runner matches frames to the request they answer. */
@@ -356,14 +370,7 @@ static void report(uint32_t re, int ok, const char *reason)
 		fw_kv_u64("stack", s_cell.stack);
 		fw_kv_u64("group", s_cell.group);
 		fw_kv_u64("sig", sig_of(s_cl.leaf_alg));
-		fw_kv_u64("ok", (uint64_t)ok);
-		if (!ok) {
-			fw_kv_str("reason", reason);
-			if (s_cl.alert_sent >= 0)
-				fw_kv_u64("alert", (uint64_t)s_cl.alert_sent);
-			else if (s_cl.alert_received >= 0)
-				fw_kv_u64("alert", (uint64_t)s_cl.alert_received);
-		}
+		kv_outcome(ok, reason, s_cl.alert_sent, s_cl.alert_received);
 		fw_frame_end();
 	}
 	tally(ok);
@@ -684,14 +691,7 @@ static void report_server(uint32_t re, int ok, const char *reason)
 		fw_kv_u64("sig", s_sv.scheme);
 		fw_kv_u64("rounds", (uint64_t)s_sv.rounds);
 		fw_kv_u64("hrr", (uint64_t)(s_sv.hrr != 0));
-		fw_kv_u64("ok", (uint64_t)ok);
-		if (!ok) {
-			fw_kv_str("reason", reason);
-			if (s_sv.alert_sent >= 0)
-				fw_kv_u64("alert", (uint64_t)s_sv.alert_sent);
-			else if (s_sv.alert_received >= 0)
-				fw_kv_u64("alert", (uint64_t)s_sv.alert_received);
-		}
+		kv_outcome(ok, reason, s_sv.alert_sent, s_sv.alert_received);
 		fw_frame_end();
 	}
 	tally(ok);
