@@ -142,6 +142,27 @@ static void chunk_frame(const char *typ, uint32_t re, uint32_t off, long n, uint
 	fw_kv_u64("have", have);
 }
 
+/* fingerprint_is: whether the request's field key is the 32 hex digits of the first 16 bytes
+ * of h. */
+static int fingerprint_is(const struct fw_req *r, const char *key, const uint8_t *h)
+{
+	const char *v = fw_req_get(r, key);
+	uint8_t b[16];
+	return v != 0 && fw_parse_hex(v, b, sizeof b) == (long)sizeof b && memcmp(b, h, sizeof b) == 0;
+}
+
+/* pin_cert parses the len bytes of DER at der into c and hashes them into h (SHA-256), and adds
+ * pinned= to the open frame and, when it parsed, key=<h's first 16 bytes>; whether it parsed. */
+static int pin_cert(struct x509_cert *c, const uint8_t *der, uint32_t len, uint8_t h[32], const char *key)
+{
+	int pinned = x509_parse(c, der, len) == X509_OK;
+	sha256(h, der, len);
+	fw_kv_u64("pinned", (uint64_t)pinned);
+	if (pinned)
+		fw_kv_hex(key, h, 16);
+	return pinned;
+}
+
 /* TLSCA off= total= ca=<hex>: the next chunk of the trust anchor (DER, total bytes); with the
  * last one the board parses it and answers pinned=1 ca=<first 16 bytes of its SHA-256>. */
 static void do_tlsca(const struct fw_req *r)
@@ -155,11 +176,7 @@ static void do_tlsca(const struct fw_req *r)
 	chunk_frame("TLSCA", r->seq, off, n, s_ca_have);
 	if (s_ca_have == s_ca_len) {
 		struct x509_cert c;
-		s_ca_pinned = x509_parse(&c, s_ca, s_ca_len) == X509_OK;
-		sha256(s_ca_hash, s_ca, s_ca_len);
-		fw_kv_u64("pinned", (uint64_t)s_ca_pinned);
-		if (s_ca_pinned)
-			fw_kv_hex("ca", s_ca_hash, 16);
+		s_ca_pinned = pin_cert(&c, s_ca, s_ca_len, s_ca_hash, "ca");
 	}
 	fw_frame_end();
 }
@@ -412,9 +429,8 @@ static int cell_counts(const struct fw_req *r)
 /* tls_params reads TLS io=serial's fields into s_cell and s_sni; ERROR and -1 on a bad one. */
 static int tls_params(const struct fw_req *r)
 {
-	const char *sni = fw_req_get(r, "sni"), *ca = fw_req_get(r, "ca");
+	const char *sni = fw_req_get(r, "sni");
 	uint32_t g, s;
-	uint8_t cah[16];
 	uint64_t now;
 	if (cell_algs(r, &g, &s) != 0)
 		return -1;
@@ -428,8 +444,7 @@ static int tls_params(const struct fw_req *r)
 		fw_send_error(r->seq, "badarg", "now");
 		return -1;
 	}
-	if (ca == 0 || fw_parse_hex(ca, cah, sizeof cah) != (long)sizeof cah || !s_ca_pinned ||
-	    memcmp(cah, s_ca_hash, sizeof cah) != 0) {
+	if (!s_ca_pinned || !fingerprint_is(r, "ca", s_ca_hash)) {
 		fw_send_error(r->seq, "badarg", "ca");
 		return -1;
 	}
@@ -467,13 +482,8 @@ static void do_tlsleaf(const struct fw_req *r)
 		tls13s_key_wipe(&s_key);
 	}
 	chunk_frame("TLSLEAF", r->seq, off, n, s_leaf_have);
-	if (s_leaf_have == s_leaf_len) {
-		s_leaf_pinned = x509_parse(&s_leaf_cert, s_leaf, s_leaf_len) == X509_OK;
-		sha256(s_leaf_hash, s_leaf, s_leaf_len);
-		fw_kv_u64("pinned", (uint64_t)s_leaf_pinned);
-		if (s_leaf_pinned)
-			fw_kv_hex("leaf", s_leaf_hash, 16);
-	}
+	if (s_leaf_have == s_leaf_len)
+		s_leaf_pinned = pin_cert(&s_leaf_cert, s_leaf, s_leaf_len, s_leaf_hash, "leaf");
 	fw_frame_end();
 }
 
@@ -523,15 +533,6 @@ static void do_tlskey(const struct fw_req *r)
 			fw_kv_hex("key", s_key_hash, 16);
 	}
 	fw_frame_end();
-}
-
-/* fingerprint_is: whether the request's field key is the 32 hex digits of the first 16 bytes
- * of h. */
-static int fingerprint_is(const struct fw_req *r, const char *key, const uint8_t *h)
-{
-	const char *v = fw_req_get(r, key);
-	uint8_t b[16];
-	return v != 0 && fw_parse_hex(v, b, sizeof b) == (long)sizeof b && memcmp(b, h, sizeof b) == 0;
 }
 
 /* server_params reads TLS role=server's fields into s_cell; ERROR and -1 on a bad one. */
