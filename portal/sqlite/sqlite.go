@@ -42,6 +42,9 @@ func Open(ctx context.Context, file string) (*sqlstore.DB, error) {
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
+	// Each connection keeps its prepared statements: a page's dozen queries are otherwise
+	// compiled anew on every request (sqlite3_prepare was 15% of an uncached page's CPU).
+	q.Set("_stmt_cache_size", "64")
 	wq := url.Values{}
 	for k, v := range q {
 		wq[k] = v
@@ -63,6 +66,9 @@ func Open(ctx context.Context, file string) (*sqlstore.DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	read.SetMaxOpenConns(8)
+	// Keep them all open: a connection closed when more than two were idle took its cached
+	// statements with it, and the next one paid for opening the file again.
+	read.SetMaxIdleConns(8)
 	s := sqlstore.New(read, write, dialect)
 	ms, err := Migrations()
 	if err == nil {
