@@ -20,10 +20,18 @@ import (
 // to that long for more publications after the first: on a machine whose cores the ingests
 // keep busy, few are waiting at the instant a commit ends, and a transaction of one or two
 // runs costs about what one of many does.
+//
+// With more than one commit line (Config.PublishCommits, a bulk load's choice on PostgreSQL)
+// that many batches fill and commit at once, each in its own transaction: a publication's
+// transaction reads only what it locks or a unique index guards, so concurrent ones never
+// conflict (replicas publish concurrently too), and PostgreSQL runs them side by side where a
+// single line leaves the ingests waiting on one transaction's round trips. SQLite's single
+// write connection takes them in turn.
 type committer struct {
 	st     publisher
 	max    int
 	linger time.Duration
+	lines  int
 
 	queue chan *pendingRun
 	stop  chan struct{}
@@ -54,9 +62,16 @@ type pendingRun struct {
 	done chan struct{}
 }
 
-func newCommitter(st publisher, max int, linger time.Duration) *committer {
-	c := &committer{st: st, max: max, linger: linger, queue: make(chan *pendingRun, max), stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run()
+func newCommitter(st publisher, max int, linger time.Duration, lines int) *committer {
+	if lines < 1 {
+		lines = 1
+	}
+	c := &committer{st: st, max: max, linger: linger, lines: lines, queue: make(chan *pendingRun, max*lines), stop: make(chan struct{}), done: make(chan struct{})}
+	var wg sync.WaitGroup
+	for range lines {
+		wg.Go(c.run)
+	}
+	go func() { wg.Wait(); close(c.done) }()
 	return c
 }
 
@@ -81,8 +96,8 @@ func (c *committer) close() {
 	<-c.done
 }
 
+// run is one commit line: it fills a batch and commits it, until close.
 func (c *committer) run() {
-	defer close(c.done)
 	for {
 		var first *pendingRun
 		select {

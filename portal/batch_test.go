@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestCommitterBatchesWhatWaits(t *testing.T) {
 			ws = append(ws, w)
 		}
 		before := singles
-		go c.run()
+		go func() { c.run(); close(c.done) }()
 		ids := map[int64]bool{}
 		for i, w := range ws {
 			<-w.done
@@ -114,7 +115,7 @@ func TestCommitterLingers(t *testing.T) {
 		}
 	}
 	for _, linger := range []time.Duration{0, time.Minute} {
-		c := newCommitter(st, 3, linger)
+		c := newCommitter(st, 3, linger, 1)
 		before := singles
 		var ws []*pendingRun
 		for i := range 3 {
@@ -141,5 +142,41 @@ func TestCommitterLingers(t *testing.T) {
 		if got := singles - before; got != want {
 			t.Fatalf("linger %v: %d publications committed alone, want %d", linger, got, want)
 		}
+	}
+}
+
+// TestCommitterLines: with three commit lines, publications handed over from many goroutines
+// at once are each published exactly once, with their own run, and close waits for all
+// three lines.
+func TestCommitterLines(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := newCommitter(st, 4, time.Millisecond, 3)
+	const n = 24
+	ids := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ids[i], errs[i] = c.publish(ctx, batchPub(fmt.Sprintf("line %d", i))) })
+	}
+	wg.Wait()
+	c.close()
+	seen := map[int64]bool{}
+	for i := range n {
+		if errs[i] != nil || ids[i] <= 0 || seen[ids[i]] {
+			t.Fatalf("publication %d: run %d, %v", i, ids[i], errs[i])
+		}
+		seen[ids[i]] = true
+		run, err := st.Run(ctx, ids[i])
+		if err != nil || run.Bundle != batchPub(fmt.Sprintf("line %d", i)).Run.Bundle {
+			t.Fatalf("publication %d: run %d is %s (%v)", i, ids[i], run.Bundle, err)
+		}
+	}
+	if got, _ := st.CountCells(ctx); got != n {
+		t.Fatalf("%d cells stored, want %d", got, n)
 	}
 }

@@ -125,6 +125,10 @@ type Config struct {
 	// after its first (zero: it takes what is waiting and waits for nothing, as a serving
 	// portal should; bench/seed lingers, to make fewer and fuller transactions).
 	PublishLinger time.Duration
+	// PublishCommits: with batches on, how many batches fill and commit at once, each in its
+	// own transaction (zero or one: one after another, as a serving portal; bench/seed on
+	// PostgreSQL commits several side by side).
+	PublishCommits int
 	// LogSequenceGap: the least time between the starts of two rounds of SequenceLog (zero:
 	// a round after every publication, as a serving portal should, so a run is in the log
 	// at once; bench/seed sets a second).
@@ -197,8 +201,8 @@ func (c Config) Validate() error {
 	if c.LongPoll < 0 || c.ConnectedWithin <= 0 || c.SessionTTL <= 0 || c.ChallengeTTL <= 0 {
 		errs = append(errs, errors.New("long-poll, connected-within, session and challenge durations must be positive"))
 	}
-	if c.PageCacheBytes < 0 || c.PublishBatch < 0 || c.PublishBatch > 10000 || c.PublishLinger < 0 || c.LogSequenceGap < 0 {
-		errs = append(errs, errors.New("page cache bytes must not be negative, publish batches between 0 and 10000, their linger and the log's sequencing gap not negative"))
+	if c.PageCacheBytes < 0 || c.PublishBatch < 0 || c.PublishBatch > 10000 || c.PublishLinger < 0 || c.PublishCommits < 0 || c.PublishCommits > 64 || c.LogSequenceGap < 0 {
+		errs = append(errs, errors.New("page cache bytes must not be negative, publish batches between 0 and 10000, their commit lines between 0 and 64, their linger and the log's sequencing gap not negative"))
 	}
 	if c.MaxBundleBytes <= 0 || c.MaxBundleBytes > artifacts.MaxBundleBytes*4 || c.MaxFirmwareBytes <= 0 {
 		errs = append(errs, errors.New("upload limits must be positive (bundles at most 256 MiB)"))
@@ -331,7 +335,7 @@ func Open(ctx context.Context, cfg Config, db Database, log *slog.Logger) (*Serv
 		s.pages = newPageCache(cfg.PageCacheBytes)
 	}
 	if cfg.PublishBatch > 1 {
-		s.batch = newCommitter(st, cfg.PublishBatch, cfg.PublishLinger)
+		s.batch = newCommitter(st, cfg.PublishBatch, cfg.PublishLinger, cfg.PublishCommits)
 	}
 	s.ingest = s.newIngest()
 	s.rpc = s.newRPC()

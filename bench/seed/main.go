@@ -58,7 +58,10 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -123,6 +126,8 @@ type options struct {
 	// Linger is how long a batch that is not full waits for more runs after its first
 	// (portal.Config.PublishLinger).
 	Linger time.Duration
+	// Commits is how many batches commit at once (portal.Config.PublishCommits).
+	Commits int
 	// LogGap is the least time between two rounds of the log's sequencer
 	// (portal.Config.LogSequenceGap).
 	LogGap time.Duration
@@ -162,6 +167,7 @@ func main() {
 	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
 	flag.IntVar(&o.Workers, "workers", max(16, 8*runtime.NumCPU()), "bundles built and submitted at once")
 	flag.IntVar(&o.Batch, "batch", 8, "most runs published in one transaction (1: each in its own, as a serving portal); half of -workers lets one batch fill while the other commits")
+	flag.IntVar(&o.Commits, "commits", 1, "batches committed at once, each in its own transaction (PostgreSQL runs them side by side; SQLite's one writer in turn)")
 	flag.DurationVar(&o.Linger, "linger", 20*time.Millisecond, "how long a batch that is not full waits for more runs (0: it takes what waits)")
 	flag.DurationVar(&o.LogGap, "log-gap", time.Second, "least time between two rounds of the transparency log's sequencer (0: a round after every batch)")
 	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
@@ -170,7 +176,14 @@ func main() {
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL URL (postgres://…) of the database to seed instead of DIR/portal.db; DIR holds the blobs")
 	flag.BoolVar(&o.HTTP, "http", false, "submit over loopback HTTP as a tool would (default: the same submission called in process)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole seed to this file")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback address (127.0.0.1:PORT) while seeding, to profile a long seed where it stands")
 	flag.Parse()
+	if *pprofAddr != "" {
+		if err := servePprof(*pprofAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "seed:", err)
+			os.Exit(2)
+		}
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(*gogc)
 	}
@@ -240,6 +253,7 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	// that is when a lingering batch is full and need not wait.
 	cfg.PublishBatch = min(o.Batch, o.Workers)
 	cfg.PublishLinger = o.Linger
+	cfg.PublishCommits = o.Commits
 	cfg.LogSequenceGap = o.LogGap
 	// Bundles are not synced one by one: finish syncs the filesystem once. An interrupt loses
 	// nothing (the kernel keeps what was written); only a crash of the machine could leave
@@ -637,3 +651,25 @@ func submitRetrying(ctx context.Context, client *portalclient.Client, data []byt
 const submitAttempts = 6
 
 var retryPause = time.Second
+
+// servePprof serves the runtime's profiles on addr, which must be a loopback address: they
+// say what the process is doing, and a seed is nobody else's business.
+func servePprof(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-pprof %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("-pprof %q: not a loopback address", addr)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("-pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	return nil
+}
