@@ -14,6 +14,7 @@ import (
 	"pqrepro/artifacts"
 	"pqrepro/artifacts/attest"
 	"pqrepro/portal/sqlite"
+	"pqrepro/portal/sqlstore"
 	"pqrepro/portal/store"
 )
 
@@ -31,16 +32,23 @@ func batchPub(name string) store.Publication {
 	}
 }
 
+// batchStore is a new SQLite store in the test's folder, closed when the test ends.
+func batchStore(t *testing.T) *sqlstore.DB {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // TestCommitterBatchesWhatWaits: publications waiting together are committed in one
 // transaction, each answered with its own run; a batch holding a refused publication (a
 // bundle published before) is published one by one, so only that one is refused.
 func TestCommitterBatchesWhatWaits(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := batchStore(t)
 	var singles int
 	st.Hook = func(point string) {
 		if point == "publish:committed" {
@@ -103,11 +111,7 @@ func TestCommitterBatchesWhatWaits(t *testing.T) {
 // are committed in one transaction; without one, each that finds nothing waiting is alone.
 func TestCommitterLingers(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := batchStore(t)
 	var singles int
 	st.Hook = func(point string) {
 		if point == "publish:committed" {
@@ -150,11 +154,7 @@ func TestCommitterLingers(t *testing.T) {
 // three lines.
 func TestCommitterLines(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := batchStore(t)
 	c := newCommitter(st, 4, time.Millisecond, 3)
 	const n = 24
 	ids := make([]int64, n)
