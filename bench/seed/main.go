@@ -167,7 +167,7 @@ func main() {
 	flag.IntVar(&o.Cells, "cells", 100000, "number of cells the directory should hold (what is already stored counts)")
 	flag.IntVar(&o.Workers, "workers", max(16, 8*runtime.NumCPU()), "bundles built and submitted at once")
 	flag.IntVar(&o.Batch, "batch", 8, "most runs published in one transaction (1: each in its own, as a serving portal); half of -workers lets one batch fill while the other commits")
-	flag.IntVar(&o.Commits, "commits", 1, "batches committed at once, each in its own transaction (PostgreSQL runs them side by side; SQLite's one writer in turn)")
+	flag.IntVar(&o.Commits, "commits", 0, "batches committed at once, each in its own transaction (0: 3 with -postgres, which runs them side by side; 1 on SQLite, whose one writer takes them in turn)")
 	flag.DurationVar(&o.Linger, "linger", 20*time.Millisecond, "how long a batch that is not full waits for more runs (0: it takes what waits)")
 	flag.DurationVar(&o.LogGap, "log-gap", time.Second, "least time between two rounds of the transparency log's sequencer (0: a round after every batch)")
 	gogc := flag.Int("gogc", 400, "the garbage collector's target percentage (GOGC) while seeding")
@@ -254,6 +254,11 @@ func seed(ctx context.Context, o options, out io.Writer) (summary, error) {
 	cfg.PublishBatch = min(o.Batch, o.Workers)
 	cfg.PublishLinger = o.Linger
 	cfg.PublishCommits = o.Commits
+	if o.Commits == 0 && o.Postgres != "" {
+		// At 10 M cells one commit line left most workers waiting on its transaction:
+		// three made PostgreSQL publish 25–33% more (docs/BENCHMARKS.md).
+		cfg.PublishCommits = 3
+	}
 	cfg.LogSequenceGap = o.LogGap
 	// Bundles are not synced one by one: finish syncs the filesystem once. An interrupt loses
 	// nothing (the kernel keeps what was written); only a crash of the machine could leave
