@@ -660,8 +660,21 @@ func paperCharts(r store.Run, rep compare.Report) []*plot.Chart {
 // RunSampleBoxPlot is a run's cells as box plots drawn from the bundle's samples (whiskers
 // at 1.5×IQR, outliers as dots), one figure per unit and quantity in cell order (never two
 // units on one axis), for the run page. It
-// reads the stored bundle: call it when rendering a run page that shows the samples.
+// reads the stored bundle the first time (the figures are then kept, by bundle digest: a
+// bundle never changes); the figures returned are shared and must not be modified.
 func (s *Server) RunSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Figure, error) {
+	if figs, ok := s.boxPlots.get(r.Bundle); ok {
+		return figs, nil
+	}
+	figs, err := s.drawSampleBoxPlot(ctx, r)
+	if err == nil {
+		s.boxPlots.put(r.Bundle, figs)
+	}
+	return figs, err
+}
+
+// drawSampleBoxPlot draws RunSampleBoxPlot's figures from the run's stored bundle.
+func (s *Server) drawSampleBoxPlot(ctx context.Context, r store.Run) ([]*plot.Figure, error) {
 	run, err := s.loadRun(ctx, r)
 	if err != nil {
 		return nil, err

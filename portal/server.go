@@ -254,6 +254,8 @@ type Server struct {
 	energy energyViews
 	// pages is the response cache (nil when Config.PageCacheBytes is zero).
 	pages *pageCache
+	// boxPlots keeps the run pages' box plots, drawn once per bundle.
+	boxPlots boxPlots
 	// batch publishes concurrent ingests' runs together (nil unless Config.PublishBatch > 1).
 	batch *committer
 	// ingest is the one path bundles take into the store.
