@@ -62,7 +62,11 @@ func TestPaperPageTalliesPerBoard(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	v := templates.PaperView{ID: p.ID, Title: p.Title, Claims: views, Figures: inTextFigures(p)}
+	parts, err := templates.NewPaperParts(templates.PaperStatic{ID: p.ID, Title: p.Title, Figures: inTextFigures(p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := templates.PaperView{Parts: parts, Claims: views}
 	if err := templates.PaperPage(v).Render(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkPages(b *testing.B) {
 			run = publishAs(b, p, r)
 		}
 		h := p.Server.Handler()
-		for _, path := range []string{"/", "/papers/paper001", "/experiments/paper001/mlkem", "/runs", "/runs/" + strconv.FormatInt(run, 10),
+		for _, path := range []string{"/", "/papers/paper001", "/papers/paper002", "/experiments/paper001/mlkem", "/runs", "/runs/" + strconv.FormatInt(run, 10),
 			"/api/v1/runs", "/api/v1/runs/" + strconv.FormatInt(run, 10)} {
 			b.Run(cache.name+path, func(b *testing.B) {
 				req := httptest.NewRequest(http.MethodGet, path, nil)

@@ -3,11 +3,13 @@ package portal
 // A paper's page.
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,14 +43,11 @@ func (s *Server) paperPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := templates.PaperView{Page: s.page(c, p.ID), ID: p.ID, Title: p.Title, Citation: p.Citation, Summary: p.Summary,
-		Measured: p.Measured, Boards: p.Boards, Provenance: p.Provenance}
-	for _, m := range p.Manifests {
-		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
-			Kind: string(m.Kind), Method: string(m.Spec.Method), Cells: len(m.Cells()), Role: experimentRole(m)})
+	parts, err := s.paperParts(p)
+	if err != nil {
+		return err
 	}
-	v.RefGroups, v.RefInline = refGroups(p, p.Reference, inlineReferenceRows)
-	v.RefTotal = len(p.Reference)
+	v := templates.PaperView{Page: s.page(c, p.ID), Parts: parts}
 	verdicts, err := s.store.ClaimVerdicts(ctx, p.ID, 0)
 	if err != nil {
 		return err
@@ -58,14 +57,63 @@ func (s *Server) paperPage(c echo.Context) error {
 		return err
 	}
 	v.Claims = claimViews(p, verdicts, tallies)
-	v.Figures = inTextFigures(p)
 	runs, more, err := s.runsPage1(ctx, store.ListFilter{Paper: p.ID, Limit: paperRuns})
 	if err != nil {
 		return err
 	}
 	v.Runs, v.RunsMore = runRows(runs), more
-	v.Energy = s.energyView(p)
 	return s.render(c, http.StatusOK, templates.PaperPage(v))
+}
+
+// paperStatic is what paper p's page shows that no publication changes.
+func (s *Server) paperStatic(p *experiments.Paper) templates.PaperStatic {
+	v := templates.PaperStatic{ID: p.ID, Title: p.Title, Citation: p.Citation, Summary: p.Summary,
+		Measured: p.Measured, Boards: p.Boards, Provenance: p.Provenance}
+	for _, m := range p.Manifests {
+		v.Experiments = append(v.Experiments, templates.ExperimentRow{Ref: m.Ref(), Name: m.Metadata.Name, Title: m.Metadata.Title,
+			Kind: string(m.Kind), Method: string(m.Spec.Method), Cells: len(m.Cells()), Role: experimentRole(m)})
+	}
+	v.RefGroups, v.RefInline = refGroups(p, p.Reference, inlineReferenceRows)
+	v.RefTotal = len(p.Reference)
+	v.Figures = inTextFigures(p)
+	v.Energy = s.energyView(p)
+	return v
+}
+
+// paperPartsKept are the papers' unchanging page parts, rendered on a paper's first view and
+// kept while the server runs (the catalogue is fixed at start): paper002's reference groups,
+// energy section and trace plot were two thirds of its page's bytes and most of its CPU.
+type paperPartsKept struct {
+	mu    sync.Mutex
+	parts map[*experiments.Paper]*paperPartsEntry
+}
+
+type paperPartsEntry struct {
+	once  sync.Once
+	parts templates.PaperParts
+	err   error
+}
+
+// paperParts returns paper p's unchanging parts, rendering them on first use; concurrent
+// first requests wait for one rendering.
+func (s *Server) paperParts(p *experiments.Paper) (templates.PaperParts, error) {
+	s.paperKept.mu.Lock()
+	if s.paperKept.parts == nil {
+		s.paperKept.parts = map[*experiments.Paper]*paperPartsEntry{}
+	}
+	e := s.paperKept.parts[p]
+	if e == nil {
+		e = &paperPartsEntry{}
+		s.paperKept.parts[p] = e
+	}
+	s.paperKept.mu.Unlock()
+	e.once.Do(func() {
+		e.parts, e.err = templates.NewPaperParts(s.paperStatic(p))
+		if e.err != nil {
+			e.err = fmt.Errorf("render the unchanging parts of %s: %w", p.ID, e.err)
+		}
+	})
+	return e.parts, e.err
 }
 
 // inlineReferenceRows is how many reference rows a paper page shows in place: a paper with

@@ -252,6 +252,10 @@ type Server struct {
 	generation uint64
 	// energy caches the papers' energies re-derived from their traces.
 	energy energyViews
+	// paperKept keeps the papers' pages' unchanging parts, rendered once.
+	paperKept paperPartsKept
+	// manifestKept keeps what experiment pages show of the catalogue's manifests.
+	manifestKept manifestsKept
 	// pages is the response cache (nil when Config.PageCacheBytes is zero).
 	pages *pageCache
 	// boxPlots keeps the run pages' box plots, drawn once per bundle.

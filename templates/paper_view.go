@@ -1,6 +1,13 @@
 package templates
 
-import "pqrepro/portal/plot"
+import (
+	"bytes"
+	"context"
+	"io"
+	"pqrepro/portal/plot"
+
+	"github.com/a-h/templ"
+)
 
 // ExperimentRow lists an experiment on a paper page.
 type ExperimentRow struct {
@@ -145,9 +152,25 @@ type EnergyCheck struct {
 	Verdict, Text string
 }
 
-// PaperView is a paper's page.
+// PaperView is a paper's page: its claims and runs, which change with every publication,
+// between the parts that do not (Parts).
 type PaperView struct {
 	Page
+	Parts    PaperParts
+	Claims   []ClaimView
+	Runs     []RunRow
+	RunsMore []MoreLink
+}
+
+// PaperParts are the parts of a paper's page that are the same on every request while the
+// server runs (the catalogue, its reference numbers and the energies re-derived from its
+// traces are loaded at start), rendered once by templ (Prerender) and replayed.
+type PaperParts struct {
+	Head, Middle, Foot templ.Component
+}
+
+// PaperStatic is what a paper's page shows that no publication changes.
+type PaperStatic struct {
 	ID, Title, Citation, Summary string
 	Measured, Boards             []string
 	Experiments                  []ExperimentRow
@@ -158,11 +181,41 @@ type PaperView struct {
 	RefTotal  int
 	// Figures are the reference rows that are in-text percentages and ratios.
 	Figures    []FigureRow
-	Claims     []ClaimView
-	Runs       []RunRow
-	RunsMore   []MoreLink
 	Provenance string
 	// Energy is the paper's energies re-derived from its traces; nil when the project holds
 	// no traces of the paper.
 	Energy *EnergyView
+}
+
+// NewPaperParts renders a paper's unchanging parts once.
+func NewPaperParts(v PaperStatic) (PaperParts, error) {
+	var p PaperParts
+	var err error
+	if p.Head, err = Prerender(PaperHead(v)); err != nil {
+		return p, err
+	}
+	if p.Middle, err = Prerender(PaperMiddle(v)); err != nil {
+		return p, err
+	}
+	p.Foot, err = Prerender(PaperFoot(v))
+	return p, err
+}
+
+// Prerendered is a component's HTML as templ rendered (and escaped) it, written as it is on
+// every later render: for parts of a page that cannot change while the server runs.
+type Prerendered []byte
+
+// Render writes the kept HTML.
+func (p Prerendered) Render(_ context.Context, w io.Writer) error {
+	_, err := w.Write(p)
+	return err
+}
+
+// Prerender renders c once, through templ, for Prerendered to replay.
+func Prerender(c templ.Component) (Prerendered, error) {
+	var b bytes.Buffer
+	if err := c.Render(context.Background(), &b); err != nil {
+		return nil, err
+	}
+	return Prerendered(b.Bytes()), nil
 }
