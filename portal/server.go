@@ -256,6 +256,8 @@ type Server struct {
 	paperKept paperPartsKept
 	// manifestKept keeps what experiment pages show of the catalogue's manifests.
 	manifestKept manifestsKept
+	// policyMemo keeps the published checkpoint's witness policy results.
+	policyMemo policyMemo
 	// pages is the response cache (nil when Config.PageCacheBytes is zero).
 	pages *pageCache
 	// boxPlots keeps the run pages' box plots, drawn once per bundle.

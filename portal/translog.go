@@ -13,7 +13,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -237,6 +239,15 @@ func (s *Server) checkpointPolicies(ctx context.Context, cp []byte) []translog.P
 		s.log.Error("read the log's witness policies", "err", err)
 		return nil
 	}
+	var key bytes.Buffer
+	key.Write(cp)
+	for _, p := range ps {
+		key.WriteByte(0)
+		key.Write(p.Format())
+	}
+	if out, ok := s.policyMemo.get(key.String()); ok {
+		return out
+	}
 	var out []translog.PolicyResult
 	for _, p := range ps {
 		r, err := translog.CheckPolicy(cp, p)
@@ -246,7 +257,33 @@ func (s *Server) checkpointPolicies(ctx context.Context, cp []byte) []translog.P
 		}
 		out = append(out, r)
 	}
+	s.policyMemo.put(key.String(), out)
 	return out
+}
+
+// policyMemo keeps the last checkpoint's policy results, keyed by the checkpoint and the
+// policies' text: every run page shows the same published checkpoint until the next one, and
+// checking it (the log's signature and each cosignature verified) was a sixth of a run
+// page's CPU. A new checkpoint or a witness registered changes the key.
+type policyMemo struct {
+	mu  sync.Mutex
+	key string
+	out []translog.PolicyResult
+}
+
+func (m *policyMemo) get(key string) ([]translog.PolicyResult, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.out == nil || m.key != key {
+		return nil, false
+	}
+	return slices.Clone(m.out), true
+}
+
+func (m *policyMemo) put(key string, out []translog.PolicyResult) {
+	m.mu.Lock()
+	m.key, m.out = key, slices.Clone(out)
+	m.mu.Unlock()
 }
 
 // apiRunInclusion returns a run's log index, the checkpoint and the inclusion proof, or

@@ -32,6 +32,11 @@ func TestLitewitnessWitnessesThePortal(t *testing.T) {
 		t.Fatalf("submit: %d %s", code, body)
 	}
 	waitLog(t, p, func(cp string) bool { return strings.Contains(cp, "\n1\n") })
+	// Viewed before any witness is registered: the run page's policy results are kept for
+	// the checkpoint and policies they were checked on, and must not outlive either.
+	if _, page := get(t, p.URL+"/runs/1"); strings.Contains(page, "<strong>satisfied</strong>") {
+		t.Errorf("the run page says a policy is satisfied before any witness was registered")
+	}
 
 	admin := newBrowser(t, p.URL)
 	admin.signIn(p.AdminToken)
@@ -71,9 +76,11 @@ func TestLitewitnessWitnessesThePortal(t *testing.T) {
 	if len(info.Policies) != 2 || !info.Policies[0].Satisfied || info.Policies[0].Policy != translog.PolicyEcosystem {
 		t.Errorf("/api/v1/log policies: %+v", info.Policies)
 	}
-	_, page := get(t, p.URL+"/runs/2")
-	if !strings.Contains(page, "ecosystem witness policy</a>:") || !strings.Contains(page, "<strong>satisfied</strong>") {
-		t.Errorf("the run page does not say the ecosystem policy is satisfied")
+	for _, run := range []string{"/runs/2", "/runs/1"} {
+		_, page := get(t, p.URL+run)
+		if !strings.Contains(page, "ecosystem witness policy</a>:") || !strings.Contains(page, "<strong>satisfied</strong>") {
+			t.Errorf("%s does not say the ecosystem policy is satisfied", run)
+		}
 	}
 }
 

@@ -154,6 +154,7 @@ type Log struct {
 	cfg      Config
 	signer   note.Signer
 	verifier note.Verifier
+	vkey     string // the verifier key's text, derived once (a scalar multiplication)
 	store    Store
 	read     Reader
 	wit      WitnessStore
@@ -196,7 +197,7 @@ func New(cfg Config, store Store, read Reader, wit WitnessStore, files blob.File
 	}
 	var tag [8]byte
 	rand.Read(tag[:])
-	return &Log{cfg: cfg, signer: s, verifier: v, store: store, read: read, wit: wit, files: files, log: log,
+	return &Log{cfg: cfg, signer: s, verifier: v, vkey: vk, store: store, read: read, wit: wit, files: files, log: log,
 		holder: "sequencer-" + hex.EncodeToString(tag[:]), Now: time.Now}, nil
 }
 
@@ -221,10 +222,7 @@ func VerifierKeyOf(skey string) (string, error) {
 func (l *Log) Origin() string { return l.cfg.Origin }
 
 // VerifierKey is the log's public key as a vkey.
-func (l *Log) VerifierKey() string {
-	vk, _ := VerifierKeyOf(l.cfg.SKey)
-	return vk
-}
+func (l *Log) VerifierKey() string { return l.vkey }
 
 // Verifier is the log's note verifier.
 func (l *Log) Verifier() note.Verifier { return l.verifier }
