@@ -1,6 +1,7 @@
 package portal_test
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"pqrepro/portal"
 	"pqrepro/portal/portaltest"
+	"pqrepro/portal/store"
 )
 
 // TestRunPageBoxPlotsDrawnOnce: a run page's box plots are drawn from its bundle once and
@@ -43,5 +45,44 @@ func TestRunPageBoxPlotsDrawnOnce(t *testing.T) {
 	code, again := get(t, p.URL+"/runs/"+itoa(id))
 	if code != 200 || !strings.Contains(again, note) {
 		t.Fatalf("run page after its bundle file went: %d, box plot note present: %v", code, strings.Contains(again, note))
+	}
+}
+
+// TestRunPageReportKeptUntilRebuilt: a run page's decoded comparison is kept by run, with the
+// stored text it came from, so a rebuild that rewrites the report shows on the next rendering
+// (no response cache) rather than the kept one.
+func TestRunPageReportKeptUntilRebuilt(t *testing.T) {
+	p := portaltest.Start(t, func(c *portal.Config) { c.PageCacheBytes = 0 })
+	id := publishAs(t, p, enrol(t, p, "report runner"))
+	ctx := t.Context()
+	code, first := get(t, p.URL+"/runs/"+itoa(id))
+	if code != 200 || !strings.Contains(first, "Comparison with paper001") {
+		t.Fatalf("run page: %d, comparison shown: %v", code, strings.Contains(first, "Comparison with paper001"))
+	}
+	st := p.Server.Store()
+	run, err := st.Run(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(run.Report), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rep["dataset"] = "paper001-rebuilt"
+	text, _ := json.Marshal(rep)
+	cells, err := st.Cells(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts, err := st.ClaimVerdicts(ctx, run.Paper, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveRebuilt(ctx, store.Rebuilt{RunID: id, Report: string(text), ReportVersion: run.ReportVersion, Claims: verdicts,
+		Cells: cells, Catalogue: run.Catalogue}); err != nil {
+		t.Fatal(err)
+	}
+	if _, again := get(t, p.URL+"/runs/"+itoa(id)); !strings.Contains(again, "Comparison with paper001-rebuilt") {
+		t.Fatalf("the run page still shows the comparison kept from before the rebuild")
 	}
 }

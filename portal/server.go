@@ -262,6 +262,8 @@ type Server struct {
 	pages *pageCache
 	// boxPlots keeps the run pages' box plots, drawn once per bundle.
 	boxPlots boxPlots
+	// reports keeps the run pages' decoded comparisons, by run.
+	reports recentlyViewed[*keptReport]
 	// batch publishes concurrent ingests' runs together (nil unless Config.PublishBatch > 1).
 	batch *committer
 	// ingest is the one path bundles take into the store.
