@@ -318,7 +318,9 @@ func serverCellsOnBoard(t *testing.T, board string, ossl *interop.OpenSSL, oerr 
 	if f := b.hello; f.kv["tls_roles"] != "client,server" {
 		t.Fatalf("HELLO tls_roles=%q, want client,server", f.kv["tls_roles"])
 	}
-	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	// s_client checks the chain's validity against the machine's clock: the chains are
+	// issued now (a chain issued at a fixed time expires a day later and fails the test).
+	now := time.Now().UTC().Truncate(time.Second)
 	for _, s := range matrixSchemes {
 		ch, err := tlscert.New(s, "board.pqrepro.test", now)
 		if err != nil {
